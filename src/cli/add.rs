@@ -1,0 +1,261 @@
+//! `git swarm add`.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use git_swarm::Error;
+use git_swarm::directive::{
+    Category, Directive, Enforcement, Priority, Quarantined, check_gate, is_valid_id,
+    parse_directive_toml_without_id, slug_from_lesson,
+};
+use git_swarm::problem::Problem;
+
+use super::{Format, Outcome, Ui};
+
+/// Add a directive: a lesson with what to check and whom it is for.
+///
+/// The entry passes the actionability gate when it has something to check
+/// (--forbid, --require, --verification-check or --verify) and a scope
+/// (--agents or --tools), every predicate parses and the shape limits hold.
+/// Then it is written to `.swarm/directives/<id>.toml`. Otherwise it is
+/// written to `.swarm/quarantine/<id>.toml` with the reason, and the command
+/// exits 1 saying which field to add. Either way an event is appended.
+/// An existing id is never overwritten (exit 2).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  git swarm add --lesson 'Never call unwrap() in library code' --agents coder \\\n      --verify 'grep:\\.unwrap\\(\\):src/**/*.rs' --priority high --enforcement enforce\n  git swarm add --from lesson.toml"
+)]
+pub struct Args {
+    /// Read the directive from a TOML file (`-` for stdin) instead of flags.
+    #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["lesson", "rationale", "category", "priority", "enforcement", "confidence", "agents", "tools", "paths", "trigger", "forbid", "require", "verification_check", "verify", "tag", "source"])]
+    from: Option<PathBuf>,
+    /// Id (file stem); derived from the lesson when left out.
+    #[arg(long)]
+    id: Option<String>,
+    /// What to do or not do: one line, 15–280 characters.
+    #[arg(long, required_unless_present = "from")]
+    lesson: Option<String>,
+    /// Why, in free text.
+    #[arg(long)]
+    rationale: Option<String>,
+    #[arg(long, value_parser = parse_enum::<Category>, help = format!("One of {}", Category::NAMES.join(", ")))]
+    category: Option<Category>,
+    #[arg(long, value_parser = parse_enum::<Priority>, help = format!("One of {} (default medium)", Priority::NAMES.join(", ")))]
+    priority: Option<Priority>,
+    #[arg(long, value_parser = parse_enum::<Enforcement>, help = format!("One of {} (default warn); enforce blocks", Enforcement::NAMES.join(", ")))]
+    enforcement: Option<Enforcement>,
+    /// How sure you are, 0..1 (default 0.5).
+    #[arg(long)]
+    confidence: Option<f64>,
+    /// Agent roles it applies to (comma-separated, repeatable).
+    #[arg(long, value_delimiter = ',', value_name = "ROLE")]
+    agents: Vec<String>,
+    /// Tools it applies to (comma-separated, repeatable).
+    #[arg(long, value_delimiter = ',', value_name = "TOOL")]
+    tools: Vec<String>,
+    /// Path glob it applies to (repeatable; globs may contain commas).
+    #[arg(long = "paths", value_name = "GLOB")]
+    paths: Vec<String>,
+    /// Phrase that surfaces it in retrieval (repeatable).
+    #[arg(long, value_name = "PHRASE")]
+    trigger: Vec<String>,
+    /// Something never to do (repeatable).
+    #[arg(long, value_name = "ACTION")]
+    forbid: Vec<String>,
+    /// Something always to do (repeatable).
+    #[arg(long, value_name = "ACTION")]
+    require: Vec<String>,
+    /// How a reviewer checks it, in prose (repeatable).
+    #[arg(long, value_name = "CHECK")]
+    verification_check: Vec<String>,
+    /// Machine check: file_modified:GLOB, file_not_modified:GLOB, grep:REGEX[:GLOB], grep_tree:REGEX[:GLOB] or tool:ARGV (repeatable).
+    #[arg(long, value_name = "PREDICATE")]
+    verify: Vec<String>,
+    /// Tag (repeatable).
+    #[arg(long, value_name = "TAG")]
+    tag: Vec<String>,
+    /// Where the lesson came from (a PR, a run, a review).
+    #[arg(long)]
+    source: Option<String>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+fn parse_enum<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
+    s.parse()
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let store = super::store(ui)?;
+    let mut d = match &args.from {
+        Some(path) => from_file(path)?,
+        None => from_flags(&args),
+    };
+    if let Some(id) = &args.id {
+        d.id = id.clone();
+    }
+    if d.id.is_empty() {
+        d.id = unique_id(&store, &slug_from_lesson(&d.lesson));
+    } else if !is_valid_id(&d.id) {
+        return Err(Error::Usage {
+            message: format!("`{}` is not a valid directive id", d.id.escape_debug()),
+            hint: Some("ids are 2–80 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit".into()),
+        }
+        .into());
+    }
+    if let Some(path) = store.id_taken(&d.id) {
+        return Err(Error::AlreadyExists {
+            id: d.id.clone(),
+            path: store.rel(&path),
+        }
+        .into());
+    }
+    if d.created_at.is_none() {
+        d.created_at = Some(
+            store
+                .clock
+                .now()
+                .round(jiff::Unit::Second)
+                .unwrap_or(store.clock.now())
+                .to_string(),
+        );
+    }
+
+    match check_gate(&d) {
+        Ok(()) => {
+            let path = store.write_directive(&d)?;
+            let rel = store.rel(&path);
+            let mut event = store.event("added").with("path", rel.clone());
+            event.directive = Some(d.id.clone());
+            store.append(&[event])?;
+            if args.format == Format::Json {
+                ui.json(&serde_json::json!({ "status": "added", "id": d.id, "path": rel }))?;
+            } else {
+                writeln!(ui.out, "Added directive `{}` at {rel}", d.id)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(failure) => {
+            let q = Quarantined {
+                directive: d,
+                quarantine_reason: failure.reason,
+                quarantine_detail: Some(failure.detail()),
+            };
+            let path = store.write_quarantined(&q)?;
+            let rel = store.rel(&path);
+            let mut event = store
+                .event("quarantined")
+                .with("reason", failure.reason.as_str())
+                .with("detail", failure.detail())
+                .with("path", rel.clone());
+            event.directive = Some(q.directive.id.clone());
+            store.append(&[event])?;
+            if args.format == Format::Json {
+                let issues: Vec<_> = failure
+                    .issues
+                    .iter()
+                    .map(|i| serde_json::json!({ "field": i.field, "index": i.index, "message": i.message, "hint": i.hint }))
+                    .collect();
+                ui.json(&serde_json::json!({ "status": "quarantined", "id": q.directive.id, "path": rel, "reason": failure.reason, "issues": issues }))?;
+            } else {
+                writeln!(
+                    ui.out,
+                    "Quarantined `{}` at {rel}: {}",
+                    q.directive.id, failure.reason
+                )?;
+                for issue in &failure.issues {
+                    let field = match issue.index {
+                        Some(i) => format!("{}[{i}]", issue.field),
+                        None => issue.field.to_owned(),
+                    };
+                    writeln!(ui.out, "  {field}: {}", issue.message)?;
+                    ui.hint(&issue.hint);
+                }
+                ui.hint(&format!("fix {rel} and move it to .swarm/directives/, or run `git swarm add` again with the missing fields"));
+            }
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn from_flags(args: &Args) -> Directive {
+    let mut d = Directive::new(String::new(), args.lesson.clone().unwrap_or_default());
+    d.rationale = args.rationale.clone();
+    d.category = args.category.unwrap_or_default();
+    d.priority = args.priority.unwrap_or_default();
+    d.enforcement = args.enforcement.unwrap_or_default();
+    if let Some(c) = args.confidence {
+        d.confidence = c;
+    }
+    let clean = |v: &[String]| {
+        v.iter()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+    };
+    d.applies_to_agents = clean(&args.agents);
+    d.applies_to_tools = clean(&args.tools);
+    d.paths = args.paths.clone();
+    d.triggers = args.trigger.clone();
+    d.forbidden_actions = args.forbid.clone();
+    d.required_actions = args.require.clone();
+    d.verification_checks = args.verification_check.clone();
+    d.verify = args.verify.clone();
+    d.tags = args.tag.clone();
+    d.source = args.source.clone();
+    d
+}
+
+fn from_file(path: &std::path::Path) -> Result<Directive, Error> {
+    let shown = path.display().to_string();
+    let max = git_swarm::directive::limits::FILE_MAX;
+    let bytes = if shown == "-" {
+        let mut b = Vec::new();
+        std::io::stdin()
+            .take(max + 1)
+            .read_to_end(&mut b)
+            .map_err(|e| Error::io(path, e))?;
+        if b.len() as u64 > max {
+            return Err(Error::Invalid(vec![Problem::error(
+                "<stdin>",
+                "too_large",
+                format!("input is over the {max}-byte limit"),
+            )]));
+        }
+        b
+    } else {
+        git_swarm::index::read_capped(path, max)
+            .map_err(|m| Error::Invalid(vec![Problem::error(&shown, "unreadable", m)]))?
+    };
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let good =
+            String::from_utf8_lossy(&e.as_bytes()[..e.utf8_error().valid_up_to()]).into_owned();
+        Error::Invalid(vec![
+            Problem::error(&shown, "not_utf8", "file is not valid UTF-8")
+                .at_offset(&good, good.len())
+                .with_hint("save the file as UTF-8"),
+        ])
+    })?;
+    let loaded = parse_directive_toml_without_id(&text, &shown);
+    match loaded.directive {
+        Some(d) if loaded.problems.is_empty() => Ok(d),
+        _ => Err(Error::Invalid(loaded.problems)),
+    }
+}
+
+/// `base`, or `base-2`, `base-3`… whichever is free in directives/ and quarantine/.
+fn unique_id(store: &git_swarm::Store, base: &str) -> String {
+    let mut n = 1;
+    loop {
+        let candidate = if n == 1 {
+            base.to_owned()
+        } else {
+            format!("{base}-{n}")
+        };
+        if store.id_taken(&candidate).is_none() {
+            return candidate;
+        }
+        n += 1;
+    }
+}

@@ -1,0 +1,106 @@
+//! `git swarm index status|rebuild`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::index::{Refresh, index_path};
+
+use super::{Format, Outcome, Ui};
+
+/// Inspect or rebuild the derived index in the git dir.
+///
+/// The index caches parsed directives and the fold of the event log. It is
+/// keyed by a fingerprint of `.swarm/` and every command refreshes it when
+/// stale, so these are for curiosity and repair.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Say whether the index matches .swarm/, and what it holds.
+    Status {
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Rebuild the index from .swarm/ from scratch.
+    Rebuild {
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+}
+
+pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
+    let store = super::store(ui)?;
+    let path = store.rel(&index_path(&store));
+    match cmd {
+        Command::Status { format } => {
+            let (index, scan, fresh) = git_swarm::index::status(&store)?;
+            let fingerprint = format!("{:016x}", scan.fingerprint());
+            if format == Format::Json {
+                ui.json(&serde_json::json!({
+                    "path": path,
+                    "exists": index.is_some(),
+                    "fresh": fresh,
+                    "fingerprint": fingerprint,
+                    "directives": index.as_ref().map(|i| i.directives.len()),
+                    "quarantined": index.as_ref().map(|i| i.quarantine.len()),
+                    "event_files": index.as_ref().map(|i| i.event_files.len()),
+                    "events": index.as_ref().map(|i| i.fold.events),
+                    "duplicates": index.as_ref().map(|i| i.fold.duplicates),
+                }))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            writeln!(ui.out, "index:       {path}")?;
+            writeln!(ui.out, "fingerprint: {fingerprint} (of .swarm/ now)")?;
+            match &index {
+                None => writeln!(ui.out, "state:       missing (the next command builds it)")?,
+                Some(i) => {
+                    let state = if fresh {
+                        "fresh"
+                    } else {
+                        "stale (the next command refreshes it)"
+                    };
+                    writeln!(ui.out, "state:       {state}")?;
+                    writeln!(
+                        ui.out,
+                        "directives:  {} ({} quarantined)",
+                        i.directives.len(),
+                        i.quarantine.len()
+                    )?;
+                    writeln!(
+                        ui.out,
+                        "events:      {} distinct in {} file(s), {} duplicate line(s)",
+                        i.fold.events,
+                        i.event_files.len(),
+                        i.fold.duplicates
+                    )?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Rebuild { format } => {
+            let loaded = git_swarm::index::rebuild(&store)?;
+            let i = &loaded.index;
+            let ms = loaded.elapsed.as_secs_f64() * 1000.0;
+            if format == Format::Json {
+                ui.json(&serde_json::json!({
+                    "path": path,
+                    "directives": i.directives.len(),
+                    "quarantined": i.quarantine.len(),
+                    "event_files": i.event_files.len(),
+                    "events": i.fold.events,
+                    "duplicates": i.fold.duplicates,
+                    "millis": ms,
+                }))?;
+            } else {
+                debug_assert!(matches!(loaded.refresh, Refresh::Rebuilt { .. }));
+                writeln!(
+                    ui.out,
+                    "Rebuilt {path}: {} directives, {} quarantined, {} events from {} file(s) in {ms:.0} ms.",
+                    i.directives.len(),
+                    i.quarantine.len(),
+                    i.fold.events,
+                    i.event_files.len()
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

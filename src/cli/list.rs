@@ -1,0 +1,183 @@
+//! `git swarm list`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::directive::{Directive, Priority, Status};
+use git_swarm::fold::Fold;
+use git_swarm::index::DirectiveEntry;
+use serde::Serialize;
+
+use super::{Format, Outcome, Ui};
+
+/// List directives with their effective state.
+///
+/// The effective priority and enforcement come from the event log's fold;
+/// EVENTS counts the events that name each directive.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only directives for this agent role.
+    #[arg(long)]
+    role: Option<String>,
+    /// Only directives for this tool.
+    #[arg(long)]
+    tool: Option<String>,
+    /// Only directives with this status.
+    #[arg(long, value_parser = parse_status)]
+    status: Option<Status>,
+    /// Only directives with this (effective) priority.
+    #[arg(long, value_parser = parse_priority)]
+    priority: Option<Priority>,
+    /// List quarantined entries instead, with the reason.
+    #[arg(long)]
+    quarantined: bool,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+fn parse_status(s: &str) -> Result<Status, String> {
+    s.parse()
+}
+
+fn parse_priority(s: &str) -> Result<Priority, String> {
+    s.parse()
+}
+
+/// One row of `list --format json` (and the heart of `show --format json`).
+#[derive(Debug, Serialize)]
+pub struct Row<'a> {
+    pub id: &'a str,
+    pub path: String,
+    /// `active`, `retired` or `quarantined`.
+    pub state: &'a str,
+    pub effective: Effective,
+    pub events: std::collections::BTreeMap<String, u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quarantine_reason: Option<&'a str>,
+    pub directive: &'a Directive,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Effective {
+    pub priority: git_swarm::directive::Priority,
+    pub enforcement: git_swarm::directive::Enforcement,
+}
+
+pub fn row<'a>(
+    entry: &'a DirectiveEntry,
+    d: &'a Directive,
+    fold: &Fold,
+    quarantined: bool,
+) -> Row<'a> {
+    let folder = if quarantined {
+        "quarantine"
+    } else {
+        "directives"
+    };
+    Row {
+        id: &d.id,
+        path: format!(".swarm/{folder}/{}", entry.file),
+        state: if quarantined {
+            "quarantined"
+        } else {
+            d.status.as_str()
+        },
+        // Escalation will raise these from the fold; until then they are the file's.
+        effective: Effective {
+            priority: d.priority,
+            enforcement: d.enforcement,
+        },
+        events: fold
+            .directive(&d.id)
+            .map(|f| f.counts.clone())
+            .unwrap_or_default(),
+        quarantine_reason: entry.quarantine.as_ref().map(|(r, _)| r.as_str()),
+        directive: d,
+    }
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let store = super::store(ui)?;
+    let loaded = super::load_index(&store, ui)?;
+    let index = &loaded.index;
+    let entries = if args.quarantined {
+        &index.quarantine
+    } else {
+        &index.directives
+    };
+    let rows: Vec<Row<'_>> = entries
+        .iter()
+        .filter_map(|e| e.directive.as_ref().map(|d| (e, d)))
+        .filter(|(_, d)| {
+            args.role
+                .as_ref()
+                .is_none_or(|r| d.applies_to_agents.contains(r))
+        })
+        .filter(|(_, d)| {
+            args.tool
+                .as_ref()
+                .is_none_or(|t| d.applies_to_tools.contains(t))
+        })
+        .map(|(e, d)| row(e, d, &index.fold, args.quarantined))
+        .filter(|r| args.status.is_none_or(|s| r.directive.status == s))
+        .filter(|r| args.priority.is_none_or(|p| r.effective.priority == p))
+        .collect();
+
+    if args.format == Format::Json {
+        ui.json(&rows)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        let what = if args.quarantined {
+            "quarantined entries"
+        } else {
+            "directives"
+        };
+        writeln!(ui.out, "No {what} match.")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let id_width = rows.iter().map(|r| r.id.len()).max().unwrap_or(2).max(2);
+    let mut out = std::io::BufWriter::new(&mut ui.out);
+    if args.quarantined {
+        writeln!(out, "{:id_width$}  {:27}  LESSON", "ID", "REASON")?;
+    } else {
+        writeln!(
+            out,
+            "{:id_width$}  {:8}  {:11}  {:7}  {:>6}  LESSON",
+            "ID", "PRIORITY", "ENFORCEMENT", "STATUS", "EVENTS"
+        )?;
+    }
+    for r in &rows {
+        let lesson = truncate(&r.directive.lesson, 70);
+        if args.quarantined {
+            writeln!(
+                out,
+                "{:id_width$}  {:27}  {lesson}",
+                r.id,
+                r.quarantine_reason.unwrap_or("-")
+            )?;
+        } else {
+            let events: u64 = r.events.values().sum();
+            writeln!(
+                out,
+                "{:id_width$}  {:8}  {:11}  {:7}  {:>6}  {lesson}",
+                r.id,
+                r.effective.priority.as_str(),
+                r.effective.enforcement.as_str(),
+                r.state,
+                events
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t.push('…');
+    t
+}

@@ -1,0 +1,124 @@
+//! `git swarm log`.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::Error;
+use git_swarm::event::{Event, event_files, read_event_file};
+
+use super::{Format, Outcome, Ui};
+
+/// Show events, oldest first: de-duplicated by id, ordered by (time, id).
+///
+/// Malformed lines are skipped and reported on stderr with file:line.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only events of these kinds (comma-separated, repeatable).
+    #[arg(long, value_delimiter = ',')]
+    kind: Vec<String>,
+    /// Only events at or after this time: an RFC 3339 time, a date (UTC), or an age such as 7d, 12h, 30m, 2w.
+    #[arg(long, value_name = "WHEN")]
+    since: Option<String>,
+    /// Only events about this directive.
+    #[arg(long, value_name = "ID")]
+    directive: Option<String>,
+    /// Show only the last N events that match.
+    #[arg(short = 'n', long, value_name = "N")]
+    max_count: Option<usize>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let store = super::store(ui)?;
+    let since = args
+        .since
+        .as_deref()
+        .map(|s| parse_since(s, store.clock.now()))
+        .transpose()?;
+    let mut events: Vec<(i64, Event)> = Vec::new();
+    for path in event_files(&store.events_dir())? {
+        let rel = store.rel(&path);
+        let file = read_event_file(&path, &rel, store.config.events.max_line_bytes)?;
+        for p in &file.problems {
+            ui.problem(p);
+        }
+        events.extend(
+            file.events
+                .into_iter()
+                .filter_map(|l| l.event.ts_millis().map(|t| (t, l.event))),
+        );
+    }
+    events.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
+    let mut seen = HashSet::new();
+    events.retain(|(_, e)| seen.insert(e.id.clone()));
+    events.retain(|(t, e)| {
+        (args.kind.is_empty() || args.kind.contains(&e.kind))
+            && since.is_none_or(|s| *t >= s)
+            && args.directive.as_ref().is_none_or(|d| mentions(e, d))
+    });
+    if let Some(n) = args.max_count {
+        let skip = events.len().saturating_sub(n);
+        events.drain(..skip);
+    }
+    if args.format == Format::Json {
+        let list: Vec<&Event> = events.iter().map(|(_, e)| e).collect();
+        ui.json(&list)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::BufWriter::new(&mut ui.out);
+    for (_, e) in &events {
+        let directive = e.directive.as_deref().unwrap_or("-");
+        let mut line = format!("{}  {:<12} {:<24} {}", e.ts, e.kind, directive, e.id);
+        if let Some(role) = &e.actor.role {
+            line.push_str(&format!("  role={role}"));
+        }
+        for (k, v) in &e.data {
+            match v {
+                serde_json::Value::String(s) => line.push_str(&format!("  {k}={s}")),
+                other => line.push_str(&format!("  {k}={other}")),
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn mentions(e: &Event, id: &str) -> bool {
+    e.directive.as_deref() == Some(id)
+        || e.data
+            .get("directives")
+            .and_then(|v| v.as_array())
+            .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(id)))
+}
+
+/// Milliseconds since the epoch of a `--since` value.
+fn parse_since(s: &str, now: jiff::Timestamp) -> Result<i64, Error> {
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Ok(t.as_millisecond());
+    }
+    if let Ok(d) = s.parse::<jiff::civil::Date>()
+        && let Ok(z) = d.to_zoned(jiff::tz::TimeZone::UTC)
+    {
+        return Ok(z.timestamp().as_millisecond());
+    }
+    let (num, unit) = s.split_at(s.len().saturating_sub(1));
+    let ms_per = match unit {
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 7 * 86_400_000,
+        _ => 0,
+    };
+    match num.parse::<i64>() {
+        Ok(n) if ms_per > 0 && n >= 0 => Ok(now.as_millisecond() - n.saturating_mul(ms_per)),
+        _ => Err(Error::Usage {
+            message: format!("--since `{s}` is not a time, a date or an age"),
+            hint: Some(
+                "use 2026-11-22T10:00:00Z, 2026-11-22, or an age like 7d, 12h, 30m, 2w".into(),
+            ),
+        }),
+    }
+}

@@ -1,0 +1,157 @@
+//! The command line: argument parsing, terminal output and exit codes. The
+//! only place clap and printing live; everything else is in the library.
+
+mod add;
+mod doctor;
+mod index;
+mod init;
+mod list;
+mod log;
+mod show;
+mod ui;
+mod validate;
+
+use std::io;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use git_swarm::event::Clock;
+use git_swarm::{Error, Repo, Store};
+
+pub use ui::{Format, Ui};
+
+/// Keep what your coding agents learn — directives, patterns, verdicts — as
+/// versioned files under `.swarm/`, and enforce it where code moves.
+///
+/// Exit status: 0 success; 1 a check failed, a gate blocked or an entry was
+/// quarantined; 2 bad usage or bad input; 3 an internal or environment error.
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-swarm",
+    bin_name = "git swarm",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Init(init::Args),
+    Add(Box<add::Args>),
+    List(list::Args),
+    Show(show::Args),
+    Validate(validate::Args),
+    Log(log::Args),
+    #[command(subcommand)]
+    Index(index::Command),
+    Doctor(doctor::Args),
+}
+
+/// What a command asks `main` to exit with.
+pub type Outcome = Result<ExitCode, CliError>;
+
+/// An error on its way to the terminal.
+#[derive(Debug)]
+pub enum CliError {
+    Swarm(Error),
+    Io(io::Error),
+}
+
+impl From<Error> for CliError {
+    fn from(e: Error) -> Self {
+        CliError::Swarm(e)
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        CliError::Io(e)
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut ui = Ui::new();
+    let result = run(cli.command, &mut ui);
+    match result {
+        Ok(code) => code,
+        Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(CliError::Io(e)) => {
+            ui.error(&format!("{e}"), None, None);
+            ExitCode::from(3)
+        }
+        Err(CliError::Swarm(e)) => {
+            if let Error::Invalid(problems) = &e {
+                for p in problems {
+                    ui.problem(p);
+                }
+            } else {
+                ui.error(&e.to_string(), None, e.hint().as_deref());
+            }
+            ExitCode::from(if e.is_user_error() { 2 } else { 3 })
+        }
+    }
+}
+
+fn run(command: Command, ui: &mut Ui) -> Outcome {
+    match command {
+        Command::Init(args) => init::run(args, ui),
+        Command::Add(args) => add::run(*args, ui),
+        Command::List(args) => list::run(args, ui),
+        Command::Show(args) => show::run(args, ui),
+        Command::Validate(args) => validate::run(args, ui),
+        Command::Log(args) => log::run(args, ui),
+        Command::Index(cmd) => index::run(cmd, ui),
+        Command::Doctor(args) => doctor::run(args, ui),
+    }
+}
+
+/// The repository around the current directory.
+pub fn repo() -> Result<Repo, Error> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io(std::path::Path::new("."), e))?;
+    Repo::discover(&cwd)
+}
+
+/// The `.swarm/` of the repository around the current directory.
+pub fn store(ui: &mut Ui) -> Result<Store, Error> {
+    let store = Store::open(&repo()?, clock()?)?;
+    for p in &store.config_problems {
+        ui.problem(p);
+    }
+    Ok(store)
+}
+
+/// `GIT_SWARM_NOW` fixes the clock (tests and reproducible runs); otherwise the system clock.
+fn clock() -> Result<Clock, Error> {
+    match std::env::var("GIT_SWARM_NOW") {
+        Ok(s) if !s.is_empty() => s
+            .parse::<jiff::Timestamp>()
+            .map(|t| Clock { fixed: Some(t) })
+            .map_err(|e| Error::Usage {
+                message: format!("GIT_SWARM_NOW=`{s}` is not an RFC 3339 time: {e}"),
+                hint: Some("use a time like 2026-11-22T10:00:00Z, or unset it".into()),
+            }),
+        _ => Ok(Clock::default()),
+    }
+}
+
+/// Loads the index, telling the user about problems it found in `.swarm/`.
+pub fn load_index(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded, Error> {
+    let loaded = git_swarm::index::load(store)?;
+    let errors = loaded.index.problems().filter(|p| p.is_error()).count();
+    if errors > 0 {
+        ui.warning(
+            &format!(
+                "{errors} problem{} in .swarm/ (the affected entries or lines are skipped)",
+                if errors == 1 { "" } else { "s" }
+            ),
+            Some("run `git swarm validate` to see them"),
+        );
+    }
+    Ok(loaded)
+}

@@ -1,0 +1,128 @@
+//! `git swarm show`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::Error;
+
+use super::{Format, Outcome, Ui};
+
+/// Show one directive (or quarantined entry) with its effective state.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The directive's id.
+    id: String,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let store = super::store(ui)?;
+    let loaded = super::load_index(&store, ui)?;
+    let index = &loaded.index;
+    let (entry, quarantined) = match (index.directive(&args.id), index.quarantined(&args.id)) {
+        (Some(e), _) => (e, false),
+        (None, Some(e)) => (e, true),
+        (None, None) => return Err(Error::UnknownDirective { id: args.id }.into()),
+    };
+    let Some(d) = &entry.directive else {
+        return Err(Error::Invalid(entry.problems.clone()).into());
+    };
+    let row = super::list::row(entry, d, &index.fold, quarantined);
+    let last = index
+        .fold
+        .directive(&d.id)
+        .map(|f| f.last_ts)
+        .filter(|&t| t != 0);
+    if args.format == Format::Json {
+        let mut value = serde_json::to_value(&row).map_err(std::io::Error::from)?;
+        value["problems"] = serde_json::to_value(&entry.problems).map_err(std::io::Error::from)?;
+        value["quarantine_detail"] =
+            serde_json::json!(entry.quarantine.as_ref().and_then(|(_, d)| d.clone()));
+        value["last_event"] = serde_json::json!(
+            last.and_then(|t| jiff::Timestamp::from_millisecond(t).ok())
+                .map(git_swarm::event::format_ts)
+        );
+        ui.json(&value)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let o = &mut ui.out;
+    let field = |o: &mut dyn Write, name: &str, value: &str| writeln!(o, "{name:<12} {value}");
+    let list = |o: &mut dyn Write, name: &str, items: &[String]| -> std::io::Result<()> {
+        match items {
+            [] => Ok(()),
+            [one] => writeln!(o, "{name:<12} {one}"),
+            many => {
+                writeln!(o, "{name}:")?;
+                many.iter().try_for_each(|i| writeln!(o, "  - {i}"))
+            }
+        }
+    };
+    field(o, "id", &d.id)?;
+    field(o, "file", &row.path)?;
+    field(o, "state", row.state)?;
+    if let Some((reason, detail)) = &entry.quarantine {
+        field(o, "quarantined", reason)?;
+        if let Some(detail) = detail {
+            field(o, "detail", detail)?;
+        }
+    }
+    field(o, "lesson", &d.lesson)?;
+    if let Some(r) = &d.rationale {
+        field(o, "rationale", r)?;
+    }
+    field(o, "category", d.category.as_str())?;
+    field(
+        o,
+        "priority",
+        &with_effective(d.priority.as_str(), row.effective.priority.as_str()),
+    )?;
+    field(
+        o,
+        "enforcement",
+        &with_effective(d.enforcement.as_str(), row.effective.enforcement.as_str()),
+    )?;
+    field(o, "confidence", &d.confidence.to_string())?;
+    list(o, "agents", &d.applies_to_agents)?;
+    list(o, "tools", &d.applies_to_tools)?;
+    list(o, "paths", &d.paths)?;
+    list(o, "triggers", &d.triggers)?;
+    list(o, "forbidden", &d.forbidden_actions)?;
+    list(o, "required", &d.required_actions)?;
+    list(o, "checks", &d.verification_checks)?;
+    list(o, "verify", &d.verify)?;
+    list(o, "tags", &d.tags)?;
+    if let Some(c) = &d.created_at {
+        field(o, "created_at", c)?;
+    }
+    if let Some(s) = &d.source {
+        field(o, "source", s)?;
+    }
+    if row.events.is_empty() {
+        field(o, "events", "none")?;
+    } else {
+        let counts: Vec<String> = row.events.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let total: u64 = row.events.values().sum();
+        let last = last
+            .and_then(|t| jiff::Timestamp::from_millisecond(t).ok())
+            .map(|t| format!(", last {}", git_swarm::event::format_ts(t)))
+            .unwrap_or_default();
+        field(
+            o,
+            "events",
+            &format!("{} (total {total}{last})", counts.join(", ")),
+        )?;
+    }
+    for p in &entry.problems {
+        ui.problem(p);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn with_effective(declared: &str, effective: &str) -> String {
+    if declared == effective {
+        declared.to_owned()
+    } else {
+        format!("{effective} (escalated from {declared})")
+    }
+}

@@ -1,0 +1,99 @@
+//! Terminal output: `error:` / `warning:` / `hint:` lines on stderr, results
+//! on stdout. Colour only on a terminal and never with `NO_COLOR`
+//! (anstream strips the styles otherwise).
+
+use std::io::{self, Write};
+
+use anstyle::{AnsiColor, Style};
+use git_swarm::problem::{Problem, Severity};
+
+/// `--format` of reading commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// For people.
+    #[default]
+    Text,
+    /// Stable JSON (schemas in `schema/`).
+    Json,
+}
+
+pub struct Ui {
+    pub out: anstream::AutoStream<io::Stdout>,
+    err: anstream::AutoStream<io::Stderr>,
+}
+
+const ERROR: Style = AnsiColor::Red.on_default().bold();
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
+const HINT: Style = AnsiColor::Cyan.on_default().bold();
+const DIM: Style = Style::new().dimmed();
+
+impl Ui {
+    pub fn new() -> Ui {
+        Ui {
+            out: anstream::AutoStream::auto(io::stdout()),
+            err: anstream::AutoStream::auto(io::stderr()),
+        }
+    }
+
+    /// `error: what` / `  --> where` / `hint: what to do`.
+    pub fn error(&mut self, what: &str, location: Option<&str>, hint: Option<&str>) {
+        self.report(ERROR, "error", what, location, hint);
+    }
+
+    pub fn warning(&mut self, what: &str, hint: Option<&str>) {
+        self.report(WARNING, "warning", what, None, hint);
+    }
+
+    pub fn hint(&mut self, hint: &str) {
+        let _ = writeln!(self.err, "{HINT}hint:{HINT:#} {hint}");
+    }
+
+    fn report(
+        &mut self,
+        style: Style,
+        label: &str,
+        what: &str,
+        location: Option<&str>,
+        hint: Option<&str>,
+    ) {
+        let _ = writeln!(self.err, "{style}{label}:{style:#} {what}");
+        if let Some(loc) = location {
+            let _ = writeln!(self.err, "  {DIM}-->{DIM:#} {loc}");
+        }
+        if let Some(h) = hint {
+            self.hint(h);
+        }
+    }
+
+    /// A problem in a file, location first: `path:line:col: error: message`.
+    pub fn problem(&mut self, p: &Problem) {
+        let _ = write_problem(&mut self.err, p);
+    }
+
+    /// Writes a problem to stdout (for commands whose result is a list of problems).
+    pub fn problem_out(&mut self, p: &Problem) -> io::Result<()> {
+        write_problem(&mut self.out, p)
+    }
+
+    pub fn json<T: serde::Serialize>(&mut self, value: &T) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut self.out, value).map_err(io::Error::from)?;
+        writeln!(self.out)
+    }
+}
+
+fn write_problem(w: &mut impl Write, p: &Problem) -> io::Result<()> {
+    let (style, label) = match p.severity {
+        Severity::Error => (ERROR, "error"),
+        Severity::Warning => (WARNING, "warning"),
+    };
+    writeln!(
+        w,
+        "{}: {style}{label}:{style:#} {}",
+        p.location(),
+        p.message
+    )?;
+    if let Some(h) = &p.hint {
+        writeln!(w, "  {HINT}hint:{HINT:#} {h}")?;
+    }
+    Ok(())
+}

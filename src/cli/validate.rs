@@ -1,0 +1,76 @@
+//! `git swarm validate`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use super::{Format, Outcome, Ui};
+
+/// Check every file under `.swarm/` and report all problems.
+///
+/// Checks TOML syntax and types, unknown keys, that each id equals its file
+/// name and is unique, the shape limits, that every `verify` predicate
+/// parses, the actionability gate for directives/, and every event line.
+/// Each problem is printed as `path:line:col: error: message` with a hint.
+/// Exits 2 if there is any error (or, with --strict, any warning). Made for CI.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Fail on warnings too.
+    #[arg(long)]
+    strict: bool,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let repo = super::repo()?;
+    let store = git_swarm::Store::open(&repo, super::clock()?)?;
+    let report = git_swarm::validate::validate(&store)?;
+    let errors = report.errors();
+    let warnings = report.problems.len() - errors;
+    let failed = errors > 0 || (args.strict && warnings > 0);
+    if args.format == Format::Json {
+        ui.json(&serde_json::json!({
+            "ok": !failed,
+            "files": report.files,
+            "directives": report.directives,
+            "quarantined": report.quarantined,
+            "events": report.events,
+            "errors": errors,
+            "warnings": warnings,
+            "problems": report.problems,
+        }))?;
+    } else {
+        for p in &report.problems {
+            ui.problem_out(p)?;
+        }
+        let summary = format!(
+            "{} file{} checked ({} directive{}, {} quarantined, {} event{})",
+            report.files,
+            plural(report.files),
+            report.directives,
+            plural(report.directives),
+            report.quarantined,
+            report.events,
+            plural(report.events)
+        );
+        if report.problems.is_empty() {
+            writeln!(ui.out, "{summary}: no problems.")?;
+        } else {
+            writeln!(
+                ui.out,
+                "{summary}: {errors} error{}, {warnings} warning{}.",
+                plural(errors),
+                plural(warnings)
+            )?;
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

@@ -1,0 +1,91 @@
+//! `.swarm/config.toml`: project settings. Every key has a default, so an
+//! empty file (or none) is a valid configuration.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::problem::Problem;
+
+/// Project settings.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+#[schemars(title = "git-swarm config")]
+pub struct Config {
+    pub events: EventsConfig,
+}
+
+/// How the event log is written and read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct EventsConfig {
+    /// `never` (default): leave flushing to the OS, like git's default for
+    /// loose objects; `always`: fsync after every appended event.
+    pub fsync: FsyncPolicy,
+    /// How long an append waits for the log's lock before it fails, in
+    /// milliseconds. It retries until then; it never drops the event.
+    #[schemars(range(min = 1, max = 600000))]
+    pub lock_timeout_ms: u64,
+    /// Longest event line accepted, in bytes. Longer lines are skipped and reported.
+    #[schemars(range(min = 1024, max = 16777216))]
+    pub max_line_bytes: u64,
+}
+
+impl Default for EventsConfig {
+    fn default() -> Self {
+        EventsConfig {
+            fsync: FsyncPolicy::Never,
+            lock_timeout_ms: 10_000,
+            max_line_bytes: 64 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FsyncPolicy {
+    Never,
+    Always,
+}
+
+impl Config {
+    /// Parses `config.toml`. On error the default configuration comes back
+    /// with the problem, so a broken config never stops a hook.
+    pub fn parse(text: &str, path: &str) -> (Config, Vec<Problem>) {
+        match toml::from_str::<Config>(text) {
+            Ok(c) => {
+                let mut problems = Vec::new();
+                let e = &c.events;
+                if !(1..=600_000).contains(&e.lock_timeout_ms) {
+                    problems.push(range_problem(text, path, "lock_timeout_ms", "1 and 600000"));
+                }
+                if !(1024..=16 * 1024 * 1024).contains(&e.max_line_bytes) {
+                    problems.push(range_problem(
+                        text,
+                        path,
+                        "max_line_bytes",
+                        "1024 and 16777216",
+                    ));
+                }
+                if problems.is_empty() {
+                    (c, problems)
+                } else {
+                    (Config::default(), problems)
+                }
+            }
+            Err(e) => {
+                let offset = e.span().map_or(0, |s| s.start);
+                let problem = Problem::error(path, "config", format!("config: {}", e.message().trim()))
+                    .at_offset(text, offset)
+                    .with_hint("see docs/formats.md for every key and its default; the defaults are used until this is fixed");
+                (Config::default(), vec![problem])
+            }
+        }
+    }
+}
+
+fn range_problem(text: &str, path: &str, key: &str, range: &str) -> Problem {
+    let offset = text.find(key).unwrap_or(0);
+    Problem::error(path, "config", format!("`events.{key}` is out of range"))
+        .at_offset(text, offset)
+        .with_hint(format!("use a value between {range}"))
+}

@@ -1,0 +1,353 @@
+//! The actionability gate every minting path passes (DESIGN §2).
+//!
+//! An entry is actionable when it says what to check (a forbidden or required
+//! action, a verification check, or a `verify` predicate) *and* whom it is
+//! for (an agent role or a tool). Stricter than opencode-swarm's gate: every
+//! predicate must parse and the shape limits must hold, so nothing that
+//! reaches `directives/` can fail later for a reason visible now.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Directive, is_valid_scope_name};
+use crate::pathglob::PathGlob;
+use crate::predicate::Predicate;
+
+/// Shape limits of a directive.
+pub mod limits {
+    pub const LESSON_MIN: usize = 15;
+    pub const LESSON_MAX: usize = 280;
+    pub const LIST_MAX: usize = 20;
+    pub const ITEM_MAX: usize = 200;
+    pub const TAG_MAX: usize = 64;
+    pub const RATIONALE_MAX: usize = 4000;
+    pub const SOURCE_MAX: usize = 200;
+    /// Largest directive file read, in bytes.
+    pub const FILE_MAX: u64 = 64 * 1024;
+}
+
+/// Why an entry was quarantined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QuarantineReason {
+    MissingPredicate,
+    MissingScope,
+    MissingPredicateAndScope,
+    InvalidPredicate,
+    InvalidShape,
+}
+
+impl QuarantineReason {
+    pub const NAMES: &'static [&'static str] = &[
+        "missing_predicate",
+        "missing_scope",
+        "missing_predicate_and_scope",
+        "invalid_predicate",
+        "invalid_shape",
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuarantineReason::MissingPredicate => "missing_predicate",
+            QuarantineReason::MissingScope => "missing_scope",
+            QuarantineReason::MissingPredicateAndScope => "missing_predicate_and_scope",
+            QuarantineReason::InvalidPredicate => "invalid_predicate",
+            QuarantineReason::InvalidShape => "invalid_shape",
+        }
+    }
+}
+
+impl fmt::Display for QuarantineReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One field that breaks the gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeIssue {
+    /// The TOML key.
+    pub field: &'static str,
+    /// The list index, for list fields.
+    pub index: Option<usize>,
+    pub message: String,
+    pub hint: String,
+}
+
+/// Why an entry did not pass the gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateFailure {
+    pub reason: QuarantineReason,
+    pub issues: Vec<ShapeIssue>,
+}
+
+impl GateFailure {
+    /// One paragraph: every issue with its hint.
+    pub fn detail(&self) -> String {
+        self.issues
+            .iter()
+            .map(|i| format!("{}: {} ({})", i.field, i.message, i.hint))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+const PREDICATE_HINT: &str = "add at least one of `forbidden_actions`, `required_actions`, `verification_checks` or `verify` (flags --forbid, --require, --verification-check, --verify)";
+const SCOPE_HINT: &str =
+    "add at least one of `applies_to_agents` or `applies_to_tools` (flags --agents, --tools)";
+
+/// Runs the gate. `Ok` means the entry may go to `directives/`.
+pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
+    let mut shape = Vec::new();
+    let mut issue = |field, index, message: String, hint: &str| {
+        shape.push(ShapeIssue {
+            field,
+            index,
+            message,
+            hint: hint.to_owned(),
+        })
+    };
+
+    let lesson_len = d.lesson.chars().count();
+    if d.lesson.contains(['\n', '\r']) {
+        issue(
+            "lesson",
+            None,
+            "lesson spans several lines".into(),
+            "keep the lesson to one line; put the explanation in `rationale`",
+        );
+    }
+    if !(limits::LESSON_MIN..=limits::LESSON_MAX).contains(&lesson_len) {
+        issue(
+            "lesson",
+            None,
+            format!(
+                "lesson is {lesson_len} characters, outside {}–{}",
+                limits::LESSON_MIN,
+                limits::LESSON_MAX
+            ),
+            "say what to do or not do in one sentence; move the why to `rationale`",
+        );
+    }
+    if !(0.0..=1.0).contains(&d.confidence) || d.confidence.is_nan() {
+        issue(
+            "confidence",
+            None,
+            format!("confidence {} is outside 0..1", d.confidence),
+            "use a number from 0.0 to 1.0",
+        );
+    }
+    if let Some(r) = &d.rationale
+        && r.chars().count() > limits::RATIONALE_MAX
+    {
+        issue(
+            "rationale",
+            None,
+            format!("rationale is over {} characters", limits::RATIONALE_MAX),
+            "shorten it; link to the discussion in `source`",
+        );
+    }
+    if let Some(s) = &d.source
+        && s.chars().count() > limits::SOURCE_MAX
+    {
+        issue(
+            "source",
+            None,
+            format!("source is over {} characters", limits::SOURCE_MAX),
+            "name the PR, run or review, not its content",
+        );
+    }
+
+    let lists: [(&'static str, &Vec<String>, usize); 9] = [
+        ("applies_to_agents", &d.applies_to_agents, 64),
+        ("applies_to_tools", &d.applies_to_tools, 64),
+        ("paths", &d.paths, limits::ITEM_MAX),
+        ("triggers", &d.triggers, limits::ITEM_MAX),
+        ("forbidden_actions", &d.forbidden_actions, limits::ITEM_MAX),
+        ("required_actions", &d.required_actions, limits::ITEM_MAX),
+        (
+            "verification_checks",
+            &d.verification_checks,
+            limits::ITEM_MAX,
+        ),
+        ("verify", &d.verify, crate::predicate::MAX_LEN),
+        ("tags", &d.tags, limits::TAG_MAX),
+    ];
+    for (field, items, item_max) in lists {
+        if items.len() > limits::LIST_MAX {
+            issue(
+                field,
+                None,
+                format!(
+                    "{field} has {} items, over {}",
+                    items.len(),
+                    limits::LIST_MAX
+                ),
+                "split the directive, or keep the items that matter",
+            );
+        }
+        for (i, item) in items.iter().enumerate() {
+            let n = item.chars().count();
+            if item.trim().is_empty() {
+                issue(
+                    field,
+                    Some(i),
+                    format!("{field}[{i}] is empty"),
+                    "remove the empty item",
+                );
+            } else if n > item_max {
+                issue(
+                    field,
+                    Some(i),
+                    format!("{field}[{i}] is {n} characters, over {item_max}"),
+                    "shorten the item",
+                );
+            } else if item.contains(['\n', '\r']) {
+                issue(
+                    field,
+                    Some(i),
+                    format!("{field}[{i}] spans several lines"),
+                    "keep each item to one line",
+                );
+            }
+        }
+    }
+    for field in ["applies_to_agents", "applies_to_tools"] {
+        let items = if field == "applies_to_agents" {
+            &d.applies_to_agents
+        } else {
+            &d.applies_to_tools
+        };
+        for (i, name) in items.iter().enumerate() {
+            if !name.is_empty() && !is_valid_scope_name(name) {
+                issue(
+                    field,
+                    Some(i),
+                    format!("`{name}` is not a valid name"),
+                    "names are lowercase letters, digits and `_`, starting with a letter (e.g. `test_engineer`)",
+                );
+            }
+        }
+    }
+    for (i, glob) in d.paths.iter().enumerate() {
+        if let Err(e) = PathGlob::parse(glob) {
+            issue("paths", Some(i), e.message, &e.hint);
+        }
+    }
+    if !shape.is_empty() {
+        return Err(GateFailure {
+            reason: QuarantineReason::InvalidShape,
+            issues: shape,
+        });
+    }
+
+    let bad_predicates: Vec<ShapeIssue> = d
+        .verify
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            Predicate::parse(p).err().map(|e| ShapeIssue {
+                field: "verify",
+                index: Some(i),
+                message: e.message,
+                hint: e.hint,
+            })
+        })
+        .collect();
+    if !bad_predicates.is_empty() {
+        return Err(GateFailure {
+            reason: QuarantineReason::InvalidPredicate,
+            issues: bad_predicates,
+        });
+    }
+
+    let has_predicate = !d.forbidden_actions.is_empty()
+        || !d.required_actions.is_empty()
+        || !d.verification_checks.is_empty()
+        || !d.verify.is_empty();
+    let has_scope = d.has_scope();
+    let missing = |field, message: &str, hint: &str| ShapeIssue {
+        field,
+        index: None,
+        message: message.to_owned(),
+        hint: hint.to_owned(),
+    };
+    match (has_predicate, has_scope) {
+        (true, true) => Ok(()),
+        (false, true) => Err(GateFailure {
+            reason: QuarantineReason::MissingPredicate,
+            issues: vec![missing(
+                "verify",
+                "nothing says what to check",
+                PREDICATE_HINT,
+            )],
+        }),
+        (true, false) => Err(GateFailure {
+            reason: QuarantineReason::MissingScope,
+            issues: vec![missing(
+                "applies_to_agents",
+                "nothing says whom it is for",
+                SCOPE_HINT,
+            )],
+        }),
+        (false, false) => Err(GateFailure {
+            reason: QuarantineReason::MissingPredicateAndScope,
+            issues: vec![
+                missing("verify", "nothing says what to check", PREDICATE_HINT),
+                missing(
+                    "applies_to_agents",
+                    "nothing says whom it is for",
+                    SCOPE_HINT,
+                ),
+            ],
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Directive {
+        let mut d = Directive::new("ab", "Run the tests before you commit");
+        d.applies_to_agents = vec!["coder".into()];
+        d.verify = vec!["file_modified:tests/**".into()];
+        d
+    }
+
+    #[test]
+    fn reasons() {
+        assert!(check_gate(&base()).is_ok());
+        let mut d = base();
+        d.verify.clear();
+        assert_eq!(
+            check_gate(&d).unwrap_err().reason,
+            QuarantineReason::MissingPredicate
+        );
+        d.applies_to_agents.clear();
+        assert_eq!(
+            check_gate(&d).unwrap_err().reason,
+            QuarantineReason::MissingPredicateAndScope
+        );
+        let mut d = base();
+        d.applies_to_agents.clear();
+        assert_eq!(
+            check_gate(&d).unwrap_err().reason,
+            QuarantineReason::MissingScope
+        );
+        let mut d = base();
+        d.verify = vec!["grep:(".into()];
+        assert_eq!(
+            check_gate(&d).unwrap_err().reason,
+            QuarantineReason::InvalidPredicate
+        );
+        let mut d = base();
+        d.lesson = "short".into();
+        assert_eq!(
+            check_gate(&d).unwrap_err().reason,
+            QuarantineReason::InvalidShape
+        );
+    }
+}

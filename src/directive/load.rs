@@ -1,0 +1,440 @@
+//! Reading directive files, reporting every problem with its line and column.
+//!
+//! serde stops at the first error; a linter must not. So the TOML is parsed
+//! into a spanned document first and each key is checked on its own: an
+//! unknown key, a wrong type and a bad enum value in the same file are three
+//! problems, each at its own place.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::{Directive, QuarantineReason, Quarantined, check_gate, is_valid_id};
+use crate::problem::Problem;
+
+/// A directive file as read: the directive, if it could be built, and every
+/// problem found on the way.
+#[derive(Debug, Clone)]
+pub struct LoadedDirective {
+    pub directive: Option<Directive>,
+    pub problems: Vec<Problem>,
+    spans: HashMap<&'static str, (Range<usize>, Vec<Range<usize>>)>,
+}
+
+impl LoadedDirective {
+    /// The gate's verdict as problems placed at the offending field or item.
+    pub fn gate_problems(&self, text: &str, path: &str) -> Vec<Problem> {
+        let Some(d) = &self.directive else {
+            return Vec::new();
+        };
+        let Err(failure) = check_gate(d) else {
+            return Vec::new();
+        };
+        failure
+            .issues
+            .iter()
+            .map(|issue| {
+                // A missing field has no place of its own: point at the top of the file.
+                let offset = self.spans.get(issue.field).map_or(0, |(whole, items)| {
+                    issue
+                        .index
+                        .and_then(|i| items.get(i))
+                        .unwrap_or(whole)
+                        .start
+                });
+                Problem::error(path, failure.reason.as_str(), issue.message.clone())
+                    .at_offset(text, offset)
+                    .with_hint(issue.hint.clone())
+            })
+            .collect()
+    }
+}
+
+const KEYS: &[&str] = &[
+    "id",
+    "lesson",
+    "rationale",
+    "category",
+    "priority",
+    "enforcement",
+    "status",
+    "confidence",
+    "applies_to_agents",
+    "applies_to_tools",
+    "paths",
+    "triggers",
+    "forbidden_actions",
+    "required_actions",
+    "verification_checks",
+    "verify",
+    "tags",
+    "created_at",
+    "source",
+];
+
+/// Parses the text of `directives/<id>.toml`. `path` is used in problems.
+pub fn parse_directive_toml(text: &str, path: &str) -> LoadedDirective {
+    parse(text, path, false, true).0
+}
+
+/// As [`parse_directive_toml`], but `id` may be left out (`git swarm add
+/// --from` derives one from the lesson); the directive then has an empty id.
+pub fn parse_directive_toml_without_id(text: &str, path: &str) -> LoadedDirective {
+    parse(text, path, false, false).0
+}
+
+/// Parses the text of `quarantine/<id>.toml`: a directive plus
+/// `quarantine_reason` (required) and `quarantine_detail`.
+pub fn parse_quarantined_toml(text: &str, path: &str) -> (Option<Quarantined>, Vec<Problem>) {
+    let (loaded, reason, detail) = parse(text, path, true, true);
+    let mut problems = loaded.problems;
+    let q = match (loaded.directive, reason) {
+        (Some(directive), Some(quarantine_reason)) => Some(Quarantined {
+            directive,
+            quarantine_reason,
+            quarantine_detail: detail,
+        }),
+        _ => None,
+    };
+    if q.is_none() && problems.is_empty() {
+        problems.push(
+            Problem::error(path, "missing_key", "missing key `quarantine_reason`")
+                .at(1, 1)
+                .with_hint(format!(
+                    "add `quarantine_reason = \"...\"`, one of {}",
+                    QuarantineReason::NAMES.join(", ")
+                )),
+        );
+    }
+    (q, problems)
+}
+
+fn parse(
+    text: &str,
+    path: &str,
+    quarantine: bool,
+    require_id: bool,
+) -> (LoadedDirective, Option<QuarantineReason>, Option<String>) {
+    let mut out = LoadedDirective {
+        directive: None,
+        problems: Vec::new(),
+        spans: HashMap::new(),
+    };
+    let (table, errors) = DeTable::parse_recoverable(text);
+    if !errors.is_empty() {
+        for e in errors {
+            let offset = e.span().map_or(0, |s| s.start);
+            out.problems.push(
+                Problem::error(
+                    path,
+                    "toml_syntax",
+                    format!("TOML syntax: {}", e.message().trim()),
+                )
+                .at_offset(text, offset)
+                .with_hint("fix the TOML syntax; see https://toml.io"),
+            );
+        }
+        return (out, None, None);
+    }
+    let table = table.into_inner();
+    let mut x = Extract {
+        text,
+        path,
+        problems: Vec::new(),
+    };
+    let mut d = Directive::new(String::new(), String::new());
+    let mut have_id = false;
+    let mut have_lesson = false;
+    let mut reason = None;
+    let mut detail = None;
+
+    for (key, value) in table.iter() {
+        let name: &str = key.get_ref();
+        let span = value.span();
+        let Some(&field) = KEYS.iter().find(|k| **k == name) else {
+            if quarantine && name == "quarantine_reason" {
+                if let Some(s) = x.string(name, value) {
+                    match s.as_str() {
+                        "missing_predicate" => reason = Some(QuarantineReason::MissingPredicate),
+                        "missing_scope" => reason = Some(QuarantineReason::MissingScope),
+                        "missing_predicate_and_scope" => {
+                            reason = Some(QuarantineReason::MissingPredicateAndScope)
+                        }
+                        "invalid_predicate" => reason = Some(QuarantineReason::InvalidPredicate),
+                        "invalid_shape" => reason = Some(QuarantineReason::InvalidShape),
+                        other => x.push(
+                            span.start,
+                            "bad_value",
+                            format!("`quarantine_reason` is `{other}`, not a known reason"),
+                            format!("use one of {}", QuarantineReason::NAMES.join(", ")),
+                        ),
+                    }
+                }
+                continue;
+            }
+            if quarantine && name == "quarantine_detail" {
+                detail = x.string(name, value);
+                continue;
+            }
+            x.push(
+                key.span().start,
+                "unknown_key",
+                format!("unknown key `{name}`"),
+                suggest(name),
+            );
+            continue;
+        };
+        let item_spans = match value.get_ref() {
+            DeValue::Array(items) => items.iter().map(|i| i.span()).collect(),
+            _ => Vec::new(),
+        };
+        out.spans.insert(field, (span.clone(), item_spans));
+        match field {
+            "id" => {
+                if let Some(id) = x.string(field, value) {
+                    if is_valid_id(&id) {
+                        have_id = true;
+                        d.id = id;
+                    } else {
+                        x.push(
+                            span.start,
+                            "bad_id",
+                            format!("id `{}` is not a valid id", escape(&id)),
+                            "ids are 2–80 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit".into(),
+                        );
+                    }
+                }
+            }
+            "lesson" => {
+                if let Some(v) = x.string(field, value) {
+                    have_lesson = true;
+                    d.lesson = v;
+                }
+            }
+            "rationale" => d.rationale = x.string(field, value),
+            "source" => d.source = x.string(field, value),
+            "category" => x.enumerated(field, value, &mut d.category),
+            "priority" => x.enumerated(field, value, &mut d.priority),
+            "enforcement" => x.enumerated(field, value, &mut d.enforcement),
+            "status" => x.enumerated(field, value, &mut d.status),
+            "confidence" => match value.get_ref() {
+                DeValue::Float(f) => match f.as_str().replace('_', "").parse::<f64>() {
+                    Ok(v) => d.confidence = v,
+                    Err(_) => x.type_error(field, value, "a number from 0.0 to 1.0"),
+                },
+                DeValue::Integer(i) => {
+                    match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
+                        Ok(v) => d.confidence = v as f64,
+                        Err(_) => x.type_error(field, value, "a number from 0.0 to 1.0"),
+                    }
+                }
+                _ => x.type_error(field, value, "a number from 0.0 to 1.0"),
+            },
+            "created_at" => match value.get_ref() {
+                DeValue::Datetime(dt) => d.created_at = Some(dt.to_string()),
+                DeValue::String(s) if s.parse::<jiff::Timestamp>().is_ok() => {
+                    d.created_at = Some(s.to_string())
+                }
+                _ => x.type_error(field, value, "a date-time such as 2026-11-22T10:00:00Z"),
+            },
+            list => {
+                let items = x.list(list, value);
+                let target = match list {
+                    "applies_to_agents" => &mut d.applies_to_agents,
+                    "applies_to_tools" => &mut d.applies_to_tools,
+                    "paths" => &mut d.paths,
+                    "triggers" => &mut d.triggers,
+                    "forbidden_actions" => &mut d.forbidden_actions,
+                    "required_actions" => &mut d.required_actions,
+                    "verification_checks" => &mut d.verification_checks,
+                    "verify" => &mut d.verify,
+                    _ => &mut d.tags,
+                };
+                *target = items;
+            }
+        }
+    }
+    if require_id && !have_id && !x.problems.iter().any(|p| p.code == "bad_id") {
+        x.push(
+            0,
+            "missing_key",
+            "missing key `id`".into(),
+            "add `id = \"<file stem>\"`".into(),
+        );
+    }
+    if !have_lesson && !table.iter().any(|(k, _)| k.get_ref() == "lesson") {
+        x.push(
+            0,
+            "missing_key",
+            "missing key `lesson`".into(),
+            "add `lesson = \"...\"`: one line saying what to do or not do".into(),
+        );
+    }
+    if quarantine
+        && reason.is_none()
+        && !table
+            .iter()
+            .any(|(k, _)| k.get_ref() == "quarantine_reason")
+    {
+        x.push(
+            0,
+            "missing_key",
+            "missing key `quarantine_reason`".into(),
+            format!(
+                "add `quarantine_reason = \"...\"`, one of {}",
+                QuarantineReason::NAMES.join(", ")
+            ),
+        );
+    }
+    out.problems = x.problems;
+    if out.problems.is_empty() {
+        out.directive = Some(d);
+    }
+    (out, reason, detail)
+}
+
+struct Extract<'a> {
+    text: &'a str,
+    path: &'a str,
+    problems: Vec<Problem>,
+}
+
+impl Extract<'_> {
+    fn push(&mut self, offset: usize, code: &str, message: String, hint: String) {
+        self.problems.push(
+            Problem::error(self.path, code, message)
+                .at_offset(self.text, offset)
+                .with_hint(hint),
+        );
+    }
+
+    fn type_error(&mut self, field: &str, value: &Spanned<DeValue<'_>>, expected: &str) {
+        self.push(
+            value.span().start,
+            "bad_type",
+            format!(
+                "`{field}` must be {expected}, found {}",
+                value.get_ref().type_str()
+            ),
+            format!("write `{field}` as {expected}"),
+        );
+    }
+
+    fn string(&mut self, field: &str, value: &Spanned<DeValue<'_>>) -> Option<String> {
+        match value.get_ref() {
+            DeValue::String(s) => Some(s.to_string()),
+            _ => {
+                self.type_error(field, value, "a string");
+                None
+            }
+        }
+    }
+
+    fn enumerated<T: std::str::FromStr<Err = String>>(
+        &mut self,
+        field: &str,
+        value: &Spanned<DeValue<'_>>,
+        target: &mut T,
+    ) {
+        if let Some(s) = self.string(field, value) {
+            match s.parse::<T>() {
+                Ok(v) => *target = v,
+                Err(e) => self.push(
+                    value.span().start,
+                    "bad_value",
+                    format!("`{field}`: {e}"),
+                    format!("set `{field}` to one of the listed values"),
+                ),
+            }
+        }
+    }
+
+    fn list(&mut self, field: &str, value: &Spanned<DeValue<'_>>) -> Vec<String> {
+        let DeValue::Array(items) = value.get_ref() else {
+            self.type_error(field, value, "an array of strings");
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match item.get_ref() {
+                DeValue::String(s) => out.push(s.to_string()),
+                other => self.push(
+                    item.span().start,
+                    "bad_type",
+                    format!(
+                        "`{field}[{i}]` must be a string, found {}",
+                        other.type_str()
+                    ),
+                    format!("quote the item: `{field} = [\"...\"]`"),
+                ),
+            }
+        }
+        out
+    }
+}
+
+fn suggest(name: &str) -> String {
+    let close = KEYS
+        .iter()
+        .filter(|k| edit_distance(k, name) <= 2 || k.starts_with(name) || name.starts_with(*k))
+        .min_by_key(|k| edit_distance(k, name));
+    match close {
+        Some(k) => format!("did you mean `{k}`? (known keys: {})", KEYS.join(", ")),
+        None => format!("known keys: {}", KEYS.join(", ")),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Shows control characters and overlong text safely in a message.
+pub(crate) fn escape(s: &str) -> String {
+    let mut out: String = s.chars().take(80).flat_map(char::escape_debug).collect();
+    if s.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_every_problem_with_its_place() {
+        let text = "id = \"ab\"\nlesson = 3\npriority = \"urgent\"\ncolour = \"red\"\ntags = [1]\n";
+        let loaded = parse_directive_toml(text, "d/ab.toml");
+        let got: Vec<String> = loaded.problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(got.len(), 4, "{got:#?}");
+        assert!(
+            got[0].starts_with("d/ab.toml:2:10: `lesson` must be a string"),
+            "{got:#?}"
+        );
+        assert!(got[1].starts_with("d/ab.toml:3:12: `priority`"), "{got:#?}");
+        assert!(
+            got[2].starts_with("d/ab.toml:4:1: unknown key `colour`"),
+            "{got:#?}"
+        );
+        assert!(got[3].starts_with("d/ab.toml:5:9: `tags[0]`"), "{got:#?}");
+    }
+
+    #[test]
+    fn syntax_errors_have_places() {
+        let loaded = parse_directive_toml("id = \"ab\"\nlesson = \"x\n", "x.toml");
+        assert_eq!(loaded.problems[0].line, Some(2), "{:?}", loaded.problems);
+    }
+}

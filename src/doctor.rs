@@ -1,0 +1,147 @@
+//! `git swarm doctor`: find what is wrong with the event log and the index,
+//! and with `--fix` repair what can be repaired without losing anything.
+//!
+//! The only repair of the log itself is a torn final line (a write cut short
+//! by a crash or a full disk): its bytes are saved under `.swarm/local/torn/`
+//! and the file is truncated to its last complete line, under the same lock
+//! appends take. Malformed lines in the middle of a file are reported, never
+//! rewritten: the log is append-only, and other clones have those lines too.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::OpenOptions;
+use std::io::{Read, Seek, SeekFrom};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::event::{KNOWN_KINDS, event_files, lock_with_retry, parse_event_bytes};
+use crate::problem::Problem;
+use crate::store::Store;
+
+/// One finding, and whether `--fix` repaired it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Finding {
+    #[serde(flatten)]
+    pub problem: Problem,
+    pub fixed: bool,
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Report {
+    pub event_files: usize,
+    pub events: usize,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Findings still standing (errors and warnings alike).
+    pub fn unresolved(&self) -> usize {
+        self.findings.iter().filter(|f| !f.fixed).count()
+    }
+}
+
+pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
+    let mut report = Report::default();
+    let mut first_seen: HashMap<String, String> = HashMap::new();
+    let mut unknown: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let max_line = store.config.events.max_line_bytes;
+    for path in event_files(&store.events_dir())? {
+        report.event_files += 1;
+        let rel = store.rel(&path);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let file = parse_event_bytes(&bytes, &rel, max_line);
+        report.events += file.events.len();
+        for line in &file.events {
+            let here = format!("{rel}:{}", line.line);
+            if let Some(first) = first_seen.get(&line.event.id) {
+                report.findings.push(Finding {
+                    problem: Problem::warning(
+                        &rel,
+                        "duplicate_id",
+                        format!("event id {} was already used at {first}", line.event.id),
+                    )
+                    .at_line(line.line)
+                    .with_hint(
+                        "harmless: readers fold one copy (a cherry-pick or rebase repeats lines)",
+                    ),
+                    fixed: false,
+                });
+            } else {
+                first_seen.insert(line.event.id.clone(), here.clone());
+            }
+            if !KNOWN_KINDS.contains(&line.event.kind.as_str()) {
+                let e = unknown.entry(line.event.kind.clone()).or_insert((0, here));
+                e.0 += 1;
+            }
+        }
+        for problem in file.problems {
+            let fixed = if problem.code == "torn_line" && fix {
+                repair_torn_tail(store, &path, &rel)?
+            } else {
+                false
+            };
+            report.findings.push(Finding { problem, fixed });
+        }
+    }
+    for (kind, (count, first)) in unknown {
+        report.findings.push(Finding {
+            problem: Problem::warning(
+                first.rsplit_once(':').map_or(first.as_str(), |(p, _)| p),
+                "unknown_kind",
+                format!("{count} event(s) of unknown kind `{kind}`, first at {first}"),
+            )
+            .with_hint("kept and ignored: written by a newer git-swarm or another tool"),
+            fixed: false,
+        });
+    }
+
+    let (_, _, fresh) = crate::index::status(store)?;
+    if !fresh {
+        let fixed = fix && crate::index::rebuild(store).is_ok();
+        report.findings.push(Finding {
+            problem: Problem::warning(store.rel(&crate::index::index_path(store)), "stale_index", "the index is missing or older than .swarm/")
+                .with_hint("any command refreshes it; `git swarm index rebuild` (or doctor --fix) rebuilds it now"),
+            fixed,
+        });
+    }
+    Ok(report)
+}
+
+/// Saves the torn tail of `path` aside and truncates the file to its last
+/// complete line. Returns false if, under the lock, the tail is no longer torn.
+fn repair_torn_tail(store: &Store, path: &std::path::Path, rel: &str) -> Result<bool> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    lock_with_retry(
+        &file,
+        path,
+        Duration::from_millis(store.config.events.lock_timeout_ms),
+    )?;
+    let result = (|| -> Result<bool> {
+        let mut bytes = Vec::new();
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| Error::io(path, e))?;
+        file.read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+        if bytes.is_empty() || bytes.ends_with(b"\n") {
+            return Ok(false);
+        }
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let torn_dir = store.local_dir().join("torn");
+        std::fs::create_dir_all(&torn_dir).map_err(|e| Error::io(&torn_dir, e))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let aside = torn_dir.join(format!("{name}.{}", store.clock.now().as_millisecond()));
+        let rel_aside = store.rel(&aside);
+        crate::store::create_new(&aside, &bytes[keep..], &rel_aside, rel)?;
+        file.set_len(keep as u64).map_err(|e| Error::io(path, e))?;
+        file.sync_all().map_err(|e| Error::io(path, e))?;
+        Ok(true)
+    })();
+    let _ = file.unlock();
+    result
+}

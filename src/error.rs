@@ -1,0 +1,93 @@
+//! The library's error type. A failed check or a blocked gate is a result,
+//! not an error; errors are for what stopped a command from doing its work.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::problem::Problem;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("not a git repository (or any parent up to the root): {}", path.display())]
+    NotARepository { path: PathBuf, detail: String },
+
+    #[error("{} is a bare repository; git-swarm needs a work tree", path.display())]
+    BareRepository { path: PathBuf },
+
+    #[error("no .swarm/ in {}", root.display())]
+    NotInitialised { root: PathBuf },
+
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("timed out after {:.1} s waiting for the lock on {}", waited.as_secs_f64(), path.display())]
+    LockTimeout { path: PathBuf, waited: Duration },
+
+    #[error("directive `{id}` already exists at {path}")]
+    AlreadyExists { id: String, path: String },
+
+    #[error("no directive or quarantined entry with id `{id}`")]
+    UnknownDirective { id: String },
+
+    #[error("{message}")]
+    InvalidEvent { message: String },
+
+    /// Input that cannot be used; the problems say where and why.
+    #[error("{}", .0.first().map(ToString::to_string).unwrap_or_default())]
+    Invalid(Vec<Problem>),
+
+    #[error("{message}")]
+    Usage {
+        message: String,
+        hint: Option<String>,
+    },
+
+    #[error("index: {message}")]
+    Index { message: String },
+}
+
+impl Error {
+    pub fn io(path: &Path, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// Does this error come from bad usage or bad input (exit 2), rather
+    /// than from the environment (exit 3)?
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            Error::NotARepository { .. }
+                | Error::BareRepository { .. }
+                | Error::NotInitialised { .. }
+                | Error::AlreadyExists { .. }
+                | Error::UnknownDirective { .. }
+                | Error::InvalidEvent { .. }
+                | Error::Invalid(_)
+                | Error::Usage { .. }
+        )
+    }
+
+    /// What to do about it, when there is something to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::NotARepository { .. } => Some("run git swarm inside a git repository, or create one with `git init`".into()),
+            Error::NotInitialised { .. } => Some("run `git swarm init` first".into()),
+            Error::AlreadyExists { .. } => Some("choose another `--id`, or edit the existing file and commit it".into()),
+            Error::UnknownDirective { .. } => Some("`git swarm list` shows the ids (add `--quarantined` for quarantined ones)".into()),
+            Error::LockTimeout { .. } => Some("another git-swarm process holds the lock; retry, or raise `events.lock_timeout_ms`".into()),
+            Error::Invalid(problems) => problems.first().and_then(|p| p.hint.clone()),
+            Error::Usage { hint, .. } => hint.clone(),
+            Error::Index { .. } => Some("`git swarm index rebuild` recreates the index from .swarm/".into()),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

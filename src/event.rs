@@ -1,0 +1,525 @@
+//! The append-only event log: `.swarm/events/<YYYY-MM>.jsonl`.
+//!
+//! Every learning signal is one JSON line with a unique, sortable id. Counts,
+//! scores and states are never stored; they are folds of these lines, so two
+//! branches that each add events merge (with `merge=union`) into the sum of
+//! both, and a rebase or cherry-pick folds to the same state.
+//!
+//! Appends are one `write` of whole lines under an exclusive lock on the
+//! month's file, retried until a bounded wait runs out — never skipped. A
+//! line torn by a crash is left where it is: the next append starts on a new
+//! line, so the torn bytes stay one malformed line (reported by readers,
+//! repaired by `doctor --fix`) and no later event is glued to it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::config::{EventsConfig, FsyncPolicy};
+use crate::error::Error;
+use crate::problem::{Problem, line_col};
+
+/// Kinds this version knows. Others are kept and folded as "other".
+pub const KNOWN_KINDS: &[&str] = &[
+    "added",
+    "shown",
+    "ack",
+    "unacknowledged",
+    "verdict",
+    "check",
+    "escalation",
+    "deescalation",
+    "override",
+    "phase",
+    "quarantined",
+    "promoted",
+    "retired",
+    "pattern_observed",
+    "pattern_validated",
+    "pattern_ignored",
+    "pattern_aged",
+    "pattern_promoted",
+    "pattern_deprecated",
+    "outcome",
+    "handoff",
+    "handoff_violation",
+];
+
+/// One line of the event log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "git-swarm event")]
+pub struct Event {
+    /// Sortable unique id: a ULID (48-bit millisecond time + 80 random bits).
+    #[schemars(length(min = 1, max = 128))]
+    pub id: String,
+    /// When it happened: RFC 3339 in UTC with milliseconds.
+    #[schemars(extend("format" = "date-time"))]
+    pub ts: String,
+    /// What happened (`added`, `quarantined`, `shown`, `ack`, …).
+    #[schemars(pattern(r"^[a-z][a-z0-9_]{0,63}$"))]
+    pub kind: String,
+    /// Who caused it.
+    #[serde(default, skip_serializing_if = "Actor::is_empty")]
+    pub actor: Actor,
+    /// The directive the event is about, if one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directive: Option<String>,
+    /// The kind's own fields; unknown ones are kept.
+    #[serde(flatten)]
+    pub data: Map<String, Value>,
+}
+
+/// Who caused an event.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Actor {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+}
+
+impl Actor {
+    pub fn is_empty(&self) -> bool {
+        self.role.is_none() && self.agent.is_none() && self.user.is_none()
+    }
+}
+
+/// Where "now" comes from: the system clock, or a fixed instant (tests,
+/// reproducible runs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Clock {
+    pub fixed: Option<jiff::Timestamp>,
+}
+
+impl Clock {
+    pub fn now(&self) -> jiff::Timestamp {
+        self.fixed.unwrap_or_else(jiff::Timestamp::now)
+    }
+}
+
+static ULIDS: Mutex<ulid::Generator> = Mutex::new(ulid::Generator::new());
+
+impl Event {
+    /// A new event of `kind` at `ts`, with a fresh id.
+    pub fn new(kind: &str, ts: jiff::Timestamp) -> Event {
+        Event {
+            id: new_id(ts),
+            ts: format_ts(ts),
+            kind: kind.to_owned(),
+            actor: Actor::default(),
+            directive: None,
+            data: Map::new(),
+        }
+    }
+
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Event {
+        self.data.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// Milliseconds since the epoch, if `ts` parses.
+    pub fn ts_millis(&self) -> Option<i64> {
+        parse_ts_millis(&self.ts)
+    }
+
+    /// The month file this event belongs in (`2026-11.jsonl`), by its UTC time.
+    pub fn month_file(&self) -> Option<String> {
+        let ms = self.ts_millis()?;
+        let ts = jiff::Timestamp::from_millisecond(ms).ok()?;
+        Some(month_file_name(ts))
+    }
+
+    /// The event as one JSON line, newline included.
+    pub fn to_line(&self) -> String {
+        let mut line = serde_json::to_string(self).unwrap_or_default();
+        line.push('\n');
+        line
+    }
+}
+
+/// A new sortable id for an event at `ts`. Monotonic within the process.
+pub fn new_id(ts: jiff::Timestamp) -> String {
+    let millis = u64::try_from(ts.as_millisecond()).unwrap_or(0);
+    let time = SystemTime::UNIX_EPOCH + Duration::from_millis(millis);
+    let mut generator = ULIDS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    match generator.generate_from_datetime(time) {
+        Ok(id) => id.to_string(),
+        // The random part overflowed within one millisecond: fall back to a fresh random id.
+        Err(_) => ulid::Ulid::from_datetime(time).to_string(),
+    }
+}
+
+/// The 128-bit key of an event id: the ULID itself, or a hash of any other id.
+pub fn id_key(id: &str) -> u128 {
+    match ulid::Ulid::from_string(id) {
+        Ok(u) if id.len() == 26 => u.0,
+        _ => xxhash_rust::xxh3::xxh3_128(id.as_bytes()),
+    }
+}
+
+/// `2026-11-22T10:00:00.123Z`.
+pub fn format_ts(ts: jiff::Timestamp) -> String {
+    jiff::fmt::temporal::DateTimePrinter::new()
+        .precision(Some(3))
+        .timestamp_to_string(&ts)
+}
+
+/// Milliseconds since the epoch of an RFC 3339 time. The canonical form is
+/// parsed without allocation; other offsets and precisions go through jiff.
+pub fn parse_ts_millis(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() == 24
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'.'
+        && b[23] == b'Z'
+    {
+        let num = |r: std::ops::Range<usize>| -> Option<i64> {
+            let mut n = 0i64;
+            for &c in &b[r] {
+                if !c.is_ascii_digit() {
+                    return None;
+                }
+                n = n * 10 + i64::from(c - b'0');
+            }
+            Some(n)
+        };
+        let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let (h, mi, sec, ms) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
+        if (1..=12).contains(&mo) && (1..=31).contains(&d) && h < 24 && mi < 60 && sec < 61 {
+            return Some(
+                (days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + sec) * 1000 + ms,
+            );
+        }
+        return None;
+    }
+    s.parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| t.as_millisecond())
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+pub fn month_file_name(ts: jiff::Timestamp) -> String {
+    let dt = ts.to_zoned(jiff::tz::TimeZone::UTC);
+    format!("{:04}-{:02}.jsonl", dt.year(), dt.month())
+}
+
+/// Is `name` an event file name (`YYYY-MM.jsonl`)?
+pub fn is_month_file(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() == 13
+        && name.ends_with(".jsonl")
+        && b[4] == b'-'
+        && b[..4].iter().chain(&b[5..7]).all(u8::is_ascii_digit)
+}
+
+/// Appends events to the log in `events_dir`, each to its month's file.
+///
+/// Per file: take the exclusive lock (retrying until `lock_timeout_ms`), make
+/// sure the file ends with a newline, write all of this call's lines for that
+/// file with one `write`, optionally fsync, release.
+pub fn append(events_dir: &Path, events: &[Event], cfg: &EventsConfig) -> Result<(), Error> {
+    let mut by_file: Vec<(String, String)> = Vec::new();
+    for event in events {
+        let name = event.month_file().ok_or_else(|| Error::InvalidEvent {
+            message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
+        })?;
+        let line = event.to_line();
+        if line.len() as u64 > cfg.max_line_bytes {
+            return Err(Error::InvalidEvent {
+                message: format!(
+                    "event {} is {} bytes, over events.max_line_bytes ({})",
+                    event.id,
+                    line.len(),
+                    cfg.max_line_bytes
+                ),
+            });
+        }
+        match by_file.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, buf)) => buf.push_str(&line),
+            None => by_file.push((name, line)),
+        }
+    }
+    std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
+    for (name, buf) in by_file {
+        append_to(&events_dir.join(name), buf.as_bytes(), cfg)?;
+    }
+    Ok(())
+}
+
+fn append_to(path: &Path, lines: &[u8], cfg: &EventsConfig) -> Result<(), Error> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    lock_with_retry(&file, path, Duration::from_millis(cfg.lock_timeout_ms))?;
+    let result = (|| -> io::Result<()> {
+        let len = file.metadata()?.len();
+        let mut buf = Vec::with_capacity(lines.len() + 1);
+        if len > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(len - 1))?;
+            file.read_exact(&mut last)?;
+            if last[0] != b'\n' {
+                buf.push(b'\n');
+            }
+        }
+        buf.extend_from_slice(lines);
+        file.write_all(&buf)?;
+        if cfg.fsync == FsyncPolicy::Always {
+            file.sync_data()?;
+        }
+        Ok(())
+    })();
+    let _ = file.unlock();
+    result.map_err(|e| Error::io(path, e))
+}
+
+/// Takes an exclusive lock on `file`, retrying with a growing pause until `wait` runs out.
+pub fn lock_with_retry(file: &File, path: &Path, wait: Duration) -> Result<(), Error> {
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(200);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if start.elapsed() >= wait {
+                    return Err(Error::LockTimeout {
+                        path: path.to_path_buf(),
+                        waited: start.elapsed(),
+                    });
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+        }
+    }
+}
+
+/// An event read back from a file, with where it was.
+#[derive(Debug, Clone)]
+pub struct EventLine {
+    pub line: u32,
+    pub event: Event,
+}
+
+/// What a reader found in one event file.
+#[derive(Debug, Default)]
+pub struct EventFile {
+    pub events: Vec<EventLine>,
+    pub problems: Vec<Problem>,
+    /// Bytes at the end after the last newline: a torn (or still being written) line.
+    pub torn_tail: Option<TornTail>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TornTail {
+    pub line: u32,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Reads and checks every line of an event file. `rel` is the path shown in problems.
+pub fn read_event_file(path: &Path, rel: &str, max_line_bytes: u64) -> Result<EventFile, Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    Ok(parse_event_bytes(&bytes, rel, max_line_bytes))
+}
+
+/// Checks one event line. `Err` carries a problem without a path or line.
+pub fn parse_event_line(
+    raw: &[u8],
+    max_line_bytes: u64,
+) -> Result<Event, (u32, String, &'static str)> {
+    if raw.len() as u64 > max_line_bytes {
+        return Err((
+            1,
+            format!(
+                "line is {} bytes, over the {max_line_bytes}-byte limit",
+                raw.len()
+            ),
+            "an event line is a few hundred bytes; this one was not written by git-swarm. Remove it",
+        ));
+    }
+    let text = std::str::from_utf8(raw).map_err(|e| {
+        let col = String::from_utf8_lossy(&raw[..e.valid_up_to()])
+            .chars()
+            .count()
+            + 1;
+        (
+            u32::try_from(col).unwrap_or(u32::MAX),
+            "line is not valid UTF-8".to_owned(),
+            "event lines are UTF-8 JSON; remove or re-encode the line",
+        )
+    })?;
+    let event: Event = serde_json::from_str(text).map_err(|e| {
+        let col = line_col(text, 0).1 + u32::try_from(e.column().saturating_sub(1)).unwrap_or(0);
+        (
+            col,
+            format!("malformed event: {e}"),
+            "each line must be one JSON object with `id`, `ts` and `kind`",
+        )
+    })?;
+    if event.id.is_empty() || event.id.len() > 128 {
+        return Err((
+            1,
+            "event id is empty or longer than 128 bytes".into(),
+            "ids are ULIDs written by git-swarm",
+        ));
+    }
+    if event.ts_millis().is_none() {
+        return Err((
+            1,
+            format!("event time `{}` is not an RFC 3339 time", event.ts),
+            "write times like 2026-11-22T10:00:00.000Z",
+        ));
+    }
+    if event.kind.is_empty() {
+        return Err((1, "event has an empty kind".into(), "set `kind`"));
+    }
+    Ok(event)
+}
+
+pub fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventFile {
+    let mut out = EventFile::default();
+    let mut start = 0usize;
+    let mut line_no = 0u32;
+    while start < bytes.len() {
+        line_no += 1;
+        let (end, complete) = match memchr::memchr(b'\n', &bytes[start..]) {
+            Some(i) => (start + i, true),
+            None => (bytes.len(), false),
+        };
+        let raw = &bytes[start..end];
+        if !complete {
+            out.torn_tail = Some(TornTail {
+                line: line_no,
+                offset: start as u64,
+                len: raw.len() as u64,
+            });
+            out.problems.push(
+                Problem::error(rel, "torn_line", format!("last line is incomplete ({} bytes with no newline)", raw.len()))
+                    .at(line_no, 1)
+                    .with_hint("a write was cut short (crash or full disk); `git swarm doctor --fix` saves it aside and truncates it"),
+            );
+            break;
+        }
+        if !raw.iter().all(u8::is_ascii_whitespace) {
+            match parse_event_line(raw, max_line_bytes) {
+                Ok(event) => out.events.push(EventLine {
+                    line: line_no,
+                    event,
+                }),
+                Err((col, message, hint)) => out.problems.push(
+                    Problem::error(rel, "bad_event", message)
+                        .at(line_no, col)
+                        .with_hint(hint),
+                ),
+            }
+        }
+        start = end + 1;
+    }
+    out
+}
+
+/// Lists the event files of `events_dir`, sorted by name.
+pub fn event_files(events_dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    match std::fs::read_dir(events_dir) {
+        Ok(entries) => {
+            for entry in entries {
+                let entry = entry.map_err(|e| Error::io(events_dir, e))?;
+                let name = entry.file_name();
+                if name.to_str().is_some_and(is_month_file) {
+                    files.push(entry.path());
+                }
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(events_dir, e)),
+    }
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_ts_parse_agrees_with_jiff() {
+        for s in [
+            "2026-11-22T10:00:00.123Z",
+            "1999-12-31T23:59:59.999Z",
+            "2024-02-29T00:00:00.000Z",
+            "1970-01-01T00:00:00.000Z",
+        ] {
+            let jiff_ms = s.parse::<jiff::Timestamp>().unwrap().as_millisecond();
+            assert_eq!(parse_ts_millis(s), Some(jiff_ms), "{s}");
+        }
+        assert_eq!(
+            parse_ts_millis("2026-11-22T11:00:00+01:00"),
+            parse_ts_millis("2026-11-22T10:00:00.000Z")
+        );
+        assert_eq!(parse_ts_millis("yesterday"), None);
+    }
+
+    #[test]
+    fn ids_sort_by_time() {
+        let t1 = "2026-01-01T00:00:00Z".parse().unwrap();
+        let t2 = "2026-01-01T00:00:01Z".parse().unwrap();
+        let (a, b, c) = (new_id(t1), new_id(t1), new_id(t2));
+        assert!(a < b && b < c, "{a} {b} {c}");
+        assert_eq!(id_key(&a), ulid::Ulid::from_string(&a).unwrap().0);
+        assert_ne!(id_key("custom-1"), id_key("custom-2"));
+    }
+
+    #[test]
+    fn reader_reports_bad_lines_and_keeps_good_ones() {
+        let good = Event::new("added", "2026-11-22T10:00:00Z".parse().unwrap()).to_line();
+        let bytes =
+            format!("{good}not json\n{{\"id\":\"x\",\"ts\":\"nope\",\"kind\":\"k\"}}\n{good}");
+        let mut bytes = bytes.into_bytes();
+        bytes.extend_from_slice(b"{\"id\":");
+        let f = parse_event_bytes(&bytes, "e.jsonl", 65536);
+        assert_eq!(f.events.len(), 2);
+        let lines: Vec<_> = f
+            .problems
+            .iter()
+            .map(|p| (p.line, p.code.as_str()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (Some(2), "bad_event"),
+                (Some(3), "bad_event"),
+                (Some(5), "torn_line")
+            ]
+        );
+    }
+}

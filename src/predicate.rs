@@ -1,0 +1,232 @@
+//! Machine-checkable predicates (`verify` entries of a directive).
+//!
+//! The string form is compatible with opencode-swarm's: the kind, a `:`, and
+//! the kind's argument.
+//!
+//! | form | argument |
+//! | --- | --- |
+//! | `file_modified:<glob>` | a path glob |
+//! | `file_not_modified:<glob>` | a path glob |
+//! | `grep:<regex>[:<glob>]` | a regex, then an optional glob after the *last* `:` |
+//! | `grep_tree:<regex>[:<glob>]` | as `grep` |
+//! | `tool:<argv>` | a program and its arguments, split without a shell |
+//!
+//! For `grep` and `grep_tree` the glob is whatever follows the last `:`; a
+//! regex that itself contains `:` must therefore be followed by a glob (or by
+//! a trailing `:` for "all files"). `tool` arguments are split like a POSIX
+//! shell word list — whitespace separates, single quotes are literal, double
+//! quotes allow `\"` and `\\` — but nothing is expanded and no shell runs.
+//! Parsing checks only the form; which programs may run is decided by the
+//! user's allowlist when a check runs.
+
+use std::fmt;
+
+use regex::Regex;
+
+use crate::pathglob::PathGlob;
+
+/// A parsed predicate.
+#[derive(Clone, Debug)]
+pub enum Predicate {
+    FileModified(PathGlob),
+    FileNotModified(PathGlob),
+    Grep {
+        regex: Regex,
+        glob: Option<PathGlob>,
+    },
+    GrepTree {
+        regex: Regex,
+        glob: Option<PathGlob>,
+    },
+    Tool {
+        argv: Vec<String>,
+    },
+}
+
+/// The five kinds, in the order the docs list them.
+pub const KINDS: [&str; 5] = [
+    "file_modified",
+    "file_not_modified",
+    "grep",
+    "grep_tree",
+    "tool",
+];
+
+/// Why a predicate string does not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PredicateError {
+    pub message: String,
+    pub hint: String,
+}
+
+impl fmt::Display for PredicateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The longest predicate string accepted.
+pub const MAX_LEN: usize = 1024;
+
+impl Predicate {
+    pub fn parse(source: &str) -> Result<Predicate, PredicateError> {
+        let err = |message: String, hint: &str| PredicateError {
+            message,
+            hint: hint.to_owned(),
+        };
+        if source.len() > MAX_LEN {
+            return Err(err(
+                format!(
+                    "predicate is {} bytes long, over the {MAX_LEN}-byte limit",
+                    source.len()
+                ),
+                "shorten it; long checks belong in a script run by a `tool:` predicate",
+            ));
+        }
+        let Some((kind, arg)) = source.split_once(':') else {
+            return Err(err(
+                format!("predicate `{source}` has no kind"),
+                "write `<kind>:<argument>`, where kind is one of file_modified, file_not_modified, grep, grep_tree, tool",
+            ));
+        };
+        let glob = |s: &str| {
+            PathGlob::parse(s).map_err(|e| PredicateError {
+                message: e.message,
+                hint: e.hint,
+            })
+        };
+        match kind.trim() {
+            "file_modified" => Ok(Predicate::FileModified(glob(arg)?)),
+            "file_not_modified" => Ok(Predicate::FileNotModified(glob(arg)?)),
+            k @ ("grep" | "grep_tree") => {
+                let (pattern, glob_src) = match arg.rsplit_once(':') {
+                    Some((p, g)) => (p, Some(g)),
+                    None => (arg, None),
+                };
+                if pattern.is_empty() {
+                    return Err(err(
+                        format!("`{k}` predicate has an empty regex"),
+                        "write `grep:<regex>:<glob>`, for example `grep:\\.unwrap\\(\\):src/**/*.rs`",
+                    ));
+                }
+                let regex = Regex::new(pattern).map_err(|e| {
+                    err(
+                        format!("`{k}` regex `{pattern}` does not parse: {}", first_line(&e.to_string())),
+                        "the regex syntax is Rust's `regex` crate (no look-around or back-references)",
+                    )
+                })?;
+                let glob = match glob_src {
+                    Some(g) if !g.is_empty() => Some(glob(g)?),
+                    _ => None,
+                };
+                Ok(if k == "grep" {
+                    Predicate::Grep { regex, glob }
+                } else {
+                    Predicate::GrepTree { regex, glob }
+                })
+            }
+            "tool" => {
+                let argv = shlex::split(arg).ok_or_else(|| {
+                    err(
+                        format!(
+                            "`tool` command `{arg}` has an unclosed quote or a trailing backslash"
+                        ),
+                        "quote like a shell word list: 'single' or \"double\" quotes, no expansion",
+                    )
+                })?;
+                let Some(program) = argv.first() else {
+                    return Err(err(
+                        "`tool` predicate names no program".into(),
+                        "write `tool:<program> <args>`, for example `tool:cargo test --quiet`",
+                    ));
+                };
+                if program.contains('/') || program.contains('\\') {
+                    return Err(err(
+                        format!("`tool` program `{program}` is a path"),
+                        "name a program on PATH by its bare name; which programs may run is set by `git config swarm.allowTool`",
+                    ));
+                }
+                if argv.iter().any(|a| a.contains('\0')) {
+                    return Err(err(
+                        "`tool` argument contains a NUL byte".into(),
+                        "remove the NUL byte",
+                    ));
+                }
+                Ok(Predicate::Tool { argv })
+            }
+            other => Err(err(
+                format!("unknown predicate kind `{other}`"),
+                "the kinds are file_modified, file_not_modified, grep, grep_tree and tool",
+            )),
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Predicate::FileModified(_) => "file_modified",
+            Predicate::FileNotModified(_) => "file_not_modified",
+            Predicate::Grep { .. } => "grep",
+            Predicate::GrepTree { .. } => "grep_tree",
+            Predicate::Tool { .. } => "tool",
+        }
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or(s)
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_five_kinds_parse() {
+        assert_eq!(
+            Predicate::parse("file_modified:src/**").unwrap().kind(),
+            "file_modified"
+        );
+        assert_eq!(
+            Predicate::parse("file_not_modified:Cargo.lock")
+                .unwrap()
+                .kind(),
+            "file_not_modified"
+        );
+        match Predicate::parse("grep:a:b:*.rs").unwrap() {
+            Predicate::Grep { regex, glob } => {
+                assert_eq!(regex.as_str(), "a:b");
+                assert_eq!(glob.unwrap().as_str(), "*.rs");
+            }
+            other => panic!("{other:?}"),
+        }
+        match Predicate::parse("grep_tree:TODO").unwrap() {
+            Predicate::GrepTree { glob, .. } => assert!(glob.is_none()),
+            other => panic!("{other:?}"),
+        }
+        match Predicate::parse("tool:cargo test -- 'a b'").unwrap() {
+            Predicate::Tool { argv } => assert_eq!(argv, ["cargo", "test", "--", "a b"]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_predicates_are_refused() {
+        for bad in [
+            "nokind",
+            "shell:rm -rf /",
+            "grep:(:x",
+            "grep::*.rs",
+            "tool:",
+            "tool:/bin/sh -c x",
+            "tool:'unclosed",
+            "file_modified:../x",
+            "file_modified:/etc",
+        ] {
+            assert!(Predicate::parse(bad).is_err(), "{bad:?} should not parse");
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! A repository's `.swarm/`: finding it, reading its settings, and the
+//! writes every command shares (new files, events).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::directive::{Directive, Quarantined};
+use crate::error::{Error, Result};
+use crate::event::{Clock, Event};
+use crate::problem::Problem;
+
+/// Where a repository keeps its work tree and its (per-worktree) git dir.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    /// Top of the work tree.
+    pub root: PathBuf,
+    /// The git dir of this worktree (`.git`, or `.git/worktrees/<name>` in a linked worktree).
+    pub git_dir: PathBuf,
+}
+
+impl Repo {
+    /// Finds the repository containing `cwd`, as git does (honouring
+    /// `GIT_DIR` and `GIT_WORK_TREE`).
+    pub fn discover(cwd: &Path) -> Result<Repo> {
+        let repo =
+            gix::ThreadSafeRepository::discover_with_environment_overrides(cwd).map_err(|e| {
+                Error::NotARepository {
+                    path: cwd.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
+        let Some(root) = repo.work_dir() else {
+            return Err(Error::BareRepository {
+                path: repo.git_dir().to_path_buf(),
+            });
+        };
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        Ok(Repo {
+            root: canonical(root),
+            git_dir: canonical(repo.git_dir()),
+        })
+    }
+}
+
+/// An opened `.swarm/`.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub root: PathBuf,
+    pub swarm_dir: PathBuf,
+    pub git_dir: PathBuf,
+    pub config: Config,
+    /// Problems with `config.toml` (the defaults are in use while there are any).
+    pub config_problems: Vec<Problem>,
+    pub clock: Clock,
+}
+
+pub const SWARM_DIR: &str = ".swarm";
+
+impl Store {
+    /// Opens the `.swarm/` of `repo`; fails if there is none.
+    pub fn open(repo: &Repo, clock: Clock) -> Result<Store> {
+        let swarm_dir = repo.root.join(SWARM_DIR);
+        if !swarm_dir.is_dir() {
+            return Err(Error::NotInitialised {
+                root: repo.root.clone(),
+            });
+        }
+        let config_path = swarm_dir.join("config.toml");
+        let (config, config_problems) = match std::fs::read(&config_path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => Config::parse(&text, ".swarm/config.toml"),
+                Err(_) => (
+                    Config::default(),
+                    vec![
+                        Problem::error(".swarm/config.toml", "not_utf8", "file is not valid UTF-8")
+                            .with_hint("re-save config.toml as UTF-8"),
+                    ],
+                ),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Config::default(), Vec::new()),
+            Err(e) => return Err(Error::io(&config_path, e)),
+        };
+        Ok(Store {
+            root: repo.root.clone(),
+            swarm_dir,
+            git_dir: repo.git_dir.clone(),
+            config,
+            config_problems,
+            clock,
+        })
+    }
+
+    pub fn directives_dir(&self) -> PathBuf {
+        self.swarm_dir.join("directives")
+    }
+
+    pub fn quarantine_dir(&self) -> PathBuf {
+        self.swarm_dir.join("quarantine")
+    }
+
+    pub fn events_dir(&self) -> PathBuf {
+        self.swarm_dir.join("events")
+    }
+
+    pub fn local_dir(&self) -> PathBuf {
+        self.swarm_dir.join("local")
+    }
+
+    /// Path relative to the work tree root, `/`-separated, for messages.
+    pub fn rel(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        rel.to_string_lossy().replace('\\', "/")
+    }
+
+    /// Appends events to the log (see [`crate::event::append`]).
+    pub fn append(&self, events: &[Event]) -> Result<()> {
+        crate::event::append(&self.events_dir(), events, &self.config.events)
+    }
+
+    /// A new event stamped with this store's clock.
+    pub fn event(&self, kind: &str) -> Event {
+        Event::new(kind, self.clock.now())
+    }
+
+    /// Does an entry with this id exist, active or quarantined?
+    pub fn id_taken(&self, id: &str) -> Option<PathBuf> {
+        [self.directives_dir(), self.quarantine_dir()]
+            .into_iter()
+            .map(|d| d.join(format!("{id}.toml")))
+            .find(|p| p.exists())
+    }
+
+    /// Writes a directive that passed the gate to `directives/<id>.toml`;
+    /// refuses to overwrite.
+    pub fn write_directive(&self, d: &Directive) -> Result<PathBuf> {
+        let path = self.directives_dir().join(format!("{}.toml", d.id));
+        create_new(&path, d.to_toml().as_bytes(), &self.rel(&path), &d.id)?;
+        Ok(path)
+    }
+
+    /// Writes an entry that failed the gate to `quarantine/<id>.toml`.
+    pub fn write_quarantined(&self, q: &Quarantined) -> Result<PathBuf> {
+        let path = self
+            .quarantine_dir()
+            .join(format!("{}.toml", q.directive.id));
+        create_new(
+            &path,
+            q.to_toml().as_bytes(),
+            &self.rel(&path),
+            &q.directive.id,
+        )?;
+        Ok(path)
+    }
+}
+
+/// Creates `path` with `contents` atomically: the file appears whole or not
+/// at all, and an existing file is never replaced.
+pub fn create_new(path: &Path, contents: &[u8], rel: &str, id: &str) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(contents)
+        .map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.persist_noclobber(path).map_err(|e| {
+        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+            Error::AlreadyExists {
+                id: id.to_owned(),
+                path: rel.to_owned(),
+            }
+        } else {
+            Error::io(path, e.error)
+        }
+    })?;
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! `git swarm validate`: lint everything under `.swarm/` and report every
+//! problem at once, each with its place and a hint. Made for CI.
+//!
+//! It reads the files themselves, not the index, so it checks exactly what
+//! is in the tree.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::event::{is_month_file, read_event_file};
+use crate::index::read_entry;
+use crate::problem::Problem;
+use crate::store::Store;
+
+/// What `validate` looked at and found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub files: usize,
+    pub directives: usize,
+    pub quarantined: usize,
+    pub events: usize,
+    pub problems: Vec<Problem>,
+}
+
+impl Report {
+    pub fn errors(&self) -> usize {
+        self.problems.iter().filter(|p| p.is_error()).count()
+    }
+}
+
+/// Folders `.swarm/` may hold, now or in later versions.
+const KNOWN_DIRS: &[&str] = &[
+    "directives",
+    "quarantine",
+    "events",
+    "local",
+    "handoffs",
+    "proposals",
+];
+const KNOWN_FILES: &[&str] = &["config.toml", ".gitattributes", ".gitignore", "README.md"];
+
+pub fn validate(store: &Store) -> Result<Report> {
+    let mut r = Report {
+        problems: store.config_problems.clone(),
+        ..Report::default()
+    };
+    if store.swarm_dir.join("config.toml").is_file() {
+        r.files += 1;
+    }
+    check_top_level(store, &mut r)?;
+
+    let mut ids: BTreeMap<String, String> = BTreeMap::new();
+    for (folder, quarantine) in [("directives", false), ("quarantine", true)] {
+        for name in list(&store.swarm_dir.join(folder), folder, &mut r)? {
+            let rel = format!(".swarm/{folder}/{name}");
+            if !name.ends_with(".toml") {
+                if name != ".gitkeep" {
+                    r.problems.push(
+                        Problem::warning(
+                            &rel,
+                            "stray_file",
+                            format!("`{name}` is not a .toml file and is ignored"),
+                        )
+                        .with_hint(format!(
+                            "entries in {folder}/ are `<id>.toml` files; move or delete this one"
+                        )),
+                    );
+                }
+                continue;
+            }
+            r.files += 1;
+            let entry = read_entry(
+                &store.swarm_dir.join(folder).join(&name),
+                &rel,
+                &name,
+                quarantine,
+            );
+            if quarantine {
+                r.quarantined += 1;
+            } else {
+                r.directives += 1;
+            }
+            r.problems.extend(entry.problems);
+            let stem = name.trim_end_matches(".toml").to_owned();
+            if let Some(first) = ids.insert(stem.clone(), rel.clone()) {
+                r.problems.push(
+                    Problem::error(
+                        &rel,
+                        "duplicate_id",
+                        format!("id `{stem}` is also used by {first}"),
+                    )
+                    .with_hint(
+                        "ids are unique across directives/ and quarantine/: remove or rename one",
+                    ),
+                );
+            }
+        }
+    }
+
+    for name in list(&store.events_dir(), "events", &mut r)? {
+        let rel = format!(".swarm/events/{name}");
+        if !is_month_file(&name) {
+            if name != ".gitkeep" {
+                r.problems.push(
+                    Problem::warning(
+                        &rel,
+                        "stray_file",
+                        format!("`{name}` is not an event file (YYYY-MM.jsonl) and is ignored"),
+                    )
+                    .with_hint("event files are named by month, e.g. 2026-11.jsonl"),
+                );
+            }
+            continue;
+        }
+        r.files += 1;
+        let file = read_event_file(
+            &store.events_dir().join(&name),
+            &rel,
+            store.config.events.max_line_bytes,
+        )?;
+        for line in &file.events {
+            if line.event.month_file().as_deref() != Some(name.as_str()) {
+                r.problems.push(
+                    Problem::warning(
+                        &rel,
+                        "wrong_month",
+                        format!(
+                            "event {} at {} belongs in {}",
+                            line.event.id,
+                            line.event.ts,
+                            line.event.month_file().unwrap_or_default()
+                        ),
+                    )
+                    .at_line(line.line)
+                    .with_hint("events are filed by their UTC month; readers still fold it"),
+                );
+            }
+        }
+        r.events += file.events.len();
+        r.problems.extend(file.problems);
+    }
+
+    check_gitattributes(store, &mut r);
+    r.problems
+        .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    Ok(r)
+}
+
+fn check_top_level(store: &Store, r: &mut Report) -> Result<()> {
+    let entries =
+        std::fs::read_dir(&store.swarm_dir).map_err(|e| Error::io(&store.swarm_dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(&store.swarm_dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        let known = if is_dir {
+            KNOWN_DIRS.contains(&name.as_str())
+        } else {
+            KNOWN_FILES.contains(&name.as_str())
+        };
+        if !known {
+            r.problems.push(
+                Problem::warning(
+                    format!(".swarm/{name}"),
+                    "stray_file",
+                    format!("`{name}` is not part of the .swarm/ layout and is ignored"),
+                )
+                .with_hint("see docs/formats.md for what .swarm/ holds"),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn list(dir: &Path, folder: &str, r: &mut Report) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        match entry.file_name().into_string() {
+            Ok(name) => {
+                if entry.path().is_dir() {
+                    r.problems.push(
+                        Problem::warning(
+                            format!(".swarm/{folder}/{name}"),
+                            "stray_file",
+                            format!("`{name}` is a directory and is ignored"),
+                        )
+                        .with_hint(format!("{folder}/ holds files only")),
+                    );
+                } else {
+                    names.push(name);
+                }
+            }
+            Err(raw) => r.problems.push(
+                Problem::error(
+                    format!(".swarm/{folder}/{}", raw.to_string_lossy()),
+                    "bad_file_name",
+                    "file name is not valid UTF-8",
+                )
+                .with_hint("rename the file; entry file names are `<id>.toml`"),
+            ),
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+fn check_gitattributes(store: &Store, r: &mut Report) {
+    let path = store.swarm_dir.join(".gitattributes");
+    let ok = std::fs::read_to_string(&path).is_ok_and(|t| {
+        t.lines().map(str::trim).any(|l| {
+            l.starts_with("events/*.jsonl") && l.split_whitespace().any(|a| a == "merge=union")
+        })
+    });
+    if !ok {
+        r.problems.push(
+            Problem::warning(".swarm/.gitattributes", "no_union_merge", "event files are not marked `merge=union`")
+                .with_hint("add the line `events/*.jsonl merge=union` (git swarm init writes it), or merges of events/ may conflict"),
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! Test harness: the real `git-swarm` binary against real temporary git
+//! repositories, in a controlled environment (cleared env, HOME in the temp
+//! dir, no global or system git config, fixed dates, UTC, C locale).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The fixed "now" of every test unless a test says otherwise.
+pub const NOW: &str = "2026-11-22T10:00:00Z";
+
+pub struct TestEnv {
+    pub tmp: tempfile::TempDir,
+    /// The repository's work tree.
+    pub root: PathBuf,
+}
+
+/// What a command printed and how it exited, with paths and ids normalised.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// `[exit N]`, stdout and stderr in one block, for snapshots.
+    pub fn snapshot(&self) -> String {
+        let mut s = format!("[exit {}]\n", self.code);
+        if !self.stdout.is_empty() {
+            s.push_str("--- stdout\n");
+            s.push_str(&self.stdout);
+        }
+        if !self.stderr.is_empty() {
+            s.push_str("--- stderr\n");
+            s.push_str(&self.stderr);
+        }
+        s
+    }
+
+    #[track_caller]
+    pub fn success(&self) -> &Run {
+        assert_eq!(self.code, 0, "expected success:\n{}", self.snapshot());
+        self
+    }
+
+    #[track_caller]
+    pub fn code(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code,
+            code,
+            "expected exit {code}:\n{}",
+            self.snapshot()
+        );
+        self
+    }
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-swarm"))
+}
+
+impl TestEnv {
+    /// A new temp dir holding an empty git repository at `repo/`.
+    pub fn new() -> TestEnv {
+        let tmp = tempfile::Builder::new()
+            .prefix("git-swarm-test-")
+            .tempdir()
+            .expect("temp dir");
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(&root).expect("create repo dir");
+        let env = TestEnv { tmp, root };
+        env.git(&["init", "-q", "-b", "main"]);
+        env
+    }
+
+    /// A repository with `git swarm init` run and committed.
+    pub fn initialised() -> TestEnv {
+        let env = TestEnv::new();
+        env.swarm(&["init"]).success();
+        env.git(&["add", "-A"]);
+        env.git(&["commit", "-q", "-m", "init swarm"]);
+        env
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.tmp.path().join("home")
+    }
+
+    /// A command with the controlled environment, run in `dir`.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(dir).env_clear();
+        let path = format!(
+            "{}:{}",
+            bin().parent().expect("bin dir").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        std::fs::create_dir_all(self.home()).expect("home");
+        cmd.env("PATH", path)
+            .env("HOME", self.home())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_AUTHOR_DATE", "2026-11-22T10:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-11-22T10:00:00Z")
+            .env("GIT_SWARM_NOW", NOW)
+            .env("TZ", "UTC")
+            .env("LC_ALL", "C")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs git in the repository and returns stdout; panics on failure.
+    #[track_caller]
+    pub fn git(&self, args: &[&str]) -> String {
+        self.git_in(&self.root, args)
+    }
+
+    #[track_caller]
+    pub fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self
+            .command("git", dir)
+            .args(args)
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs `git swarm ARGS` (through git, as users do) in the repository.
+    pub fn swarm(&self, args: &[&str]) -> Run {
+        self.swarm_in(&self.root, args)
+    }
+
+    pub fn swarm_in(&self, dir: &Path, args: &[&str]) -> Run {
+        let out = self
+            .command("git", dir)
+            .arg("swarm")
+            .args(args)
+            .output()
+            .expect("run git swarm");
+        self.finish(out)
+    }
+
+    /// Runs the binary directly with extra environment and optional stdin.
+    pub fn swarm_with(&self, args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Run {
+        let mut cmd = self.command(bin(), &self.root);
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = match stdin {
+            None => cmd.output().expect("run git-swarm"),
+            Some(input) => {
+                use std::io::Write;
+                cmd.stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let mut child = cmd.spawn().expect("spawn git-swarm");
+                child
+                    .stdin
+                    .take()
+                    .expect("stdin")
+                    .write_all(input)
+                    .expect("write stdin");
+                child.wait_with_output().expect("wait git-swarm")
+            }
+        };
+        self.finish(out)
+    }
+
+    fn finish(&self, out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: self.normalise(&String::from_utf8_lossy(&out.stdout)),
+            stderr: self.normalise(&String::from_utf8_lossy(&out.stderr)),
+        }
+    }
+
+    /// Replaces the temp dir with `$TMP` and event ids with `[ULID]`.
+    pub fn normalise(&self, s: &str) -> String {
+        let tmp = self.tmp.path().to_string_lossy().into_owned();
+        let canonical = std::fs::canonicalize(self.tmp.path())
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| tmp.clone());
+        let s = s.replace(&canonical, "$TMP").replace(&tmp, "$TMP");
+        let ulid = regex::Regex::new(r"\b[0-9A-HJKMNP-TV-Z]{26}\b").expect("ulid regex");
+        ulid.replace_all(&s, "[ULID]").into_owned()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, contents).expect("write file");
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path(rel).exists()
+    }
+
+    /// Every line of every event file, in file order.
+    pub fn event_lines(&self) -> Vec<String> {
+        let mut files: Vec<_> = std::fs::read_dir(self.path(".swarm/events"))
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        files
+            .iter()
+            .flat_map(|f| {
+                std::fs::read_to_string(f)
+                    .expect("read events")
+                    .lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+}
+
+/// A directive that passes the gate, as TOML.
+pub fn directive_toml(id: &str, lesson: &str) -> String {
+    format!(
+        "id = \"{id}\"\nlesson = \"{lesson}\"\npriority = \"high\"\napplies_to_agents = [\"coder\"]\nverify = [\"file_modified:src/**\"]\n"
+    )
+}
