@@ -7,6 +7,7 @@ mod index;
 mod init;
 mod list;
 mod log;
+mod record;
 mod show;
 mod ui;
 mod validate;
@@ -50,6 +51,8 @@ enum Command {
     #[command(subcommand)]
     Index(index::Command),
     Doctor(doctor::Args),
+    #[command(hide = true)]
+    Record(record::Args),
 }
 
 /// What a command asks `main` to exit with.
@@ -108,6 +111,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Log(args) => log::run(args, ui),
         Command::Index(cmd) => index::run(cmd, ui),
         Command::Doctor(args) => doctor::run(args, ui),
+        Command::Record(args) => record::run(args, ui),
     }
 }
 

@@ -1,0 +1,88 @@
+//! `git swarm record`: plumbing to append an event from a script or harness.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::Error;
+use git_swarm::event::Event;
+
+use super::{Outcome, Ui};
+
+/// Append an event to the log (plumbing for harnesses and scripts).
+///
+/// Each `--count` repetition is a separate append (its own lock and write),
+/// so concurrent recorders interleave whole lines.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The event kind, e.g. `check` or `outcome`.
+    kind: String,
+    /// The directive the event is about.
+    #[arg(long, value_name = "ID")]
+    directive: Option<String>,
+    /// The actor's role.
+    #[arg(long)]
+    role: Option<String>,
+    /// An extra field: KEY=VALUE (a JSON value, or else a string). Repeatable.
+    #[arg(long = "field", value_name = "KEY=VALUE")]
+    fields: Vec<String>,
+    /// Append this many events, one append each.
+    #[arg(long, default_value_t = 1)]
+    count: u64,
+    /// Print each event's id.
+    #[arg(long)]
+    print_ids: bool,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let store = super::store(ui)?;
+    if !valid_kind(&args.kind) {
+        return Err(Error::Usage {
+            message: format!("`{}` is not a valid event kind", args.kind.escape_debug()),
+            hint: Some(
+                "kinds are lowercase letters, digits and `_`, starting with a letter".into(),
+            ),
+        }
+        .into());
+    }
+    let mut fields = Vec::new();
+    for f in &args.fields {
+        let Some((k, v)) = f.split_once('=') else {
+            return Err(Error::Usage {
+                message: format!("--field `{f}` has no `=`"),
+                hint: Some("write --field key=value".into()),
+            }
+            .into());
+        };
+        if matches!(k, "id" | "ts" | "kind" | "actor" | "directive") {
+            return Err(Error::Usage {
+                message: format!("--field cannot set `{k}`"),
+                hint: Some("use the command's own options for these".into()),
+            }
+            .into());
+        }
+        let value =
+            serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_owned()));
+        fields.push((k.to_owned(), value));
+    }
+    for _ in 0..args.count {
+        let mut event: Event = store.event(&args.kind);
+        event.directive = args.directive.clone();
+        event.actor.role = args.role.clone();
+        for (k, v) in &fields {
+            event.data.insert(k.clone(), v.clone());
+        }
+        store.append(std::slice::from_ref(&event))?;
+        if args.print_ids {
+            writeln!(ui.out, "{}", event.id)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn valid_kind(kind: &str) -> bool {
+    let b = kind.as_bytes();
+    (1..=64).contains(&b.len())
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+}
