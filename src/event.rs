@@ -322,6 +322,15 @@ pub fn lock_with_retry(file: &File, path: &Path, wait: Duration) -> Result<(), E
     }
 }
 
+/// Is `kind` a valid event kind (`^[a-z][a-z0-9_]{0,63}$`)?
+pub fn is_valid_kind(kind: &str) -> bool {
+    let b = kind.as_bytes();
+    (1..=64).contains(&b.len())
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+}
+
 /// An event read back from a file, with where it was.
 #[derive(Debug, Clone)]
 pub struct EventLine {
@@ -399,8 +408,15 @@ pub fn parse_event_line(
             "write times like 2026-11-22T10:00:00.000Z",
         ));
     }
-    if event.kind.is_empty() {
-        return Err((1, "event has an empty kind".into(), "set `kind`"));
+    if !is_valid_kind(&event.kind) {
+        return Err((
+            1,
+            format!(
+                "event kind `{}` is not a valid kind",
+                event.kind.escape_debug()
+            ),
+            "kinds are 1–64 lowercase letters, digits and `_`, starting with a letter",
+        ));
     }
     Ok(event)
 }

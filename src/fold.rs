@@ -42,7 +42,7 @@ impl EventHead {
     /// that report problems use [`crate::event::parse_event_line`]).
     pub fn parse(line: &[u8]) -> Option<EventHead> {
         let raw: RawHead<'_> = serde_json::from_slice(line).ok()?;
-        if raw.id.is_empty() || raw.id.len() > 128 || raw.kind.is_empty() {
+        if raw.id.is_empty() || raw.id.len() > 128 || !crate::event::is_valid_kind(&raw.kind) {
             return None;
         }
         let ts = crate::event::parse_ts_millis(&raw.ts)?;

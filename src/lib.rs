@@ -22,6 +22,7 @@ pub mod init;
 pub mod pathglob;
 pub mod predicate;
 pub mod problem;
+pub mod schema;
 pub mod store;
 pub mod validate;
 

@@ -35,7 +35,7 @@ pub struct Args {
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
-    if !valid_kind(&args.kind) {
+    if !git_swarm::event::is_valid_kind(&args.kind) {
         return Err(Error::Usage {
             message: format!("`{}` is not a valid event kind", args.kind.escape_debug()),
             hint: Some(
@@ -77,12 +77,4 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn valid_kind(kind: &str) -> bool {
-    let b = kind.as_bytes();
-    (1..=64).contains(&b.len())
-        && b[0].is_ascii_lowercase()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
 }

@@ -233,11 +233,19 @@ fn parse(
                 _ => x.type_error(field, value, "a number from 0.0 to 1.0"),
             },
             "created_at" => match value.get_ref() {
-                DeValue::Datetime(dt) => d.created_at = Some(dt.to_string()),
+                DeValue::Datetime(dt)
+                    if dt.date.is_some() && dt.time.is_some() && dt.offset.is_some() =>
+                {
+                    d.created_at = Some(dt.to_string())
+                }
                 DeValue::String(s) if s.parse::<jiff::Timestamp>().is_ok() => {
                     d.created_at = Some(s.to_string())
                 }
-                _ => x.type_error(field, value, "a date-time such as 2026-11-22T10:00:00Z"),
+                _ => x.type_error(
+                    field,
+                    value,
+                    "a date-time with an offset, such as 2026-11-22T10:00:00Z",
+                ),
             },
             list => {
                 let items = x.list(list, value);

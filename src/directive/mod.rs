@@ -29,7 +29,7 @@ pub struct Directive {
     #[schemars(pattern(r"^[a-z0-9][a-z0-9._-]{1,79}$"))]
     pub id: String,
     /// What to do or not do: one line, 15–280 characters.
-    #[schemars(length(min = 15, max = 280))]
+    #[schemars(length(min = 15, max = 280), pattern(r"^[^\r\n]*$"))]
     pub lesson: String,
     /// Why, in free text.
     #[serde(default)]
@@ -97,6 +97,7 @@ pub struct Directive {
 
 /// A directive that failed the actionability gate, kept with the reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "git-swarm quarantined entry", extend("additionalProperties" = false))]
 pub struct Quarantined {
     #[serde(flatten)]
     pub directive: Directive,
