@@ -495,7 +495,10 @@ mod tests {
             "2024-02-29T00:00:00.000Z",
             "1970-01-01T00:00:00.000Z",
         ] {
-            let jiff_ms = s.parse::<jiff::Timestamp>().unwrap().as_millisecond();
+            let jiff_ms = s
+                .parse::<jiff::Timestamp>()
+                .expect("valid test input")
+                .as_millisecond();
             assert_eq!(parse_ts_millis(s), Some(jiff_ms), "{s}");
         }
         assert_eq!(
@@ -507,17 +510,24 @@ mod tests {
 
     #[test]
     fn ids_sort_by_time() {
-        let t1 = "2026-01-01T00:00:00Z".parse().unwrap();
-        let t2 = "2026-01-01T00:00:01Z".parse().unwrap();
+        let t1 = "2026-01-01T00:00:00Z".parse().expect("valid test input");
+        let t2 = "2026-01-01T00:00:01Z".parse().expect("valid test input");
         let (a, b, c) = (new_id(t1), new_id(t1), new_id(t2));
         assert!(a < b && b < c, "{a} {b} {c}");
-        assert_eq!(id_key(&a), ulid::Ulid::from_string(&a).unwrap().0);
+        assert_eq!(
+            id_key(&a),
+            ulid::Ulid::from_string(&a).expect("valid test input").0
+        );
         assert_ne!(id_key("custom-1"), id_key("custom-2"));
     }
 
     #[test]
     fn reader_reports_bad_lines_and_keeps_good_ones() {
-        let good = Event::new("added", "2026-11-22T10:00:00Z".parse().unwrap()).to_line();
+        let good = Event::new(
+            "added",
+            "2026-11-22T10:00:00Z".parse().expect("valid test input"),
+        )
+        .to_line();
         let bytes =
             format!("{good}not json\n{{\"id\":\"x\",\"ts\":\"nope\",\"kind\":\"k\"}}\n{good}");
         let mut bytes = bytes.into_bytes();

@@ -159,7 +159,10 @@ mod tests {
         fb.duplicates = 0;
         assert_eq!(fa, fb);
         assert_eq!(ka, kb);
-        assert_eq!(fa.directive("x").unwrap().counts["check"], 1);
+        assert_eq!(
+            fa.directive("x").expect("valid test input").counts["check"],
+            1
+        );
         assert_eq!(fa.last, Some((20, 2)));
     }
 }

@@ -187,27 +187,29 @@ mod tests {
     #[test]
     fn all_five_kinds_parse() {
         assert_eq!(
-            Predicate::parse("file_modified:src/**").unwrap().kind(),
+            Predicate::parse("file_modified:src/**")
+                .expect("valid test input")
+                .kind(),
             "file_modified"
         );
         assert_eq!(
             Predicate::parse("file_not_modified:Cargo.lock")
-                .unwrap()
+                .expect("valid test input")
                 .kind(),
             "file_not_modified"
         );
-        match Predicate::parse("grep:a:b:*.rs").unwrap() {
+        match Predicate::parse("grep:a:b:*.rs").expect("valid test input") {
             Predicate::Grep { regex, glob } => {
                 assert_eq!(regex.as_str(), "a:b");
-                assert_eq!(glob.unwrap().as_str(), "*.rs");
+                assert_eq!(glob.expect("valid test input").as_str(), "*.rs");
             }
             other => panic!("{other:?}"),
         }
-        match Predicate::parse("grep_tree:TODO").unwrap() {
+        match Predicate::parse("grep_tree:TODO").expect("valid test input") {
             Predicate::GrepTree { glob, .. } => assert!(glob.is_none()),
             other => panic!("{other:?}"),
         }
-        match Predicate::parse("tool:cargo test -- 'a b'").unwrap() {
+        match Predicate::parse("tool:cargo test -- 'a b'").expect("valid test input") {
             Predicate::Tool { argv } => assert_eq!(argv, ["cargo", "test", "--", "a b"]),
             other => panic!("{other:?}"),
         }

@@ -19,6 +19,11 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
+    /// Bring the index up to date, reading only what changed (hooks run this after merges and checkouts).
+    Refresh {
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
     /// Rebuild the index from .swarm/ from scratch.
     Rebuild {
         #[arg(long, value_enum, default_value_t)]
@@ -72,6 +77,24 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
                         i.fold.duplicates
                     )?;
                 }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Refresh { format } => {
+            let loaded = git_swarm::index::load(&store)?;
+            let ms = loaded.elapsed.as_secs_f64() * 1000.0;
+            let (what, detail) = match &loaded.refresh {
+                Refresh::Fresh => ("fresh", "already up to date".to_owned()),
+                Refresh::Updated { directives, events } => (
+                    "updated",
+                    format!("re-read {directives} directive file(s) and {events} event file(s)"),
+                ),
+                Refresh::Rebuilt { reason } => ("rebuilt", format!("rebuilt: {reason}")),
+            };
+            if format == Format::Json {
+                ui.json(&serde_json::json!({ "path": path, "refresh": what, "detail": detail, "millis": ms, "events": loaded.index.fold.events }))?;
+            } else {
+                writeln!(ui.out, "Index {path}: {detail} in {ms:.1} ms.")?;
             }
             Ok(ExitCode::SUCCESS)
         }
