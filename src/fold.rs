@@ -34,7 +34,31 @@ struct RawHead<'a> {
     #[serde(default, borrow)]
     directive: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
-    directives: Vec<std::borrow::Cow<'a, str>>,
+    directives: Option<Directives<'a>>,
+    // Checked, not used: the fold must accept exactly the lines the readers accept.
+    #[serde(default, borrow)]
+    #[allow(dead_code)]
+    actor: Option<RawActor<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct RawActor<'a> {
+    #[serde(default, borrow)]
+    role: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    agent: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    user: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// `directives` is a kind's own field: a list of ids where it means
+/// something to the fold, anything else is kept and ignored.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Directives<'a> {
+    Ids(#[serde(borrow)] Vec<std::borrow::Cow<'a, str>>),
+    Other(serde::de::IgnoredAny),
 }
 
 impl EventHead {
@@ -48,7 +72,9 @@ impl EventHead {
         let ts = crate::event::parse_ts_millis(&raw.ts)?;
         let mut directives: Vec<String> =
             raw.directive.into_iter().map(|d| d.into_owned()).collect();
-        directives.extend(raw.directives.into_iter().map(|d| d.into_owned()));
+        if let Some(Directives::Ids(ids)) = raw.directives {
+            directives.extend(ids.into_iter().map(|d| d.into_owned()));
+        }
         Some(EventHead {
             key: crate::event::id_key(&raw.id),
             ts,
@@ -134,6 +160,31 @@ pub fn fold_all(mut heads: Vec<EventHead>) -> (Fold, Vec<u128>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fold_accepts_exactly_what_the_reader_accepts() {
+        let lines = [
+            r#"{"id":"a1","ts":"2026-11-22T10:00:00.000Z","kind":"ack","directive":"x"}"#,
+            r#"{"id":"a2","ts":"2026-11-22T10:00:00Z","kind":"shown","directives":["x","y"]}"#,
+            r#"{"id":"a3","ts":"2026-11-22T10:00:00Z","kind":"shown","directives":7}"#,
+            r#"{"id":"a4","ts":"2026-11-22T10:00:00Z","kind":"ack","actor":{"role":5}}"#,
+            r#"{"id":"a5","ts":"2026-11-22T10:00:00Z","kind":"ack","directive":7}"#,
+            r#"{"id":"a6","ts":"2026-11-22T10:00:00Z","kind":"Bad"}"#,
+            r#"{"id":"","ts":"2026-11-22T10:00:00Z","kind":"ack"}"#,
+            r#"{"id":"a8","ts":"soon","kind":"ack"}"#,
+            r#"[1,2]"#,
+        ];
+        for line in lines {
+            let reader = crate::event::parse_event_line(line.as_bytes(), 65536).is_ok();
+            assert_eq!(
+                EventHead::parse(line.as_bytes()).is_some(),
+                reader,
+                "{line}"
+            );
+        }
+        let head = EventHead::parse(lines[1].as_bytes()).expect("valid test input");
+        assert_eq!(head.directives, ["x", "y"]);
+    }
 
     fn head(key: u128, ts: i64, kind: &str, d: &str) -> EventHead {
         EventHead {

@@ -3,6 +3,7 @@
 
 mod add;
 mod doctor;
+mod generate;
 mod index;
 mod init;
 mod list;
@@ -35,7 +36,7 @@ pub use ui::{Format, Ui};
     propagate_version = true,
     max_term_width = 100
 )]
-struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -51,6 +52,8 @@ enum Command {
     #[command(subcommand)]
     Index(index::Command),
     Doctor(doctor::Args),
+    #[command(subcommand)]
+    Generate(generate::Command),
     #[command(hide = true)]
     Record(record::Args),
 }
@@ -111,6 +114,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Log(args) => log::run(args, ui),
         Command::Index(cmd) => index::run(cmd, ui),
         Command::Doctor(args) => doctor::run(args, ui),
+        Command::Generate(cmd) => generate::run(cmd, ui),
         Command::Record(args) => record::run(args, ui),
     }
 }

@@ -1,0 +1,62 @@
+//! `git swarm generate`: files made from the command definitions.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::CommandFactory;
+use git_swarm::Error;
+
+use super::{Cli, Outcome, Ui};
+
+/// Generate the man pages or shell completions from the command definitions.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Write git-swarm.1 and a page per subcommand into DIR (git shows
+    /// git-swarm.1 for `git swarm --help` once DIR is on the MANPATH).
+    Man {
+        /// Where to write the pages, e.g. ~/.local/share/man/man1.
+        dir: PathBuf,
+    },
+    /// Print a completion script for SHELL.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
+    match cmd {
+        Command::Man { dir } => {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            let mut command = Cli::command();
+            // Pages are named after the binary (git-swarm-list.1), as git expects.
+            command = command.bin_name("git-swarm").display_name("git-swarm");
+            rename_for_man(&mut command, "git-swarm");
+            clap_mangen::generate_to(command, &dir).map_err(|e| Error::io(&dir, e))?;
+            writeln!(ui.out, "Wrote the man pages to {}", dir.display())?;
+        }
+        Command::Completions { shell } => {
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "git-swarm", &mut ui.out);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rename_for_man(cmd: &mut clap::Command, prefix: &str) {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    for name in names {
+        let display = format!("{prefix}-{name}");
+        if let Some(sub) = cmd.find_subcommand_mut(&name) {
+            let mut taken = std::mem::take(sub)
+                .display_name(display.clone())
+                .bin_name(format!("git swarm {}", name));
+            rename_for_man(&mut taken, &display);
+            *sub = taken;
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The man pages in docs/man/ and the help text are generated from the
+//! command definitions; these tests keep the committed copies current, so a
+//! help change shows in review.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::TestEnv;
+
+const SUBCOMMANDS: &[&[&str]] = &[
+    &[],
+    &["init"],
+    &["add"],
+    &["list"],
+    &["show"],
+    &["validate"],
+    &["log"],
+    &["index"],
+    &["index", "status"],
+    &["index", "refresh"],
+    &["index", "rebuild"],
+    &["doctor"],
+    &["generate"],
+];
+
+#[test]
+fn help_reference() {
+    let env = TestEnv::new();
+    let mut reference = String::new();
+    for sub in SUBCOMMANDS {
+        let mut args: Vec<&str> = sub.to_vec();
+        args.push("--help");
+        let run = env.swarm_with(&args, &[("COLUMNS", "100")], None);
+        run.success();
+        reference.push_str(&format!(
+            "=== git swarm {}\n{}\n",
+            sub.join(" "),
+            run.stdout
+        ));
+    }
+    insta::assert_snapshot!(reference);
+}
+
+#[test]
+fn man_pages_are_current() {
+    let env = TestEnv::new();
+    let out = env.tmp.path().join("man");
+    env.swarm_with(
+        &["generate", "man", out.to_str().expect("utf-8 temp path")],
+        &[],
+        None,
+    )
+    .success();
+    let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/man");
+    let update = std::env::var_os("UPDATE_DOCS").is_some();
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .expect("generated")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.contains(&"git-swarm.1".to_owned()), "{names:?}");
+    if update {
+        let _ = std::fs::remove_dir_all(&committed);
+        std::fs::create_dir_all(&committed).expect("mkdir docs/man");
+    }
+    for name in &names {
+        let generated = std::fs::read_to_string(out.join(name)).expect("read page");
+        if update {
+            std::fs::write(committed.join(name), &generated).expect("write page");
+        } else {
+            let current = std::fs::read_to_string(committed.join(name)).unwrap_or_default();
+            assert_eq!(
+                current, generated,
+                "docs/man/{name} is stale: run `UPDATE_DOCS=1 cargo test --test cli_docs`"
+            );
+        }
+    }
+    let mut committed_names: Vec<String> = std::fs::read_dir(&committed)
+        .expect("docs/man")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    committed_names.sort();
+    assert_eq!(
+        committed_names, names,
+        "docs/man/ has pages for commands that no longer exist"
+    );
+}
+
+#[test]
+fn completions_are_generated() {
+    let env = TestEnv::new();
+    let run = env.swarm_with(&["generate", "completions", "bash"], &[], None);
+    run.success();
+    assert!(
+        run.stdout.contains("git__swarm") || run.stdout.contains("git-swarm"),
+        "{}",
+        &run.stdout[..run.stdout.len().min(300)]
+    );
+    assert!(run.stdout.contains("validate"));
+}
