@@ -135,9 +135,20 @@ fn repair_torn_tail(store: &Store, path: &std::path::Path, rel: &str) -> Result<
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let aside = torn_dir.join(format!("{name}.{}", store.clock.now().as_millisecond()));
-        let rel_aside = store.rel(&aside);
-        crate::store::create_new(&aside, &bytes[keep..], &rel_aside, rel)?;
+        // Named by the time of the repair; a second repair within the same
+        // millisecond (or under a fixed clock) gets a counter, never replaces one.
+        let millis = store.clock.now().as_millisecond();
+        let mut attempt = 0u32;
+        loop {
+            let aside = match attempt {
+                0 => torn_dir.join(format!("{name}.{millis}")),
+                n => torn_dir.join(format!("{name}.{millis}.{n}")),
+            };
+            match crate::store::create_new(&aside, &bytes[keep..], &store.rel(&aside), rel) {
+                Err(Error::AlreadyExists { .. }) if attempt < 1000 => attempt += 1,
+                saved => break saved?,
+            }
+        }
         file.set_len(keep as u64).map_err(|e| Error::io(path, e))?;
         file.sync_all().map_err(|e| Error::io(path, e))?;
         Ok(true)
