@@ -621,7 +621,7 @@ pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> Direc
     if let Some(d) = &entry.directive
         && d.id != stem
     {
-        let offset = text.find("id").unwrap_or(0);
+        let offset = crate::directive::key_offset(text, "id").unwrap_or(0);
         entry.problems.push(
             Problem::error(
                 rel,

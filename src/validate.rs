@@ -70,12 +70,8 @@ pub fn validate(store: &Store) -> Result<Report> {
                 continue;
             }
             r.files += 1;
-            let entry = read_entry(
-                &store.swarm_dir.join(folder).join(&name),
-                &rel,
-                &name,
-                quarantine,
-            );
+            let path = store.swarm_dir.join(folder).join(&name);
+            let entry = read_entry(&path, &rel, &name, quarantine);
             if quarantine {
                 r.quarantined += 1;
             } else {
@@ -85,10 +81,13 @@ pub fn validate(store: &Store) -> Result<Report> {
             let stem = name.trim_end_matches(".toml").to_owned();
             if let Some(first) = ids.insert(stem.clone(), rel.clone()) {
                 r.problems.push(
-                    Problem::error(
-                        &rel,
-                        "duplicate_id",
-                        format!("id `{stem}` is also used by {first}"),
+                    at_id_key(
+                        &path,
+                        Problem::error(
+                            &rel,
+                            "duplicate_id",
+                            format!("id `{stem}` is also used by {first}"),
+                        ),
                     )
                     .with_hint(
                         "ids are unique across directives/ and quarantine/: remove or rename one",
@@ -145,6 +144,21 @@ pub fn validate(store: &Store) -> Result<Report> {
     r.problems
         .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
     Ok(r)
+}
+
+/// Places a problem about an entry's id at its `id` key (at the top of the
+/// file when the file cannot be read or has no such key).
+fn at_id_key(path: &Path, problem: Problem) -> Problem {
+    let text = crate::index::read_capped(path, crate::directive::limits::FILE_MAX)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok());
+    match text {
+        Some(text) => {
+            let offset = crate::directive::key_offset(&text, "id").unwrap_or(0);
+            problem.at_offset(&text, offset)
+        }
+        None => problem.at(1, 1),
+    }
 }
 
 fn check_top_level(store: &Store, r: &mut Report) -> Result<()> {

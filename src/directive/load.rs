@@ -303,6 +303,18 @@ fn parse(
     (out, reason, detail)
 }
 
+/// Byte offset of the top-level key `key` in the TOML `text`: where a
+/// problem about that key (an id that does not match the file name, an id
+/// used twice) is reported. `None` if the text does not parse or has no such key.
+pub fn key_offset(text: &str, key: &str) -> Option<usize> {
+    let table = DeTable::parse(text).ok()?;
+    table
+        .get_ref()
+        .iter()
+        .find(|(k, _)| k.get_ref() == key)
+        .map(|(k, _)| k.span().start)
+}
+
 struct Extract<'a> {
     text: &'a str,
     path: &'a str,

@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 
 pub use gate::{GateFailure, QuarantineReason, ShapeIssue, check_gate, limits};
 pub use load::{
-    LoadedDirective, parse_directive_toml, parse_directive_toml_without_id, parse_quarantined_toml,
+    LoadedDirective, key_offset, parse_directive_toml, parse_directive_toml_without_id,
+    parse_quarantined_toml,
 };
 pub use slug::slug_from_lesson;
 
