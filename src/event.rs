@@ -387,10 +387,18 @@ pub fn parse_event_line(
         )
     })?;
     let event: Event = serde_json::from_str(text).map_err(|e| {
-        let col = line_col(text, 0).1 + u32::try_from(e.column().saturating_sub(1)).unwrap_or(0);
+        // serde_json counts columns in bytes and appends "at line 1 column N"
+        // (the line within this one line); the problem's own location says
+        // where, in characters and with the file's line number.
+        let col = line_col(text, e.column().saturating_sub(1)).1;
+        let message = e.to_string();
+        let message = match message.rsplit_once(" at line ") {
+            Some((m, _)) if e.line() > 0 => m.to_owned(),
+            _ => message,
+        };
         (
             col,
-            format!("malformed event: {e}"),
+            format!("malformed event: {message}"),
             "each line must be one JSON object with `id`, `ts` and `kind`",
         )
     })?;
