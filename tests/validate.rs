@@ -1,0 +1,384 @@
+//! `git swarm validate`: a clean store passes; a broken one fails with every
+//! problem reported at once, each as `path:line:col: error: message` and a
+//! hint; `--format json`; `--strict`.
+
+mod common;
+
+use common::{TestEnv, directive_toml};
+use serde_json::Value;
+
+const GOOD_EVENT_1: &str = r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAA1","ts":"2026-11-01T00:00:00.000Z","kind":"added","directive":"good"}"#;
+const GOOD_EVENT_2: &str = r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAA2","ts":"2026-11-02T00:00:00.000Z","kind":"shown","directive":"good"}"#;
+
+#[test]
+fn a_clean_store_passes() {
+    let env = TestEnv::initialised();
+    let run = env.swarm(&["validate"]);
+    run.success();
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 0]
+    --- stdout
+    4 files checked (3 directives, 0 quarantined, 0 events): no problems.
+    ");
+
+    // Entries and events written by the commands themselves keep it clean.
+    env.swarm(&["add", "--lesson", "Vague but kept for later"])
+        .code(1);
+    env.swarm(&[
+        "add",
+        "--lesson",
+        "Run the whole test suite before a push",
+        "--agents",
+        "coder",
+        "--require",
+        "tests pass",
+    ])
+    .success();
+    env.swarm(&[
+        "record",
+        "check",
+        "--directive",
+        "no-private-keys",
+        "--count",
+        "2",
+    ])
+    .success();
+    let run = env.swarm(&["validate"]);
+    run.success();
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 0]
+    --- stdout
+    7 files checked (4 directives, 1 quarantined, 4 events): no problems.
+    ");
+    let run = env.swarm(&["validate", "--strict"]);
+    run.success();
+}
+
+#[test]
+fn every_predicate_kind_parses_when_valid() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/directives/all-kinds.toml",
+        r#"id = "all-kinds"
+lesson = "Every kind of machine check in one place"
+applies_to_agents = ["coder"]
+verify = [
+  "file_modified:src/**",
+  "file_modified:{Cargo.toml,package.json}",
+  "file_not_modified:Cargo.lock",
+  'grep:\.unwrap\(\):src/**/*.rs',
+  "grep:TODO",
+  "grep:https?://[a-z]+:",
+  "grep_tree:-----BEGIN [A-Z ]*PRIVATE KEY-----",
+  "grep_tree:dbg!:src/**/*.rs",
+  "tool:cargo test --quiet",
+  "tool:cargo clippy -- -D warnings 'quoted arg' \"double \\\" quoted\"",
+]
+"#,
+    );
+    let run = env.swarm(&["validate", "--strict"]);
+    run.success();
+    assert!(run.stdout.ends_with("no problems.\n"), "{}", run.snapshot());
+
+    // The same five kinds pass the gate of `add`.
+    for (i, predicate) in [
+        "file_modified:src/**",
+        "file_not_modified:Cargo.lock",
+        r"grep:\bpanic!\(:src/**/*.rs",
+        "grep_tree:FIXME",
+        "tool:cargo fmt --check",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = format!("kind-{i}");
+        let run = env.swarm(&[
+            "add",
+            "--id",
+            &id,
+            "--lesson",
+            "A machine check of each predicate kind",
+            "--agents",
+            "coder",
+            "--verify",
+            predicate,
+        ]);
+        run.success();
+        assert!(env.exists(&format!(".swarm/directives/{id}.toml")));
+    }
+    env.swarm(&["validate", "--strict"]).success();
+}
+
+/// A store with one of each kind of problem.
+fn broken_store() -> TestEnv {
+    let env = TestEnv::initialised();
+    let d = ".swarm/directives";
+    env.write(
+        &format!("{d}/good.toml"),
+        directive_toml("good", "A good directive among broken ones"),
+    );
+    env.write(
+        &format!("{d}/syntax.toml"),
+        "id = \"syntax\"\nlesson = \"an unterminated string\napplies_to_agents = [\"coder\"]\n",
+    );
+    env.write(
+        &format!("{d}/wrong-type.toml"),
+        "id = \"wrong-type\"\nlesson = \"Run the tests before you commit\"\npriority = 3\nconfidence = \"sure\"\napplies_to_agents = [\"coder\", 7]\nverify = [\"file_modified:src/**\"]\n",
+    );
+    env.write(
+        &format!("{d}/unknown-key.toml"),
+        "id = \"unknown-key\"\nlesson = \"Run the tests before you commit\"\napplies_to_agents = [\"coder\"]\nverify = [\"file_modified:src/**\"]\nverfy = [\"grep:x\"]\n",
+    );
+    // The word "id" first appears inside the lesson, before the `id` key.
+    env.write(
+        &format!("{d}/stem.toml"),
+        "lesson = \"Avoid global state in the parser\"\nid = \"not-the-stem\"\napplies_to_agents = [\"coder\"]\nverify = [\"file_modified:src/**\"]\n",
+    );
+    env.write(
+        &format!("{d}/twice.toml"),
+        directive_toml("twice", "The same id in both folders"),
+    );
+    env.write(
+        ".swarm/quarantine/twice.toml",
+        "quarantine_reason = \"missing_scope\"\nid = \"twice\"\nlesson = \"The same id in both folders\"\nverify = [\"file_modified:src/**\"]\n",
+    );
+    env.write(
+        &format!("{d}/too-long.toml"),
+        directive_toml("too-long", &"x".repeat(300)),
+    );
+    env.write(
+        &format!("{d}/predicates.toml"),
+        r#"id = "predicates"
+lesson = "Each predicate kind, broken its own way"
+applies_to_agents = ["coder"]
+verify = [
+  "file_modified:../outside/**",
+  "file_not_modified:/etc/passwd",
+  "grep:(unclosed:src/**",
+  "grep_tree::src/**",
+  "tool:/bin/sh -c 'rm -rf /'",
+  "tool:cargo 'unclosed",
+  "shell:rm -rf /",
+  "no kind at all",
+]
+"#,
+    );
+    env.write(
+        &format!("{d}/no-scope.toml"),
+        "id = \"no-scope\"\nlesson = \"Run the tests before you commit\"\nverify = [\"file_modified:src/**\"]\n",
+    );
+    env.write(
+        ".swarm/quarantine/bad-reason.toml",
+        "quarantine_reason = \"too_vague\"\nid = \"bad-reason\"\nlesson = \"Run the tests before you commit\"\n",
+    );
+    env.write(
+        ".swarm/events/2026-11.jsonl",
+        format!(
+            "{GOOD_EVENT_1}\nnot json at all\n{{\"id\":\"01KAAAAAAAAAAAAAAAAAAAAAA3\",\"ts\":\"last tuesday\",\"kind\":\"shown\"}}\n{{\"ts\":\"2026-11-02T00:00:00.000Z\",\"kind\":\"shown\"}}\n{GOOD_EVENT_2}\n{{\"id\":\"01KAAAAAAAA"
+        ),
+    );
+    env
+}
+
+#[test]
+fn a_broken_store_reports_every_problem_with_its_place() {
+    let env = broken_store();
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    insta::assert_snapshot!(run.snapshot());
+
+    // Every error is `path:line:col: error: message`, followed by a hint.
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let summary = lines.last().expect("a summary line");
+    let problem = regex::Regex::new(r"^\.swarm/[a-z0-9./_-]+:\d+:\d+: error: \S").expect("regex");
+    let mut errors = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("  hint: ") || *line == *summary {
+            continue;
+        }
+        assert!(problem.is_match(line), "not path:line:col: error: {line}");
+        assert!(
+            lines.get(i + 1).is_some_and(|h| h.starts_with("  hint: ")),
+            "no hint after {line}"
+        );
+        errors += 1;
+    }
+    assert!(
+        summary.ends_with(&format!(": {errors} errors, 0 warnings.")),
+        "{summary}"
+    );
+
+    // Each planted problem is there, at its place.
+    for expected in [
+        ".swarm/directives/syntax.toml:2:",
+        ".swarm/directives/wrong-type.toml:3:12: error: `priority` must be a string",
+        ".swarm/directives/wrong-type.toml:4:14: error: `confidence` must be",
+        ".swarm/directives/wrong-type.toml:5:31: error: `applies_to_agents[1]` must be a string",
+        ".swarm/directives/unknown-key.toml:5:1: error: unknown key `verfy`",
+        ".swarm/directives/stem.toml:2:1: error: id `not-the-stem` does not match the file name `stem.toml`",
+        ".swarm/quarantine/twice.toml:2:1: error: id `twice` is also used by .swarm/directives/twice.toml",
+        ".swarm/directives/too-long.toml:2:10: error: lesson is 300 characters",
+        ".swarm/directives/predicates.toml:5:3: error: glob `../outside/**` contains `..`",
+        ".swarm/directives/predicates.toml:6:3: error: glob `/etc/passwd` is an absolute path",
+        ".swarm/directives/predicates.toml:7:3: error: `grep` regex `(unclosed` does not parse",
+        ".swarm/directives/predicates.toml:8:3: error: `grep_tree` predicate has an empty regex",
+        ".swarm/directives/predicates.toml:9:3: error: `tool` program `/bin/sh` is a path",
+        ".swarm/directives/predicates.toml:10:3: error: `tool` command `cargo 'unclosed` has an unclosed quote",
+        ".swarm/directives/predicates.toml:11:3: error: unknown predicate kind `shell`",
+        ".swarm/directives/predicates.toml:12:3: error: predicate `no kind at all` has no kind",
+        ".swarm/directives/no-scope.toml:1:1: error: nothing says whom it is for",
+        ".swarm/quarantine/bad-reason.toml:1:21: error: `quarantine_reason` is `too_vague`",
+        ".swarm/events/2026-11.jsonl:2:",
+        ".swarm/events/2026-11.jsonl:3:1: error: event time `last tuesday` is not an RFC 3339 time",
+        ".swarm/events/2026-11.jsonl:4:",
+        ".swarm/events/2026-11.jsonl:6:1: error: last line is incomplete",
+    ] {
+        assert!(
+            run.stdout.lines().any(|l| l.starts_with(expected)),
+            "missing `{expected}` in:\n{}",
+            run.stdout
+        );
+    }
+    // The good directive and the good event lines have no problem of their own.
+    assert!(!run.stdout.contains("good.toml"), "{}", run.stdout);
+    assert!(!run.stdout.contains(".jsonl:1:"), "{}", run.stdout);
+    assert!(!run.stdout.contains(".jsonl:5:"), "{}", run.stdout);
+}
+
+#[test]
+fn validate_format_json() {
+    let env = broken_store();
+    let run = env.swarm(&["validate", "--format", "json"]);
+    run.code(2);
+    let v: Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["warnings"], 0);
+    assert_eq!(v["events"], 2);
+    assert_eq!(v["quarantined"], 2);
+    let problems = v["problems"].as_array().expect("problems");
+    assert_eq!(v["errors"].as_u64(), Some(problems.len() as u64));
+    for p in problems {
+        assert_eq!(p["severity"], "error", "{p}");
+        assert!(
+            p["path"].as_str().is_some_and(|s| s.starts_with(".swarm/")),
+            "{p}"
+        );
+        assert!(p["line"].as_u64().is_some_and(|n| n >= 1), "{p}");
+        assert!(p["column"].as_u64().is_some_and(|n| n >= 1), "{p}");
+        assert!(p["code"].as_str().is_some_and(|s| !s.is_empty()), "{p}");
+        assert!(p["message"].as_str().is_some_and(|s| !s.is_empty()), "{p}");
+        assert!(p["hint"].as_str().is_some_and(|s| !s.is_empty()), "{p}");
+    }
+    // The text and JSON forms report the same problems.
+    let text = env.swarm(&["validate"]);
+    let from_json: Vec<String> = problems
+        .iter()
+        .map(|p| {
+            format!(
+                "{}:{}:{}: error: {}",
+                p["path"].as_str().unwrap_or_default(),
+                p["line"],
+                p["column"],
+                p["message"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    let from_text: Vec<&str> = text
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with(".swarm/"))
+        .collect();
+    assert_eq!(from_json, from_text);
+    let codes: std::collections::BTreeSet<&str> =
+        problems.iter().filter_map(|p| p["code"].as_str()).collect();
+    for code in [
+        "toml_syntax",
+        "bad_type",
+        "unknown_key",
+        "id_mismatch",
+        "duplicate_id",
+        "invalid_shape",
+        "invalid_predicate",
+        "missing_scope",
+        "bad_value",
+        "bad_event",
+        "torn_line",
+    ] {
+        assert!(codes.contains(code), "no `{code}` in {codes:?}");
+    }
+
+    // A clean store in JSON.
+    let env = TestEnv::initialised();
+    let run = env.swarm(&["validate", "--format", "json"]);
+    run.success();
+    let v: Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    assert_eq!(
+        v,
+        serde_json::json!({
+            "ok": true, "files": 4, "directives": 3, "quarantined": 0, "events": 0,
+            "errors": 0, "warnings": 0, "problems": [],
+        })
+    );
+}
+
+#[test]
+fn warnings_pass_unless_strict() {
+    let env = TestEnv::initialised();
+    env.write(".swarm/notes.txt", "scratch\n");
+    env.write(".swarm/directives/README.md", "what these are\n");
+    // An event filed under the wrong month still folds, with a warning.
+    env.write(".swarm/events/2026-10.jsonl", format!("{GOOD_EVENT_1}\n"));
+
+    let run = env.swarm(&["validate"]);
+    run.success();
+    insta::assert_snapshot!(run.snapshot());
+    assert!(
+        run.stdout.contains(": 0 errors, 3 warnings."),
+        "{}",
+        run.snapshot()
+    );
+
+    let strict = env.swarm(&["validate", "--strict"]);
+    strict.code(2);
+    assert_eq!(
+        strict.stdout, run.stdout,
+        "--strict changes the verdict, not the report"
+    );
+
+    let json = env.swarm(&["validate", "--strict", "--format", "json"]);
+    json.code(2);
+    let v: Value = serde_json::from_str(&json.stdout).expect("stdout is JSON");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["errors"], 0);
+    assert_eq!(v["warnings"], 3);
+    let v: Value =
+        serde_json::from_str(&env.swarm(&["validate", "--format", "json"]).stdout).expect("JSON");
+    assert_eq!(v["ok"], true);
+}
+
+#[test]
+fn a_broken_config_is_reported_and_validate_needs_a_store() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/config.toml",
+        "[events]\nlock_timeout_ms = \"soon\"\n",
+    );
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    assert!(
+        run.stdout
+            .starts_with(".swarm/config.toml:2:19: error: config: invalid type"),
+        "{}",
+        run.snapshot()
+    );
+
+    let env = TestEnv::new();
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 2]
+    --- stderr
+    error: no .swarm/ in $TMP/repo
+    hint: run `git swarm init` first
+    ");
+}
