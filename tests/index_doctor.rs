@@ -1,0 +1,613 @@
+//! The derived index (`index status|rebuild`, where it lives, transparent
+//! refresh, disposability) and `git swarm doctor` (`--fix`).
+
+mod common;
+
+use common::{Run, TestEnv, directive_toml};
+use serde_json::Value;
+
+/// Replaces what changes from run to run: the fingerprint (made of mtimes)
+/// and the rebuild time.
+fn stable(run: &Run) -> String {
+    let fingerprint = regex::Regex::new(r"\b[0-9a-f]{16}\b").expect("regex");
+    let millis = regex::Regex::new(r"in \d+ ms").expect("regex");
+    let s = fingerprint
+        .replace_all(&run.snapshot(), "[FINGERPRINT]")
+        .into_owned();
+    millis.replace_all(&s, "in [N] ms").into_owned()
+}
+
+fn status_json(env: &TestEnv, dir: &std::path::Path) -> Value {
+    let run = env.swarm_in(dir, &["index", "status", "--format", "json"]);
+    run.success();
+    serde_json::from_str(&run.stdout).expect("JSON")
+}
+
+/// The total in the EVENTS column of `list` for one directive.
+fn listed_events(env: &TestEnv, id: &str) -> u64 {
+    let run = env.swarm(&["list"]);
+    run.success();
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(id))
+        .unwrap_or_else(|| panic!("{id} not listed:\n{}", run.snapshot()));
+    line.split_whitespace()
+        .nth(4)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {line}"))
+}
+
+fn event(id: &str, ts: &str, kind: &str, directive: &str) -> String {
+    format!(r#"{{"id":"{id}","ts":"{ts}","kind":"{kind}","directive":"{directive}"}}"#) + "\n"
+}
+
+fn append(env: &TestEnv, rel: &str, text: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(env.path(rel))
+        .expect("open for append");
+    f.write_all(text.as_bytes()).expect("append");
+}
+
+#[test]
+fn index_status_missing_fresh_stale_and_rebuild() {
+    let env = TestEnv::initialised();
+    let run = env.swarm(&["index", "status"]);
+    run.success();
+    insta::assert_snapshot!(stable(&run), @r"
+    [exit 0]
+    --- stdout
+    index:       .git/swarm/index
+    fingerprint: [FINGERPRINT] (of .swarm/ now)
+    state:       missing (the next command builds it)
+    ");
+    assert!(!env.exists(".git/swarm/index"));
+
+    // Any reading command builds it, in the git dir and not in the tree.
+    env.swarm(&["list"]).success();
+    assert!(env.exists(".git/swarm/index"));
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    let run = env.swarm(&["index", "status"]);
+    insta::assert_snapshot!(stable(&run), @r"
+    [exit 0]
+    --- stdout
+    index:       .git/swarm/index
+    fingerprint: [FINGERPRINT] (of .swarm/ now)
+    state:       fresh
+    directives:  3 (0 quarantined)
+    events:      0 distinct in 0 file(s), 0 duplicate line(s)
+    ");
+
+    // A hand edit makes it stale until the next command.
+    append(
+        &env,
+        ".swarm/directives/no-private-keys.toml",
+        "# reviewed again\n",
+    );
+    let run = env.swarm(&["index", "status"]);
+    insta::assert_snapshot!(stable(&run), @r"
+    [exit 0]
+    --- stdout
+    index:       .git/swarm/index
+    fingerprint: [FINGERPRINT] (of .swarm/ now)
+    state:       stale (the next command refreshes it)
+    directives:  3 (0 quarantined)
+    events:      0 distinct in 0 file(s), 0 duplicate line(s)
+    ");
+    env.swarm(&["show", "no-private-keys"]).success();
+    assert_eq!(status_json(&env, &env.root)["fresh"], true);
+
+    // rebuild, after events arrived.
+    env.swarm(&[
+        "record",
+        "shown",
+        "--directive",
+        "no-private-keys",
+        "--count",
+        "3",
+    ])
+    .success();
+    append(
+        &env,
+        ".swarm/events/2026-11.jsonl",
+        &event("dup", "2026-11-01T00:00:00.000Z", "ack", "x"),
+    );
+    append(
+        &env,
+        ".swarm/events/2026-11.jsonl",
+        &event("dup", "2026-11-01T00:00:00.000Z", "ack", "x"),
+    );
+    let run = env.swarm(&["index", "rebuild"]);
+    run.success();
+    insta::assert_snapshot!(stable(&run), @"
+    [exit 0]
+    --- stdout
+    Rebuilt .git/swarm/index: 3 directives, 0 quarantined, 4 events from 1 file(s) in [N] ms.
+    ");
+    let v = status_json(&env, &env.root);
+    assert_eq!(v["path"], ".git/swarm/index");
+    assert_eq!(v["exists"], true);
+    assert_eq!(v["fresh"], true);
+    assert_eq!(v["directives"], 3);
+    assert_eq!(v["quarantined"], 0);
+    assert_eq!(v["event_files"], 1);
+    assert_eq!(v["events"], 4);
+    assert_eq!(v["duplicates"], 1);
+
+    let run = env.swarm(&["index", "rebuild", "--format", "json"]);
+    run.success();
+    let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(v["events"], 4);
+    assert_eq!(v["duplicates"], 1);
+    assert_eq!(v["directives"], 3);
+}
+
+#[test]
+fn a_linked_worktree_has_its_own_index_in_its_own_git_dir() {
+    let env = TestEnv::initialised();
+    let wt = env.tmp.path().join("wt");
+    env.git(&["worktree", "add", "-q", wt.to_str().expect("utf-8 path")]);
+    let wt_index = env.path(".git/worktrees/wt/swarm/index");
+
+    let v = status_json(&env, &wt);
+    assert_eq!(v["exists"], false);
+    assert_eq!(
+        v["path"].as_str().map(|p| env.normalise(p)),
+        Some("$TMP/repo/.git/worktrees/wt/swarm/index".to_owned())
+    );
+    env.swarm_in(&wt, &["list"]).success();
+    assert!(wt_index.is_file(), "no index in the worktree's git dir");
+    assert!(
+        !env.exists(".git/swarm/index"),
+        "the worktree wrote the main worktree's index"
+    );
+    assert!(!wt.join(".swarm/index").exists());
+    assert_eq!(env.git_in(&wt, &["status", "--porcelain"]), "");
+
+    // Each worktree's index follows its own .swarm/.
+    std::fs::write(
+        wt.join(".swarm/directives/only-in-wt.toml"),
+        directive_toml("only-in-wt", "Only the linked worktree has this one"),
+    )
+    .expect("write");
+    let in_wt = env.swarm_in(&wt, &["list"]);
+    assert!(in_wt.stdout.contains("only-in-wt"), "{}", in_wt.snapshot());
+    let in_main = env.swarm(&["list"]);
+    assert!(
+        !in_main.stdout.contains("only-in-wt"),
+        "{}",
+        in_main.snapshot()
+    );
+    assert!(env.exists(".git/swarm/index"));
+    assert_eq!(status_json(&env, &wt)["directives"], 4);
+    assert_eq!(status_json(&env, &env.root)["directives"], 3);
+    env.swarm_in(&wt, &["index", "rebuild"]).success();
+    assert_eq!(status_json(&env, &env.root)["fresh"], true);
+}
+
+#[test]
+fn the_index_follows_hand_edits() {
+    let env = TestEnv::initialised();
+    let file = ".swarm/directives/no-private-keys.toml";
+    let before = env.swarm(&["show", "no-private-keys"]);
+    before.success();
+    assert!(before.stdout.contains("credentials; load them"));
+
+    // The same length, written right after the index was built: only the
+    // content tells the versions apart.
+    let text = env.read(file);
+    let edited = text.replace("credentials; load them", "credentials: read them");
+    assert_eq!(edited.len(), text.len());
+    env.write(file, &edited);
+    let after = env.swarm(&["show", "no-private-keys"]);
+    assert!(
+        after.stdout.contains("credentials: read them"),
+        "{}",
+        after.snapshot()
+    );
+    let listed = env.swarm(&["list"]);
+    assert!(
+        listed.stdout.contains("credentials: read them"),
+        "{}",
+        listed.snapshot()
+    );
+
+    // A new file, a removed file.
+    env.write(
+        ".swarm/directives/fresh-one.toml",
+        directive_toml("fresh-one", "A directive written by hand"),
+    );
+    std::fs::remove_file(env.path(".swarm/directives/lockfile-with-manifest.toml")).expect("rm");
+    let ids: Vec<String> = env
+        .swarm(&["list"])
+        .stdout
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        ids,
+        ["fresh-one", "no-private-keys", "run-tests-before-handoff"]
+    );
+
+    // Events appended by hand change the counts, in order or not.
+    let events = ".swarm/events/2026-11.jsonl";
+    assert_eq!(listed_events(&env, "fresh-one"), 0);
+    append(
+        &env,
+        events,
+        &event("ev-2", "2026-11-10T00:00:00.000Z", "check", "fresh-one"),
+    );
+    assert_eq!(listed_events(&env, "fresh-one"), 1);
+    append(
+        &env,
+        events,
+        &event("ev-3", "2026-11-11T00:00:00.000Z", "check", "fresh-one"),
+    );
+    assert_eq!(listed_events(&env, "fresh-one"), 2);
+    // One that sorts before everything folded so far, as a merge brings in.
+    append(
+        &env,
+        events,
+        &event("ev-1", "2026-11-01T00:00:00.000Z", "shown", "fresh-one"),
+    );
+    assert_eq!(listed_events(&env, "fresh-one"), 3);
+    // A copy of a line already folded counts once.
+    append(
+        &env,
+        events,
+        &event("ev-2", "2026-11-10T00:00:00.000Z", "check", "fresh-one"),
+    );
+    assert_eq!(listed_events(&env, "fresh-one"), 3);
+    // A new month file.
+    env.write(
+        ".swarm/events/2026-12.jsonl",
+        event("ev-4", "2026-12-01T00:00:00.000Z", "ack", "fresh-one"),
+    );
+    assert_eq!(listed_events(&env, "fresh-one"), 4);
+    // A rewritten file (not an append) and a removed one.
+    env.write(
+        events,
+        event("ev-9", "2026-11-09T00:00:00.000Z", "check", "fresh-one"),
+    );
+    assert_eq!(listed_events(&env, "fresh-one"), 2);
+    std::fs::remove_file(env.path(".swarm/events/2026-12.jsonl")).expect("rm");
+    assert_eq!(listed_events(&env, "fresh-one"), 1);
+}
+
+#[test]
+fn deleting_or_corrupting_the_index_changes_nothing_but_speed() {
+    let env = TestEnv::initialised();
+    env.swarm(&["add", "--lesson", "Too vague to keep yet"])
+        .code(1);
+    env.swarm(&[
+        "record",
+        "check",
+        "--directive",
+        "no-private-keys",
+        "--count",
+        "2",
+    ])
+    .success();
+    append(
+        &env,
+        ".swarm/events/2026-11.jsonl",
+        &event(
+            "ev-1",
+            "2026-11-01T00:00:00.000Z",
+            "shown",
+            "no-private-keys",
+        ),
+    );
+    append(
+        &env,
+        ".swarm/events/2026-11.jsonl",
+        &event(
+            "ev-1",
+            "2026-11-01T00:00:00.000Z",
+            "shown",
+            "no-private-keys",
+        ),
+    );
+    let commands: &[&[&str]] = &[
+        &["list"],
+        &["list", "--format", "json"],
+        &["list", "--quarantined"],
+        &["show", "no-private-keys", "--format", "json"],
+        &["show", "too-vague-to-keep-yet"],
+        &["log"],
+    ];
+    let outputs = |env: &TestEnv| -> Vec<String> {
+        commands.iter().map(|c| env.swarm(c).snapshot()).collect()
+    };
+    let with_index = outputs(&env);
+    assert!(with_index[0].contains("no-private-keys"));
+    let counts = status_json(&env, &env.root);
+    assert_eq!(counts["events"], 4);
+
+    std::fs::remove_file(env.path(".git/swarm/index")).expect("rm index");
+    assert_eq!(status_json(&env, &env.root)["exists"], false);
+    assert_eq!(outputs(&env), with_index);
+
+    std::fs::write(
+        env.path(".git/swarm/index"),
+        b"GITSWARM\x01\x00\x00\x00garbage",
+    )
+    .expect("write");
+    assert_eq!(outputs(&env), with_index);
+    std::fs::write(env.path(".git/swarm/index"), b"").expect("write");
+    assert_eq!(outputs(&env), with_index);
+    std::fs::remove_dir_all(env.path(".git/swarm")).expect("rm dir");
+    assert_eq!(outputs(&env), with_index);
+    let v = status_json(&env, &env.root);
+    assert_eq!(v["fresh"], true);
+    assert_eq!(v["events"], counts["events"]);
+    assert_eq!(v["duplicates"], counts["duplicates"]);
+}
+
+const GOOD: [&str; 3] = [
+    r#"{"id":"ev-1","ts":"2026-11-01T00:00:00.000Z","kind":"shown","directive":"no-private-keys"}"#,
+    r#"{"id":"ev-2","ts":"2026-11-02T00:00:00.000Z","kind":"check","directive":"no-private-keys"}"#,
+    r#"{"id":"ev-3","ts":"2026-11-03T00:00:00.000Z","kind":"ack","directive":"no-private-keys"}"#,
+];
+const TORN: &str = r#"{"id":"ev-4","ts":"2026-11-04T00:0"#;
+
+#[test]
+fn doctor_on_a_healthy_store() {
+    let env = TestEnv::initialised();
+    env.swarm(&["record", "shown", "--directive", "no-private-keys"])
+        .success();
+    env.swarm(&["list"]).success();
+    let run = env.swarm(&["doctor"]);
+    run.success();
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 0]
+    --- stdout
+    Checked 1 event in 1 file: 0 findings open, 0 fixed.
+    ");
+    let run = env.swarm(&["doctor", "--format", "json"]);
+    run.success();
+    let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(
+        v,
+        serde_json::json!({ "event_files": 1, "events": 1, "findings": [] })
+    );
+
+    // A missing index is only a warning, which --fix rebuilds.
+    std::fs::remove_file(env.path(".git/swarm/index")).expect("rm");
+    let run = env.swarm(&["doctor"]);
+    run.success();
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 0]
+    --- stdout
+    .git/swarm/index: warning: the index is missing or older than .swarm/
+      hint: any command refreshes it; `git swarm index rebuild` (or doctor --fix) rebuilds it now
+    Checked 1 event in 1 file: 1 finding open, 0 fixed.
+    ");
+    let run = env.swarm(&["doctor", "--fix"]);
+    run.success();
+    assert!(
+        run.stdout
+            .starts_with(".git/swarm/index: fixed: the index is missing"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(env.exists(".git/swarm/index"));
+}
+
+#[test]
+fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
+    let env = TestEnv::initialised();
+    let complete = GOOD.iter().map(|l| format!("{l}\n")).collect::<String>();
+    env.write(".swarm/events/2026-11.jsonl", format!("{complete}{TORN}"));
+    env.swarm(&["list"]).success();
+
+    let run = env.swarm(&["doctor"]);
+    run.code(1);
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 1]
+    --- stdout
+    .swarm/events/2026-11.jsonl:4:1: error: last line is incomplete (34 bytes with no newline)
+      hint: a write was cut short (crash or full disk); `git swarm doctor --fix` saves it aside and truncates it
+    Checked 3 events in 1 file: 1 finding open, 0 fixed.
+    --- stderr
+    hint: `git swarm doctor --fix` repairs torn lines and the index; malformed lines need a person
+    ");
+    // Reporting changes nothing.
+    assert_eq!(
+        env.read(".swarm/events/2026-11.jsonl"),
+        format!("{complete}{TORN}")
+    );
+
+    let run = env.swarm(&["doctor", "--fix"]);
+    run.success();
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 0]
+    --- stdout
+    .swarm/events/2026-11.jsonl:4:1: fixed: last line is incomplete (34 bytes with no newline)
+    .git/swarm/index: fixed: the index is missing or older than .swarm/
+    Checked 3 events in 1 file: 0 findings open, 2 fixed.
+    ");
+    // Every complete line survives, byte for byte; the torn bytes are kept aside.
+    assert_eq!(env.read(".swarm/events/2026-11.jsonl"), complete);
+    let torn_dir = env.path(".swarm/local/torn");
+    let saved: Vec<_> = std::fs::read_dir(&torn_dir)
+        .expect("torn dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let name = saved[0]
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("2026-11.jsonl."), "{name}");
+    assert_eq!(std::fs::read_to_string(&saved[0]).expect("read"), TORN);
+    // local/ is ignored by git.
+    assert_eq!(
+        env.git(&["status", "--porcelain", "--untracked-files=all"]),
+        "?? .swarm/events/2026-11.jsonl\n"
+    );
+
+    env.swarm(&["doctor"]).success();
+    env.swarm(&["validate"]).success();
+    assert_eq!(listed_events(&env, "no-private-keys"), 3);
+    // Appends after the repair land on lines of their own.
+    env.swarm(&["record", "ack", "--directive", "no-private-keys"])
+        .success();
+    assert_eq!(env.event_lines().len(), 4);
+    env.swarm(&["validate"]).success();
+    assert_eq!(listed_events(&env, "no-private-keys"), 4);
+}
+
+#[test]
+fn a_torn_line_followed_by_an_append_is_malformed_and_not_repaired() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/events/2026-11.jsonl",
+        format!("{}\n{TORN}", GOOD[0]),
+    );
+    // The next append starts a new line, so no later event is glued to the torn bytes.
+    env.swarm(&["record", "ack", "--directive", "no-private-keys"])
+        .success();
+    let lines = env.event_lines();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[1], TORN);
+    assert!(
+        serde_json::from_str::<Value>(&lines[2]).is_ok(),
+        "{}",
+        lines[2]
+    );
+
+    let before = env.read(".swarm/events/2026-11.jsonl");
+    let run = env.swarm(&["doctor", "--fix"]);
+    run.code(1);
+    assert!(
+        run.stdout.starts_with(
+            ".swarm/events/2026-11.jsonl:2:34: error: malformed event: EOF while parsing"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        env.read(".swarm/events/2026-11.jsonl"),
+        before,
+        "--fix rewrote a line in the middle"
+    );
+    assert!(!env.exists(".swarm/local/torn"));
+}
+
+#[test]
+fn doctor_warns_about_duplicate_ids_and_unknown_kinds() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/events/2026-11.jsonl",
+        [
+            GOOD[0],
+            r#"{"id":"ev-7","ts":"2026-11-05T00:00:00.000Z","kind":"telepathy"}"#,
+            GOOD[0],
+            r#"{"id":"ev-8","ts":"2026-11-06T00:00:00.000Z","kind":"telepathy","directive":"no-private-keys"}"#,
+        ]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>(),
+    );
+    env.write(
+        ".swarm/events/2026-10.jsonl",
+        format!("{}\n", GOOD[1].replace("2026-11-02", "2026-10-02")),
+    );
+    append(
+        &env,
+        ".swarm/events/2026-10.jsonl",
+        &format!(
+            "{}\n",
+            GOOD[2]
+                .replace("2026-11-03", "2026-10-03")
+                .replace("ev-3", "ev-7")
+        ),
+    );
+    env.swarm(&["list"]).success();
+    let run = env.swarm(&["doctor"]);
+    run.success();
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 0]
+    --- stdout
+    .swarm/events/2026-11.jsonl:2: warning: event id ev-7 was already used at .swarm/events/2026-10.jsonl:2
+      hint: harmless: readers fold one copy (a cherry-pick or rebase repeats lines)
+    .swarm/events/2026-11.jsonl:3: warning: event id ev-1 was already used at .swarm/events/2026-11.jsonl:1
+      hint: harmless: readers fold one copy (a cherry-pick or rebase repeats lines)
+    .swarm/events/2026-11.jsonl: warning: 2 event(s) of unknown kind `telepathy`, first at .swarm/events/2026-11.jsonl:2
+      hint: kept and ignored: written by a newer git-swarm or another tool
+    Checked 6 events in 2 files: 3 findings open, 0 fixed.
+    ");
+    let v: Value =
+        serde_json::from_str(&env.swarm(&["doctor", "--format", "json"]).stdout).expect("JSON");
+    let codes: Vec<(&str, &str)> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or(""),
+                f["severity"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("duplicate_id", "warning"),
+            ("duplicate_id", "warning"),
+            ("unknown_kind", "warning")
+        ]
+    );
+    // Unknown kinds are kept and counted; duplicates fold once. ev-7 is used
+    // twice with different contents: the earliest copy (the `ack`) wins, in
+    // the index's fold and in `log` alike.
+    let shown = env.swarm(&["show", "no-private-keys", "--format", "json"]);
+    let v: Value = serde_json::from_str(&shown.stdout).expect("JSON");
+    assert_eq!(
+        v["events"],
+        serde_json::json!({ "shown": 1, "check": 1, "ack": 1, "telepathy": 1 })
+    );
+    let log: Value =
+        serde_json::from_str(&env.swarm(&["log", "--format", "json"]).stdout).expect("JSON");
+    let kinds: Vec<(&str, &str)> = log
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap_or(""),
+                e["kind"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("ev-2", "check"),
+            ("ev-7", "ack"),
+            ("ev-1", "shown"),
+            ("ev-8", "telepathy")
+        ]
+    );
+}
+
+#[test]
+fn doctor_needs_an_initialised_store() {
+    let env = TestEnv::new();
+    for args in [&["doctor"][..], &["index", "status"], &["index", "rebuild"]] {
+        let run = env.swarm(args);
+        run.code(2);
+        assert!(
+            run.stderr.starts_with("error: no .swarm/ in $TMP/repo\n"),
+            "{}",
+            run.snapshot()
+        );
+    }
+    assert!(!env.exists(".git/swarm"));
+}
