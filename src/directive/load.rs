@@ -264,7 +264,8 @@ fn parse(
             }
         }
     }
-    if require_id && !have_id && !x.problems.iter().any(|p| p.code == "bad_id") {
+    // A present but bad `id` (wrong type, invalid) was reported where it is.
+    if require_id && !have_id && !table.iter().any(|(k, _)| k.get_ref() == "id") {
         x.push(
             0,
             "missing_key",
@@ -450,6 +451,21 @@ mod tests {
             "{got:#?}"
         );
         assert!(got[3].starts_with("d/ab.toml:5:9: `tags[0]`"), "{got:#?}");
+    }
+
+    #[test]
+    fn a_bad_id_is_reported_once() {
+        for text in [
+            "id = 3\nlesson = \"Run the tests first\"\n",
+            "id = \"../x\"\nlesson = \"Run the tests first\"\n",
+        ] {
+            let loaded = parse_directive_toml(text, "x.toml");
+            let codes: Vec<&str> = loaded.problems.iter().map(|p| p.code.as_str()).collect();
+            assert_eq!(codes.len(), 1, "{text}: {codes:?}");
+            assert_ne!(codes[0], "missing_key", "{text}");
+        }
+        let loaded = parse_directive_toml("lesson = \"Run the tests first\"\n", "x.toml");
+        assert_eq!(loaded.problems[0].code, "missing_key");
     }
 
     #[test]
