@@ -585,8 +585,11 @@ pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> Direc
     let bytes = match read_capped(path, crate::directive::limits::FILE_MAX) {
         Ok(b) => b,
         Err(message) => {
+            // The whole file is the problem: point at its start, so that the
+            // report keeps the `path:line:col` form that editors and CI parse.
             entry.problems.push(
                 Problem::error(rel, "unreadable", message)
+                    .at(1, 1)
                     .with_hint("a directive file is a small TOML file; replace this one"),
             );
             return entry;
