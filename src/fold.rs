@@ -65,7 +65,10 @@ impl EventHead {
     /// Parses one line; `None` if it is not a well-formed event (readers
     /// that report problems use [`crate::event::parse_event_line`]).
     pub fn parse(line: &[u8]) -> Option<EventHead> {
-        let raw: RawHead<'_> = serde_json::from_slice(line).ok()?;
+        // serde_json skips the fields it ignores without checking their
+        // UTF-8, so a line the readers reject would otherwise be folded.
+        let text = std::str::from_utf8(line).ok()?;
+        let raw: RawHead<'_> = serde_json::from_str(text).ok()?;
         if raw.id.is_empty() || raw.id.len() > 128 || !crate::event::is_valid_kind(&raw.kind) {
             return None;
         }
@@ -160,6 +163,13 @@ pub fn fold_all(mut heads: Vec<EventHead>) -> (Fold, Vec<u128>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_with_invalid_utf8_is_not_folded() {
+        let line = b"{\"id\":\"a\",\"ts\":\"2026-11-01T00:00:00.000Z\",\"kind\":\"shown\",\"note\":\"caf\xe9\"}";
+        assert!(crate::event::parse_event_line(line, 65536).is_err());
+        assert_eq!(EventHead::parse(line), None);
+    }
 
     #[test]
     fn the_fold_accepts_exactly_what_the_reader_accepts() {

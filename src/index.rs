@@ -34,7 +34,7 @@ use crate::store::Store;
 
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the meta layout or the fold changes; an index of another format is rebuilt.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const RACY_NS: i64 = 2_000_000_000;
 
 /// Size, mtime and inode of a file: what the fingerprint is made of.
