@@ -445,6 +445,7 @@ fn an_id_that_is_not_a_safe_file_stem_is_refused_before_anything_is_written() {
     for id in [
         "../etc",
         "../../etc",
+        "../../../etc",
         "a/b",
         "Upper",
         "x",
@@ -473,7 +474,9 @@ fn an_id_that_is_not_a_safe_file_stem_is_refused_before_anything_is_written() {
         assert!(run.stderr.contains("hint: ids are"), "{}", run.snapshot());
         assert_eq!(swarm_files(&env), before, "`--id {id}` wrote something");
         assert!(!outside.exists());
+        // Where `directives/<id>.toml` or `quarantine/<id>.toml` would land.
         assert!(!env.exists(".swarm/etc.toml"));
+        assert!(!env.exists("etc.toml"));
     }
     let run = env.swarm(&[
         "add",
