@@ -23,7 +23,11 @@ fn main() {
         .prefix("git-swarm-bench-")
         .tempdir()
         .expect("temp dir");
-    let repo = tmp.path().join("repo");
+    // SWARM_BENCH_DIR keeps the generated repository for a closer look.
+    let repo = match std::env::var_os("SWARM_BENCH_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => tmp.path().join("repo"),
+    };
     println!(
         "git-swarm index benchmark: {directives} directives, {events} events in 24 monthly files"
     );

@@ -144,20 +144,18 @@ impl Fold {
 }
 
 /// Folds a batch of heads from scratch: de-duplicates by id (the earliest
-/// copy wins), orders by (ts, id), applies. Returns the fold and the sorted
-/// distinct keys.
-pub fn fold_all(mut heads: Vec<EventHead>) -> (Fold, Vec<u128>) {
+/// copy wins), orders by (ts, id), applies.
+pub fn fold_all(mut heads: Vec<EventHead>) -> Fold {
     let total = heads.len() as u64;
     heads.sort_unstable_by_key(|h| (h.key, h.ts));
     heads.dedup_by_key(|h| h.key);
-    let keys: Vec<u128> = heads.iter().map(|h| h.key).collect();
     heads.sort_unstable_by_key(EventHead::order);
     let mut fold = Fold::default();
     for h in &heads {
         fold.apply(h);
     }
     fold.duplicates = total - heads.len() as u64;
-    (fold, keys)
+    fold
 }
 
 #[cfg(test)]
@@ -214,12 +212,11 @@ mod tests {
         ];
         let mut b: Vec<_> = a.iter().rev().cloned().collect();
         b.push(a[0].clone());
-        let (fa, ka) = fold_all(a);
-        let (mut fb, kb) = fold_all(b);
+        let fa = fold_all(a);
+        let mut fb = fold_all(b);
         assert_eq!(fb.duplicates, 1);
         fb.duplicates = 0;
         assert_eq!(fa, fb);
-        assert_eq!(ka, kb);
         assert_eq!(
             fa.directive("x").expect("valid test input").counts["check"],
             1

@@ -468,7 +468,7 @@ fn the_whole_corpus_at_once() {
     good-two     high      warn         active        1  The second directive that is fine
     long-lesson  high      warn         active        0  zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz…
     --- stderr
-    warning: 9 problems in .swarm/ (the affected entries or lines are skipped)
+    warning: 9 problems in .swarm/ (files that do not parse and malformed event lines are left out)
     hint: run `git swarm validate` to see them
     ");
 }

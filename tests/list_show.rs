@@ -427,7 +427,6 @@ fn list_and_show_need_an_initialised_store() {
 }
 
 #[test]
-#[ignore = "bug: list prints the id inside a file whose id does not match its name, but show looks entries up by file name (see report)"]
 fn every_id_list_prints_can_be_shown() {
     let env = store();
     // validate reports the mismatch; list and show must still agree on the id.
@@ -443,6 +442,31 @@ fn every_id_list_prints_can_be_shown() {
             run.code,
             0,
             "list prints `{id}`, show refuses it:\n{}",
+            run.snapshot()
+        );
+    }
+}
+
+#[test]
+fn control_characters_from_files_never_reach_the_terminal() {
+    let env = store();
+    // A TOML escape puts a raw ESC into the lesson, as a pulled branch could.
+    env.write(
+        ".swarm/directives/escape.toml",
+        "id = \"escape\"\nlesson = \"Looks harmless \\u001b]0;pwned\\u0007 until shown\"\napplies_to_agents = [\"coder\"]\nverify = [\"file_modified:src/**\"]\n",
+    );
+    env.write(".swarm/events/2026-11.jsonl", "{\"id\":\"e1\",\"ts\":\"2026-11-22T10:00:00Z\",\"kind\":\"note\",\"directive\":\"escape\",\"text\":\"\\u001b[2J\"}\n");
+    for args in [&["list"][..], &["show", "escape"], &["log"]] {
+        let run = env.swarm(args);
+        run.success();
+        assert!(
+            !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
+            "{args:?} sent a raw ESC:\n{}",
+            run.snapshot()
+        );
+        assert!(
+            run.stdout.contains("\\u{1b}"),
+            "{args:?} should show the ESC escaped:\n{}",
             run.snapshot()
         );
     }

@@ -44,8 +44,8 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
                     "exists": index.is_some(),
                     "fresh": fresh,
                     "fingerprint": fingerprint,
-                    "directives": index.as_ref().map(|i| i.directives.len()),
-                    "quarantined": index.as_ref().map(|i| i.quarantine.len()),
+                    "directives": index.as_ref().map(|i| i.directive_count()),
+                    "quarantined": index.as_ref().map(|i| i.quarantine_count()),
                     "event_files": index.as_ref().map(|i| i.event_files.len()),
                     "events": index.as_ref().map(|i| i.fold.events),
                     "duplicates": index.as_ref().map(|i| i.fold.duplicates),
@@ -66,8 +66,8 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
                     writeln!(
                         ui.out,
                         "directives:  {} ({} quarantined)",
-                        i.directives.len(),
-                        i.quarantine.len()
+                        i.directive_count(),
+                        i.quarantine_count()
                     )?;
                     writeln!(
                         ui.out,
@@ -81,7 +81,7 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             Ok(ExitCode::SUCCESS)
         }
         Command::Refresh { format } => {
-            let loaded = git_swarm::index::load(&store)?;
+            let loaded = git_swarm::index::refresh(&store)?;
             let ms = loaded.elapsed.as_secs_f64() * 1000.0;
             let (what, detail) = match &loaded.refresh {
                 Refresh::Fresh => ("fresh", "already up to date".to_owned()),
@@ -105,8 +105,8 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             if format == Format::Json {
                 ui.json(&serde_json::json!({
                     "path": path,
-                    "directives": i.directives.len(),
-                    "quarantined": i.quarantine.len(),
+                    "directives": i.directive_count(),
+                    "quarantined": i.quarantine_count(),
                     "event_files": i.event_files.len(),
                     "events": i.fold.events,
                     "duplicates": i.fold.duplicates,
@@ -117,8 +117,8 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
                 writeln!(
                     ui.out,
                     "Rebuilt {path}: {} directives, {} quarantined, {} events from {} file(s) in {ms:.0} ms.",
-                    i.directives.len(),
-                    i.quarantine.len(),
+                    i.directive_count(),
+                    i.quarantine_count(),
                     i.fold.events,
                     i.event_files.len()
                 )?;

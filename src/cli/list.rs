@@ -75,7 +75,9 @@ pub fn row<'a>(
         "directives"
     };
     Row {
-        id: &d.id,
+        // The file name is the identity: it is what `show` and events use. A
+        // file whose `id` disagrees is reported by `validate`.
+        id: entry.stem(),
         path: format!(".swarm/{folder}/{}", entry.file),
         state: if quarantined {
             "quarantined"
@@ -88,7 +90,7 @@ pub fn row<'a>(
             enforcement: d.enforcement,
         },
         events: fold
-            .directive(&d.id)
+            .directive(entry.stem())
             .map(|f| f.counts.clone())
             .unwrap_or_default(),
         quarantine_reason: entry.quarantine.as_ref().map(|(r, _)| r.as_str()),
@@ -148,7 +150,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         )?;
     }
     for r in &rows {
-        let lesson = truncate(&r.directive.lesson, 70);
+        let lesson = truncate(&super::clean(&r.directive.lesson), 70);
         if args.quarantined {
             writeln!(
                 out,

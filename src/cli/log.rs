@@ -80,7 +80,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 other => line.push_str(&format!("  {k}={other}")),
             }
         }
-        writeln!(out, "{line}")?;
+        writeln!(out, "{}", super::clean(&line))?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

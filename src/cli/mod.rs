@@ -21,7 +21,7 @@ use clap::{Parser, Subcommand};
 use git_swarm::event::Clock;
 use git_swarm::{Error, Repo, Store};
 
-pub use ui::{Format, Ui};
+pub use ui::{Format, Ui, clean};
 
 /// Keep what your coding agents learn — directives, patterns, verdicts — as
 /// versioned files under `.swarm/`, and enforce it where code moves.
@@ -151,11 +151,11 @@ fn clock() -> Result<Clock, Error> {
 /// Loads the index, telling the user about problems it found in `.swarm/`.
 pub fn load_index(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded, Error> {
     let loaded = git_swarm::index::load(store)?;
-    let errors = loaded.index.problems().filter(|p| p.is_error()).count();
+    let errors = loaded.index.error_count();
     if errors > 0 {
         ui.warning(
             &format!(
-                "{errors} problem{} in .swarm/ (the affected entries or lines are skipped)",
+                "{errors} problem{} in .swarm/ (files that do not parse and malformed event lines are left out)",
                 if errors == 1 { "" } else { "s" }
             ),
             Some("run `git swarm validate` to see them"),

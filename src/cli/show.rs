@@ -31,7 +31,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let row = super::list::row(entry, d, &index.fold, quarantined);
     let last = index
         .fold
-        .directive(&d.id)
+        .directive(entry.stem())
         .map(|f| f.last_ts)
         .filter(|&t| t != 0);
     if args.format == Format::Json {
@@ -47,18 +47,21 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         return Ok(ExitCode::SUCCESS);
     }
     let o = &mut ui.out;
-    let field = |o: &mut dyn Write, name: &str, value: &str| writeln!(o, "{name:<12} {value}");
+    let field = |o: &mut dyn Write, name: &str, value: &str| {
+        writeln!(o, "{name:<12} {}", super::clean(value))
+    };
     let list = |o: &mut dyn Write, name: &str, items: &[String]| -> std::io::Result<()> {
         match items {
             [] => Ok(()),
-            [one] => writeln!(o, "{name:<12} {one}"),
+            [one] => writeln!(o, "{name:<12} {}", super::clean(one)),
             many => {
                 writeln!(o, "{name}:")?;
-                many.iter().try_for_each(|i| writeln!(o, "  - {i}"))
+                many.iter()
+                    .try_for_each(|i| writeln!(o, "  - {}", super::clean(i)))
             }
         }
     };
-    field(o, "id", &d.id)?;
+    field(o, "id", entry.stem())?;
     field(o, "file", &row.path)?;
     field(o, "state", row.state)?;
     if let Some((reason, detail)) = &entry.quarantine {

@@ -45,7 +45,7 @@ impl Ui {
     }
 
     pub fn hint(&mut self, hint: &str) {
-        let _ = writeln!(self.err, "{HINT}hint:{HINT:#} {hint}");
+        let _ = writeln!(self.err, "{HINT}hint:{HINT:#} {}", clean(hint));
     }
 
     fn report(
@@ -56,7 +56,7 @@ impl Ui {
         location: Option<&str>,
         hint: Option<&str>,
     ) {
-        let _ = writeln!(self.err, "{style}{label}:{style:#} {what}");
+        let _ = writeln!(self.err, "{style}{label}:{style:#} {}", clean(what));
         if let Some(loc) = location {
             let _ = writeln!(self.err, "  {DIM}-->{DIM:#} {loc}");
         }
@@ -81,6 +81,25 @@ impl Ui {
     }
 }
 
+/// Text from `.swarm/` as it may be shown on a terminal: control characters
+/// (escape sequences from a pulled branch, say) are shown escaped, never sent.
+pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect::<String>()
+            .into()
+    } else {
+        s.into()
+    }
+}
+
 fn write_problem(w: &mut impl Write, p: &Problem) -> io::Result<()> {
     let (style, label) = match p.severity {
         Severity::Error => (ERROR, "error"),
@@ -89,11 +108,11 @@ fn write_problem(w: &mut impl Write, p: &Problem) -> io::Result<()> {
     writeln!(
         w,
         "{}: {style}{label}:{style:#} {}",
-        p.location(),
-        p.message
+        clean(&p.location()),
+        clean(&p.message)
     )?;
     if let Some(h) = &p.hint {
-        writeln!(w, "  {HINT}hint:{HINT:#} {h}")?;
+        writeln!(w, "  {HINT}hint:{HINT:#} {}", clean(h))?;
     }
     Ok(())
 }

@@ -1,0 +1,153 @@
+//! Directive and quarantine files as the index holds them.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use super::{DirectiveEntry, FileStamp, Stamp};
+use crate::directive::{parse_directive_toml, parse_quarantined_toml};
+use crate::problem::Problem;
+use crate::store::Store;
+
+/// The entry for file `name`; entries are kept sorted by file name, as the scan lists them.
+pub fn find_entry<'a>(entries: &'a [DirectiveEntry], name: &str) -> Option<&'a DirectiveEntry> {
+    entries
+        .binary_search_by(|e| e.file.as_str().cmp(name))
+        .ok()
+        .map(|i| &entries[i])
+}
+
+/// Reads and checks every file of `folder` (`directives` or `quarantine`).
+pub fn load_all(
+    store: &Store,
+    folder: &str,
+    files: &[(String, Stamp)],
+    quarantine: bool,
+) -> Vec<DirectiveEntry> {
+    let dir = store.swarm_dir.join(folder);
+    files
+        .iter()
+        .map(|(name, _)| {
+            read_entry(
+                &dir.join(name),
+                &format!(".swarm/{folder}/{name}"),
+                name,
+                quarantine,
+            )
+        })
+        .collect()
+}
+
+/// As [`load_all`], but keeps (moves) the entries of `old` whose file the
+/// index saw unchanged (`seen`), and reads only the others.
+pub fn load_changed(
+    store: &Store,
+    folder: &str,
+    files: &[(String, Stamp)],
+    old: Vec<DirectiveEntry>,
+    seen: &[FileStamp],
+    quarantine: bool,
+) -> Vec<DirectiveEntry> {
+    let dir = store.swarm_dir.join(folder);
+    let mut old = old.into_iter().peekable();
+    let mut out = Vec::with_capacity(files.len());
+    for (name, stamp) in files {
+        // Both lists are sorted by file name: walk them together.
+        while old.peek().is_some_and(|e| e.file < *name) {
+            old.next();
+        }
+        let same = seen
+            .binary_search_by(|f| f.file.as_str().cmp(name))
+            .is_ok_and(|i| seen[i].stamp == *stamp && !seen[i].racy);
+        match old.next_if(|e| e.file == *name) {
+            Some(entry) if same => out.push(entry),
+            _ => out.push(read_entry(
+                &dir.join(name),
+                &format!(".swarm/{folder}/{name}"),
+                name,
+                quarantine,
+            )),
+        }
+    }
+    out
+}
+
+/// Reads and checks one directive or quarantine file.
+pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> DirectiveEntry {
+    let mut entry = DirectiveEntry {
+        file: name.to_owned(),
+        directive: None,
+        quarantine: None,
+        problems: Vec::new(),
+    };
+    let bytes = match read_capped(path, crate::directive::limits::FILE_MAX) {
+        Ok(b) => b,
+        Err(message) => {
+            // The whole file is the problem: point at its start, so that the
+            // report keeps the `path:line:col` form that editors and CI parse.
+            entry.problems.push(
+                Problem::error(rel, "unreadable", message)
+                    .at(1, 1)
+                    .with_hint("a directive file is a small TOML file; replace this one"),
+            );
+            return entry;
+        }
+    };
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let good = String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned();
+            entry.problems.push(
+                Problem::error(rel, "not_utf8", "file is not valid UTF-8")
+                    .at_offset(&good, good.len())
+                    .with_hint("TOML files are UTF-8; re-save the file as UTF-8"),
+            );
+            return entry;
+        }
+    };
+    let stem = name.strip_suffix(".toml").unwrap_or(name);
+    if quarantine {
+        let (q, problems) = parse_quarantined_toml(text, rel);
+        entry.problems = problems;
+        if let Some(q) = q {
+            entry.quarantine = Some((q.quarantine_reason.as_str().to_owned(), q.quarantine_detail));
+            entry.directive = Some(q.directive);
+        }
+    } else {
+        let loaded = parse_directive_toml(text, rel);
+        entry.problems = loaded.problems.clone();
+        entry.problems.extend(loaded.gate_problems(text, rel));
+        entry.directive = loaded.directive;
+    }
+    if let Some(d) = &entry.directive
+        && d.id != stem
+    {
+        let offset = crate::directive::key_offset(text, "id").unwrap_or(0);
+        entry.problems.push(
+            Problem::error(
+                rel,
+                "id_mismatch",
+                format!("id `{}` does not match the file name `{name}`", d.id),
+            )
+            .at_offset(text, offset)
+            .with_hint(format!(
+                "rename the file to `{}.toml`, or set `id = \"{stem}\"`",
+                d.id
+            )),
+        );
+    }
+    entry
+}
+
+/// Reads a file of at most `max` bytes; a larger one is refused unread.
+pub fn read_capped(path: &Path, max: u64) -> std::result::Result<Vec<u8>, String> {
+    let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!("file is over the {max}-byte limit"));
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,220 @@
+//! Event files as the index holds them: parsed in parallel on a rebuild,
+//! and only their appended bytes on a refresh.
+
+use super::{EventFileEntry, Index, Stamp, fold_new, racy};
+use crate::error::{Error, Result};
+use crate::event::parse_event_line;
+use crate::fold::EventHead;
+use crate::problem::Problem;
+use crate::store::Store;
+
+struct ParsedEvents {
+    heads: Vec<EventHead>,
+    problems: Vec<Problem>,
+    /// Bytes up to and including the last newline.
+    consumed: usize,
+    /// Line count after this chunk (complete lines only).
+    lines: u32,
+}
+
+fn parse_events(bytes: &[u8], rel: &str, first_line: u32, max_line: u64) -> ParsedEvents {
+    let mut out = ParsedEvents {
+        heads: Vec::with_capacity(bytes.len() / 160),
+        problems: Vec::new(),
+        consumed: 0,
+        lines: first_line,
+    };
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', bytes) {
+        out.lines += 1;
+        let raw = &bytes[start..end];
+        start = end + 1;
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let head = if raw.len() as u64 > max_line {
+            None
+        } else {
+            EventHead::parse(raw)
+        };
+        match head {
+            Some(h) => out.heads.push(h),
+            None => {
+                let (col, message, hint) = match parse_event_line(raw, max_line) {
+                    Err(e) => e,
+                    Ok(_) => (
+                        1,
+                        "event fields have unexpected types".to_owned(),
+                        "see docs/formats.md for the event fields",
+                    ),
+                };
+                out.problems.push(
+                    Problem::error(rel, "bad_event", message)
+                        .at(out.lines, col)
+                        .with_hint(hint),
+                );
+            }
+        }
+    }
+    out.consumed = start;
+    if start < bytes.len() {
+        out.problems.push(
+            Problem::error(rel, "torn_line", format!("last line is incomplete ({} bytes with no newline)", bytes.len() - start))
+                .at(out.lines + 1, 1)
+                .with_hint("a write was cut short (crash or full disk); `git swarm doctor --fix` saves it aside and truncates it"),
+        );
+    }
+    out
+}
+
+/// One event file read by a worker: its position in the scan, its entry, its events.
+type ReadFile = (usize, EventFileEntry, Vec<EventHead>);
+
+/// Reads and parses every event file, in parallel.
+pub fn read_all(
+    store: &Store,
+    files: &[(String, Stamp)],
+    built_at_ns: i64,
+) -> Result<(Vec<EventFileEntry>, Vec<EventHead>)> {
+    let dir = store.swarm_dir.join("events");
+    let max_line = store.config.events.max_line_bytes;
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(files.len().max(1));
+    let read_one = |(name, stamp): &(String, Stamp)| -> Result<(EventFileEntry, Vec<EventHead>)> {
+        let path = dir.join(name);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let parsed = parse_events(&bytes, &format!(".swarm/events/{name}"), 0, max_line);
+        let entry = EventFileEntry {
+            file: name.clone(),
+            stamp: *stamp,
+            racy: racy(built_at_ns, stamp.mtime_ns),
+            consumed: parsed.consumed as u64,
+            consumed_hash: xxhash_rust::xxh3::xxh3_64(&bytes[..parsed.consumed]),
+            lines: parsed.lines,
+            events: parsed.heads.len() as u64,
+            problems: parsed.problems,
+        };
+        Ok((entry, parsed.heads))
+    };
+    // Largest files first, dealt round-robin, keeps the workers about even.
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len));
+    let results: Vec<Result<Vec<ReadFile>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let mine: Vec<usize> = order.iter().copied().skip(w).step_by(workers).collect();
+                let read_one = &read_one;
+                s.spawn(move || {
+                    mine.into_iter()
+                        .map(|i| read_one(&files[i]).map(|(e, h)| (i, e, h)))
+                        .collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::Index {
+                        message: "an event reader thread panicked".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    let mut entries: Vec<Option<EventFileEntry>> = vec![None; files.len()];
+    let mut heads = Vec::new();
+    for r in results {
+        for (i, e, h) in r? {
+            entries[i] = Some(e);
+            if heads.is_empty() {
+                heads = h;
+            } else {
+                heads.extend(h);
+            }
+        }
+    }
+    Ok((entries.into_iter().flatten().collect(), heads))
+}
+
+/// Brings `index`'s event files and fold up to date, reading only what was
+/// appended. `Ok(Ok(n))`: done, `n` files re-read; `Ok(Err(reason))`: the
+/// whole log must be folded again.
+pub fn update(
+    store: &Store,
+    files: &[(String, Stamp)],
+    index: &mut Index,
+    built_at_ns: i64,
+) -> Result<std::result::Result<usize, String>> {
+    let old = std::mem::take(&mut index.event_files);
+    if old.iter().any(|e| {
+        files
+            .binary_search_by(|(n, _)| n.as_str().cmp(&e.file))
+            .is_err()
+    }) {
+        return Ok(Err("an event file was removed".into()));
+    }
+    let mut entries = Vec::with_capacity(files.len());
+    let mut new_heads = Vec::new();
+    let mut changed = 0;
+    for (name, stamp) in files {
+        let prev = old
+            .binary_search_by(|e| e.file.as_str().cmp(name))
+            .ok()
+            .map(|i| &old[i]);
+        if let Some(p) = prev
+            && p.stamp == *stamp
+            && !p.racy
+        {
+            entries.push(p.clone());
+            continue;
+        }
+        changed += 1;
+        let path = store.swarm_dir.join("events").join(name);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let (start, lines, mut problems, events) = match prev {
+            Some(p) => {
+                let end = usize::try_from(p.consumed).unwrap_or(usize::MAX);
+                if bytes.len() < end || xxhash_rust::xxh3::xxh3_64(&bytes[..end]) != p.consumed_hash
+                {
+                    return Ok(Err(format!("events/{name} was rewritten, not appended to")));
+                }
+                let kept = p
+                    .problems
+                    .iter()
+                    .filter(|p| p.code != "torn_line")
+                    .cloned()
+                    .collect();
+                (end, p.lines, kept, p.events)
+            }
+            None => (0, 0, Vec::new(), 0),
+        };
+        let rel = format!(".swarm/events/{name}");
+        let parsed = parse_events(
+            &bytes[start..],
+            &rel,
+            lines,
+            store.config.events.max_line_bytes,
+        );
+        problems.extend(parsed.problems);
+        let consumed = start + parsed.consumed;
+        entries.push(EventFileEntry {
+            file: name.clone(),
+            stamp: *stamp,
+            racy: racy(built_at_ns, stamp.mtime_ns),
+            consumed: consumed as u64,
+            consumed_hash: xxhash_rust::xxh3::xxh3_64(&bytes[..consumed]),
+            lines: parsed.lines,
+            events: events + parsed.heads.len() as u64,
+            problems,
+        });
+        new_heads.extend(parsed.heads);
+    }
+    if let Err(reason) = fold_new(&mut index.fold, new_heads) {
+        return Ok(Err(reason));
+    }
+    index.event_files = entries;
+    Ok(Ok(changed))
+}

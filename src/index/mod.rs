@@ -1,0 +1,432 @@
+//! The derived index in `$GIT_DIR/swarm/index`: parsed directives, the
+//! fold of the event log, and the stamps of the files they came from.
+//!
+//! Files are the truth; the index is a cache. It is keyed by a fingerprint
+//! of `.swarm/` (each file's path, size, mtime and inode), refreshed by
+//! whatever command finds it stale, never read back into files, and safe to
+//! delete.
+//!
+//! Refreshing is incremental where it can be: a changed directive file is
+//! parsed again on its own; an event file that only grew has just its new
+//! lines parsed and folded (after checking that the bytes already folded are
+//! unchanged). A file that shrank or was rewritten, or a removed event file,
+//! makes the whole event log fold again. Like git's index, a file modified
+//! within two seconds of the last refresh is "racy" and is re-checked by
+//! content, since its mtime cannot tell a second edit from the first.
+//!
+//! Every new event must sort after the last one folded, (ts, id) being the
+//! fold's order: then it cannot be a copy of a folded event (a copy has the
+//! same ts and id), so no set of folded ids needs to be kept or read. New
+//! events that sort earlier — brought in by a merge, a rebase or a
+//! cherry-pick — make the index fold the whole log again.
+//!
+//! The file has two sections (see [`file`]): the head (stamps, event files,
+//! the fold) and the entries (parsed directives). A refresh that finds the
+//! directive files unchanged copies the entries section as bytes, without
+//! decoding it; only commands that read directives decode it.
+
+mod entries;
+mod events;
+mod file;
+mod scan;
+
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+pub use entries::{read_capped, read_entry};
+pub use scan::{Scan, Stamp, scan};
+
+use crate::directive::Directive;
+use crate::error::Result;
+use crate::fold::{EventHead, Fold, fold_all};
+use crate::problem::Problem;
+use crate::store::Store;
+
+/// Files modified this close to a refresh are re-checked by content next time.
+const RACY_NS: i64 = 2_000_000_000;
+
+/// A directive (or quarantined entry) file as indexed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DirectiveEntry {
+    /// File name in its folder (`<id>.toml`).
+    pub file: String,
+    /// The entry, when it parsed (it may still have gate problems).
+    pub directive: Option<Directive>,
+    /// For quarantined entries: the reason and detail recorded in the file.
+    pub quarantine: Option<(String, Option<String>)>,
+    /// Everything wrong with the file; empty for a healthy entry.
+    pub problems: Vec<Problem>,
+}
+
+impl DirectiveEntry {
+    pub fn stem(&self) -> &str {
+        self.file.strip_suffix(".toml").unwrap_or(&self.file)
+    }
+}
+
+/// A file's stamp as the index last saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    pub file: String,
+    stamp: Stamp,
+    /// Modified within two seconds of the refresh that saw it: check again.
+    racy: bool,
+}
+
+/// An event file as indexed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventFileEntry {
+    pub file: String,
+    stamp: Stamp,
+    racy: bool,
+    /// Bytes folded: up to and including the last newline.
+    consumed: u64,
+    /// xxh3 of the bytes folded, to tell an append from a rewrite.
+    consumed_hash: u64,
+    /// Lines in the bytes folded.
+    pub lines: u32,
+    /// Events in the file (duplicates included).
+    pub events: u64,
+    /// Malformed lines and a torn tail.
+    pub problems: Vec<Problem>,
+}
+
+/// The index: what the commands read.
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub fingerprint: u64,
+    built_at_ns: i64,
+    config: Option<Stamp>,
+    directive_stamps: Vec<FileStamp>,
+    quarantine_stamps: Vec<FileStamp>,
+    /// Errors in directive and quarantine files (counted without decoding them).
+    pub entry_errors: u64,
+    /// Parsed directive files, sorted by file name. Empty when loaded without entries.
+    pub directives: Vec<DirectiveEntry>,
+    /// Parsed quarantine files, sorted by file name. Empty when loaded without entries.
+    pub quarantine: Vec<DirectiveEntry>,
+    pub event_files: Vec<EventFileEntry>,
+    pub fold: Fold,
+}
+
+/// How a refresh went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refresh {
+    /// Nothing had changed.
+    Fresh,
+    /// Only changed files were read again.
+    Updated { directives: usize, events: usize },
+    /// Built from scratch, and why.
+    Rebuilt { reason: String },
+}
+
+/// An index ready to read, and what it took to get it.
+#[derive(Debug)]
+pub struct Loaded {
+    pub index: Index,
+    pub refresh: Refresh,
+    pub elapsed: std::time::Duration,
+}
+
+impl Index {
+    /// Problems in the files the index read: every one when the entries are
+    /// loaded, the event files' otherwise.
+    pub fn problems(&self) -> impl Iterator<Item = &Problem> {
+        self.directives
+            .iter()
+            .chain(&self.quarantine)
+            .flat_map(|d| &d.problems)
+            .chain(self.event_files.iter().flat_map(|e| &e.problems))
+    }
+
+    /// Errors in all the files the index read, whether or not the entries are loaded.
+    pub fn error_count(&self) -> u64 {
+        let events = self
+            .event_files
+            .iter()
+            .flat_map(|e| &e.problems)
+            .filter(|p| p.is_error())
+            .count();
+        self.entry_errors + events as u64
+    }
+
+    /// How many directive files there are.
+    pub fn directive_count(&self) -> usize {
+        self.directive_stamps.len()
+    }
+
+    /// How many quarantine files there are.
+    pub fn quarantine_count(&self) -> usize {
+        self.quarantine_stamps.len()
+    }
+
+    pub fn event_lines(&self) -> u64 {
+        self.event_files.iter().map(|e| e.events).sum()
+    }
+
+    pub fn directive(&self, id: &str) -> Option<&DirectiveEntry> {
+        entries::find_entry(&self.directives, &format!("{id}.toml"))
+    }
+
+    pub fn quarantined(&self, id: &str) -> Option<&DirectiveEntry> {
+        entries::find_entry(&self.quarantine, &format!("{id}.toml"))
+    }
+}
+
+/// Where the index of a store lives.
+pub fn index_path(store: &Store) -> PathBuf {
+    store.git_dir.join("swarm").join("index")
+}
+
+/// Opens the index with its parsed directives, refreshing it if `.swarm/` changed.
+pub fn load(store: &Store) -> Result<Loaded> {
+    open(store, true)
+}
+
+/// Brings the index up to date without decoding the directives unless they
+/// changed (`index.directives` and `index.quarantine` may come back empty).
+pub fn refresh(store: &Store) -> Result<Loaded> {
+    open(store, false)
+}
+
+fn open(store: &Store, want_entries: bool) -> Result<Loaded> {
+    let start = Instant::now();
+    let scan = scan(store)?;
+    let path = index_path(store);
+    let (index, refresh, entries_bytes) = match file::read(&path, store) {
+        None => {
+            let index = build(store, &scan)?;
+            (
+                index,
+                Refresh::Rebuilt {
+                    reason: "no usable index".into(),
+                },
+                None,
+            )
+        }
+        Some(on_disk) => update(store, &scan, on_disk, want_entries)?,
+    };
+    if refresh != Refresh::Fresh {
+        // The index is only a cache: a read-only git dir must not stop a command.
+        let _ = file::write(&path, store, &index, entries_bytes.as_deref());
+    }
+    Ok(Loaded {
+        index,
+        refresh,
+        elapsed: start.elapsed(),
+    })
+}
+
+/// Builds the index from scratch and writes it.
+pub fn rebuild(store: &Store) -> Result<Loaded> {
+    let start = Instant::now();
+    let scan = scan(store)?;
+    let index = build(store, &scan)?;
+    file::write(&index_path(store), store, &index, None)?;
+    Ok(Loaded {
+        index,
+        refresh: Refresh::Rebuilt {
+            reason: "asked for".into(),
+        },
+        elapsed: start.elapsed(),
+    })
+}
+
+/// The index on disk (without its entries), the scan of `.swarm/` now, and
+/// whether the two agree. `None` when there is no usable index.
+pub fn status(store: &Store) -> Result<(Option<Index>, Scan, bool)> {
+    let scan = scan(store)?;
+    let old = file::read(&index_path(store), store).map(|d| d.index);
+    // Racy entries are re-checked by the next refresh, but a matching
+    // fingerprint means nothing visible has changed since the index was built.
+    let fresh = old
+        .as_ref()
+        .is_some_and(|o| o.fingerprint == scan.fingerprint());
+    Ok((old, scan, fresh))
+}
+
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
+    mtime_ns >= built_at_ns - RACY_NS
+}
+
+fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
+    files
+        .iter()
+        .map(|(file, stamp)| FileStamp {
+            file: file.clone(),
+            stamp: *stamp,
+            racy: racy(built_at_ns, stamp.mtime_ns),
+        })
+        .collect()
+}
+
+fn count_errors(entries: &[DirectiveEntry]) -> u64 {
+    entries
+        .iter()
+        .flat_map(|e| &e.problems)
+        .filter(|p| p.is_error())
+        .count() as u64
+}
+
+fn build(store: &Store, scan: &Scan) -> Result<Index> {
+    let built_at_ns = now_ns();
+    let directives = entries::load_all(store, "directives", &scan.directives, false);
+    let quarantine = entries::load_all(store, "quarantine", &scan.quarantine, true);
+    let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
+    Ok(Index {
+        fingerprint: scan.fingerprint(),
+        built_at_ns,
+        config: scan.config,
+        directive_stamps: stamps(&scan.directives, built_at_ns),
+        quarantine_stamps: stamps(&scan.quarantine, built_at_ns),
+        entry_errors: count_errors(&directives) + count_errors(&quarantine),
+        directives,
+        quarantine,
+        event_files,
+        fold: fold_all(heads),
+    })
+}
+
+/// Are these files exactly as the index saw them, none of them racy?
+fn unchanged(scan: &[(String, Stamp)], seen: &[FileStamp]) -> bool {
+    scan.len() == seen.len()
+        && scan
+            .iter()
+            .zip(seen)
+            .all(|((n, s), f)| *n == f.file && *s == f.stamp && !f.racy)
+}
+
+/// How many of `scan` differ from what the index saw (added, changed, racy or removed).
+fn count_changed(scan: &[(String, Stamp)], seen: &[FileStamp]) -> usize {
+    let find = |name: &str| {
+        seen.binary_search_by(|f| f.file.as_str().cmp(name))
+            .ok()
+            .map(|i| &seen[i])
+    };
+    let changed = scan
+        .iter()
+        .filter(|(n, s)| find(n).is_none_or(|f| f.stamp != *s || f.racy))
+        .count();
+    let removed = seen
+        .iter()
+        .filter(|f| {
+            scan.binary_search_by(|(n, _)| n.as_str().cmp(&f.file))
+                .is_err()
+        })
+        .count();
+    changed + removed
+}
+
+/// What an update produced: the index, how, and the entries section's bytes
+/// when they can be written back unchanged.
+type Updated = (Index, Refresh, Option<Vec<u8>>);
+
+fn update(
+    store: &Store,
+    scan: &Scan,
+    on_disk: file::OnDisk,
+    want_entries: bool,
+) -> Result<Updated> {
+    let file::OnDisk { mut index, entries } = on_disk;
+    let entries_unchanged = unchanged(&scan.directives, &index.directive_stamps)
+        && unchanged(&scan.quarantine, &index.quarantine_stamps);
+    let config_unchanged = scan.config == index.config
+        && scan
+            .config
+            .is_none_or(|c| !racy(index.built_at_ns, c.mtime_ns));
+    let events_unchanged = scan.events.len() == index.event_files.len()
+        && scan
+            .events
+            .iter()
+            .zip(&index.event_files)
+            .all(|((n, s), e)| *n == e.file && *s == e.stamp && !e.racy);
+
+    if entries_unchanged
+        && config_unchanged
+        && events_unchanged
+        && index.fingerprint == scan.fingerprint()
+    {
+        if want_entries {
+            file::decode_entries(&entries, &mut index)?;
+        }
+        return Ok((index, Refresh::Fresh, None));
+    }
+
+    let built_at_ns = now_ns();
+    let mut changed_directives = 0;
+    let mut keep_entries = None;
+    if entries_unchanged {
+        if want_entries {
+            file::decode_entries(&entries, &mut index)?;
+        }
+        keep_entries = Some(entries);
+    } else {
+        file::decode_entries(&entries, &mut index)?;
+        changed_directives = count_changed(&scan.directives, &index.directive_stamps)
+            + count_changed(&scan.quarantine, &index.quarantine_stamps);
+        index.directives = entries::load_changed(
+            store,
+            "directives",
+            &scan.directives,
+            std::mem::take(&mut index.directives),
+            &index.directive_stamps,
+            false,
+        );
+        index.quarantine = entries::load_changed(
+            store,
+            "quarantine",
+            &scan.quarantine,
+            std::mem::take(&mut index.quarantine),
+            &index.quarantine_stamps,
+            true,
+        );
+        index.entry_errors = count_errors(&index.directives) + count_errors(&index.quarantine);
+    }
+    index.directive_stamps = stamps(&scan.directives, built_at_ns);
+    index.quarantine_stamps = stamps(&scan.quarantine, built_at_ns);
+
+    let refresh = match events::update(store, &scan.events, &mut index, built_at_ns)? {
+        Ok(changed_events) => Refresh::Updated {
+            directives: changed_directives,
+            events: changed_events,
+        },
+        Err(reason) => {
+            let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
+            index.event_files = event_files;
+            index.fold = fold_all(heads);
+            Refresh::Rebuilt { reason }
+        }
+    };
+    index.fingerprint = scan.fingerprint();
+    index.built_at_ns = built_at_ns;
+    index.config = scan.config;
+    Ok((index, refresh, keep_entries))
+}
+
+/// Folds `heads` (new events) into `fold` if they all sort after what is
+/// folded; `Err` with the reason when the whole log must be folded again.
+fn fold_new(fold: &mut Fold, mut heads: Vec<EventHead>) -> std::result::Result<(), String> {
+    heads.sort_unstable_by_key(|h| (h.key, h.ts));
+    let before = heads.len() as u64;
+    heads.dedup_by_key(|h| h.key);
+    let copies = before - heads.len() as u64;
+    heads.sort_unstable_by_key(EventHead::order);
+    if heads.first().is_some_and(|h| !fold.accepts_next(h)) {
+        return Err(
+            "new events sort before ones already folded (a merge, rebase or cherry-pick)".into(),
+        );
+    }
+    fold.duplicates += copies;
+    for h in &heads {
+        fold.apply(h);
+    }
+    Ok(())
+}

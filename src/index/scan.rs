@@ -1,0 +1,123 @@
+//! Stamping the files the index depends on.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::event::is_month_file;
+use crate::store::Store;
+
+/// Size, mtime and inode of a file: what the fingerprint is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    pub len: u64,
+    pub mtime_ns: i64,
+    pub ino: u64,
+}
+
+impl Stamp {
+    pub(super) fn of(meta: &std::fs::Metadata) -> Stamp {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(meta);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Stamp {
+            len: meta.len(),
+            mtime_ns,
+            ino,
+        }
+    }
+}
+
+/// The files the index is built from, with their stamps.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub(super) config: Option<Stamp>,
+    pub(super) directives: Vec<(String, Stamp)>,
+    pub(super) quarantine: Vec<(String, Stamp)>,
+    pub(super) events: Vec<(String, Stamp)>,
+}
+
+impl Scan {
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut add = |tag: &str, name: &str, s: &Stamp| {
+            h.update(tag.as_bytes());
+            h.update(name.as_bytes());
+            h.update(&[0]);
+            h.update(&s.len.to_le_bytes());
+            h.update(&s.mtime_ns.to_le_bytes());
+            h.update(&s.ino.to_le_bytes());
+        };
+        if let Some(s) = &self.config {
+            add("c", "config.toml", s);
+        }
+        for (n, s) in &self.directives {
+            add("d", n, s);
+        }
+        for (n, s) in &self.quarantine {
+            add("q", n, s);
+        }
+        for (n, s) in &self.events {
+            add("e", n, s);
+        }
+        h.digest()
+    }
+}
+
+/// Stats every file the index depends on.
+pub fn scan(store: &Store) -> Result<Scan> {
+    let swarm = &store.swarm_dir;
+    let config = match std::fs::metadata(swarm.join("config.toml")) {
+        Ok(m) => Some(Stamp::of(&m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(&swarm.join("config.toml"), e)),
+    };
+    Ok(Scan {
+        config,
+        directives: scan_dir(&swarm.join("directives"), |n| n.ends_with(".toml"))?,
+        quarantine: scan_dir(&swarm.join("quarantine"), |n| n.ends_with(".toml"))?,
+        events: scan_dir(&swarm.join("events"), is_month_file)?,
+    })
+}
+
+fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Stamp)>> {
+    let mut out = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue; // Not UTF-8: cannot be a directive or event file; `validate` reports it.
+        };
+        if !keep(&name) {
+            continue;
+        }
+        // Stat relative to the directory (cheap); follow a symlink like a read
+        // would, and a dangling link reads as missing.
+        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        let meta = if is_link {
+            std::fs::metadata(entry.path())
+        } else {
+            entry.metadata()
+        };
+        match meta {
+            Ok(meta) if meta.is_file() => out.push((name, Stamp::of(&meta))),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&entry.path(), e)),
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
