@@ -91,44 +91,79 @@ impl EventHead {
     }
 }
 
-/// What the event log says about one directive.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DirectiveFold {
-    /// Events per kind.
-    pub counts: BTreeMap<String, u64>,
-    /// Time of the latest event about it, in ms since the epoch.
-    pub last_ts: i64,
-}
-
-impl DirectiveFold {
-    pub fn total(&self) -> u64 {
-        self.counts.values().sum()
-    }
-}
-
 /// The folded state of the whole log.
+///
+/// Stored column-wise (one string of ids, one table of counts) because it is
+/// decoded on every command: a handful of allocations instead of one per
+/// directive and kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fold {
     /// Distinct events folded.
     pub events: u64,
     /// Lines whose id had been folded already (union merges and cherry-picks make these).
     pub duplicates: u64,
-    /// Events per kind.
-    pub kinds: BTreeMap<String, u64>,
-    pub directives: BTreeMap<String, DirectiveFold>,
     /// (ts, id key) of the last event applied.
     pub last: Option<(i64, u128)>,
+    /// Kind names, in the order first seen; a kind's number is its place here.
+    kinds: Vec<String>,
+    /// Events per kind, by kind number.
+    kind_counts: Vec<u64>,
+    /// Directive ids, sorted, concatenated; `id_ends[i]` is where the i-th ends.
+    ids: String,
+    id_ends: Vec<u32>,
+    /// Events per directive and kind: row i holds directive i's counts, `kinds.len()` wide.
+    counts: Vec<u64>,
+    /// Time of the latest event about each directive, in ms since the epoch.
+    last_ts: Vec<i64>,
+}
+
+/// What the event log says about one directive.
+#[derive(Debug, Clone, Copy)]
+pub struct DirectiveFold<'a> {
+    fold: &'a Fold,
+    row: usize,
+}
+
+impl DirectiveFold<'_> {
+    /// Events per kind (kinds with none left out).
+    pub fn counts(&self) -> BTreeMap<String, u64> {
+        let width = self.fold.kinds.len();
+        let row = &self.fold.counts[self.row * width..(self.row + 1) * width];
+        self.fold
+            .kinds
+            .iter()
+            .zip(row)
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| (k.clone(), *n))
+            .collect()
+    }
+
+    pub fn total(&self) -> u64 {
+        let width = self.fold.kinds.len();
+        self.fold.counts[self.row * width..(self.row + 1) * width]
+            .iter()
+            .sum()
+    }
+
+    /// Time of the latest event about it, in ms since the epoch.
+    pub fn last_ts(&self) -> i64 {
+        self.fold.last_ts[self.row]
+    }
 }
 
 impl Fold {
     /// Applies one event. Callers apply in (ts, id) order, once per id.
     pub fn apply(&mut self, e: &EventHead) {
         self.events += 1;
-        *self.kinds.entry(e.kind.clone()).or_default() += 1;
+        let kind = self.kind_number(&e.kind);
+        self.kind_counts[kind] += 1;
         for d in &e.directives {
-            let entry = self.directives.entry(d.clone()).or_default();
-            *entry.counts.entry(e.kind.clone()).or_default() += 1;
-            entry.last_ts = entry.last_ts.max(e.ts);
+            let row = match self.row(d) {
+                Ok(row) => row,
+                Err(at) => self.insert_row(at, d),
+            };
+            self.counts[row * self.kinds.len() + kind] += 1;
+            self.last_ts[row] = self.last_ts[row].max(e.ts);
         }
         self.last = Some(self.last.map_or(e.order(), |l| l.max(e.order())));
     }
@@ -138,8 +173,96 @@ impl Fold {
         self.last.is_none_or(|l| e.order() > l)
     }
 
-    pub fn directive(&self, id: &str) -> Option<&DirectiveFold> {
-        self.directives.get(id)
+    pub fn directive(&self, id: &str) -> Option<DirectiveFold<'_>> {
+        self.row(id)
+            .ok()
+            .map(|row| DirectiveFold { fold: self, row })
+    }
+
+    /// Events per kind, for the whole log.
+    pub fn kinds(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.kinds
+            .iter()
+            .map(String::as_str)
+            .zip(self.kind_counts.iter().copied())
+    }
+
+    fn id(&self, row: usize) -> &str {
+        let start = if row == 0 {
+            0
+        } else {
+            self.id_ends[row - 1] as usize
+        };
+        &self.ids[start..self.id_ends[row] as usize]
+    }
+
+    fn row(&self, id: &str) -> Result<usize, usize> {
+        let (mut lo, mut hi) = (0, self.id_ends.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.id(mid).cmp(id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    fn kind_number(&mut self, kind: &str) -> usize {
+        if let Some(i) = self.kinds.iter().position(|k| k == kind) {
+            return i;
+        }
+        // A new kind widens every row by one.
+        let width = self.kinds.len();
+        let rows = self.id_ends.len();
+        let mut counts = Vec::with_capacity(rows * (width + 1));
+        for r in 0..rows {
+            counts.extend_from_slice(&self.counts[r * width..(r + 1) * width]);
+            counts.push(0);
+        }
+        self.counts = counts;
+        self.kinds.push(kind.to_owned());
+        self.kind_counts.push(0);
+        width
+    }
+
+    fn insert_row(&mut self, at: usize, id: &str) -> usize {
+        let start = if at == 0 {
+            0
+        } else {
+            self.id_ends[at - 1] as usize
+        };
+        self.ids.insert_str(start, id);
+        let len = u32::try_from(id.len()).unwrap_or(u32::MAX);
+        for end in &mut self.id_ends[at..] {
+            *end += len;
+        }
+        self.id_ends
+            .insert(at, u32::try_from(start).unwrap_or(u32::MAX) + len);
+        let width = self.kinds.len();
+        self.counts
+            .splice(at * width..at * width, std::iter::repeat_n(0, width));
+        self.last_ts.insert(at, 0);
+        at
+    }
+
+    /// An empty fold with rows for `ids` (sorted, distinct) and the given kinds,
+    /// so that a bulk fold never inserts a row.
+    fn with_rows(ids: &[&str], kinds: Vec<String>) -> Fold {
+        let mut fold = Fold {
+            kind_counts: vec![0; kinds.len()],
+            counts: vec![0; ids.len() * kinds.len()],
+            last_ts: vec![0; ids.len()],
+            kinds,
+            ..Fold::default()
+        };
+        for id in ids {
+            fold.ids.push_str(id);
+            fold.id_ends
+                .push(u32::try_from(fold.ids.len()).unwrap_or(u32::MAX));
+        }
+        fold
     }
 }
 
@@ -150,7 +273,19 @@ pub fn fold_all(mut heads: Vec<EventHead>) -> Fold {
     heads.sort_unstable_by_key(|h| (h.key, h.ts));
     heads.dedup_by_key(|h| h.key);
     heads.sort_unstable_by_key(EventHead::order);
-    let mut fold = Fold::default();
+    let mut ids: Vec<&str> = heads
+        .iter()
+        .flat_map(|h| h.directives.iter().map(String::as_str))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut kinds: Vec<String> = Vec::new();
+    for h in &heads {
+        if !kinds.contains(&h.kind) {
+            kinds.push(h.kind.clone());
+        }
+    }
+    let mut fold = Fold::with_rows(&ids, kinds);
     for h in &heads {
         fold.apply(h);
     }
@@ -161,6 +296,45 @@ pub fn fold_all(mut heads: Vec<EventHead>) -> Fold {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn incremental_apply_matches_a_bulk_fold() {
+        let heads = vec![
+            head(1, 10, "added", "m"),
+            head(2, 11, "check", "a"),
+            head(3, 12, "shown", "z"),
+            head(4, 13, "check", "m"),
+            head(5, 14, "ack", "b"),
+        ];
+        let bulk = fold_all(heads.clone());
+        let mut one_by_one = Fold::default();
+        for h in &heads {
+            one_by_one.apply(h);
+        }
+        for id in ["a", "b", "m", "z"] {
+            let (x, y) = (
+                bulk.directive(id).expect("folded"),
+                one_by_one.directive(id).expect("folded"),
+            );
+            assert_eq!(x.counts(), y.counts(), "{id}");
+            assert_eq!(x.last_ts(), y.last_ts(), "{id}");
+        }
+        assert_eq!(
+            bulk.directive("m")
+                .expect("folded")
+                .counts()
+                .into_iter()
+                .collect::<Vec<_>>(),
+            [("added".to_owned(), 1), ("check".to_owned(), 1)]
+        );
+        assert!(bulk.directive("q").is_none());
+        let mut kinds: Vec<_> = bulk.kinds().collect();
+        kinds.sort();
+        assert_eq!(
+            kinds,
+            [("ack", 1), ("added", 1), ("check", 2), ("shown", 1)]
+        );
+    }
 
     #[test]
     fn a_line_with_invalid_utf8_is_not_folded() {
@@ -218,7 +392,7 @@ mod tests {
         fb.duplicates = 0;
         assert_eq!(fa, fb);
         assert_eq!(
-            fa.directive("x").expect("valid test input").counts["check"],
+            fa.directive("x").expect("valid test input").counts()["check"],
             1
         );
         assert_eq!(fa.last, Some((20, 2)));

@@ -63,6 +63,15 @@ pub struct Effective {
     pub enforcement: git_swarm::directive::Enforcement,
 }
 
+/// The priority and enforcement in force. Escalation will raise these from
+/// the fold; until then they are the file's.
+fn effective(d: &Directive) -> Effective {
+    Effective {
+        priority: d.priority,
+        enforcement: d.enforcement,
+    }
+}
+
 pub fn row<'a>(
     entry: &'a DirectiveEntry,
     d: &'a Directive,
@@ -84,14 +93,10 @@ pub fn row<'a>(
         } else {
             d.status.as_str()
         },
-        // Escalation will raise these from the fold; until then they are the file's.
-        effective: Effective {
-            priority: d.priority,
-            enforcement: d.enforcement,
-        },
+        effective: effective(d),
         events: fold
             .directive(entry.stem())
-            .map(|f| f.counts.clone())
+            .map(|f| f.counts())
             .unwrap_or_default(),
         quarantine_reason: entry.quarantine.as_ref().map(|(r, _)| r.as_str()),
         directive: d,
@@ -107,7 +112,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     } else {
         &index.directives
     };
-    let rows: Vec<Row<'_>> = entries
+    let selected: Vec<(&DirectiveEntry, &Directive)> = entries
         .iter()
         .filter_map(|e| e.directive.as_ref().map(|d| (e, d)))
         .filter(|(_, d)| {
@@ -120,16 +125,19 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 .as_ref()
                 .is_none_or(|t| d.applies_to_tools.contains(t))
         })
-        .map(|(e, d)| row(e, d, &index.fold, args.quarantined))
-        .filter(|r| args.status.is_none_or(|s| r.directive.status == s))
-        .filter(|r| args.priority.is_none_or(|p| r.effective.priority == p))
+        .filter(|(_, d)| args.status.is_none_or(|s| d.status == s))
+        .filter(|(_, d)| args.priority.is_none_or(|p| effective(d).priority == p))
         .collect();
 
     if args.format == Format::Json {
+        let rows: Vec<Row<'_>> = selected
+            .iter()
+            .map(|(e, d)| row(e, d, &index.fold, args.quarantined))
+            .collect();
         ui.json(&rows)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if rows.is_empty() {
+    if selected.is_empty() {
         let what = if args.quarantined {
             "quarantined entries"
         } else {
@@ -138,8 +146,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         writeln!(ui.out, "No {what} match.")?;
         return Ok(ExitCode::SUCCESS);
     }
-    let id_width = rows.iter().map(|r| r.id.len()).max().unwrap_or(2).max(2);
-    let mut out = std::io::BufWriter::new(&mut ui.out);
+    let id_width = selected
+        .iter()
+        .map(|(e, _)| e.stem().len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, &mut ui.out);
     if args.quarantined {
         writeln!(out, "{:id_width$}  {:27}  LESSON", "ID", "REASON")?;
     } else {
@@ -149,25 +162,21 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             "ID", "PRIORITY", "ENFORCEMENT", "STATUS", "EVENTS"
         )?;
     }
-    for r in &rows {
-        let lesson = truncate(&super::clean(&r.directive.lesson), 70);
+    for (entry, d) in &selected {
+        let id = super::clean(entry.stem());
+        let lesson = truncate(&super::clean(&d.lesson), 70);
         if args.quarantined {
-            writeln!(
-                out,
-                "{:id_width$}  {:27}  {lesson}",
-                r.id,
-                r.quarantine_reason.unwrap_or("-")
-            )?;
+            let reason = entry.quarantine.as_ref().map_or("-", |(r, _)| r.as_str());
+            writeln!(out, "{id:id_width$}  {reason:27}  {lesson}")?;
         } else {
-            let events: u64 = r.events.values().sum();
+            let e = effective(d);
+            let events = index.fold.directive(entry.stem()).map_or(0, |f| f.total());
             writeln!(
                 out,
-                "{:id_width$}  {:8}  {:11}  {:7}  {:>6}  {lesson}",
-                r.id,
-                r.effective.priority.as_str(),
-                r.effective.enforcement.as_str(),
-                r.state,
-                events
+                "{id:id_width$}  {:8}  {:11}  {:7}  {events:>6}  {lesson}",
+                e.priority.as_str(),
+                e.enforcement.as_str(),
+                d.status.as_str(),
             )?;
         }
     }

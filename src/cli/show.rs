@@ -32,7 +32,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let last = index
         .fold
         .directive(entry.stem())
-        .map(|f| f.last_ts)
+        .map(|f| f.last_ts())
         .filter(|&t| t != 0);
     if args.format == Format::Json {
         let mut value = serde_json::to_value(&row).map_err(std::io::Error::from)?;

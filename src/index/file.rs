@@ -1,9 +1,11 @@
 //! The index on disk: `GITSWARM` magic, format version (u32 LE), then two
-//! sections, each a length (u64 LE) and postcard bytes: the head (stamps,
-//! event files, the fold) and the entries (parsed directive files).
+//! sections, each a length (u64 LE) and postcard bytes: the head (event
+//! files, the fold, a fingerprint of the directive files) and the entries
+//! (the directive files' stamps and parsed contents).
 //! Written atomically (temp file + rename).
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +18,7 @@ use crate::store::Store;
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 
 #[derive(Serialize, Deserialize)]
 struct Head {
@@ -25,8 +27,10 @@ struct Head {
     fingerprint: u64,
     built_at_ns: i64,
     config: Option<Stamp>,
-    directive_stamps: Vec<FileStamp>,
-    quarantine_stamps: Vec<FileStamp>,
+    entries_fingerprint: u64,
+    entries_racy: bool,
+    directive_count: usize,
+    quarantine_count: usize,
     entry_errors: u64,
     event_files: Vec<EventFileEntry>,
     fold: Fold,
@@ -34,37 +38,94 @@ struct Head {
 
 #[derive(Serialize)]
 struct EntriesRef<'a> {
+    directive_stamps: &'a [FileStamp],
+    quarantine_stamps: &'a [FileStamp],
     directives: &'a [DirectiveEntry],
     quarantine: &'a [DirectiveEntry],
 }
 
 #[derive(Deserialize)]
 struct Entries {
+    directive_stamps: Vec<FileStamp>,
+    quarantine_stamps: Vec<FileStamp>,
     directives: Vec<DirectiveEntry>,
     quarantine: Vec<DirectiveEntry>,
 }
 
-/// An index read from disk: the head decoded, the entries still as bytes.
+/// An index read from disk: the head decoded; the entries section left in
+/// the file, read from the same open file (so from the same version of it,
+/// whatever has been renamed over the path since) only when needed.
 pub struct OnDisk {
     pub index: Index,
-    pub entries: Vec<u8>,
+    file: File,
+    entries_at: u64,
+    entries_len: u64,
 }
 
-/// Reads the index; `None` if it is missing, of another format, for another
-/// `.swarm/`, or damaged in any way (it is then rebuilt).
+impl OnDisk {
+    /// Decodes the entries section into `self.index`.
+    pub fn load_entries(&mut self) -> Result<()> {
+        let bytes = self.entries_bytes()?;
+        decode_entries(&bytes, &mut self.index)
+    }
+
+    fn entries_bytes(&mut self) -> Result<Vec<u8>> {
+        let damaged = |e: std::io::Error| Error::Index {
+            message: format!("the index's entries cannot be read: {e}"),
+        };
+        self.file
+            .seek(SeekFrom::Start(self.entries_at))
+            .map_err(damaged)?;
+        let mut bytes = vec![0; usize::try_from(self.entries_len).unwrap_or(0)];
+        self.file.read_exact(&mut bytes).map_err(damaged)?;
+        Ok(bytes)
+    }
+
+    /// The index, and where its entries section can be copied from into a new index.
+    pub fn into_parts(self) -> (Index, EntriesSource) {
+        let source = EntriesSource::Copy {
+            file: self.file,
+            at: self.entries_at,
+            len: self.entries_len,
+        };
+        (self.index, source)
+    }
+}
+
+/// What goes into a written index's entries section.
+pub enum EntriesSource {
+    /// Encode `index.directives` and friends.
+    Encode,
+    /// Copy the section unchanged from an index file already open.
+    Copy { file: File, at: u64, len: u64 },
+}
+
+/// Reads the index's head; `None` if it is missing, of another format, for
+/// another `.swarm/`, or damaged in any way (it is then rebuilt).
 pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
-    let bytes = std::fs::read(path).ok()?;
-    let rest = bytes.strip_prefix(MAGIC.as_slice())?;
-    let (format, rest) = rest.split_at_checked(4)?;
-    if u32::from_le_bytes(format.try_into().ok()?) != FORMAT {
+    let mut file = File::open(path).ok()?;
+    let file_len = file.metadata().ok()?.len();
+    let mut fixed = [0u8; 20];
+    file.read_exact(&mut fixed).ok()?;
+    let (magic, rest) = fixed.split_at(8);
+    let (format, head_len) = rest.split_at(4);
+    if magic != MAGIC || u32::from_le_bytes(format.try_into().ok()?) != FORMAT {
         return None;
     }
-    let (head, rest) = section(rest)?;
-    let (entries, rest) = section(rest)?;
-    if !rest.is_empty() {
+    let head_len = u64::from_le_bytes(head_len.try_into().ok()?);
+    if head_len > file_len {
         return None;
     }
-    let head: Head = postcard::from_bytes(head).ok()?;
+    let mut head = vec![0u8; usize::try_from(head_len).ok()?];
+    file.read_exact(&mut head).ok()?;
+    let mut entries_len = [0u8; 8];
+    file.read_exact(&mut entries_len).ok()?;
+    let entries_len = u64::from_le_bytes(entries_len);
+    let entries_at = 20 + head_len + 8;
+    if entries_at.checked_add(entries_len)? != file_len {
+        return None;
+    }
+    let head: Head = postcard::from_bytes(&head).ok()?;
     if head.swarm_dir != store.swarm_dir.to_string_lossy() {
         return None;
     }
@@ -72,8 +133,12 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         fingerprint: head.fingerprint,
         built_at_ns: head.built_at_ns,
         config: head.config,
-        directive_stamps: head.directive_stamps,
-        quarantine_stamps: head.quarantine_stamps,
+        entries_fingerprint: head.entries_fingerprint,
+        entries_racy: head.entries_racy,
+        directive_count: head.directive_count,
+        quarantine_count: head.quarantine_count,
+        directive_stamps: Vec::new(),
+        quarantine_stamps: Vec::new(),
         entry_errors: head.entry_errors,
         directives: Vec::new(),
         quarantine: Vec::new(),
@@ -82,29 +147,27 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     };
     Some(OnDisk {
         index,
-        entries: entries.to_vec(),
+        file,
+        entries_at,
+        entries_len,
     })
 }
 
-fn section(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (len, rest) = bytes.split_at_checked(8)?;
-    let len = usize::try_from(u64::from_le_bytes(len.try_into().ok()?)).ok()?;
-    rest.split_at_checked(len)
-}
-
-/// Decodes the entries section into `index`.
-pub fn decode_entries(bytes: &[u8], index: &mut Index) -> Result<()> {
+/// Decodes an entries section into `index`.
+fn decode_entries(bytes: &[u8], index: &mut Index) -> Result<()> {
     let entries: Entries = postcard::from_bytes(bytes).map_err(|e| Error::Index {
         message: format!("the index's entries do not decode: {e}"),
     })?;
+    index.directive_stamps = entries.directive_stamps;
+    index.quarantine_stamps = entries.quarantine_stamps;
     index.directives = entries.directives;
     index.quarantine = entries.quarantine;
     Ok(())
 }
 
-/// Writes `index`; `entries` are the entries section's bytes when they are
-/// unchanged (and `index.directives` may not be loaded).
-pub fn write(path: &Path, store: &Store, index: &Index, entries: Option<&[u8]>) -> Result<()> {
+/// Writes `index` atomically; with [`EntriesSource::Copy`] the entries
+/// section is copied from the old file (and `index.directives` need not be loaded).
+pub fn write(path: &Path, store: &Store, index: &Index, entries: EntriesSource) -> Result<()> {
     let encode_error = |e: postcard::Error| Error::Index {
         message: e.to_string(),
     };
@@ -113,36 +176,51 @@ pub fn write(path: &Path, store: &Store, index: &Index, entries: Option<&[u8]>) 
         fingerprint: index.fingerprint,
         built_at_ns: index.built_at_ns,
         config: index.config,
-        directive_stamps: &index.directive_stamps,
-        quarantine_stamps: &index.quarantine_stamps,
+        entries_fingerprint: index.entries_fingerprint,
+        entries_racy: index.entries_racy,
+        directive_count: index.directive_count,
+        quarantine_count: index.quarantine_count,
         entry_errors: index.entry_errors,
         event_files: &index.event_files,
         fold: &index.fold,
     })
     .map_err(encode_error)?;
-    let encoded;
-    let entries = match entries {
-        Some(bytes) => bytes,
-        None => {
-            encoded = postcard::to_stdvec(&EntriesRef {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    let io = |e: std::io::Error| Error::io(path, e);
+    let mut fixed = Vec::with_capacity(20 + head.len());
+    fixed.extend_from_slice(MAGIC);
+    fixed.extend_from_slice(&FORMAT.to_le_bytes());
+    fixed.extend_from_slice(&(head.len() as u64).to_le_bytes());
+    fixed.extend_from_slice(&head);
+    let out = tmp.as_file_mut();
+    out.write_all(&fixed).map_err(io)?;
+    match entries {
+        EntriesSource::Encode => {
+            let encoded = postcard::to_stdvec(&EntriesRef {
+                directive_stamps: &index.directive_stamps,
+                quarantine_stamps: &index.quarantine_stamps,
                 directives: &index.directives,
                 quarantine: &index.quarantine,
             })
             .map_err(encode_error)?;
-            &encoded
+            out.write_all(&(encoded.len() as u64).to_le_bytes())
+                .map_err(io)?;
+            out.write_all(&encoded).map_err(io)?;
         }
-    };
-    let mut buf = Vec::with_capacity(28 + head.len() + entries.len());
-    buf.extend_from_slice(MAGIC);
-    buf.extend_from_slice(&FORMAT.to_le_bytes());
-    for part in [&head[..], entries] {
-        buf.extend_from_slice(&(part.len() as u64).to_le_bytes());
-        buf.extend_from_slice(part);
+        EntriesSource::Copy { mut file, at, len } => {
+            out.write_all(&len.to_le_bytes()).map_err(io)?;
+            file.seek(SeekFrom::Start(at)).map_err(io)?;
+            // File to file: the kernel copies it (copy_file_range), no bytes pass through here.
+            let copied = std::io::copy(&mut (&mut file).take(len), out).map_err(io)?;
+            if copied != len {
+                return Err(Error::Index {
+                    message: format!("the old index ended after {copied} of {len} entry bytes"),
+                });
+            }
+        }
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(&buf).map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
 }
@@ -154,8 +232,10 @@ struct HeadRef<'a> {
     fingerprint: u64,
     built_at_ns: i64,
     config: Option<Stamp>,
-    directive_stamps: &'a [FileStamp],
-    quarantine_stamps: &'a [FileStamp],
+    entries_fingerprint: u64,
+    entries_racy: bool,
+    directive_count: usize,
+    quarantine_count: usize,
     entry_errors: u64,
     event_files: &'a [EventFileEntry],
     fold: &'a Fold,

@@ -99,6 +99,14 @@ pub struct Index {
     pub fingerprint: u64,
     built_at_ns: i64,
     config: Option<Stamp>,
+    /// Fingerprint of the directive and quarantine files' stamps, and whether
+    /// any of them was racy: enough to tell they are unchanged without
+    /// decoding the entries.
+    entries_fingerprint: u64,
+    entries_racy: bool,
+    directive_count: usize,
+    quarantine_count: usize,
+    /// Stamps of the directive and quarantine files; loaded with the entries.
     directive_stamps: Vec<FileStamp>,
     quarantine_stamps: Vec<FileStamp>,
     /// Errors in directive and quarantine files (counted without decoding them).
@@ -154,12 +162,12 @@ impl Index {
 
     /// How many directive files there are.
     pub fn directive_count(&self) -> usize {
-        self.directive_stamps.len()
+        self.directive_count
     }
 
     /// How many quarantine files there are.
     pub fn quarantine_count(&self) -> usize {
-        self.quarantine_stamps.len()
+        self.quarantine_count
     }
 
     pub fn event_lines(&self) -> u64 {
@@ -195,7 +203,7 @@ fn open(store: &Store, want_entries: bool) -> Result<Loaded> {
     let start = Instant::now();
     let scan = scan(store)?;
     let path = index_path(store);
-    let (index, refresh, entries_bytes) = match file::read(&path, store) {
+    let (index, refresh, entries) = match file::read(&path, store) {
         None => {
             let index = build(store, &scan)?;
             (
@@ -203,14 +211,14 @@ fn open(store: &Store, want_entries: bool) -> Result<Loaded> {
                 Refresh::Rebuilt {
                     reason: "no usable index".into(),
                 },
-                None,
+                file::EntriesSource::Encode,
             )
         }
         Some(on_disk) => update(store, &scan, on_disk, want_entries)?,
     };
     if refresh != Refresh::Fresh {
         // The index is only a cache: a read-only git dir must not stop a command.
-        let _ = file::write(&path, store, &index, entries_bytes.as_deref());
+        let _ = file::write(&path, store, &index, entries);
     }
     Ok(Loaded {
         index,
@@ -224,7 +232,12 @@ pub fn rebuild(store: &Store) -> Result<Loaded> {
     let start = Instant::now();
     let scan = scan(store)?;
     let index = build(store, &scan)?;
-    file::write(&index_path(store), store, &index, None)?;
+    file::write(
+        &index_path(store),
+        store,
+        &index,
+        file::EntriesSource::Encode,
+    )?;
     Ok(Loaded {
         index,
         refresh: Refresh::Rebuilt {
@@ -268,6 +281,10 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
         .collect()
 }
 
+fn any_racy(files: &[(String, Stamp)], built_at_ns: i64) -> bool {
+    files.iter().any(|(_, s)| racy(built_at_ns, s.mtime_ns))
+}
+
 fn count_errors(entries: &[DirectiveEntry]) -> u64 {
     entries
         .iter()
@@ -285,6 +302,11 @@ fn build(store: &Store, scan: &Scan) -> Result<Index> {
         fingerprint: scan.fingerprint(),
         built_at_ns,
         config: scan.config,
+        entries_fingerprint: scan.entries_fingerprint(),
+        entries_racy: any_racy(&scan.directives, built_at_ns)
+            || any_racy(&scan.quarantine, built_at_ns),
+        directive_count: scan.directives.len(),
+        quarantine_count: scan.quarantine.len(),
         directive_stamps: stamps(&scan.directives, built_at_ns),
         quarantine_stamps: stamps(&scan.quarantine, built_at_ns),
         entry_errors: count_errors(&directives) + count_errors(&quarantine),
@@ -293,15 +315,6 @@ fn build(store: &Store, scan: &Scan) -> Result<Index> {
         event_files,
         fold: fold_all(heads),
     })
-}
-
-/// Are these files exactly as the index saw them, none of them racy?
-fn unchanged(scan: &[(String, Stamp)], seen: &[FileStamp]) -> bool {
-    scan.len() == seen.len()
-        && scan
-            .iter()
-            .zip(seen)
-            .all(|((n, s), f)| *n == f.file && *s == f.stamp && !f.racy)
 }
 
 /// How many of `scan` differ from what the index saw (added, changed, racy or removed).
@@ -325,9 +338,8 @@ fn count_changed(scan: &[(String, Stamp)], seen: &[FileStamp]) -> usize {
     changed + removed
 }
 
-/// What an update produced: the index, how, and the entries section's bytes
-/// when they can be written back unchanged.
-type Updated = (Index, Refresh, Option<Vec<u8>>);
+/// What an update produced: the index, how, and where a write takes the entries section from.
+type Updated = (Index, Refresh, file::EntriesSource);
 
 fn update(
     store: &Store,
@@ -335,41 +347,39 @@ fn update(
     on_disk: file::OnDisk,
     want_entries: bool,
 ) -> Result<Updated> {
-    let file::OnDisk { mut index, entries } = on_disk;
-    let entries_unchanged = unchanged(&scan.directives, &index.directive_stamps)
-        && unchanged(&scan.quarantine, &index.quarantine_stamps);
-    let config_unchanged = scan.config == index.config
+    let mut on_disk = on_disk;
+    let old = &on_disk.index;
+    let entries_unchanged =
+        scan.entries_fingerprint() == old.entries_fingerprint && !old.entries_racy;
+    let config_unchanged = scan.config == old.config
         && scan
             .config
-            .is_none_or(|c| !racy(index.built_at_ns, c.mtime_ns));
-    let events_unchanged = scan.events.len() == index.event_files.len()
+            .is_none_or(|c| !racy(old.built_at_ns, c.mtime_ns));
+    let events_unchanged = scan.events.len() == old.event_files.len()
         && scan
             .events
             .iter()
-            .zip(&index.event_files)
+            .zip(&old.event_files)
             .all(|((n, s), e)| *n == e.file && *s == e.stamp && !e.racy);
 
     if entries_unchanged
         && config_unchanged
         && events_unchanged
-        && index.fingerprint == scan.fingerprint()
+        && old.fingerprint == scan.fingerprint()
     {
         if want_entries {
-            file::decode_entries(&entries, &mut index)?;
+            on_disk.load_entries()?;
         }
-        return Ok((index, Refresh::Fresh, None));
+        return Ok((on_disk.index, Refresh::Fresh, file::EntriesSource::Encode));
     }
 
     let built_at_ns = now_ns();
     let mut changed_directives = 0;
-    let mut keep_entries = None;
-    if entries_unchanged {
-        if want_entries {
-            file::decode_entries(&entries, &mut index)?;
-        }
-        keep_entries = Some(entries);
-    } else {
-        file::decode_entries(&entries, &mut index)?;
+    if entries_unchanged && want_entries {
+        on_disk.load_entries()?;
+    } else if !entries_unchanged {
+        on_disk.load_entries()?;
+        let index = &mut on_disk.index;
         changed_directives = count_changed(&scan.directives, &index.directive_stamps)
             + count_changed(&scan.quarantine, &index.quarantine_stamps);
         index.directives = entries::load_changed(
@@ -389,9 +399,21 @@ fn update(
             true,
         );
         index.entry_errors = count_errors(&index.directives) + count_errors(&index.quarantine);
+        index.directive_stamps = stamps(&scan.directives, built_at_ns);
+        index.quarantine_stamps = stamps(&scan.quarantine, built_at_ns);
+        index.entries_fingerprint = scan.entries_fingerprint();
+        index.entries_racy =
+            any_racy(&scan.directives, built_at_ns) || any_racy(&scan.quarantine, built_at_ns);
+        index.directive_count = scan.directives.len();
+        index.quarantine_count = scan.quarantine.len();
     }
-    index.directive_stamps = stamps(&scan.directives, built_at_ns);
-    index.quarantine_stamps = stamps(&scan.quarantine, built_at_ns);
+    // Unchanged entries are copied over as bytes; changed ones were decoded and are encoded again.
+    let (mut index, copy) = on_disk.into_parts();
+    let entries = if entries_unchanged {
+        copy
+    } else {
+        file::EntriesSource::Encode
+    };
 
     let refresh = match events::update(store, &scan.events, &mut index, built_at_ns)? {
         Ok(changed_events) => Refresh::Updated {
@@ -408,7 +430,7 @@ fn update(
     index.fingerprint = scan.fingerprint();
     index.built_at_ns = built_at_ns;
     index.config = scan.config;
-    Ok((index, refresh, keep_entries))
+    Ok((index, refresh, entries))
 }
 
 /// Folds `heads` (new events) into `fold` if they all sort after what is

@@ -46,6 +46,22 @@ pub struct Scan {
 }
 
 impl Scan {
+    /// Fingerprint of the directive and quarantine files alone.
+    pub fn entries_fingerprint(&self) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for (tag, files) in [("d", &self.directives), ("q", &self.quarantine)] {
+            for (n, s) in files {
+                h.update(tag.as_bytes());
+                h.update(n.as_bytes());
+                h.update(&[0]);
+                h.update(&s.len.to_le_bytes());
+                h.update(&s.mtime_ns.to_le_bytes());
+                h.update(&s.ino.to_le_bytes());
+            }
+        }
+        h.digest()
+    }
+
     pub fn fingerprint(&self) -> u64 {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         let mut add = |tag: &str, name: &str, s: &Stamp| {
@@ -89,20 +105,57 @@ pub fn scan(store: &Store) -> Result<Scan> {
 }
 
 fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Stamp)>> {
-    let mut out = Vec::new();
-    let entries = match std::fs::read_dir(dir) {
+    let listing = match std::fs::read_dir(dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(dir, e)),
     };
-    for entry in entries {
+    let mut entries = Vec::new();
+    for entry in listing {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue; // Not UTF-8: cannot be a directive or event file; `validate` reports it.
-        };
-        if !keep(&name) {
-            continue;
+        // A name that is not UTF-8 cannot be a directive or event file; `validate` reports it.
+        if let Ok(name) = entry.file_name().into_string()
+            && keep(&name)
+        {
+            entries.push((name, entry));
         }
+    }
+    // Like git's preloaded index, stat large folders on several threads.
+    let threads = if entries.len() < 2048 {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4)
+    };
+    let chunk = entries.len().div_ceil(threads).max(1);
+    let stamped: Vec<Result<Vec<(String, Stamp)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = entries
+            .chunks(chunk)
+            .map(|part| s.spawn(move || stamp_all(part)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(Error::Index {
+                        message: "a scan thread panicked".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(entries.len());
+    for part in stamped {
+        out.extend(part?);
+    }
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+fn stamp_all(entries: &[(String, std::fs::DirEntry)]) -> Result<Vec<(String, Stamp)>> {
+    let mut out = Vec::with_capacity(entries.len());
+    for (name, entry) in entries {
         // Stat relative to the directory (cheap); follow a symlink like a read
         // would, and a dangling link reads as missing.
         let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
@@ -112,12 +165,11 @@ fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Stam
             entry.metadata()
         };
         match meta {
-            Ok(meta) if meta.is_file() => out.push((name, Stamp::of(&meta))),
+            Ok(meta) if meta.is_file() => out.push((name.clone(), Stamp::of(&meta))),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(&entry.path(), e)),
         }
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
