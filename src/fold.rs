@@ -154,14 +154,23 @@ impl DirectiveFold<'_> {
 impl Fold {
     /// Applies one event. Callers apply in (ts, id) order, once per id.
     pub fn apply(&mut self, e: &EventHead) {
+        let rows: Vec<usize> = e
+            .directives
+            .iter()
+            .map(|d| match self.row(d) {
+                Ok(row) => row,
+                Err(at) => self.insert_row(at, d),
+            })
+            .collect();
+        self.apply_at(e, &rows);
+    }
+
+    /// Applies an event whose directives are at `rows`.
+    fn apply_at(&mut self, e: &EventHead, rows: &[usize]) {
         self.events += 1;
         let kind = self.kind_number(&e.kind);
         self.kind_counts[kind] += 1;
-        for d in &e.directives {
-            let row = match self.row(d) {
-                Ok(row) => row,
-                Err(at) => self.insert_row(at, d),
-            };
+        for &row in rows {
             self.counts[row * self.kinds.len() + kind] += 1;
             self.last_ts[row] = self.last_ts[row].max(e.ts);
         }
@@ -286,8 +295,18 @@ pub fn fold_all(mut heads: Vec<EventHead>) -> Fold {
         }
     }
     let mut fold = Fold::with_rows(&ids, kinds);
+    // Every row exists already: look rows up by hash rather than by search.
+    let row_of: std::collections::HashMap<&str, usize> =
+        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let mut rows = Vec::new();
     for h in &heads {
-        fold.apply(h);
+        rows.clear();
+        rows.extend(
+            h.directives
+                .iter()
+                .filter_map(|d| row_of.get(d.as_str()).copied()),
+        );
+        fold.apply_at(h, &rows);
     }
     fold.duplicates = total - heads.len() as u64;
     fold
