@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Run, TestEnv};
+use common::TestEnv;
 use serde_json::Value;
 
 /// Every file under `.swarm/` (relative paths, sorted) with its bytes.
@@ -34,17 +34,6 @@ fn events(env: &TestEnv) -> Vec<Value> {
         .iter()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad event line {l}: {e}")))
         .collect()
-}
-
-#[track_caller]
-fn assert_no_panic(run: &Run) {
-    for text in [&run.stdout, &run.stderr] {
-        assert!(
-            !text.contains("panicked") && !text.contains("RUST_BACKTRACE"),
-            "{}",
-            run.snapshot()
-        );
-    }
 }
 
 #[test]
@@ -243,7 +232,7 @@ fn each_gate_failure_is_quarantined_with_its_reason_and_a_hint() {
         args.extend_from_slice(case.args);
         let run = env.swarm(&args);
         run.code(1);
-        assert_no_panic(&run);
+        common::assert_no_panic(&run);
         let rel = format!(".swarm/quarantine/{}.toml", case.id);
         assert!(env.exists(&rel), "{}: {rel} missing", case.name);
         assert!(
@@ -464,7 +453,7 @@ fn an_id_that_is_not_a_safe_file_stem_is_refused_before_anything_is_written() {
             "tests pass",
         ]);
         run.code(2);
-        assert_no_panic(&run);
+        common::assert_no_panic(&run);
         assert!(
             run.stderr
                 .starts_with(&format!("error: `{id}` is not a valid directive id\n")),
@@ -604,7 +593,7 @@ created_at = "yesterday"
     let before = swarm_files(&env);
     let run = env.swarm(&["add", "--from", "bad.toml"]);
     run.code(2);
-    assert_no_panic(&run);
+    common::assert_no_panic(&run);
     insta::assert_snapshot!(run.snapshot());
     for line in 1..=8 {
         assert!(

@@ -6,22 +6,6 @@ mod common;
 
 use common::{Run, TestEnv, directive_toml};
 
-#[track_caller]
-fn assert_no_panic(run: &Run) {
-    for text in [&run.stdout, &run.stderr] {
-        assert!(
-            !text.contains("panicked") && !text.contains("RUST_BACKTRACE"),
-            "{}",
-            run.snapshot()
-        );
-    }
-    assert!(
-        (0..=3).contains(&run.code),
-        "killed or crashed:\n{}",
-        run.snapshot()
-    );
-}
-
 const GOOD_EVENTS: [&str; 2] = [
     r#"{"id":"ev-good-1","ts":"2026-11-01T00:00:00.000Z","kind":"shown","directive":"good-one"}"#,
     r#"{"id":"ev-good-2","ts":"2026-11-02T00:00:00.000Z","kind":"check","directive":"good-two"}"#,
@@ -75,7 +59,7 @@ fn store_with(bad: &[(&str, Vec<u8>)]) -> TestEnv {
 #[track_caller]
 fn check_corpus_entry(env: &TestEnv, expected: &str) -> Run {
     let validate = env.swarm(&["validate"]);
-    assert_no_panic(&validate);
+    common::assert_no_panic(&validate);
     validate.code(2);
     let located = regex::Regex::new(r"^\.swarm/\S+:\d+(:\d+)?: error: ").expect("regex");
     let errors: Vec<&str> = validate
@@ -97,13 +81,13 @@ fn check_corpus_entry(env: &TestEnv, expected: &str) -> Run {
         validate.snapshot()
     );
     let json = env.swarm(&["validate", "--format", "json"]);
-    assert_no_panic(&json);
+    common::assert_no_panic(&json);
     json.code(2);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("validate JSON");
     assert_eq!(v["ok"], false);
 
     let list = env.swarm(&["list"]);
-    assert_no_panic(&list);
+    common::assert_no_panic(&list);
     list.success();
     for id in ["good-one", "good-two"] {
         assert!(
@@ -112,11 +96,11 @@ fn check_corpus_entry(env: &TestEnv, expected: &str) -> Run {
             list.snapshot()
         );
         let show = env.swarm(&["show", id]);
-        assert_no_panic(&show);
+        common::assert_no_panic(&show);
         show.success();
     }
     let log = env.swarm(&["log", "--format", "json"]);
-    assert_no_panic(&log);
+    common::assert_no_panic(&log);
     log.success();
     let events: serde_json::Value = serde_json::from_str(&log.stdout).expect("log JSON");
     let ids: Vec<&str> = events
@@ -130,7 +114,7 @@ fn check_corpus_entry(env: &TestEnv, expected: &str) -> Run {
         "good events lost: {ids:?}"
     );
     for args in [&["doctor"][..], &["index", "status"], &["index", "rebuild"]] {
-        assert_no_panic(&env.swarm(args));
+        common::assert_no_panic(&env.swarm(args));
     }
     validate
 }
@@ -162,7 +146,7 @@ fn wrong_types() {
         );
     }
     let show = env.swarm(&["show", "types"]);
-    assert_no_panic(&show);
+    common::assert_no_panic(&show);
     show.code(2);
     assert!(
         show.stderr
@@ -203,7 +187,7 @@ fn a_lesson_of_ten_thousand_characters() {
         "--require",
         "x",
     ]);
-    assert_no_panic(&run);
+    common::assert_no_panic(&run);
     run.code(1);
     assert!(
         env.read(".swarm/quarantine/long-from-flags.toml")
@@ -231,17 +215,17 @@ fn a_directive_file_of_a_hundred_kilobytes() {
     5 files checked (3 directives, 0 quarantined, 2 events): 1 error, 0 warnings.
     ");
     let show = env.swarm(&["show", "big"]);
-    assert_no_panic(&show);
+    common::assert_no_panic(&show);
     show.code(2);
 
     // `add --from` refuses it too, from a file and from stdin.
     env.write("big.toml", &big);
     let run = env.swarm(&["add", "--from", "big.toml"]);
-    assert_no_panic(&run);
+    common::assert_no_panic(&run);
     run.code(2);
     assert!(!env.exists(".swarm/directives/big.toml.tmp"));
     let run = env.swarm_with(&["add", "--from", "-"], &[], Some(&big));
-    assert_no_panic(&run);
+    common::assert_no_panic(&run);
     run.code(2);
     assert!(
         run.stderr
@@ -266,7 +250,7 @@ fn invalid_utf8_in_a_directive_file() {
         b"lesson = \"Caf\xe9 r\xe8gles: run the tests\"\n",
     );
     let run = env.swarm(&["add", "--from", "latin1.toml"]);
-    assert_no_panic(&run);
+    common::assert_no_panic(&run);
     run.code(2);
     insta::assert_snapshot!(run.snapshot(), @r"
     [exit 2]
@@ -327,7 +311,7 @@ fn an_event_line_of_ten_megabytes() {
     let before = env.read(".swarm/events/2026-11.jsonl").len();
     let field = format!("blob={}", "c".repeat(70 * 1024));
     let run = env.swarm(&["record", "shown", "--field", &field]);
-    assert_no_panic(&run);
+    common::assert_no_panic(&run);
     run.code(2);
     assert!(
         run.stderr.contains("over events.max_line_bytes (65536)"),
@@ -358,7 +342,7 @@ fn a_directive_whose_id_climbs_out_of_the_store() {
     assert!(!list.stdout.contains("../etc"), "{}", list.snapshot());
     for id in ["../etc", "x"] {
         let show = env.swarm(&["show", id]);
-        assert_no_panic(&show);
+        common::assert_no_panic(&show);
         show.code(2);
     }
 }

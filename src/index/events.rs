@@ -115,13 +115,7 @@ pub fn read_all(
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::Index {
-                        message: "an event reader thread panicked".into(),
-                    })
-                })
-            })
+            .map(|h| super::join(h, "event files"))
             .collect()
     });
     let mut entries: Vec<Option<EventFileEntry>> = vec![None; files.len()];

@@ -260,6 +260,15 @@ pub fn status(store: &Store) -> Result<(Option<Index>, Scan, bool)> {
     Ok((old, scan, fresh))
 }
 
+/// Waits for a worker thread; a panic in it becomes an error, not a crash.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>, what: &str) -> Result<T> {
+    handle.join().unwrap_or_else(|_| {
+        Err(crate::error::Error::Index {
+            message: format!("a thread reading {what} panicked"),
+        })
+    })
+}
+
 fn now_ns() -> i64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)

@@ -136,13 +136,7 @@ fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Stam
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(Error::Index {
-                        message: "a scan thread panicked".into(),
-                    })
-                })
-            })
+            .map(|h| super::join(h, "file stamps"))
             .collect()
     });
     let mut out = Vec::with_capacity(entries.len());

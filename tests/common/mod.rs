@@ -245,3 +245,20 @@ pub fn directive_toml(id: &str, lesson: &str) -> String {
         "id = \"{id}\"\nlesson = \"{lesson}\"\npriority = \"high\"\napplies_to_agents = [\"coder\"]\nverify = [\"file_modified:src/**\"]\n"
     )
 }
+
+/// No panic and no debug dump reached the user, and the exit code is one of ours.
+#[track_caller]
+pub fn assert_no_panic(run: &Run) {
+    for text in [&run.stdout, &run.stderr] {
+        assert!(
+            !text.contains("panicked") && !text.contains("RUST_BACKTRACE"),
+            "{}",
+            run.snapshot()
+        );
+    }
+    assert!(
+        (0..=3).contains(&run.code),
+        "killed or crashed:\n{}",
+        run.snapshot()
+    );
+}
