@@ -74,7 +74,7 @@ impl Config {
             }
             Err(e) => {
                 let offset = e.span().map_or(0, |s| s.start);
-                let problem = Problem::error(path, "config", format!("config: {}", e.message().trim()))
+                let problem = Problem::error(path, "config", format!("config: {}", readable(e.message().trim())))
                     .at_offset(text, offset)
                     .with_hint("see docs/formats.md for every key and its default; the defaults are used until this is fixed");
                 (Config::default(), vec![problem])
@@ -88,4 +88,19 @@ fn range_problem(text: &str, path: &str, key: &str, range: &str) -> Problem {
     Problem::error(path, "config", format!("`events.{key}` is out of range"))
         .at_offset(text, offset)
         .with_hint(format!("use a value between {range}"))
+}
+
+/// serde names Rust types in its messages ("expected struct EventsConfig");
+/// a user wrote TOML, so say "a table".
+fn readable(message: &str) -> String {
+    let re = regex::Regex::new(r"(struct|enum) [A-Z][A-Za-z]*").expect("a valid regex literal");
+    re.replace_all(message, |c: &regex::Captures<'_>| {
+        if &c[1] == "struct" {
+            "a table"
+        } else {
+            "one of the listed values"
+        }
+        .to_owned()
+    })
+    .into_owned()
 }

@@ -124,7 +124,8 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
             "lesson",
             None,
             format!(
-                "lesson is {lesson_len} characters, outside {}–{}",
+                "lesson is {lesson_len} character{}, outside {}–{}",
+                if lesson_len == 1 { "" } else { "s" },
                 limits::LESSON_MIN,
                 limits::LESSON_MAX
             ),

@@ -399,7 +399,12 @@ impl Extract<'_> {
 fn suggest(name: &str) -> String {
     let close = KEYS
         .iter()
-        .filter(|k| edit_distance(k, name) <= 2 || k.starts_with(name) || name.starts_with(*k))
+        .filter(|k| {
+            // Close enough to be a typo: a third of the name may differ, and a
+            // prefix counts only when it is not a single letter.
+            edit_distance(k, name) <= (name.chars().count() / 3).max(1)
+                || (name.len() > 1 && (k.starts_with(name) || name.starts_with(*k)))
+        })
         .min_by_key(|k| edit_distance(k, name));
     match close {
         Some(k) => format!("did you mean `{k}`? (known keys: {})", KEYS.join(", ")),
