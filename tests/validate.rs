@@ -382,3 +382,38 @@ fn a_broken_config_is_reported_and_validate_needs_a_store() {
     hint: run `git swarm init` first
     ");
 }
+
+#[test]
+fn messages_speak_toml_not_rust() {
+    let env = TestEnv::initialised();
+    env.write(".swarm/config.toml", "events = 3\n");
+    env.write(
+        ".swarm/directives/no-private-keys.toml",
+        "id = \"no-private-keys\"\nlesson = \"Never commit private keys to the repository\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:PRIVATE KEY\"]\nx = 1\nverfy = []\n",
+    );
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    assert!(
+        run.stdout.contains(
+            ".swarm/config.toml:1:10: error: config: invalid type: integer `3`, expected a table"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!run.snapshot().contains("struct"), "{}", run.snapshot());
+    // A one-letter key gets no guess; a real typo does.
+    let x = run
+        .stdout
+        .lines()
+        .skip_while(|l| !l.contains("unknown key `x`"))
+        .nth(1)
+        .expect("a hint after the x problem");
+    assert!(!x.contains("did you mean"), "{x}");
+    let verfy = run
+        .stdout
+        .lines()
+        .skip_while(|l| !l.contains("unknown key `verfy`"))
+        .nth(1)
+        .expect("a hint after the verfy problem");
+    assert!(verfy.contains("did you mean `verify`?"), "{verfy}");
+}
