@@ -210,3 +210,60 @@ fn readers_and_index_rebuilds_alongside_writers_never_fail() {
     check_file(&env, writers, per_writer);
     check_commands(&env, total);
 }
+
+/// A held lock makes an append wait and retry; past `events.lock_timeout_ms`
+/// it fails loudly (exit 3) and writes nothing, never a silent drop.
+#[test]
+fn a_held_lock_is_waited_for_then_reported_never_skipped() {
+    let env = TestEnv::initialised();
+    let month = env.path(".swarm/events/2026-11.jsonl");
+    std::fs::write(&month, "").expect("create the month file");
+    let config = env
+        .read(".swarm/config.toml")
+        .replace("lock_timeout_ms = 10000", "lock_timeout_ms = 300");
+    env.write(".swarm/config.toml", config);
+
+    let holder = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&month)
+        .expect("open");
+    holder.lock().expect("take the lock");
+    let run = env.swarm(&["record", "check", "--directive", "no-private-keys"]);
+    run.code(3);
+    assert!(
+        run.stderr
+            .contains("error: timed out after 0.3 s waiting for the lock on"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stderr
+            .contains("hint: another git-swarm process holds the lock"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        env.read(".swarm/events/2026-11.jsonl"),
+        "",
+        "nothing may be written without the lock"
+    );
+
+    // Released while the writer waits: the writer retries and the event lands.
+    let config = env
+        .read(".swarm/config.toml")
+        .replace("lock_timeout_ms = 300", "lock_timeout_ms = 10000");
+    env.write(".swarm/config.toml", config);
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        holder.unlock().expect("unlock");
+    });
+    let run = env.swarm(&["record", "check", "--directive", "no-private-keys"]);
+    release.join().expect("release thread");
+    run.success();
+    assert_eq!(
+        env.event_lines().len(),
+        1,
+        "the waiting append must land once"
+    );
+}
