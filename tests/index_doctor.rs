@@ -611,3 +611,27 @@ fn doctor_needs_an_initialised_store() {
     }
     assert!(!env.exists(".git/swarm"));
 }
+
+/// The settings decide which event lines count: raising the line limit in
+/// config.toml brings a long line into the fold without a manual rebuild.
+#[test]
+fn a_config_change_refolds_the_events() {
+    let env = TestEnv::initialised();
+    let long = format!(
+        "{{\"id\":\"01KAAAAAAAAAAAAAAAAAAAAAA1\",\"ts\":\"2026-11-01T00:00:00.000Z\",\"kind\":\"note\",\"directive\":\"no-private-keys\",\"text\":\"{}\"}}\n",
+        "x".repeat(70_000)
+    );
+    env.write(".swarm/events/2026-11.jsonl", &long);
+    let count = |env: &TestEnv| {
+        let run = env.swarm(&["show", "no-private-keys", "--format", "json"]);
+        run.success();
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+        v["events"]["note"].as_u64().unwrap_or(0)
+    };
+    assert_eq!(count(&env), 0, "a 70 kB line is over the default limit");
+    let config = env
+        .read(".swarm/config.toml")
+        .replace("max_line_bytes = 65536", "max_line_bytes = 131072");
+    env.write(".swarm/config.toml", config);
+    assert_eq!(count(&env), 1, "raising the limit must bring the line in");
+}

@@ -424,7 +424,13 @@ fn update(
         file::EntriesSource::Encode
     };
 
-    let refresh = match events::update(store, &scan.events, &mut index, built_at_ns)? {
+    // The settings decide which event lines are accepted (events.max_line_bytes).
+    let events = if config_unchanged {
+        events::update(store, &scan.events, &mut index, built_at_ns)?
+    } else {
+        Err("config.toml changed".to_owned())
+    };
+    let refresh = match events {
         Ok(changed_events) => Refresh::Updated {
             directives: changed_directives,
             events: changed_events,
