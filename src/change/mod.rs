@@ -1,0 +1,375 @@
+//! What a check looks at: a change read from git with gix, in process.
+//!
+//! The change is always explicit ([`Selection`]): the staged change (HEAD
+//! tree against the index, the empty tree before the first commit), the
+//! working tree (HEAD against the files on disk, untracked files that are
+//! not ignored included, one by one), a range `A..B` or `A...B`, or one
+//! commit against its first parent. Renames are detected where git detects
+//! them (staged, range, commit) and both paths count.
+//!
+//! Lines added by a file's change are computed on demand, with the same
+//! algorithm as `git diff` (Myers), and binary files (a NUL byte in the
+//! first 8000 bytes, git's rule) have none.
+
+mod read;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::{BStr, BString, ByteSlice};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::pathglob::PathGlob;
+
+/// Which change to check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// HEAD's tree against the index (what `git commit` would record).
+    Staged,
+    /// HEAD's tree against the working tree, untracked files included.
+    Worktree,
+    /// `from..to`, or `from...to` (from the merge base) when `symmetric`.
+    Range {
+        from: String,
+        to: String,
+        symmetric: bool,
+    },
+    /// One commit against its first parent (the empty tree for a root commit).
+    Commit(String),
+}
+
+impl Selection {
+    /// Parses `A..B` or `A...B`.
+    pub fn range(spec: &str) -> Result<Selection> {
+        let bad = || Error::Usage {
+            message: format!("`{spec}` is not a range"),
+            hint: Some(
+                "write A..B (the change from A to B) or A...B (from their merge base to B)".into(),
+            ),
+        };
+        let (from, to, symmetric) = match spec.split_once("...") {
+            Some((a, b)) => (a, b, true),
+            None => {
+                let (a, b) = spec.split_once("..").ok_or_else(bad)?;
+                (a, b, false)
+            }
+        };
+        if from.is_empty() || to.is_empty() || to.starts_with('.') {
+            return Err(bad());
+        }
+        Ok(Selection::Range {
+            from: from.to_owned(),
+            to: to.to_owned(),
+            symmetric,
+        })
+    }
+
+    /// How the change is named in reports: `staged`, `worktree`, `A..B`, `commit C`.
+    pub fn label(&self) -> String {
+        match self {
+            Selection::Staged => "staged".into(),
+            Selection::Worktree => "worktree".into(),
+            Selection::Range {
+                from,
+                to,
+                symmetric,
+            } => format!("{from}{}{to}", if *symmetric { "..." } else { ".." }),
+            Selection::Commit(c) => format!("commit {c}"),
+        }
+    }
+}
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    Added,
+    Deleted,
+    Modified,
+    Renamed,
+    Copied,
+    TypeChanged,
+}
+
+/// One side of a changed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    Absent,
+    /// A blob (a file or a symlink's target) in the object database.
+    Blob(ObjectId),
+    /// A file (or symlink) in the working tree.
+    File(PathBuf),
+    /// A submodule entry: a commit id, no lines.
+    Gitlink(ObjectId),
+}
+
+impl Content {
+    fn fingerprint_part(&self) -> String {
+        match self {
+            Content::Absent => "-".into(),
+            Content::Blob(id) => id.to_string(),
+            Content::Gitlink(id) => format!("gitlink:{id}"),
+            Content::File(path) => match std::fs::read(path) {
+                Ok(bytes) => format!("file:{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)),
+                Err(_) => "file:?".into(),
+            },
+        }
+    }
+}
+
+/// A file the change touches.
+#[derive(Debug, Clone)]
+pub struct ChangedFile {
+    /// The path after the change (for a deletion, the deleted path).
+    pub path: BString,
+    /// The path before a rename or copy.
+    pub old_path: Option<BString>,
+    pub status: FileStatus,
+    pub old: Content,
+    pub new: Content,
+}
+
+impl ChangedFile {
+    /// Every path this change touches: the path, and the old one of a rename.
+    pub fn paths(&self) -> impl Iterator<Item = &BStr> {
+        std::iter::once(self.path.as_bstr()).chain(self.old_path.as_ref().map(|p| p.as_bstr()))
+    }
+}
+
+/// A line added by a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedLine {
+    /// 1-based line number in the new file.
+    pub line: u32,
+    /// The line without its line ending.
+    pub text: BString,
+}
+
+/// The files whole-snapshot checks (`grep_tree`) read.
+#[derive(Debug)]
+enum Snapshot {
+    /// The index: path → blob id.
+    Index(Vec<(BString, ObjectId)>),
+    /// A tree: path → blob id (flattened on demand).
+    Tree(ObjectId),
+    /// The working tree: tracked paths that exist plus untracked ones.
+    Worktree(Vec<BString>),
+}
+
+/// A change, ready to be checked.
+pub struct Change {
+    pub selection: Selection,
+    pub files: Vec<ChangedFile>,
+    /// The tree of the checked snapshot, for a range or commit (its `.swarm/` is the one used).
+    pub snapshot_tree: Option<ObjectId>,
+    snapshot: Snapshot,
+    root: PathBuf,
+    added: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<AddedLine>>>>,
+    tree_files: std::cell::OnceCell<Vec<(BString, ObjectId)>>,
+}
+
+impl Change {
+    /// Reads the selected change of the repository at `root`.
+    pub fn read(repo: &gix::Repository, root: &Path, selection: &Selection) -> Result<Change> {
+        let (files, snapshot, snapshot_tree) = match selection {
+            Selection::Staged => read::staged(repo)?,
+            Selection::Worktree => read::worktree(repo, root)?,
+            Selection::Range {
+                from,
+                to,
+                symmetric,
+            } => read::range(repo, from, to, *symmetric)?,
+            Selection::Commit(c) => read::commit(repo, c)?,
+        };
+        Ok(Change {
+            selection: selection.clone(),
+            files,
+            snapshot_tree,
+            snapshot,
+            root: root.to_path_buf(),
+            added: Default::default(),
+            tree_files: Default::default(),
+        })
+    }
+
+    /// A stable name for this change's content: the same edits give the same
+    /// fingerprint, so recording a violation twice for it is recognised.
+    pub fn fingerprint(&self) -> String {
+        let mut parts: Vec<String> = self
+            .files
+            .iter()
+            .map(|f| {
+                format!(
+                    "{:?}\0{}\0{}\0{}\0{}",
+                    f.status,
+                    f.old_path.as_ref().map_or(BStr::new(""), |p| p.as_bstr()),
+                    f.path,
+                    f.old.fingerprint_part(),
+                    f.new.fingerprint_part()
+                )
+            })
+            .collect();
+        parts.sort();
+        format!(
+            "{:032x}",
+            xxhash_rust::xxh3::xxh3_128(parts.join("\n").as_bytes())
+        )
+    }
+
+    /// The lines file `index` (into `files`) adds. Binary files and submodules add none.
+    pub fn added_lines(
+        &self,
+        repo: &gix::Repository,
+        index: usize,
+    ) -> Result<std::rc::Rc<Vec<AddedLine>>> {
+        if let Some(lines) = self.added.borrow().get(&index) {
+            return Ok(lines.clone());
+        }
+        let file = &self.files[index];
+        let old = read::content(repo, &file.old)?;
+        let new = read::content(repo, &file.new)?;
+        let lines = std::rc::Rc::new(match (old, new) {
+            (_, None) => Vec::new(),
+            (old, Some(new)) => {
+                let old = old.unwrap_or_default();
+                if is_binary(&old) || is_binary(&new) {
+                    Vec::new()
+                } else {
+                    added_lines(&old, &new)
+                }
+            }
+        });
+        self.added.borrow_mut().insert(index, lines.clone());
+        Ok(lines)
+    }
+
+    /// The files of the checked snapshot whose path matches `glob`.
+    pub fn snapshot_files(
+        &self,
+        repo: &gix::Repository,
+        glob: Option<&PathGlob>,
+    ) -> Result<Vec<BString>> {
+        let keep = |p: &BStr| glob.is_none_or(|g| g.is_match_bytes(p));
+        Ok(match &self.snapshot {
+            Snapshot::Index(entries) => entries
+                .iter()
+                .map(|(p, _)| p)
+                .filter(|p| keep(p.as_bstr()))
+                .cloned()
+                .collect(),
+            Snapshot::Worktree(paths) => paths
+                .iter()
+                .filter(|p| keep(p.as_bstr()))
+                .cloned()
+                .collect(),
+            Snapshot::Tree(id) => self
+                .tree_files(repo, *id)?
+                .iter()
+                .map(|(p, _)| p)
+                .filter(|p| keep(p.as_bstr()))
+                .cloned()
+                .collect(),
+        })
+    }
+
+    /// The content of a snapshot file (`None` for one that cannot be read as a file).
+    pub fn snapshot_read(&self, repo: &gix::Repository, path: &BStr) -> Result<Option<Vec<u8>>> {
+        let found = |entries: &[(BString, ObjectId)]| {
+            entries
+                .binary_search_by(|(p, _)| p.as_bstr().cmp(path))
+                .ok()
+                .map(|i| entries[i].1)
+        };
+        let content = match &self.snapshot {
+            Snapshot::Index(entries) => found(entries).map_or(Content::Absent, Content::Blob),
+            Snapshot::Tree(id) => {
+                found(self.tree_files(repo, *id)?).map_or(Content::Absent, Content::Blob)
+            }
+            Snapshot::Worktree(_) => Content::File(self.root.join(read::to_path(path))),
+        };
+        read::content(repo, &content)
+    }
+
+    fn tree_files(
+        &self,
+        repo: &gix::Repository,
+        id: ObjectId,
+    ) -> Result<&Vec<(BString, ObjectId)>> {
+        if let Some(files) = self.tree_files.get() {
+            return Ok(files);
+        }
+        let files = read::flatten_tree(repo, id)?;
+        Ok(self.tree_files.get_or_init(|| files))
+    }
+}
+
+/// git's rule: a NUL byte in the first 8000 bytes makes a file binary.
+pub fn is_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8000)].contains(&0)
+}
+
+/// The lines of `new` that a line diff from `old` marks as added (Myers, as `git diff`).
+pub fn added_lines(old: &[u8], new: &[u8]) -> Vec<AddedLine> {
+    use gix::diff::blob::{Algorithm, Diff, InternedInput};
+    let input = InternedInput::new(old, new);
+    let mut diff = Diff::compute(Algorithm::Myers, &input);
+    diff.postprocess_lines(&input);
+    let mut out = Vec::new();
+    for (i, line) in new.lines_with_terminator().enumerate() {
+        let Ok(token) = u32::try_from(i) else { break };
+        if diff.is_added(token) {
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            out.push(AddedLine {
+                line: token + 1,
+                text: text.into(),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(
+            Selection::range("main..HEAD").expect("valid test input"),
+            Selection::Range {
+                from: "main".into(),
+                to: "HEAD".into(),
+                symmetric: false
+            }
+        );
+        assert_eq!(
+            Selection::range("a...b").expect("valid test input"),
+            Selection::Range {
+                from: "a".into(),
+                to: "b".into(),
+                symmetric: true
+            }
+        );
+        for bad in ["main", "..b", "a..", "a....b"] {
+            assert!(Selection::range(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn added_lines_are_the_new_ones() {
+        let old = b"a\nb\nc\n";
+        let new = b"a\nB\nc\nd";
+        let lines: Vec<(u32, String)> = added_lines(old, new)
+            .into_iter()
+            .map(|l| (l.line, l.text.to_string()))
+            .collect();
+        assert_eq!(lines, [(2, "B".to_owned()), (4, "d".to_owned())]);
+        let crlf: Vec<String> = added_lines(b"", b"x\r\ny\r\n")
+            .into_iter()
+            .map(|l| l.text.to_string())
+            .collect();
+        assert_eq!(crlf, ["x\r", "y\r"]);
+    }
+}

@@ -1,0 +1,523 @@
+//! Reading the four kinds of change with gix.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::{BStr, BString, ByteSlice};
+
+use super::{ChangedFile, Content, FileStatus, Snapshot};
+use crate::error::{Error, Result};
+
+type Read = (Vec<ChangedFile>, Snapshot, Option<ObjectId>);
+
+/// A repository-relative git path as a filesystem path (bytes kept as they are on Unix).
+pub fn to_path(path: &BStr) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(std::ffi::OsStr::from_bytes(path))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(path.to_str_lossy().into_owned())
+    }
+}
+
+fn index_content(mode: gix::index::entry::Mode, id: &gix::oid) -> Content {
+    if mode.contains(gix::index::entry::Mode::COMMIT)
+        && !mode.contains(gix::index::entry::Mode::FILE)
+    {
+        Content::Gitlink(id.to_owned())
+    } else {
+        Content::Blob(id.to_owned())
+    }
+}
+
+fn is_type_change(a: gix::index::entry::Mode, b: gix::index::entry::Mode) -> bool {
+    use gix::index::entry::Mode;
+    let kind = |m: Mode| {
+        if m == Mode::SYMLINK {
+            1
+        } else if m == Mode::COMMIT {
+            2
+        } else {
+            0
+        }
+    };
+    kind(a) != kind(b)
+}
+
+/// HEAD's tree (the empty tree before the first commit) against the index.
+pub fn staged(repo: &gix::Repository) -> Result<Read> {
+    let index = repo
+        .index_or_empty()
+        .map_err(|e| Error::git("reading the index", e))?;
+    let head_tree = repo
+        .head_tree_id_or_empty()
+        .map_err(|e| Error::git("reading HEAD", e))?
+        .detach();
+    let mut files = Vec::new();
+    repo.tree_index_status(
+        &head_tree,
+        &index,
+        None,
+        gix::status::tree_index::TrackRenames::AsConfigured,
+        |change, _, _| {
+            use gix::diff::index::ChangeRef;
+            let file = match change {
+                ChangeRef::Addition {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => ChangedFile {
+                    path: location.into_owned(),
+                    old_path: None,
+                    status: FileStatus::Added,
+                    old: Content::Absent,
+                    new: index_content(entry_mode, &id),
+                },
+                ChangeRef::Deletion {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } => ChangedFile {
+                    path: location.into_owned(),
+                    old_path: None,
+                    status: FileStatus::Deleted,
+                    old: index_content(entry_mode, &id),
+                    new: Content::Absent,
+                },
+                ChangeRef::Modification {
+                    location,
+                    previous_entry_mode,
+                    previous_id,
+                    entry_mode,
+                    id,
+                    ..
+                } => ChangedFile {
+                    path: location.into_owned(),
+                    old_path: None,
+                    status: if is_type_change(previous_entry_mode, entry_mode) {
+                        FileStatus::TypeChanged
+                    } else {
+                        FileStatus::Modified
+                    },
+                    old: index_content(previous_entry_mode, &previous_id),
+                    new: index_content(entry_mode, &id),
+                },
+                ChangeRef::Rewrite {
+                    source_location,
+                    source_entry_mode,
+                    source_id,
+                    location,
+                    entry_mode,
+                    id,
+                    copy,
+                    ..
+                } => ChangedFile {
+                    path: location.into_owned(),
+                    old_path: Some(source_location.into_owned()),
+                    status: if copy {
+                        FileStatus::Copied
+                    } else {
+                        FileStatus::Renamed
+                    },
+                    old: index_content(source_entry_mode, &source_id),
+                    new: index_content(entry_mode, &id),
+                },
+            };
+            files.push(file);
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
+    )
+    .map_err(|e| Error::git("comparing HEAD with the index", e))?;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let entries: Vec<(BString, ObjectId)> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() == 0 && !e.mode.contains(gix::index::entry::Mode::COMMIT))
+        .map(|e| (e.path(&index).to_owned(), e.id))
+        .collect();
+    Ok((files, Snapshot::Index(entries), None))
+}
+
+/// HEAD's tree against the files in the working tree, untracked files included.
+pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
+    use gix::status::index_worktree::Item as Wt;
+    let index = repo
+        .index_or_empty()
+        .map_err(|e| Error::git("reading the index", e))?;
+    let mut paths: BTreeMap<BString, ()> = BTreeMap::new();
+    let mut untracked = Vec::new();
+    let status = repo
+        .status(gix::progress::Discard)
+        .map_err(|e| Error::git("reading the working tree", e))?
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        .index_worktree_rewrites(None)
+        .index_worktree_submodules(gix::status::Submodule::Given {
+            ignore: gix::submodule::config::Ignore::All,
+            check_dirty: false,
+        })
+        .into_iter(None)
+        .map_err(|e| Error::git("reading the working tree", e))?;
+    for item in status {
+        let item = item.map_err(|e| Error::git("reading the working tree", e))?;
+        match item {
+            gix::status::Item::TreeIndex(change) => {
+                for p in tree_index_paths(&change) {
+                    paths.insert(p, ());
+                }
+            }
+            gix::status::Item::IndexWorktree(Wt::Modification { rela_path, .. }) => {
+                paths.insert(rela_path, ());
+            }
+            gix::status::Item::IndexWorktree(Wt::DirectoryContents { entry, .. }) => {
+                if entry.status == gix::dir::entry::Status::Untracked
+                    && matches!(
+                        entry.disk_kind,
+                        Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink)
+                    )
+                {
+                    untracked.push(entry.rela_path.clone());
+                    paths.insert(entry.rela_path, ());
+                }
+            }
+            gix::status::Item::IndexWorktree(Wt::Rewrite {
+                dirwalk_entry,
+                source,
+                ..
+            }) => {
+                paths.insert(dirwalk_entry.rela_path, ());
+                paths.insert(source.rela_path().to_owned(), ());
+            }
+        }
+    }
+
+    let head = repo
+        .head_tree_id_or_empty()
+        .map_err(|e| Error::git("reading HEAD", e))?
+        .detach();
+    let head_files: BTreeMap<BString, (ObjectId, bool)> = if paths.is_empty() {
+        BTreeMap::new()
+    } else {
+        flatten_tree_modes(repo, head)?
+            .into_iter()
+            .map(|(p, id, gitlink)| (p, (id, gitlink)))
+            .collect()
+    };
+    let mut files = Vec::new();
+    for path in paths.into_keys() {
+        let on_disk = root.join(to_path(path.as_bstr()));
+        let meta = std::fs::symlink_metadata(&on_disk).ok();
+        let new = match &meta {
+            Some(m) if m.is_file() || m.file_type().is_symlink() => Content::File(on_disk.clone()),
+            _ => Content::Absent,
+        };
+        let old = match head_files.get(&path) {
+            Some((id, true)) => Content::Gitlink(*id),
+            Some((id, false)) => Content::Blob(*id),
+            None => Content::Absent,
+        };
+        let status = match (&old, &new) {
+            (Content::Absent, Content::Absent) => continue,
+            (Content::Absent, _) => FileStatus::Added,
+            (_, Content::Absent) => FileStatus::Deleted,
+            (Content::Gitlink(_), _) => continue, // a submodule's own changes are its business
+            (Content::Blob(id), Content::File(p)) => {
+                if same_blob(repo, *id, p)? {
+                    continue;
+                }
+                FileStatus::Modified
+            }
+            _ => FileStatus::Modified,
+        };
+        files.push(ChangedFile {
+            path,
+            old_path: None,
+            status,
+            old,
+            new,
+        });
+    }
+    let mut snapshot: Vec<BString> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() == 0 && !e.mode.contains(gix::index::entry::Mode::COMMIT))
+        .map(|e| e.path(&index).to_owned())
+        .filter(|p| root.join(to_path(p.as_bstr())).is_file())
+        .collect();
+    snapshot.extend(untracked);
+    snapshot.sort();
+    snapshot.dedup();
+    Ok((files, Snapshot::Worktree(snapshot), None))
+}
+
+fn tree_index_paths(change: &gix::diff::index::Change) -> Vec<BString> {
+    use gix::diff::index::ChangeRef;
+    match change {
+        ChangeRef::Addition { location, .. }
+        | ChangeRef::Deletion { location, .. }
+        | ChangeRef::Modification { location, .. } => {
+            vec![location.clone().into_owned()]
+        }
+        ChangeRef::Rewrite {
+            source_location,
+            location,
+            ..
+        } => vec![
+            source_location.clone().into_owned(),
+            location.clone().into_owned(),
+        ],
+    }
+}
+
+/// Does the file at `path` hash to blob `id` (so it is unchanged from HEAD)?
+fn same_blob(repo: &gix::Repository, id: ObjectId, path: &Path) -> Result<bool> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
+    let bytes = if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(path).map_err(|e| Error::io(path, e))?;
+        target.into_os_string().into_encoded_bytes()
+    } else {
+        std::fs::read(path).map_err(|e| Error::io(path, e))?
+    };
+    let hash = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
+        .map_err(|e| Error::git("hashing a file", e))?;
+    Ok(hash == id)
+}
+
+fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
+    let id = repo.rev_parse_single(spec).map_err(|e| Error::Usage {
+        message: format!("`{spec}` is not a revision: {e}"),
+        hint: Some("name a commit, branch or tag (`git rev-parse` must accept it)".into()),
+    })?;
+    let tree = id
+        .object()
+        .map_err(|e| Error::git(format!("reading {spec}"), e))?
+        .peel_to_tree()
+        .map_err(|e| Error::git(format!("{spec} has no tree"), e))?
+        .id;
+    Ok((id.detach(), tree))
+}
+
+/// The change from `from` to `to` (from their merge base when `symmetric`).
+pub fn range(repo: &gix::Repository, from: &str, to: &str, symmetric: bool) -> Result<Read> {
+    let (from_id, from_tree) = tree_of(repo, from)?;
+    let (to_id, to_tree) = tree_of(repo, to)?;
+    let old_tree = if symmetric {
+        let no_base = |detail: String| Error::Usage {
+            message: format!("`{from}` and `{to}` have no merge base{detail}"),
+            hint: Some("use A..B for unrelated histories".into()),
+        };
+        let base = repo
+            .merge_base(from_id, to_id)
+            .map_err(|e| no_base(format!(": {e}")))?
+            .ok_or_else(|| no_base(String::new()))?;
+        tree_of(repo, &base.to_string())?.1
+    } else {
+        from_tree
+    };
+    let files = diff_trees(repo, Some(old_tree), to_tree)?;
+    Ok((files, Snapshot::Tree(to_tree), Some(to_tree)))
+}
+
+/// Commit `spec` against its first parent.
+pub fn commit(repo: &gix::Repository, spec: &str) -> Result<Read> {
+    let (id, tree) = tree_of(repo, spec)?;
+    let commit = repo.find_commit(id).map_err(|e| Error::Usage {
+        message: format!("`{spec}` is not a commit: {e}"),
+        hint: Some("name a commit; use --range for a range".into()),
+    })?;
+    let parent_tree = match commit.parent_ids().next() {
+        Some(parent) => Some(tree_of(repo, &parent.to_string())?.1),
+        None => None,
+    };
+    let files = diff_trees(repo, parent_tree, tree)?;
+    Ok((files, Snapshot::Tree(tree), Some(tree)))
+}
+
+fn diff_trees(
+    repo: &gix::Repository,
+    old: Option<ObjectId>,
+    new: ObjectId,
+) -> Result<Vec<ChangedFile>> {
+    use gix::object::tree::diff::ChangeDetached as C;
+    let find = |id: ObjectId| {
+        repo.find_tree(id)
+            .map_err(|e| Error::git("reading a tree", e))
+    };
+    let new_tree = find(new)?;
+    let old_tree = match old {
+        Some(id) => find(id)?,
+        None => repo.empty_tree(),
+    };
+    let changes = repo
+        .diff_tree_to_tree(&old_tree, &new_tree, None)
+        .map_err(|e| Error::git("comparing trees", e))?;
+    let content = |mode: gix::object::tree::EntryMode, id: ObjectId| {
+        if mode.is_commit() {
+            Content::Gitlink(id)
+        } else {
+            Content::Blob(id)
+        }
+    };
+    let mut files = Vec::new();
+    for change in changes {
+        let file = match change {
+            C::Addition {
+                location,
+                entry_mode,
+                id,
+                ..
+            } if !entry_mode.is_tree() => ChangedFile {
+                path: location,
+                old_path: None,
+                status: FileStatus::Added,
+                old: Content::Absent,
+                new: content(entry_mode, id),
+            },
+            C::Deletion {
+                location,
+                entry_mode,
+                id,
+                ..
+            } if !entry_mode.is_tree() => ChangedFile {
+                path: location,
+                old_path: None,
+                status: FileStatus::Deleted,
+                old: content(entry_mode, id),
+                new: Content::Absent,
+            },
+            C::Modification {
+                location,
+                previous_entry_mode,
+                previous_id,
+                entry_mode,
+                id,
+            } if !entry_mode.is_tree() || !previous_entry_mode.is_tree() => {
+                // A file turned into a directory (or back) is a deletion plus additions git lists apart.
+                if previous_entry_mode.is_tree() {
+                    ChangedFile {
+                        path: location,
+                        old_path: None,
+                        status: FileStatus::Added,
+                        old: Content::Absent,
+                        new: content(entry_mode, id),
+                    }
+                } else if entry_mode.is_tree() {
+                    ChangedFile {
+                        path: location,
+                        old_path: None,
+                        status: FileStatus::Deleted,
+                        old: content(previous_entry_mode, previous_id),
+                        new: Content::Absent,
+                    }
+                } else {
+                    let type_changed = previous_entry_mode.kind() != entry_mode.kind()
+                        && !(previous_entry_mode.is_blob() && entry_mode.is_blob());
+                    ChangedFile {
+                        path: location,
+                        old_path: None,
+                        status: if type_changed {
+                            FileStatus::TypeChanged
+                        } else {
+                            FileStatus::Modified
+                        },
+                        old: content(previous_entry_mode, previous_id),
+                        new: content(entry_mode, id),
+                    }
+                }
+            }
+            C::Rewrite {
+                source_location,
+                source_entry_mode,
+                source_id,
+                location,
+                entry_mode,
+                id,
+                copy,
+                ..
+            } if !entry_mode.is_tree() => ChangedFile {
+                path: location,
+                old_path: Some(source_location),
+                status: if copy {
+                    FileStatus::Copied
+                } else {
+                    FileStatus::Renamed
+                },
+                old: content(source_entry_mode, source_id),
+                new: content(entry_mode, id),
+            },
+            _ => continue,
+        };
+        files.push(file);
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// Every file of a tree, with its blob id, sorted by path.
+pub fn flatten_tree(repo: &gix::Repository, id: ObjectId) -> Result<Vec<(BString, ObjectId)>> {
+    Ok(flatten_tree_modes(repo, id)?
+        .into_iter()
+        .filter(|(_, _, gitlink)| !gitlink)
+        .map(|(p, id, _)| (p, id))
+        .collect())
+}
+
+fn flatten_tree_modes(
+    repo: &gix::Repository,
+    id: ObjectId,
+) -> Result<Vec<(BString, ObjectId, bool)>> {
+    let mut out = Vec::new();
+    let mut stack = vec![(BString::default(), id)];
+    while let Some((prefix, tree_id)) = stack.pop() {
+        let tree = repo
+            .find_tree(tree_id)
+            .map_err(|e| Error::git("reading a tree", e))?;
+        for entry in tree.iter() {
+            let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
+            let mut path = prefix.clone();
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(entry.filename());
+            let mode = entry.mode();
+            if mode.is_tree() {
+                stack.push((path, entry.oid().to_owned()));
+            } else {
+                out.push((path, entry.oid().to_owned(), mode.is_commit()));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// The bytes of one side of a change (`None` when there are none to read:
+/// absent, a submodule, a file that vanished).
+pub fn content(repo: &gix::Repository, content: &Content) -> Result<Option<Vec<u8>>> {
+    match content {
+        Content::Absent | Content::Gitlink(_) => Ok(None),
+        Content::Blob(id) => {
+            let blob = repo
+                .find_blob(*id)
+                .map_err(|e| Error::git(format!("reading blob {id}"), e))?;
+            Ok(Some(blob.data.clone()))
+        }
+        Content::File(path) => match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(path).map_err(|e| Error::io(path, e))?;
+                Ok(Some(target.into_os_string().into_encoded_bytes()))
+            }
+            Ok(m) if m.is_file() => std::fs::read(path)
+                .map(Some)
+                .map_err(|e| Error::io(path, e)),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(path, e)),
+        },
+    }
+}

@@ -1,0 +1,503 @@
+//! `git swarm check`: every active directive's `verify` predicates against a change.
+//!
+//! A directive whose `paths` the change does not touch is **n/a**, not a
+//! pass. Within scope each predicate holds, fails or errors; the directive
+//! fails if any predicate fails, errors if none fails but one could not be
+//! evaluated (which fails closed for `enforce`), and passes otherwise. A
+//! directive with no `verify` predicate has nothing to check by machine and
+//! is n/a.
+
+mod render;
+
+use gix::bstr::{BStr, ByteSlice};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+pub use render::{github_annotations, sarif};
+
+use crate::change::{Change, FileStatus};
+use crate::directive::{Directive, Enforcement, Priority};
+use crate::error::Result;
+use crate::pathglob::PathGlob;
+use crate::predicate::Predicate;
+use crate::problem::Problem;
+
+/// A directive to check, with where it came from.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub directive: Directive,
+    /// Its file, relative to the repository root.
+    pub path: String,
+    /// The enforcement and priority in force (escalation raises them).
+    pub enforcement: Enforcement,
+    pub priority: Priority,
+}
+
+/// What a `tool:` predicate came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolVerdict {
+    Holds,
+    Fails {
+        message: String,
+    },
+    Error {
+        message: String,
+    },
+    /// Not run (untrusted tool predicates): neither a pass nor a failure.
+    Skipped {
+        message: String,
+    },
+}
+
+/// Runs `tool:` predicates; the CLI supplies the sandboxed runner and the trust decision.
+pub trait ToolRunner {
+    fn run(&self, argv: &[String]) -> ToolVerdict;
+}
+
+/// A runner for checks that must not run programs: every tool predicate is skipped.
+pub struct NoTools(pub String);
+
+impl ToolRunner for NoTools {
+    fn run(&self, _argv: &[String]) -> ToolVerdict {
+        ToolVerdict::Skipped {
+            message: self.0.clone(),
+        }
+    }
+}
+
+/// How a directive (or one predicate) came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Pass,
+    Fail,
+    /// Out of scope, or nothing to check by machine.
+    #[serde(rename = "n/a")]
+    NotApplicable,
+    Error,
+    /// A predicate that was not run (an untrusted tool).
+    Skipped,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::NotApplicable => "n/a",
+            Outcome::Error => "error",
+            Outcome::Skipped => "skipped",
+        }
+    }
+}
+
+/// Where a predicate found the problem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Finding {
+    /// Repository-relative path (lossy UTF-8 for other paths).
+    pub path: String,
+    /// 1-based line, for line findings.
+    pub line: Option<u32>,
+    /// The offending line (capped at 500 characters), or what happened to the file.
+    pub text: Option<String>,
+}
+
+/// One predicate's result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PredicateResult {
+    pub predicate: String,
+    pub outcome: Outcome,
+    /// Why it failed, errored or was skipped.
+    pub message: Option<String>,
+    pub findings: Vec<Finding>,
+}
+
+/// One directive's result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DirectiveResult {
+    pub id: String,
+    pub lesson: String,
+    /// The directive's file.
+    pub path: String,
+    pub enforcement: Enforcement,
+    pub priority: Priority,
+    pub outcome: Outcome,
+    /// Why it is n/a.
+    pub reason: Option<String>,
+    pub predicates: Vec<PredicateResult>,
+}
+
+impl DirectiveResult {
+    /// Does this result stop a commit, push or gate? `enforce` failures and
+    /// errors always; `warn` ones too with `strict`; `advisory` never.
+    pub fn blocks(&self, strict: bool) -> bool {
+        matches!(self.outcome, Outcome::Fail | Outcome::Error)
+            && match self.enforcement {
+                Enforcement::Enforce => true,
+                Enforcement::Warn => strict,
+                Enforcement::Advisory => false,
+            }
+    }
+}
+
+/// Counts per outcome.
+#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
+pub struct Counts {
+    pub pass: usize,
+    pub fail: usize,
+    pub error: usize,
+    #[serde(rename = "n/a")]
+    pub not_applicable: usize,
+}
+
+/// The result of a check.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(title = "git-swarm check report")]
+pub struct Report {
+    /// The change checked: `staged`, `worktree`, `A..B`, `commit C`.
+    pub change: String,
+    /// Identifies the change's content (recorded violations are de-duplicated by it).
+    pub fingerprint: String,
+    /// Files the change touches.
+    pub files: usize,
+    pub counts: Counts,
+    pub results: Vec<DirectiveResult>,
+    /// Things the user should know that are not results (skipped tool predicates…).
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    pub fn blocking(&self, strict: bool) -> Vec<&DirectiveResult> {
+        self.results.iter().filter(|r| r.blocks(strict)).collect()
+    }
+}
+
+/// Checks `candidates` against `change`. Predicates were validated when the
+/// directives were read; one that does not parse here is an error result.
+pub fn evaluate(
+    repo: &gix::Repository,
+    change: &Change,
+    candidates: &[Candidate],
+    tools: &dyn ToolRunner,
+) -> Result<Report> {
+    let mut results = Vec::with_capacity(candidates.len());
+    let mut warnings = Vec::new();
+    for c in candidates {
+        let d = &c.directive;
+        let mut result = DirectiveResult {
+            id: d.id.clone(),
+            lesson: d.lesson.clone(),
+            path: c.path.clone(),
+            enforcement: c.enforcement,
+            priority: c.priority,
+            outcome: Outcome::NotApplicable,
+            reason: None,
+            predicates: Vec::new(),
+        };
+        if !in_scope(d, change) {
+            result.reason = Some("the change touches none of its paths".into());
+            results.push(result);
+            continue;
+        }
+        if d.verify.is_empty() {
+            result.reason =
+                Some("no machine-checkable predicate (`verify`); a reviewer checks it".into());
+            results.push(result);
+            continue;
+        }
+        for source in &d.verify {
+            let r = evaluate_predicate(repo, change, source, tools)?;
+            if r.outcome == Outcome::Skipped
+                && let Some(m) = &r.message
+                && !warnings.contains(m)
+            {
+                warnings.push(m.clone());
+            }
+            result.predicates.push(r);
+        }
+        let any = |o: Outcome| result.predicates.iter().any(|p| p.outcome == o);
+        result.outcome = if any(Outcome::Fail) {
+            Outcome::Fail
+        } else if any(Outcome::Error) {
+            Outcome::Error
+        } else if any(Outcome::Pass) {
+            Outcome::Pass
+        } else {
+            result.reason = Some("every predicate was skipped".into());
+            Outcome::NotApplicable
+        };
+        results.push(result);
+    }
+    let mut counts = Counts::default();
+    for r in &results {
+        match r.outcome {
+            Outcome::Pass => counts.pass += 1,
+            Outcome::Fail => counts.fail += 1,
+            Outcome::Error => counts.error += 1,
+            Outcome::NotApplicable | Outcome::Skipped => counts.not_applicable += 1,
+        }
+    }
+    Ok(Report {
+        change: change.selection.label(),
+        fingerprint: change.fingerprint(),
+        files: change.files.len(),
+        counts,
+        results,
+        warnings,
+    })
+}
+
+fn in_scope(d: &Directive, change: &Change) -> bool {
+    if d.paths.is_empty() {
+        return true;
+    }
+    let globs: Vec<PathGlob> = d
+        .paths
+        .iter()
+        .filter_map(|g| PathGlob::parse(g).ok())
+        .collect();
+    change
+        .files
+        .iter()
+        .flat_map(|f| f.paths())
+        .any(|p| globs.iter().any(|g| g.is_match_bytes(p)))
+}
+
+fn lossy(path: &BStr) -> String {
+    path.to_str_lossy().into_owned()
+}
+
+fn cap(text: &[u8]) -> String {
+    let s = text.to_str_lossy();
+    match s.char_indices().nth(500) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.into_owned(),
+    }
+}
+
+fn result(
+    predicate: &str,
+    outcome: Outcome,
+    message: Option<String>,
+    findings: Vec<Finding>,
+) -> PredicateResult {
+    PredicateResult {
+        predicate: predicate.to_owned(),
+        outcome,
+        message,
+        findings,
+    }
+}
+
+fn evaluate_predicate(
+    repo: &gix::Repository,
+    change: &Change,
+    source: &str,
+    tools: &dyn ToolRunner,
+) -> Result<PredicateResult> {
+    let predicate = match Predicate::parse(source) {
+        Ok(p) => p,
+        Err(e) => return Ok(result(source, Outcome::Error, Some(e.message), Vec::new())),
+    };
+    Ok(match &predicate {
+        Predicate::FileModified(glob) => {
+            let touched = change
+                .files
+                .iter()
+                .flat_map(|f| f.paths())
+                .any(|p| glob.is_match_bytes(p));
+            if touched {
+                result(source, Outcome::Pass, None, Vec::new())
+            } else {
+                result(
+                    source,
+                    Outcome::Fail,
+                    Some(format!(
+                        "the change touches no path matching `{}`",
+                        glob.as_str()
+                    )),
+                    Vec::new(),
+                )
+            }
+        }
+        Predicate::FileNotModified(glob) => {
+            let findings: Vec<Finding> = change
+                .files
+                .iter()
+                .flat_map(|f| f.paths().map(move |p| (f.status, p)))
+                .filter(|(_, p)| glob.is_match_bytes(p))
+                .map(|(status, p)| Finding {
+                    path: lossy(p),
+                    line: None,
+                    text: Some(status_word(status).to_owned()),
+                })
+                .collect();
+            if findings.is_empty() {
+                result(source, Outcome::Pass, None, findings)
+            } else {
+                result(
+                    source,
+                    Outcome::Fail,
+                    Some(format!(
+                        "the change touches {} path(s) matching `{}`",
+                        findings.len(),
+                        glob.as_str()
+                    )),
+                    findings,
+                )
+            }
+        }
+        Predicate::Grep { regex, glob } => {
+            let Ok(re) = regex::bytes::Regex::new(regex.as_str()) else {
+                return Ok(result(
+                    source,
+                    Outcome::Error,
+                    Some("the regex does not compile for bytes".into()),
+                    Vec::new(),
+                ));
+            };
+            let mut findings = Vec::new();
+            for (i, f) in change.files.iter().enumerate() {
+                if glob.as_ref().is_some_and(|g| !g.is_match_bytes(&f.path)) {
+                    continue;
+                }
+                for line in change.added_lines(repo, i)?.iter() {
+                    if re.is_match(&line.text) {
+                        findings.push(Finding {
+                            path: lossy(f.path.as_bstr()),
+                            line: Some(line.line),
+                            text: Some(cap(&line.text)),
+                        });
+                    }
+                }
+            }
+            if findings.is_empty() {
+                result(source, Outcome::Pass, None, findings)
+            } else {
+                result(
+                    source,
+                    Outcome::Fail,
+                    Some(format!(
+                        "{} added line(s) match `{}`",
+                        findings.len(),
+                        regex.as_str()
+                    )),
+                    findings,
+                )
+            }
+        }
+        Predicate::GrepTree { regex, glob } => {
+            let Ok(re) = regex::bytes::Regex::new(regex.as_str()) else {
+                return Ok(result(
+                    source,
+                    Outcome::Error,
+                    Some("the regex does not compile for bytes".into()),
+                    Vec::new(),
+                ));
+            };
+            let files = change.snapshot_files(repo, glob.as_ref())?;
+            if files.is_empty() {
+                let what = glob
+                    .as_ref()
+                    .map_or("any file".to_owned(), |g| format!("`{}`", g.as_str()));
+                return Ok(result(
+                    source,
+                    Outcome::Error,
+                    Some(format!(
+                        "no file of the checked snapshot matches {what}, so nothing was searched"
+                    )),
+                    Vec::new(),
+                ));
+            }
+            let mut findings = Vec::new();
+            for path in &files {
+                let Some(bytes) = change.snapshot_read(repo, path.as_bstr())? else {
+                    continue;
+                };
+                if crate::change::is_binary(&bytes) {
+                    continue;
+                }
+                for (n, line) in bytes.lines().enumerate() {
+                    if re.is_match(line) {
+                        findings.push(Finding {
+                            path: lossy(path.as_bstr()),
+                            line: u32::try_from(n + 1).ok(),
+                            text: Some(cap(line)),
+                        });
+                    }
+                }
+            }
+            if findings.is_empty() {
+                result(source, Outcome::Pass, None, findings)
+            } else {
+                result(
+                    source,
+                    Outcome::Fail,
+                    Some(format!(
+                        "{} line(s) in the snapshot match `{}`",
+                        findings.len(),
+                        regex.as_str()
+                    )),
+                    findings,
+                )
+            }
+        }
+        Predicate::Tool { argv } => match tools.run(argv) {
+            ToolVerdict::Holds => result(source, Outcome::Pass, None, Vec::new()),
+            ToolVerdict::Fails { message } => {
+                result(source, Outcome::Fail, Some(message), Vec::new())
+            }
+            ToolVerdict::Error { message } => {
+                result(source, Outcome::Error, Some(message), Vec::new())
+            }
+            ToolVerdict::Skipped { message } => {
+                result(source, Outcome::Skipped, Some(message), Vec::new())
+            }
+        },
+    })
+}
+
+fn status_word(s: FileStatus) -> &'static str {
+    match s {
+        FileStatus::Added => "added",
+        FileStatus::Deleted => "deleted",
+        FileStatus::Modified => "modified",
+        FileStatus::Renamed => "renamed",
+        FileStatus::Copied => "copied",
+        FileStatus::TypeChanged => "type changed",
+    }
+}
+
+/// The directives checked in a snapshot: a directive file with errors is a
+/// problem (bad input), not a candidate.
+pub fn candidates(
+    entries: &[crate::index::DirectiveEntry],
+    folder: &str,
+    fold: &crate::fold::Fold,
+    only: Option<&str>,
+) -> (Vec<Candidate>, Vec<Problem>) {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for e in entries {
+        if only.is_some_and(|id| id != e.stem()) {
+            continue;
+        }
+        let errors: Vec<&Problem> = e.problems.iter().filter(|p| p.is_error()).collect();
+        if !errors.is_empty() {
+            problems.extend(errors.into_iter().cloned());
+            continue;
+        }
+        let Some(d) = &e.directive else { continue };
+        if d.status != crate::directive::Status::Active {
+            continue;
+        }
+        let (priority, enforcement) = fold.effective(d);
+        out.push(Candidate {
+            directive: d.clone(),
+            path: format!(".swarm/{folder}/{}", e.file),
+            enforcement,
+            priority,
+        });
+    }
+    (out, problems)
+}

@@ -1,0 +1,131 @@
+//! Machine formats of a check report: GitHub workflow annotations and SARIF 2.1.0.
+
+use serde_json::{Value, json};
+
+use super::{DirectiveResult, Outcome, Report};
+use crate::directive::Enforcement;
+
+fn level(r: &DirectiveResult) -> &'static str {
+    match (r.outcome, r.enforcement) {
+        (_, Enforcement::Enforce) => "error",
+        (Outcome::Error, _) | (_, Enforcement::Warn) => "warning",
+        (_, Enforcement::Advisory) => "note",
+    }
+}
+
+/// Escapes a workflow command's message (`%`, CR, LF).
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a workflow command's property value (also `:` and `,`).
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// One `::error …::message` line per finding of every failed or errored
+/// directive (or one per predicate when it has no finding).
+pub fn github_annotations(report: &Report) -> String {
+    let mut out = String::new();
+    for r in report
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Error))
+    {
+        let command = match level(r) {
+            "error" => "error",
+            "warning" => "warning",
+            _ => "notice",
+        };
+        let title = escape_property(&format!("{} ({})", r.id, r.outcome.as_str()));
+        for p in r
+            .predicates
+            .iter()
+            .filter(|p| matches!(p.outcome, Outcome::Fail | Outcome::Error))
+        {
+            let why = p.message.as_deref().unwrap_or("");
+            let message = escape_data(&format!("{}\n{}: {}", r.lesson, p.predicate, why));
+            if p.findings.is_empty() {
+                out.push_str(&format!(
+                    "::{command} file={},line=1,title={title}::{message}\n",
+                    escape_property(&r.path)
+                ));
+            }
+            for f in &p.findings {
+                let line = f.line.map(|l| format!(",line={l}")).unwrap_or_default();
+                out.push_str(&format!(
+                    "::{command} file={}{line},title={title}::{message}\n",
+                    escape_property(&f.path)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The report as a SARIF 2.1.0 log that GitHub code scanning accepts: one
+/// rule per directive checked, one result per finding.
+pub fn sarif(report: &Report, tool_version: &str) -> Value {
+    let rules: Vec<Value> = report
+        .results
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "name": r.id,
+                "shortDescription": { "text": r.lesson },
+                "fullDescription": { "text": format!("{} (directive file {}, enforcement {})", r.lesson, r.path, r.enforcement) },
+                "defaultConfiguration": { "level": match r.enforcement { Enforcement::Enforce => "error", Enforcement::Warn => "warning", Enforcement::Advisory => "note" } },
+                "properties": { "priority": r.priority.as_str(), "tags": ["git-swarm"] },
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for (rule_index, r) in report.results.iter().enumerate() {
+        if !matches!(r.outcome, Outcome::Fail | Outcome::Error) {
+            continue;
+        }
+        for p in r
+            .predicates
+            .iter()
+            .filter(|p| matches!(p.outcome, Outcome::Fail | Outcome::Error))
+        {
+            let text = format!(
+                "{} — {}: {}",
+                r.lesson,
+                p.predicate,
+                p.message.as_deref().unwrap_or(p.outcome.as_str())
+            );
+            let location = |path: &str, line: u32| json!({ "physicalLocation": { "artifactLocation": { "uri": path, "uriBaseId": "%SRCROOT%" }, "region": { "startLine": line } } });
+            let locations: Vec<Value> = if p.findings.is_empty() {
+                vec![location(&r.path, 1)]
+            } else {
+                p.findings
+                    .iter()
+                    .map(|f| location(&f.path, f.line.unwrap_or(1)))
+                    .collect()
+            };
+            for loc in locations {
+                results.push(json!({
+                    "ruleId": r.id,
+                    "ruleIndex": rule_index,
+                    "level": level(r),
+                    "message": { "text": text },
+                    "locations": [loc],
+                    "partialFingerprints": { "gitSwarmChange/v1": format!("{}:{}", r.id, report.fingerprint) },
+                }));
+            }
+        }
+    }
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": { "name": "git-swarm", "version": tool_version, "rules": rules } },
+            "automationDetails": { "id": format!("git-swarm/{}", report.change) },
+            "results": results,
+        }],
+    })
+}

@@ -1,0 +1,74 @@
+//! `git swarm changes`: plumbing that prints the change a check would see.
+
+use std::process::ExitCode;
+
+use git_swarm::change::{Change, Selection};
+use gix::bstr::ByteSlice;
+
+use super::{Outcome, Ui};
+
+/// Print the change `check` would look at, as JSON (plumbing, for scripts and tests).
+///
+/// One object per changed file: status, path, old path of a rename, and the
+/// lines the change adds (with --lines); with --snapshot, the files of the
+/// checked snapshot instead.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[arg(long, group = "change")]
+    staged: bool,
+    #[arg(long, group = "change")]
+    worktree: bool,
+    #[arg(long, group = "change", value_name = "A..B")]
+    range: Option<String>,
+    #[arg(long, group = "change", value_name = "COMMIT")]
+    commit: Option<String>,
+    /// Include the added lines of each file.
+    #[arg(long)]
+    lines: bool,
+    /// List the files of the checked snapshot instead of the change.
+    #[arg(long)]
+    snapshot: bool,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let selection = if args.worktree {
+        Selection::Worktree
+    } else if let Some(r) = &args.range {
+        Selection::range(r)?
+    } else if let Some(c) = &args.commit {
+        Selection::Commit(c.clone())
+    } else {
+        Selection::Staged
+    };
+    let repo = super::repo()?;
+    let gix_repo = super::check::open_gix(&repo)?;
+    let change = Change::read(&gix_repo, &repo.root, &selection)?;
+    if args.snapshot {
+        let files: Vec<String> = change
+            .snapshot_files(&gix_repo, None)?
+            .iter()
+            .map(|p| p.to_str_lossy().into_owned())
+            .collect();
+        ui.json(&files)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = Vec::new();
+    for (i, f) in change.files.iter().enumerate() {
+        let mut v = serde_json::json!({
+            "status": f.status,
+            "path": f.path.to_str_lossy(),
+            "old_path": f.old_path.as_ref().map(|p| p.to_str_lossy().into_owned()),
+        });
+        if args.lines {
+            let lines: Vec<serde_json::Value> = change
+                .added_lines(&gix_repo, i)?
+                .iter()
+                .map(|l| serde_json::json!([l.line, l.text.to_str_lossy()]))
+                .collect();
+            v["added"] = serde_json::Value::Array(lines);
+        }
+        out.push(v);
+    }
+    ui.json(&out)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,391 @@
+//! `git swarm check`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::change::{Change, Selection};
+use git_swarm::check::{self, Candidate, NoTools, Outcome as Result_, Report, ToolRunner};
+use git_swarm::index::DirectiveEntry;
+use git_swarm::{Error, Repo, Store};
+
+use super::{Outcome, Ui};
+
+/// Check a change against the directives' `verify` predicates.
+///
+/// The change is explicit: --staged (the default: HEAD against the index),
+/// --worktree (HEAD against the working tree, untracked files included),
+/// --range A..B or A...B, or --commit C (against its first parent). The
+/// directives are those of the checked snapshot: the working tree's
+/// `.swarm/` for --staged and --worktree, the `.swarm/` of B (or C) for a
+/// range or commit.
+///
+/// Every active directive whose `paths` the change touches has each of its
+/// predicates evaluated; one out of scope is n/a. Exits 1 if an `enforce`
+/// directive fails or errors (with --strict, a `warn` one too), 2 on bad
+/// input (a directive file that does not parse, an unknown --directive).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Check HEAD against the index (the default).
+    #[arg(long, group = "change")]
+    staged: bool,
+    /// Check HEAD against the working tree, untracked files included.
+    #[arg(long, group = "change")]
+    worktree: bool,
+    /// Check a range: A..B, or A...B from their merge base.
+    #[arg(long, group = "change", value_name = "A..B")]
+    range: Option<String>,
+    /// Check one commit against its first parent.
+    #[arg(long, group = "change", value_name = "COMMIT")]
+    commit: Option<String>,
+    /// Check only this directive.
+    #[arg(long, value_name = "ID")]
+    directive: Option<String>,
+    /// Fail on `warn` directives too.
+    #[arg(long)]
+    strict: bool,
+    /// Record a `check` event for each failing directive (once per directive and change).
+    #[arg(long)]
+    record: bool,
+    #[arg(long, value_enum, default_value_t)]
+    format: CheckFormat,
+}
+
+/// Output formats of `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// For people: failures grouped by directive, then a summary.
+    #[default]
+    Text,
+    /// The report as JSON (schema/check-report.schema.json).
+    Json,
+    /// GitHub workflow annotations (::error / ::warning lines).
+    Github,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+}
+
+/// How a check treats directive files that do not parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Broken {
+    /// Bad input: report them and exit 2 (the command).
+    Refuse,
+    /// Say so and check the rest (hooks: a broken file must not block work).
+    Warn,
+}
+
+/// Everything `check` needs, whoever calls it (the command or a hook).
+pub struct Request {
+    pub selection: Selection,
+    pub directive: Option<String>,
+    pub strict: bool,
+    pub record: bool,
+    pub format: CheckFormat,
+    pub broken: Broken,
+    /// Say nothing when nothing failed (hooks).
+    pub quiet: bool,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let selection = if args.worktree {
+        Selection::Worktree
+    } else if let Some(range) = &args.range {
+        Selection::range(range)?
+    } else if let Some(commit) = &args.commit {
+        Selection::Commit(commit.clone())
+    } else {
+        Selection::Staged
+    };
+    run_request(
+        &Request {
+            selection,
+            directive: args.directive,
+            strict: args.strict,
+            record: args.record,
+            format: args.format,
+            broken: Broken::Refuse,
+            quiet: false,
+        },
+        ui,
+    )
+}
+
+pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
+    let repo = super::repo()?;
+    let store = match Store::open(&repo, super::clock()?) {
+        Ok(s) => Some(s),
+        // A range or commit carries its own `.swarm/`; the working tree need not have one.
+        Err(Error::NotInitialised { .. })
+            if matches!(
+                req.selection,
+                Selection::Range { .. } | Selection::Commit(_)
+            ) =>
+        {
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(s) = &store {
+        for p in &s.config_problems {
+            ui.problem(p);
+        }
+    }
+    let gix_repo = open_gix(&repo)?;
+    let change = Change::read(&gix_repo, &repo.root, &req.selection)?;
+
+    let loaded = match &store {
+        Some(s) => Some(git_swarm::index::load(s)?),
+        None => None,
+    };
+    let default_fold = git_swarm::fold::Fold::default();
+    let fold = loaded.as_ref().map_or(&default_fold, |l| &l.index.fold);
+    let (candidates, problems) = match change.snapshot_tree {
+        Some(tree) => {
+            let entries = directives_in_tree(&gix_repo, tree)?;
+            check::candidates(&entries, "directives", fold, req.directive.as_deref())
+        }
+        None => match &loaded {
+            Some(l) => check::candidates(
+                &l.index.directives,
+                "directives",
+                fold,
+                req.directive.as_deref(),
+            ),
+            None => (Vec::new(), Vec::new()),
+        },
+    };
+    if let Some(id) = &req.directive
+        && candidates.is_empty()
+        && problems.is_empty()
+    {
+        return Err(Error::Usage {
+            message: format!("no active directive `{id}` in the checked snapshot"),
+            hint: Some("`git swarm list --status active` shows the ids".into()),
+        }
+        .into());
+    }
+    if !problems.is_empty() {
+        match req.broken {
+            Broken::Refuse => return Err(Error::Invalid(problems).into()),
+            Broken::Warn => {
+                for p in &problems {
+                    ui.problem(p);
+                }
+                ui.warning(
+                    &format!(
+                        "{} directive file problem(s): those directives were not checked",
+                        problems.len()
+                    ),
+                    Some("fix them (`git swarm validate`); the other directives were checked"),
+                );
+            }
+        }
+    }
+
+    let tools = tool_runner(&repo, &candidates);
+    let report = check::evaluate(&gix_repo, &change, &candidates, tools.as_ref())?;
+
+    if req.record
+        && let (Some(store), Some(loaded)) = (&store, &loaded)
+    {
+        record(store, &loaded.index.fold, &report, ui)?;
+    }
+    let failed = report.counts.fail + report.counts.error > 0 || !report.warnings.is_empty();
+    if !req.quiet || failed {
+        render(&report, req, ui)?;
+    }
+    Ok(if report.blocking(req.strict).is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Opens the repository with gix, honouring GIT_DIR, GIT_WORK_TREE and
+/// GIT_INDEX_FILE (hooks of `git commit -a` run with a temporary index).
+pub fn open_gix(repo: &Repo) -> Result<gix::Repository, Error> {
+    let mut r = gix::ThreadSafeRepository::discover_with_environment_overrides(&repo.root)
+        .map_err(|e| Error::git("opening the repository", e))?
+        .to_thread_local();
+    // Big objects are read once; a cache would only cost memory.
+    r.object_cache_size(0);
+    Ok(r)
+}
+
+/// The directive files of `.swarm/directives/` in a tree.
+fn directives_in_tree(
+    repo: &gix::Repository,
+    tree: gix::ObjectId,
+) -> Result<Vec<DirectiveEntry>, Error> {
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| Error::git("reading the checked tree", e))?;
+    let Some(entry) = tree
+        .lookup_entry_by_path(".swarm/directives")
+        .map_err(|e| Error::git("reading .swarm/directives", e))?
+    else {
+        return Ok(Vec::new());
+    };
+    if !entry.mode().is_tree() {
+        return Ok(Vec::new());
+    }
+    let dir = repo
+        .find_tree(entry.oid())
+        .map_err(|e| Error::git("reading .swarm/directives", e))?;
+    let mut out = Vec::new();
+    for e in dir.iter() {
+        let e = e.map_err(|e| Error::git("reading .swarm/directives", e))?;
+        let Ok(name) = std::str::from_utf8(e.filename()) else {
+            continue;
+        };
+        if !name.ends_with(".toml") || !e.mode().is_blob() {
+            continue;
+        }
+        let blob = repo
+            .find_blob(e.oid())
+            .map_err(|err| Error::git(format!("reading .swarm/directives/{name}"), err))?;
+        out.push(git_swarm::index::entry_from_bytes(
+            &blob.data,
+            &format!(".swarm/directives/{name}"),
+            name,
+            false,
+        ));
+    }
+    out.sort_by(|a, b| a.file.cmp(&b.file));
+    Ok(out)
+}
+
+/// The runner for `tool:` predicates.
+fn tool_runner(_repo: &Repo, candidates: &[Candidate]) -> Box<dyn ToolRunner> {
+    let has_tools = candidates
+        .iter()
+        .any(|c| c.directive.verify.iter().any(|v| v.starts_with("tool:")));
+    let _ = has_tools;
+    Box::new(NoTools("tool predicates are not run yet".into()))
+}
+
+fn record(
+    store: &Store,
+    fold: &git_swarm::fold::Fold,
+    report: &Report,
+    ui: &mut Ui,
+) -> Result<(), Error> {
+    let mut events = Vec::new();
+    for r in report.results.iter().filter(|r| r.outcome == Result_::Fail) {
+        if fold.has_check(&r.id, &report.fingerprint) {
+            continue;
+        }
+        let failed: Vec<&str> = r
+            .predicates
+            .iter()
+            .filter(|p| p.outcome == Result_::Fail)
+            .map(|p| p.predicate.as_str())
+            .collect();
+        let mut e = store
+            .event("check")
+            .with("outcome", "fail")
+            .with("change", report.fingerprint.clone())
+            .with("selection", report.change.clone())
+            .with("enforcement", r.enforcement.as_str())
+            .with("predicates", failed);
+        e.directive = Some(r.id.clone());
+        events.push(e);
+    }
+    if !events.is_empty() {
+        store.append(&events)?;
+        ui.note(&format!(
+            "recorded {} violation(s) in .swarm/events/",
+            events.len()
+        ));
+    }
+    Ok(())
+}
+
+fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {
+    match req.format {
+        CheckFormat::Json => ui.json(report),
+        CheckFormat::Github => write!(ui.out, "{}", check::github_annotations(report)),
+        CheckFormat::Sarif => ui.json(&check::sarif(report, env!("CARGO_PKG_VERSION"))),
+        CheckFormat::Text => text(report, req.strict, ui),
+    }
+}
+
+fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
+    let clean = super::clean;
+    for w in &report.warnings {
+        ui.warning(
+            w,
+            Some("run `git swarm trust` once you have read the tool predicates"),
+        );
+    }
+    let out = &mut ui.out;
+    for r in report
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, Result_::Fail | Result_::Error))
+    {
+        let label = if r.outcome == Result_::Fail {
+            "FAIL "
+        } else {
+            "ERROR"
+        };
+        writeln!(
+            out,
+            "{label} {} [{}, {}]",
+            clean(&r.id),
+            r.enforcement,
+            r.priority
+        )?;
+        writeln!(out, "      {}", clean(&r.lesson))?;
+        for p in r
+            .predicates
+            .iter()
+            .filter(|p| matches!(p.outcome, Result_::Fail | Result_::Error))
+        {
+            let why = p
+                .message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            writeln!(out, "      {}{}", clean(&p.predicate), clean(&why))?;
+            for f in p.findings.iter().take(20) {
+                let at = f.line.map(|l| format!(":{l}")).unwrap_or_default();
+                let text = f
+                    .text
+                    .as_deref()
+                    .map(|t| format!(": {}", t.trim_end()))
+                    .unwrap_or_default();
+                writeln!(out, "        {}{at}{}", clean(&f.path), clean(&text))?;
+            }
+            if p.findings.len() > 20 {
+                writeln!(out, "        … and {} more", p.findings.len() - 20)?;
+            }
+        }
+    }
+    let c = &report.counts;
+    let total = report.results.len();
+    writeln!(
+        out,
+        "checked {} ({} file{}) against {total} directive{}: {} failed, {} error{}, {} passed, {} n/a",
+        report.change,
+        report.files,
+        if report.files == 1 { "" } else { "s" },
+        if total == 1 { "" } else { "s" },
+        c.fail,
+        c.error,
+        if c.error == 1 { "" } else { "s" },
+        c.pass,
+        c.not_applicable
+    )?;
+    let blocking = report.blocking(strict);
+    if !blocking.is_empty() {
+        let ids: Vec<&str> = blocking.iter().map(|r| r.id.as_str()).collect();
+        writeln!(
+            out,
+            "blocked by {} directive{}: {}",
+            ids.len(),
+            if ids.len() == 1 { "" } else { "s" },
+            ids.join(", ")
+        )?;
+    }
+    Ok(())
+}
