@@ -12,6 +12,7 @@ use crate::problem::Problem;
 #[schemars(title = "git-swarm config")]
 pub struct Config {
     pub events: EventsConfig,
+    pub runner: RunnerConfig,
 }
 
 /// How the event log is written and read.
@@ -40,6 +41,23 @@ impl Default for EventsConfig {
     }
 }
 
+/// How `tool:` predicates run. Which programs may run is not set here: it
+/// is the user's git config `swarm.allowTool`, never the repository's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunnerConfig {
+    /// Seconds a tool may run before its whole process group is killed
+    /// (the predicate then fails as an error).
+    #[schemars(range(min = 1, max = 600))]
+    pub timeout_secs: u64,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        RunnerConfig { timeout_secs: 15 }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FsyncPolicy {
@@ -56,14 +74,27 @@ impl Config {
                 let mut problems = Vec::new();
                 let e = &c.events;
                 if !(1..=600_000).contains(&e.lock_timeout_ms) {
-                    problems.push(range_problem(text, path, "lock_timeout_ms", "1 and 600000"));
+                    problems.push(range_problem(
+                        text,
+                        path,
+                        "events.lock_timeout_ms",
+                        "1 and 600000",
+                    ));
                 }
                 if !(1024..=16 * 1024 * 1024).contains(&e.max_line_bytes) {
                     problems.push(range_problem(
                         text,
                         path,
-                        "max_line_bytes",
+                        "events.max_line_bytes",
                         "1024 and 16777216",
+                    ));
+                }
+                if !(1..=600).contains(&c.runner.timeout_secs) {
+                    problems.push(range_problem(
+                        text,
+                        path,
+                        "runner.timeout_secs",
+                        "1 and 600",
                     ));
                 }
                 if problems.is_empty() {
@@ -83,9 +114,12 @@ impl Config {
     }
 }
 
+/// `key` is the dotted name (`events.lock_timeout_ms`); the problem points
+/// at the key's last part in the text.
 fn range_problem(text: &str, path: &str, key: &str, range: &str) -> Problem {
-    let offset = text.find(key).unwrap_or(0);
-    Problem::error(path, "config", format!("`events.{key}` is out of range"))
+    let name = key.rsplit('.').next().unwrap_or(key);
+    let offset = text.find(name).unwrap_or(0);
+    Problem::error(path, "config", format!("`{key}` is out of range"))
         .at_offset(text, offset)
         .with_hint(format!("use a value between {range}"))
 }

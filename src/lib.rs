@@ -22,8 +22,10 @@ pub mod init;
 pub mod pathglob;
 pub mod predicate;
 pub mod problem;
+pub mod runner;
 pub mod schema;
 pub mod store;
+pub mod trust;
 pub mod validate;
 
 pub use error::{Error, Result};

@@ -20,6 +20,26 @@ pub struct Repo {
 }
 
 impl Repo {
+    /// Every value of the multi-valued git config `key` (e.g.
+    /// `swarm.allowTool`), in the order git lists them: system (unless
+    /// `GIT_CONFIG_NOSYSTEM`), global (`GIT_CONFIG_GLOBAL` or `~/.gitconfig`),
+    /// local, worktree, then the environment and `git -c`. Never a file of the
+    /// work tree. Empty when the key is unset or the configuration cannot be
+    /// read.
+    pub fn config_values(&self, key: &str) -> Vec<String> {
+        let Ok(repo) = gix::ThreadSafeRepository::discover_with_environment_overrides(&self.root)
+        else {
+            return Vec::new();
+        };
+        let repo = repo.to_thread_local();
+        repo.config_snapshot()
+            .strings(key)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect()
+    }
+
     /// Finds the repository containing `cwd`, as git does (honouring
     /// `GIT_DIR` and `GIT_WORK_TREE`).
     pub fn discover(cwd: &Path) -> Result<Repo> {

@@ -22,6 +22,7 @@ const SUBCOMMANDS: &[&[&str]] = &[
     &["index", "rebuild"],
     &["doctor"],
     &["generate"],
+    &["trust"],
 ];
 
 #[test]

@@ -9,7 +9,9 @@ mod init;
 mod list;
 mod log;
 mod record;
+mod run_tool;
 mod show;
+mod trust;
 mod ui;
 mod validate;
 
@@ -54,8 +56,11 @@ enum Command {
     Doctor(doctor::Args),
     #[command(subcommand)]
     Generate(generate::Command),
+    Trust(trust::Args),
     #[command(hide = true)]
     Record(record::Args),
+    #[command(hide = true)]
+    RunTool(run_tool::Args),
 }
 
 /// What a command asks `main` to exit with.
@@ -115,7 +120,9 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Index(cmd) => index::run(cmd, ui),
         Command::Doctor(args) => doctor::run(args, ui),
         Command::Generate(cmd) => generate::run(cmd, ui),
+        Command::Trust(args) => trust::run(args, ui),
         Command::Record(args) => record::run(args, ui),
+        Command::RunTool(args) => run_tool::run(args, ui),
     }
 }
 

@@ -1,0 +1,428 @@
+//! Starting the program in a process group of its own, reading its output
+//! within the cap, and killing the whole group on every way out.
+//!
+//! The group is killed while its leader (the program) is still unreaped:
+//! the leader's pid is the group's id, and a zombie's pid cannot be handed
+//! to another process, so the kill can never reach an unrelated group. The
+//! [`Group`] guard kills and reaps in `Drop`, which covers early returns and
+//! panics.
+
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{Limits, ToolOutcome};
+
+/// Set for every program, after the environment is cleared (with `PATH`
+/// and `HOME`). The git variables keep git read-only, offline and away
+/// from system-wide configuration; the rest make output plain and stable.
+const FIXED_ENV: &[(&str, &str)] = &[
+    ("LANG", "C"),
+    ("LC_ALL", "C"),
+    ("TZ", "UTC"),
+    ("TERM", "dumb"),
+    ("NO_COLOR", "1"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_ATTR_NOSYSTEM", "1"),
+    ("GIT_OPTIONAL_LOCKS", "0"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_NO_LAZY_FETCH", "1"),
+];
+
+/// How long to keep reading after the group was killed: long enough for
+/// what is in the pipes, bounded because a process that left the group (a
+/// daemon) may hold a pipe open.
+const DRAIN: Duration = Duration::from_millis(500);
+
+/// The longest single wait for output, so that the exit of a program whose
+/// pipes are held open by a child is still noticed promptly.
+const TICK: Duration = Duration::from_millis(20);
+
+/// What a program printed, within the cap.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    pub stdout: Kept,
+    pub stderr: Kept,
+}
+
+/// One output stream: its start and its end, and how much of the middle
+/// was read and thrown away.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Kept {
+    /// The first bytes, up to half the cap.
+    pub head: Vec<u8>,
+    /// The last bytes, up to half the cap, when there was more than the head.
+    pub tail: Vec<u8>,
+    /// Bytes between head and tail that were not kept.
+    pub omitted: u64,
+}
+
+impl Kept {
+    /// Every byte the program wrote to this stream.
+    pub fn total(&self) -> u64 {
+        (self.head.len() + self.tail.len()) as u64 + self.omitted
+    }
+
+    /// The kept bytes as text (lossy UTF-8), with a marker where bytes
+    /// were left out.
+    pub fn text(&self) -> String {
+        let mut s = String::from_utf8_lossy(&self.head).into_owned();
+        if self.omitted > 0 {
+            if !s.ends_with('\n') {
+                s.push('\n');
+            }
+            s.push_str(&format!("[… {} bytes not kept …]\n", self.omitted));
+        }
+        s.push_str(&String::from_utf8_lossy(&self.tail));
+        s
+    }
+}
+
+impl Captured {
+    /// Bytes of output read and not kept.
+    pub fn omitted(&self) -> u64 {
+        self.stdout.omitted + self.stderr.omitted
+    }
+
+    /// The last `lines` lines of stderr (of stdout when stderr is empty),
+    /// for a message.
+    pub fn excerpt(&self, lines: usize) -> String {
+        let stream = if self.stderr.total() > 0 {
+            &self.stderr
+        } else {
+            &self.stdout
+        };
+        let text = stream.text();
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+}
+
+/// Collects one stream within its cap.
+struct Collector {
+    half: usize,
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    omitted: u64,
+}
+
+impl Collector {
+    fn new(cap: usize) -> Collector {
+        Collector {
+            half: cap / 2,
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            omitted: 0,
+        }
+    }
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        let room = self.half - self.head.len();
+        if room > 0 {
+            let n = room.min(bytes.len());
+            self.head.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+        }
+        if bytes.len() > self.half {
+            let skip = bytes.len() - self.half;
+            self.omitted += (self.tail.len() + skip) as u64;
+            self.tail.clear();
+            bytes = &bytes[skip..];
+        }
+        self.tail.extend(bytes);
+        if self.tail.len() > self.half {
+            let excess = self.tail.len() - self.half;
+            self.tail.drain(..excess);
+            self.omitted += excess as u64;
+        }
+    }
+
+    fn finish(self) -> Kept {
+        Kept {
+            head: self.head,
+            tail: self.tail.into(),
+            omitted: self.omitted,
+        }
+    }
+}
+
+/// The running program's process group; killed and reaped when dropped.
+struct Group {
+    child: Child,
+    pgid: libc::pid_t,
+    reaped: bool,
+}
+
+impl Group {
+    fn kill(&self) {
+        // SAFETY: kill(2) with a negative pid signals a process group; it
+        // touches no memory. The group id is the unreaped leader's pid.
+        unsafe {
+            libc::kill(-self.pgid, libc::SIGKILL);
+        }
+    }
+
+    /// Has the leader exited? It is left unreaped (see the module docs).
+    fn leader_exited(&self) -> io::Result<bool> {
+        // SAFETY: siginfo_t is plain data, for which all zeroes is valid;
+        // waitid writes into it and nothing else.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pgid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: waitid filled in the siginfo (or left it zeroed: no exit).
+        Ok(unsafe { info.si_pid() } != 0)
+    }
+
+    /// Kills what is left of the group and reaps the leader.
+    fn finish(&mut self) -> io::Result<ExitStatus> {
+        self.kill();
+        let status = self.child.wait();
+        self.reaped = true;
+        status
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Starts `program` and waits for it within `limits`.
+pub fn run(
+    program: &Path,
+    args: &[String],
+    root: &Path,
+    search: &[PathBuf],
+    home: Option<&Path>,
+    limits: &Limits,
+) -> ToolOutcome {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(root)
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Ok(path) = std::env::join_paths(search) {
+        cmd.env("PATH", path);
+    }
+    if let Some(home) = home {
+        cmd.env("HOME", home);
+    }
+    cmd.envs(FIXED_ENV.iter().copied());
+    let start = Instant::now();
+    let child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return ToolOutcome::Error {
+                message: format!("could not start {}: {e}", program.display()),
+                hint: None,
+            };
+        }
+    };
+    let Ok(pgid) = libc::pid_t::try_from(child.id()) else {
+        // Dropping the child leaves it running; kill it directly first.
+        let mut child = child;
+        let _ = child.kill();
+        let _ = child.wait();
+        return ToolOutcome::Error {
+            message: format!("process id {} does not fit a pid_t", child.id()),
+            hint: None,
+        };
+    };
+    let mut group = Group {
+        child,
+        pgid,
+        reaped: false,
+    };
+    match supervise(&mut group, start, limits) {
+        Ok((status, timed_out, output)) => {
+            let elapsed = start.elapsed();
+            if timed_out {
+                ToolOutcome::TimedOut {
+                    after: limits.timeout,
+                    output,
+                }
+            } else if status.success() {
+                ToolOutcome::Passed { output, elapsed }
+            } else {
+                ToolOutcome::Failed {
+                    code: status.code(),
+                    signal: status.signal(),
+                    output,
+                    elapsed,
+                }
+            }
+        }
+        Err(e) => ToolOutcome::Error {
+            message: format!("while running {}: {e}", program.display()),
+            hint: None,
+        },
+    }
+}
+
+/// Reads output until the leader exits or the time is up, kills the group,
+/// drains the pipes, and reaps the leader.
+fn supervise(
+    group: &mut Group,
+    start: Instant,
+    limits: &Limits,
+) -> io::Result<(ExitStatus, bool, Captured)> {
+    let mut pipes = Pipes {
+        out: group.child.stdout.take(),
+        err: group.child.stderr.take(),
+        collect: [
+            Collector::new(limits.output_cap),
+            Collector::new(limits.output_cap),
+        ],
+        buf: vec![0; 64 * 1024],
+    };
+    let deadline = start + limits.timeout;
+    let timed_out = loop {
+        if group.leader_exited()? {
+            break false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break true;
+        }
+        pipes.pump((deadline - now).min(TICK))?;
+    };
+    group.kill();
+    let drain_until = Instant::now() + DRAIN;
+    while pipes.open() {
+        let now = Instant::now();
+        if now >= drain_until {
+            break;
+        }
+        pipes.pump(drain_until - now)?;
+    }
+    let [out, err] = pipes.collect;
+    let output = Captured {
+        stdout: out.finish(),
+        stderr: err.finish(),
+    };
+    let status = group.finish()?;
+    Ok((status, timed_out, output))
+}
+
+struct Pipes {
+    out: Option<ChildStdout>,
+    err: Option<ChildStderr>,
+    collect: [Collector; 2],
+    buf: Vec<u8>,
+}
+
+impl Pipes {
+    fn open(&self) -> bool {
+        self.out.is_some() || self.err.is_some()
+    }
+
+    /// Waits up to `wait` for output and reads what is there (once per stream).
+    fn pump(&mut self, wait: Duration) -> io::Result<()> {
+        let mut fds = Vec::with_capacity(2);
+        if let Some(out) = &self.out {
+            fds.push(pollfd(out.as_raw_fd()));
+        }
+        if let Some(err) = &self.err {
+            fds.push(pollfd(err.as_raw_fd()));
+        }
+        if fds.is_empty() {
+            std::thread::sleep(wait);
+            return Ok(());
+        }
+        let ms = wait.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+        // SAFETY: fds is a live, correctly sized array of pollfd.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(())
+            } else {
+                Err(e)
+            };
+        }
+        for fd in fds {
+            if fd.revents == 0 {
+                continue;
+            }
+            let stdout = self.out.as_ref().is_some_and(|o| o.as_raw_fd() == fd.fd);
+            let read = if stdout {
+                self.out.as_mut().map(|r| r.read(&mut self.buf))
+            } else {
+                self.err.as_mut().map(|r| r.read(&mut self.buf))
+            };
+            match read {
+                Some(Ok(0)) | None => self.close(stdout),
+                Some(Ok(n)) => self.collect[usize::from(!stdout)].push(&self.buf[..n]),
+                Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                Some(Err(e)) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, stdout: bool) {
+        if stdout {
+            self.out = None;
+        } else {
+            self.err = None;
+        }
+    }
+}
+
+fn pollfd(fd: libc::c_int) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_collector_keeps_the_start_and_the_end() {
+        let mut c = Collector::new(8);
+        for chunk in [&b"abc"[..], b"defghij", b"klmnopqrstuvwxyz", b"0", b"12"] {
+            c.push(chunk);
+        }
+        let kept = c.finish();
+        assert_eq!(kept.head, b"abcd");
+        assert_eq!(kept.tail, b"z012");
+        assert_eq!(kept.total(), 29);
+        assert_eq!(kept.omitted, 21);
+    }
+
+    #[test]
+    fn short_output_is_kept_whole() {
+        let mut c = Collector::new(1024);
+        c.push(b"hello\n");
+        c.push(b"world\n");
+        let kept = c.finish();
+        assert_eq!(kept.text(), "hello\nworld\n");
+        assert_eq!(kept.omitted, 0);
+    }
+}

@@ -1,0 +1,455 @@
+//! What the runner refuses before anything starts: the program, git's
+//! options and subcommands, and arguments that lead out of the repository.
+
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
+
+use super::{Allowlist, Refusal, RefusalKind};
+
+/// Global options git may be given before its subcommand. Everything else
+/// is refused: `-c`, `--config-env`, `--exec-path`, `-C`, `--git-dir`,
+/// `--work-tree` and the rest change which configuration, programs or
+/// repository git uses.
+const GIT_GLOBAL_OPTIONS: &[&str] = &[
+    "--no-pager",
+    "-P",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-optional-locks",
+    "--no-replace-objects",
+    "--no-advice",
+];
+
+/// The git subcommands a tool predicate may run: they read the repository
+/// and write nothing. Anything else — an alias above all — is refused.
+pub const GIT_SUBCOMMANDS: &[&str] = &[
+    "blame",
+    "cat-file",
+    "check-attr",
+    "check-ignore",
+    "describe",
+    "diff",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "for-each-ref",
+    "grep",
+    "log",
+    "ls-files",
+    "ls-tree",
+    "merge-base",
+    "name-rev",
+    "rev-list",
+    "rev-parse",
+    "show",
+    "show-ref",
+    "status",
+];
+
+/// Long options refused after the subcommand, and every abbreviation of
+/// them (git accepts unambiguous prefixes of long options): they write
+/// files (`--output`), start a program (`--open-files-in-pager`, `--exec`,
+/// `--upload-pack`) or point git elsewhere.
+const GIT_FORBIDDEN_LONG: &[&str] = &[
+    "output",
+    "open-files-in-pager",
+    "exec",
+    "exec-path",
+    "upload-pack",
+    "receive-pack",
+    "config-env",
+    "git-dir",
+    "work-tree",
+    "namespace",
+];
+
+/// A program name without any path: no `/`, no `\`, no whitespace or
+/// control characters, not `.` or `..`.
+pub fn is_bare_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_whitespace() || c.is_control())
+}
+
+fn refusal(kind: RefusalKind, message: String, hint: impl Into<String>) -> Refusal {
+    Refusal {
+        kind,
+        message,
+        hint: hint.into(),
+    }
+}
+
+/// Every rule that does not need the file system to find the program.
+pub fn check(argv: &[String], root: &Path, allow: &Allowlist) -> Result<(), Refusal> {
+    let Some(program) = argv.first() else {
+        return Err(refusal(
+            RefusalKind::Empty,
+            "no program to run".into(),
+            "write `tool:<program> <args>`",
+        ));
+    };
+    if let Some(arg) = argv.iter().find(|a| a.contains('\0')) {
+        return Err(refusal(
+            RefusalKind::Nul,
+            format!("argument `{}` contains a NUL byte", arg.escape_debug()),
+            "remove the NUL byte",
+        ));
+    }
+    if !is_bare_name(program) {
+        return Err(refusal(
+            RefusalKind::ProgramPath,
+            format!("`{}` is not a bare program name", program.escape_debug()),
+            "name a program on PATH without any `/` (for example `git`, not `/usr/bin/git` or `./script`); programs from the repository never run",
+        ));
+    }
+    if !allow.allows(program) {
+        return Err(refusal(
+            RefusalKind::NotAllowed,
+            format!("`{program}` is not on your allowlist of tool programs"),
+            format!(
+                "if you trust `{program}` to run with arguments from this repository's directives, allow it with `git config --global --add swarm.allowTool {program}`"
+            ),
+        ));
+    }
+    if program == "git" {
+        check_git(&argv[1..])?;
+    }
+    for arg in &argv[1..] {
+        check_path_arg(arg, root)?;
+    }
+    Ok(())
+}
+
+fn check_git(args: &[String]) -> Result<(), Refusal> {
+    let mut rest = args.iter();
+    let subcommand = loop {
+        let Some(arg) = rest.next() else {
+            return Err(refusal(
+                RefusalKind::GitSubcommand,
+                "git is given no subcommand".into(),
+                format!(
+                    "name one of the read-only subcommands: {}",
+                    GIT_SUBCOMMANDS.join(", ")
+                ),
+            ));
+        };
+        if !arg.starts_with('-') {
+            break arg;
+        }
+        if GIT_GLOBAL_OPTIONS.contains(&arg.as_str()) {
+            continue;
+        }
+        let name = arg.split('=').next().unwrap_or(arg);
+        let why = match name {
+            "-c" => {
+                "sets configuration, which can run any command (an alias `!cmd`, a pager, a diff driver)"
+            }
+            "--config-env" => "sets configuration from the environment, which can run any command",
+            "--exec-path" => "changes where git finds the programs it runs",
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" => {
+                "points git at another directory or repository"
+            }
+            "-p" | "--paginate" => "starts a pager",
+            _ => "is not one of the global options allowed in a tool predicate",
+        };
+        return Err(refusal(
+            RefusalKind::GitOption,
+            format!("git option `{}` {why}", arg.escape_debug()),
+            format!(
+                "tool predicates run git in the repository root with the user's configuration; the global options allowed are {}",
+                GIT_GLOBAL_OPTIONS.join(", ")
+            ),
+        ));
+    };
+    if !GIT_SUBCOMMANDS.contains(&subcommand.as_str()) {
+        return Err(refusal(
+            RefusalKind::GitSubcommand,
+            format!(
+                "`git {}` is not one of the read-only git subcommands (aliases are refused)",
+                subcommand.escape_debug()
+            ),
+            format!("the subcommands allowed are {}", GIT_SUBCOMMANDS.join(", ")),
+        ));
+    }
+    for arg in rest.take_while(|a| a.as_str() != "--") {
+        if let Some(long) = arg.strip_prefix("--") {
+            let name = long.split('=').next().unwrap_or(long);
+            if let Some(full) = GIT_FORBIDDEN_LONG.iter().find(|f| f.starts_with(name)) {
+                return Err(refusal(
+                    RefusalKind::GitOption,
+                    format!(
+                        "`git {subcommand}` option `{}` (`--{full}`) writes files or runs a program",
+                        arg.escape_debug()
+                    ),
+                    "tool predicates may only read; drop the option",
+                ));
+            }
+        } else if subcommand == "grep" && arg.len() > 1 && arg.starts_with('-') && arg.contains('O')
+        {
+            return Err(refusal(
+                RefusalKind::GitOption,
+                format!(
+                    "`git grep` option `{}` may open files in a pager (`-O`)",
+                    arg.escape_debug()
+                ),
+                "drop `-O`; to match a pattern that starts with `-`, give it after `-e` as a separate argument without `O`, or use a character class",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The parts of an argument that may name a path: the argument itself,
+/// what follows its first `=` (`--file=PATH`, `if=PATH`), and what follows
+/// a short option letter (`-fPATH`).
+fn path_candidates(arg: &str) -> Vec<&str> {
+    let mut out = vec![arg];
+    if let Some((_, value)) = arg.split_once('=') {
+        out.push(value);
+    }
+    if arg.starts_with('-')
+        && !arg.starts_with("--")
+        && let Some(stuck) = arg.get(2..)
+        && !stuck.is_empty()
+    {
+        out.push(stuck);
+    }
+    out
+}
+
+fn check_path_arg(arg: &str, root: &Path) -> Result<(), Refusal> {
+    let hint = "name files relative to the repository root, where tools run; nothing outside the repository is reachable";
+    for (i, candidate) in path_candidates(arg).into_iter().enumerate() {
+        if candidate.starts_with('/') {
+            return Err(refusal(
+                RefusalKind::AbsolutePath,
+                format!("argument `{}` is an absolute path", arg.escape_debug()),
+                hint,
+            ));
+        }
+        if candidate.split('/').any(|c| c == "..") {
+            return Err(refusal(
+                RefusalKind::ParentPath,
+                format!("argument `{}` climbs out with `..`", arg.escape_debug()),
+                hint,
+            ));
+        }
+        // The argument itself is an option, not a path, when it starts with `-`.
+        let option = i == 0 && arg.starts_with('-');
+        if !candidate.is_empty() && !option {
+            check_symlinks(arg, candidate, root)?;
+        }
+    }
+    Ok(())
+}
+
+/// Walks `candidate` down from the root; every symlink on the way must
+/// resolve to a place inside the root. Stops at the first part that does
+/// not exist.
+fn check_symlinks(arg: &str, candidate: &str, root: &Path) -> Result<(), Refusal> {
+    let mut path = root.to_path_buf();
+    for component in Path::new(candidate).components() {
+        match component {
+            Component::Normal(part) => path.push(part),
+            Component::CurDir => continue,
+            // Absolute paths and `..` were refused before.
+            Component::RootDir | Component::Prefix(_) | Component::ParentDir => return Ok(()),
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return Ok(());
+        };
+        if meta.file_type().is_symlink() {
+            let inside = std::fs::canonicalize(&path).is_ok_and(|target| target.starts_with(root));
+            if !inside {
+                let link = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string();
+                return Err(refusal(
+                    RefusalKind::SymlinkOutside,
+                    format!(
+                        "argument `{}` goes through the symlink `{link}`, which leads outside the repository (or nowhere)",
+                        arg.escape_debug()
+                    ),
+                    "name a file inside the repository; tools may not read through links that leave it",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The absolute directories of `path` that lie outside the repository: the
+/// only ones searched for the program and passed on as its `PATH`. A
+/// relative entry (`.`, an empty one, `node_modules/.bin`) would find
+/// programs in the repository.
+pub fn search_path(path: Option<&OsStr>, root: &Path) -> Vec<PathBuf> {
+    let Some(path) = path else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for dir in std::env::split_paths(path) {
+        if !dir.is_absolute() {
+            continue;
+        }
+        let Ok(real) = std::fs::canonicalize(&dir) else {
+            continue;
+        };
+        if real.starts_with(root) || dirs.contains(&dir) {
+            continue;
+        }
+        dirs.push(dir);
+    }
+    dirs
+}
+
+/// Why a program could not be resolved.
+pub enum Resolve {
+    NotFound,
+    Refused(Refusal),
+}
+
+/// The first executable file named `name` in `search`.
+pub fn resolve(name: &str, search: &[PathBuf], root: &Path) -> Result<PathBuf, Resolve> {
+    for dir in search {
+        let candidate = dir.join(name);
+        let Ok(meta) = std::fs::metadata(&candidate) else {
+            continue;
+        };
+        if !meta.is_file() || !is_executable(&meta) {
+            continue;
+        }
+        let real = std::fs::canonicalize(&candidate).unwrap_or_else(|_| candidate.clone());
+        if real.starts_with(root) {
+            return Err(Resolve::Refused(refusal(
+                RefusalKind::ProgramInRepository,
+                format!(
+                    "`{name}` on PATH is {}, a file in the repository",
+                    candidate.display()
+                ),
+                "programs from the repository never run; install the tool outside it",
+            )));
+        }
+        return Ok(candidate);
+    }
+    Err(Resolve::NotFound)
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &std::fs::Metadata) -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::UserEnv;
+
+    fn argv(s: &str) -> Vec<String> {
+        shlex::split(s).expect("test argv quotes")
+    }
+
+    fn kind(s: &str) -> Option<RefusalKind> {
+        let allow = Allowlist::new(Vec::new(), UserEnv::default());
+        check(&argv(s), Path::new("/nonexistent-root"), &allow)
+            .err()
+            .map(|r| r.kind)
+    }
+
+    #[test]
+    fn git_global_options_are_refused_but_the_harmless_ones() {
+        assert_eq!(kind("git -c alias.x=!sh x"), Some(RefusalKind::GitOption));
+        assert_eq!(
+            kind("git --config-env=core.pager=X log"),
+            Some(RefusalKind::GitOption)
+        );
+        assert_eq!(
+            kind("git --exec-path=bin log"),
+            Some(RefusalKind::GitOption)
+        );
+        assert_eq!(kind("git --exec-path"), Some(RefusalKind::GitOption));
+        assert_eq!(kind("git -C sub log"), Some(RefusalKind::GitOption));
+        assert_eq!(kind("git --git-dir=x log"), Some(RefusalKind::GitOption));
+        assert_eq!(kind("git -p log"), Some(RefusalKind::GitOption));
+        assert_eq!(kind("git --no-pager --literal-pathspecs log -1"), None);
+    }
+
+    #[test]
+    fn only_read_only_subcommands_run() {
+        assert_eq!(kind("git"), Some(RefusalKind::GitSubcommand));
+        assert_eq!(kind("git x"), Some(RefusalKind::GitSubcommand));
+        assert_eq!(kind("git commit -m x"), Some(RefusalKind::GitSubcommand));
+        assert_eq!(
+            kind("git config core.pager x"),
+            Some(RefusalKind::GitSubcommand)
+        );
+        assert_eq!(kind("git diff --cached --quiet"), None);
+    }
+
+    #[test]
+    fn options_that_write_or_run_are_refused_in_every_abbreviation() {
+        assert_eq!(kind("git log --output=x"), Some(RefusalKind::GitOption));
+        assert_eq!(kind("git diff --out x"), Some(RefusalKind::GitOption));
+        assert_eq!(
+            kind("git grep --open-files x"),
+            Some(RefusalKind::GitOption)
+        );
+        assert_eq!(kind("git grep -Ovi x"), Some(RefusalKind::GitOption));
+        assert_eq!(kind("git grep -nO x"), Some(RefusalKind::GitOption));
+        assert_eq!(kind("git diff --output-indicator-new=+ HEAD"), None);
+        assert_eq!(kind("git log --oneline -- --output"), None);
+        assert_eq!(kind("git grep -n TODO"), None);
+    }
+
+    #[test]
+    fn paths_may_not_leave_the_repository() {
+        assert_eq!(kind("grep x /etc/passwd"), Some(RefusalKind::AbsolutePath));
+        assert_eq!(
+            kind("grep -f/etc/passwd x"),
+            Some(RefusalKind::AbsolutePath)
+        );
+        assert_eq!(
+            kind("grep --file=/etc/passwd x"),
+            Some(RefusalKind::AbsolutePath)
+        );
+        assert_eq!(kind("grep x ../y"), Some(RefusalKind::ParentPath));
+        assert_eq!(kind("grep x a/../../y"), Some(RefusalKind::ParentPath));
+        assert_eq!(kind("grep -f../y x"), Some(RefusalKind::ParentPath));
+        assert_eq!(kind("grep x .."), Some(RefusalKind::ParentPath));
+        assert_eq!(kind("git log main..HEAD"), None);
+        assert_eq!(kind("git diff HEAD..."), None);
+        assert_eq!(kind("grep -r http://x src/"), None);
+    }
+
+    #[test]
+    fn programs_are_bare_allowlisted_names() {
+        assert_eq!(kind(""), Some(RefusalKind::Empty));
+        assert_eq!(kind("./true"), Some(RefusalKind::ProgramPath));
+        assert_eq!(kind("/bin/true"), Some(RefusalKind::ProgramPath));
+        assert_eq!(kind(".."), Some(RefusalKind::ProgramPath));
+        assert_eq!(kind("sh -c x"), Some(RefusalKind::NotAllowed));
+        assert_eq!(kind("true"), None);
+    }
+
+    #[test]
+    fn an_empty_value_clears_the_allowlist() {
+        let allow = Allowlist::new(
+            ["sleep".into(), String::new(), "yes".into(), "a b".into()],
+            UserEnv::default(),
+        );
+        assert_eq!(allow.programs().collect::<Vec<_>>(), ["yes"]);
+        assert_eq!(allow.ignored(), ["a b"]);
+    }
+}

@@ -1,0 +1,554 @@
+//! The `tool:` runner's sandbox, through the real binary: `git swarm
+//! run-tool` runs one program exactly as a `tool:` predicate would, and
+//! `git swarm trust` records which set of tool predicates may run.
+//!
+//! Every escape is tried for real: the file it would create, the process it
+//! would leave behind or the memory it would take is looked for afterwards.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{Run, TestEnv, assert_no_panic};
+
+/// A repository with `.swarm/`, a short tool timeout, and a global git
+/// config (`GIT_CONFIG_GLOBAL`) the test can add `swarm.allowTool` values to.
+struct Sandbox {
+    env: TestEnv,
+    global: PathBuf,
+}
+
+impl Sandbox {
+    fn new(allow: &[&str]) -> Sandbox {
+        let env = TestEnv::initialised();
+        let global = env.tmp.path().join("global.gitconfig");
+        let mut config = String::from("[swarm]\n");
+        for program in allow {
+            config.push_str(&format!("\tallowTool = {program}\n"));
+        }
+        std::fs::write(&global, config).expect("write global config");
+        Sandbox { env, global }
+    }
+
+    fn timeout(&self, secs: u64) {
+        self.env.write(
+            ".swarm/config.toml",
+            format!("[runner]\ntimeout_secs = {secs}\n"),
+        );
+    }
+
+    fn global_env(&self) -> (&'static str, &str) {
+        (
+            "GIT_CONFIG_GLOBAL",
+            self.global.to_str().expect("utf-8 temp path"),
+        )
+    }
+
+    /// `git swarm run-tool -- ARGV` with the test's global config.
+    fn run(&self, argv: &[&str]) -> Run {
+        self.run_with(argv, &[])
+    }
+
+    fn run_with(&self, argv: &[&str], extra: &[(&str, &str)]) -> Run {
+        let mut args = vec!["run-tool", "--"];
+        args.extend_from_slice(argv);
+        let mut env = vec![self.global_env()];
+        env.extend_from_slice(extra);
+        let run = self.env.swarm_with(&args, &env, None);
+        assert_no_panic(&run);
+        run
+    }
+
+    fn swarm(&self, args: &[&str]) -> Run {
+        let run = self.env.swarm_with(args, &[self.global_env()], None);
+        assert_no_panic(&run);
+        run
+    }
+}
+
+/// Refused (exit 2) with a message containing `why`, and nothing ran.
+#[track_caller]
+fn assert_refused(run: &Run, why: &str) {
+    run.code(2);
+    assert!(
+        run.stderr.contains("error: refused to run") && run.stderr.contains(why),
+        "expected a refusal naming {why:?}:\n{}",
+        run.snapshot()
+    );
+    assert!(run.stderr.contains("hint: "), "{}", run.snapshot());
+}
+
+#[cfg(unix)]
+fn write_script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// Is a process with exactly this argv alive (not a zombie)?
+fn running(argv: &[&str]) -> bool {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.filter_map(Result::ok)
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
+}
+
+/// Waits (a few seconds at most: SIGKILL is delivered asynchronously) for
+/// every process with this argv to be gone.
+#[track_caller]
+fn assert_gone(argv: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(argv) {
+        assert!(
+            Instant::now() < deadline,
+            "{argv:?} is still running after the runner returned"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_allowed_read_only_git_command_runs_and_its_failure_is_reported() {
+    let sb = Sandbox::new(&[]);
+    let run = sb.run(&["git", "status", "--short"]);
+    run.success();
+    sb.env.write("a.txt", "trailing space \n");
+    sb.env.git(&["add", "a.txt"]);
+    let run = sb.run(&["git", "diff", "--cached", "--check"]);
+    run.code(1);
+    assert!(
+        run.stdout.contains("a.txt:1: trailing whitespace"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stderr
+            .contains("`git diff --cached --check` exited with status"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+#[test]
+fn a_program_not_on_the_allowlist_is_refused() {
+    let sb = Sandbox::new(&[]);
+    let run = sb.run(&["sh", "-c", "touch pwned"]);
+    assert_refused(&run, "`sh` is not on your allowlist");
+    assert!(
+        run.stderr
+            .contains("git config --global --add swarm.allowTool sh")
+    );
+    assert!(!sb.env.exists("pwned"));
+}
+
+#[test]
+fn an_empty_allow_tool_value_removes_the_defaults() {
+    let sb = Sandbox::new(&["", "sleep"]);
+    assert_refused(&sb.run(&["true"]), "`true` is not on your allowlist");
+}
+
+#[test]
+fn the_allowlist_never_comes_from_the_repository() {
+    let sb = Sandbox::new(&[]);
+    // A `.gitconfig` in the work tree (git reads it only when the user
+    // includes it) and the repository's own settings: neither allows anything.
+    sb.env.write(".gitconfig", "[swarm]\n\tallowTool = sh\n");
+    sb.env
+        .write(".swarm/config.toml", "[runner]\ntimeout_secs = 5\n");
+    assert_refused(&sb.run(&["sh", "-c", "true"]), "not on your allowlist");
+}
+
+#[test]
+fn a_program_given_as_a_path_is_refused() {
+    let sb = Sandbox::new(&[]);
+    write_script(&sb.env.path("script"), "touch pwned");
+    assert_refused(
+        &sb.run(&["./script"]),
+        "`./script` is not a bare program name",
+    );
+    assert_refused(
+        &sb.run(&["/bin/true"]),
+        "`/bin/true` is not a bare program name",
+    );
+    assert!(!sb.env.exists("pwned"));
+}
+
+#[test]
+fn a_program_in_the_repository_never_runs_even_first_on_path() {
+    let sb = Sandbox::new(&["mytool"]);
+    write_script(&sb.env.path("bin/true"), "touch pwned; exit 1");
+    write_script(&sb.env.path("bin/mytool"), "touch pwned");
+    let bin = sb.env.path("bin");
+    let path = format!(
+        "{}:bin:.:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // `true` is found outside the repository; the repository's copy is skipped.
+    sb.run_with(&["true"], &[("PATH", &path)]).success();
+    // `mytool` exists only in the repository.
+    let run = sb.run_with(&["mytool"], &[("PATH", &path)]);
+    run.code(3);
+    assert!(
+        run.stderr
+            .contains("`mytool` is allowed but not found on PATH"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!sb.env.exists("pwned"));
+}
+
+#[test]
+fn git_with_c_is_refused() {
+    let sb = Sandbox::new(&[]);
+    let run = sb.run(&["git", "-c", "alias.x=!touch pwned", "x"]);
+    assert_refused(&run, "git option `-c`");
+    assert!(!sb.env.exists("pwned"));
+}
+
+#[test]
+fn git_aliases_from_the_users_config_are_refused_too() {
+    let sb = Sandbox::new(&[]);
+    std::fs::write(
+        &sb.global,
+        "[alias]\n\tst = !touch pwned\n\tlg = log --oneline\n",
+    )
+    .expect("write global config");
+    assert_refused(
+        &sb.run(&["git", "st"]),
+        "`git st` is not one of the read-only git subcommands",
+    );
+    assert_refused(&sb.run(&["git", "lg"]), "(aliases are refused)");
+    assert!(!sb.env.exists("pwned"));
+}
+
+#[test]
+fn git_exec_path_and_config_env_are_refused() {
+    let sb = Sandbox::new(&[]);
+    let tmp = sb.env.tmp.path().display().to_string();
+    assert_refused(
+        &sb.run(&["git", &format!("--exec-path={tmp}"), "x"]),
+        "git option `--exec-path=",
+    );
+    assert_refused(
+        &sb.run(&["git", "--exec-path=bin", "status"]),
+        "`--exec-path=bin`",
+    );
+    assert_refused(&sb.run(&["git", "--exec-path"]), "`--exec-path`");
+    assert_refused(
+        &sb.run(&["git", "--config-env=core.pager=HOME", "log"]),
+        "git option `--config-env=core.pager=HOME`",
+    );
+    assert_refused(&sb.run(&["git", "-C", "..", "status"]), "git option `-C`");
+}
+
+#[test]
+fn git_commands_that_write_or_start_programs_are_refused() {
+    let sb = Sandbox::new(&[]);
+    assert_refused(
+        &sb.run(&["git", "commit", "-m", "x"]),
+        "`git commit` is not one of",
+    );
+    assert_refused(
+        &sb.run(&["git", "log", "--output=out.txt"]),
+        "`--output=out.txt`",
+    );
+    assert_refused(&sb.run(&["git", "log", "--out=out.txt"]), "(`--output`)");
+    assert_refused(
+        &sb.run(&["git", "grep", "-Otouch pwned", "x"]),
+        "may open files in a pager",
+    );
+    assert_refused(
+        &sb.run(&["git", "grep", "--open-files-in-pager=touch pwned", "x"]),
+        "writes files or runs a program",
+    );
+    assert!(!sb.env.exists("out.txt"));
+    assert!(!sb.env.exists("pwned"));
+}
+
+#[test]
+fn parent_and_absolute_path_arguments_are_refused() {
+    let sb = Sandbox::new(&[]);
+    std::fs::write(sb.env.tmp.path().join("secret.txt"), "hunter2\n").expect("write secret");
+    let run = sb.run(&["grep", "-r", "hunter2", "../"]);
+    assert_refused(&run, "argument `../` climbs out with `..`");
+    assert!(!run.stdout.contains("hunter2"));
+    assert_refused(
+        &sb.run(&["grep", "-r", "hunter2", "src/../.."]),
+        "climbs out with `..`",
+    );
+    let secret = sb.env.tmp.path().join("secret.txt").display().to_string();
+    let run = sb.run(&["grep", "hunter2", &secret]);
+    assert_refused(&run, "is an absolute path");
+    assert!(!run.stdout.contains("hunter2"));
+    assert_refused(
+        &sb.run(&["grep", &format!("--file={secret}"), "x"]),
+        "is an absolute path",
+    );
+    assert_refused(
+        &sb.run(&["grep", &format!("-f{secret}"), "x"]),
+        "is an absolute path",
+    );
+    assert_refused(
+        &sb.run(&["git", "diff", "--no-index", &secret, "a"]),
+        "is an absolute path",
+    );
+}
+
+#[test]
+fn a_symlink_leading_out_of_the_repository_is_refused() {
+    let sb = Sandbox::new(&[]);
+    let outside = sb.env.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).expect("mkdir outside");
+    std::fs::write(outside.join("secret.txt"), "hunter2\n").expect("write secret");
+    std::os::unix::fs::symlink(&outside, sb.env.path("evil")).expect("symlink");
+    std::os::unix::fs::symlink("../outside/secret.txt", sb.env.path("evil-file")).expect("symlink");
+    std::os::unix::fs::symlink("nowhere", sb.env.path("dangling")).expect("symlink");
+    for argv in [
+        &["grep", "-r", "hunter2", "evil"][..],
+        &["grep", "hunter2", "evil/secret.txt"],
+        &["grep", "hunter2", "./evil-file"],
+        &["grep", "--file=evil-file", "x"],
+        &["grep", "hunter2", "dangling"],
+    ] {
+        let run = sb.run(argv);
+        assert_refused(&run, "which leads outside the repository");
+        assert!(!run.stdout.contains("hunter2"), "{}", run.snapshot());
+    }
+    // A link that stays inside is fine.
+    sb.env.write("src/a.txt", "needle\n");
+    std::os::unix::fs::symlink("src", sb.env.path("inside")).expect("symlink");
+    let run = sb.run(&["grep", "-r", "needle", "inside/"]);
+    run.success();
+    assert!(run.stdout.contains("needle"), "{}", run.snapshot());
+}
+
+#[test]
+fn the_environment_is_minimal_and_stdin_is_closed() {
+    let sb = Sandbox::new(&["env", "cat"]);
+    let run = sb.run_with(
+        &["env"],
+        &[("SECRET_TOKEN", "hunter2"), ("GIT_EXTERNAL_DIFF", "touch")],
+    );
+    run.success();
+    let mut names: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "GIT_ATTR_NOSYSTEM",
+            "GIT_CONFIG_NOSYSTEM",
+            "GIT_NO_LAZY_FETCH",
+            "GIT_OPTIONAL_LOCKS",
+            "GIT_PAGER",
+            "GIT_TERMINAL_PROMPT",
+            "HOME",
+            "LANG",
+            "LC_ALL",
+            "NO_COLOR",
+            "PAGER",
+            "PATH",
+            "TERM",
+            "TZ",
+        ],
+        "{}",
+        run.snapshot()
+    );
+    assert!(run.stdout.contains("GIT_CONFIG_NOSYSTEM=1\n"));
+    // `cat` reads the closed stdin: it ends at once, whatever the runner's own stdin holds.
+    let run = sb.env.swarm_with(
+        &["run-tool", "--", "cat"],
+        &[sb.global_env()],
+        Some(b"the runner's stdin\n"),
+    );
+    run.success();
+    assert_eq!(run.stdout, "", "{}", run.snapshot());
+}
+
+#[test]
+fn sleep_60_is_killed_at_the_timeout_and_leaves_no_process() {
+    let sb = Sandbox::new(&["sleep"]);
+    sb.timeout(1);
+    // An unusual duration, to find exactly this test's process.
+    let argv = ["sleep", "60.31337"];
+    let start = Instant::now();
+    let run = sb.run(&argv);
+    let took = start.elapsed();
+    run.code(1);
+    assert!(
+        run.stderr
+            .contains("`sleep 60.31337` timed out after 1 s; its process group was killed"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert_gone(&argv);
+}
+
+#[test]
+fn the_whole_process_group_is_killed_on_timeout_and_on_exit() {
+    let sb = Sandbox::new(&["sh"]);
+    sb.timeout(1);
+    // A child left running in the background, and the program itself waiting on another.
+    let run = sb.run(&["sh", "-c", "sleep 61.31337 & sleep 62.31337"]);
+    run.code(1);
+    assert!(run.stderr.contains("timed out"), "{}", run.snapshot());
+    assert_gone(&["sleep", "61.31337"]);
+    assert_gone(&["sleep", "62.31337"]);
+    // The program exits 0 at once but leaves a child behind: it is killed too.
+    let run = sb.run(&["sh", "-c", "sleep 63.31337 & echo started"]);
+    run.success();
+    assert!(run.stdout.contains("started"), "{}", run.snapshot());
+    assert_gone(&["sleep", "63.31337"]);
+}
+
+/// The largest resident set of any child this test process has reaped, in bytes.
+fn children_max_rss() -> u64 {
+    // SAFETY: getrusage fills in the plain-data struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(r, 0, "getrusage");
+    u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024
+}
+
+#[test]
+fn a_program_printing_without_end_is_capped_and_killed() {
+    let sb = Sandbox::new(&["yes"]);
+    sb.timeout(2);
+    let start = Instant::now();
+    let run = sb.run(&["yes", "a line of output that fills the pipe quickly"]);
+    let took = start.elapsed();
+    run.code(1);
+    assert!(
+        run.stderr.contains("timed out after 2 s"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    // 1 MiB of stdout is kept: the first and last 512 KiB, and a marker.
+    assert!(
+        run.stdout.len() <= 1024 * 1024 + 200,
+        "{} bytes",
+        run.stdout.len()
+    );
+    assert!(run.stdout.contains(" bytes not kept …]"), "no marker");
+    // The rest was read (so `yes` never blocked) and thrown away: far more than was kept.
+    let discarded: u64 = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("warning: ")?.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no 'bytes not kept' warning:\n{}", run.stderr));
+    assert!(
+        discarded > 64 * 1024 * 1024,
+        "only {discarded} bytes produced"
+    );
+    // Memory stayed bounded: no git-swarm (nor any other child) grew large.
+    let rss = children_max_rss();
+    assert!(
+        rss < 256 * 1024 * 1024,
+        "a child reached {rss} bytes resident"
+    );
+    assert_gone(&["yes", "a line of output that fills the pipe quickly"]);
+}
+
+const TOOL_DIRECTIVE: &str = r#"id = "whitespace-check"
+lesson = "Run the whitespace check before committing any change"
+applies_to_agents = ["coder"]
+verify = ["tool:git diff --cached --check", "file_modified:src/**"]
+"#;
+
+#[test]
+fn trust_records_the_set_of_tool_predicates_and_a_change_needs_trust_again() {
+    let sb = Sandbox::new(&[]);
+    let run = sb.swarm(&["trust", "--show"]);
+    run.success();
+    assert!(
+        run.stdout.contains("nothing to trust"),
+        "{}",
+        run.snapshot()
+    );
+
+    sb.env
+        .write(".swarm/directives/whitespace-check.toml", TOOL_DIRECTIVE);
+    sb.env.write(
+        ".swarm/directives/lint.toml",
+        "id = \"lint\"\nlesson = \"Keep the lint tool passing on every change\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:cargo clippy -- -D warnings\"]\n",
+    );
+    let run = sb.swarm(&["trust", "--show"]);
+    run.code(1);
+    assert!(
+        run.stdout.contains("The 2 tool predicates are not trusted"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout
+            .contains("whitespace-check  tool:git diff --cached --check"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout.contains("`cargo` is not on your allowlist"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stderr
+            .contains("hint: review them, then run `git swarm trust`")
+    );
+
+    let run = sb.swarm(&["trust"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with("Trusted 2 tool predicates"),
+        "{}",
+        run.snapshot()
+    );
+    let recorded = sb
+        .env
+        .git(&["config", "--local", "--get-all", "swarm.trustedTools"]);
+    assert!(
+        recorded.starts_with("sha1:") && recorded.lines().count() == 1,
+        "{recorded}"
+    );
+    assert!(
+        std::fs::read_to_string(sb.env.path(".git/config"))
+            .expect("read .git/config")
+            .contains("trustedTools = sha1:")
+    );
+    sb.swarm(&["trust", "--show"]).success();
+    let run = sb.swarm(&["trust"]);
+    run.success();
+    assert!(
+        run.stdout.contains("were already trusted"),
+        "{}",
+        run.snapshot()
+    );
+
+    // A pulled branch changes one tool predicate: no longer trusted.
+    sb.env.write(
+        ".swarm/directives/whitespace-check.toml",
+        TOOL_DIRECTIVE.replace("--check", "--check --stat"),
+    );
+    sb.swarm(&["trust", "--show"]).code(1);
+    // Changing anything but a tool predicate does not matter.
+    sb.env.write(
+        ".swarm/directives/whitespace-check.toml",
+        TOOL_DIRECTIVE.replace("src/**", "lib/**"),
+    );
+    sb.swarm(&["trust", "--show"]).success();
+    // A tool predicate that arrives with a pull needs trust too.
+    sb.env.write(".swarm/directives/extra.toml", "id = \"extra\"\nlesson = \"Another tool predicate arrives with a pull\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:true\"]\n");
+    sb.swarm(&["trust", "--show"]).code(1);
+}
