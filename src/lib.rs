@@ -17,6 +17,7 @@ pub mod doctor;
 pub mod error;
 pub mod event;
 pub mod fold;
+pub mod hooks;
 pub mod index;
 pub mod init;
 pub mod pathglob;

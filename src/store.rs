@@ -17,6 +17,9 @@ pub struct Repo {
     pub root: PathBuf,
     /// The git dir of this worktree (`.git`, or `.git/worktrees/<name>` in a linked worktree).
     pub git_dir: PathBuf,
+    /// The git dir every worktree shares (holds `config`, `hooks/`, refs); equals
+    /// `git_dir` outside linked worktrees.
+    pub common_dir: PathBuf,
 }
 
 impl Repo {
@@ -59,7 +62,29 @@ impl Repo {
         Ok(Repo {
             root: canonical(root),
             git_dir: canonical(repo.git_dir()),
+            // gix may give `.git/worktrees/<id>/../..` here; canonicalising makes it `.git`.
+            common_dir: canonical(repo.common_dir.as_deref().unwrap_or(repo.git_dir())),
         })
+    }
+
+    /// The path-valued git config `key` (e.g. `core.hooksPath`) as git reads
+    /// it: last value wins, `~/` and `~user/` expanded. Relative values are
+    /// returned as written; what they are relative to depends on the key.
+    pub fn config_path(&self, key: &str) -> Result<Option<PathBuf>> {
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides(&self.root)
+            .map_err(|e| Error::NotARepository {
+                path: self.root.clone(),
+                detail: e.to_string(),
+            })?
+            .to_thread_local();
+        repo.config_snapshot()
+            .trusted_path(key)
+            .map_err(|e| Error::Usage {
+                message: format!("git config `{key}` cannot be read as a path: {e}"),
+                hint: Some(format!(
+                    "fix it with `git config {key} PATH`, or remove it with `git config --unset {key}`"
+                )),
+            })
     }
 }
 

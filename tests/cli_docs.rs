@@ -23,6 +23,10 @@ const SUBCOMMANDS: &[&[&str]] = &[
     &["doctor"],
     &["generate"],
     &["trust"],
+    &["hooks"],
+    &["hooks", "install"],
+    &["hooks", "uninstall"],
+    &["hooks", "status"],
 ];
 
 #[test]

@@ -4,6 +4,8 @@
 mod add;
 mod doctor;
 mod generate;
+mod hook;
+mod hooks;
 mod index;
 mod init;
 mod list;
@@ -56,6 +58,10 @@ enum Command {
     Doctor(doctor::Args),
     #[command(subcommand)]
     Generate(generate::Command),
+    #[command(subcommand)]
+    Hooks(hooks::Command),
+    #[command(hide = true)]
+    Hook(hook::Args),
     Trust(trust::Args),
     #[command(hide = true)]
     Record(record::Args),
@@ -120,6 +126,8 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Index(cmd) => index::run(cmd, ui),
         Command::Doctor(args) => doctor::run(args, ui),
         Command::Generate(cmd) => generate::run(cmd, ui),
+        Command::Hooks(cmd) => hooks::run(cmd, ui),
+        Command::Hook(args) => hook::run(args, ui),
         Command::Trust(args) => trust::run(args, ui),
         Command::Record(args) => record::run(args, ui),
         Command::RunTool(args) => run_tool::run(args, ui),
