@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::OpenOptions;
-use std::io::{Read, Seek, SeekFrom};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -75,7 +74,7 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
         }
         for problem in file.problems {
             let fixed = if problem.code == "torn_line" && fix {
-                repair_torn_tail(store, &path, &rel)?
+                repair_torn_tail(store, &path)?
             } else {
                 false
             };
@@ -108,7 +107,7 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
 
 /// Saves the torn tail of `path` aside and truncates the file to its last
 /// complete line. Returns false if, under the lock, the tail is no longer torn.
-fn repair_torn_tail(store: &Store, path: &std::path::Path, rel: &str) -> Result<bool> {
+fn repair_torn_tail(store: &Store, path: &std::path::Path) -> Result<bool> {
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -119,40 +118,14 @@ fn repair_torn_tail(store: &Store, path: &std::path::Path, rel: &str) -> Result<
         path,
         Duration::from_millis(store.config.events.lock_timeout_ms),
     )?;
-    let result = (|| -> Result<bool> {
-        let mut bytes = Vec::new();
-        file.seek(SeekFrom::Start(0))
-            .map_err(|e| Error::io(path, e))?;
-        file.read_to_end(&mut bytes)
-            .map_err(|e| Error::io(path, e))?;
-        if bytes.is_empty() || bytes.ends_with(b"\n") {
-            return Ok(false);
-        }
-        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let torn_dir = store.local_dir().join("torn");
-        std::fs::create_dir_all(&torn_dir).map_err(|e| Error::io(&torn_dir, e))?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // Named by the time of the repair; a second repair within the same
-        // millisecond (or under a fixed clock) gets a counter, never replaces one.
-        let millis = store.clock.now().as_millisecond();
-        let mut attempt = 0u32;
-        loop {
-            let aside = match attempt {
-                0 => torn_dir.join(format!("{name}.{millis}")),
-                n => torn_dir.join(format!("{name}.{millis}.{n}")),
-            };
-            match crate::store::create_new(&aside, &bytes[keep..], &store.rel(&aside), rel) {
-                Err(Error::AlreadyExists { .. }) if attempt < 1000 => attempt += 1,
-                saved => break saved?,
-            }
-        }
-        file.set_len(keep as u64).map_err(|e| Error::io(path, e))?;
-        file.sync_all().map_err(|e| Error::io(path, e))?;
-        Ok(true)
-    })();
+    let torn_dir = store.local_dir().join("torn");
+    let result = crate::event::set_aside_torn_tail(
+        &mut file,
+        path,
+        &torn_dir,
+        store.clock.now().as_millisecond(),
+    )
+    .map(|saved| saved.is_some());
     let _ = file.unlock();
     result
 }

@@ -48,9 +48,21 @@ pub enum Error {
 
     #[error("index: {message}")]
     Index { message: String },
+
+    /// git data could not be read (a bad revision, a missing object…).
+    #[error("{context}: {message}")]
+    Git { context: String, message: String },
 }
 
 impl Error {
+    /// Wraps a gix error with what was being done.
+    pub fn git(context: impl Into<String>, err: impl std::fmt::Display) -> Error {
+        Error::Git {
+            context: context.into(),
+            message: err.to_string(),
+        }
+    }
+
     pub fn io(path: &Path, source: std::io::Error) -> Error {
         Error::Io {
             path: path.to_path_buf(),
@@ -85,6 +97,7 @@ impl Error {
             Error::Invalid(problems) => problems.first().and_then(|p| p.hint.clone()),
             Error::Usage { hint, .. } => hint.clone(),
             Error::Index { .. } => Some("`git swarm index rebuild` recreates the index from .swarm/".into()),
+            Error::Git { .. } => Some("check the revision names (`git rev-parse` them) and that the repository is intact (`git fsck`)".into()),
             _ => None,
         }
     }

@@ -238,10 +238,17 @@ pub fn is_month_file(name: &str) -> bool {
 
 /// Appends events to the log in `events_dir`, each to its month's file.
 ///
-/// Per file: take the exclusive lock (retrying until `lock_timeout_ms`), make
-/// sure the file ends with a newline, write all of this call's lines for that
-/// file with one `write`, optionally fsync, release.
-pub fn append(events_dir: &Path, events: &[Event], cfg: &EventsConfig) -> Result<(), Error> {
+/// Per file: take the exclusive lock (retrying until `lock_timeout_ms`); if
+/// the file ends in a torn line (a writer died mid-write — no live writer
+/// can be, we hold the lock), save those bytes under `local/torn/` and cut
+/// them off; write all of this call's lines for that file with one `write`;
+/// optionally fsync; release. Returns the torn lines saved aside, for the
+/// caller to report.
+pub fn append(
+    events_dir: &Path,
+    events: &[Event],
+    cfg: &EventsConfig,
+) -> Result<Vec<PathBuf>, Error> {
     let mut by_file: Vec<(String, String)> = Vec::new();
     for event in events {
         let name = event.month_file().ok_or_else(|| Error::InvalidEvent {
@@ -264,13 +271,32 @@ pub fn append(events_dir: &Path, events: &[Event], cfg: &EventsConfig) -> Result
         }
     }
     std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
+    let torn_dir = events_dir
+        .parent()
+        .unwrap_or(events_dir)
+        .join("local")
+        .join("torn");
+    let now_ms = events.first().and_then(Event::ts_millis).unwrap_or(0);
+    let mut saved = Vec::new();
     for (name, buf) in by_file {
-        append_to(&events_dir.join(name), buf.as_bytes(), cfg)?;
+        saved.extend(append_to(
+            &events_dir.join(name),
+            buf.as_bytes(),
+            cfg,
+            &torn_dir,
+            now_ms,
+        )?);
     }
-    Ok(())
+    Ok(saved)
 }
 
-fn append_to(path: &Path, lines: &[u8], cfg: &EventsConfig) -> Result<(), Error> {
+fn append_to(
+    path: &Path,
+    lines: &[u8],
+    cfg: &EventsConfig,
+    torn_dir: &Path,
+    now_ms: i64,
+) -> Result<Option<PathBuf>, Error> {
     let mut file = OpenOptions::new()
         .read(true)
         .append(true)
@@ -278,26 +304,91 @@ fn append_to(path: &Path, lines: &[u8], cfg: &EventsConfig) -> Result<(), Error>
         .open(path)
         .map_err(|e| Error::io(path, e))?;
     lock_with_retry(&file, path, Duration::from_millis(cfg.lock_timeout_ms))?;
-    let result = (|| -> io::Result<()> {
-        let len = file.metadata()?.len();
+    let result = (|| -> Result<Option<PathBuf>, Error> {
+        let io = |e| Error::io(path, e);
+        let len = file.metadata().map_err(io)?.len();
         let mut buf = Vec::with_capacity(lines.len() + 1);
+        let mut saved = None;
         if len > 0 {
             let mut last = [0u8; 1];
-            file.seek(SeekFrom::Start(len - 1))?;
-            file.read_exact(&mut last)?;
+            file.seek(SeekFrom::Start(len - 1)).map_err(io)?;
+            file.read_exact(&mut last).map_err(io)?;
             if last[0] != b'\n' {
-                buf.push(b'\n');
+                // We hold the lock, so no writer is mid-line: these bytes are
+                // what a dead writer left. Keep them aside, and the file whole.
+                match set_aside_torn_tail(&mut file, path, torn_dir, now_ms) {
+                    Ok(aside) => saved = aside,
+                    // Could not save them: leave them as one malformed line.
+                    Err(_) => buf.push(b'\n'),
+                }
             }
         }
         buf.extend_from_slice(lines);
-        file.write_all(&buf)?;
+        file.write_all(&buf).map_err(io)?;
         if cfg.fsync == FsyncPolicy::Always {
-            file.sync_data()?;
+            file.sync_data().map_err(io)?;
         }
-        Ok(())
+        Ok(saved)
     })();
     let _ = file.unlock();
-    result.map_err(|e| Error::io(path, e))
+    result
+}
+
+/// Saves the bytes after the last newline of `file` (a torn line) to a new
+/// file in `torn_dir` and truncates `file` to its last complete line. The
+/// caller holds the lock. `None` when the file ends with a newline.
+pub fn set_aside_torn_tail(
+    file: &mut File,
+    path: &Path,
+    torn_dir: &Path,
+    now_ms: i64,
+) -> Result<Option<PathBuf>, Error> {
+    let io = |e| Error::io(path, e);
+    let len = file.metadata().map_err(io)?.len();
+    // Find the last newline, reading backwards a block at a time.
+    let mut block = vec![0u8; 64 * 1024];
+    let mut end = len;
+    let keep = loop {
+        let start = end.saturating_sub(block.len() as u64);
+        let n = usize::try_from(end - start).unwrap_or(0);
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+        file.read_exact(&mut block[..n]).map_err(io)?;
+        if let Some(i) = block[..n].iter().rposition(|&b| b == b'\n') {
+            break start + i as u64 + 1;
+        }
+        if start == 0 {
+            break 0;
+        }
+        end = start;
+    };
+    if keep == len {
+        return Ok(None);
+    }
+    let mut tail = vec![0u8; usize::try_from(len - keep).unwrap_or(0)];
+    file.seek(SeekFrom::Start(keep)).map_err(io)?;
+    file.read_exact(&mut tail).map_err(io)?;
+    std::fs::create_dir_all(torn_dir).map_err(|e| Error::io(torn_dir, e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Named by the time; a second one within the same millisecond (or under a
+    // fixed clock) gets a counter, never replaces one.
+    let mut attempt = 0u32;
+    let aside = loop {
+        let aside = match attempt {
+            0 => torn_dir.join(format!("{name}.{now_ms}")),
+            n => torn_dir.join(format!("{name}.{now_ms}.{n}")),
+        };
+        let shown = aside.display().to_string();
+        match crate::store::create_new(&aside, &tail, &shown, &name) {
+            Err(Error::AlreadyExists { .. }) if attempt < 1000 => attempt += 1,
+            saved => break saved.map(|()| aside)?,
+        }
+    };
+    file.set_len(keep).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    Ok(Some(aside))
 }
 
 /// Takes an exclusive lock on `file`, retrying with a growing pause until `wait` runs out.

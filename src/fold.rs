@@ -21,6 +21,8 @@ pub struct EventHead {
     pub kind: String,
     /// The directive(s) the event is about: `directive`, plus `directives` for events about several.
     pub directives: Vec<String>,
+    /// For a `check` event, the fingerprint of the change it recorded a failure of.
+    pub change: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -35,6 +37,9 @@ struct RawHead<'a> {
     directive: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
     directives: Option<Directives<'a>>,
+    /// For `check` events: the fingerprint of the change checked.
+    #[serde(default, borrow)]
+    change: Option<std::borrow::Cow<'a, str>>,
     // Checked, not used: the fold must accept exactly the lines the readers accept.
     #[serde(default, borrow)]
     #[allow(dead_code)]
@@ -83,6 +88,7 @@ impl EventHead {
             ts,
             kind: raw.kind.into_owned(),
             directives,
+            change: raw.change.map(|c| c.into_owned()),
         })
     }
 
@@ -115,6 +121,8 @@ pub struct Fold {
     counts: Vec<u64>,
     /// Time of the latest event about each directive, in ms since the epoch.
     last_ts: Vec<i64>,
+    /// Sorted keys of the (directive, change) pairs with a recorded `check` failure.
+    check_keys: Vec<u64>,
 }
 
 /// What the event log says about one directive.
@@ -174,6 +182,16 @@ impl Fold {
             self.counts[row * self.kinds.len() + kind] += 1;
             self.last_ts[row] = self.last_ts[row].max(e.ts);
         }
+        if e.kind == "check"
+            && let Some(change) = &e.change
+        {
+            for d in &e.directives {
+                let key = check_key(d, change);
+                if let Err(at) = self.check_keys.binary_search(&key) {
+                    self.check_keys.insert(at, key);
+                }
+            }
+        }
         self.last = Some(self.last.map_or(e.order(), |l| l.max(e.order())));
     }
 
@@ -186,6 +204,22 @@ impl Fold {
         self.row(id)
             .ok()
             .map(|row| DirectiveFold { fold: self, row })
+    }
+
+    /// Was a `check` failure of `directive` on the change with this fingerprint recorded already?
+    pub fn has_check(&self, directive: &str, change: &str) -> bool {
+        self.check_keys
+            .binary_search(&check_key(directive, change))
+            .is_ok()
+    }
+
+    /// The priority and enforcement in force for a directive: what its file
+    /// says, raised by escalation once the log records one.
+    pub fn effective(
+        &self,
+        d: &crate::directive::Directive,
+    ) -> (crate::directive::Priority, crate::directive::Enforcement) {
+        (d.priority, d.enforcement)
     }
 
     /// Events per kind, for the whole log.
@@ -273,6 +307,14 @@ impl Fold {
         }
         fold
     }
+}
+
+fn check_key(directive: &str, change: &str) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(directive.as_bytes());
+    h.update(&[0]);
+    h.update(change.as_bytes());
+    h.digest()
 }
 
 /// Folds a batch of heads from scratch: de-duplicates by id (the earliest
@@ -393,6 +435,7 @@ mod tests {
             ts,
             kind: kind.into(),
             directives: vec![d.into()],
+            change: None,
         }
     }
 

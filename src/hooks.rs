@@ -604,3 +604,73 @@ pub fn parse_push_updates(stdin: &[u8]) -> Result<Vec<PushUpdate>> {
         })
         .collect()
 }
+
+/// The changes a pre-push hook checks for one pushed ref: nothing for a
+/// deletion; `remote..local` for an update the repository can see both ends
+/// of; for a new branch (or a remote tip this clone lacks), the commits of
+/// `local` that are on no remote-tracking ref — from the parent of the
+/// oldest of them (a root commit is checked on its own first).
+pub fn push_selections(
+    repo: &gix::Repository,
+    update: &PushUpdate,
+) -> crate::Result<Vec<crate::change::Selection>> {
+    use crate::change::Selection;
+    if update.is_deletion() {
+        return Ok(Vec::new());
+    }
+    let local = update.local_oid.to_string();
+    if !update.is_new() && repo.find_object(update.remote_oid).is_ok() {
+        return Ok(vec![Selection::Range {
+            from: update.remote_oid.to_string(),
+            to: local,
+            symmetric: false,
+        }]);
+    }
+    let git = |what: &str| {
+        let what = what.to_owned();
+        move |e: &dyn std::fmt::Display| crate::Error::git(what.clone(), e)
+    };
+    let mut remote_tips = Vec::new();
+    let refs = repo.references().map_err(|e| git("listing refs")(&e))?;
+    for r in refs
+        .remote_branches()
+        .map_err(|e| git("listing remote refs")(&e))?
+    {
+        let Ok(mut r) = r else { continue };
+        if let Ok(id) = r.peel_to_id() {
+            remote_tips.push(id.detach());
+        }
+    }
+    let walk = repo
+        .rev_walk([update.local_oid])
+        .with_hidden(remote_tips)
+        .all()
+        .map_err(|e| git("walking the pushed commits")(&e))?;
+    let mut oldest = None;
+    for info in walk {
+        let info = info.map_err(|e| git("walking the pushed commits")(&e))?;
+        oldest = Some(info.id);
+    }
+    let Some(oldest) = oldest else {
+        return Ok(Vec::new());
+    };
+    let commit = repo
+        .find_commit(oldest)
+        .map_err(|e| git("reading a pushed commit")(&e))?;
+    Ok(match commit.parent_ids().next() {
+        Some(parent) => vec![Selection::Range {
+            from: parent.to_string(),
+            to: local,
+            symmetric: false,
+        }],
+        None if oldest == update.local_oid => vec![Selection::Commit(local)],
+        None => vec![
+            Selection::Commit(oldest.to_string()),
+            Selection::Range {
+                from: oldest.to_string(),
+                to: local,
+                symmetric: false,
+            },
+        ],
+    })
+}

@@ -11,6 +11,8 @@
 //! The library never prints and never reads the environment on its own;
 //! the `git-swarm` binary (in `src/cli/`) is the only front end.
 
+pub mod change;
+pub mod check;
 pub mod config;
 pub mod directive;
 pub mod doctor;

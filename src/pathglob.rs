@@ -91,9 +91,30 @@ impl PathGlob {
         self.matcher.is_match(path)
     }
 
+    /// As [`PathGlob::is_match`], for a path that may not be UTF-8 (git paths are bytes).
+    pub fn is_match_bytes(&self, path: &[u8]) -> bool {
+        match std::str::from_utf8(path) {
+            Ok(p) => self.matcher.is_match(p),
+            Err(_) => self
+                .matcher
+                .is_match_candidate(&globset::Candidate::new(&bytes_path(path))),
+        }
+    }
+
     pub fn as_str(&self) -> &str {
         &self.source
     }
+}
+
+#[cfg(unix)]
+fn bytes_path(path: &[u8]) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    std::path::PathBuf::from(std::ffi::OsStr::from_bytes(path))
+}
+
+#[cfg(not(unix))]
+fn bytes_path(path: &[u8]) -> std::path::PathBuf {
+    std::path::PathBuf::from(String::from_utf8_lossy(path).into_owned())
 }
 
 fn has_drive_prefix(s: &str) -> bool {

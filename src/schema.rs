@@ -17,5 +17,9 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("directive.schema.json", value(schema_for!(Directive))),
         ("quarantined.schema.json", value(schema_for!(Quarantined))),
         ("event.schema.json", value(schema_for!(Event))),
+        (
+            "check-report.schema.json",
+            value(schema_for!(crate::check::Report)),
+        ),
     ]
 }

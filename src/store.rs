@@ -158,8 +158,10 @@ impl Store {
         rel.to_string_lossy().replace('\\', "/")
     }
 
-    /// Appends events to the log (see [`crate::event::append`]).
-    pub fn append(&self, events: &[Event]) -> Result<()> {
+    /// Appends events to the log (see [`crate::event::append`]); returns
+    /// the torn lines it found and saved aside, which the caller reports.
+    #[must_use = "torn lines saved aside must be reported"]
+    pub fn append(&self, events: &[Event]) -> Result<Vec<PathBuf>> {
         crate::event::append(&self.events_dir(), events, &self.config.events)
     }
 

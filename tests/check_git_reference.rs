@@ -46,18 +46,13 @@ fn fixture() -> TestEnv {
         "old/name.txt",
         "alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\n",
     );
-    env.write("bin.dat", b"\x00\x01\x02binary\n".to_vec());
+    env.write("bin.dat", b"\x00\x01\x02binary\n");
     env.write("crlf.txt", "first\r\nsecond\r\n");
     env.write("docs/guide.md", "# Guide\nTODO: write\n");
     #[cfg(unix)]
     std::fs::write(env.root.join(odd_name()), "odd\n").expect("odd file");
     env.git(&["add", "-A"]);
-    let blob = env.git(&[
-        "commit-tree",
-        "-m",
-        "sub",
-        &env.git(&["write-tree"]).trim().to_owned(),
-    ]);
+    let blob = env.git(&["commit-tree", "-m", "sub", env.git(&["write-tree"]).trim()]);
     env.git(&[
         "update-index",
         "--add",
@@ -77,18 +72,13 @@ fn fixture() -> TestEnv {
         "new/name.txt",
         "alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\neta\ntheta\niota TODO\n",
     );
-    env.write("bin.dat", b"\x00\x01\x02binary changed\n".to_vec());
+    env.write("bin.dat", b"\x00\x01\x02binary changed\n");
     env.write("crlf.txt", "first\r\nsecond\r\nthird\r\n");
     env.write("fresh/deep/dir/file.txt", "brand new\nTODO here\n");
     #[cfg(unix)]
     std::fs::write(env.root.join(odd_name()), "odd\nmore\n").expect("odd file");
     env.git(&["add", "-A"]);
-    let blob2 = env.git(&[
-        "commit-tree",
-        "-m",
-        "sub2",
-        &env.git(&["write-tree"]).trim().to_owned(),
-    ]);
+    let blob2 = env.git(&["commit-tree", "-m", "sub2", env.git(&["write-tree"]).trim()]);
     env.git(&[
         "update-index",
         "--add",

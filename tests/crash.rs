@@ -1,7 +1,7 @@
 //! Crashes: a writer killed with SIGKILL in the middle of a stream of
 //! appends loses no complete line; a torn final line is reported by `doctor`
 //! and repaired by `doctor --fix` (its bytes saved aside, nothing else lost),
-//! and an append after a torn line starts on a new line of its own.
+//! and an append after a torn line saves it aside and appends to a whole log.
 
 mod common;
 
@@ -142,11 +142,14 @@ fn writers_killed_mid_stream_lose_no_complete_line() {
         assert!(doctor.stdout.contains(&at), "{}", doctor.snapshot());
         env.swarm(&["validate"]).code(2);
         env.swarm(&["doctor", "--fix"]).success();
+        // Earlier torn tails were set aside by the next round's first append;
+        // this one by --fix. Whichever did it, the bytes are kept.
         let saved = torn_files(&env);
-        assert_eq!(saved.len(), 1, "{saved:?}");
-        assert_eq!(
-            std::fs::read(&saved[0]).expect("read saved tail"),
-            &bytes[bytes.len() - torn..]
+        assert!(
+            saved
+                .iter()
+                .any(|f| std::fs::read(f).expect("read saved tail") == bytes[bytes.len() - torn..]),
+            "{saved:?}"
         );
     } else {
         doctor.success();
@@ -245,70 +248,49 @@ fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
 }
 
 #[test]
-fn an_append_after_a_torn_tail_starts_a_new_line() {
+fn an_append_after_a_torn_tail_saves_it_aside_and_starts_clean() {
     let env = TestEnv::initialised();
     env.swarm(&["record", "check", "--directive", DIRECTIVE, "--count", "3"])
         .success();
     let torn = tear(&env, 30);
-    let torn_line =
-        String::from_utf8(torn[complete_prefix(&torn).len()..].to_vec()).expect("UTF-8");
+    let complete = complete_prefix(&torn).to_vec();
+    let tail = torn[complete.len()..].to_vec();
 
+    // Under the lock no writer can be mid-line, so the torn bytes are a dead
+    // writer's: the append keeps them aside and the log stays whole.
     let out = env
         .command(common::bin(), &env.root)
         .args(["record", "outcome", "--directive", DIRECTIVE, "--print-ids"])
         .output()
         .expect("run git-swarm record");
     assert!(out.status.success(), "record after a torn tail failed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: an incomplete line at the end of the event log (a write cut short) was moved to .swarm/local/torn/"),
+        "the move is reported: {stderr}"
+    );
     let new_id = String::from_utf8(out.stdout).expect("UTF-8");
     let new_id = new_id.trim();
 
     let text = String::from_utf8(month_bytes(&env)).expect("UTF-8");
-    assert!(text.ends_with('\n'));
+    assert!(
+        text.starts_with(std::str::from_utf8(&complete).expect("UTF-8")),
+        "complete lines kept as they were"
+    );
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4, "{text}");
-    assert_eq!(
-        lines[2], torn_line,
-        "the torn bytes are not one line of their own"
-    );
-    let new: Value = serde_json::from_str(lines[3]).expect("the new event is a whole line");
+    assert_eq!(lines.len(), 3, "{text}");
+    let new: Value = serde_json::from_str(lines[2]).expect("the new event is a whole line");
     assert_eq!(new["id"], new_id);
-    assert_eq!(new["kind"], "outcome");
-
-    // The torn bytes are now a malformed line in the middle: reported with
-    // file:line by validate and doctor, skipped by readers, never rewritten.
-    let validate = env.swarm(&["validate"]);
-    validate.code(2);
-    assert!(
-        validate.stdout.contains(&format!("{MONTH_FILE}:3:")),
-        "{}",
-        validate.snapshot()
-    );
-    assert!(
-        validate.stdout.contains("1 error"),
-        "{}",
-        validate.snapshot()
-    );
-    let doctor = env.swarm(&["doctor", "--fix"]);
-    doctor.code(1);
-    assert!(
-        doctor.stdout.contains(&format!("{MONTH_FILE}:3:")),
-        "{}",
-        doctor.snapshot()
-    );
+    let saved = torn_files(&env);
+    assert_eq!(saved.len(), 1);
     assert_eq!(
-        month_bytes(&env),
-        text.as_bytes(),
-        "doctor --fix rewrote a mid-file line"
+        std::fs::read(&saved[0]).expect("read saved"),
+        tail,
+        "the torn bytes are kept, byte for byte"
     );
 
+    env.swarm(&["validate"]).success();
     let logged = log_ids(&env);
     assert_eq!(logged.len(), 3);
     assert!(logged.iter().any(|id| id == new_id), "{logged:?}");
-    let log = env.swarm(&["log"]);
-    log.success();
-    assert!(
-        log.stderr.contains(&format!("{MONTH_FILE}:3:")),
-        "{}",
-        log.snapshot()
-    );
 }

@@ -128,7 +128,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             let rel = store.rel(&path);
             let mut event = store.event("added").with("path", rel.clone());
             event.directive = Some(d.id.clone());
-            store.append(&[event])?;
+            super::append(&store, &[event], ui)?;
             if args.format == Format::Json {
                 ui.json(&serde_json::json!({ "status": "added", "id": d.id, "path": rel }))?;
             } else {
@@ -150,7 +150,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 .with("detail", failure.detail())
                 .with("path", rel.clone());
             event.directive = Some(q.directive.id.clone());
-            store.append(&[event])?;
+            super::append(&store, &[event], ui)?;
             if args.format == Format::Json {
                 let issues: Vec<_> = failure
                     .issues

@@ -291,7 +291,7 @@ fn record(
         events.push(e);
     }
     if !events.is_empty() {
-        store.append(&events)?;
+        super::append(store, &events, ui)?;
         ui.note(&format!(
             "recorded {} violation(s) in .swarm/events/",
             events.len()

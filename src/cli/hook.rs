@@ -26,10 +26,7 @@ pub struct Args {
 
 /// Everything a blocking hook's check gets from git.
 #[derive(Debug)]
-#[expect(
-    dead_code,
-    reason = "read by the real check that replaces `todo_check`"
-)]
+#[expect(dead_code, reason = "args are kept for the hooks that will read them")]
 pub struct HookCall {
     pub name: Hook,
     /// As git passed them: none for pre-commit; `<remote name> <remote url>` for pre-push.
@@ -47,6 +44,15 @@ pub enum Hook {
 }
 
 impl Hook {
+    fn as_str(self) -> &'static str {
+        match self {
+            Hook::PreCommit => "pre-commit",
+            Hook::PrePush => "pre-push",
+            Hook::PostMerge => "post-merge",
+            Hook::PostCheckout => "post-checkout",
+        }
+    }
+
     fn parse(name: &str) -> Option<Hook> {
         Some(match name {
             "pre-commit" => Hook::PreCommit,
@@ -107,16 +113,51 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 args: args.args,
                 updates,
             };
-            todo_check(&store, &call, ui)
+            run_check(&store, &call, ui)
         }
     }
 }
 
-/// TODO(checks): the check a blocking hook runs. Replace this with the real
-/// one: pre-commit is `check --staged --record`; pre-push checks the pushed
-/// ranges in `call.updates` (a new branch: the commits on no remote ref; a
-/// deletion: nothing). Return exit 1 to block the commit or push.
-fn todo_check(_store: &Store, _call: &HookCall, _ui: &mut Ui) -> Outcome {
+/// The check a blocking hook runs. pre-commit: `check --staged --record`.
+/// pre-push: each pushed range (a new branch: its commits that are on no
+/// remote ref; a deletion: nothing). A directive file that does not parse is
+/// reported and does not block.
+fn run_check(_store: &Store, call: &HookCall, ui: &mut Ui) -> Outcome {
+    use super::check::{Broken, CheckFormat, Request, run_request};
+    let request = |selection| Request {
+        selection,
+        directive: None,
+        strict: false,
+        record: call.name == Hook::PreCommit,
+        format: CheckFormat::Text,
+        broken: Broken::Warn,
+        quiet: true,
+    };
+    let selections = match call.name {
+        Hook::PrePush => {
+            let repo = super::repo()?;
+            let gix_repo = super::check::open_gix(&repo)?;
+            let mut all = Vec::new();
+            for update in &call.updates {
+                all.extend(hooks::push_selections(&gix_repo, update)?);
+            }
+            all
+        }
+        _ => vec![git_swarm::change::Selection::Staged],
+    };
+    let mut blocked = false;
+    for selection in selections {
+        match run_request(&request(selection), ui) {
+            Ok(code) if code == ExitCode::SUCCESS => {}
+            Ok(_) => blocked = true,
+            Err(super::CliError::Swarm(e)) => return Ok(not_blocking(ui, call.name.as_str(), &e)),
+            Err(e) => return Err(e),
+        }
+    }
+    if blocked {
+        ui.hint("fix the change, or mark the directive `warn` in review; GIT_SWARM_SKIP=1 skips git-swarm's hooks once");
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

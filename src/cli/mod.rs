@@ -2,6 +2,8 @@
 //! only place clap and printing live; everything else is in the library.
 
 mod add;
+mod changes;
+mod check;
 mod doctor;
 mod generate;
 mod hook;
@@ -52,6 +54,9 @@ enum Command {
     List(list::Args),
     Show(show::Args),
     Validate(validate::Args),
+    Check(check::Args),
+    #[command(hide = true)]
+    Changes(changes::Args),
     Log(log::Args),
     #[command(subcommand)]
     Index(index::Command),
@@ -122,6 +127,8 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::List(args) => list::run(args, ui),
         Command::Show(args) => show::run(args, ui),
         Command::Validate(args) => validate::run(args, ui),
+        Command::Check(args) => check::run(args, ui),
+        Command::Changes(args) => changes::run(args, ui),
         Command::Log(args) => log::run(args, ui),
         Command::Index(cmd) => index::run(cmd, ui),
         Command::Doctor(args) => doctor::run(args, ui),
@@ -161,6 +168,18 @@ fn clock() -> Result<Clock, Error> {
             }),
         _ => Ok(Clock::default()),
     }
+}
+
+/// Appends events, telling the user about any torn line the append found
+/// (a write cut short earlier) and saved aside.
+pub fn append(store: &Store, events: &[git_swarm::event::Event], ui: &mut Ui) -> Result<(), Error> {
+    for saved in store.append(events)? {
+        ui.warning(
+            &format!("an incomplete line at the end of the event log (a write cut short) was moved to {}", store.rel(&saved)),
+            Some("nothing else was touched; `git swarm doctor` checks the log"),
+        );
+    }
+    Ok(())
 }
 
 /// Loads the index, telling the user about problems it found in `.swarm/`.

@@ -71,7 +71,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         for (k, v) in &fields {
             event.data.insert(k.clone(), v.clone());
         }
-        store.append(std::slice::from_ref(&event))?;
+        super::append(&store, std::slice::from_ref(&event), ui)?;
         if args.print_ids {
             writeln!(ui.out, "{}", event.id)?;
         }

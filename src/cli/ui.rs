@@ -44,6 +44,11 @@ impl Ui {
         self.report(WARNING, "warning", what, None, hint);
     }
 
+    /// A status sentence on stderr (not a result, not a problem).
+    pub fn note(&mut self, what: &str) {
+        let _ = writeln!(self.err, "{}", clean(what));
+    }
+
     pub fn hint(&mut self, hint: &str) {
         let _ = writeln!(self.err, "{HINT}hint:{HINT:#} {}", clean(hint));
     }

@@ -80,8 +80,8 @@ pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> Direc
         quarantine: None,
         problems: Vec::new(),
     };
-    let bytes = match read_capped(path, crate::directive::limits::FILE_MAX) {
-        Ok(b) => b,
+    match read_capped(path, crate::directive::limits::FILE_MAX) {
+        Ok(bytes) => entry_from_bytes(&bytes, rel, name, quarantine),
         Err(message) => {
             // The whole file is the problem: point at its start, so that the
             // report keeps the `path:line:col` form that editors and CI parse.
@@ -90,10 +90,35 @@ pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> Direc
                     .at(1, 1)
                     .with_hint("a directive file is a small TOML file; replace this one"),
             );
-            return entry;
+            entry
         }
+    }
+}
+
+/// Checks one directive or quarantine file given as bytes (from disk or from a tree).
+pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -> DirectiveEntry {
+    let mut entry = DirectiveEntry {
+        file: name.to_owned(),
+        directive: None,
+        quarantine: None,
+        problems: Vec::new(),
     };
-    let text = match std::str::from_utf8(&bytes) {
+    if bytes.len() as u64 > crate::directive::limits::FILE_MAX {
+        entry.problems.push(
+            Problem::error(
+                rel,
+                "unreadable",
+                format!(
+                    "file is over the {}-byte limit",
+                    crate::directive::limits::FILE_MAX
+                ),
+            )
+            .at(1, 1)
+            .with_hint("a directive file is a small TOML file; replace this one"),
+        );
+        return entry;
+    }
+    let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
             let good = String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned();

@@ -35,7 +35,7 @@ use std::time::{Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-pub use entries::{read_capped, read_entry};
+pub use entries::{entry_from_bytes, read_capped, read_entry};
 pub use scan::{Scan, Stamp, scan};
 
 use crate::directive::Directive;
