@@ -4,8 +4,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::change::{Change, Selection};
-use git_swarm::check::{self, Candidate, NoTools, Outcome as Result_, Report, ToolRunner};
+use git_swarm::check::{
+    self, Candidate, NoTools, Outcome as Result_, Report, ToolRunner, ToolVerdict,
+};
 use git_swarm::index::DirectiveEntry;
+use git_swarm::runner::{Allowlist, Limits, ToolOutcome, display_argv, run_tool};
+use git_swarm::trust;
 use git_swarm::{Error, Repo, Store};
 
 use super::{Outcome, Ui};
@@ -138,21 +142,17 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     };
     let default_fold = git_swarm::fold::Fold::default();
     let fold = loaded.as_ref().map_or(&default_fold, |l| &l.index.fold);
-    let (candidates, problems) = match change.snapshot_tree {
-        Some(tree) => {
-            let entries = directives_in_tree(&gix_repo, tree)?;
-            check::candidates(&entries, "directives", fold, req.directive.as_deref())
-        }
-        None => match &loaded {
-            Some(l) => check::candidates(
-                &l.index.directives,
-                "directives",
-                fold,
-                req.directive.as_deref(),
-            ),
-            None => (Vec::new(), Vec::new()),
-        },
+    let tree_entries = match change.snapshot_tree {
+        Some(tree) => Some(directives_in_tree(&gix_repo, tree)?),
+        None => None,
     };
+    let entries: &[DirectiveEntry] = match (&tree_entries, &loaded) {
+        (Some(entries), _) => entries,
+        (None, Some(l)) => &l.index.directives,
+        (None, None) => &[],
+    };
+    let (candidates, problems) =
+        check::candidates(entries, "directives", fold, req.directive.as_deref());
     if let Some(id) = &req.directive
         && candidates.is_empty()
         && problems.is_empty()
@@ -181,7 +181,10 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         }
     }
 
-    let tools = tool_runner(&repo, &candidates);
+    let limits = store
+        .as_ref()
+        .map_or_else(Limits::default, |s| Limits::from_config(&s.config.runner));
+    let tools = tool_runner(&repo, entries, &candidates, limits, ui);
     let report = check::evaluate(&gix_repo, &change, &candidates, tools.as_ref())?;
 
     if req.record
@@ -254,13 +257,85 @@ fn directives_in_tree(
     Ok(out)
 }
 
-/// The runner for `tool:` predicates.
-fn tool_runner(_repo: &Repo, candidates: &[Candidate]) -> Box<dyn ToolRunner> {
+/// The runner for `tool:` predicates: the sandboxed runner with the user's
+/// allowlist, when the user trusted this set of tool predicates; otherwise
+/// every tool predicate is skipped with a warning naming `git swarm trust`.
+fn tool_runner(
+    repo: &Repo,
+    entries: &[DirectiveEntry],
+    candidates: &[Candidate],
+    limits: Limits,
+    ui: &mut Ui,
+) -> Box<dyn ToolRunner> {
     let has_tools = candidates
         .iter()
         .any(|c| c.directive.verify.iter().any(|v| v.starts_with("tool:")));
-    let _ = has_tools;
-    Box::new(NoTools("tool predicates are not run yet".into()))
+    if !has_tools {
+        return Box::new(NoTools("no tool predicates".into()));
+    }
+    let fingerprint =
+        trust::tool_predicates_fingerprint(entries.iter().filter_map(|e| e.directive.as_ref()));
+    if !trust::is_trusted(repo, &fingerprint) {
+        return Box::new(NoTools(
+            "tool predicates were skipped: this repository's set of tool predicates is not trusted (new, or changed since `git swarm trust`)".into(),
+        ));
+    }
+    Box::new(Sandboxed {
+        allow: super::run_tool::allowlist(repo, ui),
+        limits,
+        root: repo.root.clone(),
+    })
+}
+
+struct Sandboxed {
+    allow: Allowlist,
+    limits: Limits,
+    root: std::path::PathBuf,
+}
+
+impl ToolRunner for Sandboxed {
+    fn run(&self, argv: &[String]) -> ToolVerdict {
+        let shown = display_argv(argv);
+        match run_tool(argv, &self.root, &self.allow, &self.limits) {
+            ToolOutcome::Passed { .. } => ToolVerdict::Holds,
+            ToolOutcome::Failed {
+                code,
+                signal,
+                output,
+                ..
+            } => {
+                let how = match (code, signal) {
+                    (Some(c), _) => format!("exited with {c}"),
+                    (None, Some(s)) => format!("was killed by signal {s}"),
+                    (None, None) => "failed".to_owned(),
+                };
+                let excerpt = output.excerpt(5);
+                let excerpt = if excerpt.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", excerpt.trim())
+                };
+                ToolVerdict::Fails {
+                    message: format!("`{shown}` {how}{excerpt}"),
+                }
+            }
+            ToolOutcome::Refused(r) => ToolVerdict::Error {
+                message: format!("`{shown}` refused: {} ({})", r.message, r.hint),
+            },
+            ToolOutcome::TimedOut { after, .. } => ToolVerdict::Error {
+                message: format!(
+                    "`{shown}` ran past {:.0} s and was killed (runner.timeout_secs)",
+                    after.as_secs_f64()
+                ),
+            },
+            ToolOutcome::Error { message, hint } => ToolVerdict::Error {
+                message: match hint {
+                    Some(h) => format!("`{shown}`: {message} ({h})"),
+                    None => format!("`{shown}`: {message}"),
+                },
+            },
+        }
+    }
 }
 
 fn record(
