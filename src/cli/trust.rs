@@ -45,18 +45,22 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let fingerprint = trust::fingerprint(&predicates);
     let allow = super::run_tool::allowlist(&repo, ui);
     let n = predicates.len();
-    let s = if n == 1 { "" } else { "s" };
+    let (s, are, were) = if n == 1 {
+        ("", "is", "was")
+    } else {
+        ("s", "are", "were")
+    };
     if args.show {
         let trusted = trust::is_trusted(&repo, &fingerprint);
         if trusted {
             writeln!(
                 ui.out,
-                "The {n} tool predicate{s} are trusted ({fingerprint}):"
+                "The {n} tool predicate{s} {are} trusted ({fingerprint}):"
             )?;
         } else {
             writeln!(
                 ui.out,
-                "The {n} tool predicate{s} are not trusted: they changed since `git swarm trust` was last run here, or were never trusted ({fingerprint}):"
+                "The {n} tool predicate{s} {are} not trusted: new, or changed since `git swarm trust` was last run here ({fingerprint}):"
             )?;
         }
         list(ui, &predicates, &allow)?;
@@ -72,7 +76,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             "Trusted {n} tool predicate{s} (recorded as swarm.trustedTools {fingerprint} in the local git config):"
         )?;
     } else {
-        writeln!(ui.out, "The {n} tool predicate{s} were already trusted:")?;
+        writeln!(ui.out, "The {n} tool predicate{s} {were} already trusted:")?;
     }
     list(ui, &predicates, &allow)?;
     Ok(ExitCode::SUCCESS)
