@@ -9,13 +9,18 @@
 
 use std::fmt;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{Glob, GlobBuilder, GlobMatcher};
 
 /// A parsed, validated path glob.
 #[derive(Clone)]
 pub struct PathGlob {
     source: String,
-    matcher: GlobMatcher,
+    glob: Glob,
+    /// Compiled on the first path that passes the prefix test: most globs of
+    /// a large set never meet a path that could match.
+    matcher: std::sync::OnceLock<GlobMatcher>,
+    /// Every path the glob matches starts with this (empty when it matches at any depth).
+    prefix: String,
 }
 
 /// Why a glob was refused.
@@ -82,27 +87,52 @@ impl PathGlob {
             })?;
         Ok(PathGlob {
             source: source.to_owned(),
-            matcher: glob.compile_matcher(),
+            glob,
+            matcher: std::sync::OnceLock::new(),
+            prefix: literal_prefix(&pattern),
         })
     }
 
     /// Does this glob match a repository-relative path (with `/` separators)?
     pub fn is_match(&self, path: &str) -> bool {
-        self.matcher.is_match(path)
+        path.starts_with(&self.prefix) && self.matcher().is_match(path)
     }
 
     /// As [`PathGlob::is_match`], for a path that may not be UTF-8 (git paths are bytes).
     pub fn is_match_bytes(&self, path: &[u8]) -> bool {
         match std::str::from_utf8(path) {
-            Ok(p) => self.matcher.is_match(p),
+            _ if !path.starts_with(self.prefix.as_bytes()) => false,
+            Ok(p) => self.matcher().is_match(p),
             Err(_) => self
-                .matcher
+                .matcher()
                 .is_match_candidate(&globset::Candidate::new(&bytes_path(path))),
         }
     }
 
+    fn matcher(&self) -> &GlobMatcher {
+        self.matcher.get_or_init(|| self.glob.compile_matcher())
+    }
+
+    /// A literal start every matching path has: the folders before the first
+    /// wildcard (`src/m001/` for `src/m001/**/*.rs`), the whole path for a
+    /// glob without wildcards, empty for one that matches at any depth.
+    /// Lets a caller with sorted paths look at a range instead of all of them.
+    pub fn literal_prefix(&self) -> &str {
+        &self.prefix
+    }
+
     pub fn as_str(&self) -> &str {
         &self.source
+    }
+}
+
+fn literal_prefix(pattern: &str) -> String {
+    match pattern.find(['*', '?', '[', '{', '\\']) {
+        None => pattern.to_owned(),
+        Some(first) => match pattern[..first].rfind('/') {
+            Some(slash) => pattern[..=slash].to_owned(),
+            None => String::new(),
+        },
     }
 }
 
@@ -153,6 +183,34 @@ mod tests {
         assert!(!m("./Makefile", "sub/Makefile"));
         assert!(m("docs/", "docs/a/b.md"));
         assert!(m("{a,b}/x", "b/x"));
+    }
+
+    #[test]
+    fn literal_prefixes() {
+        let p = |g: &str| {
+            PathGlob::parse(g)
+                .expect("valid glob")
+                .literal_prefix()
+                .to_owned()
+        };
+        assert_eq!(p("src/m001/**/*.rs"), "src/m001/");
+        assert_eq!(p("src/*.rs"), "src/");
+        assert_eq!(p("docs/"), "", "a bare folder name matches at any depth");
+        assert_eq!(p("src/gen/"), "src/gen/");
+        assert_eq!(p("./Makefile"), "Makefile");
+        assert_eq!(p("a/b/c.txt"), "a/b/c.txt");
+        assert_eq!(p("*.rs"), "");
+        assert_eq!(p("{a,b}/x"), "");
+        for (glob, path) in [
+            ("src/m001/**/*.rs", "src/m001/x/y.rs"),
+            ("docs/", "docs/a.md"),
+            ("a/b/c.txt", "a/b/c.txt"),
+        ] {
+            assert!(
+                path.starts_with(&p(glob))
+                    && PathGlob::parse(glob).expect("valid glob").is_match(path)
+            );
+        }
     }
 
     #[test]

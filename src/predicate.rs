@@ -21,7 +21,8 @@
 
 use std::fmt;
 
-use regex::Regex;
+// Bytes regexes: file contents and paths need not be UTF-8; the syntax is the same.
+use regex::bytes::Regex;
 
 use crate::pathglob::PathGlob;
 
@@ -31,16 +32,50 @@ pub enum Predicate {
     FileModified(PathGlob),
     FileNotModified(PathGlob),
     Grep {
-        regex: Regex,
+        regex: LazyRegex,
         glob: Option<PathGlob>,
     },
     GrepTree {
-        regex: Regex,
+        regex: LazyRegex,
         glob: Option<PathGlob>,
     },
     Tool {
         argv: Vec<String>,
     },
+}
+
+/// A regex whose syntax was checked when parsed and which is compiled on
+/// first use: a check of a thousand directives meets few lines most of them
+/// could match, and compiling is the expensive part.
+#[derive(Clone, Debug)]
+pub struct LazyRegex {
+    pattern: String,
+    compiled: std::sync::OnceLock<Result<Regex, String>>,
+}
+
+impl LazyRegex {
+    fn parse(pattern: &str) -> Result<LazyRegex, String> {
+        regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(pattern)
+            .map_err(|e| e.to_string())?;
+        Ok(LazyRegex {
+            pattern: pattern.to_owned(),
+            compiled: std::sync::OnceLock::new(),
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.pattern
+    }
+
+    /// The compiled regex (an error only past the regex crate's size limits).
+    pub fn get(&self) -> Result<&Regex, String> {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.pattern).map_err(|e| first_line(&e.to_string())))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
 }
 
 /// The five kinds, in the order the docs list them.
@@ -109,9 +144,9 @@ impl Predicate {
                         "write `grep:<regex>:<glob>`, for example `grep:\\.unwrap\\(\\):src/**/*.rs`",
                     ));
                 }
-                let regex = Regex::new(pattern).map_err(|e| {
+                let regex = LazyRegex::parse(pattern).map_err(|e| {
                     err(
-                        format!("`{k}` regex `{pattern}` does not parse: {}", first_line(&e.to_string())),
+                        format!("`{k}` regex `{pattern}` does not parse: {}", first_line(&e)),
                         "the regex syntax is Rust's `regex` crate (no look-around or back-references)",
                     )
                 })?;

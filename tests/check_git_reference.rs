@@ -365,3 +365,55 @@ fn grep_tree_with_no_matching_file_is_an_error() {
         run.snapshot()
     );
 }
+
+/// Changes with no candidate renames take the cache-tree walk instead of
+/// gix's generic status; it must agree with git just the same.
+#[test]
+fn cache_tree_walk_agrees_with_git_diff_cached() {
+    let env = fixture();
+    env.git(&["commit", "-q", "-m", "change"]);
+    // Modifications, a mode change and additions in new folders: no
+    // deletion, so no rename to look for.
+    env.write("a.txt", "one\nTWO\nthree\nfour\nfive\nsix TODO\nseven\n");
+    env.write("fresh/deep/dir/file.txt", "brand new\nTODO here\nmore\n");
+    env.write("another/new/file.txt", "x\n");
+    env.git(&["add", "-A"]);
+    env.git(&["update-index", "--chmod=+x", "crlf.txt"]);
+    compare_paths_and_lines(&env);
+    env.git(&["commit", "-q", "-m", "more"]);
+    // Deletions only, one of a whole folder.
+    env.git(&["rm", "-q", "-r", "fresh", "a.txt"]);
+    compare_paths_and_lines(&env);
+    env.git(&["commit", "-q", "-m", "less"]);
+    // Nothing staged at all.
+    assert_eq!(ours(&env, &["--staged"]), Vec::<Value>::new());
+}
+
+fn compare_paths_and_lines(env: &TestEnv) {
+    let files = ours(env, &["--staged"]);
+    let paths: BTreeSet<String> = files
+        .iter()
+        .map(|f| f["path"].as_str().expect("path").to_owned())
+        .collect();
+    assert_eq!(paths, git_paths(env, &["--cached"]).0);
+    let reference = git_added(env, &["--cached"]);
+    for f in &files {
+        let path = f["path"].as_str().expect("path");
+        let ours: Vec<(u64, String)> = f["added"]
+            .as_array()
+            .expect("added")
+            .iter()
+            .map(|l| {
+                (
+                    l[0].as_u64().expect("line"),
+                    l[1].as_str().expect("text").to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            ours,
+            reference.get(path).cloned().unwrap_or_default(),
+            "{path}"
+        );
+    }
+}

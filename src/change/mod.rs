@@ -12,6 +12,7 @@
 //! first 8000 bytes, git's rule) have none.
 
 mod read;
+mod staged;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -148,15 +149,24 @@ pub struct AddedLine {
 }
 
 /// The files whole-snapshot checks (`grep_tree`) read.
-#[derive(Debug)]
 enum Snapshot {
-    /// The index: path → blob id.
-    Index(Vec<(BString, ObjectId)>),
-    /// A tree: path → blob id (flattened on demand).
+    /// The index (its entries are sorted by path).
+    Index(gix::worktree::Index),
+    /// A tree, read folder by folder as globs need them.
     Tree(ObjectId),
-    /// The working tree: tracked paths that exist plus untracked ones.
+    /// The working tree: tracked paths that exist plus untracked ones, sorted.
     Worktree(Vec<BString>),
 }
+
+/// A file of the checked snapshot.
+#[derive(Debug, Clone)]
+pub struct SnapshotFile {
+    pub path: BString,
+    pub content: Content,
+}
+
+/// The files of a tree folder, with their blob ids.
+type TreeFiles = std::rc::Rc<Vec<(BString, ObjectId)>>;
 
 /// A change, ready to be checked.
 pub struct Change {
@@ -167,7 +177,8 @@ pub struct Change {
     snapshot: Snapshot,
     root: PathBuf,
     added: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<AddedLine>>>>,
-    tree_files: std::cell::OnceCell<Vec<(BString, ObjectId)>>,
+    /// Flattened folders of a tree snapshot, by folder prefix (`""` is the whole tree).
+    tree_files: std::cell::RefCell<HashMap<String, TreeFiles>>,
 }
 
 impl Change {
@@ -245,63 +256,91 @@ impl Change {
         Ok(lines)
     }
 
-    /// The files of the checked snapshot whose path matches `glob`.
+    /// The files of the checked snapshot whose path matches `glob` (all
+    /// files without one), sorted by path. Only the range of paths that can
+    /// match is looked at: the glob's literal folder prefix.
     pub fn snapshot_files(
         &self,
         repo: &gix::Repository,
         glob: Option<&PathGlob>,
-    ) -> Result<Vec<BString>> {
+    ) -> Result<Vec<SnapshotFile>> {
+        let prefix = glob.map_or("", |g| g.literal_prefix());
         let keep = |p: &BStr| glob.is_none_or(|g| g.is_match_bytes(p));
-        Ok(match &self.snapshot {
-            Snapshot::Index(entries) => entries
-                .iter()
-                .map(|(p, _)| p)
-                .filter(|p| keep(p.as_bstr()))
-                .cloned()
-                .collect(),
-            Snapshot::Worktree(paths) => paths
-                .iter()
-                .filter(|p| keep(p.as_bstr()))
-                .cloned()
-                .collect(),
-            Snapshot::Tree(id) => self
-                .tree_files(repo, *id)?
-                .iter()
-                .map(|(p, _)| p)
-                .filter(|p| keep(p.as_bstr()))
-                .cloned()
-                .collect(),
-        })
-    }
-
-    /// The content of a snapshot file (`None` for one that cannot be read as a file).
-    pub fn snapshot_read(&self, repo: &gix::Repository, path: &BStr) -> Result<Option<Vec<u8>>> {
-        let found = |entries: &[(BString, ObjectId)]| {
-            entries
-                .binary_search_by(|(p, _)| p.as_bstr().cmp(path))
-                .ok()
-                .map(|i| entries[i].1)
-        };
-        let content = match &self.snapshot {
-            Snapshot::Index(entries) => found(entries).map_or(Content::Absent, Content::Blob),
-            Snapshot::Tree(id) => {
-                found(self.tree_files(repo, *id)?).map_or(Content::Absent, Content::Blob)
+        let mut out = Vec::new();
+        match &self.snapshot {
+            Snapshot::Index(index) => {
+                let entries = index.entries();
+                let range = if prefix.is_empty() {
+                    Some(0..entries.len())
+                } else {
+                    index.prefixed_entries_range(prefix.into())
+                };
+                for e in range.map_or(&entries[..0], |r| &entries[r]) {
+                    let path = e.path(index);
+                    if e.stage_raw() == 0
+                        && !e.mode.contains(gix::index::entry::Mode::COMMIT)
+                        && keep(path)
+                    {
+                        out.push(SnapshotFile {
+                            path: path.to_owned(),
+                            content: Content::Blob(e.id),
+                        });
+                    }
+                }
             }
-            Snapshot::Worktree(_) => Content::File(self.root.join(read::to_path(path))),
-        };
-        read::content(repo, &content)
+            Snapshot::Worktree(paths) => {
+                let start = paths.partition_point(|p| p.as_slice() < prefix.as_bytes());
+                for p in paths[start..]
+                    .iter()
+                    .take_while(|p| p.starts_with(prefix.as_bytes()))
+                {
+                    if keep(p.as_bstr()) {
+                        out.push(SnapshotFile {
+                            path: p.clone(),
+                            content: Content::File(self.root.join(read::to_path(p.as_bstr()))),
+                        });
+                    }
+                }
+            }
+            Snapshot::Tree(id) => {
+                // Read only the folder the prefix names (its last `/`).
+                let folder = prefix.rfind('/').map_or("", |i| &prefix[..i]);
+                for (path, blob) in self.tree_folder(repo, *id, folder)?.iter() {
+                    if path.starts_with(prefix.as_bytes()) && keep(path.as_bstr()) {
+                        out.push(SnapshotFile {
+                            path: path.clone(),
+                            content: Content::Blob(*blob),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
-    fn tree_files(
+    /// The bytes of a snapshot file (`None` when it cannot be read as a file).
+    pub fn read_snapshot_file(
         &self,
         repo: &gix::Repository,
-        id: ObjectId,
-    ) -> Result<&Vec<(BString, ObjectId)>> {
-        if let Some(files) = self.tree_files.get() {
-            return Ok(files);
+        file: &SnapshotFile,
+    ) -> Result<Option<Vec<u8>>> {
+        read::content(repo, &file.content)
+    }
+
+    fn tree_folder(
+        &self,
+        repo: &gix::Repository,
+        tree: ObjectId,
+        folder: &str,
+    ) -> Result<std::rc::Rc<Vec<(BString, ObjectId)>>> {
+        if let Some(files) = self.tree_files.borrow().get(folder) {
+            return Ok(files.clone());
         }
-        let files = read::flatten_tree(repo, id)?;
-        Ok(self.tree_files.get_or_init(|| files))
+        let files = std::rc::Rc::new(read::flatten_folder(repo, tree, folder)?);
+        self.tree_files
+            .borrow_mut()
+            .insert(folder.to_owned(), files.clone());
+        Ok(files)
     }
 }
 

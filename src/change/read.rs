@@ -57,6 +57,9 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
         .head_tree_id_or_empty()
         .map_err(|e| Error::git("reading HEAD", e))?
         .detach();
+    if let Some(files) = super::staged::staged(repo, &index, head_tree)? {
+        return Ok((files, Snapshot::Index(index), None));
+    }
     let mut files = Vec::new();
     repo.tree_index_status(
         &head_tree,
@@ -135,13 +138,7 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
     )
     .map_err(|e| Error::git("comparing HEAD with the index", e))?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let entries: Vec<(BString, ObjectId)> = index
-        .entries()
-        .iter()
-        .filter(|e| e.stage_raw() == 0 && !e.mode.contains(gix::index::entry::Mode::COMMIT))
-        .map(|e| (e.path(&index).to_owned(), e.id))
-        .collect();
-    Ok((files, Snapshot::Index(entries), None))
+    Ok((files, Snapshot::Index(index), None))
 }
 
 /// HEAD's tree against the files in the working tree, untracked files included.
@@ -203,7 +200,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
     let head_files: BTreeMap<BString, (ObjectId, bool)> = if paths.is_empty() {
         BTreeMap::new()
     } else {
-        flatten_tree_modes(repo, head)?
+        flatten_tree_modes(repo, head, BString::default())?
             .into_iter()
             .map(|(p, id, gitlink)| (p, (id, gitlink)))
             .collect()
@@ -458,9 +455,30 @@ fn diff_trees(
     Ok(files)
 }
 
-/// Every file of a tree, with its blob id, sorted by path.
-pub fn flatten_tree(repo: &gix::Repository, id: ObjectId) -> Result<Vec<(BString, ObjectId)>> {
-    Ok(flatten_tree_modes(repo, id)?
+/// Every file under `folder` (`""`: the whole tree) of a tree, with its
+/// blob id and full path, sorted by path.
+pub fn flatten_folder(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    folder: &str,
+) -> Result<Vec<(BString, ObjectId)>> {
+    let (start, prefix) = if folder.is_empty() {
+        (tree, BString::default())
+    } else {
+        let t = repo
+            .find_tree(tree)
+            .map_err(|e| Error::git("reading a tree", e))?;
+        match t
+            .lookup_entry_by_path(folder)
+            .map_err(|e| Error::git("reading a tree", e))?
+        {
+            Some(entry) if entry.mode().is_tree() => {
+                (entry.oid().to_owned(), BString::from(folder))
+            }
+            _ => return Ok(Vec::new()),
+        }
+    };
+    Ok(flatten_tree_modes(repo, start, prefix)?
         .into_iter()
         .filter(|(_, _, gitlink)| !gitlink)
         .map(|(p, id, _)| (p, id))
@@ -470,9 +488,10 @@ pub fn flatten_tree(repo: &gix::Repository, id: ObjectId) -> Result<Vec<(BString
 fn flatten_tree_modes(
     repo: &gix::Repository,
     id: ObjectId,
+    prefix: BString,
 ) -> Result<Vec<(BString, ObjectId, bool)>> {
     let mut out = Vec::new();
-    let mut stack = vec![(BString::default(), id)];
+    let mut stack = vec![(prefix, id)];
     while let Some((prefix, tree_id)) = stack.pop() {
         let tree = repo
             .find_tree(tree_id)

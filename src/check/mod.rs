@@ -348,20 +348,27 @@ fn evaluate_predicate(
             }
         }
         Predicate::Grep { regex, glob } => {
-            let Ok(re) = regex::bytes::Regex::new(regex.as_str()) else {
-                return Ok(result(
-                    source,
-                    Outcome::Error,
-                    Some("the regex does not compile for bytes".into()),
-                    Vec::new(),
-                ));
-            };
             let mut findings = Vec::new();
             for (i, f) in change.files.iter().enumerate() {
                 if glob.as_ref().is_some_and(|g| !g.is_match_bytes(&f.path)) {
                     continue;
                 }
-                for line in change.added_lines(repo, i)?.iter() {
+                let lines = change.added_lines(repo, i)?;
+                if lines.is_empty() {
+                    continue;
+                }
+                let re = match regex.get() {
+                    Ok(re) => re,
+                    Err(e) => {
+                        return Ok(result(
+                            source,
+                            Outcome::Error,
+                            Some(format!("the regex cannot be used: {e}")),
+                            Vec::new(),
+                        ));
+                    }
+                };
+                for line in lines.iter() {
                     if re.is_match(&line.text) {
                         findings.push(Finding {
                             path: lossy(f.path.as_bstr()),
@@ -387,14 +394,6 @@ fn evaluate_predicate(
             }
         }
         Predicate::GrepTree { regex, glob } => {
-            let Ok(re) = regex::bytes::Regex::new(regex.as_str()) else {
-                return Ok(result(
-                    source,
-                    Outcome::Error,
-                    Some("the regex does not compile for bytes".into()),
-                    Vec::new(),
-                ));
-            };
             let files = change.snapshot_files(repo, glob.as_ref())?;
             if files.is_empty() {
                 let what = glob
@@ -409,9 +408,21 @@ fn evaluate_predicate(
                     Vec::new(),
                 ));
             }
+            let re = match regex.get() {
+                Ok(re) => re,
+                Err(e) => {
+                    return Ok(result(
+                        source,
+                        Outcome::Error,
+                        Some(format!("the regex cannot be used: {e}")),
+                        Vec::new(),
+                    ));
+                }
+            };
             let mut findings = Vec::new();
-            for path in &files {
-                let Some(bytes) = change.snapshot_read(repo, path.as_bstr())? else {
+            for file in &files {
+                let path = &file.path;
+                let Some(bytes) = change.read_snapshot_file(repo, file)? else {
                     continue;
                 };
                 if crate::change::is_binary(&bytes) {

@@ -47,7 +47,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         let files: Vec<String> = change
             .snapshot_files(&gix_repo, None)?
             .iter()
-            .map(|p| p.to_str_lossy().into_owned())
+            .map(|f| f.path.to_str_lossy().into_owned())
             .collect();
         ui.json(&files)?;
         return Ok(ExitCode::SUCCESS);

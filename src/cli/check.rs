@@ -211,6 +211,12 @@ pub fn open_gix(repo: &Repo) -> Result<gix::Repository, Error> {
         .to_thread_local();
     // Big objects are read once; a cache would only cost memory.
     r.object_cache_size(0);
+    // The index is read, never written: checking its trailing hash (a SHA-1
+    // of the whole file) would only cost time, as git's index.skipHash knows.
+    {
+        let mut config = r.config_snapshot_mut();
+        let _ = config.set_value(&gix::config::tree::Index::SKIP_HASH, "true");
+    }
     Ok(r)
 }
 
