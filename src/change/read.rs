@@ -340,7 +340,7 @@ fn diff_trees(
     old: Option<ObjectId>,
     new: ObjectId,
 ) -> Result<Vec<ChangedFile>> {
-    use gix::object::tree::diff::ChangeDetached as C;
+    use gix::diff::tree_with_rewrites::Change as C;
     let find = |id: ObjectId| {
         repo.find_tree(id)
             .map_err(|e| Error::git("reading a tree", e))
@@ -350,9 +350,42 @@ fn diff_trees(
         Some(id) => find(id)?,
         None => repo.empty_tree(),
     };
-    let changes = repo
-        .diff_tree_to_tree(&old_tree, &new_tree, None)
-        .map_err(|e| Error::git("comparing trees", e))?;
+    // As `diff_tree_to_tree`, but without reading the index for
+    // `.gitattributes`: blobs in trees are already in git's form, and loading
+    // the index was most of the cost of a range on a large repository.
+    let git = |e: &dyn std::fmt::Display| Error::git("comparing trees", e);
+    let attributes = repo
+        .attributes_only(
+            &gix::index::State::new(repo.object_hash()),
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )
+        .map_err(|e| git(&e))?
+        .detach();
+    let mut cache = gix::diff::resource_cache(
+        repo,
+        gix::diff::blob::pipeline::Mode::ToGit,
+        attributes,
+        Default::default(),
+    )
+    .map_err(|e| git(&e))?;
+    let options = gix::diff::Options::default()
+        .with_rewrites(Some(gix::diff::Rewrites::default()))
+        .track_path()
+        .to_owned();
+    let mut changes = Vec::new();
+    gix::diff::tree_with_rewrites(
+        gix::objs::TreeRefIter::from_bytes(&old_tree.data, old_tree.id.kind()),
+        gix::objs::TreeRefIter::from_bytes(&new_tree.data, new_tree.id.kind()),
+        &mut cache,
+        &mut Default::default(),
+        &repo.objects,
+        |change: gix::diff::tree_with_rewrites::ChangeRef<'_>| -> gix::Result<std::ops::ControlFlow<()>> {
+            changes.push(change.into_owned());
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
+        options.into(),
+    )
+    .map_err(|e| git(&e))?;
     let content = |mode: gix::object::tree::EntryMode, id: ObjectId| {
         if mode.is_commit() {
             Content::Gitlink(id)

@@ -136,14 +136,21 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     let gix_repo = open_gix(&repo)?;
     let change = Change::read(&gix_repo, &repo.root, &req.selection)?;
 
+    // A range or commit brings its own directives: only the fold is needed
+    // from the working tree's index, not its parsed directives.
     let loaded = match &store {
+        Some(s) if change.snapshot_tree.is_some() => Some(git_swarm::index::refresh(s)?),
         Some(s) => Some(git_swarm::index::load(s)?),
         None => None,
     };
     let default_fold = git_swarm::fold::Fold::default();
     let fold = loaded.as_ref().map_or(&default_fold, |l| &l.index.fold);
     let tree_entries = match change.snapshot_tree {
-        Some(tree) => Some(directives_in_tree(&gix_repo, tree)?),
+        Some(tree) => Some(git_swarm::index::directives_in_tree(
+            &repo.git_dir,
+            &gix_repo,
+            tree,
+        )?),
         None => None,
     };
     let entries: &[DirectiveEntry] = match (&tree_entries, &loaded) {
@@ -209,8 +216,8 @@ pub fn open_gix(repo: &Repo) -> Result<gix::Repository, Error> {
     let mut r = gix::ThreadSafeRepository::discover_with_environment_overrides(&repo.root)
         .map_err(|e| Error::git("opening the repository", e))?
         .to_thread_local();
-    // Big objects are read once; a cache would only cost memory.
-    r.object_cache_size(0);
+    // Trees are looked up again for every folder a glob names: keep a few MB of them.
+    r.object_cache_size(4 * 1024 * 1024);
     // The index is read, never written: checking its trailing hash (a SHA-1
     // of the whole file) would only cost time, as git's index.skipHash knows.
     {
@@ -218,49 +225,6 @@ pub fn open_gix(repo: &Repo) -> Result<gix::Repository, Error> {
         let _ = config.set_value(&gix::config::tree::Index::SKIP_HASH, "true");
     }
     Ok(r)
-}
-
-/// The directive files of `.swarm/directives/` in a tree.
-fn directives_in_tree(
-    repo: &gix::Repository,
-    tree: gix::ObjectId,
-) -> Result<Vec<DirectiveEntry>, Error> {
-    let tree = repo
-        .find_tree(tree)
-        .map_err(|e| Error::git("reading the checked tree", e))?;
-    let Some(entry) = tree
-        .lookup_entry_by_path(".swarm/directives")
-        .map_err(|e| Error::git("reading .swarm/directives", e))?
-    else {
-        return Ok(Vec::new());
-    };
-    if !entry.mode().is_tree() {
-        return Ok(Vec::new());
-    }
-    let dir = repo
-        .find_tree(entry.oid())
-        .map_err(|e| Error::git("reading .swarm/directives", e))?;
-    let mut out = Vec::new();
-    for e in dir.iter() {
-        let e = e.map_err(|e| Error::git("reading .swarm/directives", e))?;
-        let Ok(name) = std::str::from_utf8(e.filename()) else {
-            continue;
-        };
-        if !name.ends_with(".toml") || !e.mode().is_blob() {
-            continue;
-        }
-        let blob = repo
-            .find_blob(e.oid())
-            .map_err(|err| Error::git(format!("reading .swarm/directives/{name}"), err))?;
-        out.push(git_swarm::index::entry_from_bytes(
-            &blob.data,
-            &format!(".swarm/directives/{name}"),
-            name,
-            false,
-        ));
-    }
-    out.sort_by(|a, b| a.file.cmp(&b.file));
-    Ok(out)
 }
 
 /// The runner for `tool:` predicates: the sandboxed runner with the user's

@@ -29,6 +29,7 @@ mod entries;
 mod events;
 mod file;
 mod scan;
+mod trees;
 
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
@@ -37,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 pub use entries::{entry_from_bytes, read_capped, read_entry};
 pub use scan::{Scan, Stamp, scan};
+pub use trees::directives_in_tree;
 
 use crate::directive::Directive;
 use crate::error::Result;

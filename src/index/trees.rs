@@ -1,0 +1,105 @@
+//! Parsed directives of a committed `.swarm/directives/` tree, cached in
+//! the git dir by the tree's id: a tree never changes, so neither does its
+//! parse. `check --range` and pre-push read the directives of the pushed
+//! commit; parsing a thousand TOML files each time cost more than the diff.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{DirectiveEntry, entry_from_bytes};
+use crate::error::{Error, Result};
+
+/// Bump when `DirectiveEntry` (or what it holds) changes layout.
+const FORMAT: &[u8] = b"git-swarm tree directives v1\n";
+/// How many trees' parses are kept; the oldest are removed.
+const KEEP: usize = 16;
+
+/// The directive files of `.swarm/directives/` in `tree`, sorted by file name.
+pub fn directives_in_tree(
+    git_dir: &Path,
+    repo: &gix::Repository,
+    tree: gix::ObjectId,
+) -> Result<Vec<DirectiveEntry>> {
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| Error::git("reading the checked tree", e))?;
+    let Some(entry) = tree
+        .lookup_entry_by_path(".swarm/directives")
+        .map_err(|e| Error::git("reading .swarm/directives", e))?
+    else {
+        return Ok(Vec::new());
+    };
+    if !entry.mode().is_tree() {
+        return Ok(Vec::new());
+    }
+    let folder = entry.oid().to_owned();
+    let cache = git_dir.join("swarm").join("trees").join(folder.to_string());
+    if let Some(entries) = read_cache(&cache) {
+        return Ok(entries);
+    }
+    let dir = repo
+        .find_tree(folder)
+        .map_err(|e| Error::git("reading .swarm/directives", e))?;
+    let mut out = Vec::new();
+    for e in dir.iter() {
+        let e = e.map_err(|e| Error::git("reading .swarm/directives", e))?;
+        let Ok(name) = std::str::from_utf8(e.filename()) else {
+            continue;
+        };
+        if !name.ends_with(".toml") || !e.mode().is_blob() {
+            continue;
+        }
+        let blob = repo
+            .find_blob(e.oid())
+            .map_err(|err| Error::git(format!("reading .swarm/directives/{name}"), err))?;
+        out.push(entry_from_bytes(
+            &blob.data,
+            &format!(".swarm/directives/{name}"),
+            name,
+            false,
+        ));
+    }
+    out.sort_by(|a, b| a.file.cmp(&b.file));
+    // Only a cache: a read-only git dir must not stop a check.
+    let _ = write_cache(&cache, &out);
+    Ok(out)
+}
+
+fn read_cache(path: &Path) -> Option<Vec<DirectiveEntry>> {
+    let bytes = std::fs::read(path).ok()?;
+    let body = bytes.strip_prefix(FORMAT)?;
+    postcard::from_bytes(body).ok()
+}
+
+fn write_cache(path: &Path, entries: &[DirectiveEntry]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut bytes = FORMAT.to_vec();
+    bytes.extend(postcard::to_stdvec(entries).map_err(|e| Error::Index {
+        message: e.to_string(),
+    })?);
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(&bytes)
+        .map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    prune(dir);
+    Ok(())
+}
+
+/// Keeps the `KEEP` most recently written parses.
+fn prune(dir: &Path) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = listing
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if files.len() <= KEEP {
+        return;
+    }
+    files.sort();
+    for (_, path) in &files[..files.len() - KEEP] {
+        let _ = std::fs::remove_file(path);
+    }
+}
