@@ -141,6 +141,21 @@ fn run_check(_store: &Store, call: &HookCall, ui: &mut Ui) -> Outcome {
             for update in &call.updates {
                 all.extend(hooks::push_selections(&gix_repo, update)?);
             }
+            // The pre-commit framework keeps git's stdin and names the pushed
+            // range in its own variables instead.
+            if call.updates.is_empty()
+                && let (Some(from), Some(to)) = (
+                    std::env::var_os("PRE_COMMIT_FROM_REF"),
+                    std::env::var_os("PRE_COMMIT_TO_REF"),
+                )
+                && let (Some(from), Some(to)) = (from.to_str(), to.to_str())
+            {
+                all.push(git_swarm::change::Selection::Range {
+                    from: from.to_owned(),
+                    to: to.to_owned(),
+                    symmetric: false,
+                });
+            }
             all
         }
         _ => vec![git_swarm::change::Selection::Staged],
