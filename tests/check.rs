@@ -1,0 +1,1093 @@
+//! `git swarm check`: each predicate kind on a real change, the outcomes and
+//! exit codes, every way to select a change (and the `.swarm/` each one
+//! uses), bad input, the machine formats and `--record`.
+//!
+//! git-as-reference agreement (paths, added lines, `git grep`) is in
+//! `check_git_reference.rs`; hooks are in `hooks.rs` and `hooks_block.rs`.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{Run, TestEnv};
+use serde_json::Value;
+
+/// Split so that no line of this file is a key line: this repository checks
+/// its own commits with the `no-private-keys` directive.
+const KEY: &str = concat!("-----BEGIN ", "RSA PRIVATE KEY-----");
+
+/// A repository with a committed `.swarm/` but none of the template's
+/// directives, so that every test states the directives it checks.
+fn repo() -> TestEnv {
+    let env = TestEnv::initialised();
+    env.git(&[
+        "rm",
+        "-q",
+        ".swarm/directives/no-private-keys.toml",
+        ".swarm/directives/lockfile-with-manifest.toml",
+        ".swarm/directives/run-tests-before-handoff.toml",
+    ]);
+    env.git(&["commit", "-q", "-m", "no template directives"]);
+    env
+}
+
+/// Writes `.swarm/directives/<id>.toml`: an id, a lesson, a scope and `fields`.
+fn directive(env: &TestEnv, id: &str, fields: &str) {
+    env.write(
+        &format!(".swarm/directives/{id}.toml"),
+        format!(
+            "id = \"{id}\"\nlesson = \"The lesson of {id}\"\napplies_to_agents = [\"coder\"]\n{fields}\n"
+        ),
+    );
+}
+
+fn commit_all(env: &TestEnv, message: &str) {
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", message]);
+}
+
+fn check(env: &TestEnv, args: &[&str]) -> Run {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    env.swarm(&all)
+}
+
+/// `check ARGS --format json`, parsed.
+#[track_caller]
+fn json(env: &TestEnv, args: &[&str]) -> (i32, Value) {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--format", "json"]);
+    let run = check(env, &all);
+    let value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", run.snapshot()));
+    (run.code, value)
+}
+
+/// id → outcome of every directive in a report.
+fn outcomes(report: &Value) -> BTreeMap<String, String> {
+    report["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().expect("id").to_owned(),
+                r["outcome"].as_str().expect("outcome").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn result<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {report:#}"))
+}
+
+/// (path, line, text) of every finding of a directive's predicates.
+fn findings(report: &Value, id: &str) -> Vec<(String, Option<u64>, String)> {
+    result(report, id)["predicates"]
+        .as_array()
+        .expect("predicates")
+        .iter()
+        .flat_map(|p| p["findings"].as_array().expect("findings").iter())
+        .map(|f| {
+            (
+                f["path"].as_str().expect("path").to_owned(),
+                f["line"].as_u64(),
+                f["text"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+fn schema(name: &str) -> jsonschema::Validator {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schema")
+        .join(name);
+    let text = std::fs::read_to_string(path).expect("schema file");
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&serde_json::from_str(&text).expect("schema is JSON"))
+        .expect("schema compiles")
+}
+
+// --- each predicate kind on a staged change ---------------------------------
+
+#[test]
+fn file_modified_holds_when_the_change_touches_a_matching_path() {
+    let env = repo();
+    directive(
+        &env,
+        "changelog-with-src",
+        "enforcement = \"enforce\"\npaths = [\"src/**\"]\nverify = [\"file_modified:CHANGELOG.md\"]",
+    );
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    env.write("CHANGELOG.md", "# Changes\n\n- a\n");
+    commit_all(&env, "base");
+
+    env.write("src/lib.rs", "pub fn a() {}\npub fn b() {}\n");
+    env.git(&["add", "src/lib.rs"]);
+    let run = check(&env, &[]);
+    run.code(1);
+    insta::assert_snapshot!("failing_check_without_findings", run.snapshot());
+
+    env.write("CHANGELOG.md", "# Changes\n\n- a\n- b\n");
+    env.git(&["add", "CHANGELOG.md"]);
+    let run = check(&env, &[]);
+    run.code(0);
+    insta::assert_snapshot!("passing_check", run.snapshot());
+
+    // A rename touches its old path too.
+    env.git(&["checkout", "-q", "HEAD", "--", "CHANGELOG.md"]);
+    env.git(&["mv", "CHANGELOG.md", "CHANGES.md"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(
+        outcomes(&report),
+        map(&[("changelog-with-src", "pass")]),
+        "the rename's old path counts"
+    );
+}
+
+#[test]
+fn file_not_modified_fails_on_every_touched_path_old_or_new() {
+    let env = repo();
+    directive(
+        &env,
+        "vendor-is-read-only",
+        "enforcement = \"enforce\"\nverify = [\"file_not_modified:vendor/**\"]",
+    );
+    env.write("vendor/zlib/inflate.c", "int inflate(void);\n");
+    env.write("src/main.c", "int main(void) { return 0; }\n");
+    commit_all(&env, "base");
+
+    env.write("src/main.c", "int main(void) { return 1; }\n");
+    env.git(&["add", "src/main.c"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(
+        (code, outcomes(&report)),
+        (0, map(&[("vendor-is-read-only", "pass")]))
+    );
+
+    env.write("vendor/zlib/inflate.c", "int inflate(int);\n");
+    env.git(&["add", "vendor/zlib/inflate.c"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&report, "vendor-is-read-only"),
+        [(
+            "vendor/zlib/inflate.c".to_owned(),
+            None,
+            "modified".to_owned()
+        )]
+    );
+
+    // Moving a file out of vendor/ touches vendor/ (the rename's old path).
+    env.git(&["reset", "-q", "--hard"]);
+    env.git(&["mv", "vendor/zlib/inflate.c", "src/inflate.c"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        findings(&report, "vendor-is-read-only"),
+        [(
+            "vendor/zlib/inflate.c".to_owned(),
+            None,
+            "renamed".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn grep_looks_only_at_added_lines() {
+    let env = repo();
+    directive(
+        &env,
+        "no-todo-in-rust",
+        "enforcement = \"enforce\"\nverify = ['grep:\\bTODO\\b:*.rs']",
+    );
+    env.write("src/a.rs", "fn a() {} // TODO old\n");
+    env.write("notes.txt", "nothing\n");
+    commit_all(&env, "base");
+
+    // An edited file that already had a matching line: the old line is not the change's.
+    env.write("src/a.rs", "fn a() {} // TODO old\nfn b() {}\n");
+    env.git(&["add", "src/a.rs"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(
+        (code, outcomes(&report)),
+        (0, map(&[("no-todo-in-rust", "pass")])),
+        "{report:#}"
+    );
+
+    // A matching line in a file outside the glob is not a finding.
+    env.write("notes.txt", "nothing\nTODO: write notes\n");
+    env.git(&["add", "notes.txt"]);
+    let (code, _) = json(&env, &[]);
+    assert_eq!(code, 0);
+
+    // An added line, and an edited old line (an edit adds the new text).
+    env.write(
+        "src/a.rs",
+        "fn a() {} // TODO old, still\nfn b() {}\nfn c() {} // TODO new\n",
+    );
+    env.git(&["add", "src/a.rs"]);
+    let run = check(&env, &[]);
+    run.code(1);
+    insta::assert_snapshot!("failing_check", run.snapshot());
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&report, "no-todo-in-rust"),
+        [
+            (
+                "src/a.rs".to_owned(),
+                Some(1),
+                "fn a() {} // TODO old, still".to_owned()
+            ),
+            (
+                "src/a.rs".to_owned(),
+                Some(3),
+                "fn c() {} // TODO new".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn grep_tree_searches_the_whole_snapshot_and_fails_closed_on_no_file() {
+    let env = repo();
+    directive(
+        &env,
+        "no-fixme-in-docs",
+        "enforcement = \"enforce\"\nverify = [\"grep_tree:FIXME:docs/**\"]",
+    );
+    env.write("docs/a.md", "# A\n");
+    env.write("docs/b.md", "# B\n\nFIXME: say more\n");
+    commit_all(&env, "base");
+
+    // The change does not touch docs/, yet the snapshot has a match.
+    env.write("src/x.rs", "fn x() {}\n");
+    env.git(&["add", "src/x.rs"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&report, "no-fixme-in-docs"),
+        [(
+            "docs/b.md".to_owned(),
+            Some(3),
+            "FIXME: say more".to_owned()
+        )]
+    );
+
+    // Fixed in the working tree only: the staged snapshot (the index) still has it.
+    env.write("docs/b.md", "# B\n\nMore said.\n");
+    let (code, _) = json(&env, &[]);
+    assert_eq!(code, 1, "--staged reads the index, not the working tree");
+    let (code, report) = json(&env, &["--worktree"]);
+    assert_eq!(
+        (code, outcomes(&report)),
+        (0, map(&[("no-fixme-in-docs", "pass")]))
+    );
+    env.git(&["add", "docs/b.md"]);
+    let (code, _) = json(&env, &[]);
+    assert_eq!(code, 0);
+
+    // Zero files matched: an error, which fails closed for `enforce`.
+    directive(
+        &env,
+        "no-password-in-config",
+        "enforcement = \"enforce\"\npriority = \"high\"\nverify = [\"grep_tree:password:config/**\"]",
+    );
+    let run = check(&env, &["--directive", "no-password-in-config"]);
+    run.code(1);
+    insta::assert_snapshot!("error_result", run.snapshot());
+}
+
+#[test]
+fn out_of_scope_and_unverifiable_directives_are_na_and_retired_ones_are_not_checked() {
+    let env = repo();
+    directive(
+        &env,
+        "api-changes-noted",
+        "enforcement = \"enforce\"\npaths = [\"api/**\"]\nverify = [\"file_modified:api/CHANGES.md\"]",
+    );
+    directive(
+        &env,
+        "ask-a-reviewer",
+        "enforcement = \"enforce\"\nrequired_actions = [\"ask a reviewer before merging\"]",
+    );
+    directive(
+        &env,
+        "retired-rule",
+        "enforcement = \"enforce\"\nstatus = \"retired\"\nverify = [\"grep:.\"]",
+    );
+    commit_all(&env, "directives");
+
+    env.write("src/x.rs", "fn x() {}\n");
+    env.git(&["add", "src/x.rs"]);
+    let run = check(&env, &[]);
+    run.code(0);
+    insta::assert_snapshot!("not_applicable", run.snapshot());
+
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        outcomes(&report),
+        map(&[("api-changes-noted", "n/a"), ("ask-a-reviewer", "n/a")]),
+        "retired-rule is not checked at all"
+    );
+    assert_eq!(
+        result(&report, "api-changes-noted")["reason"],
+        "the change touches none of its paths"
+    );
+    assert!(
+        result(&report, "ask-a-reviewer")["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("no machine-checkable predicate"),
+        "{report:#}"
+    );
+
+    // In scope, the same directive is checked.
+    env.write("api/v1.rs", "fn v1() {}\n");
+    env.git(&["add", "api/v1.rs"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(result(&report, "api-changes-noted")["outcome"], "fail");
+
+    // --directive with a retired id: it is not an active directive.
+    let run = check(&env, &["--directive", "retired-rule"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("no active directive `retired-rule` in the checked snapshot"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// grep reads the text git stores: a CRLF line keeps its `\r`, a binary file
+/// and a submodule entry add no lines (git's `Subproject commit …` is not content).
+#[test]
+fn grep_sees_crlf_and_not_binary_files_or_submodule_pseudo_lines() {
+    let env = repo();
+    directive(
+        &env,
+        "no-banned",
+        "enforcement = \"enforce\"\nverify = ['grep:BANNED|Subproject:*.{txt,dat}', 'grep:^Subproject commit']",
+    );
+    commit_all(&env, "directive");
+    env.write("crlf.txt", "ok\r\nBANNED here\r\n");
+    env.write("blob.dat", b"\x00\x01BANNED\n");
+    let tree = env.git(&["write-tree"]);
+    let commit = env.git(&["commit-tree", "-m", "sub", tree.trim()]);
+    env.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{},vendored.txt", commit.trim()),
+    ]);
+    env.git(&["add", "crlf.txt", "blob.dat"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        findings(&report, "no-banned"),
+        [("crlf.txt".to_owned(), Some(2), "BANNED here\r".to_owned())],
+        "only the text file's line, with its CR"
+    );
+    assert_eq!(
+        report["files"], 3,
+        "the binary file and the submodule are changes"
+    );
+}
+
+// --- exit codes ---------------------------------------------------------------
+
+#[test]
+fn exit_codes_follow_enforcement_and_strict() {
+    let env = repo();
+    for (id, level) in [
+        ("enforce-fail", "enforce"),
+        ("warn-fail", "warn"),
+        ("advisory-fail", "advisory"),
+    ] {
+        directive(
+            &env,
+            id,
+            &format!("enforcement = \"{level}\"\nverify = [\"grep:BAD:*.txt\"]"),
+        );
+    }
+    for (id, level) in [
+        ("enforce-error", "enforce"),
+        ("warn-error", "warn"),
+        ("advisory-error", "advisory"),
+    ] {
+        directive(
+            &env,
+            id,
+            &format!("enforcement = \"{level}\"\nverify = [\"grep_tree:x:nowhere/**\"]"),
+        );
+    }
+    commit_all(&env, "directives");
+    env.write("a.txt", "BAD\n");
+    env.git(&["add", "a.txt"]);
+
+    let cases = [
+        ("enforce-fail", "fail", 1, 1),
+        ("warn-fail", "fail", 0, 1),
+        ("advisory-fail", "fail", 0, 0),
+        ("enforce-error", "error", 1, 1),
+        ("warn-error", "error", 0, 1),
+        ("advisory-error", "error", 0, 0),
+    ];
+    for (id, outcome, code, strict_code) in cases {
+        let (got, report) = json(&env, &["--directive", id]);
+        assert_eq!(
+            (got, outcomes(&report)),
+            (code, map(&[(id, outcome)])),
+            "{id}"
+        );
+        let (got, _) = json(&env, &["--directive", id, "--strict"]);
+        assert_eq!(got, strict_code, "{id} --strict");
+    }
+
+    let run = check(&env, &[]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .ends_with("blocked by 2 directives: enforce-error, enforce-fail\n"),
+        "{}",
+        run.snapshot()
+    );
+    let run = check(&env, &["--strict"]);
+    run.code(1);
+    assert!(
+        run.stdout.ends_with(
+            "blocked by 4 directives: enforce-error, enforce-fail, warn-error, warn-fail\n"
+        ),
+        "{}",
+        run.snapshot()
+    );
+}
+
+// --- selecting the change, and the `.swarm/` it brings ------------------------
+
+#[test]
+fn a_range_is_checked_with_the_directives_at_its_end() {
+    let env = repo();
+    directive(
+        &env,
+        "old-rule",
+        "enforcement = \"enforce\"\nverify = [\"grep:FORBIDDEN:src/**\"]",
+    );
+    commit_all(&env, "A: old-rule");
+    env.git(&["tag", "a"]);
+    std::fs::remove_file(env.path(".swarm/directives/old-rule.toml")).expect("rm");
+    directive(
+        &env,
+        "new-rule",
+        "enforcement = \"enforce\"\nverify = [\"grep:BANNED:src/**\"]",
+    );
+    env.write("src/x.rs", "// FORBIDDEN\n// BANNED\n");
+    commit_all(&env, "B: new-rule, old-rule gone, both words added");
+    env.git(&["tag", "b"]);
+    // The working tree goes back to A, whose .swarm/ has only old-rule.
+    env.git(&["checkout", "-q", "a"]);
+
+    for selection in [
+        &["--range", "a..b"][..],
+        &["--range", "a...b"],
+        &["--commit", "b"],
+    ] {
+        let (code, report) = json(&env, selection);
+        assert_eq!(code, 1, "{selection:?}");
+        assert_eq!(
+            outcomes(&report),
+            map(&[("new-rule", "fail")]),
+            "{selection:?}: B's directives, not the working tree's"
+        );
+        assert_eq!(
+            findings(&report, "new-rule"),
+            [("src/x.rs".to_owned(), Some(2), "// BANNED".to_owned())]
+        );
+    }
+    let (_, report) = json(&env, &["--range", "a..b"]);
+    assert_eq!(report["change"], "a..b");
+
+    // The working tree need not have a .swarm/ at all.
+    std::fs::remove_dir_all(env.path(".swarm")).expect("rm .swarm");
+    let (code, report) = json(&env, &["--range", "a..b"]);
+    assert_eq!((code, outcomes(&report)), (1, map(&[("new-rule", "fail")])));
+    // While --staged needs one.
+    check(&env, &[]).code(2);
+}
+
+#[test]
+fn a_three_dot_range_starts_at_the_merge_base() {
+    let env = repo();
+    directive(
+        &env,
+        "main-txt-untouched",
+        "enforcement = \"enforce\"\nverify = [\"file_not_modified:main.txt\"]",
+    );
+    commit_all(&env, "base");
+    env.git(&["checkout", "-q", "-b", "side"]);
+    env.write("side.txt", "side\n");
+    commit_all(&env, "side");
+    env.git(&["checkout", "-q", "main"]);
+    env.write("main.txt", "main\n");
+    commit_all(&env, "main moves on");
+
+    // main..side compares the two tips: main.txt is gone on side.
+    let (code, report) = json(&env, &["--range", "main..side"]);
+    assert_eq!((code, report["files"].as_u64()), (1, Some(2)), "{report:#}");
+    assert_eq!(
+        findings(&report, "main-txt-untouched"),
+        [("main.txt".to_owned(), None, "deleted".to_owned())]
+    );
+    // main...side is what side did since it left main: side.txt only.
+    let (code, report) = json(&env, &["--range", "main...side"]);
+    assert_eq!((code, report["files"].as_u64()), (0, Some(1)), "{report:#}");
+    assert_eq!(report["change"], "main...side");
+}
+
+#[test]
+fn commit_checks_one_commit_against_its_parent_and_a_root_commit_against_nothing() {
+    let env = TestEnv::new();
+    env.swarm(&["init"]).success();
+    env.write("deploy/key.pem", format!("{KEY}\n"));
+    commit_all(&env, "root: swarm and a key");
+    let tracked = env.git(&["ls-files"]).lines().count();
+
+    let (code, report) = json(&env, &["--commit", "HEAD"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        report["files"].as_u64(),
+        Some(tracked as u64),
+        "every file of a root commit is added"
+    );
+    assert_eq!(
+        findings(&report, "no-private-keys"),
+        [("deploy/key.pem".to_owned(), Some(1), KEY.to_owned())]
+    );
+
+    env.write("README.md", "# Project\n");
+    commit_all(&env, "a clean commit on top");
+    let (code, report) = json(&env, &["--commit", "HEAD"]);
+    assert_eq!((code, report["files"].as_u64()), (0, Some(1)));
+    assert_eq!(report["change"], "commit HEAD");
+    let (code, _) = json(&env, &["--commit", "HEAD~1"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn worktree_includes_untracked_files_in_new_directories() {
+    let env = repo();
+    directive(
+        &env,
+        "no-banned",
+        "enforcement = \"enforce\"\nverify = [\"grep:BANNED\"]",
+    );
+    env.write(".gitignore", "build/\n");
+    commit_all(&env, "directive");
+    env.write("fresh/deep/dir/x.txt", "fine\nBANNED\n");
+    env.write("build/out.txt", "BANNED\n");
+
+    let (code, report) = json(&env, &[]);
+    assert_eq!(
+        (code, report["files"].as_u64()),
+        (0, Some(0)),
+        "untracked files are not staged"
+    );
+    let (code, report) = json(&env, &["--worktree"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["change"], "worktree");
+    assert_eq!(
+        findings(&report, "no-banned"),
+        [(
+            "fresh/deep/dir/x.txt".to_owned(),
+            Some(2),
+            "BANNED".to_owned()
+        )],
+        "listed one by one; ignored files are not"
+    );
+}
+
+#[test]
+fn directive_limits_the_check_to_one_and_an_unknown_id_is_bad_usage() {
+    let env = repo();
+    for id in ["first-rule", "second-rule"] {
+        directive(
+            &env,
+            id,
+            "enforcement = \"enforce\"\nverify = [\"grep:BAD:*.txt\"]",
+        );
+    }
+    commit_all(&env, "directives");
+    env.write("a.txt", "BAD\n");
+    env.git(&["add", "a.txt"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(
+        (code, outcomes(&report)),
+        (1, map(&[("first-rule", "fail"), ("second-rule", "fail")]))
+    );
+    let (code, report) = json(&env, &["--directive", "second-rule"]);
+    assert_eq!(
+        (code, outcomes(&report)),
+        (1, map(&[("second-rule", "fail")]))
+    );
+
+    let run = check(&env, &["--directive", "no-such-rule"]);
+    run.code(2);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .contains("error: no active directive `no-such-rule` in the checked snapshot")
+            && run.stderr.contains("hint: "),
+        "{}",
+        run.snapshot()
+    );
+}
+
+// --- bad input ------------------------------------------------------------------
+
+#[test]
+fn a_broken_directive_file_is_bad_input_naming_the_file() {
+    let cases = [
+        (
+            "unknown-kind",
+            "lesson = \"A predicate of no known kind\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep_files:x\"]\n",
+            ".swarm/directives/unknown-kind.toml:4:",
+            "unknown predicate kind `grep_files`",
+        ),
+        (
+            "bad-regex",
+            "lesson = \"A regex that does not compile\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:(unclosed:src/**\"]\n",
+            ".swarm/directives/bad-regex.toml:4:",
+            "`grep` regex `(unclosed` does not parse",
+        ),
+        (
+            "bad-toml",
+            "lesson = \"A string that never ends\napplies_to_agents = [\"coder\"]\n",
+            ".swarm/directives/bad-toml.toml:2:",
+            "TOML syntax",
+        ),
+    ];
+    for (id, rest, place, what) in cases {
+        let env = repo();
+        env.write("a.txt", "a\n");
+        env.git(&["add", "a.txt"]);
+        env.write(
+            &format!(".swarm/directives/{id}.toml"),
+            format!("id = \"{id}\"\n{rest}"),
+        );
+        let run = check(&env, &[]);
+        run.code(2);
+        assert_eq!(run.stdout, "", "{id}");
+        assert!(
+            run.stderr.contains(place) && run.stderr.contains(what),
+            "{id}: expected `{place}` and `{what}`:\n{}",
+            run.snapshot()
+        );
+        common::assert_no_panic(&run);
+
+        // The same file in a checked commit is bad input too.
+        commit_all(&env, "broken directive");
+        let run = check(&env, &["--commit", "HEAD"]);
+        run.code(2);
+        assert!(run.stderr.contains(place), "{id}:\n{}", run.snapshot());
+    }
+}
+
+// --- formats --------------------------------------------------------------------
+
+/// A repository whose staged change makes one directive of each outcome.
+fn mixed() -> TestEnv {
+    let env = repo();
+    directive(
+        &env,
+        "no-full-disk",
+        "enforcement = \"enforce\"\nverify = [\"grep:100%:*.txt\"]",
+    );
+    directive(
+        &env,
+        "changelog-noted",
+        "paths = [\"src/**\"]\nverify = [\"file_modified:CHANGELOG.md\"]",
+    );
+    directive(
+        &env,
+        "secrets-in-config",
+        "enforcement = \"advisory\"\nverify = [\"grep_tree:password:config/**\"]",
+    );
+    directive(
+        &env,
+        "docs-reviewed",
+        "paths = [\"docs/**\"]\nverify = [\"file_modified:docs/**\"]",
+    );
+    directive(
+        &env,
+        "lock-untouched",
+        "verify = [\"file_not_modified:Cargo.lock\"]",
+    );
+    commit_all(&env, "directives");
+    env.write("a,b:c.txt", "fine\ndisk at 100%\n");
+    env.write("src/lib.rs", "fn f() {}\n");
+    env.git(&["add", "a,b:c.txt", "src/lib.rs"]);
+    env
+}
+
+#[test]
+fn json_report_matches_its_schema() {
+    let env = mixed();
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1);
+    let validator = schema("check-report.schema.json");
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{report:#}");
+    assert_eq!(
+        outcomes(&report),
+        map(&[
+            ("changelog-noted", "fail"),
+            ("docs-reviewed", "n/a"),
+            ("lock-untouched", "pass"),
+            ("no-full-disk", "fail"),
+            ("secrets-in-config", "error"),
+        ])
+    );
+    assert_eq!(
+        report["counts"],
+        serde_json::json!({"pass": 1, "fail": 2, "error": 1, "n/a": 1})
+    );
+    assert_eq!(report["change"], "staged");
+    assert_eq!(report["files"], 2);
+    let fingerprint = report["fingerprint"].as_str().expect("fingerprint");
+    assert!(
+        fingerprint.len() == 32 && fingerprint.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{fingerprint}"
+    );
+    // The schema rejects what it should (it is not `true`).
+    let mut broken = report.clone();
+    broken["results"][0]["outcome"] = "maybe".into();
+    assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn github_format_is_one_workflow_command_per_finding() {
+    let env = mixed();
+    let run = check(&env, &["--format", "github"]);
+    run.code(1);
+    assert_eq!(run.stderr, "");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "::warning file=.swarm/directives/changelog-noted.toml,line=1,title=changelog-noted (fail)::The lesson of changelog-noted%0Afile_modified:CHANGELOG.md: the change touches no path matching `CHANGELOG.md`",
+            "::error file=a%2Cb%3Ac.txt,line=2,title=no-full-disk (fail)::The lesson of no-full-disk%0Agrep:100%25:*.txt: 1 added line(s) match `100%25`",
+            "::warning file=.swarm/directives/secrets-in-config.toml,line=1,title=secrets-in-config (error)::The lesson of secrets-in-config%0Agrep_tree:password:config/**: no file of the checked snapshot matches `config/**`, so nothing was searched",
+        ],
+        "{}",
+        run.stdout
+    );
+
+    // Nothing failed: nothing to say.
+    env.git(&["reset", "-q"]);
+    env.write("config/settings.toml", "user = \"me\"\n");
+    env.git(&["add", "config/settings.toml"]);
+    let run = check(&env, &["--format", "github"]);
+    run.code(0);
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+}
+
+#[test]
+fn sarif_format_is_what_code_scanning_reads() {
+    let env = mixed();
+    let run = check(&env, &["--format", "sarif"]);
+    run.code(1);
+    let sarif: Value = serde_json::from_str(&run.stdout).expect("SARIF is JSON");
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(sarif["runs"].as_array().map(Vec::len), Some(1));
+    let run0 = &sarif["runs"][0];
+    assert_eq!(run0["tool"]["driver"]["name"], "git-swarm");
+    let rules = run0["tool"]["driver"]["rules"].as_array().expect("rules");
+    let rule_ids: Vec<&str> = rules
+        .iter()
+        .map(|r| r["id"].as_str().expect("rule id"))
+        .collect();
+    assert_eq!(
+        rule_ids,
+        [
+            "changelog-noted",
+            "docs-reviewed",
+            "lock-untouched",
+            "no-full-disk",
+            "secrets-in-config"
+        ]
+    );
+    let results = run0["results"].as_array().expect("results");
+    let mut seen = Vec::new();
+    for r in results {
+        let id = r["ruleId"].as_str().expect("ruleId");
+        let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(rules[index]["id"], id, "ruleIndex points at the rule");
+        let level = r["level"].as_str().expect("level");
+        assert!(["error", "warning", "note"].contains(&level), "{level}");
+        assert!(
+            !r["message"]["text"]
+                .as_str()
+                .expect("message.text")
+                .is_empty(),
+            "{r:#}"
+        );
+        let location = &r["locations"][0]["physicalLocation"];
+        let uri = location["artifactLocation"]["uri"]
+            .as_str()
+            .expect("artifactLocation.uri");
+        let line = location["region"]["startLine"]
+            .as_u64()
+            .expect("region.startLine");
+        assert!(line >= 1);
+        seen.push((id.to_owned(), level.to_owned(), uri.to_owned(), line));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            (
+                "changelog-noted".to_owned(),
+                "warning".to_owned(),
+                ".swarm/directives/changelog-noted.toml".to_owned(),
+                1
+            ),
+            (
+                "no-full-disk".to_owned(),
+                "error".to_owned(),
+                "a,b:c.txt".to_owned(),
+                2
+            ),
+            (
+                "secrets-in-config".to_owned(),
+                "warning".to_owned(),
+                ".swarm/directives/secrets-in-config.toml".to_owned(),
+                1
+            ),
+        ]
+    );
+}
+
+// --- --record -------------------------------------------------------------------
+
+fn check_events(env: &TestEnv) -> Vec<Value> {
+    let run = env.swarm(&["log", "--kind", "check", "--format", "json"]);
+    run.success();
+    serde_json::from_str::<Value>(&run.stdout)
+        .expect("log json")
+        .as_array()
+        .expect("array")
+        .clone()
+}
+
+#[test]
+fn record_appends_one_event_per_failing_directive_and_change() {
+    let env = repo();
+    directive(
+        &env,
+        "enforced-rule",
+        "enforcement = \"enforce\"\nverify = [\"grep:BAD:*.txt\"]",
+    );
+    directive(&env, "warned-rule", "verify = [\"grep:BAD:*.txt\"]");
+    directive(
+        &env,
+        "passing-rule",
+        "enforcement = \"enforce\"\nverify = [\"grep:NEVER:*.txt\"]",
+    );
+    directive(
+        &env,
+        "erring-rule",
+        "enforcement = \"enforce\"\nverify = [\"grep_tree:x:nowhere/**\"]",
+    );
+    commit_all(&env, "directives");
+    env.write("a.txt", "BAD\n");
+    env.git(&["add", "a.txt"]);
+    let (_, report) = json(&env, &[]);
+    let fingerprint = report["fingerprint"]
+        .as_str()
+        .expect("fingerprint")
+        .to_owned();
+
+    let run = check(&env, &["--record"]);
+    run.code(1);
+    assert!(
+        run.stderr
+            .contains("recorded 2 violation(s) in .swarm/events/"),
+        "{}",
+        run.snapshot()
+    );
+    let events = check_events(&env);
+    let mut recorded: Vec<(String, String, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["directive"].as_str().expect("directive").to_owned(),
+                e["change"].as_str().expect("change").to_owned(),
+                e["outcome"].as_str().expect("outcome").to_owned(),
+            )
+        })
+        .collect();
+    recorded.sort();
+    assert_eq!(
+        recorded,
+        [
+            (
+                "enforced-rule".to_owned(),
+                fingerprint.clone(),
+                "fail".to_owned()
+            ),
+            (
+                "warned-rule".to_owned(),
+                fingerprint.clone(),
+                "fail".to_owned()
+            ),
+        ]
+    );
+    assert!(events.iter().all(|e| e["selection"] == "staged"));
+
+    // The same change again: nothing new (and JSON output stays JSON).
+    let (code, _) = json(&env, &["--record"]);
+    assert_eq!(code, 1);
+    let run = check(&env, &["--record"]);
+    assert!(!run.stderr.contains("recorded"), "{}", run.snapshot());
+    assert_eq!(check_events(&env).len(), 2);
+
+    // A different change is a new violation.
+    env.write("a.txt", "BAD\nBAD again\n");
+    env.git(&["add", "a.txt"]);
+    check(&env, &["--record"]).code(1);
+    let events = check_events(&env);
+    assert_eq!(events.len(), 4);
+    let fingerprints: std::collections::BTreeSet<&str> = events
+        .iter()
+        .map(|e| e["change"].as_str().expect("change"))
+        .collect();
+    assert_eq!(fingerprints.len(), 2, "{events:?}");
+}
+
+/// DESIGN §3: "the knowledge used is the `.swarm/` of the snapshot checked".
+/// For --staged that snapshot is the index, which `git commit` records; an
+/// unstaged edit of a directive must neither switch it off nor on.
+#[test]
+#[ignore = "bug: --staged takes directives from the working tree's .swarm/, not the index's (src/cli/check.rs run_request)"]
+fn staged_uses_the_directives_in_the_index() {
+    let env = TestEnv::initialised();
+    let path = ".swarm/directives/no-private-keys.toml";
+    let retired = env
+        .read(path)
+        .replace("status = \"active\"", "status = \"retired\"");
+    assert_ne!(retired, env.read(path));
+    env.write(path, retired);
+    env.write("deploy/key.pem", format!("{KEY}\n"));
+    env.git(&["add", "deploy/key.pem"]);
+    // The commit would hold the key and the directive still active.
+    let run = check(&env, &[]);
+    run.code(1);
+}
+
+/// SARIF 2.1.0 §3.10.2: `artifactLocation.uri` is a URI reference, so a path
+/// with a space, a `%` or a `:` in its first segment must be percent-encoded
+/// (RFC 3986); GitHub code scanning resolves it as a URI against the checkout.
+#[test]
+#[ignore = "bug: SARIF artifactLocation.uri is the raw path, not percent-encoded (src/check/render.rs sarif)"]
+fn sarif_uris_are_percent_encoded() {
+    let env = repo();
+    directive(
+        &env,
+        "no-banned",
+        "enforcement = \"enforce\"\nverify = [\"grep:BANNED\"]",
+    );
+    commit_all(&env, "directive");
+    for path in ["notes/my notes 100%.txt", "a:b.txt"] {
+        env.write(path, "BANNED\n");
+    }
+    env.git(&["add", "-A"]);
+    let run = check(&env, &["--format", "sarif"]);
+    run.code(1);
+    let sarif: Value = serde_json::from_str(&run.stdout).expect("SARIF is JSON");
+    let mut uris: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .expect("uri")
+        })
+        .collect();
+    uris.sort();
+    assert_eq!(uris, ["a%3Ab.txt", "notes/my%20notes%20100%25.txt"]);
+}
+
+/// A lesson usually names what it forbids, so a `grep` without a glob finds
+/// the directive's own file (its `lesson` and `verify` lines) in the change
+/// that adds it: with the hooks installed, the directive blocks its own commit.
+#[test]
+#[ignore = "bug: grep reads the change's .swarm/ files, so a new directive fails on its own lesson and verify lines (src/check/mod.rs evaluate_predicate)"]
+fn a_new_directive_does_not_fail_on_its_own_file() {
+    let env = repo();
+    env.swarm(&[
+        "add",
+        "--lesson",
+        "Leave no FIXME marker in committed code",
+        "--agents",
+        "coder",
+        "--verify",
+        "grep:FIXME",
+        "--enforcement",
+        "enforce",
+    ])
+    .success();
+    env.git(&["add", ".swarm"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+}
+
+/// With `core.autocrlf=true` (git for Windows' default) the blobs hold LF and
+/// the files on disk CRLF; `git diff` compares them after its clean
+/// conversion, so appending a line adds one line.
+#[test]
+#[ignore = "bug: --worktree compares the HEAD blob with the raw file on disk, without git's CRLF conversion, so every line of an edited file is 'added' (src/change/read.rs worktree/content)"]
+fn worktree_added_lines_follow_autocrlf_like_git_diff() {
+    let env = repo();
+    env.git(&["config", "core.autocrlf", "true"]);
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO:*.txt\"]",
+    );
+    env.write("a.txt", "old TODO\r\nline 2\r\n");
+    commit_all(&env, "base");
+    env.write("a.txt", "old TODO\r\nline 2\r\nline 3\r\n");
+    let diff = env.git(&["diff", "-U0", "--no-color", "a.txt"]);
+    assert!(
+        diff.ends_with("@@ -2,0 +3 @@ line 2\n+line 3\n"),
+        "git adds one line:\n{diff}"
+    );
+    let (code, report) = json(&env, &["--worktree"]);
+    assert_eq!(
+        (code, findings(&report, "no-todo")),
+        (0, vec![]),
+        "{report:#}"
+    );
+}
