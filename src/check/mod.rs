@@ -194,6 +194,11 @@ pub fn evaluate(
             reason: None,
             predicates: Vec::new(),
         };
+        if change.files.is_empty() {
+            result.reason = Some("the change is empty".into());
+            results.push(result);
+            continue;
+        }
         if !in_scope(d, change) {
             result.reason = Some("the change touches none of its paths".into());
             results.push(result);
@@ -350,7 +355,9 @@ fn evaluate_predicate(
         Predicate::Grep { regex, glob } => {
             let mut findings = Vec::new();
             for (i, f) in change.files.iter().enumerate() {
-                if glob.as_ref().is_some_and(|g| !g.is_match_bytes(&f.path)) {
+                if glob.as_ref().is_some_and(|g| !g.is_match_bytes(&f.path))
+                    || skips_swarm(glob.as_ref(), &f.path)
+                {
                     continue;
                 }
                 let lines = change.added_lines(repo, i)?;
@@ -394,7 +401,8 @@ fn evaluate_predicate(
             }
         }
         Predicate::GrepTree { regex, glob } => {
-            let files = change.snapshot_files(repo, glob.as_ref())?;
+            let mut files = change.snapshot_files(repo, glob.as_ref())?;
+            files.retain(|f| !skips_swarm(glob.as_ref(), &f.path));
             if files.is_empty() {
                 let what = glob
                     .as_ref()
@@ -466,6 +474,13 @@ fn evaluate_predicate(
             }
         },
     })
+}
+
+/// `.swarm/` itself is not searched unless the glob names it: a directive's
+/// own lesson and predicate contain the text it forbids, and would otherwise
+/// fail the commit that adds it.
+fn skips_swarm(glob: Option<&PathGlob>, path: &[u8]) -> bool {
+    path.starts_with(b".swarm/") && !glob.is_some_and(|g| g.literal_prefix().starts_with(".swarm/"))
 }
 
 fn status_word(s: FileStatus) -> &'static str {

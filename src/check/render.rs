@@ -65,6 +65,27 @@ pub fn github_annotations(report: &Report) -> String {
     out
 }
 
+/// A relative URI reference for a repository path: every byte outside
+/// RFC 3986's unreserved set (and `/`) percent-encoded.
+fn uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Stable across pushes: the rule and where the finding is, so code scanning
+/// keeps one alert per finding rather than one per change.
+fn finding_fingerprint(rule: &str, location: &Value) -> String {
+    let key = format!("{rule}\0{location}");
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
+}
+
 /// The report as a SARIF 2.1.0 log that GitHub code scanning accepts: one
 /// rule per directive checked, one result per finding.
 pub fn sarif(report: &Report, tool_version: &str) -> Value {
@@ -98,7 +119,7 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
                 p.predicate,
                 p.message.as_deref().unwrap_or(p.outcome.as_str())
             );
-            let location = |path: &str, line: u32| json!({ "physicalLocation": { "artifactLocation": { "uri": path, "uriBaseId": "%SRCROOT%" }, "region": { "startLine": line } } });
+            let location = |path: &str, line: u32| json!({ "physicalLocation": { "artifactLocation": { "uri": uri(path), "uriBaseId": "%SRCROOT%" }, "region": { "startLine": line } } });
             let locations: Vec<Value> = if p.findings.is_empty() {
                 vec![location(&r.path, 1)]
             } else {
@@ -114,7 +135,7 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
                     "level": level(r),
                     "message": { "text": text },
                     "locations": [loc],
-                    "partialFingerprints": { "gitSwarmChange/v1": format!("{}:{}", r.id, report.fingerprint) },
+                    "partialFingerprints": { "gitSwarmFinding/v1": finding_fingerprint(&r.id, &loc) },
                 }));
             }
         }
