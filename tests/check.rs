@@ -32,13 +32,17 @@ fn repo() -> TestEnv {
 }
 
 /// Writes `.swarm/directives/<id>.toml`: an id, a lesson, a scope and `fields`.
+/// Writes a directive and stages it: `--staged` checks with the directives in
+/// the index, the ones the commit will carry.
 fn directive(env: &TestEnv, id: &str, fields: &str) {
+    let path = format!(".swarm/directives/{id}.toml");
     env.write(
-        &format!(".swarm/directives/{id}.toml"),
+        &path,
         format!(
             "id = \"{id}\"\nlesson = \"The lesson of {id}\"\napplies_to_agents = [\"coder\"]\n{fields}\n"
         ),
     );
+    env.git(&["add", &path]);
 }
 
 fn commit_all(env: &TestEnv, message: &str) {
@@ -692,6 +696,7 @@ fn a_broken_directive_file_is_bad_input_naming_the_file() {
             &format!(".swarm/directives/{id}.toml"),
             format!("id = \"{id}\"\n{rest}"),
         );
+        env.git(&["add", ".swarm/directives"]);
         let run = check(&env, &[]);
         run.code(2);
         assert_eq!(run.stdout, "", "{id}");
@@ -989,7 +994,7 @@ fn record_appends_one_event_per_failing_directive_and_change() {
 /// For --staged that snapshot is the index, which `git commit` records; an
 /// unstaged edit of a directive must neither switch it off nor on.
 #[test]
-#[ignore = "bug: --staged takes directives from the working tree's .swarm/, not the index's (src/cli/check.rs run_request)"]
+
 fn staged_uses_the_directives_in_the_index() {
     let env = TestEnv::initialised();
     let path = ".swarm/directives/no-private-keys.toml";

@@ -274,6 +274,7 @@ fn grep_tree_agrees_with_git_grep() {
         ".swarm/directives/no-todo.toml",
         "id = \"no-todo\"\nlesson = \"Leave no TODO in text files of the tree\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep_tree:TODO:*.{txt,md}\"]\n",
     );
+    env.git(&["add", ".swarm/directives/no-todo.toml"]);
     let findings = |run: &common::Run| -> BTreeSet<(String, u64)> {
         let v: Value = serde_json::from_str(&run.stdout).expect("json");
         let r = v["results"]
@@ -351,6 +352,7 @@ fn grep_tree_with_no_matching_file_is_an_error() {
         ".swarm/directives/no-secrets-in-config.toml",
         "id = \"no-secrets-in-config\"\nlesson = \"Keep secrets out of the config folder\"\nenforcement = \"enforce\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep_tree:password:config/**\"]\n",
     );
+    env.git(&["add", ".swarm/directives"]);
     let run = env.swarm(&["check", "--directive", "no-secrets-in-config"]);
     run.code(1);
     assert!(

@@ -145,7 +145,8 @@ fn a_broken_directive_file_is_reported_and_does_not_block() {
     );
     let before = head(&env);
     env.write("a.txt", "a\n");
-    env.git(&["add", "a.txt"]);
+    // Staged with the commit: pre-commit checks with the directives in the index.
+    env.git(&["add", "a.txt", ".swarm/directives/broken.toml"]);
     let run = git(&env, &["commit", "-q", "-m", "a"], &[]);
     run.success();
     assert_ne!(head(&env), before, "the commit was made");

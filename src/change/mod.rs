@@ -318,6 +318,28 @@ impl Change {
         Ok(out)
     }
 
+    /// For a staged change: the `.swarm/directives/` files in the index, as
+    /// (file name, blob id) — the directives a commit of it would carry.
+    pub fn staged_directive_blobs(&self) -> Option<Vec<(String, ObjectId)>> {
+        let Snapshot::Index(index) = &self.snapshot else {
+            return None;
+        };
+        let prefix = ".swarm/directives/";
+        let entries = index.entries();
+        let range = index.prefixed_entries_range(prefix.into()).unwrap_or(0..0);
+        Some(
+            entries[range]
+                .iter()
+                .filter(|e| e.stage_raw() == 0)
+                .filter_map(|e| {
+                    let name = e.path(index).strip_prefix(prefix.as_bytes())?;
+                    let name = std::str::from_utf8(name).ok()?;
+                    (!name.contains('/')).then(|| (name.to_owned(), e.id))
+                })
+                .collect(),
+        )
+    }
+
     /// The bytes of a snapshot file (`None` when it cannot be read as a file).
     pub fn read_snapshot_file(
         &self,

@@ -139,19 +139,29 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // A range or commit brings its own directives: only the fold is needed
     // from the working tree's index, not its parsed directives.
     let loaded = match &store {
-        Some(s) if change.snapshot_tree.is_some() => Some(git_swarm::index::refresh(s)?),
+        Some(s) if change.snapshot_tree.is_some() || change.selection == Selection::Staged => {
+            Some(git_swarm::index::refresh(s)?)
+        }
         Some(s) => Some(git_swarm::index::load(s)?),
         None => None,
     };
     let default_fold = git_swarm::fold::Fold::default();
     let fold = loaded.as_ref().map_or(&default_fold, |l| &l.index.fold);
-    let tree_entries = match change.snapshot_tree {
-        Some(tree) => Some(git_swarm::index::directives_in_tree(
+    // The directives of the checked snapshot: B's tree for a range, the
+    // index for a staged change (what the commit will carry), the working
+    // tree's files for --worktree.
+    let tree_entries = match (change.snapshot_tree, change.staged_directive_blobs()) {
+        (Some(tree), _) => Some(git_swarm::index::directives_in_tree(
             &repo.git_dir,
             &gix_repo,
             tree,
         )?),
-        None => None,
+        (None, Some(blobs)) => Some(git_swarm::index::directives_from_blobs(
+            &repo.git_dir,
+            &gix_repo,
+            &blobs,
+        )?),
+        (None, None) => None,
     };
     let entries: &[DirectiveEntry] = match (&tree_entries, &loaded) {
         (Some(entries), _) => entries,

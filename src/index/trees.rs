@@ -1,6 +1,6 @@
-//! Parsed directives of a committed `.swarm/directives/` tree, cached in
-//! the git dir by the tree's id: a tree never changes, so neither does its
-//! parse. `check --range` and pre-push read the directives of the pushed
+//! Parsed directives of a committed (or staged) `.swarm/directives/`,
+//! cached in the git dir under a hash of the files' blob ids: a blob never
+//! changes, so neither does its parse. `check --range` and pre-push read the directives of the pushed
 //! commit; parsing a thousand TOML files each time cost more than the diff.
 
 use std::io::Write;
@@ -32,25 +32,50 @@ pub fn directives_in_tree(
     if !entry.mode().is_tree() {
         return Ok(Vec::new());
     }
-    let folder = entry.oid().to_owned();
-    let cache = git_dir.join("swarm").join("trees").join(folder.to_string());
+    let dir = repo
+        .find_tree(entry.oid())
+        .map_err(|e| Error::git("reading .swarm/directives", e))?;
+    let mut blobs = Vec::new();
+    for e in dir.iter() {
+        let e = e.map_err(|e| Error::git("reading .swarm/directives", e))?;
+        if let Ok(name) = std::str::from_utf8(e.filename())
+            && e.mode().is_blob()
+        {
+            blobs.push((name.to_owned(), e.oid().to_owned()));
+        }
+    }
+    directives_from_blobs(git_dir, repo, &blobs)
+}
+
+/// The directive files given as (file name, blob id) — from a tree or from
+/// the index — parsed, or read from the cache kept under their ids.
+pub fn directives_from_blobs(
+    git_dir: &Path,
+    repo: &gix::Repository,
+    blobs: &[(String, gix::ObjectId)],
+) -> Result<Vec<DirectiveEntry>> {
+    let mut blobs: Vec<&(String, gix::ObjectId)> = blobs
+        .iter()
+        .filter(|(name, _)| name.ends_with(".toml"))
+        .collect();
+    blobs.sort();
+    let mut key = xxhash_rust::xxh3::Xxh3::new();
+    for (name, id) in &blobs {
+        key.update(name.as_bytes());
+        key.update(&[0]);
+        key.update(id.as_bytes());
+    }
+    let cache = git_dir
+        .join("swarm")
+        .join("trees")
+        .join(format!("{:032x}", key.digest128()));
     if let Some(entries) = read_cache(&cache) {
         return Ok(entries);
     }
-    let dir = repo
-        .find_tree(folder)
-        .map_err(|e| Error::git("reading .swarm/directives", e))?;
-    let mut out = Vec::new();
-    for e in dir.iter() {
-        let e = e.map_err(|e| Error::git("reading .swarm/directives", e))?;
-        let Ok(name) = std::str::from_utf8(e.filename()) else {
-            continue;
-        };
-        if !name.ends_with(".toml") || !e.mode().is_blob() {
-            continue;
-        }
+    let mut out = Vec::with_capacity(blobs.len());
+    for (name, id) in blobs {
         let blob = repo
-            .find_blob(e.oid())
+            .find_blob(*id)
             .map_err(|err| Error::git(format!("reading .swarm/directives/{name}"), err))?;
         out.push(entry_from_bytes(
             &blob.data,
@@ -59,7 +84,6 @@ pub fn directives_in_tree(
             false,
         ));
     }
-    out.sort_by(|a, b| a.file.cmp(&b.file));
     // Only a cache: a read-only git dir must not stop a check.
     let _ = write_cache(&cache, &out);
     Ok(out)
