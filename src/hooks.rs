@@ -606,10 +606,13 @@ pub fn parse_push_updates(stdin: &[u8]) -> Result<Vec<PushUpdate>> {
 }
 
 /// The changes a pre-push hook checks for one pushed ref: nothing for a
-/// deletion; `remote..local` for an update the repository can see both ends
-/// of; for a new branch (or a remote tip this clone lacks), the commits of
-/// `local` that are on no remote-tracking ref — from the parent of the
-/// oldest of them (a root commit is checked on its own first).
+/// deletion; otherwise each pushed commit against its first parent, oldest
+/// first. The pushed commits are those of `local` that the remote's old tip
+/// does not have (for an update the clone can see) or, for a new branch (or
+/// a remote tip this clone lacks), that are on no remote-tracking ref.
+/// Checking commits one by one, not one diff of the range's ends, sees a
+/// line that one pushed commit adds and a later one removes: it would still
+/// reach the remote's history.
 pub fn push_selections(
     repo: &gix::Repository,
     update: &PushUpdate,
@@ -618,59 +621,34 @@ pub fn push_selections(
     if update.is_deletion() {
         return Ok(Vec::new());
     }
-    let local = update.local_oid.to_string();
-    if !update.is_new() && repo.find_object(update.remote_oid).is_ok() {
-        return Ok(vec![Selection::Range {
-            from: update.remote_oid.to_string(),
-            to: local,
-            symmetric: false,
-        }]);
-    }
-    let git = |what: &str| {
-        let what = what.to_owned();
-        move |e: &dyn std::fmt::Display| crate::Error::git(what.clone(), e)
-    };
-    let mut remote_tips = Vec::new();
-    let refs = repo.references().map_err(|e| git("listing refs")(&e))?;
-    for r in refs
-        .remote_branches()
-        .map_err(|e| git("listing remote refs")(&e))?
-    {
-        let Ok(mut r) = r else { continue };
-        if let Ok(id) = r.peel_to_id() {
-            remote_tips.push(id.detach());
-        }
-    }
+    let git = |what: &'static str| move |e: &dyn std::fmt::Display| crate::Error::git(what, e);
+    let hidden: Vec<gix::ObjectId> =
+        if !update.is_new() && repo.find_object(update.remote_oid).is_ok() {
+            vec![update.remote_oid]
+        } else {
+            let mut tips = Vec::new();
+            let refs = repo.references().map_err(|e| git("listing refs")(&e))?;
+            for r in refs
+                .remote_branches()
+                .map_err(|e| git("listing remote refs")(&e))?
+            {
+                let Ok(mut r) = r else { continue };
+                if let Ok(id) = r.peel_to_id() {
+                    tips.push(id.detach());
+                }
+            }
+            tips
+        };
     let walk = repo
         .rev_walk([update.local_oid])
-        .with_hidden(remote_tips)
+        .with_hidden(hidden)
         .all()
         .map_err(|e| git("walking the pushed commits")(&e))?;
-    let mut oldest = None;
+    let mut commits = Vec::new();
     for info in walk {
         let info = info.map_err(|e| git("walking the pushed commits")(&e))?;
-        oldest = Some(info.id);
+        commits.push(Selection::Commit(info.id.to_string()));
     }
-    let Some(oldest) = oldest else {
-        return Ok(Vec::new());
-    };
-    let commit = repo
-        .find_commit(oldest)
-        .map_err(|e| git("reading a pushed commit")(&e))?;
-    Ok(match commit.parent_ids().next() {
-        Some(parent) => vec![Selection::Range {
-            from: parent.to_string(),
-            to: local,
-            symmetric: false,
-        }],
-        None if oldest == update.local_oid => vec![Selection::Commit(local)],
-        None => vec![
-            Selection::Commit(oldest.to_string()),
-            Selection::Range {
-                from: oldest.to_string(),
-                to: local,
-                symmetric: false,
-            },
-        ],
-    })
+    commits.reverse();
+    Ok(commits)
 }

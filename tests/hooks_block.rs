@@ -310,7 +310,7 @@ fn a_new_branch_is_checked_on_its_own_commits_only() {
 /// clone, even after the file is deleted". A push whose first commit adds a
 /// key and whose second deletes it puts the key in the remote's history.
 #[test]
-#[ignore = "bug: pre-push checks a pushed range as one diff of its two ends (src/hooks.rs push_selections), so a key added and deleted within the push is never seen"]
+
 fn pre_push_sees_a_key_added_and_deleted_within_the_push() {
     let env = repo();
     with_remote(&env);
