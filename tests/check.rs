@@ -1072,7 +1072,7 @@ fn a_new_directive_does_not_fail_on_its_own_file() {
 /// the files on disk CRLF; `git diff` compares them after its clean
 /// conversion, so appending a line adds one line.
 #[test]
-#[ignore = "bug: --worktree compares the HEAD blob with the raw file on disk, without git's CRLF conversion, so every line of an edited file is 'added' (src/change/read.rs worktree/content)"]
+
 fn worktree_added_lines_follow_autocrlf_like_git_diff() {
     let env = repo();
     env.git(&["config", "core.autocrlf", "true"]);

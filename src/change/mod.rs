@@ -240,7 +240,10 @@ impl Change {
         }
         let file = &self.files[index];
         let old = read::content(repo, &file.old)?;
-        let new = read::content(repo, &file.new)?;
+        let mut new = read::content(repo, &file.new)?;
+        if matches!(file.new, Content::File(_)) {
+            new = new.map(|bytes| read::to_git(bytes, read::converts_crlf(repo)));
+        }
         let lines = std::rc::Rc::new(match (old, new) {
             (_, None) => Vec::new(),
             (old, Some(new)) => {

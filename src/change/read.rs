@@ -197,6 +197,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
         .head_tree_id_or_empty()
         .map_err(|e| Error::git("reading HEAD", e))?
         .detach();
+    let convert = converts_crlf(repo);
     let head_files: BTreeMap<BString, (ObjectId, bool)> = if paths.is_empty() {
         BTreeMap::new()
     } else {
@@ -224,7 +225,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
             (_, Content::Absent) => FileStatus::Deleted,
             (Content::Gitlink(_), _) => continue, // a submodule's own changes are its business
             (Content::Blob(id), Content::File(p)) => {
-                if same_blob(repo, *id, p)? {
+                if same_blob(repo, *id, p, convert)? {
                     continue;
                 }
                 FileStatus::Modified
@@ -271,14 +272,49 @@ fn tree_index_paths(change: &gix::diff::index::Change) -> Vec<BString> {
     }
 }
 
+/// Does `core.autocrlf` (true or input) make git store text files with LF
+/// line endings? Then a working-tree file is compared after CRLF → LF, as
+/// `git diff` does. (Per-path `text`/`eol` attributes are not applied.)
+pub fn converts_crlf(repo: &gix::Repository) -> bool {
+    repo.config_snapshot()
+        .string("core.autocrlf")
+        .is_some_and(|v| {
+            matches!(
+                v.to_str_lossy().to_ascii_lowercase().as_str(),
+                "true" | "input" | "yes" | "on" | "1"
+            )
+        })
+}
+
+/// A working-tree file's bytes as git would store them (see [`converts_crlf`]).
+pub fn to_git(bytes: Vec<u8>, convert: bool) -> Vec<u8> {
+    if !convert || super::is_binary(&bytes) || !bytes.contains(&b'\r') {
+        return bytes;
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+            i += 1;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    out
+}
+
 /// Does the file at `path` hash to blob `id` (so it is unchanged from HEAD)?
-fn same_blob(repo: &gix::Repository, id: ObjectId, path: &Path) -> Result<bool> {
+fn same_blob(repo: &gix::Repository, id: ObjectId, path: &Path, convert: bool) -> Result<bool> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
     let bytes = if meta.file_type().is_symlink() {
         let target = std::fs::read_link(path).map_err(|e| Error::io(path, e))?;
         target.into_os_string().into_encoded_bytes()
     } else {
-        std::fs::read(path).map_err(|e| Error::io(path, e))?
+        to_git(
+            std::fs::read(path).map_err(|e| Error::io(path, e))?,
+            convert,
+        )
     };
     let hash = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
         .map_err(|e| Error::git("hashing a file", e))?;
