@@ -77,6 +77,18 @@ fn content(mode: u32, id: ObjectId) -> Content {
     }
 }
 
+fn tree_side(entry: &gix::object::tree::EntryRef<'_, '_>) -> TreeSide {
+    let mode = entry.mode();
+    if mode.is_tree() {
+        TreeSide::Folder(entry.oid().to_owned())
+    } else {
+        TreeSide::File {
+            mode: u32::from(mode.value()),
+            id: entry.oid().to_owned(),
+        }
+    }
+}
+
 fn kind(mode: u32) -> u32 {
     mode & 0o170000
 }
@@ -104,15 +116,7 @@ impl Walk<'_> {
                 .map_err(|e| Error::git("reading a tree", e))?;
             for entry in tree.iter() {
                 let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
-                let mode = entry.mode();
-                let side = if mode.is_tree() {
-                    TreeSide::Folder(entry.oid().to_owned())
-                } else {
-                    TreeSide::File {
-                        mode: u32::from(mode.value()),
-                        id: entry.oid().to_owned(),
-                    }
-                };
+                let side = tree_side(&entry);
                 names.entry(entry.filename().to_owned()).or_default().0 = Some(side);
             }
         }
@@ -213,15 +217,7 @@ impl Walk<'_> {
                     let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
                     let mut child = prefix.clone();
                     child.extend_from_slice(entry.filename());
-                    let mode = entry.mode();
-                    let side = if mode.is_tree() {
-                        TreeSide::Folder(entry.oid().to_owned())
-                    } else {
-                        TreeSide::File {
-                            mode: u32::from(mode.value()),
-                            id: entry.oid().to_owned(),
-                        }
-                    };
+                    let side = tree_side(&entry);
                     self.deleted(side, child)?;
                 }
             }

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use git_swarm::change::{Change, Selection};
+use git_swarm::change::Change;
 use gix::bstr::ByteSlice;
 
 use super::{Outcome, Ui};
@@ -14,14 +14,8 @@ use super::{Outcome, Ui};
 /// checked snapshot instead.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    #[arg(long, group = "change")]
-    staged: bool,
-    #[arg(long, group = "change")]
-    worktree: bool,
-    #[arg(long, group = "change", value_name = "A..B")]
-    range: Option<String>,
-    #[arg(long, group = "change", value_name = "COMMIT")]
-    commit: Option<String>,
+    #[command(flatten)]
+    change: super::check::ChangeArgs,
     /// Include the added lines of each file.
     #[arg(long)]
     lines: bool,
@@ -31,15 +25,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    let selection = if args.worktree {
-        Selection::Worktree
-    } else if let Some(r) = &args.range {
-        Selection::range(r)?
-    } else if let Some(c) = &args.commit {
-        Selection::Commit(c.clone())
-    } else {
-        Selection::Staged
-    };
+    let selection = args.change.selection()?;
     let repo = super::repo()?;
     let gix_repo = super::check::open_gix(&repo)?;
     let change = Change::read(&gix_repo, &repo.root, &selection)?;

@@ -29,18 +29,8 @@ use super::{Outcome, Ui};
 /// input (a directive file that does not parse, an unknown --directive).
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Check HEAD against the index (the default).
-    #[arg(long, group = "change")]
-    staged: bool,
-    /// Check HEAD against the working tree, untracked files included.
-    #[arg(long, group = "change")]
-    worktree: bool,
-    /// Check a range: A..B, or A...B from their merge base.
-    #[arg(long, group = "change", value_name = "A..B")]
-    range: Option<String>,
-    /// Check one commit against its first parent.
-    #[arg(long, group = "change", value_name = "COMMIT")]
-    commit: Option<String>,
+    #[command(flatten)]
+    change: ChangeArgs,
     /// Check only this directive.
     #[arg(long, value_name = "ID")]
     directive: Option<String>,
@@ -52,6 +42,37 @@ pub struct Args {
     record: bool,
     #[arg(long, value_enum, default_value_t)]
     format: CheckFormat,
+}
+
+/// Which change to look at: shared by `check` and the `changes` plumbing.
+#[derive(Debug, clap::Args)]
+pub struct ChangeArgs {
+    /// HEAD against the index (the default).
+    #[arg(long, group = "change")]
+    staged: bool,
+    /// HEAD against the working tree, untracked files included.
+    #[arg(long, group = "change")]
+    worktree: bool,
+    /// A range: A..B, or A...B from their merge base.
+    #[arg(long, group = "change", value_name = "A..B")]
+    range: Option<String>,
+    /// One commit against its first parent.
+    #[arg(long, group = "change", value_name = "COMMIT")]
+    commit: Option<String>,
+}
+
+impl ChangeArgs {
+    pub fn selection(&self) -> Result<Selection, Error> {
+        Ok(if self.worktree {
+            Selection::Worktree
+        } else if let Some(range) = &self.range {
+            Selection::range(range)?
+        } else if let Some(commit) = &self.commit {
+            Selection::Commit(commit.clone())
+        } else {
+            Selection::Staged
+        })
+    }
 }
 
 /// Output formats of `check`.
@@ -90,15 +111,7 @@ pub struct Request {
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    let selection = if args.worktree {
-        Selection::Worktree
-    } else if let Some(range) = &args.range {
-        Selection::range(range)?
-    } else if let Some(commit) = &args.commit {
-        Selection::Commit(commit.clone())
-    } else {
-        Selection::Staged
-    };
+    let selection = args.change.selection()?;
     run_request(
         &Request {
             selection,
