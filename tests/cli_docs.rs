@@ -15,6 +15,7 @@ const SUBCOMMANDS: &[&[&str]] = &[
     &["list"],
     &["show"],
     &["validate"],
+    &["check"],
     &["log"],
     &["index"],
     &["index", "status"],

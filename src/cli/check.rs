@@ -19,9 +19,9 @@ use super::{Outcome, Ui};
 /// The change is explicit: --staged (the default: HEAD against the index),
 /// --worktree (HEAD against the working tree, untracked files included),
 /// --range A..B or A...B, or --commit C (against its first parent). The
-/// directives are those of the checked snapshot: the working tree's
-/// `.swarm/` for --staged and --worktree, the `.swarm/` of B (or C) for a
-/// range or commit.
+/// directives are those of the checked snapshot: the index's `.swarm/` for
+/// --staged (what the commit will carry), the working tree's for --worktree,
+/// the `.swarm/` of B (or C) for a range or commit.
 ///
 /// Every active directive whose `paths` the change touches has each of its
 /// predicates evaluated; one out of scope is n/a. Exits 1 if an `enforce`
