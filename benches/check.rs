@@ -14,8 +14,12 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
+
+#[path = "common/mod.rs"]
+mod common;
+use common::{command, env_num, git, median, ms};
 
 fn main() {
     let files = env_num("SWARM_BENCH_FILES", 100_000);
@@ -41,9 +45,9 @@ fn main() {
             repo.display()
         );
         // Warm the index of .swarm/ (and the page cache) before measuring.
-        run(&bin, &repo, &["check", "--staged"]);
+        common::run(&bin, &repo, &["check", "--staged"], &[0, 1]);
         std::thread::sleep(Duration::from_millis(2100));
-        run(&bin, &repo, &["check", "--staged"]);
+        common::run(&bin, &repo, &["check", "--staged"], &[0, 1]);
         compare(
             &bin,
             &repo,
@@ -64,8 +68,8 @@ fn main() {
 }
 
 fn compare(bin: &Path, repo: &Path, ours: &[&str], git: &[&str], label: &str, git_label: &str) {
-    let ours_t = median(15, || time(bin, repo, ours));
-    let git_t = median(15, || time(Path::new("git"), repo, git));
+    let ours_t = median(15, || common::time(bin, repo, ours, &[0, 1]));
+    let git_t = median(15, || common::time(Path::new("git"), repo, git, &[0]));
     let ours_mem = peak_kb(bin, repo, ours);
     let git_mem = peak_kb(Path::new("git"), repo, git);
     println!(
@@ -78,58 +82,8 @@ fn compare(bin: &Path, repo: &Path, ours: &[&str], git: &[&str], label: &str, gi
     );
 }
 
-fn env_num(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
-
 fn mem(kb: Option<u64>) -> String {
     kb.map_or("n/a".into(), |k| format!("{:.1} MB", k as f64 / 1024.0))
-}
-
-fn median(n: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    let mut v: Vec<Duration> = (0..n).map(|_| f()).collect();
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn command(program: &Path, repo: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(repo)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    cmd
-}
-
-/// Runs a command; exit 0 and 1 (a check that found failures) both count as ran.
-fn run(program: &Path, repo: &Path, args: &[&str]) {
-    let out = command(program, repo, args).output().expect("run");
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{} {args:?} failed: {}",
-        program.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn time(program: &Path, repo: &Path, args: &[&str]) -> Duration {
-    let start = Instant::now();
-    run(program, repo, args);
-    start.elapsed()
 }
 
 /// Peak resident memory in KiB, measured by `/usr/bin/time -f %M`.
@@ -147,19 +101,6 @@ fn peak_kb(program: &Path, repo: &Path, args: &[&str]) -> Option<u64> {
         .trim()
         .parse()
         .ok()
-}
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = command(Path::new("git"), repo, args)
-        .stdout(Stdio::piped())
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `files` files in two levels of folders plus `directives` directive files,

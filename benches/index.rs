@@ -13,8 +13,11 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "common/mod.rs"]
+mod common;
+use common::{env_num, git, median, median_of, ms};
 
 fn main() {
     let events: usize = env_num("SWARM_BENCH_EVENTS", 1_000_000);
@@ -41,7 +44,7 @@ fn main() {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_git-swarm"));
 
     // 1. Full rebuild.
-    let rebuild = median(5, || time(&bin, &repo, &["index", "rebuild"]));
+    let rebuild = median(5, || common::time(&bin, &repo, &["index", "rebuild"], &[0]));
     println!();
     println!("full index rebuild ({events} events, {directives} directives)");
     println!(
@@ -51,13 +54,13 @@ fn main() {
     );
 
     // 2. Incremental refresh after appending 100 events.
-    time(&bin, &repo, &["index", "refresh"]);
+    common::time(&bin, &repo, &["index", "refresh"], &[0]);
     std::thread::sleep(Duration::from_millis(2100)); // let the last refresh's files age out of the racy window
-    time(&bin, &repo, &["index", "refresh"]);
-    let noop = median(9, || time(&bin, &repo, &["index", "refresh"]));
+    common::time(&bin, &repo, &["index", "refresh"], &[0]);
+    let noop = median(9, || common::time(&bin, &repo, &["index", "refresh"], &[0]));
     let mut after_append = Vec::new();
     for _ in 0..9 {
-        run(
+        common::run(
             &bin,
             &repo,
             &[
@@ -68,8 +71,9 @@ fn main() {
                 "--count",
                 "100",
             ],
+            &[0],
         );
-        after_append.push(time(&bin, &repo, &["index", "refresh"]));
+        after_append.push(common::time(&bin, &repo, &["index", "refresh"], &[0]));
     }
     let after_append = median_of(after_append);
     println!();
@@ -82,11 +86,13 @@ fn main() {
     );
 
     // 3. list, warm index, beside git status.
-    time(&bin, &repo, &["list"]);
+    common::time(&bin, &repo, &["list"], &[0]);
     std::thread::sleep(Duration::from_millis(2100));
-    time(&bin, &repo, &["list"]);
-    let list = median(15, || time(&bin, &repo, &["list"]));
-    let status = median(15, || time(Path::new("git"), &repo, &["status"]));
+    common::time(&bin, &repo, &["list"], &[0]);
+    let list = median(15, || common::time(&bin, &repo, &["list"], &[0]));
+    let status = median(15, || {
+        common::time(Path::new("git"), &repo, &["status"], &[0])
+    });
     println!();
     println!("list on {directives} directives, warm index (whole process)");
     println!("  git swarm list               median {:>9}", ms(list));
@@ -97,76 +103,8 @@ fn main() {
     );
 }
 
-fn env_num(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn verdict(ok: bool) -> &'static str {
     if ok { "met" } else { "MISSED" }
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn median(n: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    median_of((0..n).map(|_| f()).collect())
-}
-
-fn median_of(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn command(program: &Path, repo: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(repo)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env_remove("GIT_SWARM_NOW")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    cmd
-}
-
-fn run(program: &Path, repo: &Path, args: &[&str]) {
-    let out = command(program, repo, args).output().expect("run");
-    assert!(
-        out.status.success(),
-        "{} {args:?} failed: {}",
-        program.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn time(program: &Path, repo: &Path, args: &[&str]) -> Duration {
-    let start = Instant::now();
-    run(program, repo, args);
-    start.elapsed()
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A small deterministic generator, so every run measures the same data.
