@@ -20,6 +20,9 @@ pub struct Repo {
     /// The git dir every worktree shares (holds `config`, `hooks/`, refs); equals
     /// `git_dir` outside linked worktrees.
     pub common_dir: PathBuf,
+    /// The repository as discovered, kept so that reading its config or its
+    /// objects does not discover it again.
+    repo: gix::ThreadSafeRepository,
 }
 
 impl Repo {
@@ -30,12 +33,8 @@ impl Repo {
     /// work tree. Empty when the key is unset or the configuration cannot be
     /// read.
     pub fn config_values(&self, key: &str) -> Vec<String> {
-        let Ok(repo) = gix::ThreadSafeRepository::discover_with_environment_overrides(&self.root)
-        else {
-            return Vec::new();
-        };
-        let repo = repo.to_thread_local();
-        repo.config_snapshot()
+        self.gix()
+            .config_snapshot()
             .strings(key)
             .unwrap_or_default()
             .into_iter()
@@ -64,20 +63,22 @@ impl Repo {
             git_dir: canonical(repo.git_dir()),
             // gix may give `.git/worktrees/<id>/../..` here; canonicalising makes it `.git`.
             common_dir: canonical(repo.common_dir.as_deref().unwrap_or(repo.git_dir())),
+            repo,
         })
+    }
+
+    /// A gix handle on the repository (honouring `GIT_INDEX_FILE`, as the
+    /// discovery honoured `GIT_DIR` and `GIT_WORK_TREE`).
+    pub fn gix(&self) -> gix::Repository {
+        self.repo.to_thread_local()
     }
 
     /// The path-valued git config `key` (e.g. `core.hooksPath`) as git reads
     /// it: last value wins, `~/` and `~user/` expanded. Relative values are
     /// returned as written; what they are relative to depends on the key.
     pub fn config_path(&self, key: &str) -> Result<Option<PathBuf>> {
-        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides(&self.root)
-            .map_err(|e| Error::NotARepository {
-                path: self.root.clone(),
-                detail: e.to_string(),
-            })?
-            .to_thread_local();
-        repo.config_snapshot()
+        self.gix()
+            .config_snapshot()
             .trusted_path(key)
             .map_err(|e| Error::Usage {
                 message: format!("git config `{key}` cannot be read as a path: {e}"),

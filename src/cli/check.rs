@@ -236,9 +236,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
 /// Opens the repository with gix, honouring GIT_DIR, GIT_WORK_TREE and
 /// GIT_INDEX_FILE (hooks of `git commit -a` run with a temporary index).
 pub fn open_gix(repo: &Repo) -> Result<gix::Repository, Error> {
-    let mut r = gix::ThreadSafeRepository::discover_with_environment_overrides(&repo.root)
-        .map_err(|e| Error::git("opening the repository", e))?
-        .to_thread_local();
+    let mut r = repo.gix();
     // Trees are looked up again for every folder a glob names: keep a few MB of them.
     r.object_cache_size(4 * 1024 * 1024);
     // The index is read, never written: checking its trailing hash (a SHA-1
