@@ -52,13 +52,7 @@ fn fixture() -> TestEnv {
     #[cfg(unix)]
     std::fs::write(env.root.join(odd_name()), "odd\n").expect("odd file");
     env.git(&["add", "-A"]);
-    let blob = env.git(&["commit-tree", "-m", "sub", env.git(&["write-tree"]).trim()]);
-    env.git(&[
-        "update-index",
-        "--add",
-        "--cacheinfo",
-        &format!("160000,{},sub", blob.trim()),
-    ]);
+    stage_submodule(&env, "sub");
     // An unpopulated submodule is an empty directory; without it `add -A` would stage a deletion.
     std::fs::create_dir_all(env.path("sub")).expect("mkdir sub");
     env.git(&["commit", "-q", "-m", "base"]);
@@ -78,14 +72,24 @@ fn fixture() -> TestEnv {
     #[cfg(unix)]
     std::fs::write(env.root.join(odd_name()), "odd\nmore\n").expect("odd file");
     env.git(&["add", "-A"]);
-    let blob2 = env.git(&["commit-tree", "-m", "sub2", env.git(&["write-tree"]).trim()]);
+    stage_submodule(&env, "sub2");
+    env
+}
+
+/// Stages a submodule entry `sub` pointing at a new commit (made from the index's tree).
+fn stage_submodule(env: &TestEnv, message: &str) {
+    let commit = env.git(&[
+        "commit-tree",
+        "-m",
+        message,
+        env.git(&["write-tree"]).trim(),
+    ]);
     env.git(&[
         "update-index",
         "--add",
         "--cacheinfo",
-        &format!("160000,{},sub", blob2.trim()),
+        &format!("160000,{},sub", commit.trim()),
     ]);
-    env
 }
 
 fn ours(env: &TestEnv, selection: &[&str]) -> Vec<Value> {
