@@ -15,12 +15,80 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 #[derive(Clone)]
 pub struct PathGlob {
     source: String,
-    glob: Glob,
     /// Compiled on the first path that passes the prefix test: most globs of
     /// a large set never meet a path that could match.
     matcher: std::sync::OnceLock<GlobMatcher>,
     /// Every path the glob matches starts with this (empty when it matches at any depth).
     prefix: String,
+    /// The common shapes are matched without a regex.
+    shape: Shape,
+}
+
+/// How a glob is matched. Most globs in directives are a folder (`src/**`),
+/// a file type in a folder (`src/*.rs`, `src/**/*.rs`, `*.rs`) or one file;
+/// those are string tests on the path. The rest compile to a regex.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Shape {
+    /// No wildcard: the path itself.
+    Exact,
+    /// `P/**`: anything below the prefix.
+    Below,
+    /// `P/*S`: a file directly in the prefix's folder whose name ends with `S`.
+    NameEndsIn(String),
+    /// `P/**/*S` or `**/*S`: a file at any depth below the prefix whose name ends with `S`.
+    DeepNameEndsIn(String),
+    /// `P/**/N` or `**/N`: a file named `N` at any depth below the prefix.
+    DeepName(String),
+    /// Anything else: compiled to a regex by globset.
+    Regex(Glob),
+}
+
+impl Shape {
+    /// The shape of a normalised pattern whose literal prefix is `prefix`;
+    /// `glob` is the pattern built by globset, for the `Regex` shape.
+    fn of(pattern: &str, prefix: &str, glob: Glob) -> Shape {
+        let literal = |s: &str| !s.contains(['*', '?', '[', ']', '{', '}', ',', '\\', '/']);
+        if pattern == prefix {
+            return Shape::Exact;
+        }
+        let rest = &pattern[prefix.len()..];
+        if rest == "**" && !prefix.is_empty() {
+            return Shape::Below;
+        }
+        if let Some(name) = rest.strip_prefix("**/") {
+            if let Some(suffix) = name.strip_prefix('*')
+                && literal(suffix)
+            {
+                return Shape::DeepNameEndsIn(suffix.to_owned());
+            }
+            if !name.is_empty() && literal(name) {
+                return Shape::DeepName(name.to_owned());
+            }
+            return Shape::Regex(glob);
+        }
+        match rest.strip_prefix('*') {
+            Some(suffix) if literal(suffix) => Shape::NameEndsIn(suffix.to_owned()),
+            _ => Shape::Regex(glob),
+        }
+    }
+
+    /// Does `path`, which starts with the glob's prefix, match? (Not for
+    /// the `Regex` shape, which the compiled matcher decides.)
+    fn is_match(&self, prefix: &str, path: &[u8]) -> bool {
+        let rest = &path[prefix.len()..];
+        let name = match rest.iter().rposition(|&b| b == b'/') {
+            Some(i) => &rest[i + 1..],
+            None => rest,
+        };
+        match self {
+            Shape::Exact => rest.is_empty(),
+            Shape::Below => !rest.is_empty(),
+            Shape::NameEndsIn(suffix) => !rest.contains(&b'/') && rest.ends_with(suffix.as_bytes()),
+            Shape::DeepNameEndsIn(suffix) => name.ends_with(suffix.as_bytes()),
+            Shape::DeepName(n) => name == n.as_bytes(),
+            Shape::Regex(_) => false,
+        }
+    }
 }
 
 /// Why a glob was refused.
@@ -74,43 +142,39 @@ impl PathGlob {
         } else {
             pattern
         };
-        let glob = GlobBuilder::new(&pattern)
-            .literal_separator(true)
-            .backslash_escape(false)
-            .empty_alternates(true)
-            .build()
-            .map_err(|e| {
-                refuse(
-                    format!("glob `{source}` does not parse: {}", e.kind()),
-                    "globs use `*`, `?`, `**`, `[abc]` and `{a,b}`",
-                )
-            })?;
+        let glob = build(&pattern).map_err(|e| {
+            refuse(
+                format!("glob `{source}` does not parse: {}", e.kind()),
+                "globs use `*`, `?`, `**`, `[abc]` and `{a,b}`",
+            )
+        })?;
+        let prefix = literal_prefix(&pattern);
         Ok(PathGlob {
             source: source.to_owned(),
-            glob,
             matcher: std::sync::OnceLock::new(),
-            prefix: literal_prefix(&pattern),
+            shape: Shape::of(&pattern, &prefix, glob),
+            prefix,
         })
     }
 
     /// Does this glob match a repository-relative path (with `/` separators)?
     pub fn is_match(&self, path: &str) -> bool {
-        path.starts_with(&self.prefix) && self.matcher().is_match(path)
+        self.is_match_bytes(path.as_bytes())
     }
 
     /// As [`PathGlob::is_match`], for a path that may not be UTF-8 (git paths are bytes).
     pub fn is_match_bytes(&self, path: &[u8]) -> bool {
-        match std::str::from_utf8(path) {
-            _ if !path.starts_with(self.prefix.as_bytes()) => false,
-            Ok(p) => self.matcher().is_match(p),
-            Err(_) => self
-                .matcher()
-                .is_match_candidate(&globset::Candidate::new(&bytes_path(path))),
+        if !path.starts_with(self.prefix.as_bytes()) {
+            return false;
         }
-    }
-
-    fn matcher(&self) -> &GlobMatcher {
-        self.matcher.get_or_init(|| self.glob.compile_matcher())
+        let Shape::Regex(glob) = &self.shape else {
+            return self.shape.is_match(&self.prefix, path);
+        };
+        let matcher = self.matcher.get_or_init(|| glob.compile_matcher());
+        match std::str::from_utf8(path) {
+            Ok(p) => matcher.is_match(p),
+            Err(_) => matcher.is_match_candidate(&globset::Candidate::new(&bytes_path(path))),
+        }
     }
 
     /// A literal start every matching path has: the folders before the first
@@ -124,6 +188,14 @@ impl PathGlob {
     pub fn as_str(&self) -> &str {
         &self.source
     }
+}
+
+fn build(pattern: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(false)
+        .empty_alternates(true)
+        .build()
 }
 
 fn literal_prefix(pattern: &str) -> String {
@@ -211,6 +283,88 @@ mod tests {
                     && PathGlob::parse(glob).expect("valid glob").is_match(path)
             );
         }
+    }
+
+    /// The string tests agree with the regex globset compiles, on globs of
+    /// every shape and paths at the edges (empty names, dotfiles, depth 0).
+    #[test]
+    fn shapes_agree_with_globset() {
+        let globs = [
+            "src/**",
+            "src/",
+            "a/b/c.txt",
+            "Makefile",
+            "./Makefile",
+            "src/*.rs",
+            "src/*",
+            "src/**/*.rs",
+            "*.rs",
+            "*",
+            "**/*.rs",
+            "src/**/mod.rs",
+            "mod.rs",
+            "src/**/*",
+            ".swarm/**",
+            "src/*.tar.gz",
+            "src/m0/d00/*.rs",
+            "src/**/x/*.rs",
+            "a,b/*.c",
+        ];
+        let paths = [
+            "src",
+            "src/a.rs",
+            "src/.rs",
+            "src/a/b.rs",
+            "src/a/b/c.rs",
+            "a.rs",
+            "rs",
+            "Makefile",
+            "sub/Makefile",
+            "a/b/c.txt",
+            "a/b/c.txtx",
+            "src/mod.rs",
+            "mod.rs",
+            "src/x/mod.rs",
+            "src/xmod.rs",
+            "src/a.tar.gz",
+            "src/x/a.tar.gz",
+            ".swarm/a",
+            "src/m0/d00/f.rs",
+            "src/m0/d00/e/f.rs",
+            "src/x/x/a.rs",
+            "src/x/a.rs",
+            "a,b/x.c",
+            "srcx/a.rs",
+            "x/src/a.rs",
+        ];
+        for g in globs {
+            let glob = PathGlob::parse(g).expect("valid glob");
+            let pattern = match g.strip_prefix("./") {
+                Some(rest) => rest.to_owned(),
+                None if g.trim_end_matches('/').contains('/') => g.to_owned(),
+                None => format!("**/{g}"),
+            };
+            let pattern = match pattern.strip_suffix('/') {
+                Some(dir) => format!("{dir}/**"),
+                None => pattern,
+            };
+            let regex = build(&pattern).expect("valid glob").compile_matcher();
+            for p in paths {
+                assert_eq!(
+                    glob.is_match(p),
+                    regex.is_match(p),
+                    "glob {g:?} (shape {:?}) on {p:?}",
+                    glob.shape
+                );
+            }
+        }
+        let shape = |g: &str| PathGlob::parse(g).expect("valid glob").shape;
+        assert_eq!(shape("src/**"), Shape::Below);
+        assert_eq!(shape("src/*.rs"), Shape::NameEndsIn(".rs".into()));
+        assert_eq!(shape("*.rs"), Shape::DeepNameEndsIn(".rs".into()));
+        assert_eq!(shape("src/**/mod.rs"), Shape::DeepName("mod.rs".into()));
+        assert_eq!(shape("a/b/c.txt"), Shape::Exact);
+        assert!(matches!(shape("src/**/x/*.rs"), Shape::Regex(_)));
     }
 
     #[test]
