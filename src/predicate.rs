@@ -54,11 +54,13 @@ pub struct LazyRegex {
 }
 
 impl LazyRegex {
-    fn parse(pattern: &str) -> Result<LazyRegex, String> {
-        regex_syntax::ParserBuilder::new()
-            .build()
-            .parse(pattern)
-            .map_err(|e| e.to_string())?;
+    fn parse(pattern: &str, check_syntax: bool) -> Result<LazyRegex, String> {
+        if check_syntax {
+            regex_syntax::ParserBuilder::new()
+                .build()
+                .parse(pattern)
+                .map_err(|e| e.to_string())?;
+        }
         Ok(LazyRegex {
             pattern: pattern.to_owned(),
             compiled: std::sync::OnceLock::new(),
@@ -105,6 +107,18 @@ pub const MAX_LEN: usize = 1024;
 
 impl Predicate {
     pub fn parse(source: &str) -> Result<Predicate, PredicateError> {
+        Predicate::parse_with(source, true)
+    }
+
+    /// As [`Predicate::parse`], without checking a regex's syntax: for a
+    /// predicate of a directive that already passed the actionability gate,
+    /// where a regex is compiled only if a path meets it (a bad one then
+    /// makes the predicate's outcome an error).
+    pub fn parse_gated(source: &str) -> Result<Predicate, PredicateError> {
+        Predicate::parse_with(source, false)
+    }
+
+    fn parse_with(source: &str, check_regex: bool) -> Result<Predicate, PredicateError> {
         let err = |message: String, hint: &str| PredicateError {
             message,
             hint: hint.to_owned(),
@@ -144,7 +158,7 @@ impl Predicate {
                         "write `grep:<regex>:<glob>`, for example `grep:\\.unwrap\\(\\):src/**/*.rs`",
                     ));
                 }
-                let regex = LazyRegex::parse(pattern).map_err(|e| {
+                let regex = LazyRegex::parse(pattern, check_regex).map_err(|e| {
                     err(
                         format!("`{k}` regex `{pattern}` does not parse: {}", first_line(&e)),
                         "the regex syntax is Rust's `regex` crate (no look-around or back-references)",
