@@ -318,6 +318,57 @@ fn grep_tree_searches_the_whole_snapshot_and_fails_closed_on_no_file() {
     insta::assert_snapshot!("error_result", run.snapshot());
 }
 
+/// `grep_tree` results are kept in the git dir, keyed by the predicate and
+/// the blobs searched: a second run answers the same, a changed file is
+/// searched again, and a damaged cache file is ignored.
+#[test]
+fn grep_tree_results_are_reused_only_for_the_same_blobs() {
+    let env = repo();
+    directive(
+        &env,
+        "no-fixme-in-docs",
+        "enforcement = \"enforce\"\nverify = [\"grep_tree:FIXME:docs/*.md\"]",
+    );
+    env.write("docs/a.md", "# A\n");
+    env.write("docs/b.md", "# B\n\nFIXME: say more\n");
+    commit_all(&env, "base");
+    env.write("docs/c.md", "# C\n");
+    commit_all(&env, "c");
+    env.git(&["tag", "c"]);
+
+    let first = check(&env, &["--range", "c~1..c"]);
+    first.code(1);
+    let cache = env.root.join(".git/swarm/grep-tree");
+    assert!(cache.is_file(), "the result is cached");
+    let again = check(&env, &["--range", "c~1..c"]);
+    assert_eq!(again.snapshot(), first.snapshot());
+
+    // The same folder with b.md fixed: new blobs, a new search.
+    env.write("docs/b.md", "# B\n\nMore said.\n");
+    commit_all(&env, "fix b");
+    check(&env, &["--range", "HEAD~1..HEAD"]).success();
+    // The staged check of the same content agrees, and so does the old range.
+    env.write("docs/a.md", "# A\nFIXME again\n");
+    env.git(&["add", "docs/a.md"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        findings(&report, "no-fixme-in-docs"),
+        [("docs/a.md".to_owned(), Some(2), "FIXME again".to_owned())]
+    );
+    assert_eq!(
+        check(&env, &["--range", "c~1..c"]).snapshot(),
+        first.snapshot()
+    );
+
+    // A damaged cache is a miss, not an error.
+    std::fs::write(&cache, b"git-swarm grep-tree cache 1\n\xff\xff\xff").expect("write");
+    assert_eq!(
+        check(&env, &["--range", "c~1..c"]).snapshot(),
+        first.snapshot()
+    );
+}
+
 #[test]
 fn out_of_scope_and_unverifiable_directives_are_na_and_retired_ones_are_not_checked() {
     let env = repo();

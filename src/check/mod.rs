@@ -7,6 +7,7 @@
 //! directive with no `verify` predicate has nothing to check by machine and
 //! is n/a.
 
+mod cache;
 mod render;
 
 use gix::bstr::{BStr, ByteSlice};
@@ -15,12 +16,13 @@ use serde::Serialize;
 
 pub use render::{github_annotations, sarif};
 
-use crate::change::{Change, FileStatus};
+use crate::change::{Change, Content, FileStatus};
 use crate::directive::{Directive, Enforcement, Priority};
 use crate::error::Result;
 use crate::pathglob::PathGlob;
 use crate::predicate::Predicate;
 use crate::problem::Problem;
+use cache::GrepTreeCache;
 
 /// A directive to check, with where it came from.
 #[derive(Debug, Clone)]
@@ -182,6 +184,7 @@ pub fn evaluate(
 ) -> Result<Report> {
     let mut results = Vec::with_capacity(candidates.len());
     let mut warnings = Vec::new();
+    let mut cache = GrepTreeCache::at(repo.common_dir());
     for c in candidates {
         let d = &c.directive;
         let mut result = DirectiveResult {
@@ -211,7 +214,7 @@ pub fn evaluate(
             continue;
         }
         for source in &d.verify {
-            let r = evaluate_predicate(repo, change, source, tools)?;
+            let r = evaluate_predicate(repo, change, source, tools, &mut cache)?;
             if r.outcome == Outcome::Skipped
                 && let Some(m) = &r.message
                 && !warnings.contains(m)
@@ -233,6 +236,7 @@ pub fn evaluate(
         };
         results.push(result);
     }
+    cache.save();
     let mut counts = Counts::default();
     for r in &results {
         match r.outcome {
@@ -299,8 +303,9 @@ fn evaluate_predicate(
     change: &Change,
     source: &str,
     tools: &dyn ToolRunner,
+    cache: &mut GrepTreeCache,
 ) -> Result<PredicateResult> {
-    let predicate = match Predicate::parse(source) {
+    let predicate = match Predicate::parse_gated(source) {
         Ok(p) => p,
         Err(e) => return Ok(result(source, Outcome::Error, Some(e.message), Vec::new())),
     };
@@ -403,63 +408,23 @@ fn evaluate_predicate(
         Predicate::GrepTree { regex, glob } => {
             let mut files = change.snapshot_files(repo, glob.as_ref())?;
             files.retain(|f| !skips_swarm(glob.as_ref(), &f.path));
-            if files.is_empty() {
-                let what = glob
-                    .as_ref()
-                    .map_or("any file".to_owned(), |g| format!("`{}`", g.as_str()));
-                return Ok(result(
-                    source,
-                    Outcome::Error,
-                    Some(format!(
-                        "no file of the checked snapshot matches {what}, so nothing was searched"
-                    )),
-                    Vec::new(),
-                ));
+            // Blobs only: a file of the working tree can change under the same path.
+            let key = files
+                .iter()
+                .map(|f| match &f.content {
+                    Content::Blob(id) => Some((f.path.as_slice(), id.as_ref())),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(|files| GrepTreeCache::key(source, files.into_iter()));
+            if let Some(hit) = key.and_then(|k| cache.get(k, source)) {
+                return Ok(hit);
             }
-            let re = match regex.get() {
-                Ok(re) => re,
-                Err(e) => {
-                    return Ok(result(
-                        source,
-                        Outcome::Error,
-                        Some(format!("the regex cannot be used: {e}")),
-                        Vec::new(),
-                    ));
-                }
-            };
-            let mut findings = Vec::new();
-            for file in &files {
-                let path = &file.path;
-                let Some(bytes) = change.read_snapshot_file(repo, file)? else {
-                    continue;
-                };
-                if crate::change::is_binary(&bytes) {
-                    continue;
-                }
-                for (n, line) in bytes.lines().enumerate() {
-                    if re.is_match(line) {
-                        findings.push(Finding {
-                            path: lossy(path.as_bstr()),
-                            line: u32::try_from(n + 1).ok(),
-                            text: Some(cap(line)),
-                        });
-                    }
-                }
+            let r = grep_tree(repo, change, source, regex, glob.as_ref(), &files)?;
+            if let Some(k) = key {
+                cache.put(k, &r);
             }
-            if findings.is_empty() {
-                result(source, Outcome::Pass, None, findings)
-            } else {
-                result(
-                    source,
-                    Outcome::Fail,
-                    Some(format!(
-                        "{} line(s) in the snapshot match `{}`",
-                        findings.len(),
-                        regex.as_str()
-                    )),
-                    findings,
-                )
-            }
+            r
         }
         Predicate::Tool { argv } => match tools.run(argv) {
             ToolVerdict::Holds => result(source, Outcome::Pass, None, Vec::new()),
@@ -473,6 +438,72 @@ fn evaluate_predicate(
                 result(source, Outcome::Skipped, Some(message), Vec::new())
             }
         },
+    })
+}
+
+/// Searches `files` of the snapshot, whole, for `regex`: zero files is an error.
+fn grep_tree(
+    repo: &gix::Repository,
+    change: &Change,
+    source: &str,
+    regex: &crate::predicate::LazyRegex,
+    glob: Option<&PathGlob>,
+    files: &[crate::change::SnapshotFile],
+) -> Result<PredicateResult> {
+    if files.is_empty() {
+        let what = glob.map_or("any file".to_owned(), |g| format!("`{}`", g.as_str()));
+        return Ok(result(
+            source,
+            Outcome::Error,
+            Some(format!(
+                "no file of the checked snapshot matches {what}, so nothing was searched"
+            )),
+            Vec::new(),
+        ));
+    }
+    let re = match regex.get() {
+        Ok(re) => re,
+        Err(e) => {
+            return Ok(result(
+                source,
+                Outcome::Error,
+                Some(format!("the regex cannot be used: {e}")),
+                Vec::new(),
+            ));
+        }
+    };
+    let mut findings = Vec::new();
+    for file in files {
+        let path = &file.path;
+        let Some(bytes) = change.read_snapshot_file(repo, file)? else {
+            continue;
+        };
+        if crate::change::is_binary(&bytes) {
+            continue;
+        }
+        for (n, line) in bytes.lines().enumerate() {
+            if re.is_match(line) {
+                findings.push(Finding {
+                    path: lossy(path.as_bstr()),
+                    line: u32::try_from(n + 1).ok(),
+                    text: Some(cap(line)),
+                });
+            }
+        }
+    }
+    Ok(if findings.is_empty() {
+        result(source, Outcome::Pass, None, findings)
+    } else {
+        result(
+            source,
+            Outcome::Fail,
+            Some(format!(
+                "{} line(s) in the snapshot match `{}`",
+                findings.len(),
+                regex.as_str()
+            )),
+            findings,
+        )
     })
 }
 
