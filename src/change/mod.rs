@@ -179,6 +179,9 @@ pub struct Change {
     added: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<AddedLine>>>>,
     /// Flattened folders of a tree snapshot, by folder prefix (`""` is the whole tree).
     tree_files: std::cell::RefCell<HashMap<String, TreeFiles>>,
+    /// Tree ids of a tree snapshot's folders (`None`: no such folder), so
+    /// that the folders of many globs share the reads of their parents.
+    folder_trees: std::cell::RefCell<HashMap<String, Option<ObjectId>>>,
 }
 
 impl Change {
@@ -202,6 +205,7 @@ impl Change {
             root: root.to_path_buf(),
             added: Default::default(),
             tree_files: Default::default(),
+            folder_trees: Default::default(),
         })
     }
 
@@ -361,11 +365,45 @@ impl Change {
         if let Some(files) = self.tree_files.borrow().get(folder) {
             return Ok(files.clone());
         }
-        let files = std::rc::Rc::new(read::flatten_folder(repo, tree, folder)?);
+        let files = match self.folder_tree(repo, tree, folder)? {
+            Some(id) => read::flatten_folder(repo, id, folder)?,
+            None => Vec::new(),
+        };
+        let files = std::rc::Rc::new(files);
         self.tree_files
             .borrow_mut()
             .insert(folder.to_owned(), files.clone());
         Ok(files)
+    }
+
+    /// The tree id of `folder` (`""`: the root) in the tree `root`.
+    fn folder_tree(
+        &self,
+        repo: &gix::Repository,
+        root: ObjectId,
+        folder: &str,
+    ) -> Result<Option<ObjectId>> {
+        if folder.is_empty() {
+            return Ok(Some(root));
+        }
+        if let Some(id) = self.folder_trees.borrow().get(folder) {
+            return Ok(*id);
+        }
+        let (parent, _) = folder.rsplit_once('/').unwrap_or(("", folder));
+        if let Some(parent_id) = self.folder_tree(repo, root, parent)? {
+            // Every subfolder of the parent at once: sibling globs then cost nothing.
+            let mut known = self.folder_trees.borrow_mut();
+            for (name, id) in read::subtrees(repo, parent_id)? {
+                let path = if parent.is_empty() {
+                    name
+                } else {
+                    format!("{parent}/{name}")
+                };
+                known.insert(path, Some(id));
+            }
+        }
+        let mut known = self.folder_trees.borrow_mut();
+        Ok(*known.entry(folder.to_owned()).or_insert(None))
     }
 }
 

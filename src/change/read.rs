@@ -524,34 +524,36 @@ fn diff_trees(
     Ok(files)
 }
 
-/// Every file under `folder` (`""`: the whole tree) of a tree, with its
-/// blob id and full path, sorted by path.
+/// Every file of the tree `tree`, the folder `folder` (`""`: the root) of
+/// a snapshot, with its blob id and full path, sorted by path.
 pub fn flatten_folder(
     repo: &gix::Repository,
     tree: ObjectId,
     folder: &str,
 ) -> Result<Vec<(BString, ObjectId)>> {
-    let (start, prefix) = if folder.is_empty() {
-        (tree, BString::default())
-    } else {
-        let t = repo
-            .find_tree(tree)
-            .map_err(|e| Error::git("reading a tree", e))?;
-        match t
-            .lookup_entry_by_path(folder)
-            .map_err(|e| Error::git("reading a tree", e))?
-        {
-            Some(entry) if entry.mode().is_tree() => {
-                (entry.oid().to_owned(), BString::from(folder))
-            }
-            _ => return Ok(Vec::new()),
-        }
-    };
-    Ok(flatten_tree_modes(repo, start, prefix)?
+    Ok(flatten_tree_modes(repo, tree, BString::from(folder))?
         .into_iter()
         .filter(|(_, _, gitlink)| !gitlink)
         .map(|(p, id, _)| (p, id))
         .collect())
+}
+
+/// The subfolders of the tree `parent` whose names are UTF-8 (a glob's
+/// folder always is), with their tree ids.
+pub fn subtrees(repo: &gix::Repository, parent: ObjectId) -> Result<Vec<(String, ObjectId)>> {
+    let tree = repo
+        .find_tree(parent)
+        .map_err(|e| Error::git("reading a tree", e))?;
+    let mut out = Vec::new();
+    for entry in tree.iter() {
+        let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
+        if entry.mode().is_tree()
+            && let Ok(name) = std::str::from_utf8(entry.filename())
+        {
+            out.push((name.to_owned(), entry.oid().to_owned()));
+        }
+    }
+    Ok(out)
 }
 
 fn flatten_tree_modes(

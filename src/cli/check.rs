@@ -149,11 +149,12 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     let gix_repo = open_gix(&repo)?;
     let change = Change::read(&gix_repo, &repo.root, &req.selection)?;
 
-    // A range or commit brings its own directives: only the fold is needed
-    // from the working tree's index, not its parsed directives.
+    // A range, a commit and a staged change bring their own directives (the
+    // tree's, the index's): only the fold of the events is needed from the
+    // working tree, not its parsed directives.
     let loaded = match &store {
         Some(s) if change.snapshot_tree.is_some() || change.selection == Selection::Staged => {
-            Some(git_swarm::index::refresh(s)?)
+            Some(git_swarm::index::refresh_fold(s)?)
         }
         Some(s) => Some(git_swarm::index::load(s)?),
         None => None,

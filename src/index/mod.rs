@@ -192,20 +192,52 @@ pub fn index_path(store: &Store) -> PathBuf {
 
 /// Opens the index with its parsed directives, refreshing it if `.swarm/` changed.
 pub fn load(store: &Store) -> Result<Loaded> {
-    open(store, true)
+    open(store, Want::Entries)
 }
 
 /// Brings the index up to date without decoding the directives unless they
 /// changed (`index.directives` and `index.quarantine` may come back empty).
 pub fn refresh(store: &Store) -> Result<Loaded> {
-    open(store, false)
+    open(store, Want::Nothing)
 }
 
-fn open(store: &Store, want_entries: bool) -> Result<Loaded> {
+/// The fold of the event log, up to date, for a command that takes its
+/// directives from elsewhere (a check of a range reads them from the
+/// range's tree): only `config.toml` and the event files are looked at.
+/// The directive part of the index is left as it was, to be brought up to
+/// date by the next command that reads it; `index.directives` is empty.
+pub fn refresh_fold(store: &Store) -> Result<Loaded> {
+    open(store, Want::Fold)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Entries,
+    Nothing,
+    Fold,
+}
+
+fn open(store: &Store, want: Want) -> Result<Loaded> {
     let start = Instant::now();
-    let scan = scan(store)?;
     let path = index_path(store);
-    let (index, refresh, entries) = match file::read(&path, store) {
+    let on_disk = file::read(&path, store);
+    let scan = match (&on_disk, want) {
+        (Some(d), Want::Fold) => {
+            let mut scan = scan::scan_events(store)?;
+            // As the index saw them: unchanged as far as this refresh goes.
+            let old = |stamps: &[FileStamp]| {
+                stamps
+                    .iter()
+                    .map(|f| (f.file.clone(), f.stamp))
+                    .collect::<Vec<_>>()
+            };
+            scan.directives = old(&d.index.directive_stamps);
+            scan.quarantine = old(&d.index.quarantine_stamps);
+            scan
+        }
+        _ => scan(store)?,
+    };
+    let (index, refresh, entries) = match on_disk {
         None => {
             let index = build(store, &scan)?;
             (
@@ -216,7 +248,7 @@ fn open(store: &Store, want_entries: bool) -> Result<Loaded> {
                 file::EntriesSource::Encode,
             )
         }
-        Some(on_disk) => update(store, &scan, on_disk, want_entries)?,
+        Some(on_disk) => update(store, &scan, on_disk, want)?,
     };
     if refresh != Refresh::Fresh {
         // The index is only a cache: a read-only git dir must not stop a command.
@@ -352,16 +384,12 @@ fn count_changed(scan: &[(String, Stamp)], seen: &[FileStamp]) -> usize {
 /// What an update produced: the index, how, and where a write takes the entries section from.
 type Updated = (Index, Refresh, file::EntriesSource);
 
-fn update(
-    store: &Store,
-    scan: &Scan,
-    on_disk: file::OnDisk,
-    want_entries: bool,
-) -> Result<Updated> {
+fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Result<Updated> {
+    let want_entries = want == Want::Entries;
     let mut on_disk = on_disk;
     let old = &on_disk.index;
-    let entries_unchanged =
-        scan.entries_fingerprint() == old.entries_fingerprint && !old.entries_racy;
+    let entries_unchanged = want == Want::Fold
+        || (scan.entries_fingerprint() == old.entries_fingerprint && !old.entries_racy);
     let config_unchanged = scan.config == old.config
         && scan
             .config

@@ -91,17 +91,30 @@ impl Scan {
 /// Stats every file the index depends on.
 pub fn scan(store: &Store) -> Result<Scan> {
     let swarm = &store.swarm_dir;
-    let config = match std::fs::metadata(swarm.join("config.toml")) {
-        Ok(m) => Some(Stamp::of(&m)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(&swarm.join("config.toml"), e)),
-    };
     Ok(Scan {
-        config,
+        config: config_stamp(swarm)?,
         directives: scan_dir(&swarm.join("directives"), |n| n.ends_with(".toml"))?,
         quarantine: scan_dir(&swarm.join("quarantine"), |n| n.ends_with(".toml"))?,
         events: scan_dir(&swarm.join("events"), is_month_file)?,
     })
+}
+
+/// Stats `config.toml` and the event files only.
+pub fn scan_events(store: &Store) -> Result<Scan> {
+    let swarm = &store.swarm_dir;
+    Ok(Scan {
+        config: config_stamp(swarm)?,
+        events: scan_dir(&swarm.join("events"), is_month_file)?,
+        ..Scan::default()
+    })
+}
+
+fn config_stamp(swarm: &Path) -> Result<Option<Stamp>> {
+    match std::fs::metadata(swarm.join("config.toml")) {
+        Ok(m) => Ok(Some(Stamp::of(&m))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&swarm.join("config.toml"), e)),
+    }
 }
 
 fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Stamp)>> {
