@@ -23,7 +23,29 @@ pub struct EventHead {
     pub directives: Vec<String>,
     /// For a `check` event, the fingerprint of the change it recorded a failure of.
     pub change: Option<String>,
+    /// What the event means for escalation and remediation.
+    pub signal: Signal,
 }
+
+/// The part an event plays in the directive loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Signal {
+    #[default]
+    None,
+    /// A violation (an unacknowledged critical, a `violated` verdict, a
+    /// recorded check failure), on an occasion: violations on the same
+    /// occasion (one change, delegation or phase) are one.
+    Violation { occasion: u64 },
+    /// Evidence the directive was followed: an `applied` ack, a `verified` verdict.
+    Remediation,
+    /// An `escalation` event (the audit record of an episode).
+    Escalation,
+    /// A `deescalation`: ends the directive's episode.
+    Deescalation,
+}
+
+/// Violations on two occasions this close together escalate a directive.
+pub const ESCALATION_WINDOW_MS: i64 = 30 * 24 * 60 * 60 * 1000;
 
 #[derive(serde::Deserialize)]
 struct RawHead<'a> {
@@ -40,6 +62,16 @@ struct RawHead<'a> {
     /// For `check` events: the fingerprint of the change checked.
     #[serde(default, borrow)]
     change: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    delegation: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    phase: Option<std::borrow::Cow<'a, str>>,
+    /// For `verdict` events: the verdict that stands (verified, violated, n_a).
+    #[serde(default, borrow)]
+    verdict: Option<std::borrow::Cow<'a, str>>,
+    /// For `ack` events: applied, ignored, n_a.
+    #[serde(default, borrow)]
+    status: Option<std::borrow::Cow<'a, str>>,
     // Checked, not used: the fold must accept exactly the lines the readers accept.
     #[serde(default, borrow)]
     #[allow(dead_code)]
@@ -83,12 +115,39 @@ impl EventHead {
         if let Some(Directives::Ids(ids)) = raw.directives {
             directives.extend(ids.into_iter().map(|d| d.into_owned()));
         }
+        let occasion = |parts: &[Option<&str>]| {
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            for p in parts {
+                h.update(p.unwrap_or("").as_bytes());
+                h.update(&[0]);
+            }
+            h.digest()
+        };
+        let signal = match (&*raw.kind, raw.verdict.as_deref(), raw.status.as_deref()) {
+            ("check", _, _) => Signal::Violation {
+                occasion: occasion(&[Some("check"), raw.change.as_deref().or(Some(&raw.id))]),
+            },
+            ("unacknowledged", _, _) => Signal::Violation {
+                occasion: occasion(&[
+                    Some("delegation"),
+                    raw.delegation.as_deref().or(Some(&raw.id)),
+                ]),
+            },
+            ("verdict", Some("violated"), _) => Signal::Violation {
+                occasion: occasion(&[Some("phase"), raw.phase.as_deref().or(Some(&raw.id))]),
+            },
+            ("verdict", Some("verified"), _) | ("ack", _, Some("applied")) => Signal::Remediation,
+            ("escalation", _, _) => Signal::Escalation,
+            ("deescalation", _, _) => Signal::Deescalation,
+            _ => Signal::None,
+        };
         Some(EventHead {
             key: crate::event::id_key(&raw.id),
             ts,
             kind: raw.kind.into_owned(),
             directives,
             change: raw.change.map(|c| c.into_owned()),
+            signal,
         })
     }
 
@@ -123,6 +182,107 @@ pub struct Fold {
     last_ts: Vec<i64>,
     /// Sorted keys of the (directive, change) pairs with a recorded `check` failure.
     check_keys: Vec<u64>,
+    /// Escalation state of the directives that have had a violation, by id.
+    loops: BTreeMap<String, LoopState>,
+}
+
+/// What the directive loop has seen of one directive.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopState {
+    /// Violations that can still start an episode: since the last episode
+    /// ended, within the window of the newest: (ts, occasion, event key).
+    recent: Vec<(i64, u64, u128)>,
+    /// Every episode, oldest first; the last may be open.
+    pub episodes: Vec<Episode>,
+    /// The latest violation (ts, event key).
+    pub last_violation: Option<(i64, u128)>,
+    /// The latest remediation (applied ack, verified verdict), in ms.
+    pub last_remediation: Option<i64>,
+    pub violations: u64,
+    pub remediations: u64,
+}
+
+/// An escalation episode: from the violation that made two occasions within
+/// the window until a `deescalation`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Episode {
+    /// When it started: the second occasion's violation, in ms.
+    pub start: i64,
+    /// The event keys of the two violations that started it.
+    pub violations: [u128; 2],
+    /// When a `deescalation` ended it, in ms.
+    pub ended: Option<i64>,
+    /// Whether an `escalation` event records it.
+    pub recorded: bool,
+}
+
+impl Episode {
+    /// A name for the episode that every process computes alike.
+    pub fn key(&self, directive: &str) -> String {
+        format!(
+            "{directive}@{:032x}{:032x}",
+            self.violations[0], self.violations[1]
+        )
+    }
+}
+
+impl LoopState {
+    /// The open episode, if the directive is escalated now.
+    pub fn open(&self) -> Option<&Episode> {
+        self.episodes.last().filter(|e| e.ended.is_none())
+    }
+
+    /// A violation with no later remediation.
+    pub fn unremediated(&self) -> bool {
+        self.last_violation
+            .is_some_and(|(ts, _)| self.last_remediation.is_none_or(|r| r < ts))
+    }
+
+    fn apply(&mut self, e: &EventHead) {
+        match e.signal {
+            Signal::Violation { occasion } => {
+                self.violations += 1;
+                self.last_violation = Some(e.order());
+                if self.open().is_some() {
+                    return;
+                }
+                self.recent
+                    .retain(|(ts, _, _)| e.ts - *ts <= ESCALATION_WINDOW_MS);
+                // The earliest violation in the window on another occasion.
+                if let Some(first) = self.recent.iter().find(|(_, o, _)| *o != occasion) {
+                    self.episodes.push(Episode {
+                        start: e.ts,
+                        violations: [first.2, e.key],
+                        ended: None,
+                        recorded: false,
+                    });
+                    self.recent.clear();
+                } else {
+                    self.recent.push((e.ts, occasion, e.key));
+                }
+            }
+            Signal::Remediation => {
+                self.remediations += 1;
+                self.last_remediation = Some(self.last_remediation.map_or(e.ts, |r| r.max(e.ts)));
+            }
+            Signal::Escalation => {
+                if let Some(ep) = self.episodes.last_mut()
+                    && ep.ended.is_none()
+                {
+                    ep.recorded = true;
+                }
+            }
+            Signal::Deescalation => {
+                if let Some(ep) = self.episodes.last_mut()
+                    && ep.ended.is_none()
+                {
+                    ep.ended = Some(e.ts);
+                }
+                self.recent.clear();
+            }
+            Signal::None => {}
+        }
+    }
 }
 
 /// What the event log says about one directive.
@@ -182,6 +342,15 @@ impl Fold {
             self.counts[row * self.kinds.len() + kind] += 1;
             self.last_ts[row] = self.last_ts[row].max(e.ts);
         }
+        if e.signal != Signal::None {
+            for d in &e.directives {
+                let state = match self.loops.get_mut(d) {
+                    Some(s) => s,
+                    None => self.loops.entry(d.clone()).or_default(),
+                };
+                state.apply(e);
+            }
+        }
         if e.kind == "check"
             && let Some(change) = &e.change
         {
@@ -214,12 +383,34 @@ impl Fold {
     }
 
     /// The priority and enforcement in force for a directive: what its file
-    /// says, raised by escalation once the log records one.
+    /// says, raised to critical and enforce while an escalation episode is open.
     pub fn effective(
         &self,
         d: &crate::directive::Directive,
     ) -> (crate::directive::Priority, crate::directive::Enforcement) {
-        (d.priority, d.enforcement)
+        if self.escalated(&d.id).is_some() {
+            (
+                crate::directive::Priority::Critical,
+                crate::directive::Enforcement::Enforce,
+            )
+        } else {
+            (d.priority, d.enforcement)
+        }
+    }
+
+    /// The open escalation episode of a directive.
+    pub fn escalated(&self, id: &str) -> Option<&Episode> {
+        self.loops.get(id).and_then(LoopState::open)
+    }
+
+    /// The directive loop's state of a directive that has had a violation or remediation.
+    pub fn loop_state(&self, id: &str) -> Option<&LoopState> {
+        self.loops.get(id)
+    }
+
+    /// Every directive with loop state, by id.
+    pub fn loop_states(&self) -> impl Iterator<Item = (&str, &LoopState)> {
+        self.loops.iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// Events per kind, for the whole log.
@@ -436,7 +627,89 @@ mod tests {
             kind: kind.into(),
             directives: vec![d.into()],
             change: None,
+            signal: Signal::None,
         }
+    }
+
+    fn violation(key: u128, day: i64, d: &str, occasion: u64) -> EventHead {
+        EventHead {
+            signal: Signal::Violation { occasion },
+            ..head(key, day * 86_400_000, "check", d)
+        }
+    }
+
+    fn signal(key: u128, day: i64, kind: &str, d: &str, signal: Signal) -> EventHead {
+        EventHead {
+            signal,
+            ..head(key, day * 86_400_000, kind, d)
+        }
+    }
+
+    #[test]
+    fn two_occasions_within_thirty_days_escalate_once_per_episode() {
+        use crate::directive::{Enforcement, Priority};
+        // One occasion twice: not escalated.
+        let f = fold_all(vec![violation(1, 0, "x", 7), violation(2, 1, "x", 7)]);
+        assert!(f.escalated("x").is_none());
+        // Two occasions 31 days apart: not escalated.
+        let f = fold_all(vec![violation(1, 0, "x", 7), violation(2, 31, "x", 8)]);
+        assert!(f.escalated("x").is_none());
+        // Two occasions within 30 days: one episode, whatever follows.
+        let heads = vec![
+            violation(1, 0, "x", 7),
+            violation(2, 30, "x", 8),
+            violation(3, 31, "x", 9),
+            violation(4, 32, "x", 10),
+        ];
+        let f = fold_all(heads.clone());
+        let ep = f.escalated("x").expect("escalated");
+        assert_eq!(ep.violations, [1, 2]);
+        assert_eq!(f.loop_state("x").expect("state").episodes.len(), 1);
+        let d: crate::directive::Directive = toml::from_str(
+            "id = \"x\"\nlesson = \"A lesson long enough to pass\"\npriority = \"low\"\nenforcement = \"advisory\"",
+        )
+        .expect("valid test input");
+        assert_eq!(f.effective(&d), (Priority::Critical, Enforcement::Enforce));
+        // Any order, duplicates included, folds the same.
+        let mut shuffled: Vec<_> = heads.iter().rev().cloned().collect();
+        shuffled.push(heads[1].clone());
+        let mut g = fold_all(shuffled);
+        g.duplicates = 0;
+        assert_eq!(f, g);
+
+        // An escalation event records the episode; a deescalation ends it,
+        // and the violations before it never count again.
+        let mut with_end = heads.clone();
+        with_end.push(signal(5, 33, "escalation", "x", Signal::Escalation));
+        with_end.push(signal(6, 34, "deescalation", "x", Signal::Deescalation));
+        with_end.push(violation(7, 35, "x", 11));
+        let f = fold_all(with_end.clone());
+        let state = f.loop_state("x").expect("state");
+        assert!(state.episodes[0].recorded);
+        assert_eq!(state.episodes[0].ended, Some(34 * 86_400_000));
+        assert!(
+            f.escalated("x").is_none(),
+            "one violation since: no new episode"
+        );
+        assert_eq!(f.effective(&d), (Priority::Low, Enforcement::Advisory));
+        with_end.push(violation(8, 36, "x", 12));
+        let f = fold_all(with_end);
+        assert_eq!(f.loop_state("x").expect("state").episodes.len(), 2);
+        assert_eq!(f.escalated("x").expect("escalated").violations, [7, 8]);
+    }
+
+    #[test]
+    fn remediation_after_the_last_violation() {
+        let f = fold_all(vec![
+            violation(1, 0, "x", 7),
+            signal(2, 1, "ack", "x", Signal::Remediation),
+        ]);
+        assert!(!f.loop_state("x").expect("state").unremediated());
+        let f = fold_all(vec![
+            signal(1, 0, "ack", "x", Signal::Remediation),
+            violation(2, 1, "x", 7),
+        ]);
+        assert!(f.loop_state("x").expect("state").unremediated());
     }
 
     #[test]
