@@ -1,0 +1,1214 @@
+//! Parsing the marker lines agents and reviewers write.
+//!
+//! An agent ends its final message with one *ack* per directive it was
+//! shown (`KNOWLEDGE_APPLIED:<id>`, `KNOWLEDGE_IGNORED:<id> reason=…`,
+//! `KNOWLEDGE_N_A:<id> reason=…`); a reviewer writes one *verdict* per
+//! directive of the phase (`VERIFIED:<id> evidence=…`,
+//! `VIOLATED:<id> evidence=…`, `N/A:<id> reason=…`). Both parsers are
+//! pure: they never fail, never panic, and return every marker they
+//! recognise in text order, duplicates included (the caller decides what
+//! a second ack for the same id means, and whether an id was shown at all).
+//!
+//! The parsers are tolerant on purpose: a strict regex once rejected
+//! `KNOWLEDGE_APPLIED: <id> - done` and deadlocked agent runs. They are
+//! strict only where a loose match would credit a marker nobody wrote.
+//!
+//! # What is a marker
+//!
+//! - **Keyword.** Matched in any letter case. Acks: `KNOWLEDGE_APPLIED`,
+//!   `KNOWLEDGE_IGNORED` and `KNOWLEDGE_N_A`; `KNOWLEDGE-` works as well
+//!   as `KNOWLEDGE_`, and the not-applicable form may be spelled `N_A`,
+//!   `N-A`, `N/A`, `NA` or `NOT_APPLICABLE` (`NOT-APPLICABLE`). Verdicts:
+//!   `VERIFIED`, `VIOLATED`, and `N/A`, `N-A`, `N_A`, `NOT_APPLICABLE`
+//!   (`NOT-APPLICABLE`) for not applicable.
+//! - **Boundary.** The keyword may be wrapped in emphasis or code (a run of
+//!   `*`, `_` and `` ` `` right before it); the character before the
+//!   keyword and its wrapping must not be a letter, a digit or `_`, so a
+//!   marker inside a word (`XKNOWLEDGE_APPLIED:a-b`,
+//!   `PREVIOUSLY_VERIFIED:abc`) is not one. List bullets (`- `, `* `,
+//!   `1. `), table pipes and punctuation are fine.
+//! - **Colon.** The colon after the keyword is required (`VERIFIED - abc`
+//!   is not a marker). Spaces, tabs and closing emphasis may come between
+//!   the keyword and the colon (`**VERIFIED**: abc`), and spaces and
+//!   opening wrappers (`*`, `_`, `` ` ``, `"`, `'`, `(`, `[`) between the
+//!   colon and the id.
+//! - **Id.** The longest run of ASCII letters, digits, `.`, `_` and `-`:
+//!   the id stops at the first other character (`abc - done.` gives
+//!   `abc`; `abc,` `abc;` `abc:` give `abc`). Trailing `.` are stripped
+//!   (`abc.` gives `abc`), and trailing `_` too when the marker is wrapped
+//!   in `_` emphasis (`__KNOWLEDGE_APPLIED:abc__`). The id is lowercased
+//!   and must then match the directive id grammar
+//!   `^[a-z0-9][a-z0-9._-]{1,79}$` ([`is_valid_id`]); otherwise the marker
+//!   is dropped. An empty id (`KNOWLEDGE_APPLIED:`) or a bracketed one
+//!   (`KNOWLEDGE_APPLIED:<abc>`) is invalid. Ids are not checked against
+//!   any store here.
+//! - **Several markers on a line** are all read. A marker's text runs from
+//!   its colon to the start (wrapping included) of the next marker of the
+//!   same family on the line, or to the end of the line.
+//!
+//! # Reason and evidence
+//!
+//! After the id, the marker's text is trimmed of whitespace, of the
+//! wrappers seen around the keyword and the id (`` `…` ``, `**…**`), and
+//! of leading and trailing separators (`-`, `–`, `—`, `,`, `;`, `|`, and a
+//! leading `:`). A wrapping pair of quotes, backticks, parentheses or
+//! brackets is removed. If the text then starts with a key (`reason` for
+//! acks; `evidence` or `reason` for verdicts) followed by `=` or `:`, the
+//! note is what follows the key, trimmed and unwrapped the same way.
+//! Without a key, the whole text is the note for `KNOWLEDGE_IGNORED`,
+//! `KNOWLEDGE_N_A` and every verdict (`KNOWLEDGE_IGNORED:abc - too slow`
+//! has reason `too slow`), and no note for `KNOWLEDGE_APPLIED` (so
+//! `KNOWLEDGE_APPLIED: abc - done.` has none). An empty note is `None`.
+//! A verdict's reason (the usual key for `N/A`) is stored as its evidence.
+//!
+//! # Text that is never read
+//!
+//! These rules keep an agent that quotes its own contract or prompt from
+//! acking on its behalf:
+//!
+//! - **Echoed blocks.** Everything from `<delegate_knowledge_directives`
+//!   to the next `</delegate_knowledge_directives>`, and from
+//!   `<directives_to_verify` to the next `</directives_to_verify>`, tags
+//!   included, matched in any letter case, even within one line; the rest
+//!   of those lines is read. An opening tag must be followed by `>`,
+//!   whitespace or the end of the text. An opening tag with no closing tag
+//!   after it hides nothing: it is a mention of the block, not an echo.
+//! - **Fenced code blocks.** A line whose text starts (after any
+//!   indentation) with three or more `` ` `` or `~` opens a fence, as in
+//!   CommonMark: a backtick fence line must have no other backtick (so
+//!   ```` ```KNOWLEDGE_APPLIED:abc``` ```` is inline code and is read). The
+//!   fence closes at a line of at least as many of the same character and
+//!   nothing else but whitespace, or at the end of the text. The fence
+//!   lines and everything between them are skipped.
+//! - **Quotes.** A line whose text starts (after any indentation) with `>`.
+//! - **Placeholders.** A line containing `<id>` (any letter case).
+//!
+//! Lines are split on `\n` (a trailing `\r` is dropped) and numbered from 1.
+
+use serde::Serialize;
+
+/// What an agent said about one directive in its final message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Ack {
+    /// The directive id, lowercased.
+    pub id: String,
+    pub status: AckStatus,
+    /// Why it was ignored or not applicable (or an explicit `reason=` on
+    /// an applied ack).
+    pub reason: Option<String>,
+    /// 1-based line of the marker in the message.
+    pub line: u32,
+}
+
+/// The three answers an agent can give about a directive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckStatus {
+    Applied,
+    Ignored,
+    NotApplicable,
+}
+
+/// A reviewer's verdict on one directive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// The directive id, lowercased.
+    pub id: String,
+    pub status: VerdictStatus,
+    /// The reviewer's evidence (or reason, for not applicable).
+    pub evidence: Option<String>,
+    /// 1-based line of the marker in the verdicts text.
+    pub line: u32,
+}
+
+/// The three verdicts a reviewer can give about a directive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictStatus {
+    Verified,
+    Violated,
+    NotApplicable,
+}
+
+/// Every ack marker in an agent's message, in text order.
+pub fn parse_acks(text: &str) -> Vec<Ack> {
+    scan(text, Family::Ack)
+        .into_iter()
+        .filter_map(|m| {
+            let status = match m.kind {
+                Kind::Applied => AckStatus::Applied,
+                Kind::Ignored => AckStatus::Ignored,
+                Kind::AckNa => AckStatus::NotApplicable,
+                Kind::Verified | Kind::Violated | Kind::VerdictNa => return None,
+            };
+            Some(Ack {
+                id: m.id,
+                status,
+                reason: m.note,
+                line: m.line,
+            })
+        })
+        .collect()
+}
+
+/// Every verdict marker in a reviewer's text, in text order.
+pub fn parse_verdicts(text: &str) -> Vec<Verdict> {
+    scan(text, Family::Verdict)
+        .into_iter()
+        .filter_map(|m| {
+            let status = match m.kind {
+                Kind::Verified => VerdictStatus::Verified,
+                Kind::Violated => VerdictStatus::Violated,
+                Kind::VerdictNa => VerdictStatus::NotApplicable,
+                Kind::Applied | Kind::Ignored | Kind::AckNa => return None,
+            };
+            Some(Verdict {
+                id: m.id,
+                status,
+                evidence: m.note,
+                line: m.line,
+            })
+        })
+        .collect()
+}
+
+/// The id grammar: `^[a-z0-9][a-z0-9._-]{1,79}$` (lowercase; ids that are
+/// not UUIDs are fine; UUIDs fit). The same rule as directive file stems.
+pub fn is_valid_id(s: &str) -> bool {
+    crate::directive::is_valid_id(s)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Ack,
+    Verdict,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Applied,
+    Ignored,
+    AckNa,
+    Verified,
+    Violated,
+    VerdictNa,
+}
+
+impl Kind {
+    /// Is the text after the id a note even without a `reason=` key?
+    fn free_note(self) -> bool {
+        !matches!(self, Kind::Applied)
+    }
+}
+
+/// A recognised marker with a valid id.
+struct Mark {
+    kind: Kind,
+    id: String,
+    note: Option<String>,
+    line: u32,
+}
+
+/// Where a keyword and its colon were found in a line segment.
+struct Candidate<'a> {
+    kind: Kind,
+    /// Start of the wrapping before the keyword (or of the keyword).
+    start: usize,
+    /// The wrapping before the keyword: `*`, `_` and `` ` `` only.
+    opener: &'a str,
+    /// Just after the colon.
+    body: usize,
+}
+
+/// The echoed blocks: opening tag name, closing tag name.
+const BLOCKS: [(&str, &str); 2] = [
+    (
+        "<delegate_knowledge_directives",
+        "</delegate_knowledge_directives",
+    ),
+    ("<directives_to_verify", "</directives_to_verify"),
+];
+
+/// The spellings of "not applicable" after the ack prefix or alone.
+const NA_FORMS: [&[u8]; 5] = [b"n_a", b"n-a", b"n/a", b"not_applicable", b"not-applicable"];
+
+/// Separators trimmed around a note.
+const SEPARATORS: [char; 6] = ['-', '–', '—', ',', ';', '|'];
+
+fn scan(text: &str, family: Family) -> Vec<Mark> {
+    let masks = masked_ranges(text);
+    let mut mask_cursor = 0;
+    let mut fence: Option<(u8, usize)> = None;
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    for (n, raw) in text.split('\n').enumerate() {
+        let start = line_start;
+        line_start += raw.len() + 1;
+        let end = start + raw.strip_suffix('\r').unwrap_or(raw).len();
+        let line = u32::try_from(n + 1).unwrap_or(u32::MAX);
+        let segments = live_segments(start, end, &masks, &mut mask_cursor);
+        let Some(&(first_start, first_end)) = segments.first() else {
+            continue;
+        };
+        // Line-level rules look at the line's own start, not at text left
+        // after an echoed block closed mid-line.
+        let head = (first_start == start).then(|| &text[first_start..first_end]);
+        if let Some((ch, len)) = fence {
+            if head.is_some_and(|h| closes_fence(h, ch, len)) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(h) = head {
+            if let Some(f) = opens_fence(h) {
+                fence = Some(f);
+                continue;
+            }
+            if h.trim_start().starts_with('>') {
+                continue;
+            }
+        }
+        if segments
+            .iter()
+            .any(|&(s, e)| contains_ci(&text.as_bytes()[s..e], b"<id>"))
+        {
+            continue;
+        }
+        for &(s, e) in &segments {
+            read_segment(&text[s..e], family, line, &mut out);
+        }
+    }
+    out
+}
+
+/// The byte ranges of `text` inside echoed blocks, sorted and disjoint.
+fn masked_ranges(text: &str) -> Vec<(usize, usize)> {
+    // ASCII lowercasing keeps every byte offset.
+    let lower = text.to_ascii_lowercase();
+    let last_close: Vec<Option<usize>> = BLOCKS.iter().map(|(_, c)| lower.rfind(c)).collect();
+    let mut out = Vec::new();
+    let mut pos = 0;
+    // The next real opening tag of each block at or after `pos`, once
+    // searched for (`Some(None)`: there is none left).
+    let mut next: [Option<Option<usize>>; 2] = [None; 2];
+    while pos < lower.len() {
+        for (k, (open, _)) in BLOCKS.iter().enumerate() {
+            if next[k].is_some_and(|n| n.is_none_or(|at| at >= pos)) {
+                continue;
+            }
+            next[k] = Some(find_opening(&lower, pos, open));
+        }
+        let best = (0..BLOCKS.len())
+            .filter_map(|k| next[k].flatten().map(|at| (at, k)))
+            .min();
+        let Some((at, k)) = best else { break };
+        let (open, close) = BLOCKS[k];
+        let open_end = at + open.len();
+        let closed = last_close[k].is_some_and(|c| c >= open_end);
+        let close_at = if closed {
+            lower[open_end..].find(close).map(|off| open_end + off)
+        } else {
+            None
+        };
+        match close_at {
+            Some(c) => {
+                let mut end = c + close.len();
+                let rest = &lower.as_bytes()[end..];
+                let ws = rest
+                    .iter()
+                    .take_while(|&&b| b == b' ' || b == b'\t')
+                    .count();
+                if rest.get(ws) == Some(&b'>') {
+                    end += ws + 1;
+                }
+                out.push((at, end));
+                pos = end;
+            }
+            // A mention of the block, not an echo of it.
+            None => pos = open_end,
+        }
+    }
+    out
+}
+
+/// The first `open` at or after `from` that is a tag: followed by `>`,
+/// whitespace or the end of the text.
+fn find_opening(lower: &str, mut from: usize, open: &str) -> Option<usize> {
+    while let Some(off) = lower.get(from..)?.find(open) {
+        let at = from + off;
+        let after = lower.as_bytes().get(at + open.len());
+        if after.is_none_or(|&b| b == b'>' || b.is_ascii_whitespace()) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The parts of the line `[start, end)` outside masked ranges.
+fn live_segments(
+    start: usize,
+    end: usize,
+    masks: &[(usize, usize)],
+    cursor: &mut usize,
+) -> Vec<(usize, usize)> {
+    while *cursor < masks.len() && masks[*cursor].1 <= start {
+        *cursor += 1;
+    }
+    let mut out = Vec::new();
+    let mut pos = start;
+    for &(ms, me) in masks[*cursor..].iter().take_while(|m| m.0 < end) {
+        if ms > pos {
+            out.push((pos, ms));
+        }
+        pos = pos.max(me);
+    }
+    if pos < end {
+        out.push((pos, end));
+    }
+    out
+}
+
+/// Does this line open a fenced code block? The fence character and length.
+fn opens_fence(line: &str) -> Option<(u8, usize)> {
+    let t = line.trim_start().as_bytes();
+    let ch = *t.first()?;
+    if ch != b'`' && ch != b'~' {
+        return None;
+    }
+    let len = t.iter().take_while(|&&b| b == ch).count();
+    if len < 3 || (ch == b'`' && t[len..].contains(&b'`')) {
+        return None;
+    }
+    Some((ch, len))
+}
+
+/// Does this line close a fence of `len` characters `ch`?
+fn closes_fence(line: &str, ch: u8, len: usize) -> bool {
+    let t = line.trim_start();
+    let run = t.bytes().take_while(|&b| b == ch).count();
+    run >= len && t[run..].trim().is_empty()
+}
+
+fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// Reads every marker of `family` in one live part of a line.
+fn read_segment(seg: &str, family: Family, line: u32, out: &mut Vec<Mark>) {
+    let candidates = find_candidates(seg, family);
+    for (k, c) in candidates.iter().enumerate() {
+        let end = candidates.get(k + 1).map_or(seg.len(), |next| next.start);
+        let keys: &[&str] = match family {
+            Family::Ack => &["reason"],
+            Family::Verdict => &["evidence", "reason"],
+        };
+        if let Some((id, note)) = read_body(&seg[c.body..end], c.opener, c.kind.free_note(), keys) {
+            out.push(Mark {
+                kind: c.kind,
+                id,
+                note,
+                line,
+            });
+        }
+    }
+}
+
+/// Every keyword-and-colon of `family` in `seg` that starts at a boundary.
+fn find_candidates(seg: &str, family: Family) -> Vec<Candidate<'_>> {
+    let b = seg.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if let Some((kind, kw_end)) = match_keyword(b, i, family) {
+            let gap = b[kw_end..]
+                .iter()
+                .take_while(|&&c| matches!(c, b' ' | b'\t' | b'*' | b'`' | b'_'))
+                .count();
+            let colon = kw_end + gap;
+            if b.get(colon) == Some(&b':') {
+                // Only ASCII bytes are stepped over, so `start` is a char boundary.
+                let mut start = i;
+                while start > 0 && matches!(b[start - 1], b'*' | b'_' | b'`') {
+                    start -= 1;
+                }
+                let at_boundary = seg[..start]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !c.is_alphanumeric());
+                if at_boundary {
+                    out.push(Candidate {
+                        kind,
+                        start,
+                        opener: &seg[start..i],
+                        body: colon + 1,
+                    });
+                    i = colon + 1;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The marker keyword of `family` starting at byte `i`, and its end.
+fn match_keyword(b: &[u8], i: usize, family: Family) -> Option<(Kind, usize)> {
+    match family {
+        Family::Ack => {
+            let j = eat(b, i, b"knowledge")?;
+            if !matches!(b.get(j), Some(b'_' | b'-')) {
+                return None;
+            }
+            let j = j + 1;
+            if let Some(e) = eat(b, j, b"applied") {
+                return Some((Kind::Applied, e));
+            }
+            if let Some(e) = eat(b, j, b"ignored") {
+                return Some((Kind::Ignored, e));
+            }
+            NA_FORMS
+                .iter()
+                .copied()
+                .chain([&b"na"[..]])
+                .find_map(|f| eat(b, j, f))
+                .map(|e| (Kind::AckNa, e))
+        }
+        Family::Verdict => {
+            if let Some(e) = eat(b, i, b"verified") {
+                return Some((Kind::Verified, e));
+            }
+            if let Some(e) = eat(b, i, b"violated") {
+                return Some((Kind::Violated, e));
+            }
+            NA_FORMS
+                .iter()
+                .find_map(|f| eat(b, i, f))
+                .map(|e| (Kind::VerdictNa, e))
+        }
+    }
+}
+
+/// If `word` (lowercase ASCII) is at `b[i..]` in any case, the end of it.
+fn eat(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+    let end = i.checked_add(word.len())?;
+    b.get(i..end)
+        .is_some_and(|w| w.eq_ignore_ascii_case(word))
+        .then_some(end)
+}
+
+/// The id and note of a marker, from the text after its colon.
+fn read_body(
+    body: &str,
+    opener: &str,
+    free_note: bool,
+    keys: &[&str],
+) -> Option<(String, Option<String>)> {
+    // Closers of the wrapping around the keyword, and of the id.
+    let outer: Vec<char> = opener.chars().collect();
+    let mut inner = outer.clone();
+    let mut t = body;
+    while let Some(c) = t.chars().next() {
+        let closer = match c {
+            '*' | '_' | '`' | '"' | '\'' => c,
+            '(' => ')',
+            '[' => ']',
+            c if c.is_whitespace() => {
+                t = &t[c.len_utf8()..];
+                continue;
+            }
+            _ => break,
+        };
+        inner.push(closer);
+        t = &t[c.len_utf8()..];
+    }
+    let run = t
+        .bytes()
+        .take_while(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        .count();
+    let underscored = outer.contains(&'_');
+    let id = t[..run]
+        .trim_end_matches(|c| c == '.' || (underscored && c == '_'))
+        .to_ascii_lowercase();
+    if !is_valid_id(&id) {
+        return None;
+    }
+    let rest = t[run..]
+        .trim_start_matches(|c: char| c.is_whitespace() || inner.contains(&c))
+        .trim_end_matches(|c: char| {
+            c.is_whitespace() || outer.contains(&c) || SEPARATORS.contains(&c)
+        })
+        .trim_start_matches(|c: char| c.is_whitespace() || c == ':' || SEPARATORS.contains(&c));
+    let rest = unwrap_pairs(rest);
+    let note = match strip_key(rest, keys) {
+        Some(value) => Some(value),
+        None if free_note => Some(rest),
+        None => None,
+    };
+    let note = note
+        .map(|n| {
+            unwrap_pairs(n.trim_end_matches(|c: char| c.is_whitespace() || SEPARATORS.contains(&c)))
+        })
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned);
+    Some((id, note))
+}
+
+/// The value after `key=` or `key:` at the start of `t`, for any of `keys`.
+fn strip_key<'a>(t: &'a str, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| {
+        let head = t.as_bytes().get(..k.len())?;
+        if !head.eq_ignore_ascii_case(k.as_bytes()) {
+            return None;
+        }
+        // `k` is ASCII and matched, so `k.len()` is a char boundary.
+        t[k.len()..].trim_start().strip_prefix(['=', ':'])
+    })
+}
+
+/// Trims `s` and removes wrapping quotes, backticks, parentheses or
+/// brackets, as long as the closer does not also occur inside.
+fn unwrap_pairs(mut s: &str) -> &str {
+    loop {
+        s = s.trim();
+        let mut chars = s.chars();
+        let (Some(first), Some(last)) = (chars.next(), chars.next_back()) else {
+            return s;
+        };
+        let close = match first {
+            '"' | '\'' | '`' => first,
+            '“' => '”',
+            '‘' => '’',
+            '(' => ')',
+            '[' => ']',
+            _ => return s,
+        };
+        let inner = &s[first.len_utf8()..s.len() - last.len_utf8()];
+        if last != close || inner.contains(close) {
+            return s;
+        }
+        s = inner;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(id: &str, status: AckStatus, reason: Option<&str>, line: u32) -> Ack {
+        Ack {
+            id: id.into(),
+            status,
+            reason: reason.map(Into::into),
+            line,
+        }
+    }
+
+    fn verdict(id: &str, status: VerdictStatus, evidence: Option<&str>, line: u32) -> Verdict {
+        Verdict {
+            id: id.into(),
+            status,
+            evidence: evidence.map(Into::into),
+            line,
+        }
+    }
+
+    use AckStatus::{Applied, Ignored, NotApplicable as AckNa};
+    use VerdictStatus::{NotApplicable as VerdictNa, Verified, Violated};
+
+    fn applied(id: &str) -> Vec<Ack> {
+        vec![ack(id, Applied, None, 1)]
+    }
+
+    #[test]
+    fn id_grammar() {
+        assert!(is_valid_id("ab"));
+        assert!(is_valid_id("550e8400-e29b-41d4-a716-446655440000"));
+        assert!(is_valid_id("no-console.log_v2"));
+        assert!(is_valid_id(&"a".repeat(80)));
+        assert!(!is_valid_id(&"a".repeat(81)));
+        assert!(!is_valid_id("a"));
+        assert!(!is_valid_id(""));
+        assert!(!is_valid_id("Ab"));
+        assert!(!is_valid_id("-ab"));
+        assert!(!is_valid_id(".ab"));
+        assert!(!is_valid_id("a b"));
+        assert!(!is_valid_id("<id>"));
+    }
+
+    #[test]
+    fn plain_ack() {
+        assert_eq!(parse_acks("KNOWLEDGE_APPLIED:abc-123"), applied("abc-123"));
+    }
+
+    #[test]
+    fn any_case_and_spaces_after_the_colon() {
+        for text in [
+            "knowledge_applied: abc-123",
+            "Knowledge_Applied:    abc-123",
+            "KNOWLEDGE_APPLIED:\tabc-123",
+            "KNOWLEDGE-APPLIED: abc-123",
+            "KNOWLEDGE_APPLIED : abc-123",
+        ] {
+            assert_eq!(parse_acks(text), applied("abc-123"), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn backticks_and_emphasis() {
+        for text in [
+            "`KNOWLEDGE_APPLIED:abc-123`",
+            "**KNOWLEDGE_APPLIED:abc-123**",
+            "**KNOWLEDGE_APPLIED**: abc-123",
+            "**KNOWLEDGE_APPLIED:** abc-123",
+            "`KNOWLEDGE_APPLIED`: `abc-123`",
+            "__KNOWLEDGE_APPLIED:abc-123__",
+            "_KNOWLEDGE_APPLIED: abc-123_",
+            "*KNOWLEDGE_APPLIED: \"abc-123\"*",
+            "KNOWLEDGE_APPLIED: [abc-123]",
+        ] {
+            assert_eq!(parse_acks(text), applied("abc-123"), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn trailing_text_and_punctuation() {
+        for text in [
+            "KNOWLEDGE_APPLIED: abc-123 - done.",
+            "KNOWLEDGE_APPLIED: abc-123 — done",
+            "KNOWLEDGE_APPLIED:abc-123.",
+            "KNOWLEDGE_APPLIED:abc-123...",
+            "KNOWLEDGE_APPLIED:abc-123,",
+            "KNOWLEDGE_APPLIED:abc-123;",
+            "KNOWLEDGE_APPLIED:abc-123:",
+            "KNOWLEDGE_APPLIED:abc-123, and the tests pass",
+            "KNOWLEDGE_APPLIED:abc-123 (see src/lib.rs)",
+            "KNOWLEDGE_APPLIED:abc-123/extra",
+            "KNOWLEDGE_APPLIED:abc-123é",
+        ] {
+            assert_eq!(parse_acks(text), applied("abc-123"), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn ignored_with_reason() {
+        let want = vec![ack("abc-123", Ignored, Some("not relevant here"), 1)];
+        for text in [
+            "KNOWLEDGE_IGNORED:abc-123 reason=not relevant here",
+            "KNOWLEDGE_IGNORED:abc-123 reason: not relevant here",
+            "KNOWLEDGE_IGNORED: abc-123 REASON = not relevant here  ",
+            "KNOWLEDGE_IGNORED:abc-123 reason=\"not relevant here\"",
+            "KNOWLEDGE_IGNORED:abc-123 reason='not relevant here'",
+            "KNOWLEDGE_IGNORED:abc-123 reason=`not relevant here`",
+            "KNOWLEDGE_IGNORED:abc-123 reason=“not relevant here”",
+            "KNOWLEDGE_IGNORED:abc-123 - reason: not relevant here",
+            "KNOWLEDGE_IGNORED:abc-123 (reason: not relevant here)",
+            "`KNOWLEDGE_IGNORED:abc-123 reason=not relevant here`",
+            "**KNOWLEDGE_IGNORED:abc-123** reason=not relevant here",
+            "**KNOWLEDGE_IGNORED:abc-123 reason=not relevant here**",
+            "KNOWLEDGE_IGNORED: `abc-123` reason: `not relevant here`",
+            "KNOWLEDGE_IGNORED:abc-123 - not relevant here",
+            "KNOWLEDGE_IGNORED:abc-123: not relevant here",
+            "| KNOWLEDGE_IGNORED:abc-123 | not relevant here |",
+        ] {
+            assert_eq!(parse_acks(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn reason_keeps_inner_quotes_and_punctuation() {
+        assert_eq!(
+            parse_acks("KNOWLEDGE_IGNORED:abc reason=uses `foo`, not \"bar\"."),
+            vec![ack("abc", Ignored, Some("uses `foo`, not \"bar\"."), 1)]
+        );
+        assert_eq!(
+            parse_acks("KNOWLEDGE_IGNORED:abc reason='a' or 'b'"),
+            vec![ack("abc", Ignored, Some("'a' or 'b'"), 1)]
+        );
+    }
+
+    #[test]
+    fn ignored_without_reason() {
+        for text in [
+            "KNOWLEDGE_IGNORED:abc",
+            "KNOWLEDGE_IGNORED:abc reason=",
+            "KNOWLEDGE_IGNORED:abc reason=\"\"",
+            "KNOWLEDGE_IGNORED:abc -",
+        ] {
+            assert_eq!(
+                parse_acks(text),
+                vec![ack("abc", Ignored, None, 1)],
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn applied_reason_only_with_a_key() {
+        assert_eq!(
+            parse_acks("KNOWLEDGE_APPLIED:abc reason=used the helper"),
+            vec![ack("abc", Applied, Some("used the helper"), 1)]
+        );
+        assert_eq!(
+            parse_acks("KNOWLEDGE_APPLIED:abc used the helper"),
+            applied("abc")
+        );
+    }
+
+    #[test]
+    fn not_applicable_forms() {
+        let want = vec![ack("abc", AckNa, Some("no UI in this task"), 1)];
+        for text in [
+            "KNOWLEDGE_N_A:abc reason=no UI in this task",
+            "knowledge_n_a: abc reason: no UI in this task",
+            "KNOWLEDGE_N-A:abc reason=no UI in this task",
+            "KNOWLEDGE_N/A:abc reason=no UI in this task",
+            "KNOWLEDGE_NA:abc reason=no UI in this task",
+            "KNOWLEDGE_NOT_APPLICABLE:abc reason=no UI in this task",
+            "KNOWLEDGE_N_A:abc - no UI in this task",
+        ] {
+            assert_eq!(parse_acks(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn list_bullets() {
+        let text = "Done.\n- KNOWLEDGE_APPLIED:a1\n* KNOWLEDGE_APPLIED:a2\n1. KNOWLEDGE_APPLIED:a3\n  12) KNOWLEDGE_APPLIED:a4\n+ KNOWLEDGE_APPLIED:a5";
+        assert_eq!(
+            parse_acks(text),
+            vec![
+                ack("a1", Applied, None, 2),
+                ack("a2", Applied, None, 3),
+                ack("a3", Applied, None, 4),
+                ack("a4", Applied, None, 5),
+                ack("a5", Applied, None, 6),
+            ]
+        );
+    }
+
+    #[test]
+    fn several_markers_on_a_line() {
+        let text = "KNOWLEDGE_APPLIED:a1 KNOWLEDGE_IGNORED:b2 reason=too slow, KNOWLEDGE_N_A:c3 reason: no db";
+        assert_eq!(
+            parse_acks(text),
+            vec![
+                ack("a1", Applied, None, 1),
+                ack("b2", Ignored, Some("too slow"), 1),
+                ack("c3", AckNa, Some("no db"), 1),
+            ]
+        );
+        let text = "`KNOWLEDGE_IGNORED:b2 reason=x` - `KNOWLEDGE_APPLIED:a1`,KNOWLEDGE_APPLIED:a3";
+        assert_eq!(
+            parse_acks(text),
+            vec![
+                ack("b2", Ignored, Some("x"), 1),
+                ack("a1", Applied, None, 1),
+                ack("a3", Applied, None, 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_reason_stops_at_a_marker_with_a_bad_id() {
+        assert_eq!(
+            parse_acks("KNOWLEDGE_IGNORED:abc reason=x KNOWLEDGE_APPLIED: KNOWLEDGE_APPLIED:def"),
+            vec![
+                ack("abc", Ignored, Some("x"), 1),
+                ack("def", Applied, None, 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn ids_of_every_shape_lowercased() {
+        for (text, id) in [
+            ("KNOWLEDGE_APPLIED:fix.cache_v2", "fix.cache_v2"),
+            ("KNOWLEDGE_APPLIED:42", "42"),
+            (
+                "KNOWLEDGE_APPLIED:550e8400-e29b-41d4-a716-446655440000",
+                "550e8400-e29b-41d4-a716-446655440000",
+            ),
+            (
+                "KNOWLEDGE_APPLIED:550E8400-E29B-41D4-A716-446655440000",
+                "550e8400-e29b-41d4-a716-446655440000",
+            ),
+            ("KNOWLEDGE_APPLIED:No-Console-Log", "no-console-log"),
+        ] {
+            assert_eq!(parse_acks(text), applied(id), "{text:?}");
+        }
+        let long = "a".repeat(80);
+        assert_eq!(
+            parse_acks(&format!("KNOWLEDGE_APPLIED:{long}")),
+            applied(&long)
+        );
+    }
+
+    #[test]
+    fn duplicates_are_kept_in_order() {
+        let text = "KNOWLEDGE_APPLIED:abc\nKNOWLEDGE_IGNORED:abc reason=changed my mind\nKNOWLEDGE_APPLIED:abc";
+        assert_eq!(
+            parse_acks(text),
+            vec![
+                ack("abc", Applied, None, 1),
+                ack("abc", Ignored, Some("changed my mind"), 2),
+                ack("abc", Applied, None, 3),
+            ]
+        );
+    }
+
+    #[test]
+    fn line_numbers_with_crlf() {
+        let text = "intro\r\n\r\nKNOWLEDGE_APPLIED:abc\r\nKNOWLEDGE_IGNORED:def reason=x\r\n";
+        assert_eq!(
+            parse_acks(text),
+            vec![
+                ack("abc", Applied, None, 3),
+                ack("def", Ignored, Some("x"), 4),
+            ]
+        );
+    }
+
+    #[test]
+    fn near_miss_inside_a_word() {
+        for text in [
+            "XKNOWLEDGE_APPLIED:a-b",
+            "foo_KNOWLEDGE_APPLIED:abc",
+            "foo__KNOWLEDGE_APPLIED:abc",
+            "foo**KNOWLEDGE_APPLIED:abc",
+            "éKNOWLEDGE_APPLIED:abc",
+            "9KNOWLEDGE_APPLIED:abc",
+        ] {
+            assert_eq!(parse_acks(text), vec![], "{text:?}");
+        }
+        assert_eq!(parse_verdicts("PREVIOUSLY_VERIFIED:abc"), vec![]);
+        assert_eq!(parse_verdicts("UNVERIFIED:abc"), vec![]);
+        assert_eq!(parse_verdicts("KNOWLEDGE_N/A:abc"), vec![]);
+    }
+
+    #[test]
+    fn near_miss_keyword_variants() {
+        for text in [
+            "KNOWLEDGE_APPLIEDX:abc",
+            "KNOWLEDGE_APPLIED_BY:abc",
+            "KNOWLEDGE_APPLIED abc",
+            "KNOWLEDGE_APPLIED - abc",
+            "KNOWLEDGE_APPLIED= abc",
+            "KNOWLEDGEAPPLIED:abc",
+            "KNOWLEDGE APPLIED:abc",
+            "KNOWLEDGE_NAME:abc",
+        ] {
+            assert_eq!(parse_acks(text), vec![], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn near_miss_bad_ids() {
+        let long = "a".repeat(81);
+        for text in [
+            "KNOWLEDGE_APPLIED:",
+            "KNOWLEDGE_APPLIED:   ",
+            "KNOWLEDGE_APPLIED: - done",
+            "KNOWLEDGE_APPLIED:a",
+            "KNOWLEDGE_APPLIED:-abc",
+            "KNOWLEDGE_APPLIED:.abc",
+            "KNOWLEDGE_APPLIED:<abc-123>",
+            "KNOWLEDGE_APPLIED:<directive-id>",
+            "KNOWLEDGE_APPLIED:日本",
+            &format!("KNOWLEDGE_APPLIED:{long}"),
+        ] {
+            assert_eq!(parse_acks(text), vec![], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn near_miss_placeholder_lines() {
+        for text in [
+            "KNOWLEDGE_APPLIED:<id>",
+            "KNOWLEDGE_APPLIED:<ID>",
+            "- `KNOWLEDGE_IGNORED:<id> reason=…`",
+            "Use KNOWLEDGE_APPLIED:<id>, e.g. KNOWLEDGE_APPLIED:abc-123",
+        ] {
+            assert_eq!(parse_acks(text), vec![], "{text:?}");
+        }
+        assert_eq!(
+            parse_verdicts("VERIFIED:<id> evidence=… e.g. VERIFIED:abc"),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn near_miss_quotes() {
+        for text in [
+            "> KNOWLEDGE_APPLIED:abc",
+            ">KNOWLEDGE_APPLIED:abc",
+            "   > > KNOWLEDGE_APPLIED:abc",
+        ] {
+            assert_eq!(parse_acks(text), vec![], "{text:?}");
+        }
+        assert_eq!(
+            parse_acks("> KNOWLEDGE_APPLIED:abc\nKNOWLEDGE_APPLIED:def"),
+            vec![ack("def", Applied, None, 2)]
+        );
+    }
+
+    #[test]
+    fn near_miss_fenced_code() {
+        let text = "Contract:\n```\nKNOWLEDGE_APPLIED:abc\n```\nKNOWLEDGE_APPLIED:def";
+        assert_eq!(parse_acks(text), vec![ack("def", Applied, None, 5)]);
+        let text = "~~~text\nKNOWLEDGE_APPLIED:abc\n~~~\nKNOWLEDGE_APPLIED:def";
+        assert_eq!(parse_acks(text), vec![ack("def", Applied, None, 4)]);
+        // An info string, indentation, and a fence line that is not a close.
+        let text = "  ```markdown\nKNOWLEDGE_APPLIED:abc\n```not a close\n~~~\nKNOWLEDGE_APPLIED:ghi\n  ````  \nKNOWLEDGE_APPLIED:def";
+        assert_eq!(parse_acks(text), vec![ack("def", Applied, None, 7)]);
+        // A longer opening needs a longer close.
+        let text = "````\n```\nKNOWLEDGE_APPLIED:abc\n````\nKNOWLEDGE_APPLIED:def";
+        assert_eq!(parse_acks(text), vec![ack("def", Applied, None, 5)]);
+        // A fence that never closes runs to the end.
+        assert_eq!(parse_acks("```\nKNOWLEDGE_APPLIED:abc"), vec![]);
+        // Inline triple backticks are code, not a fence.
+        assert_eq!(
+            parse_acks("```KNOWLEDGE_APPLIED:abc```\nKNOWLEDGE_APPLIED:def"),
+            vec![ack("abc", Applied, None, 1), ack("def", Applied, None, 2)]
+        );
+    }
+
+    #[test]
+    fn near_miss_echoed_directive_block() {
+        let text = "<delegate_knowledge_directives delegation=\"d1\">\n- abc: do x\nKNOWLEDGE_APPLIED:abc\n```\n</delegate_knowledge_directives>\nKNOWLEDGE_APPLIED:def";
+        assert_eq!(parse_acks(text), vec![ack("def", Applied, None, 6)]);
+        let text = "pre KNOWLEDGE_APPLIED:a1 <DELEGATE_KNOWLEDGE_DIRECTIVES>KNOWLEDGE_APPLIED:abc</Delegate_Knowledge_Directives > KNOWLEDGE_APPLIED:a2";
+        assert_eq!(
+            parse_acks(text),
+            vec![ack("a1", Applied, None, 1), ack("a2", Applied, None, 1)]
+        );
+        // The text left after a block closes mid-line is not a quote or fence line.
+        let text = "<delegate_knowledge_directives>\nx\n</delegate_knowledge_directives>> KNOWLEDGE_APPLIED:abc";
+        assert_eq!(parse_acks(text), vec![ack("abc", Applied, None, 3)]);
+    }
+
+    #[test]
+    fn an_unclosed_block_is_a_mention() {
+        let text = "I followed the `<delegate_knowledge_directives>` block:\nKNOWLEDGE_APPLIED:abc";
+        assert_eq!(parse_acks(text), vec![ack("abc", Applied, None, 2)]);
+        // Not an opening tag: the name goes on.
+        let text = "<delegate_knowledge_directives_v2>\nKNOWLEDGE_APPLIED:abc\n</delegate_knowledge_directives>";
+        assert_eq!(parse_acks(text), vec![ack("abc", Applied, None, 2)]);
+    }
+
+    #[test]
+    fn near_miss_echoed_review_block() {
+        let text = "<directives_to_verify phase=\"p1\">\nVERIFIED:abc evidence=x\n</directives_to_verify>\nVIOLATED:def evidence=y";
+        assert_eq!(
+            parse_verdicts(text),
+            vec![verdict("def", Violated, Some("y"), 4)]
+        );
+        let text = "<directives_to_verify>VERIFIED:abc</directives_to_verify> VERIFIED:def";
+        assert_eq!(
+            parse_verdicts(text),
+            vec![verdict("def", Verified, None, 1)]
+        );
+        // Each family ignores both blocks.
+        let text = "<directives_to_verify>\nKNOWLEDGE_APPLIED:abc\n</directives_to_verify>";
+        assert_eq!(parse_acks(text), vec![]);
+    }
+
+    #[test]
+    fn verdict_forms() {
+        for (text, want) in [
+            (
+                "VERIFIED:abc evidence=tests pass",
+                verdict("abc", Verified, Some("tests pass"), 1),
+            ),
+            (
+                "verified: ABC evidence: tests pass",
+                verdict("abc", Verified, Some("tests pass"), 1),
+            ),
+            (
+                "VIOLATED: abc evidence: console.log in src/a.ts:12",
+                verdict("abc", Violated, Some("console.log in src/a.ts:12"), 1),
+            ),
+            (
+                "VIOLATED:abc evidence=\"console.log in src/a.ts\".",
+                verdict("abc", Violated, Some("\"console.log in src/a.ts\"."), 1),
+            ),
+            (
+                "N/A:abc reason=no frontend",
+                verdict("abc", VerdictNa, Some("no frontend"), 1),
+            ),
+            ("N-A:abc", verdict("abc", VerdictNa, None, 1)),
+            ("N_A:abc", verdict("abc", VerdictNa, None, 1)),
+            ("n/a: abc.", verdict("abc", VerdictNa, None, 1)),
+            (
+                "NOT_APPLICABLE:abc reason: no frontend",
+                verdict("abc", VerdictNa, Some("no frontend"), 1),
+            ),
+            (
+                "- **VERIFIED**: `abc` - tests pass",
+                verdict("abc", Verified, Some("tests pass"), 1),
+            ),
+            (
+                "1. `VIOLATED:abc evidence=found it`",
+                verdict("abc", Violated, Some("found it"), 1),
+            ),
+            (
+                "VERIFIED:abc - the check passed",
+                verdict("abc", Verified, Some("the check passed"), 1),
+            ),
+        ] {
+            assert_eq!(parse_verdicts(text), vec![want], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn several_verdicts_on_a_line() {
+        assert_eq!(
+            parse_verdicts("VERIFIED:a1 evidence=x; VIOLATED:b2 evidence=y | N/A:c3"),
+            vec![
+                verdict("a1", Verified, Some("x"), 1),
+                verdict("b2", Violated, Some("y"), 1),
+                verdict("c3", VerdictNa, None, 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn verdict_near_misses() {
+        for text in [
+            "VERIFIED - abc",
+            "VERIFIED abc",
+            "VERIFIED:",
+            "VERIFIED:<abc>",
+            "> VERIFIED:abc",
+            "```\nVERIFIED:abc\n```",
+            "N/Abc:abc",
+            "NA:abc",
+        ] {
+            assert_eq!(parse_verdicts(text), vec![], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn families_do_not_mix() {
+        let text = "KNOWLEDGE_APPLIED:abc\nVERIFIED:def";
+        assert_eq!(parse_acks(text), applied("abc"));
+        assert_eq!(
+            parse_verdicts(text),
+            vec![verdict("def", Verified, None, 2)]
+        );
+    }
+
+    #[test]
+    fn statuses_serialize_in_snake_case() {
+        let a = ack("abc", AckNa, Some("x"), 3);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"id":"abc","status":"not_applicable","reason":"x","line":3}"#
+        );
+        assert_eq!(serde_json::to_string(&Violated).unwrap(), r#""violated""#);
+    }
+
+    #[test]
+    fn many_unclosed_tags_stay_linear() {
+        let mut text = "<directives_to_verify>".repeat(50_000);
+        text.push_str("KNOWLEDGE_APPLIED:abc <delegate_knowledge_directives>");
+        text.push_str(&"KNOWLEDGE_APPLIED:".repeat(20_000));
+        assert_eq!(parse_acks(&text), applied("abc"));
+    }
+
+    /// A fixed linear congruential generator: the same inputs every run.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            self.0 >> 33
+        }
+    }
+
+    #[test]
+    fn never_panics() {
+        const PIECES: &[&str] = &[
+            "KNOWLEDGE_APPLIED:",
+            "knowledge_ignored:",
+            "KNOWLEDGE_N/A:",
+            "VERIFIED:",
+            "violated:",
+            "N/A:",
+            "N-A:",
+            "reason=",
+            "evidence:",
+            "abc-123",
+            "ABC",
+            "<id>",
+            "<delegate_knowledge_directives>",
+            "</delegate_knowledge_directives",
+            "<directives_to_verify ",
+            "</directives_to_verify>",
+            "```",
+            "~~~",
+            ">",
+            "\n",
+            "\r\n",
+            "\r",
+            " ",
+            "\t",
+            "**",
+            "`",
+            "_",
+            "\"",
+            "'",
+            "(",
+            ")",
+            "[",
+            ".",
+            "-",
+            ":",
+            "=",
+            "é",
+            "日本",
+            "🦀",
+            "\u{0}",
+            "\u{feff}",
+            "\u{2028}",
+            "“",
+            "”",
+            "—",
+        ];
+        let mut rng = Lcg(0x5eed);
+        for round in 0..3000 {
+            let len = rng.next() % 40;
+            let mut s = String::new();
+            for _ in 0..len {
+                match rng.next() % 3 {
+                    0 => {
+                        let c =
+                            char::from_u32((rng.next() % 0x11_0000) as u32).unwrap_or('\u{fffd}');
+                        s.push(c);
+                    }
+                    1 => s.push(char::from(b' ' + (rng.next() % 95) as u8)),
+                    _ => s.push_str(PIECES[(rng.next() as usize) % PIECES.len()]),
+                }
+            }
+            if round % 7 == 0 {
+                let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+                s.push_str(&String::from_utf8_lossy(&bytes));
+            }
+            let lines = u32::try_from(s.split('\n').count()).unwrap();
+            for a in parse_acks(&s) {
+                assert!(is_valid_id(&a.id), "{s:?}: {a:?}");
+                assert!((1..=lines).contains(&a.line), "{s:?}: {a:?}");
+                assert!(a.reason.as_deref() != Some(""), "{s:?}: {a:?}");
+            }
+            for v in parse_verdicts(&s) {
+                assert!(is_valid_id(&v.id), "{s:?}: {v:?}");
+                assert!((1..=lines).contains(&v.line), "{s:?}: {v:?}");
+                assert!(v.evidence.as_deref() != Some(""), "{s:?}: {v:?}");
+            }
+        }
+    }
+}
