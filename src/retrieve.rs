@@ -1,0 +1,1569 @@
+//! Retrieval: rank the directives for a delegation query.
+//!
+//! *anchor* cut the corpus to 20 entries by metadata before looking at the
+//! text, so an exact text match could be missed, and it took seconds a query.
+//! Here every directive is scored, through an inverted index built once
+//! ([`Corpus::build`]) and stored by the caller with its on-disk index:
+//!
+//! - BM25 over the unigrams and bigrams of the lesson, triggers, tags,
+//!   forbidden and required actions and verification checks, normalised to
+//!   0..1 per query (the best document scores 1);
+//! - the directive's context: the query role among its agents, query tools
+//!   among its tools, a query file under its path globs, and its priority;
+//! - a cold-start bonus, so a new lesson gets a fair shot;
+//! - trigger recall: a trigger of three or more tokens found as is in the task;
+//! - synonym expansion from a map of tag and trigger tokens that co-occur
+//!   across entries, built with the corpus (not a tracked file);
+//! - an outcome signal from how often the directive was applied or violated.
+//!
+//! [`Corpus::select`] then picks the few to show: the critical directives that
+//! match come first, and the rest is filled by maximal marginal relevance
+//! (MMR), so near-duplicates do not crowd out the other lessons.
+//!
+//! Everything is deterministic: the same corpus and query give the same list.
+//! The module does no I/O.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::directive::{Directive, Priority};
+use crate::pathglob::PathGlob;
+
+/// BM25 term-frequency saturation.
+pub const BM25_K1: f64 = 1.2;
+/// BM25 length normalisation (0: none, 1: full).
+pub const BM25_B: f64 = 0.75;
+/// Context bonus when the query role is one of the directive's `applies_to_agents`.
+pub const CONTEXT_ROLE: f64 = 0.2;
+/// Context bonus for each query tool among the directive's `applies_to_tools`...
+pub const CONTEXT_TOOL: f64 = 0.1;
+/// ...up to this much in all.
+pub const CONTEXT_TOOL_MAX: f64 = 0.2;
+/// Context bonus when a query file matches one of the directive's `paths` globs.
+pub const CONTEXT_PATH: f64 = 0.1;
+/// Context bonus by priority (low, medium, high, critical), given only to a
+/// directive that matches the query some other way: it orders otherwise
+/// similar matches, it never surfaces a directive on its own.
+pub const CONTEXT_PRIORITY: [f64; 4] = [0.0, 0.03, 0.06, 0.1];
+/// Bonus for a directive never applied and shown fewer than [`COLD_START_MAX_SHOWN`] times.
+pub const COLD_START: f64 = 0.08;
+/// See [`COLD_START`].
+pub const COLD_START_MAX_SHOWN: u64 = 3;
+/// Bonus when one of the directive's triggers of at least
+/// [`TRIGGER_RECALL_MIN_TOKENS`] tokens is a contiguous run of the query's tokens.
+pub const TRIGGER_RECALL: f64 = 0.3;
+/// See [`TRIGGER_RECALL`].
+pub const TRIGGER_RECALL_MIN_TOKENS: usize = 3;
+/// Bonus for a directive that matches the query only through a synonym of a query token.
+pub const SYNONYM_BONUS: f64 = 0.15;
+/// At most this many synonyms a token.
+pub const SYNONYMS_PER_TOKEN: usize = 4;
+/// At most this many synonym pairs in a corpus.
+pub const SYNONYM_MAX_PAIRS: usize = 500;
+/// Two tokens are synonym candidates when they appear together in the tags and
+/// triggers of at least this many directives...
+pub const SYNONYM_MIN_COOCCUR: u32 = 2;
+/// ...and their Jaccard index (directives with both / directives with either)
+/// is at least this, so a token found everywhere pairs with nothing.
+pub const SYNONYM_MIN_JACCARD: f64 = 0.2;
+/// Only the first this-many distinct tag and trigger tokens of a directive
+/// (tags first) count for synonyms, which bounds the pairs a directive adds.
+pub const SYNONYM_TOKENS_PER_DOC: usize = 24;
+/// Outcome signal: `OUTCOME_MAX * (applied - violated) / (applied + violated + OUTCOME_PRIOR)`,
+/// so it stays strictly between -0.1 and +0.1 and needs a few outcomes to move far
+/// (one application: +0.033, ten: +0.083; two violations: -0.05).
+pub const OUTCOME_MAX: f64 = 0.1;
+/// See [`OUTCOME_MAX`].
+pub const OUTCOME_PRIOR: f64 = 2.0;
+/// The MMR relevance-diversity trade-off used when the caller has no setting.
+pub const MMR_LAMBDA: f64 = 0.5;
+/// MMR looks at the best this-many candidates (or `k`, if larger).
+pub const MMR_POOL: usize = 200;
+
+/// Per-directive signals from the event log (filled by the caller from the fold).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Track {
+    pub applied: u64,
+    pub violated: u64,
+    pub shown: u64,
+}
+
+/// A delegation query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Query {
+    /// The task text; may be empty.
+    pub text: String,
+    /// The delegate's role, matched against `applies_to_agents`.
+    pub role: Option<String>,
+    /// The tools the delegate is expected to use, matched against `applies_to_tools`.
+    pub tools: Vec<String>,
+    /// Repository-relative paths the task touches, matched against `paths`.
+    pub files: Vec<String>,
+}
+
+/// One ranked directive.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scored {
+    /// The document number in the corpus (the index in the slice given to [`Corpus::build`]).
+    pub doc: usize,
+    pub id: String,
+    /// The sum of the parts.
+    pub total: f64,
+    pub parts: Parts,
+}
+
+/// Every part of a score, so `git swarm search` can show them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Parts {
+    /// BM25 divided by the best document's BM25 for this query: 0..1.
+    pub bm25: f64,
+    /// Role, tool, path and priority bonuses.
+    pub context: f64,
+    pub cold_start: f64,
+    pub trigger_recall: f64,
+    pub synonym: f64,
+    /// Between -[`OUTCOME_MAX`] and +[`OUTCOME_MAX`].
+    pub outcome: f64,
+}
+
+/// The searchable corpus.
+///
+/// Terms are unigrams (ids `0..tokens.len()`, the index in the sorted token
+/// table) and bigrams (id `tokens.len() + j` for the `j`-th key of the sorted
+/// bigram table). Lists keyed by term, scope name or document are stored
+/// flat, with a `*_start` vector of offsets (CSR).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Corpus {
+    /// Directive id of each document.
+    ids: Vec<String>,
+    priority: Vec<Priority>,
+    /// Sorted, distinct unigram tokens.
+    tokens: Vec<String>,
+    /// Sorted, distinct bigrams as pairs of token ids.
+    bigrams: Vec<[u32; 2]>,
+    /// Postings of term `t`: `post_doc[post_start[t]..post_start[t + 1]]`
+    /// (ascending), with the term frequencies in `post_tf`.
+    post_start: Vec<u32>,
+    post_doc: Vec<u32>,
+    post_tf: Vec<u32>,
+    /// Unigram count of each document.
+    doc_len: Vec<u32>,
+    avg_len: f64,
+    /// Distinct unigram ids of document `d`, ascending: `fwd[fwd_start[d]..fwd_start[d + 1]]`.
+    fwd_start: Vec<u32>,
+    fwd: Vec<u32>,
+    /// Sorted, distinct agent and tool names.
+    scopes: Vec<String>,
+    /// Documents whose `applies_to_agents` holds scope `s`.
+    agent_start: Vec<u32>,
+    agent_doc: Vec<u32>,
+    /// Documents whose `applies_to_tools` holds scope `s`.
+    tool_start: Vec<u32>,
+    tool_doc: Vec<u32>,
+    /// Path globs of document `d`: `paths[path_start[d]..path_start[d + 1]]`.
+    path_start: Vec<u32>,
+    paths: Vec<String>,
+    /// Triggers of at least [`TRIGGER_RECALL_MIN_TOKENS`] tokens as
+    /// `[doc, offset, len]` into `trigger_tokens`, sorted by first token, doc, offset.
+    triggers: Vec<[u32; 3]>,
+    trigger_tokens: Vec<u32>,
+    /// Synonym pairs, both ways, as `token << 32 | synonym`, sorted.
+    synonyms: Vec<u64>,
+    /// The parsed `paths`, on the first query with files.
+    #[serde(skip)]
+    globs: GlobCache,
+}
+
+/// Not a token id.
+const NONE: u32 = u32::MAX;
+
+// Flags of a document during one query.
+const SEEN: u8 = 1;
+const SYN: u8 = 2;
+const TRIGGER: u8 = 4;
+const ROLE: u8 = 8;
+const PATH: u8 = 16;
+const TOOL1: u8 = 32;
+const TOOL2: u8 = 64;
+
+impl Corpus {
+    /// `docs[i]` is document `i`.
+    pub fn build(docs: &[&Directive]) -> Corpus {
+        let mut interner = Interner::default();
+        let n = docs.len();
+        // Token occurrences, bigram keys and synonym-source tokens of each
+        // document, flat, in temporary (first-seen) token ids.
+        let mut uni: Vec<u32> = Vec::new();
+        let mut uni_start: Vec<usize> = Vec::with_capacity(n + 1);
+        let mut bi: Vec<u64> = Vec::new();
+        let mut bi_start: Vec<usize> = Vec::with_capacity(n + 1);
+        let mut concept: Vec<u32> = Vec::new();
+        let mut concept_start: Vec<usize> = Vec::with_capacity(n + 1);
+        let mut triggers: Vec<[u32; 3]> = Vec::new();
+        let mut trigger_tokens: Vec<u32> = Vec::new();
+        let mut seg: Vec<u32> = Vec::new();
+        uni_start.push(0);
+        bi_start.push(0);
+        concept_start.push(0);
+        for (d, dir) in docs.iter().enumerate() {
+            let mut add = |text: &str, kind: Field, interner: &mut Interner| {
+                interner.tokens_of(text, &mut seg);
+                uni.extend_from_slice(&seg);
+                bi.extend(seg.windows(2).map(|w| pair(w[0], w[1])));
+                match kind {
+                    Field::Trigger => {
+                        concept.extend_from_slice(&seg);
+                        if seg.len() >= TRIGGER_RECALL_MIN_TOKENS {
+                            triggers.push([
+                                d as u32,
+                                trigger_tokens.len() as u32,
+                                seg.len() as u32,
+                            ]);
+                            trigger_tokens.extend_from_slice(&seg);
+                        }
+                    }
+                    Field::Tag => concept.extend_from_slice(&seg),
+                    Field::Text => {}
+                }
+            };
+            add(&dir.lesson, Field::Text, &mut interner);
+            // Tags before triggers: they are the first synonym sources.
+            for t in &dir.tags {
+                add(t, Field::Tag, &mut interner);
+            }
+            for t in &dir.triggers {
+                add(t, Field::Trigger, &mut interner);
+            }
+            for list in [
+                &dir.forbidden_actions,
+                &dir.required_actions,
+                &dir.verification_checks,
+            ] {
+                for t in list {
+                    add(t, Field::Text, &mut interner);
+                }
+            }
+            uni_start.push(uni.len());
+            bi_start.push(bi.len());
+            concept_start.push(concept.len());
+        }
+
+        // Sort the token table and renumber.
+        let mut words = interner.words;
+        let mut order: Vec<u32> = (0..words.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| words[a as usize].cmp(&words[b as usize]));
+        let mut remap = vec![0u32; words.len()];
+        for (new, &old) in order.iter().enumerate() {
+            remap[old as usize] = new as u32;
+        }
+        let tokens: Vec<String> = order
+            .iter()
+            .map(|&o| std::mem::take(&mut words[o as usize]))
+            .collect();
+        for t in uni
+            .iter_mut()
+            .chain(concept.iter_mut())
+            .chain(trigger_tokens.iter_mut())
+        {
+            *t = remap[*t as usize];
+        }
+        for k in bi.iter_mut() {
+            *k = pair(remap[(*k >> 32) as usize], remap[*k as u32 as usize]);
+        }
+        let n_uni = tokens.len();
+
+        // Unigrams: term frequencies of each document, the forward index,
+        // the lengths, then the postings in document order.
+        let mut doc_terms: Vec<(u32, u32)> = Vec::with_capacity(uni.len());
+        let mut doc_terms_start: Vec<usize> = Vec::with_capacity(n + 1);
+        doc_terms_start.push(0);
+        let mut fwd_start: Vec<u32> = Vec::with_capacity(n + 1);
+        fwd_start.push(0);
+        let mut fwd: Vec<u32> = Vec::new();
+        let mut doc_len: Vec<u32> = Vec::with_capacity(n);
+        let mut df = vec![0u32; n_uni];
+        let mut scratch: Vec<u32> = Vec::new();
+        for d in 0..n {
+            let occurrences = &uni[uni_start[d]..uni_start[d + 1]];
+            doc_len.push(occurrences.len() as u32);
+            scratch.clear();
+            scratch.extend_from_slice(occurrences);
+            scratch.sort_unstable();
+            for (term, tf) in runs(&scratch) {
+                doc_terms.push((term, tf));
+                fwd.push(term);
+                df[term as usize] += 1;
+            }
+            fwd_start.push(fwd.len() as u32);
+            doc_terms_start.push(doc_terms.len());
+        }
+        let total_len: u64 = doc_len.iter().map(|&l| u64::from(l)).sum();
+        let avg_len = if n == 0 {
+            0.0
+        } else {
+            total_len as f64 / n as f64
+        };
+        let mut post_start = offsets(&df);
+        let mut cursor: Vec<u32> = post_start[..n_uni].to_vec();
+        let mut post_doc = vec![0u32; doc_terms.len()];
+        let mut post_tf = vec![0u32; doc_terms.len()];
+        for d in 0..n {
+            for &(term, tf) in &doc_terms[doc_terms_start[d]..doc_terms_start[d + 1]] {
+                let at = &mut cursor[term as usize];
+                post_doc[*at as usize] = d as u32;
+                post_tf[*at as usize] = tf;
+                *at += 1;
+            }
+        }
+
+        // Bigrams: one sort of every (bigram, doc) occurrence gives the
+        // sorted bigram table and, run by run, the postings with frequencies.
+        let mut occurrences: Vec<u128> = Vec::with_capacity(bi.len());
+        for d in 0..n {
+            occurrences.extend(
+                bi[bi_start[d]..bi_start[d + 1]]
+                    .iter()
+                    .map(|&k| (u128::from(k) << 32) | d as u128),
+            );
+        }
+        drop(bi);
+        occurrences.sort_unstable();
+        let mut bigrams: Vec<[u32; 2]> = Vec::new();
+        for by_key in occurrences.chunk_by(|a, b| a >> 32 == b >> 32) {
+            bigrams.push([(by_key[0] >> 64) as u32, (by_key[0] >> 32) as u32]);
+            for by_doc in by_key.chunk_by(|a, b| a == b) {
+                post_doc.push(by_doc[0] as u32);
+                post_tf.push(by_doc.len() as u32);
+            }
+            post_start.push(post_doc.len() as u32);
+        }
+
+        // Agent and tool scopes.
+        let mut scopes: Vec<String> = docs
+            .iter()
+            .flat_map(|d| d.applies_to_agents.iter().chain(&d.applies_to_tools))
+            .cloned()
+            .collect();
+        scopes.sort_unstable();
+        scopes.dedup();
+        let scope_postings = |pick: fn(&Directive) -> &Vec<String>| {
+            let mut pairs: Vec<(u32, u32)> = Vec::new();
+            let mut names: Vec<u32> = Vec::new();
+            for (d, dir) in docs.iter().enumerate() {
+                names.clear();
+                names.extend(
+                    pick(dir)
+                        .iter()
+                        .filter_map(|name| scopes.binary_search(name).ok())
+                        .map(|s| s as u32),
+                );
+                names.sort_unstable();
+                names.dedup();
+                pairs.extend(names.iter().map(|&s| (s, d as u32)));
+            }
+            group(scopes.len(), &pairs)
+        };
+        let (agent_start, agent_doc) = scope_postings(|d| &d.applies_to_agents);
+        let (tool_start, tool_doc) = scope_postings(|d| &d.applies_to_tools);
+
+        let mut path_start = Vec::with_capacity(n + 1);
+        path_start.push(0);
+        let mut paths = Vec::new();
+        for dir in docs {
+            paths.extend(dir.paths.iter().cloned());
+            path_start.push(paths.len() as u32);
+        }
+
+        triggers.sort_unstable_by_key(|&[doc, off, _]| (trigger_tokens[off as usize], doc, off));
+
+        let synonyms = synonym_map(n_uni, &concept, &concept_start);
+
+        Corpus {
+            ids: docs.iter().map(|d| d.id.clone()).collect(),
+            priority: docs.iter().map(|d| d.priority).collect(),
+            tokens,
+            bigrams,
+            post_start,
+            post_doc,
+            post_tf,
+            doc_len,
+            avg_len,
+            fwd_start,
+            fwd,
+            scopes,
+            agent_start,
+            agent_doc,
+            tool_start,
+            tool_doc,
+            path_start,
+            paths,
+            triggers,
+            trigger_tokens,
+            synonyms,
+            globs: GlobCache::default(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The directive id of document `doc`.
+    pub fn id(&self, doc: usize) -> &str {
+        &self.ids[doc]
+    }
+
+    /// The priority of document `doc`.
+    pub fn priority(&self, doc: usize) -> Priority {
+        self.priority[doc]
+    }
+
+    /// The synonyms the corpus learnt for `token` (a token as [`tokenize`] gives it).
+    pub fn synonyms(&self, token: &str) -> Vec<&str> {
+        match self.token_id(token) {
+            Some(t) => self
+                .synonyms_of(t)
+                .iter()
+                .map(|&k| self.tokens[k as u32 as usize].as_str())
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Scores every document for the query. Returns each document that
+    /// matches it — through a query token or bigram, a synonym, a trigger, the
+    /// role, a tool or a file — sorted by total descending, then id.
+    /// Priority, cold start and outcome only adjust the score of a match.
+    pub fn score(&self, q: &Query, track: &dyn Fn(&str) -> Track) -> Vec<Scored> {
+        let n = self.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        let n_uni = self.tokens.len();
+        let mut qids: Vec<u32> = Vec::new();
+        each_token(&q.text, |t| qids.push(self.token_id(t).unwrap_or(NONE)));
+        let mut terms: Vec<u32> = qids.iter().copied().filter(|&t| t != NONE).collect();
+        for w in qids.windows(2) {
+            if w[0] != NONE
+                && w[1] != NONE
+                && let Ok(j) = self.bigrams.binary_search(&[w[0], w[1]])
+            {
+                terms.push((n_uni + j) as u32);
+            }
+        }
+        terms.sort_unstable();
+        terms.dedup();
+
+        let mut raw = vec![0f64; n];
+        let mut flags = vec![0u8; n];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut mark = |d: u32, flag: u8, flags: &mut [u8]| {
+            let f = &mut flags[d as usize];
+            if *f & SEEN == 0 {
+                touched.push(d);
+            }
+            *f |= SEEN | flag;
+        };
+
+        // BM25.
+        let avg_len = if self.avg_len > 0.0 {
+            self.avg_len
+        } else {
+            1.0
+        };
+        for &t in &terms {
+            let (docs, tfs) = self.postings(t);
+            let df = docs.len() as f64;
+            let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
+            for (&d, &tf) in docs.iter().zip(tfs) {
+                let tf = f64::from(tf);
+                let len = f64::from(self.doc_len[d as usize]);
+                let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len / avg_len);
+                raw[d as usize] += idf * tf * (BM25_K1 + 1.0) / (tf + norm);
+                mark(d, 0, &mut flags);
+            }
+        }
+
+        // Synonyms of the query's tokens that are not query tokens themselves.
+        let mut expansions: Vec<u32> = Vec::new();
+        for &t in terms.iter().take_while(|&&t| (t as usize) < n_uni) {
+            for &k in self.synonyms_of(t) {
+                let s = k as u32;
+                if terms.binary_search(&s).is_err() {
+                    expansions.push(s);
+                }
+            }
+        }
+        expansions.sort_unstable();
+        expansions.dedup();
+        for &s in &expansions {
+            for &d in self.postings(s).0 {
+                mark(d, SYN, &mut flags);
+            }
+        }
+
+        // Trigger recall: a long trigger found as is among the query's tokens.
+        for (i, &t) in qids.iter().enumerate() {
+            if t == NONE {
+                continue;
+            }
+            let lo = self
+                .triggers
+                .partition_point(|tr| self.trigger_tokens[tr[1] as usize] < t);
+            for &[doc, off, len] in &self.triggers[lo..] {
+                let seq = &self.trigger_tokens[off as usize..(off + len) as usize];
+                if seq[0] != t {
+                    break;
+                }
+                if qids[i..].starts_with(seq) {
+                    mark(doc, TRIGGER, &mut flags);
+                }
+            }
+        }
+
+        // Role and tools (scope names are lowercase).
+        if let Some(role) = &q.role
+            && let Ok(s) = self.scopes.binary_search(&role.trim().to_lowercase())
+        {
+            for &d in csr(&self.agent_start, &self.agent_doc, s) {
+                mark(d, ROLE, &mut flags);
+            }
+        }
+        let mut tools: Vec<String> = q.tools.iter().map(|t| t.trim().to_lowercase()).collect();
+        tools.sort_unstable();
+        tools.dedup();
+        for tool in tools {
+            if let Ok(s) = self.scopes.binary_search(&tool) {
+                for &d in csr(&self.tool_start, &self.tool_doc, s) {
+                    let more = if flags[d as usize] & TOOL1 != 0 {
+                        TOOL2
+                    } else {
+                        TOOL1
+                    };
+                    mark(d, more, &mut flags);
+                }
+            }
+        }
+
+        // Files under the directive's path globs.
+        if !q.files.is_empty() && !self.paths.is_empty() {
+            let globs = self.globs.get(&self.paths);
+            for d in 0..n {
+                let range = self.path_start[d] as usize..self.path_start[d + 1] as usize;
+                let hit = globs[range]
+                    .iter()
+                    .flatten()
+                    .any(|g| q.files.iter().any(|f| g.is_match(f)));
+                if hit {
+                    mark(d as u32, PATH, &mut flags);
+                }
+            }
+        }
+
+        let best = touched.iter().map(|&d| raw[d as usize]).fold(0.0, f64::max);
+        let mut out: Vec<Scored> = Vec::with_capacity(touched.len());
+        for &d in &touched {
+            let d = d as usize;
+            let f = flags[d];
+            let bm25 = if best > 0.0 { raw[d] / best } else { 0.0 };
+            let mut context = CONTEXT_PRIORITY[priority_rank(self.priority[d])];
+            if f & ROLE != 0 {
+                context += CONTEXT_ROLE;
+            }
+            let tool_hits = if f & TOOL2 != 0 {
+                2.0
+            } else if f & TOOL1 != 0 {
+                1.0
+            } else {
+                0.0
+            };
+            context += (CONTEXT_TOOL * tool_hits).min(CONTEXT_TOOL_MAX);
+            if f & PATH != 0 {
+                context += CONTEXT_PATH;
+            }
+            let tr = track(&self.ids[d]);
+            let parts = Parts {
+                bm25,
+                context,
+                cold_start: if tr.applied == 0 && tr.shown < COLD_START_MAX_SHOWN {
+                    COLD_START
+                } else {
+                    0.0
+                },
+                trigger_recall: if f & TRIGGER != 0 {
+                    TRIGGER_RECALL
+                } else {
+                    0.0
+                },
+                synonym: if f & SYN != 0 && raw[d] == 0.0 {
+                    SYNONYM_BONUS
+                } else {
+                    0.0
+                },
+                outcome: outcome(tr),
+            };
+            out.push(Scored {
+                doc: d,
+                id: self.ids[d].clone(),
+                total: parts.bm25
+                    + parts.context
+                    + parts.cold_start
+                    + parts.trigger_recall
+                    + parts.synonym
+                    + parts.outcome,
+                parts,
+            });
+        }
+        out.sort_by(rank_order);
+        out
+    }
+
+    /// Picks up to `k` of `scored`: first the critical directives that match
+    /// (by the text, a trigger, or the role, a tool or a file — not by
+    /// priority alone), best first, counting toward `k`; then, among the best
+    /// [`MMR_POOL`] others, repeatedly the one maximising
+    /// `lambda * relevance - (1 - lambda) * max similarity to those picked`,
+    /// where relevance is the total divided by the best total of the pool and
+    /// similarity is the cosine of the documents' token sets. `lambda` is
+    /// clamped to 0..1 ([`MMR_LAMBDA`] if not a number). Ties go to the higher
+    /// total, then the smaller id.
+    pub fn select(&self, scored: &[Scored], k: usize, lambda: f64) -> Vec<Scored> {
+        self.select_with(scored, k, lambda, &|doc| {
+            self.priority[doc] == Priority::Critical
+        })
+    }
+
+    /// As [`Corpus::select`], with the caller deciding which documents are
+    /// critical (the effective priority: an escalated directive is critical
+    /// whatever its file declares).
+    pub fn select_with(
+        &self,
+        scored: &[Scored],
+        k: usize,
+        lambda: f64,
+        is_critical: &dyn Fn(usize) -> bool,
+    ) -> Vec<Scored> {
+        let lambda = if lambda.is_nan() {
+            MMR_LAMBDA
+        } else {
+            lambda.clamp(0.0, 1.0)
+        };
+        let mut order: Vec<&Scored> = scored.iter().filter(|s| s.doc < self.len()).collect();
+        order.sort_by(|a, b| rank_order(a, b));
+        let mut seen = vec![false; self.len()];
+        order.retain(|s| !std::mem::replace(&mut seen[s.doc], true));
+
+        let mut picked: Vec<Scored> = Vec::with_capacity(k.min(order.len()));
+        let mut rest: Vec<&Scored> = Vec::with_capacity(order.len());
+        for s in order {
+            let critical = is_critical(s.doc) && self.matches(s);
+            if picked.len() < k && critical {
+                picked.push(s.clone());
+            } else if !critical {
+                rest.push(s);
+            }
+        }
+        rest.truncate(MMR_POOL.max(k));
+        if picked.len() >= k || rest.is_empty() {
+            return picked;
+        }
+        let best = rest.iter().map(|s| s.total).fold(f64::MIN, f64::max);
+        let relevance = |s: &Scored| if best > 0.0 { s.total / best } else { 0.0 };
+        let mut max_sim: Vec<f64> = rest
+            .iter()
+            .map(|c| {
+                picked
+                    .iter()
+                    .map(|p| self.similarity(p.doc, c.doc))
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        let mut taken = vec![false; rest.len()];
+        while picked.len() < k {
+            let mut choice: Option<(usize, f64)> = None;
+            for (i, c) in rest.iter().enumerate() {
+                if taken[i] {
+                    continue;
+                }
+                let mmr = lambda * relevance(c) - (1.0 - lambda) * max_sim[i];
+                if choice.is_none_or(|(_, m)| mmr > m) {
+                    choice = Some((i, mmr));
+                }
+            }
+            let Some((i, _)) = choice else { break };
+            taken[i] = true;
+            let doc = rest[i].doc;
+            picked.push(rest[i].clone());
+            for (j, c) in rest.iter().enumerate() {
+                if !taken[j] {
+                    max_sim[j] = max_sim[j].max(self.similarity(doc, c.doc));
+                }
+            }
+        }
+        picked
+    }
+
+    /// Is `s` a critical directive that matches the query by more than its priority?
+    /// Does the document match the query by more than its priority bonus?
+    fn matches(&self, s: &Scored) -> bool {
+        let own = CONTEXT_PRIORITY[priority_rank(self.priority[s.doc])];
+        s.parts.bm25 > 0.0 || s.parts.trigger_recall > 0.0 || s.parts.context > own + 1e-9
+    }
+
+    /// Cosine similarity of the token sets of two documents.
+    fn similarity(&self, a: usize, b: usize) -> f64 {
+        let x = csr(&self.fwd_start, &self.fwd, a);
+        let y = csr(&self.fwd_start, &self.fwd, b);
+        if x.is_empty() || y.is_empty() {
+            return 0.0;
+        }
+        let (mut i, mut j, mut common) = (0, 0, 0usize);
+        while i < x.len() && j < y.len() {
+            match x[i].cmp(&y[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    common += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        common as f64 / ((x.len() * y.len()) as f64).sqrt()
+    }
+
+    fn token_id(&self, token: &str) -> Option<u32> {
+        self.tokens
+            .binary_search_by(|t| t.as_str().cmp(token))
+            .ok()
+            .map(|i| i as u32)
+    }
+
+    /// Documents and term frequencies of term `t`.
+    fn postings(&self, t: u32) -> (&[u32], &[u32]) {
+        let range = self.post_start[t as usize] as usize..self.post_start[t as usize + 1] as usize;
+        (&self.post_doc[range.clone()], &self.post_tf[range])
+    }
+
+    /// Synonym keys (`t << 32 | synonym`) of token `t`.
+    fn synonyms_of(&self, t: u32) -> &[u64] {
+        let lo = self.synonyms.partition_point(|&k| k < pair(t, 0));
+        let hi = self.synonyms.partition_point(|&k| k <= pair(t, u32::MAX));
+        &self.synonyms[lo..hi]
+    }
+}
+
+/// Tokens of `text`: lowercase words by the Unicode word boundaries (UAX #29),
+/// each CJK ideograph a token of its own, accents kept (`café` is not
+/// `cafe`), without one-character ASCII tokens and a short English stop list.
+/// Negations (`no`, `not`, `never`) are kept: they matter in a lesson.
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    each_token(text, |t| out.push(t.to_owned()));
+    out
+}
+
+fn each_token(text: &str, mut f: impl FnMut(&str)) {
+    let lower = text.to_lowercase();
+    let mut emit = |t: &str| {
+        if keep(t) {
+            f(t)
+        }
+    };
+    for word in lower.unicode_words() {
+        if !word.chars().any(is_ideograph) {
+            emit(word);
+            continue;
+        }
+        let mut run: Option<usize> = None;
+        for (i, c) in word.char_indices() {
+            if is_ideograph(c) {
+                if let Some(s) = run.take() {
+                    emit(&word[s..i]);
+                }
+                emit(&word[i..i + c.len_utf8()]);
+            } else if run.is_none() {
+                run = Some(i);
+            }
+        }
+        if let Some(s) = run {
+            emit(&word[s..]);
+        }
+    }
+}
+
+fn keep(t: &str) -> bool {
+    // A one-byte token is a single ASCII character.
+    t.len() > 1 && !is_stop_word(t)
+}
+
+fn is_stop_word(t: &str) -> bool {
+    matches!(
+        t,
+        "an" | "and"
+            | "are"
+            | "as"
+            | "at"
+            | "be"
+            | "by"
+            | "for"
+            | "from"
+            | "has"
+            | "have"
+            | "if"
+            | "in"
+            | "into"
+            | "is"
+            | "it"
+            | "its"
+            | "of"
+            | "on"
+            | "or"
+            | "so"
+            | "than"
+            | "that"
+            | "the"
+            | "their"
+            | "then"
+            | "there"
+            | "these"
+            | "this"
+            | "those"
+            | "to"
+            | "was"
+            | "we"
+            | "were"
+            | "which"
+            | "with"
+            | "you"
+            | "your"
+    )
+}
+
+/// CJK unified ideographs (with extensions A to H) and compatibility ideographs.
+fn is_ideograph(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F | 0x30000..=0x323AF
+    )
+}
+
+fn pair(a: u32, b: u32) -> u64 {
+    (u64::from(a) << 32) | u64::from(b)
+}
+
+fn priority_rank(p: Priority) -> usize {
+    match p {
+        Priority::Low => 0,
+        Priority::Medium => 1,
+        Priority::High => 2,
+        Priority::Critical => 3,
+    }
+}
+
+fn outcome(t: Track) -> f64 {
+    let (a, v) = (t.applied as f64, t.violated as f64);
+    OUTCOME_MAX * (a - v) / (a + v + OUTCOME_PRIOR)
+}
+
+/// Total descending, then id, then document number.
+fn rank_order(a: &Scored, b: &Scored) -> std::cmp::Ordering {
+    b.total
+        .total_cmp(&a.total)
+        .then_with(|| a.id.cmp(&b.id))
+        .then_with(|| a.doc.cmp(&b.doc))
+}
+
+/// Runs of equal values in a sorted slice, as (value, count).
+fn runs(sorted: &[u32]) -> impl Iterator<Item = (u32, u32)> + '_ {
+    sorted
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run[0], run.len() as u32))
+}
+
+/// Prefix sums of `counts`: offsets with one more entry than `counts`.
+fn offsets(counts: &[u32]) -> Vec<u32> {
+    let mut start = Vec::with_capacity(counts.len() + 1);
+    let mut at = 0u32;
+    start.push(0);
+    for &c in counts {
+        at += c;
+        start.push(at);
+    }
+    start
+}
+
+/// Groups `(key, value)` pairs (values ascending within a key) by key.
+fn group(n_keys: usize, pairs: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
+    let mut counts = vec![0u32; n_keys];
+    for &(k, _) in pairs {
+        counts[k as usize] += 1;
+    }
+    let start = offsets(&counts);
+    let mut cursor = start[..n_keys].to_vec();
+    let mut values = vec![0u32; pairs.len()];
+    for &(k, v) in pairs {
+        values[cursor[k as usize] as usize] = v;
+        cursor[k as usize] += 1;
+    }
+    (start, values)
+}
+
+fn csr<'a>(start: &[u32], values: &'a [u32], key: usize) -> &'a [u32] {
+    &values[start[key] as usize..start[key + 1] as usize]
+}
+
+/// The synonym map: pairs of tag and trigger tokens that appear together in
+/// at least [`SYNONYM_MIN_COOCCUR`] directives with a Jaccard index of at
+/// least [`SYNONYM_MIN_JACCARD`], best first (Jaccard, then count, then
+/// token ids), each token taking at most [`SYNONYMS_PER_TOKEN`], at most
+/// [`SYNONYM_MAX_PAIRS`] pairs in all. Returned both ways, sorted.
+fn synonym_map(n_tokens: usize, concept: &[u32], concept_start: &[usize]) -> Vec<u64> {
+    let mut df = vec![0u32; n_tokens];
+    let mut pairs: Vec<u64> = Vec::new();
+    let mut set: Vec<u32> = Vec::new();
+    for w in concept_start.windows(2) {
+        set.clear();
+        for &t in &concept[w[0]..w[1]] {
+            if set.len() == SYNONYM_TOKENS_PER_DOC {
+                break;
+            }
+            if !set.contains(&t) {
+                set.push(t);
+            }
+        }
+        set.sort_unstable();
+        for (i, &a) in set.iter().enumerate() {
+            df[a as usize] += 1;
+            for &b in &set[i + 1..] {
+                pairs.push(pair(a, b));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    let mut candidates: Vec<(f64, u32, u64)> = pairs
+        .chunk_by(|x, y| x == y)
+        .filter_map(|run| {
+            let count = run.len() as u32;
+            if count < SYNONYM_MIN_COOCCUR {
+                return None;
+            }
+            let key = run[0];
+            let (a, b) = ((key >> 32) as usize, key as u32 as usize);
+            let jaccard = f64::from(count) / f64::from(df[a] + df[b] - count);
+            (jaccard >= SYNONYM_MIN_JACCARD).then_some((jaccard, count, key))
+        })
+        .collect();
+    candidates.sort_by(|x, y| {
+        y.0.total_cmp(&x.0)
+            .then_with(|| y.1.cmp(&x.1))
+            .then_with(|| x.2.cmp(&y.2))
+    });
+    let mut degree: HashMap<u32, usize> = HashMap::new();
+    let mut out: Vec<u64> = Vec::new();
+    for (_, _, key) in candidates {
+        if out.len() / 2 >= SYNONYM_MAX_PAIRS {
+            break;
+        }
+        let (a, b) = ((key >> 32) as u32, key as u32);
+        if degree.get(&a).copied().unwrap_or(0) >= SYNONYMS_PER_TOKEN
+            || degree.get(&b).copied().unwrap_or(0) >= SYNONYMS_PER_TOKEN
+        {
+            continue;
+        }
+        *degree.entry(a).or_default() += 1;
+        *degree.entry(b).or_default() += 1;
+        out.push(pair(a, b));
+        out.push(pair(b, a));
+    }
+    out.sort_unstable();
+    out
+}
+
+#[derive(Clone, Copy)]
+enum Field {
+    Text,
+    Tag,
+    Trigger,
+}
+
+/// Token table under construction: ids in order of first appearance.
+#[derive(Default)]
+struct Interner {
+    ids: HashMap<String, u32>,
+    words: Vec<String>,
+}
+
+impl Interner {
+    fn tokens_of(&mut self, text: &str, out: &mut Vec<u32>) {
+        out.clear();
+        each_token(text, |t| {
+            let id = match self.ids.get(t) {
+                Some(&id) => id,
+                None => {
+                    let id = self.words.len() as u32;
+                    self.words.push(t.to_owned());
+                    self.ids.insert(t.to_owned(), id);
+                    id
+                }
+            };
+            out.push(id);
+        });
+    }
+}
+
+/// The corpus's path globs, parsed on first use. A cache, not state: it is
+/// not serialised and never makes two corpora unequal.
+#[derive(Clone, Default)]
+struct GlobCache(OnceLock<Vec<Option<PathGlob>>>);
+
+impl GlobCache {
+    /// One entry for each of `paths`; `None` for a glob that does not parse.
+    fn get(&self, paths: &[String]) -> &[Option<PathGlob>] {
+        self.0
+            .get_or_init(|| paths.iter().map(|p| PathGlob::parse(p).ok()).collect())
+    }
+}
+
+impl PartialEq for GlobCache {
+    fn eq(&self, _: &GlobCache) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for GlobCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("GlobCache")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(id: &str, lesson: &str) -> Directive {
+        Directive::new(id, lesson)
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn fresh(_: &str) -> Track {
+        Track::default()
+    }
+
+    fn seasoned(_: &str) -> Track {
+        Track {
+            applied: 5,
+            violated: 5,
+            shown: 20,
+        }
+    }
+
+    fn query(text: &str) -> Query {
+        Query {
+            text: text.into(),
+            ..Query::default()
+        }
+    }
+
+    fn corpus(docs: &[Directive]) -> Corpus {
+        let refs: Vec<&Directive> = docs.iter().collect();
+        Corpus::build(&refs)
+    }
+
+    fn ids(scored: &[Scored]) -> Vec<&str> {
+        scored.iter().map(|s| s.id.as_str()).collect()
+    }
+
+    #[test]
+    fn exact_text_match_ranks_first_among_a_thousand() {
+        let lesson = "Quote identifiers when building dynamic SQL for the reporting service";
+        let mut docs: Vec<Directive> = (0..999)
+            .map(|i| {
+                let mut d = dir(
+                    &format!("filler-{i:04}"),
+                    &format!(
+                        "Check the reporting service dashboard {} before building release {i}",
+                        ["daily", "weekly", "hourly"][i % 3]
+                    ),
+                );
+                d.confidence = 0.99;
+                d.priority = Priority::High;
+                d.applies_to_agents = strings(&["coder"]);
+                d.tags = strings(&["reporting", "service"]);
+                d
+            })
+            .collect();
+        let mut target = dir("target", lesson);
+        target.confidence = 0.1;
+        target.priority = Priority::Low;
+        docs.insert(517, target);
+        let c = corpus(&docs);
+        let q = Query {
+            text: lesson.into(),
+            role: Some("coder".into()),
+            ..Query::default()
+        };
+        let got = c.score(&q, &seasoned);
+        assert_eq!(got[0].id, "target", "{:?}", &got[..3]);
+        assert_eq!(got[0].parts.bm25, 1.0);
+        assert_eq!(got.len(), 1000);
+        let picked = c.select(&got, 8, MMR_LAMBDA);
+        assert_eq!(picked[0].id, "target");
+        assert_eq!(picked.len(), 8);
+    }
+
+    #[test]
+    fn one_word_query_ranks_by_relevance() {
+        let docs = [
+            dir(
+                "some",
+                "Retry the flaky integration suite once before reporting a failure upstream in the tracker",
+            ),
+            dir(
+                "most",
+                "Quarantine flaky tests: a flaky test hides real bugs",
+            ),
+            dir("none", "Keep the changelog sorted by release date"),
+        ];
+        let c = corpus(&docs);
+        let got = c.score(&query("Flaky"), &seasoned);
+        assert_eq!(ids(&got), ["most", "some"]);
+        assert_eq!(got[0].parts.bm25, 1.0);
+        assert!(got[1].parts.bm25 > 0.0 && got[1].parts.bm25 < 1.0);
+        assert!(c.score(&query("unrelated"), &seasoned).is_empty());
+        assert!(c.score(&query(""), &fresh).is_empty());
+    }
+
+    #[test]
+    fn tokens_are_unicode_words() {
+        assert_eq!(
+            tokenize("Résumé parsing, CAFÉ & café!"),
+            ["résumé", "parsing", "café", "café"]
+        );
+        assert_ne!(tokenize("résumé"), tokenize("resume"));
+        assert_eq!(tokenize("数据库"), ["数", "据", "库"]);
+        assert_eq!(
+            tokenize("用Rust写数据库"),
+            ["用", "rust", "写", "数", "据", "库"]
+        );
+        // One-character ASCII tokens and stop words go; negations stay.
+        assert_eq!(
+            tokenize("Do not use a x in the loop"),
+            ["do", "not", "use", "loop"]
+        );
+        assert_eq!(tokenize("é 1 ü"), ["é", "ü"]);
+
+        let docs = [
+            dir("accent", "Store the résumé as UTF-8 without normalising it"),
+            dir("plain", "Resume the interrupted upload from the last chunk"),
+            dir("cjk", "迁移数据库之前先备份 the production data"),
+        ];
+        let c = corpus(&docs);
+        assert_eq!(ids(&c.score(&query("résumé"), &seasoned)), ["accent"]);
+        assert_eq!(ids(&c.score(&query("resume"), &seasoned)), ["plain"]);
+        assert_eq!(ids(&c.score(&query("数据库"), &seasoned)), ["cjk"]);
+        assert_eq!(ids(&c.score(&query("库"), &seasoned)), ["cjk"]);
+    }
+
+    #[test]
+    fn bigrams_favour_the_phrase() {
+        let docs = [
+            dir(
+                "phrase",
+                "Close the connection pool on shutdown of the worker",
+            ),
+            dir(
+                "apart",
+                "Pool the workers; close each connection on shutdown",
+            ),
+        ];
+        let c = corpus(&docs);
+        let got = c.score(&query("connection pool"), &seasoned);
+        assert_eq!(ids(&got), ["phrase", "apart"]);
+        assert!(got[1].parts.bm25 < 1.0);
+    }
+
+    #[test]
+    fn trigger_recall_needs_the_whole_trigger_in_order() {
+        let mut d = dir(
+            "rollback",
+            "Write the down migration together with the up migration",
+        );
+        d.triggers = strings(&["database migration rollback", "schema"]);
+        let other = dir(
+            "other",
+            "Keep the release notes short and link the pull request",
+        );
+        let c = corpus(&[d, other]);
+        let got = c.score(
+            &query("Plan the database migration rollback for Friday"),
+            &seasoned,
+        );
+        assert_eq!(got[0].id, "rollback");
+        assert_eq!(got[0].parts.trigger_recall, TRIGGER_RECALL);
+        let got = c.score(&query("rollback the database migration"), &seasoned);
+        assert_eq!(got[0].parts.trigger_recall, 0.0);
+        // A short trigger never gives recall, only BM25.
+        let got = c.score(&query("schema"), &seasoned);
+        assert_eq!(got[0].parts.trigger_recall, 0.0);
+        assert_eq!(got[0].parts.bm25, 1.0);
+    }
+
+    #[test]
+    fn cold_start_and_outcome() {
+        let c = corpus(&[dir("new", "Pin the toolchain version in CI")]);
+        let q = query("toolchain");
+        let part = |t: Track| c.score(&q, &move |_| t)[0].parts.clone();
+        assert_eq!(part(Track::default()).cold_start, COLD_START);
+        let shown_twice = Track {
+            shown: 2,
+            ..Track::default()
+        };
+        assert_eq!(part(shown_twice).cold_start, COLD_START);
+        let shown_thrice = Track {
+            shown: 3,
+            ..Track::default()
+        };
+        assert_eq!(part(shown_thrice).cold_start, 0.0);
+        let applied = Track {
+            applied: 1,
+            shown: 1,
+            ..Track::default()
+        };
+        let p = part(applied);
+        assert_eq!(p.cold_start, 0.0);
+        assert!((p.outcome - 0.1 / 3.0).abs() < 1e-12);
+        let violated = Track {
+            applied: 0,
+            violated: 2,
+            shown: 5,
+        };
+        assert!((part(violated).outcome + 0.05).abs() < 1e-12);
+        let many = Track {
+            applied: 1_000_000,
+            violated: 0,
+            shown: 1_000_000,
+        };
+        assert!(part(many).outcome < OUTCOME_MAX);
+        // Cold start alone never surfaces a directive.
+        assert!(c.score(&query("nothing"), &fresh).is_empty());
+    }
+
+    #[test]
+    fn context_bonuses() {
+        let mut d = dir(
+            "scoped",
+            "Run the formatter before committing generated code",
+        );
+        d.applies_to_agents = strings(&["coder", "docs"]);
+        d.applies_to_tools = strings(&["cargo", "rustfmt", "git"]);
+        d.paths = strings(&["src/**/*.rs"]);
+        d.priority = Priority::High;
+        let c = corpus(&[
+            d,
+            dir("other", "Ask the reviewer before force-pushing a branch"),
+        ]);
+        let q = Query {
+            text: String::new(),
+            role: Some("coder".into()),
+            tools: strings(&["git", "cargo", "rustfmt", "cargo"]),
+            files: strings(&["src/cli/main.rs"]),
+        };
+        let got = c.score(&q, &seasoned);
+        assert_eq!(ids(&got), ["scoped"]);
+        let want = CONTEXT_ROLE + CONTEXT_TOOL_MAX + CONTEXT_PATH + CONTEXT_PRIORITY[2];
+        assert!((got[0].parts.context - want).abs() < 1e-12);
+        // A tool alone surfaces it; a file outside its globs does not.
+        let q = Query {
+            tools: strings(&["git"]),
+            ..Query::default()
+        };
+        assert!((c.score(&q, &seasoned)[0].parts.context - 0.16).abs() < 1e-12);
+        let q = Query {
+            files: strings(&["docs/readme.md"]),
+            role: Some("tester".into()),
+            ..Query::default()
+        };
+        assert!(c.score(&q, &seasoned).is_empty());
+    }
+
+    #[test]
+    fn synonyms_expand_the_query() {
+        let mut a = dir("pg-pool", "Size the connection pool below max_connections");
+        a.tags = strings(&["postgres", "database"]);
+        let mut b = dir("pg-index", "Create indexes concurrently on large tables");
+        b.tags = strings(&["postgres", "database"]);
+        let mut c = dir("pg-vacuum", "Schedule vacuum after bulk deletes");
+        c.tags = strings(&["postgres"]);
+        let d = dir("unrelated", "Keep the release notes short");
+        let corpus = corpus(&[a, b, c, d]);
+        assert_eq!(corpus.synonyms("database"), ["postgres"]);
+        assert_eq!(corpus.synonyms("postgres"), ["database"]);
+        assert!(corpus.synonyms("release").is_empty());
+        let got = corpus.score(&query("database"), &seasoned);
+        assert_eq!(ids(&got), ["pg-index", "pg-pool", "pg-vacuum"]);
+        let vacuum = &got[2];
+        assert_eq!(vacuum.parts.bm25, 0.0);
+        assert_eq!(vacuum.parts.synonym, SYNONYM_BONUS);
+        assert_eq!(got[0].parts.synonym, 0.0);
+    }
+
+    #[test]
+    fn synonym_map_is_capped() {
+        // Every directive shares the same ten tags: each token could pair
+        // with nine others, but keeps four.
+        let tags: Vec<String> = (0..10).map(|i| format!("tag{i}")).collect();
+        let docs: Vec<Directive> = (0..5)
+            .map(|i| {
+                let mut d = dir(&format!("d{i}"), "A lesson long enough to pass");
+                d.tags = tags.clone();
+                d
+            })
+            .collect();
+        let c = corpus(&docs);
+        for t in &tags {
+            assert_eq!(c.synonyms(t).len(), SYNONYMS_PER_TOKEN, "{t}");
+        }
+        assert_eq!(c.synonyms.len(), 2 * 10 * SYNONYMS_PER_TOKEN / 2);
+    }
+
+    #[test]
+    fn mmr_prefers_diverse_entries() {
+        let docs = [
+            dir(
+                "dup-a",
+                "Invalidate the cache keys after every schema change",
+            ),
+            dir(
+                "dup-b",
+                "Invalidate the cache keys after each schema change",
+            ),
+            dir(
+                "dup-c",
+                "Always invalidate cache keys after a schema change",
+            ),
+            dir(
+                "other",
+                "Version the serialised format; old readers must fail loudly",
+            ),
+        ];
+        let c = corpus(&docs);
+        let got = c.score(
+            &query("invalidate cache keys on a schema change and version the format"),
+            &seasoned,
+        );
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[3].id, "other");
+        let picked = c.select(&got, 2, 0.5);
+        assert_eq!(ids(&picked), [got[0].id.as_str(), "other"]);
+        // Pure relevance keeps the score order.
+        let picked = c.select(&got, 2, 1.0);
+        assert_eq!(ids(&picked), ids(&got[..2]));
+        assert!(c.select(&got, 0, 0.5).is_empty());
+        assert_eq!(c.select(&got, 10, 0.5).len(), 4);
+    }
+
+    #[test]
+    fn matching_criticals_are_pinned_and_count_toward_k() {
+        let mut docs: Vec<Directive> = (0..5)
+            .map(|i| {
+                dir(
+                    &format!("best-{i}"),
+                    &format!("Sanitise shell arguments before spawning the runner, case {i}"),
+                )
+            })
+            .collect();
+        for i in 0..3 {
+            let mut d = dir(
+                &format!("crit-{i}"),
+                &format!("Long unrelated prose about shell number {i} and much more text here"),
+            );
+            d.priority = Priority::Critical;
+            docs.push(d);
+        }
+        // Critical, but matching by nothing but its priority: never returned.
+        let mut idle = dir("crit-idle", "Rotate the signing keys every quarter");
+        idle.priority = Priority::Critical;
+        docs.push(idle);
+        let c = corpus(&docs);
+        let got = c.score(&query("sanitise shell arguments runner"), &seasoned);
+        assert!(!ids(&got).contains(&"crit-idle"));
+        assert!(got[0].id.starts_with("best-"));
+        let picked = c.select(&got, 2, MMR_LAMBDA);
+        assert_eq!(ids(&picked), ["crit-0", "crit-1"]);
+        let picked = c.select(&got, 4, MMR_LAMBDA);
+        assert_eq!(&ids(&picked)[..3], ["crit-0", "crit-1", "crit-2"]);
+        assert!(picked[3].id.starts_with("best-"));
+    }
+
+    #[test]
+    fn deterministic_and_serialisable() {
+        let make = || {
+            let mut docs = Vec::new();
+            for i in 0..50 {
+                let mut d = dir(
+                    &format!("d{i:02}"),
+                    &format!("Lesson {} about topic {} and area {}", i % 7, i % 5, i % 3),
+                );
+                d.tags = vec![format!("t{}", i % 4), format!("u{}", i % 6)];
+                d.triggers = vec![format!("when touching area {} code", i % 3)];
+                docs.push(d);
+            }
+            corpus(&docs)
+        };
+        let (a, b) = (make(), make());
+        assert_eq!(a, b);
+        let q = query("when touching area 1 code about topic 3 t1");
+        let first = a.score(&q, &fresh);
+        assert_eq!(first, b.score(&q, &fresh));
+        assert_eq!(a.select(&first, 8, 0.5), b.select(&first, 8, 0.5));
+        let bytes = postcard::to_stdvec(&a).expect("serialises");
+        let back: Corpus = postcard::from_bytes(&bytes).expect("deserialises");
+        assert_eq!(back, a);
+        assert_eq!(back.score(&q, &fresh), first);
+        let mut shuffled = first.clone();
+        shuffled.reverse();
+        assert_eq!(a.select(&shuffled, 8, 0.5), a.select(&first, 8, 0.5));
+    }
+
+    #[test]
+    fn empty_corpus() {
+        let c = Corpus::build(&[]);
+        assert!(c.is_empty());
+        assert!(c.score(&query("anything"), &fresh).is_empty());
+        assert!(c.select(&[], 8, 0.5).is_empty());
+    }
+
+    /// A deterministic corpus of `n` directives for the timing check.
+    fn synthetic(n: usize) -> Vec<Directive> {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |m: usize| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) as usize) % m
+        };
+        let syllables = [
+            "ka", "lo", "mi", "re", "tu", "sen", "dor", "vi", "pa", "qua",
+        ];
+        let words: Vec<String> = (0..4000)
+            .map(|i| {
+                let mut w = String::new();
+                let mut x = i;
+                for _ in 0..3 {
+                    w.push_str(syllables[x % 10]);
+                    x /= 10;
+                }
+                w.push_str(syllables[i % 7]);
+                w
+            })
+            .collect();
+        let roles = [
+            "coder",
+            "reviewer",
+            "test_engineer",
+            "sme",
+            "docs",
+            "designer",
+        ];
+        let tools = ["cargo", "git", "npm", "grep", "sed", "python", "make"];
+        let phrase = |len: usize, next: &mut dyn FnMut(usize) -> usize| {
+            (0..len)
+                .map(|_| words[next(words.len()).min(next(words.len()))].as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // Fifty topics of eight tags each: tags and triggers co-occur within a topic.
+        (0..n)
+            .map(|i| {
+                let topic = next(50);
+                let tag = |next: &mut dyn FnMut(usize) -> usize| {
+                    words[3000 + topic * 8 + next(8)].clone()
+                };
+                let len = 12 + next(14);
+                let mut d = dir(&format!("d{i:05}"), &phrase(len, &mut next));
+                d.tags = (0..3).map(|_| tag(&mut next)).collect();
+                d.triggers = (0..2)
+                    .map(|_| format!("{} {}", tag(&mut next), phrase(2 + next(2), &mut next)))
+                    .collect();
+                d.forbidden_actions = vec![phrase(5, &mut next)];
+                d.required_actions = vec![phrase(5, &mut next)];
+                d.applies_to_agents = vec![roles[next(roles.len())].to_string()];
+                d.applies_to_tools = vec![tools[next(tools.len())].to_string()];
+                d.priority = Priority::ALL[next(4)];
+                d
+            })
+            .collect()
+    }
+
+    #[test]
+    #[ignore = "timing helper: cargo test --release --lib retrieve -- --ignored --nocapture"]
+    fn timing() {
+        use std::time::Instant;
+        let docs = synthetic(10_000);
+        let refs: Vec<&Directive> = docs.iter().collect();
+        let mut c = Corpus::default();
+        let runs = 5;
+        let t = Instant::now();
+        for _ in 0..runs {
+            c = Corpus::build(&refs);
+        }
+        let build = t.elapsed() / runs;
+        let bytes = postcard::to_stdvec(&c).expect("serialises");
+        let t = Instant::now();
+        let back: Corpus = postcard::from_bytes(&bytes).expect("deserialises");
+        let load = t.elapsed();
+        assert_eq!(back, c);
+        let queries: Vec<Query> = (0..100)
+            .map(|i| Query {
+                text: (0..10)
+                    .map(|j| {
+                        docs[(i * 37 + j * 101) % docs.len()]
+                            .lesson
+                            .split(' ')
+                            .nth(j % 5)
+                    })
+                    .map(|w| w.unwrap_or("x"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                role: Some("coder".into()),
+                tools: vec!["cargo".into(), "git".into()],
+                files: Vec::new(),
+            })
+            .collect();
+        let track = |_: &str| Track::default();
+        let t = Instant::now();
+        let mut hits = 0;
+        for q in &queries {
+            hits += c.score(q, &track).len();
+        }
+        let score = t.elapsed() / queries.len() as u32;
+        let scored = c.score(&queries[0], &track);
+        let t = Instant::now();
+        let picked = c.select(&scored, 8, MMR_LAMBDA);
+        let select = t.elapsed();
+        eprintln!(
+            "10k directives: build {build:?}, postcard {} bytes (load {load:?}), \
+             score {score:?} a query ({} hits on average), select {select:?} ({} of {}), \
+             {} tokens, {} bigrams, {} synonym pairs",
+            bytes.len(),
+            hits / queries.len(),
+            picked.len(),
+            scored.len(),
+            c.tokens.len(),
+            c.bigrams.len(),
+            c.synonyms.len() / 2,
+        );
+    }
+}
