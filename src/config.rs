@@ -13,6 +13,82 @@ use crate::problem::Problem;
 pub struct Config {
     pub events: EventsConfig,
     pub runner: RunnerConfig,
+    pub knowledge: KnowledgeConfig,
+    pub retrieval: RetrievalConfig,
+    /// The tools each agent role is expected to use: `inject --role R`
+    /// without `--tools` shows R the directives scoped to these tools.
+    /// A role named here replaces its default; others keep theirs.
+    #[schemars(extend("default" = default_role_tools()))]
+    pub roles: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+/// The expected tools of the roles a delegating agent commonly uses.
+pub fn default_role_tools() -> std::collections::BTreeMap<String, Vec<String>> {
+    [
+        ("coder", &["edit", "write", "bash"][..]),
+        ("test_engineer", &["bash", "edit", "write"]),
+        ("reviewer", &["read", "grep"]),
+        ("critic", &["read", "grep"]),
+        ("sme", &["read"]),
+        ("docs", &["edit", "write"]),
+        ("designer", &["edit", "write"]),
+        ("curator", &["read", "write"]),
+    ]
+    .into_iter()
+    .map(|(role, tools)| {
+        (
+            role.to_owned(),
+            tools.iter().map(|t| (*t).to_owned()).collect(),
+        )
+    })
+    .collect()
+}
+
+impl Config {
+    /// A role's expected tools: the config's entry, else the default.
+    pub fn role_tools(&self, role: &str) -> Vec<String> {
+        self.roles
+            .get(role)
+            .cloned()
+            .or_else(|| default_role_tools().remove(role))
+            .unwrap_or_default()
+    }
+}
+
+/// What `inject` shows a delegate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct KnowledgeConfig {
+    /// Most directives in one delegation's block (critical ones count too).
+    #[schemars(range(min = 1, max = 100))]
+    pub delegate_max_inject_count: usize,
+    /// Most characters of directives in one block (the contract not counted).
+    #[schemars(range(min = 200, max = 100000))]
+    pub inject_char_budget: usize,
+}
+
+impl Default for KnowledgeConfig {
+    fn default() -> Self {
+        KnowledgeConfig {
+            delegate_max_inject_count: 8,
+            inject_char_budget: 6000,
+        }
+    }
+}
+
+/// How directives are ranked for a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetrievalConfig {
+    /// MMR's trade-off: 1 ranks by relevance alone, 0 by diversity alone.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub mmr_lambda: f64,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        RetrievalConfig { mmr_lambda: 0.5 }
+    }
 }
 
 /// How the event log is written and read.
@@ -88,6 +164,25 @@ impl Config {
                         "events.max_line_bytes",
                         "1024 and 16777216",
                     ));
+                }
+                if !(1..=100).contains(&c.knowledge.delegate_max_inject_count) {
+                    problems.push(range_problem(
+                        text,
+                        path,
+                        "knowledge.delegate_max_inject_count",
+                        "1 and 100",
+                    ));
+                }
+                if !(200..=100_000).contains(&c.knowledge.inject_char_budget) {
+                    problems.push(range_problem(
+                        text,
+                        path,
+                        "knowledge.inject_char_budget",
+                        "200 and 100000",
+                    ));
+                }
+                if !(0.0..=1.0).contains(&c.retrieval.mmr_lambda) {
+                    problems.push(range_problem(text, path, "retrieval.mmr_lambda", "0 and 1"));
                 }
                 if !(1..=600).contains(&c.runner.timeout_secs) {
                     problems.push(range_problem(

@@ -167,6 +167,12 @@ pub fn id_key(id: &str) -> u128 {
     }
 }
 
+/// The id behind a key made by [`id_key`]: exact for ULID ids (every id
+/// git-swarm writes); for another id, the ULID spelling of its hash.
+pub fn id_of_key(key: u128) -> String {
+    ulid::Ulid(key).to_string()
+}
+
 /// `2026-11-22T10:00:00.123Z`.
 pub fn format_ts(ts: jiff::Timestamp) -> String {
     jiff::fmt::temporal::DateTimePrinter::new()
@@ -279,15 +285,47 @@ pub fn append(
     let now_ms = events.first().and_then(Event::ts_millis).unwrap_or(0);
     let mut saved = Vec::new();
     for (name, buf) in by_file {
-        saved.extend(append_to(
+        let (aside, _) = append_to(
             &events_dir.join(name),
             buf.as_bytes(),
             cfg,
             &torn_dir,
             now_ms,
-        )?);
+            None,
+        )?;
+        saved.extend(aside);
     }
     Ok(saved)
+}
+
+/// Appends one event unless its month file already holds `marker` (checked
+/// under the lock, so of several processes racing to record the same thing
+/// exactly one writes it). Returns whether it was written, and the torn
+/// lines saved aside as [`append`] does.
+pub fn append_once(
+    events_dir: &Path,
+    event: &Event,
+    marker: &str,
+    cfg: &EventsConfig,
+) -> Result<(bool, Vec<PathBuf>), Error> {
+    let name = event.month_file().ok_or_else(|| Error::InvalidEvent {
+        message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
+    })?;
+    std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
+    let torn_dir = events_dir
+        .parent()
+        .unwrap_or(events_dir)
+        .join("local")
+        .join("torn");
+    let (aside, written) = append_to(
+        &events_dir.join(name),
+        event.to_line().as_bytes(),
+        cfg,
+        &torn_dir,
+        event.ts_millis().unwrap_or(0),
+        Some(marker.as_bytes()),
+    )?;
+    Ok((written, aside.into_iter().collect()))
 }
 
 fn append_to(
@@ -296,7 +334,8 @@ fn append_to(
     cfg: &EventsConfig,
     torn_dir: &Path,
     now_ms: i64,
-) -> Result<Option<PathBuf>, Error> {
+    unless: Option<&[u8]>,
+) -> Result<(Option<PathBuf>, bool), Error> {
     let mut file = OpenOptions::new()
         .read(true)
         .append(true)
@@ -304,8 +343,16 @@ fn append_to(
         .open(path)
         .map_err(|e| Error::io(path, e))?;
     lock_with_retry(&file, path, Duration::from_millis(cfg.lock_timeout_ms))?;
-    let result = (|| -> Result<Option<PathBuf>, Error> {
+    let result = (|| -> Result<(Option<PathBuf>, bool), Error> {
         let io = |e| Error::io(path, e);
+        if let Some(marker) = unless {
+            let mut text = Vec::new();
+            file.seek(SeekFrom::Start(0)).map_err(io)?;
+            file.read_to_end(&mut text).map_err(io)?;
+            if memchr::memmem::find(&text, marker).is_some() {
+                return Ok((None, false));
+            }
+        }
         let len = file.metadata().map_err(io)?.len();
         let mut buf = Vec::with_capacity(lines.len() + 1);
         let mut saved = None;
@@ -328,7 +375,7 @@ fn append_to(
         if cfg.fsync == FsyncPolicy::Always {
             file.sync_data().map_err(io)?;
         }
-        Ok(saved)
+        Ok((saved, true))
     })();
     let _ = file.unlock();
     result

@@ -196,8 +196,8 @@ pub struct LoopState {
     pub episodes: Vec<Episode>,
     /// The latest violation (ts, event key).
     pub last_violation: Option<(i64, u128)>,
-    /// The latest remediation (applied ack, verified verdict), in ms.
-    pub last_remediation: Option<i64>,
+    /// The latest remediation (applied ack, verified verdict): (ts, event key).
+    pub last_remediation: Option<(i64, u128)>,
     pub violations: u64,
     pub remediations: u64,
 }
@@ -216,13 +216,13 @@ pub struct Episode {
     pub recorded: bool,
 }
 
-impl Episode {
-    /// A name for the episode that every process computes alike.
-    pub fn key(&self, directive: &str) -> String {
-        format!(
-            "{directive}@{:032x}{:032x}",
-            self.violations[0], self.violations[1]
-        )
+impl LoopState {
+    /// A name for the open episode that every process computes alike,
+    /// whichever violations each has seen: the directive and the episode's
+    /// number (`no-unwrap#2`).
+    pub fn open_key(&self, directive: &str) -> Option<String> {
+        self.open()
+            .map(|_| format!("{directive}#{}", self.episodes.len()))
     }
 }
 
@@ -235,7 +235,7 @@ impl LoopState {
     /// A violation with no later remediation.
     pub fn unremediated(&self) -> bool {
         self.last_violation
-            .is_some_and(|(ts, _)| self.last_remediation.is_none_or(|r| r < ts))
+            .is_some_and(|v| self.last_remediation.is_none_or(|r| r < v))
     }
 
     fn apply(&mut self, e: &EventHead) {
@@ -263,7 +263,10 @@ impl LoopState {
             }
             Signal::Remediation => {
                 self.remediations += 1;
-                self.last_remediation = Some(self.last_remediation.map_or(e.ts, |r| r.max(e.ts)));
+                self.last_remediation = Some(
+                    self.last_remediation
+                        .map_or(e.order(), |r| r.max(e.order())),
+                );
             }
             Signal::Escalation => {
                 if let Some(ep) = self.episodes.last_mut()

@@ -220,8 +220,18 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
 
     if req.record
         && let (Some(store), Some(loaded)) = (&store, &loaded)
+        && record(store, &loaded.index.fold, &report, ui)?
     {
-        record(store, &loaded.index.fold, &report, ui)?;
+        super::escalate(
+            store,
+            |id| {
+                candidates
+                    .iter()
+                    .find(|c| c.directive.id == id)
+                    .map(|c| &c.directive)
+            },
+            ui,
+        )?;
     }
     let failed = report.counts.fail + report.counts.error > 0 || !report.warnings.is_empty();
     if !req.quiet || failed {
@@ -252,7 +262,7 @@ pub fn open_gix(repo: &Repo) -> Result<gix::Repository, Error> {
 /// The runner for `tool:` predicates: the sandboxed runner with the user's
 /// allowlist, when the user trusted this set of tool predicates; otherwise
 /// every tool predicate is skipped with a warning naming `git swarm trust`.
-fn tool_runner(
+pub fn tool_runner(
     repo: &Repo,
     entries: &[DirectiveEntry],
     candidates: &[Candidate],
@@ -335,7 +345,7 @@ fn record(
     fold: &git_swarm::fold::Fold,
     report: &Report,
     ui: &mut Ui,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let mut events = Vec::new();
     for r in report.results.iter().filter(|r| r.outcome == Result_::Fail) {
         if fold.has_check(&r.id, &report.fingerprint) {
@@ -364,7 +374,7 @@ fn record(
             events.len()
         ));
     }
-    Ok(())
+    Ok(!events.is_empty())
 }
 
 fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {

@@ -1,20 +1,26 @@
 //! The command line: argument parsing, terminal output and exit codes. The
 //! only place clap and printing live; everything else is in the library.
 
+mod ack;
 mod add;
 mod changes;
 mod check;
+mod deescalate;
 mod doctor;
 mod generate;
 mod hook;
 mod hooks;
 mod index;
 mod init;
+mod inject;
 mod list;
 mod log;
+mod phase;
 mod record;
+mod review;
 mod run_tool;
 mod show;
+mod status;
 mod trust;
 mod ui;
 mod validate;
@@ -58,6 +64,13 @@ enum Command {
     #[command(hide = true)]
     Changes(changes::Args),
     Log(log::Args),
+    Inject(inject::Args),
+    Ack(ack::Args),
+    Review(review::Args),
+    Status(status::Args),
+    #[command(subcommand)]
+    Phase(phase::Command),
+    Deescalate(deescalate::Args),
     #[command(subcommand)]
     Index(index::Command),
     Doctor(doctor::Args),
@@ -138,6 +151,34 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Trust(args) => trust::run(args, ui),
         Command::Record(args) => record::run(args, ui),
         Command::RunTool(args) => run_tool::run(args, ui),
+        Command::Status(args) => status::run(args, ui),
+        Command::Inject(args) => inject::run(args, ui),
+        Command::Ack(args) => ack::run(args, ui),
+        Command::Review(args) => review::run(args, ui),
+        Command::Phase(command) => phase::run(command, ui),
+        Command::Deescalate(args) => deescalate::run(args, ui),
+    }
+}
+
+/// A phase name: a letter or digit, then letters, digits, `.`, `_`, `-` (at most 64).
+pub fn check_phase_name(phase: &str) -> Result<(), Error> {
+    let ok = phase.len() <= 64
+        && phase
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && phase
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Usage {
+            message: format!("`{phase}` is not a phase name"),
+            hint: Some(
+                "a phase is a letter or digit, then letters, digits, `.`, `_` or `-` (at most 64), e.g. `2` or `design`".into(),
+            ),
+        })
     }
 }
 
@@ -178,6 +219,39 @@ pub fn append(store: &Store, events: &[git_swarm::event::Event], ui: &mut Ui) ->
             &format!("an incomplete line at the end of the event log (a write cut short) was moved to {}", store.rel(&saved)),
             Some("nothing else was touched; `git swarm doctor` checks the log"),
         );
+    }
+    Ok(())
+}
+
+/// After violations were recorded: appends an `escalation` event for each
+/// episode the fold has opened and no event records yet, once (of several
+/// processes racing, one writes it), and says so.
+pub fn escalate<'a>(
+    store: &Store,
+    directives: impl Fn(&str) -> Option<&'a git_swarm::directive::Directive>,
+    ui: &mut Ui,
+) -> Result<(), Error> {
+    let loaded = git_swarm::index::refresh_fold(store)?;
+    for e in git_swarm::learning::escalations_due(store, &loaded.index.fold, directives) {
+        let episode = e.data.get("episode").and_then(|v| v.as_str()).unwrap_or("");
+        let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
+        let (written, saved) =
+            git_swarm::event::append_once(&store.events_dir(), &e, &marker, &store.config.events)?;
+        for s in saved {
+            ui.warning(
+                &format!("an incomplete line at the end of the event log (a write cut short) was moved to {}", store.rel(&s)),
+                Some("nothing else was touched; `git swarm doctor` checks the log"),
+            );
+        }
+        if written {
+            ui.warning(
+                &format!(
+                    "escalated {} to critical + enforce: violated on 2 occasions within 30 days",
+                    e.directive.as_deref().unwrap_or("?")
+                ),
+                Some("`git swarm status` lists escalations; `git swarm deescalate ID --justification TEXT` ends one"),
+            );
+        }
     }
     Ok(())
 }

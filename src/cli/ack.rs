@@ -1,0 +1,230 @@
+//! `git swarm ack`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use git_swarm::Error;
+use git_swarm::directive::Priority;
+use git_swarm::learning;
+use git_swarm::marks::{self, AckStatus};
+
+use super::{Format, Outcome, Ui};
+
+/// Record a delegate's acks from its final message.
+///
+/// Reads the message (FILE, or standard input for `-` or none) and finds
+/// its `KNOWLEDGE_APPLIED:<id>`, `KNOWLEDGE_IGNORED:<id> reason=…` and
+/// `KNOWLEDGE_N_A:<id> reason=…` lines, tolerantly: any case, backticks,
+/// bold, list bullets, `reason:` or `reason=`, trailing words, several on a
+/// line. Markers inside code fences, quotes (`> `) or an echoed directive
+/// block do not count. An ack for a directive the delegation was not shown
+/// is not credited and is recorded as spoofed. Every critical directive
+/// shown without an ack becomes an `unacknowledged` violation, also written
+/// to `.swarm/local/unacknowledged-criticals.jsonl`. Running it again on the
+/// same message records nothing new.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The delegation id printed by `git swarm inject`.
+    #[arg(long, value_name = "ID")]
+    delegation: String,
+    /// The delegate's final message (`-`: standard input).
+    #[arg(value_name = "FILE", default_value = "-")]
+    file: String,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+#[derive(Debug, Serialize)]
+struct Line {
+    id: String,
+    /// applied, ignored, n_a, spoofed, unacknowledged.
+    outcome: String,
+    reason: Option<String>,
+    /// Recorded now (false: the same was recorded already).
+    recorded: bool,
+    note: Option<String>,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let text = super::inject::read_text(&args.file)?;
+    let store = super::store(ui)?;
+    let (events, problems) = learning::read_log(&store)?;
+    for p in &problems {
+        ui.problem(p);
+    }
+    let Some(delegation) = learning::delegation(&events, &args.delegation) else {
+        return Err(Error::Usage {
+            message: format!("no delegation `{}` in the event log", args.delegation),
+            hint: Some(
+                "use the id in the `delegation=\"…\"` of the block `git swarm inject` printed"
+                    .into(),
+            ),
+        }
+        .into());
+    };
+    // What this delegation has recorded already: a second run adds nothing.
+    let str_of = |e: &git_swarm::event::Event, k: &str| {
+        e.data.get(k).and_then(|v| v.as_str()).map(str::to_owned)
+    };
+    let mine: Vec<&git_swarm::event::Event> = events
+        .iter()
+        .filter(|e| str_of(e, "delegation").as_deref() == Some(delegation.id.as_str()))
+        .collect();
+    let already = |kind: &str, id: &str, status: Option<&str>| {
+        mine.iter().any(|e| {
+            e.kind == kind
+                && (e.directive.as_deref() == Some(id)
+                    || str_of(e, "claimed").as_deref() == Some(id))
+                && (status.is_none() || str_of(e, "status").as_deref() == status)
+        })
+    };
+
+    // The last ack of each id in the message stands.
+    let mut acks: BTreeMap<String, marks::Ack> = BTreeMap::new();
+    for a in marks::parse_acks(&text) {
+        acks.insert(a.id.clone(), a);
+    }
+    let mut lines = Vec::new();
+    let mut new_events = Vec::new();
+    for (id, a) in &acks {
+        let status = match a.status {
+            AckStatus::Applied => "applied",
+            AckStatus::Ignored => "ignored",
+            AckStatus::NotApplicable => "n_a",
+        };
+        if !delegation.shows(id) {
+            let recorded = !already("spoofed_ack", id, None);
+            if recorded {
+                new_events.push(
+                    store
+                        .event("spoofed_ack")
+                        .with("delegation", delegation.id.clone())
+                        .with("claimed", id.clone())
+                        .with("status", status),
+                );
+            }
+            lines.push(Line {
+                id: id.clone(),
+                outcome: "spoofed".into(),
+                reason: a.reason.clone(),
+                recorded,
+                note: Some("not shown in this delegation: not credited".into()),
+            });
+            continue;
+        }
+        let recorded = !already("ack", id, Some(status));
+        if recorded {
+            let mut e = store
+                .event("ack")
+                .with("delegation", delegation.id.clone())
+                .with("status", status);
+            if let Some(r) = &a.reason {
+                e = e.with("reason", r.clone());
+            }
+            if let Some(p) = &delegation.phase {
+                e = e.with("phase", p.clone());
+            }
+            e.actor.role = delegation.role.clone();
+            e.directive = Some(id.clone());
+            new_events.push(e);
+        }
+        let note = (a.status != AckStatus::Applied && a.reason.is_none())
+            .then(|| "no reason given: not a terminal outcome for the phase gate".to_owned());
+        lines.push(Line {
+            id: id.clone(),
+            outcome: status.into(),
+            reason: a.reason.clone(),
+            recorded,
+            note,
+        });
+    }
+    let mut audit = Vec::new();
+    for s in delegation
+        .shown
+        .iter()
+        .filter(|s| s.priority == Priority::Critical && !acks.contains_key(&s.id))
+    {
+        let recorded = !already("unacknowledged", &s.id, None);
+        if recorded {
+            let mut e = store
+                .event("unacknowledged")
+                .with("delegation", delegation.id.clone());
+            if let Some(p) = &delegation.phase {
+                e = e.with("phase", p.clone());
+            }
+            e.actor.role = delegation.role.clone();
+            e.directive = Some(s.id.clone());
+            audit.push(e.to_line());
+            new_events.push(e);
+        }
+        lines.push(Line {
+            id: s.id.clone(),
+            outcome: "unacknowledged".into(),
+            reason: None,
+            recorded,
+            note: Some("critical, shown, and not acknowledged: a violation".into()),
+        });
+    }
+    let violations = new_events.iter().any(|e| e.kind == "unacknowledged");
+    if !new_events.is_empty() {
+        super::append(&store, &new_events, ui)?;
+    }
+    if !audit.is_empty() {
+        write_audit(&store, &audit)?;
+    }
+    if violations {
+        let loaded = git_swarm::index::load(&store)?;
+        let index = &loaded.index;
+        super::escalate(
+            &store,
+            |id| index.directive(id).and_then(|e| e.directive.as_ref()),
+            ui,
+        )?;
+    }
+    if args.format == Format::Json {
+        ui.json(&serde_json::json!({
+            "delegation": delegation.id,
+            "acks": lines,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if lines.is_empty() {
+        writeln!(
+            ui.out,
+            "no acks in the message, and no critical directive was shown: nothing to record"
+        )?;
+    }
+    for l in &lines {
+        let mut s = format!("{:<15} {}", l.outcome, l.id);
+        if let Some(r) = &l.reason {
+            s.push_str(&format!("  reason: {r}"));
+        }
+        if let Some(n) = &l.note {
+            s.push_str(&format!("  ({n})"));
+        }
+        if !l.recorded {
+            s.push_str("  [recorded before]");
+        }
+        writeln!(ui.out, "{}", super::clean(&s))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Appends lines to the local audit log of unacknowledged criticals.
+fn write_audit(store: &git_swarm::Store, lines: &[String]) -> Result<(), Error> {
+    use std::io::Write as _;
+    let dir = store.local_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let path = dir.join("unacknowledged-criticals.jsonl");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    f.write_all(lines.concat().as_bytes())
+        .map_err(|e| Error::io(&path, e))?;
+    Ok(())
+}

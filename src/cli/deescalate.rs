@@ -1,0 +1,60 @@
+//! `git swarm deescalate`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::Error;
+
+use super::{Outcome, Ui};
+
+/// End a directive's escalation episode.
+///
+/// A directive violated on two occasions within 30 days is escalated to
+/// critical + enforce (computed from the event log). This records a
+/// `deescalation` event: the directive is back to what its file says, and
+/// only violations after it count toward a new episode.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The escalated directive.
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Why the escalation can end (at least 10 characters).
+    #[arg(long, value_name = "TEXT")]
+    justification: String,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let store = super::store(ui)?;
+    let justification = args.justification.trim();
+    if justification.chars().count() < super::phase::MIN_JUSTIFICATION {
+        return Err(Error::Usage {
+            message: format!(
+                "the justification is {} character(s); it needs at least {}",
+                justification.chars().count(),
+                super::phase::MIN_JUSTIFICATION
+            ),
+            hint: Some("say why the escalation can end, in a sentence".into()),
+        }
+        .into());
+    }
+    let fold = git_swarm::index::refresh_fold(&store)?.index.fold;
+    let Some(episode) = fold.loop_state(&args.id).and_then(|s| s.open_key(&args.id)) else {
+        return Err(Error::Usage {
+            message: format!("`{}` is not escalated", args.id),
+            hint: Some("`git swarm status` lists the escalated directives".into()),
+        }
+        .into());
+    };
+    let mut e = store
+        .event("deescalation")
+        .with("justification", justification.to_owned())
+        .with("episode", episode);
+    e.directive = Some(args.id.clone());
+    super::append(&store, &[e], ui)?;
+    writeln!(
+        ui.out,
+        "deescalated {}: back to the priority and enforcement its file declares",
+        args.id
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

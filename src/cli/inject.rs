@@ -1,0 +1,173 @@
+//! `git swarm inject`.
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use git_swarm::Error;
+use git_swarm::directive::Directive;
+use git_swarm::inject::{self, Request};
+
+use super::{Format, Outcome, Ui};
+
+/// Print the directives a delegate should see, with the ack contract.
+///
+/// Prints a `<delegate_knowledge_directives delegation="ID">` block for the
+/// role: a preface, the ACK CONTRACT (`KNOWLEDGE_APPLIED:<id>`,
+/// `KNOWLEDGE_IGNORED:<id> reason=…`, `KNOWLEDGE_N_A:<id> reason=…`, one
+/// line per critical directive), then each directive's id, priority,
+/// lesson, forbidden and required actions and verification. Put it in the
+/// delegate's prompt; pass its final message to `git swarm ack --delegation ID`.
+///
+/// In scope: directives with no agent or tool scope, or whose
+/// `applies_to_agents` has the role, or whose `applies_to_tools` has one of
+/// the tools (`--tools`, else the role's expected tools from config). The
+/// whole store is ranked for the task (see `git swarm search`); critical
+/// ones that match come first, the rest is picked for relevance and
+/// diversity, at most `--max` (config `knowledge.delegate_max_inject_count`,
+/// default 8) and `knowledge.inject_char_budget` characters. A `shown`
+/// event records the delegation. Nothing is printed, and nothing recorded,
+/// when no directive is in scope.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The delegate's role (coder, reviewer, test_engineer, …).
+    #[arg(long, value_name = "ROLE")]
+    role: String,
+    /// The tools the delegate will use (default: the role's, from config).
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,..")]
+    tools: Vec<String>,
+    /// The task, in words: what the directives are ranked against.
+    #[arg(long, value_name = "TEXT", conflicts_with = "task_file")]
+    task: Option<String>,
+    /// Read the task from a file (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    task_file: Option<String>,
+    /// The phase the delegation belongs to (for `review` and `phase complete`).
+    #[arg(long, value_name = "PHASE")]
+    phase: Option<String>,
+    /// Files the task touches (their words count toward ranking).
+    #[arg(long, value_delimiter = ',', value_name = "PATH,..")]
+    files: Vec<String>,
+    /// Most directives to show (default: knowledge.delegate_max_inject_count).
+    #[arg(long, value_name = "N")]
+    max: Option<usize>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    check_role(&args.role)?;
+    if let Some(p) = &args.phase {
+        super::check_phase_name(p)?;
+    }
+    let task = match (&args.task, &args.task_file) {
+        (Some(t), _) => t.clone(),
+        (None, Some(f)) => read_text(f)?,
+        (None, None) => String::new(),
+    };
+    let store = super::store(ui)?;
+    let loaded = super::load_index(&store, ui)?;
+    let index = &loaded.index;
+    let cfg = &store.config;
+    let tools = if args.tools.is_empty() {
+        cfg.role_tools(&args.role)
+    } else {
+        args.tools.clone()
+    };
+    let directives: Vec<&Directive> = index
+        .directives
+        .iter()
+        .filter_map(|e| e.directive.as_ref())
+        .filter(|d| d.status == git_swarm::directive::Status::Active)
+        .collect();
+    let corpus = git_swarm::retrieve::Corpus::build(&directives);
+    let req = Request {
+        role: args.role.clone(),
+        tools: tools.clone(),
+        task,
+        phase: args.phase.clone(),
+        files: args.files.clone(),
+        max: args
+            .max
+            .unwrap_or(cfg.knowledge.delegate_max_inject_count)
+            .max(1),
+        char_budget: cfg.knowledge.inject_char_budget,
+        mmr_lambda: cfg.retrieval.mmr_lambda,
+    };
+    let sel = inject::select(&corpus, &directives, &index.fold, &req);
+    if sel.shown.is_empty() {
+        if args.format == Format::Json {
+            ui.json(&serde_json::json!({"delegation": null, "role": args.role, "directives": []}))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let ids: Vec<&str> = sel.shown.iter().map(|s| s.id.as_str()).collect();
+    let shown: Vec<serde_json::Value> = sel
+        .shown
+        .iter()
+        .map(|s| serde_json::json!({"id": s.id, "priority": s.priority}))
+        .collect();
+    let mut e = store
+        .event("shown")
+        .with("tools", tools.clone())
+        .with("directives", ids)
+        .with("shown", shown);
+    if let Some(p) = &args.phase {
+        e = e.with("phase", p.clone());
+    }
+    e.actor.role = Some(args.role.clone());
+    let delegation = e.id.clone();
+    super::append(&store, &[e], ui)?;
+    let block = inject::render(&sel, &args.role, &delegation);
+    if args.format == Format::Json {
+        ui.json(&serde_json::json!({
+            "delegation": delegation,
+            "role": args.role,
+            "tools": tools,
+            "phase": args.phase,
+            "directives": sel.shown,
+            "left_out": sel.left_out,
+            "block": block,
+        }))?;
+    } else {
+        write!(ui.out, "{block}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A role name: `^[a-z][a-z0-9_]{0,63}$`, as in `applies_to_agents`.
+pub fn check_role(role: &str) -> Result<(), Error> {
+    let ok = role.len() <= 64
+        && role.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && role
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Usage {
+            message: format!("`{role}` is not a role name"),
+            hint: Some(
+                "a role is lowercase letters, digits and `_`, starting with a letter (as in applies_to_agents)".into(),
+            ),
+        })
+    }
+}
+
+/// The text of FILE, or of standard input for `-`.
+pub fn read_text(file: &str) -> Result<String, Error> {
+    let mut bytes = Vec::new();
+    if file == "-" {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(std::path::Path::new("<stdin>"), e))?;
+    } else {
+        bytes = std::fs::read(file).map_err(|e| Error::io(std::path::Path::new(file), e))?;
+    }
+    String::from_utf8(bytes).map_err(|e| Error::Usage {
+        message: format!(
+            "{file} is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ),
+        hint: Some("pass a UTF-8 text file".into()),
+    })
+}

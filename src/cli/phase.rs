@@ -1,0 +1,174 @@
+//! `git swarm phase complete`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::Error;
+use git_swarm::learning::{self, Blocker};
+
+use super::{Format, Outcome, Ui};
+
+/// Phases of work: the gate that closes one.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    Complete(CompleteArgs),
+}
+
+/// Complete a phase, unless a critical directive of it is unresolved.
+///
+/// The phase's directives are those shown by `git swarm inject --phase P`.
+/// Each critical one (critical when shown, or escalated since) needs a
+/// terminal outcome in the phase (an `applied` ack or a `verified` verdict,
+/// or an `ignored`/`n_a` one with a reason), and its last violation must be
+/// followed by an applied or verified outcome. Otherwise this prints
+/// `PHASE_COMPLETE_BLOCKED:` and one `- <id>: <reason>` line per directive,
+/// and exits 1. `--accept-violations` overrides named directives, with a
+/// justification of at least 10 characters, recorded as `override` events.
+#[derive(Debug, clap::Args)]
+pub struct CompleteArgs {
+    /// The phase.
+    #[arg(value_name = "PHASE")]
+    phase: String,
+    /// Directives to accept despite their state (comma-separated ids).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "ID,..",
+        requires = "justification"
+    )]
+    accept_violations: Vec<String>,
+    /// Why the violations are accepted (at least 10 characters).
+    #[arg(long, value_name = "TEXT")]
+    justification: Option<String>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// The shortest justification accepted for an override.
+pub const MIN_JUSTIFICATION: usize = 10;
+
+pub fn run(command: Command, ui: &mut Ui) -> Outcome {
+    match command {
+        Command::Complete(args) => complete(args, ui),
+    }
+}
+
+fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
+    super::check_phase_name(&args.phase)?;
+    let store = super::store(ui)?;
+    let fold = git_swarm::index::refresh_fold(&store)?.index.fold;
+    let (events, problems) = learning::read_log(&store)?;
+    for p in &problems {
+        ui.problem(p);
+    }
+    let records = learning::phase_records(&events, &args.phase, &fold);
+    let mut blockers = learning::phase_blockers(&records, &fold);
+
+    if !args.accept_violations.is_empty() {
+        let justification = args.justification.as_deref().unwrap_or("").trim();
+        if justification.chars().count() < MIN_JUSTIFICATION {
+            return Err(Error::Usage {
+                message: format!(
+                    "the justification is {} character(s); an override needs at least {MIN_JUSTIFICATION}",
+                    justification.chars().count()
+                ),
+                hint: Some("say why these violations are acceptable, in a sentence".into()),
+            }
+            .into());
+        }
+        for id in &args.accept_violations {
+            if !records.iter().any(|r| &r.id == id) {
+                return Err(Error::Usage {
+                    message: format!("`{id}` was not shown in phase `{}`", args.phase),
+                    hint: Some(format!(
+                        "only the phase's directives can be accepted; `git swarm review --phase {}` lists them",
+                        args.phase
+                    )),
+                }
+                .into());
+            }
+        }
+        let mut events = Vec::new();
+        for id in &args.accept_violations {
+            let reason = blockers
+                .iter()
+                .find(|b| &b.id == id)
+                .map(|b| b.reason.clone());
+            let mut e = store
+                .event("override")
+                .with("phase", args.phase.clone())
+                .with("justification", justification.to_owned())
+                .with(
+                    "blocked",
+                    reason.map_or(serde_json::Value::Null, Into::into),
+                );
+            e.directive = Some(id.clone());
+            events.push(e);
+        }
+        super::append(&store, &events, ui)?;
+        ui.note(&format!(
+            "recorded {} override(s) for phase {}",
+            events.len(),
+            args.phase
+        ));
+        blockers.retain(|b| !args.accept_violations.contains(&b.id));
+    }
+
+    if !blockers.is_empty() {
+        render_blocked(&args, &blockers, ui)?;
+        return Ok(ExitCode::from(1));
+    }
+    let critical = records.iter().filter(|r| r.critical).count();
+    let done = learning::phase_completed(&events, &args.phase).is_some();
+    if !done {
+        let ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
+        let e = store
+            .event("phase")
+            .with("phase", args.phase.clone())
+            .with("status", "complete")
+            .with("directives", ids);
+        super::append(&store, &[e], ui)?;
+    }
+    if args.format == Format::Json {
+        ui.json(&serde_json::json!({
+            "phase": args.phase,
+            "complete": true,
+            "already_complete": done,
+            "directives": records,
+            "blockers": [],
+        }))?;
+    } else {
+        writeln!(
+            ui.out,
+            "phase {} {}: {} directive(s) shown, {} critical, none unresolved",
+            args.phase,
+            if done {
+                "was already complete"
+            } else {
+                "complete"
+            },
+            records.len(),
+            critical
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_blocked(args: &CompleteArgs, blockers: &[Blocker], ui: &mut Ui) -> std::io::Result<()> {
+    if args.format == Format::Json {
+        return ui.json(&serde_json::json!({
+            "phase": args.phase,
+            "complete": false,
+            "blockers": blockers,
+        }));
+    }
+    writeln!(ui.out, "PHASE_COMPLETE_BLOCKED:")?;
+    for b in blockers {
+        writeln!(ui.out, "- {}: {}", b.id, b.reason)?;
+    }
+    ui.hint(&format!(
+        "resolve them (ack, review verdicts) or accept with `git swarm phase complete {} --accept-violations ID,.. --justification TEXT`",
+        args.phase
+    ));
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! `git swarm status`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use git_swarm::fold::Fold;
+use git_swarm::hooks::{self, HookState};
+use git_swarm::index::Refresh;
+
+use super::{Format, Outcome, Ui};
+
+/// The briefing: what needs attention in the directive loop.
+///
+/// Escalations of the last 7 days (from → to, and why), directives with a
+/// violation not yet followed by an applied or verified outcome,
+/// unacknowledged critical directives, spoofed acks (acks for directives a
+/// delegation was not shown), quarantined entries, events not yet committed,
+/// and the health of the hooks and the index.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+#[derive(Debug, Serialize)]
+struct Escalated {
+    id: String,
+    since: String,
+    from: Option<String>,
+    to: String,
+    reason: String,
+    open: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Unremediated {
+    id: String,
+    violations: u64,
+    last_violation: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Status {
+    recently_escalated: Vec<Escalated>,
+    unremediated_violations: Vec<Unremediated>,
+    unacknowledged_criticals: Vec<(String, u64)>,
+    spoofed_acks: u64,
+    quarantined: Vec<String>,
+    uncommitted_events: u64,
+    hooks: Vec<(String, String)>,
+    index: String,
+}
+
+const WEEK_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let store = super::store(ui)?;
+    let loaded = super::load_index(&store, ui)?;
+    let index = &loaded.index;
+    let fold = &index.fold;
+    let now = store.clock.now().as_millisecond();
+    let declared = |id: &str| {
+        index
+            .directive(id)
+            .and_then(|e| e.directive.as_ref())
+            .map(|d| format!("{}/{}", d.priority.as_str(), d.enforcement.as_str()))
+    };
+    let mut recently_escalated = Vec::new();
+    let mut unremediated_violations = Vec::new();
+    for (id, state) in fold.loop_states() {
+        for ep in state.episodes.iter().filter(|e| now - e.start <= WEEK_MS) {
+            recently_escalated.push(Escalated {
+                id: id.to_owned(),
+                since: ms(ep.start),
+                from: declared(id),
+                to: "critical/enforce".into(),
+                reason: "violated on 2 occasions within 30 days".into(),
+                open: ep.ended.is_none(),
+            });
+        }
+        if state.unremediated()
+            && let Some((ts, _)) = state.last_violation
+        {
+            unremediated_violations.push(Unremediated {
+                id: id.to_owned(),
+                violations: state.violations,
+                last_violation: ms(ts),
+            });
+        }
+    }
+    let unacknowledged_criticals = per_directive(fold, "unacknowledged");
+    let spoofed_acks = fold
+        .kinds()
+        .find(|(k, _)| *k == "spoofed_ack")
+        .map_or(0, |(_, n)| n);
+    let quarantined: Vec<String> = index
+        .quarantine
+        .iter()
+        .map(|e| e.stem().to_owned())
+        .collect();
+    let uncommitted_events = uncommitted(&store).unwrap_or(0);
+    let repo = super::repo()?;
+    let hooks: Vec<(String, String)> = hooks::hooks_dir(&repo)
+        .and_then(|d| hooks::status(&d))
+        .map(|list| {
+            list.into_iter()
+                .map(|h| {
+                    let state = match h.state {
+                        HookState::Installed | HookState::Wrapped if h.current => "installed",
+                        HookState::Installed | HookState::Wrapped => "outdated",
+                        HookState::Absent => "absent",
+                        HookState::Foreign => "foreign",
+                    };
+                    (h.name.to_string(), state.to_owned())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let index_health = match (index.error_count(), &loaded.refresh) {
+        (0, Refresh::Fresh) => "fresh".to_owned(),
+        (0, Refresh::Updated { directives, events }) => format!(
+            "refreshed ({directives} directive file(s) and {events} event file(s) had changed)"
+        ),
+        (0, Refresh::Rebuilt { reason }) => format!("rebuilt ({reason})"),
+        (n, _) => format!("{n} problem(s) in .swarm/ (`git swarm validate` lists them)"),
+    };
+    let status = Status {
+        recently_escalated,
+        unremediated_violations,
+        unacknowledged_criticals,
+        spoofed_acks,
+        quarantined,
+        uncommitted_events,
+        hooks,
+        index: index_health,
+    };
+    if args.format == Format::Json {
+        ui.json(&status)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    text(&status, ui)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
+    let out = &mut ui.out;
+    writeln!(out, "Recently escalated (last 7 days):")?;
+    if s.recently_escalated.is_empty() {
+        writeln!(out, "  none")?;
+    }
+    for e in &s.recently_escalated {
+        writeln!(
+            out,
+            "  {}  {} -> {}  since {}{}  ({})",
+            e.id,
+            e.from.as_deref().unwrap_or("?"),
+            e.to,
+            e.since,
+            if e.open { "" } else { ", deescalated" },
+            e.reason
+        )?;
+    }
+    writeln!(out, "Unremediated violations:")?;
+    if s.unremediated_violations.is_empty() {
+        writeln!(out, "  none")?;
+    }
+    for u in &s.unremediated_violations {
+        writeln!(
+            out,
+            "  {}  {} violation(s), last {}",
+            u.id, u.violations, u.last_violation
+        )?;
+    }
+    writeln!(out, "Unacknowledged criticals:")?;
+    if s.unacknowledged_criticals.is_empty() {
+        writeln!(out, "  none")?;
+    }
+    for (id, n) in &s.unacknowledged_criticals {
+        writeln!(out, "  {id}  {n} time(s)")?;
+    }
+    writeln!(out, "Spoofed acks: {}", s.spoofed_acks)?;
+    writeln!(
+        out,
+        "Quarantined: {}",
+        if s.quarantined.is_empty() {
+            "none".to_owned()
+        } else {
+            s.quarantined.join(", ")
+        }
+    )?;
+    writeln!(out, "Events not yet committed: {}", s.uncommitted_events)?;
+    let hooks: Vec<String> = s.hooks.iter().map(|(n, st)| format!("{n} {st}")).collect();
+    writeln!(out, "Hooks: {}", hooks.join(", "))?;
+    writeln!(out, "Index: {}", s.index)?;
+    Ok(())
+}
+
+/// Directives with events of `kind`, and how many.
+fn per_directive(fold: &Fold, kind: &str) -> Vec<(String, u64)> {
+    fold.loop_states()
+        .filter_map(|(id, _)| {
+            let n = fold.directive(id)?.counts().get(kind).copied()?;
+            Some((id.to_owned(), n))
+        })
+        .collect()
+}
+
+fn ms(ts: i64) -> String {
+    jiff::Timestamp::from_millisecond(ts)
+        .map(git_swarm::event::format_ts)
+        .unwrap_or_else(|_| ts.to_string())
+}
+
+/// Event lines in the working tree's log beyond those in HEAD's.
+fn uncommitted(store: &git_swarm::Store) -> Option<u64> {
+    let repo = super::repo().ok()?;
+    let gix = repo.gix();
+    let head_tree = gix.head_commit().ok().and_then(|c| c.tree().ok());
+    let mut total = 0u64;
+    for path in git_swarm::event::event_files(&store.events_dir()).ok()? {
+        let now = std::fs::read(&path).ok()?;
+        let rel = store.rel(&path);
+        let committed = head_tree
+            .as_ref()
+            .and_then(|t| t.lookup_entry_by_path(&rel).ok().flatten())
+            .and_then(|e| e.object().ok())
+            .map(|o| o.data.clone())
+            .unwrap_or_default();
+        let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count() as u64;
+        total += lines(&now).saturating_sub(lines(&committed));
+    }
+    Some(total)
+}
