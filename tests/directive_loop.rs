@@ -646,3 +646,47 @@ fn violations_on_two_branches_escalate_once_after_a_merge() {
         assert!(inj.stdout.contains("  priority: critical\n"));
     }
 }
+
+/// `search` ranks the whole store: an exact-text match among a thousand
+/// fillers ranks first, a one-word query works, and every part is shown.
+#[test]
+fn search_ranks_the_whole_store_and_shows_the_parts() {
+    let env = repo();
+    for i in 0..1000 {
+        directive(
+            &env,
+            &format!("filler-{i:04}"),
+            &format!(
+                "lesson = \"Routine guidance number {i} about formatting code\"\nconfidence = 0.99\npriority = \"high\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"format\"]"
+            ),
+        );
+    }
+    directive(
+        &env,
+        "csv-quotes",
+        "lesson = \"Escape embedded quotes when writing CSV fields\"\nconfidence = 0.1\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"double the quote\"]",
+    );
+    let run = swarm(
+        &env,
+        &[
+            "search",
+            "escape embedded quotes when writing csv fields",
+            "--role",
+            "coder",
+            "-n",
+            "3",
+        ],
+    );
+    run.success();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].contains("bm25") && lines[0].contains("synonym"),
+        "{}",
+        run.stdout
+    );
+    assert!(lines[1].contains("csv-quotes"), "{}", run.stdout);
+    let one = swarm(&env, &["search", "csv", "--format", "json"]);
+    let v: Value = serde_json::from_str(&one.stdout).expect("json");
+    assert_eq!(v[0]["id"], "csv-quotes");
+    assert!(v[0]["parts"]["bm25"].as_f64().expect("bm25") > 0.0);
+}

@@ -19,6 +19,7 @@ mod phase;
 mod record;
 mod review;
 mod run_tool;
+mod search;
 mod show;
 mod status;
 mod trust;
@@ -65,6 +66,7 @@ enum Command {
     Changes(changes::Args),
     Log(log::Args),
     Inject(inject::Args),
+    Search(search::Args),
     Ack(ack::Args),
     Review(review::Args),
     Status(status::Args),
@@ -153,6 +155,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::RunTool(args) => run_tool::run(args, ui),
         Command::Status(args) => status::run(args, ui),
         Command::Inject(args) => inject::run(args, ui),
+        Command::Search(args) => search::run(args, ui),
         Command::Ack(args) => ack::run(args, ui),
         Command::Review(args) => review::run(args, ui),
         Command::Phase(command) => phase::run(command, ui),

@@ -1,0 +1,81 @@
+//! `git swarm search`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::directive::{Directive, Status};
+use git_swarm::retrieve::{Corpus, Query};
+
+use super::{Format, Outcome, Ui};
+
+/// Show how the directives rank for a query, with each score's parts.
+///
+/// For people tuning retrieval: the ranking `git swarm inject` starts from
+/// (before scope, pinning and MMR), over every active directive. Parts:
+/// bm25 (unigrams and bigrams, normalised to the best match), context
+/// (role, tool, path and priority), cold start, trigger recall, synonym and
+/// outcome (applied raises, violated lowers). Records nothing.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The query: task words.
+    #[arg(value_name = "QUERY", num_args = 1.., required = true)]
+    query: Vec<String>,
+    /// Score as for this role.
+    #[arg(long, value_name = "ROLE")]
+    role: Option<String>,
+    /// Score as for these tools.
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,..")]
+    tools: Vec<String>,
+    /// Files the task touches.
+    #[arg(long, value_delimiter = ',', value_name = "PATH,..")]
+    files: Vec<String>,
+    /// Show at most N.
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 20)]
+    max_count: usize,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let store = super::store(ui)?;
+    let loaded = super::load_index(&store, ui)?;
+    let index = &loaded.index;
+    let directives: Vec<&Directive> = index
+        .directives
+        .iter()
+        .filter_map(|e| e.directive.as_ref())
+        .filter(|d| d.status == Status::Active)
+        .collect();
+    let corpus = Corpus::build(&directives);
+    let query = Query {
+        text: args.query.join(" "),
+        role: args.role.clone(),
+        tools: args.tools.clone(),
+        files: args.files.clone(),
+    };
+    let fold = &index.fold;
+    let mut scored = corpus.score(&query, &|id| git_swarm::inject::track(fold, id));
+    scored.truncate(args.max_count);
+    if args.format == Format::Json {
+        ui.json(&scored)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if scored.is_empty() {
+        writeln!(ui.out, "no directive matches")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        ui.out,
+        "{:>6}  {:<32} {:>6} {:>7} {:>6} {:>7} {:>7} {:>7}",
+        "score", "id", "bm25", "context", "cold", "trigger", "synonym", "outcome"
+    )?;
+    for s in &scored {
+        let p = &s.parts;
+        let line = format!(
+            "{:>6.3}  {:<32} {:>6.3} {:>7.3} {:>6.3} {:>7.3} {:>7.3} {:>7.3}",
+            s.total, s.id, p.bm25, p.context, p.cold_start, p.trigger_recall, p.synonym, p.outcome
+        );
+        writeln!(ui.out, "{}", super::clean(&line))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
