@@ -277,11 +277,7 @@ pub fn append(
         }
     }
     std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
-    let torn_dir = events_dir
-        .parent()
-        .unwrap_or(events_dir)
-        .join("local")
-        .join("torn");
+    let torn_dir = torn_dir(events_dir);
     let now_ms = events.first().and_then(Event::ts_millis).unwrap_or(0);
     let mut saved = Vec::new();
     for (name, buf) in by_file {
@@ -312,11 +308,7 @@ pub fn append_once(
         message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
     })?;
     std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
-    let torn_dir = events_dir
-        .parent()
-        .unwrap_or(events_dir)
-        .join("local")
-        .join("torn");
+    let torn_dir = torn_dir(events_dir);
     let (aside, written) = append_to(
         &events_dir.join(name),
         event.to_line().as_bytes(),
@@ -326,6 +318,15 @@ pub fn append_once(
         Some(marker.as_bytes()),
     )?;
     Ok((written, aside.into_iter().collect()))
+}
+
+/// Where torn lines found by an append are saved: `.swarm/local/torn/`.
+fn torn_dir(events_dir: &Path) -> PathBuf {
+    events_dir
+        .parent()
+        .unwrap_or(events_dir)
+        .join("local")
+        .join("torn")
 }
 
 fn append_to(

@@ -1,11 +1,10 @@
 //! `git swarm log`.
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::Error;
-use git_swarm::event::{Event, event_files, read_event_file};
+use git_swarm::event::Event;
 
 use super::{Format, Outcome, Ui};
 
@@ -37,22 +36,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .as_deref()
         .map(|s| parse_since(s, store.clock.now()))
         .transpose()?;
-    let mut events: Vec<(i64, Event)> = Vec::new();
-    for path in event_files(&store.events_dir())? {
-        let rel = store.rel(&path);
-        let file = read_event_file(&path, &rel, store.config.events.max_line_bytes)?;
-        for p in &file.problems {
-            ui.problem(p);
-        }
-        events.extend(
-            file.events
-                .into_iter()
-                .filter_map(|l| l.event.ts_millis().map(|t| (t, l.event))),
-        );
+    let (events, problems) = git_swarm::learning::read_log(&store)?;
+    for p in &problems {
+        ui.problem(p);
     }
-    events.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
-    let mut seen = HashSet::new();
-    events.retain(|(_, e)| seen.insert(e.id.clone()));
+    let mut events: Vec<(i64, Event)> = events
+        .into_iter()
+        .filter_map(|e| e.ts_millis().map(|t| (t, e)))
+        .collect();
     events.retain(|(t, e)| {
         (args.kind.is_empty() || args.kind.contains(&e.kind))
             && since.is_none_or(|s| *t >= s)

@@ -217,13 +217,19 @@ fn clock() -> Result<Clock, Error> {
 /// Appends events, telling the user about any torn line the append found
 /// (a write cut short earlier) and saved aside.
 pub fn append(store: &Store, events: &[git_swarm::event::Event], ui: &mut Ui) -> Result<(), Error> {
-    for saved in store.append(events)? {
+    let saved = store.append(events)?;
+    report_torn(store, &saved, ui);
+    Ok(())
+}
+
+/// Tells the user about torn lines an append saved aside.
+fn report_torn(store: &Store, saved: &[std::path::PathBuf], ui: &mut Ui) {
+    for s in saved {
         ui.warning(
-            &format!("an incomplete line at the end of the event log (a write cut short) was moved to {}", store.rel(&saved)),
+            &format!("an incomplete line at the end of the event log (a write cut short) was moved to {}", store.rel(s)),
             Some("nothing else was touched; `git swarm doctor` checks the log"),
         );
     }
-    Ok(())
 }
 
 /// After violations were recorded: appends an `escalation` event for each
@@ -240,12 +246,7 @@ pub fn escalate<'a>(
         let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
         let (written, saved) =
             git_swarm::event::append_once(&store.events_dir(), &e, &marker, &store.config.events)?;
-        for s in saved {
-            ui.warning(
-                &format!("an incomplete line at the end of the event log (a write cut short) was moved to {}", store.rel(&s)),
-                Some("nothing else was touched; `git swarm doctor` checks the log"),
-            );
-        }
+        report_torn(store, &saved, ui);
         if written {
             ui.warning(
                 &format!(

@@ -78,14 +78,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     let records = learning::phase_records(&events, &args.phase, &index.fold);
     match &args.verdicts {
-        None => block(&args, &store, &records, index, ui),
+        None => block(&args, &records, index, ui),
         Some(file) => verdicts(&args, file, &store, &records, index, ui),
     }
 }
 
 fn block(
     args: &Args,
-    _store: &Store,
     records: &[learning::PhaseRecord],
     index: &git_swarm::index::Index,
     ui: &mut Ui,
