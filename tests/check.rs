@@ -1147,3 +1147,27 @@ fn worktree_added_lines_follow_autocrlf_like_git_diff() {
         "{report:#}"
     );
 }
+
+/// A staged check of a repository whose `.swarm/` is not in the index says
+/// so: the commit would carry no directive.
+#[test]
+fn a_staged_check_without_staged_directives_says_so() {
+    let env = TestEnv::new();
+    env.swarm(&["init"]).success();
+    env.write("a.txt", "a\n");
+    env.git(&["add", "a.txt"]);
+    let run = check(&env, &[]);
+    run.success();
+    assert!(
+        run.stderr.contains("warning: no directive is staged"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: `git add .swarm`"),
+        "{}",
+        run.stderr
+    );
+    env.git(&["add", ".swarm"]);
+    assert!(!check(&env, &[]).stderr.contains("no directive is staged"));
+}

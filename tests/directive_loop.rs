@@ -690,3 +690,46 @@ fn search_ranks_the_whole_store_and_shows_the_parts() {
     assert_eq!(v[0]["id"], "csv-quotes");
     assert!(v[0]["parts"]["bm25"].as_f64().expect("bm25") > 0.0);
 }
+
+/// Input the user names that cannot be used is bad input (exit 2) with a hint.
+#[test]
+fn unreadable_inputs_are_bad_input_with_a_hint() {
+    let env = repo();
+    let missing = swarm(
+        &env,
+        &[
+            "inject",
+            "--role",
+            "coder",
+            "--task-file",
+            "no-such-task.md",
+        ],
+    );
+    missing.code(2);
+    assert!(
+        missing.stderr.contains("cannot read no-such-task.md"),
+        "{}",
+        missing.stderr
+    );
+    assert!(
+        missing.stderr.contains("hint: name a text file"),
+        "{}",
+        missing.stderr
+    );
+    let role = swarm(&env, &["inject", "--role", "Coder"]);
+    role.code(2);
+    assert!(
+        role.stderr.contains("`Coder` is not a role name"),
+        "{}",
+        role.stderr
+    );
+    env.write("bad.txt", "x");
+    std::fs::write(env.path("bad.txt"), b"\xff\xfe").expect("write");
+    let bytes = swarm(&env, &["ack", "--delegation", "x", "bad.txt"]);
+    bytes.code(2);
+    assert!(
+        bytes.stderr.contains("bad.txt is not UTF-8"),
+        "{}",
+        bytes.stderr
+    );
+}

@@ -182,6 +182,18 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         (None, Some(l)) => &l.index.directives,
         (None, None) => &[],
     };
+    if entries.is_empty()
+        && change.selection == Selection::Staged
+        && let Some(s) = &store
+        && std::fs::read_dir(s.directives_dir()).is_ok_and(|mut d| {
+            d.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "toml")))
+        })
+    {
+        ui.warning(
+            "no directive is staged: a staged change is checked against the directives the commit carries, and .swarm/directives/ is not in the index",
+            Some("`git add .swarm` (and commit it) to check with the directives in the working tree"),
+        );
+    }
     let (candidates, problems) =
         check::candidates(entries, "directives", fold, req.directive.as_deref());
     if let Some(id) = &req.directive

@@ -136,12 +136,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
 
 /// A role name: `^[a-z][a-z0-9_]{0,63}$`, as in `applies_to_agents`.
 pub fn check_role(role: &str) -> Result<(), Error> {
-    let ok = role.len() <= 64
-        && role.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && role
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if ok {
+    if git_swarm::directive::is_valid_scope_name(role) {
         Ok(())
     } else {
         Err(Error::Usage {
@@ -161,7 +156,14 @@ pub fn read_text(file: &str) -> Result<String, Error> {
             .read_to_end(&mut bytes)
             .map_err(|e| Error::io(std::path::Path::new("<stdin>"), e))?;
     } else {
-        bytes = std::fs::read(file).map_err(|e| Error::io(std::path::Path::new(file), e))?;
+        bytes = std::fs::read(file).map_err(|e| match e.kind() {
+            // A path the user typed: bad input, not a broken environment.
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory => Error::Usage {
+                message: format!("cannot read {file}: {e}"),
+                hint: Some("name a text file, or `-` for standard input".into()),
+            },
+            _ => Error::io(std::path::Path::new(file), e),
+        })?;
     }
     String::from_utf8(bytes).map_err(|e| Error::Usage {
         message: format!(
