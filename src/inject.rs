@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use crate::directive::{Directive, Enforcement, Priority};
+use crate::error::Result;
 use crate::fold::Fold;
 use crate::retrieve::{Corpus, Query, Scored, Track};
 
@@ -50,18 +51,16 @@ pub struct Selection {
     pub left_out: usize,
 }
 
-/// Is the directive meant for this role or these tools? An entry with no
-/// agent and no tool scope is meant for everyone.
-pub fn in_scope(d: &Directive, role: &str, tools: &[String]) -> bool {
-    (d.applies_to_agents.is_empty() && d.applies_to_tools.is_empty())
-        || d.applies_to_agents.iter().any(|a| a == role)
-        || d.applies_to_tools.iter().any(|t| tools.contains(t))
-}
-
 /// Ranks the whole corpus for the request, keeps the directives in scope,
 /// pins the matching critical ones, fills with MMR, and bounds the result by
-/// count and characters. `directives[i]` is the corpus's document i.
-pub fn select(corpus: &Corpus, directives: &[&Directive], fold: &Fold, req: &Request) -> Selection {
+/// count and characters. Only the picked directives are read, through
+/// `load` (given the corpus's document number and id).
+pub fn select(
+    corpus: &Corpus,
+    fold: &Fold,
+    req: &Request,
+    load: &mut dyn FnMut(usize, &str) -> Result<Directive>,
+) -> Result<Selection> {
     let query = Query {
         text: req.task.clone(),
         role: Some(req.role.clone()),
@@ -69,22 +68,23 @@ pub fn select(corpus: &Corpus, directives: &[&Directive], fold: &Fold, req: &Req
         files: req.files.clone(),
     };
     let track = |id: &str| track(fold, id);
+    let scope = corpus.in_scope(&req.role, &req.tools);
     let mut scored: Vec<Scored> = corpus
         .score(&query, &track)
         .into_iter()
-        .filter(|s| in_scope(directives[s.doc], &req.role, &req.tools))
+        .filter(|s| scope[s.doc])
         .collect();
     // In scope but matching nothing (an untargeted entry and no task words):
     // still candidates, after every match.
-    let mut matched = vec![false; directives.len()];
+    let mut matched = vec![false; corpus.len()];
     for s in &scored {
         matched[s.doc] = true;
     }
-    for (doc, d) in directives.iter().enumerate() {
-        if !matched[doc] && in_scope(d, &req.role, &req.tools) {
+    for doc in 0..corpus.len() {
+        if !matched[doc] && scope[doc] {
             scored.push(Scored {
                 doc,
-                id: d.id.clone(),
+                id: corpus.id(doc).to_owned(),
                 total: 0.0,
                 parts: Default::default(),
             });
@@ -92,30 +92,28 @@ pub fn select(corpus: &Corpus, directives: &[&Directive], fold: &Fold, req: &Req
     }
     // Effective priority decides what is critical: an escalated directive is pinned.
     let picked = corpus.select_with(&scored, req.max, req.mmr_lambda, &|doc| {
-        fold.effective(directives[doc]).0 == Priority::Critical
+        corpus.priority(doc) == Priority::Critical || fold.escalated(corpus.id(doc)).is_some()
     });
-    let mut shown: Vec<Shown> = picked
-        .iter()
-        .map(|s| {
-            let d = directives[s.doc];
-            let (priority, enforcement) = fold.effective(d);
-            Shown {
-                id: d.id.clone(),
-                priority,
-                enforcement,
-                lesson: sanitise(&d.lesson),
-                forbidden: d.forbidden_actions.iter().map(|t| sanitise(t)).collect(),
-                required: d.required_actions.iter().map(|t| sanitise(t)).collect(),
-                verification: d
-                    .verification_checks
-                    .iter()
-                    .chain(&d.verify)
-                    .map(|t| sanitise(t))
-                    .collect(),
-                score: s.total,
-            }
-        })
-        .collect();
+    let mut shown = Vec::with_capacity(picked.len());
+    for s in &picked {
+        let d = load(s.doc, corpus.id(s.doc))?;
+        let (priority, enforcement) = fold.effective(&d);
+        shown.push(Shown {
+            id: d.id.clone(),
+            priority,
+            enforcement,
+            lesson: sanitise(&d.lesson),
+            forbidden: d.forbidden_actions.iter().map(|t| sanitise(t)).collect(),
+            required: d.required_actions.iter().map(|t| sanitise(t)).collect(),
+            verification: d
+                .verification_checks
+                .iter()
+                .chain(&d.verify)
+                .map(|t| sanitise(t))
+                .collect(),
+            score: s.total,
+        });
+    }
     // Keep the best-ranked ones that fit the budget, then render them in a
     // fixed order: priority (critical first), then id.
     let mut used = 0;
@@ -128,10 +126,10 @@ pub fn select(corpus: &Corpus, directives: &[&Directive], fold: &Fold, req: &Req
         }
     }
     kept.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.id.cmp(&b.id)));
-    Selection {
+    Ok(Selection {
         left_out: scored.len() - kept.len(),
         shown: kept,
-    }
+    })
 }
 
 /// The retrieval signals the fold has for a directive.

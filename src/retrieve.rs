@@ -426,6 +426,34 @@ impl Corpus {
         self.priority[doc]
     }
 
+    /// Which documents are meant for `role` or `tools`: those with no agent
+    /// and no tool scope, and those with the role among their
+    /// `applies_to_agents` or one of the tools among their `applies_to_tools`.
+    pub fn in_scope(&self, role: &str, tools: &[String]) -> Vec<bool> {
+        let n = self.ids.len();
+        let mut targeted = vec![false; n];
+        for &d in self.agent_doc.iter().chain(&self.tool_doc) {
+            targeted[d as usize] = true;
+        }
+        let mut scope: Vec<bool> = targeted.iter().map(|t| !t).collect();
+        let mut mark = |start: &[u32], docs: &[u32], name: &str| {
+            if let Ok(s) = self.scopes.binary_search_by(|x| x.as_str().cmp(name)) {
+                for &d in csr(start, docs, s) {
+                    scope[d as usize] = true;
+                }
+            }
+        };
+        mark(
+            &self.agent_start,
+            &self.agent_doc,
+            &role.trim().to_lowercase(),
+        );
+        for t in tools {
+            mark(&self.tool_start, &self.tool_doc, &t.trim().to_lowercase());
+        }
+        scope
+    }
+
     /// The synonyms the corpus learnt for `token` (a token as [`tokenize`] gives it).
     pub fn synonyms(&self, token: &str) -> Vec<&str> {
         match self.token_id(token) {

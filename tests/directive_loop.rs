@@ -733,3 +733,76 @@ fn unreadable_inputs_are_bad_input_with_a_hint() {
         bytes.stderr
     );
 }
+
+#[test]
+fn inject_follows_edits_to_the_store_between_runs() {
+    let env = repo();
+    coder_rule(
+        &env,
+        "keep-errors",
+        "Keep the error context when wrapping parser errors",
+        "high",
+    );
+    coder_rule(
+        &env,
+        "old-rule",
+        "Retire this rule about the parser soon please",
+        "medium",
+    );
+    let (first, _) = inject(&env, &["--role", "coder", "--task", "parser errors"]);
+    first.success();
+    assert!(
+        first.stdout.contains("Keep the error context"),
+        "{}",
+        first.stdout
+    );
+    assert!(first.stdout.contains("old-rule"), "{}", first.stdout);
+
+    // Edit a lesson in place, add a directive, retire one: the index's
+    // ranking corpus and the text shown follow.
+    coder_rule(
+        &env,
+        "keep-errors",
+        "Keep the source error when wrapping parser failures",
+        "high",
+    );
+    coder_rule(
+        &env,
+        "new-rule",
+        "Test the parser against malformed input too",
+        "critical",
+    );
+    directive(
+        &env,
+        "old-rule",
+        "lesson = \"Retire this rule about the parser soon please\"\nstatus = \"retired\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"follow it\"]",
+    );
+    let (second, _) = inject(&env, &["--role", "coder", "--task", "parser errors"]);
+    second.success();
+    assert!(
+        second.stdout.contains("Keep the source error"),
+        "{}",
+        second.stdout
+    );
+    assert!(
+        !second.stdout.contains("Keep the error context"),
+        "{}",
+        second.stdout
+    );
+    assert!(second.stdout.contains("new-rule"), "{}", second.stdout);
+    assert!(!second.stdout.contains("old-rule"), "{}", second.stdout);
+    let search = swarm(&env, &["search", "parser"]);
+    search.success();
+    assert!(search.stdout.contains("new-rule"), "{}", search.stdout);
+    assert!(!search.stdout.contains("old-rule"), "{}", search.stdout);
+
+    // An entry whose id is not its file name is an error `validate` reports;
+    // inject still shows the others and does not fail on it.
+    env.write(
+        ".swarm/directives/misnamed.toml",
+        "id = \"other-name\"\nlesson = \"A directive whose file name differs from its id\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"x\"]\n",
+    );
+    let (third, _) = inject(&env, &["--role", "coder", "--task", "parser errors"]);
+    third.success();
+    assert!(third.stdout.contains("new-rule"), "{}", third.stdout);
+}

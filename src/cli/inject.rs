@@ -65,7 +65,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         (None, None) => String::new(),
     };
     let store = super::store(ui)?;
-    let loaded = super::load_index(&store, ui)?;
+    let loaded = super::load_corpus(&store, ui)?;
     let index = &loaded.index;
     let cfg = &store.config;
     let tools = if args.tools.is_empty() {
@@ -73,13 +73,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     } else {
         args.tools.clone()
     };
-    let directives: Vec<&Directive> = index
-        .directives
-        .iter()
-        .filter_map(|e| e.directive.as_ref())
-        .filter(|d| d.status == git_swarm::directive::Status::Active)
-        .collect();
-    let corpus = git_swarm::retrieve::Corpus::build(&directives);
+    let empty = git_swarm::retrieve::Corpus::default();
+    let corpus = index.corpus.as_ref().unwrap_or(&empty);
     let req = Request {
         role: args.role.clone(),
         tools: tools.clone(),
@@ -93,7 +88,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         char_budget: cfg.knowledge.inject_char_budget,
         mmr_lambda: cfg.retrieval.mmr_lambda,
     };
-    let sel = inject::select(&corpus, &directives, &index.fold, &req);
+    let mut loader = Loader::new(&store);
+    let sel = inject::select(corpus, &index.fold, &req, &mut |doc, id| {
+        loader.load(doc, id)
+    })?;
     if sel.shown.is_empty() {
         if args.format == Format::Json {
             ui.json(&serde_json::json!({"delegation": null, "role": args.role, "directives": []}))?;
@@ -172,4 +170,49 @@ pub fn read_text(file: &str) -> Result<String, Error> {
         ),
         hint: Some("pass a UTF-8 text file".into()),
     })
+}
+
+/// Reads the directives `inject` shows: each from its file, which the fresh
+/// index says is `<id>.toml`; should the file say otherwise (changed since,
+/// or an id that is not its file name), from the index's parsed entries.
+pub struct Loader<'a> {
+    store: &'a git_swarm::Store,
+    entries: Option<Vec<git_swarm::index::DirectiveEntry>>,
+}
+
+impl<'a> Loader<'a> {
+    pub fn new(store: &'a git_swarm::Store) -> Self {
+        Loader {
+            store,
+            entries: None,
+        }
+    }
+
+    pub fn load(&mut self, doc: usize, id: &str) -> Result<Directive, Error> {
+        let name = format!("{id}.toml");
+        let dir = self.store.swarm_dir.join("directives");
+        let rel = format!(".swarm/directives/{name}");
+        if git_swarm::directive::is_valid_id(id) {
+            let entry = git_swarm::index::read_entry(&dir.join(&name), &rel, &name, false);
+            if let Some(d) = entry.directive
+                && d.id == id
+            {
+                return Ok(d);
+            }
+        }
+        if self.entries.is_none() {
+            let loaded = git_swarm::index::load(self.store)?;
+            self.entries = Some(loaded.index.directives);
+        }
+        let entries = self.entries.as_deref().unwrap_or_default();
+        git_swarm::index::active(entries)
+            .get(doc)
+            .filter(|d| d.id == id)
+            .map(|d| (*d).clone())
+            .ok_or_else(|| Error::Index {
+                message: format!(
+                    "directive `{id}` changed while it was being read; run the command again"
+                ),
+            })
+    }
 }

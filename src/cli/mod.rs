@@ -263,6 +263,19 @@ pub fn escalate<'a>(
 /// Loads the index, telling the user about problems it found in `.swarm/`.
 pub fn load_index(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded, Error> {
     let loaded = git_swarm::index::load(store)?;
+    warn_problems(&loaded, ui);
+    Ok(loaded)
+}
+
+/// [`load_index`] for commands that rank directives: the retrieval corpus
+/// (`index.corpus`) instead of the parsed entries.
+pub fn load_corpus(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded, Error> {
+    let loaded = git_swarm::index::corpus(store)?;
+    warn_problems(&loaded, ui);
+    Ok(loaded)
+}
+
+fn warn_problems(loaded: &git_swarm::index::Loaded, ui: &mut Ui) {
     let errors = loaded.index.error_count();
     if errors > 0 {
         ui.warning(
@@ -273,5 +286,4 @@ pub fn load_index(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded
             Some("run `git swarm validate` to see them"),
         );
     }
-    Ok(loaded)
 }

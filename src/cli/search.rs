@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::directive::{Directive, Status};
 use git_swarm::retrieve::{Corpus, Query};
 
 use super::{Format, Outcome, Ui};
@@ -38,15 +37,10 @@ pub struct Args {
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
-    let loaded = super::load_index(&store, ui)?;
+    let loaded = super::load_corpus(&store, ui)?;
     let index = &loaded.index;
-    let directives: Vec<&Directive> = index
-        .directives
-        .iter()
-        .filter_map(|e| e.directive.as_ref())
-        .filter(|d| d.status == Status::Active)
-        .collect();
-    let corpus = Corpus::build(&directives);
+    let empty = Corpus::default();
+    let corpus = index.corpus.as_ref().unwrap_or(&empty);
     let query = Query {
         text: args.query.join(" "),
         role: args.role.clone(),

@@ -1,7 +1,9 @@
-//! The index on disk: `GITSWARM` magic, format version (u32 LE), then two
+//! The index on disk: `GITSWARM` magic, format version (u32 LE), then three
 //! sections, each a length (u64 LE) and postcard bytes: the head (event
-//! files, the fold, a fingerprint of the directive files) and the entries
-//! (the directive files' stamps and parsed contents).
+//! files, the fold, a fingerprint of the directive files), the entries
+//! (the directive files' stamps and parsed contents) and the retrieval
+//! corpus of the active directives (built from the entries whenever they
+//! are encoded, so `inject` never decodes the entries).
 //! Written atomically (temp file + rename).
 
 use std::fs::File;
@@ -13,12 +15,13 @@ use serde::{Deserialize, Serialize};
 use super::{DirectiveEntry, EventFileEntry, FileStamp, Index, Stamp};
 use crate::error::{Error, Result};
 use crate::fold::Fold;
+use crate::retrieve::Corpus;
 use crate::store::Store;
 
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 7;
+const FORMAT: u32 = 8;
 
 #[derive(Serialize, Deserialize)]
 struct Head {
@@ -60,6 +63,8 @@ pub struct OnDisk {
     file: File,
     entries_at: u64,
     entries_len: u64,
+    corpus_at: u64,
+    corpus_len: u64,
 }
 
 impl OnDisk {
@@ -69,34 +74,49 @@ impl OnDisk {
         decode_entries(&bytes, &mut self.index)
     }
 
+    /// Decodes the corpus section into `self.index.corpus`.
+    pub fn load_corpus(&mut self) -> Result<()> {
+        let bytes = self.section(self.corpus_at, self.corpus_len, "corpus")?;
+        let corpus: Corpus = postcard::from_bytes(&bytes).map_err(|e| Error::Index {
+            message: format!("the index's corpus does not decode: {e}"),
+        })?;
+        self.index.corpus = Some(corpus);
+        Ok(())
+    }
+
     fn entries_bytes(&mut self) -> Result<Vec<u8>> {
+        self.section(self.entries_at, self.entries_len, "entries")
+    }
+
+    fn section(&mut self, at: u64, len: u64, what: &str) -> Result<Vec<u8>> {
         let damaged = |e: std::io::Error| Error::Index {
-            message: format!("the index's entries cannot be read: {e}"),
+            message: format!("the index's {what} cannot be read: {e}"),
         };
-        self.file
-            .seek(SeekFrom::Start(self.entries_at))
-            .map_err(damaged)?;
-        let mut bytes = vec![0; usize::try_from(self.entries_len).unwrap_or(0)];
+        self.file.seek(SeekFrom::Start(at)).map_err(damaged)?;
+        let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
         self.file.read_exact(&mut bytes).map_err(damaged)?;
         Ok(bytes)
     }
 
-    /// The index, and where its entries section can be copied from into a new index.
+    /// The index, and where its entries and corpus sections can be copied
+    /// from into a new index.
     pub fn into_parts(self) -> (Index, EntriesSource) {
+        // Both sections with their length fields: from the entries' length to the end.
         let source = EntriesSource::Copy {
             file: self.file,
-            at: self.entries_at,
-            len: self.entries_len,
+            at: self.entries_at - 8,
+            len: self.corpus_at + self.corpus_len - (self.entries_at - 8),
         };
         (self.index, source)
     }
 }
 
-/// What goes into a written index's entries section.
+/// What goes into a written index's entries and corpus sections.
 pub enum EntriesSource {
-    /// Encode `index.directives` and friends.
+    /// Encode `index.directives` and friends, and the corpus of the active
+    /// ones (`index.corpus`, or built here).
     Encode,
-    /// Copy the section unchanged from an index file already open.
+    /// Copy both sections unchanged from an index file already open.
     Copy { file: File, at: u64, len: u64 },
 }
 
@@ -122,7 +142,16 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     file.read_exact(&mut entries_len).ok()?;
     let entries_len = u64::from_le_bytes(entries_len);
     let entries_at = 20 + head_len + 8;
-    if entries_at.checked_add(entries_len)? != file_len {
+    let corpus_len_at = entries_at.checked_add(entries_len)?;
+    if corpus_len_at.checked_add(8)? > file_len {
+        return None;
+    }
+    file.seek(SeekFrom::Start(corpus_len_at)).ok()?;
+    let mut corpus_len = [0u8; 8];
+    file.read_exact(&mut corpus_len).ok()?;
+    let corpus_len = u64::from_le_bytes(corpus_len);
+    let corpus_at = corpus_len_at + 8;
+    if corpus_at.checked_add(corpus_len)? != file_len {
         return None;
     }
     let head: Head = postcard::from_bytes(&head).ok()?;
@@ -144,12 +173,15 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         quarantine: Vec::new(),
         event_files: head.event_files,
         fold: head.fold,
+        corpus: None,
     };
     Some(OnDisk {
         index,
         file,
         entries_at,
         entries_len,
+        corpus_at,
+        corpus_len,
     })
 }
 
@@ -208,9 +240,20 @@ pub fn write(path: &Path, store: &Store, index: &Index, entries: EntriesSource) 
             out.write_all(&(encoded.len() as u64).to_le_bytes())
                 .map_err(io)?;
             out.write_all(&encoded).map_err(io)?;
+            let built;
+            let corpus = match &index.corpus {
+                Some(c) => c,
+                None => {
+                    built = super::corpus_of(&index.directives);
+                    &built
+                }
+            };
+            let encoded = postcard::to_stdvec(corpus).map_err(encode_error)?;
+            out.write_all(&(encoded.len() as u64).to_le_bytes())
+                .map_err(io)?;
+            out.write_all(&encoded).map_err(io)?;
         }
         EntriesSource::Copy { mut file, at, len } => {
-            out.write_all(&len.to_le_bytes()).map_err(io)?;
             file.seek(SeekFrom::Start(at)).map_err(io)?;
             // File to file: the kernel copies it (copy_file_range), no bytes pass through here.
             let copied = std::io::copy(&mut (&mut file).take(len), out).map_err(io)?;

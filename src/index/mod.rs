@@ -20,10 +20,12 @@
 //! events that sort earlier — brought in by a merge, a rebase or a
 //! cherry-pick — make the index fold the whole log again.
 //!
-//! The file has two sections (see [`file`]): the head (stamps, event files,
-//! the fold) and the entries (parsed directives). A refresh that finds the
-//! directive files unchanged copies the entries section as bytes, without
-//! decoding it; only commands that read directives decode it.
+//! The file has three sections (see [`file`]): the head (stamps, event files,
+//! the fold), the entries (parsed directives) and the retrieval corpus. A
+//! refresh that finds the directive files unchanged copies the entries and
+//! the corpus as bytes, without decoding them; only commands that read
+//! directives decode the entries, and `inject` and `search` decode only the
+//! corpus.
 
 mod entries;
 mod events;
@@ -44,6 +46,7 @@ use crate::directive::Directive;
 use crate::error::Result;
 use crate::fold::{EventHead, Fold, fold_all};
 use crate::problem::Problem;
+use crate::retrieve::Corpus;
 use crate::store::Store;
 
 /// Files modified this close to a refresh are re-checked by content next time.
@@ -119,6 +122,8 @@ pub struct Index {
     pub quarantine: Vec<DirectiveEntry>,
     pub event_files: Vec<EventFileEntry>,
     pub fold: Fold,
+    /// The retrieval corpus of the active directives; loaded only by [`corpus`].
+    pub corpus: Option<Corpus>,
 }
 
 /// How a refresh went.
@@ -210,11 +215,33 @@ pub fn refresh_fold(store: &Store) -> Result<Loaded> {
     open(store, Want::Fold)
 }
 
+/// The index up to date with its retrieval corpus (`index.corpus` is
+/// `Some`), decoded from the index or built when the directives changed;
+/// `index.directives` may be empty.
+pub fn corpus(store: &Store) -> Result<Loaded> {
+    open(store, Want::Corpus)
+}
+
+/// The corpus [`crate::retrieve`] ranks: the parsed active directives, in file-name order.
+pub fn corpus_of(entries: &[DirectiveEntry]) -> Corpus {
+    Corpus::build(&active(entries))
+}
+
+/// The parsed, active directives of `entries`, in order: document `i` of [`corpus_of`].
+pub fn active(entries: &[DirectiveEntry]) -> Vec<&Directive> {
+    entries
+        .iter()
+        .filter_map(|e| e.directive.as_ref())
+        .filter(|d| d.status == crate::directive::Status::Active)
+        .collect()
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Want {
     Entries,
     Nothing,
     Fold,
+    Corpus,
 }
 
 fn open(store: &Store, want: Want) -> Result<Loaded> {
@@ -239,7 +266,10 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
     };
     let (index, refresh, entries) = match on_disk {
         None => {
-            let index = build(store, &scan)?;
+            let mut index = build(store, &scan)?;
+            if want == Want::Corpus {
+                index.corpus = Some(corpus_of(&index.directives));
+            }
             (
                 index,
                 Refresh::Rebuilt {
@@ -357,6 +387,7 @@ fn build(store: &Store, scan: &Scan) -> Result<Index> {
         quarantine,
         event_files,
         fold: fold_all(heads),
+        corpus: None,
     })
 }
 
@@ -409,11 +440,17 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
         if want_entries {
             on_disk.load_entries()?;
         }
+        if want == Want::Corpus {
+            on_disk.load_corpus()?;
+        }
         return Ok((on_disk.index, Refresh::Fresh, file::EntriesSource::Encode));
     }
 
     let built_at_ns = now_ns();
     let mut changed_directives = 0;
+    if entries_unchanged && want == Want::Corpus {
+        on_disk.load_corpus()?;
+    }
     if entries_unchanged && want_entries {
         on_disk.load_entries()?;
     } else if !entries_unchanged {
@@ -445,6 +482,8 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
             any_racy(&scan.directives, built_at_ns) || any_racy(&scan.quarantine, built_at_ns);
         index.directive_count = scan.directives.len();
         index.quarantine_count = scan.quarantine.len();
+        // Built now rather than when written, since it is wanted; else the write builds it.
+        index.corpus = (want == Want::Corpus).then(|| corpus_of(&index.directives));
     }
     // Unchanged entries are copied over as bytes; changed ones were decoded and are encoded again.
     let (mut index, copy) = on_disk.into_parts();
