@@ -15,6 +15,7 @@ pub struct Config {
     pub runner: RunnerConfig,
     pub knowledge: KnowledgeConfig,
     pub retrieval: RetrievalConfig,
+    pub patterns: PatternsConfig,
     /// The tools each agent role is expected to use: `inject --role R`
     /// without `--tools` shows R the directives scoped to these tools.
     /// A role named here replaces its default; others keep theirs.
@@ -52,6 +53,118 @@ impl Config {
             .cloned()
             .or_else(|| default_role_tools().remove(role))
             .unwrap_or_default()
+    }
+}
+
+/// The pattern learning loop: scores, lifecycle, injection budgets and
+/// feedback weights (docs/patterns.md has every formula).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PatternsConfig {
+    /// Days for the time decay `exp(-days since last use / decay_days)`.
+    #[schemars(range(min = 0.1, max = 3650.0))]
+    pub decay_days: f64,
+    /// A pattern validated this many times no longer decays.
+    #[schemars(range(min = 1, max = 1000))]
+    pub immune_after: u32,
+    /// Score factor of `rule` patterns (must, never, always…).
+    #[schemars(range(min = 0.0, max = 10.0))]
+    pub rule_weight: f64,
+    /// Score factor of `causal` patterns (because, leads to…).
+    #[schemars(range(min = 0.0, max = 10.0))]
+    pub causal_weight: f64,
+    /// Score factor `1 + context_boost × share of the query's labels and files the pattern was seen with`.
+    #[schemars(range(min = 0.0, max = 10.0))]
+    pub context_boost: f64,
+    /// Success rate of a pattern with no validation and no ignore yet.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub new_rate: f64,
+    /// Patterns scoring below this are not injected.
+    #[schemars(range(min = 0.0, max = 10.0))]
+    pub min_score: f64,
+    /// Roles whose deliberations challenge others' work: their block gets `adversarial_budget`.
+    pub adversarial_roles: Vec<String>,
+    /// Token budget of the patterns block for an adversarial role.
+    #[schemars(range(min = 1, max = 100000))]
+    pub adversarial_budget: usize,
+    /// Token budget of the patterns block for any other role.
+    #[schemars(range(min = 1, max = 100000))]
+    pub budget: usize,
+    /// With `--remaining N`, the block gets at most half of N tokens, and is
+    /// skipped when that is fewer than this.
+    #[schemars(range(min = 1, max = 100000))]
+    pub min_budget: usize,
+    /// Weight of an ignore (a validator's false positive), by the adversarial role that raised it.
+    pub ignore_weights: std::collections::BTreeMap<String, f64>,
+    /// Weight of an ignore for a role not in `ignore_weights`.
+    #[schemars(range(min = 0.0, max = 100.0))]
+    pub default_ignore_weight: f64,
+    /// An observation joins an existing pattern of its role when their token Jaccard index is at least this.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub near_duplicate: f64,
+    /// A false positive that is not a substring of a finding matches the finding with the
+    /// highest token Jaccard index, if it is at least this.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub finding_match: f64,
+    /// On a grounded PASS, at most this many of the run's patterns are validated (file-relevant first).
+    #[schemars(range(min = 1, max = 1000))]
+    pub reinforce_top: usize,
+    /// Each `pattern_aged` adds this many days to a pattern's age.
+    #[schemars(range(min = 0.0, max = 3650.0))]
+    pub age_step_days: f64,
+    /// A pattern unused (and unpromoted) this many days is deprecated.
+    #[schemars(range(min = 1.0, max = 36500.0))]
+    pub deprecate_after_days: f64,
+    /// What `pattern outcome` adds to each graded pattern's validations (pass) or ignores (fail).
+    #[schemars(range(min = 0.0, max = 100.0))]
+    pub outcome_weight: f64,
+}
+
+impl Default for PatternsConfig {
+    fn default() -> Self {
+        PatternsConfig {
+            decay_days: 14.0,
+            immune_after: 3,
+            rule_weight: 1.3,
+            causal_weight: 1.1,
+            context_boost: 0.2,
+            new_rate: 0.5,
+            min_score: 0.1,
+            adversarial_roles: ["auditor", "judge", "sentinel"].map(String::from).to_vec(),
+            adversarial_budget: 800,
+            budget: 500,
+            min_budget: 100,
+            ignore_weights: [("sentinel", 1.5), ("inspector", 1.5)]
+                .into_iter()
+                .map(|(r, w)| (r.to_owned(), w))
+                .collect(),
+            default_ignore_weight: 1.0,
+            near_duplicate: 0.8,
+            finding_match: 0.5,
+            reinforce_top: 3,
+            age_step_days: 7.0,
+            deprecate_after_days: 90.0,
+            outcome_weight: 0.5,
+        }
+    }
+}
+
+impl PatternsConfig {
+    /// The weight of an ignore of a pattern raised by `role`.
+    pub fn ignore_weight(&self, role: &str) -> f64 {
+        self.ignore_weights
+            .get(role)
+            .copied()
+            .unwrap_or(self.default_ignore_weight)
+    }
+
+    /// The token budget of `role`'s patterns block.
+    pub fn budget_for(&self, role: &str) -> usize {
+        if self.adversarial_roles.iter().any(|r| r == role) {
+            self.adversarial_budget
+        } else {
+            self.budget
+        }
     }
 }
 
@@ -184,6 +297,7 @@ impl Config {
                 if !(0.0..=1.0).contains(&c.retrieval.mmr_lambda) {
                     problems.push(range_problem(text, path, "retrieval.mmr_lambda", "0 and 1"));
                 }
+                problems.extend(patterns_problems(&c.patterns, text, path));
                 if !(1..=600).contains(&c.runner.timeout_secs) {
                     problems.push(range_problem(
                         text,
@@ -207,6 +321,51 @@ impl Config {
             }
         }
     }
+}
+
+fn patterns_problems(p: &PatternsConfig, text: &str, path: &str) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut float = |key: &str, v: f64, lo: f64, hi: f64| {
+        if !(lo..=hi).contains(&v) {
+            problems.push(range_problem(
+                text,
+                path,
+                &format!("patterns.{key}"),
+                &format!("{lo} and {hi}"),
+            ));
+        }
+    };
+    float("decay_days", p.decay_days, 0.1, 3650.0);
+    float("rule_weight", p.rule_weight, 0.0, 10.0);
+    float("causal_weight", p.causal_weight, 0.0, 10.0);
+    float("context_boost", p.context_boost, 0.0, 10.0);
+    float("new_rate", p.new_rate, 0.0, 1.0);
+    float("min_score", p.min_score, 0.0, 10.0);
+    float("default_ignore_weight", p.default_ignore_weight, 0.0, 100.0);
+    float("near_duplicate", p.near_duplicate, 0.0, 1.0);
+    float("finding_match", p.finding_match, 0.0, 1.0);
+    float("age_step_days", p.age_step_days, 0.0, 3650.0);
+    float("deprecate_after_days", p.deprecate_after_days, 1.0, 36500.0);
+    float("outcome_weight", p.outcome_weight, 0.0, 100.0);
+    for w in p.ignore_weights.values() {
+        float("ignore_weights", *w, 0.0, 100.0);
+    }
+    let mut int = |key: &str, v: usize, lo: usize, hi: usize| {
+        if !(lo..=hi).contains(&v) {
+            problems.push(range_problem(
+                text,
+                path,
+                &format!("patterns.{key}"),
+                &format!("{lo} and {hi}"),
+            ));
+        }
+    };
+    int("immune_after", p.immune_after as usize, 1, 1000);
+    int("adversarial_budget", p.adversarial_budget, 1, 100_000);
+    int("budget", p.budget, 1, 100_000);
+    int("min_budget", p.min_budget, 1, 100_000);
+    int("reinforce_top", p.reinforce_top, 1, 1000);
+    problems
 }
 
 /// `key` is the dotted name (`events.lock_timeout_ms`); the problem points

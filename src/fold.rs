@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// The parts of an event the fold reads, parsed without allocating the rest.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EventHead {
     /// [`crate::event::id_key`] of the id.
     pub key: u128,
@@ -25,6 +25,8 @@ pub struct EventHead {
     pub change: Option<String>,
     /// What the event means for escalation and remediation.
     pub signal: Signal,
+    /// For the pattern loop's kinds: the fields its fold reads (`None` if they do not parse).
+    pub pattern: Option<Box<crate::pattern::fold::PatternEvent>>,
 }
 
 /// The part an event plays in the directive loop.
@@ -141,6 +143,11 @@ impl EventHead {
             ("deescalation", _, _) => Signal::Deescalation,
             _ => Signal::None,
         };
+        let pattern = if crate::pattern::fold::is_pattern_kind(&raw.kind) {
+            serde_json::from_str(text).ok().map(Box::new)
+        } else {
+            None
+        };
         Some(EventHead {
             key: crate::event::id_key(&raw.id),
             ts,
@@ -148,6 +155,7 @@ impl EventHead {
             directives,
             change: raw.change.map(|c| c.into_owned()),
             signal,
+            pattern,
         })
     }
 
@@ -513,7 +521,12 @@ fn check_key(directive: &str, change: &str) -> u64 {
 
 /// Folds a batch of heads from scratch: de-duplicates by id (the earliest
 /// copy wins), orders by (ts, id), applies.
-pub fn fold_all(mut heads: Vec<EventHead>) -> Fold {
+pub fn fold_all(heads: Vec<EventHead>) -> Fold {
+    fold_both(heads).0
+}
+
+/// [`fold_all`], and the pattern fold of the same events.
+pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, crate::pattern::fold::PatternFold) {
     let total = heads.len() as u64;
     heads.sort_unstable_by_key(|h| (h.key, h.ts));
     heads.dedup_by_key(|h| h.key);
@@ -545,7 +558,11 @@ pub fn fold_all(mut heads: Vec<EventHead>) -> Fold {
         fold.apply_at(h, &rows);
     }
     fold.duplicates = total - heads.len() as u64;
-    fold
+    let mut patterns = crate::pattern::fold::PatternFold::default();
+    for h in &heads {
+        patterns.apply_head(h);
+    }
+    (fold, patterns)
 }
 
 #[cfg(test)]
@@ -631,6 +648,7 @@ mod tests {
             directives: vec![d.into()],
             change: None,
             signal: Signal::None,
+            pattern: None,
         }
     }
 

@@ -26,6 +26,7 @@ pub mod inject;
 pub mod learning;
 pub mod marks;
 pub mod pathglob;
+pub mod pattern;
 pub mod predicate;
 pub mod problem;
 pub mod retrieve;

@@ -141,7 +141,7 @@ pub fn update(
     files: &[(String, Stamp)],
     index: &mut Index,
     built_at_ns: i64,
-) -> Result<std::result::Result<usize, String>> {
+) -> Result<std::result::Result<(usize, Vec<crate::fold::EventHead>), String>> {
     let old = std::mem::take(&mut index.event_files);
     if old.iter().any(|e| {
         files
@@ -206,9 +206,10 @@ pub fn update(
         });
         new_heads.extend(parsed.heads);
     }
-    if let Err(reason) = fold_new(&mut index.fold, new_heads) {
-        return Ok(Err(reason));
-    }
+    let pattern_heads = match fold_new(&mut index.fold, new_heads) {
+        Ok(p) => p,
+        Err(reason) => return Ok(Err(reason)),
+    };
     index.event_files = entries;
-    Ok(Ok(changed))
+    Ok(Ok((changed, pattern_heads)))
 }

@@ -1,6 +1,7 @@
-//! The index on disk: `GITSWARM` magic, format version (u32 LE), then three
+//! The index on disk: `GITSWARM` magic, format version (u32 LE), then four
 //! sections, each a length (u64 LE) and postcard bytes: the head (event
-//! files, the fold, a fingerprint of the directive files), the entries
+//! files, the fold, a fingerprint of the directive files), the pattern fold
+//! (decoded only by the pattern commands and when pattern events arrive), the entries
 //! (the directive files' stamps and parsed contents) and the retrieval
 //! corpus of the active directives (built from the entries whenever they
 //! are encoded, so `inject` never decodes the entries).
@@ -21,7 +22,7 @@ use crate::store::Store;
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 8;
+const FORMAT: u32 = 9;
 
 #[derive(Serialize, Deserialize)]
 struct Head {
@@ -61,6 +62,8 @@ struct Entries {
 pub struct OnDisk {
     pub index: Index,
     file: File,
+    patterns_at: u64,
+    patterns_len: u64,
     entries_at: u64,
     entries_len: u64,
     corpus_at: u64,
@@ -84,6 +87,20 @@ impl OnDisk {
         Ok(())
     }
 
+    /// Decodes the pattern fold into `self.index.patterns`.
+    pub fn load_patterns(&mut self) -> Result<()> {
+        self.index.patterns = Some(self.sections_mut().patterns()?);
+        Ok(())
+    }
+
+    fn sections_mut(&mut self) -> SectionsRef<'_> {
+        SectionsRef {
+            file: &mut self.file,
+            at: self.patterns_at,
+            len: self.patterns_len,
+        }
+    }
+
     fn entries_bytes(&mut self) -> Result<Vec<u8>> {
         self.section(self.entries_at, self.entries_len, "entries")
     }
@@ -98,26 +115,82 @@ impl OnDisk {
         Ok(bytes)
     }
 
-    /// The index, and where its entries and corpus sections can be copied
-    /// from into a new index.
-    pub fn into_parts(self) -> (Index, EntriesSource) {
-        // Both sections with their length fields: from the entries' length to the end.
-        let source = EntriesSource::Copy {
+    /// The index, and the open file its sections can be copied or decoded from.
+    pub fn into_parts(self) -> (Index, Old) {
+        let old = Old {
             file: self.file,
-            at: self.entries_at - 8,
-            len: self.corpus_at + self.corpus_len - (self.entries_at - 8),
+            patterns_at: self.patterns_at,
+            patterns_len: self.patterns_len,
+            // Entries and corpus with their length fields: from the entries' length to the end.
+            rest_at: self.entries_at - 8,
+            rest_len: self.corpus_at + self.corpus_len - (self.entries_at - 8),
         };
-        (self.index, source)
+        (self.index, old)
     }
 }
 
-/// What goes into a written index's entries and corpus sections.
-pub enum EntriesSource {
-    /// Encode `index.directives` and friends, and the corpus of the active
-    /// ones (`index.corpus`, or built here).
-    Encode,
-    /// Copy both sections unchanged from an index file already open.
-    Copy { file: File, at: u64, len: u64 },
+/// An index file still open after its head was read: where a new index
+/// copies unchanged sections from.
+pub struct Old {
+    file: File,
+    patterns_at: u64,
+    patterns_len: u64,
+    rest_at: u64,
+    rest_len: u64,
+}
+
+impl Old {
+    /// Decodes the pattern fold.
+    pub fn patterns(&mut self) -> Result<crate::pattern::fold::PatternFold> {
+        SectionsRef {
+            file: &mut self.file,
+            at: self.patterns_at,
+            len: self.patterns_len,
+        }
+        .patterns()
+    }
+}
+
+struct SectionsRef<'a> {
+    file: &'a mut File,
+    at: u64,
+    len: u64,
+}
+
+impl SectionsRef<'_> {
+    fn patterns(self) -> Result<crate::pattern::fold::PatternFold> {
+        let damaged = |e: std::io::Error| Error::Index {
+            message: format!("the index's patterns cannot be read: {e}"),
+        };
+        self.file.seek(SeekFrom::Start(self.at)).map_err(damaged)?;
+        let mut bytes = vec![0; usize::try_from(self.len).unwrap_or(0)];
+        self.file.read_exact(&mut bytes).map_err(damaged)?;
+        postcard::from_bytes(&bytes).map_err(|e| Error::Index {
+            message: format!("the index's patterns do not decode: {e}"),
+        })
+    }
+}
+
+/// Where a written index's sections come from.
+pub struct Sources {
+    /// The old file, to copy from.
+    pub old: Option<Old>,
+    /// Copy the entries and corpus from `old` rather than encode
+    /// `index.directives` and friends and the corpus (`index.corpus`, or built here).
+    pub copy_entries: bool,
+    /// Copy the pattern fold from `old` rather than encode `index.patterns`.
+    pub copy_patterns: bool,
+}
+
+impl Sources {
+    /// Encode everything.
+    pub fn encode() -> Sources {
+        Sources {
+            old: None,
+            copy_entries: false,
+            copy_patterns: false,
+        }
+    }
 }
 
 /// Reads the index's head; `None` if it is missing, of another format, for
@@ -140,8 +213,17 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     file.read_exact(&mut head).ok()?;
     let mut entries_len = [0u8; 8];
     file.read_exact(&mut entries_len).ok()?;
+    let patterns_len = u64::from_le_bytes(entries_len);
+    let patterns_at = 20 + head_len + 8;
+    let entries_len_at = patterns_at.checked_add(patterns_len)?;
+    if entries_len_at.checked_add(8)? > file_len {
+        return None;
+    }
+    file.seek(SeekFrom::Start(entries_len_at)).ok()?;
+    let mut entries_len = [0u8; 8];
+    file.read_exact(&mut entries_len).ok()?;
     let entries_len = u64::from_le_bytes(entries_len);
-    let entries_at = 20 + head_len + 8;
+    let entries_at = entries_len_at + 8;
     let corpus_len_at = entries_at.checked_add(entries_len)?;
     if corpus_len_at.checked_add(8)? > file_len {
         return None;
@@ -174,10 +256,13 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         event_files: head.event_files,
         fold: head.fold,
         corpus: None,
+        patterns: None,
     };
     Some(OnDisk {
         index,
         file,
+        patterns_at,
+        patterns_len,
         entries_at,
         entries_len,
         corpus_at,
@@ -199,7 +284,7 @@ fn decode_entries(bytes: &[u8], index: &mut Index) -> Result<()> {
 
 /// Writes `index` atomically; with [`EntriesSource::Copy`] the entries
 /// section is copied from the old file (and `index.directives` need not be loaded).
-pub fn write(path: &Path, store: &Store, index: &Index, entries: EntriesSource) -> Result<()> {
+pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Result<()> {
     let encode_error = |e: postcard::Error| Error::Index {
         message: e.to_string(),
     };
@@ -228,8 +313,43 @@ pub fn write(path: &Path, store: &Store, index: &Index, entries: EntriesSource) 
     fixed.extend_from_slice(&head);
     let out = tmp.as_file_mut();
     out.write_all(&fixed).map_err(io)?;
-    match entries {
-        EntriesSource::Encode => {
+    let mut old = sources.old;
+    let spans = old
+        .as_ref()
+        .map(|o| (o.patterns_at, o.patterns_len, o.rest_at, o.rest_len));
+    let mut copy = |out: &mut File, at: u64, len: u64| -> Result<()> {
+        let Some(old) = old.as_mut() else {
+            return Err(Error::Index {
+                message: "no index to copy from".into(),
+            });
+        };
+        old.file.seek(SeekFrom::Start(at)).map_err(io)?;
+        // File to file: the kernel copies it (copy_file_range), no bytes pass through here.
+        let copied = std::io::copy(&mut (&mut old.file).take(len), out).map_err(io)?;
+        if copied != len {
+            return Err(Error::Index {
+                message: format!("the old index ended after {copied} of {len} bytes"),
+            });
+        }
+        Ok(())
+    };
+    match (sources.copy_patterns, spans) {
+        (true, Some((at, len, _, _))) => {
+            out.write_all(&len.to_le_bytes()).map_err(io)?;
+            copy(out, at, len)?;
+        }
+        _ => {
+            let empty = crate::pattern::fold::PatternFold::default();
+            let encoded = postcard::to_stdvec(index.patterns.as_ref().unwrap_or(&empty))
+                .map_err(encode_error)?;
+            out.write_all(&(encoded.len() as u64).to_le_bytes())
+                .map_err(io)?;
+            out.write_all(&encoded).map_err(io)?;
+        }
+    }
+    match (sources.copy_entries, spans) {
+        (true, Some((_, _, at, len))) => copy(out, at, len)?,
+        _ => {
             let encoded = postcard::to_stdvec(&EntriesRef {
                 directive_stamps: &index.directive_stamps,
                 quarantine_stamps: &index.quarantine_stamps,
@@ -252,16 +372,6 @@ pub fn write(path: &Path, store: &Store, index: &Index, entries: EntriesSource) 
             out.write_all(&(encoded.len() as u64).to_le_bytes())
                 .map_err(io)?;
             out.write_all(&encoded).map_err(io)?;
-        }
-        EntriesSource::Copy { mut file, at, len } => {
-            file.seek(SeekFrom::Start(at)).map_err(io)?;
-            // File to file: the kernel copies it (copy_file_range), no bytes pass through here.
-            let copied = std::io::copy(&mut (&mut file).take(len), out).map_err(io)?;
-            if copied != len {
-                return Err(Error::Index {
-                    message: format!("the old index ended after {copied} of {len} entry bytes"),
-                });
-            }
         }
     }
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;

@@ -44,7 +44,7 @@ pub use trees::{directives_from_blobs, directives_in_tree};
 
 use crate::directive::Directive;
 use crate::error::Result;
-use crate::fold::{EventHead, Fold, fold_all};
+use crate::fold::{EventHead, Fold, fold_both};
 use crate::problem::Problem;
 use crate::retrieve::Corpus;
 use crate::store::Store;
@@ -124,6 +124,8 @@ pub struct Index {
     pub fold: Fold,
     /// The retrieval corpus of the active directives; loaded only by [`corpus`].
     pub corpus: Option<Corpus>,
+    /// The pattern fold; loaded only by [`patterns`] (and when pattern events arrive).
+    pub patterns: Option<crate::pattern::fold::PatternFold>,
 }
 
 /// How a refresh went.
@@ -242,6 +244,13 @@ enum Want {
     Nothing,
     Fold,
     Corpus,
+    Patterns,
+}
+
+/// The index up to date with its pattern fold (`index.patterns` is `Some`);
+/// `index.directives` may be empty.
+pub fn patterns(store: &Store) -> Result<Loaded> {
+    open(store, Want::Patterns)
 }
 
 fn open(store: &Store, want: Want) -> Result<Loaded> {
@@ -275,7 +284,7 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
                 Refresh::Rebuilt {
                     reason: "no usable index".into(),
                 },
-                file::EntriesSource::Encode,
+                file::Sources::encode(),
             )
         }
         Some(on_disk) => update(store, &scan, on_disk, want)?,
@@ -296,12 +305,7 @@ pub fn rebuild(store: &Store) -> Result<Loaded> {
     let start = Instant::now();
     let scan = scan(store)?;
     let index = build(store, &scan)?;
-    file::write(
-        &index_path(store),
-        store,
-        &index,
-        file::EntriesSource::Encode,
-    )?;
+    file::write(&index_path(store), store, &index, file::Sources::encode())?;
     Ok(Loaded {
         index,
         refresh: Refresh::Rebuilt {
@@ -371,6 +375,7 @@ fn build(store: &Store, scan: &Scan) -> Result<Index> {
     let directives = entries::load_all(store, "directives", &scan.directives, false);
     let quarantine = entries::load_all(store, "quarantine", &scan.quarantine, true);
     let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
+    let (fold, patterns) = fold_both(heads);
     Ok(Index {
         fingerprint: scan.fingerprint(),
         built_at_ns,
@@ -386,8 +391,9 @@ fn build(store: &Store, scan: &Scan) -> Result<Index> {
         directives,
         quarantine,
         event_files,
-        fold: fold_all(heads),
+        fold,
         corpus: None,
+        patterns: Some(patterns),
     })
 }
 
@@ -413,7 +419,7 @@ fn count_changed(scan: &[(String, Stamp)], seen: &[FileStamp]) -> usize {
 }
 
 /// What an update produced: the index, how, and where a write takes the entries section from.
-type Updated = (Index, Refresh, file::EntriesSource);
+type Updated = (Index, Refresh, file::Sources);
 
 fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Result<Updated> {
     let want_entries = want == Want::Entries;
@@ -443,7 +449,10 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
         if want == Want::Corpus {
             on_disk.load_corpus()?;
         }
-        return Ok((on_disk.index, Refresh::Fresh, file::EntriesSource::Encode));
+        if want == Want::Patterns {
+            on_disk.load_patterns()?;
+        }
+        return Ok((on_disk.index, Refresh::Fresh, file::Sources::encode()));
     }
 
     let built_at_ns = now_ns();
@@ -486,12 +495,10 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
         index.corpus = (want == Want::Corpus).then(|| corpus_of(&index.directives));
     }
     // Unchanged entries are copied over as bytes; changed ones were decoded and are encoded again.
-    let (mut index, copy) = on_disk.into_parts();
-    let entries = if entries_unchanged {
-        copy
-    } else {
-        file::EntriesSource::Encode
-    };
+    let (mut index, mut old) = on_disk.into_parts();
+    if want == Want::Patterns {
+        index.patterns = Some(old.patterns()?);
+    }
 
     // The settings decide which event lines are accepted (events.max_line_bytes).
     let events = if config_unchanged {
@@ -499,27 +506,53 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     } else {
         Err("config.toml changed".to_owned())
     };
+    // The pattern fold is decoded only when pattern events arrived (or it is wanted).
+    let mut patterns_changed = false;
     let refresh = match events {
-        Ok(changed_events) => Refresh::Updated {
-            directives: changed_directives,
-            events: changed_events,
-        },
+        Ok((changed_events, pattern_heads)) => {
+            if !pattern_heads.is_empty() {
+                if index.patterns.is_none() {
+                    index.patterns = Some(old.patterns()?);
+                }
+                let fold = index.patterns.get_or_insert_default();
+                for h in &pattern_heads {
+                    fold.apply_head(h);
+                }
+                patterns_changed = true;
+            }
+            Refresh::Updated {
+                directives: changed_directives,
+                events: changed_events,
+            }
+        }
         Err(reason) => {
             let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
             index.event_files = event_files;
-            index.fold = fold_all(heads);
+            let (fold, patterns) = fold_both(heads);
+            index.fold = fold;
+            index.patterns = Some(patterns);
+            patterns_changed = true;
             Refresh::Rebuilt { reason }
         }
     };
     index.fingerprint = scan.fingerprint();
     index.built_at_ns = built_at_ns;
     index.config = scan.config;
-    Ok((index, refresh, entries))
+    let sources = file::Sources {
+        old: Some(old),
+        copy_entries: entries_unchanged,
+        copy_patterns: !patterns_changed,
+    };
+    Ok((index, refresh, sources))
 }
 
 /// Folds `heads` (new events) into `fold` if they all sort after what is
 /// folded; `Err` with the reason when the whole log must be folded again.
-fn fold_new(fold: &mut Fold, mut heads: Vec<EventHead>) -> std::result::Result<(), String> {
+/// Returns the pattern events among them, in order, for the pattern fold.
+fn fold_new(
+    fold: &mut Fold,
+    mut heads: Vec<EventHead>,
+) -> std::result::Result<Vec<EventHead>, String> {
     heads.sort_unstable_by_key(|h| (h.key, h.ts));
     let before = heads.len() as u64;
     heads.dedup_by_key(|h| h.key);
@@ -534,5 +567,6 @@ fn fold_new(fold: &mut Fold, mut heads: Vec<EventHead>) -> std::result::Result<(
     for h in &heads {
         fold.apply(h);
     }
-    Ok(())
+    heads.retain(|h| h.pattern.is_some());
+    Ok(heads)
 }

@@ -1,0 +1,655 @@
+//! The pattern fold: every pattern's record, computed from the `pattern_*`
+//! and `outcome` events alone.
+//!
+//! Nothing about a pattern is stored as a counter: two branches that each
+//! observe, validate or ignore a pattern merge into one record with the sum
+//! of both track records, because the fold de-duplicates per (kind, pattern,
+//! run) and every count is a count of events. Scores and lifecycle states
+//! depend on the time of the query and are computed then ([`score`],
+//! [`state`]), from the constants in `[patterns]` of `config.toml`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::text::Category;
+use crate::config::PatternsConfig;
+
+/// Milliseconds in a day.
+pub const DAY_MS: f64 = 86_400_000.0;
+/// At most this many labels and files are kept of the contexts a pattern was seen in.
+pub const MAX_CONTEXT: usize = 64;
+
+/// The event kinds this fold reads.
+pub const KINDS: [&str; 8] = [
+    "pattern_observed",
+    "pattern_validated",
+    "pattern_ignored",
+    "pattern_aged",
+    "pattern_promoted",
+    "pattern_deprecated",
+    "pattern_shown",
+    "outcome",
+];
+
+/// Is `kind` one the pattern fold reads?
+pub fn is_pattern_kind(kind: &str) -> bool {
+    KINDS.contains(&kind)
+}
+
+/// The fields of a pattern event the fold reads.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct PatternEvent {
+    /// `pattern`, or the `patterns` of a `pattern_shown` or `outcome` event.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    /// For `pattern_observed`: the id of the observation's own text when it
+    /// joined a near-duplicate `pattern`.
+    #[serde(default)]
+    pub alias: Option<String>,
+    /// The role the pattern was learned from (`pattern_observed`).
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub category: Option<Category>,
+    #[serde(default)]
+    pub run: Option<String>,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// For `pattern_ignored`: the adversarial role's weight.
+    #[serde(default)]
+    pub weight: Option<f64>,
+    /// For `pattern_ignored`: the pattern had been validated before.
+    #[serde(default)]
+    pub regression: bool,
+    /// For `outcome`: `pass` or `fail`.
+    #[serde(default)]
+    pub result: Option<String>,
+}
+
+impl PatternEvent {
+    /// The patterns the event is about.
+    pub fn ids(&self) -> impl Iterator<Item = &String> {
+        self.pattern.iter().chain(&self.patterns)
+    }
+}
+
+/// One pattern's record.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Pattern {
+    /// The role whose deliberations it was learned from.
+    pub role: String,
+    pub category: Option<Category>,
+    /// The text as first observed (empty until an observation is folded).
+    pub text: String,
+    /// When it was first observed, in ms since the epoch.
+    pub first_seen: i64,
+    /// Observations: one per run it was seen in.
+    pub observations: u32,
+    /// Seen in at least two runs whose contexts (labels and files) differ.
+    pub distinct_contexts: bool,
+    /// The context hash of the first observation.
+    first_context: Option<u64>,
+    /// Labels and files of the runs it was seen in (at most [`MAX_CONTEXT`] each).
+    pub labels: Vec<String>,
+    pub files: Vec<String>,
+    pub validated: u32,
+    pub ignored: u32,
+    /// Sum of the ignores' weights.
+    pub ignore_weight: f64,
+    pub outcome_passes: u32,
+    pub outcome_fails: u32,
+    pub regressions: u32,
+    /// `pattern_aged` events since the last use.
+    pub aged: u32,
+    /// The last observation, validation or injection with a run, in ms.
+    pub last_use: i64,
+    /// The latest `pattern_promoted` and `pattern_deprecated`, in ms.
+    pub promoted: Option<i64>,
+    pub deprecated: Option<i64>,
+    /// Sorted hashes of (kind, run) already folded: the same signal for the
+    /// same run counts once, however often it was recorded or merged.
+    keys: Vec<u64>,
+}
+
+/// Lifecycle states, in order.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Observed,
+    Candidate,
+    Verified,
+    Active,
+    Deprecated,
+}
+
+impl State {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            State::Observed => "observed",
+            State::Candidate => "candidate",
+            State::Verified => "verified",
+            State::Active => "active",
+            State::Deprecated => "deprecated",
+        }
+    }
+}
+
+/// Every part of a pattern's score.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Score {
+    /// `validated / (validated + weighted ignores)`, outcomes included; `new_rate` when both are 0.
+    pub success_rate: f64,
+    /// Days since the last use, plus `age_step_days` per `pattern_aged` since.
+    pub age_days: f64,
+    /// `exp(-age_days / decay_days)`, or 1 once validated `immune_after` times.
+    pub decay: f64,
+    /// `rule_weight`, `causal_weight` or 1.
+    pub category: f64,
+    /// `1 + context_boost × share of the query's labels and files seen with the pattern`.
+    pub context: f64,
+    /// The product of the four factors.
+    pub total: f64,
+}
+
+/// All patterns, by id.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PatternFold {
+    pub patterns: BTreeMap<String, Pattern>,
+    /// Observation ids that joined a near-duplicate pattern: alias → pattern.
+    pub aliases: BTreeMap<String, String>,
+    /// Runs with a recorded outcome: run → (pass, ms).
+    pub outcomes: BTreeMap<String, (bool, i64)>,
+    /// Pattern events folded.
+    pub events: u64,
+}
+
+fn key(kind: &str, run: &str) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(kind.as_bytes());
+    h.update(&[0]);
+    h.update(run.as_bytes());
+    h.digest()
+}
+
+fn context_hash(labels: &[String], files: &[String]) -> u64 {
+    let mut l: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let mut f: Vec<&str> = files.iter().map(String::as_str).collect();
+    l.sort_unstable();
+    l.dedup();
+    f.sort_unstable();
+    f.dedup();
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for x in l {
+        h.update(x.as_bytes());
+        h.update(&[0]);
+    }
+    h.update(&[1]);
+    for x in f {
+        h.update(x.as_bytes());
+        h.update(&[0]);
+    }
+    h.digest()
+}
+
+fn merge_into(into: &mut Vec<String>, more: &[String]) {
+    for m in more {
+        if into.len() >= MAX_CONTEXT {
+            return;
+        }
+        if let Err(at) = into.binary_search(m) {
+            into.insert(at, m.clone());
+        }
+    }
+}
+
+impl Pattern {
+    /// Has the signal `kind` been folded for `run`? Marks it if not.
+    fn first(&mut self, kind: &str, run: Option<&str>) -> bool {
+        let Some(run) = run else { return true };
+        let k = key(kind, run);
+        match self.keys.binary_search(&k) {
+            Ok(_) => false,
+            Err(at) => {
+                self.keys.insert(at, k);
+                true
+            }
+        }
+    }
+
+    /// Was the pattern observed in, or injected for, `run`?
+    pub fn used_in(&self, run: &str) -> bool {
+        ["pattern_observed", "pattern_shown"]
+            .iter()
+            .any(|kind| self.keys.binary_search(&key(kind, run)).is_ok())
+    }
+
+    /// Was signal `kind` already recorded for `run`?
+    pub fn has(&self, kind: &str, run: &str) -> bool {
+        self.keys.binary_search(&key(kind, run)).is_ok()
+    }
+
+    fn used(&mut self, ts: i64) {
+        if ts >= self.last_use {
+            self.last_use = ts;
+            self.aged = 0;
+        }
+    }
+
+    /// Not deprecated by hand since the last promotion.
+    fn promoted_now(&self) -> bool {
+        self.promoted
+            .is_some_and(|p| self.deprecated.is_none_or(|d| d < p))
+    }
+
+    /// The track record shown in an injected line: `5x validated`,
+    /// `-2 net, 3x ignored`, or `None` for a pattern with neither (shown by score).
+    pub fn record(&self) -> Option<String> {
+        if self.ignored > 0 {
+            let net = i64::from(self.validated) - i64::from(self.ignored);
+            Some(format!("{net} net, {}x ignored", self.ignored))
+        } else if self.validated > 0 {
+            Some(format!("{}x validated", self.validated))
+        } else {
+            None
+        }
+    }
+}
+
+impl PatternFold {
+    /// The pattern an id names, through an alias if it joined another.
+    pub fn resolve<'a>(&'a self, id: &'a str) -> Option<(&'a str, &'a Pattern)> {
+        let id = self.aliases.get(id).map_or(id, String::as_str);
+        self.patterns
+            .get_key_value(id)
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Applies an event of the log if it is a pattern event.
+    pub fn apply_head(&mut self, h: &crate::fold::EventHead) {
+        if let Some(e) = &h.pattern {
+            self.apply(&h.kind, h.ts, e);
+        }
+    }
+
+    /// Applies one pattern event of kind `kind` at `ts` (events come in (ts, id) order).
+    // Each arm marks its (kind, run) key first: a guard would hide that side effect.
+    #[allow(clippy::collapsible_match)]
+    pub fn apply(&mut self, kind: &str, ts: i64, e: &PatternEvent) {
+        self.events += 1;
+        let run = e.run.as_deref();
+        if kind == "outcome" {
+            let (Some(run), Some(result)) = (run, e.result.as_deref()) else {
+                return;
+            };
+            if self.outcomes.contains_key(run) {
+                return;
+            }
+            let pass = result == "pass";
+            self.outcomes.insert(run.to_owned(), (pass, ts));
+            for id in &e.patterns {
+                let p = self.patterns.entry(id.clone()).or_default();
+                if p.first(kind, Some(run)) {
+                    if pass {
+                        p.outcome_passes += 1;
+                    } else {
+                        p.outcome_fails += 1;
+                    }
+                }
+            }
+            return;
+        }
+        if kind == "pattern_observed"
+            && let (Some(alias), Some(id)) = (&e.alias, &e.pattern)
+            && alias != id
+        {
+            self.aliases
+                .entry(alias.clone())
+                .or_insert_with(|| id.clone());
+        }
+        for id in e.ids() {
+            let p = self.patterns.entry(id.clone()).or_default();
+            match kind {
+                "pattern_observed" => {
+                    if !p.first(kind, run) {
+                        continue;
+                    }
+                    if p.text.is_empty() {
+                        p.text = e.text.clone().unwrap_or_default();
+                        p.role = e.role.clone().unwrap_or_default();
+                        p.category = e.category;
+                        p.first_seen = ts;
+                    }
+                    p.observations += 1;
+                    let ctx = context_hash(&e.labels, &e.files);
+                    match p.first_context {
+                        None => p.first_context = Some(ctx),
+                        Some(first) if first != ctx => p.distinct_contexts = true,
+                        Some(_) => {}
+                    }
+                    merge_into(&mut p.labels, &e.labels);
+                    merge_into(&mut p.files, &e.files);
+                    p.used(ts);
+                }
+                "pattern_validated" => {
+                    if p.first(kind, run) {
+                        p.validated += 1;
+                        p.used(ts);
+                    }
+                }
+                "pattern_ignored" => {
+                    if p.first(kind, run) {
+                        p.ignored += 1;
+                        p.ignore_weight += e.weight.unwrap_or(1.0).clamp(0.0, 100.0);
+                        if e.regression {
+                            p.regressions += 1;
+                        }
+                    }
+                }
+                "pattern_aged" => {
+                    if p.first(kind, run) && ts >= p.last_use {
+                        p.aged += 1;
+                    }
+                }
+                "pattern_shown" => {
+                    if run.is_some() && p.first(kind, run) {
+                        p.used(ts);
+                    }
+                }
+                "pattern_promoted" => p.promoted = Some(ts),
+                "pattern_deprecated" => p.deprecated = Some(ts),
+                _ => {}
+            }
+        }
+    }
+
+    /// Patterns that have been observed (a pattern only validated or
+    /// ignored on one branch has no text until its observation merges).
+    pub fn observed(&self) -> impl Iterator<Item = (&String, &Pattern)> {
+        self.patterns.iter().filter(|(_, p)| p.observations > 0)
+    }
+}
+
+/// A pattern's lifecycle state at `now_ms`.
+pub fn state(p: &Pattern, cfg: &PatternsConfig, now_ms: i64) -> State {
+    if p.deprecated
+        .is_some_and(|d| p.promoted.is_none_or(|pr| pr < d))
+    {
+        return State::Deprecated;
+    }
+    if p.promoted_now() {
+        return State::Active;
+    }
+    if age_days(p, cfg, now_ms) > cfg.deprecate_after_days {
+        return State::Deprecated;
+    }
+    if p.observations >= 2 && p.distinct_contexts {
+        State::Verified
+    } else if p.observations >= 2 {
+        State::Candidate
+    } else {
+        State::Observed
+    }
+}
+
+fn age_days(p: &Pattern, cfg: &PatternsConfig, now_ms: i64) -> f64 {
+    let since = (now_ms - p.last_use).max(0) as f64 / DAY_MS;
+    since + f64::from(p.aged) * cfg.age_step_days
+}
+
+/// Does `file` match one the pattern was seen with: the same path, or a file in the same folder?
+fn file_overlaps(seen: &[String], file: &str) -> bool {
+    let dir = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+    seen.iter().any(|s| s == file || dir(s) == dir(file))
+}
+
+/// A pattern's score at `now_ms` for a query with these labels and files.
+pub fn score(
+    p: &Pattern,
+    cfg: &PatternsConfig,
+    now_ms: i64,
+    labels: &[String],
+    files: &[String],
+) -> Score {
+    let success = f64::from(p.validated) + cfg.outcome_weight * f64::from(p.outcome_passes);
+    let ignores = p.ignore_weight + cfg.outcome_weight * f64::from(p.outcome_fails);
+    let success_rate = if success + ignores > 0.0 {
+        success / (success + ignores)
+    } else {
+        cfg.new_rate
+    };
+    let age_days = age_days(p, cfg, now_ms);
+    let decay = if p.validated >= cfg.immune_after {
+        1.0
+    } else {
+        (-age_days / cfg.decay_days).exp()
+    };
+    let category = match p.category {
+        Some(Category::Rule) => cfg.rule_weight,
+        Some(Category::Causal) => cfg.causal_weight,
+        _ => 1.0,
+    };
+    let asked = labels.len() + files.len();
+    let context = if asked == 0 {
+        1.0
+    } else {
+        let hits = labels
+            .iter()
+            .filter(|l| p.labels.binary_search(l).is_ok())
+            .count()
+            + files.iter().filter(|f| file_overlaps(&p.files, f)).count();
+        1.0 + cfg.context_boost * hits as f64 / asked as f64
+    };
+    Score {
+        success_rate,
+        age_days,
+        decay,
+        category,
+        context,
+        total: success_rate * decay * category * context,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: i64 = 1_800_000_000_000;
+
+    fn observed(text: &str, run: &str, labels: &[&str], files: &[&str]) -> PatternEvent {
+        PatternEvent {
+            pattern: Some("p1".into()),
+            role: Some("auditor".into()),
+            text: Some(text.into()),
+            category: Some(Category::Rule),
+            run: Some(run.into()),
+            labels: labels.iter().map(|s| s.to_string()).collect(),
+            files: files.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// A signal about p1 in `run` (an ignore weighs 1.5).
+    fn on(run: &str) -> PatternEvent {
+        PatternEvent {
+            pattern: Some("p1".into()),
+            run: Some(run.into()),
+            weight: Some(1.5),
+            ..Default::default()
+        }
+    }
+
+    fn cfg() -> PatternsConfig {
+        PatternsConfig::default()
+    }
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-9, "{a} != {b}");
+    }
+
+    #[test]
+    fn decay_is_exp_of_days_over_fourteen_until_three_validations() {
+        let mut f = PatternFold::default();
+        f.apply(
+            "pattern_observed",
+            T0,
+            &observed("always check x", "r1", &[], &[]),
+        );
+        let p = &f.patterns["p1"];
+        let c = cfg();
+        // New: rate 0.5, rule 1.3.
+        close(score(p, &c, T0, &[], &[]).total, 0.5 * 1.3);
+        close(
+            score(p, &c, T0 + 14 * 86_400_000, &[], &[]).decay,
+            (-1f64).exp(),
+        );
+        close(
+            score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay,
+            (-2f64).exp(),
+        );
+        for run in ["r1", "r2"] {
+            f.apply("pattern_validated", T0, &on(run));
+        }
+        let p = &f.patterns["p1"];
+        close(
+            score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay,
+            (-2f64).exp(),
+        );
+        f.apply("pattern_validated", T0, &on("r3"));
+        let p = &f.patterns["p1"];
+        assert_eq!(p.validated, 3);
+        close(score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay, 1.0);
+        close(
+            score(p, &c, T0 + 28 * 86_400_000, &[], &[]).total,
+            1.0 * 1.3,
+        );
+    }
+
+    #[test]
+    fn ignores_are_weighted_and_deduplicated_per_run() {
+        let mut f = PatternFold::default();
+        f.apply(
+            "pattern_observed",
+            T0,
+            &observed("x causes y here", "r1", &[], &[]),
+        );
+        f.apply("pattern_validated", T0, &on("r1"));
+        f.apply("pattern_ignored", T0, &on("r2"));
+        f.apply("pattern_ignored", T0, &on("r2"));
+        let p = &f.patterns["p1"];
+        assert_eq!((p.validated, p.ignored), (1, 1));
+        close(score(p, &cfg(), T0, &[], &[]).success_rate, 1.0 / 2.5);
+        assert_eq!(p.record().as_deref(), Some("0 net, 1x ignored"));
+    }
+
+    #[test]
+    fn context_boost_is_the_share_of_the_query_seen() {
+        let mut f = PatternFold::default();
+        f.apply(
+            "pattern_observed",
+            T0,
+            &observed("never do x in y", "r1", &["security"], &["src/a.rs"]),
+        );
+        let p = &f.patterns["p1"];
+        let s = score(
+            p,
+            &cfg(),
+            T0,
+            &["security".into(), "perf".into()],
+            &["src/b.rs".into(), "docs/x.md".into()],
+        );
+        // security and src/ (same folder) of four.
+        close(s.context, 1.0 + 0.2 * 2.0 / 4.0);
+    }
+
+    #[test]
+    fn lifecycle_moves_from_observed_to_verified_and_needs_a_human_to_activate() {
+        let c = cfg();
+        let mut f = PatternFold::default();
+        f.apply(
+            "pattern_observed",
+            T0,
+            &observed("must do x", "r1", &["a"], &[]),
+        );
+        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
+        // The same run again is not a second sighting.
+        f.apply(
+            "pattern_observed",
+            T0 + 1,
+            &observed("must do x", "r1", &["a"], &[]),
+        );
+        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
+        f.apply(
+            "pattern_observed",
+            T0 + 2,
+            &observed("must do x", "r2", &["a"], &[]),
+        );
+        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Candidate);
+        f.apply(
+            "pattern_observed",
+            T0 + 3,
+            &observed("must do x", "r3", &["b"], &[]),
+        );
+        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Verified);
+        f.apply("pattern_promoted", T0 + 4, &on("-"));
+        assert_eq!(
+            state(&f.patterns["p1"], &c, T0 + 400 * 86_400_000),
+            State::Active
+        );
+        f.apply("pattern_deprecated", T0 + 5, &on("-"));
+        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Deprecated);
+    }
+
+    #[test]
+    fn unused_patterns_age_out() {
+        let c = cfg();
+        let mut f = PatternFold::default();
+        f.apply(
+            "pattern_observed",
+            T0,
+            &observed("must do x", "r1", &[], &[]),
+        );
+        let p = &f.patterns["p1"];
+        assert_eq!(state(p, &c, T0 + 90 * 86_400_000), State::Observed);
+        assert_eq!(state(p, &c, T0 + 91 * 86_400_000), State::Deprecated);
+        // Each aged step adds seven days.
+        f.apply("pattern_aged", T0 + 1, &on("r9"));
+        let p = &f.patterns["p1"];
+        close(score(p, &c, T0, &[], &[]).age_days, 7.0);
+    }
+
+    #[test]
+    fn two_branches_merge_to_the_sum_of_their_records() {
+        let a = [
+            (
+                "pattern_observed",
+                T0,
+                observed("must do x", "ra", &["a"], &[]),
+            ),
+            ("pattern_validated", T0 + 1, on("ra")),
+        ];
+        let b = [
+            (
+                "pattern_observed",
+                T0 + 2,
+                observed("must do x", "rb", &["b"], &[]),
+            ),
+            ("pattern_validated", T0 + 3, on("rb")),
+        ];
+        let mut f = PatternFold::default();
+        for (k, ts, e) in a.iter().chain(&b) {
+            f.apply(k, *ts, e);
+        }
+        let p = &f.patterns["p1"];
+        assert_eq!((p.observations, p.validated), (2, 2));
+        assert_eq!(state(p, &cfg(), T0), State::Verified);
+    }
+}
