@@ -65,7 +65,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         (None, None) => String::new(),
     };
     let store = super::store(ui)?;
-    let loaded = super::load_corpus(&store, ui)?;
+    let loaded = super::load_delegation(&store, ui)?;
     let index = &loaded.index;
     let cfg = &store.config;
     let tools = if args.tools.is_empty() {
@@ -92,9 +92,24 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let sel = inject::select(corpus, &index.fold, &req, &mut |doc, id| {
         loader.load(doc, id)
     })?;
+    // The role's historical patterns follow the directives (docs/patterns.md).
+    let patterns = match &index.patterns {
+        Some(fold) => super::pattern::block_for(
+            &store,
+            fold,
+            &args.role,
+            &[],
+            &args.files,
+            cfg.patterns.budget_for(&args.role),
+        ),
+        None => super::pattern::block_for(&store, &Default::default(), &args.role, &[], &[], 0),
+    };
+    let pattern_ids: Vec<&str> = patterns.lines.iter().map(|l| l.id.as_str()).collect();
     if sel.shown.is_empty() {
         if args.format == Format::Json {
-            ui.json(&serde_json::json!({"delegation": null, "role": args.role, "directives": []}))?;
+            ui.json(&serde_json::json!({"delegation": null, "role": args.role, "directives": [], "patterns": patterns}))?;
+        } else {
+            write!(ui.out, "{}", patterns.render())?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -109,6 +124,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .with("tools", tools.clone())
         .with("directives", ids)
         .with("shown", shown);
+    if !pattern_ids.is_empty() {
+        e = e.with("patterns", pattern_ids);
+    }
     if let Some(p) = &args.phase {
         e = e.with("phase", p.clone());
     }
@@ -125,9 +143,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             "directives": sel.shown,
             "left_out": sel.left_out,
             "block": block,
+            "patterns": patterns,
         }))?;
     } else {
-        write!(ui.out, "{block}")?;
+        write!(ui.out, "{block}{}", patterns.render())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@ mod init;
 mod inject;
 mod list;
 mod log;
+mod pattern;
 mod phase;
 mod record;
 mod review;
@@ -73,6 +74,8 @@ enum Command {
     #[command(subcommand)]
     Phase(phase::Command),
     Deescalate(deescalate::Args),
+    #[command(subcommand)]
+    Pattern(pattern::Command),
     #[command(subcommand)]
     Index(index::Command),
     Doctor(doctor::Args),
@@ -160,6 +163,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Review(args) => review::run(args, ui),
         Command::Phase(command) => phase::run(command, ui),
         Command::Deescalate(args) => deescalate::run(args, ui),
+        Command::Pattern(command) => pattern::run(command, ui),
     }
 }
 
@@ -271,6 +275,13 @@ pub fn load_index(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded
 /// (`index.corpus`) instead of the parsed entries.
 pub fn load_corpus(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded, Error> {
     let loaded = git_swarm::index::corpus(store)?;
+    warn_problems(&loaded, ui);
+    Ok(loaded)
+}
+
+/// [`load_corpus`] with the pattern fold too (`index.patterns`): what `inject` reads.
+pub fn load_delegation(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded, Error> {
+    let loaded = git_swarm::index::delegation(store)?;
     warn_problems(&loaded, ui);
     Ok(loaded)
 }

@@ -245,6 +245,23 @@ enum Want {
     Fold,
     Corpus,
     Patterns,
+    /// Corpus and patterns: what `inject` reads.
+    Delegation,
+}
+
+impl Want {
+    fn corpus(self) -> bool {
+        matches!(self, Want::Corpus | Want::Delegation)
+    }
+
+    fn patterns(self) -> bool {
+        matches!(self, Want::Patterns | Want::Delegation)
+    }
+}
+
+/// [`corpus`] and [`patterns`] at once.
+pub fn delegation(store: &Store) -> Result<Loaded> {
+    open(store, Want::Delegation)
 }
 
 /// The index up to date with its pattern fold (`index.patterns` is `Some`);
@@ -276,7 +293,7 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
     let (index, refresh, entries) = match on_disk {
         None => {
             let mut index = build(store, &scan)?;
-            if want == Want::Corpus {
+            if want.corpus() {
                 index.corpus = Some(corpus_of(&index.directives));
             }
             (
@@ -446,10 +463,10 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
         if want_entries {
             on_disk.load_entries()?;
         }
-        if want == Want::Corpus {
+        if want.corpus() {
             on_disk.load_corpus()?;
         }
-        if want == Want::Patterns {
+        if want.patterns() {
             on_disk.load_patterns()?;
         }
         return Ok((on_disk.index, Refresh::Fresh, file::Sources::encode()));
@@ -457,7 +474,7 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
 
     let built_at_ns = now_ns();
     let mut changed_directives = 0;
-    if entries_unchanged && want == Want::Corpus {
+    if entries_unchanged && want.corpus() {
         on_disk.load_corpus()?;
     }
     if entries_unchanged && want_entries {
@@ -492,11 +509,11 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
         index.directive_count = scan.directives.len();
         index.quarantine_count = scan.quarantine.len();
         // Built now rather than when written, since it is wanted; else the write builds it.
-        index.corpus = (want == Want::Corpus).then(|| corpus_of(&index.directives));
+        index.corpus = (want.corpus()).then(|| corpus_of(&index.directives));
     }
     // Unchanged entries are copied over as bytes; changed ones were decoded and are encoded again.
     let (mut index, mut old) = on_disk.into_parts();
-    if want == Want::Patterns {
+    if want.patterns() {
         index.patterns = Some(old.patterns()?);
     }
 

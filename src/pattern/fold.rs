@@ -266,7 +266,7 @@ impl Pattern {
 
 impl PatternFold {
     /// The pattern an id names, through an alias if it joined another.
-    pub fn resolve<'a>(&'a self, id: &'a str) -> Option<(&'a str, &'a Pattern)> {
+    pub fn resolve<'a>(&'a self, id: &str) -> Option<(&'a str, &'a Pattern)> {
         let id = self.aliases.get(id).map_or(id, String::as_str);
         self.patterns
             .get_key_value(id)

@@ -4,7 +4,9 @@
 //! count, score and state is the fold's ([`fold`]).
 //!
 //! - [`text`]: reading deliberations and verdicts (no I/O);
-//! - [`fold`]: the record of every pattern, scores and lifecycle.
+//! - [`fold`]: the record of every pattern, scores and lifecycle;
+//! - [`inject`]: the token-budgeted block of the best patterns for a role.
 
 pub mod fold;
+pub mod inject;
 pub mod text;

@@ -1,0 +1,253 @@
+//! The `=== HISTORICAL PATTERNS (role) ===` block: the best patterns for a
+//! role, one line each with its track record, within a token budget.
+//!
+//! Which patterns: the role's own, not deprecated, and the *active* ones of
+//! other roles (a human promoted them, which makes them shared), shown with
+//! `via:<role>`. Each scores at least `min_score` ([`super::fold::score`]).
+//! If every line fits the budget, all are shown; otherwise the
+//! highest-scoring lines that fit, in score order. Tokens are estimated as
+//! characters / 4, rounded up, for the header and every line.
+
+use serde::Serialize;
+
+use super::fold::{PatternFold, State, score, state};
+use crate::config::PatternsConfig;
+
+/// Estimated tokens of a text: characters / 4, rounded up.
+pub fn tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// One injected line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Line {
+    pub id: String,
+    pub score: f64,
+    pub text: String,
+    /// The role it was learned from, when it is not the query's.
+    pub via: Option<String>,
+    /// The whole line as printed.
+    pub line: String,
+}
+
+/// The block for a role.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Block {
+    pub role: String,
+    pub budget: usize,
+    pub lines: Vec<Line>,
+    /// Candidates above the floor that did not fit.
+    pub left_out: usize,
+    /// Tokens of the block as rendered (0 when empty).
+    pub tokens: usize,
+}
+
+impl Block {
+    pub fn header(role: &str) -> String {
+        format!("=== HISTORICAL PATTERNS ({role}) ===")
+    }
+
+    /// The block as printed: the header and one line per pattern; empty when no pattern made it.
+    pub fn render(&self) -> String {
+        if self.lines.is_empty() {
+            return String::new();
+        }
+        let mut out = Block::header(&self.role);
+        out.push('\n');
+        for l in &self.lines {
+            out.push_str(&l.line);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// A query for the block.
+pub struct Query<'a> {
+    pub role: &'a str,
+    pub labels: &'a [String],
+    pub files: &'a [String],
+    pub budget: usize,
+    pub now_ms: i64,
+}
+
+/// Picks and formats the block's lines.
+pub fn select(fold: &PatternFold, cfg: &PatternsConfig, q: &Query<'_>) -> Block {
+    let mut candidates: Vec<Line> = Vec::new();
+    for (id, p) in fold.observed() {
+        let own = p.role == q.role;
+        let st = state(p, cfg, q.now_ms);
+        if st == State::Deprecated || (!own && st != State::Active) {
+            continue;
+        }
+        let s = score(p, cfg, q.now_ms, q.labels, q.files).total;
+        if s < cfg.min_score {
+            continue;
+        }
+        let text = crate::inject::sanitise(&p.text);
+        let mut tags = vec![p.record().unwrap_or_else(|| format!("score:{s:.2}"))];
+        let via = (!own).then(|| p.role.clone());
+        if let Some(v) = &via {
+            tags.push(format!("via:{v}"));
+        }
+        let line = format!("- {text} ({})", tags.join(", "));
+        candidates.push(Line {
+            id: id.clone(),
+            score: s,
+            text,
+            via,
+            line,
+        });
+    }
+    candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    let header = tokens(&Block::header(q.role));
+    let mut used = header;
+    let mut lines = Vec::new();
+    let total = candidates.len();
+    for c in candidates {
+        let t = tokens(&c.line);
+        if used + t <= q.budget {
+            used += t;
+            lines.push(c);
+        }
+    }
+    let tokens = if lines.is_empty() { 0 } else { used };
+    Block {
+        role: q.role.to_owned(),
+        budget: q.budget,
+        left_out: total - lines.len(),
+        lines,
+        tokens,
+    }
+}
+
+/// The budget for a role: `--budget`, else the config's for the role; with
+/// `remaining` (prompt tokens left), at most half of it. `None` when that
+/// leaves less than `min_budget`: injection is skipped.
+pub fn budget(
+    cfg: &PatternsConfig,
+    role: &str,
+    asked: Option<usize>,
+    remaining: Option<usize>,
+) -> Option<usize> {
+    let mut b = asked.unwrap_or_else(|| cfg.budget_for(role));
+    if let Some(r) = remaining {
+        b = b.min(r / 2);
+        if b < cfg.min_budget {
+            return None;
+        }
+    }
+    Some(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::fold::PatternEvent;
+    use crate::pattern::text::Category;
+
+    const T0: i64 = 1_800_000_000_000;
+
+    fn fold(n: usize, role: &str) -> PatternFold {
+        let mut f = PatternFold::default();
+        for i in 0..n {
+            let e = PatternEvent {
+                pattern: Some(format!("p{i:03}")),
+                role: Some(role.into()),
+                text: Some(format!(
+                    "pattern number {i} says check the {i} thing carefully"
+                )),
+                category: Some(if i % 2 == 0 {
+                    Category::Rule
+                } else {
+                    Category::Observation
+                }),
+                run: Some("r1".into()),
+                ..Default::default()
+            };
+            // Older patterns decay: p000 is the newest.
+            f.apply("pattern_observed", T0 - i as i64 * 86_400_000, &e);
+        }
+        f
+    }
+
+    fn q(budget: usize) -> Query<'static> {
+        Query {
+            role: "judge",
+            labels: &[],
+            files: &[],
+            budget,
+            now_ms: T0,
+        }
+    }
+
+    #[test]
+    fn never_exceeds_the_budget_and_keeps_the_best() {
+        let f = fold(40, "judge");
+        let cfg = PatternsConfig::default();
+        for budget in [10, 30, 100, 500, 800] {
+            let b = select(&f, &cfg, &q(budget));
+            let rendered: usize = b.render().lines().map(tokens).sum();
+            assert!(rendered <= budget, "{rendered} > {budget}");
+            assert_eq!(rendered, b.tokens);
+            // In score order, and nothing left out scores higher than the last shown.
+            for w in b.lines.windows(2) {
+                assert!(w[0].score >= w[1].score);
+            }
+        }
+        // Everything fits in a large budget.
+        let all = select(&f, &cfg, &q(100_000));
+        assert_eq!(all.left_out, 0);
+    }
+
+    #[test]
+    fn the_floor_drops_weak_patterns() {
+        let f = fold(60, "judge");
+        let cfg = PatternsConfig::default();
+        let b = select(&f, &cfg, &q(100_000));
+        assert!(b.lines.iter().all(|l| l.score >= 0.1));
+        // 0.5 * exp(-d/14) < 0.1 from day 23 for observations (rules: 0.65, day 27).
+        assert!(
+            b.lines.len() < 60 && b.lines.len() > 20,
+            "{}",
+            b.lines.len()
+        );
+        assert!(
+            b.lines[0].line.ends_with("(score:0.65)"),
+            "{}",
+            b.lines[0].line
+        );
+    }
+
+    #[test]
+    fn other_roles_need_promotion_and_say_via() {
+        let mut f = fold(2, "auditor");
+        let cfg = PatternsConfig::default();
+        assert!(select(&f, &cfg, &q(800)).lines.is_empty());
+        f.apply(
+            "pattern_promoted",
+            T0,
+            &PatternEvent {
+                pattern: Some("p000".into()),
+                ..Default::default()
+            },
+        );
+        let b = select(&f, &cfg, &q(800));
+        assert_eq!(b.lines.len(), 1);
+        assert!(
+            b.lines[0].line.ends_with("via:auditor)"),
+            "{}",
+            b.lines[0].line
+        );
+    }
+
+    #[test]
+    fn remaining_space_shrinks_or_skips() {
+        let cfg = PatternsConfig::default();
+        assert_eq!(budget(&cfg, "judge", None, None), Some(800));
+        assert_eq!(budget(&cfg, "coder", None, None), Some(500));
+        assert_eq!(budget(&cfg, "coder", Some(50), None), Some(50));
+        assert_eq!(budget(&cfg, "judge", None, Some(1000)), Some(500));
+        assert_eq!(budget(&cfg, "judge", None, Some(150)), None);
+    }
+}

@@ -1,0 +1,561 @@
+//! The pattern learning loop from the real binary: extract, list, show,
+//! inject, feedback, outcome, promote and deprecate, and a merge of two
+//! branches' records.
+
+mod common;
+
+use common::{Run, TestEnv};
+use serde_json::Value;
+
+/// A clock that moves one second per command, so that the events of a test
+/// are ordered as its commands ran.
+fn tick() -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!(
+        "2026-11-22T{:02}:{:02}:{:02}Z",
+        10 + n / 3600,
+        n / 60 % 60,
+        n % 60
+    )
+}
+
+fn swarm(env: &TestEnv, args: &[&str]) -> Run {
+    env.swarm_with(args, &[("GIT_SWARM_NOW", &tick())], None)
+}
+
+fn swarm_at(env: &TestEnv, at: &str, args: &[&str]) -> Run {
+    env.swarm_with(args, &[("GIT_SWARM_NOW", at)], None)
+}
+
+fn of_kind(env: &TestEnv, kind: &str) -> Vec<Value> {
+    env.event_lines()
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).expect("event json"))
+        .filter(|e| e["kind"] == kind)
+        .collect()
+}
+
+const DELIBERATION: &str = "\
+# Audit of the plan
+
+Hello team, here is my review.
+
+## Findings
+
+- The cache key must include the tenant id, or tenants read each other's data.
+- Retrying the upload without a backoff leads to a thundering herd on the API.
+- The migration in src/db/schema.rs adds two columns to the users table.
+- **Severity**: high
+";
+
+const EXECUTION: &str = "\n```sh\n$ cargo test\ntest result: ok. 12 passed; 0 failed\n```\n";
+const CITATION: &str = "\nSee src/db/schema.rs:42 for the new columns.\n";
+
+fn extract(env: &TestEnv, role: &str, run: &str, extra: &[&str], text: &str) -> Run {
+    env.write("delib.md", text);
+    let mut args = vec!["pattern", "extract", "--role", role, "--run", run];
+    args.extend_from_slice(extra);
+    args.push("delib.md");
+    swarm(env, &args)
+}
+
+fn list(env: &TestEnv) -> Vec<Value> {
+    let run = swarm(env, &["pattern", "list", "--format", "json"]);
+    run.success();
+    serde_json::from_str::<Value>(&run.stdout)
+        .expect("json")
+        .as_array()
+        .expect("array")
+        .clone()
+}
+
+fn by_text<'a>(patterns: &'a [Value], start: &str) -> &'a Value {
+    patterns
+        .iter()
+        .find(|p| p["text"].as_str().is_some_and(|t| t.starts_with(start)))
+        .unwrap_or_else(|| panic!("no pattern starting with {start}: {patterns:#?}"))
+}
+
+fn verdict(env: &TestEnv, json: &str) {
+    env.write(
+        "verdict.md",
+        format!("Checked.\n<!-- jkz:verdict-json {json} -->\n"),
+    );
+}
+
+fn feedback(env: &TestEnv, role: &str, run: &str) -> Run {
+    swarm(
+        env,
+        &[
+            "pattern",
+            "feedback",
+            "--adversarial-role",
+            role,
+            "--validator-role",
+            "curator",
+            "--run",
+            run,
+            "--deliberation",
+            "delib.md",
+            "--verdict",
+            "verdict.md",
+        ],
+    )
+}
+
+#[test]
+fn extract_classifies_findings_and_counts_one_observation_per_run() {
+    let env = TestEnv::initialised();
+    let run = extract(&env, "auditor", "r1", &["--labels", "db"], DELIBERATION);
+    run.success();
+    assert!(
+        run.stdout.contains("Recorded 3 observation(s) of 3"),
+        "{}",
+        run.stdout
+    );
+    let ps = list(&env);
+    assert_eq!(ps.len(), 3, "{ps:#?}");
+    assert_eq!(by_text(&ps, "The cache key")["category"], "rule");
+    assert_eq!(by_text(&ps, "Retrying")["category"], "causal");
+    assert_eq!(by_text(&ps, "The migration")["category"], "observation");
+    assert_eq!(by_text(&ps, "The cache key")["state"], "observed");
+
+    // The same run again records nothing; another run is a second sighting.
+    let again = extract(&env, "auditor", "r1", &["--labels", "db"], DELIBERATION);
+    again.success();
+    assert!(
+        again.stdout.contains("Recorded 0 observation(s)"),
+        "{}",
+        again.stdout
+    );
+    extract(&env, "auditor", "r2", &["--labels", "db"], DELIBERATION).success();
+    assert_eq!(by_text(&list(&env), "The cache key")["state"], "candidate");
+    // A run in another context verifies it.
+    extract(&env, "auditor", "r3", &["--labels", "api"], DELIBERATION).success();
+    let ps = list(&env);
+    assert_eq!(by_text(&ps, "The cache key")["state"], "verified");
+    assert_eq!(by_text(&ps, "The cache key")["observations"], 3);
+
+    // The same text from another role is another pattern.
+    extract(&env, "judge", "r1", &[], DELIBERATION).success();
+    assert_eq!(list(&env).len(), 6);
+
+    // A near-duplicate joins the existing pattern.
+    let near = extract(
+        &env,
+        "auditor",
+        "r4",
+        &[],
+        "- The cache key must include the tenant id, or tenants read each other's data too.\n",
+    );
+    near.success();
+    assert!(near.stdout.contains("joined"), "{}", near.stdout);
+    assert_eq!(list(&env).len(), 6);
+    assert_eq!(of_kind(&env, "pattern_observed").len(), 13);
+}
+
+#[test]
+fn malformed_input_is_reported_with_its_line_and_nothing_is_recorded() {
+    let env = TestEnv::initialised();
+    let run = extract(
+        &env,
+        "auditor",
+        "r1",
+        &[],
+        "- fine finding about the cache here\n```sh\nnever closed\n",
+    );
+    run.code(2);
+    assert!(run.stderr.contains("delib.md:2:"), "{}", run.stderr);
+    assert!(of_kind(&env, "pattern_observed").is_empty());
+
+    extract(&env, "auditor", "r1", &[], DELIBERATION).success();
+    let before = env.event_lines().len();
+    env.write("verdict.md", "PASS, no json here\n");
+    let run = feedback(&env, "auditor", "r1");
+    run.code(2);
+    assert!(run.stderr.contains("verdict.md:1:"), "{}", run.stderr);
+    env.write(
+        "verdict.md",
+        "ok\n<!-- jkz:verdict-json {\"verdict\": \"PASS\", -->\n",
+    );
+    let run = feedback(&env, "auditor", "r1");
+    run.code(2);
+    assert!(run.stderr.contains("verdict.md:2:"), "{}", run.stderr);
+    assert_eq!(env.event_lines().len(), before);
+}
+
+#[test]
+fn false_positives_are_matched_by_substring_then_overlap_and_weighted_by_role() {
+    let env = TestEnv::initialised();
+    extract(&env, "sentinel", "r1", &[], DELIBERATION).success();
+    verdict(
+        &env,
+        r#"{"verdict":"FAIL","must_fix":["x"],"false_positives":[
+            "without a backoff leads to a thundering herd",
+            {"summary":"cache key tenant id tenants read data each other's"},
+            "something the auditor never said at all"]}"#,
+    );
+    let run = feedback(&env, "sentinel", "r1");
+    run.success();
+    assert!(
+        run.stdout.contains("matched by substring"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("matched by token overlap"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("not found in the deliberation"),
+        "{}",
+        run.stdout
+    );
+    let ignored = of_kind(&env, "pattern_ignored");
+    assert_eq!(ignored.len(), 2);
+    assert!(
+        ignored
+            .iter()
+            .all(|e| e["weight"] == 1.5 && e["regression"] == false)
+    );
+    // FAIL with must-fix items reinforces nothing.
+    assert!(of_kind(&env, "pattern_validated").is_empty());
+    let ps = list(&env);
+    assert_eq!(by_text(&ps, "Retrying")["ignore_weight"], 1.5);
+    assert_eq!(by_text(&ps, "The cache key")["ignored"], 1);
+
+    // Another role's ignores weigh 1.0.
+    extract(&env, "auditor", "r1", &[], DELIBERATION).success();
+    verdict(
+        &env,
+        r#"{"verdict":"FAIL","must_fix":["x"],"false_positives":["leads to a thundering herd"]}"#,
+    );
+    feedback(&env, "auditor", "r1").success();
+    let last = of_kind(&env, "pattern_ignored").pop().expect("ignored");
+    assert_eq!(last["weight"], 1.0);
+}
+
+#[test]
+fn a_pass_reinforces_only_on_grounded_evidence_and_flags_regressions() {
+    let env = TestEnv::initialised();
+    // Level 3: reasoning only.
+    extract(
+        &env,
+        "judge",
+        "r1",
+        &["--files", "src/db/schema.rs"],
+        DELIBERATION,
+    )
+    .success();
+    verdict(&env, r#"{"verdict":"PASS"}"#);
+    let run = feedback(&env, "judge", "r1");
+    run.success();
+    assert!(run.stdout.contains("level 3"), "{}", run.stdout);
+    assert!(of_kind(&env, "pattern_validated").is_empty());
+
+    // Level 2: a file:line of the change.
+    extract(
+        &env,
+        "judge",
+        "r2",
+        &["--files", "src/db/schema.rs"],
+        &format!("{DELIBERATION}{CITATION}"),
+    )
+    .success();
+    let run = feedback(&env, "judge", "r2");
+    run.success();
+    assert!(run.stdout.contains("evidence level 2"), "{}", run.stdout);
+    assert_eq!(
+        of_kind(&env, "pattern_validated").len(),
+        3,
+        "{}",
+        run.stdout
+    );
+
+    // Level 1, FAIL with an empty must_fix counts as a PASS; with
+    // reinforce_top = 1 one is validated (the file-relevant one) and the rest aged.
+    env.write(".swarm/config.toml", "[patterns]\nreinforce_top = 1\n");
+    extract(
+        &env,
+        "judge",
+        "r3",
+        &["--files", "src/db/schema.rs"],
+        &format!("{DELIBERATION}{EXECUTION}"),
+    )
+    .success();
+    verdict(&env, r#"{"verdict":"FAIL","must_fix":[]}"#);
+    let run = feedback(&env, "judge", "r3");
+    run.success();
+    assert!(run.stdout.contains("evidence level 1"), "{}", run.stdout);
+    let validated = of_kind(&env, "pattern_validated");
+    assert_eq!(validated.len(), 4, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("validated p")
+            && run
+                .stdout
+                .contains("(cites a file of the change): The migration"),
+        "{}",
+        run.stdout
+    );
+    let aged_r3 = of_kind(&env, "pattern_aged")
+        .into_iter()
+        .filter(|e| e["run"] == "r3")
+        .count();
+    assert_eq!(aged_r3, 2, "{}", run.stdout);
+
+    // A validated pattern called a false positive is a regression.
+    extract(&env, "judge", "r4", &[], DELIBERATION).success();
+    verdict(
+        &env,
+        r#"{"verdict":"FAIL","must_fix":["y"],"false_positives":["The cache key must include the tenant id"]}"#,
+    );
+    let run = feedback(&env, "judge", "r4");
+    run.success();
+    assert!(run.stdout.contains("REGRESSION"), "{}", run.stdout);
+    assert_eq!(of_kind(&env, "pattern_ignored")[0]["regression"], true);
+    assert_eq!(by_text(&list(&env), "The cache key")["regressions"], 1);
+}
+
+#[test]
+fn scores_decay_until_three_validations() {
+    let env = TestEnv::initialised();
+    env.write(
+        "delib.md",
+        "- Never log the session token in plain text anywhere.\n",
+    );
+    let day = |d: u32| format!("2026-11-{:02}T10:00:00Z", d);
+    swarm_at(
+        &env,
+        &day(1),
+        &[
+            "pattern", "extract", "--role", "judge", "--run", "r1", "delib.md",
+        ],
+    )
+    .success();
+    let score_at = |d: u32| -> Value {
+        let run = swarm_at(&env, &day(d), &["pattern", "list", "--format", "json"]);
+        serde_json::from_str::<Value>(&run.stdout).expect("json")[0]["score"].clone()
+    };
+    let close = |v: &Value, want: f64| {
+        let got = v.as_f64().expect("number");
+        assert!((got - want).abs() < 1e-9, "{got} != {want}");
+    };
+    close(&score_at(1)["total"], 0.5 * 1.3);
+    close(&score_at(15)["decay"], (-1f64).exp());
+    close(&score_at(29)["decay"], (-2f64).exp());
+    // Three validations (three grounded PASS verdicts) make it immune.
+    env.write(
+        "delib.md",
+        format!("- Never log the session token in plain text anywhere.\n{EXECUTION}"),
+    );
+    env.write(
+        "verdict.md",
+        "<!-- jkz:verdict-json {\"verdict\":\"PASS\"} -->\n",
+    );
+    for (i, run) in ["r1", "r2", "r3"].iter().enumerate() {
+        if i > 0 {
+            swarm_at(
+                &env,
+                &day(1),
+                &[
+                    "pattern", "extract", "--role", "judge", "--run", run, "delib.md",
+                ],
+            )
+            .success();
+        }
+        let fb = swarm_at(
+            &env,
+            &day(1),
+            &[
+                "pattern",
+                "feedback",
+                "--adversarial-role",
+                "judge",
+                "--validator-role",
+                "inspector",
+                "--run",
+                run,
+                "--deliberation",
+                "delib.md",
+                "--verdict",
+                "verdict.md",
+            ],
+        );
+        fb.success();
+        let validations = of_kind(&env, "pattern_validated").len();
+        assert_eq!(validations, i + 1, "{}", fb.stdout);
+        let decay = &score_at(29)["decay"];
+        if i < 2 {
+            close(decay, (-2f64).exp());
+        } else {
+            close(decay, 1.0);
+        }
+    }
+    close(&score_at(29)["total"], 1.3);
+}
+
+#[test]
+fn inject_prints_the_block_within_budget_and_the_directive_loop_appends_it() {
+    let env = TestEnv::initialised();
+    let many: String = (0..60)
+        .map(|i| {
+            format!("- Finding {i}: the handler must validate input field number {i} first.\n")
+        })
+        .collect();
+    extract(&env, "judge", "r1", &[], &many).success();
+    let run = swarm(
+        &env,
+        &["pattern", "inject", "--role", "judge", "--format", "json"],
+    );
+    run.success();
+    let block: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(block["budget"], 800);
+    assert!(block["tokens"].as_u64().expect("tokens") <= 800);
+    assert!(block["left_out"].as_u64().expect("left out") > 0);
+    let text = swarm(
+        &env,
+        &["pattern", "inject", "--role", "judge", "--budget", "60"],
+    );
+    text.success();
+    assert!(
+        text.stdout
+            .starts_with("=== HISTORICAL PATTERNS (judge) ===\n"),
+        "{}",
+        text.stdout
+    );
+    let tokens: usize = text
+        .stdout
+        .lines()
+        .map(|l| l.chars().count().div_ceil(4))
+        .sum();
+    assert!(tokens <= 60, "{tokens}: {}", text.stdout);
+    assert!(text.stdout.contains("(score:0.65)"), "{}", text.stdout);
+    // Too little room left: skipped.
+    let skipped = swarm(
+        &env,
+        &["pattern", "inject", "--role", "judge", "--remaining", "150"],
+    );
+    skipped.success();
+    assert_eq!(skipped.stdout, "");
+    // Another role sees it only once promoted, marked via.
+    assert_eq!(
+        swarm(&env, &["pattern", "inject", "--role", "coder"]).stdout,
+        ""
+    );
+    let id = list(&env)[0]["id"].as_str().expect("id").to_owned();
+    swarm(
+        &env,
+        &[
+            "pattern",
+            "promote",
+            &id,
+            "--justification",
+            "holds everywhere",
+        ],
+    )
+    .success();
+    let coder = swarm(&env, &["pattern", "inject", "--role", "coder"]);
+    assert!(coder.stdout.contains("via:judge"), "{}", coder.stdout);
+    // The directive loop's inject appends the block after the directives.
+    let inj = swarm(
+        &env,
+        &["inject", "--role", "coder", "--task", "validate input"],
+    );
+    inj.success();
+    let block_at = inj
+        .stdout
+        .find("=== HISTORICAL PATTERNS (coder) ===")
+        .expect("block");
+    assert!(
+        inj.stdout[..block_at].contains("</delegate_knowledge_directives>"),
+        "{}",
+        inj.stdout
+    );
+    // Deprecated: gone.
+    swarm(
+        &env,
+        &["pattern", "deprecate", &id, "--reason", "superseded"],
+    )
+    .success();
+    assert_eq!(
+        swarm(&env, &["pattern", "inject", "--role", "coder"]).stdout,
+        ""
+    );
+    let show = swarm(&env, &["pattern", "show", &id]);
+    show.success();
+    assert!(
+        show.stdout.contains("state:     deprecated"),
+        "{}",
+        show.stdout
+    );
+    assert!(show.stdout.contains("pattern_promoted"), "{}", show.stdout);
+}
+
+#[test]
+fn outcome_grades_the_runs_patterns_once() {
+    let env = TestEnv::initialised();
+    extract(&env, "auditor", "r1", &[], DELIBERATION).success();
+    env.write(
+        "other.md",
+        "- Unrelated finding in a different run entirely here.\n",
+    );
+    swarm(
+        &env,
+        &[
+            "pattern", "extract", "--role", "auditor", "--run", "r2", "other.md",
+        ],
+    )
+    .success();
+    let run = swarm(&env, &["pattern", "outcome", "--run", "r1", "--pass"]);
+    run.success();
+    assert!(run.stdout.contains("3 pattern(s) graded"), "{}", run.stdout);
+    swarm(&env, &["pattern", "outcome", "--run", "r1", "--fail"]).code(2);
+    let ps = list(&env);
+    assert_eq!(by_text(&ps, "The cache key")["outcome_passes"], 1);
+    assert_eq!(by_text(&ps, "Unrelated")["outcome_passes"], 0);
+    // 0.5 credit, no ignores: a success rate of 1.
+    assert_eq!(by_text(&ps, "The cache key")["score"]["success_rate"], 1.0);
+    swarm(&env, &["pattern", "outcome", "--run", "r2"]).code(2);
+}
+
+#[test]
+fn one_pattern_learned_on_two_branches_merges_into_the_sum() {
+    let env = TestEnv::initialised();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "base", "--allow-empty"]);
+    env.git(&["checkout", "-q", "-b", "a"]);
+    extract(
+        &env,
+        "auditor",
+        "ra",
+        &["--labels", "x"],
+        &format!("{DELIBERATION}{EXECUTION}"),
+    )
+    .success();
+    verdict(&env, r#"{"verdict":"PASS"}"#);
+    feedback(&env, "auditor", "ra").success();
+    env.git(&["add", ".swarm"]);
+    env.git(&["commit", "-q", "-m", "learn on a"]);
+    env.git(&["checkout", "-q", "main"]);
+    env.git(&["checkout", "-q", "-b", "b"]);
+    extract(
+        &env,
+        "auditor",
+        "rb",
+        &["--labels", "y"],
+        &format!("{DELIBERATION}{EXECUTION}"),
+    )
+    .success();
+    feedback(&env, "auditor", "rb").success();
+    env.git(&["add", ".swarm"]);
+    env.git(&["commit", "-q", "-m", "learn on b"]);
+    env.git(&["merge", "-q", "--no-edit", "a"]);
+    let ps = list(&env);
+    assert_eq!(ps.len(), 3, "{ps:#?}");
+    let p = by_text(&ps, "The cache key");
+    assert_eq!(p["observations"], 2);
+    assert_eq!(p["validated"], 2);
+    assert_eq!(p["state"], "verified");
+}
