@@ -163,6 +163,7 @@ pub struct Score {
 /// All patterns, by id.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PatternFold {
+    #[serde(deserialize_with = "sorted_map")]
     pub patterns: BTreeMap<String, Pattern>,
     /// Observation ids that joined a near-duplicate pattern: alias → pattern.
     pub aliases: BTreeMap<String, String>,
@@ -170,6 +171,16 @@ pub struct PatternFold {
     pub outcomes: BTreeMap<String, (bool, i64)>,
     /// Pattern events folded.
     pub events: u64,
+}
+
+/// Decodes a map written in key order in one bulk build, not one insert
+/// per entry (postcard writes a map exactly as a sequence of pairs).
+fn sorted_map<'de, D>(d: D) -> Result<BTreeMap<String, Pattern>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let pairs: Vec<(String, Pattern)> = Deserialize::deserialize(d)?;
+    Ok(pairs.into_iter().collect())
 }
 
 fn key(kind: &str, run: &str) -> u64 {

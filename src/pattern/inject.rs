@@ -73,7 +73,8 @@ pub struct Query<'a> {
 
 /// Picks and formats the block's lines.
 pub fn select(fold: &PatternFold, cfg: &PatternsConfig, q: &Query<'_>) -> Block {
-    let mut candidates: Vec<Line> = Vec::new();
+    // Score everything, format only what is tried against the budget.
+    let mut candidates: Vec<(f64, &String, &super::fold::Pattern)> = Vec::new();
     for (id, p) in fold.observed() {
         let own = p.role == q.role;
         let st = state(p, cfg, q.now_ms);
@@ -81,34 +82,37 @@ pub fn select(fold: &PatternFold, cfg: &PatternsConfig, q: &Query<'_>) -> Block 
             continue;
         }
         let s = score(p, cfg, q.now_ms, q.labels, q.files).total;
-        if s < cfg.min_score {
-            continue;
+        if s >= cfg.min_score {
+            candidates.push((s, id, p));
         }
-        let text = crate::inject::sanitise(&p.text);
-        let mut tags = vec![p.record().unwrap_or_else(|| format!("score:{s:.2}"))];
-        let via = (!own).then(|| p.role.clone());
-        if let Some(v) = &via {
-            tags.push(format!("via:{v}"));
-        }
-        let line = format!("- {text} ({})", tags.join(", "));
-        candidates.push(Line {
-            id: id.clone(),
-            score: s,
-            text,
-            via,
-            line,
-        });
     }
-    candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
     let header = tokens(&Block::header(q.role));
     let mut used = header;
     let mut lines = Vec::new();
     let total = candidates.len();
-    for c in candidates {
-        let t = tokens(&c.line);
+    for (s, id, p) in candidates {
+        // Even the shortest line ("- x (score:0.10)") takes 4 tokens.
+        if used + 4 > q.budget {
+            break;
+        }
+        let text = crate::inject::sanitise(&p.text);
+        let mut tags = vec![p.record().unwrap_or_else(|| format!("score:{s:.2}"))];
+        let via = (p.role != q.role).then(|| p.role.clone());
+        if let Some(v) = &via {
+            tags.push(format!("via:{v}"));
+        }
+        let line = format!("- {text} ({})", tags.join(", "));
+        let t = tokens(&line);
         if used + t <= q.budget {
             used += t;
-            lines.push(c);
+            lines.push(Line {
+                id: id.clone(),
+                score: s,
+                text,
+                via,
+                line,
+            });
         }
     }
     let tokens = if lines.is_empty() { 0 } else { used };
