@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 use super::{DirectiveEntry, EventFileEntry, FileStamp, Index, Stamp};
 use crate::error::{Error, Result};
 use crate::fold::Fold;
-use crate::retrieve::Corpus;
 use crate::store::Store;
 
 const MAGIC: &[u8; 8] = b"GITSWARM";
@@ -79,40 +78,25 @@ impl OnDisk {
 
     /// Decodes the corpus section into `self.index.corpus`.
     pub fn load_corpus(&mut self) -> Result<()> {
-        let bytes = self.section(self.corpus_at, self.corpus_len, "corpus")?;
-        let corpus: Corpus = postcard::from_bytes(&bytes).map_err(|e| Error::Index {
-            message: format!("the index's corpus does not decode: {e}"),
-        })?;
-        self.index.corpus = Some(corpus);
+        let bytes = read_section(&mut self.file, self.corpus_at, self.corpus_len, "corpus")?;
+        self.index.corpus = Some(decode(&bytes, "corpus")?);
         Ok(())
     }
 
     /// Decodes the pattern fold into `self.index.patterns`.
     pub fn load_patterns(&mut self) -> Result<()> {
-        self.index.patterns = Some(self.sections_mut().patterns()?);
+        let bytes = read_section(
+            &mut self.file,
+            self.patterns_at,
+            self.patterns_len,
+            "patterns",
+        )?;
+        self.index.patterns = Some(decode(&bytes, "patterns")?);
         Ok(())
     }
 
-    fn sections_mut(&mut self) -> SectionsRef<'_> {
-        SectionsRef {
-            file: &mut self.file,
-            at: self.patterns_at,
-            len: self.patterns_len,
-        }
-    }
-
     fn entries_bytes(&mut self) -> Result<Vec<u8>> {
-        self.section(self.entries_at, self.entries_len, "entries")
-    }
-
-    fn section(&mut self, at: u64, len: u64, what: &str) -> Result<Vec<u8>> {
-        let damaged = |e: std::io::Error| Error::Index {
-            message: format!("the index's {what} cannot be read: {e}"),
-        };
-        self.file.seek(SeekFrom::Start(at)).map_err(damaged)?;
-        let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
-        self.file.read_exact(&mut bytes).map_err(damaged)?;
-        Ok(bytes)
+        read_section(&mut self.file, self.entries_at, self.entries_len, "entries")
     }
 
     /// The index, and the open file its sections can be copied or decoded from.
@@ -142,33 +126,31 @@ pub struct Old {
 impl Old {
     /// Decodes the pattern fold.
     pub fn patterns(&mut self) -> Result<crate::pattern::fold::PatternFold> {
-        SectionsRef {
-            file: &mut self.file,
-            at: self.patterns_at,
-            len: self.patterns_len,
-        }
-        .patterns()
+        let bytes = read_section(
+            &mut self.file,
+            self.patterns_at,
+            self.patterns_len,
+            "patterns",
+        )?;
+        decode(&bytes, "patterns")
     }
 }
 
-struct SectionsRef<'a> {
-    file: &'a mut File,
-    at: u64,
-    len: u64,
+/// The `len` bytes at `at` of an open index file.
+fn read_section(file: &mut File, at: u64, len: u64, what: &str) -> Result<Vec<u8>> {
+    let damaged = |e: std::io::Error| Error::Index {
+        message: format!("the index's {what} cannot be read: {e}"),
+    };
+    file.seek(SeekFrom::Start(at)).map_err(damaged)?;
+    let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
+    file.read_exact(&mut bytes).map_err(damaged)?;
+    Ok(bytes)
 }
 
-impl SectionsRef<'_> {
-    fn patterns(self) -> Result<crate::pattern::fold::PatternFold> {
-        let damaged = |e: std::io::Error| Error::Index {
-            message: format!("the index's patterns cannot be read: {e}"),
-        };
-        self.file.seek(SeekFrom::Start(self.at)).map_err(damaged)?;
-        let mut bytes = vec![0; usize::try_from(self.len).unwrap_or(0)];
-        self.file.read_exact(&mut bytes).map_err(damaged)?;
-        postcard::from_bytes(&bytes).map_err(|e| Error::Index {
-            message: format!("the index's patterns do not decode: {e}"),
-        })
-    }
+fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T> {
+    postcard::from_bytes(bytes).map_err(|e| Error::Index {
+        message: format!("the index's {what} do not decode: {e}"),
+    })
 }
 
 /// Where a written index's sections come from.
@@ -272,9 +254,7 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
 
 /// Decodes an entries section into `index`.
 fn decode_entries(bytes: &[u8], index: &mut Index) -> Result<()> {
-    let entries: Entries = postcard::from_bytes(bytes).map_err(|e| Error::Index {
-        message: format!("the index's entries do not decode: {e}"),
-    })?;
+    let entries: Entries = decode(bytes, "entries")?;
     index.directive_stamps = entries.directive_stamps;
     index.quarantine_stamps = entries.quarantine_stamps;
     index.directives = entries.directives;
