@@ -1103,10 +1103,13 @@ mod tests {
     fn statuses_serialize_in_snake_case() {
         let a = ack("abc", AckNa, Some("x"), 3);
         assert_eq!(
-            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&a).expect("valid test input"),
             r#"{"id":"abc","status":"not_applicable","reason":"x","line":3}"#
         );
-        assert_eq!(serde_json::to_string(&Violated).unwrap(), r#""violated""#);
+        assert_eq!(
+            serde_json::to_string(&Violated).expect("valid test input"),
+            r#""violated""#
+        );
     }
 
     #[test]
@@ -1198,7 +1201,7 @@ mod tests {
                 let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
                 s.push_str(&String::from_utf8_lossy(&bytes));
             }
-            let lines = u32::try_from(s.split('\n').count()).unwrap();
+            let lines = u32::try_from(s.split('\n').count()).expect("valid test input");
             for a in parse_acks(&s) {
                 assert!(is_valid_id(&a.id), "{s:?}: {a:?}");
                 assert!((1..=lines).contains(&a.line), "{s:?}: {a:?}");

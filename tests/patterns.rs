@@ -4,21 +4,8 @@
 
 mod common;
 
-use common::{Run, TestEnv};
+use common::{Run, TestEnv, tick};
 use serde_json::Value;
-
-/// A clock that moves one second per command, so that the events of a test
-/// are ordered as its commands ran.
-fn tick() -> String {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    format!(
-        "2026-11-22T{:02}:{:02}:{:02}Z",
-        10 + n / 3600,
-        n / 60 % 60,
-        n % 60
-    )
-}
 
 fn swarm(env: &TestEnv, args: &[&str]) -> Run {
     env.swarm_with(args, &[("GIT_SWARM_NOW", &tick())], None)

@@ -1573,11 +1573,19 @@ mod tests {
     use super::*;
 
     fn texts(md: &str) -> Vec<String> {
-        extract(md).unwrap().into_iter().map(|o| o.text).collect()
+        extract(md)
+            .expect("valid test input")
+            .into_iter()
+            .map(|o| o.text)
+            .collect()
     }
 
     fn lines_of(md: &str) -> Vec<usize> {
-        extract(md).unwrap().into_iter().map(|o| o.line).collect()
+        extract(md)
+            .expect("valid test input")
+            .into_iter()
+            .map(|o| o.line)
+            .collect()
     }
 
     fn err(md: &str) -> TextError {
@@ -1624,7 +1632,7 @@ KNOWLEDGE_APPLIED:cache-keys
 ---
 Verdict: FAIL
 ";
-        let got = extract(md).unwrap();
+        let got = extract(md).expect("valid test input");
         let summary: Vec<(&str, Category, usize)> = got
             .iter()
             .map(|o| (o.text.as_str(), o.category, o.line))
@@ -1703,7 +1711,7 @@ Verdict: FAIL
     #[test]
     fn continuation_lines_join_their_bullet() {
         let md = "- The cache key must include\n  the tenant id\n    and the region.\n- Second item stands on its own.";
-        let got = extract(md).unwrap();
+        let got = extract(md).expect("valid test input");
         assert_eq!(
             got.iter()
                 .map(|o| (o.text.as_str(), o.line))
@@ -1823,7 +1831,7 @@ Verdict: FAIL
     #[test]
     fn short_paragraphs_are_findings() {
         let md = "The handler swallows the timeout error.\n\nThe retry loop\nhas no upper bound.";
-        let got = extract(md).unwrap();
+        let got = extract(md).expect("valid test input");
         assert_eq!(
             got.iter()
                 .map(|o| (o.text.as_str(), o.line))
@@ -1919,7 +1927,7 @@ Verdict: FAIL
     #[test]
     fn code_fences_are_skipped() {
         let md = "```\n- not a bullet inside a fence block\n```\n~~~python\n- nor inside a tilde fence block\n~~~\n- but this bullet is read fine";
-        let got = extract(md).unwrap();
+        let got = extract(md).expect("valid test input");
         assert_eq!(
             got.iter()
                 .map(|o| (o.text.as_str(), o.line))
@@ -1951,7 +1959,7 @@ Verdict: FAIL
     #[test]
     fn html_comments_are_skipped() {
         let md = "<!-- a comment\n- that spans lines with a bullet\n-->\n- read after the comment ends\n- inline <!-- hidden words --> text is kept here";
-        let got = extract(md).unwrap();
+        let got = extract(md).expect("valid test input");
         assert_eq!(
             got.iter()
                 .map(|o| (o.text.as_str(), o.line))
@@ -1993,7 +2001,7 @@ Verdict: FAIL
     #[test]
     fn duplicates_keep_the_first() {
         let md = "- The cache key must include the tenant.\n- the CACHE key must   include the **tenant**\n- `The cache key must include the tenant`";
-        let got = extract(md).unwrap();
+        let got = extract(md).expect("valid test input");
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].line, 1);
         assert_eq!(got[0].text, "The cache key must include the tenant.");
@@ -2034,7 +2042,7 @@ Verdict: FAIL
     #[test]
     fn crlf_input() {
         let md = "# Findings\r\n\r\n- The lock is held across await.\r\n  It blocks the runtime.\r\n\r\n```\r\n- skipped in a fence\r\n```\r\n- Second finding is read too\r\n";
-        let got = extract(md).unwrap();
+        let got = extract(md).expect("valid test input");
         assert_eq!(
             got.iter()
                 .map(|o| (o.text.as_str(), o.line))
@@ -2049,10 +2057,16 @@ Verdict: FAIL
 
     #[test]
     fn empty_and_observation_free_input() {
-        assert_eq!(extract("").unwrap(), vec![]);
-        assert_eq!(extract("\n\n  \r\n").unwrap(), vec![]);
-        assert_eq!(extract("# Title\n## Section\n### Sub").unwrap(), vec![]);
-        assert_eq!(extract("Verdict: PASS\n").unwrap(), vec![]);
+        assert_eq!(extract("").expect("valid test input"), vec![]);
+        assert_eq!(extract("\n\n  \r\n").expect("valid test input"), vec![]);
+        assert_eq!(
+            extract("# Title\n## Section\n### Sub").expect("valid test input"),
+            vec![]
+        );
+        assert_eq!(
+            extract("Verdict: PASS\n").expect("valid test input"),
+            vec![]
+        );
     }
 
     // --- extract: malformed input ------------------------------------------
@@ -2221,11 +2235,11 @@ Verdict: FAIL
         assert_eq!(Category::Causal.as_str(), "causal");
         assert_eq!(Category::Observation.as_str(), "observation");
         assert_eq!(
-            serde_json::to_string(&Category::Causal).unwrap(),
+            serde_json::to_string(&Category::Causal).expect("valid test input"),
             r#""causal""#
         );
         assert_eq!(
-            serde_json::from_str::<Category>(r#""rule""#).unwrap(),
+            serde_json::from_str::<Category>(r#""rule""#).expect("valid test input"),
             Category::Rule
         );
     }
@@ -2301,7 +2315,7 @@ Verdict: FAIL
     #[test]
     fn verdict_in_an_html_comment() {
         let md = "# Inspector verdict\n\nLooks fine.\n\n<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": [], \"must_fix\": [], \"false_positives\": [\"the cache leaks\"]} -->\n";
-        let doc = parse_verdict(md).unwrap();
+        let doc = parse_verdict(md).expect("valid test input");
         assert_eq!(
             doc,
             VerdictDoc {
@@ -2317,7 +2331,7 @@ Verdict: FAIL
     #[test]
     fn verdict_comment_across_lines() {
         let md = "text\n<!--\n  jkz:verdict-json\n{\n  \"verdict\": \"fail\",\n  \"must_fix\": [\"I1\"]\n}\n-->\nafter";
-        let doc = parse_verdict(md).unwrap();
+        let doc = parse_verdict(md).expect("valid test input");
         assert_eq!(doc.verdict, VerdictKind::Fail);
         assert_eq!(doc.must_fix, strings(&["I1"]));
         assert_eq!(doc.line, 2);
@@ -2326,7 +2340,7 @@ Verdict: FAIL
     #[test]
     fn verdict_in_a_fenced_block() {
         let md = "Verdict below.\r\n\r\n```verdict-json\r\n{\r\n  \"verdict\": \"Fail\",\r\n  \"issues\": [{\"id\": 1, \"severity\": \"high\", \"summary\": \"leak\", \"location\": \"src/a.rs:3\", \"fix_hint\": \"scope the key\"}],\r\n  \"must_fix\": [{\"id\": 1}]\r\n}\r\n```\r\n";
-        let doc = parse_verdict(md).unwrap();
+        let doc = parse_verdict(md).expect("valid test input");
         assert_eq!(doc.verdict, VerdictKind::Fail);
         assert_eq!(doc.line, 3);
         assert_eq!(
@@ -2342,16 +2356,19 @@ Verdict: FAIL
         assert_eq!(doc.must_fix, strings(&["1"]));
         // A tilde fence, an info string with more words.
         let md = "~~~~ Verdict-JSON extra\n{\"verdict\": \"PASS\"}\n~~~~";
-        assert_eq!(parse_verdict(md).unwrap().verdict, VerdictKind::Pass);
+        assert_eq!(
+            parse_verdict(md).expect("valid test input").verdict,
+            VerdictKind::Pass
+        );
     }
 
     #[test]
     fn the_last_verdict_block_wins() {
         let md = "<!-- jkz:verdict-json {\"verdict\": \"FAIL\"} -->\n```verdict-json\n{\"verdict\": \"PASS\"}\n```\n";
-        let doc = parse_verdict(md).unwrap();
+        let doc = parse_verdict(md).expect("valid test input");
         assert_eq!((doc.verdict, doc.line), (VerdictKind::Pass, 2));
         let md = "```verdict-json\n{\"verdict\": \"PASS\"}\n```\ntext <!-- jkz:verdict-json {\"verdict\": \"FAIL\"} --> <!-- jkz:verdict-json {\"verdict\": \"PASS\", \"must_fix\": [\"x\"]} -->";
-        let doc = parse_verdict(md).unwrap();
+        let doc = parse_verdict(md).expect("valid test input");
         assert_eq!(
             (doc.verdict, doc.must_fix, doc.line),
             (VerdictKind::Pass, strings(&["x"]), 4)
@@ -2365,7 +2382,7 @@ Verdict: FAIL
     #[test]
     fn examples_in_other_fences_and_inline_code_are_not_verdicts() {
         let md = "<!-- jkz:verdict-json {\"verdict\": \"FAIL\"} -->\n```markdown\n<!-- jkz:verdict-json {\"verdict\": \"PASS\"} -->\n```\nWrite `<!-- jkz:verdict-json {...} -->` at the end.";
-        let doc = parse_verdict(md).unwrap();
+        let doc = parse_verdict(md).expect("valid test input");
         assert_eq!((doc.verdict, doc.line), (VerdictKind::Fail, 1));
         // Other comments and near-miss tags are not verdicts.
         let md = "<!-- note -->\n<!-- jkz:verdict-jsonx {\"verdict\": \"PASS\"} -->";
@@ -2386,7 +2403,7 @@ Verdict: FAIL
   ],
   "issues": [{"summary": "only a summary"}, {"id": "I2", "summary": "s", "severity": null}]
 } -->"#;
-        let doc = parse_verdict(md).unwrap();
+        let doc = parse_verdict(md).expect("valid test input");
         assert_eq!(
             doc.must_fix,
             strings(&["I1", "I2", "3", "close the handle", "s"])
@@ -2411,7 +2428,7 @@ Verdict: FAIL
     fn missing_and_null_lists_are_empty() {
         let doc =
             parse_verdict("<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": null} -->")
-                .unwrap();
+                .expect("valid test input");
         assert!(doc.issues.is_empty() && doc.must_fix.is_empty() && doc.false_positives.is_empty());
     }
 
@@ -2550,11 +2567,11 @@ Verdict: FAIL
     #[test]
     fn verdict_kind_serde() {
         assert_eq!(
-            serde_json::to_string(&VerdictKind::Pass).unwrap(),
+            serde_json::to_string(&VerdictKind::Pass).expect("valid test input"),
             r#""PASS""#
         );
         assert_eq!(
-            serde_json::to_string(&VerdictKind::Fail).unwrap(),
+            serde_json::to_string(&VerdictKind::Fail).expect("valid test input"),
             r#""FAIL""#
         );
         for (s, want) in [
@@ -2562,7 +2579,10 @@ Verdict: FAIL
             (r#""pass""#, VerdictKind::Pass),
             (r#""Fail""#, VerdictKind::Fail),
         ] {
-            assert_eq!(serde_json::from_str::<VerdictKind>(s).unwrap(), want);
+            assert_eq!(
+                serde_json::from_str::<VerdictKind>(s).expect("valid test input"),
+                want
+            );
         }
         assert!(serde_json::from_str::<VerdictKind>(r#""passed""#).is_err());
         assert!(serde_json::from_str::<VerdictKind>("1").is_err());
@@ -2734,7 +2754,7 @@ Verdict: FAIL
     fn excerpts_are_cut_to_120_characters() {
         let line = format!("src/a.rs:1 {}", "é".repeat(200));
         let ev = evidence(&line, &[]);
-        let ex = ev.excerpt.unwrap();
+        let ex = ev.excerpt.expect("valid test input");
         assert_eq!(ex.chars().count(), MAX_EXCERPT_CHARS);
         assert!(ex.ends_with('…'));
     }
@@ -2751,7 +2771,7 @@ Verdict: FAIL
     // --- find_finding -------------------------------------------------------
 
     fn observations(md: &str) -> Vec<Observation> {
-        extract(md).unwrap()
+        extract(md).expect("valid test input")
     }
 
     const DELIBERATION: &str = "\
@@ -2864,8 +2884,12 @@ Verdict: FAIL
             let _ = classify(md);
             let _ = tokens(md);
         }
-        assert!(extract(&huge).unwrap().is_empty());
-        assert!(extract(&format!("- {huge}")).unwrap().is_empty());
+        assert!(extract(&huge).expect("valid test input").is_empty());
+        assert!(
+            extract(&format!("- {huge}"))
+                .expect("valid test input")
+                .is_empty()
+        );
     }
 
     /// A fixed linear congruential generator: the same inputs every run.
@@ -3004,7 +3028,7 @@ Verdict: FAIL
                                         p.normalised.contains(&o.normalised)
                                             || o.normalised.contains(&p.normalised)
                                     })
-                                    .unwrap()
+                                    .expect("valid test input")
                             },
                             "{s:?}"
                         );
@@ -3039,7 +3063,7 @@ Verdict: FAIL
     #[test]
     fn metadata_fields_are_not_part_of_a_finding() {
         let md = "**Finding 1**: The lock is held across an await.\n**Severity**: high\n**Location:** src/a.rs:12\nSeverity: medium\n**Impact**: requests stall under load for seconds.\n- Location: src/b.rs:40 in the handler\n- File: src/c.rs is touched here";
-        let got = extract(md).unwrap();
+        let got = extract(md).expect("valid test input");
         assert_eq!(
             got.iter()
                 .map(|o| (o.text.as_str(), o.line))

@@ -262,3 +262,17 @@ pub fn assert_no_panic(run: &Run) {
         run.snapshot()
     );
 }
+
+/// A clock that moves one second per call, for `GIT_SWARM_NOW`: events of
+/// one test are then ordered as its commands ran (events in the same
+/// millisecond from different processes have no order of their own).
+pub fn tick() -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!(
+        "2026-11-22T{:02}:{:02}:{:02}Z",
+        10 + n / 3600,
+        n / 60 % 60,
+        n % 60
+    )
+}
