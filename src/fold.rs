@@ -190,8 +190,108 @@ pub struct Fold {
     last_ts: Vec<i64>,
     /// Sorted keys of the (directive, change) pairs with a recorded `check` failure.
     check_keys: Vec<u64>,
+    /// What ranking reads of each directive's loop state, by row: kept
+    /// beside `loops` so that `inject` never decodes them.
+    standing: Vec<RowLoop>,
     /// Escalation state of the directives that have had a violation, by id.
-    loops: BTreeMap<String, LoopState>,
+    loops: Loops,
+}
+
+/// A row's loop state in brief.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct RowLoop {
+    violations: u64,
+    remediations: u64,
+    escalated: bool,
+}
+
+/// What ranking reads of one directive: see [`Fold::standings`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Standing {
+    /// `shown` events.
+    pub shown: u64,
+    pub violations: u64,
+    pub remediations: u64,
+    /// An escalation episode is open.
+    pub escalated: bool,
+}
+
+/// The loop states, decoded from the index only when first read: most
+/// commands never look at them, and with many directives they are the
+/// costliest part of the fold to decode. Stored as postcard bytes with an
+/// xxh3 checksum, checked when the index is read, so that decoding later
+/// cannot meet damaged bytes.
+#[derive(Debug, Default)]
+struct Loops {
+    raw: Option<Vec<u8>>,
+    map: std::sync::OnceLock<BTreeMap<String, LoopState>>,
+}
+
+impl Loops {
+    fn get(&self) -> &BTreeMap<String, LoopState> {
+        self.map.get_or_init(|| {
+            // Checked on read: the bytes are ones this program encoded.
+            self.raw
+                .as_deref()
+                .and_then(|b| postcard::from_bytes(b).ok())
+                .unwrap_or_default()
+        })
+    }
+
+    fn get_mut(&mut self) -> &mut BTreeMap<String, LoopState> {
+        self.get();
+        self.raw = None;
+        self.map.get_mut().expect("initialised just above")
+    }
+}
+
+impl Clone for Loops {
+    fn clone(&self) -> Self {
+        let map = std::sync::OnceLock::new();
+        if let Some(m) = self.map.get() {
+            let _ = map.set(m.clone());
+        }
+        Loops {
+            raw: self.raw.clone(),
+            map,
+        }
+    }
+}
+
+impl PartialEq for Loops {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for Loops {}
+
+impl Serialize for Loops {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let encoded;
+        let bytes = match (&self.raw, self.map.get()) {
+            (Some(raw), None) => raw.as_slice(),
+            _ => {
+                encoded = postcard::to_stdvec(self.get()).map_err(serde::ser::Error::custom)?;
+                encoded.as_slice()
+            }
+        };
+        let sum = xxhash_rust::xxh3::xxh3_64(bytes);
+        (sum, serde_bytes::Bytes::new(bytes)).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Loops {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (sum, bytes): (u64, serde_bytes::ByteBuf) = Deserialize::deserialize(d)?;
+        if xxhash_rust::xxh3::xxh3_64(&bytes) != sum {
+            return Err(serde::de::Error::custom("loop states damaged"));
+        }
+        Ok(Loops {
+            raw: Some(bytes.into_vec()),
+            map: std::sync::OnceLock::new(),
+        })
+    }
 }
 
 /// What the directive loop has seen of one directive.
@@ -304,6 +404,16 @@ pub struct DirectiveFold<'a> {
 }
 
 impl DirectiveFold<'_> {
+    /// Events of one kind.
+    pub fn count(&self, kind: &str) -> u64 {
+        let width = self.fold.kinds.len();
+        self.fold
+            .kinds
+            .iter()
+            .position(|k| k == kind)
+            .map_or(0, |k| self.fold.counts[self.row * width + k])
+    }
+
     /// Events per kind (kinds with none left out).
     pub fn counts(&self) -> BTreeMap<String, u64> {
         let width = self.fold.kinds.len();
@@ -354,12 +464,18 @@ impl Fold {
             self.last_ts[row] = self.last_ts[row].max(e.ts);
         }
         if e.signal != Signal::None {
-            for d in &e.directives {
-                let state = match self.loops.get_mut(d) {
+            let loops = self.loops.get_mut();
+            for (d, &row) in e.directives.iter().zip(rows) {
+                let state = match loops.get_mut(d) {
                     Some(s) => s,
-                    None => self.loops.entry(d.clone()).or_default(),
+                    None => loops.entry(d.clone()).or_default(),
                 };
                 state.apply(e);
+                self.standing[row] = RowLoop {
+                    violations: state.violations,
+                    remediations: state.remediations,
+                    escalated: state.open().is_some(),
+                };
             }
         }
         if e.kind == "check"
@@ -373,6 +489,34 @@ impl Fold {
             }
         }
         self.last = Some(self.last.map_or(e.order(), |l| l.max(e.order())));
+    }
+
+    /// What ranking reads of each of `ids` (in any order; in one pass when
+    /// they come sorted): `shown` events, violations, remediations and
+    /// whether it is escalated — without decoding the loop states.
+    pub fn standings<'a>(&self, ids: impl Iterator<Item = &'a str>) -> Vec<Standing> {
+        let mut order: Vec<(&str, usize)> = ids.enumerate().map(|(i, id)| (id, i)).collect();
+        // Stable and adaptive: linear for ids already sorted.
+        order.sort_by(|a, b| a.0.cmp(b.0));
+        let mut out = vec![Standing::default(); order.len()];
+        let shown = self.kinds.iter().position(|k| k == "shown");
+        let width = self.kinds.len();
+        let mut row = 0;
+        for (id, i) in order {
+            while row < self.id_ends.len() && self.id(row) < id {
+                row += 1;
+            }
+            if row < self.id_ends.len() && self.id(row) == id {
+                let s = self.standing[row];
+                out[i] = Standing {
+                    shown: shown.map_or(0, |k| self.counts[row * width + k]),
+                    violations: s.violations,
+                    remediations: s.remediations,
+                    escalated: s.escalated,
+                };
+            }
+        }
+        out
     }
 
     /// Can `e` be applied after what is folded without changing the order?
@@ -411,17 +555,17 @@ impl Fold {
 
     /// The open escalation episode of a directive.
     pub fn escalated(&self, id: &str) -> Option<&Episode> {
-        self.loops.get(id).and_then(LoopState::open)
+        self.loops.get().get(id).and_then(LoopState::open)
     }
 
     /// The directive loop's state of a directive that has had a violation or remediation.
     pub fn loop_state(&self, id: &str) -> Option<&LoopState> {
-        self.loops.get(id)
+        self.loops.get().get(id)
     }
 
     /// Every directive with loop state, by id.
     pub fn loop_states(&self) -> impl Iterator<Item = (&str, &LoopState)> {
-        self.loops.iter().map(|(k, v)| (k.as_str(), v))
+        self.loops.get().iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// Events per kind, for the whole log.
@@ -489,6 +633,7 @@ impl Fold {
         self.counts
             .splice(at * width..at * width, std::iter::repeat_n(0, width));
         self.last_ts.insert(at, 0);
+        self.standing.insert(at, RowLoop::default());
         at
     }
 
@@ -499,6 +644,7 @@ impl Fold {
             kind_counts: vec![0; kinds.len()],
             counts: vec![0; ids.len() * kinds.len()],
             last_ts: vec![0; ids.len()],
+            standing: vec![RowLoop::default(); ids.len()],
             kinds,
             ..Fold::default()
         };
@@ -638,6 +784,60 @@ mod tests {
         }
         let head = EventHead::parse(lines[1].as_bytes()).expect("valid test input");
         assert_eq!(head.directives, ["x", "y"]);
+    }
+
+    #[test]
+    fn loop_states_stay_encoded_until_read_and_damage_is_caught() {
+        let heads = vec![
+            violation(1, 1, "a", 1),
+            violation(2, 2, "a", 2),
+            head(3, 3 * 86_400_000, "shown", "a"),
+            violation(4, 3, "b", 1),
+            signal(5, 4, "ack", "b", Signal::Remediation),
+        ];
+        let fold = fold_all(heads.clone());
+        let bytes = postcard::to_stdvec(&fold).expect("encode");
+        let decoded: Fold = postcard::from_bytes(&bytes).expect("decode");
+        assert!(decoded.loops.map.get().is_none(), "decoded eagerly");
+        // The standings come from the rows, without decoding the loop states.
+        let st = decoded.standings(["b", "a", "z"].into_iter());
+        assert!(decoded.loops.map.get().is_none(), "standings decoded them");
+        assert_eq!(
+            st,
+            [
+                Standing {
+                    shown: 0,
+                    violations: 1,
+                    remediations: 1,
+                    escalated: false
+                },
+                Standing {
+                    shown: 1,
+                    violations: 2,
+                    remediations: 0,
+                    escalated: true
+                },
+                Standing::default(),
+            ]
+        );
+        assert_eq!(decoded, fold);
+        assert!(decoded.escalated("a").is_some());
+        // Re-encoded untouched, the bytes are copied as they were.
+        assert_eq!(postcard::to_stdvec(&decoded).expect("encode"), bytes);
+        // Applying more events works on the decoded states.
+        let mut more = decoded.clone();
+        more.apply(&signal(6, 5, "deescalation", "a", Signal::Deescalation));
+        assert!(more.escalated("a").is_none());
+        assert!(!more.standings(["a"].into_iter())[0].escalated);
+        // A flipped byte in the encoded states fails the checksum.
+        let raw = postcard::to_stdvec(&fold.loops).expect("encode");
+        let at = bytes
+            .windows(raw.len())
+            .position(|w| w == raw.as_slice())
+            .expect("states in the fold's bytes");
+        let mut damaged = bytes.clone();
+        damaged[at + raw.len() - 1] ^= 0x55;
+        assert!(postcard::from_bytes::<Fold>(&damaged).is_err());
     }
 
     fn head(key: u128, ts: i64, kind: &str, d: &str) -> EventHead {

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::directive::{Directive, Enforcement, Priority};
 use crate::error::Result;
-use crate::fold::Fold;
+use crate::fold::{Fold, Standing};
 use crate::retrieve::{Corpus, Query, Scored, Track};
 
 /// The opening and closing tag of the block.
@@ -67,7 +67,8 @@ pub fn select(
         tools: req.tools.clone(),
         files: req.files.clone(),
     };
-    let track = |id: &str| track(fold, id);
+    let standings = standings(fold, corpus);
+    let track = |doc: usize| track(standings[doc]);
     let scope = corpus.in_scope(&req.role, &req.tools);
     let mut scored: Vec<Scored> = corpus
         .score(&query, &track)
@@ -92,12 +93,17 @@ pub fn select(
     }
     // Effective priority decides what is critical: an escalated directive is pinned.
     let picked = corpus.select_with(&scored, req.max, req.mmr_lambda, &|doc| {
-        corpus.priority(doc) == Priority::Critical || fold.escalated(corpus.id(doc)).is_some()
+        corpus.priority(doc) == Priority::Critical || standings[doc].escalated
     });
     let mut shown = Vec::with_capacity(picked.len());
     for s in &picked {
         let d = load(s.doc, corpus.id(s.doc))?;
-        let (priority, enforcement) = fold.effective(&d);
+        // As [`Fold::effective`], from the standing (the loop states stay encoded).
+        let (priority, enforcement) = if standings[s.doc].escalated {
+            (Priority::Critical, Enforcement::Enforce)
+        } else {
+            (d.priority, d.enforcement)
+        };
         shown.push(Shown {
             id: d.id.clone(),
             priority,
@@ -132,17 +138,17 @@ pub fn select(
     })
 }
 
-/// The retrieval signals the fold has for a directive.
-pub fn track(fold: &Fold, id: &str) -> Track {
-    let Some(d) = fold.directive(id) else {
-        return Track::default();
-    };
-    let counts = d.counts();
-    let state = fold.loop_state(id);
+/// What the fold says of each document of the corpus, by document number.
+pub fn standings(fold: &Fold, corpus: &Corpus) -> Vec<Standing> {
+    fold.standings((0..corpus.len()).map(|doc| corpus.id(doc)))
+}
+
+/// The retrieval signals of a directive's standing.
+pub fn track(s: Standing) -> Track {
     Track {
-        applied: state.map_or(0, |s| s.remediations),
-        violated: state.map_or(0, |s| s.violations),
-        shown: counts.get("shown").copied().unwrap_or(0),
+        applied: s.remediations,
+        violated: s.violations,
+        shown: s.shown,
     }
 }
 

@@ -33,6 +33,7 @@ pub mod retrieve;
 pub mod runner;
 pub mod schema;
 pub mod store;
+pub mod trace;
 pub mod trust;
 pub mod validate;
 

@@ -470,7 +470,7 @@ impl Corpus {
     /// matches it — through a query token or bigram, a synonym, a trigger, the
     /// role, a tool or a file — sorted by total descending, then id.
     /// Priority, cold start and outcome only adjust the score of a match.
-    pub fn score(&self, q: &Query, track: &dyn Fn(&str) -> Track) -> Vec<Scored> {
+    pub fn score(&self, q: &Query, track: &dyn Fn(usize) -> Track) -> Vec<Scored> {
         let n = self.len();
         if n == 0 {
             return Vec::new();
@@ -617,7 +617,7 @@ impl Corpus {
             if f & PATH != 0 {
                 context += CONTEXT_PATH;
             }
-            let tr = track(&self.ids[d]);
+            let tr = track(d);
             let parts = Parts {
                 bm25,
                 context,
@@ -650,7 +650,7 @@ impl Corpus {
                 parts,
             });
         }
-        out.sort_by(rank_order);
+        out.sort_unstable_by(rank_order);
         out
     }
 
@@ -685,7 +685,7 @@ impl Corpus {
             lambda.clamp(0.0, 1.0)
         };
         let mut order: Vec<&Scored> = scored.iter().filter(|s| s.doc < self.len()).collect();
-        order.sort_by(|a, b| rank_order(a, b));
+        order.sort_unstable_by(|a, b| rank_order(a, b));
         let mut seen = vec![false; self.len()];
         order.retain(|s| !std::mem::replace(&mut seen[s.doc], true));
 
@@ -1085,11 +1085,11 @@ mod tests {
         v.iter().map(|s| s.to_string()).collect()
     }
 
-    fn fresh(_: &str) -> Track {
+    fn fresh(_: usize) -> Track {
         Track::default()
     }
 
-    fn seasoned(_: &str) -> Track {
+    fn seasoned(_: usize) -> Track {
         Track {
             applied: 5,
             violated: 5,
@@ -1570,7 +1570,7 @@ mod tests {
                 files: Vec::new(),
             })
             .collect();
-        let track = |_: &str| Track::default();
+        let track = |_: usize| Track::default();
         let t = Instant::now();
         let mut hits = 0;
         for q in &queries {

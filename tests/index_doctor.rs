@@ -631,3 +631,143 @@ fn a_config_change_refolds_the_events() {
     env.write(".swarm/config.toml", config);
     assert_eq!(count(&env), 1, "raising the limit must bring the line in");
 }
+
+/// Sets the mtime of `rel` (a file or a folder) an hour back, so that the
+/// index trusts it rather than treating it as just changed.
+fn age(env: &TestEnv, rel: &str) {
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(env.path(rel))
+        .and_then(|f| f.set_modified(hour_ago))
+        .unwrap_or_else(|e| panic!("cannot age {rel}: {e}"));
+}
+
+fn age_directives(env: &TestEnv) {
+    for entry in std::fs::read_dir(env.path(".swarm/directives")).expect("list") {
+        let name = entry.expect("entry").file_name();
+        age(
+            env,
+            &format!(".swarm/directives/{}", name.to_string_lossy()),
+        );
+    }
+    age(env, ".swarm/directives");
+}
+
+/// The index keeps the directives folder's listing and, while the folder's
+/// stamp is unchanged, stats only the names it listed: files added, edited
+/// in place and removed must all still be seen.
+#[test]
+fn an_unchanged_directives_folder_is_not_listed_again_yet_changes_are_seen() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/directives/parser-errors.toml",
+        directive_toml(
+            "parser-errors",
+            "Keep the parser error context when wrapping",
+        ),
+    );
+    age_directives(&env);
+    let ids = |env: &TestEnv| -> Vec<String> {
+        env.swarm(&["list"])
+            .stdout
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+            .collect()
+    };
+    assert!(ids(&env).contains(&"parser-errors".to_owned()));
+    // Built with an aged folder: the listing is recorded. Edit in place (the
+    // folder's mtime does not move) and age the folder again to be sure.
+    env.write(
+        ".swarm/directives/parser-errors.toml",
+        directive_toml(
+            "parser-errors",
+            "Keep the parser source error when wrapping",
+        ),
+    );
+    age(&env, ".swarm/directives");
+    let shown = env.swarm(&["show", "parser-errors"]);
+    assert!(
+        shown.stdout.contains("parser source error"),
+        "{}",
+        shown.snapshot()
+    );
+    let injected = env.swarm(&["inject", "--role", "coder", "--task", "parser error"]);
+    injected.success();
+    assert!(
+        injected.stdout.contains("parser source error"),
+        "{}",
+        injected.snapshot()
+    );
+    // A new file and a removed one move the folder's mtime.
+    age_directives(&env);
+    env.swarm(&["list"]).success();
+    env.write(
+        ".swarm/directives/fresh-one.toml",
+        directive_toml("fresh-one", "A directive written by hand today"),
+    );
+    std::fs::remove_file(env.path(".swarm/directives/lockfile-with-manifest.toml")).expect("rm");
+    let now = ids(&env);
+    assert!(now.contains(&"fresh-one".to_owned()), "{now:?}");
+    assert!(
+        !now.contains(&"lockfile-with-manifest".to_owned()),
+        "{now:?}"
+    );
+}
+
+/// A few appended events are folded by the command that reads them without
+/// rewriting the index; `index refresh` writes them in.
+#[test]
+fn a_few_appended_events_are_folded_without_rewriting_the_index() {
+    let env = TestEnv::initialised();
+    // Files changed within two seconds of a refresh are re-read anyway: age them.
+    append(
+        &env,
+        ".swarm/events/2026-11.jsonl",
+        &event(
+            "ev-0",
+            "2026-11-09T00:00:00.000Z",
+            "shown",
+            "no-private-keys",
+        ),
+    );
+    age_directives(&env);
+    age(&env, ".swarm/config.toml");
+    age(&env, ".swarm/events/2026-11.jsonl");
+    env.swarm(&["list"]).success();
+    let index = || std::fs::read(env.path(".git/swarm/index")).expect("index");
+    let before = index();
+    append(
+        &env,
+        ".swarm/events/2026-11.jsonl",
+        &event(
+            "ev-1",
+            "2026-11-10T00:00:00.000Z",
+            "check",
+            "no-private-keys",
+        ),
+    );
+    assert_eq!(listed_events(&env, "no-private-keys"), 2);
+    assert!(index() == before, "the index was rewritten for one event");
+    append(
+        &env,
+        ".swarm/events/2026-11.jsonl",
+        &event(
+            "ev-2",
+            "2026-11-11T00:00:00.000Z",
+            "check",
+            "no-private-keys",
+        ),
+    );
+    assert_eq!(listed_events(&env, "no-private-keys"), 3);
+    assert_eq!(status_json(&env, &env.path(""))["fresh"], false);
+    let refresh = env.swarm(&["index", "refresh"]);
+    refresh.success();
+    assert!(
+        refresh.stdout.contains("1 event file(s)"),
+        "{}",
+        refresh.snapshot()
+    );
+    assert!(index() != before, "index refresh did not write");
+    assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
+    assert_eq!(listed_events(&env, "no-private-keys"), 3);
+}

@@ -65,7 +65,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         (None, None) => String::new(),
     };
     let store = super::store(ui)?;
-    let loaded = super::load_delegation(&store, ui)?;
+    // Not dropped: the process ends soon after, and freeing every string of
+    // a large index took longer than the ranking.
+    let loaded = std::mem::ManuallyDrop::new(super::load_delegation(&store, ui)?);
     let index = &loaded.index;
     let cfg = &store.config;
     let tools = if args.tools.is_empty() {
@@ -104,6 +106,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         ),
         None => super::pattern::block_for(&store, &Default::default(), &args.role, &[], &[], 0),
     };
+    git_swarm::trace::mark("selected");
     let pattern_ids: Vec<&str> = patterns.lines.iter().map(|l| l.id.as_str()).collect();
     if sel.shown.is_empty() {
         if args.format == Format::Json {
@@ -133,6 +136,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     e.actor.role = Some(args.role.clone());
     let delegation = e.id.clone();
     super::append(&store, &[e], ui)?;
+    git_swarm::trace::mark("appended");
     let block = inject::render(&sel, &args.role, &delegation);
     if args.format == Format::Json {
         ui.json(&serde_json::json!({

@@ -115,9 +115,16 @@ impl From<io::Error> for CliError {
 }
 
 pub fn main() -> ExitCode {
+    if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
+        git_swarm::trace::enable();
+    }
     let cli = Cli::parse();
     let mut ui = Ui::new();
     let result = run(cli.command, &mut ui);
+    git_swarm::trace::mark("done");
+    for line in git_swarm::trace::report() {
+        eprintln!("{line}");
+    }
     match result {
         Ok(code) => code,
         Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -198,6 +205,7 @@ pub fn repo() -> Result<Repo, Error> {
 /// The `.swarm/` of the repository around the current directory.
 pub fn store(ui: &mut Ui) -> Result<Store, Error> {
     let store = Store::open(&repo()?, clock()?)?;
+    git_swarm::trace::mark("store opened");
     for p in &store.config_problems {
         ui.problem(p);
     }

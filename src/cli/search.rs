@@ -48,7 +48,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         files: args.files.clone(),
     };
     let fold = &index.fold;
-    let mut scored = corpus.score(&query, &|id| git_swarm::inject::track(fold, id));
+    let standings = git_swarm::inject::standings(fold, corpus);
+    let mut scored = corpus.score(&query, &|doc| git_swarm::inject::track(standings[doc]));
     scored.truncate(args.max_count);
     if args.format == Format::Json {
         ui.json(&scored)?;

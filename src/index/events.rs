@@ -141,7 +141,7 @@ pub fn update(
     files: &[(String, Stamp)],
     index: &mut Index,
     built_at_ns: i64,
-) -> Result<std::result::Result<(usize, Vec<crate::fold::EventHead>), String>> {
+) -> Result<std::result::Result<Appended, String>> {
     let old = std::mem::take(&mut index.event_files);
     if old.iter().any(|e| {
         files
@@ -153,6 +153,7 @@ pub fn update(
     let mut entries = Vec::with_capacity(files.len());
     let mut new_heads = Vec::new();
     let mut changed = 0;
+    let mut new_bytes = 0;
     for (name, stamp) in files {
         let prev = old
             .binary_search_by(|e| e.file.as_str().cmp(name))
@@ -194,6 +195,7 @@ pub fn update(
         );
         problems.extend(parsed.problems);
         let consumed = start + parsed.consumed;
+        new_bytes += (bytes.len() - start) as u64;
         entries.push(EventFileEntry {
             file: name.clone(),
             stamp: *stamp,
@@ -211,5 +213,19 @@ pub fn update(
         Err(reason) => return Ok(Err(reason)),
     };
     index.event_files = entries;
-    Ok(Ok((changed, pattern_heads)))
+    Ok(Ok(Appended {
+        files: changed,
+        bytes: new_bytes,
+        pattern_heads,
+    }))
+}
+
+/// What [`update`] folded.
+pub struct Appended {
+    /// Event files re-read.
+    pub files: usize,
+    /// Bytes read past what the index had folded.
+    pub bytes: u64,
+    /// The pattern events among the new ones, in order.
+    pub pattern_heads: Vec<crate::fold::EventHead>,
 }

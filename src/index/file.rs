@@ -5,10 +5,13 @@
 //! (the directive files' stamps and parsed contents) and the retrieval
 //! corpus of the active directives (built from the entries whenever they
 //! are encoded, so `inject` never decodes the entries).
-//! Written atomically (temp file + rename).
+//! Written atomically (temp file + rename), and read through a memory map:
+//! since the file is only ever replaced, never written in place, a mapping
+//! keeps seeing the version it opened, and sections are decoded straight
+//! from the page cache with no copy into fresh memory.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +24,7 @@ use crate::store::Store;
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 9;
+const FORMAT: u32 = 11;
 
 #[derive(Serialize, Deserialize)]
 struct Head {
@@ -34,6 +37,7 @@ struct Head {
     entries_racy: bool,
     directive_count: usize,
     quarantine_count: usize,
+    listing: Option<(Stamp, String)>,
     entry_errors: u64,
     event_files: Vec<EventFileEntry>,
     fold: Fold,
@@ -60,7 +64,7 @@ struct Entries {
 /// whatever has been renamed over the path since) only when needed.
 pub struct OnDisk {
     pub index: Index,
-    file: File,
+    map: Map,
     patterns_at: u64,
     patterns_len: u64,
     entries_at: u64,
@@ -72,37 +76,28 @@ pub struct OnDisk {
 impl OnDisk {
     /// Decodes the entries section into `self.index`.
     pub fn load_entries(&mut self) -> Result<()> {
-        let bytes = self.entries_bytes()?;
-        decode_entries(&bytes, &mut self.index)
+        let bytes = section(&self.map, self.entries_at, self.entries_len, "entries")?;
+        decode_entries(bytes, &mut self.index)
     }
 
     /// Decodes the corpus section into `self.index.corpus`.
     pub fn load_corpus(&mut self) -> Result<()> {
-        let bytes = read_section(&mut self.file, self.corpus_at, self.corpus_len, "corpus")?;
-        self.index.corpus = Some(decode(&bytes, "corpus")?);
+        let bytes = section(&self.map, self.corpus_at, self.corpus_len, "corpus")?;
+        self.index.corpus = Some(decode(bytes, "corpus")?);
         Ok(())
     }
 
     /// Decodes the pattern fold into `self.index.patterns`.
     pub fn load_patterns(&mut self) -> Result<()> {
-        let bytes = read_section(
-            &mut self.file,
-            self.patterns_at,
-            self.patterns_len,
-            "patterns",
-        )?;
-        self.index.patterns = Some(decode(&bytes, "patterns")?);
+        let bytes = section(&self.map, self.patterns_at, self.patterns_len, "patterns")?;
+        self.index.patterns = Some(decode(bytes, "patterns")?);
         Ok(())
-    }
-
-    fn entries_bytes(&mut self) -> Result<Vec<u8>> {
-        read_section(&mut self.file, self.entries_at, self.entries_len, "entries")
     }
 
     /// The index, and the open file its sections can be copied or decoded from.
     pub fn into_parts(self) -> (Index, Old) {
         let old = Old {
-            file: self.file,
+            map: self.map,
             patterns_at: self.patterns_at,
             patterns_len: self.patterns_len,
             // Entries and corpus with their length fields: from the entries' length to the end.
@@ -116,7 +111,7 @@ impl OnDisk {
 /// An index file still open after its head was read: where a new index
 /// copies unchanged sections from.
 pub struct Old {
-    file: File,
+    map: Map,
     patterns_at: u64,
     patterns_len: u64,
     rest_at: u64,
@@ -126,25 +121,51 @@ pub struct Old {
 impl Old {
     /// Decodes the pattern fold.
     pub fn patterns(&mut self) -> Result<crate::pattern::fold::PatternFold> {
-        let bytes = read_section(
-            &mut self.file,
-            self.patterns_at,
-            self.patterns_len,
-            "patterns",
-        )?;
-        decode(&bytes, "patterns")
+        let bytes = section(&self.map, self.patterns_at, self.patterns_len, "patterns")?;
+        decode(bytes, "patterns")
     }
 }
 
-/// The `len` bytes at `at` of an open index file.
-fn read_section(file: &mut File, at: u64, len: u64, what: &str) -> Result<Vec<u8>> {
-    let damaged = |e: std::io::Error| Error::Index {
-        message: format!("the index's {what} cannot be read: {e}"),
-    };
-    file.seek(SeekFrom::Start(at)).map_err(damaged)?;
-    let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
-    file.read_exact(&mut bytes).map_err(damaged)?;
-    Ok(bytes)
+/// An index file's bytes: mapped, or read when it cannot be mapped.
+enum Map {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl Map {
+    fn open(file: &File) -> Option<Map> {
+        // SAFETY: the index is replaced by rename, never modified in place,
+        // so the mapped file does not change under the mapping. (Another
+        // program truncating it would, as for any mapped file, end the
+        // process with SIGBUS; git maps its pack files on the same terms.)
+        match unsafe { memmap2::Mmap::map(file) } {
+            Ok(m) => Some(Map::Mapped(m)),
+            Err(_) => {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut &*file, &mut bytes).ok()?;
+                Some(Map::Read(bytes))
+            }
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Map::Mapped(m) => m,
+            Map::Read(v) => v,
+        }
+    }
+}
+
+/// The `len` bytes at `at` of an index file.
+fn section<'a>(map: &'a Map, at: u64, len: u64, what: &str) -> Result<&'a [u8]> {
+    let bytes = map.bytes();
+    usize::try_from(at)
+        .ok()
+        .zip(usize::try_from(len).ok())
+        .and_then(|(at, len)| bytes.get(at..at.checked_add(len)?))
+        .ok_or_else(|| Error::Index {
+            message: format!("the index's {what} lies past its end"),
+        })
 }
 
 fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T> {
@@ -178,10 +199,15 @@ impl Sources {
 /// Reads the index's head; `None` if it is missing, of another format, for
 /// another `.swarm/`, or damaged in any way (it is then rebuilt).
 pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
-    let mut file = File::open(path).ok()?;
-    let file_len = file.metadata().ok()?.len();
-    let mut fixed = [0u8; 20];
-    file.read_exact(&mut fixed).ok()?;
+    let file = File::open(path).ok()?;
+    let map = Map::open(&file)?;
+    let all = map.bytes();
+    let file_len = all.len() as u64;
+    let at = |at: u64, len: usize| -> Option<&[u8]> {
+        let at = usize::try_from(at).ok()?;
+        all.get(at..at.checked_add(len)?)
+    };
+    let fixed = at(0, 20)?;
     let (magic, rest) = fixed.split_at(8);
     let (format, head_len) = rest.split_at(4);
     if magic != MAGIC || u32::from_le_bytes(format.try_into().ok()?) != FORMAT {
@@ -191,34 +217,25 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     if head_len > file_len {
         return None;
     }
-    let mut head = vec![0u8; usize::try_from(head_len).ok()?];
-    file.read_exact(&mut head).ok()?;
-    let mut entries_len = [0u8; 8];
-    file.read_exact(&mut entries_len).ok()?;
-    let patterns_len = u64::from_le_bytes(entries_len);
+    let head = at(20, usize::try_from(head_len).ok()?)?;
+    let patterns_len = u64::from_le_bytes(at(20 + head_len, 8)?.try_into().ok()?);
     let patterns_at = 20 + head_len + 8;
     let entries_len_at = patterns_at.checked_add(patterns_len)?;
     if entries_len_at.checked_add(8)? > file_len {
         return None;
     }
-    file.seek(SeekFrom::Start(entries_len_at)).ok()?;
-    let mut entries_len = [0u8; 8];
-    file.read_exact(&mut entries_len).ok()?;
-    let entries_len = u64::from_le_bytes(entries_len);
+    let entries_len = u64::from_le_bytes(at(entries_len_at, 8)?.try_into().ok()?);
     let entries_at = entries_len_at + 8;
     let corpus_len_at = entries_at.checked_add(entries_len)?;
     if corpus_len_at.checked_add(8)? > file_len {
         return None;
     }
-    file.seek(SeekFrom::Start(corpus_len_at)).ok()?;
-    let mut corpus_len = [0u8; 8];
-    file.read_exact(&mut corpus_len).ok()?;
-    let corpus_len = u64::from_le_bytes(corpus_len);
+    let corpus_len = u64::from_le_bytes(at(corpus_len_at, 8)?.try_into().ok()?);
     let corpus_at = corpus_len_at + 8;
     if corpus_at.checked_add(corpus_len)? != file_len {
         return None;
     }
-    let head: Head = postcard::from_bytes(&head).ok()?;
+    let head: Head = postcard::from_bytes(head).ok()?;
     if head.swarm_dir != store.swarm_dir.to_string_lossy() {
         return None;
     }
@@ -230,6 +247,7 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         entries_racy: head.entries_racy,
         directive_count: head.directive_count,
         quarantine_count: head.quarantine_count,
+        listing: head.listing,
         directive_stamps: Vec::new(),
         quarantine_stamps: Vec::new(),
         entry_errors: head.entry_errors,
@@ -242,7 +260,7 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     };
     Some(OnDisk {
         index,
-        file,
+        map,
         patterns_at,
         patterns_len,
         entries_at,
@@ -277,6 +295,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
         entries_racy: index.entries_racy,
         directive_count: index.directive_count,
         quarantine_count: index.quarantine_count,
+        listing: &index.listing,
         entry_errors: index.entry_errors,
         event_files: &index.event_files,
         fold: &index.fold,
@@ -303,15 +322,8 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
                 message: "no index to copy from".into(),
             });
         };
-        old.file.seek(SeekFrom::Start(at)).map_err(io)?;
-        // File to file: the kernel copies it (copy_file_range), no bytes pass through here.
-        let copied = std::io::copy(&mut (&mut old.file).take(len), out).map_err(io)?;
-        if copied != len {
-            return Err(Error::Index {
-                message: format!("the old index ended after {copied} of {len} bytes"),
-            });
-        }
-        Ok(())
+        out.write_all(section(&old.map, at, len, "old sections")?)
+            .map_err(io)
     };
     match (sources.copy_patterns, spans) {
         (true, Some((at, len, _, _))) => {
@@ -369,6 +381,7 @@ struct HeadRef<'a> {
     entries_racy: bool,
     directive_count: usize,
     quarantine_count: usize,
+    listing: &'a Option<(Stamp, String)>,
     entry_errors: u64,
     event_files: &'a [EventFileEntry],
     fold: &'a Fold,

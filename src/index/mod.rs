@@ -14,6 +14,11 @@
 //! within two seconds of the last refresh is "racy" and is re-checked by
 //! content, since its mtime cannot tell a second edit from the first.
 //!
+//! A reading command that finds only a few appended events (under 64 KiB)
+//! folds them in memory and leaves the file as it is: the next command folds
+//! them again, which costs less than rewriting the whole index each time.
+//! `git swarm index refresh` and the hooks always write.
+//!
 //! Every new event must sort after the last one folded, (ts, id) being the
 //! fold's order: then it cannot be a copy of a folded event (a copy has the
 //! same ts and id), so no set of folded ids needs to be kept or read. New
@@ -39,7 +44,7 @@ use std::time::{Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 
 pub use entries::{entry_from_bytes, read_capped, read_entry};
-pub use scan::{Scan, Stamp, scan};
+pub use scan::{Listing, Scan, Stamp, scan};
 pub use trees::{directives_from_blobs, directives_in_tree};
 
 use crate::directive::Directive;
@@ -51,6 +56,10 @@ use crate::store::Store;
 
 /// Files modified this close to a refresh are re-checked by content next time.
 const RACY_NS: i64 = 2_000_000_000;
+
+/// Appended event bytes a reading command folds without writing the index
+/// back (about 400 events): cheaper to fold again than to rewrite the file.
+const DEFER_WRITE_BYTES: u64 = 64 * 1024;
 
 /// A directive (or quarantined entry) file as indexed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -111,6 +120,8 @@ pub struct Index {
     entries_racy: bool,
     directive_count: usize,
     quarantine_count: usize,
+    /// The directives folder's stamp and names, when the stamp was not racy.
+    listing: Option<(Stamp, String)>,
     /// Stamps of the directive and quarantine files; loaded with the entries.
     directive_stamps: Vec<FileStamp>,
     quarantine_stamps: Vec<FileStamp>,
@@ -273,8 +284,9 @@ pub fn patterns(store: &Store) -> Result<Loaded> {
 fn open(store: &Store, want: Want) -> Result<Loaded> {
     let start = Instant::now();
     let path = index_path(store);
-    let on_disk = file::read(&path, store);
-    let scan = match (&on_disk, want) {
+    let mut on_disk = file::read(&path, store);
+    crate::trace::mark("index head read");
+    let scan = match (&mut on_disk, want) {
         (Some(d), Want::Fold) => {
             let mut scan = scan::scan_events(store)?;
             // As the index saw them: unchanged as far as this refresh goes.
@@ -288,8 +300,26 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
             scan.quarantine = old(&d.index.quarantine_stamps);
             scan
         }
-        _ => scan(store)?,
+        (Some(d), _) => {
+            // Stat the files while the corpus, likely still good, is decoded.
+            let listing = d.index.listing.take();
+            let listed = listing
+                .as_ref()
+                .map(|(dir, names)| Listing { dir: *dir, names });
+            let scanned = std::thread::scope(|s| {
+                let scanning = s.spawn(|| scan(store, listed));
+                if want.corpus() {
+                    // A damaged section is found again, and reported, by the update.
+                    let _ = d.load_corpus();
+                }
+                join(scanning, "file stamps")
+            });
+            d.index.listing = listing;
+            scanned?
+        }
+        (None, _) => scan(store, None)?,
     };
+    crate::trace::mark("scan");
     let (index, refresh, entries) = match on_disk {
         None => {
             let mut index = build(store, &scan)?;
@@ -301,14 +331,16 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
                 Refresh::Rebuilt {
                     reason: "no usable index".into(),
                 },
-                file::Sources::encode(),
+                Some(file::Sources::encode()),
             )
         }
         Some(on_disk) => update(store, &scan, on_disk, want)?,
     };
-    if refresh != Refresh::Fresh {
+    crate::trace::mark("index updated");
+    if let Some(entries) = entries {
         // The index is only a cache: a read-only git dir must not stop a command.
         let _ = file::write(&path, store, &index, entries);
+        crate::trace::mark("index written");
     }
     Ok(Loaded {
         index,
@@ -320,7 +352,7 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
 /// Builds the index from scratch and writes it.
 pub fn rebuild(store: &Store) -> Result<Loaded> {
     let start = Instant::now();
-    let scan = scan(store)?;
+    let scan = scan(store, None)?;
     let index = build(store, &scan)?;
     file::write(&index_path(store), store, &index, file::Sources::encode())?;
     Ok(Loaded {
@@ -335,7 +367,7 @@ pub fn rebuild(store: &Store) -> Result<Loaded> {
 /// The index on disk (without its entries), the scan of `.swarm/` now, and
 /// whether the two agree. `None` when there is no usable index.
 pub fn status(store: &Store) -> Result<(Option<Index>, Scan, bool)> {
-    let scan = scan(store)?;
+    let scan = scan(store, None)?;
     let old = file::read(&index_path(store), store).map(|d| d.index);
     // Racy entries are re-checked by the next refresh, but a matching
     // fingerprint means nothing visible has changed since the index was built.
@@ -375,6 +407,13 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
         .collect()
 }
 
+/// The listing to record for the directives folder, if its stamp can be trusted.
+fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, String)> {
+    scan.directives_dir
+        .filter(|d| !racy(built_at_ns, d.mtime_ns))
+        .map(|d| (d, scan::listing_names(&scan.directives)))
+}
+
 fn any_racy(files: &[(String, Stamp)], built_at_ns: i64) -> bool {
     files.iter().any(|(_, s)| racy(built_at_ns, s.mtime_ns))
 }
@@ -402,6 +441,7 @@ fn build(store: &Store, scan: &Scan) -> Result<Index> {
             || any_racy(&scan.quarantine, built_at_ns),
         directive_count: scan.directives.len(),
         quarantine_count: scan.quarantine.len(),
+        listing: listing_of(scan, built_at_ns),
         directive_stamps: stamps(&scan.directives, built_at_ns),
         quarantine_stamps: stamps(&scan.quarantine, built_at_ns),
         entry_errors: count_errors(&directives) + count_errors(&quarantine),
@@ -435,8 +475,9 @@ fn count_changed(scan: &[(String, Stamp)], seen: &[FileStamp]) -> usize {
     changed + removed
 }
 
-/// What an update produced: the index, how, and where a write takes the entries section from.
-type Updated = (Index, Refresh, file::Sources);
+/// What an update produced: the index, how, and where a write takes the
+/// entries section from (`None`: not worth writing).
+type Updated = (Index, Refresh, Option<file::Sources>);
 
 fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Result<Updated> {
     let want_entries = want == Want::Entries;
@@ -463,18 +504,18 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
         if want_entries {
             on_disk.load_entries()?;
         }
-        if want.corpus() {
+        if want.corpus() && on_disk.index.corpus.is_none() {
             on_disk.load_corpus()?;
         }
         if want.patterns() {
             on_disk.load_patterns()?;
         }
-        return Ok((on_disk.index, Refresh::Fresh, file::Sources::encode()));
+        return Ok((on_disk.index, Refresh::Fresh, None));
     }
 
     let built_at_ns = now_ns();
     let mut changed_directives = 0;
-    if entries_unchanged && want.corpus() {
+    if entries_unchanged && want.corpus() && on_disk.index.corpus.is_none() {
         on_disk.load_corpus()?;
     }
     if entries_unchanged && want_entries {
@@ -508,6 +549,7 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
             any_racy(&scan.directives, built_at_ns) || any_racy(&scan.quarantine, built_at_ns);
         index.directive_count = scan.directives.len();
         index.quarantine_count = scan.quarantine.len();
+        index.listing = listing_of(scan, built_at_ns);
         // Built now rather than when written, since it is wanted; else the write builds it.
         index.corpus = (want.corpus()).then(|| corpus_of(&index.directives));
     }
@@ -525,8 +567,14 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     };
     // The pattern fold is decoded only when pattern events arrived (or it is wanted).
     let mut patterns_changed = false;
+    let mut appended = u64::MAX;
     let refresh = match events {
-        Ok((changed_events, pattern_heads)) => {
+        Ok(events::Appended {
+            files: changed_events,
+            bytes,
+            pattern_heads,
+        }) => {
+            appended = bytes;
             if !pattern_heads.is_empty() {
                 if index.patterns.is_none() {
                     index.patterns = Some(old.patterns()?);
@@ -555,12 +603,19 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     index.fingerprint = scan.fingerprint();
     index.built_at_ns = built_at_ns;
     index.config = scan.config;
+    // A few appended events (the `shown` event of the last `inject`, say) are
+    // folded again by each command rather than the whole file rewritten for them.
+    let defer = want != Want::Nothing
+        && entries_unchanged
+        && config_unchanged
+        && !patterns_changed
+        && appended <= DEFER_WRITE_BYTES;
     let sources = file::Sources {
         old: Some(old),
         copy_entries: entries_unchanged,
         copy_patterns: !patterns_changed,
     };
-    Ok((index, refresh, sources))
+    Ok((index, refresh, (!defer).then_some(sources)))
 }
 
 /// Folds `heads` (new events) into `fold` if they all sort after what is
