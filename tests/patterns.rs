@@ -398,6 +398,24 @@ fn inject_prints_the_block_within_budget_and_the_directive_loop_appends_it() {
     );
     run.success();
     let block: Value = serde_json::from_str(&run.stdout).expect("json");
+    // The first read folded the new events; with nothing new, the next reads
+    // the index's copy of the role's patterns: the same lines (the clock
+    // moves between runs, so the unrounded scores may not be equal).
+    let again = swarm(
+        &env,
+        &["pattern", "inject", "--role", "judge", "--format", "json"],
+    );
+    let again: Value = serde_json::from_str(&again.stdout).expect("json");
+    let lines = |b: &Value| -> Vec<Value> {
+        b["lines"]
+            .as_array()
+            .expect("lines")
+            .iter()
+            .map(|l| l["line"].clone())
+            .collect()
+    };
+    assert_eq!(lines(&again), lines(&block));
+    assert!(!lines(&block).is_empty());
     assert_eq!(block["budget"], 800);
     assert!(block["tokens"].as_u64().expect("tokens") <= 800);
     assert!(block["left_out"].as_u64().expect("left out") > 0);
@@ -445,6 +463,8 @@ fn inject_prints_the_block_within_budget_and_the_directive_loop_appends_it() {
     .success();
     let coder = swarm(&env, &["pattern", "inject", "--role", "coder"]);
     assert!(coder.stdout.contains("via:judge"), "{}", coder.stdout);
+    let again = swarm(&env, &["pattern", "inject", "--role", "coder"]);
+    assert_eq!(again.stdout, coder.stdout);
     // The directive loop's inject appends the block after the directives.
     let inj = swarm(
         &env,

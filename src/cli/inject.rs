@@ -95,17 +95,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         loader.load(doc, id)
     })?;
     // The role's historical patterns follow the directives (docs/patterns.md).
-    let patterns = match &index.patterns {
-        Some(fold) => super::pattern::block_for(
-            &store,
-            fold,
-            &args.role,
-            &[],
-            &args.files,
-            cfg.patterns.budget_for(&args.role),
-        ),
-        None => super::pattern::block_for(&store, &Default::default(), &args.role, &[], &[], 0),
-    };
+    let patterns = super::pattern::block_for(
+        &store,
+        &loaded,
+        &args.role,
+        &[],
+        &args.files,
+        cfg.patterns.budget_for(&args.role),
+    )?;
     git_swarm::trace::mark("selected");
     let pattern_ids: Vec<&str> = patterns.lines.iter().map(|l| l.id.as_str()).collect();
     if sel.shown.is_empty() {

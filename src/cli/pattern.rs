@@ -510,14 +510,14 @@ fn show(args: ShowArgs, ui: &mut Ui) -> Outcome {
 /// The block `git swarm inject` appends for a role (empty when none), with the fold it came from.
 pub fn block_for(
     store: &git_swarm::Store,
-    fold: &PatternFold,
+    loaded: &git_swarm::index::Loaded,
     role: &str,
     labels: &[String],
     files: &[String],
     budget: usize,
-) -> block::Block {
-    block::select(
-        fold,
+) -> Result<block::Block, Error> {
+    Ok(block::select(
+        loaded.pattern_views(role)?,
         &store.config.patterns,
         &block::Query {
             role,
@@ -526,7 +526,7 @@ pub fn block_for(
             budget,
             now_ms: now_ms(store),
         },
-    )
+    ))
 }
 
 fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
@@ -546,10 +546,16 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let fold = patterns(&store)?;
-    let b = block_for(&store, &fold, &args.role, &args.labels, &args.files, budget);
-    // Freeing 50,000 records one by one just before exiting is wasted time.
-    std::mem::forget(fold);
+    // Not dropped: freeing every record just before exiting is wasted time.
+    let loaded = std::mem::ManuallyDrop::new(git_swarm::index::pattern_views(&store)?);
+    let b = block_for(
+        &store,
+        &loaded,
+        &args.role,
+        &args.labels,
+        &args.files,
+        budget,
+    )?;
     if let Some(run) = &args.run
         && !b.lines.is_empty()
     {

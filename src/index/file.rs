@@ -13,18 +13,20 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::{DirectiveEntry, EventFileEntry, FileStamp, Index, Stamp};
 use crate::error::{Error, Result};
 use crate::fold::Fold;
+use crate::pattern::fold::{PatternFold, View};
 use crate::store::Store;
 
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 11;
+const FORMAT: u32 = 12;
 
 #[derive(Serialize, Deserialize)]
 struct Head {
@@ -64,7 +66,7 @@ struct Entries {
 /// whatever has been renamed over the path since) only when needed.
 pub struct OnDisk {
     pub index: Index,
-    map: Map,
+    map: Arc<Map>,
     patterns_at: u64,
     patterns_len: u64,
     entries_at: u64,
@@ -90,8 +92,17 @@ impl OnDisk {
     /// Decodes the pattern fold into `self.index.patterns`.
     pub fn load_patterns(&mut self) -> Result<()> {
         let bytes = section(&self.map, self.patterns_at, self.patterns_len, "patterns")?;
-        self.index.patterns = Some(decode(bytes, "patterns")?);
+        self.index.patterns = Some(decode_patterns(bytes)?);
         Ok(())
+    }
+
+    /// The pattern section, for [`PatternViews`].
+    pub fn pattern_views(&self) -> PatternViews {
+        PatternViews {
+            map: Arc::clone(&self.map),
+            at: self.patterns_at,
+            len: self.patterns_len,
+        }
     }
 
     /// The index, and the open file its sections can be copied or decoded from.
@@ -111,7 +122,7 @@ impl OnDisk {
 /// An index file still open after its head was read: where a new index
 /// copies unchanged sections from.
 pub struct Old {
-    map: Map,
+    map: Arc<Map>,
     patterns_at: u64,
     patterns_len: u64,
     rest_at: u64,
@@ -122,7 +133,84 @@ impl Old {
     /// Decodes the pattern fold.
     pub fn patterns(&mut self) -> Result<crate::pattern::fold::PatternFold> {
         let bytes = section(&self.map, self.patterns_at, self.patterns_len, "patterns")?;
-        decode(bytes, "patterns")
+        decode_patterns(bytes)
+    }
+}
+
+/// The pattern section: the whole pattern fold, encoded, and beside it
+/// each role's observed patterns as [`View`]s (plus, under
+/// [`PROMOTED`], every promoted one), so that `pattern inject` decodes
+/// one role's patterns, with their strings borrowed from the mapped file,
+/// instead of the whole fold.
+#[derive(Serialize, Deserialize)]
+struct PatternSection<'a> {
+    #[serde(borrow, with = "serde_bytes")]
+    fold: &'a [u8],
+    #[serde(borrow)]
+    groups: Vec<(&'a str, &'a serde_bytes::Bytes)>,
+}
+
+/// The group of promoted patterns (not a role name: those have no `*`).
+const PROMOTED: &str = "*promoted";
+
+fn decode_patterns(bytes: &[u8]) -> Result<PatternFold> {
+    let s: PatternSection = decode(bytes, "patterns")?;
+    decode(s.fold, "patterns")
+}
+
+fn encode_patterns(fold: &PatternFold) -> std::result::Result<Vec<u8>, postcard::Error> {
+    let mut groups: std::collections::BTreeMap<&str, Vec<View<'_>>> = Default::default();
+    for (id, p) in fold.observed() {
+        let view = p.view(id);
+        if view.stats.promoted.is_some() {
+            groups.entry(PROMOTED).or_default().push(view.clone());
+        }
+        groups.entry(&p.role).or_default().push(view);
+    }
+    let encoded: Vec<(&str, Vec<u8>)> = groups
+        .into_iter()
+        .map(|(role, views)| postcard::to_stdvec(&views).map(|b| (role, b)))
+        .collect::<std::result::Result<_, _>>()?;
+    let fold_bytes = postcard::to_stdvec(fold)?;
+    postcard::to_stdvec(&PatternSection {
+        fold: &fold_bytes,
+        groups: encoded
+            .iter()
+            .map(|(r, b)| (*r, serde_bytes::Bytes::new(b)))
+            .collect(),
+    })
+}
+
+/// The patterns `pattern inject` reads, left in the mapped index file.
+pub struct PatternViews {
+    map: Arc<Map>,
+    at: u64,
+    len: u64,
+}
+
+impl std::fmt::Debug for PatternViews {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PatternViews")
+            .field("at", &self.at)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PatternViews {
+    /// The observed patterns of `role` and the promoted ones of other roles.
+    pub fn for_role(&self, role: &str) -> Result<Vec<View<'_>>> {
+        let bytes = section(&self.map, self.at, self.len, "patterns")?;
+        let s: PatternSection = decode(bytes, "patterns")?;
+        let group = |name: &str| -> Result<Vec<View<'_>>> {
+            match s.groups.binary_search_by(|(r, _)| (*r).cmp(name)) {
+                Ok(i) => decode(s.groups[i].1, "patterns"),
+                Err(_) => Ok(Vec::new()),
+            }
+        };
+        let mut views = group(role)?;
+        views.extend(group(PROMOTED)?.into_iter().filter(|v| v.role != role));
+        Ok(views)
     }
 }
 
@@ -168,7 +256,7 @@ fn section<'a>(map: &'a Map, at: u64, len: u64, what: &str) -> Result<&'a [u8]> 
         })
 }
 
-fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T> {
+fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T> {
     postcard::from_bytes(bytes).map_err(|e| Error::Index {
         message: format!("the index's {what} do not decode: {e}"),
     })
@@ -200,7 +288,7 @@ impl Sources {
 /// another `.swarm/`, or damaged in any way (it is then rebuilt).
 pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     let file = File::open(path).ok()?;
-    let map = Map::open(&file)?;
+    let map = Arc::new(Map::open(&file)?);
     let all = map.bytes();
     let file_len = all.len() as u64;
     let at = |at: u64, len: usize| -> Option<&[u8]> {
@@ -331,9 +419,9 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
             copy(out, at, len)?;
         }
         _ => {
-            let empty = crate::pattern::fold::PatternFold::default();
-            let encoded = postcard::to_stdvec(index.patterns.as_ref().unwrap_or(&empty))
-                .map_err(encode_error)?;
+            let empty = PatternFold::default();
+            let encoded =
+                encode_patterns(index.patterns.as_ref().unwrap_or(&empty)).map_err(encode_error)?;
             out.write_all(&(encoded.len() as u64).to_le_bytes())
                 .map_err(io)?;
             out.write_all(&encoded).map_err(io)?;

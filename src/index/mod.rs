@@ -44,6 +44,7 @@ use std::time::{Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 
 pub use entries::{entry_from_bytes, read_capped, read_entry};
+pub use file::PatternViews;
 pub use scan::{Listing, Scan, Stamp, scan};
 pub use trees::{directives_from_blobs, directives_in_tree};
 
@@ -156,6 +157,22 @@ pub struct Loaded {
     pub index: Index,
     pub refresh: Refresh,
     pub elapsed: std::time::Duration,
+    /// For [`pattern_views`] and [`delegation`]: the index file's patterns,
+    /// when `index.patterns` is `None` (else the fold, just updated, is the
+    /// one to read).
+    pub pattern_views: Option<PatternViews>,
+}
+
+impl Loaded {
+    /// The observed patterns `pattern inject` ranks for `role`: its own and
+    /// the promoted ones of other roles (from the fold, all of them).
+    pub fn pattern_views(&self, role: &str) -> Result<Vec<crate::pattern::fold::View<'_>>> {
+        match (&self.index.patterns, &self.pattern_views) {
+            (Some(fold), _) => Ok(fold.observed().map(|(id, p)| p.view(id)).collect()),
+            (None, Some(v)) => v.for_role(role),
+            (None, None) => Ok(Vec::new()),
+        }
+    }
 }
 
 impl Index {
@@ -256,7 +273,9 @@ enum Want {
     Fold,
     Corpus,
     Patterns,
-    /// Corpus and patterns: what `inject` reads.
+    /// The pattern views: what `pattern inject` reads.
+    Views,
+    /// Corpus and pattern views: what `inject` reads.
     Delegation,
 }
 
@@ -266,13 +285,23 @@ impl Want {
     }
 
     fn patterns(self) -> bool {
-        matches!(self, Want::Patterns | Want::Delegation)
+        self == Want::Patterns
+    }
+
+    fn views(self) -> bool {
+        matches!(self, Want::Views | Want::Delegation)
     }
 }
 
-/// [`corpus`] and [`patterns`] at once.
+/// [`corpus`] and [`pattern_views`] at once.
 pub fn delegation(store: &Store) -> Result<Loaded> {
     open(store, Want::Delegation)
+}
+
+/// The index up to date, for reading patterns through [`Loaded::pattern_views`]
+/// without decoding the whole pattern fold.
+pub fn pattern_views(store: &Store) -> Result<Loaded> {
+    open(store, Want::Views)
 }
 
 /// The index up to date with its pattern fold (`index.patterns` is `Some`);
@@ -320,6 +349,10 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
         (None, _) => scan(store, None)?,
     };
     crate::trace::mark("scan");
+    let pattern_views = match &on_disk {
+        Some(d) if want.views() => Some(d.pattern_views()),
+        _ => None,
+    };
     let (index, refresh, entries) = match on_disk {
         None => {
             let mut index = build(store, &scan)?;
@@ -346,6 +379,7 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
         index,
         refresh,
         elapsed: start.elapsed(),
+        pattern_views,
     })
 }
 
@@ -361,6 +395,7 @@ pub fn rebuild(store: &Store) -> Result<Loaded> {
             reason: "asked for".into(),
         },
         elapsed: start.elapsed(),
+        pattern_views: None,
     })
 }
 

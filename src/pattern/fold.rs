@@ -255,6 +255,75 @@ impl Pattern {
         }
     }
 
+    /// The numbers its state and score are computed from.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            category: self.category,
+            observations: self.observations,
+            distinct_contexts: self.distinct_contexts,
+            validated: self.validated,
+            ignored: self.ignored,
+            ignore_weight: self.ignore_weight,
+            outcome_passes: self.outcome_passes,
+            outcome_fails: self.outcome_fails,
+            aged: self.aged,
+            last_use: self.last_use,
+            promoted: self.promoted,
+            deprecated: self.deprecated,
+        }
+    }
+
+    /// What `pattern inject` reads of it.
+    pub fn view<'a>(&'a self, id: &'a str) -> View<'a> {
+        View {
+            id,
+            role: &self.role,
+            text: &self.text,
+            stats: self.stats(),
+            labels: self.labels.iter().map(String::as_str).collect(),
+            files: self.files.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// See [`Stats::record`].
+    pub fn record(&self) -> Option<String> {
+        self.stats().record()
+    }
+}
+
+/// The numbers of a pattern's record that its state and score are computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Stats {
+    pub category: Option<Category>,
+    pub observations: u32,
+    pub distinct_contexts: bool,
+    pub validated: u32,
+    pub ignored: u32,
+    pub ignore_weight: f64,
+    pub outcome_passes: u32,
+    pub outcome_fails: u32,
+    pub aged: u32,
+    pub last_use: i64,
+    pub promoted: Option<i64>,
+    pub deprecated: Option<i64>,
+}
+
+/// A pattern as `pattern inject` reads it: borrowed, so that the index's
+/// copy decodes without allocating its strings (see [`crate::index::PatternViews`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct View<'a> {
+    pub id: &'a str,
+    pub role: &'a str,
+    pub text: &'a str,
+    pub stats: Stats,
+    /// Sorted, as in [`Pattern`].
+    #[serde(borrow)]
+    pub labels: Vec<&'a str>,
+    #[serde(borrow)]
+    pub files: Vec<&'a str>,
+}
+
+impl Stats {
     /// Not deprecated by hand since the last promotion.
     fn promoted_now(&self) -> bool {
         self.promoted
@@ -391,6 +460,11 @@ impl PatternFold {
 
 /// A pattern's lifecycle state at `now_ms`.
 pub fn state(p: &Pattern, cfg: &PatternsConfig, now_ms: i64) -> State {
+    state_of(&p.stats(), cfg, now_ms)
+}
+
+/// [`state`] from a pattern's [`Stats`].
+pub fn state_of(p: &Stats, cfg: &PatternsConfig, now_ms: i64) -> State {
     if p.deprecated
         .is_some_and(|d| p.promoted.is_none_or(|pr| pr < d))
     {
@@ -411,20 +485,34 @@ pub fn state(p: &Pattern, cfg: &PatternsConfig, now_ms: i64) -> State {
     }
 }
 
-fn age_days(p: &Pattern, cfg: &PatternsConfig, now_ms: i64) -> f64 {
+fn age_days(p: &Stats, cfg: &PatternsConfig, now_ms: i64) -> f64 {
     let since = (now_ms - p.last_use).max(0) as f64 / DAY_MS;
     since + f64::from(p.aged) * cfg.age_step_days
 }
 
 /// Does `file` match one the pattern was seen with: the same path, or a file in the same folder?
-fn file_overlaps(seen: &[String], file: &str) -> bool {
+fn file_overlaps<S: AsRef<str>>(seen: &[S], file: &str) -> bool {
     let dir = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
-    seen.iter().any(|s| s == file || dir(s) == dir(file))
+    seen.iter()
+        .any(|s| s.as_ref() == file || dir(s.as_ref()) == dir(file))
 }
 
 /// A pattern's score at `now_ms` for a query with these labels and files.
 pub fn score(
     p: &Pattern,
+    cfg: &PatternsConfig,
+    now_ms: i64,
+    labels: &[String],
+    files: &[String],
+) -> Score {
+    score_of(&p.stats(), &p.labels, &p.files, cfg, now_ms, labels, files)
+}
+
+/// [`score`] from a pattern's [`Stats`] and the labels and files it was seen with (sorted).
+pub fn score_of<S: AsRef<str>>(
+    p: &Stats,
+    seen_labels: &[S],
+    seen_files: &[S],
     cfg: &PatternsConfig,
     now_ms: i64,
     labels: &[String],
@@ -454,9 +542,16 @@ pub fn score(
     } else {
         let hits = labels
             .iter()
-            .filter(|l| p.labels.binary_search(l).is_ok())
+            .filter(|l| {
+                seen_labels
+                    .binary_search_by(|s| s.as_ref().cmp(l.as_str()))
+                    .is_ok()
+            })
             .count()
-            + files.iter().filter(|f| file_overlaps(&p.files, f)).count();
+            + files
+                .iter()
+                .filter(|f| file_overlaps(seen_files, f))
+                .count();
         1.0 + cfg.context_boost * hits as f64 / asked as f64
     };
     Score {

@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use super::fold::{PatternFold, State, score, state};
+use super::fold::{State, View, score_of, state_of};
 use crate::config::PatternsConfig;
 
 /// Estimated tokens of a text: characters / 4, rounded up.
@@ -72,33 +72,53 @@ pub struct Query<'a> {
 }
 
 /// Picks and formats the block's lines.
-pub fn select(fold: &PatternFold, cfg: &PatternsConfig, q: &Query<'_>) -> Block {
+/// Picks the lines of the block for `q.role` from `patterns` (each observed
+/// pattern at most once, in any order): the role's own patterns that are not
+/// deprecated and other roles' active ones, scoring at least the floor, best
+/// first, as many as fit the budget.
+pub fn select<'a>(
+    patterns: impl IntoIterator<Item = View<'a>>,
+    cfg: &PatternsConfig,
+    q: &Query<'_>,
+) -> Block {
     // Score everything, format only what is tried against the budget.
-    let mut candidates: Vec<(f64, &String, &super::fold::Pattern)> = Vec::new();
-    for (id, p) in fold.observed() {
+    let patterns: Vec<View<'a>> = patterns.into_iter().collect();
+    let mut candidates: Vec<(f64, u32)> = Vec::new();
+    for (i, p) in patterns.iter().enumerate() {
+        if p.stats.observations == 0 {
+            continue;
+        }
         let own = p.role == q.role;
-        let st = state(p, cfg, q.now_ms);
+        let st = state_of(&p.stats, cfg, q.now_ms);
         if st == State::Deprecated || (!own && st != State::Active) {
             continue;
         }
-        let s = score(p, cfg, q.now_ms, q.labels, q.files).total;
+        let s = score_of(
+            &p.stats, &p.labels, &p.files, cfg, q.now_ms, q.labels, q.files,
+        )
+        .total;
         if s >= cfg.min_score {
-            candidates.push((s, id, p));
+            candidates.push((s, u32::try_from(i).unwrap_or(u32::MAX)));
         }
     }
-    candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let id = |i: u32| patterns.get(i as usize).map_or("", |p| p.id);
+    // Ids are distinct, so the order is total and an unstable sort is deterministic.
+    candidates.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then_with(|| id(a.1).cmp(id(b.1))));
     let header = tokens(&Block::header(q.role));
     let mut used = header;
     let mut lines = Vec::new();
     let total = candidates.len();
-    for (s, id, p) in candidates {
+    for (s, i) in candidates {
+        let Some(p) = patterns.get(i as usize) else {
+            continue;
+        };
         // Even the shortest line ("- x (score:0.10)") takes 4 tokens.
         if used + 4 > q.budget {
             break;
         }
-        let text = crate::inject::sanitise(&p.text);
-        let mut tags = vec![p.record().unwrap_or_else(|| format!("score:{s:.2}"))];
-        let via = (p.role != q.role).then(|| p.role.clone());
+        let text = crate::inject::sanitise(p.text);
+        let mut tags = vec![p.stats.record().unwrap_or_else(|| format!("score:{s:.2}"))];
+        let via = (p.role != q.role).then(|| p.role.to_owned());
         if let Some(v) = &via {
             tags.push(format!("via:{v}"));
         }
@@ -107,7 +127,7 @@ pub fn select(fold: &PatternFold, cfg: &PatternsConfig, q: &Query<'_>) -> Block 
         if used + t <= q.budget {
             used += t;
             lines.push(Line {
-                id: id.clone(),
+                id: p.id.to_owned(),
                 score: s,
                 text,
                 via,
@@ -147,6 +167,11 @@ pub fn budget(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pattern::fold::PatternFold;
+
+    fn views(f: &PatternFold) -> Vec<View<'_>> {
+        f.observed().map(|(id, p)| p.view(id)).collect()
+    }
     use crate::pattern::fold::PatternEvent;
     use crate::pattern::text::Category;
 
@@ -190,7 +215,7 @@ mod tests {
         let f = fold(40, "judge");
         let cfg = PatternsConfig::default();
         for budget in [10, 30, 100, 500, 800] {
-            let b = select(&f, &cfg, &q(budget));
+            let b = select(views(&f), &cfg, &q(budget));
             let rendered: usize = b.render().lines().map(tokens).sum();
             assert!(rendered <= budget, "{rendered} > {budget}");
             assert_eq!(rendered, b.tokens);
@@ -200,7 +225,7 @@ mod tests {
             }
         }
         // Everything fits in a large budget.
-        let all = select(&f, &cfg, &q(100_000));
+        let all = select(views(&f), &cfg, &q(100_000));
         assert_eq!(all.left_out, 0);
     }
 
@@ -208,7 +233,7 @@ mod tests {
     fn the_floor_drops_weak_patterns() {
         let f = fold(60, "judge");
         let cfg = PatternsConfig::default();
-        let b = select(&f, &cfg, &q(100_000));
+        let b = select(views(&f), &cfg, &q(100_000));
         assert!(b.lines.iter().all(|l| l.score >= 0.1));
         // 0.5 * exp(-d/14) < 0.1 from day 23 for observations (rules: 0.65, day 27).
         assert!(
@@ -227,7 +252,7 @@ mod tests {
     fn other_roles_need_promotion_and_say_via() {
         let mut f = fold(2, "auditor");
         let cfg = PatternsConfig::default();
-        assert!(select(&f, &cfg, &q(800)).lines.is_empty());
+        assert!(select(views(&f), &cfg, &q(800)).lines.is_empty());
         f.apply(
             "pattern_promoted",
             T0,
@@ -236,7 +261,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let b = select(&f, &cfg, &q(800));
+        let b = select(views(&f), &cfg, &q(800));
         assert_eq!(b.lines.len(), 1);
         assert!(
             b.lines[0].line.ends_with("via:auditor)"),
