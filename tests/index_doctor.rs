@@ -771,3 +771,30 @@ fn a_few_appended_events_are_folded_without_rewriting_the_index() {
     assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
     assert_eq!(listed_events(&env, "no-private-keys"), 3);
 }
+
+/// Files written just before the index was built are re-checked by content
+/// until an index is written that records them settled: a reading command
+/// writes one even when nothing was appended.
+#[test]
+fn racy_event_files_are_settled_by_the_next_write() {
+    let env = TestEnv::initialised();
+    append(
+        &env,
+        ".swarm/events/2026-11.jsonl",
+        &event(
+            "ev-0",
+            "2026-11-09T00:00:00.000Z",
+            "shown",
+            "no-private-keys",
+        ),
+    );
+    age_directives(&env);
+    age(&env, ".swarm/config.toml");
+    env.swarm(&["list"]).success();
+    // Built within two seconds of the append: the event file is racy. Once
+    // it is older, the next command checks it and writes the index again.
+    age(&env, ".swarm/events/2026-11.jsonl");
+    env.swarm(&["list"]).success();
+    assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
+    assert_eq!(listed_events(&env, "no-private-keys"), 1);
+}

@@ -518,6 +518,8 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     let want_entries = want == Want::Entries;
     let mut on_disk = on_disk;
     let old = &on_disk.index;
+    // Racy files are checked by content until a write records them settled.
+    let was_racy = old.entries_racy || old.event_files.iter().any(|e| e.racy);
     let entries_unchanged = want == Want::Fold
         || (scan.entries_fingerprint() == old.entries_fingerprint && !old.entries_racy);
     let config_unchanged = scan.config == old.config
@@ -641,6 +643,7 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     // A few appended events (the `shown` event of the last `inject`, say) are
     // folded again by each command rather than the whole file rewritten for them.
     let defer = want != Want::Nothing
+        && !was_racy
         && entries_unchanged
         && config_unchanged
         && !patterns_changed
