@@ -166,12 +166,14 @@ impl TestEnv {
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped());
                 let mut child = cmd.spawn().expect("spawn git-swarm");
-                child
-                    .stdin
-                    .take()
-                    .expect("stdin")
-                    .write_all(input)
-                    .expect("write stdin");
+                let written = child.stdin.take().expect("stdin").write_all(input);
+                // A command may stop reading (an error found early) and exit
+                // first: the broken pipe is its business, its output is the test's.
+                if let Err(e) = written
+                    && e.kind() != std::io::ErrorKind::BrokenPipe
+                {
+                    panic!("write stdin: {e}");
+                }
                 child.wait_with_output().expect("wait git-swarm")
             }
         };
