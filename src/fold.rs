@@ -404,16 +404,6 @@ pub struct DirectiveFold<'a> {
 }
 
 impl DirectiveFold<'_> {
-    /// Events of one kind.
-    pub fn count(&self, kind: &str) -> u64 {
-        let width = self.fold.kinds.len();
-        self.fold
-            .kinds
-            .iter()
-            .position(|k| k == kind)
-            .map_or(0, |k| self.fold.counts[self.row * width + k])
-    }
-
     /// Events per kind (kinds with none left out).
     pub fn counts(&self) -> BTreeMap<String, u64> {
         let width = self.fold.kinds.len();

@@ -714,14 +714,11 @@ fn an_unchanged_directives_folder_is_not_listed_again_yet_changes_are_seen() {
     );
 }
 
-/// A few appended events are folded by the command that reads them without
-/// rewriting the index; `index refresh` writes them in.
-#[test]
-fn a_few_appended_events_are_folded_without_rewriting_the_index() {
-    let env = TestEnv::initialised();
-    // Files changed within two seconds of a refresh are re-read anyway: age them.
+/// One `shown` event in `2026-11.jsonl`; the directives and config aged
+/// (the event file is left as just written).
+fn one_event_aged_store(env: &TestEnv) {
     append(
-        &env,
+        env,
         ".swarm/events/2026-11.jsonl",
         &event(
             "ev-0",
@@ -730,8 +727,17 @@ fn a_few_appended_events_are_folded_without_rewriting_the_index() {
             "no-private-keys",
         ),
     );
-    age_directives(&env);
-    age(&env, ".swarm/config.toml");
+    age_directives(env);
+    age(env, ".swarm/config.toml");
+}
+
+/// A few appended events are folded by the command that reads them without
+/// rewriting the index; `index refresh` writes them in.
+#[test]
+fn a_few_appended_events_are_folded_without_rewriting_the_index() {
+    let env = TestEnv::initialised();
+    // Files changed within two seconds of a refresh are re-read anyway: age them.
+    one_event_aged_store(&env);
     age(&env, ".swarm/events/2026-11.jsonl");
     env.swarm(&["list"]).success();
     let index = || std::fs::read(env.path(".git/swarm/index")).expect("index");
@@ -778,18 +784,7 @@ fn a_few_appended_events_are_folded_without_rewriting_the_index() {
 #[test]
 fn racy_event_files_are_settled_by_the_next_write() {
     let env = TestEnv::initialised();
-    append(
-        &env,
-        ".swarm/events/2026-11.jsonl",
-        &event(
-            "ev-0",
-            "2026-11-09T00:00:00.000Z",
-            "shown",
-            "no-private-keys",
-        ),
-    );
-    age_directives(&env);
-    age(&env, ".swarm/config.toml");
+    one_event_aged_store(&env);
     env.swarm(&["list"]).success();
     // Built within two seconds of the append: the event file is racy. Once
     // it is older, the next command checks it and writes the index again.
