@@ -44,31 +44,31 @@ enum Shape {
 }
 
 impl Shape {
-    /// The shape of a normalised pattern whose literal prefix is `prefix`;
-    /// `glob` is the pattern built by globset, for the `Regex` shape.
-    fn of(pattern: &str, prefix: &str, glob: Glob) -> Shape {
+    /// The shape of a normalised pattern whose literal prefix is `prefix`,
+    /// when a string test decides it; `None` when it needs globset's regex.
+    fn of(pattern: &str, prefix: &str) -> Option<Shape> {
         let literal = |s: &str| !s.contains(['*', '?', '[', ']', '{', '}', ',', '\\', '/']);
         if pattern == prefix {
-            return Shape::Exact;
+            return Some(Shape::Exact);
         }
         let rest = &pattern[prefix.len()..];
         if rest == "**" && !prefix.is_empty() {
-            return Shape::Below;
+            return Some(Shape::Below);
         }
         if let Some(name) = rest.strip_prefix("**/") {
             if let Some(suffix) = name.strip_prefix('*')
                 && literal(suffix)
             {
-                return Shape::DeepNameEndsIn(suffix.to_owned());
+                return Some(Shape::DeepNameEndsIn(suffix.to_owned()));
             }
             if !name.is_empty() && literal(name) {
-                return Shape::DeepName(name.to_owned());
+                return Some(Shape::DeepName(name.to_owned()));
             }
-            return Shape::Regex(glob);
+            return None;
         }
         match rest.strip_prefix('*') {
-            Some(suffix) if literal(suffix) => Shape::NameEndsIn(suffix.to_owned()),
-            _ => Shape::Regex(glob),
+            Some(suffix) if literal(suffix) => Some(Shape::NameEndsIn(suffix.to_owned())),
+            _ => None,
         }
     }
 
@@ -142,17 +142,23 @@ impl PathGlob {
         } else {
             pattern
         };
-        let glob = build(&pattern).map_err(|e| {
-            refuse(
-                format!("glob `{source}` does not parse: {}", e.kind()),
-                "globs use `*`, `?`, `**`, `[abc]` and `{a,b}`",
-            )
-        })?;
         let prefix = literal_prefix(&pattern);
+        // A pattern of plain names, `/`, `*` and `**` in the shapes above
+        // always parses: only the others are handed to globset (which
+        // builds a regex even for a glob it will never match with).
+        let shape = match Shape::of(&pattern, &prefix) {
+            Some(shape) if !pattern.contains(['?', '[', ']', '{', '}', ',', '\\']) => shape,
+            _ => Shape::Regex(build(&pattern).map_err(|e| {
+                refuse(
+                    format!("glob `{source}` does not parse: {}", e.kind()),
+                    "globs use `*`, `?`, `**`, `[abc]` and `{a,b}`",
+                )
+            })?),
+        };
         Ok(PathGlob {
             source: source.to_owned(),
             matcher: std::sync::OnceLock::new(),
-            shape: Shape::of(&pattern, &prefix, glob),
+            shape,
             prefix,
         })
     }
@@ -365,6 +371,24 @@ mod tests {
         assert_eq!(shape("src/**/mod.rs"), Shape::DeepName("mod.rs".into()));
         assert_eq!(shape("a/b/c.txt"), Shape::Exact);
         assert!(matches!(shape("src/**/x/*.rs"), Shape::Regex(_)));
+    }
+
+    /// Globs of a simple shape skip globset, so its syntax errors must
+    /// still be found for every character it gives a meaning to.
+    #[test]
+    fn simple_shapes_with_special_characters_still_go_through_globset() {
+        for g in ["a}/**", "a}b", "src/}/*.rs", "x/**/a}.rs"] {
+            let err = PathGlob::parse(g).expect_err(g);
+            assert!(
+                err.message.contains("does not parse"),
+                "{g}: {}",
+                err.message
+            );
+        }
+        for g in ["a,b/**", "a]b/*.rs", "a?b/**"] {
+            let glob = PathGlob::parse(g).expect(g);
+            assert!(matches!(glob.shape, Shape::Regex(_)), "{g}");
+        }
     }
 
     #[test]
