@@ -362,11 +362,65 @@ fn grep_tree_results_are_reused_only_for_the_same_blobs() {
     );
 
     // A damaged cache is a miss, not an error.
-    std::fs::write(&cache, b"git-swarm grep-tree cache 1\n\xff\xff\xff").expect("write");
+    std::fs::write(&cache, b"git-swarm grep-tree cache 2\n\xff\xff\xff").expect("write");
     assert_eq!(
         check(&env, &["--range", "c~1..c"]).snapshot(),
         first.snapshot()
     );
+}
+
+/// A folder whose tree did not change is recognised by its tree id: a
+/// later commit is checked without reading that tree or its files. Here
+/// they are removed from the object database after the first check, and
+/// the second still reports the finding, while a third check, whose folder
+/// changed, searches it again.
+#[test]
+fn grep_tree_recognises_an_unchanged_folder_by_its_tree() {
+    let env = repo();
+    directive(
+        &env,
+        "no-fixme-in-docs",
+        "enforcement = \"enforce\"\nverify = [\"grep_tree:FIXME:docs/*.md\"]",
+    );
+    env.write("docs/b.md", "# B\n\nFIXME: say more\n");
+    commit_all(&env, "docs");
+    env.write("src/x.rs", "fn x() {}\n");
+    commit_all(&env, "x");
+    env.write("src/y.rs", "fn y() {}\n");
+    commit_all(&env, "y");
+
+    let first = check(&env, &["--range", "HEAD~2..HEAD~1"]);
+    first.code(1);
+    assert!(
+        first.stdout.contains("docs/b.md:3: FIXME: say more"),
+        "{}",
+        first.stdout
+    );
+    let ids = env.git(&["rev-parse", "HEAD:docs", "HEAD:docs/b.md"]);
+    let objects: Vec<(std::path::PathBuf, Vec<u8>)> = ids
+        .lines()
+        .map(|id| {
+            let path = env.path(&format!(".git/objects/{}/{}", &id[..2], &id[2..]));
+            let bytes = std::fs::read(&path).expect("a loose object");
+            std::fs::remove_file(&path).expect("remove");
+            (path, bytes)
+        })
+        .collect();
+    let later = check(&env, &["--range", "HEAD~1..HEAD"]);
+    later.code(1);
+    assert!(
+        later.stdout.contains("docs/b.md:3: FIXME: say more"),
+        "{}",
+        later.stdout
+    );
+
+    // A changed folder has a new tree: it is searched (and its files read).
+    for (path, bytes) in objects {
+        std::fs::write(path, bytes).expect("restore");
+    }
+    env.write("docs/b.md", "# B\n\nSaid.\n");
+    commit_all(&env, "fix b");
+    check(&env, &["--range", "HEAD~1..HEAD"]).success();
 }
 
 #[test]

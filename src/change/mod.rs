@@ -325,6 +325,56 @@ impl Change {
         Ok(out)
     }
 
+    /// The trees that determine the content of `folder` (`""`: the whole
+    /// snapshot) in the snapshot, from the root down: `visit` is called with
+    /// each level's path and tree id, and the walk stops as soon as it
+    /// returns true, so a caller that recognises a tree reads nothing below
+    /// it. A tree snapshot reads each level's parent (shared by every
+    /// folder below it); the index's cache-tree extension gives its valid
+    /// levels without reading anything. A working tree has no tree ids.
+    pub fn folder_trees(
+        &self,
+        repo: &gix::Repository,
+        folder: &str,
+        mut visit: impl FnMut(&str, &gix::oid) -> bool,
+    ) -> Result<()> {
+        let levels = std::iter::once("").chain(
+            folder
+                .match_indices('/')
+                .map(|(i, _)| &folder[..i])
+                .chain((!folder.is_empty()).then_some(folder)),
+        );
+        match &self.snapshot {
+            Snapshot::Tree(root) => {
+                for level in levels {
+                    match self.folder_tree(repo, *root, level)? {
+                        Some(id) if !visit(level, &id) => {}
+                        _ => break,
+                    }
+                }
+            }
+            Snapshot::Index(index) => {
+                let mut node = index.tree();
+                for level in levels {
+                    let Some(tree) = node.filter(|t| t.num_entries.is_some()) else {
+                        break;
+                    };
+                    if visit(level, &tree.id) {
+                        break;
+                    }
+                    let name = folder[level.len()..].trim_start_matches('/');
+                    let name = name.split('/').next().unwrap_or("");
+                    node = tree
+                        .children
+                        .iter()
+                        .find(|t| t.name.as_slice() == name.as_bytes());
+                }
+            }
+            Snapshot::Worktree(_) => {}
+        }
+        Ok(())
+    }
+
     /// For a staged change: the `.swarm/directives/` files in the index, as
     /// (file name, blob id) — the directives a commit of it would carry.
     pub fn staged_directive_blobs(&self) -> Option<Vec<(String, ObjectId)>> {

@@ -2,11 +2,16 @@
 //!
 //! A `grep_tree` predicate reads every file its glob names in the snapshot
 //! and runs its regex over them. When those files are git blobs (a staged,
-//! range or commit check) the result is a function of the predicate, the
-//! files' paths and their blob ids, so it is kept in
-//! `$GIT_COMMON_DIR/swarm/grep-tree` and reused while none of them changes:
-//! a hook checking commit after commit searches only folders that changed.
-//! Working-tree checks read files, not blobs, and are never cached.
+//! range or commit check) the result is a function of the predicate and of
+//! the folder its glob names, so it is kept in
+//! `$GIT_COMMON_DIR/swarm/grep-tree` and reused while that folder does not
+//! change. A folder is recognised by the tree id of any folder above it
+//! (the root included: checking the same snapshot again reads no tree), by
+//! its own tree id, or by the paths and blob ids of the files searched (a
+//! staged folder whose cache-tree entry git has invalidated). A hook
+//! checking commit after commit reads only the trees along the changed
+//! paths and searches only folders that changed. Working-tree checks read
+//! files, not blobs, and are never cached.
 //!
 //! It is only a cache: a file that is missing, unreadable, from another
 //! version of git-swarm or corrupt is ignored, and a failed write is not an
@@ -15,6 +20,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,9 +28,9 @@ use super::{Finding, Outcome, PredicateResult};
 
 /// Starts the file; bumped with any change to what is stored or to how
 /// `grep_tree` searches. The crate version is part of every key as well.
-const MAGIC: &[u8] = b"git-swarm grep-tree cache 1\n";
+const MAGIC: &[u8] = b"git-swarm grep-tree cache 2\n";
 
-/// Entries kept from earlier runs besides those this run used.
+/// Keys kept from earlier runs besides those this run used.
 const KEEP: usize = 4096;
 
 #[derive(Serialize, Deserialize)]
@@ -39,8 +45,8 @@ struct Stored {
 pub struct GrepTreeCache {
     path: Option<PathBuf>,
     loaded: bool,
-    old: HashMap<u128, Stored>,
-    used: HashMap<u128, Stored>,
+    old: HashMap<u128, Rc<Stored>>,
+    used: HashMap<u128, Rc<Stored>>,
     dirty: bool,
 }
 
@@ -65,6 +71,20 @@ impl GrepTreeCache {
             h.update(&[0]);
             h.update(id.as_bytes());
         }
+        h.digest128()
+    }
+
+    /// The key of a predicate over the folder `level` of the snapshot,
+    /// whose tree is `tree`: the tree id fixes every file below it.
+    pub fn tree_key(predicate: &str, level: &str, tree: &gix::oid) -> u128 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
+        h.update(&[1]);
+        h.update(predicate.as_bytes());
+        h.update(&[0]);
+        h.update(level.as_bytes());
+        h.update(&[0]);
+        h.update(tree.as_bytes());
         h.digest128()
     }
 
@@ -93,20 +113,25 @@ impl GrepTreeCache {
         })
     }
 
-    pub fn put(&mut self, key: u128, result: &PredicateResult) {
+    /// Keeps `result` under each of `keys`.
+    pub fn put(&mut self, keys: &[u128], result: &PredicateResult) {
+        if keys.is_empty() {
+            return;
+        }
         self.load();
-        self.used.insert(
-            key,
-            Stored {
-                outcome: outcome_code(result.outcome),
-                message: result.message.clone(),
-                findings: result
-                    .findings
-                    .iter()
-                    .map(|f| (f.path.clone(), f.line, f.text.clone()))
-                    .collect(),
-            },
-        );
+        let stored = Rc::new(Stored {
+            outcome: outcome_code(result.outcome),
+            message: result.message.clone(),
+            findings: result
+                .findings
+                .iter()
+                .map(|f| (f.path.clone(), f.line, f.text.clone()))
+                .collect(),
+        });
+        for &key in keys {
+            self.old.remove(&key);
+            self.used.insert(key, stored.clone());
+        }
         self.dirty = true;
     }
 
@@ -117,8 +142,19 @@ impl GrepTreeCache {
         if !self.dirty {
             return;
         }
-        let mut entries: Vec<(u128, Stored)> = self.used.into_iter().collect();
-        entries.extend(self.old.into_iter().take(KEEP));
+        // One copy of each result, with every key it is kept under.
+        let mut groups: HashMap<*const Stored, (Vec<u128>, Rc<Stored>)> = HashMap::new();
+        for (key, stored) in self.used.into_iter().chain(self.old.into_iter().take(KEEP)) {
+            groups
+                .entry(Rc::as_ptr(&stored))
+                .or_insert_with(|| (Vec::new(), stored.clone()))
+                .0
+                .push(key);
+        }
+        let entries: Vec<(Vec<u128>, &Stored)> = groups
+            .values()
+            .map(|(keys, stored)| (keys.clone(), &**stored))
+            .collect();
         let Ok(body) = postcard::to_stdvec(&entries) else {
             return;
         };
@@ -145,8 +181,13 @@ impl GrepTreeCache {
         let Some(body) = bytes.strip_prefix(MAGIC) else {
             return;
         };
-        if let Ok(entries) = postcard::from_bytes::<Vec<(u128, Stored)>>(body) {
-            self.old = entries.into_iter().collect();
+        if let Ok(entries) = postcard::from_bytes::<Vec<(Vec<u128>, Stored)>>(body) {
+            for (keys, stored) in entries {
+                let stored = Rc::new(stored);
+                for key in keys {
+                    self.old.insert(key, stored.clone());
+                }
+            }
         }
     }
 }

@@ -26,8 +26,8 @@ use cache::GrepTreeCache;
 
 /// A directive to check, with where it came from.
 #[derive(Debug, Clone)]
-pub struct Candidate {
-    pub directive: Directive,
+pub struct Candidate<'a> {
+    pub directive: &'a Directive,
     /// Its file, relative to the repository root.
     pub path: String,
     /// The enforcement and priority in force (escalation raises them).
@@ -406,6 +406,25 @@ fn evaluate_predicate(
             }
         }
         Predicate::GrepTree { regex, glob } => {
+            // A tree that holds every file the glob can name fixes the
+            // result: look it up from the root down, reading no tree below
+            // the first one recognised.
+            let prefix = glob.as_ref().map_or("", |g| g.literal_prefix());
+            let folder = prefix.rfind('/').map_or("", |i| &prefix[..i]);
+            let mut keys = Vec::new();
+            let mut hit = None;
+            change.folder_trees(repo, folder, |level, tree| {
+                let key = GrepTreeCache::tree_key(source, level, tree);
+                hit = cache.get(key, source);
+                if hit.is_none() {
+                    keys.push(key);
+                }
+                hit.is_some()
+            })?;
+            if let Some(hit) = hit {
+                cache.put(&keys, &hit);
+                return Ok(hit);
+            }
             let mut files = change.snapshot_files(repo, glob.as_ref())?;
             files.retain(|f| !skips_swarm(glob.as_ref(), &f.path));
             // Blobs only: a file of the working tree can change under the same path.
@@ -417,13 +436,14 @@ fn evaluate_predicate(
                 })
                 .collect::<Option<Vec<_>>>()
                 .map(|files| GrepTreeCache::key(source, files.into_iter()));
-            if let Some(hit) = key.and_then(|k| cache.get(k, source)) {
-                return Ok(hit);
-            }
-            let r = grep_tree(repo, change, source, regex, glob.as_ref(), &files)?;
-            if let Some(k) = key {
-                cache.put(k, &r);
-            }
+            let r = match key.and_then(|k| cache.get(k, source)) {
+                Some(hit) => hit,
+                None => {
+                    keys.extend(key);
+                    grep_tree(repo, change, source, regex, glob.as_ref(), &files)?
+                }
+            };
+            cache.put(&keys, &r);
             r
         }
         Predicate::Tool { argv } => match tools.run(argv) {
@@ -527,12 +547,12 @@ fn status_word(s: FileStatus) -> &'static str {
 
 /// The directives checked in a snapshot: a directive file with errors is a
 /// problem (bad input), not a candidate.
-pub fn candidates(
-    entries: &[crate::index::DirectiveEntry],
+pub fn candidates<'a>(
+    entries: &'a [crate::index::DirectiveEntry],
     folder: &str,
     fold: &crate::fold::Fold,
     only: Option<&str>,
-) -> (Vec<Candidate>, Vec<Problem>) {
+) -> (Vec<Candidate<'a>>, Vec<Problem>) {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for e in entries {
@@ -550,7 +570,7 @@ pub fn candidates(
         }
         let (priority, enforcement) = fold.effective(d);
         out.push(Candidate {
-            directive: d.clone(),
+            directive: d,
             path: format!(".swarm/{folder}/{}", e.file),
             enforcement,
             priority,

@@ -141,13 +141,16 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         }
         Err(e) => return Err(e.into()),
     };
+    git_swarm::trace::mark("store opened");
     if let Some(s) = &store {
         for p in &s.config_problems {
             ui.problem(p);
         }
     }
     let gix_repo = open_gix(&repo)?;
+    git_swarm::trace::mark("gix opened");
     let change = Change::read(&gix_repo, &repo.root, &req.selection)?;
+    git_swarm::trace::mark("change read");
 
     // A range, a commit and a staged change bring their own directives (the
     // tree's, the index's): only the fold of the events is needed from the
@@ -161,6 +164,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     };
     let default_fold = git_swarm::fold::Fold::default();
     let fold = loaded.as_ref().map_or(&default_fold, |l| &l.index.fold);
+    git_swarm::trace::mark("fold");
     // The directives of the checked snapshot: B's tree for a range, the
     // index for a staged change (what the commit will carry), the working
     // tree's files for --worktree.
@@ -182,6 +186,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         (None, Some(l)) => &l.index.directives,
         (None, None) => &[],
     };
+    git_swarm::trace::mark("snapshot directives");
     if entries.is_empty()
         && change.selection == Selection::Staged
         && let Some(s) = &store
@@ -196,6 +201,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     }
     let (candidates, problems) =
         check::candidates(entries, "directives", fold, req.directive.as_deref());
+    git_swarm::trace::mark("candidates");
     if let Some(id) = &req.directive
         && candidates.is_empty()
         && problems.is_empty()
@@ -229,6 +235,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         .map_or_else(Limits::default, |s| Limits::from_config(&s.config.runner));
     let tools = tool_runner(&repo, entries, &candidates, limits, ui);
     let report = check::evaluate(&gix_repo, &change, &candidates, tools.as_ref())?;
+    git_swarm::trace::mark("evaluated");
 
     if req.record
         && let (Some(store), Some(loaded)) = (&store, &loaded)
@@ -240,7 +247,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
                 candidates
                     .iter()
                     .find(|c| c.directive.id == id)
-                    .map(|c| &c.directive)
+                    .map(|c| c.directive)
             },
             ui,
         )?;
@@ -406,7 +413,9 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
             Some("run `git swarm trust` once you have read the tool predicates"),
         );
     }
-    let out = &mut ui.out;
+    // One write: stdout is line-buffered, and a report can run to thousands of lines.
+    let mut buf = Vec::new();
+    let out = &mut buf;
     for r in report
         .results
         .iter()
@@ -476,5 +485,5 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
             ids.join(", ")
         )?;
     }
-    Ok(())
+    ui.out.write_all(&buf)
 }

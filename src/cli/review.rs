@@ -313,7 +313,7 @@ fn machine_results(
             let d: &Directive = e.directive.as_ref()?;
             let (priority, enforcement) = index.fold.effective(d);
             Some(Candidate {
-                directive: d.clone(),
+                directive: d,
                 path: format!(".swarm/directives/{}", e.file),
                 enforcement,
                 priority: if r.critical {
