@@ -396,16 +396,7 @@ fn grep_tree_recognises_an_unchanged_folder_by_its_tree() {
         "{}",
         first.stdout
     );
-    let ids = env.git(&["rev-parse", "HEAD:docs", "HEAD:docs/b.md"]);
-    let objects: Vec<(std::path::PathBuf, Vec<u8>)> = ids
-        .lines()
-        .map(|id| {
-            let path = env.path(&format!(".git/objects/{}/{}", &id[..2], &id[2..]));
-            let bytes = std::fs::read(&path).expect("a loose object");
-            std::fs::remove_file(&path).expect("remove");
-            (path, bytes)
-        })
-        .collect();
+    let objects = remove_objects(&env, &["HEAD:docs", "HEAD:docs/b.md"]);
     let later = check(&env, &["--range", "HEAD~1..HEAD"]);
     later.code(1);
     assert!(
@@ -415,12 +406,78 @@ fn grep_tree_recognises_an_unchanged_folder_by_its_tree() {
     );
 
     // A changed folder has a new tree: it is searched (and its files read).
-    for (path, bytes) in objects {
-        std::fs::write(path, bytes).expect("restore");
-    }
+    restore_objects(objects);
     env.write("docs/b.md", "# B\n\nSaid.\n");
     commit_all(&env, "fix b");
     check(&env, &["--range", "HEAD~1..HEAD"]).success();
+}
+
+/// Removes the loose objects `specs` name (as `git rev-parse` reads them)
+/// and returns them, for [`restore_objects`].
+fn remove_objects(env: &TestEnv, specs: &[&str]) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut args = vec!["rev-parse"];
+    args.extend_from_slice(specs);
+    env.git(&args)
+        .lines()
+        .map(|id| {
+            let path = env.path(&format!(".git/objects/{}/{}", &id[..2], &id[2..]));
+            let bytes = std::fs::read(&path).expect("a loose object");
+            std::fs::remove_file(&path).expect("remove");
+            (path, bytes)
+        })
+        .collect()
+}
+
+fn restore_objects(objects: Vec<(std::path::PathBuf, Vec<u8>)>) {
+    for (path, bytes) in objects {
+        std::fs::write(path, bytes).expect("restore");
+    }
+}
+
+/// The directives of a checked commit are parsed once and kept under the
+/// tree id of its `.swarm/directives/`: checking it again reads neither
+/// that tree nor its files (here removed from the object database). A
+/// damaged parse is ignored.
+#[test]
+fn a_range_reuses_the_parse_of_its_directives_folder() {
+    let env = repo();
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO\"]",
+    );
+    commit_all(&env, "directive");
+    env.write("src/a.rs", "// TODO\n");
+    commit_all(&env, "a");
+    let first = check(&env, &["--range", "HEAD~1..HEAD"]);
+    first.code(1);
+    assert!(first.stdout.contains("FAIL  no-todo"), "{}", first.stdout);
+
+    let objects = remove_objects(
+        &env,
+        &[
+            "HEAD:.swarm/directives",
+            "HEAD:.swarm/directives/no-todo.toml",
+        ],
+    );
+    assert_eq!(
+        check(&env, &["--range", "HEAD~1..HEAD"]).snapshot(),
+        first.snapshot()
+    );
+    restore_objects(objects);
+
+    let cached: Vec<_> = std::fs::read_dir(env.path(".git/swarm/trees"))
+        .expect("the parse is kept")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert!(!cached.is_empty());
+    for path in cached {
+        std::fs::write(path, b"git-swarm tree directives v1\n\xff\xff").expect("damage");
+    }
+    assert_eq!(
+        check(&env, &["--range", "HEAD~1..HEAD"]).snapshot(),
+        first.snapshot()
+    );
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! Parsed directives of a committed (or staged) `.swarm/directives/`,
-//! cached in the git dir under a hash of the files' blob ids: a blob never
-//! changes, so neither does its parse. `check --range` and pre-push read the directives of the pushed
-//! commit; parsing a thousand TOML files each time cost more than the diff.
+//! cached in the git dir under the folder's tree id (a commit's) or a hash
+//! of the files' names and blob ids (the index's), with the version of
+//! git-swarm that parsed them: a tree or blob never changes, so neither
+//! does its parse. `check --range` and pre-push read the directives of the
+//! pushed commit; parsing a thousand TOML files each time cost more than
+//! the diff, and a known tree is not even read.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -32,6 +35,15 @@ pub fn directives_in_tree(
     if !entry.mode().is_tree() {
         return Ok(Vec::new());
     }
+    // The folder's tree id fixes every file in it: a tree seen before is
+    // not read again (a thousand entries), let alone its files.
+    let mut key = cache_key();
+    key.update(b"tree\0");
+    key.update(entry.oid().as_bytes());
+    let cache = cache_path(git_dir, &key);
+    if let Some(entries) = read_cache(&cache) {
+        return Ok(entries);
+    }
     let dir = repo
         .find_tree(entry.oid())
         .map_err(|e| Error::git("reading .swarm/directives", e))?;
@@ -44,7 +56,7 @@ pub fn directives_in_tree(
             blobs.push((name.to_owned(), e.oid().to_owned()));
         }
     }
-    directives_from_blobs(git_dir, repo, &blobs)
+    parse_blobs(repo, &blobs, &cache)
 }
 
 /// The directive files given as (file name, blob id) — from a tree or from
@@ -54,24 +66,50 @@ pub fn directives_from_blobs(
     repo: &gix::Repository,
     blobs: &[(String, gix::ObjectId)],
 ) -> Result<Vec<DirectiveEntry>> {
+    let mut key = cache_key();
+    key.update(b"blobs\0");
+    let mut sorted: Vec<&(String, gix::ObjectId)> = blobs.iter().collect();
+    sorted.sort();
+    for (name, id) in sorted {
+        key.update(name.as_bytes());
+        key.update(&[0]);
+        key.update(id.as_bytes());
+    }
+    let cache = cache_path(git_dir, &key);
+    if let Some(entries) = read_cache(&cache) {
+        return Ok(entries);
+    }
+    parse_blobs(repo, blobs, &cache)
+}
+
+/// Keys start with the version: a parse by another version of git-swarm
+/// (another schema, other checks) is not reused.
+fn cache_key() -> xxhash_rust::xxh3::Xxh3 {
+    let mut key = xxhash_rust::xxh3::Xxh3::new();
+    key.update(env!("CARGO_PKG_VERSION").as_bytes());
+    key.update(&[0]);
+    key
+}
+
+fn cache_path(git_dir: &Path, key: &xxhash_rust::xxh3::Xxh3) -> PathBuf {
+    git_dir
+        .join("swarm")
+        .join("trees")
+        .join(format!("{:032x}", key.digest128()))
+}
+
+/// Parses the `.toml` blobs among `blobs`, sorted by file name, and keeps
+/// the parse in `cache`.
+fn parse_blobs(
+    repo: &gix::Repository,
+    blobs: &[(String, gix::ObjectId)],
+    cache: &Path,
+) -> Result<Vec<DirectiveEntry>> {
     let mut blobs: Vec<&(String, gix::ObjectId)> = blobs
         .iter()
         .filter(|(name, _)| name.ends_with(".toml"))
         .collect();
     blobs.sort();
-    let mut key = xxhash_rust::xxh3::Xxh3::new();
-    for (name, id) in &blobs {
-        key.update(name.as_bytes());
-        key.update(&[0]);
-        key.update(id.as_bytes());
-    }
-    let cache = git_dir
-        .join("swarm")
-        .join("trees")
-        .join(format!("{:032x}", key.digest128()));
-    if let Some(entries) = read_cache(&cache) {
-        return Ok(entries);
-    }
     let mut out = Vec::with_capacity(blobs.len());
     for (name, id) in blobs {
         let blob = repo
@@ -85,7 +123,7 @@ pub fn directives_from_blobs(
         ));
     }
     // Only a cache: a read-only git dir must not stop a check.
-    let _ = write_cache(&cache, &out);
+    let _ = write_cache(cache, &out);
     Ok(out)
 }
 
