@@ -155,33 +155,37 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // A range, a commit and a staged change bring their own directives (the
     // tree's, the index's): only the fold of the events is needed from the
     // working tree, not its parsed directives.
-    let loaded = match &store {
+    // Not dropped (nor the directives below): the process ends soon after,
+    // and freeing thousands of directives one by one only delays the exit.
+    let loaded = std::mem::ManuallyDrop::new(match &store {
         Some(s) if change.snapshot_tree.is_some() || change.selection == Selection::Staged => {
             Some(git_swarm::index::refresh_fold(s)?)
         }
         Some(s) => Some(git_swarm::index::load(s)?),
         None => None,
-    };
+    });
     let default_fold = git_swarm::fold::Fold::default();
     let fold = loaded.as_ref().map_or(&default_fold, |l| &l.index.fold);
     git_swarm::trace::mark("fold");
     // The directives of the checked snapshot: B's tree for a range, the
     // index for a staged change (what the commit will carry), the working
     // tree's files for --worktree.
-    let tree_entries = match (change.snapshot_tree, change.staged_directive_blobs()) {
-        (Some(tree), _) => Some(git_swarm::index::directives_in_tree(
-            &repo.git_dir,
-            &gix_repo,
-            tree,
-        )?),
-        (None, Some(blobs)) => Some(git_swarm::index::directives_from_blobs(
-            &repo.git_dir,
-            &gix_repo,
-            &blobs,
-        )?),
-        (None, None) => None,
-    };
-    let entries: &[DirectiveEntry] = match (&tree_entries, &loaded) {
+    let tree_entries = std::mem::ManuallyDrop::new(
+        match (change.snapshot_tree, change.staged_directive_blobs()) {
+            (Some(tree), _) => Some(git_swarm::index::directives_in_tree(
+                &repo.git_dir,
+                &gix_repo,
+                tree,
+            )?),
+            (None, Some(blobs)) => Some(git_swarm::index::directives_from_blobs(
+                &repo.git_dir,
+                &gix_repo,
+                &blobs,
+            )?),
+            (None, None) => None,
+        },
+    );
+    let entries: &[DirectiveEntry] = match (&*tree_entries, &*loaded) {
         (Some(entries), _) => entries,
         (None, Some(l)) => &l.index.directives,
         (None, None) => &[],
@@ -238,7 +242,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     git_swarm::trace::mark("evaluated");
 
     if req.record
-        && let (Some(store), Some(loaded)) = (&store, &loaded)
+        && let (Some(store), Some(loaded)) = (&store, &*loaded)
         && record(store, &loaded.index.fold, &report, ui)?
     {
         super::escalate(
@@ -256,11 +260,14 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     if !req.quiet || failed {
         render(&report, req, ui)?;
     }
-    Ok(if report.blocking(req.strict).is_empty() {
+    git_swarm::trace::mark("rendered");
+    let code = if report.blocking(req.strict).is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    };
+    std::mem::forget((report, candidates, change));
+    Ok(code)
 }
 
 /// Opens the repository with gix, honouring GIT_DIR, GIT_WORK_TREE and
