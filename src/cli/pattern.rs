@@ -609,8 +609,9 @@ fn feedback(args: FeedbackArgs, ui: &mut Ui) -> Outcome {
         e
     };
 
+    let finder = text::Finder::new(&observations);
     for fp in &verdict.false_positives {
-        let found = match text::find_finding(&observations, fp, cfg.finding_match) {
+        let found = match finder.find(fp, cfg.finding_match) {
             Match::Substring { index } => Some((index, "substring".to_owned())),
             Match::Overlap { index, score } => Some((index, format!("token overlap {score:.2}"))),
             Match::None { best } => {

@@ -1541,31 +1541,86 @@ pub enum Match {
 /// contains the normalised false positive or is contained in it; else the
 /// observation with the highest token [`jaccard`] (the first of equals) if
 /// that is at least `threshold` and above 0; else `None` with the best
-/// score seen. An empty false positive matches nothing.
+/// score seen. A finding label the validator quoted (`Finding 3: …`, as
+/// [`extract`] reads them) is not part of the text. An empty false
+/// positive matches nothing.
 pub fn find_finding(observations: &[Observation], false_positive: &str, threshold: f64) -> Match {
-    let fp = normalise(false_positive);
-    if fp.is_empty() {
-        return Match::None { best: 0.0 };
-    }
-    if let Some(index) = observations.iter().position(|o| {
-        !o.normalised.is_empty() && (o.normalised.contains(&fp) || fp.contains(&o.normalised))
-    }) {
-        return Match::Substring { index };
-    }
-    let fp_tokens = tokens(&fp);
-    let mut best = 0.0;
-    let mut at = None;
-    for (i, o) in observations.iter().enumerate() {
-        let score = jaccard(&fp_tokens, &tokens(&o.normalised));
-        if score > best {
-            best = score;
-            at = Some(i);
+    Finder::new(observations).find(false_positive, threshold)
+}
+
+/// The observations of one deliberation, to look up many false positives
+/// in: each observation is tokenised once, when a false positive first
+/// needs the token overlap.
+pub struct Finder<'a> {
+    observations: &'a [Observation],
+    tokens: std::cell::OnceCell<Vec<Vec<String>>>,
+}
+
+impl<'a> Finder<'a> {
+    pub fn new(observations: &'a [Observation]) -> Finder<'a> {
+        Finder {
+            observations,
+            tokens: std::cell::OnceCell::new(),
         }
     }
-    match at {
-        Some(index) if best >= threshold => Match::Overlap { index, score: best },
-        _ => Match::None { best },
+
+    /// [`find_finding`] of `false_positive`.
+    pub fn find(&self, false_positive: &str, threshold: f64) -> Match {
+        let mut fp = normalise(false_positive);
+        if let Some(rest) = finding_label(&fp) {
+            fp = normalise(rest);
+        }
+        if fp.is_empty() {
+            return Match::None { best: 0.0 };
+        }
+        if let Some(index) = self.observations.iter().position(|o| {
+            !o.normalised.is_empty() && (o.normalised.contains(&fp) || fp.contains(&o.normalised))
+        }) {
+            return Match::Substring { index };
+        }
+        let fp_tokens = tokens(&fp);
+        let all = self.tokens.get_or_init(|| {
+            self.observations
+                .iter()
+                .map(|o| tokens(&o.normalised))
+                .collect()
+        });
+        let mut best = 0.0;
+        let mut at = None;
+        for (i, o) in all.iter().enumerate() {
+            let score = jaccard_sorted(&fp_tokens, o);
+            if score > best {
+                best = score;
+                at = Some(i);
+            }
+        }
+        match at {
+            Some(index) if best >= threshold => Match::Overlap { index, score: best },
+            _ => Match::None { best },
+        }
     }
+}
+
+/// [`jaccard`] of two lists that are sorted and without duplicates, as
+/// [`tokens`] returns them: one merge, no sets.
+fn jaccard_sorted(a: &[String], b: &[String]) -> f64 {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - common;
+    if union == 0 {
+        return 0.0;
+    }
+    common as f64 / union as f64
 }
 
 #[cfg(test)]
@@ -2795,6 +2850,42 @@ Verdict: FAIL
             ),
             Match::Substring { index: 2 }
         );
+    }
+
+    /// A validator quoting the finding with its label (`Finding 3: …`)
+    /// names the same finding: the label is not part of the text.
+    #[test]
+    fn find_a_false_positive_quoted_with_its_label() {
+        let obs = observations(
+            "- Finding 3: the retry loop must stop after five attempts\n  see src/net.rs:40\n",
+        );
+        assert_eq!(
+            find_finding(
+                &obs,
+                "Finding 3: the retry loop must stop after five attempts",
+                0.9
+            ),
+            Match::Substring { index: 0 }
+        );
+        assert_eq!(
+            find_finding(&obs, "**Issue #3** - The retry loop must stop", 0.9),
+            Match::Substring { index: 0 }
+        );
+    }
+
+    #[test]
+    fn sorted_jaccard_agrees_with_the_set_one() {
+        let lists = [
+            tokens("the cache key must include the tenant id"),
+            tokens("tenant id and cache"),
+            tokens(""),
+            tokens("completely different words here"),
+        ];
+        for a in &lists {
+            for b in &lists {
+                assert_eq!(jaccard_sorted(a, b), jaccard(a, b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
