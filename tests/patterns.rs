@@ -566,3 +566,72 @@ fn one_pattern_learned_on_two_branches_merges_into_the_sum() {
     assert_eq!(p["validated"], 2);
     assert_eq!(p["state"], "verified");
 }
+
+/// `pattern feedback` reads one role's patterns from the index file when
+/// it is up to date, and from the fold when pattern events have just been
+/// appended: both give the same result, a near-duplicate's alias included.
+#[test]
+fn feedback_reads_the_same_from_the_index_as_from_new_events() {
+    const NEAR: &str =
+        "- The cache key must include the tenant id, or tenants read each other's data too.\n";
+    let runs: Vec<(String, Vec<Value>)> = [false, true]
+        .into_iter()
+        .map(|refresh_first| {
+            let env = TestEnv::initialised();
+            let files = ["--files", "src/db/schema.rs"];
+            extract(&env, "judge", "r1", &files, DELIBERATION).success();
+            // Joins "The cache key …" of r1 under an alias.
+            let near = extract(&env, "judge", "r2", &files, &format!("{NEAR}{CITATION}"));
+            assert!(near.stdout.contains("joined"), "{}", near.stdout);
+            // delib.md is r2's: the false positive names the near-duplicate.
+            verdict(
+                &env,
+                r#"{"verdict":"PASS","false_positives":["Finding 1: The cache key must include the tenant id, or tenants read each other's data too."]}"#,
+            );
+            if refresh_first {
+                // Files older than the index are not racy: it is trusted as written.
+                age_tree(&env.path(".swarm"));
+                env.swarm(&["index", "refresh"]).success();
+            }
+            let run = feedback(&env, "judge", "r2");
+            run.success();
+            let mut events = of_kind(&env, "pattern_ignored");
+            events.extend(of_kind(&env, "pattern_validated"));
+            events.extend(of_kind(&env, "pattern_aged"));
+            let events = events
+                .into_iter()
+                .map(|e| {
+                    serde_json::json!({
+                        "kind": e["kind"],
+                        "pattern": e["pattern"],
+                        "run": e["run"],
+                        "weight": e["weight"],
+                        "level": e["level"],
+                    })
+                })
+                .collect();
+            (run.stdout.clone(), events)
+        })
+        .collect();
+    assert!(
+        runs[0].0.contains("ignored p") && runs[0].0.contains("matched by substring"),
+        "{}",
+        runs[0].0
+    );
+    assert!(runs[0].0.contains("evidence level 2"), "{}", runs[0].0);
+    assert_eq!(runs[0], runs[1]);
+}
+
+/// Sets every file and folder under `dir` an hour back.
+fn age_tree(dir: &std::path::Path) {
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in std::fs::read_dir(dir).expect("list") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            age_tree(&path);
+        }
+        std::fs::File::open(&path)
+            .and_then(|f| f.set_modified(hour_ago))
+            .unwrap_or_else(|e| panic!("cannot age {}: {e}", path.display()));
+    }
+}

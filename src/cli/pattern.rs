@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use git_swarm::Error;
 use git_swarm::event::Event;
-use git_swarm::pattern::fold::{self, Pattern, PatternFold, State};
+use git_swarm::pattern::fold::{self, Pattern, PatternFold, State, View};
 use git_swarm::pattern::inject as block;
 use git_swarm::pattern::text::{self, Level, Match, VerdictKind};
 
@@ -586,19 +586,20 @@ fn feedback(args: FeedbackArgs, ui: &mut Ui) -> Outcome {
     let verdict =
         text::parse_verdict(&verdict_text).map_err(|e| bad_file(&args.verdict, &e, "verdict"))?;
     let store = super::store(ui)?;
-    let fold = patterns(&store)?;
+    let role = &args.adversarial_role;
+    // One role's patterns, read in place from the index; not dropped, as
+    // in `pattern inject`: the process ends soon after.
+    let loaded = std::mem::ManuallyDrop::new(git_swarm::index::pattern_views(&store)?);
+    let known = loaded.role_patterns(role)?;
     let cfg = &store.config.patterns;
     let now = now_ms(&store);
-    let role = &args.adversarial_role;
     let mut events = Vec::new();
     let mut lines: Vec<String> = Vec::new();
     let mut ignored: Vec<String> = Vec::new();
     // The stored pattern of an observation: its own id, or the pattern it joined.
-    let pattern_of = |o: &text::Observation| -> Option<(String, &Pattern)> {
+    let pattern_of = |o: &text::Observation| -> Option<(String, &View)> {
         let own = text::pattern_id(&o.normalised, role);
-        fold.resolve(&own)
-            .filter(|(_, p)| p.observations > 0)
-            .map(|(id, p)| (id.to_owned(), p))
+        known.resolve(&own).map(|p| (p.id.to_owned(), p))
     };
     let new_event = |kind: &str, id: &str| {
         let mut e = store
@@ -634,7 +635,7 @@ fn feedback(args: FeedbackArgs, ui: &mut Ui) -> Outcome {
             continue;
         }
         let weight = cfg.ignore_weight(role);
-        let regression = p.validated > 0;
+        let regression = p.stats.validated > 0;
         events.push(
             new_event("pattern_ignored", &id)
                 .with("weight", weight)
@@ -660,14 +661,10 @@ fn feedback(args: FeedbackArgs, ui: &mut Ui) -> Outcome {
         // The change's files: given, else the run's from `pattern extract`.
         let mut changed = args.files.clone();
         if changed.is_empty() {
-            for p in fold
-                .patterns
-                .values()
-                .filter(|p| p.role == *role && p.used_in(&args.run))
-            {
+            for p in known.views.iter().filter(|p| p.used_in(&args.run)) {
                 for f in &p.files {
-                    if !changed.contains(f) {
-                        changed.push(f.clone());
+                    if !changed.iter().any(|c| c == f) {
+                        changed.push((*f).to_owned());
                     }
                 }
             }
@@ -690,25 +687,30 @@ fn feedback(args: FeedbackArgs, ui: &mut Ui) -> Outcome {
                     .map_or(String::new(), |x| format!(": {x}"))
             ));
             // The run's patterns of the role: file-relevant first, then by score.
-            let mut run_patterns: Vec<(String, &Pattern, bool, f64)> = fold
-                .observed()
-                .filter(|(id, p)| p.role == *role && p.used_in(&args.run) && !ignored.contains(id))
-                .map(|(id, p)| {
+            let mut run_patterns: Vec<(&str, &View, bool, f64)> = known
+                .views
+                .iter()
+                .filter(|p| p.used_in(&args.run) && !ignored.iter().any(|i| i == p.id))
+                .map(|p| {
                     // Seen with a cited file, or naming a file of the change.
-                    let relevant = ev.cited_files.iter().any(|f| p.files.contains(f))
+                    let relevant = ev.cited_files.iter().any(|f| p.files.contains(&f.as_str()))
                         || changed.iter().any(|f| p.text.contains(f.as_str()));
-                    (
-                        id.clone(),
-                        p,
-                        relevant,
-                        fold::score(p, cfg, now, &[], &ev.cited_files).total,
-                    )
+                    let score = fold::score_of(
+                        &p.stats,
+                        &p.labels,
+                        &p.files,
+                        cfg,
+                        now,
+                        &[],
+                        &ev.cited_files,
+                    );
+                    (p.id, p, relevant, score.total)
                 })
                 .collect();
             run_patterns.sort_by(|a, b| {
                 b.2.cmp(&a.2)
                     .then(b.3.total_cmp(&a.3))
-                    .then_with(|| a.0.cmp(&b.0))
+                    .then_with(|| a.0.cmp(b.0))
             });
             for (i, (id, p, relevant, _)) in run_patterns.iter().enumerate() {
                 if i < cfg.reinforce_top {

@@ -26,7 +26,7 @@ use crate::store::Store;
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 12;
+const FORMAT: u32 = 13;
 
 #[derive(Serialize, Deserialize)]
 struct Head {
@@ -138,16 +138,20 @@ impl Old {
 }
 
 /// The pattern section: the whole pattern fold, encoded, and beside it
-/// each role's observed patterns as [`View`]s (plus, under
-/// [`PROMOTED`], every promoted one), so that `pattern inject` decodes
-/// one role's patterns, with their strings borrowed from the mapped file,
-/// instead of the whole fold.
+/// each role's observed patterns as [`View`]s in id order (plus, under
+/// [`PROMOTED`], every promoted one) and the near-duplicate aliases, so
+/// that `pattern inject` and `pattern feedback` decode one role's
+/// patterns, with their strings borrowed from the mapped file, instead of
+/// the whole fold.
 #[derive(Serialize, Deserialize)]
 struct PatternSection<'a> {
     #[serde(borrow, with = "serde_bytes")]
     fold: &'a [u8],
     #[serde(borrow)]
     groups: Vec<(&'a str, &'a serde_bytes::Bytes)>,
+    /// alias → pattern, sorted by alias.
+    #[serde(borrow)]
+    aliases: Vec<(&'a str, &'a str)>,
 }
 
 /// The group of promoted patterns (not a role name: those have no `*`).
@@ -178,8 +182,16 @@ fn encode_patterns(fold: &PatternFold) -> std::result::Result<Vec<u8>, postcard:
             .iter()
             .map(|(r, b)| (*r, serde_bytes::Bytes::new(b)))
             .collect(),
+        aliases: fold
+            .aliases
+            .iter()
+            .map(|(a, p)| (a.as_str(), p.as_str()))
+            .collect(),
     })
 }
+
+/// Near-duplicate aliases: alias → pattern, in alias order.
+pub type Aliases<'a> = Vec<(&'a str, &'a str)>;
 
 /// The patterns `pattern inject` reads, left in the mapped index file.
 pub struct PatternViews {
@@ -211,6 +223,18 @@ impl PatternViews {
         let mut views = group(role)?;
         views.extend(group(PROMOTED)?.into_iter().filter(|v| v.role != role));
         Ok(views)
+    }
+
+    /// The observed patterns of `role` alone, in id order, and the
+    /// near-duplicate aliases (alias → pattern, in alias order).
+    pub fn of_role(&self, role: &str) -> Result<(Vec<View<'_>>, Aliases<'_>)> {
+        let bytes = section(&self.map, self.at, self.len, "patterns")?;
+        let s: PatternSection = decode(bytes, "patterns")?;
+        let views = match s.groups.binary_search_by(|(r, _)| (*r).cmp(role)) {
+            Ok(i) => decode(s.groups[i].1, "patterns")?,
+            Err(_) => Vec::new(),
+        };
+        Ok((views, s.aliases))
     }
 }
 

@@ -173,6 +173,49 @@ impl Loaded {
             (None, None) => Ok(Vec::new()),
         }
     }
+
+    /// The observed patterns of `role` alone, as `pattern feedback` reads
+    /// them: one role's views, not the whole fold.
+    pub fn role_patterns(&self, role: &str) -> Result<RolePatterns<'_>> {
+        let (views, aliases) = match (&self.index.patterns, &self.pattern_views) {
+            (Some(fold), _) => (
+                fold.observed()
+                    .filter(|(_, p)| p.role == role)
+                    .map(|(id, p)| p.view(id))
+                    .collect(),
+                fold.aliases
+                    .iter()
+                    .map(|(a, p)| (a.as_str(), p.as_str()))
+                    .collect(),
+            ),
+            (None, Some(v)) => v.of_role(role)?,
+            (None, None) => (Vec::new(), Vec::new()),
+        };
+        Ok(RolePatterns { views, aliases })
+    }
+}
+
+/// One role's observed patterns, in id order, with the aliases of
+/// near-duplicates (see [`Loaded::role_patterns`]).
+#[derive(Debug)]
+pub struct RolePatterns<'a> {
+    pub views: Vec<crate::pattern::fold::View<'a>>,
+    aliases: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> RolePatterns<'a> {
+    /// The pattern an id names, following a near-duplicate's alias, as
+    /// [`crate::pattern::fold::PatternFold::resolve`] does.
+    pub fn resolve(&self, id: &str) -> Option<&crate::pattern::fold::View<'a>> {
+        let id = match self.aliases.binary_search_by(|(a, _)| (*a).cmp(id)) {
+            Ok(i) => self.aliases[i].1,
+            Err(_) => id,
+        };
+        self.views
+            .binary_search_by(|v| v.id.cmp(id))
+            .ok()
+            .map(|i| &self.views[i])
+    }
 }
 
 impl Index {
@@ -427,6 +470,20 @@ fn now_ns() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
+/// Which files an index must check by content: its entries (as one), and
+/// its event files by name.
+fn racy_files(index: &Index) -> (bool, Vec<String>) {
+    (
+        index.entries_racy,
+        index
+            .event_files
+            .iter()
+            .filter(|e| e.racy)
+            .map(|e| e.file.clone())
+            .collect(),
+    )
+}
+
 fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
     mtime_ns >= built_at_ns - RACY_NS
 }
@@ -520,6 +577,7 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     let old = &on_disk.index;
     // Racy files are checked by content until a write records them settled.
     let was_racy = old.entries_racy || old.event_files.iter().any(|e| e.racy);
+    let racy_before = racy_files(old);
     let entries_unchanged = want == Want::Fold
         || (scan.entries_fingerprint() == old.entries_fingerprint && !old.entries_racy);
     let config_unchanged = scan.config == old.config
@@ -642,8 +700,10 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     index.config = scan.config;
     // A few appended events (the `shown` event of the last `inject`, say) are
     // folded again by each command rather than the whole file rewritten for them.
+    // A write while the same files are still racy would record nothing new:
+    // the next command checks them by content all the same.
     let defer = want != Want::Nothing
-        && !was_racy
+        && (!was_racy || racy_files(&index) == racy_before)
         && entries_unchanged
         && config_unchanged
         && !patterns_changed

@@ -282,6 +282,7 @@ impl Pattern {
             stats: self.stats(),
             labels: self.labels.iter().map(String::as_str).collect(),
             files: self.files.iter().map(String::as_str).collect(),
+            keys: self.keys.iter().flat_map(|k| k.to_le_bytes()).collect(),
         }
     }
 
@@ -321,6 +322,24 @@ pub struct View<'a> {
     pub labels: Vec<&'a str>,
     #[serde(borrow)]
     pub files: Vec<&'a str>,
+    /// The pattern's (kind, run) keys, sorted, as little-endian `u64`s.
+    #[serde(borrow, with = "serde_bytes")]
+    pub keys: std::borrow::Cow<'a, [u8]>,
+}
+
+impl View<'_> {
+    /// See [`Pattern::has`].
+    pub fn has(&self, kind: &str, run: &str) -> bool {
+        let want = key(kind, run);
+        let keys = self.keys.as_chunks::<8>().0;
+        keys.binary_search_by(|k| u64::from_le_bytes(*k).cmp(&want))
+            .is_ok()
+    }
+
+    /// See [`Pattern::used_in`].
+    pub fn used_in(&self, run: &str) -> bool {
+        self.has("pattern_observed", run) || self.has("pattern_shown", run)
+    }
 }
 
 impl Stats {
