@@ -128,6 +128,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
 
 pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
+    git_swarm::trace::mark("repo found");
     let store = match Store::open(&repo, super::clock()?) {
         Ok(s) => Some(s),
         // A range or commit carries its own `.swarm/`; the working tree need not have one.

@@ -119,6 +119,7 @@ pub fn main() -> ExitCode {
         git_swarm::trace::enable();
     }
     let cli = Cli::parse();
+    git_swarm::trace::mark("arguments parsed");
     let mut ui = Ui::new();
     let result = run(cli.command, &mut ui);
     git_swarm::trace::mark("done");
