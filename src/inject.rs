@@ -85,7 +85,7 @@ pub fn select(
         if !matched[doc] && scope[doc] {
             scored.push(Scored {
                 doc,
-                id: corpus.id(doc).to_owned(),
+                id: corpus.id(doc),
                 total: 0.0,
                 parts: Default::default(),
             });

@@ -107,10 +107,11 @@ pub struct Query {
 
 /// One ranked directive.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Scored {
+pub struct Scored<'a> {
     /// The document number in the corpus (the index in the slice given to [`Corpus::build`]).
     pub doc: usize,
-    pub id: String,
+    /// Borrowed from the corpus: a query over 10,000 directives scores most of them.
+    pub id: &'a str,
     /// The sum of the parts.
     pub total: f64,
     pub parts: Parts,
@@ -470,7 +471,7 @@ impl Corpus {
     /// matches it — through a query token or bigram, a synonym, a trigger, the
     /// role, a tool or a file — sorted by total descending, then id.
     /// Priority, cold start and outcome only adjust the score of a match.
-    pub fn score(&self, q: &Query, track: &dyn Fn(usize) -> Track) -> Vec<Scored> {
+    pub fn score(&self, q: &Query, track: &dyn Fn(usize) -> Track) -> Vec<Scored<'_>> {
         let n = self.len();
         if n == 0 {
             return Vec::new();
@@ -640,7 +641,7 @@ impl Corpus {
             };
             out.push(Scored {
                 doc: d,
-                id: self.ids[d].clone(),
+                id: &self.ids[d],
                 total: parts.bm25
                     + parts.context
                     + parts.cold_start
@@ -663,7 +664,7 @@ impl Corpus {
     /// similarity is the cosine of the documents' token sets. `lambda` is
     /// clamped to 0..1 ([`MMR_LAMBDA`] if not a number). Ties go to the higher
     /// total, then the smaller id.
-    pub fn select(&self, scored: &[Scored], k: usize, lambda: f64) -> Vec<Scored> {
+    pub fn select<'a>(&self, scored: &[Scored<'a>], k: usize, lambda: f64) -> Vec<Scored<'a>> {
         self.select_with(scored, k, lambda, &|doc| {
             self.priority[doc] == Priority::Critical
         })
@@ -672,34 +673,40 @@ impl Corpus {
     /// As [`Corpus::select`], with the caller deciding which documents are
     /// critical (the effective priority: an escalated directive is critical
     /// whatever its file declares).
-    pub fn select_with(
+    pub fn select_with<'a>(
         &self,
-        scored: &[Scored],
+        scored: &[Scored<'a>],
         k: usize,
         lambda: f64,
         is_critical: &dyn Fn(usize) -> bool,
-    ) -> Vec<Scored> {
+    ) -> Vec<Scored<'a>> {
         let lambda = if lambda.is_nan() {
             MMR_LAMBDA
         } else {
             lambda.clamp(0.0, 1.0)
         };
-        let mut order: Vec<&Scored> = scored.iter().filter(|s| s.doc < self.len()).collect();
-        order.sort_unstable_by(|a, b| rank_order(a, b));
-        let mut seen = vec![false; self.len()];
-        order.retain(|s| !std::mem::replace(&mut seen[s.doc], true));
-
-        let mut picked: Vec<Scored> = Vec::with_capacity(k.min(order.len()));
-        let mut rest: Vec<&Scored> = Vec::with_capacity(order.len());
-        for s in order {
-            let critical = is_critical(s.doc) && self.matches(s);
-            if picked.len() < k && critical {
-                picked.push(s.clone());
-            } else if !critical {
-                rest.push(s);
+        // The best-ranked entry of each document, in no particular order.
+        let mut best: Vec<Option<&Scored<'a>>> = vec![None; self.len()];
+        for s in scored.iter().filter(|s| s.doc < self.len()) {
+            let slot = &mut best[s.doc];
+            if slot.is_none_or(|b| rank_order(s, b).is_lt()) {
+                *slot = Some(s);
             }
         }
-        rest.truncate(MMR_POOL.max(k));
+        let (mut critical, mut rest): (Vec<&Scored<'a>>, Vec<&Scored<'a>>) = best
+            .into_iter()
+            .flatten()
+            .partition(|s| is_critical(s.doc) && self.matches(s));
+        // Only the critical ones and the top of the rest are ranked: a
+        // query over 10,000 directives need not sort them all.
+        critical.sort_unstable_by(|a, b| rank_order(a, b));
+        let mut picked: Vec<Scored> = critical.iter().take(k).map(|s| (*s).clone()).collect();
+        let pool = MMR_POOL.max(k);
+        if rest.len() > pool {
+            rest.select_nth_unstable_by(pool - 1, |a, b| rank_order(a, b));
+            rest.truncate(pool);
+        }
+        rest.sort_unstable_by(|a, b| rank_order(a, b));
         if picked.len() >= k || rest.is_empty() {
             return picked;
         }
@@ -906,7 +913,7 @@ fn outcome(t: Track) -> f64 {
 fn rank_order(a: &Scored, b: &Scored) -> std::cmp::Ordering {
     b.total
         .total_cmp(&a.total)
-        .then_with(|| a.id.cmp(&b.id))
+        .then_with(|| a.id.cmp(b.id))
         .then_with(|| a.doc.cmp(&b.doc))
 }
 
@@ -1109,8 +1116,64 @@ mod tests {
         Corpus::build(&refs)
     }
 
-    fn ids(scored: &[Scored]) -> Vec<&str> {
-        scored.iter().map(|s| s.id.as_str()).collect()
+    fn ids<'a>(scored: &[Scored<'a>]) -> Vec<&'a str> {
+        scored.iter().map(|s| s.id).collect()
+    }
+
+    /// Only the critical entries and the top of the rest are ranked; with
+    /// λ = 1 (relevance alone) the result must be what a full sort gives:
+    /// the matching criticals first (at most k), then the best of the rest,
+    /// each document once even when it is given twice.
+    #[test]
+    fn selection_agrees_with_a_full_sort() {
+        let docs: Vec<Directive> = (0..600)
+            .map(|i| {
+                // The best matches come last, beyond the first MMR_POOL.
+                let lead = if i >= 590 { "quickly " } else { "" };
+                let mut d = dir(
+                    &format!("d{i:03}"),
+                    &format!(
+                        "{lead}retry upload {} handler {}",
+                        "cache ".repeat(i % 7),
+                        i % 13
+                    ),
+                );
+                if i % 97 == 0 {
+                    d.priority = Priority::Critical;
+                }
+                d
+            })
+            .collect();
+        let c = corpus(&docs);
+        let mut scored = c.score(&query("quickly retry the cache upload handler"), &fresh);
+        assert!(scored.len() > MMR_POOL, "{}", scored.len());
+        // A second, worse entry for some documents.
+        let extra: Vec<Scored> = scored
+            .iter()
+            .step_by(5)
+            .map(|s| Scored {
+                total: s.total / 2.0,
+                ..s.clone()
+            })
+            .collect();
+        scored.extend(extra);
+        for k in [1, 3, 8, 20] {
+            let mut all: Vec<&Scored> = scored.iter().collect();
+            all.sort_by(|a, b| rank_order(a, b));
+            let mut seen = std::collections::HashSet::new();
+            all.retain(|s| seen.insert(s.doc));
+            let (crit, rest): (Vec<&Scored>, Vec<&Scored>) = all
+                .into_iter()
+                .partition(|s| c.priority(s.doc) == Priority::Critical && c.matches(s));
+            let want: Vec<&str> = crit
+                .iter()
+                .take(k)
+                .chain(rest.iter())
+                .take(k)
+                .map(|s| s.id)
+                .collect();
+            assert_eq!(ids(&c.select(&scored, k, 1.0)), want, "k = {k}");
+        }
     }
 
     #[test]
@@ -1394,7 +1457,7 @@ mod tests {
         assert_eq!(got.len(), 4);
         assert_eq!(got[3].id, "other");
         let picked = c.select(&got, 2, 0.5);
-        assert_eq!(ids(&picked), [got[0].id.as_str(), "other"]);
+        assert_eq!(ids(&picked), [got[0].id, "other"]);
         // Pure relevance keeps the score order.
         let picked = c.select(&got, 2, 1.0);
         assert_eq!(ids(&picked), ids(&got[..2]));
