@@ -793,3 +793,29 @@ fn racy_event_files_are_settled_by_the_next_write() {
     assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
     assert_eq!(listed_events(&env, "no-private-keys"), 1);
 }
+
+/// While the same event files are still racy, a write would record nothing
+/// new (the next command checks them by content all the same), so reading
+/// commands do not rewrite the index; once the files settle, one does.
+#[test]
+fn a_reading_command_does_not_rewrite_the_index_while_the_same_files_are_racy() {
+    let env = TestEnv::initialised();
+    one_event_aged_store(&env);
+    // Stamped in the future, the event file stays racy however slow the machine.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::open(env.path(".swarm/events/2026-11.jsonl"))
+        .and_then(|f| f.set_modified(later))
+        .expect("stamp the event file");
+    env.swarm(&["list"]).success();
+    let index = || std::fs::read(env.path(".git/swarm/index")).expect("index");
+    let before = index();
+    assert_eq!(listed_events(&env, "no-private-keys"), 1);
+    env.swarm(&["list"]).success();
+    assert!(index() == before, "the index was rewritten while still racy");
+    // Settled: the next command writes it, and it is fresh.
+    age(&env, ".swarm/events/2026-11.jsonl");
+    env.swarm(&["list"]).success();
+    assert!(index() != before, "the settled file was not written");
+    assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
+    assert_eq!(listed_events(&env, "no-private-keys"), 1);
+}
