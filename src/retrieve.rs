@@ -760,19 +760,7 @@ impl Corpus {
         if x.is_empty() || y.is_empty() {
             return 0.0;
         }
-        let (mut i, mut j, mut common) = (0, 0, 0usize);
-        while i < x.len() && j < y.len() {
-            match x[i].cmp(&y[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    common += 1;
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-        common as f64 / ((x.len() * y.len()) as f64).sqrt()
+        common_sorted(x, y) as f64 / ((x.len() * y.len()) as f64).sqrt()
     }
 
     fn token_id(&self, token: &str) -> Option<u32> {
@@ -910,6 +898,23 @@ fn outcome(t: Track) -> f64 {
 }
 
 /// Total descending, then id, then document number.
+/// How many values two ascending lists without duplicates share: one merge.
+pub(crate) fn common_sorted<T: Ord>(x: &[T], y: &[T]) -> usize {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common
+}
+
 fn rank_order(a: &Scored, b: &Scored) -> std::cmp::Ordering {
     b.total
         .total_cmp(&a.total)

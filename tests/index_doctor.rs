@@ -811,7 +811,10 @@ fn a_reading_command_does_not_rewrite_the_index_while_the_same_files_are_racy() 
     let before = index();
     assert_eq!(listed_events(&env, "no-private-keys"), 1);
     env.swarm(&["list"]).success();
-    assert!(index() == before, "the index was rewritten while still racy");
+    assert!(
+        index() == before,
+        "the index was rewritten while still racy"
+    );
     // Settled: the next command writes it, and it is fresh.
     age(&env, ".swarm/events/2026-11.jsonl");
     env.swarm(&["list"]).success();

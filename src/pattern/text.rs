@@ -1604,18 +1604,7 @@ impl<'a> Finder<'a> {
 /// [`jaccard`] of two lists that are sorted and without duplicates, as
 /// [`tokens`] returns them: one merge, no sets.
 fn jaccard_sorted(a: &[String], b: &[String]) -> f64 {
-    let (mut i, mut j, mut common) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
+    let common = crate::retrieve::common_sorted(a, b);
     let union = a.len() + b.len() - common;
     if union == 0 {
         return 0.0;
