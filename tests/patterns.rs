@@ -567,19 +567,36 @@ fn one_pattern_learned_on_two_branches_merges_into_the_sum() {
     assert_eq!(p["state"], "verified");
 }
 
-/// `pattern feedback` reads one role's patterns from the index file when
-/// it is up to date, and from the fold when pattern events have just been
-/// appended: both give the same result, a near-duplicate's alias included.
+/// `pattern feedback` reads one role's patterns from the index file: as
+/// written, patched with a few pattern events appended since, or from the
+/// fold when the index is folded again. All three give the same result, a
+/// near-duplicate's alias included.
 #[test]
 fn feedback_reads_the_same_from_the_index_as_from_new_events() {
     const NEAR: &str =
         "- The cache key must include the tenant id, or tenants read each other's data too.\n";
-    let runs: Vec<(String, Vec<Value>)> = [false, true]
+    // The index as of r1 with r2's events new to it, written after r2, or
+    // not written (the events are folded each time).
+    #[derive(PartialEq)]
+    enum Index {
+        Pending,
+        Written,
+        Folded,
+    }
+    let runs: Vec<(String, Vec<Value>)> = [Index::Folded, Index::Written, Index::Pending]
         .into_iter()
-        .map(|refresh_first| {
+        .map(|index| {
             let env = TestEnv::initialised();
             let files = ["--files", "src/db/schema.rs"];
             extract(&env, "judge", "r1", &files, DELIBERATION).success();
+            let settle = || {
+                // Files older than the index are not racy: it is trusted as written.
+                age_tree(&env.path(".swarm"));
+                env.swarm(&["index", "refresh"]).success();
+            };
+            if index == Index::Pending {
+                settle();
+            }
             // Joins "The cache key …" of r1 under an alias.
             let near = extract(&env, "judge", "r2", &files, &format!("{NEAR}{CITATION}"));
             assert!(near.stdout.contains("joined"), "{}", near.stdout);
@@ -588,13 +605,18 @@ fn feedback_reads_the_same_from_the_index_as_from_new_events() {
                 &env,
                 r#"{"verdict":"PASS","false_positives":["Finding 1: The cache key must include the tenant id, or tenants read each other's data too."]}"#,
             );
-            if refresh_first {
-                // Files older than the index are not racy: it is trusted as written.
-                age_tree(&env.path(".swarm"));
-                env.swarm(&["index", "refresh"]).success();
+            if index == Index::Written {
+                settle();
             }
+            let written = std::fs::read(env.path(".git/swarm/index")).ok();
             let run = feedback(&env, "judge", "r2");
             run.success();
+            if index == Index::Pending {
+                assert!(
+                    std::fs::read(env.path(".git/swarm/index")).ok() == written,
+                    "the index was written for r2's few events"
+                );
+            }
             let mut events = of_kind(&env, "pattern_ignored");
             events.extend(of_kind(&env, "pattern_validated"));
             events.extend(of_kind(&env, "pattern_aged"));
@@ -620,6 +642,7 @@ fn feedback_reads_the_same_from_the_index_as_from_new_events() {
     );
     assert!(runs[0].0.contains("evidence level 2"), "{}", runs[0].0);
     assert_eq!(runs[0], runs[1]);
+    assert_eq!(runs[0], runs[2]);
 }
 
 /// Sets every file and folder under `dir` an hour back.
@@ -634,4 +657,104 @@ fn age_tree(dir: &std::path::Path) {
             .and_then(|f| f.set_modified(hour_ago))
             .unwrap_or_else(|e| panic!("cannot age {}: {e}", path.display()));
     }
+}
+
+/// A few pattern events appended since the index was written (a new
+/// pattern, a repeated observation, a promotion, a `--run` use) are applied
+/// to the views `pattern inject` reads, rather than the whole pattern fold
+/// being decoded and written back: the blocks are those of the refreshed
+/// index. (Commands that read the whole fold, such as `extract`, fold them
+/// in and write it; `record` appends without reading.)
+#[test]
+fn inject_patches_the_views_with_new_pattern_events() {
+    const AT: &str = "2026-12-01T00:00:00Z";
+    let env = TestEnv::initialised();
+    let findings = |n: usize, what: &str| -> String {
+        (0..n)
+            .map(|i| {
+                format!("- Finding {i}: the {what} must validate input field number {i} first.\n")
+            })
+            .collect()
+    };
+    extract(
+        &env,
+        "judge",
+        "r1",
+        &["--labels", "api"],
+        &findings(12, "handler"),
+    )
+    .success();
+    extract(&env, "auditor", "r1", &[], &findings(3, "parser")).success();
+    let patterns = list(&env);
+    let id_of = |role: &str| {
+        patterns
+            .iter()
+            .find(|p| p["role"] == role)
+            .and_then(|p| p["id"].as_str().map(str::to_owned))
+            .expect("a pattern")
+    };
+    let (auditor, judge) = (id_of("auditor"), id_of("judge"));
+    age_tree(&env.path(".swarm"));
+    env.swarm(&["index", "refresh"]).success();
+    let index = || std::fs::read(env.path(".git/swarm/index")).expect("index");
+    let written = index();
+
+    let record = |kind: &str, fields: &[&str]| {
+        let mut args = vec!["record", kind];
+        for f in fields {
+            args.extend(["--field", f]);
+        }
+        swarm(&env, &args).success();
+    };
+    let observed = |id: &str, text: &str| {
+        let (pattern, text) = (format!("pattern={id}"), format!("text={text}"));
+        record(
+            "pattern_observed",
+            &[
+                &pattern,
+                "role=judge",
+                &text,
+                "category=rule",
+                "run=r2",
+                "labels=[\"db\"]",
+            ],
+        )
+    };
+    // Hand-written, as a harness would: a new pattern, a repeated one.
+    observed(
+        "pnew0000000000001",
+        "The cache must expire entries after an hour.",
+    );
+    observed(&judge, "seen again");
+    let promoted = format!("pattern={auditor}");
+    record("pattern_promoted", &[&promoted]);
+    swarm(
+        &env,
+        &["pattern", "inject", "--role", "judge", "--run", "r3"],
+    )
+    .success();
+    let blocks = || -> Vec<String> {
+        ["judge", "coder"]
+            .into_iter()
+            .map(|role| {
+                let run = swarm_at(
+                    &env,
+                    AT,
+                    &[
+                        "pattern", "inject", "--role", role, "--labels", "db", "--format", "json",
+                    ],
+                );
+                run.success();
+                run.stdout
+            })
+            .collect()
+    };
+    let patched = blocks();
+    assert!(index() == written, "the index was written for a few events");
+    assert!(patched[0].contains("cache must expire"), "{}", patched[0]);
+    assert!(patched[1].contains("via"), "{}", patched[1]);
+
+    env.swarm(&["index", "refresh"]).success();
+    assert!(index() != written);
+    assert_eq!(blocks(), patched);
 }

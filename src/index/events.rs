@@ -136,6 +136,29 @@ pub fn read_all(
 /// Brings `index`'s event files and fold up to date, reading only what was
 /// appended. `Ok(Ok(n))`: done, `n` files re-read; `Ok(Err(reason))`: the
 /// whole log must be folded again.
+/// Feeds the first `len` bytes of `file` to `hash`, a block at a time;
+/// false when the file is shorter.
+fn hash_prefix(
+    file: &mut std::fs::File,
+    len: usize,
+    hash: &mut xxhash_rust::xxh3::Xxh3,
+) -> std::io::Result<bool> {
+    let mut buf = vec![0u8; (1 << 20).min(len.max(1))];
+    let mut left = len;
+    while left > 0 {
+        let want = left.min(buf.len());
+        let n = match std::io::Read::read(file, &mut buf[..want]) {
+            Ok(0) => return Ok(false),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        hash.update(&buf[..n]);
+        left -= n;
+    }
+    Ok(true)
+}
+
 pub fn update(
     store: &Store,
     files: &[(String, Stamp)],
@@ -168,11 +191,16 @@ pub fn update(
         }
         changed += 1;
         let path = store.swarm_dir.join("events").join(name);
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let io = |e| Error::io(&path, e);
+        let mut file = std::fs::File::open(&path).map_err(io)?;
+        // The part folded already is only hashed, a block at a time, to
+        // know it is unchanged: a month's file can run to tens of MB.
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
         let (start, lines, mut problems, events) = match prev {
             Some(p) => {
                 let end = usize::try_from(p.consumed).unwrap_or(usize::MAX);
-                if bytes.len() < end || xxhash_rust::xxh3::xxh3_64(&bytes[..end]) != p.consumed_hash
+                if !hash_prefix(&mut file, end, &mut hash).map_err(io)?
+                    || hash.digest() != p.consumed_hash
                 {
                     return Ok(Err(format!("events/{name} was rewritten, not appended to")));
                 }
@@ -186,22 +214,19 @@ pub fn update(
             }
             None => (0, 0, Vec::new(), 0),
         };
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut rest).map_err(io)?;
         let rel = format!(".swarm/events/{name}");
-        let parsed = parse_events(
-            &bytes[start..],
-            &rel,
-            lines,
-            store.config.events.max_line_bytes,
-        );
+        let parsed = parse_events(&rest, &rel, lines, store.config.events.max_line_bytes);
         problems.extend(parsed.problems);
-        let consumed = start + parsed.consumed;
-        new_bytes += (bytes.len() - start) as u64;
+        hash.update(&rest[..parsed.consumed]);
+        new_bytes += rest.len() as u64;
         entries.push(EventFileEntry {
             file: name.clone(),
             stamp: *stamp,
             racy: racy(built_at_ns, stamp.mtime_ns),
-            consumed: consumed as u64,
-            consumed_hash: xxhash_rust::xxh3::xxh3_64(&bytes[..consumed]),
+            consumed: (start + parsed.consumed) as u64,
+            consumed_hash: hash.digest(),
             lines: parsed.lines,
             events: events + parsed.heads.len() as u64,
             problems,
@@ -228,4 +253,32 @@ pub struct Appended {
     pub bytes: u64,
     /// The pattern events among the new ones, in order.
     pub pattern_heads: Vec<crate::fold::EventHead>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Indexes written before hashed the folded part in one call: the
+    /// streamed hash, a block at a time, must be the same value.
+    #[test]
+    fn a_prefix_hashed_by_blocks_is_the_one_shot_hash() {
+        let bytes: Vec<u8> = (0..3_000_003u32).map(|i| (i % 251) as u8).collect();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("2026-11.jsonl");
+        std::fs::write(&path, &bytes).expect("write");
+        for len in [0, 1, 1 << 20, (1 << 20) + 7, bytes.len()] {
+            let mut file = std::fs::File::open(&path).expect("open");
+            let mut hash = xxhash_rust::xxh3::Xxh3::new();
+            assert!(hash_prefix(&mut file, len, &mut hash).expect("read"));
+            assert_eq!(
+                hash.digest(),
+                xxhash_rust::xxh3::xxh3_64(&bytes[..len]),
+                "{len}"
+            );
+        }
+        let mut file = std::fs::File::open(&path).expect("open");
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
+        assert!(!hash_prefix(&mut file, bytes.len() + 1, &mut hash).expect("read"));
+    }
 }

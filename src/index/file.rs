@@ -26,7 +26,7 @@ use crate::store::Store;
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 13;
+const FORMAT: u32 = 14;
 
 #[derive(Serialize, Deserialize)]
 struct Head {
@@ -152,10 +152,17 @@ struct PatternSection<'a> {
     /// alias → pattern, sorted by alias.
     #[serde(borrow)]
     aliases: Vec<(&'a str, &'a str)>,
+    /// Patterns never observed (shown or graded by id only), sorted: they
+    /// have no view, so events for them need the whole fold.
+    #[serde(borrow)]
+    unobserved: Vec<&'a str>,
+    /// Runs with an outcome: run → (pass, ms), sorted by run.
+    #[serde(borrow)]
+    outcomes: Vec<(&'a str, (bool, i64))>,
 }
 
 /// The group of promoted patterns (not a role name: those have no `*`).
-const PROMOTED: &str = "*promoted";
+pub const PROMOTED: &str = "*promoted";
 
 fn decode_patterns(bytes: &[u8]) -> Result<PatternFold> {
     let s: PatternSection = decode(bytes, "patterns")?;
@@ -187,11 +194,42 @@ fn encode_patterns(fold: &PatternFold) -> std::result::Result<Vec<u8>, postcard:
             .iter()
             .map(|(a, p)| (a.as_str(), p.as_str()))
             .collect(),
+        unobserved: fold
+            .patterns
+            .iter()
+            .filter(|(_, p)| p.observations == 0)
+            .map(|(id, _)| id.as_str())
+            .collect(),
+        outcomes: fold
+            .outcomes
+            .iter()
+            .map(|(run, o)| (run.as_str(), *o))
+            .collect(),
     })
 }
 
 /// Near-duplicate aliases: alias → pattern, in alias order.
 pub type Aliases<'a> = Vec<(&'a str, &'a str)>;
+
+/// The pattern section without its fold: each group's encoded views (by
+/// group name: a role, or [`PROMOTED`]), the aliases, the ids of patterns
+/// that have no view, and the runs' outcomes.
+pub struct ViewParts<'a> {
+    pub groups: Vec<(&'a str, &'a [u8])>,
+    pub aliases: Aliases<'a>,
+    pub unobserved: Vec<&'a str>,
+    pub outcomes: Vec<(&'a str, (bool, i64))>,
+}
+
+impl<'a> ViewParts<'a> {
+    /// The views of group `name` (none when there is no such group).
+    pub fn group(&self, name: &str) -> Result<Vec<View<'a>>> {
+        match self.groups.binary_search_by(|(g, _)| (*g).cmp(name)) {
+            Ok(i) => decode(self.groups[i].1, "patterns"),
+            Err(_) => Ok(Vec::new()),
+        }
+    }
+}
 
 /// The patterns `pattern inject` reads, left in the mapped index file.
 pub struct PatternViews {
@@ -210,31 +248,23 @@ impl std::fmt::Debug for PatternViews {
 }
 
 impl PatternViews {
-    /// The observed patterns of `role` and the promoted ones of other roles.
-    pub fn for_role(&self, role: &str) -> Result<Vec<View<'_>>> {
-        let bytes = section(&self.map, self.at, self.len, "patterns")?;
-        let s: PatternSection = decode(bytes, "patterns")?;
-        let group = |name: &str| -> Result<Vec<View<'_>>> {
-            match s.groups.binary_search_by(|(r, _)| (*r).cmp(name)) {
-                Ok(i) => decode(s.groups[i].1, "patterns"),
-                Err(_) => Ok(Vec::new()),
-            }
-        };
-        let mut views = group(role)?;
-        views.extend(group(PROMOTED)?.into_iter().filter(|v| v.role != role));
-        Ok(views)
+    /// The whole pattern fold, decoded.
+    pub fn fold(&self) -> Result<PatternFold> {
+        decode_patterns(section(&self.map, self.at, self.len, "patterns")?)
     }
 
-    /// The observed patterns of `role` alone, in id order, and the
-    /// near-duplicate aliases (alias → pattern, in alias order).
-    pub fn of_role(&self, role: &str) -> Result<(Vec<View<'_>>, Aliases<'_>)> {
+    /// The section's parts other than the fold: the views, and what it
+    /// takes to patch them with events that came after it (see
+    /// [`crate::index::Loaded`]).
+    pub fn parts(&self) -> Result<ViewParts<'_>> {
         let bytes = section(&self.map, self.at, self.len, "patterns")?;
         let s: PatternSection = decode(bytes, "patterns")?;
-        let views = match s.groups.binary_search_by(|(r, _)| (*r).cmp(role)) {
-            Ok(i) => decode(s.groups[i].1, "patterns")?,
-            Err(_) => Vec::new(),
-        };
-        Ok((views, s.aliases))
+        Ok(ViewParts {
+            groups: s.groups.into_iter().map(|(g, b)| (g, &**b)).collect(),
+            aliases: s.aliases,
+            unobserved: s.unobserved,
+            outcomes: s.outcomes,
+        })
     }
 }
 

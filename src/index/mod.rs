@@ -161,38 +161,237 @@ pub struct Loaded {
     /// when `index.patterns` is `None` (else the fold, just updated, is the
     /// one to read).
     pub pattern_views: Option<PatternViews>,
+    /// Pattern events appended since the index file's pattern section, in
+    /// order, not folded into it: the views read are patched with them
+    /// (see [`Patched`]) rather than the whole fold decoded and written.
+    pending_patterns: Vec<EventHead>,
+    patched: std::sync::OnceLock<std::result::Result<Patched, String>>,
+}
+
+/// The patterns [`Loaded::pending_patterns`] touch, after those events:
+/// each seeded from its view (a view holds the whole record), or, when one
+/// of them has no view but a record in the fold, the whole fold.
+#[derive(Debug)]
+enum Patched {
+    Touched(crate::pattern::fold::PatternFold),
+    Whole(crate::pattern::fold::PatternFold),
 }
 
 impl Loaded {
+    fn new(index: Index, refresh: Refresh, elapsed: std::time::Duration) -> Loaded {
+        Loaded {
+            index,
+            refresh,
+            elapsed,
+            pattern_views: None,
+            pending_patterns: Vec::new(),
+            patched: std::sync::OnceLock::new(),
+        }
+    }
+
     /// The observed patterns `pattern inject` ranks for `role`: its own and
     /// the promoted ones of other roles (from the fold, all of them).
     pub fn pattern_views(&self, role: &str) -> Result<Vec<crate::pattern::fold::View<'_>>> {
-        match (&self.index.patterns, &self.pattern_views) {
-            (Some(fold), _) => Ok(fold.observed().map(|(id, p)| p.view(id)).collect()),
-            (None, Some(v)) => v.for_role(role),
-            (None, None) => Ok(Vec::new()),
+        use crate::pattern::fold::View;
+        let Some(v) = &self.pattern_views else {
+            return Ok(self.index.patterns.as_ref().map_or_else(Vec::new, |fold| {
+                fold.observed().map(|(id, p)| p.view(id)).collect()
+            }));
+        };
+        if let Some(fold) = &self.index.patterns {
+            return Ok(fold.observed().map(|(id, p)| p.view(id)).collect());
         }
+        let parts = v.parts()?;
+        let own = parts.group(role)?;
+        let promoted = parts.group(file::PROMOTED)?;
+        let (own, promoted) = match self.patched(role, &[&own, &promoted])? {
+            None => (own, promoted),
+            Some(Patched::Whole(fold)) => {
+                return Ok(fold.observed().map(|(id, p)| p.view(id)).collect());
+            }
+            Some(Patched::Touched(touched)) => (
+                patch_group(own, touched, |p| p.role == role),
+                patch_group(promoted, touched, |p| p.promoted.is_some()),
+            ),
+        };
+        let mut views: Vec<View<'_>> = own;
+        views.extend(promoted.into_iter().filter(|p| p.role != role));
+        Ok(views)
     }
 
     /// The observed patterns of `role` alone, as `pattern feedback` reads
     /// them: one role's views, not the whole fold.
     pub fn role_patterns(&self, role: &str) -> Result<RolePatterns<'_>> {
-        let (views, aliases) = match (&self.index.patterns, &self.pattern_views) {
-            (Some(fold), _) => (
-                fold.observed()
+        fn whole<'a>(fold: &'a crate::pattern::fold::PatternFold, role: &str) -> RolePatterns<'a> {
+            RolePatterns {
+                views: fold
+                    .observed()
                     .filter(|(_, p)| p.role == role)
                     .map(|(id, p)| p.view(id))
                     .collect(),
-                fold.aliases
+                aliases: fold
+                    .aliases
                     .iter()
                     .map(|(a, p)| (a.as_str(), p.as_str()))
                     .collect(),
-            ),
-            (None, Some(v)) => v.of_role(role)?,
-            (None, None) => (Vec::new(), Vec::new()),
+            }
+        }
+        if let Some(fold) = &self.index.patterns {
+            return Ok(whole(fold, role));
+        }
+        let Some(v) = &self.pattern_views else {
+            return Ok(RolePatterns {
+                views: Vec::new(),
+                aliases: Vec::new(),
+            });
         };
-        Ok(RolePatterns { views, aliases })
+        let parts = v.parts()?;
+        let own = parts.group(role)?;
+        Ok(match self.patched(role, &[&own])? {
+            None => RolePatterns {
+                views: own,
+                aliases: parts.aliases,
+            },
+            Some(Patched::Whole(fold)) => whole(fold, role),
+            Some(Patched::Touched(touched)) => {
+                let views = patch_group(own, touched, |p| p.role == role);
+                // The aliases the new events add come after the index's: the first stays.
+                let mut aliases = parts.aliases;
+                for (a, p) in &touched.aliases {
+                    if let Err(at) = aliases.binary_search_by(|(x, _)| (*x).cmp(a.as_str())) {
+                        aliases.insert(at, (a.as_str(), p.as_str()));
+                    }
+                }
+                RolePatterns { views, aliases }
+            }
+        })
     }
+
+    /// The pending pattern events applied to the patterns they touch, once
+    /// (`known`, groups the reader decoded already, its own `role`'s first,
+    /// are only where to look first); `None` when there are none.
+    fn patched(
+        &self,
+        role: &str,
+        known: &[&[crate::pattern::fold::View<'_>]],
+    ) -> Result<Option<&Patched>> {
+        if self.pending_patterns.is_empty() {
+            return Ok(None);
+        }
+        let Some(v) = &self.pattern_views else {
+            return Ok(None);
+        };
+        self.patched
+            .get_or_init(|| {
+                patch(v, &self.pending_patterns, (role, known)).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map(Some)
+            .map_err(|message| crate::error::Error::Index {
+                message: message.clone(),
+            })
+    }
+}
+
+/// Folds `pending` into the patterns they touch, each seeded from its view;
+/// the whole fold when one of them has a record but no view.
+fn patch(
+    v: &PatternViews,
+    pending: &[EventHead],
+    (first, known): (&str, &[&[crate::pattern::fold::View<'_>]]),
+) -> Result<Patched> {
+    use crate::pattern::fold::{Pattern, PatternFold};
+    let parts = v.parts()?;
+    let mut wanted: std::collections::BTreeMap<&str, Option<&str>> = Default::default();
+    for e in pending.iter().filter_map(|h| h.pattern.as_ref()) {
+        for id in e.ids() {
+            // An observation names its role: the group to look in.
+            let hint = e
+                .role
+                .as_deref()
+                .filter(|_| e.pattern.as_deref() == Some(id));
+            let slot = wanted.entry(id.as_str()).or_insert(None);
+            if slot.is_none() {
+                *slot = hint;
+            }
+        }
+    }
+    if wanted
+        .keys()
+        .any(|id| parts.unobserved.binary_search(id).is_ok())
+    {
+        let mut fold = v.fold()?;
+        for h in pending {
+            fold.apply_head(h);
+        }
+        return Ok(Patched::Whole(fold));
+    }
+    let mut fold = PatternFold {
+        outcomes: parts
+            .outcomes
+            .iter()
+            .map(|(run, o)| ((*run).to_owned(), *o))
+            .collect(),
+        ..PatternFold::default()
+    };
+    fn seed(
+        views: &[crate::pattern::fold::View<'_>],
+        wanted: &mut std::collections::BTreeMap<&str, Option<&str>>,
+        fold: &mut PatternFold,
+    ) {
+        wanted.retain(|id, _| match views.binary_search_by(|v| v.id.cmp(id)) {
+            Ok(i) => {
+                fold.patterns
+                    .insert((*id).to_owned(), Pattern::from_view(&views[i]));
+                false
+            }
+            Err(_) => true,
+        });
+    }
+    // Every observed pattern is in its role's group, in id order (and a
+    // promoted one in that group too): the groups the reader has first
+    // (the patterns it was shown are there), then the others only as needed.
+    for views in known {
+        seed(views, &mut wanted, &mut fold);
+    }
+    for (group, _) in &parts.groups {
+        if wanted.is_empty() {
+            break;
+        }
+        let unhinted = wanted.values().any(Option::is_none);
+        if *group == file::PROMOTED
+            || *group == first
+            || (!unhinted && !wanted.values().any(|h| h == &Some(*group)))
+        {
+            continue;
+        }
+        seed(&parts.group(group)?, &mut wanted, &mut fold);
+    }
+    for h in pending {
+        fold.apply_head(h);
+    }
+    Ok(Patched::Touched(fold))
+}
+
+/// A group's views with the touched patterns in their new state: replaced,
+/// and those that now belong to it (`belongs`) added, in id order.
+fn patch_group<'a>(
+    group: Vec<crate::pattern::fold::View<'a>>,
+    touched: &'a crate::pattern::fold::PatternFold,
+    belongs: impl Fn(&crate::pattern::fold::Pattern) -> bool,
+) -> Vec<crate::pattern::fold::View<'a>> {
+    let mut out: Vec<crate::pattern::fold::View<'a>> = group
+        .into_iter()
+        .filter(|v| !touched.patterns.contains_key(v.id))
+        .collect();
+    out.extend(
+        touched
+            .observed()
+            .filter(|(_, p)| belongs(p))
+            .map(|(id, p)| p.view(id)),
+    );
+    out.sort_unstable_by(|a, b| a.id.cmp(b.id));
+    out
 }
 
 /// One role's observed patterns, in id order, with the aliases of
@@ -396,7 +595,7 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
         Some(d) if want.views() => Some(d.pattern_views()),
         _ => None,
     };
-    let (index, refresh, entries) = match on_disk {
+    let (index, refresh, entries, pending) = match on_disk {
         None => {
             let mut index = build(store, &scan)?;
             if want.corpus() {
@@ -408,6 +607,7 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
                     reason: "no usable index".into(),
                 },
                 Some(file::Sources::encode()),
+                Vec::new(),
             )
         }
         Some(on_disk) => update(store, &scan, on_disk, want)?,
@@ -418,12 +618,10 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
         let _ = file::write(&path, store, &index, entries);
         crate::trace::mark("index written");
     }
-    Ok(Loaded {
-        index,
-        refresh,
-        elapsed: start.elapsed(),
-        pattern_views,
-    })
+    let mut loaded = Loaded::new(index, refresh, start.elapsed());
+    loaded.pattern_views = pattern_views;
+    loaded.pending_patterns = pending;
+    Ok(loaded)
 }
 
 /// Builds the index from scratch and writes it.
@@ -432,14 +630,13 @@ pub fn rebuild(store: &Store) -> Result<Loaded> {
     let scan = scan(store, None)?;
     let index = build(store, &scan)?;
     file::write(&index_path(store), store, &index, file::Sources::encode())?;
-    Ok(Loaded {
+    Ok(Loaded::new(
         index,
-        refresh: Refresh::Rebuilt {
+        Refresh::Rebuilt {
             reason: "asked for".into(),
         },
-        elapsed: start.elapsed(),
-        pattern_views: None,
-    })
+        start.elapsed(),
+    ))
 }
 
 /// The index on disk (without its entries), the scan of `.swarm/` now, and
@@ -569,7 +766,9 @@ fn count_changed(scan: &[(String, Stamp)], seen: &[FileStamp]) -> usize {
 
 /// What an update produced: the index, how, and where a write takes the
 /// entries section from (`None`: not worth writing).
-type Updated = (Index, Refresh, Option<file::Sources>);
+/// The index, how the refresh went, what to write (nothing: the write is
+/// deferred) and the pattern events folded into neither (see [`Loaded`]).
+type Updated = (Index, Refresh, Option<file::Sources>, Vec<EventHead>);
 
 fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Result<Updated> {
     let want_entries = want == Want::Entries;
@@ -605,7 +804,7 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
         if want.patterns() {
             on_disk.load_patterns()?;
         }
-        return Ok((on_disk.index, Refresh::Fresh, None));
+        return Ok((on_disk.index, Refresh::Fresh, None, Vec::new()));
     }
 
     let built_at_ns = now_ns();
@@ -663,6 +862,15 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     // The pattern fold is decoded only when pattern events arrived (or it is wanted).
     let mut patterns_changed = false;
     let mut appended = u64::MAX;
+    let mut pending = Vec::new();
+    // Whether a write can wait (see `defer` below), but for the pattern events.
+    let could_defer = |index: &Index, appended: u64| {
+        want != Want::Nothing
+            && (!was_racy || racy_files(index) == racy_before)
+            && entries_unchanged
+            && config_unchanged
+            && appended <= DEFER_WRITE_BYTES
+    };
     let refresh = match events {
         Ok(events::Appended {
             files: changed_events,
@@ -670,7 +878,15 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
             pattern_heads,
         }) => {
             appended = bytes;
-            if !pattern_heads.is_empty() {
+            // A reader of views patches them with a few new pattern events
+            // rather than decoding the whole fold and writing it back.
+            if !pattern_heads.is_empty()
+                && want.views()
+                && index.patterns.is_none()
+                && could_defer(&index, bytes)
+            {
+                pending = pattern_heads;
+            } else if !pattern_heads.is_empty() {
                 if index.patterns.is_none() {
                     index.patterns = Some(old.patterns()?);
                 }
@@ -702,18 +918,13 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     // folded again by each command rather than the whole file rewritten for them.
     // A write while the same files are still racy would record nothing new:
     // the next command checks them by content all the same.
-    let defer = want != Want::Nothing
-        && (!was_racy || racy_files(&index) == racy_before)
-        && entries_unchanged
-        && config_unchanged
-        && !patterns_changed
-        && appended <= DEFER_WRITE_BYTES;
+    let defer = could_defer(&index, appended) && !patterns_changed;
     let sources = file::Sources {
         old: Some(old),
         copy_entries: entries_unchanged,
         copy_patterns: !patterns_changed,
     };
-    Ok((index, refresh, (!defer).then_some(sources)))
+    Ok((index, refresh, (!defer).then_some(sources), pending))
 }
 
 /// Folds `heads` (new events) into `fold` if they all sort after what is

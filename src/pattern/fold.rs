@@ -270,6 +270,43 @@ impl Pattern {
             last_use: self.last_use,
             promoted: self.promoted,
             deprecated: self.deprecated,
+            first_seen: self.first_seen,
+            first_context: self.first_context,
+            regressions: self.regressions,
+        }
+    }
+
+    /// The whole record back from its view: a view holds every field, so
+    /// events can be applied to it as to the fold's copy.
+    pub fn from_view(v: &View<'_>) -> Pattern {
+        let s = &v.stats;
+        Pattern {
+            role: v.role.to_owned(),
+            category: s.category,
+            text: v.text.to_owned(),
+            first_seen: s.first_seen,
+            observations: s.observations,
+            distinct_contexts: s.distinct_contexts,
+            first_context: s.first_context,
+            labels: v.labels.iter().map(|l| (*l).to_owned()).collect(),
+            files: v.files.iter().map(|f| (*f).to_owned()).collect(),
+            validated: s.validated,
+            ignored: s.ignored,
+            ignore_weight: s.ignore_weight,
+            outcome_passes: s.outcome_passes,
+            outcome_fails: s.outcome_fails,
+            regressions: s.regressions,
+            aged: s.aged,
+            last_use: s.last_use,
+            promoted: s.promoted,
+            deprecated: s.deprecated,
+            keys: v
+                .keys
+                .as_chunks::<8>()
+                .0
+                .iter()
+                .map(|k| u64::from_le_bytes(*k))
+                .collect(),
         }
     }
 
@@ -307,6 +344,10 @@ pub struct Stats {
     pub last_use: i64,
     pub promoted: Option<i64>,
     pub deprecated: Option<i64>,
+    /// Kept so that a view holds the whole record (see [`Pattern::from_view`]).
+    pub first_seen: i64,
+    pub first_context: Option<u64>,
+    pub regressions: u32,
 }
 
 /// A pattern as `pattern inject` reads it: borrowed, so that the index's
@@ -600,6 +641,54 @@ mod tests {
             files: files.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         }
+    }
+
+    /// The index patches views with new events by rebuilding each record
+    /// from its view: every field must survive the trip.
+    #[test]
+    fn a_view_holds_the_whole_record() {
+        let on = |run: &str| PatternEvent {
+            pattern: Some("p1".into()),
+            run: Some(run.into()),
+            ..Default::default()
+        };
+        let mut f = PatternFold::default();
+        f.apply(
+            "pattern_observed",
+            T0,
+            &observed("t", "r1", &["a"], &["x.rs"]),
+        );
+        f.apply(
+            "pattern_observed",
+            T0 + 1,
+            &observed("t", "r2", &["b"], &[]),
+        );
+        f.apply("pattern_validated", T0 + 2, &on("r2"));
+        f.apply(
+            "pattern_ignored",
+            T0 + 3,
+            &PatternEvent {
+                weight: Some(1.5),
+                regression: true,
+                ..on("r3")
+            },
+        );
+        f.apply("pattern_aged", T0 + 4, &on("r4"));
+        f.apply("pattern_promoted", T0 + 5, &on("r5"));
+        f.apply("pattern_deprecated", T0 + 6, &on("r6"));
+        f.apply(
+            "outcome",
+            T0 + 7,
+            &PatternEvent {
+                patterns: vec!["p1".into()],
+                run: Some("r2".into()),
+                result: Some("pass".into()),
+                ..Default::default()
+            },
+        );
+        let p = &f.patterns["p1"];
+        assert!(p.regressions == 1 && p.distinct_contexts && p.outcome_passes == 1);
+        assert_eq!(&Pattern::from_view(&p.view("p1")), p);
     }
 
     /// A signal about p1 in `run` (an ignore weighs 1.5).
