@@ -189,11 +189,7 @@ fn encode_patterns(fold: &PatternFold) -> std::result::Result<Vec<u8>, postcard:
             .iter()
             .map(|(r, b)| (*r, serde_bytes::Bytes::new(b)))
             .collect(),
-        aliases: fold
-            .aliases
-            .iter()
-            .map(|(a, p)| (a.as_str(), p.as_str()))
-            .collect(),
+        aliases: fold.alias_pairs().collect(),
         unobserved: fold
             .patterns
             .iter()

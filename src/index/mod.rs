@@ -229,11 +229,7 @@ impl Loaded {
                     .filter(|(_, p)| p.role == role)
                     .map(|(id, p)| p.view(id))
                     .collect(),
-                aliases: fold
-                    .aliases
-                    .iter()
-                    .map(|(a, p)| (a.as_str(), p.as_str()))
-                    .collect(),
+                aliases: fold.alias_pairs().collect(),
             }
         }
         if let Some(fold) = &self.index.patterns {

@@ -405,6 +405,11 @@ impl Stats {
 }
 
 impl PatternFold {
+    /// The near-duplicate aliases, alias → pattern, in alias order.
+    pub fn alias_pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.aliases.iter().map(|(a, p)| (a.as_str(), p.as_str()))
+    }
+
     /// The pattern an id names, through an alias if it joined another.
     pub fn resolve<'a>(&'a self, id: &str) -> Option<(&'a str, &'a Pattern)> {
         let id = self.aliases.get(id).map_or(id, String::as_str);
