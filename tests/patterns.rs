@@ -758,3 +758,47 @@ fn inject_patches_the_views_with_new_pattern_events() {
     assert!(index() != written);
     assert_eq!(blocks(), patched);
 }
+
+/// A pattern shown by id before it was ever observed has a record in the
+/// fold but no view. When a new event is about it, the reader folds the
+/// whole pattern fold rather than patching: here the record's earlier use
+/// in run r1 is what makes feedback for r1 reinforce it.
+#[test]
+fn a_new_event_about_a_pattern_without_a_view_reads_the_whole_fold() {
+    let env = TestEnv::initialised();
+    let record = |kind: &str, fields: &[&str]| {
+        let mut args = vec!["record", kind, "--role", "judge"];
+        for f in fields {
+            args.extend(["--field", f]);
+        }
+        swarm(&env, &args).success();
+    };
+    record(
+        "pattern_shown",
+        &["patterns=[\"pzzz000000000001\"]", "run=r1"],
+    );
+    age_tree(&env.path(".swarm"));
+    env.swarm(&["index", "refresh"]).success();
+    record(
+        "pattern_observed",
+        &[
+            "pattern=pzzz000000000001",
+            "role=judge",
+            "text=The cache key must include the tenant id.",
+            "category=rule",
+            "run=r2",
+        ],
+    );
+    env.write(
+        "delib.md",
+        format!("- The cache key must include the tenant id.\n{EXECUTION}"),
+    );
+    verdict(&env, r#"{"verdict":"PASS"}"#);
+    let run = feedback(&env, "judge", "r1");
+    run.success();
+    assert!(
+        run.stdout.contains("validated pzzz000000000001"),
+        "{}",
+        run.stdout
+    );
+}
