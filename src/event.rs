@@ -107,7 +107,8 @@ impl Clock {
     }
 }
 
-static ULIDS: Mutex<ulid::Generator> = Mutex::new(ulid::Generator::new());
+/// The last id [`new_id`] made, to keep ids of one process increasing.
+static LAST_ID: Mutex<Option<ulid::Ulid>> = Mutex::new(None);
 
 impl Event {
     /// A new event of `kind` at `ts`, with a fresh id.
@@ -147,18 +148,32 @@ impl Event {
     }
 }
 
-/// A new sortable id for an event at `ts`. Monotonic within the process.
+/// A new sortable id for an event at `ts`: a ULID whose time is `ts` and
+/// whose 80 other bits start with the wall clock in nanoseconds (then 19
+/// random bits). Readers order events by (ts, id), so events written later
+/// sort later even at the same `ts` — a clock fixed by `GIT_SWARM_NOW`, or
+/// two processes within one millisecond — and the index folds them onto
+/// what it has instead of folding the whole log again. Monotonic within
+/// the process.
 pub fn new_id(ts: jiff::Timestamp) -> String {
     let millis = u64::try_from(ts.as_millisecond()).unwrap_or(0);
-    let time = SystemTime::UNIX_EPOCH + Duration::from_millis(millis);
-    let mut generator = ULIDS
+    let wall_ns = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+        & ((1 << 61) - 1);
+    let noise = ulid::Ulid::generate().random() & ((1 << 19) - 1);
+    let fresh = ulid::Ulid::from_parts(millis, (wall_ns << 19) | noise);
+    let mut last = LAST_ID
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    match generator.generate_from_datetime(time) {
-        Ok(id) => id.to_string(),
-        // The random part overflowed within one millisecond: fall back to a fresh random id.
-        Err(_) => ulid::Ulid::from_datetime(time).to_string(),
-    }
+    let id = match *last {
+        Some(prev) if prev.timestamp_ms() == millis && prev >= fresh => {
+            prev.increment().unwrap_or(fresh)
+        }
+        _ => fresh,
+    };
+    *last = Some(id);
+    id.to_string()
 }
 
 /// The 128-bit key of an event id: the ULID itself, or a hash of any other id.

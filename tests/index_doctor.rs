@@ -822,3 +822,38 @@ fn a_reading_command_does_not_rewrite_the_index_while_the_same_files_are_racy() 
     assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
     assert_eq!(listed_events(&env, "no-private-keys"), 1);
 }
+
+/// With the clock fixed (`GIT_SWARM_NOW`, as in reproducible runs) every
+/// event has the same time; ids still grow from one command to the next,
+/// so the index folds each command's events onto what it has rather than
+/// folding the whole log again. (With ids ordered at random, each refresh
+/// below had an even chance of a rebuild.)
+#[test]
+fn events_of_later_commands_sort_later_at_the_same_time() {
+    let env = TestEnv::initialised();
+    // Only the events change: nothing else is racy.
+    age_directives(&env);
+    age(&env, ".swarm/config.toml");
+    let at = [("GIT_SWARM_NOW", "2026-11-20T12:00:00Z")];
+    let mut ids = Vec::new();
+    for i in 0..8 {
+        let directive = format!("--directive=d{i}");
+        env.swarm_with(&["record", "check", &directive], &at, None)
+            .success();
+        let refresh = env.swarm_with(&["index", "refresh"], &at, None);
+        refresh.success();
+        if i > 0 {
+            assert!(
+                !refresh.stdout.contains("rebuilt"),
+                "event {i}: {}",
+                refresh.stdout
+            );
+        }
+        let last = env.event_lines().pop().expect("an event");
+        let event: serde_json::Value = serde_json::from_str(&last).expect("json");
+        ids.push(event["id"].as_str().expect("id").to_owned());
+    }
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted);
+}
