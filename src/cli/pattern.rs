@@ -516,8 +516,10 @@ pub fn block_for(
     files: &[String],
     budget: usize,
 ) -> Result<block::Block, Error> {
+    let views = loaded.pattern_views(role)?;
+    git_swarm::trace::mark("pattern views read");
     Ok(block::select(
-        loaded.pattern_views(role)?,
+        views,
         &store.config.patterns,
         &block::Query {
             role,
