@@ -557,9 +557,12 @@ fn age_days(p: &Stats, cfg: &PatternsConfig, now_ms: i64) -> f64 {
 
 /// Does `file` match one the pattern was seen with: the same path, or a file in the same folder?
 fn file_overlaps<S: AsRef<str>>(seen: &[S], file: &str) -> bool {
-    let dir = |f: &str| f.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+    fn dir(f: &str) -> &str {
+        f.rsplit_once('/').map_or("", |(d, _)| d)
+    }
+    let folder = dir(file);
     seen.iter()
-        .any(|s| s.as_ref() == file || dir(s.as_ref()) == dir(file))
+        .any(|s| s.as_ref() == file || dir(s.as_ref()) == folder)
 }
 
 /// A pattern's score at `now_ms` for a query with these labels and files.
