@@ -857,3 +857,35 @@ fn events_of_later_commands_sort_later_at_the_same_time() {
     sorted.sort();
     assert_eq!(ids, sorted);
 }
+
+/// A check of a staged change or a range folds the events without
+/// stat'ing the directive files; when it writes the index, the index must
+/// still say fresh for the directives it kept, not look stale to the next
+/// command.
+#[test]
+fn an_index_written_by_a_check_is_fresh() {
+    let env = TestEnv::initialised();
+    age_directives(&env);
+    age(&env, ".swarm/config.toml");
+    env.swarm(&["list"]).success();
+    // A pattern event makes the check fold the patterns too, and write.
+    env.swarm(&[
+        "record",
+        "pattern_observed",
+        "--field",
+        "pattern=p1",
+        "--field",
+        "role=judge",
+        "--field",
+        "text=The cache key must include the tenant id.",
+        "--field",
+        "run=r1",
+    ])
+    .success();
+    age(&env, ".swarm/events/2026-11.jsonl");
+    let before = std::fs::read(env.path(".git/swarm/index")).expect("index");
+    env.swarm(&["check", "--staged"]).success();
+    let after = std::fs::read(env.path(".git/swarm/index")).expect("index");
+    assert!(after != before, "the check did not write the index");
+    assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
+}

@@ -554,19 +554,9 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
     let mut on_disk = file::read(&path, store);
     crate::trace::mark("index head read");
     let scan = match (&mut on_disk, want) {
-        (Some(d), Want::Fold) => {
-            let mut scan = scan::scan_events(store)?;
-            // As the index saw them: unchanged as far as this refresh goes.
-            let old = |stamps: &[FileStamp]| {
-                stamps
-                    .iter()
-                    .map(|f| (f.file.clone(), f.stamp))
-                    .collect::<Vec<_>>()
-            };
-            scan.directives = old(&d.index.directive_stamps);
-            scan.quarantine = old(&d.index.quarantine_stamps);
-            scan
-        }
+        // The directive files are left as the index saw them (their stamps
+        // are not even decoded): see `entries_seen` in `update`.
+        (Some(_), Want::Fold) => scan::scan_events(store)?,
         (Some(d), _) => {
             // Stat the files while the corpus, likely still good, is decoded.
             let listing = d.index.listing.take();
@@ -786,10 +776,17 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
             .zip(&old.event_files)
             .all(|((n, s), e)| *n == e.file && *s == e.stamp && !e.racy);
 
+    // A fold-only scan did not stat the directive files: take them as the
+    // index last saw them.
+    let entries_seen = if want == Want::Fold {
+        old.entries_fingerprint
+    } else {
+        scan.entries_fingerprint()
+    };
     if entries_unchanged
         && config_unchanged
         && events_unchanged
-        && old.fingerprint == scan.fingerprint()
+        && old.fingerprint == scan.fingerprint_with(entries_seen)
     {
         if want_entries {
             on_disk.load_entries()?;
@@ -907,7 +904,7 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
             Refresh::Rebuilt { reason }
         }
     };
-    index.fingerprint = scan.fingerprint();
+    index.fingerprint = scan.fingerprint_with(index.entries_fingerprint);
     index.built_at_ns = built_at_ns;
     index.config = scan.config;
     // A few appended events (the `shown` event of the last `inject`, say) are

@@ -78,6 +78,14 @@ impl Scan {
     }
 
     pub fn fingerprint(&self) -> u64 {
+        self.fingerprint_with(self.entries_fingerprint())
+    }
+
+    /// [`Scan::fingerprint`] with the directive and quarantine files taken
+    /// as `entries` (their [`Scan::entries_fingerprint`]): what a scan of
+    /// the config and the event files alone gives, with the entries as an
+    /// index last saw them.
+    pub fn fingerprint_with(&self, entries: u64) -> u64 {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         let mut add = |tag: &str, name: &str, s: &Stamp| {
             h.update(tag.as_bytes());
@@ -90,15 +98,11 @@ impl Scan {
         if let Some(s) = &self.config {
             add("c", "config.toml", s);
         }
-        for (n, s) in &self.directives {
-            add("d", n, s);
-        }
-        for (n, s) in &self.quarantine {
-            add("q", n, s);
-        }
         for (n, s) in &self.events {
             add("e", n, s);
         }
+        h.update(b"entries");
+        h.update(&entries.to_le_bytes());
         h.digest()
     }
 }
