@@ -660,7 +660,8 @@ fn age_tree(dir: &std::path::Path) {
 }
 
 /// A few pattern events appended since the index was written (a new
-/// pattern, a repeated observation, a promotion, a `--run` use) are applied
+/// pattern, a repeated observation, a promotion, a `--run` use, a second
+/// outcome for a run that has one) are applied
 /// to the views `pattern inject` reads, rather than the whole pattern fold
 /// being decoded and written back: the blocks are those of the refreshed
 /// index. (Commands that read the whole fold, such as `extract`, fold them
@@ -694,6 +695,20 @@ fn inject_patches_the_views_with_new_pattern_events() {
             .expect("a pattern")
     };
     let (auditor, judge) = (id_of("auditor"), id_of("judge"));
+    // Run r1 failed; a second outcome for it (below) must not count again.
+    let outcome = [
+        "record",
+        "outcome",
+        "--field",
+        "run=r1",
+        "--field",
+        "result=fail",
+        "--field",
+    ];
+    let graded = format!("patterns=[\"{judge}\"]");
+    let mut args = outcome.to_vec();
+    args.push(&graded);
+    swarm(&env, &args).success();
     age_tree(&env.path(".swarm"));
     env.swarm(&["index", "refresh"]).success();
     let index = || std::fs::read(env.path(".git/swarm/index")).expect("index");
@@ -728,6 +743,17 @@ fn inject_patches_the_views_with_new_pattern_events() {
     observed(&judge, "seen again");
     let promoted = format!("pattern={auditor}");
     record("pattern_promoted", &[&promoted]);
+    // Another of r1's patterns, graded by a second outcome of r1: ignored.
+    let other = patterns
+        .iter()
+        .filter(|p| p["role"] == "judge")
+        .filter_map(|p| p["id"].as_str())
+        .find(|id| *id != judge)
+        .expect("another judge pattern");
+    let regraded = format!("patterns=[\"{other}\"]");
+    let mut again_args = outcome.to_vec();
+    again_args.push(&regraded);
+    swarm(&env, &again_args).success();
     swarm(
         &env,
         &["pattern", "inject", "--role", "judge", "--run", "r3"],
