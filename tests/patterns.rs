@@ -632,7 +632,7 @@ fn feedback_reads_the_same_from_the_index_as_from_new_events() {
                     })
                 })
                 .collect();
-            (run.stdout.clone(), events)
+            (format!("{}{}", near.stdout, run.stdout), events)
         })
         .collect();
     assert!(

@@ -246,21 +246,26 @@ fn extract(args: ExtractArgs, ui: &mut Ui) -> Outcome {
     let observations =
         text::extract(&markdown).map_err(|e| bad_file(&args.file, &e, "deliberation"))?;
     let store = super::store(ui)?;
-    let fold = patterns(&store)?;
+    // The role's patterns, read in place from the index (not dropped: the
+    // process ends soon after).
+    let loaded = std::mem::ManuallyDrop::new(git_swarm::index::pattern_views(&store)?);
+    let stored = loaded.role_patterns(&args.role)?;
     let cfg = &store.config.patterns;
     // Existing patterns of the role, tokenised once, for near-duplicates.
-    let mut known: Vec<(String, Vec<String>)> = fold
-        .observed()
-        .filter(|(_, p)| p.role == args.role)
-        .map(|(id, p)| (id.clone(), text::tokens(&text::normalise(&p.text))))
+    let mut known: Vec<(String, Vec<String>)> = stored
+        .views
+        .iter()
+        .map(|p| (p.id.to_owned(), text::tokens(&text::normalise(p.text))))
         .collect();
     let mut events = Vec::new();
     let mut report = Vec::new();
     for o in &observations {
         let own = text::pattern_id(&o.normalised, &args.role);
         let toks = text::tokens(&o.normalised);
-        let (id, how) = match fold.resolve(&own) {
-            Some((id, _)) => (id.to_owned(), "again".to_owned()),
+        let (id, how) = match stored.resolve(&own) {
+            Some(p) => (p.id.to_owned(), "again".to_owned()),
+            // A record shown or graded by id before it was ever observed.
+            None if stored.has_record(&own) => (own.clone(), "again".to_owned()),
             None => {
                 let best = known
                     .iter()
@@ -275,9 +280,8 @@ fn extract(args: ExtractArgs, ui: &mut Ui) -> Outcome {
                 }
             }
         };
-        let seen = fold
-            .patterns
-            .get(&id)
+        let seen = stored
+            .resolve(&id)
             .is_some_and(|p| p.has("pattern_observed", &args.run))
             || events
                 .iter()

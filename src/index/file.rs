@@ -190,12 +190,7 @@ fn encode_patterns(fold: &PatternFold) -> std::result::Result<Vec<u8>, postcard:
             .map(|(r, b)| (*r, serde_bytes::Bytes::new(b)))
             .collect(),
         aliases: fold.alias_pairs().collect(),
-        unobserved: fold
-            .patterns
-            .iter()
-            .filter(|(_, p)| p.observations == 0)
-            .map(|(id, _)| id.as_str())
-            .collect(),
+        unobserved: fold.unobserved().collect(),
         outcomes: fold
             .outcomes
             .iter()

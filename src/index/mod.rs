@@ -230,6 +230,7 @@ impl Loaded {
                     .map(|(id, p)| p.view(id))
                     .collect(),
                 aliases: fold.alias_pairs().collect(),
+                unobserved: fold.unobserved().collect(),
             }
         }
         if let Some(fold) = &self.index.patterns {
@@ -239,6 +240,7 @@ impl Loaded {
             return Ok(RolePatterns {
                 views: Vec::new(),
                 aliases: Vec::new(),
+                unobserved: Vec::new(),
             });
         };
         let parts = v.parts()?;
@@ -247,6 +249,7 @@ impl Loaded {
             None => RolePatterns {
                 views: own,
                 aliases: parts.aliases,
+                unobserved: parts.unobserved,
             },
             Some(Patched::Whole(fold)) => whole(fold, role),
             Some(Patched::Touched(touched)) => {
@@ -258,7 +261,16 @@ impl Loaded {
                         aliases.insert(at, (a.as_str(), p.as_str()));
                     }
                 }
-                RolePatterns { views, aliases }
+                // New records the events made without observing them.
+                let mut records = parts.unobserved;
+                records.extend(touched.unobserved());
+                records.sort_unstable();
+                records.dedup();
+                RolePatterns {
+                    views,
+                    aliases,
+                    unobserved: records,
+                }
             }
         })
     }
@@ -396,9 +408,21 @@ fn patch_group<'a>(
 pub struct RolePatterns<'a> {
     pub views: Vec<crate::pattern::fold::View<'a>>,
     aliases: Vec<(&'a str, &'a str)>,
+    /// Patterns of any role with a record but never observed, sorted.
+    unobserved: Vec<&'a str>,
 }
 
 impl<'a> RolePatterns<'a> {
+    /// Does the fold hold a record for this id (through an alias), observed
+    /// or not — as [`crate::pattern::fold::PatternFold::resolve`] finds one?
+    pub fn has_record(&self, id: &str) -> bool {
+        let id = match self.aliases.binary_search_by(|(a, _)| (*a).cmp(id)) {
+            Ok(i) => self.aliases[i].1,
+            Err(_) => id,
+        };
+        self.resolve(id).is_some() || self.unobserved.binary_search(&id).is_ok()
+    }
+
     /// The pattern an id names, following a near-duplicate's alias, as
     /// [`crate::pattern::fold::PatternFold::resolve`] does.
     pub fn resolve(&self, id: &str) -> Option<&crate::pattern::fold::View<'a>> {

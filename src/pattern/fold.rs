@@ -405,6 +405,15 @@ impl Stats {
 }
 
 impl PatternFold {
+    /// The ids of patterns with a record but no observation (shown or graded
+    /// by id only), in id order.
+    pub fn unobserved(&self) -> impl Iterator<Item = &str> {
+        self.patterns
+            .iter()
+            .filter(|(_, p)| p.observations == 0)
+            .map(|(id, _)| id.as_str())
+    }
+
     /// The near-duplicate aliases, alias → pattern, in alias order.
     pub fn alias_pairs(&self) -> impl Iterator<Item = (&str, &str)> {
         self.aliases.iter().map(|(a, p)| (a.as_str(), p.as_str()))
