@@ -828,3 +828,42 @@ fn a_new_event_about_a_pattern_without_a_view_reads_the_whole_fold() {
         run.stdout
     );
 }
+
+/// A pattern shown by id before it was ever observed has a record: the
+/// first observation of its text is reported as seen again, as from the
+/// whole fold, when extract reads the role's patterns from the index.
+#[test]
+fn extract_recognises_a_record_that_was_never_observed() {
+    const TEXT: &str = "- The cache key must include the tenant id.\n";
+    let id = {
+        let scratch = TestEnv::initialised();
+        let run = extract(&scratch, "judge", "r0", &["--format", "json"], TEXT);
+        run.success();
+        let out: Value = serde_json::from_str(&run.stdout).expect("json");
+        out["observations"][0]["id"]
+            .as_str()
+            .expect("id")
+            .to_owned()
+    };
+    let env = TestEnv::initialised();
+    let shown = format!("patterns=[\"{id}\"]");
+    swarm(
+        &env,
+        &[
+            "record",
+            "pattern_shown",
+            "--field",
+            &shown,
+            "--field",
+            "run=r0",
+        ],
+    )
+    .success();
+    age_tree(&env.path(".swarm"));
+    env.swarm(&["index", "refresh"]).success();
+    let run = extract(&env, "judge", "r1", &["--format", "json"], TEXT);
+    run.success();
+    let out: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(out["observations"][0]["id"], id.as_str());
+    assert_eq!(out["observations"][0]["stored"], "again", "{}", run.stdout);
+}
