@@ -1,6 +1,7 @@
 //! `git swarm pattern inject` (reading, then recording its use with
-//! `--run` as a pipeline does) and `pattern feedback` on a large store,
-//! against `git status --porcelain` on the same repository.
+//! `--run` as a pipeline does), `pattern feedback` and `pattern extract`
+//! on a large store, against `git status --porcelain` on the same
+//! repository.
 //!
 //! The store: 50,000 patterns of five roles and 500,000 pattern events
 //! (observations in several runs and contexts, validations, ignores, aged
@@ -188,6 +189,40 @@ fn main() {
         ms(git_status),
         ours.as_secs_f64() / git_status.as_secs_f64(),
         delib.lines().count()
+    );
+    extract_each_run(&bin, &repo, &env, git_status);
+}
+
+/// `pattern extract` of a short deliberation, a new run each time: each
+/// records its observations, which the next one finds newer than the index.
+fn extract_each_run(
+    bin: &Path,
+    repo: &Path,
+    env: &[(&str, &str)],
+    git_status: std::time::Duration,
+) {
+    std::fs::write(
+        repo.join("short.md"),
+        "- The upload handler must retry with a backoff after a 503.\n- Never cache a token across tenants.\n",
+    )
+    .expect("write deliberation");
+    let mut n = 0;
+    let ours = median(15, || {
+        n += 1;
+        let run = format!("bench-extract-{n}");
+        time(
+            bin,
+            repo,
+            &[
+                "pattern", "extract", "--role", "judge", "--run", &run, "short.md",
+            ],
+            env,
+        )
+    });
+    println!(
+        "  pattern extract (2 findings, a new run each) median {:>8}   ratio to git status {:.2}x",
+        ms(ours),
+        ours.as_secs_f64() / git_status.as_secs_f64()
     );
 }
 
