@@ -740,7 +740,7 @@ fn a_few_appended_events_are_folded_without_rewriting_the_index() {
     one_event_aged_store(&env);
     age(&env, ".swarm/events/2026-11.jsonl");
     env.swarm(&["list"]).success();
-    let index = || std::fs::read(env.path(".git/swarm/index")).expect("index");
+    let index = || env.index_bytes();
     let before = index();
     append(
         &env,
@@ -807,7 +807,7 @@ fn a_reading_command_does_not_rewrite_the_index_while_the_same_files_are_racy() 
         .and_then(|f| f.set_modified(later))
         .expect("stamp the event file");
     env.swarm(&["list"]).success();
-    let index = || std::fs::read(env.path(".git/swarm/index")).expect("index");
+    let index = || env.index_bytes();
     let before = index();
     assert_eq!(listed_events(&env, "no-private-keys"), 1);
     env.swarm(&["list"]).success();
@@ -883,9 +883,9 @@ fn an_index_written_by_a_check_is_fresh() {
     ])
     .success();
     age(&env, ".swarm/events/2026-11.jsonl");
-    let before = std::fs::read(env.path(".git/swarm/index")).expect("index");
+    let before = env.index_bytes();
     env.swarm(&["check", "--staged"]).success();
-    let after = std::fs::read(env.path(".git/swarm/index")).expect("index");
+    let after = env.index_bytes();
     assert!(after != before, "the check did not write the index");
     assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
 }

@@ -711,7 +711,7 @@ fn inject_patches_the_views_with_new_pattern_events() {
     swarm(&env, &args).success();
     age_tree(&env.path(".swarm"));
     env.swarm(&["index", "refresh"]).success();
-    let index = || std::fs::read(env.path(".git/swarm/index")).expect("index");
+    let index = || env.index_bytes();
     let written = index();
 
     let record = |kind: &str, fields: &[&str]| {

@@ -192,23 +192,22 @@ impl Loaded {
     /// The observed patterns `pattern inject` ranks for `role`: its own and
     /// the promoted ones of other roles (from the fold, all of them).
     pub fn pattern_views(&self, role: &str) -> Result<Vec<crate::pattern::fold::View<'_>>> {
-        use crate::pattern::fold::View;
-        let Some(v) = &self.pattern_views else {
-            return Ok(self.index.patterns.as_ref().map_or_else(Vec::new, |fold| {
-                fold.observed().map(|(id, p)| p.view(id)).collect()
-            }));
-        };
-        if let Some(fold) = &self.index.patterns {
-            return Ok(fold.observed().map(|(id, p)| p.view(id)).collect());
+        use crate::pattern::fold::{PatternFold, View};
+        fn all(fold: &PatternFold) -> Vec<View<'_>> {
+            fold.observed().map(|(id, p)| p.view(id)).collect()
         }
+        if let Some(fold) = &self.index.patterns {
+            return Ok(all(fold));
+        }
+        let Some(v) = &self.pattern_views else {
+            return Ok(Vec::new());
+        };
         let parts = v.parts()?;
         let own = parts.group(role)?;
         let promoted = parts.group(file::PROMOTED)?;
         let (own, promoted) = match self.patched(role, &[&own, &promoted])? {
             None => (own, promoted),
-            Some(Patched::Whole(fold)) => {
-                return Ok(fold.observed().map(|(id, p)| p.view(id)).collect());
-            }
+            Some(Patched::Whole(fold)) => return Ok(all(fold)),
             Some(Patched::Touched(touched)) => (
                 patch_group(own, touched, |p| p.role == role),
                 patch_group(promoted, touched, |p| p.promoted.is_some()),
@@ -416,24 +415,25 @@ impl<'a> RolePatterns<'a> {
     /// Does the fold hold a record for this id (through an alias), observed
     /// or not — as [`crate::pattern::fold::PatternFold::resolve`] finds one?
     pub fn has_record(&self, id: &str) -> bool {
-        let id = match self.aliases.binary_search_by(|(a, _)| (*a).cmp(id)) {
-            Ok(i) => self.aliases[i].1,
-            Err(_) => id,
-        };
-        self.resolve(id).is_some() || self.unobserved.binary_search(&id).is_ok()
+        self.resolve(id).is_some() || self.unobserved.binary_search(&self.target(id)).is_ok()
     }
 
     /// The pattern an id names, following a near-duplicate's alias, as
     /// [`crate::pattern::fold::PatternFold::resolve`] does.
     pub fn resolve(&self, id: &str) -> Option<&crate::pattern::fold::View<'a>> {
-        let id = match self.aliases.binary_search_by(|(a, _)| (*a).cmp(id)) {
-            Ok(i) => self.aliases[i].1,
-            Err(_) => id,
-        };
+        let id = self.target(id);
         self.views
             .binary_search_by(|v| v.id.cmp(id))
             .ok()
             .map(|i| &self.views[i])
+    }
+
+    /// The pattern an id stands for: the one it joined, if it is an alias.
+    fn target<'s>(&'s self, id: &'s str) -> &'s str {
+        match self.aliases.binary_search_by(|(a, _)| (*a).cmp(id)) {
+            Ok(i) => self.aliases[i].1,
+            Err(_) => id,
+        }
     }
 }
 

@@ -213,6 +213,11 @@ impl TestEnv {
         std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     }
 
+    /// The bytes of the derived index, to tell whether a command wrote it.
+    pub fn index_bytes(&self) -> Vec<u8> {
+        std::fs::read(self.path(".git/swarm/index")).expect("the index")
+    }
+
     pub fn exists(&self, rel: &str) -> bool {
         self.path(rel).exists()
     }
