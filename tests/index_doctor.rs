@@ -714,6 +714,62 @@ fn an_unchanged_directives_folder_is_not_listed_again_yet_changes_are_seen() {
     );
 }
 
+/// A folder of more than a thousand directives is stat'ed on helper
+/// threads, a chunk of names each at a time: every stamp must still land
+/// on its own name, so an edit in place is seen wherever the file falls
+/// (the first chunk, the middle of one, the short last one) and an
+/// unchanged folder is found fresh.
+#[test]
+fn a_large_directives_folder_is_stamped_on_several_threads_name_by_name() {
+    let env = TestEnv::initialised();
+    let n = 1_300;
+    let id = |i: usize| format!("bulk-{i:04}");
+    for i in 0..n {
+        env.write(
+            &format!(".swarm/directives/{}.toml", id(i)),
+            directive_toml(&id(i), &format!("Bulk lesson number {i}")),
+        );
+    }
+    age_directives(&env);
+    let listed = env.swarm(&["list"]);
+    listed.success();
+    assert_eq!(
+        listed
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("bulk-"))
+            .count(),
+        n
+    );
+    assert_eq!(status_json(&env, &env.root)["fresh"], true);
+    for i in [0, 700, n - 1] {
+        env.write(
+            &format!(".swarm/directives/{}.toml", id(i)),
+            directive_toml(&id(i), &format!("Bulk lesson number {i}, edited")),
+        );
+    }
+    age(&env, ".swarm/directives");
+    assert_eq!(status_json(&env, &env.root)["fresh"], false);
+    for i in [0, 700, n - 1] {
+        let shown = env.swarm(&["show", &id(i)]);
+        assert!(
+            shown.stdout.contains(&format!("number {i}, edited")),
+            "{}",
+            shown.snapshot()
+        );
+    }
+    // Neighbours of the edited files are as they were.
+    for i in [1, 699, 701, n - 2] {
+        let shown = env.swarm(&["show", &id(i)]);
+        assert!(
+            shown.stdout.contains(&format!("number {i}")) && !shown.stdout.contains("edited"),
+            "{}",
+            shown.snapshot()
+        );
+    }
+    assert_eq!(status_json(&env, &env.root)["fresh"], true);
+}
+
 /// One `shown` event in `2026-11.jsonl`; the directives and config aged
 /// (the event file is left as just written).
 fn one_event_aged_store(env: &TestEnv) {

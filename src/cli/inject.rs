@@ -94,6 +94,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let sel = inject::select(corpus, &index.fold, &req, &mut |doc, id| {
         loader.load(doc, id)
     })?;
+    git_swarm::trace::mark("directives ranked");
     // The role's historical patterns follow the directives (docs/patterns.md).
     let patterns = super::pattern::block_for(
         &store,

@@ -587,13 +587,12 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
             let listed = listing
                 .as_ref()
                 .map(|(dir, names)| Listing { dir: *dir, names });
-            let scanned = std::thread::scope(|s| {
-                let scanning = s.spawn(|| scan(store, listed));
+            let scanned = scan::scan_while(store, listed, || {
                 if want.corpus() {
                     // A damaged section is found again, and reported, by the update.
                     let _ = d.load_corpus();
+                    crate::trace::mark("corpus decoded");
                 }
-                join(scanning, "file stamps")
             });
             d.index.listing = listing;
             scanned?

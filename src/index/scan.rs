@@ -1,6 +1,8 @@
 //! Stamping the files the index depends on.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -110,6 +112,24 @@ impl Scan {
 /// Stats every file the index depends on; with the directives folder's
 /// last [`Listing`], lists that folder only if it changed.
 pub fn scan(store: &Store, listing: Option<Listing<'_>>) -> Result<Scan> {
+    scan_while(store, listing, || {})
+}
+
+/// [`scan`], while this thread runs `meanwhile`.
+///
+/// A large directives folder is stat'ed on helper threads, one a core,
+/// which claim the names a chunk at a time: a helper slowed down (by
+/// `meanwhile`, or by the machine) takes fewer chunks, and none waits on
+/// another. This thread stamps the few other files and does not join in: a
+/// few thousand stats would push what it decoded for `meanwhile`, and reads
+/// next, out of its caches (measured: `inject` with 10,000 directives took
+/// a millisecond longer). A small folder is stat'ed here, after
+/// `meanwhile`, as a thread costs more than it saves.
+pub fn scan_while(
+    store: &Store,
+    listing: Option<Listing<'_>>,
+    meanwhile: impl FnOnce(),
+) -> Result<Scan> {
     let swarm = &store.swarm_dir;
     let dir = swarm.join("directives");
     let dir_stamp = match std::fs::metadata(&dir) {
@@ -117,18 +137,39 @@ pub fn scan(store: &Store, listing: Option<Listing<'_>>) -> Result<Scan> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::io(&dir, e)),
     };
-    let directives = match listing {
-        Some(l) if Some(l.dir) == dir_stamp => {
-            let names: Vec<String> = l.names.lines().map(str::to_owned).collect();
-            stamp_names(&dir, names)?
-        }
-        _ => scan_dir(&dir, |n| n.ends_with(".toml"))?,
+    let names = match listing {
+        Some(l) if Some(l.dir) == dir_stamp => l.names.lines().map(str::to_owned).collect(),
+        _ => list_dir(&dir, |n| n.ends_with(".toml"))?,
     };
+    let stamper = Stamper::new(dir, names)?;
+    let others = std::thread::scope(|s| {
+        let helpers: Vec<_> = (0..stamper.helpers())
+            .map(|_| s.spawn(|| stamper.work()))
+            .collect();
+        meanwhile();
+        let others = (|| -> Result<_> {
+            Ok((
+                config_stamp(swarm)?,
+                scan_dir(&swarm.join("quarantine"), |n| n.ends_with(".toml"))?,
+                scan_dir(&swarm.join("events"), is_month_file)?,
+            ))
+        })();
+        if helpers.is_empty() {
+            stamper.work();
+        }
+        for h in helpers {
+            // A helper that panicked leaves chunks unclaimed or unrecorded,
+            // which `finish` reports.
+            let _ = h.join();
+        }
+        others
+    });
+    let (config, quarantine, events) = others?;
     Ok(Scan {
-        config: config_stamp(swarm)?,
-        directives,
-        quarantine: scan_dir(&swarm.join("quarantine"), |n| n.ends_with(".toml"))?,
-        events: scan_dir(&swarm.join("events"), is_month_file)?,
+        config,
+        directives: stamper.finish()?,
+        quarantine,
+        events,
         directives_dir: dir_stamp,
     })
 }
@@ -162,6 +203,17 @@ fn config_stamp(swarm: &Path) -> Result<Option<Stamp>> {
 }
 
 fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Stamp)>> {
+    let names = list_dir(dir, keep)?;
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stamper = Stamper::new(dir.to_path_buf(), names)?;
+    stamper.work();
+    stamper.finish()
+}
+
+/// The names in `dir` that `keep` keeps, sorted; none if it is missing.
+fn list_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<String>> {
     let listing = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -178,63 +230,128 @@ fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Stam
         }
     }
     names.sort_unstable();
-    stamp_names(dir, names)
+    Ok(names)
 }
 
-/// Stats `names` (sorted) in `dir`, following symlinks as a read would;
-/// names that are missing (a dangling link, a file removed meanwhile) or
-/// not files are left out.
-fn stamp_names(dir: &Path, names: Vec<String>) -> Result<Vec<(String, Stamp)>> {
-    // Like git's preloaded index, stat large folders on several threads.
-    let threads = if names.len() < 2048 {
-        1
-    } else {
+/// Names in a folder to stat, shared by the threads that stat them.
+struct Stamper {
+    folder: Folder,
+    names: Vec<String>,
+    /// The next chunk of `names` to claim.
+    next: AtomicUsize,
+    /// The stamps of each chunk claimed, by chunk number.
+    done: Mutex<Vec<(usize, ChunkStamps)>>,
+}
+
+/// The stamps of a chunk of names: `None` for a name that is not a file.
+type ChunkStamps = Result<Vec<Option<Stamp>>>;
+
+/// Names a thread claims at a time: small enough to balance the threads,
+/// large enough that claiming costs nothing.
+const CHUNK: usize = 256;
+
+impl Stamper {
+    fn new(dir: PathBuf, names: Vec<String>) -> Result<Stamper> {
+        // A missing folder has no names, and needs no descriptor.
+        let folder = if names.is_empty() {
+            Folder::none(dir)
+        } else {
+            Folder::open(dir)?
+        };
+        Ok(Stamper {
+            folder,
+            names,
+            next: AtomicUsize::new(0),
+            done: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// How many helper threads are worth starting: none for a small folder,
+    /// else one a core (at most four). Like git's preloaded index.
+    fn helpers(&self) -> usize {
+        if self.names.len() < 4 * CHUNK {
+            return 0;
+        }
         std::thread::available_parallelism()
             .map_or(1, |n| n.get())
-            .min(4)
-    };
-    let opened = Folder::open(dir)?;
-    let folder = &opened;
-    let chunk = names.len().div_ceil(threads).max(1);
-    let stamp_part = |part: &[String]| part.iter().map(|n| folder.stamp(n)).collect();
-    let stamped: Vec<Result<Vec<Option<Stamp>>>> = std::thread::scope(|s| {
-        // This thread takes the first part itself.
-        let mut parts = names.chunks(chunk);
-        let first = parts.next().unwrap_or_default();
-        let handles: Vec<_> = parts
-            .map(|part| s.spawn(move || stamp_part(part)))
-            .collect();
-        std::iter::once(stamp_part(first))
-            .chain(handles.into_iter().map(|h| super::join(h, "file stamps")))
-            .collect()
-    });
-    let mut out = Vec::with_capacity(names.len());
-    let mut names = names.into_iter();
-    for part in stamped {
-        for stamp in part? {
-            let name = names.next().unwrap_or_default();
-            if let Some(stamp) = stamp {
-                out.push((name, stamp));
+            .clamp(1, 4)
+    }
+
+    /// Stats chunks of names until none is left.
+    fn work(&self) {
+        let mut mine = Vec::new();
+        loop {
+            let chunk = self.next.fetch_add(1, Ordering::Relaxed);
+            let start = chunk.saturating_mul(CHUNK);
+            let Some(part) = self.names.get(start..self.names.len().min(start + CHUNK)) else {
+                break;
+            };
+            if part.is_empty() {
+                break;
+            }
+            let stamps = part.iter().map(|n| self.folder.stamp(n)).collect();
+            mine.push((chunk, stamps));
+        }
+        self.done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(mine);
+    }
+
+    /// The stamped names, in order; names that are missing (a dangling
+    /// link, a file removed meanwhile) or not files are left out.
+    fn finish(self) -> Result<Vec<(String, Stamp)>> {
+        let mut done = self
+            .done
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        done.sort_unstable_by_key(|(chunk, _)| *chunk);
+        if done.len() != self.names.len().div_ceil(CHUNK) {
+            return Err(Error::Index {
+                message: format!(
+                    "a thread stat'ing the files in {} stopped",
+                    self.folder.path.display()
+                ),
+            });
+        }
+        let mut out = Vec::with_capacity(self.names.len());
+        let mut names = self.names.into_iter();
+        for (_, stamps) in done {
+            for stamp in stamps? {
+                let name = names.next().unwrap_or_default();
+                if let Some(stamp) = stamp {
+                    out.push((name, stamp));
+                }
             }
         }
+        Ok(out)
     }
-    Ok(out)
 }
 
 /// A folder open for stat'ing the names in it (relative to its descriptor on Linux).
-struct Folder<'a> {
-    path: &'a Path,
+struct Folder {
+    path: PathBuf,
     #[cfg(target_os = "linux")]
-    fd: std::fs::File,
+    fd: Option<std::fs::File>,
 }
 
-impl<'a> Folder<'a> {
-    fn open(path: &'a Path) -> Result<Folder<'a>> {
+impl Folder {
+    fn open(path: PathBuf) -> Result<Folder> {
+        #[cfg(target_os = "linux")]
+        let fd = Some(std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?);
         Ok(Folder {
             path,
             #[cfg(target_os = "linux")]
-            fd: std::fs::File::open(path).map_err(|e| Error::io(path, e))?,
+            fd,
         })
+    }
+
+    fn none(path: PathBuf) -> Folder {
+        Folder {
+            path,
+            #[cfg(target_os = "linux")]
+            fd: None,
+        }
     }
 
     /// The stamp of a file in the folder; `None` if it is missing or not a file.
@@ -242,7 +359,10 @@ impl<'a> Folder<'a> {
     fn stamp(&self, name: &str) -> Result<Option<Stamp>> {
         use rustix::fs::{AtFlags, FileType, StatxFlags, statx};
         let mask = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME | StatxFlags::INO;
-        match statx(&self.fd, name, AtFlags::empty(), mask) {
+        let Some(fd) = &self.fd else {
+            return Ok(None);
+        };
+        match statx(fd, name, AtFlags::empty(), mask) {
             Ok(st) => {
                 if FileType::from_raw_mode(u32::from(st.stx_mode)) != FileType::RegularFile {
                     return Ok(None);
