@@ -728,6 +728,56 @@ fn a_three_dot_range_starts_at_the_merge_base() {
     assert_eq!(report["change"], "main...side");
 }
 
+/// Annotated tags name their commits, as for `git diff` (release-tag CI
+/// checks `--range v1...v2` and `--commit v2`); a revision that does not
+/// resolve is bad usage in words a user can act on.
+#[test]
+fn annotated_tags_are_peeled_to_their_commits() {
+    let env = repo();
+    directive(
+        &env,
+        "main-txt-untouched",
+        "enforcement = \"enforce\"\nverify = [\"file_not_modified:main.txt\"]",
+    );
+    env.write("main.txt", "base\n");
+    commit_all(&env, "base");
+    env.write("other.txt", "other\n");
+    commit_all(&env, "other.txt only");
+    env.git(&["tag", "-a", "-m", "one", "v1"]);
+    env.write("main.txt", "changed\n");
+    commit_all(&env, "main.txt changes");
+    env.git(&["tag", "-a", "-m", "two", "v2"]);
+    for args in [
+        &["--commit", "v2"][..],
+        &["--range", "v1..v2"],
+        &["--range", "v1...v2"],
+    ] {
+        let (code, report) = json(&env, args);
+        assert_eq!(
+            (code, report["files"].as_u64()),
+            (1, Some(1)),
+            "{args:?}: {report:#}"
+        );
+        assert_eq!(
+            findings(&report, "main-txt-untouched"),
+            [("main.txt".to_owned(), None, "modified".to_owned())],
+            "{args:?}"
+        );
+    }
+    let (code, report) = json(&env, &["--commit", "v1"]);
+    assert_eq!((code, report["files"].as_u64()), (0, Some(1)), "{report:#}");
+
+    let run = check(&env, &["--commit", "HEAD~5"]);
+    assert_eq!(run.code, 2, "{}", run.snapshot());
+    assert!(
+        run.stderr
+            .contains("`HEAD~5` does not name a revision in this repository"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!run.stderr.contains("delegate"), "{}", run.snapshot());
+}
+
 #[test]
 fn commit_checks_one_commit_against_its_parent_and_a_root_commit_against_nothing() {
     let env = TestEnv::new();

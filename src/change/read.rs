@@ -321,18 +321,25 @@ fn same_blob(repo: &gix::Repository, id: ObjectId, path: &Path, convert: bool) -
     Ok(hash == id)
 }
 
+/// The object `spec` names, with annotated tags peeled (as `git diff`
+/// peels them), and its tree.
 fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
-    let id = repo.rev_parse_single(spec).map_err(|e| Error::Usage {
-        message: format!("`{spec}` is not a revision: {e}"),
-        hint: Some("name a commit, branch or tag (`git rev-parse` must accept it)".into()),
+    // gix's own message names its parser's internals (`delegate.traverse(…)`).
+    let id = repo.rev_parse_single(spec).map_err(|_| Error::Usage {
+        message: format!("`{spec}` does not name a revision in this repository"),
+        hint: Some("name a commit, branch or tag that `git rev-parse --verify` accepts".into()),
     })?;
-    let tree = id
+    let object = id
         .object()
         .map_err(|e| Error::git(format!("reading {spec}"), e))?
+        .peel_tags_to_end()
+        .map_err(|e| Error::git(format!("peeling the tag {spec}"), e))?;
+    let peeled = object.id;
+    let tree = object
         .peel_to_tree()
         .map_err(|e| Error::git(format!("{spec} has no tree"), e))?
         .id;
-    Ok((id.detach(), tree))
+    Ok((peeled, tree))
 }
 
 /// The change from `from` to `to` (from their merge base when `symmetric`).
