@@ -267,6 +267,10 @@ fn scan(text: &str, family: Family) -> Vec<Mark> {
             if h.trim_start().starts_with('>') {
                 continue;
             }
+            // The contract's example line, quoted back, is not an ack.
+            if is_example_line(h) {
+                continue;
+            }
         }
         if segments
             .iter()
@@ -279,6 +283,15 @@ fn scan(text: &str, family: Family) -> Vec<Mark> {
         }
     }
     out
+}
+
+/// Does the line start (after list bullets and emphasis) with `Example:`,
+/// as the contract's example line does?
+fn is_example_line(line: &str) -> bool {
+    let t =
+        line.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '_' | '`'));
+    t.get(..8)
+        .is_some_and(|w| w.eq_ignore_ascii_case("example:"))
 }
 
 /// The byte ranges of `text` inside echoed blocks, sorted and disjoint.
@@ -528,6 +541,14 @@ fn read_body(
         .bytes()
         .take_while(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
         .count();
+    // An id runs to a word's end: `crit-aé` or `crit-a/x` is not `crit-a`.
+    // Text in a script written without spaces (`crit-a已完成`) may follow.
+    if t[run..].chars().next().is_some_and(|c| {
+        (c.is_alphanumeric() && !unspaced_script(c))
+            || matches!(c, '/' | '\\' | '@' | '+' | '~' | '#')
+    }) {
+        return None;
+    }
     let underscored = outer.contains(&'_');
     let id = t[..run]
         .trim_end_matches(|c| c == '.' || (underscored && c == '_'))
@@ -554,6 +575,19 @@ fn read_body(
         .filter(|n| !n.is_empty())
         .map(str::to_owned);
     Some((id, note))
+}
+
+/// Is `c` of a script written without spaces between words (Chinese,
+/// Japanese, Korean, Thai, and their full-width forms)?
+fn unspaced_script(c: char) -> bool {
+    matches!(c,
+        '\u{0E00}'..='\u{0EFF}'
+        | '\u{1100}'..='\u{11FF}'
+        | '\u{3000}'..='\u{9FFF}'
+        | '\u{AC00}'..='\u{D7AF}'
+        | '\u{F900}'..='\u{FAFF}'
+        | '\u{FF00}'..='\u{FFEF}'
+        | '\u{20000}'..='\u{3FFFF}')
 }
 
 /// The value after `key=` or `key:` at the start of `t`, for any of `keys`.
@@ -685,8 +719,7 @@ mod tests {
             "KNOWLEDGE_APPLIED:abc-123:",
             "KNOWLEDGE_APPLIED:abc-123, and the tests pass",
             "KNOWLEDGE_APPLIED:abc-123 (see src/lib.rs)",
-            "KNOWLEDGE_APPLIED:abc-123/extra",
-            "KNOWLEDGE_APPLIED:abc-123é",
+            "KNOWLEDGE_APPLIED:abc-123已完成",
         ] {
             assert_eq!(parse_acks(text), applied("abc-123"), "{text:?}");
         }
@@ -879,6 +912,9 @@ mod tests {
             "foo**KNOWLEDGE_APPLIED:abc",
             "éKNOWLEDGE_APPLIED:abc",
             "9KNOWLEDGE_APPLIED:abc",
+            "KNOWLEDGE_APPLIED:abc-123é",
+            "KNOWLEDGE_APPLIED:abc-123/extra",
+            "KNOWLEDGE_APPLIED:abc-123@v2",
         ] {
             assert_eq!(parse_acks(text), vec![], "{text:?}");
         }
@@ -929,6 +965,8 @@ mod tests {
             "KNOWLEDGE_APPLIED:<ID>",
             "- `KNOWLEDGE_IGNORED:<id> reason=…`",
             "Use KNOWLEDGE_APPLIED:<id>, e.g. KNOWLEDGE_APPLIED:abc-123",
+            "Example: KNOWLEDGE_APPLIED:abc-123",
+            "- **example:** KNOWLEDGE_APPLIED:abc-123",
         ] {
             assert_eq!(parse_acks(text), vec![], "{text:?}");
         }

@@ -293,6 +293,76 @@ fn ack_credits_shown_ids_counts_spoofs_and_records_unacknowledged_criticals() {
     );
 }
 
+/// A delegate may ack in more than one message: a later one completes the
+/// earlier (a reason added to an ignore) and does not turn what the first
+/// acknowledged into violations. Quoting the contract's example line, or an
+/// id glued to more of a word, acknowledges nothing.
+#[test]
+fn a_follow_up_message_completes_the_acks_and_quoted_examples_do_not_count() {
+    let env = repo();
+    for id in ["a-rule", "b-rule"] {
+        coder_rule(
+            &env,
+            id,
+            &format!("The lesson called {id} for coders"),
+            "critical",
+        );
+    }
+    let (_, delegation) = inject(&env, &["--role", "coder", "--phase", "p1"]);
+    let delegation = delegation.expect("delegation");
+    ack(
+        &env,
+        &delegation,
+        "KNOWLEDGE_APPLIED:a-rule\nKNOWLEDGE_IGNORED:b-rule\n",
+    )
+    .success();
+    let gate = swarm(&env, &["phase", "complete", "p1"]);
+    assert_eq!(gate.code, 1, "an ignore without a reason is not terminal");
+    let second = ack(
+        &env,
+        &delegation,
+        "KNOWLEDGE_IGNORED:b-rule reason=not relevant here\n",
+    );
+    second.success();
+    insta::assert_snapshot!(second.stdout, @"ignored         b-rule  reason: not relevant here");
+    assert_eq!(of_kind(&env, "unacknowledged").len(), 0);
+    let reasons: Vec<Value> = of_kind(&env, "ack")
+        .iter()
+        .map(|e| e["reason"].clone())
+        .collect();
+    assert_eq!(
+        reasons,
+        [Value::Null, Value::Null, Value::from("not relevant here")]
+    );
+    swarm(&env, &["phase", "complete", "p1"]).success();
+
+    // The contract lines of a block, quoted back without the tags.
+    let (block, delegation) = inject(&env, &["--role", "coder", "--phase", "p2"]);
+    let delegation = delegation.expect("delegation");
+    let contract: String = block
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("ACK CONTRACT"))
+        .take(3)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        contract.contains("Example: KNOWLEDGE_APPLIED:a-rule"),
+        "{}",
+        block.stdout
+    );
+    let quoted = ack(
+        &env,
+        &delegation,
+        &format!("{contract}KNOWLEDGE_APPLIED:a-ruleé\nKNOWLEDGE_APPLIED:b-rule/x\n"),
+    );
+    quoted.success();
+    insta::assert_snapshot!(quoted.stdout, @r"
+    unacknowledged  a-rule  (critical, shown, and not acknowledged: a violation)
+    unacknowledged  b-rule  (critical, shown, and not acknowledged: a violation)
+    ");
+}
+
 #[test]
 fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
     let env = repo();

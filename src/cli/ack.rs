@@ -81,6 +81,16 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 && (status.is_none() || str_of(e, "status").as_deref() == status)
         })
     };
+    // The same ack, reason included: a second message that adds the reason
+    // an earlier one lacked is recorded, and completes the ack for the gate.
+    let same_ack = |id: &str, status: &str, reason: Option<&str>| {
+        mine.iter().any(|e| {
+            e.kind == "ack"
+                && e.directive.as_deref() == Some(id)
+                && str_of(e, "status").as_deref() == Some(status)
+                && str_of(e, "reason").as_deref() == reason
+        })
+    };
 
     // The last ack of each id in the message stands.
     let mut acks: BTreeMap<String, marks::Ack> = BTreeMap::new();
@@ -115,7 +125,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             });
             continue;
         }
-        let recorded = !already("ack", id, Some(status));
+        let recorded = !same_ack(id, status, a.reason.as_deref());
         if recorded {
             let mut e = store
                 .event("ack")
@@ -141,12 +151,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             note,
         });
     }
+    // A critical acknowledged by this message or an earlier one for the
+    // same delegation is acknowledged: a follow-up message need not repeat it.
     let mut audit = Vec::new();
-    for s in delegation
-        .shown
-        .iter()
-        .filter(|s| s.priority == Priority::Critical && !acks.contains_key(&s.id))
-    {
+    for s in delegation.shown.iter().filter(|s| {
+        s.priority == Priority::Critical
+            && !acks.contains_key(&s.id)
+            && !already("ack", &s.id, None)
+    }) {
         let recorded = !already("unacknowledged", &s.id, None);
         if recorded {
             let mut e = store
