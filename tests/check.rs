@@ -1117,6 +1117,34 @@ fn check_events(env: &TestEnv) -> Vec<Value> {
         .clone()
 }
 
+/// Under `--worktree` the event file `--record` appends to is part of the
+/// change; a retry is still the same change, and one violation.
+#[test]
+fn worktree_retries_record_one_violation() {
+    let env = repo();
+    directive(
+        &env,
+        "no-fixme",
+        "enforcement = \"enforce\"\nverify = [\"grep:FIXME\"]",
+    );
+    commit_all(&env, "directives");
+    env.write("a.txt", "FIXME one\n");
+    for _ in 0..3 {
+        check(&env, &["--worktree", "--record"]).code(1);
+    }
+    assert_eq!(check_events(&env).len(), 1);
+    assert!(
+        !env.swarm(&["log", "--kind", "escalation"])
+            .stdout
+            .contains("no-fixme"),
+        "a retry must not escalate"
+    );
+    // A different change is a new violation still.
+    env.write("a.txt", "FIXME one\nFIXME two\n");
+    check(&env, &["--worktree", "--record"]).code(1);
+    assert_eq!(check_events(&env).len(), 2);
+}
+
 #[test]
 fn record_appends_one_event_per_failing_directive_and_change() {
     let env = repo();

@@ -211,10 +211,15 @@ impl Change {
 
     /// A stable name for this change's content: the same edits give the same
     /// fingerprint, so recording a violation twice for it is recognised.
+    /// Event files are left out: `--record` appends to them, and under
+    /// `--worktree` that would make every retry a new change (and a second
+    /// violation, which escalates).
     pub fn fingerprint(&self) -> String {
+        let ours = |p: &BString| p.starts_with(b".swarm/events/");
         let mut parts: Vec<String> = self
             .files
             .iter()
+            .filter(|f| !ours(&f.path) && !f.old_path.as_ref().is_some_and(ours))
             .map(|f| {
                 format!(
                     "{:?}\0{}\0{}\0{}\0{}",
