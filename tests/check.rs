@@ -362,7 +362,7 @@ fn grep_tree_results_are_reused_only_for_the_same_blobs() {
     );
 
     // A damaged cache is a miss, not an error.
-    std::fs::write(&cache, b"git-swarm grep-tree cache 2\n\xff\xff\xff").expect("write");
+    std::fs::write(&cache, b"git-swarm grep-tree cache 3\n\xff\xff\xff").expect("write");
     assert_eq!(
         check(&env, &["--range", "c~1..c"]).snapshot(),
         first.snapshot()
@@ -575,6 +575,36 @@ fn grep_sees_crlf_and_not_binary_files_or_submodule_pseudo_lines() {
     assert_eq!(
         report["files"], 3,
         "the binary file and the submodule are changes"
+    );
+}
+
+/// `grep_tree` reads a CRLF file's lines with their `\r`, as `grep` and
+/// `git grep` do: `l1$` does not match `l1\r`, `l1\r$` does.
+#[test]
+fn grep_tree_keeps_the_cr_of_crlf_lines_as_git_grep_does() {
+    let env = repo();
+    directive(&env, "plain-end", "verify = ['grep_tree:l1$:crlf.txt']");
+    directive(&env, "cr-end", "verify = ['grep_tree:l1\\r$:crlf.txt']");
+    commit_all(&env, "directives");
+    env.write("crlf.txt", "l1\r\nl2\r\n");
+    env.git(&["add", "crlf.txt"]);
+    let git_grep = |pattern: &str| {
+        env.command("git", &env.root)
+            .args(["grep", "--cached", "-P", "-q", pattern, "--", "crlf.txt"])
+            .status()
+            .expect("run git grep")
+            .success()
+    };
+    assert!(!git_grep("l1$") && git_grep("l1\\r$"), "the reference");
+    let (_, report) = json(&env, &[]);
+    assert_eq!(
+        outcomes(&report),
+        map(&[("cr-end", "fail"), ("plain-end", "pass")]),
+        "{report:#}"
+    );
+    assert_eq!(
+        findings(&report, "cr-end"),
+        [("crlf.txt".to_owned(), Some(1), "l1\r".to_owned())]
     );
 }
 

@@ -501,7 +501,9 @@ fn grep_tree(
         if crate::change::is_binary(&bytes) {
             continue;
         }
-        for (n, line) in bytes.lines().enumerate() {
+        // A CRLF line keeps its `\r`, as for `grep` and `git grep`.
+        for (n, line) in bytes.lines_with_terminator().enumerate() {
+            let line = line.strip_suffix(b"\n").unwrap_or(line);
             if re.is_match(line) {
                 findings.push(Finding {
                     path: lossy(path.as_bstr()),
