@@ -56,10 +56,16 @@ pub struct LazyRegex {
 impl LazyRegex {
     fn parse(pattern: &str, check_syntax: bool) -> Result<LazyRegex, String> {
         if check_syntax {
-            regex_syntax::ParserBuilder::new()
+            let hir = regex_syntax::ParserBuilder::new()
                 .build()
                 .parse(pattern)
                 .map_err(|e| e.to_string())?;
+            let weight = weight(&hir);
+            if weight > MAX_WEIGHT {
+                return Err(format!(
+                    "it is too large to compile: its repetitions expand it to about {weight} states (at most {MAX_WEIGHT})"
+                ));
+            }
         }
         Ok(LazyRegex {
             pattern: pattern.to_owned(),
@@ -77,6 +83,32 @@ impl LazyRegex {
             .get_or_init(|| Regex::new(&self.pattern).map_err(|e| first_line(&e.to_string())))
             .as_ref()
             .map_err(Clone::clone)
+    }
+}
+
+/// The most states [`weight`] allows a regex: far beyond any regex written
+/// by hand, and below what makes the regex crate refuse to compile one
+/// (`a{99999999}` parses, then fails only when a check first uses it).
+const MAX_WEIGHT: u64 = 1_000_000;
+
+/// About how many states `hir` compiles to: literals count their bytes,
+/// classes their ranges, and a repetition multiplies what it repeats by its
+/// largest count.
+fn weight(hir: &regex_syntax::hir::Hir) -> u64 {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => 1,
+        HirKind::Literal(lit) => lit.0.len() as u64,
+        HirKind::Class(Class::Unicode(c)) => c.ranges().len().max(1) as u64,
+        HirKind::Class(Class::Bytes(c)) => c.ranges().len().max(1) as u64,
+        HirKind::Repetition(r) => {
+            let times = r.max.unwrap_or(r.min).max(r.min).max(1);
+            weight(&r.sub).saturating_mul(u64::from(times))
+        }
+        HirKind::Capture(c) => weight(&c.sub),
+        HirKind::Concat(all) | HirKind::Alternation(all) => {
+            all.iter().map(weight).fold(0, u64::saturating_add)
+        }
     }
 }
 
@@ -232,6 +264,20 @@ fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_regex_too_large_to_compile_is_refused_when_parsed() {
+        for ok in ["[0-9a-f]{40}", "\\w{100}", ".{1000}", "(ab|cd){1,500}"] {
+            let lazy = LazyRegex::parse(ok, true).expect(ok);
+            assert!(lazy.get().is_ok(), "{ok}");
+        }
+        for huge in ["a{99999999}", "(\\w{1000}){1000}", "[a-z]{2000000}"] {
+            let e = LazyRegex::parse(huge, true).expect_err(huge);
+            assert!(e.contains("too large to compile"), "{huge}: {e}");
+            // What the regex crate says of it: it would not compile either.
+            assert!(regex::Regex::new(huge).is_err(), "{huge}");
+        }
+    }
 
     #[test]
     fn all_five_kinds_parse() {

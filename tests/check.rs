@@ -924,6 +924,13 @@ fn a_broken_directive_file_is_bad_input_naming_the_file() {
             "`grep` regex `(unclosed` does not parse",
         ),
         (
+            // Parses, but the regex crate would refuse to compile it.
+            "huge-regex",
+            "lesson = \"A regex far too large to compile\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep_tree:a{99999999}:src/**\"]\n",
+            ".swarm/directives/huge-regex.toml:4:",
+            "too large to compile",
+        ),
+        (
             "bad-toml",
             "lesson = \"A string that never ends\napplies_to_agents = [\"coder\"]\n",
             ".swarm/directives/bad-toml.toml:2:",
