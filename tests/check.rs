@@ -608,6 +608,29 @@ fn grep_tree_keeps_the_cr_of_crlf_lines_as_git_grep_does() {
     );
 }
 
+/// A glob-less `grep` leaves `.swarm/` out (a directive's own text would
+/// match it), so the template's key directive searches `.swarm/` with a
+/// second predicate: a key quoted in a file there is blocked too, while the
+/// commit that adds the directive itself passes.
+#[test]
+fn the_template_blocks_a_key_under_swarm_too() {
+    let env = TestEnv::new();
+    env.swarm(&["init"]).success();
+    env.git(&["add", "-A"]);
+    check(&env, &[]).success();
+    commit_all(&env, "init");
+    env.write(
+        ".swarm/README.md",
+        format!("{}\n{KEY}\n", env.read(".swarm/README.md")),
+    );
+    env.git(&["add", "-A"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let found = findings(&report, "no-private-keys");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0].0, ".swarm/README.md");
+}
+
 // --- exit codes ---------------------------------------------------------------
 
 #[test]
