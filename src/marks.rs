@@ -572,9 +572,18 @@ fn read_body(
         .map(|n| {
             unwrap_pairs(n.trim_end_matches(|c: char| c.is_whitespace() || SEPARATORS.contains(&c)))
         })
-        .filter(|n| !n.is_empty())
+        .filter(|n| !n.is_empty() && !is_placeholder(n))
         .map(str::to_owned);
     Some((id, note))
+}
+
+/// A note copied from the contract rather than written: `<why>`, `…`.
+fn is_placeholder(note: &str) -> bool {
+    let inner = note.strip_prefix('<').and_then(|n| n.strip_suffix('>'));
+    inner.is_some_and(|i| !i.contains(['<', '>']))
+        || note
+            .chars()
+            .all(|c| c == '.' || c == '…' || c.is_whitespace())
 }
 
 /// Is `c` of a script written without spaces between words (Chinese,
@@ -723,6 +732,26 @@ mod tests {
         ] {
             assert_eq!(parse_acks(text), applied("abc-123"), "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_placeholder_copied_from_the_contract_is_no_reason() {
+        for text in [
+            "KNOWLEDGE_IGNORED:abc-123 reason=<why>",
+            "KNOWLEDGE_IGNORED:abc-123 reason: <reason>",
+            "KNOWLEDGE_IGNORED:abc-123 reason=…",
+            "KNOWLEDGE_IGNORED:abc-123 reason=...",
+        ] {
+            assert_eq!(
+                parse_acks(text),
+                vec![ack("abc-123", Ignored, None, 1)],
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            parse_acks("KNOWLEDGE_IGNORED:abc-123 reason=<b> is bold here</b>")[0].reason,
+            Some("<b> is bold here</b>".to_owned())
+        );
     }
 
     #[test]

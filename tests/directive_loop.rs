@@ -363,6 +363,55 @@ fn a_follow_up_message_completes_the_acks_and_quoted_examples_do_not_count() {
     ");
 }
 
+/// Inputs that look valid but mean nothing: `--max 0`, a role `search`
+/// could never match, a reason copied from the contract, a phase nothing
+/// was shown in.
+#[test]
+fn placeholder_and_out_of_range_inputs_are_not_taken_at_face_value() {
+    let env = repo();
+    coder_rule(
+        &env,
+        "a-rule",
+        "The lesson called a-rule for coders",
+        "critical",
+    );
+    let zero = swarm(&env, &["inject", "--role", "coder", "--max", "0"]);
+    assert_eq!(zero.code, 2, "{}", zero.snapshot());
+    assert!(
+        zero.stderr.contains("0 is not in 1..=100"),
+        "{}",
+        zero.snapshot()
+    );
+    let search = swarm(&env, &["search", "--role", "BAD!", "lesson"]);
+    assert_eq!(search.code, 2, "{}", search.snapshot());
+    assert!(
+        search.stderr.contains("`BAD!` is not a role name"),
+        "{}",
+        search.snapshot()
+    );
+
+    let (_, delegation) = inject(&env, &["--role", "coder", "--phase", "p1"]);
+    let delegation = delegation.expect("delegation");
+    let copied = ack(&env, &delegation, "KNOWLEDGE_IGNORED:a-rule reason=<why>\n");
+    copied.success();
+    assert!(
+        copied.stdout.contains("no reason given"),
+        "{}",
+        copied.snapshot()
+    );
+    assert_eq!(swarm(&env, &["phase", "complete", "p1"]).code, 1);
+
+    let unknown = swarm(&env, &["phase", "complete", "p9"]);
+    unknown.success();
+    assert!(
+        unknown
+            .stderr
+            .contains("warning: no directive was shown in phase `p9`"),
+        "{}",
+        unknown.snapshot()
+    );
+}
+
 #[test]
 fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
     let env = repo();

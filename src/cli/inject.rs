@@ -47,8 +47,8 @@ pub struct Args {
     /// Files the task touches (their words count toward ranking).
     #[arg(long, value_delimiter = ',', value_name = "PATH,..")]
     files: Vec<String>,
-    /// Most directives to show (default: knowledge.delegate_max_inject_count).
-    #[arg(long, value_name = "N")]
+    /// Most directives to show, 1 to 100 (default: knowledge.delegate_max_inject_count).
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100))]
     max: Option<usize>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,

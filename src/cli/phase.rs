@@ -119,6 +119,13 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
         return Ok(ExitCode::from(1));
     }
     let critical = records.iter().filter(|r| r.critical).count();
+    if records.is_empty() {
+        // Nothing to gate may be right (nothing was in scope), or the name is mistyped.
+        ui.warning(
+            &format!("no directive was shown in phase `{}`", args.phase),
+            Some("check the name: it must be the one given to `git swarm inject --phase`"),
+        );
+    }
     let done = learning::phase_completed(&events, &args.phase).is_some();
     if !done {
         let ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();

@@ -36,6 +36,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    if let Some(role) = &args.role {
+        super::inject::check_role(role)?;
+    }
     let store = super::store(ui)?;
     let loaded = super::load_corpus(&store, ui)?;
     let index = &loaded.index;
