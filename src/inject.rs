@@ -129,6 +129,12 @@ pub fn select(
         if used + size <= req.char_budget {
             used += size;
             kept.push(s);
+        } else if s.priority == Priority::Critical {
+            // A critical must be acknowledged, so it is shown however long:
+            // cut down to what the room left allows, at the least.
+            let s = shortened(s, req.char_budget.saturating_sub(used));
+            used += render_entry(&s).chars().count();
+            kept.push(s);
         }
     }
     kept.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.id.cmp(&b.id)));
@@ -182,6 +188,36 @@ pub fn render(sel: &Selection, role: &str, delegation: &str) -> String {
     }
     out.push_str(&format!("</{TAG}>\n"));
     out
+}
+
+/// A critical entry too long for the `room` left in the character budget:
+/// the lesson and the first item of each list, cut to a length the room
+/// suggests (within 80 to 400 characters), with a pointer to the whole.
+fn shortened(mut s: Shown, room: usize) -> Shown {
+    let limit = (room / 4).clamp(80, 400);
+    let cut = |t: &str, n: usize| -> String {
+        if t.chars().count() <= n {
+            t.to_owned()
+        } else {
+            t.chars().take(n).collect::<String>() + "…"
+        }
+    };
+    s.lesson = format!(
+        "{} (shortened to fit: `git swarm show {}` has all of it)",
+        cut(&s.lesson, limit),
+        s.id
+    );
+    for list in [&mut s.forbidden, &mut s.required, &mut s.verification] {
+        let more = list.len().saturating_sub(1);
+        list.truncate(1);
+        if let Some(first) = list.first_mut() {
+            *first = cut(first, limit / 2);
+        }
+        if more > 0 {
+            list.push(format!("… {more} more"));
+        }
+    }
+    s
 }
 
 fn render_entry(s: &Shown) -> String {

@@ -412,6 +412,41 @@ fn placeholder_and_out_of_range_inputs_are_not_taken_at_face_value() {
     );
 }
 
+/// A critical directive longer than the whole character budget is still
+/// shown (and must be acknowledged), cut down with a pointer to the rest.
+#[test]
+fn a_critical_longer_than_the_budget_is_shortened_not_dropped() {
+    let env = repo();
+    let items: Vec<String> = (0..40)
+        .map(|i| format!("\"Required step {i}: {}\"", "x".repeat(180)))
+        .collect();
+    directive(
+        &env,
+        "huge-rule",
+        &format!(
+            "lesson = \"A critical lesson with very many required steps\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [{}]",
+            items.join(", ")
+        ),
+    );
+    let (run, delegation) = inject(&env, &["--role", "coder"]);
+    run.success();
+    assert!(delegation.is_some(), "{}", run.snapshot());
+    let out = &run.stdout;
+    assert!(out.contains("- id: huge-rule\n"), "{out}");
+    assert!(
+        out.contains("(shortened to fit: `git swarm show huge-rule` has all of it)"),
+        "{out}"
+    );
+    assert!(out.contains("  required: Required step 0: "), "{out}");
+    assert!(out.contains("; … 39 more\n"), "{out}");
+    assert!(out.chars().count() < 6000, "{out}");
+    let shown = of_kind(&env, "shown");
+    assert!(
+        shown[0]["directives"].to_string().contains("huge-rule"),
+        "{shown:?}"
+    );
+}
+
 #[test]
 fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
     let env = repo();
