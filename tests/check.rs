@@ -893,6 +893,101 @@ fn worktree_includes_untracked_files_in_new_directories() {
     );
 }
 
+/// The paths `git diff HEAD --name-status` lists, with their status letters.
+fn git_worktree_status(env: &TestEnv) -> BTreeMap<String, String> {
+    env.git(&["diff", "HEAD", "--name-status", "--no-renames"])
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(st, p)| (p.to_owned(), st.to_owned()))
+        .collect()
+}
+
+/// Ours, as letters: `file_not_modified:**` names every touched path.
+fn our_worktree_status(env: &TestEnv) -> BTreeMap<String, String> {
+    let (_, report) = json(env, &["--worktree", "--directive", "every-path"]);
+    findings(&report, "every-path")
+        .into_iter()
+        .map(|(path, _, what)| {
+            let letter = match what.as_str() {
+                "added" => "A",
+                "deleted" => "D",
+                "modified" => "M",
+                "type changed" => "T",
+                other => panic!("{other}"),
+            };
+            (path, letter.to_owned())
+        })
+        .collect()
+}
+
+/// `--worktree` against `git diff HEAD`: a submodule whose checkout moved
+/// (staged or not), an executable bit, and a file that became a symlink
+/// with the same text.
+#[test]
+fn worktree_sees_submodule_moves_mode_and_type_changes_as_git_does() {
+    let env = repo();
+    directive(&env, "every-path", "verify = [\"file_not_modified:**\"]");
+    let src = env.root.parent().expect("parent").join("subsrc");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    env.git_in(&src, &["init", "-q", "-b", "main"]);
+    std::fs::write(src.join("s"), "one\n").expect("write");
+    env.git_in(&src, &["add", "s"]);
+    env.git_in(&src, &["commit", "-q", "-m", "one"]);
+    std::fs::write(src.join("s"), "two\n").expect("write");
+    env.git_in(&src, &["commit", "-q", "-am", "two"]);
+    env.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        src.to_str().expect("utf-8"),
+        "sub",
+    ]);
+    env.write("f", "x\n");
+    env.write("tgt", "base.txt");
+    commit_all(&env, "with a submodule");
+    assert_eq!(our_worktree_status(&env), BTreeMap::new());
+
+    env.git_in(&env.root.join("sub"), &["checkout", "-q", "HEAD~1"]);
+    assert_eq!(git_worktree_status(&env), map(&[("sub", "M")]));
+    assert_eq!(
+        our_worktree_status(&env),
+        git_worktree_status(&env),
+        "unstaged"
+    );
+    env.git(&["add", "sub"]);
+    assert_eq!(
+        our_worktree_status(&env),
+        git_worktree_status(&env),
+        "staged"
+    );
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let f = env.path("f");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::remove_file(env.path("tgt")).expect("rm");
+        std::os::unix::fs::symlink("base.txt", env.path("tgt")).expect("symlink");
+        assert_eq!(
+            git_worktree_status(&env),
+            map(&[("f", "M"), ("sub", "M"), ("tgt", "T")])
+        );
+        assert_eq!(
+            our_worktree_status(&env),
+            git_worktree_status(&env),
+            "mode and type"
+        );
+        env.git(&["config", "core.fileMode", "false"]);
+        assert_eq!(
+            our_worktree_status(&env),
+            git_worktree_status(&env),
+            "core.fileMode false"
+        );
+    }
+}
+
 #[test]
 fn directive_limits_the_check_to_one_and_an_unknown_id_is_bad_usage() {
     let env = repo();

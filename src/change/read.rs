@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
+use gix::objs::tree::EntryKind;
 
 use super::{ChangedFile, Content, FileStatus, Snapshot};
 use crate::error::{Error, Result};
@@ -193,42 +194,101 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
         }
     }
 
+    // Submodules are compared by the commit checked out in them, which the
+    // status walk above was told not to look at: every one is a candidate.
+    let gitlinks: BTreeMap<BString, ObjectId> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() == 0 && is_gitlink(e.mode))
+        .map(|e| (e.path(&index).to_owned(), e.id))
+        .collect();
+    for path in gitlinks.keys() {
+        paths.insert(path.clone(), ());
+    }
+
     let head = repo
         .head_tree_id_or_empty()
         .map_err(|e| Error::git("reading HEAD", e))?
         .detach();
     let convert = converts_crlf(repo);
-    let head_files: BTreeMap<BString, (ObjectId, bool)> = if paths.is_empty() {
+    // As git: with core.fileMode false, the executable bit on disk is not a change.
+    let file_mode = repo
+        .config_snapshot()
+        .boolean("core.fileMode")
+        .unwrap_or(cfg!(unix));
+    let head_files: BTreeMap<BString, (ObjectId, EntryKind)> = if paths.is_empty() {
         BTreeMap::new()
     } else {
         flatten_tree_modes(repo, head, BString::default())?
             .into_iter()
-            .map(|(p, id, gitlink)| (p, (id, gitlink)))
+            .map(|(p, id, kind)| (p, (id, kind)))
             .collect()
     };
     let mut files = Vec::new();
     for path in paths.into_keys() {
         let on_disk = root.join(to_path(path.as_bstr()));
         let meta = std::fs::symlink_metadata(&on_disk).ok();
+        let old_entry = head_files.get(&path).copied();
+        let in_index = gitlinks.get(&path).copied();
+        if matches!(old_entry, Some((_, EntryKind::Commit))) || in_index.is_some() {
+            // A submodule: the commit its working tree has checked out, or,
+            // where it is not checked out, the one the index records (git
+            // shows no change for a submodule that was never initialised).
+            let now = in_index.map(|recorded| submodule_head(&on_disk).unwrap_or(recorded));
+            let old = match old_entry {
+                Some((id, EntryKind::Commit)) => Content::Gitlink(id),
+                Some((id, _)) => Content::Blob(id),
+                None => Content::Absent,
+            };
+            let (status, new) = match (&old, now) {
+                (Content::Gitlink(was), Some(now)) if *was == now => continue,
+                (Content::Absent, Some(now)) => (FileStatus::Added, Content::Gitlink(now)),
+                (Content::Gitlink(_), Some(now)) => (FileStatus::Modified, Content::Gitlink(now)),
+                (_, Some(now)) => (FileStatus::TypeChanged, Content::Gitlink(now)),
+                // No longer a submodule in the index: whatever is on disk now.
+                (_, None) => match &meta {
+                    Some(m) if m.is_file() || m.file_type().is_symlink() => {
+                        (FileStatus::TypeChanged, Content::File(on_disk.clone()))
+                    }
+                    _ => (FileStatus::Deleted, Content::Absent),
+                },
+            };
+            files.push(ChangedFile {
+                path,
+                old_path: None,
+                status,
+                old,
+                new,
+            });
+            continue;
+        }
         let new = match &meta {
             Some(m) if m.is_file() || m.file_type().is_symlink() => Content::File(on_disk.clone()),
             _ => Content::Absent,
         };
-        let old = match head_files.get(&path) {
-            Some((id, true)) => Content::Gitlink(*id),
-            Some((id, false)) => Content::Blob(*id),
+        let old = match old_entry {
+            Some((id, _)) => Content::Blob(id),
             None => Content::Absent,
         };
         let status = match (&old, &new) {
             (Content::Absent, Content::Absent) => continue,
             (Content::Absent, _) => FileStatus::Added,
             (_, Content::Absent) => FileStatus::Deleted,
-            (Content::Gitlink(_), _) => continue, // a submodule's own changes are its business
             (Content::Blob(id), Content::File(p)) => {
-                if same_blob(repo, *id, p, convert)? {
+                let Some(meta) = &meta else { continue };
+                let old_kind = old_entry.map_or(EntryKind::Blob, |(_, k)| k);
+                let is_link = meta.file_type().is_symlink();
+                if (old_kind == EntryKind::Link) != is_link {
+                    FileStatus::TypeChanged
+                } else if !same_blob(repo, *id, p, convert)?
+                    || (file_mode
+                        && !is_link
+                        && (old_kind == EntryKind::BlobExecutable) != is_executable(meta))
+                {
+                    FileStatus::Modified
+                } else {
                     continue;
                 }
-                FileStatus::Modified
             }
             _ => FileStatus::Modified,
         };
@@ -302,6 +362,30 @@ pub fn to_git(bytes: Vec<u8>, convert: bool) -> Vec<u8> {
         i += 1;
     }
     out
+}
+
+fn is_gitlink(mode: gix::index::entry::Mode) -> bool {
+    mode.contains(gix::index::entry::Mode::COMMIT) && !mode.contains(gix::index::entry::Mode::FILE)
+}
+
+/// The commit checked out in the submodule at `dir`, if it is one.
+fn submodule_head(dir: &Path) -> Option<ObjectId> {
+    if !dir.join(".git").exists() {
+        return None;
+    }
+    let sub = gix::open(dir).ok()?;
+    sub.head_id().ok().map(gix::Id::detach)
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o100 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// Does the file at `path` hash to blob `id` (so it is unchanged from HEAD)?
@@ -540,7 +624,7 @@ pub fn flatten_folder(
 ) -> Result<Vec<(BString, ObjectId)>> {
     Ok(flatten_tree_modes(repo, tree, BString::from(folder))?
         .into_iter()
-        .filter(|(_, _, gitlink)| !gitlink)
+        .filter(|(_, _, kind)| *kind != EntryKind::Commit)
         .map(|(p, id, _)| (p, id))
         .collect())
 }
@@ -567,7 +651,7 @@ fn flatten_tree_modes(
     repo: &gix::Repository,
     id: ObjectId,
     prefix: BString,
-) -> Result<Vec<(BString, ObjectId, bool)>> {
+) -> Result<Vec<(BString, ObjectId, EntryKind)>> {
     let mut out = Vec::new();
     let mut stack = vec![(prefix, id)];
     while let Some((prefix, tree_id)) = stack.pop() {
@@ -585,7 +669,7 @@ fn flatten_tree_modes(
             if mode.is_tree() {
                 stack.push((path, entry.oid().to_owned()));
             } else {
-                out.push((path, entry.oid().to_owned(), mode.is_commit()));
+                out.push((path, entry.oid().to_owned(), mode.kind()));
             }
         }
     }
