@@ -447,6 +447,40 @@ fn a_critical_longer_than_the_budget_is_shortened_not_dropped() {
     );
 }
 
+/// A message full of acks for directives never shown records a few of
+/// them, not one event each: the tracked log does not grow with it.
+#[test]
+fn a_flood_of_spoofed_acks_records_a_bounded_number() {
+    let env = repo();
+    coder_rule(
+        &env,
+        "a-rule",
+        "The lesson called a-rule for coders",
+        "medium",
+    );
+    let (_, delegation) = inject(&env, &["--role", "coder"]);
+    let delegation = delegation.expect("delegation");
+    let message: String = (0..1000)
+        .map(|i| format!("KNOWLEDGE_APPLIED:spoof-{i:04}\n"))
+        .collect();
+    let run = ack(&env, &delegation, &message);
+    run.success();
+    assert_eq!(of_kind(&env, "spoofed_ack").len(), 20);
+    assert!(
+        run.stderr
+            .contains("980 more ack(s) for directives not shown"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        run.stdout
+            .lines()
+            .filter(|l| l.starts_with("spoofed"))
+            .count(),
+        20
+    );
+}
+
 #[test]
 fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
     let env = repo();
