@@ -715,6 +715,26 @@ fn two_occasions_escalate_once_and_check_enforces_it() {
         "{}",
         status.stdout
     );
+    // list and show give the state in force, and list filters by it.
+    let critical = swarm(
+        &env,
+        &["list", "--priority", "critical", "--format", "json"],
+    );
+    critical.success();
+    let rows: Value = serde_json::from_str(&critical.stdout).expect("json");
+    let row = rows
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["id"] == "no-debug-print")
+        .unwrap_or_else(|| panic!("escalated directive not listed as critical: {rows:#}"));
+    assert_eq!(row["effective"]["enforcement"], "enforce");
+    let shown = swarm(&env, &["show", "no-debug-print"]);
+    assert!(
+        shown.stdout.contains("critical (escalated from low)"),
+        "{}",
+        shown.stdout
+    );
 
     swarm(
         &env,

@@ -63,12 +63,13 @@ pub struct Effective {
     pub enforcement: git_swarm::directive::Enforcement,
 }
 
-/// The priority and enforcement in force. Escalation will raise these from
-/// the fold; until then they are the file's.
-fn effective(d: &Directive) -> Effective {
+/// The priority and enforcement in force: the file's, or critical and
+/// enforce while the fold has an escalation episode open.
+fn effective(d: &Directive, fold: &Fold) -> Effective {
+    let (priority, enforcement) = fold.effective(d);
     Effective {
-        priority: d.priority,
-        enforcement: d.enforcement,
+        priority,
+        enforcement,
     }
 }
 
@@ -93,7 +94,7 @@ pub fn row<'a>(
         } else {
             d.status.as_str()
         },
-        effective: effective(d),
+        effective: effective(d, fold),
         events: fold
             .directive(entry.stem())
             .map(|f| f.counts())
@@ -126,7 +127,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 .is_none_or(|t| d.applies_to_tools.contains(t))
         })
         .filter(|(_, d)| args.status.is_none_or(|s| d.status == s))
-        .filter(|(_, d)| args.priority.is_none_or(|p| effective(d).priority == p))
+        .filter(|(_, d)| {
+            args.priority
+                .is_none_or(|p| effective(d, &index.fold).priority == p)
+        })
         .collect();
 
     if args.format == Format::Json {
@@ -169,7 +173,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             let reason = entry.quarantine.as_ref().map_or("-", |(r, _)| r.as_str());
             writeln!(out, "{id:id_width$}  {reason:27}  {lesson}")?;
         } else {
-            let e = effective(d);
+            let e = effective(d, &index.fold);
             let events = index.fold.directive(entry.stem()).map_or(0, |f| f.total());
             writeln!(
                 out,
