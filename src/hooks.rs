@@ -67,6 +67,27 @@ pub fn hooks_dir(repo: &Repo) -> Result<PathBuf> {
     }
 }
 
+/// Whether `dir` is inside `repo` (its work tree, the main work tree, or
+/// the git dir the worktrees share), so that only this repository runs the
+/// hooks in it. A directory elsewhere, named by `core.hooksPath`, may be
+/// shared: every repository configured with it runs its hooks. Both paths
+/// are as [`hooks_dir`] and [`Repo::discover`] give them, symlinks resolved.
+pub fn is_in_repository(repo: &Repo, dir: &Path) -> bool {
+    let main_worktree = repo
+        .common_dir
+        .file_name()
+        .filter(|name| *name == ".git")
+        .and(repo.common_dir.parent());
+    [
+        Some(repo.root.as_path()),
+        Some(repo.common_dir.as_path()),
+        main_worktree,
+    ]
+    .into_iter()
+    .flatten()
+    .any(|top| dir.starts_with(top))
+}
+
 /// `path` without `.`/`..` and symlinks where it exists, so that the same
 /// directory is always reported the same way.
 fn resolve(path: &Path) -> PathBuf {
@@ -413,8 +434,12 @@ pub enum Uninstalled {
     Restored { original: PathBuf },
     /// No shim of ours was there; nothing changed.
     NotInstalled,
-    /// Left alone, for `reason`.
-    Refused { reason: String, hint: String },
+    /// No shim of ours was there, but a `<name>.swarm-orig` is; nothing
+    /// changed. `hook_present` when something else is at `<name>`.
+    StrayOriginal {
+        original: PathBuf,
+        hook_present: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -425,9 +450,10 @@ pub struct UninstallReport {
     pub removed_dirs: Vec<PathBuf>,
 }
 
-/// Removes git-swarm's shims from `dir`, puts kept hooks back under their
-/// names, and removes the directory if `install` created it and it is now
-/// empty: `dir` is left as it was before `install`.
+/// Removes git-swarm's shims from `dir`, puts the hook each one kept aside
+/// back under its name, and removes the directory if `install` created it
+/// and it is now empty: `dir` is left as it was before `install`. Nothing
+/// but our shims (and what they kept aside) is touched.
 pub fn uninstall(dir: &Path) -> Result<UninstallReport> {
     let mut hooks = Vec::new();
     if dir.is_dir() {
@@ -445,34 +471,29 @@ pub fn uninstall(dir: &Path) -> Result<UninstallReport> {
     })
 }
 
+/// Only where our shim is does uninstall touch anything: a
+/// `<name>.swarm-orig` is put back in its place, and nowhere else. Without
+/// the shim there is no telling whether install ever kept that file aside
+/// (it may have left the hook alone, or never run), and renaming it would
+/// turn on a hook that was off.
 fn uninstall_one(dir: &Path, name: &'static str) -> Result<Uninstalled> {
     let path = dir.join(name);
     let original = original_path(dir, name);
-    let restore = |path: &Path| -> Result<Uninstalled> {
-        if exists(&original) {
-            std::fs::rename(&original, path).map_err(|e| Error::io(&original, e))?;
-            Ok(Uninstalled::Restored {
-                original: original.clone(),
-            })
-        } else {
-            Ok(Uninstalled::Removed)
-        }
-    };
     match inspect(&path, name)? {
         Entry::Ours { .. } => {
             std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-            restore(&path)
+            if exists(&original) {
+                std::fs::rename(&original, &path).map_err(|e| Error::io(&original, e))?;
+                Ok(Uninstalled::Restored { original })
+            } else {
+                Ok(Uninstalled::Removed)
+            }
         }
-        // The shim was deleted by hand: the kept hook still belongs back.
-        Entry::Missing if exists(&original) => restore(&path),
-        Entry::Missing => Ok(Uninstalled::NotInstalled),
-        Entry::Foreign | Entry::Other if exists(&original) => Ok(Uninstalled::Refused {
-            reason: format!(
-                "{name} was replaced by a hook git-swarm did not write; it and {name}{ORIGINAL_SUFFIX} are left as they are"
-            ),
-            hint: format!("keep the one you want as {name} and remove the other"),
+        other if exists(&original) => Ok(Uninstalled::StrayOriginal {
+            original,
+            hook_present: !matches!(other, Entry::Missing),
         }),
-        Entry::Foreign | Entry::Other => Ok(Uninstalled::NotInstalled),
+        Entry::Missing | Entry::Foreign | Entry::Other => Ok(Uninstalled::NotInstalled),
     }
 }
 
@@ -608,11 +629,16 @@ pub fn parse_push_updates(stdin: &[u8]) -> Result<Vec<PushUpdate>> {
 /// The changes a pre-push hook checks for one pushed ref: nothing for a
 /// deletion; otherwise each pushed commit against its first parent, oldest
 /// first. The pushed commits are those of `local` that the remote's old tip
-/// does not have (for an update the clone can see) or, for a new branch (or
+/// does not have (for an update the clone can see) or, for a new ref (or
 /// a remote tip this clone lacks), that are on no remote-tracking ref.
 /// Checking commits one by one, not one diff of the range's ends, sees a
 /// line that one pushed commit adds and a later one removes: it would still
 /// reach the remote's history.
+///
+/// Either side may be an annotated tag rather than a commit (`git push
+/// origin v1.0`, `--follow-tags`, a tag moved with `-f`): it stands for the
+/// commit it points at. A tag of a tree or a blob brings no commits, so
+/// there is nothing to check for it.
 pub fn push_selections(
     repo: &gix::Repository,
     update: &PushUpdate,
@@ -621,11 +647,24 @@ pub fn push_selections(
     if update.is_deletion() {
         return Ok(Vec::new());
     }
-    let git = |what: &'static str| move |e: &dyn std::fmt::Display| crate::Error::git(what, e);
-    let hidden: Vec<gix::ObjectId> =
-        if !update.is_new() && repo.find_object(update.remote_oid).is_ok() {
-            vec![update.remote_oid]
-        } else {
+    let Some(local) = commit_of(repo, update.local_oid).map_err(|e| {
+        crate::Error::git(format!("reading the pushed object {}", update.local_oid), e)
+    })?
+    else {
+        return Ok(Vec::new());
+    };
+    // A remote tip this clone cannot read as a commit says nothing about
+    // what the remote has: fall back to the remote-tracking refs.
+    let remote = if update.is_new() {
+        None
+    } else {
+        commit_of(repo, update.remote_oid).ok().flatten()
+    };
+    let hidden: Vec<gix::ObjectId> = match remote {
+        Some(remote) => vec![remote],
+        None => {
+            let git =
+                |what: &'static str| move |e: &dyn std::fmt::Display| crate::Error::git(what, e);
             let mut tips = Vec::new();
             let refs = repo.references().map_err(|e| git("listing refs")(&e))?;
             for r in refs
@@ -633,22 +672,40 @@ pub fn push_selections(
                 .map_err(|e| git("listing remote refs")(&e))?
             {
                 let Ok(mut r) = r else { continue };
-                if let Ok(id) = r.peel_to_id() {
-                    tips.push(id.detach());
+                if let Ok(id) = r.peel_to_id()
+                    && let Ok(Some(commit)) = commit_of(repo, id.detach())
+                {
+                    tips.push(commit);
                 }
             }
             tips
-        };
+        }
+    };
+    let walking = |e: &dyn std::fmt::Display| crate::Error::git("walking the pushed commits", e);
     let walk = repo
-        .rev_walk([update.local_oid])
+        .rev_walk([local])
         .with_hidden(hidden)
         .all()
-        .map_err(|e| git("walking the pushed commits")(&e))?;
+        .map_err(|e| walking(&e))?;
     let mut commits = Vec::new();
     for info in walk {
-        let info = info.map_err(|e| git("walking the pushed commits")(&e))?;
+        let info = info.map_err(|e| walking(&e))?;
         commits.push(Selection::Commit(info.id.to_string()));
     }
     commits.reverse();
     Ok(commits)
+}
+
+/// The commit `id` stands for: itself, or the commit an annotated tag (or a
+/// chain of them) points at. `None` for a tree or a blob, or a tag of one.
+fn commit_of(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+) -> std::result::Result<Option<gix::ObjectId>, String> {
+    let object = repo
+        .find_object(id)
+        .map_err(|e| e.to_string())?
+        .peel_tags_to_end()
+        .map_err(|e| e.to_string())?;
+    Ok((object.kind == gix::object::Kind::Commit).then_some(object.id))
 }

@@ -849,3 +849,82 @@ fn the_shims_parse_as_sh() {
         assert!(out.status.success(), "{name}: {}", stderr(&out));
     }
 }
+
+/// Uninstall puts a `<name>.swarm-orig` back only in place of git-swarm's
+/// own shim: one found without the shim (never installed, or left alone by
+/// install) stays where it is, so that a hook that was off is not turned on.
+#[test]
+fn uninstall_puts_back_a_kept_hook_only_where_it_removes_the_shim() {
+    let env = TestEnv::initialised();
+    let dir = hooks_dir(&env);
+
+    // Nothing was ever installed.
+    write_hook(
+        &dir.join("pre-commit.swarm-orig"),
+        "echo blocked; exit 1",
+        0o755,
+    );
+    let before = listing(&dir);
+    let run = env.swarm(&["hooks", "uninstall"]);
+    run.success();
+    assert_eq!(
+        run.stdout,
+        "No git-swarm hooks in .git/hooks; nothing changed.\n"
+    );
+    assert!(
+        run.stderr.starts_with(
+            "pre-commit.swarm-orig in .git/hooks is not next to git-swarm's pre-commit shim, so it was left as it is"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(listing(&dir), before, "uninstall changed the hooks dir");
+    // The hook is still off: a commit goes through.
+    env.write("a.txt", "a\n");
+    env.git(&["add", "a.txt"]);
+    env.git(&["commit", "-q", "-m", "a"]);
+
+    // Install left pre-commit alone (a hook of the user's is in the way);
+    // uninstall removes the other shims and leaves both pre-commit files.
+    write_hook(&dir.join("pre-commit"), "echo mine", 0o755);
+    let before = listing(&dir);
+    env.swarm(&["hooks", "install"]).code(1);
+    let run = env.swarm(&["hooks", "uninstall"]);
+    run.success();
+    assert_eq!(
+        run.stdout,
+        "Uninstalled git-swarm's hooks from .git/hooks:\n  pre-commit     not installed\n  pre-push       removed\n  post-merge     removed\n  post-checkout  removed\n"
+    );
+    assert!(
+        run.stderr.contains("keep the one you want as pre-commit"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(listing(&dir), before, "uninstall changed the hooks dir");
+}
+
+/// The note that every repository using the directory runs the hooks is
+/// for a `core.hooksPath` outside the repository only.
+#[test]
+fn install_says_the_hooks_are_shared_only_for_a_hooks_path_outside_the_repository() {
+    let env = TestEnv::initialised();
+    let shared = "every repository using that directory runs them";
+    for inside in ["githooks", ".git/swarm-hooks"] {
+        env.git(&["config", "core.hooksPath", inside]);
+        let run = env.swarm(&["hooks", "install"]);
+        run.success();
+        assert!(
+            run.stdout
+                .contains("core.hooksPath is set, so they went there.\n")
+                && !run.stdout.contains(shared),
+            "{inside}:\n{}",
+            run.snapshot()
+        );
+        env.swarm(&["hooks", "uninstall"]).success();
+    }
+    let outside = env.tmp.path().join("shared-hooks");
+    env.git(&["config", "core.hooksPath", outside.to_str().expect("utf-8")]);
+    let run = env.swarm(&["hooks", "install"]);
+    run.success();
+    assert!(run.stdout.contains(shared), "{}", run.snapshot());
+}

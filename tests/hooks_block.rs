@@ -326,3 +326,178 @@ fn pre_push_sees_a_key_added_and_deleted_within_the_push() {
         run.snapshot()
     );
 }
+
+fn remote_tags(env: &TestEnv) -> String {
+    env.git(&["ls-remote", "--tags", "origin"])
+}
+
+/// An annotated tag is pushed as a tag object: the hook checks the commits
+/// it points at as for a branch — `git push origin TAG`, `--follow-tags`, a
+/// tag moved with `-f` (whose remote side is the old tag object) — and a
+/// tag of a tree brings no commits.
+#[test]
+fn pushed_annotated_tags_are_checked_on_the_commits_they_point_at() {
+    let env = repo();
+    with_remote(&env);
+
+    // On a commit the remote has: nothing new to check, nothing said.
+    env.git(&["tag", "-a", "v1.0", "-m", "release 1.0"]);
+    let run = git(&env, &["push", "-q", "origin", "v1.0"], &[]);
+    run.success();
+    assert_eq!(shown(&run), "", "{}", run.snapshot());
+    assert!(remote_tags(&env).contains("refs/tags/v1.0"));
+
+    // A clean commit with a tag on it, pushed with --follow-tags.
+    commit_file(&env, "one.txt", "one\n", &[]);
+    env.git(&["tag", "-a", "v1.1", "-m", "release 1.1"]);
+    let run = git(
+        &env,
+        &["push", "-q", "--follow-tags", "origin", "main"],
+        &[],
+    );
+    run.success();
+    assert_eq!(shown(&run), "", "{}", run.snapshot());
+    assert!(remote_tags(&env).contains("refs/tags/v1.1"));
+
+    // A tag of a tree has no commits to check.
+    env.git(&["tag", "-a", "tree-tag", "-m", "a tree", "HEAD^{tree}"]);
+    git(&env, &["push", "-q", "origin", "tree-tag"], &[]).success();
+
+    // Moving a tag (-f) to a commit the remote has: the remote side is the old tag object.
+    env.git(&[
+        "tag",
+        "-f",
+        "-a",
+        "v1.0",
+        "-m",
+        "release 1.0, moved",
+        "HEAD",
+    ]);
+    let run = git(&env, &["push", "-q", "-f", "origin", "v1.0"], &[]);
+    run.success();
+    assert_eq!(shown(&run), "", "{}", run.snapshot());
+
+    // A key committed past the hook, and tagged: the tag alone is refused...
+    commit_file(&env, "config/id_rsa", &key_file(), &[SKIP]);
+    env.git(&["tag", "-a", "v2.0", "-m", "release 2.0"]);
+    let key_at = format!("config/id_rsa:2: {KEY_LINE}");
+    let run = git(&env, &["push", "-q", "origin", "v2.0"], &[]);
+    assert_ne!(run.code, 0, "{}", run.snapshot());
+    assert!(
+        shown(&run).contains("FAIL  no-private-keys") && shown(&run).contains(&key_at),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!remote_tags(&env).contains("refs/tags/v2.0"));
+
+    // ...and so are the branch and its tag, the commit reported once.
+    let run = git(
+        &env,
+        &["push", "-q", "--follow-tags", "origin", "main"],
+        &[],
+    );
+    assert_ne!(run.code, 0, "{}", run.snapshot());
+    assert_eq!(
+        shown(&run).matches(&key_at).count(),
+        1,
+        "{}",
+        run.snapshot()
+    );
+    assert!(!remote_tags(&env).contains("refs/tags/v2.0"));
+
+    // ...and so is an existing tag moved onto it.
+    env.git(&[
+        "tag",
+        "-f",
+        "-a",
+        "v1.1",
+        "-m",
+        "release 1.1, moved",
+        "HEAD",
+    ]);
+    let run = git(&env, &["push", "-q", "-f", "origin", "v1.1"], &[]);
+    assert_ne!(run.code, 0, "{}", run.snapshot());
+    assert!(shown(&run).contains(&key_at), "{}", run.snapshot());
+    assert_eq!(
+        env.git(&["ls-remote", "origin", "refs/tags/v1.1^{}"])
+            .split('\t')
+            .next(),
+        Some(env.git(&["rev-parse", "HEAD~1"]).trim()),
+        "the remote's tag did not move"
+    );
+
+    // The remote side of a tag moved on is its old commit, even when no
+    // remote branch has it: a key pushed past the hook under a tag is not
+    // checked again when the tag moves to a fix on top.
+    git(&env, &["push", "-q", "origin", "v2.0"], &[SKIP]).success();
+    commit_file(&env, "fix.txt", "fix\n", &[]);
+    env.git(&["tag", "-f", "-a", "v2.0", "-m", "2.0, fixed", "HEAD"]);
+    let run = git(&env, &["push", "-q", "-f", "origin", "v2.0"], &[]);
+    run.success();
+    assert_eq!(shown(&run), "", "{}", run.snapshot());
+}
+
+/// Only a failed check blocks: a pushed ref the hook cannot walk is a
+/// warning naming it, and the other refs are still checked (and block).
+#[test]
+fn a_pushed_ref_that_cannot_be_checked_is_a_warning_not_a_block() {
+    let env = TestEnv::initialised();
+    let zero = "0".repeat(40);
+    let missing = "1".repeat(40);
+    let ghost = format!("refs/heads/ghost {missing} refs/heads/ghost {zero}\n");
+    let pre_push = ["hook", "pre-push", "origin", "url"];
+
+    let run = env.swarm_with(&pre_push, &[], Some(ghost.as_bytes()));
+    run.success();
+    assert!(
+        run.stderr.starts_with(
+            "warning: git-swarm's pre-push hook did not check the commits pushed to refs/heads/ghost: "
+        ),
+        "{}",
+        run.snapshot()
+    );
+
+    env.git(&["checkout", "-q", "-b", "leak"]);
+    env.write("deploy/key", key_file());
+    env.git(&["add", "deploy/key"]);
+    env.git(&["commit", "-q", "-m", "key"]);
+    let leak = format!("refs/heads/leak {} refs/heads/leak {zero}\n", head(&env));
+    let run = env.swarm_with(&pre_push, &[], Some(format!("{ghost}{leak}").as_bytes()));
+    run.code(1);
+    assert!(
+        run.stderr.contains("refs/heads/ghost")
+            && shown(&run).contains(&format!("deploy/key:2: {KEY_LINE}")),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// A `config.toml` that does not parse is reported once per hook run (the
+/// defaults are used and nothing blocks), not once by the hook and again by
+/// its check.
+#[test]
+fn a_broken_config_is_reported_once_per_hook_run() {
+    let env = repo();
+    with_remote(&env);
+    env.write(".swarm/config.toml", "[events\n");
+    let reported = |run: &Run| {
+        shown(run)
+            .lines()
+            .filter(|l| l.starts_with(".swarm/config.toml:"))
+            .count()
+    };
+
+    env.write("a.txt", "a\n");
+    env.git(&["add", "a.txt"]);
+    let run = git(&env, &["commit", "-q", "-m", "a"], &[]);
+    run.success();
+    assert_eq!(reported(&run), 1, "{}", run.snapshot());
+
+    let run = git(&env, &["push", "-q", "origin", "main"], &[]);
+    run.success();
+    assert_eq!(reported(&run), 1, "{}", run.snapshot());
+
+    let run = git(&env, &["checkout", "-q", "-b", "other"], &[]);
+    run.success();
+    assert_eq!(reported(&run), 1, "{}", run.snapshot());
+}

@@ -3,16 +3,18 @@
 //!
 //! A hook must never stand between a user and git for a reason that is not
 //! a failed check: skipping, an uninitialised repository, an unknown hook
-//! name or an environment error all exit 0 (the last two with a warning).
+//! name or any error while running (a repository it cannot read, a lock, a
+//! pushed object it cannot walk) all exit 0, the last two with a warning.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
+use git_swarm::change::Selection;
 use git_swarm::hooks::{self, PushUpdate};
 use git_swarm::{Error, Store};
 
-use super::{Outcome, Ui};
+use super::{CliError, Outcome, Ui};
 
 /// Run git-swarm's part of a git hook (called by the installed shims).
 #[derive(Debug, clap::Args)]
@@ -78,6 +80,20 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         );
         return Ok(ExitCode::SUCCESS);
     };
+    // The one place where a hook's errors become exit codes: only a failed
+    // check blocks; anything else is said and git carries on.
+    match run_hook(hook, args, ui) {
+        Ok(code) => Ok(code),
+        // Nobody is reading any more: nothing to say, and main exits quietly.
+        Err(CliError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(CliError::Io(e)),
+        Err(e) => {
+            not_blocking(ui, hook, &e);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn run_hook(hook: Hook, args: Args, ui: &mut Ui) -> Outcome {
     // git writes the pushed refs on a pre-push hook's stdin; a person running
     // this by hand at a terminal has none to give, so do not wait for them.
     let mut stdin = Vec::new();
@@ -87,24 +103,25 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if std::env::var_os("GIT_SWARM_TRACE").is_some_and(|v| v == "1") {
         trace(&args, &stdin);
     }
-    let store = match super::store(ui) {
+    let repo = super::repo()?;
+    // Opened without reporting `config.toml`'s problems: the check reports
+    // them itself, and the refresh below does it here, so each is said once.
+    let store = match Store::open(&repo, super::clock()?) {
         Ok(store) => store,
         Err(Error::NotInitialised { .. }) => return Ok(ExitCode::SUCCESS),
-        Err(e) => return Ok(not_blocking(ui, &args.name, &e)),
+        Err(e) => return Err(e.into()),
     };
     match hook {
         Hook::PostMerge | Hook::PostCheckout => {
-            if let Err(e) = git_swarm::index::refresh(&store) {
-                return Ok(not_blocking(ui, &args.name, &e));
+            for p in &store.config_problems {
+                ui.problem(p);
             }
+            git_swarm::index::refresh(&store)?;
             Ok(ExitCode::SUCCESS)
         }
         Hook::PreCommit | Hook::PrePush => {
             let updates = if hook == Hook::PrePush {
-                match hooks::parse_push_updates(&stdin) {
-                    Ok(updates) => updates,
-                    Err(e) => return Ok(not_blocking(ui, &args.name, &e)),
-                }
+                hooks::parse_push_updates(&stdin)?
             } else {
                 Vec::new()
             };
@@ -113,16 +130,17 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 args: args.args,
                 updates,
             };
-            run_check(&store, &call, ui)
+            run_check(&repo, &call, ui)
         }
     }
 }
 
 /// The check a blocking hook runs. pre-commit: `check --staged --record`.
-/// pre-push: each pushed range (a new branch: its commits that are on no
-/// remote ref; a deletion: nothing). A directive file that does not parse is
-/// reported and does not block.
-fn run_check(_store: &Store, call: &HookCall, ui: &mut Ui) -> Outcome {
+/// pre-push: each pushed commit on its own (see [`hooks::push_selections`]),
+/// each commit once however many pushed refs bring it. A directive file that
+/// does not parse is reported and does not block; nor does a pushed ref or
+/// commit that cannot be checked (the others still are, and block).
+fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
     use super::check::{Broken, CheckFormat, Request, run_request};
     let request = |selection| Request {
         selection,
@@ -133,13 +151,36 @@ fn run_check(_store: &Store, call: &HookCall, ui: &mut Ui) -> Outcome {
         broken: Broken::Warn,
         quiet: true,
     };
+    let mut warned = Warned::default();
     let selections = match call.name {
         Hook::PrePush => {
-            let repo = super::repo()?;
-            let gix_repo = super::check::open_gix(&repo)?;
+            let gix_repo = super::check::open_gix(repo)?;
             let mut all = Vec::new();
+            let mut seen = std::collections::HashSet::new();
             for update in &call.updates {
-                all.extend(hooks::push_selections(&gix_repo, update)?);
+                match hooks::push_selections(&gix_repo, update) {
+                    Ok(selections) => {
+                        // `--follow-tags` pushes a branch and a tag on it: the
+                        // same commits, checked (and reported) once.
+                        for selection in selections {
+                            let new = match &selection {
+                                Selection::Commit(id) => seen.insert(id.clone()),
+                                _ => true,
+                            };
+                            if new {
+                                all.push(selection);
+                            }
+                        }
+                    }
+                    Err(e) => warned.warn(
+                        ui,
+                        &format!(
+                            "git-swarm's pre-push hook did not check the commits pushed to {}: {e}",
+                            update.remote_ref
+                        ),
+                        e.hint().as_deref(),
+                    ),
+                }
             }
             // The pre-commit framework keeps git's stdin and names the pushed
             // range in its own variables instead.
@@ -150,7 +191,7 @@ fn run_check(_store: &Store, call: &HookCall, ui: &mut Ui) -> Outcome {
                 )
                 && let (Some(from), Some(to)) = (from.to_str(), to.to_str())
             {
-                all.push(git_swarm::change::Selection::Range {
+                all.push(Selection::Range {
                     from: from.to_owned(),
                     to: to.to_owned(),
                     symmetric: false,
@@ -158,15 +199,28 @@ fn run_check(_store: &Store, call: &HookCall, ui: &mut Ui) -> Outcome {
             }
             all
         }
-        _ => vec![git_swarm::change::Selection::Staged],
+        _ => vec![Selection::Staged],
     };
     let mut blocked = false;
     for selection in selections {
         match run_request(&request(selection), ui) {
             Ok(code) if code == ExitCode::SUCCESS => {}
             Ok(_) => blocked = true,
-            Err(super::CliError::Swarm(e)) => return Ok(not_blocking(ui, call.name.as_str(), &e)),
-            Err(e) => return Err(e),
+            Err(CliError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                return Err(CliError::Io(e));
+            }
+            // One commit that cannot be checked does not let the others through.
+            Err(e) => {
+                let (message, hint) = describe(&e);
+                warned.warn(
+                    ui,
+                    &format!(
+                        "git-swarm's {} hook did not run: {message}",
+                        call.name.as_str()
+                    ),
+                    hint.as_deref(),
+                );
+            }
         }
     }
     if blocked {
@@ -176,13 +230,34 @@ fn run_check(_store: &Store, call: &HookCall, ui: &mut Ui) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Says what went wrong and lets git carry on.
-fn not_blocking(ui: &mut Ui, name: &str, e: &Error) -> ExitCode {
+/// Warnings said so far, so that a failure every pushed commit runs into
+/// (a lock, say) is said once, not once per commit.
+#[derive(Default)]
+struct Warned(Vec<String>);
+
+impl Warned {
+    fn warn(&mut self, ui: &mut Ui, message: &str, hint: Option<&str>) {
+        if !self.0.iter().any(|said| said == message) {
+            ui.warning(message, hint);
+            self.0.push(message.to_owned());
+        }
+    }
+}
+
+/// Says what went wrong and that git carries on.
+fn not_blocking(ui: &mut Ui, hook: Hook, e: &CliError) {
+    let (message, hint) = describe(e);
     ui.warning(
-        &format!("git-swarm's {name} hook did not run: {e}"),
-        e.hint().as_deref(),
+        &format!("git-swarm's {} hook did not run: {message}", hook.as_str()),
+        hint.as_deref(),
     );
-    ExitCode::SUCCESS
+}
+
+fn describe(e: &CliError) -> (String, Option<String>) {
+    match e {
+        CliError::Swarm(e) => (e.to_string(), e.hint()),
+        CliError::Io(e) => (e.to_string(), None),
+    }
 }
 
 /// With GIT_SWARM_TRACE=1, one stderr line per hook run (and per ref line

@@ -76,10 +76,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         writeln!(ui.out, "  {name:<14} {line}")?;
     }
     if dir != hooks::default_hooks_dir(&repo) {
-        writeln!(
-            ui.out,
-            "core.hooksPath is set, so they went there; every repository using that directory runs them."
-        )?;
+        if hooks::is_in_repository(&repo, &dir) {
+            writeln!(ui.out, "core.hooksPath is set, so they went there.")?;
+        } else {
+            writeln!(
+                ui.out,
+                "core.hooksPath is set to a directory outside this repository, so they went there; every repository using that directory runs them (they do nothing where there is no .swarm/)."
+            )?;
+        }
     }
     if !repo.root.join(git_swarm::store::SWARM_DIR).is_dir() {
         writeln!(

@@ -9,10 +9,11 @@ use super::super::{Outcome, Ui};
 
 /// Remove git-swarm's hooks and put back the ones they wrapped.
 ///
-/// Removes only the shims git-swarm wrote, renames each kept
-/// `<name>.swarm-orig` back to `<name>`, and removes the hooks directory if
-/// install created it and nothing else is in it: the directory is left as
-/// it was before install. A hook git-swarm did not write is never touched.
+/// Removes only the shims git-swarm wrote, renames the `<name>.swarm-orig`
+/// each removed shim ran back to `<name>`, and removes the hooks directory
+/// if install created it and nothing else is in it: the directory is left
+/// as it was before install. A hook git-swarm did not write is never
+/// touched, nor a `.swarm-orig` with no shim of git-swarm's beside it.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
@@ -26,45 +27,45 @@ pub fn run(_args: Args, ui: &mut Ui) -> Outcome {
             .hooks
             .iter()
             .any(|(_, h)| matches!(h, Uninstalled::Removed | Uninstalled::Restored { .. }));
-    if !changed
-        && !report
-            .hooks
-            .iter()
-            .any(|(_, h)| matches!(h, Uninstalled::Refused { .. }))
-    {
-        writeln!(ui.out, "No git-swarm hooks in {shown}; nothing changed.")?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    writeln!(ui.out, "Uninstalled git-swarm's hooks from {shown}:")?;
-    let mut refused = false;
-    for (name, what) in &report.hooks {
-        let line = match what {
-            Uninstalled::Removed => "removed".to_owned(),
-            Uninstalled::Restored { .. } => {
-                format!(
+    if changed {
+        writeln!(ui.out, "Uninstalled git-swarm's hooks from {shown}:")?;
+        for (name, what) in &report.hooks {
+            let line = match what {
+                Uninstalled::Removed => "removed".to_owned(),
+                Uninstalled::Restored { .. } => format!(
                     "removed; the hook it wrapped is back from {name}{}",
                     hooks::ORIGINAL_SUFFIX
-                )
-            }
-            Uninstalled::NotInstalled => "not installed".to_owned(),
-            Uninstalled::Refused { reason, hint } => {
-                refused = true;
-                ui.error(reason, Some(&shown), Some(hint));
-                "left alone (see above)".to_owned()
-            }
-        };
-        writeln!(ui.out, "  {name:<14} {line}")?;
-    }
-    for removed in &report.removed_dirs {
-        writeln!(
-            ui.out,
-            "Removed {}: install had created it and it is empty now.",
-            super::shown(&repo, removed)
-        )?;
-    }
-    Ok(if refused {
-        ExitCode::from(1)
+                ),
+                Uninstalled::NotInstalled | Uninstalled::StrayOriginal { .. } => {
+                    "not installed".to_owned()
+                }
+            };
+            writeln!(ui.out, "  {name:<14} {line}")?;
+        }
+        for removed in &report.removed_dirs {
+            writeln!(
+                ui.out,
+                "Removed {}: install had created it and it is empty now.",
+                super::shown(&repo, removed)
+            )?;
+        }
     } else {
-        ExitCode::SUCCESS
-    })
+        writeln!(ui.out, "No git-swarm hooks in {shown}; nothing changed.")?;
+    }
+    // Without our shim next to it, a kept-aside hook is not ours to put back:
+    // say that it is there, and leave the choice to the user.
+    for (name, what) in &report.hooks {
+        if let Uninstalled::StrayOriginal { hook_present, .. } = what {
+            let kept = format!("{name}{}", hooks::ORIGINAL_SUFFIX);
+            let todo = if *hook_present {
+                format!("keep the one you want as {name} and remove the other")
+            } else {
+                format!("rename it to {name} if git should run it, or remove it")
+            };
+            ui.note(&format!(
+                "{kept} in {shown} is not next to git-swarm's {name} shim, so it was left as it is; {todo}."
+            ));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
