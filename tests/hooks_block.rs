@@ -492,7 +492,11 @@ fn a_broken_config_is_reported_once_per_hook_run() {
     let run = git(&env, &["commit", "-q", "-m", "a"], &[]);
     run.success();
     assert_eq!(reported(&run), 1, "{}", run.snapshot());
+    env.write("b.txt", "b\n");
+    env.git(&["add", "b.txt"]);
+    git(&env, &["commit", "-q", "-m", "b"], &[]).success();
 
+    // Two pushed commits, each checked: the problem is still said once.
     let run = git(&env, &["push", "-q", "origin", "main"], &[]);
     run.success();
     assert_eq!(reported(&run), 1, "{}", run.snapshot());

@@ -20,6 +20,9 @@ pub enum Format {
 pub struct Ui {
     pub out: anstream::AutoStream<io::Stdout>,
     err: anstream::AutoStream<io::Stderr>,
+    /// Problems and warnings printed so far: one that a loop meets again
+    /// (a broken config for each pushed commit) is printed once.
+    reported: std::collections::HashSet<String>,
 }
 
 const ERROR: Style = AnsiColor::Red.on_default().bold();
@@ -32,6 +35,7 @@ impl Ui {
         Ui {
             out: anstream::AutoStream::auto(io::stdout()),
             err: anstream::AutoStream::auto(io::stderr()),
+            reported: std::collections::HashSet::new(),
         }
     }
 
@@ -61,6 +65,13 @@ impl Ui {
         location: Option<&str>,
         hint: Option<&str>,
     ) {
+        if label != "error"
+            && !self
+                .reported
+                .insert(format!("{label}\0{what}\0{location:?}\0{hint:?}"))
+        {
+            return;
+        }
         let _ = writeln!(self.err, "{style}{label}:{style:#} {}", clean(what));
         if let Some(loc) = location {
             let _ = writeln!(self.err, "  {DIM}-->{DIM:#} {loc}");
@@ -72,7 +83,9 @@ impl Ui {
 
     /// A problem in a file, location first: `path:line:col: error: message`.
     pub fn problem(&mut self, p: &Problem) {
-        let _ = write_problem(&mut self.err, p);
+        if self.reported.insert(format!("{p:?}")) {
+            let _ = write_problem(&mut self.err, p);
+        }
     }
 
     /// Writes a problem to stdout (for commands whose result is a list of problems).
