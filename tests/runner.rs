@@ -87,17 +87,28 @@ fn write_script(path: &Path, body: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
-/// Is a process with exactly this argv alive (not a zombie)?
+/// Is a process with this argv alive (not a zombie)? The program is
+/// compared by its file name: the runner starts it by its full path.
 fn running(argv: &[&str]) -> bool {
-    let want: Vec<u8> = argv
-        .iter()
-        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
-        .collect();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return false;
     };
-    dir.filter_map(Result::ok)
-        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
+    dir.filter_map(Result::ok).any(|e| {
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            return false;
+        };
+        let mut words = cmdline.split(|b| *b == 0);
+        let program = words.next().unwrap_or_default();
+        let name = program.rsplit(|b| *b == b'/').next().unwrap_or_default();
+        let rest: Vec<&[u8]> = words.collect();
+        name == argv[0].as_bytes()
+            && rest.len() == argv.len()
+            && rest[..argv.len() - 1]
+                .iter()
+                .zip(&argv[1..])
+                .all(|(a, b)| *a == b.as_bytes())
+            && rest[argv.len() - 1].is_empty()
+    })
 }
 
 /// Waits (a few seconds at most: SIGKILL is delivered asynchronously) for
@@ -551,4 +562,229 @@ fn trust_records_the_set_of_tool_predicates_and_a_change_needs_trust_again() {
     // A tool predicate that arrives with a pull needs trust too.
     sb.env.write(".swarm/directives/extra.toml", "id = \"extra\"\nlesson = \"Another tool predicate arrives with a pull\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:true\"]\n");
     sb.swarm(&["trust", "--show"]).code(1);
+}
+
+#[test]
+fn bundled_short_options_cannot_smuggle_a_path_out() {
+    let sb = Sandbox::new(&[]);
+    let outside = sb.env.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).expect("mkdir outside");
+    // A pattern file outside the repository that matches the file inside:
+    // a grep that read it would exit 0.
+    std::fs::write(outside.join("pat"), "hunter2\n").expect("write pattern");
+    let pat = outside.join("pat").display().to_string();
+    std::os::unix::fs::symlink("../outside/pat", sb.env.path("lnk")).expect("symlink");
+    sb.env.write("f.txt", "hunter2\n");
+    for (argv, why) in [
+        (
+            vec!["grep".to_owned(), format!("-qf{pat}"), "f.txt".into()],
+            "is an absolute path (`",
+        ),
+        (
+            vec!["grep".into(), "-qf../outside/pat".into(), "f.txt".into()],
+            "climbs out with `..` (`../outside/pat` may be a path",
+        ),
+        (
+            vec!["grep".into(), "-iflnk".into(), "f.txt".into()],
+            "goes through the symlink `lnk`, which leads outside the repository",
+        ),
+        (
+            vec![
+                "grep".into(),
+                "-qe".into(),
+                "x".into(),
+                "--".into(),
+                "lnk".into(),
+            ],
+            "goes through the symlink `lnk`",
+        ),
+        (
+            vec!["grep".into(), format!("-qfx={pat}"), "f.txt".into()],
+            "is an absolute path",
+        ),
+        (
+            vec![
+                "diff".to_owned(),
+                format!("-qX{pat}"),
+                "f.txt".into(),
+                "f.txt".into(),
+            ],
+            "is an absolute path",
+        ),
+    ] {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let run = sb.run(&argv);
+        assert_refused(&run, why);
+        assert!(
+            run.stderr
+                .contains("give an option's value as an argument of its own")
+                || argv.contains(&"--"),
+            "{}",
+            run.snapshot()
+        );
+    }
+    // Bundles that name no path, and a value given on its own, still run.
+    sb.env.write("pat.txt", "hunter2\n");
+    sb.run(&["grep", "-qin", "hunter2", "f.txt"]).success();
+    sb.run(&["grep", "-q", "-f", "pat.txt", "f.txt"]).success();
+    sb.run(&["grep", "-qfpat.txt", "f.txt"]).success();
+}
+
+/// `git-swarm ARGS` started as a terminal's shell starts a command: the
+/// signals it is sent below take their default action unless it handles them
+/// (a test harness started in the background may have inherited SIGINT ignored).
+fn spawn_swarm(sb: &Sandbox, args: &[&str]) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = sb.env.command(common::bin(), &sb.env.root);
+    cmd.args(args)
+        .env(sb.global_env().0, sb.global_env().1)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: signal(2) is async-signal-safe and touches no memory of ours.
+    unsafe {
+        cmd.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().expect("spawn git-swarm")
+}
+
+/// Waits (10 s at most) for a process with this argv to be running.
+#[track_caller]
+fn wait_running(argv: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !running(argv) {
+        assert!(Instant::now() < deadline, "{argv:?} never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_signal_to_git_swarm_kills_the_tool_and_ends_git_swarm_by_that_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let sb = Sandbox::new(&["sleep", "sh"]);
+    // Long enough that only the signal can end the run.
+    sb.timeout(120);
+    // Durations unique to this run, so as not to find another run's processes.
+    let pid = std::process::id();
+    for (signal, seconds) in [
+        (libc::SIGINT, format!("72.1{pid}")),
+        (libc::SIGTERM, format!("72.2{pid}")),
+        (libc::SIGHUP, format!("72.3{pid}")),
+    ] {
+        let seconds = seconds.as_str();
+        // The program and a child of its own in the background.
+        let script = format!("sleep {seconds}1 & sleep {seconds}");
+        let child = spawn_swarm(&sb, &["run-tool", "--", "sh", "-c", &script]);
+        wait_running(&["sleep", &format!("{seconds}1")]);
+        wait_running(&["sleep", seconds]);
+        let pid = libc::pid_t::try_from(child.id()).expect("pid");
+        // SAFETY: kill(2) signals our own unreaped child; it touches no memory.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let start = Instant::now();
+        let out = child.wait_with_output().expect("wait git-swarm");
+        assert_eq!(
+            out.status.signal(),
+            Some(signal),
+            "{:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert_gone(&["sleep", seconds]);
+        assert_gone(&["sleep", &format!("{seconds}1")]);
+    }
+
+    // The same in `git swarm check`, with a trusted tool predicate.
+    sb.env.write(
+        ".swarm/directives/slow.toml",
+        format!("id = \"slow\"\nlesson = \"Run the slow tool on every change\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:sleep 73.{pid}\"]\n"),
+    );
+    let seconds = format!("73.{pid}");
+    sb.swarm(&["trust"]).success();
+    sb.env.write("a.txt", "a\n");
+    sb.env.git(&["add", "-A"]);
+    let child = spawn_swarm(&sb, &["check"]);
+    wait_running(&["sleep", &seconds]);
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().expect("wait git-swarm");
+    assert_eq!(out.status.signal(), Some(libc::SIGTERM), "{:?}", out.status);
+    assert_gone(&["sleep", &seconds]);
+}
+
+#[test]
+fn a_commit_from_a_temporary_index_is_checked_by_tools_on_what_it_commits() {
+    let sb = Sandbox::new(&[]);
+    sb.env.write(
+        ".swarm/directives/whitespace-check.toml",
+        "id = \"whitespace-check\"\nlesson = \"Commit no trailing whitespace, checked by git itself\"\napplies_to_agents = [\"coder\"]\nenforcement = \"enforce\"\nverify = [\"tool:git diff --cached --check\"]\n",
+    );
+    sb.env.write("a.txt", "clean\n");
+    sb.env.git(&["add", "-A"]);
+    sb.env.git(&["commit", "-q", "-m", "a whitespace check"]);
+    sb.swarm(&["trust"]).success();
+    sb.swarm(&["hooks", "install"]).success();
+    let head = sb.env.git(&["rev-parse", "HEAD"]);
+
+    // Only in the working tree: the real index is clean, the one `commit -a`
+    // builds (GIT_INDEX_FILE) is not.
+    sb.env.write("a.txt", "trailing space \n");
+    let commit = |args: &[&str]| {
+        let out = sb
+            .env
+            .command("git", &sb.env.root)
+            .args(args)
+            .env(sb.global_env().0, sb.global_env().1)
+            .output()
+            .expect("run git commit");
+        (
+            out.status.code(),
+            sb.env.normalise(&String::from_utf8_lossy(&out.stderr)),
+        )
+    };
+    let (code, stderr) = commit(&["commit", "-q", "-am", "with whitespace"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("a.txt:1: trailing whitespace"), "{stderr}");
+    assert_eq!(sb.env.git(&["rev-parse", "HEAD"]), head);
+    // `git commit PATH` too.
+    let (code, stderr) = commit(&["commit", "-q", "-m", "with whitespace", "a.txt"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("a.txt:1: trailing whitespace"), "{stderr}");
+    assert_eq!(sb.env.git(&["rev-parse", "HEAD"]), head);
+    // Fixed in the working tree, the same commit goes through.
+    sb.env.write("a.txt", "no trailing space\n");
+    let (code, stderr) = commit(&["commit", "-q", "-am", "clean"]);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn only_stdin_stdout_and_stderr_reach_the_tool() {
+    let sb = Sandbox::new(&["sh"]);
+    let leaked = sb.env.tmp.path().join("leaked");
+    let leaked_shown = leaked.display().to_string();
+    // The caller leaves fd 7 open without close-on-exec, as `exec 7>file` does.
+    let out = sb
+        .env
+        .command("sh", &sb.env.root)
+        .args([
+            "-c",
+            "exec 7>\"$1\"; exec git-swarm run-tool -- sh -c 'echo hi >&7'",
+            "sh",
+            &leaked_shown,
+        ])
+        .env(sb.global_env().0, sb.global_env().1)
+        .output()
+        .expect("run sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("`sh -c 'echo hi >&7'` exited with status"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&leaked).expect("read"), "");
 }

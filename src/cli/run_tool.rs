@@ -30,11 +30,16 @@ pub struct Args {
 }
 
 /// What the runner takes from the environment: `PATH` to find programs,
-/// `HOME` for the programs' own user configuration.
+/// `HOME` for the programs' own user configuration, and the index git is
+/// committing from (`GIT_INDEX_FILE`, made absolute: git gives it relative
+/// to where it runs the hook, and tools run in the repository root).
 pub fn user_env() -> UserEnv {
     UserEnv {
         path: std::env::var_os("PATH"),
         home: std::env::var_os("HOME").map(Into::into),
+        index_file: std::env::var_os("GIT_INDEX_FILE")
+            .filter(|index| !index.is_empty())
+            .and_then(|index| std::path::absolute(index).ok()),
     }
 }
 

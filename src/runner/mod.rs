@@ -15,15 +15,18 @@
 //! - arguments that name paths stay inside the repository: no absolute
 //!   path, no `..`, no symlink that leads out;
 //! - the environment is cleared but for a minimal set, stdin is closed,
-//!   output is capped, and the program's whole process group is killed
-//!   when it exits, when it times out, and when the runner returns early or
-//!   panics.
+//!   no file descriptor but 0, 1 and 2 is passed on, output is capped, and
+//!   the program's whole process group is killed when it exits, when it
+//!   times out, when the runner returns early or panics, and when
+//!   git-swarm gets SIGINT, SIGTERM, SIGHUP or SIGQUIT (it then ends by
+//!   that signal, after the group is gone).
 //!
 //! What runs at all is also gated by trust (see [`crate::trust`]): the
 //! repository's set of tool predicates must have been approved with
 //! `git swarm trust`. The rules are documented for users in
 //! `docs/checks.md`.
 
+mod interrupt;
 mod process;
 mod rules;
 
@@ -55,6 +58,12 @@ pub struct UserEnv {
     /// The user's home directory, passed on as `HOME` (tools read their
     /// own user configuration there, e.g. git its `~/.gitconfig`).
     pub home: Option<PathBuf>,
+    /// The index git is working with (`GIT_INDEX_FILE`, which git sets for
+    /// the hooks of `git commit -a` and `git commit PATH`), as an absolute
+    /// path. It is passed on as `GIT_INDEX_FILE`, so that a tool such as
+    /// `git diff --cached` sees what is being committed; a relative path is
+    /// not passed on.
+    pub index_file: Option<PathBuf>,
 }
 
 /// The programs a user allows `tool:` predicates to run, and where they
@@ -266,12 +275,5 @@ pub fn run_tool(
             };
         }
     };
-    process::run(
-        &program,
-        &argv[1..],
-        &root,
-        &search,
-        allow.env.home.as_deref(),
-        limits,
-    )
+    process::run(&program, &argv[1..], &root, &search, &allow.env, limits)
 }

@@ -5,7 +5,12 @@
 //! the leader's pid is the group's id, and a zombie's pid cannot be handed
 //! to another process, so the kill can never reach an unrelated group. The
 //! [`Group`] guard kills and reaps in `Drop`, which covers early returns and
-//! panics.
+//! panics; a signal to git-swarm is held off until then (see
+//! [`super::interrupt`]).
+//!
+//! The program gets stdin, stdout and stderr and no other file descriptor:
+//! one the caller left open without close-on-exec (`exec 7>file` in a
+//! shell) would otherwise be passed on through git-swarm to the program.
 
 use std::collections::VecDeque;
 use std::io::{self, Read};
@@ -15,7 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{Limits, ToolOutcome};
+use super::interrupt::Watch;
+use super::{Limits, ToolOutcome, UserEnv};
 
 /// Set for every program, after the environment is cleared (with `PATH`
 /// and `HOME`). The git variables keep git read-only, offline and away
@@ -212,7 +218,7 @@ pub fn run(
     args: &[String],
     root: &Path,
     search: &[PathBuf],
-    home: Option<&Path>,
+    env: &UserEnv,
     limits: &Limits,
 ) -> ToolOutcome {
     let mut cmd = Command::new(program);
@@ -226,10 +232,43 @@ pub fn run(
     if let Ok(path) = std::env::join_paths(search) {
         cmd.env("PATH", path);
     }
-    if let Some(home) = home {
+    if let Some(home) = &env.home {
         cmd.env("HOME", home);
     }
+    // The index git is committing from (`git commit -a`, `git commit PATH`):
+    // without it `git diff --cached` would check the real index instead.
+    // Only an absolute path: the program runs in the root, not where the
+    // value was given.
+    if let Some(index) = env.index_file.as_deref().filter(|p| p.is_absolute()) {
+        cmd.env("GIT_INDEX_FILE", index);
+    }
     cmd.envs(FIXED_ENV.iter().copied());
+    let fd_limit = fd_limit();
+    // SAFETY: the hook runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed: it makes system calls on plain
+    // integers and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || only_standard_fds(fd_limit));
+    }
+    // Held until the group below is killed and reaped (it is dropped after it).
+    let watch = match Watch::start() {
+        Ok(watch) => watch,
+        Err(e) => {
+            return ToolOutcome::Error {
+                message: format!("not running {}: {e}", program.display()),
+                hint: None,
+            };
+        }
+    };
+    if let Some(signal) = watch.pending() {
+        return ToolOutcome::Error {
+            message: format!(
+                "not running {}: signal {signal} received",
+                program.display()
+            ),
+            hint: None,
+        };
+    }
     let start = Instant::now();
     let child = match cmd.spawn() {
         Ok(child) => child,
@@ -255,7 +294,7 @@ pub fn run(
         pgid,
         reaped: false,
     };
-    match supervise(&mut group, start, limits) {
+    match supervise(&mut group, &watch, start, limits) {
         Ok((status, timed_out, output)) => {
             let elapsed = start.elapsed();
             if timed_out {
@@ -285,6 +324,7 @@ pub fn run(
 /// drains the pipes, and reaps the leader.
 fn supervise(
     group: &mut Group,
+    watch: &Watch,
     start: Instant,
     limits: &Limits,
 ) -> io::Result<(ExitStatus, bool, Captured)> {
@@ -299,7 +339,7 @@ fn supervise(
     };
     let deadline = start + limits.timeout;
     let timed_out = loop {
-        if group.leader_exited()? {
+        if group.leader_exited()? || watch.pending().is_some() {
             break false;
         }
         let now = Instant::now();
@@ -310,7 +350,7 @@ fn supervise(
     };
     group.kill();
     let drain_until = Instant::now() + DRAIN;
-    while pipes.open() {
+    while pipes.open() && watch.pending().is_none() {
         let now = Instant::now();
         if now >= drain_until {
             break;
@@ -389,6 +429,50 @@ impl Pipes {
             self.err = None;
         }
     }
+}
+
+/// The soft limit on open file descriptors: no descriptor above it can
+/// have been opened since it was set.
+fn fd_limit() -> libc::c_int {
+    // SAFETY: getrlimit fills in the plain-data struct it is given.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    if r != 0 {
+        return 1 << 20;
+    }
+    // Capped for the loop below (only for kernels without close_range).
+    libc::c_int::try_from(limit.rlim_cur).map_or(1 << 20, |n| n.min(1 << 20))
+}
+
+/// In the child: marks every descriptor above stderr close-on-exec, so that
+/// the program gets only 0, 1 and 2. They are marked rather than closed:
+/// std reports a failed exec through a descriptor of its own.
+fn only_standard_fds(fd_limit: libc::c_int) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only sets flags on
+        // descriptors; it touches no memory.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        // Older than Linux 5.11: one descriptor at a time, below.
+    }
+    for fd in 3..fd_limit {
+        // SAFETY: fcntl(2) F_SETFD sets a descriptor's flags (FD_CLOEXEC is
+        // the only one); on a descriptor that is not open it fails with EBADF.
+        unsafe {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+    Ok(())
 }
 
 fn pollfd(fd: libc::c_int) -> libc::pollfd {

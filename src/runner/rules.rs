@@ -204,85 +204,117 @@ fn check_git(args: &[String]) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The parts of an argument that may name a path: the argument itself,
-/// what follows its first `=` (`--file=PATH`, `if=PATH`), and what follows
-/// a short option letter (`-fPATH`).
-fn path_candidates(arg: &str) -> Vec<&str> {
-    let mut out = vec![arg];
-    if let Some((_, value)) = arg.split_once('=') {
-        out.push(value);
-    }
-    if arg.starts_with('-')
-        && !arg.starts_with("--")
-        && let Some(stuck) = arg.get(2..)
-        && !stuck.is_empty()
-    {
-        out.push(stuck);
-    }
-    out
+/// The parts of an argument that may name a path, without knowing the
+/// program's options (the rule fails closed rather than list them):
+///
+/// - the argument itself;
+/// - what follows each `=` (`--file=PATH`, `if=PATH`, `-fx=PATH`);
+/// - for a bundle of short options (`-` then not `-`), every tail after
+///   the dash: in `-qf/etc/passwd` any letter may be one that takes the
+///   rest of the bundle as its value, so `f/etc/passwd`, `/etc/passwd`,
+///   `etc/passwd`… may each be the path a program opens.
+fn path_candidates(arg: &str) -> impl Iterator<Item = &str> {
+    let after_equals = arg.match_indices('=').map(move |(i, _)| &arg[i + 1..]);
+    let bundle = arg.starts_with('-') && !arg.starts_with("--");
+    let tails = arg
+        .char_indices()
+        .skip(1)
+        .filter(move |_| bundle)
+        .map(move |(i, _)| &arg[i..]);
+    std::iter::once(arg).chain(after_equals).chain(tails)
 }
 
 fn check_path_arg(arg: &str, root: &Path) -> Result<(), Refusal> {
-    let hint = "name files relative to the repository root, where tools run; nothing outside the repository is reachable";
-    for (i, candidate) in path_candidates(arg).into_iter().enumerate() {
+    for candidate in path_candidates(arg) {
+        // Where the path is only part of the argument, say which part and how to
+        // write the argument so that only the intended path is checked.
+        let (shown, hint) = if candidate == arg {
+            (String::new(), PATH_HINT.to_owned())
+        } else {
+            (
+                format!(
+                    " (`{}` may be a path: {})",
+                    candidate.escape_debug(),
+                    if arg.starts_with('-') && !arg.starts_with("--") {
+                        "in a bundle of short options, any letter may take the rest as its value"
+                    } else {
+                        "a value after `=`"
+                    }
+                ),
+                format!(
+                    "{PATH_HINT}; give an option's value as an argument of its own (`-f FILE`, not `-fFILE` or `-qfFILE`)"
+                ),
+            )
+        };
         if candidate.starts_with('/') {
             return Err(refusal(
                 RefusalKind::AbsolutePath,
-                format!("argument `{}` is an absolute path", arg.escape_debug()),
+                format!(
+                    "argument `{}` is an absolute path{shown}",
+                    arg.escape_debug()
+                ),
                 hint,
             ));
         }
         if candidate.split('/').any(|c| c == "..") {
             return Err(refusal(
                 RefusalKind::ParentPath,
-                format!("argument `{}` climbs out with `..`", arg.escape_debug()),
+                format!(
+                    "argument `{}` climbs out with `..`{shown}",
+                    arg.escape_debug()
+                ),
                 hint,
             ));
         }
-        // The argument itself is an option, not a path, when it starts with `-`.
-        let option = i == 0 && arg.starts_with('-');
-        if !candidate.is_empty() && !option {
-            check_symlinks(arg, candidate, root)?;
+        // Options are checked too: after `--`, or for a program that does not
+        // parse options, `-lnk` names the file `-lnk`.
+        if let Some(link) = symlink_outside(candidate, root) {
+            return Err(refusal(
+                RefusalKind::SymlinkOutside,
+                format!(
+                    "argument `{}` goes through the symlink `{link}`, which leads outside the repository (or nowhere){shown}",
+                    arg.escape_debug()
+                ),
+                if shown.is_empty() {
+                    SYMLINK_HINT.to_owned()
+                } else {
+                    format!(
+                        "{SYMLINK_HINT}; give an option's value as an argument of its own (`-f FILE`, not `-fFILE` or `-qfFILE`)"
+                    )
+                },
+            ));
         }
     }
     Ok(())
 }
 
+const SYMLINK_HINT: &str =
+    "name a file inside the repository; tools may not read through links that leave it";
+
+const PATH_HINT: &str = "name files relative to the repository root, where tools run; nothing outside the repository is reachable";
+
 /// Walks `candidate` down from the root; every symlink on the way must
 /// resolve to a place inside the root. Stops at the first part that does
-/// not exist.
-fn check_symlinks(arg: &str, candidate: &str, root: &Path) -> Result<(), Refusal> {
+/// not exist. Returns the first link that leads elsewhere, relative to the
+/// root.
+fn symlink_outside(candidate: &str, root: &Path) -> Option<String> {
     let mut path = root.to_path_buf();
     for component in Path::new(candidate).components() {
         match component {
             Component::Normal(part) => path.push(part),
             Component::CurDir => continue,
             // Absolute paths and `..` were refused before.
-            Component::RootDir | Component::Prefix(_) | Component::ParentDir => return Ok(()),
+            Component::RootDir | Component::Prefix(_) | Component::ParentDir => return None,
         }
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            return Ok(());
-        };
-        if meta.file_type().is_symlink() {
-            let inside = std::fs::canonicalize(&path).is_ok_and(|target| target.starts_with(root));
-            if !inside {
-                let link = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .display()
-                    .to_string();
-                return Err(refusal(
-                    RefusalKind::SymlinkOutside,
-                    format!(
-                        "argument `{}` goes through the symlink `{link}`, which leads outside the repository (or nowhere)",
-                        arg.escape_debug()
-                    ),
-                    "name a file inside the repository; tools may not read through links that leave it",
-                ));
-            }
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        if meta.file_type().is_symlink()
+            && !std::fs::canonicalize(&path).is_ok_and(|target| target.starts_with(root))
+        {
+            let link = path.strip_prefix(root).unwrap_or(&path);
+            return Some(link.display().to_string());
         }
     }
-    Ok(())
+    None
 }
 
 /// The absolute directories of `path` that lie outside the repository: the
@@ -431,6 +463,33 @@ mod tests {
         assert_eq!(kind("git log main..HEAD"), None);
         assert_eq!(kind("git diff HEAD..."), None);
         assert_eq!(kind("grep -r http://x src/"), None);
+    }
+
+    #[test]
+    fn every_tail_of_a_short_option_bundle_is_a_path() {
+        assert_eq!(
+            kind("grep -qf/etc/passwd x"),
+            Some(RefusalKind::AbsolutePath)
+        );
+        assert_eq!(
+            kind("diff -qX/etc/passwd a b"),
+            Some(RefusalKind::AbsolutePath)
+        );
+        assert_eq!(kind("grep -qf../y x"), Some(RefusalKind::ParentPath));
+        assert_eq!(
+            kind("grep -qfa=/etc/passwd x"),
+            Some(RefusalKind::AbsolutePath)
+        );
+        assert_eq!(
+            kind("grep --x=a=/etc/passwd x"),
+            Some(RefusalKind::AbsolutePath)
+        );
+        // A value with a `/` in a bundle could be split anywhere: refused.
+        assert_eq!(kind("grep -fsrc/pat x"), Some(RefusalKind::AbsolutePath));
+        assert_eq!(kind("grep -f src/pat x"), None);
+        assert_eq!(kind("grep -qin x src/"), None);
+        // Long options are not bundles.
+        assert_eq!(kind("git log --format=%H/%s"), None);
     }
 
     #[test]
