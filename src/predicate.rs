@@ -112,6 +112,28 @@ fn weight(hir: &regex_syntax::hir::Hir) -> u64 {
     }
 }
 
+/// Does an unquoted word of `line` start with `#` (where a shell word list,
+/// and `shlex`, would begin a comment)?
+fn starts_a_comment(line: &str) -> bool {
+    let (mut single, mut double, mut escaped, mut at_start) = (false, false, false, true);
+    for c in line.chars() {
+        if escaped {
+            escaped = false;
+            at_start = false;
+            continue;
+        }
+        match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '#' if at_start && !single && !double => return true,
+            _ => {}
+        }
+        at_start = !single && !double && c.is_whitespace();
+    }
+    false
+}
+
 /// The five kinds, in the order the docs list them.
 pub const KINDS: [&str; 5] = [
     "file_modified",
@@ -207,6 +229,17 @@ impl Predicate {
                 })
             }
             "tool" => {
+                // shlex drops a word starting with `#` and the rest of the
+                // line, as a shell would: refuse it rather than run less
+                // than what the directive (and `git swarm trust`) shows.
+                if starts_a_comment(arg) {
+                    return Err(err(
+                        format!(
+                            "`tool` command `{arg}` has a word starting with `#`, which would end it"
+                        ),
+                        "quote the word (`'#include'`) to pass it as an argument; no shell runs, so a comment means nothing here",
+                    ));
+                }
                 let argv = shlex::split(arg).ok_or_else(|| {
                     err(
                         format!(
@@ -264,6 +297,26 @@ fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_word_starting_with_a_hash_is_refused_not_dropped() {
+        for bad in ["tool:grep -c # x", "tool:#x", "tool:grep\t#x y"] {
+            let e = Predicate::parse(bad).expect_err(bad);
+            assert!(e.message.contains("starting with `#`"), "{bad}: {e}");
+        }
+        for ok in [
+            "tool:grep -e '#include' src/a.c",
+            "tool:grep -e \"#x\" f",
+            "tool:grep -e \\#x f",
+            "tool:grep -e a#b f",
+        ] {
+            let p = Predicate::parse(ok).expect(ok);
+            let Predicate::Tool { argv } = p else {
+                panic!("{ok}")
+            };
+            assert_eq!(argv.len(), 4, "{ok}: {argv:?}");
+        }
+    }
 
     #[test]
     fn a_regex_too_large_to_compile_is_refused_when_parsed() {

@@ -1049,6 +1049,13 @@ fn a_broken_directive_file_is_bad_input_naming_the_file() {
             "too large to compile",
         ),
         (
+            // A shell would read `# x` as a comment and run `grep -c` alone.
+            "hash-word",
+            "lesson = \"A tool predicate whose last words a shell would drop\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:grep -c # x\"]\n",
+            ".swarm/directives/hash-word.toml:4:",
+            "has a word starting with `#`",
+        ),
+        (
             "bad-toml",
             "lesson = \"A string that never ends\napplies_to_agents = [\"coder\"]\n",
             ".swarm/directives/bad-toml.toml:2:",
