@@ -227,32 +227,13 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
     let mut files = Vec::new();
     for path in paths.into_keys() {
         let on_disk = root.join(to_path(path.as_bstr()));
-        let meta = std::fs::symlink_metadata(&on_disk).ok();
-        let old_entry = head_files.get(&path).copied();
-        let in_index = gitlinks.get(&path).copied();
-        if matches!(old_entry, Some((_, EntryKind::Commit))) || in_index.is_some() {
-            // A submodule: the commit its working tree has checked out, or,
-            // where it is not checked out, the one the index records (git
-            // shows no change for a submodule that was never initialised).
-            let now = in_index.map(|recorded| submodule_head(&on_disk).unwrap_or(recorded));
-            let old = match old_entry {
-                Some((id, EntryKind::Commit)) => Content::Gitlink(id),
-                Some((id, _)) => Content::Blob(id),
-                None => Content::Absent,
-            };
-            let (status, new) = match (&old, now) {
-                (Content::Gitlink(was), Some(now)) if *was == now => continue,
-                (Content::Absent, Some(now)) => (FileStatus::Added, Content::Gitlink(now)),
-                (Content::Gitlink(_), Some(now)) => (FileStatus::Modified, Content::Gitlink(now)),
-                (_, Some(now)) => (FileStatus::TypeChanged, Content::Gitlink(now)),
-                // No longer a submodule in the index: whatever is on disk now.
-                (_, None) => match &meta {
-                    Some(m) if m.is_file() || m.file_type().is_symlink() => {
-                        (FileStatus::TypeChanged, Content::File(on_disk.clone()))
-                    }
-                    _ => (FileStatus::Deleted, Content::Absent),
-                },
-            };
+        let entry = WorktreeEntry {
+            head: head_files.get(&path).copied(),
+            gitlink: gitlinks.get(&path).copied(),
+            meta: std::fs::symlink_metadata(&on_disk).ok(),
+            on_disk,
+        };
+        if let Some((status, old, new)) = entry.compare(repo, convert, file_mode)? {
             files.push(ChangedFile {
                 path,
                 old_path: None,
@@ -260,45 +241,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
                 old,
                 new,
             });
-            continue;
         }
-        let new = match &meta {
-            Some(m) if m.is_file() || m.file_type().is_symlink() => Content::File(on_disk.clone()),
-            _ => Content::Absent,
-        };
-        let old = match old_entry {
-            Some((id, _)) => Content::Blob(id),
-            None => Content::Absent,
-        };
-        let status = match (&old, &new) {
-            (Content::Absent, Content::Absent) => continue,
-            (Content::Absent, _) => FileStatus::Added,
-            (_, Content::Absent) => FileStatus::Deleted,
-            (Content::Blob(id), Content::File(p)) => {
-                let Some(meta) = &meta else { continue };
-                let old_kind = old_entry.map_or(EntryKind::Blob, |(_, k)| k);
-                let is_link = meta.file_type().is_symlink();
-                if (old_kind == EntryKind::Link) != is_link {
-                    FileStatus::TypeChanged
-                } else if !same_blob(repo, *id, p, convert)?
-                    || (file_mode
-                        && !is_link
-                        && (old_kind == EntryKind::BlobExecutable) != is_executable(meta))
-                {
-                    FileStatus::Modified
-                } else {
-                    continue;
-                }
-            }
-            _ => FileStatus::Modified,
-        };
-        files.push(ChangedFile {
-            path,
-            old_path: None,
-            status,
-            old,
-            new,
-        });
     }
     let mut snapshot: Vec<BString> = index
         .entries()
@@ -364,6 +307,83 @@ pub fn to_git(bytes: Vec<u8>, convert: bool) -> Vec<u8> {
     out
 }
 
+/// One path of a `--worktree` change: HEAD's entry, the index's gitlink if
+/// it records a submodule there, and what is on disk.
+struct WorktreeEntry {
+    head: Option<(ObjectId, EntryKind)>,
+    gitlink: Option<ObjectId>,
+    on_disk: PathBuf,
+    meta: Option<std::fs::Metadata>,
+}
+
+impl WorktreeEntry {
+    /// The status and the two sides, as `git diff HEAD` sees them; `None`
+    /// when the path is unchanged.
+    fn compare(
+        &self,
+        repo: &gix::Repository,
+        convert: bool,
+        file_mode: bool,
+    ) -> Result<Option<(FileStatus, Content, Content)>> {
+        let file = match &self.meta {
+            Some(m) if m.is_file() || m.file_type().is_symlink() => {
+                Content::File(self.on_disk.clone())
+            }
+            _ => Content::Absent,
+        };
+        let old = match self.head {
+            Some((id, EntryKind::Commit)) => Content::Gitlink(id),
+            Some((id, _)) => Content::Blob(id),
+            None => Content::Absent,
+        };
+        if matches!(old, Content::Gitlink(_)) || self.gitlink.is_some() {
+            // A submodule: the commit its working tree has checked out, or,
+            // where it is not checked out, the one the index records (git
+            // shows no change for a submodule that was never initialised).
+            let now = self
+                .gitlink
+                .map(|recorded| submodule_head(&self.on_disk).unwrap_or(recorded));
+            return Ok(Some(match (old, now) {
+                (Content::Gitlink(was), Some(now)) if was == now => return Ok(None),
+                (Content::Absent, Some(now)) => {
+                    (FileStatus::Added, Content::Absent, Content::Gitlink(now))
+                }
+                (old @ Content::Gitlink(_), Some(now)) => {
+                    (FileStatus::Modified, old, Content::Gitlink(now))
+                }
+                (old, Some(now)) => (FileStatus::TypeChanged, old, Content::Gitlink(now)),
+                // No longer a submodule in the index: whatever is on disk now.
+                (old, None) => match file {
+                    Content::Absent => (FileStatus::Deleted, old, Content::Absent),
+                    file => (FileStatus::TypeChanged, old, file),
+                },
+            }));
+        }
+        let status = match (&old, &file, &self.meta) {
+            (Content::Absent, Content::Absent, _) => return Ok(None),
+            (Content::Absent, _, _) => FileStatus::Added,
+            (_, Content::Absent, _) => FileStatus::Deleted,
+            (Content::Blob(id), Content::File(p), Some(meta)) => {
+                let old_kind = self.head.map_or(EntryKind::Blob, |(_, k)| k);
+                let is_link = meta.file_type().is_symlink();
+                if (old_kind == EntryKind::Link) != is_link {
+                    FileStatus::TypeChanged
+                } else if !same_blob(repo, *id, p, convert)?
+                    || (file_mode
+                        && !is_link
+                        && (old_kind == EntryKind::BlobExecutable) != git_executable(meta))
+                {
+                    FileStatus::Modified
+                } else {
+                    return Ok(None);
+                }
+            }
+            _ => FileStatus::Modified,
+        };
+        Ok(Some((status, old, file)))
+    }
+}
+
 fn is_gitlink(mode: gix::index::entry::Mode) -> bool {
     mode.contains(gix::index::entry::Mode::COMMIT) && !mode.contains(gix::index::entry::Mode::FILE)
 }
@@ -377,14 +397,16 @@ fn submodule_head(dir: &Path) -> Option<ObjectId> {
     sub.head_id().ok().map(gix::Id::detach)
 }
 
+/// The executable bit as git records it for a file: the owner's `x`
+/// (unlike a hook's "can it run", see `hooks`); none off Unix.
 #[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
+fn git_executable(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
     meta.permissions().mode() & 0o100 != 0
 }
 
 #[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
+fn git_executable(_: &std::fs::Metadata) -> bool {
     false
 }
 
