@@ -228,8 +228,8 @@ fn check_path_arg(arg: &str, root: &Path) -> Result<(), Refusal> {
     for candidate in path_candidates(arg) {
         // Where the path is only part of the argument, say which part and how to
         // write the argument so that only the intended path is checked.
-        let (shown, hint) = if candidate == arg {
-            (String::new(), PATH_HINT.to_owned())
+        let (shown, split) = if candidate == arg {
+            (String::new(), "")
         } else {
             (
                 format!(
@@ -241,11 +241,10 @@ fn check_path_arg(arg: &str, root: &Path) -> Result<(), Refusal> {
                         "a value after `=`"
                     }
                 ),
-                format!(
-                    "{PATH_HINT}; give an option's value as an argument of its own (`-f FILE`, not `-fFILE` or `-qfFILE`)"
-                ),
+                "; give an option's value as an argument of its own (`-f FILE`, not `-fFILE` or `-qfFILE`)",
             )
         };
+        let hint = format!("{PATH_HINT}{split}");
         if candidate.starts_with('/') {
             return Err(refusal(
                 RefusalKind::AbsolutePath,
@@ -275,13 +274,7 @@ fn check_path_arg(arg: &str, root: &Path) -> Result<(), Refusal> {
                     "argument `{}` goes through the symlink `{link}`, which leads outside the repository (or nowhere){shown}",
                     arg.escape_debug()
                 ),
-                if shown.is_empty() {
-                    SYMLINK_HINT.to_owned()
-                } else {
-                    format!(
-                        "{SYMLINK_HINT}; give an option's value as an argument of its own (`-f FILE`, not `-fFILE` or `-qfFILE`)"
-                    )
-                },
+                format!("{SYMLINK_HINT}{split}"),
             ));
         }
     }
