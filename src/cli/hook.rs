@@ -151,7 +151,6 @@ fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
         broken: Broken::Warn,
         quiet: true,
     };
-    let mut warned = Warned::default();
     let selections = match call.name {
         Hook::PrePush => {
             let gix_repo = super::check::open_gix(repo)?;
@@ -172,8 +171,7 @@ fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
                             }
                         }
                     }
-                    Err(e) => warned.warn(
-                        ui,
+                    Err(e) => ui.warning(
                         &format!(
                             "git-swarm's pre-push hook did not check the commits pushed to {}: {e}",
                             update.remote_ref
@@ -212,8 +210,7 @@ fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
             // One commit that cannot be checked does not let the others through.
             Err(e) => {
                 let (message, hint) = describe(&e);
-                warned.warn(
-                    ui,
+                ui.warning(
                     &format!(
                         "git-swarm's {} hook did not run: {message}",
                         call.name.as_str()
@@ -228,20 +225,6 @@ fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Warnings said so far, so that a failure every pushed commit runs into
-/// (a lock, say) is said once, not once per commit.
-#[derive(Default)]
-struct Warned(Vec<String>);
-
-impl Warned {
-    fn warn(&mut self, ui: &mut Ui, message: &str, hint: Option<&str>) {
-        if !self.0.iter().any(|said| said == message) {
-            ui.warning(message, hint);
-            self.0.push(message.to_owned());
-        }
-    }
 }
 
 /// Says what went wrong and that git carries on.
