@@ -781,6 +781,38 @@ fn a_three_dot_range_starts_at_the_merge_base() {
     assert_eq!(report["change"], "main...side");
 }
 
+/// A side left out of a range is HEAD, as `git diff main..` reads it.
+#[test]
+fn a_range_side_left_out_is_head() {
+    let env = repo();
+    directive(
+        &env,
+        "main-txt-untouched",
+        "enforcement = \"enforce\"\nverify = [\"file_not_modified:main.txt\"]",
+    );
+    commit_all(&env, "base");
+    env.git(&["checkout", "-q", "-b", "side"]);
+    env.write("main.txt", "side\n");
+    commit_all(&env, "side changes main.txt");
+    for (args, code, change) in [
+        (&["--range", "main.."][..], 1, "main..HEAD"),
+        (&["--range", "main..."], 1, "main...HEAD"),
+        (&["--range", "..main"], 1, "HEAD..main"),
+        (&["--range", "...main"], 0, "HEAD...main"),
+    ] {
+        let (got, report) = json(&env, args);
+        assert_eq!(got, code, "{args:?}: {report:#}");
+        assert_eq!(report["change"], change, "{args:?}");
+    }
+    let run = check(&env, &["--range", ".."]);
+    assert_eq!(run.code, 2, "{}", run.snapshot());
+    assert!(
+        run.stderr.contains("`..` is not a range"),
+        "{}",
+        run.snapshot()
+    );
+}
+
 /// Annotated tags name their commits, as for `git diff` (release-tag CI
 /// checks `--range v1...v2` and `--commit v2`); a revision that does not
 /// resolve is bad usage in words a user can act on.

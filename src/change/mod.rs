@@ -42,7 +42,8 @@ pub enum Selection {
 }
 
 impl Selection {
-    /// Parses `A..B` or `A...B`.
+    /// Parses `A..B` or `A...B`. As in git, a side left out is `HEAD`
+    /// (`A..` is `A..HEAD`, `...B` is `HEAD...B`), but not both.
     pub fn range(spec: &str) -> Result<Selection> {
         let bad = || Error::Usage {
             message: format!("`{spec}` is not a range"),
@@ -57,12 +58,14 @@ impl Selection {
                 (a, b, false)
             }
         };
-        if from.is_empty() || to.is_empty() || to.starts_with('.') {
+        if (from.is_empty() && to.is_empty()) || to.starts_with('.') {
             return Err(bad());
         }
+        let head_if_empty = |side: &str| if side.is_empty() { "HEAD" } else { side }.to_owned();
+        let (from, to) = (head_if_empty(from), head_if_empty(to));
         Ok(Selection::Range {
-            from: from.to_owned(),
-            to: to.to_owned(),
+            from,
+            to,
             symmetric,
         })
     }
@@ -509,7 +512,24 @@ mod tests {
                 symmetric: true
             }
         );
-        for bad in ["main", "..b", "a..", "a....b"] {
+        // A side left out is HEAD, as git reads it.
+        for (spec, from, to, symmetric) in [
+            ("a..", "a", "HEAD", false),
+            ("..b", "HEAD", "b", false),
+            ("a...", "a", "HEAD", true),
+            ("...b", "HEAD", "b", true),
+        ] {
+            assert_eq!(
+                Selection::range(spec).expect("valid test input"),
+                Selection::Range {
+                    from: from.into(),
+                    to: to.into(),
+                    symmetric
+                },
+                "{spec}"
+            );
+        }
+        for bad in ["main", "..", "...", "a....b"] {
             assert!(Selection::range(bad).is_err(), "{bad}");
         }
     }

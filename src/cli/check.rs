@@ -53,7 +53,7 @@ pub struct ChangeArgs {
     /// HEAD against the working tree, untracked files included.
     #[arg(long, group = "change")]
     worktree: bool,
-    /// A range: A..B, or A...B from their merge base.
+    /// A range: A..B, or A...B from their merge base (a side left out is HEAD).
     #[arg(long, group = "change", value_name = "A..B")]
     range: Option<String>,
     /// One commit against its first parent.
