@@ -4,6 +4,9 @@
 //! file name at any depth (as in `.gitignore`: `*.rs` is every Rust file); a
 //! glob with a `/` is anchored at the repository root. A leading `./`
 //! anchors a glob that has no other `/` (`./Makefile` is only the root one).
+//! A glob whose last part has no wildcard names a file or a folder, and
+//! matches everything below it too (`src`, `vendor`, `docs/api`), as in
+//! `.gitignore` and as `git diff -- src` reads a path.
 //! Globs are relative: absolute paths and `..` are refused, so a directive
 //! from a pull request cannot point outside the repository.
 
@@ -22,6 +25,8 @@ pub struct PathGlob {
     prefix: String,
     /// The common shapes are matched without a regex.
     shape: Shape,
+    /// The last part has no wildcard: a path below a match matches too.
+    or_below: bool,
 }
 
 /// How a glob is matched. Most globs in directives are a folder (`src/**`),
@@ -73,18 +78,21 @@ impl Shape {
     }
 
     /// Does `path`, which starts with the glob's prefix, match? (Not for
-    /// the `Regex` shape, which the compiled matcher decides.)
-    fn is_match(&self, prefix: &str, path: &[u8]) -> bool {
+    /// the `Regex` shape, which the compiled matcher decides.) With
+    /// `or_below`, a path below a match matches too.
+    fn is_match(&self, prefix: &str, path: &[u8], or_below: bool) -> bool {
         let rest = &path[prefix.len()..];
         let name = match rest.iter().rposition(|&b| b == b'/') {
             Some(i) => &rest[i + 1..],
             None => rest,
         };
         match self {
-            Shape::Exact => rest.is_empty(),
+            Shape::Exact => rest.is_empty() || (or_below && rest.starts_with(b"/")),
             Shape::Below => !rest.is_empty(),
             Shape::NameEndsIn(suffix) => !rest.contains(&b'/') && rest.ends_with(suffix.as_bytes()),
             Shape::DeepNameEndsIn(suffix) => name.ends_with(suffix.as_bytes()),
+            // Past the prefix (which ends with `/`): a whole part, the name or a folder's.
+            Shape::DeepName(n) if or_below => rest.split(|&b| b == b'/').any(|p| p == n.as_bytes()),
             Shape::DeepName(n) => name == n.as_bytes(),
             Shape::Regex(_) => false,
         }
@@ -155,11 +163,14 @@ impl PathGlob {
                 )
             })?),
         };
+        let last = pattern.rsplit('/').next().unwrap_or_default();
+        let or_below = !last.contains(['*', '?', '[', ']', '{', '}', ',']);
         Ok(PathGlob {
             source: source.to_owned(),
             matcher: std::sync::OnceLock::new(),
             shape,
             prefix,
+            or_below,
         })
     }
 
@@ -174,13 +185,18 @@ impl PathGlob {
             return false;
         }
         let Shape::Regex(glob) = &self.shape else {
-            return self.shape.is_match(&self.prefix, path);
+            return self.shape.is_match(&self.prefix, path, self.or_below);
         };
         let matcher = self.matcher.get_or_init(|| glob.compile_matcher());
-        match std::str::from_utf8(path) {
+        let is_match = |path: &[u8]| match std::str::from_utf8(path) {
             Ok(p) => matcher.is_match(p),
             Err(_) => matcher.is_match_candidate(&globset::Candidate::new(&bytes_path(path))),
-        }
+        };
+        is_match(path)
+            || (self.or_below
+                && (0..path.len())
+                    .filter(|&i| path[i] == b'/')
+                    .any(|i| is_match(&path[..i])))
     }
 
     /// A literal start every matching path has: the folders before the first
@@ -261,6 +277,17 @@ mod tests {
         assert!(!m("./Makefile", "sub/Makefile"));
         assert!(m("docs/", "docs/a/b.md"));
         assert!(m("{a,b}/x", "b/x"));
+        // A glob whose last part has no wildcard is a file or a folder.
+        assert!(m("src", "src/a/b.rs"));
+        assert!(m("vendor", "x/vendor/lib.c"));
+        assert!(m("docs/api", "docs/api/index.md"));
+        assert!(m("./Makefile", "Makefile/x"));
+        assert!(m("{a,b}/x", "b/x/y.txt"));
+        assert!(!m("src", "srcx/a.rs"));
+        assert!(!m("docs/api", "docs/apix/a.md"));
+        assert!(!m("vendor", "vendored/a.c"));
+        assert!(!m("src/*", "src/a/b.rs"), "`*` never crosses `/`");
+        assert!(!m("*.rs", "a.rs/x.txt"));
     }
 
     #[test]
@@ -342,6 +369,10 @@ mod tests {
             "a,b/x.c",
             "srcx/a.rs",
             "x/src/a.rs",
+            "a/b/c.txt/d",
+            "sub/Makefile/x",
+            "src/x/mod.rs/y",
+            "a,b/x.c/d",
         ];
         for g in globs {
             let glob = PathGlob::parse(g).expect("valid glob");
@@ -355,10 +386,17 @@ mod tests {
                 None => pattern,
             };
             let regex = build(&pattern).expect("valid glob").compile_matcher();
+            // Below a match of a glob whose last part is literal.
+            let last = pattern.rsplit('/').next().unwrap_or_default();
+            let below = (!last.contains(['*', '?', '{', ','])).then(|| {
+                build(&format!("{pattern}/**"))
+                    .expect("valid glob")
+                    .compile_matcher()
+            });
             for p in paths {
                 assert_eq!(
                     glob.is_match(p),
-                    regex.is_match(p),
+                    regex.is_match(p) || below.as_ref().is_some_and(|b| b.is_match(p)),
                     "glob {g:?} (shape {:?}) on {p:?}",
                     glob.shape
                 );

@@ -212,6 +212,54 @@ fn file_not_modified_fails_on_every_touched_path_old_or_new() {
     );
 }
 
+/// A glob with no wildcard in its last part names a file or a folder, as
+/// `git diff --name-only -- vendor` reads a path: `vendor` is every file
+/// below any folder of that name, `lib/gen` every file below that one.
+#[test]
+fn a_glob_naming_a_folder_covers_the_files_below_it() {
+    let env = repo();
+    directive(
+        &env,
+        "vendor-is-read-only",
+        "enforcement = \"enforce\"\nverify = [\"file_not_modified:vendor\"]",
+    );
+    directive(
+        &env,
+        "no-todo-in-generated",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO:lib/gen\"]",
+    );
+    env.write("third_party/vendor/zlib/inflate.c", "int inflate(void);\n");
+    env.write("lib/gen/a.rs", "// generated\n");
+    env.write("lib/generated.rs", "// not below lib/gen\n");
+    commit_all(&env, "base");
+
+    env.write("third_party/vendor/zlib/inflate.c", "int inflate(int);\n");
+    env.write("lib/gen/a.rs", "// generated TODO\n");
+    env.write("lib/generated.rs", "// TODO: not below lib/gen\n");
+    env.git(&["add", "-A"]);
+    let (code, report) = json(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        findings(&report, "vendor-is-read-only"),
+        [(
+            "third_party/vendor/zlib/inflate.c".to_owned(),
+            None,
+            "modified".to_owned()
+        )]
+    );
+    assert_eq!(
+        findings(&report, "no-todo-in-generated"),
+        [(
+            "lib/gen/a.rs".to_owned(),
+            Some(1),
+            "// generated TODO".to_owned()
+        )]
+    );
+    // As git reads the same path.
+    let git = env.git(&["diff", "--cached", "--name-only", "--", "lib/gen"]);
+    assert_eq!(git.trim(), "lib/gen/a.rs");
+}
+
 #[test]
 fn grep_looks_only_at_added_lines() {
     let env = repo();
