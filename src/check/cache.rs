@@ -28,7 +28,7 @@ use super::{Finding, Outcome, PredicateResult};
 
 /// Starts the file; bumped with any change to what is stored or to how
 /// `grep_tree` searches. The crate version is part of every key as well.
-const MAGIC: &[u8] = b"git-swarm grep-tree cache 3\n";
+const MAGIC: &[u8] = b"git-swarm grep-tree cache 4\n";
 
 /// Keys kept from earlier runs besides those this run used.
 const KEEP: usize = 4096;
