@@ -632,6 +632,37 @@ fn a_config_change_refolds_the_events() {
     assert_eq!(count(&env), 1, "raising the limit must bring the line in");
 }
 
+/// A refresh says why it refolds: a config.toml whose stamp changed, or one
+/// written too close to the last refresh to tell from its stamp.
+#[test]
+fn a_refresh_says_whether_config_changed_or_only_may_have() {
+    let env = TestEnv::initialised();
+    // A minute ahead: however slow the machine, too recent to trust.
+    let soon = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::open(env.path(".swarm/config.toml"))
+        .and_then(|f| f.set_modified(soon))
+        .expect("set mtime");
+    env.swarm(&["index", "rebuild"]).success();
+    let run = env.swarm(&["index", "refresh"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains("config.toml may have changed (written within 2 s of the last refresh)"),
+        "{}",
+        run.snapshot()
+    );
+    age(&env, ".swarm/config.toml");
+    let mut config = env.read(".swarm/config.toml");
+    config.push('\n');
+    env.write(".swarm/config.toml", config);
+    let run = env.swarm(&["index", "refresh"]);
+    assert!(
+        run.stdout.contains("rebuilt: config.toml changed in"),
+        "{}",
+        run.snapshot()
+    );
+}
+
 /// Sets the mtime of `rel` (a file or a folder) an hour back, so that the
 /// index trusts it rather than treating it as just changed.
 fn age(env: &TestEnv, rel: &str) {

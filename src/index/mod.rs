@@ -788,7 +788,8 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     let racy_before = racy_files(old);
     let entries_unchanged = want == Want::Fold
         || (scan.entries_fingerprint() == old.entries_fingerprint && !old.entries_racy);
-    let config_unchanged = scan.config == old.config
+    let config_same_stamp = scan.config == old.config;
+    let config_unchanged = config_same_stamp
         && scan
             .config
             .is_none_or(|c| !racy(old.built_at_ns, c.mtime_ns));
@@ -873,7 +874,12 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     let events = if config_unchanged {
         events::update(store, &scan.events, &mut index, built_at_ns)?
     } else {
-        Err("config.toml changed".to_owned())
+        Err(if config_same_stamp {
+            // Its stamp is the same, but too close to when the index was built to tell.
+            "config.toml may have changed (written within 2 s of the last refresh)".to_owned()
+        } else {
+            "config.toml changed".to_owned()
+        })
     };
     // The pattern fold is decoded only when pattern events arrived (or it is wanted).
     let mut patterns_changed = false;
