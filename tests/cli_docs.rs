@@ -105,3 +105,68 @@ fn completions_are_generated() {
     );
     assert!(run.stdout.contains("validate"));
 }
+
+/// A completion script written to a full disk or a closed pipe is an
+/// error like any other output's, not a panic.
+#[test]
+fn completions_to_a_full_disk_or_a_closed_pipe_do_not_panic() {
+    let env = TestEnv::new();
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("open /dev/full");
+        let out = env
+            .command(common::bin(), env.tmp.path())
+            .args(["generate", "completions", "bash"])
+            .stdout(full)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(stderr.contains("No space left on device"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let mut child = env
+        .command(common::bin(), env.tmp.path())
+        .args(["generate", "completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a closed pipe ends quietly: {stderr}"
+    );
+    assert_eq!(stderr, "");
+}
+
+/// A nested command's page shows the words that run it.
+#[test]
+fn nested_man_pages_show_their_whole_command() {
+    let env = TestEnv::new();
+    let out = env.tmp.path().join("man");
+    env.swarm(&["generate", "man", out.to_str().expect("utf-8 temp path")])
+        .success();
+    for (page, words) in [
+        ("git-swarm-pattern-inject.1", "git swarm pattern inject"),
+        ("git-swarm-hooks-status.1", "git swarm hooks status"),
+        ("git-swarm-index-status.1", "git swarm index status"),
+        ("git-swarm-list.1", "git swarm list"),
+    ] {
+        let text = std::fs::read_to_string(out.join(page)).expect("read page");
+        let synopsis = text
+            .split(".SH SYNOPSIS\n")
+            .nth(1)
+            .and_then(|s| s.lines().next())
+            .unwrap_or_default();
+        assert!(
+            synopsis.starts_with(&format!("\\fB{words}\\fR")),
+            "{page}: {synopsis}"
+        );
+    }
+}
