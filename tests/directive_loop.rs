@@ -189,6 +189,36 @@ fn inject_shows_the_roles_directives_with_the_contract_and_records_them() {
     assert_eq!(of_kind(&env, "shown").len(), before);
 }
 
+/// A block that could not be written was never seen: no delegation is
+/// recorded, so the phase gate does not wait on its criticals.
+#[test]
+fn a_block_that_cannot_be_written_is_not_recorded() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let env = repo();
+    coder_rule(&env, "crit", "A critical lesson", "critical");
+    for format in ["text", "json"] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("open /dev/full");
+        let out = env
+            .command(common::bin(), &env.root)
+            .args([
+                "inject", "--role", "coder", "--phase", "p1", "--format", format,
+            ])
+            .stdout(full)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{format}: {stderr}");
+        assert!(stderr.contains("No space left on device"), "{stderr}");
+    }
+    assert!(of_kind(&env, "shown").is_empty(), "{:?}", events(&env));
+    swarm(&env, &["phase", "complete", "p1"]).success();
+}
+
 #[test]
 fn directive_text_cannot_forge_or_break_the_block() {
     let env = repo();

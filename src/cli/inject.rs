@@ -133,9 +133,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     e.actor.role = Some(args.role.clone());
     let delegation = e.id.clone();
-    super::append(&store, &[e], ui)?;
-    git_swarm::trace::mark("appended");
     let block = inject::render(&sel, &args.role, &delegation);
+    // The block is delivered before the delegation is recorded: a block
+    // that never reached the delegate (a closed pipe, a full disk) must not
+    // leave a delegation whose criticals the phase gate then waits for.
     if args.format == Format::Json {
         ui.json(&serde_json::json!({
             "delegation": delegation,
@@ -150,6 +151,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     } else {
         write!(ui.out, "{block}{}", patterns.render())?;
     }
+    ui.out.flush()?;
+    super::append(&store, &[e], ui)?;
+    git_swarm::trace::mark("appended");
     Ok(ExitCode::SUCCESS)
 }
 
