@@ -587,7 +587,25 @@ fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
     );
     short.code(2);
     assert!(short.stderr.contains("at least 10"), "{}", short.stderr);
+    // A justification with nothing to accept is a mistake, not a no-op.
+    let alone = swarm(
+        &env,
+        &[
+            "phase",
+            "complete",
+            "ship",
+            "--justification",
+            "accepted by the release owner for the hotfix",
+        ],
+    );
+    alone.code(2);
+    assert!(
+        alone.stderr.contains("--accept-violations"),
+        "{}",
+        alone.stderr
+    );
     assert!(of_kind(&env, "override").is_empty());
+    // An id given twice is one override; the report says what was overridden.
     let ok = swarm(
         &env,
         &[
@@ -595,9 +613,11 @@ fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
             "complete",
             "ship",
             "--accept-violations",
-            "crit-one,crit-two",
+            "crit-one,crit-two,crit-one",
             "--justification",
             "accepted by the release owner for the hotfix",
+            "--format",
+            "json",
         ],
     );
     ok.success();
@@ -607,6 +627,12 @@ fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
         overrides[0]["justification"],
         "accepted by the release owner for the hotfix"
     );
+    let report: Value = serde_json::from_str(&ok.stdout).expect("json");
+    assert_eq!(report["complete"], true);
+    for r in report["directives"].as_array().expect("directives") {
+        let accepted = r["id"] == "crit-one" || r["id"] == "crit-two";
+        assert_eq!(r["overridden"], accepted, "{report:#}");
+    }
 }
 
 #[test]

@@ -38,7 +38,7 @@ pub struct CompleteArgs {
     )]
     accept_violations: Vec<String>,
     /// Why the violations are accepted (at least 10 characters).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", requires = "accept_violations")]
     justification: Option<String>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -61,10 +61,17 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
     for p in &problems {
         ui.problem(p);
     }
-    let records = learning::phase_records(&events, &args.phase, &fold);
+    let mut records = learning::phase_records(&events, &args.phase, &fold);
     let mut blockers = learning::phase_blockers(&records, &fold);
 
-    if !args.accept_violations.is_empty() {
+    // An id given twice is one override.
+    let mut accepted: Vec<String> = Vec::new();
+    for id in &args.accept_violations {
+        if !accepted.contains(id) {
+            accepted.push(id.clone());
+        }
+    }
+    if !accepted.is_empty() {
         let justification = args.justification.as_deref().unwrap_or("").trim();
         if justification.chars().count() < MIN_JUSTIFICATION {
             return Err(Error::Usage {
@@ -76,7 +83,7 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
             }
             .into());
         }
-        for id in &args.accept_violations {
+        for id in &accepted {
             if !records.iter().any(|r| &r.id == id) {
                 return Err(Error::Usage {
                     message: format!("`{id}` was not shown in phase `{}`", args.phase),
@@ -89,7 +96,7 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
             }
         }
         let mut events = Vec::new();
-        for id in &args.accept_violations {
+        for id in &accepted {
             let reason = blockers
                 .iter()
                 .find(|b| &b.id == id)
@@ -111,7 +118,10 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
             events.len(),
             args.phase
         ));
-        blockers.retain(|b| !args.accept_violations.contains(&b.id));
+        blockers.retain(|b| !accepted.contains(&b.id));
+        for r in records.iter_mut().filter(|r| accepted.contains(&r.id)) {
+            r.overridden = true;
+        }
     }
 
     if !blockers.is_empty() {
