@@ -676,6 +676,23 @@ fn review_runs_the_predicates_and_the_machine_wins() {
 
     env.write("src/lib.rs", "fn f() {} // TODO later\n");
     env.git(&["add", "src/lib.rs"]);
+    // No review at all is bad input, not every critical omitted.
+    let before = events(&env).len();
+    for (file, stdin) in [("-", Some(&b" \n"[..])), ("-", None)] {
+        let run = env.swarm_with(
+            &["review", "--phase", "r1", "--verdicts", file, "--staged"],
+            &[("GIT_SWARM_NOW", &tick())],
+            stdin,
+        );
+        run.code(2);
+        assert!(
+            run.stderr
+                .contains("standard input is empty: no verdicts to record"),
+            "{}",
+            run.snapshot()
+        );
+    }
+    assert_eq!(events(&env).len(), before);
     env.write(
         "verdicts.md",
         "## DIRECTIVE_COMPLIANCE\n- VERIFIED:no-todo evidence=looked fine\n- n/a: changelog reason=internal change\n- VERIFIED:not-in-phase\n",

@@ -1,6 +1,6 @@
 //! `git swarm inject`.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 use git_swarm::Error;
@@ -175,6 +175,10 @@ pub fn check_role(role: &str) -> Result<(), Error> {
 pub fn read_text(file: &str) -> Result<String, Error> {
     let mut bytes = Vec::new();
     if file == "-" {
+        if std::io::stdin().is_terminal() {
+            // Else a command waiting for its input looks hung.
+            eprintln!("reading from standard input (end with Ctrl-D)…");
+        }
         std::io::stdin()
             .read_to_end(&mut bytes)
             .map_err(|e| Error::io(std::path::Path::new("<stdin>"), e))?;

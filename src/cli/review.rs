@@ -173,6 +173,20 @@ fn verdicts(
     ui: &mut Ui,
 ) -> Outcome {
     let text = super::inject::read_text(file)?;
+    if text.trim().is_empty() {
+        // Every critical would be recorded as omitted by the reviewer, from no review at all.
+        return Err(Error::Usage {
+            message: format!(
+                "{} is empty: no verdicts to record",
+                if file == "-" { "standard input" } else { file }
+            ),
+            hint: Some(
+                "pass the reviewer's final message, with a VERIFIED:/VIOLATED:/N/A: line per directive"
+                    .into(),
+            ),
+        }
+        .into());
+    }
     let mut given: BTreeMap<String, marks::Verdict> = BTreeMap::new();
     let mut outside = Vec::new();
     for v in marks::parse_verdicts(&text) {
