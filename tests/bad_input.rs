@@ -321,6 +321,46 @@ fn an_event_line_of_ten_megabytes() {
     assert_eq!(env.read(".swarm/events/2026-11.jsonl").len(), before);
 }
 
+/// `record` is plumbing, yet what it writes is read by every command:
+/// a field with no key, a directive that is no id, a role that is no
+/// role and a count of zero are refused, and nothing is appended.
+#[test]
+fn record_refuses_what_no_event_should_hold() {
+    let env = TestEnv::initialised();
+    for (args, says) in [
+        (
+            &["record", "note", "--field", "=v"][..],
+            "--field `=v` has no usable key",
+        ),
+        (&["record", "note", "--field", "a b=v"], "has no usable key"),
+        (
+            &["record", "note", "--directive", "Bad ID!"],
+            "`Bad ID!` is not a directive id",
+        ),
+        (
+            &["record", "note", "--role", "Lead Dev"],
+            "`Lead Dev` is not a role name",
+        ),
+        (&["record", "note", "--count", "0"], "--count"),
+    ] {
+        let run = env.swarm(args);
+        common::assert_no_panic(&run);
+        run.code(2);
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.snapshot());
+    }
+    assert!(env.event_lines().is_empty(), "{:?}", env.event_lines());
+    env.swarm(&[
+        "record",
+        "note",
+        "--directive",
+        "no-private-keys",
+        "--field",
+        "ticket.id=T-1",
+    ])
+    .success();
+    assert_eq!(env.event_lines().len(), 1);
+}
+
 #[test]
 fn a_directive_whose_id_climbs_out_of_the_store() {
     let env = store_with(&[(

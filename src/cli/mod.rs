@@ -86,7 +86,6 @@ enum Command {
     #[command(hide = true)]
     Hook(hook::Args),
     Trust(trust::Args),
-    #[command(hide = true)]
     Record(record::Args),
     #[command(hide = true)]
     RunTool(run_tool::Args),

@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long = "field", value_name = "KEY=VALUE")]
     fields: Vec<String>,
     /// Append this many events, one append each.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     count: u64,
     /// Print each event's id.
     #[arg(long)]
@@ -44,6 +44,21 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
+    if let Some(id) = &args.directive
+        && !git_swarm::directive::is_valid_id(id)
+    {
+        return Err(Error::Usage {
+            message: format!("`{}` is not a directive id", id.escape_debug()),
+            hint: Some(
+                "ids are 2–80 lowercase letters, digits, `.`, `_` and `-`, as in `git swarm list`"
+                    .into(),
+            ),
+        }
+        .into());
+    }
+    if let Some(role) = &args.role {
+        super::inject::check_role(role)?;
+    }
     let mut fields = Vec::new();
     for f in &args.fields {
         let Some((k, v)) = f.split_once('=') else {
@@ -53,6 +68,20 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             }
             .into());
         };
+        let key_ok = !k.is_empty()
+            && k.len() <= 64
+            && k.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if !key_ok {
+            return Err(Error::Usage {
+                message: format!("--field `{}` has no usable key", f.escape_debug()),
+                hint: Some(
+                    "a key is 1–64 ASCII letters, digits, `_`, `-` and `.`: --field key=value"
+                        .into(),
+                ),
+            }
+            .into());
+        }
         if matches!(k, "id" | "ts" | "kind" | "actor" | "directive") {
             return Err(Error::Usage {
                 message: format!("--field cannot set `{k}`"),
