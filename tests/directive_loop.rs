@@ -419,6 +419,16 @@ fn placeholder_and_out_of_range_inputs_are_not_taken_at_face_value() {
         "{}",
         search.snapshot()
     );
+    // "no directive matches" would be false: these ask for nothing.
+    for (args, says) in [
+        (&["search", "lesson", "-n", "0"][..], "0 is not in 1.."),
+        (&["search", " "], "the query is empty"),
+    ] {
+        let run = swarm(&env, args);
+        assert_eq!(run.code, 2, "{}", run.snapshot());
+        assert!(run.stderr.contains(says), "{}", run.snapshot());
+    }
+    swarm(&env, &["search", "", "--role", "coder"]).success();
 
     let (_, delegation) = inject(&env, &["--role", "coder", "--phase", "p1"]);
     let delegation = delegation.expect("delegation");

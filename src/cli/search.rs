@@ -28,8 +28,9 @@ pub struct Args {
     /// Files the task touches.
     #[arg(long, value_delimiter = ',', value_name = "PATH,..")]
     files: Vec<String>,
-    /// Show at most N.
-    #[arg(short = 'n', long, value_name = "N", default_value_t = 20)]
+    /// Show at most N (at least 1).
+    #[arg(short = 'n', long, value_name = "N", default_value_t = 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_count: usize,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -38,6 +39,17 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if let Some(role) = &args.role {
         super::inject::check_role(role)?;
+    }
+    if args.query.iter().all(|q| q.trim().is_empty())
+        && args.role.is_none()
+        && args.tools.is_empty()
+        && args.files.is_empty()
+    {
+        return Err(git_swarm::Error::Usage {
+            message: "the query is empty".into(),
+            hint: Some("give task words, or --role, --tools or --files to rank by".into()),
+        }
+        .into());
     }
     let store = super::store(ui)?;
     let loaded = super::load_corpus(&store, ui)?;
