@@ -42,8 +42,11 @@ pub enum Signal {
     Remediation,
     /// An `escalation` event (the audit record of an episode).
     Escalation,
-    /// A `deescalation`: ends the directive's episode.
-    Deescalation,
+    /// A `deescalation`: ends the directive's open episode, if it is the
+    /// one it names (`episode`: `<directive>#<n>`, the n-th episode).
+    /// One that names no episode ends whichever is open; one made on
+    /// another branch for an episode already ended ends nothing.
+    Deescalation { episode: Option<u32> },
 }
 
 /// Violations on two occasions this close together escalate a directive.
@@ -74,6 +77,9 @@ struct RawHead<'a> {
     /// For `ack` events: applied, ignored, n_a.
     #[serde(default, borrow)]
     status: Option<std::borrow::Cow<'a, str>>,
+    /// For `deescalation` events: the episode ended.
+    #[serde(default, borrow)]
+    episode: Option<Text<'a>>,
     // Checked, not used: the fold must accept exactly the lines the readers accept.
     #[serde(default, borrow)]
     #[allow(dead_code)]
@@ -89,6 +95,15 @@ struct RawActor<'a> {
     agent: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
     user: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// A kind's own field that the fold reads when it is a string; anything
+/// else is kept and ignored.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Text<'a> {
+    Str(#[serde(borrow)] std::borrow::Cow<'a, str>),
+    Other(serde::de::IgnoredAny),
 }
 
 /// `directives` is a kind's own field: a list of ids where it means
@@ -140,7 +155,17 @@ impl EventHead {
             },
             ("verdict", Some("verified"), _) | ("ack", _, Some("applied")) => Signal::Remediation,
             ("escalation", _, _) => Signal::Escalation,
-            ("deescalation", _, _) => Signal::Deescalation,
+            ("deescalation", _, _) => Signal::Deescalation {
+                // `<directive>#<n>`; a name that does not parse names no episode.
+                episode: match &raw.episode {
+                    Some(Text::Str(name)) => Some(
+                        name.rsplit_once('#')
+                            .and_then(|(_, n)| n.parse().ok())
+                            .unwrap_or(u32::MAX),
+                    ),
+                    _ => None,
+                },
+            },
             _ => Signal::None,
         };
         let pattern = if crate::pattern::fold::is_pattern_kind(&raw.kind) {
@@ -383,7 +408,13 @@ impl LoopState {
                     ep.recorded = true;
                 }
             }
-            Signal::Deescalation => {
+            Signal::Deescalation { episode } => {
+                let open = self.open().map(|_| self.episodes.len());
+                if episode.is_some_and(|n| usize::try_from(n).ok() != open) {
+                    // Not the open episode's: one ended already (by a
+                    // branch that had not seen this one), or none open.
+                    return;
+                }
                 if let Some(ep) = self.episodes.last_mut()
                     && ep.ended.is_none()
                 {
@@ -816,7 +847,13 @@ mod tests {
         assert_eq!(postcard::to_stdvec(&decoded).expect("encode"), bytes);
         // Applying more events works on the decoded states.
         let mut more = decoded.clone();
-        more.apply(&signal(6, 5, "deescalation", "a", Signal::Deescalation));
+        more.apply(&signal(
+            6,
+            5,
+            "deescalation",
+            "a",
+            Signal::Deescalation { episode: None },
+        ));
         assert!(more.escalated("a").is_none());
         assert!(!more.standings(["a"].into_iter())[0].escalated);
         // A flipped byte in the encoded states fails the checksum.
@@ -892,7 +929,13 @@ mod tests {
         // and the violations before it never count again.
         let mut with_end = heads.clone();
         with_end.push(signal(5, 33, "escalation", "x", Signal::Escalation));
-        with_end.push(signal(6, 34, "deescalation", "x", Signal::Deescalation));
+        with_end.push(signal(
+            6,
+            34,
+            "deescalation",
+            "x",
+            Signal::Deescalation { episode: Some(1) },
+        ));
         with_end.push(violation(7, 35, "x", 11));
         let f = fold_all(with_end.clone());
         let state = f.loop_state("x").expect("state");

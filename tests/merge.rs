@@ -326,3 +326,74 @@ fn a_cherry_pick_that_repeats_events_changes_only_the_duplicate_count() {
         doctor.snapshot()
     );
 }
+
+/// A deescalation ends the episode it names. Branch b deescalates episode
+/// #1 after branch a has already done so and seen episode #2 open: once
+/// merged, in either order, b's stale deescalation ends nothing, and the
+/// directive stays critical + enforce.
+#[test]
+fn a_stale_deescalation_from_another_branch_ends_no_later_episode() {
+    const RULE: &str = "run-tests-before-handoff";
+    let env = TestEnv::initialised();
+    let violation = |now: &str, change: &str| {
+        swarm_at(
+            &env,
+            now,
+            &[
+                "record",
+                "check",
+                "--directive",
+                RULE,
+                "--field",
+                &format!("change=\"{change}\""),
+            ],
+        );
+    };
+    violation("2026-11-10T00:00:00Z", "c1");
+    violation("2026-11-11T00:00:00Z", "c2");
+    commit(&env, "episode #1");
+    let deescalate = |now: &str| {
+        swarm_at(
+            &env,
+            now,
+            &[
+                "deescalate",
+                RULE,
+                "--justification",
+                "episode one was handled",
+            ],
+        );
+    };
+    env.git(&["checkout", "-q", "-b", "a"]);
+    deescalate("2026-11-12T00:00:00Z");
+    violation("2026-11-13T00:00:00Z", "c3");
+    violation("2026-11-14T00:00:00Z", "c4");
+    commit(&env, "a: #1 ended, #2 open");
+    env.git(&["checkout", "-q", "-b", "b", "main"]);
+    deescalate("2026-11-15T00:00:00Z");
+    commit(&env, "b: #1 ended too");
+    env.git(&["checkout", "-q", "main"]);
+
+    for (name, first, second) in [("ab", "a", "b"), ("ba", "b", "a")] {
+        let dir = clone(&env, name, "main");
+        for branch in [first, second] {
+            env.git_in(
+                &dir,
+                &["merge", "-q", "--no-edit", &format!("origin/{branch}")],
+            );
+        }
+        let shown = json(&raw(&env, &dir, &["show", RULE, "--format", "json"]));
+        assert_eq!(
+            (
+                shown["effective"]["priority"].as_str(),
+                shown["effective"]["enforcement"].as_str()
+            ),
+            (Some("critical"), Some("enforce")),
+            "{name}: {shown:#}"
+        );
+    }
+    // On a alone, as before the merge.
+    env.git(&["checkout", "-q", "a"]);
+    let shown = json(&raw(&env, &env.root, &["show", RULE, "--format", "json"]));
+    assert_eq!(shown["effective"]["priority"], "critical", "{shown:#}");
+}
