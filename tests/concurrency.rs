@@ -20,7 +20,8 @@ const DIRECTIVE: &str = "no-private-keys";
 /// Starts `git-swarm record check … --count N` as writer `writer`, without waiting.
 fn spawn_writer(env: &TestEnv, writer: usize, count: usize) -> Child {
     env.command(common::bin(), &env.root)
-        .args(["record", "check", "--directive", DIRECTIVE, "--field"])
+        // Not a violation kind: these writers test appends, not escalation.
+        .args(["record", "note", "--directive", DIRECTIVE, "--field"])
         .arg(format!("writer={writer}"))
         .arg("--count")
         .arg(count.to_string())
@@ -65,7 +66,7 @@ fn check_file(env: &TestEnv, writers: usize, per_writer: usize) {
             .unwrap_or_else(|e| panic!("{MONTH_FILE}:{}: not JSON ({e}): {line:?}", n + 1));
         let id = event["id"].as_str().expect("id is a string").to_owned();
         assert_eq!(event["ts"], "2026-11-22T10:00:00.000Z", "line {}", n + 1);
-        assert_eq!(event["kind"], "check", "line {}", n + 1);
+        assert_eq!(event["kind"], "note", "line {}", n + 1);
         assert_eq!(event["directive"], DIRECTIVE, "line {}", n + 1);
         let writer = event["writer"].as_u64().expect("writer field");
         // One process mints monotonic ids and appends them one after another.
@@ -121,7 +122,7 @@ fn check_commands(env: &TestEnv, total: u64) {
     let show = env.swarm(&["show", DIRECTIVE, "--format", "json"]);
     show.success();
     assert_eq!(
-        json(&show.stdout)["events"]["check"],
+        json(&show.stdout)["events"]["note"],
         total,
         "{}",
         show.stdout
@@ -171,7 +172,7 @@ fn readers_and_index_rebuilds_alongside_writers_never_fail() {
                     .iter()
                     .find(|r| r["id"] == DIRECTIVE)
                     .expect("the directive is listed");
-                let n = row["events"]["check"].as_u64().unwrap_or(0);
+                let n = row["events"]["note"].as_u64().unwrap_or(0);
                 assert!(n <= total, "list counted {n} of {total} events");
                 seen.push(n);
                 if finished {

@@ -88,7 +88,7 @@ fn writers_killed_mid_stream_lose_no_complete_line() {
         let before = month_bytes(&env);
         let mut writer = env
             .command(common::bin(), &env.root)
-            .args(["record", "check", "--directive", DIRECTIVE, "--field"])
+            .args(["record", "note", "--directive", DIRECTIVE, "--field"])
             .arg(format!("round={round}"))
             .args(["--count", "100000"])
             .stdout(Stdio::null())
@@ -183,7 +183,7 @@ fn tear(env: &TestEnv, n: usize) -> Vec<u8> {
 #[test]
 fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
     let env = TestEnv::initialised();
-    env.swarm(&["record", "check", "--directive", DIRECTIVE, "--count", "10"])
+    env.swarm(&["record", "note", "--directive", DIRECTIVE, "--count", "10"])
         .success();
     let torn = tear(&env, 20);
     let tail = torn[complete_prefix(&torn).len()..].to_vec();
@@ -230,7 +230,7 @@ fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
 
     // A second crash and repair, within the same (fixed) millisecond: the
     // first saved tail is kept and the second is saved beside it.
-    env.swarm(&["record", "check", "--directive", DIRECTIVE])
+    env.swarm(&["record", "note", "--directive", DIRECTIVE])
         .success();
     let torn2 = tear(&env, 7);
     let tail2 = torn2[complete_prefix(&torn2).len()..].to_vec();
@@ -250,7 +250,7 @@ fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
 #[test]
 fn an_append_after_a_torn_tail_saves_it_aside_and_starts_clean() {
     let env = TestEnv::initialised();
-    env.swarm(&["record", "check", "--directive", DIRECTIVE, "--count", "3"])
+    env.swarm(&["record", "note", "--directive", DIRECTIVE, "--count", "3"])
         .success();
     let torn = tear(&env, 30);
     let complete = complete_prefix(&torn).to_vec();

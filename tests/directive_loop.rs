@@ -1083,3 +1083,28 @@ fn inject_follows_edits_to_the_store_between_runs() {
     third.success();
     assert!(third.stdout.contains("new-rule"), "{}", third.stdout);
 }
+
+/// `record` is how a harness reports a violation: the deciding one records
+/// its escalation there and then, as `check --record` does, once.
+#[test]
+fn a_recorded_violation_that_decides_records_the_escalation() {
+    let env = repo();
+    coder_rule(&env, "rule", "A lesson that gets broken twice", "high");
+    for change in ["c1", "c2", "c3"] {
+        swarm(
+            &env,
+            &[
+                "record",
+                "check",
+                "--directive",
+                "rule",
+                "--field",
+                &format!("change=\"{change}\""),
+            ],
+        )
+        .success();
+    }
+    let escalations = of_kind(&env, "escalation");
+    assert_eq!(escalations.len(), 1, "{:?}", events(&env));
+    assert_eq!(escalations[0]["directive"], "rule");
+}

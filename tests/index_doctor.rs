@@ -285,7 +285,7 @@ fn deleting_or_corrupting_the_index_changes_nothing_but_speed() {
         .code(1);
     env.swarm(&[
         "record",
-        "check",
+        "note",
         "--directive",
         "no-private-keys",
         "--count",

@@ -192,7 +192,8 @@ fn merges_in_both_orders_and_a_rebase_fold_the_same() {
         .into_iter()
         .chain(ids_at(&env, "b"))
         .collect();
-    assert_eq!(expected.len(), 3 + 5 + 7);
+    // Plus the escalation each directive's two recorded checks open.
+    assert_eq!(expected.len(), 3 + 5 + 7 + 3);
     for dir in [&b_into_a, &a_into_b, &rebased] {
         let ids = file_ids(dir);
         assert_eq!(ids.len(), expected.len(), "{}", dir.display());
@@ -251,15 +252,15 @@ fn merges_in_both_orders_and_a_rebase_fold_the_same() {
     };
     assert_eq!(
         counts(SHARED),
-        serde_json::json!({"shown": 3, "outcome": 2, "check": 2, "ack": 2})
+        serde_json::json!({"shown": 3, "outcome": 2, "check": 2, "ack": 2, "escalation": 1})
     );
     assert_eq!(
         counts("from-a"),
-        serde_json::json!({"added": 1, "check": 2})
+        serde_json::json!({"added": 1, "check": 2, "escalation": 1})
     );
     assert_eq!(
         counts("from-b"),
-        serde_json::json!({"added": 1, "check": 2})
+        serde_json::json!({"added": 1, "check": 2, "escalation": 1})
     );
 
     // Checking out another branch in a clone whose index holds the merged

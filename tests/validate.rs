@@ -36,7 +36,7 @@ fn a_clean_store_passes() {
     .success();
     env.swarm(&[
         "record",
-        "check",
+        "note",
         "--directive",
         "no-private-keys",
         "--count",

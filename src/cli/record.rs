@@ -93,6 +93,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_owned()));
         fields.push((k.to_owned(), value));
     }
+    let mut violations = false;
     for _ in 0..args.count {
         let mut event: Event = store.event(&args.kind);
         event.directive = args.directive.clone();
@@ -101,9 +102,22 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             event.data.insert(k.clone(), v.clone());
         }
         super::append(&store, std::slice::from_ref(&event), ui)?;
+        violations |= git_swarm::fold::EventHead::parse(event.to_line().as_bytes())
+            .is_some_and(|h| matches!(h.signal, git_swarm::fold::Signal::Violation { .. }));
         if args.print_ids {
             writeln!(ui.out, "{}", event.id)?;
         }
+    }
+    // As every command that records a violation: the deciding one also
+    // records the escalation it opens.
+    if violations {
+        let loaded = git_swarm::index::load(&store)?;
+        let index = &loaded.index;
+        super::escalate(
+            &store,
+            |id| index.directive(id).and_then(|e| e.directive.as_ref()),
+            ui,
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
