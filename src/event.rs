@@ -57,7 +57,7 @@ pub const KNOWN_KINDS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "git-swarm event")]
 pub struct Event {
-    /// Sortable unique id: a ULID (48-bit millisecond time + 80 random bits).
+    /// Sortable unique id: a ULID (48-bit millisecond time, then the writer's clock in nanoseconds and 19 random bits, so that later writes sort later).
     #[schemars(length(min = 1, max = 128))]
     pub id: String,
     /// When it happened: RFC 3339 in UTC with milliseconds.

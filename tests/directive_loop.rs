@@ -365,6 +365,9 @@ fn a_follow_up_message_completes_the_acks_and_quoted_examples_do_not_count() {
         [Value::Null, Value::Null, Value::from("not relevant here")]
     );
     swarm(&env, &["phase", "complete", "p1"]).success();
+    let third = ack(&env, &delegation, "done\n");
+    third.success();
+    insta::assert_snapshot!(third.stdout, @"no acks in the message, and every critical directive shown is acknowledged already: nothing to record");
 
     // The contract lines of a block, quoted back without the tags.
     let (block, delegation) = inject(&env, &["--role", "coder", "--phase", "p2"]);

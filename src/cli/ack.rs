@@ -224,9 +224,18 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         return Ok(ExitCode::SUCCESS);
     }
     if lines.is_empty() {
+        let criticals = delegation
+            .shown
+            .iter()
+            .any(|s| s.priority == Priority::Critical);
         writeln!(
             ui.out,
-            "no acks in the message, and no critical directive was shown: nothing to record"
+            "{}",
+            if criticals {
+                "no acks in the message, and every critical directive shown is acknowledged already: nothing to record"
+            } else {
+                "no acks in the message, and no critical directive was shown: nothing to record"
+            }
         )?;
     }
     for l in &lines {
