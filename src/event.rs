@@ -346,6 +346,61 @@ fn torn_dir(events_dir: &Path) -> PathBuf {
         .join("torn")
 }
 
+/// Opens an event file only if it is a regular file of its own: never
+/// through a symlink (a pull request can commit one pointing anywhere, and
+/// appends would write there), and never waiting on a FIFO or reading a
+/// device. `options` says how (read, or append and create).
+pub fn open_event_file(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            not_regular()
+        } else {
+            e
+        }
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
+fn not_regular() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "not a regular file (a symlink, folder, FIFO or device): event files must be plain files",
+    )
+}
+
+/// Reads a whole event file, opened as [`open_event_file`] does.
+pub fn read_event_bytes(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = open_event_file(path, OpenOptions::new().read(true))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Whether the bytes after the last newline of `file` (of length `len`,
+/// not ending with one) are a whole event that only lacks its newline:
+/// written by hand or by another tool, not torn by a crash.
+fn tail_is_event(file: &mut File, len: u64, max_line_bytes: u64) -> io::Result<bool> {
+    let n = len.min(max_line_bytes.saturating_add(1));
+    let mut tail = vec![0u8; usize::try_from(n).unwrap_or(0)];
+    file.seek(SeekFrom::Start(len - n))?;
+    file.read_exact(&mut tail)?;
+    let line = match tail.iter().rposition(|&b| b == b'\n') {
+        Some(i) => &tail[i + 1..],
+        None if n == len => &tail[..],
+        // Longer than a line may be.
+        None => return Ok(false),
+    };
+    Ok(parse_event_line(line, max_line_bytes).is_ok())
+}
+
 fn append_to(
     path: &Path,
     lines: &[u8],
@@ -354,12 +409,11 @@ fn append_to(
     now_ms: i64,
     unless: Option<&[u8]>,
 ) -> Result<(Option<PathBuf>, bool), Error> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let mut file = open_event_file(
+        path,
+        OpenOptions::new().read(true).append(true).create(true),
+    )
+    .map_err(|e| Error::io(path, e))?;
     lock_with_retry(&file, path, Duration::from_millis(cfg.lock_timeout_ms))?;
     let result = (|| -> Result<(Option<PathBuf>, bool), Error> {
         let io = |e| Error::io(path, e);
@@ -379,12 +433,17 @@ fn append_to(
             file.seek(SeekFrom::Start(len - 1)).map_err(io)?;
             file.read_exact(&mut last).map_err(io)?;
             if last[0] != b'\n' {
-                // We hold the lock, so no writer is mid-line: these bytes are
-                // what a dead writer left. Keep them aside, and the file whole.
-                match set_aside_torn_tail(&mut file, path, torn_dir, now_ms) {
-                    Ok(aside) => saved = aside,
-                    // Could not save them: leave them as one malformed line.
-                    Err(_) => buf.push(b'\n'),
+                if tail_is_event(&mut file, len, cfg.max_line_bytes).map_err(io)? {
+                    // A whole event, newline missing: it stays in the log.
+                    buf.push(b'\n');
+                } else {
+                    // We hold the lock, so no writer is mid-line: these bytes are
+                    // what a dead writer left. Keep them aside, and the file whole.
+                    match set_aside_torn_tail(&mut file, path, torn_dir, now_ms) {
+                        Ok(aside) => saved = aside,
+                        // Could not save them: leave them as one malformed line.
+                        Err(_) => buf.push(b'\n'),
+                    }
                 }
             }
         }
@@ -512,7 +571,7 @@ pub struct TornTail {
 
 /// Reads and checks every line of an event file. `rel` is the path shown in problems.
 pub fn read_event_file(path: &Path, rel: &str, max_line_bytes: u64) -> Result<EventFile, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = read_event_bytes(path).map_err(|e| Error::io(path, e))?;
     Ok(parse_event_bytes(&bytes, rel, max_line_bytes))
 }
 

@@ -294,3 +294,58 @@ fn an_append_after_a_torn_tail_saves_it_aside_and_starts_clean() {
     assert_eq!(logged.len(), 3);
     assert!(logged.iter().any(|id| id == new_id), "{logged:?}");
 }
+
+/// A committed symlink in place of an event file (a pull request can hold
+/// one) is refused, never written through; a FIFO is refused, not waited on.
+#[cfg(unix)]
+#[test]
+fn an_event_file_that_is_not_a_plain_file_is_refused() {
+    let env = TestEnv::initialised();
+    let outside = env.tmp.path().join("victim.txt");
+    std::fs::write(&outside, "line one\nlast line without newline").expect("write");
+    std::os::unix::fs::symlink(&outside, env.path(".swarm/events/2026-11.jsonl")).expect("symlink");
+    let run = env.swarm(&["record", "note"]);
+    common::assert_no_panic(&run);
+    run.code(3);
+    assert!(
+        run.stderr.contains("not a regular file"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outside).expect("read"),
+        "line one\nlast line without newline",
+        "the file outside the repository is untouched"
+    );
+    std::fs::remove_file(env.path(".swarm/events/2026-11.jsonl")).expect("rm");
+    let fifo = env.path(".swarm/events/2026-10.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let run = env.swarm(&["log"]);
+    common::assert_no_panic(&run);
+    run.code(3);
+    assert!(
+        run.stderr.contains("not a regular file"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// A whole event that only lacks its newline (written by hand or by
+/// another tool) stays in the log when the next event is appended.
+#[test]
+fn a_last_event_without_its_newline_is_kept() {
+    let env = TestEnv::initialised();
+    let line = r#"{"id":"01M84SRTBFRXAZJDSYBEX40AAA","ts":"2026-11-20T10:00:00.000Z","kind":"note","directive":"no-private-keys"}"#;
+    env.write(".swarm/events/2026-11.jsonl", line);
+    let run = env.swarm(&["record", "note"]);
+    run.success();
+    assert_eq!(run.stderr, "", "nothing was set aside");
+    let lines = env.event_lines();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0], line);
+    assert!(!env.exists(".swarm/local/torn"));
+}

@@ -166,7 +166,7 @@ pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -
 
 /// Reads a file of at most `max` bytes; a larger one is refused unread.
 pub fn read_capped(path: &Path, max: u64) -> std::result::Result<Vec<u8>, String> {
-    let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let file = open_readable(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut bytes = Vec::new();
     file.take(max + 1)
         .read_to_end(&mut bytes)
@@ -175,4 +175,24 @@ pub fn read_capped(path: &Path, max: u64) -> std::result::Result<Vec<u8>, String
         return Err(format!("file is over the {max}-byte limit"));
     }
     Ok(bytes)
+}
+
+/// Opens a file to read, without waiting on a FIFO: only a regular file
+/// (a symlink to one included) is read.
+fn open_readable(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a folder, FIFO or device)",
+        ));
+    }
+    Ok(file)
 }
