@@ -75,6 +75,7 @@ pub struct ListArgs {
 /// Show a pattern's whole record: every event and each part of its score.
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
+    /// The pattern's id (`p` and 16 hex digits, as `pattern list` shows), or an alias of it.
     #[arg(value_name = "ID")]
     id: String,
     #[arg(long, value_enum, default_value_t)]
@@ -93,6 +94,7 @@ pub struct ShowArgs {
 /// Prints nothing when no pattern qualifies.
 #[derive(Debug, clap::Args)]
 pub struct InjectArgs {
+    /// The role whose prompt gets the block: its patterns, and other roles' active ones.
     #[arg(long, value_name = "ROLE")]
     role: String,
     /// Labels of the work: patterns seen with them score higher.
@@ -121,8 +123,11 @@ pub struct InjectArgs {
 /// The verdict carries a `<!-- jkz:verdict-json {…} -->` comment or a
 /// ```` ```verdict-json ```` block: `verdict` PASS or FAIL, `issues`,
 /// `must_fix`, `false_positives`. Each false positive is found among the
-/// deliberation's findings (as a substring, else by token overlap of at
-/// least `patterns.finding_match`) and its pattern is recorded as ignored,
+/// deliberation's findings by whole words (the same words, else a run of
+/// at least 3 words, 2 of them not stop words, within the finding, else a
+/// token overlap of at least `patterns.finding_match`); a shorter text, or
+/// one that several findings match alike, is reported and matches nothing.
+/// The matched pattern is recorded as ignored,
 /// weighted by the adversarial role (`patterns.ignore_weights`); a pattern
 /// validated before is flagged a regression. On PASS, or FAIL with an empty
 /// `must_fix`, the deliberation's evidence decides: execution output
@@ -139,10 +144,13 @@ pub struct FeedbackArgs {
     /// The role that wrote the verdict.
     #[arg(long, value_name = "ROLE")]
     validator_role: String,
+    /// The pipeline run the deliberation and the verdict belong to.
     #[arg(long, value_name = "RUN")]
     run: String,
+    /// The adversarial role's deliberation, as given to `pattern extract` (`-`: standard input).
     #[arg(long, value_name = "FILE")]
     deliberation: String,
+    /// The validator's verdict: markdown with the verdict JSON (`-`: standard input).
     #[arg(long, value_name = "FILE")]
     verdict: String,
     /// Files of the change (default: those given to `pattern extract` for the run).
@@ -157,10 +165,12 @@ pub struct FeedbackArgs {
 /// The patterns observed in the run or injected for it (`pattern inject
 /// --run`) each get `patterns.outcome_weight` (0.5) added to their
 /// validations on `--pass`, or to their weighted ignores on `--fail`. A
-/// run has one outcome: a second is refused.
+/// run has one outcome: a second is refused, and so is an outcome for a
+/// run no pattern was observed in or injected for (a mistyped run id).
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("result").required(true).args(["pass", "fail"])))]
 pub struct OutcomeArgs {
+    /// The pipeline run: one that patterns were observed in or injected for.
     #[arg(long, value_name = "RUN")]
     run: String,
     /// The work held up.
@@ -174,6 +184,7 @@ pub struct OutcomeArgs {
 /// Make a pattern active: shared with every role (a human decision, recorded).
 #[derive(Debug, clap::Args)]
 pub struct PromoteArgs {
+    /// The pattern's id (as `pattern list` shows), or an alias of it.
     #[arg(value_name = "ID")]
     id: String,
     /// Why (recorded with the event).
@@ -184,6 +195,7 @@ pub struct PromoteArgs {
 /// Deprecate a pattern: it is no longer injected (until promoted again).
 #[derive(Debug, clap::Args)]
 pub struct DeprecateArgs {
+    /// The pattern's id (as `pattern list` shows), or an alias of it.
     #[arg(value_name = "ID")]
     id: String,
     /// Why (recorded with the event).
@@ -208,6 +220,59 @@ pub fn run(command: Command, ui: &mut Ui) -> Outcome {
         ),
         Command::Deprecate(a) => mark(&a.id, "pattern_deprecated", "reason", a.reason, ui),
     }
+}
+
+/// A comma-list option's items, trimmed, without empty ones and repeats.
+fn clean_list(items: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        let item = item.trim();
+        if !item.is_empty() && !out.iter().any(|o| o == item) {
+            out.push(item.to_owned());
+        }
+    }
+    out
+}
+
+/// The text of a file the user named (`-`: standard input); bytes that are
+/// not UTF-8 are reported as `FILE:LINE:COL` (the column in characters).
+fn read_input(file: &str, what: &str) -> Result<String, Error> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    if file == "-" {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(std::path::Path::new("<stdin>"), e))?;
+    } else {
+        bytes = std::fs::read(file).map_err(|e| match e.kind() {
+            // A path the user typed: bad input, not a broken environment.
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory => Error::Usage {
+                message: format!("cannot read {file}: {e}"),
+                hint: Some("name a text file, or `-` for standard input".into()),
+            },
+            _ => Error::io(std::path::Path::new(file), e),
+        })?;
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let valid = &bytes[..at];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        // Characters before the bad byte on its line: bytes that start one.
+        let col = valid[line_start..]
+            .iter()
+            .filter(|&&b| b & 0xC0 != 0x80)
+            .count()
+            + 1;
+        Error::Usage {
+            message: format!(
+                "{file}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
+                bytes.get(at).copied().unwrap_or(0)
+            ),
+            hint: Some(format!("save the {what} as UTF-8; nothing was recorded")),
+        }
+    })
 }
 
 fn check_run(run: &str) -> Result<(), Error> {
@@ -239,10 +304,12 @@ fn patterns(store: &git_swarm::Store) -> Result<PatternFold, Error> {
         .unwrap_or_default())
 }
 
-fn extract(args: ExtractArgs, ui: &mut Ui) -> Outcome {
+fn extract(mut args: ExtractArgs, ui: &mut Ui) -> Outcome {
     super::inject::check_role(&args.role)?;
     check_run(&args.run)?;
-    let markdown = super::inject::read_text(&args.file)?;
+    args.labels = clean_list(&args.labels);
+    args.files = clean_list(&args.files);
+    let markdown = read_input(&args.file, "deliberation")?;
     let observations =
         text::extract(&markdown).map_err(|e| bad_file(&args.file, &e, "deliberation"))?;
     let store = super::store(ui)?;
@@ -522,6 +589,9 @@ pub fn block_for(
 ) -> Result<block::Block, Error> {
     let views = loaded.pattern_views(role)?;
     git_swarm::trace::mark("pattern views read");
+    // An empty or space-padded item would match what it should not.
+    let labels = &clean_list(labels);
+    let files = &clean_list(files);
     Ok(block::select(
         views,
         &store.config.patterns,
@@ -581,12 +651,13 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-fn feedback(args: FeedbackArgs, ui: &mut Ui) -> Outcome {
+fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
     super::inject::check_role(&args.adversarial_role)?;
     super::inject::check_role(&args.validator_role)?;
     check_run(&args.run)?;
-    let deliberation = super::inject::read_text(&args.deliberation)?;
-    let verdict_text = super::inject::read_text(&args.verdict)?;
+    args.files = clean_list(&args.files);
+    let deliberation = read_input(&args.deliberation, "deliberation")?;
+    let verdict_text = read_input(&args.verdict, "verdict")?;
     let observations = text::extract(&deliberation)
         .map_err(|e| bad_file(&args.deliberation, &e, "deliberation"))?;
     let verdict =
@@ -619,8 +690,28 @@ fn feedback(args: FeedbackArgs, ui: &mut Ui) -> Outcome {
     let finder = text::Finder::new(&observations);
     for fp in &verdict.false_positives {
         let found = match finder.find(fp, cfg.finding_match) {
-            Match::Substring { index } => Some((index, "substring".to_owned())),
+            Match::Phrase { index } => Some((index, "phrase".to_owned())),
             Match::Overlap { index, score } => Some((index, format!("token overlap {score:.2}"))),
+            Match::Ambiguous { indices } => {
+                let at: Vec<String> = indices
+                    .iter()
+                    .map(|&i| observations[i].line.to_string())
+                    .collect();
+                lines.push(format!(
+                    "false positive matches {} findings alike (lines {}), nothing recorded; quote more of the finding: {fp}",
+                    indices.len(),
+                    at.join(", ")
+                ));
+                None
+            }
+            Match::TooShort => {
+                lines.push(format!(
+                    "false positive too short to name a finding (it needs {} words, {} of them not stop words), nothing recorded: {fp}",
+                    text::MIN_FALSE_POSITIVE_WORDS,
+                    text::MIN_FALSE_POSITIVE_CONTENT_WORDS
+                ));
+                None
+            }
             Match::None { best } => {
                 lines.push(format!(
                     "false positive not found in the deliberation (best token overlap {best:.2}), nothing recorded: {fp}"
@@ -781,11 +872,30 @@ fn outcome(args: OutcomeArgs, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
+    // Every record, observed here or not: a pattern injected for the run by
+    // id is graded too.
     let used: Vec<&String> = fold
-        .observed()
+        .patterns
+        .iter()
         .filter(|(_, p)| p.used_in(&args.run))
         .map(|(id, _)| id)
         .collect();
+    if used.is_empty() {
+        // An outcome locks the run: one for a mistyped id would lock a run
+        // that has not started yet.
+        return Err(Error::Usage {
+            message: format!(
+                "no pattern was observed in or injected for run `{}`: nothing to grade",
+                args.run
+            ),
+            hint: Some(
+                "check the run id; patterns join a run with `git swarm pattern extract --run` \
+                 or `git swarm pattern inject --run`; nothing was recorded"
+                    .into(),
+            ),
+        }
+        .into());
+    }
     let result = if args.pass { "pass" } else { "fail" };
     let e = store
         .event("outcome")

@@ -570,7 +570,9 @@ fn file_overlaps<S: AsRef<str>>(seen: &[S], file: &str) -> bool {
         f.rsplit_once('/').map_or("", |(d, _)| d)
     }
     let folder = dir(file);
+    // An empty path (recorded before lists were cleaned) is no file at all.
     seen.iter()
+        .filter(|s| !s.as_ref().is_empty())
         .any(|s| s.as_ref() == file || dir(s.as_ref()) == folder)
 }
 

@@ -30,17 +30,25 @@
 //! - **Short paragraphs**: other runs of text lines, when at most 240
 //!   characters long, not opening with a greeting or a wrap-up (`Hi,`,
 //!   `Thanks for …`, `Here is my review`, `I have reviewed …`,
-//!   `Overall, …`, `In summary …`), and not under a heading or label that
+//!   `Overall, …`, `In summary …`, `Looks good …`, `This seems fine …`,
+//!   `All good`, `No further comments …`, `Nothing else to add`,
+//!   `That's all …`), and not under a heading or label that
 //!   introduces prose (`Summary`, `Overview`, `Context`, `Background`,
 //!   `Introduction`, `TL;DR`, `Description`, `Verdict`, `Conclusion`). A
 //!   line opening with a bold key (`**Impact**: …`) starts a paragraph.
 //!
-//! Never read: headings (ATX and setext), label-only lines (`Findings:`,
+//! Never read: YAML front matter (a first line `---`, then `key:` lines,
+//! up to a `---` or `...` line), headings (ATX, and setext: the whole
+//! paragraph above the underline), label-only lines (`Findings:`,
 //! `**Summary**`, a line of one or two words on its own), metadata fields
 //! (`Severity: high`, `**Location**: src/a.rs:3`, `File:`, `Id:`, …),
 //! horizontal rules, tables (rows and separators), blockquotes, fenced
 //! code blocks, indented code blocks, html comments
-//! (`<!-- jkz:verdict-json … -->` included, across lines), verdict lines
+//! (`<!-- jkz:verdict-json … -->` included, across lines), html blocks (a
+//! line opening with a block-level tag such as `<details>` or `</div>`, or
+//! a line of one tag of any name outside a paragraph, up to a blank line;
+//! `<pre>`, `<script>`, `<style>`, `<textarea>` up to their closing tag),
+//! verdict lines
 //! (`Verdict: PASS`, `Status - approved`) and ack lines
 //! (`KNOWLEDGE_APPLIED:abc`, `VERIFIED:abc`, any `UPPER_SNAKE:` marker).
 //!
@@ -136,13 +144,14 @@ pub fn extract(markdown: &str) -> Result<Vec<Observation>, TextError> {
         return Err(TextError::new(line, "NUL byte in the deliberation"));
     }
     let mut ex = Extractor::default();
-    for (n, line) in lines(markdown) {
+    let skip = front_matter_end(markdown).unwrap_or(0);
+    for (n, line) in lines(markdown).skip(skip) {
         ex.line(n, line);
     }
     if let Some(f) = ex.fence {
         return Err(TextError::new(
             f.line,
-            format!("code fence `{}` is never closed", f.marker()),
+            format!("code fence {} is never closed", f.quoted()),
         ));
     }
     if let Some(line) = ex.comment {
@@ -157,6 +166,11 @@ struct Extractor {
     fence: Option<Fence>,
     /// The line where the open html comment started.
     comment: Option<usize>,
+    /// An open html block, and what ends it.
+    html: Option<HtmlEnd>,
+    /// The open paragraph in the CommonMark sense: its lines, and where its
+    /// observations start in `out` (a setext underline takes them back).
+    para: Option<Para>,
     block: Option<Block>,
     /// Indentation of the last bullet, while its list goes on: indented
     /// lines there are list content, not indented code.
@@ -178,6 +192,20 @@ struct Block {
     skip: bool,
 }
 
+struct Para {
+    out_len: usize,
+    lines: Vec<String>,
+}
+
+/// What ends an html block (CommonMark's block kinds 1, 6 and 7).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HtmlEnd {
+    /// A blank line.
+    Blank,
+    /// A line holding `</tag>` (`script`, `pre`, `style`, `textarea`).
+    Close(&'static str),
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
     Item { indent: usize },
@@ -195,6 +223,19 @@ impl Extractor {
         }
         let live = strip_comments(raw, n, &mut self.comment);
         let t = live.trim();
+        match self.html {
+            Some(HtmlEnd::Blank) if t.is_empty() => self.html = None,
+            Some(HtmlEnd::Close(tag)) => {
+                if closes_html(raw, tag) {
+                    self.html = None;
+                }
+                return;
+            }
+            Some(HtmlEnd::Blank) => return,
+            None => {}
+        }
+        // The open paragraph, kept below only if this line goes on with it.
+        let para = self.para.take();
         if t.is_empty() {
             self.flush();
             self.in_table = false;
@@ -206,11 +247,22 @@ impl Extractor {
             self.fence = Some(Fence { ch, len, line: n });
             return;
         }
-        if indent >= 4 && self.block.is_none() && self.list_indent.is_none() {
+        if indent >= 4 && self.block.is_none() && self.list_indent.is_none() && para.is_none() {
             return; // indented code
         }
         if t.starts_with('>') {
             self.flush();
+            return;
+        }
+        if let Some(end) = html_block(&live, para.is_some()) {
+            self.flush();
+            self.list_indent = None;
+            if let HtmlEnd::Close(tag) = end
+                && closes_html(raw, tag)
+            {
+                return;
+            }
+            self.html = Some(end);
             return;
         }
         if let Some(title) = atx_heading(&live) {
@@ -220,18 +272,16 @@ impl Extractor {
             return;
         }
         if let Some(ch) = underline(t) {
-            let heading = matches!(
-                self.block.as_ref().map(|b| b.kind),
-                Some(BlockKind::Paragraph { .. } | BlockKind::Finding)
-            );
-            if heading && (ch == '=' || t.len() >= 2) {
-                // Setext heading: the open paragraph was its title.
-                let title = self
-                    .block
-                    .take()
-                    .map(|b| b.parts.join(" "))
-                    .unwrap_or_default();
-                self.set_section(&title);
+            if let Some(p) = &para
+                && (ch == '=' || t.len() >= 2)
+            {
+                // Setext heading: the whole paragraph above is its title,
+                // and none of it is an observation.
+                for o in self.out.drain(p.out_len..) {
+                    self.seen.remove(&o.normalised);
+                }
+                self.block = None;
+                self.set_section(&p.lines.join(" "));
                 self.list_indent = None;
                 return;
             }
@@ -293,6 +343,16 @@ impl Extractor {
         if self.list_indent.is_some_and(|l| indent <= l) {
             self.list_indent = None;
         }
+        // From here on the line is paragraph text, in the CommonMark sense.
+        let mut para = para.unwrap_or_else(|| {
+            self.flush();
+            Para {
+                out_len: self.out.len(),
+                lines: Vec::new(),
+            }
+        });
+        para.lines.push(t.to_owned());
+        self.para = Some(para);
         let cleaned = clean_inline(t);
         if is_ack_line(&cleaned) || is_verdict_line(&cleaned) {
             self.flush();
@@ -461,9 +521,145 @@ static GREETING: LazyLock<Regex> = LazyLock::new(|| {
             |let\s+me|hope\s+this\s+helps|(?:great|nice|good)\s+(?:work|job)|well\s+done|lgtm
             |overall(?:\s*[,:]|\s+(?:this|the|it)\s)|in\s+(?:summary|conclusion|short)
             |to\s+sum\s+up|all\s+in\s+all)\b
+        | (?:(?:this|it|everything|all)\s+)?(?:looks|seems)\s+
+            (?:good|great|fine|solid|sound|reasonable|ok|okay)\b
+        | (?:all\s+good|good\s+to\s+go|ship\s+it|happy\s+to\s+approve
+            |(?:excellent|solid)\s+(?:work|job)|that\s+is\s+all|that['’]s\s+all
+            |no\s+(?:further|other|more)\s+(?:comments|concerns|issues|findings|remarks)
+            |nothing\s+(?:else|more|further)\s+(?:to\s+add|from\s+me))\b
         )",
     )
 });
+
+/// Block-level html tags (CommonMark's html block kind 6).
+const HTML_BLOCK_TAGS: [&str; 62] = [
+    "address",
+    "article",
+    "aside",
+    "base",
+    "basefont",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "col",
+    "colgroup",
+    "dd",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "frame",
+    "frameset",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hr",
+    "html",
+    "iframe",
+    "legend",
+    "li",
+    "link",
+    "main",
+    "menu",
+    "menuitem",
+    "nav",
+    "noframes",
+    "ol",
+    "optgroup",
+    "option",
+    "p",
+    "param",
+    "search",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "title",
+    "tr",
+    "track",
+    "ul",
+];
+
+/// Tags whose html block runs to their closing tag (CommonMark kind 1).
+const HTML_RAW_TAGS: [&str; 4] = ["script", "pre", "style", "textarea"];
+
+/// The tag name a line opens with: `<name` or `</name`, up to 3 spaces
+/// of indentation, and whether it is a closing tag.
+static HTML_TAG_START: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^ {0,3}<(/?)([A-Za-z][A-Za-z0-9-]*)(?:[ \t>]|/>|$)"));
+
+/// A line of one complete open or closing tag (CommonMark kind 7).
+static HTML_LONE_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r#"^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:[ \t]+[A-Za-z_:][A-Za-z0-9_.:-]*(?:[ \t]*=[ \t]*(?:[^ \t"'=<>`]+|'[^']*'|"[^"]*"))?)*[ \t]*/?>|</[A-Za-z][A-Za-z0-9-]*[ \t]*>)[ \t]*$"#,
+    )
+});
+
+/// Does `line` start an html block, and what ends it? A line opening
+/// with a block-level tag (`<details>`, `</div>`, …) starts one that ends
+/// at a blank line, as does a line of one complete tag of any name when
+/// it does not interrupt a paragraph; `<pre>`, `<script>`, `<style>` and
+/// `<textarea>` run to their closing tag.
+fn html_block(line: &str, in_paragraph: bool) -> Option<HtmlEnd> {
+    let c = HTML_TAG_START.captures(line)?;
+    let name = c.get(2).map_or("", |m| m.as_str()).to_ascii_lowercase();
+    let closing = c.get(1).is_some_and(|m| !m.as_str().is_empty());
+    if !closing && let Some(raw) = HTML_RAW_TAGS.iter().find(|t| **t == name) {
+        return Some(HtmlEnd::Close(raw));
+    }
+    if HTML_BLOCK_TAGS.contains(&name.as_str())
+        || (!in_paragraph
+            && !HTML_RAW_TAGS.contains(&name.as_str())
+            && HTML_LONE_TAG.is_match(line))
+    {
+        return Some(HtmlEnd::Blank);
+    }
+    None
+}
+
+/// Does `line` hold `</tag>` (any case)?
+fn closes_html(line: &str, tag: &str) -> bool {
+    line.to_ascii_lowercase().contains(&format!("</{tag}>"))
+}
+
+/// The line that closes a YAML front matter block at the very start of a
+/// deliberation: line 1 is `---` (after a byte order mark, if any), the
+/// next line opens a mapping (`key:`), and the block ends at the next line
+/// that is `---` or `...`. `None` when there is no front matter, or it
+/// never closes (then the `---` is a horizontal rule).
+fn front_matter_end(text: &str) -> Option<usize> {
+    let mut it = lines(text);
+    let (_, first) = it.next()?;
+    if first.trim_start_matches('\u{feff}').trim_end() != "---" {
+        return None;
+    }
+    let (_, key) = it.next()?;
+    if !YAML_KEY.is_match(key) {
+        return None;
+    }
+    it.find(|(_, l)| matches!(l.trim_end(), "---" | "..."))
+        .map(|(n, _)| n)
+}
+
+static YAML_KEY: LazyLock<Regex> =
+    LazyLock::new(|| regex(r#"^(?:[A-Za-z_][\w .-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)"#));
 
 /// Line of the first NUL byte.
 fn nul_line(text: &str) -> Option<usize> {
@@ -564,6 +760,11 @@ struct Fence {
 impl Fence {
     fn marker(&self) -> String {
         char::from(self.ch).to_string().repeat(self.len)
+    }
+
+    /// The fence run in double quotes, for messages: `"```"`.
+    fn quoted(&self) -> String {
+        format!("\"{}\"", self.marker())
     }
 }
 
@@ -1000,8 +1201,8 @@ pub fn parse_verdict(markdown: &str) -> Result<VerdictDoc, TextError> {
     let scan = scan_verdict_blocks(markdown)?;
     let Some(block) = scan.blocks.into_iter().next_back() else {
         let mut message = format!(
-            "no verdict block: expected an html comment `<!-- {VERDICT_TAG} {{…}} -->` \
-             or a fenced block ```` ```{VERDICT_INFO} ````"
+            "no verdict block: expected an html comment \"<!-- {VERDICT_TAG} {{…}} -->\" \
+             or a fenced block \"```{VERDICT_INFO}\""
         );
         if let Some(hint) = scan.unclosed {
             message.push_str(&format!(" ({hint})"));
@@ -1120,12 +1321,12 @@ fn scan_verdict_blocks(markdown: &str) -> Result<VerdictScan, TextError> {
         if held.is_some() {
             return Err(TextError::new(
                 f.line,
-                format!("`{}{VERDICT_INFO}` block is never closed", f.marker()),
+                format!("\"{}{VERDICT_INFO}\" block is never closed", f.marker()),
             ));
         }
         unclosed = Some(format!(
-            "the code fence `{}` opened at line {} is never closed",
-            f.marker(),
+            "the code fence {} opened at line {} is never closed",
+            f.quoted(),
             f.line
         ));
     }
@@ -1133,7 +1334,7 @@ fn scan_verdict_blocks(markdown: &str) -> Result<VerdictScan, TextError> {
         if let Held::Verdict(_) = held {
             return Err(TextError::new(
                 line,
-                format!("`<!-- {VERDICT_TAG}` comment is never closed"),
+                format!("\"<!-- {VERDICT_TAG}\" comment is never closed"),
             ));
         }
         unclosed = Some(format!(
@@ -1413,8 +1614,9 @@ static CITATION: LazyLock<Regex> = LazyLock::new(|| {
 ///   with no `changed` files, any cited path with an extension.
 /// - [`Level::Reasoning`]: anything else.
 ///
-/// Blockquotes outside code blocks (an echoed prompt) are not read. A
-/// code fence that never closes runs to the end.
+/// Blockquotes outside code blocks (an echoed prompt) and YAML front
+/// matter (as [`extract`] skips it) are not read. A code fence that never
+/// closes runs to the end.
 pub fn evidence(deliberation: &str, changed: &[String]) -> Evidence {
     let wanted: Vec<(&str, &String)> = changed.iter().map(|c| (strip_dot(c), c)).collect();
     let mut exec: Option<(usize, &str)> = None;
@@ -1423,7 +1625,8 @@ pub fn evidence(deliberation: &str, changed: &[String]) -> Evidence {
     let mut fence: Option<Fence> = None;
     // The first command of the open fence still waiting for its output.
     let mut command: Option<(usize, &str)> = None;
-    for (n, line) in lines(deliberation) {
+    let skip = front_matter_end(deliberation).unwrap_or(0);
+    for (n, line) in lines(deliberation).skip(skip) {
         if let Some(f) = fence {
             if fence_closes(line, f) {
                 fence = None;
@@ -1524,43 +1727,71 @@ fn excerpt(line: &str) -> String {
 // Matching a validator's false positive
 // ---------------------------------------------------------------------------
 
+/// Fewest words a false positive has to name a finding.
+pub const MIN_FALSE_POSITIVE_WORDS: usize = 3;
+/// Fewest of those words that are not [`STOP_WORDS`].
+pub const MIN_FALSE_POSITIVE_CONTENT_WORDS: usize = 2;
+
 /// Where a false positive was found among observations.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Match {
-    /// The normalised texts contain one another.
-    Substring { index: usize },
+    /// The false positive's words are the finding's, or a run of them in
+    /// order (or the finding's words are a run of the false positive's).
+    Phrase { index: usize },
     /// The best token overlap, at or above the threshold.
     Overlap { index: usize, score: f64 },
+    /// Several findings match equally well: none is chosen.
+    Ambiguous { indices: Vec<usize> },
+    /// Too few words (or only stop words) to name a finding.
+    TooShort,
     /// Nothing matched; the best overlap seen.
     None { best: f64 },
 }
 
 /// Locate a validator's false-positive text among a deliberation's
-/// observations: first the first observation whose normalised text
-/// contains the normalised false positive or is contained in it; else the
-/// observation with the highest token [`jaccard`] (the first of equals) if
-/// that is at least `threshold` and above 0; else `None` with the best
-/// score seen. A finding label the validator quoted (`Finding 3: …`, as
-/// [`extract`] reads them) is not part of the text. An empty false
-/// positive matches nothing.
+/// observations. Texts are compared as the words of their [`normalise`]d
+/// forms (Unicode word boundaries), never as raw substrings: `e` is not
+/// part of `tenant`.
+///
+/// 1. A false positive of fewer than [`MIN_FALSE_POSITIVE_WORDS`] words, or
+///    fewer than [`MIN_FALSE_POSITIVE_CONTENT_WORDS`] that are not stop
+///    words, is [`Match::TooShort`]: it cannot name a finding.
+/// 2. The observation with exactly the same words is the match.
+/// 3. Else the observations holding the false positive's words as a run
+///    of whole words, in order, or whose words are such a run of the false
+///    positive's (a quote with a comment added): one is a
+///    [`Match::Phrase`], several are [`Match::Ambiguous`].
+/// 4. Else the observations with the highest token [`jaccard`], if that is
+///    at least `threshold` and above 0: one is a [`Match::Overlap`],
+///    several tied are [`Match::Ambiguous`].
+/// 5. Else [`Match::None`] with the best score seen.
+///
+/// A finding label the validator quoted (`Finding 3: …`, as [`extract`]
+/// reads them) is not part of the text.
 pub fn find_finding(observations: &[Observation], false_positive: &str, threshold: f64) -> Match {
     Finder::new(observations).find(false_positive, threshold)
 }
 
 /// The observations of one deliberation, to look up many false positives
-/// in: each observation is tokenised once, when a false positive first
-/// needs the token overlap.
+/// in: each observation's words and tokens are computed once, when a false
+/// positive first needs them.
 pub struct Finder<'a> {
     observations: &'a [Observation],
-    tokens: std::cell::OnceCell<Vec<Vec<String>>>,
+    /// Per observation: its words in order, and its [`tokens`].
+    words: std::cell::OnceCell<Vec<(Vec<&'a str>, Vec<String>)>>,
+}
+
+/// Is `needle` a run of consecutive items of `hay`?
+fn holds_run(hay: &[&str], needle: &[&str]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
 }
 
 impl<'a> Finder<'a> {
     pub fn new(observations: &'a [Observation]) -> Finder<'a> {
         Finder {
             observations,
-            tokens: std::cell::OnceCell::new(),
+            words: std::cell::OnceCell::new(),
         }
     }
 
@@ -1570,34 +1801,48 @@ impl<'a> Finder<'a> {
         if let Some(rest) = finding_label(&fp) {
             fp = normalise(rest);
         }
-        if fp.is_empty() {
-            return Match::None { best: 0.0 };
+        let fp_words: Vec<&str> = fp.unicode_words().collect();
+        let content = fp_words.iter().filter(|w| !STOP_WORDS.contains(w)).count();
+        if fp_words.len() < MIN_FALSE_POSITIVE_WORDS || content < MIN_FALSE_POSITIVE_CONTENT_WORDS {
+            return Match::TooShort;
         }
-        if let Some(index) = self.observations.iter().position(|o| {
-            !o.normalised.is_empty() && (o.normalised.contains(&fp) || fp.contains(&o.normalised))
-        }) {
-            return Match::Substring { index };
-        }
-        let fp_tokens = tokens(&fp);
-        let all = self.tokens.get_or_init(|| {
+        let all = self.words.get_or_init(|| {
             self.observations
                 .iter()
-                .map(|o| tokens(&o.normalised))
+                .map(|o| {
+                    (
+                        o.normalised.unicode_words().collect(),
+                        tokens(&o.normalised),
+                    )
+                })
                 .collect()
         });
-        let mut best = 0.0;
-        let mut at = None;
-        for (i, o) in all.iter().enumerate() {
-            let score = jaccard_sorted(&fp_tokens, o);
-            if score > best {
-                best = score;
-                at = Some(i);
-            }
+        let one_of = |indices: Vec<usize>, found: &dyn Fn(usize) -> Match| match indices[..] {
+            [] => None,
+            [index] => Some(found(index)),
+            _ => Some(Match::Ambiguous { indices }),
+        };
+        let exact: Vec<usize> = (0..all.len()).filter(|&i| all[i].0 == fp_words).collect();
+        if let Some(m) = one_of(exact, &|index| Match::Phrase { index }) {
+            return m;
         }
-        match at {
-            Some(index) if best >= threshold => Match::Overlap { index, score: best },
-            _ => Match::None { best },
+        let phrase: Vec<usize> = (0..all.len())
+            .filter(|&i| holds_run(&all[i].0, &fp_words) || holds_run(&fp_words, &all[i].0))
+            .collect();
+        if let Some(m) = one_of(phrase, &|index| Match::Phrase { index }) {
+            return m;
         }
+        let fp_tokens = tokens(&fp);
+        let scores: Vec<f64> = all
+            .iter()
+            .map(|(_, t)| jaccard_sorted(&fp_tokens, t))
+            .collect();
+        let best = scores.iter().copied().fold(0.0, f64::max);
+        if best <= 0.0 || best < threshold {
+            return Match::None { best };
+        }
+        let tied: Vec<usize> = (0..scores.len()).filter(|&i| scores[i] == best).collect();
+        one_of(tied, &|index| Match::Overlap { index, score: best }).unwrap_or(Match::None { best })
     }
 }
 
@@ -1915,6 +2160,124 @@ Verdict: FAIL
         );
     }
 
+    /// A setext underline makes the whole paragraph above it the heading,
+    /// whatever its lines look like.
+    #[test]
+    fn a_setext_heading_takes_the_whole_paragraph() {
+        for md in [
+            "Audit of the cache layer for tenants\n**Author**: judge, in the second pass\n---",
+            "Review of the cache layer here\nfor the tenant isolation work:\n---",
+            "The cache key must include the tenant id\nSeverity: high\n===",
+            "Finding: the cache key must include the tenant id\nand more words on it\n---",
+        ] {
+            assert_eq!(texts(md), Vec::<String>::new(), "{md:?}");
+        }
+        // Its title opens a section as any heading does.
+        let md = "Summary of the review\n**Scope**: the resolver\n---\nThe change adds caching to the resolver.";
+        assert_eq!(texts(md), Vec::<String>::new());
+        // A blank line in between: a horizontal rule, the paragraph stays.
+        assert_eq!(
+            texts("The retry loop has no upper bound.\n\n---\n"),
+            strings(&["The retry loop has no upper bound."])
+        );
+        // A list item above: a horizontal rule.
+        assert_eq!(
+            texts("- The retry loop has no upper bound.\n---\n"),
+            strings(&["The retry loop has no upper bound."])
+        );
+    }
+
+    #[test]
+    fn front_matter_is_skipped() {
+        let md = "---\ntitle: Audit of the cache layer for the tenant work\nauthor: judge\ntags: [cache]\n---\n\n- The cache key must include the tenant id.\n";
+        assert_eq!(
+            texts(md),
+            strings(&["The cache key must include the tenant id."])
+        );
+        assert_eq!(lines_of(md), vec![7]);
+        // `...` closes it too, and a BOM may come first.
+        let md = "\u{feff}---\ntitle: words words words words\n...\n- The cache key must include the tenant id.";
+        assert_eq!(
+            texts(md),
+            strings(&["The cache key must include the tenant id."])
+        );
+        // Not at the start, not a mapping, or never closed: not front matter.
+        for md in [
+            "\n---\ntitle: x\n- The cache key must include the tenant id.\n---\n",
+            "---\n- The cache key must include the tenant id.\n---\n",
+            "---\ntitle: x\n- The cache key must include the tenant id.\n",
+        ] {
+            assert!(
+                texts(md).iter().any(|t| t.contains("tenant id")),
+                "{md:?}: {:?}",
+                texts(md)
+            );
+        }
+        // Evidence is not read there either.
+        assert_eq!(
+            level("---\nsource: src/a.rs:12\n---\nno evidence", &["src/a.rs"]),
+            Level::Reasoning
+        );
+    }
+
+    #[test]
+    fn wrap_ups_are_not_observations() {
+        for md in [
+            "Looks good to me overall, thanks for the work!",
+            "This looks good to me, ship it when CI is green.",
+            "Seems fine to me after the second round of fixes.",
+            "All good from my side, nothing blocking here.",
+            "No further comments from me on this change.",
+            "Nothing else to add, the plan is ready to go.",
+            "That's all I have for this round of review.",
+            "Excellent work on the migration and its tests.",
+        ] {
+            assert_eq!(texts(md), Vec::<String>::new(), "{md:?}");
+        }
+        // A finding that merely contains the words is kept.
+        for md in [
+            "The handler looks good on paper but drops errors.",
+            "- Looks good is not a test: the retry path has none.",
+        ] {
+            assert_eq!(texts(md).len(), 1, "{md:?}");
+        }
+    }
+
+    #[test]
+    fn html_blocks_are_not_observations() {
+        let md = "<details><summary>raw</summary>\nsome raw output with many words in it\n</details>\n\n- The cache key must include the tenant id.\n";
+        assert_eq!(
+            texts(md),
+            strings(&["The cache key must include the tenant id."])
+        );
+        // Markdown after a blank line inside the element is read.
+        let md = "<details>\n<summary>Raw notes of the run</summary>\n\n- The cache key must include the tenant id.\n\n</details>";
+        assert_eq!(
+            texts(md),
+            strings(&["The cache key must include the tenant id."])
+        );
+        // `<pre>` runs to its closing tag, blank lines included.
+        let md = "<pre>\nthe output line one of many\n\nthe output line two of many\n</pre>\n- The cache key must include the tenant id.";
+        assert_eq!(
+            texts(md),
+            strings(&["The cache key must include the tenant id."])
+        );
+        // A lone tag of any name, not inside a paragraph.
+        assert_eq!(
+            texts("<custom-note kind=\"x\">\nwords words words words here\n"),
+            Vec::<String>::new()
+        );
+        // Inline html in a sentence, or a tag inside a paragraph, is text.
+        assert_eq!(
+            texts("The <code>cache</code> key must include the tenant id."),
+            strings(&["The <code>cache</code> key must include the tenant id."])
+        );
+        assert_eq!(
+            texts("The cache key must include the tenant id\n<br>\nin every query."),
+            strings(&["The cache key must include the tenant id <br> in every query."])
+        );
+    }
+
     #[test]
     fn boilerplate_is_not_observations() {
         for md in [
@@ -2126,7 +2489,7 @@ Verdict: FAIL
     #[test]
     fn an_unterminated_fence_is_an_error_where_it_opened() {
         let e = err("- a finding that is fine\n\n```rust\nfn main() {}\n");
-        assert_eq!(e, TextError::new(3, "code fence ````` is never closed"));
+        assert_eq!(e, TextError::new(3, "code fence \"```\" is never closed"));
     }
 
     #[test]
@@ -2825,11 +3188,11 @@ Verdict: FAIL
 ";
 
     #[test]
-    fn find_by_substring_either_way() {
+    fn find_by_phrase_either_way() {
         let obs = observations(DELIBERATION);
         assert_eq!(
             find_finding(&obs, "retries are UNBOUNDED", 0.5),
-            Match::Substring { index: 1 }
+            Match::Phrase { index: 1 }
         );
         assert_eq!(
             find_finding(
@@ -2837,7 +3200,60 @@ Verdict: FAIL
                 "**Finding**: the lock is held across an await point in the handler. It is fine.",
                 0.5
             ),
-            Match::Substring { index: 2 }
+            Match::Phrase { index: 2 }
+        );
+        assert_eq!(
+            find_finding(&obs, "The cache key must include the tenant id", 0.5),
+            Match::Phrase { index: 0 }
+        );
+    }
+
+    /// A phrase is whole words: a letter or a piece of a word is not.
+    #[test]
+    fn find_matches_whole_words_only() {
+        let obs = observations(DELIBERATION);
+        for short in [
+            "e",
+            "tenant",
+            "cache key",
+            "the the the",
+            "of the a",
+            "",
+            " **.** ",
+        ] {
+            assert_eq!(find_finding(&obs, short, 0.0), Match::TooShort, "{short:?}");
+        }
+        // Pieces of words are not the words.
+        assert_eq!(
+            find_finding(&obs, "ache key must inclu", 0.9),
+            Match::None { best: 2.0 / 8.0 }
+        );
+        // Words out of order are an overlap at best.
+        assert_eq!(
+            find_finding(&obs, "unbounded are retries", 0.9),
+            Match::None { best: 2.0 / 6.0 }
+        );
+    }
+
+    /// The same words are the match even when a longer finding holds them.
+    #[test]
+    fn find_prefers_the_finding_with_the_same_words() {
+        let obs = observations(
+            "- The cache key must include the tenant id.\n- The cache key must include the tenant id and the region.\n",
+        );
+        assert_eq!(
+            find_finding(&obs, "the cache key must include the tenant id", 0.5),
+            Match::Phrase { index: 0 }
+        );
+        assert_eq!(
+            find_finding(&obs, "the tenant id and the region", 0.5),
+            Match::Phrase { index: 1 }
+        );
+        assert_eq!(
+            find_finding(&obs, "must include the tenant id", 0.5),
+            Match::Ambiguous {
+                indices: vec![0, 1]
+            }
         );
     }
 
@@ -2854,11 +3270,11 @@ Verdict: FAIL
                 "Finding 3: the retry loop must stop after five attempts",
                 0.9
             ),
-            Match::Substring { index: 0 }
+            Match::Phrase { index: 0 }
         );
         assert_eq!(
             find_finding(&obs, "**Issue #3** - The retry loop must stop", 0.9),
-            Match::Substring { index: 0 }
+            Match::Phrase { index: 0 }
         );
     }
 
@@ -2890,13 +3306,19 @@ Verdict: FAIL
     }
 
     #[test]
-    fn find_ties_keep_the_first() {
+    fn find_ties_are_ambiguous() {
         let obs = observations("- alpha beta gamma delta\n- alpha beta epsilon zeta");
         assert_eq!(
-            find_finding(&obs, "alpha beta omega", 0.1),
+            find_finding(&obs, "alpha omega beta", 0.1),
+            Match::Ambiguous {
+                indices: vec![0, 1]
+            }
+        );
+        assert_eq!(
+            find_finding(&obs, "alpha beta omega gamma", 0.1),
             Match::Overlap {
                 index: 0,
-                score: 2.0 / 5.0
+                score: 3.0 / 5.0
             }
         );
     }
@@ -2908,11 +3330,6 @@ Verdict: FAIL
         assert_eq!(m, Match::None { best: 4.0 / 7.0 });
         assert_eq!(
             find_finding(&obs, "completely unrelated words", 0.1),
-            Match::None { best: 0.0 }
-        );
-        assert_eq!(find_finding(&obs, "", 0.0), Match::None { best: 0.0 });
-        assert_eq!(
-            find_finding(&obs, " **.** ", 0.0),
             Match::None { best: 0.0 }
         );
         assert_eq!(
@@ -3098,20 +3515,25 @@ Verdict: FAIL
                         assert!(seen.insert(o.normalised.clone()), "{s:?}: {o:?}");
                         assert!(!o.text.contains(['\n', '\r', '\0']), "{s:?}: {o:?}");
                     }
-                    for o in &obs {
-                        assert_eq!(
-                            find_finding(&obs, &o.text, 0.5),
-                            Match::Substring {
-                                index: obs
-                                    .iter()
-                                    .position(|p| {
-                                        p.normalised.contains(&o.normalised)
-                                            || o.normalised.contains(&p.normalised)
-                                    })
-                                    .expect("valid test input")
-                            },
-                            "{s:?}"
-                        );
+                    for (i, o) in obs.iter().enumerate() {
+                        let words = |n: &str| n.unicode_words().map(str::to_owned).collect();
+                        let mine: Vec<String> = words(&o.normalised);
+                        let same: Vec<usize> = (0..obs.len())
+                            .filter(|&j| words(&obs[j].normalised) == mine)
+                            .collect();
+                        match find_finding(&obs, &o.text, 0.5) {
+                            // Its own text finds it, unless another has the same words.
+                            Match::Phrase { index } => {
+                                assert!(same == [index] || finding_label(&o.normalised).is_some());
+                                assert!(index == i || finding_label(&o.normalised).is_some());
+                            }
+                            Match::Ambiguous { indices } => {
+                                assert!(indices.len() > 1, "{s:?}");
+                            }
+                            Match::TooShort | Match::Overlap { .. } | Match::None { .. } => {
+                                assert!(same.len() <= 1, "{s:?}");
+                            }
+                        }
                     }
                 }
                 Err(e) => assert!((1..=line_count).contains(&e.line), "{s:?}: {e}"),
