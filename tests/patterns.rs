@@ -1138,3 +1138,33 @@ fn input_errors_name_the_place_and_quote_readably() {
     );
     assert!(of_kind(&env, "pattern_ignored").is_empty());
 }
+
+/// Patterns that could not be written never reached the agent: the run
+/// does not count them as used.
+#[test]
+fn an_inject_that_cannot_be_written_records_no_use() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let env = TestEnv::initialised();
+    extract(&env, "judge", "r1", &[], DELIBERATION).success();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("open /dev/full");
+    let out = env
+        .command(common::bin(), &env.root)
+        .args(["pattern", "inject", "--role", "judge", "--run", "r2"])
+        .stdout(full)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(of_kind(&env, "pattern_shown").is_empty());
+    swarm(
+        &env,
+        &["pattern", "inject", "--role", "judge", "--run", "r2"],
+    )
+    .success();
+    assert_eq!(of_kind(&env, "pattern_shown").len(), 1);
+}

@@ -632,6 +632,14 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
         &args.files,
         budget,
     )?;
+    // Delivered before recorded: patterns that never reached the agent (a
+    // closed pipe, a full disk) must not count as used by the run.
+    if args.format == Format::Json {
+        ui.json(&b)?;
+    } else {
+        write!(ui.out, "{}", b.render())?;
+    }
+    ui.out.flush()?;
     if let Some(run) = &args.run
         && !b.lines.is_empty()
     {
@@ -642,11 +650,6 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
             .with("run", run.clone());
         e.actor.role = Some(args.role.clone());
         super::append(&store, &[e], ui)?;
-    }
-    if args.format == Format::Json {
-        ui.json(&b)?;
-    } else {
-        write!(ui.out, "{}", b.render())?;
     }
     Ok(ExitCode::SUCCESS)
 }
