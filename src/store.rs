@@ -52,6 +52,7 @@ impl Repo {
                     detail: e.to_string(),
                 }
             })?;
+        let repo = explicit_git_dir_work_tree(repo, cwd)?;
         let Some(root) = repo.work_dir() else {
             return Err(Error::BareRepository {
                 path: repo.git_dir().to_path_buf(),
@@ -87,6 +88,76 @@ impl Repo {
                 )),
             })
     }
+}
+
+/// The work tree git uses when `GIT_DIR` names the repository
+/// (`setup_explicit_git_dir` in git's `setup.c`), applied to what gix opened.
+///
+/// `GIT_WORK_TREE` wins, and gix honours it. Otherwise git has no work tree
+/// when `core.bare` is true; takes `core.worktree` (relative to the git
+/// dir) when it is set; has none when `GIT_IMPLICIT_WORK_TREE` is false; and
+/// otherwise takes the current directory as the top of the work tree. gix
+/// takes the parent of a `.git` directory instead, a linked worktree's
+/// checkout, or nothing for a git dir of another name, and misses
+/// `core.worktree` when `GIT_DIR` is relative. As in git, only the
+/// repository's own config files (in the git dir: `config`,
+/// `config.worktree`) count for `core.bare` and `core.worktree`; a linked
+/// worktree does not take them from the main repository's.
+fn explicit_git_dir_work_tree(
+    repo: gix::ThreadSafeRepository,
+    cwd: &Path,
+) -> Result<gix::ThreadSafeRepository> {
+    if std::env::var_os("GIT_DIR").is_none() || std::env::var_os("GIT_WORK_TREE").is_some() {
+        return Ok(repo);
+    }
+    let mut local = repo.to_thread_local();
+    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| cwd.join(p));
+    let git_dir = absolute(local.git_dir());
+    let (configured, bare) = {
+        let snapshot = local.config_snapshot();
+        let config = snapshot.plumbing();
+        let own = |meta: &gix::config::file::Metadata| {
+            matches!(
+                meta.source,
+                gix::config::Source::Local | gix::config::Source::Worktree
+            ) && meta
+                .path
+                .as_deref()
+                .is_some_and(|p| absolute(p).starts_with(&git_dir))
+        };
+        (
+            config.string_filter("core.worktree", own),
+            matches!(config.boolean_filter("core.bare", own), Ok(Some(true))),
+        )
+    };
+    let implicit = || {
+        std::env::var_os("GIT_IMPLICIT_WORK_TREE")
+            .and_then(|v| gix::config::Boolean::try_from(v).ok())
+            .is_none_or(|b| b.0)
+    };
+    let work_tree = if bare {
+        None
+    } else if let Some(configured) = configured {
+        let path = gix::path::from_bstring(configured)
+            .map_err(|e| Error::git("reading core.worktree", e))?;
+        Some(git_dir.join(path))
+    } else if implicit() {
+        Some(cwd.to_path_buf())
+    } else {
+        None
+    };
+    if let Some(dir) = &work_tree {
+        std::fs::read_dir(dir).map_err(|e| Error::Usage {
+            message: format!("the work tree {} cannot be read: {e}", dir.display()),
+            hint: Some(
+                "with GIT_DIR set, the work tree is GIT_WORK_TREE, else core.worktree, else the current directory".into(),
+            ),
+        })?;
+    }
+    local
+        .set_workdir(work_tree)
+        .map_err(|e| Error::git("setting the work tree", e))?;
+    Ok(local.into())
 }
 
 /// An opened `.swarm/`.
