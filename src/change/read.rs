@@ -427,13 +427,27 @@ fn same_blob(repo: &gix::Repository, id: ObjectId, path: &Path, convert: bool) -
     Ok(hash == id)
 }
 
+/// How to get history a shallow clone does not have.
+const DEEPEN: &str =
+    "fetch more history with `git fetch --deepen=<n>`, or all of it with `git fetch --unshallow`";
+
+/// Is the repository a shallow clone (history cut at the commits its
+/// `shallow` file lists)?
+fn is_shallow(repo: &gix::Repository) -> bool {
+    repo.is_shallow().unwrap_or(false)
+}
+
 /// The object `spec` names, with annotated tags peeled (as `git diff`
 /// peels them), and its tree.
 fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
     // gix's own message names its parser's internals (`delegate.traverse(…)`).
     let id = repo.rev_parse_single(spec).map_err(|_| Error::Usage {
         message: format!("`{spec}` does not name a revision in this repository"),
-        hint: Some("name a commit, branch or tag that `git rev-parse --verify` accepts".into()),
+        hint: Some(if is_shallow(repo) {
+            format!("this clone is shallow, and it may lie beyond the history fetched: {DEEPEN}")
+        } else {
+            "name a commit, branch or tag that `git rev-parse --verify` accepts".into()
+        }),
     })?;
     let object = id
         .object()
@@ -453,9 +467,25 @@ pub fn range(repo: &gix::Repository, from: &str, to: &str, symmetric: bool) -> R
     let (from_id, from_tree) = tree_of(repo, from)?;
     let (to_id, to_tree) = tree_of(repo, to)?;
     let old_tree = if symmetric {
-        let no_base = |detail: String| Error::Usage {
-            message: format!("`{from}` and `{to}` have no merge base{detail}"),
-            hint: Some("use A..B for unrelated histories".into()),
+        let shallow = is_shallow(repo);
+        let no_base = |detail: String| {
+            if shallow {
+                // As in git, the history stops at the shallow boundary; the
+                // base may well be beyond it.
+                Error::Usage {
+                    message: format!(
+                        "`{from}` and `{to}` have no merge base in this shallow clone{detail}"
+                    ),
+                    hint: Some(format!(
+                        "it may lie beyond the history fetched: {DEEPEN}; use A..B for unrelated histories"
+                    )),
+                }
+            } else {
+                Error::Usage {
+                    message: format!("`{from}` and `{to}` have no merge base{detail}"),
+                    hint: Some("use A..B for unrelated histories".into()),
+                }
+            }
         };
         let base = repo
             .merge_base(from_id, to_id)
@@ -476,8 +506,26 @@ pub fn commit(repo: &gix::Repository, spec: &str) -> Result<Read> {
         message: format!("`{spec}` is not a commit: {e}"),
         hint: Some("name a commit; use --range for a range".into()),
     })?;
+    // As in git, a commit at the boundary of a shallow clone has no parents
+    // (its parents are not there): like a root commit, every file is added.
+    let at_boundary = repo
+        .shallow_commits()
+        .map_err(|e| Error::git("reading the shallow file", e))?
+        .is_some_and(|boundary| boundary.iter().any(|b| *b == id));
     let parent_tree = match commit.parent_ids().next() {
-        Some(parent) => Some(tree_of(repo, &parent.to_string())?.1),
+        Some(_) if at_boundary => None,
+        Some(parent) => {
+            let parent = parent.detach();
+            let missing = |e: &dyn std::fmt::Display| {
+                Error::git(format!("reading {parent}, the first parent of `{spec}`"), e)
+            };
+            let tree = repo
+                .find_commit(parent)
+                .map_err(|e| missing(&e))?
+                .tree_id()
+                .map_err(|e| missing(&e))?;
+            Some(tree.detach())
+        }
         None => None,
     };
     let files = diff_trees(repo, parent_tree, tree)?;
