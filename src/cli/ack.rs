@@ -52,7 +52,7 @@ struct Line {
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    let text = super::inject::read_text(&args.file)?;
+    let text = super::inject::read_input(&args.file, "message")?;
     let store = super::store(ui)?;
     let (events, problems) = learning::read_log(&store)?;
     for p in &problems {
@@ -208,13 +208,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         write_audit(&store, &audit)?;
     }
     if violations {
-        let loaded = git_swarm::index::load(&store)?;
-        let index = &loaded.index;
-        super::escalate(
-            &store,
-            |id| index.directive(id).and_then(|e| e.directive.as_ref()),
-            ui,
-        )?;
+        super::escalate_from_index(&store, ui)?;
     }
     if args.format == Format::Json {
         ui.json(&serde_json::json!({

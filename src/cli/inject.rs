@@ -61,7 +61,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     let task = match (&args.task, &args.task_file) {
         (Some(t), _) => t.clone(),
-        (None, Some(f)) => read_text(f)?,
+        (None, Some(f)) => read_input(f, "task")?,
         (None, None) => String::new(),
     };
     let store = super::store(ui)?;
@@ -171,8 +171,9 @@ pub fn check_role(role: &str) -> Result<(), Error> {
     }
 }
 
-/// The text of FILE, or of standard input for `-`.
-pub fn read_text(file: &str) -> Result<String, Error> {
+/// The text of a file the user named (`-`: standard input); bytes that are
+/// not UTF-8 are reported as `FILE:LINE:COL` (the column in characters).
+pub fn read_input(file: &str, what: &str) -> Result<String, Error> {
     let mut bytes = Vec::new();
     if file == "-" {
         if std::io::stdin().is_terminal() {
@@ -192,12 +193,25 @@ pub fn read_text(file: &str) -> Result<String, Error> {
             _ => Error::io(std::path::Path::new(file), e),
         })?;
     }
-    String::from_utf8(bytes).map_err(|e| Error::Usage {
-        message: format!(
-            "{file} is not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        ),
-        hint: Some("pass a UTF-8 text file".into()),
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let valid = &bytes[..at];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        // Characters before the bad byte on its line: bytes that start one.
+        let col = valid[line_start..]
+            .iter()
+            .filter(|&&b| b & 0xC0 != 0x80)
+            .count()
+            + 1;
+        Error::Usage {
+            message: format!(
+                "{file}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
+                bytes.get(at).copied().unwrap_or(0)
+            ),
+            hint: Some(format!("save the {what} as UTF-8; nothing was recorded")),
+        }
     })
 }
 

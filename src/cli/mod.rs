@@ -244,6 +244,18 @@ fn report_torn(store: &Store, saved: &[std::path::PathBuf], ui: &mut Ui) {
     }
 }
 
+/// [`escalate`], with the directives read from the index: for a command
+/// that recorded violations without having loaded them itself.
+pub fn escalate_from_index(store: &Store, ui: &mut Ui) -> Result<(), Error> {
+    let loaded = git_swarm::index::load(store)?;
+    let index = &loaded.index;
+    escalate(
+        store,
+        |id| index.directive(id).and_then(|e| e.directive.as_ref()),
+        ui,
+    )
+}
+
 /// After violations were recorded: appends an `escalation` event for each
 /// episode the fold has opened and no event records yet, once (of several
 /// processes racing, one writes it), and says so.

@@ -234,47 +234,6 @@ fn clean_list(items: &[String]) -> Vec<String> {
     out
 }
 
-/// The text of a file the user named (`-`: standard input); bytes that are
-/// not UTF-8 are reported as `FILE:LINE:COL` (the column in characters).
-fn read_input(file: &str, what: &str) -> Result<String, Error> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    if file == "-" {
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(std::path::Path::new("<stdin>"), e))?;
-    } else {
-        bytes = std::fs::read(file).map_err(|e| match e.kind() {
-            // A path the user typed: bad input, not a broken environment.
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory => Error::Usage {
-                message: format!("cannot read {file}: {e}"),
-                hint: Some("name a text file, or `-` for standard input".into()),
-            },
-            _ => Error::io(std::path::Path::new(file), e),
-        })?;
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        let at = e.utf8_error().valid_up_to();
-        let valid = &bytes[..at];
-        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        // Characters before the bad byte on its line: bytes that start one.
-        let col = valid[line_start..]
-            .iter()
-            .filter(|&&b| b & 0xC0 != 0x80)
-            .count()
-            + 1;
-        Error::Usage {
-            message: format!(
-                "{file}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
-                bytes.get(at).copied().unwrap_or(0)
-            ),
-            hint: Some(format!("save the {what} as UTF-8; nothing was recorded")),
-        }
-    })
-}
-
 fn check_run(run: &str) -> Result<(), Error> {
     if run.trim().is_empty() || run.chars().count() > 128 || run.chars().any(char::is_control) {
         return Err(Error::Usage {
@@ -309,7 +268,7 @@ fn extract(mut args: ExtractArgs, ui: &mut Ui) -> Outcome {
     check_run(&args.run)?;
     args.labels = clean_list(&args.labels);
     args.files = clean_list(&args.files);
-    let markdown = read_input(&args.file, "deliberation")?;
+    let markdown = super::inject::read_input(&args.file, "deliberation")?;
     let observations =
         text::extract(&markdown).map_err(|e| bad_file(&args.file, &e, "deliberation"))?;
     let store = super::store(ui)?;
@@ -659,8 +618,8 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
     super::inject::check_role(&args.validator_role)?;
     check_run(&args.run)?;
     args.files = clean_list(&args.files);
-    let deliberation = read_input(&args.deliberation, "deliberation")?;
-    let verdict_text = read_input(&args.verdict, "verdict")?;
+    let deliberation = super::inject::read_input(&args.deliberation, "deliberation")?;
+    let verdict_text = super::inject::read_input(&args.verdict, "verdict")?;
     let observations = text::extract(&deliberation)
         .map_err(|e| bad_file(&args.deliberation, &e, "deliberation"))?;
     let verdict =

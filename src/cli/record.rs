@@ -111,13 +111,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // As every command that records a violation: the deciding one also
     // records the escalation it opens.
     if violations {
-        let loaded = git_swarm::index::load(&store)?;
-        let index = &loaded.index;
-        super::escalate(
-            &store,
-            |id| index.directive(id).and_then(|e| e.directive.as_ref()),
-            ui,
-        )?;
+        super::escalate_from_index(&store, ui)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -172,7 +172,7 @@ fn verdicts(
     index: &git_swarm::index::Index,
     ui: &mut Ui,
 ) -> Outcome {
-    let text = super::inject::read_text(file)?;
+    let text = super::inject::read_input(file, "verdicts")?;
     if text.trim().is_empty() {
         // Every critical would be recorded as omitted by the reviewer, from no review at all.
         return Err(Error::Usage {
