@@ -1008,7 +1008,9 @@ fn unreadable_inputs_are_bad_input_with_a_hint() {
     let bytes = swarm(&env, &["ack", "--delegation", "x", "bad.txt"]);
     bytes.code(2);
     assert!(
-        bytes.stderr.contains("bad.txt:1:1: not UTF-8 text (byte 0xff)"),
+        bytes
+            .stderr
+            .contains("bad.txt:1:1: not UTF-8 text (byte 0xff)"),
         "{}",
         bytes.stderr
     );
