@@ -1602,3 +1602,64 @@ fn a_staged_check_without_staged_directives_says_so() {
     env.git(&["add", ".swarm"]);
     assert!(!check(&env, &[]).stderr.contains("no directive is staged"));
 }
+
+/// A directive file left in conflict by a stopped merge has no staged
+/// version: `check --staged` refuses with the file named (it used to drop the
+/// directive without a word), and the hook's lenient mode says so and checks
+/// the rest. The conflicted paths are reported as checked by name only.
+#[test]
+fn a_directive_file_in_merge_conflict_is_reported_not_dropped() {
+    let env = repo();
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO\"]",
+    );
+    commit_all(&env, "base");
+    env.git(&["checkout", "-q", "-b", "side"]);
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO|FIXME\"]",
+    );
+    commit_all(&env, "side");
+    env.git(&["checkout", "-q", "-"]);
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO|XXX\"]",
+    );
+    commit_all(&env, "main");
+    let merge = env
+        .command("git", &env.root)
+        .args(["merge", "-q", "side"])
+        .output()
+        .expect("git merge");
+    assert!(!merge.status.success(), "the merge stops on a conflict");
+    env.write("src/a.rs", "// TODO\n");
+    env.git(&["add", "src/a.rs"]);
+
+    let run = check(&env, &["--staged"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains(
+            ".swarm/directives/no-todo.toml: error: the file has an unresolved merge conflict"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stderr
+            .contains("warning: 1 path(s) have unresolved merge conflicts"),
+        "{}",
+        run.snapshot()
+    );
+    let hook = env.swarm(&["hook", "pre-commit"]);
+    hook.success();
+    assert!(
+        hook.stderr.contains("unresolved merge conflict")
+            && hook.stderr.contains("those directives were not checked"),
+        "{}",
+        hook.snapshot()
+    );
+}

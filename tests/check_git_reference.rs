@@ -423,3 +423,43 @@ fn compare_paths_and_lines(env: &TestEnv) {
         );
     }
 }
+
+/// A merge stopped by conflicts: the unmerged paths are part of the staged
+/// change, as `git diff --cached --name-status` lists them (`U`), with no
+/// added lines (git shows none), and are reported with the status `unmerged`.
+#[test]
+fn unmerged_paths_of_a_stopped_merge_agree_with_git_diff_cached() {
+    let env = TestEnv::initialised();
+    env.write("a.txt", "base\n");
+    env.write("b.txt", "base\n");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "base"]);
+    env.git(&["checkout", "-q", "-b", "side"]);
+    env.write("a.txt", "side\n");
+    env.git(&["commit", "-q", "-am", "side"]);
+    env.git(&["checkout", "-q", "-"]);
+    env.write("a.txt", "main\n");
+    env.write("b.txt", "main\n");
+    env.git(&["commit", "-q", "-am", "main"]);
+    let merge = env
+        .command("git", &env.root)
+        .args(["merge", "-q", "side"])
+        .output()
+        .expect("git merge");
+    assert!(!merge.status.success(), "the merge stops on a conflict");
+    env.write("c.txt", "new\n");
+    env.git(&["add", "c.txt"]);
+
+    let files = ours(&env, &["--staged"]);
+    let paths: BTreeSet<String> = files
+        .iter()
+        .map(|f| f["path"].as_str().expect("path").to_owned())
+        .collect();
+    assert_eq!(paths, git_paths(&env, &["--cached"]).0);
+    let a = files.iter().find(|f| f["path"] == "a.txt").expect("a.txt");
+    assert_eq!(a["status"], "unmerged");
+    assert_eq!(a["added"], serde_json::json!([]));
+    assert!(!git_added(&env, &["--cached"]).contains_key("a.txt"));
+    let c = files.iter().find(|f| f["path"] == "c.txt").expect("c.txt");
+    assert_eq!(c["added"], serde_json::json!([[1, "new"]]));
+}

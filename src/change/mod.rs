@@ -95,6 +95,8 @@ pub enum FileStatus {
     Renamed,
     Copied,
     TypeChanged,
+    /// A merge conflict not yet resolved: no staged content, only the path.
+    Unmerged,
 }
 
 /// One side of a changed file.
@@ -403,6 +405,19 @@ impl Change {
                 })
                 .collect(),
         )
+    }
+
+    /// For a staged change: the `.swarm/directives/` files with an
+    /// unresolved merge conflict, whose directives the commit cannot carry yet.
+    pub fn unmerged_directive_files(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|f| f.status == FileStatus::Unmerged)
+            .filter_map(|f| {
+                let name = f.path.strip_prefix(b".swarm/directives/")?;
+                (!name.contains(&b'/')).then(|| f.path.to_str_lossy().into_owned())
+            })
+            .collect()
     }
 
     /// The bytes of a snapshot file (`None` when it cannot be read as a file).

@@ -138,6 +138,23 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
         },
     )
     .map_err(|e| Error::git("comparing HEAD with the index", e))?;
+    // A path with a merge conflict has no staged content (stages 1-3, not
+    // 0): `git diff --cached` names it as unmerged and shows no lines.
+    let mut unmerged: Vec<BString> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage_raw() != 0)
+        .map(|e| e.path(&index).to_owned())
+        .collect();
+    unmerged.dedup();
+    files.retain(|f| unmerged.binary_search(&f.path).is_err());
+    files.extend(unmerged.into_iter().map(|path| ChangedFile {
+        path,
+        old_path: None,
+        status: FileStatus::Unmerged,
+        old: Content::Absent,
+        new: Content::Absent,
+    }));
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok((files, Snapshot::Index(index), None))
 }

@@ -544,6 +544,7 @@ fn status_word(s: FileStatus) -> &'static str {
         FileStatus::Renamed => "renamed",
         FileStatus::Copied => "copied",
         FileStatus::TypeChanged => "type changed",
+        FileStatus::Unmerged => "unmerged",
     }
 }
 

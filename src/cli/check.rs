@@ -3,11 +3,12 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::change::{Change, Selection};
+use git_swarm::change::{Change, FileStatus, Selection};
 use git_swarm::check::{
     self, Candidate, NoTools, Outcome as Result_, Report, ToolRunner, ToolVerdict,
 };
 use git_swarm::index::DirectiveEntry;
+use git_swarm::problem::Problem;
 use git_swarm::runner::{Allowlist, Limits, ToolOutcome, display_argv, run_tool};
 use git_swarm::trust;
 use git_swarm::{Error, Repo, Store};
@@ -204,8 +205,30 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             Some("`git add .swarm` (and commit it) to check with the directives in the working tree"),
         );
     }
-    let (candidates, problems) =
+    let (candidates, mut problems) =
         check::candidates(entries, "directives", fold, req.directive.as_deref());
+    for path in change.unmerged_directive_files() {
+        let mut p = Problem::error(
+            path,
+            "unmerged",
+            "the file has an unresolved merge conflict, so the directive the commit will carry is not known",
+        );
+        p.hint = Some("resolve the conflict and `git add` the file, then check again".into());
+        problems.push(p);
+    }
+    let unmerged = change
+        .files
+        .iter()
+        .filter(|f| f.status == FileStatus::Unmerged)
+        .count();
+    if unmerged > 0 {
+        ui.warning(
+            &format!(
+                "{unmerged} path(s) have unresolved merge conflicts: only their names were checked, as they have no staged content"
+            ),
+            Some("git commits nothing until they are resolved; `git add` each one when it is"),
+        );
+    }
     git_swarm::trace::mark("candidates");
     if let Some(id) = &req.directive
         && candidates.is_empty()
