@@ -25,6 +25,8 @@ pub struct EventHead {
     pub change: Option<String>,
     /// What the event means for escalation and remediation.
     pub signal: Signal,
+    /// For `ack` and `unacknowledged` events: a key of the delegation.
+    pub delegation: Option<u64>,
     /// For the pattern loop's kinds: the fields its fold reads (`None` if they do not parse).
     pub pattern: Option<Box<crate::pattern::fold::PatternEvent>>,
 }
@@ -140,6 +142,13 @@ impl EventHead {
             }
             h.digest()
         };
+        let delegation = match &*raw.kind {
+            "ack" | "unacknowledged" => raw
+                .delegation
+                .as_deref()
+                .map(|d| occasion(&[Some("delegation"), Some(d)])),
+            _ => None,
+        };
         let signal = match (&*raw.kind, raw.verdict.as_deref(), raw.status.as_deref()) {
             ("check", _, _) => Signal::Violation {
                 occasion: occasion(&[Some("check"), raw.change.as_deref().or(Some(&raw.id))]),
@@ -180,6 +189,7 @@ impl EventHead {
             directives,
             change: raw.change.map(|c| c.into_owned()),
             signal,
+            delegation,
             pattern,
         })
     }
@@ -333,6 +343,12 @@ pub struct LoopState {
     pub last_remediation: Option<(i64, u128)>,
     pub violations: u64,
     pub remediations: u64,
+    /// Delegations that acknowledged the directive, within the window of
+    /// the newest event: (ts, delegation key). An `unacknowledged` event
+    /// for one of them, made later by a process that had not seen the ack
+    /// (on another branch, merged since), is void: one history would not
+    /// have recorded it.
+    acked: Vec<(i64, u64)>,
 }
 
 /// An escalation episode: from the violation that made two occasions within
@@ -371,13 +387,26 @@ impl LoopState {
             .is_some_and(|v| self.last_remediation.is_none_or(|r| r < v))
     }
 
-    fn apply(&mut self, e: &EventHead) {
+    /// Applies `e`; false if it is void for this directive (see `acked`).
+    fn apply(&mut self, e: &EventHead) -> bool {
+        if let Some(delegation) = e.delegation {
+            self.acked
+                .retain(|(ts, _)| e.ts - *ts <= ESCALATION_WINDOW_MS);
+            let acked = self.acked.iter().any(|(_, d)| *d == delegation);
+            if e.kind == "ack" {
+                if !acked {
+                    self.acked.push((e.ts, delegation));
+                }
+            } else if acked && matches!(e.signal, Signal::Violation { .. }) {
+                return false;
+            }
+        }
         match e.signal {
             Signal::Violation { occasion } => {
                 self.violations += 1;
                 self.last_violation = Some(e.order());
                 if self.open().is_some() {
-                    return;
+                    return true;
                 }
                 self.recent
                     .retain(|(ts, _, _)| e.ts - *ts <= ESCALATION_WINDOW_MS);
@@ -413,7 +442,7 @@ impl LoopState {
                 if episode.is_some_and(|n| usize::try_from(n).ok() != open) {
                     // Not the open episode's: one ended already (by a
                     // branch that had not seen this one), or none open.
-                    return;
+                    return true;
                 }
                 if let Some(ep) = self.episodes.last_mut()
                     && ep.ended.is_none()
@@ -424,6 +453,7 @@ impl LoopState {
             }
             Signal::None => {}
         }
+        true
     }
 }
 
@@ -481,22 +511,28 @@ impl Fold {
         let kind = self.kind_number(&e.kind);
         self.kind_counts[kind] += 1;
         for &row in rows {
-            self.counts[row * self.kinds.len() + kind] += 1;
             self.last_ts[row] = self.last_ts[row].max(e.ts);
         }
-        if e.signal != Signal::None {
+        if e.signal != Signal::None || e.delegation.is_some() {
             let loops = self.loops.get_mut();
             for (d, &row) in e.directives.iter().zip(rows) {
                 let state = match loops.get_mut(d) {
                     Some(s) => s,
                     None => loops.entry(d.clone()).or_default(),
                 };
-                state.apply(e);
+                // A void event is not counted for the directive either.
+                if state.apply(e) {
+                    self.counts[row * self.kinds.len() + kind] += 1;
+                }
                 self.standing[row] = RowLoop {
                     violations: state.violations,
                     remediations: state.remediations,
                     escalated: state.open().is_some(),
                 };
+            }
+        } else {
+            for &row in rows {
+                self.counts[row * self.kinds.len() + kind] += 1;
             }
         }
         if e.kind == "check"
@@ -875,6 +911,7 @@ mod tests {
             directives: vec![d.into()],
             change: None,
             signal: Signal::None,
+            delegation: None,
             pattern: None,
         }
     }

@@ -1113,3 +1113,58 @@ fn a_recorded_violation_that_decides_records_the_escalation() {
     assert_eq!(escalations.len(), 1, "{:?}", events(&env));
     assert_eq!(escalations[0]["directive"], "rule");
 }
+
+/// One delegation acknowledged on two branches: on one the message carried
+/// the critical's ack, on the other (later) it did not. Merged, in either
+/// order, the history is the one a single branch would have made: the
+/// critical was acknowledged first, so the later `unacknowledged` is void and
+/// neither blocks the gate nor counts as a violation. The other way round
+/// (first the message without it, then the ack) the violation stands and
+/// the later `applied` remediates it, as on one branch.
+#[test]
+fn acks_of_one_delegation_merged_from_two_branches_fold_as_one_history() {
+    for (first, second) in [("applied", "silent"), ("silent", "applied")] {
+        for order in [["applied", "silent"], ["silent", "applied"]] {
+            let env = repo();
+            coder_rule(&env, "crit", "A critical lesson for coders", "critical");
+            let d = inject(&env, &["--role", "coder", "--phase", "build"])
+                .1
+                .expect("delegation");
+            env.git(&["add", "-A"]);
+            env.git(&["commit", "-q", "-m", "rule and delegation"]);
+            for branch in [first, second] {
+                env.git(&["checkout", "-q", "-b", branch, "main"]);
+                let message = if branch == "applied" {
+                    "KNOWLEDGE_APPLIED:crit\n"
+                } else {
+                    "done\n"
+                };
+                ack(&env, &d, message).success();
+                env.git(&["add", "-A"]);
+                env.git(&["commit", "-q", "-m", branch]);
+            }
+            env.git(&["checkout", "-q", order[0]]);
+            env.git(&["merge", "-q", "--no-edit", order[1]]);
+            let case = format!("{first} then {second}, merged into {}", order[0]);
+            let gate = swarm(&env, &["phase", "complete", "build"]);
+            assert_eq!(gate.code, 0, "{case}:\n{}", gate.snapshot());
+            let status = swarm(&env, &["status", "--format", "json"]);
+            let s: Value = serde_json::from_str(&status.stdout).expect("json");
+            let violations = if first == "applied" { 0 } else { 1 };
+            assert_eq!(
+                s["unacknowledged_criticals"],
+                if violations == 0 {
+                    serde_json::json!([])
+                } else {
+                    serde_json::json!([["crit", 1]])
+                },
+                "{case}: {s}"
+            );
+            assert_eq!(
+                s["unremediated_violations"],
+                serde_json::json!([]),
+                "{case}: {s}"
+            );
+        }
+    }
+}
