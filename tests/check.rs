@@ -1663,3 +1663,53 @@ fn a_directive_file_in_merge_conflict_is_reported_not_dropped() {
         hook.snapshot()
     );
 }
+
+/// The caches a check keeps in the git dir (parsed directives of a tree,
+/// `grep_tree` results) are checksummed: a damaged byte anywhere in them is
+/// a cache miss, never a different answer.
+#[test]
+fn damaged_check_caches_change_no_answer() {
+    let env = repo();
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO\", \"grep_tree:FIXME:src/**\"]",
+    );
+    env.write("src/a.rs", "// FIXME later\n");
+    commit_all(&env, "base");
+    env.write("src/a.rs", "// FIXME later\n// TODO now\n");
+    commit_all(&env, "change");
+    let args = ["--commit", "HEAD"];
+    let (code, good) = json(&env, &args);
+    assert_eq!(code, 1, "{good:#}");
+    let mut files = Vec::new();
+    for dir in ["trees", "grep-tree"] {
+        if let Ok(listing) = std::fs::read_dir(env.path(&format!(".git/swarm/{dir}"))) {
+            files.extend(listing.map(|e| e.expect("entry").path()));
+        }
+    }
+    let caches: Vec<_> = std::fs::read_dir(env.path(".git/swarm"))
+        .expect("git dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_file() && !p.ends_with("index"))
+        .chain(files)
+        .filter(|p| p.is_file())
+        .collect();
+    assert!(caches.len() >= 2, "caches written: {caches:?}");
+    for file in &caches {
+        let bytes = std::fs::read(file).expect("cache");
+        for i in 0..16 {
+            let at = i * (bytes.len() - 1) / 15;
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x04;
+            std::fs::write(file, &damaged).expect("write");
+            assert_eq!(
+                json(&env, &args),
+                (code, good.clone()),
+                "{} damaged at {at}",
+                file.display()
+            );
+        }
+        std::fs::write(file, &bytes).expect("restore");
+    }
+}

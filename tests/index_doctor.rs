@@ -348,6 +348,73 @@ fn deleting_or_corrupting_the_index_changes_nothing_but_speed() {
     assert_eq!(v["duplicates"], counts["duplicates"]);
 }
 
+/// Bytes damaged anywhere in the index — the head, the pattern fold, the
+/// parsed directive files, the retrieval corpus — are found by the
+/// sections' checksums: the index is rebuilt and no command answers from
+/// wrong values, nor fails until `index rebuild`.
+#[test]
+fn damaged_bytes_anywhere_in_the_index_are_found_and_rebuilt() {
+    let env = TestEnv::initialised();
+    env.swarm(&["record", "note", "--directive", "no-private-keys"])
+        .success();
+    let commands: &[&[&str]] = &[
+        &["list", "--format", "json"],
+        &["show", "no-private-keys", "--format", "json"],
+        &["search", "private keys"],
+        &["status", "--format", "json"],
+        &["pattern", "list"],
+    ];
+    // `status` says how the index was refreshed: everything else must agree.
+    let outputs = |env: &TestEnv| -> Vec<String> {
+        commands
+            .iter()
+            .map(|c| {
+                let run = env.swarm(c);
+                match serde_json::from_str::<Value>(&run.stdout) {
+                    Ok(mut v) if c[0] == "status" => {
+                        v["index"] = Value::Null;
+                        format!("{}\n{}", run.code, v)
+                    }
+                    _ => run.snapshot(),
+                }
+            })
+            .collect()
+    };
+    let good = outputs(&env);
+    let index = env.path(".git/swarm/index");
+    let bytes = std::fs::read(&index).expect("index");
+    // Past the magic and format: every section, their fields included.
+    let positions: Vec<usize> = (0..40).map(|i| 12 + i * (bytes.len() - 13) / 39).collect();
+    for at in positions {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x20;
+        std::fs::write(&index, &damaged).expect("write");
+        let refresh = env.swarm(&["index", "refresh", "--format", "json"]);
+        refresh.success();
+        let v: Value = serde_json::from_str(&refresh.stdout).expect("json");
+        assert_eq!(v["refresh"], "rebuilt", "byte {at} of {}: {v}", bytes.len());
+        std::fs::write(&index, &damaged).expect("write");
+        assert_eq!(outputs(&env), good, "byte {at} of {}", bytes.len());
+    }
+}
+
+/// The index is a cache: a command goes on when it cannot be written, but
+/// `index refresh`, asked to write it, says it could not.
+#[test]
+fn index_refresh_reports_an_index_it_cannot_write() {
+    let env = TestEnv::initialised();
+    std::fs::remove_file(env.path(".git/swarm/index")).ok();
+    std::fs::create_dir_all(env.path(".git/swarm/index/in-the-way")).expect("mkdir");
+    env.swarm(&["list"]).success();
+    let run = env.swarm(&["index", "refresh"]);
+    assert_ne!(run.code, 0, "{}", run.snapshot());
+    assert!(
+        run.stderr.contains(".git/swarm/index"),
+        "names the file: {}",
+        run.snapshot()
+    );
+}
+
 const GOOD: [&str; 3] = [
     r#"{"id":"ev-1","ts":"2026-11-01T00:00:00.000Z","kind":"shown","directive":"no-private-keys"}"#,
     r#"{"id":"ev-2","ts":"2026-11-02T00:00:00.000Z","kind":"check","directive":"no-private-keys"}"#,

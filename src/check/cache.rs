@@ -28,7 +28,7 @@ use super::{Finding, Outcome, PredicateResult};
 
 /// Starts the file; bumped with any change to what is stored or to how
 /// `grep_tree` searches. The crate version is part of every key as well.
-const MAGIC: &[u8] = b"git-swarm grep-tree cache 4\n";
+const MAGIC: &[u8] = b"git-swarm grep-tree cache 5\n";
 
 /// Keys kept from earlier runs besides those this run used.
 const KEEP: usize = 4096;
@@ -162,8 +162,7 @@ impl GrepTreeCache {
         let _ = (|| -> std::io::Result<()> {
             std::fs::create_dir_all(dir)?;
             let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            tmp.write_all(MAGIC)?;
-            tmp.write_all(&body)?;
+            tmp.write_all(&crate::index::sealed(MAGIC, &body))?;
             tmp.persist(&path)?;
             Ok(())
         })();
@@ -178,7 +177,8 @@ impl GrepTreeCache {
         let Ok(bytes) = std::fs::read(path) else {
             return;
         };
-        let Some(body) = bytes.strip_prefix(MAGIC) else {
+        // A damaged file is a cache miss.
+        let Some(body) = crate::index::unsealed(MAGIC, &bytes) else {
             return;
         };
         if let Ok(entries) = postcard::from_bytes::<Vec<(Vec<u128>, Stored)>>(body) {

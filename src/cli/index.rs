@@ -81,7 +81,11 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             Ok(ExitCode::SUCCESS)
         }
         Command::Refresh { format } => {
-            let loaded = git_swarm::index::refresh(&store)?;
+            let mut loaded = git_swarm::index::refresh(&store)?;
+            // Other commands go on without the cache; asked to refresh it, say it failed.
+            if let Some(e) = loaded.write_error.take() {
+                return Err(e.into());
+            }
             let ms = loaded.elapsed.as_secs_f64() * 1000.0;
             let (what, detail) = match &loaded.refresh {
                 Refresh::Fresh => ("fresh", "already up to date".to_owned()),

@@ -1,5 +1,7 @@
 //! The index on disk: `GITSWARM` magic, format version (u32 LE), then four
-//! sections, each a length (u64 LE) and postcard bytes: the head (event
+//! sections, each a length (u64 LE), the xxh3-64 of its bytes (u64 LE) and
+//! postcard bytes — checked before they are decoded, so that damage is
+//! found, and the index rebuilt, rather than decoded into wrong values: the head (event
 //! files, the fold, a fingerprint of the directive files), the pattern fold
 //! (decoded only by the pattern commands and when pattern events arrive), the entries
 //! (the directive files' stamps and parsed contents) and the retrieval
@@ -67,53 +69,62 @@ struct Entries {
 pub struct OnDisk {
     pub index: Index,
     map: Arc<Map>,
-    patterns_at: u64,
-    patterns_len: u64,
-    entries_at: u64,
-    entries_len: u64,
-    corpus_at: u64,
-    corpus_len: u64,
+    patterns: Span,
+    entries: Span,
+    corpus: Span,
 }
+
+/// Where a section's bytes are in the file, and their checksum.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    at: u64,
+    len: u64,
+    sum: u64,
+}
+
+/// A section's length and checksum fields, before its bytes.
+const SECTION_FIELDS: u64 = 16;
 
 impl OnDisk {
     /// Decodes the entries section into `self.index`.
     pub fn load_entries(&mut self) -> Result<()> {
-        let bytes = section(&self.map, self.entries_at, self.entries_len, "entries")?;
+        let bytes = section(&self.map, self.entries, "entries")?;
         decode_entries(bytes, &mut self.index)
     }
 
     /// Decodes the corpus section into `self.index.corpus`.
     pub fn load_corpus(&mut self) -> Result<()> {
-        let bytes = section(&self.map, self.corpus_at, self.corpus_len, "corpus")?;
+        let bytes = section(&self.map, self.corpus, "corpus")?;
         self.index.corpus = Some(decode(bytes, "corpus")?);
         Ok(())
     }
 
     /// Decodes the pattern fold into `self.index.patterns`.
     pub fn load_patterns(&mut self) -> Result<()> {
-        let bytes = section(&self.map, self.patterns_at, self.patterns_len, "patterns")?;
+        let bytes = section(&self.map, self.patterns, "patterns")?;
         self.index.patterns = Some(decode_patterns(bytes)?);
         Ok(())
     }
 
-    /// The pattern section, for [`PatternViews`].
-    pub fn pattern_views(&self) -> PatternViews {
-        PatternViews {
+    /// The pattern section, for [`PatternViews`], once its bytes are checked.
+    pub fn pattern_views(&self) -> Result<PatternViews> {
+        section(&self.map, self.patterns, "patterns")?;
+        Ok(PatternViews {
             map: Arc::clone(&self.map),
-            at: self.patterns_at,
-            len: self.patterns_len,
-        }
+            at: self.patterns.at,
+            len: self.patterns.len,
+        })
     }
 
     /// The index, and the open file its sections can be copied or decoded from.
     pub fn into_parts(self) -> (Index, Old) {
+        // Entries and corpus with their length and checksum fields.
+        let rest_at = self.entries.at - SECTION_FIELDS;
         let old = Old {
             map: self.map,
-            patterns_at: self.patterns_at,
-            patterns_len: self.patterns_len,
-            // Entries and corpus with their length fields: from the entries' length to the end.
-            rest_at: self.entries_at - 8,
-            rest_len: self.corpus_at + self.corpus_len - (self.entries_at - 8),
+            patterns: self.patterns,
+            rest_at,
+            rest_len: self.corpus.at + self.corpus.len - rest_at,
         };
         (self.index, old)
     }
@@ -123,8 +134,7 @@ impl OnDisk {
 /// copies unchanged sections from.
 pub struct Old {
     map: Arc<Map>,
-    patterns_at: u64,
-    patterns_len: u64,
+    patterns: Span,
     rest_at: u64,
     rest_len: u64,
 }
@@ -132,7 +142,7 @@ pub struct Old {
 impl Old {
     /// Decodes the pattern fold.
     pub fn patterns(&mut self) -> Result<crate::pattern::fold::PatternFold> {
-        let bytes = section(&self.map, self.patterns_at, self.patterns_len, "patterns")?;
+        let bytes = section(&self.map, self.patterns, "patterns")?;
         decode_patterns(bytes)
     }
 }
@@ -241,14 +251,14 @@ impl std::fmt::Debug for PatternViews {
 impl PatternViews {
     /// The whole pattern fold, decoded.
     pub fn fold(&self) -> Result<PatternFold> {
-        decode_patterns(section(&self.map, self.at, self.len, "patterns")?)
+        decode_patterns(bytes_at(&self.map, self.at, self.len, "patterns")?)
     }
 
     /// The section's parts other than the fold: the views, and what it
     /// takes to patch them with events that came after it (see
     /// [`crate::index::Loaded`]).
     pub fn parts(&self) -> Result<ViewParts<'_>> {
-        let bytes = section(&self.map, self.at, self.len, "patterns")?;
+        let bytes = bytes_at(&self.map, self.at, self.len, "patterns")?;
         let s: PatternSection = decode(bytes, "patterns")?;
         Ok(ViewParts {
             groups: s.groups.into_iter().map(|(g, b)| (g, &**b)).collect(),
@@ -289,8 +299,19 @@ impl Map {
     }
 }
 
+/// A section's bytes, once their checksum is found right.
+fn section<'a>(map: &'a Map, span: Span, what: &str) -> Result<&'a [u8]> {
+    let bytes = bytes_at(map, span.at, span.len, what)?;
+    if xxhash_rust::xxh3::xxh3_64(bytes) != span.sum {
+        return Err(Error::Index {
+            message: format!("the index's {what} are damaged (their checksum does not match)"),
+        });
+    }
+    Ok(bytes)
+}
+
 /// The `len` bytes at `at` of an index file.
-fn section<'a>(map: &'a Map, at: u64, len: u64, what: &str) -> Result<&'a [u8]> {
+fn bytes_at<'a>(map: &'a Map, at: u64, len: u64, what: &str) -> Result<&'a [u8]> {
     let bytes = map.bytes();
     usize::try_from(at)
         .ok()
@@ -340,34 +361,36 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         let at = usize::try_from(at).ok()?;
         all.get(at..at.checked_add(len)?)
     };
-    let fixed = at(0, 20)?;
-    let (magic, rest) = fixed.split_at(8);
-    let (format, head_len) = rest.split_at(4);
+    let fixed = at(0, 12)?;
+    let (magic, format) = fixed.split_at(8);
     if magic != MAGIC || u32::from_le_bytes(format.try_into().ok()?) != FORMAT {
         return None;
     }
-    let head_len = u64::from_le_bytes(head_len.try_into().ok()?);
-    if head_len > file_len {
+    let field =
+        |at_: u64| -> Option<u64> { Some(u64::from_le_bytes(at(at_, 8)?.try_into().ok()?)) };
+    let mut spans = [Span {
+        at: 0,
+        len: 0,
+        sum: 0,
+    }; 4];
+    let mut pos = 12u64;
+    for span in &mut spans {
+        let len = field(pos)?;
+        let sum = field(pos + 8)?;
+        let start = pos + SECTION_FIELDS;
+        pos = start.checked_add(len).filter(|end| *end <= file_len)?;
+        *span = Span {
+            at: start,
+            len,
+            sum,
+        };
+    }
+    if pos != file_len {
         return None;
     }
-    let head = at(20, usize::try_from(head_len).ok()?)?;
-    let patterns_len = u64::from_le_bytes(at(20 + head_len, 8)?.try_into().ok()?);
-    let patterns_at = 20 + head_len + 8;
-    let entries_len_at = patterns_at.checked_add(patterns_len)?;
-    if entries_len_at.checked_add(8)? > file_len {
-        return None;
-    }
-    let entries_len = u64::from_le_bytes(at(entries_len_at, 8)?.try_into().ok()?);
-    let entries_at = entries_len_at + 8;
-    let corpus_len_at = entries_at.checked_add(entries_len)?;
-    if corpus_len_at.checked_add(8)? > file_len {
-        return None;
-    }
-    let corpus_len = u64::from_le_bytes(at(corpus_len_at, 8)?.try_into().ok()?);
-    let corpus_at = corpus_len_at + 8;
-    if corpus_at.checked_add(corpus_len)? != file_len {
-        return None;
-    }
+    let [head, patterns, entries, corpus] = spans;
+    let head = at(head.at, usize::try_from(head.len).ok()?)
+        .filter(|bytes| xxhash_rust::xxh3::xxh3_64(bytes) == head.sum)?;
     let head: Head = postcard::from_bytes(head).ok()?;
     if head.swarm_dir != store.swarm_dir.to_string_lossy() {
         return None;
@@ -394,12 +417,9 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     Some(OnDisk {
         index,
         map,
-        patterns_at,
-        patterns_len,
-        entries_at,
-        entries_len,
-        corpus_at,
-        corpus_len,
+        patterns,
+        entries,
+        corpus,
     })
 }
 
@@ -438,42 +458,51 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
     let io = |e: std::io::Error| Error::io(path, e);
-    let mut fixed = Vec::with_capacity(20 + head.len());
+    let mut fixed = Vec::with_capacity(12 + 16 + head.len());
     fixed.extend_from_slice(MAGIC);
     fixed.extend_from_slice(&FORMAT.to_le_bytes());
-    fixed.extend_from_slice(&(head.len() as u64).to_le_bytes());
-    fixed.extend_from_slice(&head);
+    put_section(&mut fixed, &head);
     let out = tmp.as_file_mut();
     out.write_all(&fixed).map_err(io)?;
-    let mut old = sources.old;
-    let spans = old
-        .as_ref()
-        .map(|o| (o.patterns_at, o.patterns_len, o.rest_at, o.rest_len));
-    let mut copy = |out: &mut File, at: u64, len: u64| -> Result<()> {
-        let Some(old) = old.as_mut() else {
+    let old = sources.old;
+    // Copied sections are not checked here: damage found when they are
+    // decoded makes the index rebuilt then.
+    let copy = |out: &mut File, at: u64, len: u64| -> Result<()> {
+        let Some(old) = old.as_ref() else {
             return Err(Error::Index {
                 message: "no index to copy from".into(),
             });
         };
-        out.write_all(section(&old.map, at, len, "old sections")?)
+        out.write_all(bytes_at(&old.map, at, len, "old sections")?)
             .map_err(io)
     };
-    match (sources.copy_patterns, spans) {
-        (true, Some((at, len, _, _))) => {
-            out.write_all(&len.to_le_bytes()).map_err(io)?;
-            copy(out, at, len)?;
+    let write_section = |out: &mut File, bytes: &[u8]| -> Result<()> {
+        let mut fields = Vec::with_capacity(16);
+        fields.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        fields.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(bytes).to_le_bytes());
+        out.write_all(&fields).map_err(io)?;
+        out.write_all(bytes).map_err(io)
+    };
+    match (sources.copy_patterns, old.as_ref().map(|o| o.patterns)) {
+        (true, Some(p)) => {
+            let mut fields = Vec::with_capacity(16);
+            fields.extend_from_slice(&p.len.to_le_bytes());
+            fields.extend_from_slice(&p.sum.to_le_bytes());
+            out.write_all(&fields).map_err(io)?;
+            copy(out, p.at, p.len)?;
         }
         _ => {
             let empty = PatternFold::default();
             let encoded =
                 encode_patterns(index.patterns.as_ref().unwrap_or(&empty)).map_err(encode_error)?;
-            out.write_all(&(encoded.len() as u64).to_le_bytes())
-                .map_err(io)?;
-            out.write_all(&encoded).map_err(io)?;
+            write_section(out, &encoded)?;
         }
     }
-    match (sources.copy_entries, spans) {
-        (true, Some((_, _, at, len))) => copy(out, at, len)?,
+    match (
+        sources.copy_entries,
+        old.as_ref().map(|o| (o.rest_at, o.rest_len)),
+    ) {
+        (true, Some((at, len))) => copy(out, at, len)?,
         _ => {
             let encoded = postcard::to_stdvec(&EntriesRef {
                 directive_stamps: &index.directive_stamps,
@@ -482,9 +511,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
                 quarantine: &index.quarantine,
             })
             .map_err(encode_error)?;
-            out.write_all(&(encoded.len() as u64).to_le_bytes())
-                .map_err(io)?;
-            out.write_all(&encoded).map_err(io)?;
+            write_section(out, &encoded)?;
             let built;
             let corpus = match &index.corpus {
                 Some(c) => c,
@@ -494,13 +521,18 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
                 }
             };
             let encoded = postcard::to_stdvec(corpus).map_err(encode_error)?;
-            out.write_all(&(encoded.len() as u64).to_le_bytes())
-                .map_err(io)?;
-            out.write_all(&encoded).map_err(io)?;
+            write_section(out, &encoded)?;
         }
     }
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
+}
+
+/// Appends a section: its length, checksum and bytes.
+fn put_section(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(bytes).to_le_bytes());
+    out.extend_from_slice(bytes);
 }
 
 /// [`Head`] borrowed, for writing without cloning.

@@ -49,7 +49,7 @@ pub use scan::{Listing, Scan, Stamp, scan};
 pub use trees::{directives_from_blobs, directives_in_tree};
 
 use crate::directive::Directive;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fold::{EventHead, Fold, fold_both};
 use crate::problem::Problem;
 use crate::retrieve::Corpus;
@@ -166,6 +166,9 @@ pub struct Loaded {
     /// (see [`Patched`]) rather than the whole fold decoded and written.
     pending_patterns: Vec<EventHead>,
     patched: std::sync::OnceLock<std::result::Result<Patched, String>>,
+    /// Why the updated index could not be written, if it could not: it is
+    /// only a cache, so commands go on (`index refresh` reports it).
+    pub write_error: Option<Error>,
 }
 
 /// The patterns [`Loaded::pending_patterns`] touch, after those events:
@@ -186,6 +189,7 @@ impl Loaded {
             pattern_views: None,
             pending_patterns: Vec::new(),
             patched: std::sync::OnceLock::new(),
+            write_error: None,
         }
     }
 
@@ -600,36 +604,67 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
         (None, _) => scan(store, None)?,
     };
     crate::trace::mark("scan");
-    let pattern_views = match &on_disk {
-        Some(d) if want.views() => Some(d.pattern_views()),
+    // A section found damaged (by its checksum, or as it is decoded) makes
+    // the index rebuilt, as a missing one is: it is only a cache.
+    let mut damaged = None;
+    let mut pattern_views = None;
+    if let Some(d) = &on_disk
+        && want.views()
+    {
+        match d.pattern_views() {
+            Ok(v) => pattern_views = Some(v),
+            Err(e) => damaged = Some(e),
+        }
+    }
+    let updated = match on_disk {
+        Some(on_disk) if damaged.is_none() => match update(store, &scan, on_disk, want) {
+            Ok(updated) => Some(updated),
+            Err(e @ Error::Index { .. }) => {
+                damaged = Some(e);
+                None
+            }
+            Err(e) => return Err(e),
+        },
         _ => None,
     };
-    let (index, refresh, entries, pending) = match on_disk {
+    let (index, refresh, entries, pending) = match updated {
+        Some(updated) => updated,
         None => {
-            let mut index = build(store, &scan)?;
+            let full;
+            let scan = if damaged.is_some() {
+                // The scan above may have left the directive files out.
+                full = self::scan(store, None)?;
+                &full
+            } else {
+                &scan
+            };
+            let mut index = build(store, scan)?;
             if want.corpus() {
                 index.corpus = Some(corpus_of(&index.directives));
             }
+            let reason = match &damaged {
+                Some(e) => format!("the index was damaged: {e}"),
+                None => "no usable index".into(),
+            };
             (
                 index,
-                Refresh::Rebuilt {
-                    reason: "no usable index".into(),
-                },
+                Refresh::Rebuilt { reason },
                 Some(file::Sources::encode()),
                 Vec::new(),
             )
         }
-        Some(on_disk) => update(store, &scan, on_disk, want)?,
     };
     crate::trace::mark("index updated");
+    let mut write_error = None;
     if let Some(entries) = entries {
         // The index is only a cache: a read-only git dir must not stop a command.
-        let _ = file::write(&path, store, &index, entries);
+        write_error = file::write(&path, store, &index, entries).err();
         crate::trace::mark("index written");
     }
     let mut loaded = Loaded::new(index, refresh, start.elapsed());
     loaded.pattern_views = pattern_views;
     loaded.pending_patterns = pending;
+    loaded.write_error = write_error;
     Ok(loaded)
 }
 
@@ -659,6 +694,23 @@ pub fn status(store: &Store) -> Result<(Option<Index>, Scan, bool)> {
         .as_ref()
         .is_some_and(|o| o.fingerprint == scan.fingerprint());
     Ok((old, scan, fresh))
+}
+
+/// A cache file's bytes: `magic`, the xxh3-64 of `body` (u64 LE), `body`.
+pub(crate) fn sealed(magic: &[u8], body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(magic.len() + 8 + body.len());
+    out.extend_from_slice(magic);
+    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(body).to_le_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
+/// The body of a [`sealed`] cache file; `None` if it has another magic or
+/// its bytes were damaged.
+pub(crate) fn unsealed<'a>(magic: &[u8], bytes: &'a [u8]) -> Option<&'a [u8]> {
+    let rest = bytes.strip_prefix(magic)?;
+    let (sum, body) = rest.split_at_checked(8)?;
+    (u64::from_le_bytes(sum.try_into().ok()?) == xxhash_rust::xxh3::xxh3_64(body)).then_some(body)
 }
 
 /// Waits for a worker thread; a panic in it becomes an error, not a crash.

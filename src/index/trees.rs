@@ -13,7 +13,7 @@ use super::{DirectiveEntry, entry_from_bytes};
 use crate::error::{Error, Result};
 
 /// Bump when `DirectiveEntry` (or what it holds) changes layout.
-const FORMAT: &[u8] = b"git-swarm tree directives v1\n";
+const FORMAT: &[u8] = b"git-swarm tree directives v2\n";
 /// How many trees' parses are kept; the oldest are removed.
 const KEEP: usize = 16;
 
@@ -129,17 +129,16 @@ fn parse_blobs(
 
 fn read_cache(path: &Path) -> Option<Vec<DirectiveEntry>> {
     let bytes = std::fs::read(path).ok()?;
-    let body = bytes.strip_prefix(FORMAT)?;
-    postcard::from_bytes(body).ok()
+    postcard::from_bytes(super::unsealed(FORMAT, &bytes)?).ok()
 }
 
 fn write_cache(path: &Path, entries: &[DirectiveEntry]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut bytes = FORMAT.to_vec();
-    bytes.extend(postcard::to_stdvec(entries).map_err(|e| Error::Index {
+    let body = postcard::to_stdvec(entries).map_err(|e| Error::Index {
         message: e.to_string(),
-    })?);
+    })?;
+    let bytes = super::sealed(FORMAT, &body);
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
     tmp.write_all(&bytes)
         .map_err(|e| Error::io(tmp.path(), e))?;
