@@ -686,7 +686,9 @@ pub fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventF
     out
 }
 
-/// Lists the event files of `events_dir`, sorted by name.
+/// Lists the event files of `events_dir`, sorted by name. A folder named
+/// like one is left out (`validate` warns about it); anything else that is
+/// not a plain file is refused when it is opened.
 pub fn event_files(events_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     match std::fs::read_dir(events_dir) {
@@ -694,7 +696,9 @@ pub fn event_files(events_dir: &Path) -> Result<Vec<PathBuf>, Error> {
             for entry in entries {
                 let entry = entry.map_err(|e| Error::io(events_dir, e))?;
                 let name = entry.file_name();
-                if name.to_str().is_some_and(is_month_file) {
+                if name.to_str().is_some_and(is_month_file)
+                    && !entry.file_type().is_ok_and(|t| t.is_dir())
+                {
                     files.push(entry.path());
                 }
             }

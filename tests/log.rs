@@ -294,3 +294,33 @@ fn log_shows_recorded_events_and_nothing_without_events() {
     2026-11-22T10:00:01.000Z  phase        -                        [ULID]  phase=review
     ");
 }
+
+/// A folder named like an event file is not one: every reader leaves it
+/// out (it stopped `log` and `doctor`), and `validate` says so.
+#[test]
+fn a_folder_named_like_an_event_file_is_left_out_by_every_reader() {
+    let env = common::TestEnv::initialised();
+    env.swarm(&["record", "note", "--directive", "no-private-keys"])
+        .success();
+    std::fs::create_dir_all(env.path(".swarm/events/2026-12.jsonl")).expect("mkdir");
+    for args in [
+        &["log"][..],
+        &["doctor"],
+        &["status"],
+        &["list"],
+        &["index", "refresh"],
+    ] {
+        let run = env.swarm(args);
+        assert_eq!(run.code, 0, "{args:?}:\n{}", run.snapshot());
+    }
+    assert!(env.swarm(&["log"]).stdout.contains("note"));
+    let validate = env.swarm(&["validate"]);
+    validate.success();
+    assert!(
+        validate
+            .stdout
+            .contains("`2026-12.jsonl` is a directory and is ignored"),
+        "{}",
+        validate.snapshot()
+    );
+}
