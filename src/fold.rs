@@ -576,9 +576,19 @@ impl Fold {
         out
     }
 
-    /// Can `e` be applied after what is folded without changing the order?
+    /// Can `e` be applied after what is folded without changing the order,
+    /// and without being a copy of a folded event?
+    ///
+    /// A copy with the same time sorts at its original's place, not after.
+    /// One with a later time (an edited line) would: but the time an id
+    /// carries (a ULID's first 48 bits, the event's time for every id
+    /// git-swarm writes) then lies at or before the last folded event, and
+    /// such an event is left to a whole fold, which keeps one copy.
     pub fn accepts_next(&self, e: &EventHead) -> bool {
-        self.last.is_none_or(|l| e.order() > l)
+        self.last.is_none_or(|(ts, key)| {
+            let id_time = i64::try_from(e.key >> 80).unwrap_or(i64::MAX);
+            e.order() > (ts, key) && (id_time > ts || (id_time == ts && e.ts == ts))
+        })
     }
 
     pub fn directive(&self, id: &str) -> Option<DirectiveFold<'_>> {

@@ -1043,3 +1043,34 @@ fn an_index_written_by_a_check_is_fresh() {
     assert!(after != before, "the check did not write the index");
     assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
 }
+
+/// A copy of a folded event with a later time (an edited line) sorts after
+/// everything folded, but is the same event: the command that folds it
+/// counts it once, as a rebuild does (it was counted twice).
+#[test]
+fn a_copy_of_an_event_with_a_later_time_counts_once() {
+    let env = TestEnv::initialised();
+    env.swarm_with(
+        &["record", "check", "--directive", "no-private-keys"],
+        &[("GIT_SWARM_NOW", "2026-11-10T00:00:00Z")],
+        None,
+    )
+    .success();
+    let file = ".swarm/events/2026-11.jsonl";
+    // Aged, so that the copy is folded as an append, not by re-reading the file.
+    age_directives(&env);
+    age(&env, ".swarm/config.toml");
+    age(&env, file);
+    env.swarm(&["index", "rebuild"]).success();
+    assert_eq!(listed_events(&env, "no-private-keys"), 1);
+    let line = env.read(file);
+    let copy = line.replace("2026-11-10T00:00:00.000Z", "2026-11-20T00:00:00.000Z");
+    assert_ne!(copy, line);
+    append(&env, file, &copy);
+    assert_eq!(listed_events(&env, "no-private-keys"), 1);
+    env.swarm(&["index", "refresh"]).success();
+    assert_eq!(listed_events(&env, "no-private-keys"), 1);
+    env.swarm(&["index", "rebuild"]).success();
+    assert_eq!(listed_events(&env, "no-private-keys"), 1);
+    assert_eq!(status_json(&env, &env.root)["duplicates"], 1);
+}

@@ -1018,6 +1018,9 @@ fn fold_new(
             "new events sort before ones already folded (a merge, rebase or cherry-pick)".into(),
         );
     }
+    if heads.iter().any(|h| !fold.accepts_next(h)) {
+        return Err("a new event's id is older than its time (an edited or copied line)".into());
+    }
     fold.duplicates += copies;
     for h in &heads {
         fold.apply(h);
