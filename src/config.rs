@@ -260,52 +260,7 @@ impl Config {
     pub fn parse(text: &str, path: &str) -> (Config, Vec<Problem>) {
         match toml::from_str::<Config>(text) {
             Ok(c) => {
-                let mut problems = Vec::new();
-                let e = &c.events;
-                if !(1..=600_000).contains(&e.lock_timeout_ms) {
-                    problems.push(range_problem(
-                        text,
-                        path,
-                        "events.lock_timeout_ms",
-                        "1 and 600000",
-                    ));
-                }
-                if !(1024..=16 * 1024 * 1024).contains(&e.max_line_bytes) {
-                    problems.push(range_problem(
-                        text,
-                        path,
-                        "events.max_line_bytes",
-                        "1024 and 16777216",
-                    ));
-                }
-                if !(1..=100).contains(&c.knowledge.delegate_max_inject_count) {
-                    problems.push(range_problem(
-                        text,
-                        path,
-                        "knowledge.delegate_max_inject_count",
-                        "1 and 100",
-                    ));
-                }
-                if !(200..=100_000).contains(&c.knowledge.inject_char_budget) {
-                    problems.push(range_problem(
-                        text,
-                        path,
-                        "knowledge.inject_char_budget",
-                        "200 and 100000",
-                    ));
-                }
-                if !(0.0..=1.0).contains(&c.retrieval.mmr_lambda) {
-                    problems.push(range_problem(text, path, "retrieval.mmr_lambda", "0 and 1"));
-                }
-                problems.extend(patterns_problems(&c.patterns, text, path));
-                if !(1..=600).contains(&c.runner.timeout_secs) {
-                    problems.push(range_problem(
-                        text,
-                        path,
-                        "runner.timeout_secs",
-                        "1 and 600",
-                    ));
-                }
+                let problems = range_problems(&c, text, path);
                 if problems.is_empty() {
                     (c, problems)
                 } else {
@@ -313,13 +268,183 @@ impl Config {
                 }
             }
             Err(e) => {
-                let offset = e.span().map_or(0, |s| s.start);
-                let problem = Problem::error(path, "config", format!("config: {}", readable(e.message().trim())))
-                    .at_offset(text, offset)
-                    .with_hint("see docs/formats.md for every key and its default; the defaults are used until this is fixed");
-                (Config::default(), vec![problem])
+                // Every bad key, not only the first serde meets.
+                let mut problems = key_problems(text, path);
+                if problems.is_empty() {
+                    let offset = e.span().map_or(0, |s| s.start);
+                    problems.push(
+                        Problem::error(
+                            path,
+                            "config",
+                            format!("config: {}", readable(e.message().trim())),
+                        )
+                        .at_offset(text, offset)
+                        .with_hint(CONFIG_HINT),
+                    );
+                }
+                (Config::default(), problems)
             }
         }
+    }
+}
+
+const CONFIG_HINT: &str =
+    "see docs/formats.md for every key and its default; the defaults are used until this is fixed";
+
+fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let e = &c.events;
+    if !(1..=600_000).contains(&e.lock_timeout_ms) {
+        problems.push(range_problem(
+            text,
+            path,
+            "events.lock_timeout_ms",
+            "1 and 600000",
+        ));
+    }
+    if !(1024..=16 * 1024 * 1024).contains(&e.max_line_bytes) {
+        problems.push(range_problem(
+            text,
+            path,
+            "events.max_line_bytes",
+            "1024 and 16777216",
+        ));
+    }
+    if !(1..=100).contains(&c.knowledge.delegate_max_inject_count) {
+        problems.push(range_problem(
+            text,
+            path,
+            "knowledge.delegate_max_inject_count",
+            "1 and 100",
+        ));
+    }
+    if !(200..=100_000).contains(&c.knowledge.inject_char_budget) {
+        problems.push(range_problem(
+            text,
+            path,
+            "knowledge.inject_char_budget",
+            "200 and 100000",
+        ));
+    }
+    if !(0.0..=1.0).contains(&c.retrieval.mmr_lambda) {
+        problems.push(range_problem(text, path, "retrieval.mmr_lambda", "0 and 1"));
+    }
+    problems.extend(patterns_problems(&c.patterns, text, path));
+    if !(1..=600).contains(&c.runner.timeout_secs) {
+        problems.push(range_problem(
+            text,
+            path,
+            "runner.timeout_secs",
+            "1 and 600",
+        ));
+    }
+    problems
+}
+
+/// For a config.toml that is valid TOML but not a valid configuration: one
+/// problem per bad key, found by trying each key alone, then the range
+/// checks of what is left once they are taken out. Empty when the TOML
+/// itself does not parse (that error is the only one known).
+fn key_problems(text: &str, path: &str) -> Vec<Problem> {
+    let Ok(mut table) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let fits = |doc: toml::Table| toml::Value::Table(doc).try_into::<Config>();
+    let mut problems = Vec::new();
+    let mut problem = |key: &str, e: toml::de::Error, offset: usize| {
+        problems.push(
+            Problem::error(
+                path,
+                "config",
+                format!("config: `{key}`: {}", readable(e.message().trim())),
+            )
+            .at_offset(text, offset)
+            .with_hint(CONFIG_HINT),
+        );
+    };
+    let keys: Vec<String> = table.keys().cloned().collect();
+    for section in keys {
+        let value = table[&section].clone();
+        let Err(whole) = fits(toml::Table::from_iter([(section.clone(), value.clone())])) else {
+            continue;
+        };
+        let mut bad = Vec::new();
+        let known = fits(toml::Table::from_iter([(
+            section.clone(),
+            toml::Value::Table(toml::Table::new()),
+        )]))
+        .is_ok();
+        if let toml::Value::Table(inner) = &value
+            && known
+        {
+            for (key, v) in inner {
+                let one = toml::Table::from_iter([(key.clone(), v.clone())]);
+                if let Err(e) = fits(toml::Table::from_iter([(
+                    section.clone(),
+                    toml::Value::Table(one),
+                )])) {
+                    problem(
+                        &format!("{section}.{key}"),
+                        e,
+                        key_offset(text, Some(&section), key),
+                    );
+                    bad.push(key.clone());
+                }
+            }
+        }
+        match table.get_mut(&section) {
+            Some(toml::Value::Table(inner)) if !bad.is_empty() => {
+                for key in &bad {
+                    inner.remove(key);
+                }
+            }
+            _ => {
+                problem(&section, whole, key_offset(text, None, &section));
+                table.remove(&section);
+            }
+        }
+    }
+    if let Ok(rest) = fits(table) {
+        problems.extend(range_problems(&rest, text, path));
+    }
+    problems.sort_by_key(|p| (p.line, p.column));
+    problems
+}
+
+/// Where `key` is set: at the start of its line, in `[section]` when given
+/// (0 when it cannot be found, e.g. in an inline table).
+fn key_offset(text: &str, section: Option<&str>, key: &str) -> usize {
+    let header = |name: &str| {
+        let re = format!(r"(?m)^[ \t]*\[[ \t]*{}[ \t]*\]", regex::escape(name));
+        regex::Regex::new(&re).ok().and_then(|re| re.find(text))
+    };
+    let from = match section {
+        Some(section) => match header(section) {
+            Some(m) => m.end(),
+            None => return 0,
+        },
+        None => match header(key) {
+            Some(m) => return m.start() + m.as_str().len() - m.as_str().trim_start().len(),
+            None => 0,
+        },
+    };
+    let line = format!(
+        r#"(?m)^[ \t]*(?:{}|"{}")[ \t]*[=.\[]"#,
+        regex::escape(key),
+        regex::escape(key)
+    );
+    let at_key = |re: regex::Regex| re.find(&text[from..]).map(|m| from + m.start());
+    let Some(at) = regex::Regex::new(&line).ok().and_then(at_key) else {
+        return from;
+    };
+    // The value, as serde points at it: past `=` and the spaces after it.
+    let line = text[at..].lines().next().unwrap_or_default();
+    match line.find('=') {
+        Some(eq) => {
+            let value = &line[eq + 1..];
+            at + eq + 1 + value.len() - value.trim_start().len()
+        }
+        None => at + line.len() - line.trim_start().len(),
     }
 }
 

@@ -366,8 +366,9 @@ fn a_broken_config_is_reported_and_validate_needs_a_store() {
     let run = env.swarm(&["validate"]);
     run.code(2);
     assert!(
-        run.stdout
-            .starts_with(".swarm/config.toml:2:19: error: config: invalid type"),
+        run.stdout.starts_with(
+            ".swarm/config.toml:2:19: error: config: `events.lock_timeout_ms`: invalid type"
+        ),
         "{}",
         run.snapshot()
     );
@@ -383,6 +384,36 @@ fn a_broken_config_is_reported_and_validate_needs_a_store() {
     ");
 }
 
+/// Every bad key of config.toml is reported, each where it is set, with
+/// the range checks of the keys that do parse — not only the first error.
+#[test]
+fn every_config_problem_is_reported_at_once() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/config.toml",
+        "colour = \"blue\"\n\n[events]\nfsync = \"sometimes\"\nlock_timeout_ms = \"soon\"\n\n[runner]\ntimeout_secs = 9999\n\n[retrieval]\nmmr_lambda = 0.5\n\n[unknown]\nx = 1\n",
+    );
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ".swarm/config.toml:1:10: error: config: `colour`: unknown field `colour`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `roles`",
+            ".swarm/config.toml:4:9: error: config: `events.fsync`: unknown variant `sometimes`, expected `never` or `always`",
+            ".swarm/config.toml:5:19: error: config: `events.lock_timeout_ms`: invalid type: string \"soon\", expected u64",
+            ".swarm/config.toml:8:1: error: `runner.timeout_secs` is out of range",
+            ".swarm/config.toml:13:1: error: config: `unknown`: unknown field `unknown`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `roles`",
+        ],
+        "{}",
+        run.snapshot()
+    );
+}
+
 #[test]
 fn messages_speak_toml_not_rust() {
     let env = TestEnv::initialised();
@@ -395,7 +426,7 @@ fn messages_speak_toml_not_rust() {
     run.code(2);
     assert!(
         run.stdout.contains(
-            ".swarm/config.toml:1:10: error: config: invalid type: integer `3`, expected a table"
+            ".swarm/config.toml:1:10: error: config: `events`: invalid type: integer `3`, expected a table"
         ),
         "{}",
         run.snapshot()
