@@ -13,7 +13,7 @@ pub enum Format {
     /// For people.
     #[default]
     Text,
-    /// Stable JSON (schemas in `schema/`).
+    /// JSON for scripts (check reports and the `.swarm/` files have schemas in `schema/`).
     Json,
 }
 
