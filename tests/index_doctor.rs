@@ -1074,3 +1074,42 @@ fn a_copy_of_an_event_with_a_later_time_counts_once() {
     assert_eq!(listed_events(&env, "no-private-keys"), 1);
     assert_eq!(status_json(&env, &env.root)["duplicates"], 1);
 }
+
+/// An edit in place that keeps the size and puts the old mtime back (as
+/// `touch -r`, `rsync -t` or a restore does) is still seen: the stamp holds
+/// the ctime, which no program can set back.
+#[test]
+fn an_edit_that_restores_the_mtime_is_seen() {
+    let env = TestEnv::initialised();
+    let rel = ".swarm/directives/no-private-keys.toml";
+    age_directives(&env);
+    age(&env, ".swarm/config.toml");
+    let mtime = std::fs::metadata(env.path(rel))
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    env.swarm(&["index", "rebuild"]).success();
+    let before = env.swarm(&["show", "no-private-keys"]);
+    assert!(
+        before.stdout.contains("Never commit"),
+        "{}",
+        before.snapshot()
+    );
+    let text = env.read(rel);
+    let edited = text.replacen("Never commit", "Don't commit", 1);
+    assert_eq!(edited.len(), text.len());
+    // Written in place: same inode, same size, then the old mtime again.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.path(rel))
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, edited.as_bytes())?;
+            f.set_modified(mtime)
+        })
+        .expect("edit in place");
+    let after = env.swarm(&["show", "no-private-keys"]);
+    assert!(
+        after.stdout.contains("Don't commit"),
+        "{}",
+        after.snapshot()
+    );
+}

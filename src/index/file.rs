@@ -28,7 +28,7 @@ use crate::store::Store;
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 17;
+const FORMAT: u32 = 18;
 
 #[derive(Serialize, Deserialize)]
 struct Head {

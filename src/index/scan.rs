@@ -11,11 +11,15 @@ use crate::error::{Error, Result};
 use crate::event::is_month_file;
 use crate::store::Store;
 
-/// Size, mtime and inode of a file: what the fingerprint is made of.
+/// Size, mtime, ctime and inode of a file: what the fingerprint is made of.
+/// The ctime, which no program can set, catches an edit that restores the
+/// mtime, size and inode (as git's index does); racy files are still told
+/// by their mtime (see [`super::RACY_NS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     pub len: u64,
     pub mtime_ns: i64,
+    pub ctime_ns: i64,
     pub ino: u64,
 }
 
@@ -27,12 +31,17 @@ impl Stamp {
             .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
             .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
         #[cfg(unix)]
-        let ino = std::os::unix::fs::MetadataExt::ino(meta);
+        let (ino, ctime_ns) = {
+            use std::os::unix::fs::MetadataExt;
+            let ns = i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec());
+            (meta.ino(), i64::try_from(ns).unwrap_or(i64::MAX))
+        };
         #[cfg(not(unix))]
-        let ino = 0;
+        let (ino, ctime_ns) = (0, 0);
         Stamp {
             len: meta.len(),
             mtime_ns,
+            ctime_ns,
             ino,
         }
     }
@@ -73,6 +82,7 @@ impl Scan {
                 h.update(&[0]);
                 h.update(&s.len.to_le_bytes());
                 h.update(&s.mtime_ns.to_le_bytes());
+                h.update(&s.ctime_ns.to_le_bytes());
                 h.update(&s.ino.to_le_bytes());
             }
         }
@@ -95,6 +105,7 @@ impl Scan {
             h.update(&[0]);
             h.update(&s.len.to_le_bytes());
             h.update(&s.mtime_ns.to_le_bytes());
+            h.update(&s.ctime_ns.to_le_bytes());
             h.update(&s.ino.to_le_bytes());
         };
         if let Some(s) = &self.config {
@@ -358,7 +369,11 @@ impl Folder {
     #[cfg(target_os = "linux")]
     fn stamp(&self, name: &str) -> Result<Option<Stamp>> {
         use rustix::fs::{AtFlags, FileType, StatxFlags, statx};
-        let mask = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME | StatxFlags::INO;
+        let mask = StatxFlags::TYPE
+            | StatxFlags::SIZE
+            | StatxFlags::MTIME
+            | StatxFlags::CTIME
+            | StatxFlags::INO;
         let Some(fd) = &self.fd else {
             return Ok(None);
         };
@@ -367,14 +382,15 @@ impl Folder {
                 if FileType::from_raw_mode(u32::from(st.stx_mode)) != FileType::RegularFile {
                     return Ok(None);
                 }
-                let mtime_ns = i64::try_from(
-                    i128::from(st.stx_mtime.tv_sec) * 1_000_000_000
-                        + i128::from(st.stx_mtime.tv_nsec),
-                )
-                .unwrap_or(i64::MAX);
+                let ns = |t: rustix::fs::StatxTimestamp| {
+                    i64::try_from(i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec))
+                        .unwrap_or(i64::MAX)
+                        .max(0)
+                };
                 Ok(Some(Stamp {
                     len: st.stx_size,
-                    mtime_ns: mtime_ns.max(0),
+                    mtime_ns: ns(st.stx_mtime),
+                    ctime_ns: ns(st.stx_ctime),
                     ino: st.stx_ino,
                 }))
             }
