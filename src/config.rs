@@ -258,38 +258,118 @@ impl Config {
     /// Parses `config.toml`. On error the default configuration comes back
     /// with the problem, so a broken config never stops a hook.
     pub fn parse(text: &str, path: &str) -> (Config, Vec<Problem>) {
-        match toml::from_str::<Config>(text) {
-            Ok(c) => {
-                let problems = range_problems(&c, text, path);
-                if problems.is_empty() {
-                    (c, problems)
-                } else {
-                    (Config::default(), problems)
-                }
-            }
+        let root = match DeTable::parse(text) {
+            Ok(root) => root,
             Err(e) => {
-                // Every bad key, not only the first serde meets.
-                let mut problems = key_problems(text, path);
-                if problems.is_empty() {
-                    let offset = e.span().map_or(0, |s| s.start);
-                    problems.push(
-                        Problem::error(
-                            path,
-                            "config",
-                            format!("config: {}", readable(e.message().trim())),
-                        )
-                        .at_offset(text, offset)
-                        .with_hint(CONFIG_HINT),
-                    );
+                let offset = e.span().map_or(0, |s| s.start);
+                let problem = Problem::error(
+                    path,
+                    "config",
+                    format!("config: {}", readable(e.message().trim())),
+                )
+                .at_offset(text, offset)
+                .with_hint(CONFIG_HINT);
+                return (Config::default(), vec![problem]);
+            }
+        };
+        let span = root.span();
+        let mut table = root.into_inner();
+        let mut problems = shape_problems(&mut table, text, path);
+        match deserialize(span, table) {
+            Ok(c) => {
+                let found = range_problems(&c, text, path);
+                if problems.is_empty() && found.is_empty() {
+                    return (c, found);
                 }
-                (Config::default(), problems)
+                problems.extend(found);
+            }
+            Err(_) => {
+                // Every bad key, not only the first serde meets: parsed
+                // again, only when something is wrong.
+                if let Ok(root) = DeTable::parse(text) {
+                    let mut table = root.into_inner();
+                    shape_problems(&mut table, text, path);
+                    problems.extend(key_problems(table, text, path));
+                }
             }
         }
+        problems.sort_by_key(|p| (p.line, p.column));
+        if problems.len() > MAX_PROBLEMS {
+            problems.truncate(MAX_PROBLEMS);
+            let mut more = Problem::error(
+                path,
+                "config",
+                format!("config: more problems after this one are not listed (the first {MAX_PROBLEMS} are)"),
+            )
+            .with_hint("fix the ones above first");
+            more.line = problems.last().and_then(|p| p.line);
+            more.column = problems.last().and_then(|p| p.column);
+            problems.push(more);
+        }
+        (Config::default(), problems)
     }
 }
 
+use toml::de::{DeTable, DeValue};
+
+/// Most problems of config.toml reported at once.
+const MAX_PROBLEMS: usize = 50;
+
 const CONFIG_HINT: &str =
     "see docs/formats.md for every key and its default; the defaults are used until this is fixed";
+
+/// The sections that are tables of settings.
+const SECTIONS: [&str; 5] = ["events", "runner", "knowledge", "retrieval", "patterns"];
+
+fn deserialize(
+    span: std::ops::Range<usize>,
+    table: DeTable<'_>,
+) -> Result<Config, toml::de::Error> {
+    use serde::Deserialize;
+    Config::deserialize(toml::de::Deserializer::from(toml::Spanned::new(
+        span, table,
+    )))
+}
+
+/// A section given as something else than a table: serde would read an
+/// array as the section's fields in order (`events = []` was accepted).
+/// Reported, and taken out of `table`.
+fn shape_problems(table: &mut DeTable<'_>, text: &str, path: &str) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut bad = std::collections::HashSet::new();
+    for (key, value) in table.iter() {
+        let name: &str = key.get_ref();
+        if !SECTIONS.contains(&name) || matches!(value.get_ref(), DeValue::Table(_)) {
+            continue;
+        }
+        problems.push(
+            Problem::error(
+                path,
+                "config",
+                format!("config: `{name}`: expected a table of settings (`[{name}]`)"),
+            )
+            .at_offset(text, value.span().start)
+            .with_hint(CONFIG_HINT),
+        );
+        bad.insert(name.to_owned());
+    }
+    if !bad.is_empty() {
+        *table = without(table, &bad);
+    }
+    problems
+}
+
+/// `table` without the keys in `drop`.
+fn without<'i>(table: &DeTable<'i>, drop: &std::collections::HashSet<String>) -> DeTable<'i> {
+    let mut out = DeTable::new();
+    for (k, v) in table.iter() {
+        let name: &str = k.get_ref();
+        if !drop.contains(name) {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    out
+}
 
 fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
     let mut problems = Vec::new();
@@ -342,110 +422,77 @@ fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
 }
 
 /// For a config.toml that is valid TOML but not a valid configuration: one
-/// problem per bad key, found by trying each key alone, then the range
-/// checks of what is left once they are taken out. Empty when the TOML
-/// itself does not parse (that error is the only one known).
-fn key_problems(text: &str, path: &str) -> Vec<Problem> {
-    let Ok(mut table) = text.parse::<toml::Table>() else {
-        return Vec::new();
-    };
-    let fits = |doc: toml::Table| toml::Value::Table(doc).try_into::<Config>();
+/// problem per bad key, found by trying each key alone (serde points at its
+/// value), then the range checks of what is left once they are taken out.
+fn key_problems(mut table: DeTable<'_>, text: &str, path: &str) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let mut problem = |key: &str, e: toml::de::Error, offset: usize| {
-        problems.push(
-            Problem::error(
-                path,
-                "config",
-                format!("config: `{key}`: {}", readable(e.message().trim())),
-            )
-            .at_offset(text, offset)
-            .with_hint(CONFIG_HINT),
-        );
+    let problem = |name: &str, e: &toml::de::Error, fallback: usize| {
+        let offset = e.span().map_or(fallback, |s| s.start);
+        Problem::error(
+            path,
+            "config",
+            format!("config: `{name}`: {}", readable(e.message().trim())),
+        )
+        .at_offset(text, offset)
+        .with_hint(CONFIG_HINT)
     };
-    let keys: Vec<String> = table.keys().cloned().collect();
-    for section in keys {
-        let value = table[&section].clone();
-        let Err(whole) = fits(toml::Table::from_iter([(section.clone(), value.clone())])) else {
+    let mut bad_sections = std::collections::HashSet::new();
+    for (section, value) in table.iter_mut() {
+        if problems.len() > MAX_PROBLEMS {
+            break;
+        }
+        let Err(whole_err) = fits(text, one(section, value)) else {
             continue;
         };
-        let mut bad = Vec::new();
-        let known = fits(toml::Table::from_iter([(
-            section.clone(),
-            toml::Value::Table(toml::Table::new()),
-        )]))
-        .is_ok();
-        if let toml::Value::Table(inner) = &value
-            && known
-        {
-            for (key, v) in inner {
-                let one = toml::Table::from_iter([(key.clone(), v.clone())]);
-                if let Err(e) = fits(toml::Table::from_iter([(
-                    section.clone(),
-                    toml::Value::Table(one),
-                )])) {
-                    problem(
-                        &format!("{section}.{key}"),
-                        e,
-                        key_offset(text, Some(&section), key),
-                    );
-                    bad.push(key.clone());
-                }
+        let name: &str = section.get_ref();
+        let empty = toml::Spanned::new(value.span(), DeValue::Table(DeTable::new()));
+        let known = fits(text, one(section, &empty)).is_ok();
+        let inner = match value.get_mut() {
+            DeValue::Table(inner) if known => inner,
+            _ => {
+                problems.push(problem(name, &whole_err, section.span().start));
+                bad_sections.insert(name.to_owned());
+                continue;
+            }
+        };
+        let mut bad = std::collections::HashSet::new();
+        for (key, v) in inner.iter() {
+            if problems.len() > MAX_PROBLEMS {
+                break;
+            }
+            let wrapped = toml::Spanned::new(v.span(), DeValue::Table(one(key, v)));
+            if let Err(e) = fits(text, one(section, &wrapped)) {
+                let key: &str = key.get_ref();
+                problems.push(problem(&format!("{name}.{key}"), &e, 0));
+                bad.insert(key.to_owned());
             }
         }
-        match table.get_mut(&section) {
-            Some(toml::Value::Table(inner)) if !bad.is_empty() => {
-                for key in &bad {
-                    inner.remove(key);
-                }
-            }
-            _ => {
-                problem(&section, whole, key_offset(text, None, &section));
-                table.remove(&section);
-            }
+        if bad.is_empty() {
+            problems.push(problem(name, &whole_err, section.span().start));
+            bad_sections.insert(name.to_owned());
+        } else {
+            *inner = without(inner, &bad);
         }
     }
-    if let Ok(rest) = fits(table) {
+    let table = without(&table, &bad_sections);
+    if let Ok(rest) = fits(text, table) {
         problems.extend(range_problems(&rest, text, path));
     }
-    problems.sort_by_key(|p| (p.line, p.column));
     problems
 }
 
-/// Where `key` is set: at the start of its line, in `[section]` when given
-/// (0 when it cannot be found, e.g. in an inline table).
-fn key_offset(text: &str, section: Option<&str>, key: &str) -> usize {
-    let header = |name: &str| {
-        let re = format!(r"(?m)^[ \t]*\[[ \t]*{}[ \t]*\]", regex::escape(name));
-        regex::Regex::new(&re).ok().and_then(|re| re.find(text))
-    };
-    let from = match section {
-        Some(section) => match header(section) {
-            Some(m) => m.end(),
-            None => return 0,
-        },
-        None => match header(key) {
-            Some(m) => return m.start() + m.as_str().len() - m.as_str().trim_start().len(),
-            None => 0,
-        },
-    };
-    let line = format!(
-        r#"(?m)^[ \t]*(?:{}|"{}")[ \t]*[=.\[]"#,
-        regex::escape(key),
-        regex::escape(key)
-    );
-    let at_key = |re: regex::Regex| re.find(&text[from..]).map(|m| from + m.start());
-    let Some(at) = regex::Regex::new(&line).ok().and_then(at_key) else {
-        return from;
-    };
-    // The value, as serde points at it: past `=` and the spaces after it.
-    let line = text[at..].lines().next().unwrap_or_default();
-    match line.find('=') {
-        Some(eq) => {
-            let value = &line[eq + 1..];
-            at + eq + 1 + value.len() - value.trim_start().len()
-        }
-        None => at + line.len() - line.trim_start().len(),
-    }
+fn fits(text: &str, table: DeTable<'_>) -> Result<Config, toml::de::Error> {
+    deserialize(0..text.len(), table)
+}
+
+/// A table of one entry.
+fn one<'i>(
+    key: &toml::Spanned<toml::de::DeString<'i>>,
+    value: &toml::Spanned<DeValue<'i>>,
+) -> DeTable<'i> {
+    let mut t = DeTable::new();
+    t.insert(key.clone(), value.clone());
+    t
 }
 
 fn patterns_problems(p: &PatternsConfig, text: &str, path: &str) -> Vec<Problem> {
@@ -496,8 +543,15 @@ fn patterns_problems(p: &PatternsConfig, text: &str, path: &str) -> Vec<Problem>
 /// `key` is the dotted name (`events.lock_timeout_ms`); the problem points
 /// at the key's last part in the text.
 fn range_problem(text: &str, path: &str, key: &str, range: &str) -> Problem {
-    let name = key.rsplit('.').next().unwrap_or(key);
-    let offset = text.find(name).unwrap_or(0);
+    // At its value, as serde points at a value of the wrong type.
+    let (section, name) = key.split_once('.').unwrap_or(("", key));
+    let offset = DeTable::parse(text)
+        .ok()
+        .and_then(|root| match root.get_ref().get(section)?.get_ref() {
+            DeValue::Table(inner) => inner.get(name).map(|v| v.span().start),
+            _ => None,
+        })
+        .unwrap_or(0);
     Problem::error(path, "config", format!("`{key}` is out of range"))
         .at_offset(text, offset)
         .with_hint(format!("use a value between {range}"))

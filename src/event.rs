@@ -376,6 +376,13 @@ fn not_regular() -> io::Error {
     )
 }
 
+/// Opens a cache file of the git dir for reading, on the same terms as an
+/// event file: a symlink, FIFO or device there is an error (the cache is
+/// then rebuilt, and replaced by rename), never a read that waits forever.
+pub fn open_plain_file(path: &Path) -> io::Result<File> {
+    open_event_file(path, OpenOptions::new().read(true))
+}
+
 /// Reads a whole event file, opened as [`open_event_file`] does.
 pub fn read_event_bytes(path: &Path) -> io::Result<Vec<u8>> {
     let mut file = open_event_file(path, OpenOptions::new().read(true))?;

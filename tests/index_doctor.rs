@@ -1113,3 +1113,39 @@ fn an_edit_that_restores_the_mtime_is_seen() {
         after.snapshot()
     );
 }
+
+/// A FIFO, or a link to a device, in place of the index (or a cache beside
+/// it) is not read — it hung every command, or filled memory from
+/// `/dev/zero` — but replaced, like any damaged index.
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_device_in_place_of_the_index_is_replaced_not_read() {
+    let env = TestEnv::initialised();
+    let good = env.swarm(&["list"]).snapshot();
+    let index = env.path(".git/swarm/index");
+    for make in ["fifo", "link"] {
+        std::fs::remove_file(&index).expect("rm index");
+        match make {
+            "fifo" => {
+                let status = std::process::Command::new("mkfifo")
+                    .arg(&index)
+                    .status()
+                    .expect("mkfifo");
+                assert!(status.success());
+            }
+            _ => std::os::unix::fs::symlink("/dev/zero", &index).expect("symlink"),
+        }
+        assert_eq!(env.swarm(&["list"]).snapshot(), good, "{make}");
+        assert!(
+            std::fs::symlink_metadata(&index).is_ok_and(|m| m.is_file()),
+            "{make}: the index was written in its place"
+        );
+    }
+    std::fs::remove_file(env.path(".git/swarm/grep-tree")).ok();
+    let status = std::process::Command::new("mkfifo")
+        .arg(env.path(".git/swarm/grep-tree"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    env.swarm(&["check", "--staged"]).success();
+}

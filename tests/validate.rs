@@ -403,15 +403,74 @@ fn every_config_problem_is_reported_at_once() {
     assert_eq!(
         errors,
         [
-            ".swarm/config.toml:1:10: error: config: `colour`: unknown field `colour`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `roles`",
+            ".swarm/config.toml:1:1: error: config: `colour`: unknown field `colour`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `roles`",
             ".swarm/config.toml:4:9: error: config: `events.fsync`: unknown variant `sometimes`, expected `never` or `always`",
             ".swarm/config.toml:5:19: error: config: `events.lock_timeout_ms`: invalid type: string \"soon\", expected u64",
-            ".swarm/config.toml:8:1: error: `runner.timeout_secs` is out of range",
-            ".swarm/config.toml:13:1: error: config: `unknown`: unknown field `unknown`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `roles`",
+            ".swarm/config.toml:8:16: error: `runner.timeout_secs` is out of range",
+            ".swarm/config.toml:13:2: error: config: `unknown`: unknown field `unknown`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `roles`",
         ],
         "{}",
         run.snapshot()
     );
+}
+
+/// A section written as an array was read as its fields in order
+/// (`events = ["always", 5, 1024]` set three of them); dotted keys, inline
+/// tables and arrays of tables are reported where they are written; a
+/// config with thousands of bad keys is reported in time, a few at a time.
+#[test]
+fn config_sections_must_be_tables_and_positions_follow_the_toml() {
+    let env = TestEnv::initialised();
+    let errors = |env: &TestEnv, text: &str| -> Vec<String> {
+        env.write(".swarm/config.toml", text);
+        let run = env.swarm(&["validate"]);
+        assert_eq!(run.code, 2, "{text}:\n{}", run.snapshot());
+        run.stdout
+            .lines()
+            .filter(|l| l.contains(": error: "))
+            .map(|l| l.trim_start_matches(".swarm/config.toml:").to_owned())
+            .collect()
+    };
+    assert_eq!(
+        errors(&env, "events = [\"always\", 5, 1024]\nrunner = []\n"),
+        [
+            "1:10: error: config: `events`: expected a table of settings (`[events]`)",
+            "2:10: error: config: `runner`: expected a table of settings (`[runner]`)",
+        ]
+    );
+    assert_eq!(
+        errors(&env, "\n\nevents.fsync = \"x\"\n"),
+        ["3:16: error: config: `events.fsync`: unknown variant `x`, expected `never` or `always`"]
+    );
+    assert_eq!(
+        errors(
+            &env,
+            "\n\nevents = { fsync = \"x\", lock_timeout_ms = 0, bad = 1 }\n"
+        ),
+        [
+            "3:20: error: config: `events.fsync`: unknown variant `x`, expected `never` or `always`",
+            "3:43: error: `events.lock_timeout_ms` is out of range",
+            "3:46: error: config: `events.bad`: unknown field `bad`, expected one of `fsync`, `lock_timeout_ms`, `max_line_bytes`",
+        ]
+    );
+    assert_eq!(
+        errors(&env, "\n\n[runner]\ntimeout_secs = 601\n\n[[runner.x]]\n"),
+        [
+            "4:16: error: `runner.timeout_secs` is out of range",
+            "6:10: error: config: `runner.x`: unknown field `x`, expected `timeout_secs`",
+        ]
+    );
+    let many: String = (0..20_000).map(|i| format!("k{i} = {i}\n")).collect();
+    let start = std::time::Instant::now();
+    let listed = errors(&env, &format!("[events]\n{many}"));
+    assert!(listed.len() <= 52, "{}", listed.len());
+    assert!(
+        listed
+            .last()
+            .is_some_and(|l| l.contains("more problems after this one are not listed"))
+    );
+    // Not a timing test: a quadratic pass over 20,000 keys took minutes.
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
 }
 
 #[test]
@@ -426,7 +485,7 @@ fn messages_speak_toml_not_rust() {
     run.code(2);
     assert!(
         run.stdout.contains(
-            ".swarm/config.toml:1:10: error: config: `events`: invalid type: integer `3`, expected a table"
+            ".swarm/config.toml:1:10: error: config: `events`: expected a table of settings (`[events]`)"
         ),
         "{}",
         run.snapshot()

@@ -414,8 +414,11 @@ impl Change {
             .iter()
             .filter(|f| f.status == FileStatus::Unmerged)
             .filter_map(|f| {
+                // Only what would be read as a directive: a `.toml` file
+                // directly in the folder (`validate` ignores the rest).
                 let name = f.path.strip_prefix(b".swarm/directives/")?;
-                (!name.contains(&b'/')).then(|| f.path.to_str_lossy().into_owned())
+                (!name.contains(&b'/') && name.ends_with(b".toml"))
+                    .then(|| f.path.to_str_lossy().into_owned())
             })
             .collect()
     }

@@ -353,7 +353,7 @@ impl Sources {
 /// Reads the index's head; `None` if it is missing, of another format, for
 /// another `.swarm/`, or damaged in any way (it is then rebuilt).
 pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
-    let file = File::open(path).ok()?;
+    let file = crate::event::open_plain_file(path).ok()?;
     let map = Arc::new(Map::open(&file)?);
     let all = map.bytes();
     let file_len = all.len() as u64;

@@ -128,7 +128,8 @@ fn parse_blobs(
 }
 
 fn read_cache(path: &Path) -> Option<Vec<DirectiveEntry>> {
-    let bytes = std::fs::read(path).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut crate::event::open_plain_file(path).ok()?, &mut bytes).ok()?;
     postcard::from_bytes(super::unsealed(FORMAT, &bytes)?).ok()
 }
 
