@@ -311,6 +311,30 @@ pub fn append(
     Ok(saved)
 }
 
+/// Can `event` be appended? Its month file is a plain file that opens for
+/// appending, or is missing from a folder that can hold it. For a command
+/// that acts and then records (writes a directive file, prints a block):
+/// a log that refuses the event is found before the act, not after it.
+pub fn check_appendable(events_dir: &Path, event: &Event) -> Result<(), Error> {
+    let name = event.month_file().ok_or_else(|| Error::InvalidEvent {
+        message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
+    })?;
+    let path = events_dir.join(name);
+    match std::fs::symlink_metadata(&path) {
+        Ok(_) => open_event_file(&path, OpenOptions::new().append(true))
+            .map(drop)
+            .map_err(|e| Error::io(&path, e)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match std::fs::metadata(events_dir) {
+            Ok(m) if !m.is_dir() => Err(Error::io(
+                events_dir,
+                io::Error::new(io::ErrorKind::InvalidInput, "not a folder"),
+            )),
+            _ => Ok(()),
+        },
+        Err(e) => Err(Error::io(&path, e)),
+    }
+}
+
 /// Appends one event unless its month file already holds `marker` (checked
 /// under the lock, so of several processes racing to record the same thing
 /// exactly one writes it). Returns whether it was written, and the torn

@@ -237,6 +237,12 @@ impl Store {
         crate::event::append(&self.events_dir(), events, &self.config.events)
     }
 
+    /// Fails, naming the file, if `event` could not be appended now (see
+    /// [`crate::event::check_appendable`]).
+    pub fn check_appendable(&self, event: &Event) -> Result<()> {
+        crate::event::check_appendable(&self.events_dir(), event)
+    }
+
     /// A new event stamped with this store's clock.
     pub fn event(&self, kind: &str) -> Event {
         Event::new(kind, self.clock.now())

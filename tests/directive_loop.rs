@@ -1168,3 +1168,55 @@ fn acks_of_one_delegation_merged_from_two_branches_fold_as_one_history() {
         }
     }
 }
+
+/// When the log cannot take the event (here a folder where this month's
+/// file belongs), `inject` prints no block and `add` writes no directive
+/// file: acting first left a delegation no ack could credit, and a
+/// directive whose `added` event could never be recorded (the id taken).
+#[test]
+fn nothing_is_delivered_or_written_when_the_log_refuses_the_event() {
+    let env = repo();
+    coder_rule(&env, "crit", "A critical lesson for coders", "critical");
+    let now = "2026-12-05T11:00:00Z";
+    std::fs::create_dir_all(env.path(".swarm/events/2026-12.jsonl")).expect("mkdir");
+    let inject = env.swarm_with(
+        &["inject", "--role", "coder"],
+        &[("GIT_SWARM_NOW", now)],
+        None,
+    );
+    assert_ne!(inject.code, 0, "{}", inject.snapshot());
+    assert!(inject.stdout.is_empty(), "{}", inject.snapshot());
+    assert!(
+        inject.stderr.contains("2026-12.jsonl"),
+        "{}",
+        inject.snapshot()
+    );
+    let add = env.swarm_with(
+        &[
+            "add",
+            "--id",
+            "new-rule",
+            "--lesson",
+            "Keep the new lesson in mind when coding",
+            "--agents",
+            "coder",
+            "--forbid",
+            "forgetting it",
+        ],
+        &[("GIT_SWARM_NOW", now)],
+        None,
+    );
+    assert_ne!(add.code, 0, "{}", add.snapshot());
+    assert!(
+        !env.exists(".swarm/directives/new-rule.toml"),
+        "{}",
+        add.snapshot()
+    );
+    std::fs::remove_dir(env.path(".swarm/events/2026-12.jsonl")).expect("rmdir");
+    env.swarm_with(
+        &["inject", "--role", "coder"],
+        &[("GIT_SWARM_NOW", now)],
+        None,
+    )
+    .success();
+}

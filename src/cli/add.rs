@@ -122,6 +122,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         );
     }
 
+    // A directive file written whose `added` (or `quarantined`) event the
+    // log then refuses could never be recorded: the id is taken by then.
+    store.check_appendable(&store.event("added"))?;
     match check_gate(&d) {
         Ok(()) => {
             let path = store.write_directive(&d)?;

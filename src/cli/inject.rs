@@ -132,6 +132,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         e = e.with("phase", p.clone());
     }
     e.actor.role = Some(args.role.clone());
+    // Nor is a block printed whose delegation the log would then refuse.
+    store.check_appendable(&e)?;
     let delegation = e.id.clone();
     let block = inject::render(&sel, &args.role, &delegation);
     // The block is delivered before the delegation is recorded: a block

@@ -592,7 +592,11 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
         budget,
     )?;
     // Delivered before recorded: patterns that never reached the agent (a
-    // closed pipe, a full disk) must not count as used by the run.
+    // closed pipe, a full disk) must not count as used by the run. And not
+    // delivered for a run whose log would refuse the record.
+    if args.run.is_some() && !b.lines.is_empty() {
+        store.check_appendable(&store.event("pattern_shown"))?;
+    }
     if args.format == Format::Json {
         ui.json(&b)?;
     } else {
