@@ -400,16 +400,17 @@ fn not_regular() -> io::Error {
     )
 }
 
-/// Opens a cache file of the git dir for reading, on the same terms as an
-/// event file: a symlink, FIFO or device there is an error (the cache is
-/// then rebuilt, and replaced by rename), never a read that waits forever.
+/// Opens an event file, or a cache file of the git dir, for reading as
+/// [`open_event_file`] does: a symlink, FIFO or device there is an error
+/// (a cache is then rebuilt, and replaced by rename), never a read that
+/// waits forever.
 pub fn open_plain_file(path: &Path) -> io::Result<File> {
     open_event_file(path, OpenOptions::new().read(true))
 }
 
-/// Reads a whole event file, opened as [`open_event_file`] does.
-pub fn read_event_bytes(path: &Path) -> io::Result<Vec<u8>> {
-    let mut file = open_event_file(path, OpenOptions::new().read(true))?;
+/// Reads a whole file opened by [`open_plain_file`].
+pub fn read_plain_file(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = open_plain_file(path)?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
@@ -602,7 +603,7 @@ pub struct TornTail {
 
 /// Reads and checks every line of an event file. `rel` is the path shown in problems.
 pub fn read_event_file(path: &Path, rel: &str, max_line_bytes: u64) -> Result<EventFile, Error> {
-    let bytes = read_event_bytes(path).map_err(|e| Error::io(path, e))?;
+    let bytes = read_plain_file(path).map_err(|e| Error::io(path, e))?;
     Ok(parse_event_bytes(&bytes, rel, max_line_bytes))
 }
 

@@ -1630,12 +1630,7 @@ fn a_directive_file_in_merge_conflict_is_reported_not_dropped() {
         "enforcement = \"enforce\"\nverify = [\"grep:TODO|XXX\"]",
     );
     commit_all(&env, "main");
-    let merge = env
-        .command("git", &env.root)
-        .args(["merge", "-q", "side"])
-        .output()
-        .expect("git merge");
-    assert!(!merge.status.success(), "the merge stops on a conflict");
+    env.merge_stopping_on_conflict("side");
     env.write("src/a.rs", "// TODO\n");
     env.git(&["add", "src/a.rs"]);
 

@@ -441,12 +441,7 @@ fn unmerged_paths_of_a_stopped_merge_agree_with_git_diff_cached() {
     env.write("a.txt", "main\n");
     env.write("b.txt", "main\n");
     env.git(&["commit", "-q", "-am", "main"]);
-    let merge = env
-        .command("git", &env.root)
-        .args(["merge", "-q", "side"])
-        .output()
-        .expect("git merge");
-    assert!(!merge.status.success(), "the merge stops on a conflict");
+    env.merge_stopping_on_conflict("side");
     env.write("c.txt", "new\n");
     env.git(&["add", "c.txt"]);
 

@@ -319,11 +319,7 @@ fn an_event_file_that_is_not_a_plain_file_is_refused() {
     );
     std::fs::remove_file(env.path(".swarm/events/2026-11.jsonl")).expect("rm");
     let fifo = env.path(".swarm/events/2026-10.jsonl");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo");
-    assert!(made.success());
+    common::mkfifo(&fifo);
     let run = env.swarm(&["log"]);
     common::assert_no_panic(&run);
     run.code(3);

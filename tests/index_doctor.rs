@@ -1126,13 +1126,7 @@ fn a_fifo_or_device_in_place_of_the_index_is_replaced_not_read() {
     for make in ["fifo", "link"] {
         std::fs::remove_file(&index).expect("rm index");
         match make {
-            "fifo" => {
-                let status = std::process::Command::new("mkfifo")
-                    .arg(&index)
-                    .status()
-                    .expect("mkfifo");
-                assert!(status.success());
-            }
+            "fifo" => common::mkfifo(&index),
             _ => std::os::unix::fs::symlink("/dev/zero", &index).expect("symlink"),
         }
         assert_eq!(env.swarm(&["list"]).snapshot(), good, "{make}");
@@ -1141,11 +1135,20 @@ fn a_fifo_or_device_in_place_of_the_index_is_replaced_not_read() {
             "{make}: the index was written in its place"
         );
     }
+    // A check that reads the grep_tree cache, a FIFO now.
+    env.write(
+        ".swarm/directives/tree-rule.toml",
+        "id = \"tree-rule\"\nlesson = \"Keep every FIXME out of the tree\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep_tree:FIXME:*.txt\"]\n",
+    );
+    env.write("a.txt", "fine\n");
+    env.git(&["add", "-A"]);
     std::fs::remove_file(env.path(".git/swarm/grep-tree")).ok();
-    let status = std::process::Command::new("mkfifo")
-        .arg(env.path(".git/swarm/grep-tree"))
-        .status()
-        .expect("mkfifo");
-    assert!(status.success());
-    env.swarm(&["check", "--staged"]).success();
+    common::mkfifo(&env.path(".git/swarm/grep-tree"));
+    let check = env.swarm(&["check", "--staged", "--directive", "tree-rule"]);
+    check.success();
+    assert!(check.stdout.contains("1 passed"), "{}", check.snapshot());
+    assert!(
+        std::fs::symlink_metadata(env.path(".git/swarm/grep-tree")).is_ok_and(|m| m.is_file()),
+        "the cache was written in its place"
+    );
 }

@@ -174,12 +174,9 @@ impl GrepTreeCache {
         }
         self.loaded = true;
         let Some(path) = &self.path else { return };
-        let mut bytes = Vec::new();
-        let read = crate::event::open_plain_file(path)
-            .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes));
-        if read.is_err() {
+        let Ok(bytes) = crate::event::read_plain_file(path) else {
             return;
-        }
+        };
         // A damaged file is a cache miss.
         let Some(body) = crate::index::unsealed(MAGIC, &bytes) else {
             return;

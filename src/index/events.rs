@@ -84,7 +84,7 @@ pub fn read_all(
         .min(files.len().max(1));
     let read_one = |(name, stamp): &(String, Stamp)| -> Result<(EventFileEntry, Vec<EventHead>)> {
         let path = dir.join(name);
-        let bytes = crate::event::read_event_bytes(&path).map_err(|e| Error::io(&path, e))?;
+        let bytes = crate::event::read_plain_file(&path).map_err(|e| Error::io(&path, e))?;
         let parsed = parse_events(&bytes, &format!(".swarm/events/{name}"), 0, max_line);
         let entry = EventFileEntry {
             file: name.clone(),
@@ -192,8 +192,7 @@ pub fn update(
         changed += 1;
         let path = store.swarm_dir.join("events").join(name);
         let io = |e| Error::io(&path, e);
-        let mut file = crate::event::open_event_file(&path, std::fs::OpenOptions::new().read(true))
-            .map_err(io)?;
+        let mut file = crate::event::open_plain_file(&path).map_err(io)?;
         // The part folded already is only hashed, a block at a time, to
         // know it is unchanged: a month's file can run to tens of MB.
         let mut hash = xxhash_rust::xxh3::Xxh3::new();

@@ -461,7 +461,8 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     let mut fixed = Vec::with_capacity(12 + 16 + head.len());
     fixed.extend_from_slice(MAGIC);
     fixed.extend_from_slice(&FORMAT.to_le_bytes());
-    put_section(&mut fixed, &head);
+    fixed.extend_from_slice(&section_fields(&head));
+    fixed.extend_from_slice(&head);
     let out = tmp.as_file_mut();
     out.write_all(&fixed).map_err(io)?;
     let old = sources.old;
@@ -477,20 +478,12 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
             .map_err(io)
     };
     let write_section = |out: &mut File, bytes: &[u8]| -> Result<()> {
-        let mut fields = Vec::with_capacity(16);
-        fields.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        fields.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(bytes).to_le_bytes());
-        out.write_all(&fields).map_err(io)?;
+        out.write_all(&section_fields(bytes)).map_err(io)?;
         out.write_all(bytes).map_err(io)
     };
     match (sources.copy_patterns, old.as_ref().map(|o| o.patterns)) {
-        (true, Some(p)) => {
-            let mut fields = Vec::with_capacity(16);
-            fields.extend_from_slice(&p.len.to_le_bytes());
-            fields.extend_from_slice(&p.sum.to_le_bytes());
-            out.write_all(&fields).map_err(io)?;
-            copy(out, p.at, p.len)?;
-        }
+        // With its length and checksum fields.
+        (true, Some(p)) => copy(out, p.at - SECTION_FIELDS, p.len + SECTION_FIELDS)?,
         _ => {
             let empty = PatternFold::default();
             let encoded =
@@ -528,11 +521,12 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     Ok(())
 }
 
-/// Appends a section: its length, checksum and bytes.
-fn put_section(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(bytes).to_le_bytes());
-    out.extend_from_slice(bytes);
+/// A section's length and checksum fields, for `bytes`.
+fn section_fields(bytes: &[u8]) -> [u8; SECTION_FIELDS as usize] {
+    let mut fields = [0; SECTION_FIELDS as usize];
+    fields[..8].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+    fields[8..].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(bytes).to_le_bytes());
+    fields
 }
 
 /// [`Head`] borrowed, for writing without cloning.

@@ -128,8 +128,7 @@ fn parse_blobs(
 }
 
 fn read_cache(path: &Path) -> Option<Vec<DirectiveEntry>> {
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut crate::event::open_plain_file(path).ok()?, &mut bytes).ok()?;
+    let bytes = crate::event::read_plain_file(path).ok()?;
     postcard::from_bytes(super::unsealed(FORMAT, &bytes)?).ok()
 }
 

@@ -136,6 +136,17 @@ impl TestEnv {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// `git merge BRANCH`, which must stop on a conflict.
+    #[track_caller]
+    pub fn merge_stopping_on_conflict(&self, branch: &str) {
+        let merge = self
+            .command("git", &self.root)
+            .args(["merge", "-q", branch])
+            .output()
+            .expect("git merge");
+        assert!(!merge.status.success(), "the merge stops on a conflict");
+    }
+
     /// Runs `git swarm ARGS` (through git, as users do) in the repository.
     pub fn swarm(&self, args: &[&str]) -> Run {
         self.swarm_in(&self.root, args)
@@ -244,6 +255,16 @@ impl TestEnv {
             })
             .collect()
     }
+}
+
+/// Makes a FIFO at `path` (with the `mkfifo` program).
+#[track_caller]
+pub fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
 }
 
 /// A directive that passes the gate, as TOML.
