@@ -1013,12 +1013,15 @@ fn fold_new(
     heads.dedup_by_key(|h| h.key);
     let copies = before - heads.len() as u64;
     heads.sort_unstable_by_key(EventHead::order);
-    if let Some(h) = heads.iter().find(|h| !fold.accepts_next(h)) {
-        return Err(if fold.last.is_some_and(|last| h.order() <= last) {
-            "new events sort before ones already folded (a merge, rebase or cherry-pick)".into()
-        } else {
-            "a new event's id is older than its time (an edited or copied line)".into()
-        });
+    // One pass over the new events (sorted): the first refused says why.
+    for h in &heads {
+        if !fold.accepts_next(h) {
+            return Err(if fold.last.is_some_and(|last| h.order() <= last) {
+                "new events sort before ones already folded (a merge, rebase or cherry-pick)".into()
+            } else {
+                "a new event's id is older than its time (an edited or copied line)".into()
+            });
+        }
     }
     fold.duplicates += copies;
     for h in &heads {
