@@ -1708,3 +1708,97 @@ fn damaged_check_caches_change_no_answer() {
         std::fs::write(file, &bytes).expect("restore");
     }
 }
+
+/// Warnings about the change itself (a path with an unresolved conflict) and
+/// about the evaluation (untrusted tool predicates, skipped) reach every
+/// format: JSON's `warnings`, a `::warning` workflow command with the hint,
+/// SARIF's tool execution notifications. They used to go to stderr alone, so
+/// a CI job reading JSON or annotations never saw them.
+#[test]
+fn warnings_reach_the_json_github_and_sarif_reports() {
+    let env = repo();
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO\", \"tool:git diff --cached --check\"]",
+    );
+    env.write("src/a.rs", "base\n");
+    commit_all(&env, "base");
+    env.git(&["checkout", "-q", "-b", "side"]);
+    env.write("src/a.rs", "side\n");
+    commit_all(&env, "side");
+    env.git(&["checkout", "-q", "-"]);
+    env.write("src/a.rs", "main\n");
+    commit_all(&env, "main");
+    env.merge_stopping_on_conflict("side");
+
+    let conflict = "1 path(s) have unresolved merge conflicts: only their names were checked";
+    let untrusted =
+        "tool predicates were skipped: this repository's set of tool predicates is not trusted";
+
+    let (code, report) = json(&env, &["--staged"]);
+    assert_eq!(code, 0, "{report:#}");
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| w.as_str().expect("a warning is a string"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].starts_with(conflict), "{warnings:?}");
+    assert!(warnings[1].starts_with(untrusted), "{warnings:?}");
+
+    let run = check(&env, &["--staged", "--format", "github"]);
+    run.success();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("::warning title=git-swarm::{conflict}"))
+            && lines[0].contains("%0Ahint: git commits nothing until they are resolved"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        lines[1].starts_with(&format!("::warning title=git-swarm::{untrusted}"))
+            && lines[1]
+                .ends_with("%0Ahint: run `git swarm trust` once you have read the tool predicates"),
+        "{}",
+        run.snapshot()
+    );
+
+    let run = check(&env, &["--staged", "--format", "sarif"]);
+    run.success();
+    let sarif: Value = serde_json::from_str(&run.stdout).expect("SARIF is JSON");
+    let notes = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(notes["executionSuccessful"], true);
+    let texts: Vec<&str> = notes["toolExecutionNotifications"]
+        .as_array()
+        .expect("notifications")
+        .iter()
+        .map(|n| {
+            assert_eq!(n["level"], "warning");
+            n["message"]["text"].as_str().expect("text")
+        })
+        .collect();
+    assert_eq!(texts, warnings);
+
+    // Text: on stderr, each with its own hint (the trust hint only on the
+    // trust warning).
+    let run = check(&env, &["--staged"]);
+    run.success();
+    let stderr = &run.stderr;
+    let at = stderr.find(conflict).expect("conflict warning");
+    let next = &stderr[at..];
+    assert!(
+        next.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("hint: git commits nothing")),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        stderr.matches("git swarm trust` once").count(),
+        1,
+        "{}",
+        run.snapshot()
+    );
+}

@@ -741,6 +741,58 @@ fn review_runs_the_predicates_and_the_machine_wins() {
     swarm(&env, &["phase", "complete", "r1"]).code(1);
 }
 
+/// A review whose directive has an untrusted tool predicate says that the
+/// predicate was skipped and how to trust it: the machine's answer is then
+/// n/a, and the reviewer's verdict stands without the user knowing why.
+#[test]
+fn review_says_when_tool_predicates_were_skipped() {
+    let env = repo();
+    directive(
+        &env,
+        "clean-diff",
+        "lesson = \"Leave no whitespace errors in a change\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:git diff --cached --check\"]",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directive"]);
+    let (_, d) = inject(&env, &["--role", "coder", "--phase", "r1"]);
+    ack(
+        &env,
+        &d.expect("delegation"),
+        "KNOWLEDGE_APPLIED:clean-diff",
+    )
+    .success();
+    env.write("a.txt", "trailing \n");
+    env.git(&["add", "a.txt"]);
+    env.write(
+        "verdicts.md",
+        "## DIRECTIVE_COMPLIANCE\n- VERIFIED:clean-diff evidence=read the diff\n",
+    );
+    let args = [
+        "review",
+        "--phase",
+        "r1",
+        "--verdicts",
+        "verdicts.md",
+        "--staged",
+    ];
+    let run = swarm(&env, &args);
+    run.success();
+    assert!(
+        run.stderr.contains("warning: tool predicates were skipped")
+            && run
+                .stderr
+                .contains("hint: run `git swarm trust` once you have read the tool predicates"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout
+            .contains("verified  clean-diff  (reviewer: verified, machine: n/a)"),
+        "{}",
+        run.snapshot()
+    );
+}
+
 /// Two violations of one directive on two occasions within 30 days: it is
 /// escalated once, `check` enforces it, `status` shows it, `deescalate` ends it.
 #[test]

@@ -54,16 +54,28 @@ pub enum ToolVerdict {
 /// Runs `tool:` predicates; the CLI supplies the sandboxed runner and the trust decision.
 pub trait ToolRunner {
     fn run(&self, argv: &[String]) -> ToolVerdict;
+    /// What to do about a [`ToolVerdict::Skipped`], for the report's warning.
+    fn skip_hint(&self) -> Option<&str> {
+        None
+    }
 }
 
-/// A runner for checks that must not run programs: every tool predicate is skipped.
-pub struct NoTools(pub String);
+/// A runner for checks that must not run programs: every tool predicate is
+/// skipped with this message and hint.
+pub struct NoTools {
+    pub message: String,
+    pub hint: Option<String>,
+}
 
 impl ToolRunner for NoTools {
     fn run(&self, _argv: &[String]) -> ToolVerdict {
         ToolVerdict::Skipped {
-            message: self.0.clone(),
+            message: self.message.clone(),
         }
+    }
+
+    fn skip_hint(&self) -> Option<&str> {
+        self.hint.as_deref()
     }
 }
 
@@ -164,8 +176,33 @@ pub struct Report {
     pub files: usize,
     pub counts: Counts,
     pub results: Vec<DirectiveResult>,
-    /// Things the user should know that are not results (skipped tool predicates…).
-    pub warnings: Vec<String>,
+    /// Things the user should know that are not results (skipped tool
+    /// predicates, paths with unresolved conflicts…).
+    #[schemars(with = "Vec<String>")]
+    pub warnings: Vec<Warning>,
+}
+
+/// Something the user should know about a check that is not a result. In
+/// JSON it is its message alone; the hint is for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Warning {
+    pub fn new(message: impl Into<String>, hint: Option<&str>) -> Self {
+        Warning {
+            message: message.into(),
+            hint: hint.map(str::to_owned),
+        }
+    }
+}
+
+impl Serialize for Warning {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.message)
+    }
 }
 
 impl Report {
@@ -217,9 +254,9 @@ pub fn evaluate(
             let r = evaluate_predicate(repo, change, source, tools, &mut cache)?;
             if r.outcome == Outcome::Skipped
                 && let Some(m) = &r.message
-                && !warnings.contains(m)
+                && !warnings.iter().any(|w: &Warning| &w.message == m)
             {
-                warnings.push(m.clone());
+                warnings.push(Warning::new(m.clone(), tools.skip_hint()));
             }
             result.predicates.push(r);
         }

@@ -25,10 +25,22 @@ fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// One `::error …::message` line per finding of every failed or errored
-/// directive (or one per predicate when it has no finding).
+/// One `::warning` line per warning of the report (skipped tool predicates,
+/// unresolved conflicts…), then one `::error …::message` line per finding of
+/// every failed or errored directive (or one per predicate when it has no
+/// finding).
 pub fn github_annotations(report: &Report) -> String {
     let mut out = String::new();
+    for w in &report.warnings {
+        let text = match &w.hint {
+            Some(hint) => format!("{}\nhint: {hint}", w.message),
+            None => w.message.clone(),
+        };
+        out.push_str(&format!(
+            "::warning title=git-swarm::{}\n",
+            escape_data(&text)
+        ));
+    }
     for r in report
         .results
         .iter()
@@ -140,12 +152,19 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
             }
         }
     }
+    // The report's warnings are notifications of the run, not results.
+    let notifications: Vec<Value> = report
+        .warnings
+        .iter()
+        .map(|w| json!({ "level": "warning", "message": { "text": w.message } }))
+        .collect();
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
             "tool": { "driver": { "name": "git-swarm", "version": tool_version, "rules": rules } },
             "automationDetails": { "id": format!("git-swarm/{}", report.change) },
+            "invocations": [{ "executionSuccessful": true, "toolExecutionNotifications": notifications }],
             "results": results,
         }],
     })

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use git_swarm::change::{Change, FileStatus, Selection};
 use git_swarm::check::{
-    self, Candidate, NoTools, Outcome as Result_, Report, ToolRunner, ToolVerdict,
+    self, Candidate, NoTools, Outcome as Result_, Report, ToolRunner, ToolVerdict, Warning,
 };
 use git_swarm::index::DirectiveEntry;
 use git_swarm::problem::Problem;
@@ -193,6 +193,9 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         (None, None) => &[],
     };
     git_swarm::trace::mark("snapshot directives");
+    // Warnings about the change itself, reported with the results (in every
+    // format) ahead of the evaluation's own.
+    let mut notes = Vec::new();
     if entries.is_empty()
         && change.selection == Selection::Staged
         && let Some(s) = &store
@@ -200,10 +203,10 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             d.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "toml")))
         })
     {
-        ui.warning(
+        notes.push(Warning::new(
             "no directive is staged: a staged change is checked against the directives the commit carries, and .swarm/directives/ is not in the index",
             Some("`git add .swarm` (and commit it) to check with the directives in the working tree"),
-        );
+        ));
     }
     let (candidates, mut problems) =
         check::candidates(entries, "directives", fold, req.directive.as_deref());
@@ -222,12 +225,12 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         .filter(|f| f.status == FileStatus::Unmerged)
         .count();
     if unmerged > 0 {
-        ui.warning(
-            &format!(
+        notes.push(Warning::new(
+            format!(
                 "{unmerged} path(s) have unresolved merge conflicts: only their names were checked, as they have no staged content"
             ),
             Some("git commits nothing until they are resolved; `git add` each one when it is"),
-        );
+        ));
     }
     git_swarm::trace::mark("candidates");
     if let Some(id) = &req.directive
@@ -242,7 +245,12 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     }
     if !problems.is_empty() {
         match req.broken {
-            Broken::Refuse => return Err(Error::Invalid(problems).into()),
+            Broken::Refuse => {
+                for n in &notes {
+                    ui.warning(&n.message, n.hint.as_deref());
+                }
+                return Err(Error::Invalid(problems).into());
+            }
             Broken::Warn => {
                 for p in &problems {
                     ui.problem(p);
@@ -262,7 +270,9 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         .as_ref()
         .map_or_else(Limits::default, |s| Limits::from_config(&s.config.runner));
     let tools = tool_runner(&repo, entries, &candidates, limits, ui);
-    let report = check::evaluate(&gix_repo, &change, &candidates, tools.as_ref())?;
+    let mut report = check::evaluate(&gix_repo, &change, &candidates, tools.as_ref())?;
+    notes.append(&mut report.warnings);
+    report.warnings = notes;
     git_swarm::trace::mark("evaluated");
 
     if req.record
@@ -323,14 +333,18 @@ pub fn tool_runner(
         .iter()
         .any(|c| c.directive.verify.iter().any(|v| v.starts_with("tool:")));
     if !has_tools {
-        return Box::new(NoTools("no tool predicates".into()));
+        return Box::new(NoTools {
+            message: "no tool predicates".into(),
+            hint: None,
+        });
     }
     let fingerprint =
         trust::tool_predicates_fingerprint(entries.iter().filter_map(|e| e.directive.as_ref()));
     if !trust::is_trusted(repo, &fingerprint) {
-        return Box::new(NoTools(
-            "tool predicates were skipped: this repository's set of tool predicates is not trusted (new, or changed since `git swarm trust`)".into(),
-        ));
+        return Box::new(NoTools {
+            message: "tool predicates were skipped: this repository's set of tool predicates is not trusted (new, or changed since `git swarm trust`)".into(),
+            hint: Some("run `git swarm trust` once you have read the tool predicates".into()),
+        });
     }
     Box::new(Sandboxed {
         allow: super::run_tool::allowlist(repo, ui),
@@ -439,10 +453,7 @@ fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {
 fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
     let clean = super::clean;
     for w in &report.warnings {
-        ui.warning(
-            w,
-            Some("run `git swarm trust` once you have read the tool predicates"),
-        );
+        ui.warning(&w.message, w.hint.as_deref());
     }
     // One write: stdout is line-buffered, and a report can run to thousands of lines.
     let mut buf = Vec::new();

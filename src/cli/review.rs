@@ -341,6 +341,9 @@ fn machine_results(
     let limits = git_swarm::runner::Limits::from_config(&store.config.runner);
     let tools = super::check::tool_runner(&repo, &index.directives, &candidates, limits, ui);
     let report = check::evaluate(&gix, &change, &candidates, tools.as_ref())?;
+    for w in &report.warnings {
+        ui.warning(&w.message, w.hint.as_deref());
+    }
     Ok(report
         .results
         .into_iter()
