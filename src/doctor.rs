@@ -93,14 +93,32 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
         });
     }
 
-    let (_, _, fresh) = crate::index::status(store)?;
-    if !fresh {
-        let fixed = fix && crate::index::rebuild(store).is_ok();
-        report.findings.push(Finding {
-            problem: Problem::warning(store.rel(&crate::index::index_path(store)), "stale_index", "the index is missing or older than .swarm/")
-                .with_hint("any command refreshes it; `git swarm index rebuild` (or doctor --fix) rebuilds it now"),
-            fixed,
-        });
+    let (_, _, health) = crate::index::status(store)?;
+    let index = crate::index::index_path(store);
+    match health {
+        crate::index::Health::Fresh => {}
+        crate::index::Health::Folder => {
+            // Only an empty folder is removed: whatever is in one is not ours.
+            let fixed =
+                fix && std::fs::remove_dir(&index).is_ok() && crate::index::rebuild(store).is_ok();
+            report.findings.push(Finding {
+                problem: Problem::error(
+                    store.rel(&index),
+                    "index_blocked",
+                    "a folder is in the index's place: no command can write the index, so every command reads .swarm/ again",
+                )
+                .with_hint("remove the folder (doctor --fix removes it when it is empty); the index is derived from .swarm/"),
+                fixed,
+            });
+        }
+        _ => {
+            let fixed = fix && crate::index::rebuild(store).is_ok();
+            report.findings.push(Finding {
+                problem: Problem::warning(store.rel(&index), "stale_index", "the index is missing, unreadable or older than .swarm/")
+                    .with_hint("any command refreshes it; `git swarm index rebuild` (or doctor --fix) rebuilds it now"),
+                fixed,
+            });
+        }
     }
     Ok(report)
 }

@@ -415,6 +415,68 @@ fn index_refresh_reports_an_index_it_cannot_write() {
     );
 }
 
+/// A folder in the index's place is not "missing": `index status` says no
+/// command can write the index, `doctor` reports it as an error and `--fix`
+/// removes it only when it is empty. Something else in its place (a FIFO) is
+/// unreadable, and the next command replaces it.
+#[test]
+fn index_status_and_doctor_tell_a_folder_in_the_way_from_a_missing_index() {
+    let env = TestEnv::initialised();
+    let index = env.path(".git/swarm/index");
+    std::fs::remove_file(&index).ok();
+    assert_eq!(status_json(&env, &env.root)["state"], "missing");
+
+    std::fs::create_dir_all(index.join("in-the-way")).expect("mkdir");
+    let run = env.swarm(&["index", "status"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains("state:       a folder is in its place, so no command can write the index")
+            && run
+                .stderr
+                .contains("warning: .git/swarm/index is a folder, not the index"),
+        "{}",
+        run.snapshot()
+    );
+    let v = status_json(&env, &env.root);
+    assert_eq!(
+        (v["state"].as_str(), &v["exists"]),
+        (Some("folder"), &Value::Bool(false))
+    );
+
+    let doctor = env.swarm(&["doctor", "--fix"]);
+    doctor.code(1);
+    assert!(
+        doctor.stdout.contains(
+            ".git/swarm/index: error: a folder is in the index's place: no command can write the index"
+        ),
+        "{}",
+        doctor.snapshot()
+    );
+    assert!(
+        index.join("in-the-way").is_dir(),
+        "a folder with something in it is kept"
+    );
+
+    std::fs::remove_dir(index.join("in-the-way")).expect("rmdir");
+    let doctor = env.swarm(&["doctor", "--fix"]);
+    doctor.success();
+    assert!(
+        doctor
+            .stdout
+            .contains(".git/swarm/index: fixed: a folder is in the index's place"),
+        "{}",
+        doctor.snapshot()
+    );
+    assert_eq!(status_json(&env, &env.root)["state"], "fresh");
+
+    std::fs::remove_file(&index).expect("rm index");
+    common::mkfifo(&index);
+    assert_eq!(status_json(&env, &env.root)["state"], "unreadable");
+    env.swarm(&["list"]).success();
+    assert_eq!(status_json(&env, &env.root)["state"], "fresh");
+}
+
 const GOOD: [&str; 3] = [
     r#"{"id":"ev-1","ts":"2026-11-01T00:00:00.000Z","kind":"shown","directive":"no-private-keys"}"#,
     r#"{"id":"ev-2","ts":"2026-11-02T00:00:00.000Z","kind":"check","directive":"no-private-keys"}"#,
@@ -450,7 +512,7 @@ fn doctor_on_a_healthy_store() {
     insta::assert_snapshot!(run.snapshot(), @r"
     [exit 0]
     --- stdout
-    .git/swarm/index: warning: the index is missing or older than .swarm/
+    .git/swarm/index: warning: the index is missing, unreadable or older than .swarm/
       hint: any command refreshes it; `git swarm index rebuild` (or doctor --fix) rebuilds it now
     Checked 1 event in 1 file: 1 finding open, 0 fixed.
     ");
@@ -495,7 +557,7 @@ fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
     [exit 0]
     --- stdout
     .swarm/events/2026-11.jsonl:4:1: fixed: last line is incomplete (34 bytes with no newline)
-    .git/swarm/index: fixed: the index is missing or older than .swarm/
+    .git/swarm/index: fixed: the index is missing, unreadable or older than .swarm/
     Checked 3 events in 1 file: 0 findings open, 2 fixed.
     ");
     // Every complete line survives, byte for byte; the torn bytes are kept aside.

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::index::{Refresh, index_path};
+use git_swarm::index::{Health, Refresh, index_path};
 
 use super::{Format, Outcome, Ui};
 
@@ -36,13 +36,20 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
     let path = store.rel(&index_path(&store));
     match cmd {
         Command::Status { format } => {
-            let (index, scan, fresh) = git_swarm::index::status(&store)?;
+            let (index, scan, health) = git_swarm::index::status(&store)?;
             let fingerprint = format!("{:016x}", scan.fingerprint());
+            if health == Health::Folder {
+                ui.warning(
+                    &format!("{path} is a folder, not the index: commands work without an index, more slowly"),
+                    Some("remove it; the index is derived from .swarm/ and the next command builds it"),
+                );
+            }
             if format == Format::Json {
                 ui.json(&serde_json::json!({
                     "path": path,
                     "exists": index.is_some(),
-                    "fresh": fresh,
+                    "state": health.as_str(),
+                    "fresh": health == Health::Fresh,
                     "fingerprint": fingerprint,
                     "directives": index.as_ref().map(|i| i.directive_count()),
                     "quarantined": index.as_ref().map(|i| i.quarantine_count()),
@@ -54,15 +61,19 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             }
             writeln!(ui.out, "index:       {path}")?;
             writeln!(ui.out, "fingerprint: {fingerprint} (of .swarm/ now)")?;
+            let state = match health {
+                Health::Fresh => "fresh",
+                Health::Stale => "stale (the next command refreshes it)",
+                Health::Missing => "missing (the next command builds it)",
+                Health::Folder => "a folder is in its place, so no command can write the index",
+                Health::Unreadable => {
+                    "unreadable: damaged, not a regular file, or of another version (the next command replaces it)"
+                }
+            };
+            writeln!(ui.out, "state:       {state}")?;
             match &index {
-                None => writeln!(ui.out, "state:       missing (the next command builds it)")?,
+                None => {}
                 Some(i) => {
-                    let state = if fresh {
-                        "fresh"
-                    } else {
-                        "stale (the next command refreshes it)"
-                    };
-                    writeln!(ui.out, "state:       {state}")?;
                     writeln!(
                         ui.out,
                         "directives:  {} ({} quarantined)",

@@ -683,17 +683,52 @@ pub fn rebuild(store: &Store) -> Result<Loaded> {
     ))
 }
 
+/// What `index status` and `doctor` find at the index's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    /// An index that matches `.swarm/` now.
+    Fresh,
+    /// An index older than `.swarm/`: the next command refreshes it.
+    Stale,
+    /// Nothing there: the next command builds it.
+    Missing,
+    /// A folder in its place: no command can write the index.
+    Folder,
+    /// Something else there (damage, another format, a FIFO, a link): the
+    /// next command replaces it.
+    Unreadable,
+}
+
+impl Health {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Health::Fresh => "fresh",
+            Health::Stale => "stale",
+            Health::Missing => "missing",
+            Health::Folder => "folder",
+            Health::Unreadable => "unreadable",
+        }
+    }
+}
+
 /// The index on disk (without its entries), the scan of `.swarm/` now, and
-/// whether the two agree. `None` when there is no usable index.
-pub fn status(store: &Store) -> Result<(Option<Index>, Scan, bool)> {
+/// how the two compare. `None` when there is no usable index.
+pub fn status(store: &Store) -> Result<(Option<Index>, Scan, Health)> {
     let scan = scan(store, None)?;
-    let old = file::read(&index_path(store), store).map(|d| d.index);
-    // Racy entries are re-checked by the next refresh, but a matching
-    // fingerprint means nothing visible has changed since the index was built.
-    let fresh = old
-        .as_ref()
-        .is_some_and(|o| o.fingerprint == scan.fingerprint());
-    Ok((old, scan, fresh))
+    let path = index_path(store);
+    let old = file::read(&path, store).map(|d| d.index);
+    let health = match &old {
+        // Racy entries are re-checked by the next refresh, but a matching
+        // fingerprint means nothing visible has changed since the index was built.
+        Some(o) if o.fingerprint == scan.fingerprint() => Health::Fresh,
+        Some(_) => Health::Stale,
+        None => match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Health::Missing,
+            Ok(m) if m.is_dir() => Health::Folder,
+            _ => Health::Unreadable,
+        },
+    };
+    Ok((old, scan, health))
 }
 
 /// A cache file's bytes: `magic`, the xxh3-64 of `body` (u64 LE), `body`.
