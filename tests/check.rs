@@ -1802,3 +1802,67 @@ fn warnings_reach_the_json_github_and_sarif_reports() {
         run.snapshot()
     );
 }
+
+/// A predicate lists its first 1,000 findings and counts the rest: a
+/// generated file of many matching lines made a report of gigabytes (SARIF
+/// took 2 GB of memory for 200,000 lines), and code scanning refuses a run of
+/// more than 25,000 results, so SARIF stops there and says what it left out.
+#[test]
+fn findings_are_listed_up_to_a_cap_and_counted_beyond_it() {
+    let env = repo();
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO\"]",
+    );
+    commit_all(&env, "directive");
+    let lines: String = (1..=1200).map(|n| format!("TODO {n}\n")).collect();
+    env.write("many.txt", &lines);
+    env.git(&["add", "many.txt"]);
+
+    let (code, report) = json(&env, &["--staged"]);
+    assert_eq!(code, 1);
+    let p = &report["results"][0]["predicates"][0];
+    assert_eq!(p["message"], "1200 added line(s) match `TODO`");
+    assert_eq!(p["findings"].as_array().map(Vec::len), Some(1000));
+    assert_eq!(p["findings"][999]["line"], 1000);
+    assert_eq!(p["omitted"], 200);
+
+    let run = check(&env, &["--staged"]);
+    run.code(1);
+    assert!(
+        run.stdout.contains("        … and 1180 more\n"),
+        "{}",
+        run.snapshot()
+    );
+
+    let run = check(&env, &["--staged", "--format", "github"]);
+    assert_eq!(run.stdout.lines().count(), 1000);
+
+    // 26 directives of 1,000 findings each: 26,000 results, 25,000 kept.
+    for n in 0..25 {
+        directive(
+            &env,
+            &format!("no-todo-{n:02}"),
+            "enforcement = \"enforce\"\nverify = [\"grep:TODO\"]",
+        );
+    }
+    let run = check(&env, &["--staged", "--format", "sarif"]);
+    run.code(1);
+    let sarif: Value = serde_json::from_str(&run.stdout).expect("SARIF is JSON");
+    let r = &sarif["runs"][0];
+    assert_eq!(r["results"].as_array().map(Vec::len), Some(25_000));
+    let notes: Vec<&str> = r["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .expect("notifications")
+        .iter()
+        .filter_map(|n| n["message"]["text"].as_str())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "5200 finding(s) not listed: a predicate lists at most 1000; the result messages count them all",
+            "1000 result(s) left out: code scanning takes at most 25000 a run",
+        ]
+    );
+}

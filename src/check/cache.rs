@@ -28,7 +28,7 @@ use super::{Finding, Outcome, PredicateResult};
 
 /// Starts the file; bumped with any change to what is stored or to how
 /// `grep_tree` searches. The crate version is part of every key as well.
-const MAGIC: &[u8] = b"git-swarm grep-tree cache 5\n";
+const MAGIC: &[u8] = b"git-swarm grep-tree cache 6\n";
 
 /// Keys kept from earlier runs besides those this run used.
 const KEEP: usize = 4096;
@@ -38,6 +38,7 @@ struct Stored {
     outcome: u8,
     message: Option<String>,
     findings: Vec<(String, Option<u32>, Option<String>)>,
+    omitted: usize,
 }
 
 /// The cache for one check.
@@ -110,6 +111,7 @@ impl GrepTreeCache {
                     text: text.clone(),
                 })
                 .collect(),
+            omitted: stored.omitted,
         })
     }
 
@@ -127,6 +129,7 @@ impl GrepTreeCache {
                 .iter()
                 .map(|f| (f.path.clone(), f.line, f.text.clone()))
                 .collect(),
+            omitted: result.omitted,
         });
         for &key in keys {
             self.old.remove(&key);

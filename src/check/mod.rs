@@ -116,14 +116,54 @@ pub struct Finding {
     pub text: Option<String>,
 }
 
+/// Findings listed per predicate; the rest are counted in `omitted`. A
+/// pathological change (a generated file of a million matching lines) must
+/// not make a report of gigabytes, nor a SARIF log code scanning refuses.
+pub const MAX_FINDINGS: usize = 1000;
+
 /// One predicate's result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PredicateResult {
     pub predicate: String,
     pub outcome: Outcome,
-    /// Why it failed, errored or was skipped.
+    /// Why it failed, errored or was skipped (with the count of every finding).
     pub message: Option<String>,
+    /// The first 1,000 findings.
     pub findings: Vec<Finding>,
+    /// Findings beyond the first 1,000: counted in `message`, not listed.
+    pub omitted: usize,
+}
+
+/// Findings as they are found: the first [`MAX_FINDINGS`] kept, the others counted.
+#[derive(Default)]
+struct Found {
+    list: Vec<Finding>,
+    omitted: usize,
+}
+
+impl Found {
+    fn push(&mut self, finding: impl FnOnce() -> Finding) {
+        if self.list.len() < MAX_FINDINGS {
+            self.list.push(finding());
+        } else {
+            self.omitted += 1;
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.list.len() + self.omitted
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// A failure with these findings.
+    fn fail(self, source: &str, message: String) -> PredicateResult {
+        let mut r = result(source, Outcome::Fail, Some(message), self.list);
+        r.omitted = self.omitted;
+        r
+    }
 }
 
 /// One directive's result.
@@ -332,6 +372,7 @@ fn result(
         outcome,
         message,
         findings,
+        omitted: 0,
     }
 }
 
@@ -368,34 +409,29 @@ fn evaluate_predicate(
             }
         }
         Predicate::FileNotModified(glob) => {
-            let findings: Vec<Finding> = change
-                .files
-                .iter()
-                .flat_map(|f| f.paths().map(move |p| (f.status, p)))
-                .filter(|(_, p)| glob.is_match_bytes(p))
-                .map(|(status, p)| Finding {
-                    path: lossy(p),
-                    line: None,
-                    text: Some(status_word(status).to_owned()),
-                })
-                .collect();
-            if findings.is_empty() {
-                result(source, Outcome::Pass, None, findings)
+            let mut found = Found::default();
+            for f in &change.files {
+                for p in f.paths().filter(|p| glob.is_match_bytes(p)) {
+                    found.push(|| Finding {
+                        path: lossy(p),
+                        line: None,
+                        text: Some(status_word(f.status).to_owned()),
+                    });
+                }
+            }
+            if found.is_empty() {
+                result(source, Outcome::Pass, None, Vec::new())
             } else {
-                result(
-                    source,
-                    Outcome::Fail,
-                    Some(format!(
-                        "the change touches {} path(s) matching `{}`",
-                        findings.len(),
-                        glob.as_str()
-                    )),
-                    findings,
-                )
+                let message = format!(
+                    "the change touches {} path(s) matching `{}`",
+                    found.total(),
+                    glob.as_str()
+                );
+                found.fail(source, message)
             }
         }
         Predicate::Grep { regex, glob } => {
-            let mut findings = Vec::new();
+            let mut found = Found::default();
             for (i, f) in change.files.iter().enumerate() {
                 if glob.as_ref().is_some_and(|g| !g.is_match_bytes(&f.path))
                     || skips_swarm(glob.as_ref(), &f.path)
@@ -419,7 +455,7 @@ fn evaluate_predicate(
                 };
                 for line in lines.iter() {
                     if re.is_match(&line.text) {
-                        findings.push(Finding {
+                        found.push(|| Finding {
                             path: lossy(f.path.as_bstr()),
                             line: Some(line.line),
                             text: Some(cap(&line.text)),
@@ -427,19 +463,11 @@ fn evaluate_predicate(
                     }
                 }
             }
-            if findings.is_empty() {
-                result(source, Outcome::Pass, None, findings)
+            if found.is_empty() {
+                result(source, Outcome::Pass, None, Vec::new())
             } else {
-                result(
-                    source,
-                    Outcome::Fail,
-                    Some(format!(
-                        "{} added line(s) match `{}`",
-                        findings.len(),
-                        regex.as_str()
-                    )),
-                    findings,
-                )
+                let message = format!("{} added line(s) match `{}`", found.total(), regex.as_str());
+                found.fail(source, message)
             }
         }
         Predicate::GrepTree { regex, glob } => {
@@ -529,7 +557,7 @@ fn grep_tree(
             ));
         }
     };
-    let mut findings = Vec::new();
+    let mut found = Found::default();
     for file in files {
         let path = &file.path;
         let Some(bytes) = change.read_snapshot_file(repo, file)? else {
@@ -542,7 +570,7 @@ fn grep_tree(
         for (n, line) in bytes.lines_with_terminator().enumerate() {
             let line = line.strip_suffix(b"\n").unwrap_or(line);
             if re.is_match(line) {
-                findings.push(Finding {
+                found.push(|| Finding {
                     path: lossy(path.as_bstr()),
                     line: u32::try_from(n + 1).ok(),
                     text: Some(cap(line)),
@@ -550,19 +578,15 @@ fn grep_tree(
             }
         }
     }
-    Ok(if findings.is_empty() {
-        result(source, Outcome::Pass, None, findings)
+    Ok(if found.is_empty() {
+        result(source, Outcome::Pass, None, Vec::new())
     } else {
-        result(
-            source,
-            Outcome::Fail,
-            Some(format!(
-                "{} line(s) in the snapshot match `{}`",
-                findings.len(),
-                regex.as_str()
-            )),
-            findings,
-        )
+        let message = format!(
+            "{} line(s) in the snapshot match `{}`",
+            found.total(),
+            regex.as_str()
+        );
+        found.fail(source, message)
     })
 }
 

@@ -2,7 +2,10 @@
 
 use serde_json::{Value, json};
 
-use super::{DirectiveResult, Outcome, Report};
+use super::{DirectiveResult, MAX_FINDINGS, Outcome, Report};
+
+/// GitHub code scanning refuses a run with more results than this.
+const MAX_SARIF_RESULTS: usize = 25_000;
 use crate::directive::Enforcement;
 
 fn level(r: &DirectiveResult) -> &'static str {
@@ -116,6 +119,8 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
         })
         .collect();
     let mut results = Vec::new();
+    let mut left_out = 0usize;
+    let mut omitted = 0usize;
     for (rule_index, r) in report.results.iter().enumerate() {
         if !matches!(r.outcome, Outcome::Fail | Outcome::Error) {
             continue;
@@ -125,6 +130,7 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
             .iter()
             .filter(|p| matches!(p.outcome, Outcome::Fail | Outcome::Error))
         {
+            omitted += p.omitted;
             let text = format!(
                 "{} — {}: {}",
                 r.lesson,
@@ -141,6 +147,10 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
                     .collect()
             };
             for loc in locations {
+                if results.len() == MAX_SARIF_RESULTS {
+                    left_out += 1;
+                    continue;
+                }
                 results.push(json!({
                     "ruleId": r.id,
                     "ruleIndex": rule_index,
@@ -152,12 +162,23 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
             }
         }
     }
-    // The report's warnings are notifications of the run, not results.
-    let notifications: Vec<Value> = report
+    // The report's warnings are notifications of the run, not results; so
+    // are the findings that are not listed.
+    let mut notifications: Vec<Value> = report
         .warnings
         .iter()
         .map(|w| json!({ "level": "warning", "message": { "text": w.message } }))
         .collect();
+    if omitted > 0 {
+        notifications.push(json!({ "level": "warning", "message": { "text": format!(
+            "{omitted} finding(s) not listed: a predicate lists at most {MAX_FINDINGS}; the result messages count them all"
+        ) } }));
+    }
+    if left_out > 0 {
+        notifications.push(json!({ "level": "warning", "message": { "text": format!(
+            "{left_out} result(s) left out: code scanning takes at most {MAX_SARIF_RESULTS} a run"
+        ) } }));
+    }
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

@@ -496,8 +496,10 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
                     .unwrap_or_default();
                 writeln!(out, "        {}{at}{}", clean(&f.path), clean(&text))?;
             }
-            if p.findings.len() > 20 {
-                writeln!(out, "        … and {} more", p.findings.len() - 20)?;
+            let listed = p.findings.len().min(20);
+            let more = p.findings.len() + p.omitted - listed;
+            if more > 0 {
+                writeln!(out, "        … and {more} more")?;
             }
         }
     }
