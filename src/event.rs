@@ -350,15 +350,89 @@ pub fn append_once(
     })?;
     std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
     let torn_dir = torn_dir(events_dir);
+    let line = event.to_line();
+    let mut unless_marked = |text: &[u8]| -> Vec<u8> {
+        if memchr::memmem::find(text, marker.as_bytes()).is_some() {
+            Vec::new()
+        } else {
+            line.clone().into_bytes()
+        }
+    };
     let (aside, written) = append_to(
         &events_dir.join(name),
-        event.to_line().as_bytes(),
+        line.as_bytes(),
         cfg,
         &torn_dir,
         event.ts_millis().unwrap_or(0),
-        Some(marker.as_bytes()),
+        Some(&mut unless_marked),
     )?;
     Ok((written, aside.into_iter().collect()))
+}
+
+/// Appends those of `events` that `recorded` does not find among the
+/// lines of their month file, checked under the file's lock: of several
+/// processes racing to record the same things, one writes each. Only the
+/// lines holding an event's `needle` (a string its record must contain) are
+/// parsed and given to `recorded` with the event. Returns how many were
+/// written, and the torn lines saved aside as [`append`] does.
+pub fn append_unrecorded(
+    events_dir: &Path,
+    events: &[Event],
+    needle: impl Fn(&Event) -> String,
+    recorded: impl Fn(&Event, &Event) -> bool,
+    cfg: &EventsConfig,
+) -> Result<(usize, Vec<PathBuf>), Error> {
+    let mut by_file: Vec<(String, Vec<&Event>)> = Vec::new();
+    for event in events {
+        let name = event.month_file().ok_or_else(|| Error::InvalidEvent {
+            message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
+        })?;
+        match by_file.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, list)) => list.push(event),
+            None => by_file.push((name, vec![event])),
+        }
+    }
+    std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
+    let torn_dir = torn_dir(events_dir);
+    let mut written = 0;
+    let mut saved = Vec::new();
+    for (name, list) in by_file {
+        let mut new = 0;
+        let mut unrecorded = |text: &[u8]| -> Vec<u8> {
+            let mut out = Vec::new();
+            for e in &list {
+                let needle = needle(e);
+                let found = memchr::memmem::find_iter(text, needle.as_bytes()).any(|at| {
+                    let start = text[..at]
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |i| i + 1);
+                    let end = text[at..]
+                        .iter()
+                        .position(|&b| b == b'\n')
+                        .map_or(text.len(), |i| at + i);
+                    parse_event_line(&text[start..end], cfg.max_line_bytes)
+                        .is_ok_and(|line| recorded(e, &line))
+                });
+                if !found {
+                    out.extend_from_slice(e.to_line().as_bytes());
+                    new += 1;
+                }
+            }
+            out
+        };
+        let (aside, _) = append_to(
+            &events_dir.join(&name),
+            &[],
+            cfg,
+            &torn_dir,
+            list.first().and_then(|e| e.ts_millis()).unwrap_or(0),
+            Some(&mut unrecorded),
+        )?;
+        written += new;
+        saved.extend(aside);
+    }
+    Ok((written, saved))
 }
 
 /// Where torn lines found by an append are saved: `.swarm/local/torn/`.
@@ -433,13 +507,17 @@ fn tail_is_event(file: &mut File, len: u64, max_line_bytes: u64) -> io::Result<b
     Ok(parse_event_line(line, max_line_bytes).is_ok())
 }
 
+/// Given what an event file holds once locked, the bytes to append to it
+/// (none: nothing is written).
+type LockedFilter<'a> = dyn FnMut(&[u8]) -> Vec<u8> + 'a;
+
 fn append_to(
     path: &Path,
     lines: &[u8],
     cfg: &EventsConfig,
     torn_dir: &Path,
     now_ms: i64,
-    unless: Option<&[u8]>,
+    filter: Option<&mut LockedFilter<'_>>,
 ) -> Result<(Option<PathBuf>, bool), Error> {
     let mut file = open_event_file(
         path,
@@ -449,14 +527,21 @@ fn append_to(
     lock_with_retry(&file, path, Duration::from_millis(cfg.lock_timeout_ms))?;
     let result = (|| -> Result<(Option<PathBuf>, bool), Error> {
         let io = |e| Error::io(path, e);
-        if let Some(marker) = unless {
-            let mut text = Vec::new();
-            file.seek(SeekFrom::Start(0)).map_err(io)?;
-            file.read_to_end(&mut text).map_err(io)?;
-            if memchr::memmem::find(&text, marker).is_some() {
-                return Ok((None, false));
+        // What to write, given what the file holds now that it is locked.
+        let filtered;
+        let lines = match filter {
+            Some(filter) => {
+                let mut text = Vec::new();
+                file.seek(SeekFrom::Start(0)).map_err(io)?;
+                file.read_to_end(&mut text).map_err(io)?;
+                filtered = filter(&text);
+                if filtered.is_empty() {
+                    return Ok((None, false));
+                }
+                &filtered[..]
             }
-        }
+            None => lines,
+        };
         let len = file.metadata().map_err(io)?.len();
         let mut buf = Vec::with_capacity(lines.len() + 1);
         let mut saved = None;

@@ -268,3 +268,44 @@ fn a_held_lock_is_waited_for_then_reported_never_skipped() {
         "the waiting append must land once"
     );
 }
+
+/// Eight `check --record` of one change at once record its violation once:
+/// each check had read the log before any recorded, and the duplicate test
+/// was made outside the lock, so six to eight identical violations were
+/// written (and `status` counted them all).
+#[test]
+fn racing_checks_of_one_change_record_one_violation() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/directives/warn-todo.toml",
+        "id = \"warn-todo\"\nlesson = \"Never leave TODO markers in committed code\"\nenforcement = \"warn\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:TODO\"]\n",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directive"]);
+    env.write("a.txt", "TODO\n");
+    env.git(&["add", "a.txt"]);
+    // Build the index first, so that every check starts at once.
+    env.swarm(&["list"]).success();
+    let checks: Vec<Child> = (0..8)
+        .map(|_| {
+            env.command(common::bin(), &env.root)
+                .args(["check", "--record"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn git-swarm check")
+        })
+        .collect();
+    wait_all(checks);
+    let text = std::fs::read_to_string(env.path(MONTH_FILE)).expect("read month file");
+    let recorded: Vec<Value> = text
+        .lines()
+        .map(json)
+        .filter(|e| e["kind"] == "check" && e["directive"] == "warn-todo")
+        .collect();
+    assert_eq!(recorded.len(), 1, "{text}");
+    // A later retry records nothing either.
+    let run = env.swarm(&["check", "--record"]);
+    run.success();
+    assert!(!run.stderr.contains("recorded"), "{}", run.snapshot());
+}

@@ -431,14 +431,36 @@ fn record(
         e.directive = Some(r.id.clone());
         events.push(e);
     }
-    if !events.is_empty() {
-        super::append(store, &events, ui)?;
+    if events.is_empty() {
+        return Ok(false);
+    }
+    // The fold above is what the log held when this check began; another
+    // check of the same change may have recorded since. Asked again under
+    // the log's lock, of several racing checks one records each violation.
+    let (written, saved) = git_swarm::event::append_unrecorded(
+        &store.events_dir(),
+        &events,
+        |e| {
+            e.data
+                .get("change")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned()
+        },
+        |e, line| {
+            line.kind == "check"
+                && line.directive == e.directive
+                && line.data.get("change") == e.data.get("change")
+        },
+        &store.config.events,
+    )?;
+    super::report_torn(store, &saved, ui);
+    if written > 0 {
         ui.note(&format!(
-            "recorded {} violation(s) in .swarm/events/",
-            events.len()
+            "recorded {written} violation(s) in .swarm/events/"
         ));
     }
-    Ok(!events.is_empty())
+    Ok(written > 0)
 }
 
 fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {

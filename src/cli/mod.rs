@@ -235,7 +235,7 @@ pub fn append(store: &Store, events: &[git_swarm::event::Event], ui: &mut Ui) ->
 }
 
 /// Tells the user about torn lines an append saved aside.
-fn report_torn(store: &Store, saved: &[std::path::PathBuf], ui: &mut Ui) {
+pub fn report_torn(store: &Store, saved: &[std::path::PathBuf], ui: &mut Ui) {
     for s in saved {
         ui.warning(
             &format!("an incomplete line at the end of the event log (a write cut short) was moved to {}", store.rel(s)),
