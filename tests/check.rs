@@ -1387,6 +1387,36 @@ fn worktree_retries_record_one_violation() {
     assert_eq!(check_events(&env).len(), 2);
 }
 
+/// One edit checked in the working tree, then staged and checked again (an
+/// agent's harness, then the pre-commit hook) is one change: its working-tree
+/// files are named by the blob id git gives them when staged, line endings
+/// converted, not by a hash of their bytes. It was two violations, which
+/// escalated a `warn` directive after a single mistake.
+#[test]
+fn an_edit_checked_in_the_worktree_then_staged_is_one_violation() {
+    let env = repo();
+    directive(&env, "no-fixme", "verify = [\"grep:FIXME\"]");
+    commit_all(&env, "directives");
+    env.git(&["config", "core.autocrlf", "true"]);
+    env.write("a.txt", "FIXME one\r\nmore\r\n");
+    check(&env, &["--worktree", "--record"]).success();
+    env.git(&["add", "a.txt"]);
+    let staged = check(&env, &["--staged", "--record"]);
+    staged.success();
+    assert!(!staged.stderr.contains("recorded"), "{}", staged.snapshot());
+    assert_eq!(check_events(&env).len(), 1);
+    assert_eq!(
+        json(&env, &["--worktree"]).1["fingerprint"],
+        json(&env, &["--staged"]).1["fingerprint"]
+    );
+    assert!(
+        !env.swarm(&["log", "--kind", "escalation"])
+            .stdout
+            .contains("no-fixme"),
+        "one edit must not escalate"
+    );
+}
+
 #[test]
 fn record_appends_one_event_per_failing_directive_and_change() {
     let env = repo();

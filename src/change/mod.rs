@@ -112,14 +112,24 @@ pub enum Content {
 }
 
 impl Content {
-    fn fingerprint_part(&self) -> String {
+    /// The blob id for a blob; for a working-tree file, the id git would
+    /// give it when staged (line endings converted as `core.autocrlf` says),
+    /// so that an edit checked with `--worktree` and then staged is one
+    /// change, not two.
+    fn fingerprint_part(&self, hash: gix::hash::Kind, crlf: bool) -> String {
         match self {
             Content::Absent => "-".into(),
             Content::Blob(id) => id.to_string(),
             Content::Gitlink(id) => format!("gitlink:{id}"),
-            Content::File(path) => match std::fs::read(path) {
-                Ok(bytes) => format!("file:{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)),
-                Err(_) => "file:?".into(),
+            Content::File(path) => match read::file_content(path) {
+                Ok(Some(bytes)) => {
+                    let bytes = read::to_git(bytes, crlf);
+                    match gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes) {
+                        Ok(id) => id.to_string(),
+                        Err(_) => format!("file:{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)),
+                    }
+                }
+                Ok(None) | Err(_) => "file:?".into(),
             },
         }
     }
@@ -182,6 +192,10 @@ pub struct Change {
     snapshot: Snapshot,
     root: PathBuf,
     added: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<AddedLine>>>>,
+    /// The repository's object hash and whether it converts CRLF: how
+    /// working-tree files are named in the fingerprint.
+    object_hash: gix::hash::Kind,
+    crlf: bool,
     /// Flattened folders of a tree snapshot, by folder prefix (`""` is the whole tree).
     tree_files: std::cell::RefCell<HashMap<String, TreeFiles>>,
     /// Tree ids of a tree snapshot's folders (`None`: no such folder), so
@@ -209,6 +223,8 @@ impl Change {
             snapshot,
             root: root.to_path_buf(),
             added: Default::default(),
+            object_hash: repo.object_hash(),
+            crlf: read::converts_crlf(repo),
             tree_files: Default::default(),
             folder_trees: Default::default(),
         })
@@ -231,8 +247,8 @@ impl Change {
                     f.status,
                     f.old_path.as_ref().map_or(BStr::new(""), |p| p.as_bstr()),
                     f.path,
-                    f.old.fingerprint_part(),
-                    f.new.fingerprint_part()
+                    f.old.fingerprint_part(self.object_hash, self.crlf),
+                    f.new.fingerprint_part(self.object_hash, self.crlf)
                 )
             })
             .collect();

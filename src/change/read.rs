@@ -775,17 +775,24 @@ pub fn content(repo: &gix::Repository, content: &Content) -> Result<Option<Vec<u
                 .map_err(|e| Error::git(format!("reading blob {id}"), e))?;
             Ok(Some(blob.data.clone()))
         }
-        Content::File(path) => match std::fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let target = std::fs::read_link(path).map_err(|e| Error::io(path, e))?;
-                Ok(Some(target.into_os_string().into_encoded_bytes()))
-            }
-            Ok(m) if m.is_file() => std::fs::read(path)
-                .map(Some)
-                .map_err(|e| Error::io(path, e)),
-            Ok(_) => Ok(None),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io(path, e)),
-        },
+        Content::File(path) => file_content(path),
+    }
+}
+
+/// A working-tree file's content as git would store it (before line-ending
+/// conversion): a symlink's target, a file's bytes; `None` for anything else
+/// or nothing.
+pub fn file_content(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = std::fs::read_link(path).map_err(|e| Error::io(path, e))?;
+            Ok(Some(target.into_os_string().into_encoded_bytes()))
+        }
+        Ok(m) if m.is_file() => std::fs::read(path)
+            .map(Some)
+            .map_err(|e| Error::io(path, e)),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
     }
 }
