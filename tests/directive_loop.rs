@@ -793,6 +793,37 @@ fn review_says_when_tool_predicates_were_skipped() {
     );
 }
 
+/// A directive declared critical + enforce violated on two occasions is not
+/// "escalated": nothing would change, and the event, the warning and the
+/// `status` line (`critical/enforce -> critical/enforce`) only left a human
+/// an episode to end with `deescalate`.
+#[test]
+fn a_directive_already_critical_and_enforced_is_not_escalated() {
+    let env = repo();
+    directive(
+        &env,
+        "no-keys",
+        "lesson = \"Never commit private keys or tokens\"\npriority = \"critical\"\nenforcement = \"enforce\"\napplies_to_agents = [\"coder\"]",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directive"]);
+    for _ in 0..2 {
+        let (_, d) = inject(&env, &["--role", "coder", "--phase", "p1"]);
+        let run = ack(&env, &d.expect("delegation"), "done, nothing to report");
+        assert!(!run.stderr.contains("escalated"), "{}", run.snapshot());
+    }
+    assert_eq!(of_kind(&env, "unacknowledged").len(), 2);
+    assert!(of_kind(&env, "escalation").is_empty());
+    let status = swarm(&env, &["status"]);
+    assert!(
+        status
+            .stdout
+            .starts_with("Recently escalated (last 7 days):\n  none\n"),
+        "{}",
+        status.snapshot()
+    );
+}
+
 /// Two violations of one directive on two occasions within 30 days: it is
 /// escalated once, `check` enforces it, `status` shows it, `deescalate` ends it.
 #[test]
@@ -813,16 +844,28 @@ fn two_occasions_escalate_once_and_check_enforces_it() {
     // The same change again: one occasion, no escalation.
     swarm(&env, &["check", "--record"]).success();
     assert!(of_kind(&env, "escalation").is_empty());
-    // Another change, another occasion: escalated, and now enforced.
+    // Another change, another occasion: escalated, and now enforced — the
+    // change that escalates it included, as a check run now would judge it.
     env.write("b.rs", "dbg!(2);\n");
     env.git(&["add", "b.rs"]);
     let second = swarm(&env, &["check", "--record"]);
+    second.code(1);
     assert!(
         second
             .stderr
             .contains("escalated no-debug-print to critical + enforce"),
         "{}",
         second.stderr
+    );
+    assert!(
+        second
+            .stdout
+            .contains("FAIL  no-debug-print [enforce, critical]")
+            && second
+                .stdout
+                .contains("blocked by 1 directive: no-debug-print"),
+        "{}",
+        second.snapshot()
     );
     let esc = of_kind(&env, "escalation");
     assert_eq!(esc.len(), 1);

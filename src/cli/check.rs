@@ -279,7 +279,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         && let (Some(store), Some(loaded)) = (&store, &*loaded)
         && record(store, &loaded.index.fold, &report, ui)?
     {
-        super::escalate(
+        let escalated = super::escalate(
             store,
             |id| {
                 candidates
@@ -289,6 +289,17 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             },
             ui,
         )?;
+        // The violation just recorded escalated these: judged as a check run
+        // now would judge them, the change that escalates a `warn`
+        // directive is blocked too.
+        for r in report
+            .results
+            .iter_mut()
+            .filter(|r| escalated.contains(&r.id))
+        {
+            r.priority = git_swarm::directive::Priority::Critical;
+            r.enforcement = git_swarm::directive::Enforcement::Enforce;
+        }
     }
     let failed = report.counts.fail + report.counts.error > 0 || !report.warnings.is_empty();
     if !req.quiet || failed {

@@ -254,16 +254,19 @@ pub fn escalate_from_index(store: &Store, ui: &mut Ui) -> Result<(), Error> {
         |id| index.directive(id).and_then(|e| e.directive.as_ref()),
         ui,
     )
+    .map(drop)
 }
 
 /// After violations were recorded: appends an `escalation` event for each
 /// episode the fold has opened and no event records yet, once (of several
-/// processes racing, one writes it), and says so.
+/// processes racing, one writes it), and says so. Returns the ids of the
+/// directives escalated now.
 pub fn escalate<'a>(
     store: &Store,
     directives: impl Fn(&str) -> Option<&'a git_swarm::directive::Directive>,
     ui: &mut Ui,
-) -> Result<(), Error> {
+) -> Result<Vec<String>, Error> {
+    let mut escalated = Vec::new();
     let loaded = git_swarm::index::refresh_fold(store)?;
     for e in git_swarm::learning::escalations_due(store, &loaded.index.fold, directives) {
         let episode = e.data.get("episode").and_then(|v| v.as_str()).unwrap_or("");
@@ -272,6 +275,7 @@ pub fn escalate<'a>(
             git_swarm::event::append_once(&store.events_dir(), &e, &marker, &store.config.events)?;
         report_torn(store, &saved, ui);
         if written {
+            escalated.extend(e.directive.clone());
             ui.warning(
                 &format!(
                     "escalated {} to critical + enforce: violated on 2 occasions within 30 days",
@@ -281,7 +285,7 @@ pub fn escalate<'a>(
             );
         }
     }
-    Ok(())
+    Ok(escalated)
 }
 
 /// Loads the index, telling the user about problems it found in `.swarm/`.

@@ -70,11 +70,18 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let mut recently_escalated = Vec::new();
     let mut unremediated_violations = Vec::new();
     for (id, state) in fold.loop_states() {
-        for ep in state.episodes.iter().filter(|e| now - e.start <= WEEK_MS) {
+        let from = declared(id);
+        // A directive declared critical + enforce is not made any stricter.
+        let changes = from.as_deref() != Some("critical/enforce");
+        for ep in state
+            .episodes
+            .iter()
+            .filter(|e| changes && now - e.start <= WEEK_MS)
+        {
             recently_escalated.push(Escalated {
                 id: id.to_owned(),
                 since: ms(ep.start),
-                from: declared(id),
+                from: from.clone(),
                 to: "critical/enforce".into(),
                 reason: "violated on 2 occasions within 30 days".into(),
                 open: ep.ended.is_none(),
