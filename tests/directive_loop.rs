@@ -646,6 +646,76 @@ fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
         let accepted = r["id"] == "crit-one" || r["id"] == "crit-two";
         assert_eq!(r["overridden"], accepted, "{report:#}");
     }
+    // The phase is complete: accepting again overrides nothing (it recorded
+    // a second override, `blocked: null`).
+    let again = swarm(
+        &env,
+        &[
+            "phase",
+            "complete",
+            "ship",
+            "--accept-violations",
+            "crit-one",
+            "--justification",
+            "accepted by the release owner for the hotfix",
+        ],
+    );
+    again.success();
+    assert!(
+        again.stderr.contains(
+            "warning: `crit-one` is in phase ship, which was already complete: no override recorded for it"
+        ) && !again.stderr.contains("recorded 1 override"),
+        "{}",
+        again.snapshot()
+    );
+    assert_eq!(of_kind(&env, "override").len(), 2);
+    assert!(
+        of_kind(&env, "override")
+            .iter()
+            .all(|o| o["blocked"].is_string())
+    );
+}
+
+/// In a blocked phase, only the blocking ids are overridden: accepting one
+/// that does not block records nothing for it.
+#[test]
+fn an_override_is_recorded_only_for_an_id_that_blocks() {
+    let env = repo();
+    for id in ["crit-one", "crit-two"] {
+        coder_rule(&env, id, &format!("The critical lesson {id}"), "critical");
+    }
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    let (_, d) = inject(&env, &["--role", "coder", "--phase", "build"]);
+    ack(
+        &env,
+        &d.expect("delegation"),
+        "KNOWLEDGE_APPLIED:crit-one\n",
+    )
+    .success();
+    let run = swarm(
+        &env,
+        &[
+            "phase",
+            "complete",
+            "build",
+            "--accept-violations",
+            "crit-one,crit-two",
+            "--justification",
+            "accepted by the release owner for the hotfix",
+        ],
+    );
+    run.success();
+    assert!(
+        run.stderr.contains(
+            "warning: `crit-one` does not block phase build: no override recorded for it"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    let overrides = of_kind(&env, "override");
+    assert_eq!(overrides.len(), 1, "{overrides:?}");
+    assert_eq!(overrides[0]["directive"], "crit-two");
 }
 
 #[test]

@@ -95,31 +95,48 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
                 .into());
             }
         }
-        let mut events = Vec::new();
+        // An override records a decision about a blocker: an id that does
+        // not block (or a phase already complete) has nothing to override.
+        let done = learning::phase_completed(&events, &args.phase).is_some();
+        let mut overrides = Vec::new();
         for id in &accepted {
-            let reason = blockers
-                .iter()
-                .find(|b| &b.id == id)
-                .map(|b| b.reason.clone());
-            let mut e = store
-                .event("override")
-                .with("phase", args.phase.clone())
-                .with("justification", justification.to_owned())
-                .with(
-                    "blocked",
-                    reason.map_or(serde_json::Value::Null, Into::into),
-                );
-            e.directive = Some(id.clone());
-            events.push(e);
+            match blockers.iter().find(|b| &b.id == id) {
+                Some(b) if !done => {
+                    let mut e = store
+                        .event("override")
+                        .with("phase", args.phase.clone())
+                        .with("justification", justification.to_owned())
+                        .with("blocked", b.reason.clone());
+                    e.directive = Some(id.clone());
+                    overrides.push(e);
+                }
+                _ => ui.warning(
+                    &format!(
+                        "`{id}` {}: no override recorded for it",
+                        if done {
+                            format!("is in phase {}, which was already complete", args.phase)
+                        } else {
+                            format!("does not block phase {}", args.phase)
+                        }
+                    ),
+                    None,
+                ),
+            }
         }
-        super::append(&store, &events, ui)?;
-        ui.note(&format!(
-            "recorded {} override(s) for phase {}",
-            events.len(),
-            args.phase
-        ));
+        if !overrides.is_empty() {
+            super::append(&store, &overrides, ui)?;
+            ui.note(&format!(
+                "recorded {} override(s) for phase {}",
+                overrides.len(),
+                args.phase
+            ));
+        }
         blockers.retain(|b| !accepted.contains(&b.id));
-        for r in records.iter_mut().filter(|r| accepted.contains(&r.id)) {
+        for r in records.iter_mut().filter(|r| {
+            overrides
+                .iter()
+                .any(|o| o.directive.as_ref() == Some(&r.id))
+        }) {
             r.overridden = true;
         }
     }
