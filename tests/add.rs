@@ -742,3 +742,51 @@ fn add_needs_an_initialised_store() {
     ");
     assert!(!env.exists(".swarm"));
 }
+
+/// Both routes the quarantine hint gives work: deleting the entry and adding
+/// again with the missing fields (the hint used to offer the add alone, which
+/// failed: the quarantined file holds the id), and moving a fixed entry into
+/// directives/.
+#[test]
+fn the_quarantine_hint_gives_routes_that_work() {
+    let env = TestEnv::initialised();
+    let lesson = "Keep every public function documented with an example";
+    let first = env.swarm(&["add", "--id", "documented", "--lesson", lesson]);
+    first.code(1);
+    assert!(
+        first
+            .stderr
+            .contains("or delete it and run `git swarm add` again"),
+        "{}",
+        first.snapshot()
+    );
+    std::fs::remove_file(env.path(".swarm/quarantine/documented.toml")).expect("delete");
+    let again = env.swarm(&[
+        "add",
+        "--id",
+        "documented",
+        "--lesson",
+        lesson,
+        "--agents",
+        "coder",
+        "--require",
+        "show a runnable example in each doc comment",
+    ]);
+    again.success();
+    assert!(env.exists(".swarm/directives/documented.toml"));
+
+    env.swarm(&["add", "--id", "second", "--lesson", lesson])
+        .code(1);
+    let text = std::fs::read_to_string(env.path(".swarm/quarantine/second.toml")).expect("read");
+    let fixed: String = text
+        .lines()
+        .filter(|l| !l.starts_with("quarantine_"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        + "applies_to_agents = [\"coder\"]\nrequired_actions = [\"show a runnable example in each doc comment\"]\n";
+    std::fs::remove_file(env.path(".swarm/quarantine/second.toml")).expect("delete");
+    env.write(".swarm/directives/second.toml", &fixed);
+    let run = env.swarm(&["validate"]);
+    run.success();
+    assert!(run.stdout.contains("no problems"), "{}", run.snapshot());
+}

@@ -175,7 +175,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                     writeln!(ui.out, "  {field}: {}", issue.message)?;
                     ui.hint(&issue.hint);
                 }
-                ui.hint(&format!("fix {rel} and move it to .swarm/directives/, or run `git swarm add` again with the missing fields"));
+                ui.hint(&format!(
+                    "fix {rel} and move it to .swarm/directives/ (`git swarm validate` checks it), or delete it and run `git swarm add` again with the missing fields"
+                ));
             }
             Ok(ExitCode::from(1))
         }
