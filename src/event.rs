@@ -272,7 +272,32 @@ pub fn append(
     events: &[Event],
     cfg: &EventsConfig,
 ) -> Result<Vec<PathBuf>, Error> {
-    let mut by_file: Vec<(String, String)> = Vec::new();
+    let by_file = by_month_file(events, cfg)?;
+    std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
+    let torn_dir = torn_dir(events_dir);
+    let now_ms = events.first().and_then(Event::ts_millis).unwrap_or(0);
+    let mut saved = Vec::new();
+    for (name, lines) in by_file {
+        let buf: String = lines.into_iter().map(|(_, line)| line).collect();
+        let aside = append_to(
+            &events_dir.join(name),
+            ToWrite::Lines(buf.as_bytes()),
+            cfg,
+            &torn_dir,
+            now_ms,
+        )?;
+        saved.extend(aside);
+    }
+    Ok(saved)
+}
+
+/// A month file's name, and the events to append to it with their lines.
+type MonthFile<'a> = (String, Vec<(&'a Event, String)>);
+
+/// `events` with their lines, grouped by month file in the order the files
+/// first occur; a line over `max_line_bytes` is refused.
+fn by_month_file<'a>(events: &'a [Event], cfg: &EventsConfig) -> Result<Vec<MonthFile<'a>>, Error> {
+    let mut by_file: Vec<MonthFile<'a>> = Vec::new();
     for event in events {
         let name = event.month_file().ok_or_else(|| Error::InvalidEvent {
             message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
@@ -289,26 +314,11 @@ pub fn append(
             });
         }
         match by_file.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, buf)) => buf.push_str(&line),
-            None => by_file.push((name, line)),
+            Some((_, lines)) => lines.push((event, line)),
+            None => by_file.push((name, vec![(event, line)])),
         }
     }
-    std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
-    let torn_dir = torn_dir(events_dir);
-    let now_ms = events.first().and_then(Event::ts_millis).unwrap_or(0);
-    let mut saved = Vec::new();
-    for (name, buf) in by_file {
-        let (aside, _) = append_to(
-            &events_dir.join(name),
-            buf.as_bytes(),
-            cfg,
-            &torn_dir,
-            now_ms,
-            None,
-        )?;
-        saved.extend(aside);
-    }
-    Ok(saved)
+    Ok(by_file)
 }
 
 /// Can `event` be appended? Its month file is a plain file that opens for
@@ -335,38 +345,24 @@ pub fn check_appendable(events_dir: &Path, event: &Event) -> Result<(), Error> {
     }
 }
 
-/// Appends one event unless its month file already holds `marker` (checked
-/// under the lock, so of several processes racing to record the same thing
-/// exactly one writes it). Returns whether it was written, and the torn
-/// lines saved aside as [`append`] does.
+/// Appends one event unless a line of its month file holds `marker`
+/// (checked under the lock, so of several processes racing to record the
+/// same thing exactly one writes it). Returns whether it was written, and
+/// the torn lines saved aside as [`append`] does.
 pub fn append_once(
     events_dir: &Path,
     event: &Event,
     marker: &str,
     cfg: &EventsConfig,
 ) -> Result<(bool, Vec<PathBuf>), Error> {
-    let name = event.month_file().ok_or_else(|| Error::InvalidEvent {
-        message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
-    })?;
-    std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
-    let torn_dir = torn_dir(events_dir);
-    let line = event.to_line();
-    let mut unless_marked = |text: &[u8]| -> Vec<u8> {
-        if memchr::memmem::find(text, marker.as_bytes()).is_some() {
-            Vec::new()
-        } else {
-            line.clone().into_bytes()
-        }
-    };
-    let (aside, written) = append_to(
-        &events_dir.join(name),
-        line.as_bytes(),
+    let (written, saved) = append_unrecorded(
+        events_dir,
+        std::slice::from_ref(event),
+        |_| marker.to_owned(),
+        |_, _| true,
         cfg,
-        &torn_dir,
-        event.ts_millis().unwrap_or(0),
-        Some(&mut unless_marked),
     )?;
-    Ok((written, aside.into_iter().collect()))
+    Ok((written == 1, saved))
 }
 
 /// Appends those of `events` that `recorded` does not find among the
@@ -382,25 +378,16 @@ pub fn append_unrecorded(
     recorded: impl Fn(&Event, &Event) -> bool,
     cfg: &EventsConfig,
 ) -> Result<(usize, Vec<PathBuf>), Error> {
-    let mut by_file: Vec<(String, Vec<&Event>)> = Vec::new();
-    for event in events {
-        let name = event.month_file().ok_or_else(|| Error::InvalidEvent {
-            message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
-        })?;
-        match by_file.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, list)) => list.push(event),
-            None => by_file.push((name, vec![event])),
-        }
-    }
+    let by_file = by_month_file(events, cfg)?;
     std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
     let torn_dir = torn_dir(events_dir);
     let mut written = 0;
     let mut saved = Vec::new();
-    for (name, list) in by_file {
-        let mut new = 0;
+    for (name, lines) in by_file {
+        let now_ms = lines[0].0.ts_millis().unwrap_or(0);
         let mut unrecorded = |text: &[u8]| -> Vec<u8> {
             let mut out = Vec::new();
-            for e in &list {
+            for (e, line) in &lines {
                 let needle = needle(e);
                 let found = memchr::memmem::find_iter(text, needle.as_bytes()).any(|at| {
                     let start = text[..at]
@@ -412,24 +399,22 @@ pub fn append_unrecorded(
                         .position(|&b| b == b'\n')
                         .map_or(text.len(), |i| at + i);
                     parse_event_line(&text[start..end], cfg.max_line_bytes)
-                        .is_ok_and(|line| recorded(e, &line))
+                        .is_ok_and(|old| recorded(e, &old))
                 });
                 if !found {
-                    out.extend_from_slice(e.to_line().as_bytes());
-                    new += 1;
+                    out.extend_from_slice(line.as_bytes());
+                    written += 1;
                 }
             }
             out
         };
-        let (aside, _) = append_to(
+        let aside = append_to(
             &events_dir.join(&name),
-            &[],
+            ToWrite::Unrecorded(&mut unrecorded),
             cfg,
             &torn_dir,
-            list.first().and_then(|e| e.ts_millis()).unwrap_or(0),
-            Some(&mut unrecorded),
+            now_ms,
         )?;
-        written += new;
         saved.extend(aside);
     }
     Ok((written, saved))
@@ -507,40 +492,42 @@ fn tail_is_event(file: &mut File, len: u64, max_line_bytes: u64) -> io::Result<b
     Ok(parse_event_line(line, max_line_bytes).is_ok())
 }
 
-/// Given what an event file holds once locked, the bytes to append to it
-/// (none: nothing is written).
-type LockedFilter<'a> = dyn FnMut(&[u8]) -> Vec<u8> + 'a;
+/// What [`append_to`] writes.
+enum ToWrite<'a, 'f> {
+    Lines(&'a [u8]),
+    /// Given what the file holds once locked, the bytes to append (none:
+    /// nothing is written).
+    Unrecorded(&'a mut (dyn FnMut(&[u8]) -> Vec<u8> + 'f)),
+}
 
 fn append_to(
     path: &Path,
-    lines: &[u8],
+    what: ToWrite<'_, '_>,
     cfg: &EventsConfig,
     torn_dir: &Path,
     now_ms: i64,
-    filter: Option<&mut LockedFilter<'_>>,
-) -> Result<(Option<PathBuf>, bool), Error> {
+) -> Result<Option<PathBuf>, Error> {
     let mut file = open_event_file(
         path,
         OpenOptions::new().read(true).append(true).create(true),
     )
     .map_err(|e| Error::io(path, e))?;
     lock_with_retry(&file, path, Duration::from_millis(cfg.lock_timeout_ms))?;
-    let result = (|| -> Result<(Option<PathBuf>, bool), Error> {
+    let result = (|| -> Result<Option<PathBuf>, Error> {
         let io = |e| Error::io(path, e);
-        // What to write, given what the file holds now that it is locked.
-        let filtered;
-        let lines = match filter {
-            Some(filter) => {
+        let unrecorded;
+        let lines = match what {
+            ToWrite::Lines(lines) => lines,
+            ToWrite::Unrecorded(filter) => {
                 let mut text = Vec::new();
                 file.seek(SeekFrom::Start(0)).map_err(io)?;
                 file.read_to_end(&mut text).map_err(io)?;
-                filtered = filter(&text);
-                if filtered.is_empty() {
-                    return Ok((None, false));
+                unrecorded = filter(&text);
+                if unrecorded.is_empty() {
+                    return Ok(None);
                 }
-                &filtered[..]
+                &unrecorded[..]
             }
-            None => lines,
         };
         let len = file.metadata().map_err(io)?.len();
         let mut buf = Vec::with_capacity(lines.len() + 1);
@@ -569,7 +556,7 @@ fn append_to(
         if cfg.fsync == FsyncPolicy::Always {
             file.sync_data().map_err(io)?;
         }
-        Ok((saved, true))
+        Ok(saved)
     })();
     let _ = file.unlock();
     result

@@ -226,15 +226,16 @@ pub fn escalations_due<'a>(
         if ep.recorded {
             continue;
         }
+        let declared = directives(id);
         // Already critical + enforce: escalating changes nothing, and an
         // event (and a warning) would only leave a human an episode to end.
-        if directives(id).is_some_and(|d| {
+        if declared.is_some_and(|d| {
             d.priority == crate::directive::Priority::Critical
                 && d.enforcement == crate::directive::Enforcement::Enforce
         }) {
             continue;
         }
-        let from = directives(id).map(|d| {
+        let from = declared.map(|d| {
             serde_json::json!({
                 "priority": d.priority,
                 "enforcement": d.enforcement,
