@@ -13,18 +13,6 @@ use git_swarm::marks::{self, AckStatus};
 
 use super::{Format, Outcome, Ui};
 
-/// Record a delegate's acks from its final message.
-///
-/// Reads the message (FILE, or standard input for `-` or none) and finds
-/// its `KNOWLEDGE_APPLIED:<id>`, `KNOWLEDGE_IGNORED:<id> reason=…` and
-/// `KNOWLEDGE_N_A:<id> reason=…` lines, tolerantly: any case, backticks,
-/// bold, list bullets, `reason:` or `reason=`, trailing words, several on a
-/// line. Markers inside code fences, quotes (`> `) or an echoed directive
-/// block do not count. An ack for a directive the delegation was not shown
-/// is not credited and is recorded as spoofed. Every critical directive
-/// shown without an ack becomes an `unacknowledged` violation, also written
-/// to `.swarm/local/unacknowledged-criticals.jsonl`. Running it again on the
-/// same message records nothing new.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The delegation id printed by `git swarm inject`.

@@ -13,15 +13,6 @@ use git_swarm::problem::Problem;
 
 use super::{Format, Outcome, Ui};
 
-/// Add a directive: a lesson with what to check and whom it is for.
-///
-/// The entry passes the actionability gate when it has something to check
-/// (--forbid, --require, --verification-check or --verify) and a scope
-/// (--agents or --tools), every predicate parses and the shape limits hold.
-/// Then it is written to `.swarm/directives/<id>.toml`. Otherwise it is
-/// written to `.swarm/quarantine/<id>.toml` with the reason, and the command
-/// exits 1 saying which field to add. Either way an event is appended.
-/// An existing id is never overwritten (exit 2).
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  git swarm add --lesson 'Never call unwrap() in library code' --agents coder \\\n      --verify 'grep:\\.unwrap\\(\\):src/**/*.rs' --priority high --enforcement enforce\n  git swarm add --from lesson.toml"

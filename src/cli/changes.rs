@@ -7,11 +7,6 @@ use gix::bstr::ByteSlice;
 
 use super::{Outcome, Ui};
 
-/// Print the change `check` would look at, as JSON (plumbing, for scripts and tests).
-///
-/// One object per changed file: status, path, old path of a rename, and the
-/// lines the change adds (with --lines); with --snapshot, the files of the
-/// checked snapshot instead.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]

@@ -15,19 +15,6 @@ use git_swarm::{Error, Repo, Store};
 
 use super::{Outcome, Ui};
 
-/// Check a change against the directives' `verify` predicates.
-///
-/// The change is explicit: --staged (the default: HEAD against the index),
-/// --worktree (HEAD against the working tree, untracked files included),
-/// --range A..B or A...B, or --commit C (against its first parent). The
-/// directives are those of the checked snapshot: the index's `.swarm/` for
-/// --staged (what the commit will carry), the working tree's for --worktree,
-/// the `.swarm/` of B (or C) for a range or commit.
-///
-/// Every active directive whose `paths` the change touches has each of its
-/// predicates evaluated; one out of scope is n/a. Exits 1 if an `enforce`
-/// directive fails or errors (with --strict, a `warn` one too), 2 on bad
-/// input (a directive file that does not parse, an unknown --directive).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -45,7 +32,8 @@ pub struct Args {
     format: CheckFormat,
 }
 
-/// Which change to look at: shared by `check` and the `changes` plumbing.
+// Which change to look at: shared by `check` and the `changes` plumbing (a
+// plain comment: a doc comment would become the description of both).
 #[derive(Debug, clap::Args)]
 pub struct ChangeArgs {
     /// HEAD against the index (the default).

@@ -7,12 +7,6 @@ use git_swarm::Error;
 
 use super::{Outcome, Ui};
 
-/// End a directive's escalation episode.
-///
-/// A directive violated on two occasions within 30 days is escalated to
-/// critical + enforce (computed from the event log). This records a
-/// `deescalation` event: the directive is back to what its file says, and
-/// only violations after it count toward a new episode.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The escalated directive.

@@ -6,12 +6,6 @@ use std::process::ExitCode;
 use super::validate::plural;
 use super::{Format, Outcome, Ui};
 
-/// Look for damage in the event log and the index; --fix repairs it.
-///
-/// Reports torn or malformed event lines (file:line), duplicate event ids,
-/// unknown event kinds and a stale index. With --fix, a torn final line is
-/// saved under .swarm/local/torn/ and truncated, and the index is rebuilt.
-/// Exits 1 while an error remains.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Repair what can be repaired without losing data.

@@ -9,7 +9,6 @@ use git_swarm::Error;
 
 use super::{Cli, Outcome, Ui};
 
-/// Generate the man pages or shell completions from the command definitions.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Write git-swarm.1 and a page per subcommand into DIR (git shows

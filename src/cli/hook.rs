@@ -16,7 +16,6 @@ use git_swarm::{Error, Store};
 
 use super::{CliError, Outcome, Ui};
 
-/// Run git-swarm's part of a git hook (called by the installed shims).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The hook git is running: pre-commit, pre-push, post-merge or post-checkout.

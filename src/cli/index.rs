@@ -7,11 +7,6 @@ use git_swarm::index::{Health, Refresh, index_path};
 
 use super::{Format, Outcome, Ui};
 
-/// Inspect or rebuild the derived index in the git dir.
-///
-/// The index caches parsed directives and the fold of the event log. It is
-/// keyed by a fingerprint of `.swarm/` and every command refreshes it when
-/// stale, so these are for curiosity and repair.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Say whether the index matches .swarm/, and what it holds.

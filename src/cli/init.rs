@@ -5,13 +5,6 @@ use std::process::ExitCode;
 
 use super::{Outcome, Ui};
 
-/// Create `.swarm/` in this repository from the built-in template.
-///
-/// Writes `config.toml` (every key with its default), three example
-/// directives, `events/`, `quarantine/`, a `.gitattributes` that makes event
-/// files merge with `merge=union`, a `.gitignore` for `local/`, and a short
-/// README for reviewers. Files that exist are left alone, so running it again
-/// changes nothing.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 

@@ -9,24 +9,6 @@ use git_swarm::inject::{self, Request};
 
 use super::{Format, Outcome, Ui};
 
-/// Print the directives a delegate should see, with the ack contract.
-///
-/// Prints a `<delegate_knowledge_directives delegation="ID">` block for the
-/// role: a preface, the ACK CONTRACT (`KNOWLEDGE_APPLIED:<id>`,
-/// `KNOWLEDGE_IGNORED:<id> reason=…`, `KNOWLEDGE_N_A:<id> reason=…`, one
-/// line per critical directive), then each directive's id, priority,
-/// lesson, forbidden and required actions and verification. Put it in the
-/// delegate's prompt; pass its final message to `git swarm ack --delegation ID`.
-///
-/// In scope: directives with no agent or tool scope, or whose
-/// `applies_to_agents` has the role, or whose `applies_to_tools` has one of
-/// the tools (`--tools`, else the role's expected tools from config). The
-/// whole store is ranked for the task (see `git swarm search`); critical
-/// ones that match come first, the rest is picked for relevance and
-/// diversity, at most `--max` (config `knowledge.delegate_max_inject_count`,
-/// default 8) and `knowledge.inject_char_budget` characters. A `shown`
-/// event records the delegation. Nothing is printed, and nothing recorded,
-/// when no directive is in scope.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The delegate's role (coder, reviewer, test_engineer, …).

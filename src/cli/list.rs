@@ -10,10 +10,6 @@ use serde::Serialize;
 
 use super::{Format, Outcome, Ui};
 
-/// List directives with their effective state.
-///
-/// The effective priority and enforcement come from the event log's fold;
-/// EVENTS counts the events that name each directive.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only directives for this agent role.

@@ -8,9 +8,6 @@ use git_swarm::event::Event;
 
 use super::{Format, Outcome, Ui};
 
-/// Show events, oldest first: de-duplicated by id, ordered by (time, id).
-///
-/// Malformed lines are skipped and reported on stderr with file:line.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only events of these kinds (comma-separated, repeatable).

@@ -30,7 +30,7 @@ mod validate;
 use std::io;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use git_swarm::event::Clock;
 use git_swarm::{Error, Repo, Store};
@@ -55,38 +55,200 @@ pub struct Cli {
     command: Command,
 }
 
+// Each subcommand's arguments are deferred, built only when it is the one
+// invoked: building all of them took a third of a millisecond of every
+// command. So each description is here, on its variant, where the list of
+// subcommands (which does not build them) can show it.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 enum Command {
+    /// Create `.swarm/` in this repository from the built-in template.
+    ///
+    /// Writes `config.toml` (every key with its default), three example
+    /// directives, `events/`, `quarantine/`, a `.gitattributes` that makes event
+    /// files merge with `merge=union`, a `.gitignore` for `local/`, and a short
+    /// README for reviewers. Files that exist are left alone, so running it again
+    /// changes nothing.
     Init(init::Args),
+    /// Add a directive: a lesson with what to check and whom it is for.
+    ///
+    /// The entry passes the actionability gate when it has something to check
+    /// (--forbid, --require, --verification-check or --verify) and a scope
+    /// (--agents or --tools), every predicate parses and the shape limits hold.
+    /// Then it is written to `.swarm/directives/<id>.toml`. Otherwise it is
+    /// written to `.swarm/quarantine/<id>.toml` with the reason, and the command
+    /// exits 1 saying which field to add. Either way an event is appended.
+    /// An existing id is never overwritten (exit 2).
     Add(Box<add::Args>),
+    /// List directives with their effective state.
+    ///
+    /// The effective priority and enforcement come from the event log's fold;
+    /// EVENTS counts the events that name each directive.
     List(list::Args),
+    /// Show one directive (or quarantined entry) with its effective state.
     Show(show::Args),
+    /// Check every file under `.swarm/` and report all problems.
+    ///
+    /// Checks TOML syntax and types, unknown keys, that each id equals its file
+    /// name and is unique, the shape limits, that every `verify` predicate
+    /// parses, the actionability gate for directives/, and every event line.
+    /// Each problem is printed as `path:line:col: error: message` with a hint.
+    /// Exits 2 if there is any error (or, with --strict, any warning). Made for CI.
     Validate(validate::Args),
+    /// Check a change against the directives' `verify` predicates.
+    ///
+    /// The change is explicit: --staged (the default: HEAD against the index),
+    /// --worktree (HEAD against the working tree, untracked files included),
+    /// --range A..B or A...B, or --commit C (against its first parent). The
+    /// directives are those of the checked snapshot: the index's `.swarm/` for
+    /// --staged (what the commit will carry), the working tree's for --worktree,
+    /// the `.swarm/` of B (or C) for a range or commit.
+    ///
+    /// Every active directive whose `paths` the change touches has each of its
+    /// predicates evaluated; one out of scope is n/a. Exits 1 if an `enforce`
+    /// directive fails or errors (with --strict, a `warn` one too), 2 on bad
+    /// input (a directive file that does not parse, an unknown --directive).
     Check(check::Args),
+    /// Print the change `check` would look at, as JSON (plumbing, for scripts and tests).
+    ///
+    /// One object per changed file: status, path, old path of a rename, and the
+    /// lines the change adds (with --lines); with --snapshot, the files of the
+    /// checked snapshot instead.
     #[command(hide = true)]
     Changes(changes::Args),
+    /// Show events, oldest first: de-duplicated by id, ordered by (time, id).
+    ///
+    /// Malformed lines are skipped and reported on stderr with file:line.
     Log(log::Args),
+    /// Print the directives a delegate should see, with the ack contract.
+    ///
+    /// Prints a `<delegate_knowledge_directives delegation="ID">` block for the
+    /// role: a preface, the ACK CONTRACT (`KNOWLEDGE_APPLIED:<id>`,
+    /// `KNOWLEDGE_IGNORED:<id> reason=…`, `KNOWLEDGE_N_A:<id> reason=…`, one
+    /// line per critical directive), then each directive's id, priority,
+    /// lesson, forbidden and required actions and verification. Put it in the
+    /// delegate's prompt; pass its final message to `git swarm ack --delegation ID`.
+    ///
+    /// In scope: directives with no agent or tool scope, or whose
+    /// `applies_to_agents` has the role, or whose `applies_to_tools` has one of
+    /// the tools (`--tools`, else the role's expected tools from config). The
+    /// whole store is ranked for the task (see `git swarm search`); critical
+    /// ones that match come first, the rest is picked for relevance and
+    /// diversity, at most `--max` (config `knowledge.delegate_max_inject_count`,
+    /// default 8) and `knowledge.inject_char_budget` characters. A `shown`
+    /// event records the delegation. Nothing is printed, and nothing recorded,
+    /// when no directive is in scope.
     Inject(inject::Args),
+    /// Show how the directives rank for a query, with each score's parts.
+    ///
+    /// For people tuning retrieval: the ranking `git swarm inject` starts from
+    /// (before scope, pinning and MMR), over every active directive. Parts:
+    /// bm25 (unigrams and bigrams, normalised to the best match), context
+    /// (role, tool, path and priority), cold start, trigger recall, synonym and
+    /// outcome (applied raises, violated lowers). Records nothing.
     Search(search::Args),
+    /// Record a delegate's acks from its final message.
+    ///
+    /// Reads the message (FILE, or standard input for `-` or none) and finds
+    /// its `KNOWLEDGE_APPLIED:<id>`, `KNOWLEDGE_IGNORED:<id> reason=…` and
+    /// `KNOWLEDGE_N_A:<id> reason=…` lines, tolerantly: any case, backticks,
+    /// bold, list bullets, `reason:` or `reason=`, trailing words, several on a
+    /// line. Markers inside code fences, quotes (`> `) or an echoed directive
+    /// block do not count. An ack for a directive the delegation was not shown
+    /// is not credited and is recorded as spoofed. Every critical directive
+    /// shown without an ack becomes an `unacknowledged` violation, also written
+    /// to `.swarm/local/unacknowledged-criticals.jsonl`. Running it again on the
+    /// same message records nothing new.
     Ack(ack::Args),
+    /// The reviewer's side of a phase: what to verify, then the verdicts.
+    ///
+    /// Without --verdicts, prints a `<directives_to_verify phase="P">` block:
+    /// every directive shown during the phase (once, however many delegations
+    /// showed it), with its lesson and predicates, and the verdict contract
+    /// `VERIFIED:<id> evidence=…`, `VIOLATED:<id> evidence=…`, `N/A:<id> reason=…`.
+    ///
+    /// With --verdicts FILE, reads the reviewer's verdicts (tolerantly, as acks
+    /// are read; only ids of the phase count) and, given a change (--range A..B
+    /// or --staged), runs each directive's predicates against it: where the
+    /// machine has an answer (pass or fail) and the reviewer disagrees, the
+    /// machine's answer stands and both are recorded. A critical directive with
+    /// no verdict is a violation (`reviewer_omitted`) unless the machine passed
+    /// it. Records one `verdict` event per directive.
     Review(review::Args),
+    /// The briefing: what needs attention in the directive loop.
+    ///
+    /// Escalations of the last 7 days (from → to, and why), directives with a
+    /// violation not yet followed by an applied or verified outcome,
+    /// unacknowledged critical directives, spoofed acks (acks for directives a
+    /// delegation was not shown), quarantined entries, events not yet committed,
+    /// and the health of the hooks and the index.
     Status(status::Args),
+    /// Phases of work: the gate that closes one.
     #[command(subcommand)]
     Phase(phase::Command),
+    /// End a directive's escalation episode.
+    ///
+    /// A directive violated on two occasions within 30 days is escalated to
+    /// critical + enforce (computed from the event log). This records a
+    /// `deescalation` event: the directive is back to what its file says, and
+    /// only violations after it count toward a new episode.
     Deescalate(deescalate::Args),
+    /// Patterns learned from adversarial roles' deliberations: store, score,
+    /// re-inject, correct. Every signal is an event; every count, score and
+    /// state is computed from them (see docs/patterns.md).
     #[command(subcommand)]
     Pattern(pattern::Command),
+    /// Inspect or rebuild the derived index in the git dir.
+    ///
+    /// The index caches parsed directives and the fold of the event log. It is
+    /// keyed by a fingerprint of `.swarm/` and every command refreshes it when
+    /// stale, so these are for curiosity and repair.
     #[command(subcommand)]
     Index(index::Command),
+    /// Look for damage in the event log and the index; --fix repairs it.
+    ///
+    /// Reports torn or malformed event lines (file:line), duplicate event ids,
+    /// unknown event kinds and a stale index. With --fix, a torn final line is
+    /// saved under .swarm/local/torn/ and truncated, and the index is rebuilt.
+    /// Exits 1 while an error remains.
     Doctor(doctor::Args),
+    /// Generate the man pages or shell completions from the command definitions.
     #[command(subcommand)]
     Generate(generate::Command),
+    /// Install, remove or inspect git-swarm's git hooks.
+    ///
+    /// The hooks: pre-commit and pre-push check the change against the
+    /// directives; post-merge and post-checkout refresh the index. Each is a
+    /// small shim in the directory git runs hooks from (`core.hooksPath`, else
+    /// the hooks directory all worktrees share) that calls `git swarm hook
+    /// NAME`. A hook that was there before is kept and still runs.
+    /// GIT_SWARM_SKIP=1 skips git-swarm's part for one command.
     #[command(subcommand)]
     Hooks(hooks::Command),
+    /// Run git-swarm's part of a git hook (called by the installed shims).
     #[command(hide = true)]
     Hook(hook::Args),
+    /// Trust this repository's `tool:` predicates to run on this machine.
+    ///
+    /// Tool predicates come with the repository, so they run only once you have
+    /// seen them: `trust` lists them and records a fingerprint of the set in the
+    /// local git config (`swarm.trustedTools`). When a pull or a checkout changes
+    /// the set, checks skip the tool predicates with a warning until you trust
+    /// them again. Which programs may run at all is your allowlist
+    /// (`git config --global --add swarm.allowTool NAME`).
     Trust(trust::Args),
+    /// Append an event to the log (plumbing for harnesses and scripts).
+    ///
+    /// Each `--count` repetition is a separate append (its own lock and write),
+    /// so concurrent recorders interleave whole lines.
     Record(record::Args),
+    /// Run one program as a `tool:` predicate would (plumbing).
+    ///
+    /// The program must be on your allowlist (`git config swarm.allowTool`) and
+    /// the runner's rules apply: no shell, read-only git, no path leaving the
+    /// repository, a minimal environment, the timeout of `.swarm/config.toml`.
+    /// Exit status: 0 the program exited 0; 1 it failed or timed out; 2 the
+    /// runner refused to start it; 3 it could not be run.
     #[command(hide = true)]
     RunTool(run_tool::Args),
 }
@@ -117,7 +279,7 @@ pub fn main() -> ExitCode {
     if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
         git_swarm::trace::enable();
     }
-    let cli = Cli::parse();
+    let cli = parse_arguments();
     git_swarm::trace::mark("arguments parsed");
     let mut ui = Ui::new();
     let result = run(cli.command, &mut ui);
@@ -143,6 +305,27 @@ pub fn main() -> ExitCode {
             ExitCode::from(if e.is_user_error() { 2 } else { 3 })
         }
     }
+}
+
+/// Parses the command line. The subcommands' arguments are deferred: when
+/// the first argument names a subcommand, only that one is built; anything
+/// else (no subcommand, `help`, a typo, `--version`) sees the whole tree, so
+/// every help and error text is the same either way.
+fn parse_arguments() -> Cli {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut command = Cli::command();
+    let named = args
+        .get(1)
+        .is_some_and(|a| !a.is_empty() && command.find_subcommand(a).is_some());
+    if !named {
+        command.build();
+    }
+    let mut matches = command.get_matches_from(args);
+    Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| {
+        let mut command = Cli::command();
+        command.build();
+        e.format(&mut command).exit()
+    })
 }
 
 fn run(command: Command, ui: &mut Ui) -> Outcome {

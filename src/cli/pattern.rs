@@ -11,9 +11,6 @@ use git_swarm::pattern::text::{self, Level, Match, VerdictKind};
 
 use super::{Format, Outcome, Ui};
 
-/// Patterns learned from adversarial roles' deliberations: store, score,
-/// re-inject, correct. Every signal is an event; every count, score and
-/// state is computed from them (see docs/patterns.md).
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     Extract(ExtractArgs),

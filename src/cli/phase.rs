@@ -8,7 +8,6 @@ use git_swarm::learning::{self, Blocker};
 
 use super::{Format, Outcome, Ui};
 
-/// Phases of work: the gate that closes one.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     Complete(CompleteArgs),

@@ -8,10 +8,6 @@ use git_swarm::event::Event;
 
 use super::{Outcome, Ui};
 
-/// Append an event to the log (plumbing for harnesses and scripts).
-///
-/// Each `--count` repetition is a separate append (its own lock and write),
-/// so concurrent recorders interleave whole lines.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The event kind, e.g. `check` or `outcome`.

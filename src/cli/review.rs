@@ -16,20 +16,6 @@ use git_swarm::{Error, Store};
 
 use super::{Format, Outcome, Ui};
 
-/// The reviewer's side of a phase: what to verify, then the verdicts.
-///
-/// Without --verdicts, prints a `<directives_to_verify phase="P">` block:
-/// every directive shown during the phase (once, however many delegations
-/// showed it), with its lesson and predicates, and the verdict contract
-/// `VERIFIED:<id> evidence=…`, `VIOLATED:<id> evidence=…`, `N/A:<id> reason=…`.
-///
-/// With --verdicts FILE, reads the reviewer's verdicts (tolerantly, as acks
-/// are read; only ids of the phase count) and, given a change (--range A..B
-/// or --staged), runs each directive's predicates against it: where the
-/// machine has an answer (pass or fail) and the reviewer disagrees, the
-/// machine's answer stands and both are recorded. A critical directive with
-/// no verdict is a violation (`reviewer_omitted`) unless the machine passed
-/// it. Records one `verdict` event per directive.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The phase.

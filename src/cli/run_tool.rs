@@ -10,13 +10,6 @@ use git_swarm::{Error, Repo, Store};
 
 use super::{Outcome, Ui, clean};
 
-/// Run one program as a `tool:` predicate would (plumbing).
-///
-/// The program must be on your allowlist (`git config swarm.allowTool`) and
-/// the runner's rules apply: no shell, read-only git, no path leaving the
-/// repository, a minimal environment, the timeout of `.swarm/config.toml`.
-/// Exit status: 0 the program exited 0; 1 it failed or timed out; 2 the
-/// runner refused to start it; 3 it could not be run.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The program and its arguments, after `--`.

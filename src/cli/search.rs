@@ -7,13 +7,6 @@ use git_swarm::retrieve::{Corpus, Query};
 
 use super::{Format, Outcome, Ui};
 
-/// Show how the directives rank for a query, with each score's parts.
-///
-/// For people tuning retrieval: the ranking `git swarm inject` starts from
-/// (before scope, pinning and MMR), over every active directive. Parts:
-/// bm25 (unigrams and bigrams, normalised to the best match), context
-/// (role, tool, path and priority), cold start, trigger recall, synonym and
-/// outcome (applied raises, violated lowers). Records nothing.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The query: task words.

@@ -7,7 +7,6 @@ use git_swarm::Error;
 
 use super::{Format, Outcome, Ui};
 
-/// Show one directive (or quarantined entry) with its effective state.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The directive's id.

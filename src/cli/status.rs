@@ -11,13 +11,6 @@ use git_swarm::index::Refresh;
 
 use super::{Format, Outcome, Ui};
 
-/// The briefing: what needs attention in the directive loop.
-///
-/// Escalations of the last 7 days (from → to, and why), directives with a
-/// violation not yet followed by an applied or verified outcome,
-/// unacknowledged critical directives, spoofed acks (acks for directives a
-/// delegation was not shown), quarantined entries, events not yet committed,
-/// and the health of the hooks and the index.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[arg(long, value_enum, default_value_t)]

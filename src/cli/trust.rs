@@ -9,14 +9,6 @@ use git_swarm::trust::{self, ToolPredicate};
 
 use super::{Outcome, Ui, clean};
 
-/// Trust this repository's `tool:` predicates to run on this machine.
-///
-/// Tool predicates come with the repository, so they run only once you have
-/// seen them: `trust` lists them and records a fingerprint of the set in the
-/// local git config (`swarm.trustedTools`). When a pull or a checkout changes
-/// the set, checks skip the tool predicates with a warning until you trust
-/// them again. Which programs may run at all is your allowlist
-/// (`git config --global --add swarm.allowTool NAME`).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Say whether the current set is trusted (exit 1 if not); record nothing.

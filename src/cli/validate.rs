@@ -5,13 +5,6 @@ use std::process::ExitCode;
 
 use super::{Format, Outcome, Ui};
 
-/// Check every file under `.swarm/` and report all problems.
-///
-/// Checks TOML syntax and types, unknown keys, that each id equals its file
-/// name and is unique, the shape limits, that every `verify` predicate
-/// parses, the actionability gate for directives/, and every event line.
-/// Each problem is printed as `path:line:col: error: message` with a hint.
-/// Exits 2 if there is any error (or, with --strict, any warning). Made for CI.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Fail on warnings too.

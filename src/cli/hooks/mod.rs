@@ -10,14 +10,6 @@ use git_swarm::Repo;
 
 use super::{Outcome, Ui};
 
-/// Install, remove or inspect git-swarm's git hooks.
-///
-/// The hooks: pre-commit and pre-push check the change against the
-/// directives; post-merge and post-checkout refresh the index. Each is a
-/// small shim in the directory git runs hooks from (`core.hooksPath`, else
-/// the hooks directory all worktrees share) that calls `git swarm hook
-/// NAME`. A hook that was there before is kept and still runs.
-/// GIT_SWARM_SKIP=1 skips git-swarm's part for one command.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     Install(install::Args),
