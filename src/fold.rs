@@ -610,13 +610,23 @@ impl Fold {
         &self,
         d: &crate::directive::Directive,
     ) -> (crate::directive::Priority, crate::directive::Enforcement) {
-        if self.escalated(&d.id).is_some() {
+        self.effective_of(&d.id, d.priority, d.enforcement)
+    }
+
+    /// [`Fold::effective`] of the directive `id` declared with `priority` and `enforcement`.
+    pub fn effective_of(
+        &self,
+        id: &str,
+        priority: crate::directive::Priority,
+        enforcement: crate::directive::Enforcement,
+    ) -> (crate::directive::Priority, crate::directive::Enforcement) {
+        if self.escalated(id).is_some() {
             (
                 crate::directive::Priority::Critical,
                 crate::directive::Enforcement::Enforce,
             )
         } else {
-            (d.priority, d.enforcement)
+            (priority, enforcement)
         }
     }
 

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::directive::{Directive, Priority};
+use crate::directive::Priority;
 use crate::error::Result;
 use crate::event::{Event, event_files, read_event_file};
 use crate::fold::Fold;
@@ -215,10 +215,10 @@ pub fn phase_completed<'a>(events: &'a [Event], phase: &str) -> Option<&'a Event
 /// `escalation` events for the open episodes that no event records yet:
 /// the command that recorded the violations appends them. `directive`
 /// gives the declared directive (for the `from` part) when it is known.
-pub fn escalations_due<'a>(
+pub fn escalations_due(
     store: &Store,
     fold: &Fold,
-    directives: impl Fn(&str) -> Option<&'a Directive>,
+    declared: impl Fn(&str) -> Option<(crate::directive::Priority, crate::directive::Enforcement)>,
 ) -> Vec<Event> {
     let mut out = Vec::new();
     for (id, state) in fold.loop_states() {
@@ -226,19 +226,21 @@ pub fn escalations_due<'a>(
         if ep.recorded {
             continue;
         }
-        let declared = directives(id);
+        let declared = declared(id);
         // Already critical + enforce: escalating changes nothing, and an
         // event (and a warning) would only leave a human an episode to end.
-        if declared.is_some_and(|d| {
-            d.priority == crate::directive::Priority::Critical
-                && d.enforcement == crate::directive::Enforcement::Enforce
-        }) {
+        if declared
+            == Some((
+                crate::directive::Priority::Critical,
+                crate::directive::Enforcement::Enforce,
+            ))
+        {
             continue;
         }
-        let from = declared.map(|d| {
+        let from = declared.map(|(priority, enforcement)| {
             serde_json::json!({
-                "priority": d.priority,
-                "enforcement": d.enforcement,
+                "priority": priority,
+                "enforcement": enforcement,
             })
         });
         let violations: Vec<String> = ep

@@ -32,28 +32,33 @@ pub struct ToolPredicate {
     pub predicate: String,
 }
 
-/// The `tool:` predicates of `directives` (whatever their status: a
-/// retired directive can be re-activated by a pull), sorted and without
-/// duplicates. Entries that do not parse are not tool predicates: they
-/// never run.
+/// The `tool:` predicates among `verify` entries given as (directive id,
+/// entry) — of every directive, whatever its status: a retired directive
+/// can be re-activated by a pull — sorted and without duplicates. Entries
+/// that do not parse are not tool predicates: they never run.
 pub fn tool_predicates<'a>(
-    directives: impl IntoIterator<Item = &'a Directive>,
+    verify: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Vec<ToolPredicate> {
-    let mut out: Vec<ToolPredicate> = directives
+    let mut out: Vec<ToolPredicate> = verify
         .into_iter()
-        .flat_map(|d| {
-            d.verify
-                .iter()
-                .filter(|v| matches!(Predicate::parse(v), Ok(Predicate::Tool { .. })))
-                .map(|v| ToolPredicate {
-                    directive: d.id.clone(),
-                    predicate: v.clone(),
-                })
+        .filter(|(_, v)| matches!(Predicate::parse(v), Ok(Predicate::Tool { .. })))
+        .map(|(id, v)| ToolPredicate {
+            directive: id.to_owned(),
+            predicate: v.to_owned(),
         })
         .collect();
     out.sort();
     out.dedup();
     out
+}
+
+/// The `verify` entries of `directives`, as (directive id, entry).
+pub fn verify_entries<'a>(
+    directives: impl IntoIterator<Item = &'a Directive>,
+) -> impl Iterator<Item = (&'a str, &'a str)> {
+    directives
+        .into_iter()
+        .flat_map(|d| d.verify.iter().map(|v| (d.id.as_str(), v.as_str())))
 }
 
 /// The fingerprint of a sorted set of tool predicates: `sha1:<hex>`.
@@ -73,11 +78,12 @@ pub fn fingerprint(predicates: &[ToolPredicate]) -> String {
     }
 }
 
-/// The fingerprint of the `tool:` predicates of `directives`.
+/// The fingerprint of the `tool:` predicates among `verify` entries given
+/// as (directive id, entry).
 pub fn tool_predicates_fingerprint<'a>(
-    directives: impl IntoIterator<Item = &'a Directive>,
+    verify: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> String {
-    fingerprint(&tool_predicates(directives))
+    fingerprint(&tool_predicates(verify))
 }
 
 /// Has the user trusted this set of tool predicates in this repository?
@@ -141,23 +147,23 @@ mod tests {
     fn the_fingerprint_covers_the_tool_predicates_and_nothing_else() {
         let a = directive("a", &["tool:git diff --check", "file_modified:src/**"]);
         let b = directive("b", &["tool:true"]);
-        let base = tool_predicates_fingerprint([&a, &b]);
+        let base = tool_predicates_fingerprint(verify_entries([&a, &b]));
         assert!(base.starts_with("sha1:"), "{base}");
         // Order does not matter.
-        assert_eq!(tool_predicates_fingerprint([&b, &a]), base);
+        assert_eq!(tool_predicates_fingerprint(verify_entries([&b, &a])), base);
         // Other predicates do not matter.
         let a2 = directive("a", &["tool:git diff --check", "grep:x"]);
-        assert_eq!(tool_predicates_fingerprint([&a2, &b]), base);
+        assert_eq!(tool_predicates_fingerprint(verify_entries([&a2, &b])), base);
         // Changing a tool predicate or moving it to another directive does.
         let a3 = directive("a", &["tool:git diff --check --cached"]);
-        assert_ne!(tool_predicates_fingerprint([&a3, &b]), base);
+        assert_ne!(tool_predicates_fingerprint(verify_entries([&a3, &b])), base);
         let b2 = directive("c", &["tool:true"]);
-        assert_ne!(tool_predicates_fingerprint([&a, &b2]), base);
+        assert_ne!(tool_predicates_fingerprint(verify_entries([&a, &b2])), base);
         // Field boundaries cannot be shifted.
         let x = directive("ab", &["tool:c"]);
         let y = directive("a", &["btool:c"]);
         assert_ne!(
-            fingerprint(&tool_predicates([&x])),
+            fingerprint(&tool_predicates(verify_entries([&x]))),
             fingerprint(&[ToolPredicate {
                 directive: y.id.clone(),
                 predicate: y.verify[0].clone()

@@ -12,22 +12,86 @@ mod render;
 
 use gix::bstr::{BStr, ByteSlice};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use render::{github_annotations, sarif};
 
 use crate::change::{Change, Content, FileStatus};
-use crate::directive::{Directive, Enforcement, Priority};
+use crate::directive::{Directive, Enforcement, Priority, Status};
 use crate::error::Result;
 use crate::pathglob::PathGlob;
 use crate::predicate::Predicate;
 use crate::problem::Problem;
 use cache::GrepTreeCache;
 
+/// What `check` reads of a directive file, its strings borrowed: from the
+/// bytes of a cached parse of a snapshot's directives (see
+/// [`crate::index::directives_in_tree`]), which are decoded without copying
+/// a string, or from a parsed directive ([`CheckEntry::of`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckEntry<'a> {
+    /// File name in its folder (`<id>.toml`).
+    pub file: &'a str,
+    /// The file's errors: a file with one is a problem, not a candidate.
+    pub errors: Vec<Problem>,
+    /// The directive, when the file parsed.
+    #[serde(borrow)]
+    pub directive: Option<CheckDirective<'a>>,
+}
+
+impl<'a> CheckEntry<'a> {
+    /// The entry of a parsed directive file.
+    pub fn of(e: &'a crate::index::DirectiveEntry) -> CheckEntry<'a> {
+        CheckEntry {
+            file: &e.file,
+            errors: e
+                .problems
+                .iter()
+                .filter(|p| p.is_error())
+                .cloned()
+                .collect(),
+            directive: e.directive.as_ref().map(CheckDirective::of),
+        }
+    }
+
+    /// The file name without `.toml`.
+    pub fn stem(&self) -> &'a str {
+        self.file.strip_suffix(".toml").unwrap_or(self.file)
+    }
+}
+
+/// The fields of a directive that a check uses.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckDirective<'a> {
+    pub id: &'a str,
+    pub lesson: &'a str,
+    pub status: Status,
+    pub priority: Priority,
+    pub enforcement: Enforcement,
+    #[serde(borrow)]
+    pub paths: Vec<&'a str>,
+    #[serde(borrow)]
+    pub verify: Vec<&'a str>,
+}
+
+impl<'a> CheckDirective<'a> {
+    pub fn of(d: &'a Directive) -> CheckDirective<'a> {
+        CheckDirective {
+            id: &d.id,
+            lesson: &d.lesson,
+            status: d.status,
+            priority: d.priority,
+            enforcement: d.enforcement,
+            paths: d.paths.iter().map(String::as_str).collect(),
+            verify: d.verify.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
 /// A directive to check, with where it came from.
 #[derive(Debug, Clone)]
 pub struct Candidate<'a> {
-    pub directive: &'a Directive,
+    pub directive: &'a CheckDirective<'a>,
     /// Its file, relative to the repository root.
     pub path: String,
     /// The enforcement and priority in force (escalation raises them).
@@ -265,8 +329,8 @@ pub fn evaluate(
     for c in candidates {
         let d = &c.directive;
         let mut result = DirectiveResult {
-            id: d.id.clone(),
-            lesson: d.lesson.clone(),
+            id: d.id.to_owned(),
+            lesson: d.lesson.to_owned(),
             path: c.path.clone(),
             enforcement: c.enforcement,
             priority: c.priority,
@@ -290,7 +354,7 @@ pub fn evaluate(
             results.push(result);
             continue;
         }
-        for source in &d.verify {
+        for &source in &d.verify {
             let r = evaluate_predicate(repo, change, source, tools, &mut cache)?;
             if r.outcome == Outcome::Skipped
                 && let Some(m) = &r.message
@@ -333,7 +397,7 @@ pub fn evaluate(
     })
 }
 
-fn in_scope(d: &Directive, change: &Change) -> bool {
+fn in_scope(d: &CheckDirective, change: &Change) -> bool {
     if d.paths.is_empty() {
         return true;
     }
@@ -612,7 +676,7 @@ fn status_word(s: FileStatus) -> &'static str {
 /// The directives checked in a snapshot: a directive file with errors is a
 /// problem (bad input), not a candidate.
 pub fn candidates<'a>(
-    entries: &'a [crate::index::DirectiveEntry],
+    entries: &'a [CheckEntry<'a>],
     folder: &str,
     fold: &crate::fold::Fold,
     only: Option<&str>,
@@ -623,16 +687,15 @@ pub fn candidates<'a>(
         if only.is_some_and(|id| id != e.stem()) {
             continue;
         }
-        let errors: Vec<&Problem> = e.problems.iter().filter(|p| p.is_error()).collect();
-        if !errors.is_empty() {
-            problems.extend(errors.into_iter().cloned());
+        if !e.errors.is_empty() {
+            problems.extend(e.errors.iter().cloned());
             continue;
         }
         let Some(d) = &e.directive else { continue };
-        if d.status != crate::directive::Status::Active {
+        if d.status != Status::Active {
             continue;
         }
-        let (priority, enforcement) = fold.effective(d);
+        let (priority, enforcement) = fold.effective_of(d.id, d.priority, d.enforcement);
         out.push(Candidate {
             directive: d,
             path: format!(".swarm/{folder}/{}", e.file),

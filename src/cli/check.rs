@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use git_swarm::change::{Change, FileStatus, Selection};
 use git_swarm::check::{
-    self, Candidate, NoTools, Outcome as Result_, Report, ToolRunner, ToolVerdict, Warning,
+    self, Candidate, CheckEntry, NoTools, Outcome as Result_, Report, ToolRunner, ToolVerdict,
+    Warning,
 };
-use git_swarm::index::DirectiveEntry;
 use git_swarm::problem::Problem;
 use git_swarm::runner::{Allowlist, Limits, ToolOutcome, display_argv, run_tool};
 use git_swarm::trust;
@@ -175,11 +175,12 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             (None, None) => None,
         },
     );
-    let entries: &[DirectiveEntry] = match (&*tree_entries, &*loaded) {
-        (Some(entries), _) => entries,
-        (None, Some(l)) => &l.index.directives,
-        (None, None) => &[],
-    };
+    let entries = std::mem::ManuallyDrop::new(match (&*tree_entries, &*loaded) {
+        (Some(snapshot), _) => snapshot.entries()?,
+        (None, Some(l)) => l.index.directives.iter().map(CheckEntry::of).collect(),
+        (None, None) => Vec::new(),
+    });
+    let entries: &[CheckEntry] = &entries;
     git_swarm::trace::mark("snapshot directives");
     // Warnings about the change itself, reported with the results (in every
     // format) ahead of the evaluation's own.
@@ -273,7 +274,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
                 candidates
                     .iter()
                     .find(|c| c.directive.id == id)
-                    .map(|c| c.directive)
+                    .map(|c| (c.directive.priority, c.directive.enforcement))
             },
             ui,
         )?;
@@ -323,7 +324,7 @@ pub fn open_gix(repo: &Repo) -> Result<gix::Repository, Error> {
 /// every tool predicate is skipped with a warning naming `git swarm trust`.
 pub fn tool_runner(
     repo: &Repo,
-    entries: &[DirectiveEntry],
+    entries: &[CheckEntry],
     candidates: &[Candidate],
     limits: Limits,
     ui: &mut Ui,
@@ -337,8 +338,12 @@ pub fn tool_runner(
             hint: None,
         });
     }
-    let fingerprint =
-        trust::tool_predicates_fingerprint(entries.iter().filter_map(|e| e.directive.as_ref()));
+    let fingerprint = trust::tool_predicates_fingerprint(
+        entries
+            .iter()
+            .filter_map(|e| e.directive.as_ref())
+            .flat_map(|d| d.verify.iter().map(|&v| (d.id, v))),
+    );
     if !trust::is_trusted(repo, &fingerprint) {
         return Box::new(NoTools {
             message: "tool predicates were skipped: this repository's set of tool predicates is not trusted (new, or changed since `git swarm trust`)".into(),

@@ -413,7 +413,10 @@ pub fn escalate_from_index(store: &Store, ui: &mut Ui) -> Result<(), Error> {
     let index = &loaded.index;
     escalate(
         store,
-        |id| index.directive(id).and_then(|e| e.directive.as_ref()),
+        |id| {
+            let d = index.directive(id)?.directive.as_ref()?;
+            Some((d.priority, d.enforcement))
+        },
         ui,
     )
     .map(drop)
@@ -422,15 +425,21 @@ pub fn escalate_from_index(store: &Store, ui: &mut Ui) -> Result<(), Error> {
 /// After violations were recorded: appends an `escalation` event for each
 /// episode the fold has opened and no event records yet, once (of several
 /// processes racing, one writes it), and says so. Returns the ids of the
-/// directives escalated now.
-pub fn escalate<'a>(
+/// directives escalated now. `declared` gives a directive's declared
+/// priority and enforcement, when it is known.
+pub fn escalate(
     store: &Store,
-    directives: impl Fn(&str) -> Option<&'a git_swarm::directive::Directive>,
+    declared: impl Fn(
+        &str,
+    ) -> Option<(
+        git_swarm::directive::Priority,
+        git_swarm::directive::Enforcement,
+    )>,
     ui: &mut Ui,
 ) -> Result<Vec<String>, Error> {
     let mut escalated = Vec::new();
     let loaded = git_swarm::index::refresh_fold(store)?;
-    for e in git_swarm::learning::escalations_due(store, &loaded.index.fold, directives) {
+    for e in git_swarm::learning::escalations_due(store, &loaded.index.fold, declared) {
         let episode = e.data.get("episode").and_then(|v| v.as_str()).unwrap_or("");
         let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
         let (written, saved) =

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use git_swarm::change::{Change, Selection};
-use git_swarm::check::{self, Candidate, Outcome as Machine};
+use git_swarm::check::{self, Candidate, CheckDirective, CheckEntry, Outcome as Machine};
 use git_swarm::directive::{Directive, Priority};
 use git_swarm::inject::sanitise;
 use git_swarm::learning;
@@ -238,7 +238,10 @@ fn verdicts(
     if recorded.iter().any(|r| r.verdict == "violated") {
         super::escalate(
             store,
-            |id| index.directive(id).and_then(|e| e.directive.as_ref()),
+            |id| {
+                let d = index.directive(id)?.directive.as_ref()?;
+                Some((d.priority, d.enforcement))
+            },
             ui,
         )?;
     }
@@ -306,15 +309,22 @@ fn machine_results(
     let repo = super::repo()?;
     let gix = super::check::open_gix(&repo)?;
     let change = Change::read(&gix, &repo.root, &selection)?;
-    let candidates: Vec<Candidate> = records
+    let views: Vec<(&str, CheckDirective)> = records
         .iter()
         .filter_map(|r| {
             let e = index.directive(&r.id)?;
             let d: &Directive = e.directive.as_ref()?;
-            let (priority, enforcement) = index.fold.effective(d);
+            Some((e.file.as_str(), CheckDirective::of(d)))
+        })
+        .collect();
+    let candidates: Vec<Candidate> = records
+        .iter()
+        .filter_map(|r| {
+            let (file, d) = views.iter().find(|(_, d)| d.id == r.id)?;
+            let (priority, enforcement) = index.fold.effective_of(d.id, d.priority, d.enforcement);
             Some(Candidate {
                 directive: d,
-                path: format!(".swarm/directives/{}", e.file),
+                path: format!(".swarm/directives/{file}"),
                 enforcement,
                 priority: if r.critical {
                     Priority::Critical
@@ -325,7 +335,8 @@ fn machine_results(
         })
         .collect();
     let limits = git_swarm::runner::Limits::from_config(&store.config.runner);
-    let tools = super::check::tool_runner(&repo, &index.directives, &candidates, limits, ui);
+    let entries: Vec<CheckEntry> = index.directives.iter().map(CheckEntry::of).collect();
+    let tools = super::check::tool_runner(&repo, &entries, &candidates, limits, ui);
     let report = check::evaluate(&gix, &change, &candidates, tools.as_ref())?;
     for w in &report.warnings {
         ui.warning(&w.message, w.hint.as_deref());

@@ -20,13 +20,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     let store = super::store(ui)?;
     let loaded = super::load_index(&store, ui)?;
-    let predicates = trust::tool_predicates(
+    let predicates = trust::tool_predicates(trust::verify_entries(
         loaded
             .index
             .directives
             .iter()
             .filter_map(|e| e.directive.as_ref()),
-    );
+    ));
     if predicates.is_empty() {
         writeln!(
             ui.out,

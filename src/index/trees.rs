@@ -1,19 +1,59 @@
-//! Parsed directives of a committed (or staged) `.swarm/directives/`,
-//! cached in the git dir under the folder's tree id (a commit's) or a hash
+//! What `check` reads of the directives of a committed (or staged)
+//! `.swarm/directives/` ([`CheckEntry`]), cached in the git dir under the folder's tree id (a commit's) or a hash
 //! of the files' names and blob ids (the index's), with the version of
 //! git-swarm that parsed them: a tree or blob never changes, so neither
 //! does its parse. `check --range` and pre-push read the directives of the
 //! pushed commit; parsing a thousand TOML files each time cost more than
-//! the diff, and a known tree is not even read.
+//! the diff, and a known tree is not even read. The cache file is mapped and
+//! its entries decoded with their strings borrowed from it: a thousand
+//! directives cost no string copies.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{DirectiveEntry, entry_from_bytes};
+use super::entry_from_bytes;
+use crate::check::CheckEntry;
 use crate::error::{Error, Result};
 
-/// Bump when `DirectiveEntry` (or what it holds) changes layout.
-const FORMAT: &[u8] = b"git-swarm tree directives v2\n";
+/// Bump when `CheckEntry` (or what it holds) changes layout.
+const FORMAT: &[u8] = b"git-swarm tree directives v3\n";
+
+/// The directives of a snapshot as the cache keeps them: decode them with
+/// [`SnapshotDirectives::entries`].
+pub struct SnapshotDirectives {
+    bytes: Bytes,
+}
+
+enum Bytes {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl SnapshotDirectives {
+    fn none() -> SnapshotDirectives {
+        SnapshotDirectives::encode(&[])
+    }
+
+    fn encode(entries: &[CheckEntry]) -> SnapshotDirectives {
+        let body = postcard::to_stdvec(entries).unwrap_or_default();
+        SnapshotDirectives {
+            bytes: Bytes::Owned(super::sealed(FORMAT, &body)),
+        }
+    }
+
+    /// The directive files, sorted by file name, with their strings borrowed from `self`.
+    pub fn entries(&self) -> Result<Vec<CheckEntry<'_>>> {
+        let bytes = match &self.bytes {
+            Bytes::Mapped(m) => &m[..],
+            Bytes::Owned(v) => &v[..],
+        };
+        // The checksum was verified when the file was opened (or the bytes made here).
+        let body = bytes.get(FORMAT.len() + 8..).unwrap_or_default();
+        postcard::from_bytes(body).map_err(|e| Error::Index {
+            message: format!("the cached directives of the checked snapshot: {e}"),
+        })
+    }
+}
 /// How many trees' parses are kept; the oldest are removed.
 const KEEP: usize = 16;
 
@@ -22,7 +62,7 @@ pub fn directives_in_tree(
     git_dir: &Path,
     repo: &gix::Repository,
     tree: gix::ObjectId,
-) -> Result<Vec<DirectiveEntry>> {
+) -> Result<SnapshotDirectives> {
     let tree = repo
         .find_tree(tree)
         .map_err(|e| Error::git("reading the checked tree", e))?;
@@ -30,10 +70,10 @@ pub fn directives_in_tree(
         .lookup_entry_by_path(".swarm/directives")
         .map_err(|e| Error::git("reading .swarm/directives", e))?
     else {
-        return Ok(Vec::new());
+        return Ok(SnapshotDirectives::none());
     };
     if !entry.mode().is_tree() {
-        return Ok(Vec::new());
+        return Ok(SnapshotDirectives::none());
     }
     // The folder's tree id fixes every file in it: a tree seen before is
     // not read again (a thousand entries), let alone its files.
@@ -65,7 +105,7 @@ pub fn directives_from_blobs(
     git_dir: &Path,
     repo: &gix::Repository,
     blobs: &[(String, gix::ObjectId)],
-) -> Result<Vec<DirectiveEntry>> {
+) -> Result<SnapshotDirectives> {
     let mut key = cache_key();
     key.update(b"blobs\0");
     let mut sorted: Vec<&(String, gix::ObjectId)> = blobs.iter().collect();
@@ -82,12 +122,13 @@ pub fn directives_from_blobs(
     parse_blobs(repo, blobs, &cache)
 }
 
-/// Keys start with the version: a parse by another version of git-swarm
-/// (another schema, other checks) is not reused.
+/// Keys start with the version and the format: a parse by another version
+/// of git-swarm (another schema, other checks) is not reused, nor replaced.
 fn cache_key() -> xxhash_rust::xxh3::Xxh3 {
     let mut key = xxhash_rust::xxh3::Xxh3::new();
     key.update(env!("CARGO_PKG_VERSION").as_bytes());
     key.update(&[0]);
+    key.update(FORMAT);
     key
 }
 
@@ -104,7 +145,7 @@ fn parse_blobs(
     repo: &gix::Repository,
     blobs: &[(String, gix::ObjectId)],
     cache: &Path,
-) -> Result<Vec<DirectiveEntry>> {
+) -> Result<SnapshotDirectives> {
     let mut blobs: Vec<&(String, gix::ObjectId)> = blobs
         .iter()
         .filter(|(name, _)| name.ends_with(".toml"))
@@ -122,26 +163,34 @@ fn parse_blobs(
             false,
         ));
     }
+    let views: Vec<CheckEntry> = out.iter().map(CheckEntry::of).collect();
+    let parsed = SnapshotDirectives::encode(&views);
     // Only a cache: a read-only git dir must not stop a check.
-    let _ = write_cache(cache, &out);
-    Ok(out)
+    if let Bytes::Owned(bytes) = &parsed.bytes {
+        let _ = write_cache(cache, bytes);
+    }
+    Ok(parsed)
 }
 
-fn read_cache(path: &Path) -> Option<Vec<DirectiveEntry>> {
-    let bytes = crate::event::read_plain_file(path).ok()?;
-    postcard::from_bytes(super::unsealed(FORMAT, &bytes)?).ok()
+/// The cache file, mapped, when it is there, whole and of this format.
+fn read_cache(path: &Path) -> Option<SnapshotDirectives> {
+    let file = std::fs::File::open(path).ok()?;
+    // SAFETY: cache files are replaced by rename, never modified in place,
+    // so the mapped file does not change under the mapping (another program
+    // truncating it would end the process with SIGBUS, as git's mapped
+    // packs would).
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    super::unsealed(FORMAT, &map)?;
+    Some(SnapshotDirectives {
+        bytes: Bytes::Mapped(map),
+    })
 }
 
-fn write_cache(path: &Path, entries: &[DirectiveEntry]) -> Result<()> {
+fn write_cache(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let body = postcard::to_stdvec(entries).map_err(|e| Error::Index {
-        message: e.to_string(),
-    })?;
-    let bytes = super::sealed(FORMAT, &body);
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(&bytes)
-        .map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     prune(dir);
     Ok(())
