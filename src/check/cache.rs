@@ -89,7 +89,7 @@ impl GrepTreeCache {
         h.digest128()
     }
 
-    pub fn get(&mut self, key: u128, predicate: &str) -> Option<PredicateResult> {
+    pub fn get<'a>(&mut self, key: u128, predicate: &'a str) -> Option<PredicateResult<'a>> {
         self.load();
         let stored = match self.used.get(&key) {
             Some(s) => s,
@@ -99,7 +99,7 @@ impl GrepTreeCache {
             }
         };
         Some(PredicateResult {
-            predicate: predicate.to_owned(),
+            predicate,
             outcome: outcome_from(stored.outcome)?,
             message: stored.message.clone(),
             findings: stored

@@ -187,8 +187,8 @@ pub const MAX_FINDINGS: usize = 1000;
 
 /// One predicate's result.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PredicateResult {
-    pub predicate: String,
+pub struct PredicateResult<'a> {
+    pub predicate: &'a str,
     pub outcome: Outcome,
     /// Why it failed, errored or was skipped (with the count of every finding).
     pub message: Option<String>,
@@ -223,7 +223,7 @@ impl Found {
     }
 
     /// A failure with these findings.
-    fn fail(self, source: &str, message: String) -> PredicateResult {
+    fn fail(self, source: &str, message: String) -> PredicateResult<'_> {
         let mut r = result(source, Outcome::Fail, Some(message), self.list);
         r.omitted = self.omitted;
         r
@@ -231,21 +231,22 @@ impl Found {
 }
 
 /// One directive's result.
+// Its strings are borrowed from the candidate: a thousand results cost no copies.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct DirectiveResult {
-    pub id: String,
-    pub lesson: String,
+pub struct DirectiveResult<'a> {
+    pub id: &'a str,
+    pub lesson: &'a str,
     /// The directive's file.
-    pub path: String,
+    pub path: &'a str,
     pub enforcement: Enforcement,
     pub priority: Priority,
     pub outcome: Outcome,
     /// Why it is n/a.
-    pub reason: Option<String>,
-    pub predicates: Vec<PredicateResult>,
+    pub reason: Option<&'static str>,
+    pub predicates: Vec<PredicateResult<'a>>,
 }
 
-impl DirectiveResult {
+impl DirectiveResult<'_> {
     /// Does this result stop a commit, push or gate? `enforce` failures and
     /// errors always; `warn` ones too with `strict`; `advisory` never.
     pub fn blocks(&self, strict: bool) -> bool {
@@ -271,7 +272,7 @@ pub struct Counts {
 /// The result of a check.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(title = "git-swarm check report")]
-pub struct Report {
+pub struct Report<'a> {
     /// The change checked: `staged`, `worktree`, `A..B`, `commit C`.
     pub change: String,
     /// Identifies the change's content (recorded violations are de-duplicated by it).
@@ -279,7 +280,7 @@ pub struct Report {
     /// Files the change touches.
     pub files: usize,
     pub counts: Counts,
-    pub results: Vec<DirectiveResult>,
+    pub results: Vec<DirectiveResult<'a>>,
     /// Things the user should know that are not results (skipped tool
     /// predicates, paths with unresolved conflicts…).
     #[schemars(with = "Vec<String>")]
@@ -309,29 +310,29 @@ impl Serialize for Warning {
     }
 }
 
-impl Report {
-    pub fn blocking(&self, strict: bool) -> Vec<&DirectiveResult> {
+impl<'a> Report<'a> {
+    pub fn blocking(&self, strict: bool) -> Vec<&DirectiveResult<'a>> {
         self.results.iter().filter(|r| r.blocks(strict)).collect()
     }
 }
 
 /// Checks `candidates` against `change`. Predicates were validated when the
 /// directives were read; one that does not parse here is an error result.
-pub fn evaluate(
+pub fn evaluate<'a>(
     repo: &gix::Repository,
     change: &Change,
-    candidates: &[Candidate],
+    candidates: &'a [Candidate<'a>],
     tools: &dyn ToolRunner,
-) -> Result<Report> {
+) -> Result<Report<'a>> {
     let mut results = Vec::with_capacity(candidates.len());
     let mut warnings = Vec::new();
     let mut cache = GrepTreeCache::at(repo.common_dir());
     for c in candidates {
         let d = &c.directive;
         let mut result = DirectiveResult {
-            id: d.id.to_owned(),
-            lesson: d.lesson.to_owned(),
-            path: c.path.clone(),
+            id: d.id,
+            lesson: d.lesson,
+            path: &c.path,
             enforcement: c.enforcement,
             priority: c.priority,
             outcome: Outcome::NotApplicable,
@@ -339,18 +340,17 @@ pub fn evaluate(
             predicates: Vec::new(),
         };
         if change.files.is_empty() {
-            result.reason = Some("the change is empty".into());
+            result.reason = Some("the change is empty");
             results.push(result);
             continue;
         }
         if !in_scope(d, change) {
-            result.reason = Some("the change touches none of its paths".into());
+            result.reason = Some("the change touches none of its paths");
             results.push(result);
             continue;
         }
         if d.verify.is_empty() {
-            result.reason =
-                Some("no machine-checkable predicate (`verify`); a reviewer checks it".into());
+            result.reason = Some("no machine-checkable predicate (`verify`); a reviewer checks it");
             results.push(result);
             continue;
         }
@@ -372,7 +372,7 @@ pub fn evaluate(
         } else if any(Outcome::Pass) {
             Outcome::Pass
         } else {
-            result.reason = Some("every predicate was skipped".into());
+            result.reason = Some("every predicate was skipped");
             Outcome::NotApplicable
         };
         results.push(result);
@@ -430,9 +430,9 @@ fn result(
     outcome: Outcome,
     message: Option<String>,
     findings: Vec<Finding>,
-) -> PredicateResult {
+) -> PredicateResult<'_> {
     PredicateResult {
-        predicate: predicate.to_owned(),
+        predicate,
         outcome,
         message,
         findings,
@@ -440,13 +440,13 @@ fn result(
     }
 }
 
-fn evaluate_predicate(
+fn evaluate_predicate<'a>(
     repo: &gix::Repository,
     change: &Change,
-    source: &str,
+    source: &'a str,
     tools: &dyn ToolRunner,
     cache: &mut GrepTreeCache,
-) -> Result<PredicateResult> {
+) -> Result<PredicateResult<'a>> {
     let predicate = match Predicate::parse_gated(source) {
         Ok(p) => p,
         Err(e) => return Ok(result(source, Outcome::Error, Some(e.message), Vec::new())),
@@ -591,14 +591,14 @@ fn evaluate_predicate(
 }
 
 /// Searches `files` of the snapshot, whole, for `regex`: zero files is an error.
-fn grep_tree(
+fn grep_tree<'a>(
     repo: &gix::Repository,
     change: &Change,
-    source: &str,
+    source: &'a str,
     regex: &crate::predicate::LazyRegex,
     glob: Option<&PathGlob>,
     files: &[crate::change::SnapshotFile],
-) -> Result<PredicateResult> {
+) -> Result<PredicateResult<'a>> {
     if files.is_empty() {
         let what = glob.map_or("any file".to_owned(), |g| format!("`{}`", g.as_str()));
         return Ok(result(

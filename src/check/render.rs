@@ -65,7 +65,7 @@ pub fn github_annotations(report: &Report) -> String {
             if p.findings.is_empty() {
                 out.push_str(&format!(
                     "::{command} file={},line=1,title={title}::{message}\n",
-                    escape_property(&r.path)
+                    escape_property(r.path)
                 ));
             }
             for f in &p.findings {
@@ -139,7 +139,7 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
             );
             let location = |path: &str, line: u32| json!({ "physicalLocation": { "artifactLocation": { "uri": uri(path), "uriBaseId": "%SRCROOT%" }, "region": { "startLine": line } } });
             let locations: Vec<Value> = if p.findings.is_empty() {
-                vec![location(&r.path, 1)]
+                vec![location(r.path, 1)]
             } else {
                 p.findings
                     .iter()
@@ -157,7 +157,7 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
                     "level": level(r),
                     "message": { "text": text },
                     "locations": [loc],
-                    "partialFingerprints": { "gitSwarmFinding/v1": finding_fingerprint(&r.id, &loc) },
+                    "partialFingerprints": { "gitSwarmFinding/v1": finding_fingerprint(r.id, &loc) },
                 }));
             }
         }

@@ -284,7 +284,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         for r in report
             .results
             .iter_mut()
-            .filter(|r| escalated.contains(&r.id))
+            .filter(|r| escalated.iter().any(|e| e == r.id))
         {
             r.priority = git_swarm::directive::Priority::Critical;
             r.enforcement = git_swarm::directive::Enforcement::Enforce;
@@ -300,7 +300,8 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     } else {
         ExitCode::from(1)
     };
-    std::mem::forget((report, candidates, change));
+    std::mem::forget(report);
+    std::mem::forget((candidates, change));
     Ok(code)
 }
 
@@ -416,14 +417,14 @@ fn record(
 ) -> Result<bool, Error> {
     let mut events = Vec::new();
     for r in report.results.iter().filter(|r| r.outcome == Result_::Fail) {
-        if fold.has_check(&r.id, &report.fingerprint) {
+        if fold.has_check(r.id, &report.fingerprint) {
             continue;
         }
         let failed: Vec<&str> = r
             .predicates
             .iter()
             .filter(|p| p.outcome == Result_::Fail)
-            .map(|p| p.predicate.as_str())
+            .map(|p| p.predicate)
             .collect();
         let mut e = store
             .event("check")
@@ -432,7 +433,7 @@ fn record(
             .with("selection", report.change.clone())
             .with("enforcement", r.enforcement.as_str())
             .with("predicates", failed);
-        e.directive = Some(r.id.clone());
+        e.directive = Some(r.id.to_owned());
         events.push(e);
     }
     if events.is_empty() {
@@ -497,11 +498,11 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
         writeln!(
             out,
             "{label} {} [{}, {}]",
-            clean(&r.id),
+            clean(r.id),
             r.enforcement,
             r.priority
         )?;
-        writeln!(out, "      {}", clean(&r.lesson))?;
+        writeln!(out, "      {}", clean(r.lesson))?;
         for p in r
             .predicates
             .iter()
@@ -512,7 +513,7 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
                 .as_deref()
                 .map(|m| format!(": {m}"))
                 .unwrap_or_default();
-            writeln!(out, "      {}{}", clean(&p.predicate), clean(&why))?;
+            writeln!(out, "      {}{}", clean(p.predicate), clean(&why))?;
             for f in p.findings.iter().take(20) {
                 let at = f.line.map(|l| format!(":{l}")).unwrap_or_default();
                 let text = f
@@ -546,7 +547,7 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
     )?;
     let blocking = report.blocking(strict);
     if !blocking.is_empty() {
-        let ids: Vec<&str> = blocking.iter().map(|r| r.id.as_str()).collect();
+        let ids: Vec<&str> = blocking.iter().map(|r| r.id).collect();
         writeln!(
             out,
             "blocked by {} directive{}: {}",

@@ -344,6 +344,6 @@ fn machine_results(
     Ok(report
         .results
         .into_iter()
-        .map(|r| (r.id, r.outcome))
+        .map(|r| (r.id.to_owned(), r.outcome))
         .collect())
 }
