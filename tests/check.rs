@@ -1896,3 +1896,29 @@ fn findings_are_listed_up_to_a_cap_and_counted_beyond_it() {
         ]
     );
 }
+
+#[test]
+fn control_characters_of_a_failing_directive_are_shown_escaped() {
+    let env = repo();
+    // A TOML escape puts a raw ESC and a C1 CSI into the lesson, as a pulled branch could.
+    env.write(
+        ".swarm/directives/escape.toml",
+        "id = \"escape\"\nlesson = \"Looks harmless \\u001b]0;pwned\\u0007 and \\u009b2J until shown\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:TODO\"]\n",
+    );
+    env.write("src/a.rs", "// TODO\n");
+    env.git(&["add", "-A"]);
+    let run = check(&env, &["--staged"]);
+    run.code(0);
+    assert!(run.stdout.contains("FAIL  escape"), "{}", run.snapshot());
+    assert!(
+        !run.stdout.contains(['\u{1b}', '\u{7}', '\u{9b}']),
+        "a raw control character reached stdout:\n{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout
+            .contains("Looks harmless \\u{1b}]0;pwned\\u{7} and \\u{9b}2J until shown"),
+        "{}",
+        run.snapshot()
+    );
+}

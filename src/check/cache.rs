@@ -28,7 +28,7 @@ use super::{Finding, Outcome, PredicateResult};
 
 /// Starts the file; bumped with any change to what is stored or to how
 /// `grep_tree` searches. The crate version is part of every key as well.
-const MAGIC: &[u8] = b"git-swarm grep-tree cache 6\n";
+const MAGIC: &[u8] = b"git-swarm grep-tree cache 7\n";
 
 /// Keys kept from earlier runs besides those this run used.
 const KEEP: usize = 4096;
@@ -41,13 +41,95 @@ struct Stored {
     omitted: usize,
 }
 
+/// The cache file, mapped: a check decodes only the results it looks up.
+///
+/// After the magic and the checksum of the rest, little-endian: the number
+/// of keys and of results (`u32` each); the keys, sorted, each with the
+/// index of its result (`u128`, `u32`); each result's offset and length in
+/// the data (`u32`, `u32`); the data, one postcard-encoded [`Stored`] per
+/// result (a result is kept once, under every key that finds it).
+struct File {
+    map: memmap2::Mmap,
+    keys: usize,
+    results: usize,
+}
+
+const KEY: usize = 20;
+const SPAN: usize = 8;
+
+impl File {
+    fn open(path: &Path) -> Option<File> {
+        let file = std::fs::File::open(path).ok()?;
+        // SAFETY: the cache is replaced by rename, never modified in place,
+        // so the mapped file does not change under the mapping (another
+        // program truncating it would end the process with SIGBUS, as git's
+        // mapped packs would).
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let body = crate::index::unsealed(MAGIC, &map)?;
+        let count = |at: usize| Some(u32::from_le_bytes(body.get(at..at + 4)?.try_into().ok()?));
+        let keys = count(0)? as usize;
+        let results = count(4)? as usize;
+        let data = 8usize
+            .checked_add(keys.checked_mul(KEY)?)?
+            .checked_add(results.checked_mul(SPAN)?)?;
+        (data <= body.len()).then_some(File { map, keys, results })
+    }
+
+    fn body(&self) -> &[u8] {
+        &self.map[MAGIC.len() + 8..]
+    }
+
+    fn key(&self, i: usize) -> (u128, u32) {
+        let at = 8 + i * KEY;
+        let b = &self.body()[at..at + KEY];
+        let key = u128::from_le_bytes(b[..16].try_into().unwrap_or_default());
+        (
+            key,
+            u32::from_le_bytes(b[16..].try_into().unwrap_or_default()),
+        )
+    }
+
+    /// The result kept under `key`, if there is one and it decodes.
+    fn find(&self, key: u128) -> Option<(u32, Stored)> {
+        let (mut lo, mut hi) = (0, self.keys);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let (k, result) = self.key(mid);
+            match k.cmp(&key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some((result, self.result(result)?)),
+            }
+        }
+        None
+    }
+
+    fn result(&self, i: u32) -> Option<Stored> {
+        let i = i as usize;
+        if i >= self.results {
+            return None;
+        }
+        let body = self.body();
+        let spans = 8 + self.keys * KEY;
+        let data = spans + self.results * SPAN;
+        let span = &body[spans + i * SPAN..spans + (i + 1) * SPAN];
+        let at = u32::from_le_bytes(span[..4].try_into().ok()?) as usize;
+        let len = u32::from_le_bytes(span[4..].try_into().ok()?) as usize;
+        let start = data.checked_add(at)?;
+        postcard::from_bytes(body.get(start..start.checked_add(len)?)?).ok()
+    }
+}
+
 /// The cache for one check.
 #[derive(Default)]
 pub struct GrepTreeCache {
     path: Option<PathBuf>,
     loaded: bool,
-    old: HashMap<u128, Rc<Stored>>,
+    file: Option<File>,
+    /// Results looked up or added by this run, and the file's result each
+    /// one came from (one decode per result, whatever keys find it).
     used: HashMap<u128, Rc<Stored>>,
+    decoded: HashMap<u32, Rc<Stored>>,
     dirty: bool,
 }
 
@@ -92,10 +174,16 @@ impl GrepTreeCache {
     pub fn get<'a>(&mut self, key: u128, predicate: &'a str) -> Option<PredicateResult<'a>> {
         self.load();
         let stored = match self.used.get(&key) {
-            Some(s) => s,
+            Some(s) => s.clone(),
             None => {
-                let s = self.old.remove(&key)?;
-                self.used.entry(key).or_insert(s)
+                let (i, stored) = self.file.as_ref()?.find(key)?;
+                let stored = self
+                    .decoded
+                    .entry(i)
+                    .or_insert_with(|| Rc::new(stored))
+                    .clone();
+                self.used.insert(key, stored.clone());
+                stored
             }
         };
         Some(PredicateResult {
@@ -132,7 +220,6 @@ impl GrepTreeCache {
             omitted: result.omitted,
         });
         for &key in keys {
-            self.old.remove(&key);
             self.used.insert(key, stored.clone());
         }
         self.dirty = true;
@@ -140,27 +227,62 @@ impl GrepTreeCache {
 
     /// Writes the entries used by this run and up to `KEEP` others, if
     /// anything was added. Failures are ignored: it is only a cache.
-    pub fn save(self) {
-        let Some(path) = self.path else { return };
+    pub fn save(mut self) {
+        let Some(path) = self.path.take() else { return };
         if !self.dirty {
+            // Nothing to write, nor to free: the process ends soon.
+            std::mem::forget(self);
             return;
         }
-        // One copy of each result, with every key it is kept under.
-        let mut groups: HashMap<*const Stored, (Vec<u128>, Rc<Stored>)> = HashMap::new();
-        for (key, stored) in self.used.into_iter().chain(self.old.into_iter().take(KEEP)) {
-            groups
-                .entry(Rc::as_ptr(&stored))
-                .or_insert_with(|| (Vec::new(), stored.clone()))
-                .0
-                .push(key);
+        // The file's other keys, up to KEEP, with the results they find.
+        let mut kept = Vec::new();
+        if let Some(file) = &self.file {
+            for i in 0..file.keys {
+                if kept.len() == KEEP {
+                    break;
+                }
+                let (key, result) = file.key(i);
+                if self.used.contains_key(&key) {
+                    continue;
+                }
+                let stored = match self.decoded.get(&result) {
+                    Some(s) => s.clone(),
+                    None => match file.result(result) {
+                        Some(s) => self.decoded.entry(result).or_insert(Rc::new(s)).clone(),
+                        None => continue,
+                    },
+                };
+                kept.push((key, stored));
+            }
         }
-        let entries: Vec<(Vec<u128>, &Stored)> = groups
-            .values()
-            .map(|(keys, stored)| (keys.clone(), &**stored))
-            .collect();
-        let Ok(body) = postcard::to_stdvec(&entries) else {
+        let mut keys: Vec<(u128, Rc<Stored>)> = self.used.drain().chain(kept).collect();
+        keys.sort_by_key(|(key, _)| *key);
+        // One copy of each result, with every key it is kept under.
+        let mut index: HashMap<*const Stored, u32> = HashMap::new();
+        let mut spans: Vec<u8> = Vec::new();
+        let mut data: Vec<u8> = Vec::new();
+        let mut table = Vec::with_capacity(keys.len() * KEY);
+        for (key, stored) in &keys {
+            let next = index.len() as u32;
+            let i = *index.entry(Rc::as_ptr(stored)).or_insert_with(|| {
+                let at = data.len() as u32;
+                let _ = postcard::to_io(&**stored, &mut data);
+                spans.extend_from_slice(&at.to_le_bytes());
+                spans.extend_from_slice(&(data.len() as u32 - at).to_le_bytes());
+                next
+            });
+            table.extend_from_slice(&key.to_le_bytes());
+            table.extend_from_slice(&i.to_le_bytes());
+        }
+        let (Ok(count), Ok(_)) = (u32::try_from(keys.len()), u32::try_from(data.len())) else {
             return;
         };
+        let mut body = Vec::with_capacity(8 + table.len() + spans.len() + data.len());
+        body.extend_from_slice(&count.to_le_bytes());
+        body.extend_from_slice(&(index.len() as u32).to_le_bytes());
+        body.extend_from_slice(&table);
+        body.extend_from_slice(&spans);
+        body.extend_from_slice(&data);
         let Some(dir) = path.parent() else { return };
         let _ = (|| -> std::io::Result<()> {
             std::fs::create_dir_all(dir)?;
@@ -176,22 +298,8 @@ impl GrepTreeCache {
             return;
         }
         self.loaded = true;
-        let Some(path) = &self.path else { return };
-        let Ok(bytes) = crate::event::read_plain_file(path) else {
-            return;
-        };
-        // A damaged file is a cache miss.
-        let Some(body) = crate::index::unsealed(MAGIC, &bytes) else {
-            return;
-        };
-        if let Ok(entries) = postcard::from_bytes::<Vec<(Vec<u128>, Stored)>>(body) {
-            for (keys, stored) in entries {
-                let stored = Rc::new(stored);
-                for key in keys {
-                    self.old.insert(key, stored.clone());
-                }
-            }
-        }
+        // A missing, damaged or foreign file is a cache miss.
+        self.file = self.path.as_deref().and_then(File::open);
     }
 }
 

@@ -556,5 +556,5 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
             ids.join(", ")
         )?;
     }
-    ui.out.write_all(&buf)
+    ui.write_out(&buf)
 }

@@ -81,6 +81,19 @@ impl Ui {
         }
     }
 
+    /// Writes `bytes` to stdout at once. Text in which anstream would find
+    /// nothing to strip (no escape sequence, no control character but
+    /// whitespace: untrusted strings are [`clean`]ed) goes to stdout
+    /// directly — stripping a 45 KB `check` report byte by byte cost more
+    /// than building it; anything else goes through anstream.
+    pub fn write_out(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if nothing_to_strip(bytes) {
+            self.out.as_inner().lock().write_all(bytes)
+        } else {
+            self.out.write_all(bytes)
+        }
+    }
+
     /// A problem in a file, location first: `path:line:col: error: message`.
     pub fn problem(&mut self, p: &Problem) {
         if self.reported.insert(format!("{p:?}")) {
@@ -101,6 +114,18 @@ impl Ui {
 
 /// Text from `.swarm/` as it may be shown on a terminal: control characters
 /// (escape sequences from a pulled branch, say) are shown escaped, never sent.
+/// Is `bytes` UTF-8 text that anstream's stripping would leave as it is:
+/// no C0 control but whitespace, no DEL, no C1 control (U+0080–U+009F, which
+/// includes the 8-bit CSI)?
+fn nothing_to_strip(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes).is_ok()
+        && !bytes.iter().enumerate().any(|(i, &b)| {
+            (b < 0x20 && !b.is_ascii_whitespace())
+                || b == 0x7f
+                || (b == 0xc2 && bytes.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)))
+        })
+}
+
 pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     if s.chars().any(char::is_control) {
         s.chars()
@@ -133,4 +158,47 @@ fn write_problem(w: &mut impl Write, p: &Problem) -> io::Result<()> {
         writeln!(w, "  {HINT}hint:{HINT:#} {}", clean(h))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nothing_to_strip;
+
+    /// Where the fast path of `write_out` is taken, anstream's stripping is
+    /// the identity; where it would change the text, the fast path is not
+    /// taken. Every byte value, alone and after a letter, every C1 control
+    /// as UTF-8, and escape sequences.
+    #[test]
+    fn text_with_nothing_to_strip_is_what_anstream_leaves() {
+        let mut inputs: Vec<Vec<u8>> = Vec::new();
+        for b in 0..=255u8 {
+            inputs.push(vec![b]);
+            inputs.push(vec![b'a', b, b'b', b'\n']);
+        }
+        for c in [
+            '\u{80}', '\u{9b}', '\u{9d}', '\u{9f}', '\u{a0}', 'é', '…', '\t', '\r',
+        ] {
+            inputs.push(format!("x{c}y\n").into_bytes());
+        }
+        for s in [
+            "FAIL  id\n      lesson\n",
+            "\x1b[31mred\x1b[0m",
+            "a\x1b]0;t\x07b",
+            "\u{7f}",
+        ] {
+            inputs.push(s.as_bytes().to_vec());
+        }
+        for input in inputs {
+            let stripped = anstream::adapter::strip_bytes(&input).into_vec();
+            if nothing_to_strip(&input) {
+                assert_eq!(stripped, input, "{input:?}");
+            }
+            if stripped != input {
+                assert!(!nothing_to_strip(&input), "{input:?}");
+            }
+        }
+        assert!(nothing_to_strip(
+            "FAIL  id [warn, medium]\n      a lesson…\n".as_bytes()
+        ));
+    }
 }
