@@ -302,6 +302,9 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     };
     std::mem::forget(report);
     std::mem::forget((candidates, change));
+    // The repository handles map the packs: unmapping them one by one here
+    // costs more than the kernel's teardown of the whole process at exit.
+    std::mem::forget((gix_repo, repo));
     Ok(code)
 }
 
