@@ -30,8 +30,9 @@ use cache::GrepTreeCache;
 /// a string, or from a parsed directive ([`CheckEntry::of`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckEntry<'a> {
-    /// File name in its folder (`<id>.toml`).
-    pub file: &'a str,
+    /// The file, relative to the repository root (`.swarm/directives/<id>.toml`).
+    #[serde(borrow)]
+    pub path: std::borrow::Cow<'a, str>,
     /// The file's errors: a file with one is a problem, not a candidate.
     pub errors: Vec<Problem>,
     /// The directive, when the file parsed.
@@ -40,10 +41,10 @@ pub struct CheckEntry<'a> {
 }
 
 impl<'a> CheckEntry<'a> {
-    /// The entry of a parsed directive file.
+    /// The entry of a parsed file of `.swarm/directives/`.
     pub fn of(e: &'a crate::index::DirectiveEntry) -> CheckEntry<'a> {
         CheckEntry {
-            file: &e.file,
+            path: format!(".swarm/directives/{}", e.file).into(),
             errors: e
                 .problems
                 .iter()
@@ -55,8 +56,9 @@ impl<'a> CheckEntry<'a> {
     }
 
     /// The file name without `.toml`.
-    pub fn stem(&self) -> &'a str {
-        self.file.strip_suffix(".toml").unwrap_or(self.file)
+    pub fn stem(&self) -> &str {
+        let name = self.path.rsplit('/').next().unwrap_or_default();
+        name.strip_suffix(".toml").unwrap_or(name)
     }
 }
 
@@ -93,7 +95,7 @@ impl<'a> CheckDirective<'a> {
 pub struct Candidate<'a> {
     pub directive: &'a CheckDirective<'a>,
     /// Its file, relative to the repository root.
-    pub path: String,
+    pub path: &'a str,
     /// The enforcement and priority in force (escalation raises them).
     pub enforcement: Enforcement,
     pub priority: Priority,
@@ -332,7 +334,7 @@ pub fn evaluate<'a>(
         let mut result = DirectiveResult {
             id: d.id,
             lesson: d.lesson,
-            path: &c.path,
+            path: c.path,
             enforcement: c.enforcement,
             priority: c.priority,
             outcome: Outcome::NotApplicable,
@@ -680,7 +682,6 @@ fn status_word(s: FileStatus) -> &'static str {
 /// problem (bad input), not a candidate.
 pub fn candidates<'a>(
     entries: &'a [CheckEntry<'a>],
-    folder: &str,
     fold: &crate::fold::Fold,
     only: Option<&str>,
 ) -> (Vec<Candidate<'a>>, Vec<Problem>) {
@@ -701,7 +702,7 @@ pub fn candidates<'a>(
         let (priority, enforcement) = fold.effective_of(d.id, d.priority, d.enforcement);
         out.push(Candidate {
             directive: d,
-            path: format!(".swarm/{folder}/{}", e.file),
+            path: &e.path,
             enforcement,
             priority,
         });

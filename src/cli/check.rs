@@ -197,8 +197,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             Some("`git add .swarm` (and commit it) to check with the directives in the working tree"),
         ));
     }
-    let (candidates, mut problems) =
-        check::candidates(entries, "directives", fold, req.directive.as_deref());
+    let (candidates, mut problems) = check::candidates(entries, fold, req.directive.as_deref());
     for path in change.unmerged_directive_files() {
         let mut p = Problem::error(
             path,
@@ -486,7 +485,8 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
         ui.warning(&w.message, w.hint.as_deref());
     }
     // One write: stdout is line-buffered, and a report can run to thousands of lines.
-    let mut buf = Vec::new();
+    // Room for a few lines a failure up front, rather than copying as it grows.
+    let mut buf = Vec::with_capacity(256 * (1 + report.counts.fail + report.counts.error));
     let out = &mut buf;
     for r in report
         .results

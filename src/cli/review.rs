@@ -309,12 +309,15 @@ fn machine_results(
     let repo = super::repo()?;
     let gix = super::check::open_gix(&repo)?;
     let change = Change::read(&gix, &repo.root, &selection)?;
-    let views: Vec<(&str, CheckDirective)> = records
+    let views: Vec<(String, CheckDirective)> = records
         .iter()
         .filter_map(|r| {
             let e = index.directive(&r.id)?;
             let d: &Directive = e.directive.as_ref()?;
-            Some((e.file.as_str(), CheckDirective::of(d)))
+            Some((
+                format!(".swarm/directives/{}", e.file),
+                CheckDirective::of(d),
+            ))
         })
         .collect();
     let candidates: Vec<Candidate> = records
@@ -324,7 +327,7 @@ fn machine_results(
             let (priority, enforcement) = index.fold.effective_of(d.id, d.priority, d.enforcement);
             Some(Candidate {
                 directive: d,
-                path: format!(".swarm/directives/{file}"),
+                path: file,
                 enforcement,
                 priority: if r.critical {
                     Priority::Critical

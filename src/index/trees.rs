@@ -16,7 +16,7 @@ use crate::check::CheckEntry;
 use crate::error::{Error, Result};
 
 /// Bump when `CheckEntry` (or what it holds) changes layout.
-const FORMAT: &[u8] = b"git-swarm tree directives v3\n";
+const FORMAT: &[u8] = b"git-swarm tree directives v4\n";
 
 /// The directives of a snapshot as the cache keeps them: decode them with
 /// [`SnapshotDirectives::entries`].
