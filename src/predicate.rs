@@ -22,7 +22,7 @@
 use std::fmt;
 
 // Bytes regexes: file contents and paths need not be UTF-8; the syntax is the same.
-use regex::bytes::Regex;
+use regex_automata::meta::Regex;
 
 use crate::pathglob::PathGlob;
 
@@ -78,9 +78,34 @@ impl LazyRegex {
     }
 
     /// The compiled regex (an error only past the regex crate's size limits).
+    ///
+    /// It is `regex::bytes::Regex::new` — the engine, configuration and
+    /// limits the regex crate uses, and its error messages — with one
+    /// difference: the pool of search caches is sized here, not from the
+    /// number of CPUs, which the regex crate finds on first use by reading
+    /// `/proc/self/cgroup` and the cgroup's CPU quota (three files: as much
+    /// as 0.1 ms of a `check`). A check searches on one thread.
     pub fn get(&self) -> Result<&Regex, String> {
         self.compiled
-            .get_or_init(|| Regex::new(&self.pattern).map_err(|e| first_line(&e.to_string())))
+            .get_or_init(|| {
+                let config = regex_automata::meta::Config::new()
+                    .match_kind(regex_automata::MatchKind::LeftmostFirst)
+                    .utf8_empty(false)
+                    .nfa_size_limit(Some(10 * (1 << 20)))
+                    .hybrid_cache_capacity(2 * (1 << 20))
+                    .pool_capacity(2);
+                regex_automata::meta::Builder::new()
+                    .configure(config)
+                    .syntax(regex_automata::util::syntax::Config::new().utf8(false))
+                    .build(&self.pattern)
+                    .map_err(|e| match (e.size_limit(), e.syntax_error()) {
+                        (Some(limit), _) => {
+                            format!("Compiled regex exceeds size limit of {limit} bytes.")
+                        }
+                        (None, Some(syntax)) => first_line(&syntax.to_string()),
+                        (None, None) => first_line(&e.to_string()),
+                    })
+            })
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -316,6 +341,51 @@ mod tests {
             };
             assert_eq!(argv.len(), 4, "{ok}: {argv:?}");
         }
+    }
+
+    /// The compiled predicate regex matches as `regex::bytes::Regex` does,
+    /// and fails as it does past the size limit.
+    #[test]
+    fn predicate_regexes_match_as_the_regex_crate_does() {
+        let haystacks: [&[u8]; 8] = [
+            b"let x = y.unwrap();",
+            b"// TODO: later",
+            b"caf\xc3\xa9 \xff\xfe not utf-8",
+            b"",
+            b"\xce\xb1\xce\xb2\xce\xb3 word_1",
+            b"line one\nline two",
+            b"UNWRAP()",
+            b"a\r",
+        ];
+        for pattern in [
+            r"unwrap\(\)|TODO",
+            r"(?i)unwrap",
+            r"^\w+$",
+            r"\w+_\d",
+            r"caf\xe9",
+            r"(?-u:\xff)",
+            r"^$",
+            r"(?m)^line two$",
+            r"\r$",
+            r"\bword\b",
+            r"[[:alpha:]]{3}",
+        ] {
+            let ours = LazyRegex::parse(pattern, false).expect(pattern);
+            let theirs = regex::bytes::Regex::new(pattern).expect(pattern);
+            for h in haystacks {
+                assert_eq!(
+                    ours.get().expect(pattern).is_match(h),
+                    theirs.is_match(h),
+                    "{pattern} on {h:?}"
+                );
+            }
+        }
+        let big = LazyRegex::parse(r"\w{50}{50}", false).expect("parses");
+        let theirs = regex::bytes::Regex::new(r"\w{50}{50}").expect_err("too big");
+        assert_eq!(
+            big.get().expect_err("too big"),
+            first_line(&theirs.to_string())
+        );
     }
 
     #[test]
