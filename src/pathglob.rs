@@ -17,16 +17,23 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 /// A parsed, validated path glob.
 #[derive(Clone)]
 pub struct PathGlob {
-    source: String,
-    /// Compiled on the first path that passes the prefix test: most globs of
-    /// a large set never meet a path that could match.
-    matcher: std::sync::OnceLock<GlobMatcher>,
-    /// Every path the glob matches starts with this (empty when it matches at any depth).
-    prefix: String,
+    /// The normalised pattern, then the glob as written: one allocation
+    /// for a glob (a check parses a thousand predicates' globs).
+    text: String,
+    pattern_len: usize,
+    /// Every path the glob matches starts with the pattern's first
+    /// `prefix_len` bytes (none when it matches at any depth).
+    prefix_len: usize,
+    /// Where the name, or the end of a name, that the shape tests starts
+    /// in the pattern.
+    tail: usize,
     /// The common shapes are matched without a regex.
     shape: Shape,
     /// The last part has no wildcard: a path below a match matches too.
     or_below: bool,
+    /// Compiled on the first path that passes the prefix test: most globs of
+    /// a large set never meet a path that could match.
+    matcher: std::sync::OnceLock<GlobMatcher>,
 }
 
 /// How a glob is matched. Most globs in directives are a folder (`src/**`),
@@ -38,62 +45,66 @@ enum Shape {
     Exact,
     /// `P/**`: anything below the prefix.
     Below,
-    /// `P/*S`: a file directly in the prefix's folder whose name ends with `S`.
-    NameEndsIn(String),
+    /// `P/*S`: a file directly in the prefix's folder whose name ends with `S` (the tail).
+    NameEndsIn,
     /// `P/**/*S` or `**/*S`: a file at any depth below the prefix whose name ends with `S`.
-    DeepNameEndsIn(String),
+    DeepNameEndsIn,
     /// `P/**/N` or `**/N`: a file named `N` at any depth below the prefix.
-    DeepName(String),
+    DeepName,
     /// Anything else: compiled to a regex by globset.
     Regex(Glob),
 }
 
 impl Shape {
-    /// The shape of a normalised pattern whose literal prefix is `prefix`,
-    /// when a string test decides it; `None` when it needs globset's regex.
-    fn of(pattern: &str, prefix: &str) -> Option<Shape> {
+    /// The shape of a normalised pattern whose literal prefix is its first
+    /// `prefix` bytes, with where its tail starts, when a string test
+    /// decides it; `None` when it needs globset's regex.
+    fn of(pattern: &str, prefix: usize) -> Option<(Shape, usize)> {
         let literal = |s: &str| !s.contains(['*', '?', '[', ']', '{', '}', ',', '\\', '/']);
-        if pattern == prefix {
-            return Some(Shape::Exact);
+        let end = pattern.len();
+        if prefix == end {
+            return Some((Shape::Exact, end));
         }
-        let rest = &pattern[prefix.len()..];
-        if rest == "**" && !prefix.is_empty() {
-            return Some(Shape::Below);
+        let rest = &pattern[prefix..];
+        if rest == "**" && prefix > 0 {
+            return Some((Shape::Below, end));
         }
         if let Some(name) = rest.strip_prefix("**/") {
             if let Some(suffix) = name.strip_prefix('*')
                 && literal(suffix)
             {
-                return Some(Shape::DeepNameEndsIn(suffix.to_owned()));
+                return Some((Shape::DeepNameEndsIn, end - suffix.len()));
             }
             if !name.is_empty() && literal(name) {
-                return Some(Shape::DeepName(name.to_owned()));
+                return Some((Shape::DeepName, end - name.len()));
             }
             return None;
         }
         match rest.strip_prefix('*') {
-            Some(suffix) if literal(suffix) => Some(Shape::NameEndsIn(suffix.to_owned())),
+            Some(suffix) if literal(suffix) => Some((Shape::NameEndsIn, end - suffix.len())),
             _ => None,
         }
     }
 
-    /// Does `path`, which starts with the glob's prefix, match? (Not for
-    /// the `Regex` shape, which the compiled matcher decides.) With
-    /// `or_below`, a path below a match matches too.
-    fn is_match(&self, prefix: &str, path: &[u8], or_below: bool) -> bool {
+    /// Does `path`, which starts with the glob's `prefix`, match? `tail` is
+    /// the name or name ending the shape tests. (Not for the `Regex` shape,
+    /// which the compiled matcher decides.) With `or_below`, a path below a
+    /// match matches too.
+    fn is_match(&self, prefix: &str, tail: &str, path: &[u8], or_below: bool) -> bool {
         let rest = &path[prefix.len()..];
         let name = match rest.iter().rposition(|&b| b == b'/') {
             Some(i) => &rest[i + 1..],
             None => rest,
         };
+        let tail = tail.as_bytes();
         match self {
             Shape::Exact => rest.is_empty() || (or_below && rest.starts_with(b"/")),
             Shape::Below => !rest.is_empty(),
-            Shape::NameEndsIn(suffix) => !rest.contains(&b'/') && rest.ends_with(suffix.as_bytes()),
-            Shape::DeepNameEndsIn(suffix) => name.ends_with(suffix.as_bytes()),
+            Shape::NameEndsIn => !rest.contains(&b'/') && rest.ends_with(tail),
+            Shape::DeepNameEndsIn => name.ends_with(tail),
             // Past the prefix (which ends with `/`): a whole part, the name or a folder's.
-            Shape::DeepName(n) if or_below => rest.split(|&b| b == b'/').any(|p| p == n.as_bytes()),
-            Shape::DeepName(n) => name == n.as_bytes(),
+            Shape::DeepName if or_below => rest.split(|&b| b == b'/').any(|p| p == tail),
+            Shape::DeepName => name == tail,
             Shape::Regex(_) => false,
         }
     }
@@ -137,40 +148,48 @@ impl PathGlob {
             ));
         }
         let trimmed = source.trim_end_matches('/');
-        let pattern = if let Some(rest) = trimmed.strip_prefix("./") {
-            rest.to_owned()
+        let mut text = String::with_capacity(trimmed.len() + 6 + source.len());
+        if let Some(rest) = trimmed.strip_prefix("./") {
+            text.push_str(rest);
         } else if trimmed.contains('/') {
-            trimmed.to_owned()
+            text.push_str(trimmed);
         } else {
-            format!("**/{trimmed}")
-        };
+            text.push_str("**/");
+            text.push_str(trimmed);
+        }
         // A glob naming a directory also covers everything below it, as in gitignore.
-        let pattern = if source.ends_with('/') {
-            format!("{pattern}/**")
-        } else {
-            pattern
-        };
-        let prefix = literal_prefix(&pattern);
+        if source.ends_with('/') {
+            text.push_str("/**");
+        }
+        let pattern = text.as_str();
+        let prefix_len = literal_prefix_len(pattern);
         // A pattern of plain names, `/`, `*` and `**` in the shapes above
         // always parses: only the others are handed to globset (which
         // builds a regex even for a glob it will never match with).
-        let shape = match Shape::of(&pattern, &prefix) {
+        let (shape, tail) = match Shape::of(pattern, prefix_len) {
             Some(shape) if !pattern.contains(['?', '[', ']', '{', '}', ',', '\\']) => shape,
-            _ => Shape::Regex(build(&pattern).map_err(|e| {
-                refuse(
-                    format!("glob `{source}` does not parse: {}", e.kind()),
-                    "globs use `*`, `?`, `**`, `[abc]` and `{a,b}`",
-                )
-            })?),
+            _ => (
+                Shape::Regex(build(pattern).map_err(|e| {
+                    refuse(
+                        format!("glob `{source}` does not parse: {}", e.kind()),
+                        "globs use `*`, `?`, `**`, `[abc]` and `{a,b}`",
+                    )
+                })?),
+                pattern.len(),
+            ),
         };
         let last = pattern.rsplit('/').next().unwrap_or_default();
         let or_below = !last.contains(['*', '?', '[', ']', '{', '}', ',']);
+        let pattern_len = text.len();
+        text.push_str(source);
         Ok(PathGlob {
-            source: source.to_owned(),
-            matcher: std::sync::OnceLock::new(),
+            text,
+            pattern_len,
+            prefix_len,
+            tail,
             shape,
-            prefix,
             or_below,
+            matcher: std::sync::OnceLock::new(),
         })
     }
 
@@ -181,11 +200,13 @@ impl PathGlob {
 
     /// As [`PathGlob::is_match`], for a path that may not be UTF-8 (git paths are bytes).
     pub fn is_match_bytes(&self, path: &[u8]) -> bool {
-        if !path.starts_with(self.prefix.as_bytes()) {
+        let prefix = self.literal_prefix();
+        if !path.starts_with(prefix.as_bytes()) {
             return false;
         }
         let Shape::Regex(glob) = &self.shape else {
-            return self.shape.is_match(&self.prefix, path, self.or_below);
+            let tail = &self.text[self.tail..self.pattern_len];
+            return self.shape.is_match(prefix, tail, path, self.or_below);
         };
         let matcher = self.matcher.get_or_init(|| glob.compile_matcher());
         let is_match = |path: &[u8]| match std::str::from_utf8(path) {
@@ -204,11 +225,11 @@ impl PathGlob {
     /// glob without wildcards, empty for one that matches at any depth.
     /// Lets a caller with sorted paths look at a range instead of all of them.
     pub fn literal_prefix(&self) -> &str {
-        &self.prefix
+        &self.text[..self.prefix_len]
     }
 
     pub fn as_str(&self) -> &str {
-        &self.source
+        &self.text[self.pattern_len..]
     }
 }
 
@@ -220,13 +241,11 @@ fn build(pattern: &str) -> Result<Glob, globset::Error> {
         .build()
 }
 
-fn literal_prefix(pattern: &str) -> String {
+/// How long the literal prefix of `pattern` is: see [`PathGlob::literal_prefix`].
+fn literal_prefix_len(pattern: &str) -> usize {
     match pattern.find(['*', '?', '[', '{', '\\']) {
-        None => pattern.to_owned(),
-        Some(first) => match pattern[..first].rfind('/') {
-            Some(slash) => pattern[..=slash].to_owned(),
-            None => String::new(),
-        },
+        None => pattern.len(),
+        Some(first) => pattern[..first].rfind('/').map_or(0, |slash| slash + 1),
     }
 }
 
@@ -248,13 +267,13 @@ fn has_drive_prefix(s: &str) -> bool {
 
 impl fmt::Debug for PathGlob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PathGlob({:?})", self.source)
+        write!(f, "PathGlob({:?})", self.as_str())
     }
 }
 
 impl PartialEq for PathGlob {
     fn eq(&self, other: &Self) -> bool {
-        self.source == other.source
+        self.as_str() == other.as_str()
     }
 }
 
@@ -402,13 +421,17 @@ mod tests {
                 );
             }
         }
-        let shape = |g: &str| PathGlob::parse(g).expect("valid glob").shape;
-        assert_eq!(shape("src/**"), Shape::Below);
-        assert_eq!(shape("src/*.rs"), Shape::NameEndsIn(".rs".into()));
-        assert_eq!(shape("*.rs"), Shape::DeepNameEndsIn(".rs".into()));
-        assert_eq!(shape("src/**/mod.rs"), Shape::DeepName("mod.rs".into()));
-        assert_eq!(shape("a/b/c.txt"), Shape::Exact);
-        assert!(matches!(shape("src/**/x/*.rs"), Shape::Regex(_)));
+        let shape = |g: &str| {
+            let glob = PathGlob::parse(g).expect("valid glob");
+            let tail = glob.text[glob.tail..glob.pattern_len].to_owned();
+            (glob.shape, tail)
+        };
+        assert_eq!(shape("src/**"), (Shape::Below, String::new()));
+        assert_eq!(shape("src/*.rs"), (Shape::NameEndsIn, ".rs".into()));
+        assert_eq!(shape("*.rs"), (Shape::DeepNameEndsIn, ".rs".into()));
+        assert_eq!(shape("src/**/mod.rs"), (Shape::DeepName, "mod.rs".into()));
+        assert_eq!(shape("a/b/c.txt"), (Shape::Exact, String::new()));
+        assert!(matches!(shape("src/**/x/*.rs").0, Shape::Regex(_)));
     }
 
     /// Globs of a simple shape skip globset, so its syntax errors must
