@@ -4,7 +4,8 @@
 //! `SWARM_BENCH_FILES` tracked files (default 100,000) with fast-import,
 //! writes `SWARM_BENCH_DIRECTIVES` active directives (default 1,000: a mix
 //! of grep, file_modified, file_not_modified and grep_tree limited to a
-//! small glob), stages 20 modified files, and prints medians and the ratio:
+//! small glob), stages 20 modified files, and prints medians of 41 runs of
+//! each command, taken alternately, and the ratio:
 //!
 //! - `git swarm check --staged` beside `git diff --cached -U0`;
 //! - `git swarm check --range A..B` beside `git diff -U0 A B`;
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{command, env_num, git, median, ms};
+use common::{command, env_num, git, ms};
 
 fn main() {
     let files = env_num("SWARM_BENCH_FILES", 100_000);
@@ -67,9 +68,19 @@ fn main() {
     }
 }
 
+/// Runs of each command (alternating) whose medians are compared.
+const RUNS: usize = 41;
+
 fn compare(bin: &Path, repo: &Path, ours: &[&str], git: &[&str], label: &str, git_label: &str) {
-    let ours_t = median(15, || common::time(bin, repo, ours, &[0, 1]));
-    let git_t = median(15, || common::time(Path::new("git"), repo, git, &[0]));
+    // Interleaved, so that a change in the machine's speed during the run
+    // (this is a shared machine) weighs on both sides alike.
+    let (mut ours_v, mut git_v) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        ours_v.push(common::time(bin, repo, ours, &[0, 1]));
+        git_v.push(common::time(Path::new("git"), repo, git, &[0]));
+    }
+    let ours_t = common::median_of(ours_v);
+    let git_t = common::median_of(git_v);
     let ours_mem = peak_kb(bin, repo, ours);
     let git_mem = peak_kb(Path::new("git"), repo, git);
     println!(
