@@ -1213,4 +1213,22 @@ fn a_fifo_or_device_in_place_of_the_index_is_replaced_not_read() {
         std::fs::symlink_metadata(env.path(".git/swarm/grep-tree")).is_ok_and(|m| m.is_file()),
         "the cache was written in its place"
     );
+    // The parse of the staged directives, kept in `swarm/trees/`: a FIFO
+    // and a link to /dev/zero in its place are misses, not reads.
+    let parses: Vec<_> = std::fs::read_dir(env.path(".git/swarm/trees"))
+        .expect("the parse is kept")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert!(!parses.is_empty());
+    for make in ["fifo", "link"] {
+        for path in &parses {
+            std::fs::remove_file(path).ok();
+            match make {
+                "fifo" => common::mkfifo(path),
+                _ => std::os::unix::fs::symlink("/dev/zero", path).expect("symlink"),
+            }
+        }
+        let again = env.swarm(&["check", "--staged", "--directive", "tree-rule"]);
+        assert_eq!(again.snapshot(), check.snapshot(), "{make}");
+    }
 }

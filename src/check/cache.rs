@@ -59,7 +59,8 @@ const SPAN: usize = 8;
 
 impl File {
     fn open(path: &Path) -> Option<File> {
-        let file = std::fs::File::open(path).ok()?;
+        // Not a FIFO, device or link: a regular file, or a cache miss.
+        let file = crate::event::open_plain_file(path).ok()?;
         // SAFETY: the cache is replaced by rename, never modified in place,
         // so the mapped file does not change under the mapping (another
         // program truncating it would end the process with SIGBUS, as git's

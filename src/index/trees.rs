@@ -30,15 +30,17 @@ enum Bytes {
 }
 
 impl SnapshotDirectives {
-    fn none() -> SnapshotDirectives {
+    fn none() -> Result<SnapshotDirectives> {
         SnapshotDirectives::encode(&[])
     }
 
-    fn encode(entries: &[CheckEntry]) -> SnapshotDirectives {
-        let body = postcard::to_stdvec(entries).unwrap_or_default();
-        SnapshotDirectives {
+    fn encode(entries: &[CheckEntry]) -> Result<SnapshotDirectives> {
+        let body = postcard::to_stdvec(entries).map_err(|e| Error::Index {
+            message: format!("encoding the directives of the checked snapshot: {e}"),
+        })?;
+        Ok(SnapshotDirectives {
             bytes: Bytes::Owned(super::sealed(FORMAT, &body)),
-        }
+        })
     }
 
     /// The directive files, sorted by file name, with their strings borrowed from `self`.
@@ -70,10 +72,10 @@ pub fn directives_in_tree(
         .lookup_entry_by_path(".swarm/directives")
         .map_err(|e| Error::git("reading .swarm/directives", e))?
     else {
-        return Ok(SnapshotDirectives::none());
+        return SnapshotDirectives::none();
     };
     if !entry.mode().is_tree() {
-        return Ok(SnapshotDirectives::none());
+        return SnapshotDirectives::none();
     }
     // The folder's tree id fixes every file in it: a tree seen before is
     // not read again (a thousand entries), let alone its files.
@@ -164,7 +166,7 @@ fn parse_blobs(
         ));
     }
     let views: Vec<CheckEntry> = out.iter().map(CheckEntry::of).collect();
-    let parsed = SnapshotDirectives::encode(&views);
+    let parsed = SnapshotDirectives::encode(&views)?;
     // Only a cache: a read-only git dir must not stop a check.
     if let Bytes::Owned(bytes) = &parsed.bytes {
         let _ = write_cache(cache, bytes);
@@ -174,7 +176,8 @@ fn parse_blobs(
 
 /// The cache file, mapped, when it is there, whole and of this format.
 fn read_cache(path: &Path) -> Option<SnapshotDirectives> {
-    let file = std::fs::File::open(path).ok()?;
+    // Not a FIFO, device or link: a regular file, or a cache miss.
+    let file = crate::event::open_plain_file(path).ok()?;
     // SAFETY: cache files are replaced by rename, never modified in place,
     // so the mapped file does not change under the mapping (another program
     // truncating it would end the process with SIGBUS, as git's mapped
