@@ -19,7 +19,12 @@ fn main() {
     let linux_gnu = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
     let arch = var("CARGO_CFG_TARGET_ARCH");
     let pie_wanted = std::env::var_os("GIT_SWARM_PIE").is_some_and(|v| !v.is_empty() && v != "0");
-    if linux_gnu && (arch == "x86_64" || arch == "aarch64") && !pie_wanted {
+    // A static glibc build (`+crt-static`) is linked as rustc decides
+    // (`-static-pie`): not mixed with `-no-pie`.
+    let crt_static = var("CARGO_CFG_TARGET_FEATURE")
+        .split(',')
+        .any(|f| f == "crt-static");
+    if linux_gnu && (arch == "x86_64" || arch == "aarch64") && !pie_wanted && !crt_static {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }

@@ -8,7 +8,8 @@
 #[cfg(all(
     target_os = "linux",
     target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    not(target_feature = "crt-static")
 ))]
 fn executable_is_not_position_independent() {
     if std::env::var_os("GIT_SWARM_PIE").is_some_and(|v| !v.is_empty() && v != "0") {
