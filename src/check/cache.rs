@@ -49,7 +49,7 @@ struct Stored {
 /// the data (`u32`, `u32`); the data, one postcard-encoded [`Stored`] per
 /// result (a result is kept once, under every key that finds it).
 struct File {
-    map: memmap2::Mmap,
+    sealed: crate::index::SealedFile,
     keys: usize,
     results: usize,
 }
@@ -59,25 +59,23 @@ const SPAN: usize = 8;
 
 impl File {
     fn open(path: &Path) -> Option<File> {
-        // Not a FIFO, device or link: a regular file, or a cache miss.
-        let file = crate::event::open_plain_file(path).ok()?;
-        // SAFETY: the cache is replaced by rename, never modified in place,
-        // so the mapped file does not change under the mapping (another
-        // program truncating it would end the process with SIGBUS, as git's
-        // mapped packs would).
-        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-        let body = crate::index::unsealed(MAGIC, &map)?;
+        let sealed = crate::index::SealedFile::open(path, MAGIC)?;
+        let body = sealed.body();
         let count = |at: usize| Some(u32::from_le_bytes(body.get(at..at + 4)?.try_into().ok()?));
         let keys = count(0)? as usize;
         let results = count(4)? as usize;
         let data = 8usize
             .checked_add(keys.checked_mul(KEY)?)?
             .checked_add(results.checked_mul(SPAN)?)?;
-        (data <= body.len()).then_some(File { map, keys, results })
+        (data <= body.len()).then_some(File {
+            sealed,
+            keys,
+            results,
+        })
     }
 
     fn body(&self) -> &[u8] {
-        &self.map[MAGIC.len() + 8..]
+        self.sealed.body()
     }
 
     fn key(&self, i: usize) -> (u128, u32) {

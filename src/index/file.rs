@@ -269,15 +269,15 @@ impl PatternViews {
     }
 }
 
-/// An index file's bytes: mapped, or read when it cannot be mapped.
-enum Map {
+/// An index or cache file's bytes: mapped, or read when it cannot be mapped.
+pub(crate) enum Map {
     Mapped(memmap2::Mmap),
     Read(Vec<u8>),
 }
 
 impl Map {
-    fn open(file: &File) -> Option<Map> {
-        // SAFETY: the index is replaced by rename, never modified in place,
+    pub(crate) fn open(file: &File) -> Option<Map> {
+        // SAFETY: the index (and each cache) is replaced by rename, never modified in place,
         // so the mapped file does not change under the mapping. (Another
         // program truncating it would, as for any mapped file, end the
         // process with SIGBUS; git maps its pack files on the same terms.)
@@ -291,7 +291,7 @@ impl Map {
         }
     }
 
-    fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Map::Mapped(m) => m,
             Map::Read(v) => v,

@@ -748,6 +748,31 @@ pub(crate) fn unsealed<'a>(magic: &[u8], bytes: &'a [u8]) -> Option<&'a [u8]> {
     (u64::from_le_bytes(sum.try_into().ok()?) == xxhash_rust::xxh3::xxh3_64(body)).then_some(body)
 }
 
+/// A [`sealed`] cache file, mapped, whose magic and checksum were found right.
+pub(crate) struct SealedFile {
+    map: file::Map,
+    magic_len: usize,
+}
+
+impl SealedFile {
+    /// The file at `path` when it is a regular file (not a FIFO, device or
+    /// link: those are cache misses) with this magic and an intact body.
+    pub(crate) fn open(path: &std::path::Path, magic: &[u8]) -> Option<SealedFile> {
+        let file = crate::event::open_plain_file(path).ok()?;
+        let map = file::Map::open(&file)?;
+        unsealed(magic, map.bytes())?;
+        Some(SealedFile {
+            map,
+            magic_len: magic.len(),
+        })
+    }
+
+    /// The body, after the magic and the checksum.
+    pub(crate) fn body(&self) -> &[u8] {
+        &self.map.bytes()[self.magic_len + 8..]
+    }
+}
+
 /// Waits for a worker thread; a panic in it becomes an error, not a crash.
 fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>, what: &str) -> Result<T> {
     handle.join().unwrap_or_else(|_| {

@@ -21,12 +21,14 @@ const FORMAT: &[u8] = b"git-swarm tree directives v4\n";
 /// The directives of a snapshot as the cache keeps them: decode them with
 /// [`SnapshotDirectives::entries`].
 pub struct SnapshotDirectives {
-    bytes: Bytes,
+    body: Body,
 }
 
-enum Bytes {
-    Mapped(memmap2::Mmap),
-    Owned(Vec<u8>),
+enum Body {
+    /// The cache file, mapped.
+    Cached(super::SealedFile),
+    /// Just parsed (and written to the cache, when it could be).
+    Encoded(Vec<u8>),
 }
 
 impl SnapshotDirectives {
@@ -39,23 +41,22 @@ impl SnapshotDirectives {
             message: format!("encoding the directives of the checked snapshot: {e}"),
         })?;
         Ok(SnapshotDirectives {
-            bytes: Bytes::Owned(super::sealed(FORMAT, &body)),
+            body: Body::Encoded(body),
         })
     }
 
     /// The directive files, sorted by file name, with their strings borrowed from `self`.
     pub fn entries(&self) -> Result<Vec<CheckEntry<'_>>> {
-        let bytes = match &self.bytes {
-            Bytes::Mapped(m) => &m[..],
-            Bytes::Owned(v) => &v[..],
+        let body = match &self.body {
+            Body::Cached(file) => file.body(),
+            Body::Encoded(body) => body,
         };
-        // The checksum was verified when the file was opened (or the bytes made here).
-        let body = bytes.get(FORMAT.len() + 8..).unwrap_or_default();
         postcard::from_bytes(body).map_err(|e| Error::Index {
             message: format!("the cached directives of the checked snapshot: {e}"),
         })
     }
 }
+
 /// How many trees' parses are kept; the oldest are removed.
 const KEEP: usize = 16;
 
@@ -168,32 +169,25 @@ fn parse_blobs(
     let views: Vec<CheckEntry> = out.iter().map(CheckEntry::of).collect();
     let parsed = SnapshotDirectives::encode(&views)?;
     // Only a cache: a read-only git dir must not stop a check.
-    if let Bytes::Owned(bytes) = &parsed.bytes {
-        let _ = write_cache(cache, bytes);
+    if let Body::Encoded(body) = &parsed.body {
+        let _ = write_cache(cache, body);
     }
     Ok(parsed)
 }
 
 /// The cache file, mapped, when it is there, whole and of this format.
 fn read_cache(path: &Path) -> Option<SnapshotDirectives> {
-    // Not a FIFO, device or link: a regular file, or a cache miss.
-    let file = crate::event::open_plain_file(path).ok()?;
-    // SAFETY: cache files are replaced by rename, never modified in place,
-    // so the mapped file does not change under the mapping (another program
-    // truncating it would end the process with SIGBUS, as git's mapped
-    // packs would).
-    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-    super::unsealed(FORMAT, &map)?;
     Some(SnapshotDirectives {
-        bytes: Bytes::Mapped(map),
+        body: Body::Cached(super::SealedFile::open(path, FORMAT)?),
     })
 }
 
-fn write_cache(path: &Path, bytes: &[u8]) -> Result<()> {
+fn write_cache(path: &Path, body: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.write_all(&super::sealed(FORMAT, body))
+        .map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     prune(dir);
     Ok(())
