@@ -73,10 +73,9 @@ impl Matcher {
         }
     }
 
-    /// The literals a match is exactly one of, when `pattern` is one
-    /// literal or an alternation of them (in a group or not), as the regex
-    /// crate reads it for bytes; `None` for anything else.
-    fn literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
+    /// The literals a match is exactly one of, when `hir` is one literal or
+    /// an alternation of them (in a group or not); `None` for anything else.
+    fn literals(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
         use regex_syntax::hir::{Hir, HirKind};
         fn literal(hir: &Hir) -> Option<Vec<u8>> {
             match hir.kind() {
@@ -86,12 +85,7 @@ impl Matcher {
                 _ => None,
             }
         }
-        let hir = regex_syntax::ParserBuilder::new()
-            .utf8(false)
-            .build()
-            .parse(pattern)
-            .ok()?;
-        let mut hir = &hir;
+        let mut hir = hir;
         while let HirKind::Capture(c) = hir.kind() {
             hir = &c.sub;
         }
@@ -137,7 +131,12 @@ impl LazyRegex {
     pub fn get(&self) -> Result<&Matcher, String> {
         self.compiled
             .get_or_init(|| {
-                if let Some(literals) = Matcher::literals(&self.pattern) {
+                // Parsed once, as the regex crate parses a bytes regex; then
+                // searched for as literals, or compiled from that parse.
+                let syntax = regex_automata::util::syntax::Config::new().utf8(false);
+                let hir = regex_automata::util::syntax::parse_with(&self.pattern, &syntax)
+                    .map_err(|e| first_line(&e.to_string()))?;
+                if let Some(literals) = Matcher::literals(&hir) {
                     return Ok(Matcher::Literals(
                         literals
                             .iter()
@@ -153,15 +152,13 @@ impl LazyRegex {
                     .pool_capacity(2);
                 regex_automata::meta::Builder::new()
                     .configure(config)
-                    .syntax(regex_automata::util::syntax::Config::new().utf8(false))
-                    .build(&self.pattern)
+                    .build_from_hir(&hir)
                     .map(Matcher::Regex)
-                    .map_err(|e| match (e.size_limit(), e.syntax_error()) {
-                        (Some(limit), _) => {
+                    .map_err(|e| match e.size_limit() {
+                        Some(limit) => {
                             format!("Compiled regex exceeds size limit of {limit} bytes.")
                         }
-                        (None, Some(syntax)) => first_line(&syntax.to_string()),
-                        (None, None) => first_line(&e.to_string()),
+                        None => first_line(&e.to_string()),
                     })
             })
             .as_ref()
@@ -460,6 +457,15 @@ mod tests {
                 matches!(m.get().expect(pattern), Matcher::Literals(_)),
                 literal,
                 "{pattern}"
+            );
+        }
+        for bad in [r"(unclosed", r"a{2,1}", r"\p{NoSuchClass}"] {
+            let ours = LazyRegex::parse(bad, false).expect("not checked");
+            let theirs = regex::bytes::Regex::new(bad).expect_err(bad);
+            assert_eq!(
+                ours.get().expect_err(bad),
+                first_line(&theirs.to_string()),
+                "{bad}"
             );
         }
         let big = LazyRegex::parse(r"\w{50}{50}", false).expect("parses");
