@@ -309,23 +309,24 @@ fn machine_results(
     let repo = super::repo()?;
     let gix = super::check::open_gix(&repo)?;
     let change = Change::read(&gix, &repo.root, &selection)?;
-    let views: Vec<(String, CheckDirective)> = records
+    // Each record's directive, with its file: what the candidates borrow.
+    let views: Vec<(&learning::PhaseRecord, String, CheckDirective)> = records
         .iter()
         .filter_map(|r| {
             let e = index.directive(&r.id)?;
             let d: &Directive = e.directive.as_ref()?;
             Some((
+                r,
                 format!(".swarm/directives/{}", e.file),
                 CheckDirective::of(d),
             ))
         })
         .collect();
-    let candidates: Vec<Candidate> = records
+    let candidates: Vec<Candidate> = views
         .iter()
-        .filter_map(|r| {
-            let (file, d) = views.iter().find(|(_, d)| d.id == r.id)?;
+        .map(|(r, file, d)| {
             let (priority, enforcement) = index.fold.effective_of(d.id, d.priority, d.enforcement);
-            Some(Candidate {
+            Candidate {
                 directive: d,
                 path: file,
                 enforcement,
@@ -334,7 +335,7 @@ fn machine_results(
                 } else {
                     priority
                 },
-            })
+            }
         })
         .collect();
     let limits = git_swarm::runner::Limits::from_config(&store.config.runner);
