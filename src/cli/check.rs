@@ -473,7 +473,7 @@ fn record(
 fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {
     match req.format {
         CheckFormat::Json => ui.json(report),
-        CheckFormat::Github => write!(ui.out, "{}", check::github_annotations(report)),
+        CheckFormat::Github => ui.write_out(check::github_annotations(report).as_bytes()),
         CheckFormat::Sarif => ui.json(&check::sarif(report, env!("CARGO_PKG_VERSION"))),
         CheckFormat::Text => text(report, req.strict, ui),
     }

@@ -106,14 +106,16 @@ impl Ui {
         write_problem(&mut self.out, p)
     }
 
+    /// `value` as pretty JSON and a newline, in one write: serialised
+    /// straight to stdout, which is line-buffered, a check report of 1,000
+    /// directives took 18,000 writes.
     pub fn json<T: serde::Serialize>(&mut self, value: &T) -> io::Result<()> {
-        serde_json::to_writer_pretty(&mut self.out, value).map_err(io::Error::from)?;
-        writeln!(self.out)
+        let mut buf = serde_json::to_vec_pretty(value).map_err(io::Error::from)?;
+        buf.push(b'\n');
+        self.write_out(&buf)
     }
 }
 
-/// Text from `.swarm/` as it may be shown on a terminal: control characters
-/// (escape sequences from a pulled branch, say) are shown escaped, never sent.
 /// Is `bytes` UTF-8 text that anstream's stripping would leave as it is:
 /// no C0 control but whitespace, no DEL, no C1 control (U+0080–U+009F, which
 /// includes the 8-bit CSI)?
@@ -126,6 +128,8 @@ fn nothing_to_strip(bytes: &[u8]) -> bool {
         })
 }
 
+/// Text from `.swarm/` as it may be shown on a terminal: control characters
+/// (escape sequences from a pulled branch, say) are shown escaped, never sent.
 pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     if s.chars().any(char::is_control) {
         s.chars()
