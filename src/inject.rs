@@ -146,7 +146,7 @@ pub fn select(
 
 /// What the fold says of each document of the corpus, by document number.
 pub fn standings(fold: &Fold, corpus: &Corpus) -> Vec<Standing> {
-    fold.standings((0..corpus.len()).map(|doc| corpus.id(doc)))
+    fold.standings(corpus.ids())
 }
 
 /// The retrieval signals of a directive's standing.

@@ -27,11 +27,14 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::directive::{Directive, Priority};
 use crate::pathglob::PathGlob;
+
+mod block;
+use block::{Block, Builder, Strs, View};
 
 /// BM25 term-frequency saturation.
 pub const BM25_K1: f64 = 1.2;
@@ -136,47 +139,36 @@ pub struct Parts {
 /// Terms are unigrams (ids `0..tokens.len()`, the index in the sorted token
 /// table) and bigrams (id `tokens.len() + j` for the `j`-th key of the sorted
 /// bigram table). Lists keyed by term, scope name or document are stored
-/// flat, with a `*_start` vector of offsets (CSR).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// flat, with a `*_start` array of offsets (CSR), in one block of words
+/// ([`block`]) that a corpus loaded from the index reads in place.
+#[derive(Clone)]
 pub struct Corpus {
-    /// Directive id of each document.
-    ids: Vec<String>,
-    priority: Vec<Priority>,
-    /// Sorted, distinct unigram tokens.
-    tokens: Vec<String>,
-    /// Sorted, distinct bigrams as pairs of token ids.
-    bigrams: Vec<[u32; 2]>,
-    /// Postings of term `t`: `post_doc[post_start[t]..post_start[t + 1]]`
-    /// (ascending), with the term frequencies in `post_tf`.
-    post_start: Vec<u32>,
-    post_doc: Vec<u32>,
-    post_tf: Vec<u32>,
-    /// Unigram count of each document.
-    doc_len: Vec<u32>,
-    avg_len: f64,
-    /// Distinct unigram ids of document `d`, ascending: `fwd[fwd_start[d]..fwd_start[d + 1]]`.
-    fwd_start: Vec<u32>,
-    fwd: Vec<u32>,
-    /// Sorted, distinct agent and tool names.
-    scopes: Vec<String>,
-    /// Documents whose `applies_to_agents` holds scope `s`.
-    agent_start: Vec<u32>,
-    agent_doc: Vec<u32>,
-    /// Documents whose `applies_to_tools` holds scope `s`.
-    tool_start: Vec<u32>,
-    tool_doc: Vec<u32>,
-    /// Path globs of document `d`: `paths[path_start[d]..path_start[d + 1]]`.
-    path_start: Vec<u32>,
-    paths: Vec<String>,
-    /// Triggers of at least [`TRIGGER_RECALL_MIN_TOKENS`] tokens as
-    /// `[doc, offset, len]` into `trigger_tokens`, sorted by first token, doc, offset.
-    triggers: Vec<[u32; 3]>,
-    trigger_tokens: Vec<u32>,
-    /// Synonym pairs, both ways, as `token << 32 | synonym`, sorted.
-    synonyms: Vec<u64>,
+    block: Block,
     /// The parsed `paths`, on the first query with files.
-    #[serde(skip)]
     globs: GlobCache,
+}
+
+pub use block::Shared;
+
+impl Default for Corpus {
+    fn default() -> Corpus {
+        Corpus::build(&[])
+    }
+}
+
+impl PartialEq for Corpus {
+    fn eq(&self, other: &Corpus) -> bool {
+        self.encoded() == other.encoded()
+    }
+}
+
+impl fmt::Debug for Corpus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Corpus")
+            .field("documents", &self.len())
+            .field("bytes", &self.encoded().len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Not a token id.
@@ -383,85 +375,123 @@ impl Corpus {
 
         let synonyms = synonym_map(n_uni, &concept, &concept_start);
 
+        let mut b = Builder::new();
+        b.strings(block::IDS, docs.iter().map(|d| d.id.as_str()));
+        b.array(
+            block::PRIORITY,
+            docs.iter()
+                .map(|d| priority_rank(d.priority) as u32)
+                .collect(),
+        );
+        b.strings(block::TOKENS, tokens.iter().map(String::as_str));
+        b.array(block::BIGRAMS, bigrams.into_iter().flatten().collect());
+        b.array(block::POST_START, post_start);
+        b.array(block::POST_DOC, post_doc);
+        b.array(block::POST_TF, post_tf);
+        b.array(block::DOC_LEN, doc_len);
+        let bits = avg_len.to_bits();
+        b.array(block::AVG_LEN, vec![bits as u32, (bits >> 32) as u32]);
+        b.array(block::FWD_START, fwd_start);
+        b.array(block::FWD, fwd);
+        b.strings(block::SCOPES, scopes.iter().map(String::as_str));
+        b.array(block::AGENT_START, agent_start);
+        b.array(block::AGENT_DOC, agent_doc);
+        b.array(block::TOOL_START, tool_start);
+        b.array(block::TOOL_DOC, tool_doc);
+        b.array(block::PATH_START, path_start);
+        b.strings(block::PATHS, paths.iter().map(String::as_str));
+        b.array(block::TRIGGERS, triggers.into_iter().flatten().collect());
+        b.array(block::TRIGGER_TOKENS, trigger_tokens);
+        b.array(
+            block::SYNONYMS,
+            synonyms
+                .into_iter()
+                .flat_map(|k| [(k >> 32) as u32, k as u32])
+                .collect(),
+        );
         Corpus {
-            ids: docs.iter().map(|d| d.id.clone()).collect(),
-            priority: docs.iter().map(|d| d.priority).collect(),
-            tokens,
-            bigrams,
-            post_start,
-            post_doc,
-            post_tf,
-            doc_len,
-            avg_len,
-            fwd_start,
-            fwd,
-            scopes,
-            agent_start,
-            agent_doc,
-            tool_start,
-            tool_doc,
-            path_start,
-            paths,
-            triggers,
-            trigger_tokens,
-            synonyms,
+            block: b.finish(),
             globs: GlobCache::default(),
         }
     }
 
+    /// The corpus stored at `range` of `bytes` (as [`Corpus::encoded`]
+    /// gave it), read in place; an error names what is damaged.
+    pub fn load(bytes: Shared, range: std::ops::Range<usize>) -> Result<Corpus, String> {
+        Ok(Corpus {
+            block: Block::load(bytes, range)?,
+            globs: GlobCache::default(),
+        })
+    }
+
+    /// The corpus as stored, for [`Corpus::load`].
+    pub fn encoded(&self) -> std::borrow::Cow<'_, [u8]> {
+        self.block.encoded()
+    }
+
+    /// The corpus's arrays, borrowed: empty for a block whose text is not
+    /// UTF-8, which a built or loaded one never is.
+    fn view(&self) -> View<'_> {
+        self.block.view().unwrap_or_else(View::empty)
+    }
+
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.block.strs(block::IDS).len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.len() == 0
     }
 
-    /// The directive id of document `doc`.
+    /// The directive id of document `doc` (empty past the last one).
     pub fn id(&self, doc: usize) -> &str {
-        &self.ids[doc]
+        self.block.strs(block::IDS).get(doc)
     }
 
-    /// The priority of document `doc`.
+    /// The directive ids, by document number.
+    pub fn ids(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        let ids = self.block.strs(block::IDS);
+        (0..ids.len()).map(move |d| ids.get(d))
+    }
+
+    /// The priority of document `doc` (low past the last one).
     pub fn priority(&self, doc: usize) -> Priority {
-        self.priority[doc]
+        priority_of(self.block.array(block::PRIORITY), doc)
     }
 
     /// Which documents are meant for `role` or `tools`: those with no agent
     /// and no tool scope, and those with the role among their
     /// `applies_to_agents` or one of the tools among their `applies_to_tools`.
     pub fn in_scope(&self, role: &str, tools: &[String]) -> Vec<bool> {
-        let n = self.ids.len();
+        let v = self.view();
+        let n = v.ids.len();
         let mut targeted = vec![false; n];
-        for &d in self.agent_doc.iter().chain(&self.tool_doc) {
+        for &d in v.agent_doc.iter().chain(v.tool_doc) {
             targeted[d as usize] = true;
         }
         let mut scope: Vec<bool> = targeted.iter().map(|t| !t).collect();
         let mut mark = |start: &[u32], docs: &[u32], name: &str| {
-            if let Ok(s) = self.scopes.binary_search_by(|x| x.as_str().cmp(name)) {
+            if let Some(s) = v.scopes.find(name) {
                 for &d in csr(start, docs, s) {
                     scope[d as usize] = true;
                 }
             }
         };
-        mark(
-            &self.agent_start,
-            &self.agent_doc,
-            &role.trim().to_lowercase(),
-        );
+        mark(v.agent_start, v.agent_doc, &role.trim().to_lowercase());
         for t in tools {
-            mark(&self.tool_start, &self.tool_doc, &t.trim().to_lowercase());
+            mark(v.tool_start, v.tool_doc, &t.trim().to_lowercase());
         }
         scope
     }
 
     /// The synonyms the corpus learnt for `token` (a token as [`tokenize`] gives it).
     pub fn synonyms(&self, token: &str) -> Vec<&str> {
-        match self.token_id(token) {
-            Some(t) => self
+        let v = self.view();
+        match v.token_id(token) {
+            Some(t) => v
                 .synonyms_of(t)
                 .iter()
-                .map(|&k| self.tokens[k as u32 as usize].as_str())
+                .map(|&[_, s]| v.tokens.get(s as usize))
                 .collect(),
             None => Vec::new(),
         }
@@ -472,18 +502,19 @@ impl Corpus {
     /// role, a tool or a file — sorted by total descending, then id.
     /// Priority, cold start and outcome only adjust the score of a match.
     pub fn score(&self, q: &Query, track: &dyn Fn(usize) -> Track) -> Vec<Scored<'_>> {
-        let n = self.len();
+        let v = self.view();
+        let n = v.ids.len();
         if n == 0 {
             return Vec::new();
         }
-        let n_uni = self.tokens.len();
+        let n_uni = v.tokens.len();
         let mut qids: Vec<u32> = Vec::new();
-        each_token(&q.text, |t| qids.push(self.token_id(t).unwrap_or(NONE)));
+        each_token(&q.text, |t| qids.push(v.token_id(t).unwrap_or(NONE)));
         let mut terms: Vec<u32> = qids.iter().copied().filter(|&t| t != NONE).collect();
         for w in qids.windows(2) {
             if w[0] != NONE
                 && w[1] != NONE
-                && let Ok(j) = self.bigrams.binary_search(&[w[0], w[1]])
+                && let Ok(j) = v.bigrams.binary_search(&[w[0], w[1]])
             {
                 terms.push((n_uni + j) as u32);
             }
@@ -503,18 +534,14 @@ impl Corpus {
         };
 
         // BM25.
-        let avg_len = if self.avg_len > 0.0 {
-            self.avg_len
-        } else {
-            1.0
-        };
+        let avg_len = if v.avg_len > 0.0 { v.avg_len } else { 1.0 };
         for &t in &terms {
-            let (docs, tfs) = self.postings(t);
+            let (docs, tfs) = v.postings(t);
             let df = docs.len() as f64;
             let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
             for (&d, &tf) in docs.iter().zip(tfs) {
                 let tf = f64::from(tf);
-                let len = f64::from(self.doc_len[d as usize]);
+                let len = f64::from(v.doc_len[d as usize]);
                 let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len / avg_len);
                 raw[d as usize] += idf * tf * (BM25_K1 + 1.0) / (tf + norm);
                 mark(d, 0, &mut flags);
@@ -524,8 +551,7 @@ impl Corpus {
         // Synonyms of the query's tokens that are not query tokens themselves.
         let mut expansions: Vec<u32> = Vec::new();
         for &t in terms.iter().take_while(|&&t| (t as usize) < n_uni) {
-            for &k in self.synonyms_of(t) {
-                let s = k as u32;
+            for &[_, s] in v.synonyms_of(t) {
                 if terms.binary_search(&s).is_err() {
                     expansions.push(s);
                 }
@@ -534,7 +560,7 @@ impl Corpus {
         expansions.sort_unstable();
         expansions.dedup();
         for &s in &expansions {
-            for &d in self.postings(s).0 {
+            for &d in v.postings(s).0 {
                 mark(d, SYN, &mut flags);
             }
         }
@@ -544,11 +570,11 @@ impl Corpus {
             if t == NONE {
                 continue;
             }
-            let lo = self
+            let lo = v
                 .triggers
-                .partition_point(|tr| self.trigger_tokens[tr[1] as usize] < t);
-            for &[doc, off, len] in &self.triggers[lo..] {
-                let seq = &self.trigger_tokens[off as usize..(off + len) as usize];
+                .partition_point(|tr| v.trigger_tokens[tr[1] as usize] < t);
+            for &[doc, off, len] in &v.triggers[lo..] {
+                let seq = &v.trigger_tokens[off as usize..(off + len) as usize];
                 if seq[0] != t {
                     break;
                 }
@@ -560,9 +586,9 @@ impl Corpus {
 
         // Role and tools (scope names are lowercase).
         if let Some(role) = &q.role
-            && let Ok(s) = self.scopes.binary_search(&role.trim().to_lowercase())
+            && let Some(s) = v.scopes.find(&role.trim().to_lowercase())
         {
-            for &d in csr(&self.agent_start, &self.agent_doc, s) {
+            for &d in csr(v.agent_start, v.agent_doc, s) {
                 mark(d, ROLE, &mut flags);
             }
         }
@@ -570,8 +596,8 @@ impl Corpus {
         tools.sort_unstable();
         tools.dedup();
         for tool in tools {
-            if let Ok(s) = self.scopes.binary_search(&tool) {
-                for &d in csr(&self.tool_start, &self.tool_doc, s) {
+            if let Some(s) = v.scopes.find(&tool) {
+                for &d in csr(v.tool_start, v.tool_doc, s) {
                     let more = if flags[d as usize] & TOOL1 != 0 {
                         TOOL2
                     } else {
@@ -583,10 +609,10 @@ impl Corpus {
         }
 
         // Files under the directive's path globs.
-        if !q.files.is_empty() && !self.paths.is_empty() {
-            let globs = self.globs.get(&self.paths);
+        if !q.files.is_empty() && !v.paths.is_empty() {
+            let globs = self.globs.get(v.paths);
             for d in 0..n {
-                let range = self.path_start[d] as usize..self.path_start[d + 1] as usize;
+                let range = v.path_start[d] as usize..v.path_start[d + 1] as usize;
                 let hit = globs[range]
                     .iter()
                     .flatten()
@@ -603,7 +629,7 @@ impl Corpus {
             let d = d as usize;
             let f = flags[d];
             let bm25 = if best > 0.0 { raw[d] / best } else { 0.0 };
-            let mut context = CONTEXT_PRIORITY[priority_rank(self.priority[d])];
+            let mut context = CONTEXT_PRIORITY[priority_rank(v.priority(d))];
             if f & ROLE != 0 {
                 context += CONTEXT_ROLE;
             }
@@ -641,7 +667,7 @@ impl Corpus {
             };
             out.push(Scored {
                 doc: d,
-                id: &self.ids[d],
+                id: v.ids.get(d),
                 total: parts.bm25
                     + parts.context
                     + parts.cold_start
@@ -665,8 +691,9 @@ impl Corpus {
     /// clamped to 0..1 ([`MMR_LAMBDA`] if not a number). Ties go to the higher
     /// total, then the smaller id.
     pub fn select<'a>(&self, scored: &[Scored<'a>], k: usize, lambda: f64) -> Vec<Scored<'a>> {
+        let v = self.view();
         self.select_with(scored, k, lambda, &|doc| {
-            self.priority[doc] == Priority::Critical
+            v.priority(doc) == Priority::Critical
         })
     }
 
@@ -680,14 +707,15 @@ impl Corpus {
         lambda: f64,
         is_critical: &dyn Fn(usize) -> bool,
     ) -> Vec<Scored<'a>> {
+        let v = self.view();
         let lambda = if lambda.is_nan() {
             MMR_LAMBDA
         } else {
             lambda.clamp(0.0, 1.0)
         };
         // The best-ranked entry of each document, in no particular order.
-        let mut best: Vec<Option<&Scored<'a>>> = vec![None; self.len()];
-        for s in scored.iter().filter(|s| s.doc < self.len()) {
+        let mut best: Vec<Option<&Scored<'a>>> = vec![None; v.ids.len()];
+        for s in scored.iter().filter(|s| s.doc < v.ids.len()) {
             let slot = &mut best[s.doc];
             if slot.is_none_or(|b| rank_order(s, b).is_lt()) {
                 *slot = Some(s);
@@ -696,7 +724,7 @@ impl Corpus {
         let (mut critical, mut rest): (Vec<&Scored<'a>>, Vec<&Scored<'a>>) = best
             .into_iter()
             .flatten()
-            .partition(|s| is_critical(s.doc) && self.matches(s));
+            .partition(|s| is_critical(s.doc) && v.matches(s));
         // Only the critical ones and the top of the rest are ranked: a
         // query over 10,000 directives need not sort them all.
         critical.sort_unstable_by(|a, b| rank_order(a, b));
@@ -717,7 +745,7 @@ impl Corpus {
             .map(|c| {
                 picked
                     .iter()
-                    .map(|p| self.similarity(p.doc, c.doc))
+                    .map(|p| v.similarity(p.doc, c.doc))
                     .fold(0.0, f64::max)
             })
             .collect();
@@ -739,24 +767,26 @@ impl Corpus {
             picked.push(rest[i].clone());
             for (j, c) in rest.iter().enumerate() {
                 if !taken[j] {
-                    max_sim[j] = max_sim[j].max(self.similarity(doc, c.doc));
+                    max_sim[j] = max_sim[j].max(v.similarity(doc, c.doc));
                 }
             }
         }
         picked
     }
+}
 
+impl<'a> View<'a> {
     /// Is `s` a critical directive that matches the query by more than its priority?
     /// Does the document match the query by more than its priority bonus?
     fn matches(&self, s: &Scored) -> bool {
-        let own = CONTEXT_PRIORITY[priority_rank(self.priority[s.doc])];
+        let own = CONTEXT_PRIORITY[priority_rank(self.priority(s.doc))];
         s.parts.bm25 > 0.0 || s.parts.trigger_recall > 0.0 || s.parts.context > own + 1e-9
     }
 
     /// Cosine similarity of the token sets of two documents.
     fn similarity(&self, a: usize, b: usize) -> f64 {
-        let x = csr(&self.fwd_start, &self.fwd, a);
-        let y = csr(&self.fwd_start, &self.fwd, b);
+        let x = csr(self.fwd_start, self.fwd, a);
+        let y = csr(self.fwd_start, self.fwd, b);
         if x.is_empty() || y.is_empty() {
             return 0.0;
         }
@@ -764,23 +794,25 @@ impl Corpus {
     }
 
     fn token_id(&self, token: &str) -> Option<u32> {
-        self.tokens
-            .binary_search_by(|t| t.as_str().cmp(token))
-            .ok()
-            .map(|i| i as u32)
+        self.tokens.find(token).map(|i| i as u32)
     }
 
     /// Documents and term frequencies of term `t`.
-    fn postings(&self, t: u32) -> (&[u32], &[u32]) {
+    fn postings(&self, t: u32) -> (&'a [u32], &'a [u32]) {
         let range = self.post_start[t as usize] as usize..self.post_start[t as usize + 1] as usize;
         (&self.post_doc[range.clone()], &self.post_tf[range])
     }
 
-    /// Synonym keys (`t << 32 | synonym`) of token `t`.
-    fn synonyms_of(&self, t: u32) -> &[u64] {
-        let lo = self.synonyms.partition_point(|&k| k < pair(t, 0));
-        let hi = self.synonyms.partition_point(|&k| k <= pair(t, u32::MAX));
+    /// Synonym pairs (`[t, synonym]`) of token `t`.
+    fn synonyms_of(&self, t: u32) -> &'a [[u32; 2]] {
+        let lo = self.synonyms.partition_point(|&[k, _]| k < t);
+        let hi = self.synonyms.partition_point(|&[k, _]| k <= t);
         &self.synonyms[lo..hi]
+    }
+
+    /// The priority of document `doc` (low past the last one).
+    fn priority(&self, doc: usize) -> Priority {
+        priority_of(self.priority, doc)
     }
 }
 
@@ -881,6 +913,16 @@ fn is_ideograph(c: char) -> bool {
 
 fn pair(a: u32, b: u32) -> u64 {
     (u64::from(a) << 32) | u64::from(b)
+}
+
+/// The priority of document `doc`, from the ranks of [`priority_rank`].
+fn priority_of(ranks: &[u32], doc: usize) -> Priority {
+    match ranks.get(doc) {
+        Some(3) => Priority::Critical,
+        Some(2) => Priority::High,
+        Some(1) => Priority::Medium,
+        _ => Priority::Low,
+    }
 }
 
 fn priority_rank(p: Priority) -> usize {
@@ -1067,7 +1109,7 @@ struct GlobCache(OnceLock<Vec<Option<PathGlob>>>);
 
 impl GlobCache {
     /// One entry for each of `paths`; `None` for a glob that does not parse.
-    fn get(&self, paths: &[String]) -> &[Option<PathGlob>] {
+    fn get(&self, paths: Strs<'_>) -> &[Option<PathGlob>] {
         self.0
             .get_or_init(|| paths.iter().map(|p| PathGlob::parse(p).ok()).collect())
     }
@@ -1088,6 +1130,7 @@ impl fmt::Debug for GlobCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn dir(id: &str, lesson: &str) -> Directive {
         Directive::new(id, lesson)
@@ -1116,9 +1159,17 @@ mod tests {
         }
     }
 
+    /// The corpus of `docs`, stored and loaded back as the index does.
     fn corpus(docs: &[Directive]) -> Corpus {
         let refs: Vec<&Directive> = docs.iter().collect();
-        Corpus::build(&refs)
+        stored(&Corpus::build(&refs))
+    }
+
+    /// `c` stored and loaded back.
+    fn stored(c: &Corpus) -> Corpus {
+        let bytes = c.encoded().into_owned();
+        let len = bytes.len();
+        Corpus::load(Arc::new(bytes), 0..len).expect("loads")
     }
 
     fn ids<'a>(scored: &[Scored<'a>]) -> Vec<&'a str> {
@@ -1169,7 +1220,7 @@ mod tests {
             all.retain(|s| seen.insert(s.doc));
             let (crit, rest): (Vec<&Scored>, Vec<&Scored>) = all
                 .into_iter()
-                .partition(|s| c.priority(s.doc) == Priority::Critical && c.matches(s));
+                .partition(|s| c.priority(s.doc) == Priority::Critical && c.view().matches(s));
             let want: Vec<&str> = crit
                 .iter()
                 .take(k)
@@ -1431,7 +1482,7 @@ mod tests {
         for t in &tags {
             assert_eq!(c.synonyms(t).len(), SYNONYMS_PER_TOKEN, "{t}");
         }
-        assert_eq!(c.synonyms.len(), 2 * 10 * SYNONYMS_PER_TOKEN / 2);
+        assert_eq!(c.view().synonyms.len(), 2 * 10 * SYNONYMS_PER_TOKEN / 2);
     }
 
     #[test]
@@ -1524,13 +1575,97 @@ mod tests {
         let first = a.score(&q, &fresh);
         assert_eq!(first, b.score(&q, &fresh));
         assert_eq!(a.select(&first, 8, 0.5), b.select(&first, 8, 0.5));
-        let bytes = postcard::to_stdvec(&a).expect("serialises");
-        let back: Corpus = postcard::from_bytes(&bytes).expect("deserialises");
+        let back = stored(&a);
         assert_eq!(back, a);
         assert_eq!(back.score(&q, &fresh), first);
         let mut shuffled = first.clone();
         shuffled.reverse();
         assert_eq!(a.select(&shuffled, 8, 0.5), a.select(&first, 8, 0.5));
+    }
+
+    #[test]
+    fn stored_block_read_in_place_or_copied() {
+        let mut docs = Vec::new();
+        for i in 0..20 {
+            let mut d = dir(
+                &format!("d{i:02}"),
+                &format!("Réglez l'erreur {i} 設定 in parser"),
+            );
+            d.tags = vec![format!("t{}", i % 3)];
+            d.triggers = vec![format!("when parsing field {}", i % 4)];
+            d.applies_to_agents = vec!["coder".into()];
+            d.paths = vec![format!("src/m{i}/**")];
+            docs.push(d);
+        }
+        let built = Corpus::build(&docs.iter().collect::<Vec<_>>());
+        let bytes = built.encoded().into_owned();
+        assert_eq!(bytes.len() % 4, 0);
+        let q = Query {
+            files: vec!["src/m3/x.rs".into()],
+            ..query("when parsing field 2 erreur 設定")
+        };
+        let want = built.score(&q, &fresh);
+        assert!(want.len() > 5);
+        // Not aligned to a word: copied, and the same.
+        let mut shifted = vec![0u8];
+        shifted.extend_from_slice(&bytes);
+        let len = shifted.len();
+        let copied = Corpus::load(Arc::new(shifted), 1..len).expect("loads");
+        assert_eq!(copied, built);
+        assert_eq!(copied.score(&q, &fresh), want);
+        assert_eq!(stored(&built).score(&q, &fresh), want);
+        assert_eq!(copied.synonyms("t1"), built.synonyms("t1"));
+    }
+
+    #[test]
+    fn damaged_block_is_an_error_or_harmless_never_a_panic() {
+        let mut docs = Vec::new();
+        for i in 0..6 {
+            let mut d = dir(&format!("d{i}"), &format!("lesson {i} about the parser"));
+            d.tags = vec!["parse".into(), format!("t{}", i % 2)];
+            d.triggers = vec!["when the parser fails badly".into()];
+            d.applies_to_agents = vec!["coder".into()];
+            d.applies_to_tools = vec!["cargo".into()];
+            d.paths = vec!["src/**".into()];
+            docs.push(d);
+        }
+        let bytes = Corpus::build(&docs.iter().collect::<Vec<_>>())
+            .encoded()
+            .into_owned();
+        let q = Query {
+            role: Some("coder".into()),
+            tools: vec!["cargo".into()],
+            files: vec!["src/a.rs".into()],
+            ..query("when the parser fails badly lesson 3 parse")
+        };
+        let mut errors = 0;
+        for at in (0..bytes.len()).step_by(4) {
+            for value in [u32::MAX, 0, 1, 7] {
+                let mut damaged = bytes.clone();
+                damaged[at..at + 4].copy_from_slice(&value.to_le_bytes());
+                let len = damaged.len();
+                match Corpus::load(Arc::new(damaged), 0..len) {
+                    Err(_) => errors += 1,
+                    Ok(c) => {
+                        let scored = c.score(&q, &fresh);
+                        c.select(&scored, 3, 0.5);
+                        c.in_scope("coder", &["cargo".into()]);
+                        for d in 0..c.len() {
+                            c.id(d);
+                            c.priority(d);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(errors > 0);
+        // Cut short anywhere.
+        for len in 0..bytes.len() {
+            assert!(
+                Corpus::load(Arc::new(bytes.clone()), 0..len).is_err(),
+                "{len}"
+            );
+        }
     }
 
     #[test]
@@ -1616,9 +1751,10 @@ mod tests {
             c = Corpus::build(&refs);
         }
         let build = t.elapsed() / runs;
-        let bytes = postcard::to_stdvec(&c).expect("serialises");
+        let bytes: Shared = Arc::new(c.encoded().into_owned());
         let t = Instant::now();
-        let back: Corpus = postcard::from_bytes(&bytes).expect("deserialises");
+        let back =
+            Corpus::load(Arc::clone(&bytes), 0..bytes.as_ref().as_ref().len()).expect("loads");
         let load = t.elapsed();
         assert_eq!(back, c);
         let queries: Vec<Query> = (0..100)
@@ -1650,16 +1786,16 @@ mod tests {
         let picked = c.select(&scored, 8, MMR_LAMBDA);
         let select = t.elapsed();
         eprintln!(
-            "10k directives: build {build:?}, postcard {} bytes (load {load:?}), \
+            "10k directives: build {build:?}, {} bytes (load {load:?}), \
              score {score:?} a query ({} hits on average), select {select:?} ({} of {}), \
              {} tokens, {} bigrams, {} synonym pairs",
-            bytes.len(),
+            bytes.as_ref().as_ref().len(),
             hits / queries.len(),
             picked.len(),
             scored.len(),
-            c.tokens.len(),
-            c.bigrams.len(),
-            c.synonyms.len() / 2,
+            c.view().tokens.len(),
+            c.view().bigrams.len(),
+            c.view().synonyms.len() / 2,
         );
     }
 }

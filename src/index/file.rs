@@ -1,12 +1,14 @@
-//! The index on disk: `GITSWARM` magic, format version (u32 LE), then four
-//! sections, each a length (u64 LE), the xxh3-64 of its bytes (u64 LE) and
-//! postcard bytes — checked before they are decoded, so that damage is
+//! The index on disk: `GITSWARM` magic, format version (u32 LE), four zero
+//! bytes, then four sections, each a length (u64 LE), the xxh3-64 of its
+//! bytes (u64 LE) and its bytes, zero-padded to a multiple of eight (so
+//! that every section starts on one) — checked before they are decoded, so that damage is
 //! found, and the index rebuilt, rather than decoded into wrong values: the head (event
 //! files, the fold, a fingerprint of the directive files), the pattern fold
 //! (decoded only by the pattern commands and when pattern events arrive), the entries
-//! (the directive files' stamps and parsed contents) and the retrieval
+//! (the directive files' stamps and parsed contents), all three postcard, and the retrieval
 //! corpus of the active directives (built from the entries whenever they
-//! are encoded, so `inject` never decodes the entries).
+//! are encoded, so `inject` never decodes the entries; stored as words and
+//! read in place, see [`crate::retrieve::Corpus::load`]).
 //! Written atomically (temp file + rename), and read through a memory map:
 //! since the file is only ever replaced, never written in place, a mapping
 //! keeps seeing the version it opened, and sections are decoded straight
@@ -23,12 +25,13 @@ use super::{DirectiveEntry, EventFileEntry, FileStamp, Index, Stamp};
 use crate::error::{Error, Result};
 use crate::fold::Fold;
 use crate::pattern::fold::{PatternFold, View};
+use crate::retrieve::Corpus;
 use crate::store::Store;
 
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 18;
+const FORMAT: u32 = 19;
 
 #[derive(Serialize, Deserialize)]
 struct Head {
@@ -85,6 +88,12 @@ struct Span {
 /// A section's length and checksum fields, before its bytes.
 const SECTION_FIELDS: u64 = 16;
 
+/// The magic and format, padded: where the first section's fields are.
+const FIXED: u64 = 16;
+
+/// Every section's fields (so its bytes) start on a multiple of this.
+const ALIGN: u64 = 8;
+
 impl OnDisk {
     /// Decodes the entries section into `self.index`.
     pub fn load_entries(&mut self) -> Result<()> {
@@ -92,10 +101,16 @@ impl OnDisk {
         decode_entries(bytes, &mut self.index)
     }
 
-    /// Decodes the corpus section into `self.index.corpus`.
+    /// Loads the corpus section into `self.index.corpus`: checked, and
+    /// read in place (see [`crate::retrieve::Corpus::load`]).
     pub fn load_corpus(&mut self) -> Result<()> {
-        let bytes = section(&self.map, self.corpus, "corpus")?;
-        self.index.corpus = Some(decode(bytes, "corpus")?);
+        section(&self.map, self.corpus, "corpus")?;
+        let range = self.corpus.at as usize..(self.corpus.at + self.corpus.len) as usize;
+        let shared: crate::retrieve::Shared = self.map.clone();
+        let corpus = Corpus::load(shared, range).map_err(|e| Error::Index {
+            message: format!("{e} (the index's corpus)"),
+        })?;
+        self.index.corpus = Some(corpus);
         Ok(())
     }
 
@@ -275,6 +290,12 @@ pub(crate) enum Map {
     Read(Vec<u8>),
 }
 
+impl AsRef<[u8]> for Map {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
 impl Map {
     pub(crate) fn open(file: &File) -> Option<Map> {
         // SAFETY: the index (and each cache) is replaced by rename, never modified in place,
@@ -373,12 +394,15 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         len: 0,
         sum: 0,
     }; 4];
-    let mut pos = 12u64;
+    let mut pos = FIXED;
     for span in &mut spans {
         let len = field(pos)?;
         let sum = field(pos + 8)?;
         let start = pos + SECTION_FIELDS;
-        pos = start.checked_add(len).filter(|end| *end <= file_len)?;
+        pos = start
+            .checked_add(len)?
+            .checked_next_multiple_of(ALIGN)
+            .filter(|end| *end <= file_len)?;
         *span = Span {
             at: start,
             len,
@@ -458,44 +482,48 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
     let io = |e: std::io::Error| Error::io(path, e);
-    let mut fixed = Vec::with_capacity(12 + 16 + head.len());
+    let mut fixed = Vec::with_capacity(FIXED as usize + 16 + head.len() + 8);
     fixed.extend_from_slice(MAGIC);
     fixed.extend_from_slice(&FORMAT.to_le_bytes());
+    fixed.resize(FIXED as usize, 0);
     fixed.extend_from_slice(&section_fields(&head));
     fixed.extend_from_slice(&head);
-    let out = tmp.as_file_mut();
-    out.write_all(&fixed).map_err(io)?;
+    let mut out = Out {
+        file: tmp.as_file_mut(),
+        pos: 0,
+    };
+    out.write(&fixed).map_err(io)?;
     let old = sources.old;
     // Copied sections are not checked here: damage found when they are
     // decoded makes the index rebuilt then.
-    let copy = |out: &mut File, at: u64, len: u64| -> Result<()> {
+    let copy = |out: &mut Out<_>, at: u64, len: u64| -> Result<()> {
         let Some(old) = old.as_ref() else {
             return Err(Error::Index {
                 message: "no index to copy from".into(),
             });
         };
-        out.write_all(bytes_at(&old.map, at, len, "old sections")?)
+        out.write(bytes_at(&old.map, at, len, "old sections")?)
             .map_err(io)
     };
-    let write_section = |out: &mut File, bytes: &[u8]| -> Result<()> {
-        out.write_all(&section_fields(bytes)).map_err(io)?;
-        out.write_all(bytes).map_err(io)
+    let write_section = |out: &mut Out<_>, bytes: &[u8]| -> Result<()> {
+        out.write(&section_fields(bytes)).map_err(io)?;
+        out.write(bytes).map_err(io)
     };
     match (sources.copy_patterns, old.as_ref().map(|o| o.patterns)) {
         // With its length and checksum fields.
-        (true, Some(p)) => copy(out, p.at - SECTION_FIELDS, p.len + SECTION_FIELDS)?,
+        (true, Some(p)) => copy(&mut out, p.at - SECTION_FIELDS, p.len + SECTION_FIELDS)?,
         _ => {
             let empty = PatternFold::default();
             let encoded =
                 encode_patterns(index.patterns.as_ref().unwrap_or(&empty)).map_err(encode_error)?;
-            write_section(out, &encoded)?;
+            write_section(&mut out, &encoded)?;
         }
     }
     match (
         sources.copy_entries,
         old.as_ref().map(|o| (o.rest_at, o.rest_len)),
     ) {
-        (true, Some((at, len))) => copy(out, at, len)?,
+        (true, Some((at, len))) => copy(&mut out, at, len)?,
         _ => {
             let encoded = postcard::to_stdvec(&EntriesRef {
                 directive_stamps: &index.directive_stamps,
@@ -504,7 +532,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
                 quarantine: &index.quarantine,
             })
             .map_err(encode_error)?;
-            write_section(out, &encoded)?;
+            write_section(&mut out, &encoded)?;
             let built;
             let corpus = match &index.corpus {
                 Some(c) => c,
@@ -513,12 +541,32 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
                     &built
                 }
             };
-            let encoded = postcard::to_stdvec(corpus).map_err(encode_error)?;
-            write_section(out, &encoded)?;
+            write_section(&mut out, &corpus.encoded())?;
         }
     }
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
+}
+
+/// The file being written, and how far: each section starts on a multiple
+/// of [`ALIGN`], so that the corpus can be read in place as words.
+struct Out<W> {
+    file: W,
+    pos: u64,
+}
+
+impl<W: Write> Out<W> {
+    /// Writes `bytes`, then zeros to the next multiple of [`ALIGN`].
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.pos += bytes.len() as u64;
+        let pad = self.pos.next_multiple_of(ALIGN) - self.pos;
+        if pad > 0 {
+            self.file.write_all(&[0; ALIGN as usize][..pad as usize])?;
+        }
+        self.pos += pad;
+        Ok(())
+    }
 }
 
 /// A section's length and checksum fields, for `bytes`.
