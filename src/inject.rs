@@ -71,7 +71,7 @@ pub fn select(
     let track = |doc: usize| track(standings[doc]);
     let scope = corpus.in_scope(&req.role, &req.tools);
     let mut scored: Vec<Scored> = corpus
-        .score(&query, &track)
+        .score_unordered(&query, &track)
         .into_iter()
         .filter(|s| scope[s.doc])
         .collect();

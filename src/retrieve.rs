@@ -502,6 +502,14 @@ impl Corpus {
     /// role, a tool or a file — sorted by total descending, then id.
     /// Priority, cold start and outcome only adjust the score of a match.
     pub fn score(&self, q: &Query, track: &dyn Fn(usize) -> Track) -> Vec<Scored<'_>> {
+        let mut out = self.score_unordered(q, track);
+        out.sort_unstable_by(rank_order);
+        out
+    }
+
+    /// [`Corpus::score`] in no particular order: what [`Corpus::select`]
+    /// takes, which ranks only the few it needs.
+    pub fn score_unordered(&self, q: &Query, track: &dyn Fn(usize) -> Track) -> Vec<Scored<'_>> {
         let v = self.view();
         let n = v.ids.len();
         if n == 0 {
@@ -677,7 +685,6 @@ impl Corpus {
                 parts,
             });
         }
-        out.sort_unstable_by(rank_order);
         out
     }
 

@@ -33,10 +33,13 @@ const MAGIC: &[u8; 8] = b"GITSWARM";
 /// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
 const FORMAT: u32 = 19;
 
-#[derive(Serialize, Deserialize)]
-struct Head {
+/// The head's first fields (written by [`HeadRef`], whose fields come in
+/// this order, then those of [`HeadRest`]): enough to start stat'ing the
+/// directive files before the fold is decoded. Strings borrowed.
+#[derive(Deserialize)]
+struct HeadStart<'a> {
     /// The `.swarm/` this was built from (an index copied elsewhere is rebuilt).
-    swarm_dir: String,
+    swarm_dir: &'a str,
     fingerprint: u64,
     built_at_ns: i64,
     config: Option<Stamp>,
@@ -44,10 +47,51 @@ struct Head {
     entries_racy: bool,
     directive_count: usize,
     quarantine_count: usize,
-    listing: Option<(Stamp, String)>,
+    #[serde(borrow)]
+    listing: Option<(Stamp, &'a str)>,
     entry_errors: u64,
+}
+
+/// The rest of the head: the event files and the fold.
+#[derive(Deserialize)]
+struct HeadRest {
     event_files: Vec<EventFileEntry>,
     fold: Fold,
+}
+
+/// The directives folder's names as the index recorded them (see
+/// [`super::scan::Listing`]): left in the mapped file, or new.
+#[derive(Clone)]
+pub enum Names {
+    Mapped {
+        map: Arc<Map>,
+        at: usize,
+        len: usize,
+    },
+    Owned(String),
+}
+
+impl Names {
+    /// The names, each followed by a newline (none if the mapped ones are
+    /// not UTF-8, which a checked head never has).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Names::Owned(s) => s,
+            Names::Mapped { map, at, len } => map
+                .bytes()
+                .get(*at..at + len)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Names {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Names")
+            .field("bytes", &self.as_str().len())
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Serialize)]
@@ -70,8 +114,11 @@ struct Entries {
 /// the file, read from the same open file (so from the same version of it,
 /// whatever has been renamed over the path since) only when needed.
 pub struct OnDisk {
+    /// `event_files` and `fold` are empty until [`OnDisk::load_rest`].
     pub index: Index,
     map: Arc<Map>,
+    /// The head's [`HeadRest`].
+    rest: Span,
     patterns: Span,
     entries: Span,
     corpus: Span,
@@ -95,6 +142,15 @@ const FIXED: u64 = 16;
 const ALIGN: u64 = 8;
 
 impl OnDisk {
+    /// Decodes the rest of the head (the event files and the fold) into `self.index`.
+    pub fn load_rest(&mut self) -> Result<()> {
+        let bytes = bytes_at(&self.map, self.rest.at, self.rest.len, "head")?;
+        let rest: HeadRest = decode(bytes, "head")?;
+        self.index.event_files = rest.event_files;
+        self.index.fold = rest.fold;
+        Ok(())
+    }
+
     /// Decodes the entries section into `self.index`.
     pub fn load_entries(&mut self) -> Result<()> {
         let bytes = section(&self.map, self.entries, "entries")?;
@@ -371,7 +427,15 @@ impl Sources {
     }
 }
 
-/// Reads the index's head; `None` if it is missing, of another format, for
+/// [`read`], with the rest of the head decoded.
+pub fn read_whole_head(path: &Path, store: &Store) -> Option<OnDisk> {
+    let mut d = read(path, store)?;
+    d.load_rest().ok()?;
+    Some(d)
+}
+
+/// Reads the index's head, but for its event files and fold (see
+/// [`OnDisk::load_rest`]); `None` if it is missing, of another format, for
 /// another `.swarm/`, or damaged in any way (it is then rebuilt).
 pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     let file = crate::event::open_plain_file(path).ok()?;
@@ -413,12 +477,28 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         return None;
     }
     let [head, patterns, entries, corpus] = spans;
-    let head = at(head.at, usize::try_from(head.len).ok()?)
+    let head_bytes = at(head.at, usize::try_from(head.len).ok()?)
         .filter(|bytes| xxhash_rust::xxh3::xxh3_64(bytes) == head.sum)?;
-    let head: Head = postcard::from_bytes(head).ok()?;
-    if head.swarm_dir != store.swarm_dir.to_string_lossy() {
+    let (start, rest) = postcard::take_from_bytes::<HeadStart>(head_bytes).ok()?;
+    if start.swarm_dir != store.swarm_dir.to_string_lossy() {
         return None;
     }
+    let rest = Span {
+        at: head.at + (head_bytes.len() - rest.len()) as u64,
+        len: rest.len() as u64,
+        sum: 0,
+    };
+    // Where the names lie in the file: they stay there.
+    let base = all.as_ptr() as usize;
+    let listing = start.listing.map(|(stamp, names)| {
+        let names = Names::Mapped {
+            map: Arc::clone(&map),
+            at: names.as_ptr() as usize - base,
+            len: names.len(),
+        };
+        (stamp, names)
+    });
+    let head = start;
     let index = Index {
         fingerprint: head.fingerprint,
         built_at_ns: head.built_at_ns,
@@ -427,20 +507,21 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         entries_racy: head.entries_racy,
         directive_count: head.directive_count,
         quarantine_count: head.quarantine_count,
-        listing: head.listing,
+        listing,
         directive_stamps: Vec::new(),
         quarantine_stamps: Vec::new(),
         entry_errors: head.entry_errors,
         directives: Vec::new(),
         quarantine: Vec::new(),
-        event_files: head.event_files,
-        fold: head.fold,
+        event_files: Vec::new(),
+        fold: Fold::default(),
         corpus: None,
         patterns: None,
     };
     Some(OnDisk {
         index,
         map,
+        rest,
         patterns,
         entries,
         corpus,
@@ -472,7 +553,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
         entries_racy: index.entries_racy,
         directive_count: index.directive_count,
         quarantine_count: index.quarantine_count,
-        listing: &index.listing,
+        listing: index.listing.as_ref().map(|(s, n)| (*s, n.as_str())),
         entry_errors: index.entry_errors,
         event_files: &index.event_files,
         fold: &index.fold,
@@ -588,7 +669,7 @@ struct HeadRef<'a> {
     entries_racy: bool,
     directive_count: usize,
     quarantine_count: usize,
-    listing: &'a Option<(Stamp, String)>,
+    listing: Option<(Stamp, &'a str)>,
     entry_errors: u64,
     event_files: &'a [EventFileEntry],
     fold: &'a Fold,

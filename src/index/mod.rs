@@ -122,7 +122,7 @@ pub struct Index {
     directive_count: usize,
     quarantine_count: usize,
     /// The directives folder's stamp and names, when the stamp was not racy.
-    listing: Option<(Stamp, String)>,
+    listing: Option<(Stamp, file::Names)>,
     /// Stamps of the directive and quarantine files; loaded with the entries.
     directive_stamps: Vec<FileStamp>,
     quarantine_stamps: Vec<FileStamp>,
@@ -581,32 +581,38 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
     let path = index_path(store);
     let mut on_disk = file::read(&path, store);
     crate::trace::mark("index head read");
+    // The fold (the rest of the head) is decoded while the files are stat'ed.
+    let mut rest = Ok(());
     let scan = match (&mut on_disk, want) {
         // The directive files are left as the index saw them (their stamps
         // are not even decoded): see `entries_seen` in `update`.
-        (Some(_), Want::Fold) => scan::scan_events(store)?,
+        (Some(d), Want::Fold) => {
+            rest = d.load_rest();
+            scan::scan_events(store)?
+        }
         (Some(d), _) => {
-            // Stat the files while the corpus, likely still good, is decoded.
-            let listing = d.index.listing.take();
-            let listed = listing
-                .as_ref()
-                .map(|(dir, names)| Listing { dir: *dir, names });
-            let scanned = scan::scan_while(store, listed, || {
-                if want.corpus() {
+            // Stat the files while the fold and the corpus, likely still good, are read.
+            let listing = d.index.listing.clone();
+            let listed = listing.as_ref().map(|(dir, names)| Listing {
+                dir: *dir,
+                names: names.as_str(),
+            });
+            scan::scan_while(store, listed, || {
+                rest = d.load_rest();
+                crate::trace::mark("fold decoded");
+                if rest.is_ok() && want.corpus() {
                     // A damaged section is found again, and reported, by the update.
                     let _ = d.load_corpus();
-                    crate::trace::mark("corpus decoded");
+                    crate::trace::mark("corpus loaded");
                 }
-            });
-            d.index.listing = listing;
-            scanned?
+            })?
         }
         (None, _) => scan(store, None)?,
     };
     crate::trace::mark("scan");
     // A section found damaged (by its checksum, or as it is decoded) makes
     // the index rebuilt, as a missing one is: it is only a cache.
-    let mut damaged = None;
+    let mut damaged = rest.err();
     let mut pattern_views = None;
     if let Some(d) = &on_disk
         && want.views()
@@ -716,7 +722,7 @@ impl Health {
 pub fn status(store: &Store) -> Result<(Option<Index>, Scan, Health)> {
     let scan = scan(store, None)?;
     let path = index_path(store);
-    let old = file::read(&path, store).map(|d| d.index);
+    let old = file::read_whole_head(&path, store).map(|d| d.index);
     let health = match &old {
         // Racy entries are re-checked by the next refresh, but a matching
         // fingerprint means nothing visible has changed since the index was built.
@@ -818,10 +824,10 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
 }
 
 /// The listing to record for the directives folder, if its stamp can be trusted.
-fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, String)> {
+fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, file::Names)> {
     scan.directives_dir
         .filter(|d| !racy(built_at_ns, d.mtime_ns))
-        .map(|d| (d, scan::listing_names(&scan.directives)))
+        .map(|d| (d, file::Names::Owned(scan::listing_names(&scan.directives))))
 }
 
 fn any_racy(files: &[(String, Stamp)], built_at_ns: i64) -> bool {

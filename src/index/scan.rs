@@ -53,6 +53,10 @@ pub struct Scan {
     pub(super) config: Option<Stamp>,
     pub(super) directives: Vec<(String, Stamp)>,
     pub(super) quarantine: Vec<(String, Stamp)>,
+    /// The wrapping sums of the [`file_hash`]es of `directives` and of
+    /// `quarantine`, computed by the threads that stat them.
+    directives_sum: u64,
+    quarantine_sum: u64,
     pub(super) events: Vec<(String, Stamp)>,
     /// The stamp of the directives folder, as it was before it was listed.
     pub(super) directives_dir: Option<Stamp>,
@@ -72,21 +76,16 @@ pub struct Listing<'a> {
 }
 
 impl Scan {
-    /// Fingerprint of the directive and quarantine files alone.
+    /// Fingerprint of the directive and quarantine files alone: their
+    /// counts and the sums of their names' and stamps' hashes (a sum, so
+    /// that each thread stat'ing the files adds its share).
     pub fn entries_fingerprint(&self) -> u64 {
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
-        for (tag, files) in [("d", &self.directives), ("q", &self.quarantine)] {
-            for (n, s) in files {
-                h.update(tag.as_bytes());
-                h.update(n.as_bytes());
-                h.update(&[0]);
-                h.update(&s.len.to_le_bytes());
-                h.update(&s.mtime_ns.to_le_bytes());
-                h.update(&s.ctime_ns.to_le_bytes());
-                h.update(&s.ino.to_le_bytes());
-            }
-        }
-        h.digest()
+        let mut fields = [0u8; 32];
+        fields[..8].copy_from_slice(&(self.directives.len() as u64).to_le_bytes());
+        fields[8..16].copy_from_slice(&self.directives_sum.to_le_bytes());
+        fields[16..24].copy_from_slice(&(self.quarantine.len() as u64).to_le_bytes());
+        fields[24..].copy_from_slice(&self.quarantine_sum.to_le_bytes());
+        xxhash_rust::xxh3::xxh3_64(&fields)
     }
 
     pub fn fingerprint(&self) -> u64 {
@@ -148,9 +147,13 @@ pub fn scan_while(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::io(&dir, e)),
     };
-    let names = match listing {
-        Some(l) if Some(l.dir) == dir_stamp => l.names.lines().map(str::to_owned).collect(),
-        _ => list_dir(&dir, |n| n.ends_with(".toml"))?,
+    let listed;
+    let names: Vec<&str> = match listing {
+        Some(l) if Some(l.dir) == dir_stamp => l.names.lines().collect(),
+        _ => {
+            listed = list_dir(&dir, |n| n.ends_with(".toml"))?;
+            listed.iter().map(String::as_str).collect()
+        }
     };
     let stamper = Stamper::new(dir, names)?;
     let others = std::thread::scope(|s| {
@@ -162,7 +165,7 @@ pub fn scan_while(
             Ok((
                 config_stamp(swarm)?,
                 scan_dir(&swarm.join("quarantine"), |n| n.ends_with(".toml"))?,
-                scan_dir(&swarm.join("events"), is_month_file)?,
+                scan_dir(&swarm.join("events"), is_month_file)?.0,
             ))
         })();
         if helpers.is_empty() {
@@ -175,11 +178,14 @@ pub fn scan_while(
         }
         others
     });
-    let (config, quarantine, events) = others?;
+    let (config, (quarantine, quarantine_sum), events) = others?;
+    let (directives, directives_sum) = stamper.finish()?;
     Ok(Scan {
         config,
-        directives: stamper.finish()?,
+        directives,
         quarantine,
+        directives_sum,
+        quarantine_sum,
         events,
         directives_dir: dir_stamp,
     })
@@ -200,7 +206,7 @@ pub fn scan_events(store: &Store) -> Result<Scan> {
     let swarm = &store.swarm_dir;
     Ok(Scan {
         config: config_stamp(swarm)?,
-        events: scan_dir(&swarm.join("events"), is_month_file)?,
+        events: scan_dir(&swarm.join("events"), is_month_file)?.0,
         ..Scan::default()
     })
 }
@@ -213,12 +219,16 @@ fn config_stamp(swarm: &Path) -> Result<Option<Stamp>> {
     }
 }
 
-fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Stamp)>> {
+/// The files in `dir` that `keep` keeps, stamped, and the sum of their [`file_hash`]es.
+fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<(Vec<(String, Stamp)>, u64)> {
     let names = list_dir(dir, keep)?;
     if names.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0));
     }
-    let stamper = Stamper::new(dir.to_path_buf(), names)?;
+    let stamper = Stamper::new(
+        dir.to_path_buf(),
+        names.iter().map(String::as_str).collect(),
+    )?;
     stamper.work();
     stamper.finish()
 }
@@ -245,24 +255,45 @@ fn list_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<String>> {
 }
 
 /// Names in a folder to stat, shared by the threads that stat them.
-struct Stamper {
+struct Stamper<'a> {
     folder: Folder,
-    names: Vec<String>,
+    names: Vec<&'a str>,
     /// The next chunk of `names` to claim.
     next: AtomicUsize,
     /// The stamps of each chunk claimed, by chunk number.
     done: Mutex<Vec<(usize, ChunkStamps)>>,
 }
 
-/// The stamps of a chunk of names: `None` for a name that is not a file.
-type ChunkStamps = Result<Vec<Option<Stamp>>>;
+/// The files of a chunk of names, stamped (the thread that stats them
+/// copies their names too), and the sum of their [`file_hash`]es; names
+/// that are not files are left out.
+type ChunkStamps = Result<(Vec<(String, Stamp)>, u64)>;
+
+/// The hash of a file's name and stamp, for [`Scan::entries_fingerprint`].
+fn file_hash(name: &str, s: &Stamp) -> u64 {
+    let mut record = [0u8; 32 + 256];
+    let n = name.len().min(256);
+    record[..n].copy_from_slice(&name.as_bytes()[..n]);
+    // A name longer than a file name can be is hashed whole.
+    let tail = if name.len() > 256 {
+        xxhash_rust::xxh3::xxh3_64(name.as_bytes())
+    } else {
+        0
+    };
+    let mut at = n;
+    for field in [s.len, s.mtime_ns as u64, s.ctime_ns as u64, s.ino] {
+        record[at..at + 8].copy_from_slice(&field.to_le_bytes());
+        at += 8;
+    }
+    xxhash_rust::xxh3::xxh3_64_with_seed(&record[..at], tail ^ n as u64)
+}
 
 /// Names a thread claims at a time: small enough to balance the threads,
 /// large enough that claiming costs nothing.
 const CHUNK: usize = 256;
 
-impl Stamper {
-    fn new(dir: PathBuf, names: Vec<String>) -> Result<Stamper> {
+impl<'a> Stamper<'a> {
+    fn new(dir: PathBuf, names: Vec<&'a str>) -> Result<Stamper<'a>> {
         // A missing folder has no names, and needs no descriptor.
         let folder = if names.is_empty() {
             Folder::none(dir)
@@ -300,7 +331,19 @@ impl Stamper {
             if part.is_empty() {
                 break;
             }
-            let stamps = part.iter().map(|n| self.folder.stamp(n)).collect();
+            let mut sum = 0u64;
+            let stamps = part
+                .iter()
+                .filter_map(|&n| match self.folder.stamp(n) {
+                    Ok(Some(stamp)) => {
+                        sum = sum.wrapping_add(file_hash(n, &stamp));
+                        Some(Ok((n.to_owned(), stamp)))
+                    }
+                    Ok(None) => None,
+                    Err(e) => Some(Err(e)),
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(|files| (files, sum));
             mine.push((chunk, stamps));
         }
         self.done
@@ -311,7 +354,7 @@ impl Stamper {
 
     /// The stamped names, in order; names that are missing (a dangling
     /// link, a file removed meanwhile) or not files are left out.
-    fn finish(self) -> Result<Vec<(String, Stamp)>> {
+    fn finish(self) -> Result<(Vec<(String, Stamp)>, u64)> {
         let mut done = self
             .done
             .into_inner()
@@ -326,16 +369,13 @@ impl Stamper {
             });
         }
         let mut out = Vec::with_capacity(self.names.len());
-        let mut names = self.names.into_iter();
+        let mut sum = 0u64;
         for (_, stamps) in done {
-            for stamp in stamps? {
-                let name = names.next().unwrap_or_default();
-                if let Some(stamp) = stamp {
-                    out.push((name, stamp));
-                }
-            }
+            let (files, part) = stamps?;
+            out.extend(files);
+            sum = sum.wrapping_add(part);
         }
-        Ok(out)
+        Ok((out, sum))
     }
 }
 
