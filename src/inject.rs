@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::directive::{Directive, Enforcement, Priority};
 use crate::error::Result;
 use crate::fold::{Fold, Standing};
-use crate::retrieve::{Corpus, Query, Scored, Track};
+use crate::retrieve::{Corpus, Matches, Query, Scored, Track};
 
 /// The opening and closing tag of the block.
 pub const TAG: &str = "delegate_knowledge_directives";
@@ -55,23 +55,23 @@ pub struct Selection {
 /// pins the matching critical ones, fills with MMR, and bounds the result by
 /// count and characters. Only the picked directives are read, through
 /// `load` (given the corpus's document number and id).
+///
+/// `matches`, when given, is what [`Corpus::matches`] found for the
+/// request's [`query`] (in this corpus or, if it was rebuilt since, in the
+/// one it replaced: then it is searched again).
 pub fn select(
     corpus: &Corpus,
     fold: &Fold,
     req: &Request,
+    matches: Option<Matches>,
     load: &mut dyn FnMut(usize, &str) -> Result<Directive>,
 ) -> Result<Selection> {
-    let query = Query {
-        text: req.task.clone(),
-        role: Some(req.role.clone()),
-        tools: req.tools.clone(),
-        files: req.files.clone(),
-    };
+    let matches = matches.unwrap_or_else(|| corpus.matches(&query(req)));
     let standings = standings(fold, corpus);
     let track = |doc: usize| track(standings[doc]);
     let scope = corpus.in_scope(&req.role, &req.tools);
     let mut scored: Vec<Scored> = corpus
-        .score_unordered(&query, &track)
+        .finish(&matches, &track)
         .into_iter()
         .filter(|s| scope[s.doc])
         .collect();
@@ -142,6 +142,16 @@ pub fn select(
         left_out: scored.len() - kept.len(),
         shown: kept,
     })
+}
+
+/// The retrieval query of a request.
+pub fn query(req: &Request) -> Query {
+    Query {
+        text: req.task.clone(),
+        role: Some(req.role.clone()),
+        tools: req.tools.clone(),
+        files: req.files.clone(),
+    }
 }
 
 /// What the fold says of each document of the corpus, by document number.

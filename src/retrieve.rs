@@ -143,12 +143,31 @@ pub struct Parts {
 /// ([`block`]) that a corpus loaded from the index reads in place.
 #[derive(Clone)]
 pub struct Corpus {
+    /// Which corpus this is, for [`Matches`]: unique to a build or a load.
+    token: u64,
     block: Block,
     /// The parsed `paths`, on the first query with files.
     globs: GlobCache,
 }
 
 pub use block::Shared;
+
+/// A new [`Corpus::token`].
+fn next_token() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// What a query matches in a corpus ([`Corpus::matches`]): each document's
+/// BM25 and how it matched, before the track records count.
+#[derive(Debug, Clone)]
+pub struct Matches {
+    corpus: u64,
+    query: Query,
+    raw: Vec<f64>,
+    flags: Vec<u8>,
+    touched: Vec<u32>,
+}
 
 impl Default for Corpus {
     fn default() -> Corpus {
@@ -410,6 +429,7 @@ impl Corpus {
                 .collect(),
         );
         Corpus {
+            token: next_token(),
             block: b.finish(),
             globs: GlobCache::default(),
         }
@@ -419,6 +439,7 @@ impl Corpus {
     /// gave it), read in place; an error names what is damaged.
     pub fn load(bytes: Shared, range: std::ops::Range<usize>) -> Result<Corpus, String> {
         Ok(Corpus {
+            token: next_token(),
             block: Block::load(bytes, range)?,
             globs: GlobCache::default(),
         })
@@ -510,10 +531,24 @@ impl Corpus {
     /// [`Corpus::score`] in no particular order: what [`Corpus::select`]
     /// takes, which ranks only the few it needs.
     pub fn score_unordered(&self, q: &Query, track: &dyn Fn(usize) -> Track) -> Vec<Scored<'_>> {
+        self.finish(&self.matches(q), track)
+    }
+
+    /// What `q` matches, before the directives' track records count: the
+    /// larger part of [`Corpus::score`], which a caller can have done
+    /// while the track records are being read.
+    pub fn matches(&self, q: &Query) -> Matches {
         let v = self.view();
         let n = v.ids.len();
+        let mut m = Matches {
+            corpus: self.token,
+            query: q.clone(),
+            raw: Vec::new(),
+            flags: Vec::new(),
+            touched: Vec::new(),
+        };
         if n == 0 {
-            return Vec::new();
+            return m;
         }
         let n_uni = v.tokens.len();
         let mut qids: Vec<u32> = Vec::new();
@@ -631,9 +666,28 @@ impl Corpus {
             }
         }
 
+        m.raw = raw;
+        m.flags = flags;
+        m.touched = touched;
+        m
+    }
+
+    /// [`Corpus::score_unordered`] from what [`Corpus::matches`] found
+    /// (in this corpus: matches found in another are found again).
+    pub fn finish(&self, m: &Matches, track: &dyn Fn(usize) -> Track) -> Vec<Scored<'_>> {
+        if m.corpus != self.token {
+            return self.finish(&self.matches(&m.query), track);
+        }
+        let v = self.view();
+        let Matches {
+            raw,
+            flags,
+            touched,
+            ..
+        } = m;
         let best = touched.iter().map(|&d| raw[d as usize]).fold(0.0, f64::max);
         let mut out: Vec<Scored> = Vec::with_capacity(touched.len());
-        for &d in &touched {
+        for &d in touched {
             let d = d as usize;
             let f = flags[d];
             let bm25 = if best > 0.0 { raw[d] / best } else { 0.0 };
@@ -734,8 +788,12 @@ impl Corpus {
             .partition(|s| is_critical(s.doc) && v.matches(s));
         // Only the critical ones and the top of the rest are ranked: a
         // query over 10,000 directives need not sort them all.
+        if k > 0 && critical.len() > k {
+            critical.select_nth_unstable_by(k - 1, |a, b| rank_order(a, b));
+        }
+        critical.truncate(k);
         critical.sort_unstable_by(|a, b| rank_order(a, b));
-        let mut picked: Vec<Scored> = critical.iter().take(k).map(|s| (*s).clone()).collect();
+        let mut picked: Vec<Scored> = critical.iter().map(|s| (*s).clone()).collect();
         let pool = MMR_POOL.max(k);
         if rest.len() > pool {
             rest.select_nth_unstable_by(pool - 1, |a, b| rank_order(a, b));
@@ -1673,6 +1731,23 @@ mod tests {
                 "{len}"
             );
         }
+    }
+
+    #[test]
+    fn matches_found_in_a_replaced_corpus_are_found_again() {
+        let old = corpus(&[dir("a", "retry the flaky network call")]);
+        let new = corpus(&[
+            dir("a", "close the file handle"),
+            dir("b", "retry the flaky network call"),
+        ]);
+        let q = query("flaky network");
+        let m = old.matches(&q);
+        assert_eq!(ids(&old.finish(&m, &fresh)), ["a"]);
+        // The same query, searched again in the corpus that replaced it.
+        assert_eq!(ids(&new.finish(&m, &fresh)), ["b"]);
+        assert_eq!(new.finish(&m, &fresh), new.score(&q, &fresh));
+        // A clone is the same corpus.
+        assert_eq!(ids(&old.clone().finish(&m, &fresh)), ["a"]);
     }
 
     #[test]

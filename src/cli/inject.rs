@@ -47,18 +47,12 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         (None, None) => String::new(),
     };
     let store = super::store(ui)?;
-    // Not dropped: the process ends soon after, and freeing every string of
-    // a large index took longer than the ranking.
-    let loaded = std::mem::ManuallyDrop::new(super::load_delegation(&store, ui)?);
-    let index = &loaded.index;
     let cfg = &store.config;
     let tools = if args.tools.is_empty() {
         cfg.role_tools(&args.role)
     } else {
         args.tools.clone()
     };
-    let empty = git_swarm::retrieve::Corpus::default();
-    let corpus = index.corpus.as_ref().unwrap_or(&empty);
     let req = Request {
         role: args.role.clone(),
         tools: tools.clone(),
@@ -72,8 +66,19 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         char_budget: cfg.knowledge.inject_char_budget,
         mmr_lambda: cfg.retrieval.mmr_lambda,
     };
+    // The task is matched against the corpus while the index is checked.
+    let query = inject::query(&req);
+    let mut matches = None;
+    // Not dropped: the process ends soon after, and freeing every string of
+    // a large index took longer than the ranking.
+    let loaded = std::mem::ManuallyDrop::new(super::load_delegation(&store, ui, &mut |c| {
+        matches = Some(c.matches(&query));
+    })?);
+    let index = &loaded.index;
+    let empty = git_swarm::retrieve::Corpus::default();
+    let corpus = index.corpus.as_ref().unwrap_or(&empty);
     let mut loader = Loader::new(&store);
-    let sel = inject::select(corpus, &index.fold, &req, &mut |doc, id| {
+    let sel = inject::select(corpus, &index.fold, &req, matches, &mut |doc, id| {
         loader.load(doc, id)
     })?;
     git_swarm::trace::mark("directives ranked");

@@ -474,9 +474,15 @@ pub fn load_corpus(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loade
     Ok(loaded)
 }
 
-/// [`load_corpus`] with the pattern fold too (`index.patterns`): what `inject` reads.
-pub fn load_delegation(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded, Error> {
-    let loaded = git_swarm::index::delegation(store)?;
+/// [`load_corpus`] with the pattern views too: what `inject` reads;
+/// `during` is given the corpus while the index is checked (see
+/// [`git_swarm::index::delegation_with`]).
+pub fn load_delegation(
+    store: &Store,
+    ui: &mut Ui,
+    during: &mut dyn FnMut(&git_swarm::retrieve::Corpus),
+) -> Result<git_swarm::index::Loaded, Error> {
+    let loaded = git_swarm::index::delegation_with(store, during)?;
     warn_problems(&loaded, ui);
     Ok(loaded)
 }

@@ -564,6 +564,15 @@ pub fn delegation(store: &Store) -> Result<Loaded> {
     open(store, Want::Delegation)
 }
 
+/// [`delegation`], calling `during` with the corpus the index holds while
+/// the files are stat'ed (on this thread), so that work on it is done by
+/// the time the index is known to be up to date. The corpus of the result
+/// may be another (rebuilt, when directives changed): [`Corpus::matches`]
+/// tells.
+pub fn delegation_with(store: &Store, during: &mut dyn FnMut(&Corpus)) -> Result<Loaded> {
+    open_with(store, Want::Delegation, during)
+}
+
 /// The index up to date, for reading patterns through [`Loaded::pattern_views`]
 /// without decoding the whole pattern fold.
 pub fn pattern_views(store: &Store) -> Result<Loaded> {
@@ -577,6 +586,10 @@ pub fn patterns(store: &Store) -> Result<Loaded> {
 }
 
 fn open(store: &Store, want: Want) -> Result<Loaded> {
+    open_with(store, want, &mut |_| {})
+}
+
+fn open_with(store: &Store, want: Want, during: &mut dyn FnMut(&Corpus)) -> Result<Loaded> {
     let start = Instant::now();
     let path = index_path(store);
     let mut on_disk = file::read(&path, store);
@@ -604,6 +617,10 @@ fn open(store: &Store, want: Want) -> Result<Loaded> {
                     // A damaged section is found again, and reported, by the update.
                     let _ = d.load_corpus();
                     crate::trace::mark("corpus loaded");
+                    if let Some(corpus) = &d.index.corpus {
+                        during(corpus);
+                        crate::trace::mark("corpus searched");
+                    }
                 }
             })?
         }
@@ -827,7 +844,12 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
 fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, file::Names)> {
     scan.directives_dir
         .filter(|d| !racy(built_at_ns, d.mtime_ns))
-        .map(|d| (d, file::Names::Owned(scan::listing_names(&scan.directives))))
+        .map(|d| {
+            (
+                d,
+                file::Names::Owned(scan::listing_names(scan.directives())),
+            )
+        })
 }
 
 fn any_racy(files: &[(String, Stamp)], built_at_ns: i64) -> bool {
@@ -844,7 +866,7 @@ fn count_errors(entries: &[DirectiveEntry]) -> u64 {
 
 fn build(store: &Store, scan: &Scan) -> Result<Index> {
     let built_at_ns = now_ns();
-    let directives = entries::load_all(store, "directives", &scan.directives, false);
+    let directives = entries::load_all(store, "directives", scan.directives(), false);
     let quarantine = entries::load_all(store, "quarantine", &scan.quarantine, true);
     let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
     let (fold, patterns) = fold_both(heads);
@@ -853,12 +875,12 @@ fn build(store: &Store, scan: &Scan) -> Result<Index> {
         built_at_ns,
         config: scan.config,
         entries_fingerprint: scan.entries_fingerprint(),
-        entries_racy: any_racy(&scan.directives, built_at_ns)
+        entries_racy: any_racy(scan.directives(), built_at_ns)
             || any_racy(&scan.quarantine, built_at_ns),
-        directive_count: scan.directives.len(),
+        directive_count: scan.directive_count(),
         quarantine_count: scan.quarantine.len(),
         listing: listing_of(scan, built_at_ns),
-        directive_stamps: stamps(&scan.directives, built_at_ns),
+        directive_stamps: stamps(scan.directives(), built_at_ns),
         quarantine_stamps: stamps(&scan.quarantine, built_at_ns),
         entry_errors: count_errors(&directives) + count_errors(&quarantine),
         directives,
@@ -952,12 +974,12 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     } else if !entries_unchanged {
         on_disk.load_entries()?;
         let index = &mut on_disk.index;
-        changed_directives = count_changed(&scan.directives, &index.directive_stamps)
+        changed_directives = count_changed(scan.directives(), &index.directive_stamps)
             + count_changed(&scan.quarantine, &index.quarantine_stamps);
         index.directives = entries::load_changed(
             store,
             "directives",
-            &scan.directives,
+            scan.directives(),
             std::mem::take(&mut index.directives),
             &index.directive_stamps,
             false,
@@ -971,12 +993,12 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
             true,
         );
         index.entry_errors = count_errors(&index.directives) + count_errors(&index.quarantine);
-        index.directive_stamps = stamps(&scan.directives, built_at_ns);
+        index.directive_stamps = stamps(scan.directives(), built_at_ns);
         index.quarantine_stamps = stamps(&scan.quarantine, built_at_ns);
         index.entries_fingerprint = scan.entries_fingerprint();
         index.entries_racy =
-            any_racy(&scan.directives, built_at_ns) || any_racy(&scan.quarantine, built_at_ns);
-        index.directive_count = scan.directives.len();
+            any_racy(scan.directives(), built_at_ns) || any_racy(&scan.quarantine, built_at_ns);
+        index.directive_count = scan.directive_count();
         index.quarantine_count = scan.quarantine.len();
         index.listing = listing_of(scan, built_at_ns);
         // Built now rather than when written, since it is wanted; else the write builds it.

@@ -51,7 +51,10 @@ impl Stamp {
 #[derive(Debug, Default)]
 pub struct Scan {
     pub(super) config: Option<Stamp>,
-    pub(super) directives: Vec<(String, Stamp)>,
+    /// The directive files, as the threads that stat them left them (in
+    /// order); see [`Scan::directives`].
+    directive_chunks: Vec<Vec<(String, Stamp)>>,
+    directives: std::cell::OnceCell<Vec<(String, Stamp)>>,
     pub(super) quarantine: Vec<(String, Stamp)>,
     /// The wrapping sums of the [`file_hash`]es of `directives` and of
     /// `quarantine`, computed by the threads that stat them.
@@ -76,12 +79,24 @@ pub struct Listing<'a> {
 }
 
 impl Scan {
+    /// The directive files, stamped, in name order. Put in one list only
+    /// when asked for (when directives changed): a refresh that finds them
+    /// unchanged needs their count and their [`file_hash`]es' sum alone.
+    pub(super) fn directives(&self) -> &[(String, Stamp)] {
+        self.directives
+            .get_or_init(|| self.directive_chunks.iter().flatten().cloned().collect())
+    }
+
+    pub(super) fn directive_count(&self) -> usize {
+        self.directive_chunks.iter().map(Vec::len).sum()
+    }
+
     /// Fingerprint of the directive and quarantine files alone: their
     /// counts and the sums of their names' and stamps' hashes (a sum, so
     /// that each thread stat'ing the files adds its share).
     pub fn entries_fingerprint(&self) -> u64 {
         let mut fields = [0u8; 32];
-        fields[..8].copy_from_slice(&(self.directives.len() as u64).to_le_bytes());
+        fields[..8].copy_from_slice(&(self.directive_count() as u64).to_le_bytes());
         fields[8..16].copy_from_slice(&self.directives_sum.to_le_bytes());
         fields[16..24].copy_from_slice(&(self.quarantine.len() as u64).to_le_bytes());
         fields[24..].copy_from_slice(&self.quarantine_sum.to_le_bytes());
@@ -179,10 +194,11 @@ pub fn scan_while(
         others
     });
     let (config, (quarantine, quarantine_sum), events) = others?;
-    let (directives, directives_sum) = stamper.finish()?;
+    let (directive_chunks, directives_sum) = stamper.finish()?;
     Ok(Scan {
         config,
-        directives,
+        directive_chunks,
+        directives: std::cell::OnceCell::new(),
         quarantine,
         directives_sum,
         quarantine_sum,
@@ -230,7 +246,8 @@ fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<(Vec<(String, Sta
         names.iter().map(String::as_str).collect(),
     )?;
     stamper.work();
-    stamper.finish()
+    let (chunks, sum) = stamper.finish()?;
+    Ok((chunks.into_iter().flatten().collect(), sum))
 }
 
 /// The names in `dir` that `keep` keeps, sorted; none if it is missing.
@@ -267,7 +284,10 @@ struct Stamper<'a> {
 /// The files of a chunk of names, stamped (the thread that stats them
 /// copies their names too), and the sum of their [`file_hash`]es; names
 /// that are not files are left out.
-type ChunkStamps = Result<(Vec<(String, Stamp)>, u64)>;
+type ChunkStamps = Result<(Files, u64)>;
+
+/// Files and their stamps.
+type Files = Vec<(String, Stamp)>;
 
 /// The hash of a file's name and stamp, for [`Scan::entries_fingerprint`].
 fn file_hash(name: &str, s: &Stamp) -> u64 {
@@ -354,7 +374,7 @@ impl<'a> Stamper<'a> {
 
     /// The stamped names, in order; names that are missing (a dangling
     /// link, a file removed meanwhile) or not files are left out.
-    fn finish(self) -> Result<(Vec<(String, Stamp)>, u64)> {
+    fn finish(self) -> Result<(Vec<Files>, u64)> {
         let mut done = self
             .done
             .into_inner()
@@ -368,11 +388,11 @@ impl<'a> Stamper<'a> {
                 ),
             });
         }
-        let mut out = Vec::with_capacity(self.names.len());
+        let mut out = Vec::with_capacity(done.len());
         let mut sum = 0u64;
         for (_, stamps) in done {
             let (files, part) = stamps?;
-            out.extend(files);
+            out.push(files);
             sum = sum.wrapping_add(part);
         }
         Ok((out, sum))
