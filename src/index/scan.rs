@@ -310,7 +310,12 @@ fn file_hash(name: &str, s: &Stamp) -> u64 {
 
 /// Names a thread claims at a time: small enough to balance the threads,
 /// large enough that claiming costs nothing.
-const CHUNK: usize = 256;
+const CHUNK: usize = 128;
+
+/// Fewer names than this are stat'ed by the calling thread: a `statx` costs
+/// 1–1.5 µs, starting a thread some 50, so from a few hundred files two
+/// threads halve the wait (measured: 1,000 directives, 1.4 ms on one).
+const MIN_SHARED: usize = 2 * CHUNK;
 
 impl<'a> Stamper<'a> {
     fn new(dir: PathBuf, names: Vec<&'a str>) -> Result<Stamper<'a>> {
@@ -331,7 +336,7 @@ impl<'a> Stamper<'a> {
     /// How many helper threads are worth starting: none for a small folder,
     /// else one a core (at most four). Like git's preloaded index.
     fn helpers(&self) -> usize {
-        if self.names.len() < 4 * CHUNK {
+        if self.names.len() < MIN_SHARED {
             return 0;
         }
         std::thread::available_parallelism()
