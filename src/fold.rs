@@ -551,26 +551,52 @@ impl Fold {
     /// What ranking reads of each of `ids` (in any order; in one pass when
     /// they come sorted): `shown` events, violations, remediations and
     /// whether it is escalated — without decoding the loop states.
-    pub fn standings<'a>(&self, ids: impl Iterator<Item = &'a str>) -> Vec<Standing> {
-        let mut order: Vec<(&str, usize)> = ids.enumerate().map(|(i, id)| (id, i)).collect();
-        // Stable and adaptive: linear for ids already sorted.
-        order.sort_by(|a, b| a.0.cmp(b.0));
-        let mut out = vec![Standing::default(); order.len()];
+    pub fn standings<'a>(&self, ids: impl Iterator<Item = &'a str> + Clone) -> Vec<Standing> {
         let shown = self.kinds.iter().position(|k| k == "shown");
         let width = self.kinds.len();
+        let standing = |row: usize| {
+            let s = self.standing[row];
+            Standing {
+                shown: shown.map_or(0, |k| self.counts[row * width + k]),
+                violations: s.violations,
+                remediations: s.remediations,
+                escalated: s.escalated,
+            }
+        };
+        // One merge pass while the ids come sorted (a corpus's do)...
+        let mut out = Vec::with_capacity(ids.size_hint().0);
+        let mut row = 0;
+        let mut last = "";
+        let mut sorted = true;
+        for id in ids.clone() {
+            if id < last {
+                sorted = false;
+                break;
+            }
+            last = id;
+            while row < self.id_ends.len() && self.id(row) < id {
+                row += 1;
+            }
+            out.push(if row < self.id_ends.len() && self.id(row) == id {
+                standing(row)
+            } else {
+                Standing::default()
+            });
+        }
+        if sorted {
+            return out;
+        }
+        // ...else by id, in a sorted copy.
+        let mut order: Vec<(&str, usize)> = ids.enumerate().map(|(i, id)| (id, i)).collect();
+        order.sort_by(|a, b| a.0.cmp(b.0));
+        let mut out = vec![Standing::default(); order.len()];
         let mut row = 0;
         for (id, i) in order {
             while row < self.id_ends.len() && self.id(row) < id {
                 row += 1;
             }
             if row < self.id_ends.len() && self.id(row) == id {
-                let s = self.standing[row];
-                out[i] = Standing {
-                    shown: shown.map_or(0, |k| self.counts[row * width + k]),
-                    violations: s.violations,
-                    remediations: s.remediations,
-                    escalated: s.escalated,
-                };
+                out[i] = standing(row);
             }
         }
         out
@@ -897,6 +923,9 @@ mod tests {
                 Standing::default(),
             ]
         );
+        // Sorted ids take the one-pass path; the same answers.
+        let sorted = decoded.standings(["a", "b", "c", "z"].into_iter());
+        assert_eq!(sorted, [st[1], st[0], Standing::default(), st[2]]);
         assert_eq!(decoded, fold);
         assert!(decoded.escalated("a").is_some());
         // Re-encoded untouched, the bytes are copied as they were.

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::directive::{Directive, Enforcement, Priority};
 use crate::error::Result;
 use crate::fold::{Fold, Standing};
-use crate::retrieve::{Corpus, Matches, Query, Scored, Track};
+use crate::retrieve::{Corpus, Matches, Query, Track};
 
 /// The opening and closing tag of the block.
 pub const TAG: &str = "delegate_knowledge_directives";
@@ -70,31 +70,17 @@ pub fn select(
     let standings = standings(fold, corpus);
     let track = |doc: usize| track(standings[doc]);
     let scope = corpus.in_scope(&req.role, &req.tools);
-    let mut scored: Vec<Scored> = corpus
-        .finish(&matches, &track)
-        .into_iter()
-        .filter(|s| scope[s.doc])
-        .collect();
-    // In scope but matching nothing (an untargeted entry and no task words):
-    // still candidates, after every match.
-    let mut matched = vec![false; corpus.len()];
-    for s in &scored {
-        matched[s.doc] = true;
-    }
-    for doc in 0..corpus.len() {
-        if !matched[doc] && scope[doc] {
-            scored.push(Scored {
-                doc,
-                id: corpus.id(doc),
-                total: 0.0,
-                parts: Default::default(),
-            });
-        }
-    }
-    // Effective priority decides what is critical: an escalated directive is pinned.
-    let picked = corpus.select_with(&scored, req.max, req.mmr_lambda, &|doc| {
-        corpus.priority(doc) == Priority::Critical || standings[doc].escalated
-    });
+    // Every directive in scope is a candidate, those matching nothing (an
+    // untargeted entry and no task words) after every match. Effective
+    // priority decides what is critical: an escalated directive is pinned.
+    let (picked, candidates) = corpus.pick(
+        &matches,
+        &track,
+        &|doc| scope[doc],
+        req.max,
+        req.mmr_lambda,
+        &|doc| corpus.priority(doc) == Priority::Critical || standings[doc].escalated,
+    );
     let mut shown = Vec::with_capacity(picked.len());
     for s in &picked {
         let d = load(s.doc, corpus.id(s.doc))?;
@@ -139,7 +125,7 @@ pub fn select(
     }
     kept.sort_by(|a, b| b.priority.cmp(&a.priority).then_with(|| a.id.cmp(&b.id)));
     Ok(Selection {
-        left_out: scored.len() - kept.len(),
+        left_out: candidates - kept.len(),
         shown: kept,
     })
 }

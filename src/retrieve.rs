@@ -169,6 +169,16 @@ pub struct Matches {
     touched: Vec<u32>,
 }
 
+impl Matches {
+    /// The best BM25 of a document matched.
+    fn best(&self) -> f64 {
+        self.touched
+            .iter()
+            .map(|&d| self.raw[d as usize])
+            .fold(0.0, f64::max)
+    }
+}
+
 impl Default for Corpus {
     fn default() -> Corpus {
         Corpus::build(&[])
@@ -470,7 +480,7 @@ impl Corpus {
     }
 
     /// The directive ids, by document number.
-    pub fn ids(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+    pub fn ids(&self) -> impl ExactSizeIterator<Item = &str> + Clone + '_ {
         let ids = self.block.strs(block::IDS);
         (0..ids.len()).map(move |d| ids.get(d))
     }
@@ -679,67 +689,61 @@ impl Corpus {
             return self.finish(&self.matches(&m.query), track);
         }
         let v = self.view();
-        let Matches {
-            raw,
-            flags,
-            touched,
-            ..
-        } = m;
-        let best = touched.iter().map(|&d| raw[d as usize]).fold(0.0, f64::max);
-        let mut out: Vec<Scored> = Vec::with_capacity(touched.len());
-        for &d in touched {
-            let d = d as usize;
-            let f = flags[d];
-            let bm25 = if best > 0.0 { raw[d] / best } else { 0.0 };
-            let mut context = CONTEXT_PRIORITY[priority_rank(v.priority(d))];
-            if f & ROLE != 0 {
-                context += CONTEXT_ROLE;
-            }
-            let tool_hits = if f & TOOL2 != 0 {
-                2.0
-            } else if f & TOOL1 != 0 {
-                1.0
+        let best = m.best();
+        m.touched
+            .iter()
+            .map(|&d| v.scored(m, best, d as usize, track))
+            .collect()
+    }
+
+    /// [`Corpus::select_with`] over every document `keep` keeps: those
+    /// that match (as [`Corpus::finish`] scores them) and, after them, those
+    /// that do not (a total of 0). Only what is picked gets a [`Scored`]:
+    /// with 10,000 directives that matched, sorting or copying them all
+    /// took longer than the rest. Returns the picks and the number of
+    /// candidates.
+    pub fn pick(
+        &self,
+        m: &Matches,
+        track: &dyn Fn(usize) -> Track,
+        keep: &dyn Fn(usize) -> bool,
+        k: usize,
+        lambda: f64,
+        is_critical: &dyn Fn(usize) -> bool,
+    ) -> (Vec<Scored<'_>>, usize) {
+        if m.corpus != self.token {
+            return self.pick(&self.matches(&m.query), track, keep, k, lambda, is_critical);
+        }
+        let v = self.view();
+        let best = m.best();
+        let untouched = |d: usize| Scored {
+            doc: d,
+            id: v.ids.get(d),
+            total: 0.0,
+            parts: Parts::default(),
+        };
+        let mut candidates = Vec::new();
+        for d in (0..v.ids.len()).filter(|&d| keep(d)) {
+            let s = if m.flags.get(d).is_some_and(|f| f & SEEN != 0) {
+                v.scored(m, best, d, track)
             } else {
-                0.0
+                untouched(d)
             };
-            context += (CONTEXT_TOOL * tool_hits).min(CONTEXT_TOOL_MAX);
-            if f & PATH != 0 {
-                context += CONTEXT_PATH;
-            }
-            let tr = track(d);
-            let parts = Parts {
-                bm25,
-                context,
-                cold_start: if tr.applied == 0 && tr.shown < COLD_START_MAX_SHOWN {
-                    COLD_START
-                } else {
-                    0.0
-                },
-                trigger_recall: if f & TRIGGER != 0 {
-                    TRIGGER_RECALL
-                } else {
-                    0.0
-                },
-                synonym: if f & SYN != 0 && raw[d] == 0.0 {
-                    SYNONYM_BONUS
-                } else {
-                    0.0
-                },
-                outcome: outcome(tr),
-            };
-            out.push(Scored {
-                doc: d,
-                id: v.ids.get(d),
-                total: parts.bm25
-                    + parts.context
-                    + parts.cold_start
-                    + parts.trigger_recall
-                    + parts.synonym
-                    + parts.outcome,
-                parts,
+            candidates.push(Candidate {
+                total: s.total,
+                doc: d as u32,
+                critical: is_critical(d) && v.matches(&s),
             });
         }
-        out
+        let count = candidates.len();
+        let picked = v.select(candidates, k, lambda, &|d| {
+            if m.flags.get(d).is_some_and(|f| f & SEEN != 0) {
+                v.scored(m, best, d, track)
+            } else {
+                untouched(d)
+            }
+        });
+        (picked, count)
     }
 
     /// Picks up to `k` of `scored`: first the critical directives that match
@@ -769,12 +773,7 @@ impl Corpus {
         is_critical: &dyn Fn(usize) -> bool,
     ) -> Vec<Scored<'a>> {
         let v = self.view();
-        let lambda = if lambda.is_nan() {
-            MMR_LAMBDA
-        } else {
-            lambda.clamp(0.0, 1.0)
-        };
-        // The best-ranked entry of each document, in no particular order.
+        // The best-ranked entry of each document.
         let mut best: Vec<Option<&Scored<'a>>> = vec![None; v.ids.len()];
         for s in scored.iter().filter(|s| s.doc < v.ids.len()) {
             let slot = &mut best[s.doc];
@@ -782,35 +781,138 @@ impl Corpus {
                 *slot = Some(s);
             }
         }
-        let (mut critical, mut rest): (Vec<&Scored<'a>>, Vec<&Scored<'a>>) = best
-            .into_iter()
+        let candidates = best
+            .iter()
             .flatten()
-            .partition(|s| is_critical(s.doc) && v.matches(s));
-        // Only the critical ones and the top of the rest are ranked: a
+            .map(|s| Candidate {
+                total: s.total,
+                doc: s.doc as u32,
+                critical: is_critical(s.doc) && v.matches(s),
+            })
+            .collect();
+        v.select(candidates, k, lambda, &|d| {
+            best[d].cloned().unwrap_or_else(|| Scored {
+                doc: d,
+                id: "",
+                total: 0.0,
+                parts: Parts::default(),
+            })
+        })
+    }
+}
+
+/// A document in the running for [`View::select`]: its total, and whether
+/// it is a critical one that matches.
+#[derive(Clone, Copy)]
+struct Candidate {
+    total: f64,
+    doc: u32,
+    critical: bool,
+}
+
+impl<'a> View<'a> {
+    /// Document `d` as [`Corpus::finish`] scores it, `best` being the best BM25 of `m`.
+    fn scored(
+        &self,
+        m: &Matches,
+        best: f64,
+        d: usize,
+        track: &dyn Fn(usize) -> Track,
+    ) -> Scored<'a> {
+        let f = m.flags[d];
+        let raw = m.raw[d];
+        let bm25 = if best > 0.0 { raw / best } else { 0.0 };
+        let mut context = CONTEXT_PRIORITY[priority_rank(self.priority(d))];
+        if f & ROLE != 0 {
+            context += CONTEXT_ROLE;
+        }
+        let tool_hits = if f & TOOL2 != 0 {
+            2.0
+        } else if f & TOOL1 != 0 {
+            1.0
+        } else {
+            0.0
+        };
+        context += (CONTEXT_TOOL * tool_hits).min(CONTEXT_TOOL_MAX);
+        if f & PATH != 0 {
+            context += CONTEXT_PATH;
+        }
+        let tr = track(d);
+        let parts = Parts {
+            bm25,
+            context,
+            cold_start: if tr.applied == 0 && tr.shown < COLD_START_MAX_SHOWN {
+                COLD_START
+            } else {
+                0.0
+            },
+            trigger_recall: if f & TRIGGER != 0 {
+                TRIGGER_RECALL
+            } else {
+                0.0
+            },
+            synonym: if f & SYN != 0 && raw == 0.0 {
+                SYNONYM_BONUS
+            } else {
+                0.0
+            },
+            outcome: outcome(tr),
+        };
+        Scored {
+            doc: d,
+            id: self.ids.get(d),
+            total: parts.bm25
+                + parts.context
+                + parts.cold_start
+                + parts.trigger_recall
+                + parts.synonym
+                + parts.outcome,
+            parts,
+        }
+    }
+
+    /// Picks up to `k` of `candidates` as [`Corpus::select`] says; `make`
+    /// gives the [`Scored`] of a document picked.
+    fn select<'s>(
+        &self,
+        candidates: Vec<Candidate>,
+        k: usize,
+        lambda: f64,
+        make: &dyn Fn(usize) -> Scored<'s>,
+    ) -> Vec<Scored<'s>> {
+        let lambda = if lambda.is_nan() {
+            MMR_LAMBDA
+        } else {
+            lambda.clamp(0.0, 1.0)
+        };
+        let order = |a: &Candidate, b: &Candidate| self.rank(a, b);
+        let (mut critical, mut rest): (Vec<Candidate>, Vec<Candidate>) =
+            candidates.into_iter().partition(|c| c.critical);
+        // Only the best critical ones and the top of the rest are ranked: a
         // query over 10,000 directives need not sort them all.
         if k > 0 && critical.len() > k {
-            critical.select_nth_unstable_by(k - 1, |a, b| rank_order(a, b));
+            critical.select_nth_unstable_by(k - 1, order);
         }
         critical.truncate(k);
-        critical.sort_unstable_by(|a, b| rank_order(a, b));
-        let mut picked: Vec<Scored> = critical.iter().map(|s| (*s).clone()).collect();
+        critical.sort_unstable_by(order);
+        let mut picked: Vec<Scored<'s>> = critical.iter().map(|c| make(c.doc as usize)).collect();
         let pool = MMR_POOL.max(k);
         if rest.len() > pool {
-            rest.select_nth_unstable_by(pool - 1, |a, b| rank_order(a, b));
+            rest.select_nth_unstable_by(pool - 1, order);
             rest.truncate(pool);
         }
-        rest.sort_unstable_by(|a, b| rank_order(a, b));
+        rest.sort_unstable_by(order);
         if picked.len() >= k || rest.is_empty() {
             return picked;
         }
-        let best = rest.iter().map(|s| s.total).fold(f64::MIN, f64::max);
-        let relevance = |s: &Scored| if best > 0.0 { s.total / best } else { 0.0 };
+        let best = rest.iter().map(|c| c.total).fold(f64::MIN, f64::max);
+        let relevance = |c: &Candidate| if best > 0.0 { c.total / best } else { 0.0 };
         let mut max_sim: Vec<f64> = rest
             .iter()
             .map(|c| {
                 picked
                     .iter()
-                    .map(|p| v.similarity(p.doc, c.doc))
+                    .map(|p| self.similarity(p.doc, c.doc as usize))
                     .fold(0.0, f64::max)
             })
             .collect();
@@ -828,19 +930,29 @@ impl Corpus {
             }
             let Some((i, _)) = choice else { break };
             taken[i] = true;
-            let doc = rest[i].doc;
-            picked.push(rest[i].clone());
+            let doc = rest[i].doc as usize;
+            picked.push(make(doc));
             for (j, c) in rest.iter().enumerate() {
                 if !taken[j] {
-                    max_sim[j] = max_sim[j].max(v.similarity(doc, c.doc));
+                    max_sim[j] = max_sim[j].max(self.similarity(doc, c.doc as usize));
                 }
             }
         }
         picked
     }
-}
 
-impl<'a> View<'a> {
+    /// [`rank_order`] for candidates: total descending, then id, then document.
+    fn rank(&self, a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+        b.total
+            .total_cmp(&a.total)
+            .then_with(|| {
+                self.ids
+                    .get(a.doc as usize)
+                    .cmp(self.ids.get(b.doc as usize))
+            })
+            .then_with(|| a.doc.cmp(&b.doc))
+    }
+
     /// Is `s` a critical directive that matches the query by more than its priority?
     /// Does the document match the query by more than its priority bonus?
     fn matches(&self, s: &Scored) -> bool {
@@ -1748,6 +1860,55 @@ mod tests {
         assert_eq!(new.finish(&m, &fresh), new.score(&q, &fresh));
         // A clone is the same corpus.
         assert_eq!(ids(&old.clone().finish(&m, &fresh)), ["a"]);
+    }
+
+    #[test]
+    fn pick_is_select_over_every_candidate() {
+        let docs = synthetic(400);
+        let c = corpus(&docs);
+        let track = |d: usize| Track {
+            applied: (d % 5) as u64,
+            violated: u64::from(d.is_multiple_of(7)),
+            shown: (d % 4) as u64,
+        };
+        for text in [
+            docs[17].lesson.as_str(),
+            docs[3].triggers[0].as_str(),
+            "nothing matches this",
+            "",
+        ] {
+            let q = Query {
+                role: Some("coder".into()),
+                tools: vec!["cargo".into()],
+                ..query(text)
+            };
+            let m = c.matches(&q);
+            let keep = |d: usize| d % 3 != 1;
+            let critical = |d: usize| c.priority(d) == Priority::Critical || d.is_multiple_of(11);
+            let mut scored: Vec<Scored> = c
+                .finish(&m, &track)
+                .into_iter()
+                .filter(|s| keep(s.doc))
+                .collect();
+            let matched: Vec<usize> = scored.iter().map(|s| s.doc).collect();
+            for d in (0..c.len()).filter(|&d| keep(d) && !matched.contains(&d)) {
+                scored.push(Scored {
+                    doc: d,
+                    id: c.id(d),
+                    total: 0.0,
+                    parts: Parts::default(),
+                });
+            }
+            for (k, lambda) in [(1, 0.5), (8, 0.5), (8, 0.0), (30, 1.0), (500, 0.3)] {
+                let (picked, count) = c.pick(&m, &track, &keep, k, lambda, &critical);
+                assert_eq!(count, scored.len());
+                assert_eq!(
+                    picked,
+                    c.select_with(&scored, k, lambda, &critical),
+                    "{text:?} k={k} lambda={lambda}"
+                );
+            }
+        }
     }
 
     #[test]
