@@ -446,9 +446,17 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         let at = usize::try_from(at).ok()?;
         all.get(at..at.checked_add(len)?)
     };
-    let fixed = at(0, 12)?;
-    let (magic, format) = fixed.split_at(8);
+    let fixed = at(0, FIXED as usize)?;
+    let (magic, rest) = fixed.split_at(8);
+    let (format, pad) = rest.split_at(4);
     if magic != MAGIC || u32::from_le_bytes(format.try_into().ok()?) != FORMAT {
+        return None;
+    }
+    // Padding is zeros: a damaged byte anywhere in the file is found.
+    let zeros = |from: u64, to: u64| {
+        at(from, usize::try_from(to - from).ok()?).map(|b| b.iter().all(|&z| z == 0))
+    };
+    if pad.iter().any(|&z| z != 0) {
         return None;
     }
     let field =
@@ -463,10 +471,13 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         let len = field(pos)?;
         let sum = field(pos + 8)?;
         let start = pos + SECTION_FIELDS;
-        pos = start
-            .checked_add(len)?
+        let end = start.checked_add(len)?;
+        pos = end
             .checked_next_multiple_of(ALIGN)
-            .filter(|end| *end <= file_len)?;
+            .filter(|next| *next <= file_len)?;
+        if zeros(end, pos) != Some(true) {
+            return None;
+        }
         *span = Span {
             at: start,
             len,
