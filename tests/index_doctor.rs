@@ -1268,3 +1268,32 @@ fn a_fifo_or_device_in_place_of_the_index_is_replaced_not_read() {
         assert_eq!(again.snapshot(), check.snapshot(), "{make}");
     }
 }
+
+/// The index keeps the directives folder's names one a line: a file name
+/// with a line break (never a directive id) is left out of it, not split
+/// into other names, and `validate` reports the file.
+#[test]
+fn a_file_name_with_a_line_break_is_left_to_validate() {
+    let env = TestEnv::initialised();
+    env.write(".swarm/directives/odd\nname.toml", "id = \"x\"\n");
+    env.write(
+        ".swarm/directives/name.toml",
+        directive_toml("name", "Name things clearly"),
+    );
+    let list = env.swarm(&["list"]);
+    list.success();
+    assert!(list.stdout.contains("name "), "{}", list.snapshot());
+    assert!(!list.stdout.contains("odd"), "{}", list.snapshot());
+    // Twice: the second run reads the names from the index's listing.
+    age_directives(&env);
+    env.swarm(&["index", "refresh"]).success();
+    let again = env.swarm(&["list"]);
+    assert_eq!(again.stdout, list.stdout, "{}", again.snapshot());
+    let validate = env.swarm(&["validate"]);
+    assert_eq!(validate.code, 2, "{}", validate.snapshot());
+    assert!(
+        validate.stdout.contains("odd\\nname.toml") || validate.stderr.contains("odd\\nname.toml"),
+        "{}",
+        validate.snapshot()
+    );
+}

@@ -62,7 +62,10 @@ struct HeadRest {
 /// The directives folder's names as the index recorded them (see
 /// [`super::scan::Listing`]): left in the mapped file, or new.
 #[derive(Clone)]
-pub enum Names {
+pub struct Names(NamesIn);
+
+#[derive(Clone)]
+enum NamesIn {
     Mapped {
         map: Arc<Map>,
         at: usize,
@@ -72,17 +75,28 @@ pub enum Names {
 }
 
 impl Names {
+    /// Names, each followed by a newline.
+    pub fn owned(names: String) -> Names {
+        Names(NamesIn::Owned(names))
+    }
+
     /// The names, each followed by a newline (none if the mapped ones are
     /// not UTF-8, which a checked head never has).
     pub fn as_str(&self) -> &str {
-        match self {
-            Names::Owned(s) => s,
-            Names::Mapped { map, at, len } => map
+        match &self.0 {
+            NamesIn::Owned(s) => s,
+            NamesIn::Mapped { map, at, len } => map
                 .bytes()
                 .get(*at..at + len)
                 .and_then(|b| std::str::from_utf8(b).ok())
                 .unwrap_or_default(),
         }
+    }
+}
+
+impl Default for Names {
+    fn default() -> Names {
+        Names::owned(String::new())
     }
 }
 
@@ -502,11 +516,11 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     // Where the names lie in the file: they stay there.
     let base = all.as_ptr() as usize;
     let listing = start.listing.map(|(stamp, names)| {
-        let names = Names::Mapped {
+        let names = Names(NamesIn::Mapped {
             map: Arc::clone(&map),
             at: names.as_ptr() as usize - base,
             len: names.len(),
-        };
+        });
         (stamp, names)
     });
     let head = start;

@@ -605,11 +605,7 @@ fn open_with(store: &Store, want: Want, during: &mut dyn FnMut(&Corpus)) -> Resu
         }
         (Some(d), _) => {
             // Stat the files while the fold and the corpus, likely still good, are read.
-            let listing = d.index.listing.clone();
-            let listed = listing.as_ref().map(|(dir, names)| Listing {
-                dir: *dir,
-                names: names.as_str(),
-            });
+            let listed = (d.index.listing.clone()).map(|(dir, names)| Listing { dir, names });
             scan::scan_while(store, listed, || {
                 rest = d.load_rest();
                 crate::trace::mark("fold decoded");
@@ -847,7 +843,7 @@ fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, file::Names)> {
         .map(|d| {
             (
                 d,
-                file::Names::Owned(scan::listing_names(scan.directives())),
+                file::Names::owned(scan::listing_names(scan.directives())),
             )
         })
 }

@@ -53,7 +53,10 @@ pub struct Scan {
     pub(super) config: Option<Stamp>,
     /// The directive files, as the threads that stat them left them (in
     /// order); see [`Scan::directives`].
-    directive_chunks: Vec<Vec<(String, Stamp)>>,
+    directive_chunks: Vec<Stamps>,
+    /// The directive files' names, each followed by a newline: what
+    /// `directive_chunks` refer to.
+    names: super::file::Names,
     directives: std::cell::OnceCell<Vec<(String, Stamp)>>,
     pub(super) quarantine: Vec<(String, Stamp)>,
     /// The wrapping sums of the [`file_hash`]es of `directives` and of
@@ -71,11 +74,11 @@ pub struct Scan {
 /// need a stat: the listing itself (a third of the time with 10,000
 /// directives) is skipped. A stamp recorded within two seconds of its
 /// change is not recorded at all (see [`super::RACY_NS`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Listing<'a> {
+#[derive(Debug, Clone)]
+pub struct Listing {
     pub dir: Stamp,
     /// The names, each followed by a newline, sorted.
-    pub names: &'a str,
+    pub names: super::file::Names,
 }
 
 impl Scan {
@@ -84,7 +87,7 @@ impl Scan {
     /// unchanged needs their count and their [`file_hash`]es' sum alone.
     pub(super) fn directives(&self) -> &[(String, Stamp)] {
         self.directives
-            .get_or_init(|| self.directive_chunks.iter().flatten().cloned().collect())
+            .get_or_init(|| named(self.names.as_str(), &self.directive_chunks))
     }
 
     pub(super) fn directive_count(&self) -> usize {
@@ -136,7 +139,7 @@ impl Scan {
 
 /// Stats every file the index depends on; with the directives folder's
 /// last [`Listing`], lists that folder only if it changed.
-pub fn scan(store: &Store, listing: Option<Listing<'_>>) -> Result<Scan> {
+pub fn scan(store: &Store, listing: Option<Listing>) -> Result<Scan> {
     scan_while(store, listing, || {})
 }
 
@@ -152,7 +155,7 @@ pub fn scan(store: &Store, listing: Option<Listing<'_>>) -> Result<Scan> {
 /// `meanwhile`, as a thread costs more than it saves.
 pub fn scan_while(
     store: &Store,
-    listing: Option<Listing<'_>>,
+    listing: Option<Listing>,
     meanwhile: impl FnOnce(),
 ) -> Result<Scan> {
     let swarm = &store.swarm_dir;
@@ -162,15 +165,13 @@ pub fn scan_while(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::io(&dir, e)),
     };
-    let listed;
-    let names: Vec<&str> = match listing {
-        Some(l) if Some(l.dir) == dir_stamp => l.names.lines().collect(),
-        _ => {
-            listed = list_dir(&dir, |n| n.ends_with(".toml"))?;
-            listed.iter().map(String::as_str).collect()
-        }
+    // The names, each followed by a newline: the stamps refer to them by
+    // place, so that none is copied unless directives changed.
+    let text = match listing {
+        Some(l) if Some(l.dir) == dir_stamp => l.names,
+        _ => super::file::Names::owned(joined(list_dir(&dir, |n| n.ends_with(".toml"))?)),
     };
-    let stamper = Stamper::new(dir, names)?;
+    let stamper = Stamper::new(dir, text.as_str())?;
     let others = std::thread::scope(|s| {
         let helpers: Vec<_> = (0..stamper.helpers())
             .map(|_| s.spawn(|| stamper.work()))
@@ -197,6 +198,7 @@ pub fn scan_while(
     let (directive_chunks, directives_sum) = stamper.finish()?;
     Ok(Scan {
         config,
+        names: text,
         directive_chunks,
         directives: std::cell::OnceCell::new(),
         quarantine,
@@ -241,13 +243,11 @@ fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<(Vec<(String, Sta
     if names.is_empty() {
         return Ok((Vec::new(), 0));
     }
-    let stamper = Stamper::new(
-        dir.to_path_buf(),
-        names.iter().map(String::as_str).collect(),
-    )?;
+    let text = joined(names);
+    let stamper = Stamper::new(dir.to_path_buf(), &text)?;
     stamper.work();
     let (chunks, sum) = stamper.finish()?;
-    Ok((chunks.into_iter().flatten().collect(), sum))
+    Ok((named(&text, &chunks), sum))
 }
 
 /// The names in `dir` that `keep` keeps, sorted; none if it is missing.
@@ -260,8 +260,10 @@ fn list_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in listing {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
-        // A name that is not UTF-8 cannot be a directive or event file; `validate` reports it.
+        // A name that is not UTF-8, or holds a line break (names are kept
+        // one a line), cannot be a directive or event file; `validate` reports it.
         if let Ok(name) = entry.file_name().into_string()
+            && !name.contains(['\n', '\r'])
             && keep(&name)
         {
             names.push(name);
@@ -271,9 +273,35 @@ fn list_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// Names, each followed by a newline.
+fn joined(names: Vec<String>) -> String {
+    let mut out = String::with_capacity(names.iter().map(|n| n.len() + 1).sum());
+    for n in names {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out
+}
+
+/// The stamped names of `chunks`, in order, taken from `text`.
+fn named(text: &str, chunks: &[Stamps]) -> Vec<(String, Stamp)> {
+    chunks
+        .iter()
+        .flatten()
+        .map(|&(at, len, stamp)| {
+            let name = text
+                .get(at as usize..(at + len) as usize)
+                .unwrap_or_default();
+            (name.to_owned(), stamp)
+        })
+        .collect()
+}
+
 /// Names in a folder to stat, shared by the threads that stat them.
 struct Stamper<'a> {
     folder: Folder,
+    /// What `names` are slices of.
+    text: &'a str,
     names: Vec<&'a str>,
     /// The next chunk of `names` to claim.
     next: AtomicUsize,
@@ -284,10 +312,11 @@ struct Stamper<'a> {
 /// The files of a chunk of names, stamped (the thread that stats them
 /// copies their names too), and the sum of their [`file_hash`]es; names
 /// that are not files are left out.
-type ChunkStamps = Result<(Files, u64)>;
+type ChunkStamps = Result<(Stamps, u64)>;
 
-/// Files and their stamps.
-type Files = Vec<(String, Stamp)>;
+/// Files and their stamps, each name as its place (byte offset and length)
+/// in the names' text.
+type Stamps = Vec<(u32, u32, Stamp)>;
 
 /// The hash of a file's name and stamp, for [`Scan::entries_fingerprint`].
 fn file_hash(name: &str, s: &Stamp) -> u64 {
@@ -318,7 +347,9 @@ const CHUNK: usize = 128;
 const MIN_SHARED: usize = 2 * CHUNK;
 
 impl<'a> Stamper<'a> {
-    fn new(dir: PathBuf, names: Vec<&'a str>) -> Result<Stamper<'a>> {
+    /// Stats the names in `text`, one a line.
+    fn new(dir: PathBuf, text: &'a str) -> Result<Stamper<'a>> {
+        let names: Vec<&str> = text.lines().filter(|n| !n.is_empty()).collect();
         // A missing folder has no names, and needs no descriptor.
         let folder = if names.is_empty() {
             Folder::none(dir)
@@ -327,6 +358,7 @@ impl<'a> Stamper<'a> {
         };
         Ok(Stamper {
             folder,
+            text,
             names,
             next: AtomicUsize::new(0),
             done: Mutex::new(Vec::new()),
@@ -362,7 +394,7 @@ impl<'a> Stamper<'a> {
                 .filter_map(|&n| match self.folder.stamp(n) {
                     Ok(Some(stamp)) => {
                         sum = sum.wrapping_add(file_hash(n, &stamp));
-                        Some(Ok((n.to_owned(), stamp)))
+                        Some(Ok((self.place(n), n.len() as u32, stamp)))
                     }
                     Ok(None) => None,
                     Err(e) => Some(Err(e)),
@@ -379,7 +411,12 @@ impl<'a> Stamper<'a> {
 
     /// The stamped names, in order; names that are missing (a dangling
     /// link, a file removed meanwhile) or not files are left out.
-    fn finish(self) -> Result<(Vec<Files>, u64)> {
+    /// Where `name`, a slice of the text, starts in it.
+    fn place(&self, name: &str) -> u32 {
+        (name.as_ptr() as usize - self.text.as_ptr() as usize) as u32
+    }
+
+    fn finish(self) -> Result<(Vec<Stamps>, u64)> {
         let mut done = self
             .done
             .into_inner()
