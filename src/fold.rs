@@ -554,34 +554,34 @@ impl Fold {
     pub fn standings<'a>(&self, ids: impl Iterator<Item = &'a str> + Clone) -> Vec<Standing> {
         let shown = self.kinds.iter().position(|k| k == "shown");
         let width = self.kinds.len();
-        let standing = |row: usize| {
-            let s = self.standing[row];
-            Standing {
-                shown: shown.map_or(0, |k| self.counts[row * width + k]),
-                violations: s.violations,
-                remediations: s.remediations,
-                escalated: s.escalated,
+        // The standing of `id`, the rows before `row` being all smaller:
+        // ids in ascending order are merged with the rows in one pass.
+        let seek = |row: &mut usize, id: &str| {
+            while *row < self.id_ends.len() && self.id(*row) < id {
+                *row += 1;
+            }
+            if *row < self.id_ends.len() && self.id(*row) == id {
+                let s = self.standing[*row];
+                Standing {
+                    shown: shown.map_or(0, |k| self.counts[*row * width + k]),
+                    violations: s.violations,
+                    remediations: s.remediations,
+                    escalated: s.escalated,
+                }
+            } else {
+                Standing::default()
             }
         };
-        // One merge pass while the ids come sorted (a corpus's do)...
+        // As they come while they come sorted (a corpus's do)...
         let mut out = Vec::with_capacity(ids.size_hint().0);
-        let mut row = 0;
-        let mut last = "";
-        let mut sorted = true;
+        let (mut row, mut last, mut sorted) = (0, "", true);
         for id in ids.clone() {
             if id < last {
                 sorted = false;
                 break;
             }
             last = id;
-            while row < self.id_ends.len() && self.id(row) < id {
-                row += 1;
-            }
-            out.push(if row < self.id_ends.len() && self.id(row) == id {
-                standing(row)
-            } else {
-                Standing::default()
-            });
+            out.push(seek(&mut row, id));
         }
         if sorted {
             return out;
@@ -592,12 +592,7 @@ impl Fold {
         let mut out = vec![Standing::default(); order.len()];
         let mut row = 0;
         for (id, i) in order {
-            while row < self.id_ends.len() && self.id(row) < id {
-                row += 1;
-            }
-            if row < self.id_ends.len() && self.id(row) == id {
-                out[i] = standing(row);
-            }
+            out[i] = seek(&mut row, id);
         }
         out
     }

@@ -134,6 +134,18 @@ pub struct Parts {
     pub outcome: f64,
 }
 
+impl Parts {
+    /// The score: the sum of the parts.
+    pub fn total(&self) -> f64 {
+        self.bm25
+            + self.context
+            + self.cold_start
+            + self.trigger_recall
+            + self.synonym
+            + self.outcome
+    }
+}
+
 /// The searchable corpus.
 ///
 /// Terms are unigrams (ids `0..tokens.len()`, the index in the sorted token
@@ -460,8 +472,8 @@ impl Corpus {
         self.block.encoded()
     }
 
-    /// The corpus's arrays, borrowed: empty for a block whose text is not
-    /// UTF-8, which a built or loaded one never is.
+    /// The corpus's arrays, borrowed (empty for a block whose pairs and
+    /// triples do not come out whole, which a built or loaded one never is).
     fn view(&self) -> View<'_> {
         self.block.view().unwrap_or_else(View::empty)
     }
@@ -533,15 +545,9 @@ impl Corpus {
     /// role, a tool or a file — sorted by total descending, then id.
     /// Priority, cold start and outcome only adjust the score of a match.
     pub fn score(&self, q: &Query, track: &dyn Fn(usize) -> Track) -> Vec<Scored<'_>> {
-        let mut out = self.score_unordered(q, track);
+        let mut out = self.finish(&self.matches(q), track);
         out.sort_unstable_by(rank_order);
         out
-    }
-
-    /// [`Corpus::score`] in no particular order: what [`Corpus::select`]
-    /// takes, which ranks only the few it needs.
-    pub fn score_unordered(&self, q: &Query, track: &dyn Fn(usize) -> Track) -> Vec<Scored<'_>> {
-        self.finish(&self.matches(q), track)
     }
 
     /// What `q` matches, before the directives' track records count: the
@@ -682,7 +688,7 @@ impl Corpus {
         m
     }
 
-    /// [`Corpus::score_unordered`] from what [`Corpus::matches`] found
+    /// [`Corpus::score`], unsorted, from what [`Corpus::matches`] found
     /// (in this corpus: matches found in another are found again).
     pub fn finish(&self, m: &Matches, track: &dyn Fn(usize) -> Track) -> Vec<Scored<'_>> {
         if m.corpus != self.token {
@@ -692,15 +698,16 @@ impl Corpus {
         let best = m.best();
         m.touched
             .iter()
-            .map(|&d| v.scored(m, best, d as usize, track))
+            .map(|&d| v.scored(d as usize, v.parts(m, best, d as usize, track)))
             .collect()
     }
 
     /// [`Corpus::select_with`] over every document `keep` keeps: those
     /// that match (as [`Corpus::finish`] scores them) and, after them, those
     /// that do not (a total of 0). Only what is picked gets a [`Scored`]:
-    /// with 10,000 directives that matched, sorting or copying them all
-    /// took longer than the rest. Returns the picks and the number of
+    /// the others are ranked by their total alone (with 10,000 directives
+    /// that matched, building, sorting and copying a record for each took
+    /// longer than the rest). Returns the picks and the number of
     /// candidates.
     pub fn pick(
         &self,
@@ -716,33 +723,27 @@ impl Corpus {
         }
         let v = self.view();
         let best = m.best();
-        let untouched = |d: usize| Scored {
-            doc: d,
-            id: v.ids.get(d),
-            total: 0.0,
-            parts: Parts::default(),
-        };
-        let mut candidates = Vec::new();
-        for d in (0..v.ids.len()).filter(|&d| keep(d)) {
-            let s = if m.flags.get(d).is_some_and(|f| f & SEEN != 0) {
-                v.scored(m, best, d, track)
-            } else {
-                untouched(d)
-            };
-            candidates.push(Candidate {
-                total: s.total,
-                doc: d as u32,
-                critical: is_critical(d) && v.matches(&s),
-            });
-        }
-        let count = candidates.len();
-        let picked = v.select(candidates, k, lambda, &|d| {
+        // A document that matches nothing scores 0 in every part.
+        let parts = |d: usize| {
             if m.flags.get(d).is_some_and(|f| f & SEEN != 0) {
-                v.scored(m, best, d, track)
+                v.parts(m, best, d, track)
             } else {
-                untouched(d)
+                Parts::default()
             }
-        });
+        };
+        let candidates: Vec<Candidate> = (0..v.ids.len())
+            .filter(|&d| keep(d))
+            .map(|d| {
+                let p = parts(d);
+                Candidate {
+                    total: p.total(),
+                    doc: d as u32,
+                    critical: is_critical(d) && v.matches(d, &p),
+                }
+            })
+            .collect();
+        let count = candidates.len();
+        let picked = v.select(candidates, k, lambda, &|d| v.scored(d, parts(d)));
         (picked, count)
     }
 
@@ -787,7 +788,7 @@ impl Corpus {
             .map(|s| Candidate {
                 total: s.total,
                 doc: s.doc as u32,
-                critical: is_critical(s.doc) && v.matches(s),
+                critical: is_critical(s.doc) && v.matches(s.doc, &s.parts),
             })
             .collect();
         v.select(candidates, k, lambda, &|d| {
@@ -811,14 +812,9 @@ struct Candidate {
 }
 
 impl<'a> View<'a> {
-    /// Document `d` as [`Corpus::finish`] scores it, `best` being the best BM25 of `m`.
-    fn scored(
-        &self,
-        m: &Matches,
-        best: f64,
-        d: usize,
-        track: &dyn Fn(usize) -> Track,
-    ) -> Scored<'a> {
+    /// The parts of document `d`'s score, as [`Corpus::finish`] gives
+    /// them, `best` being the best BM25 of `m`.
+    fn parts(&self, m: &Matches, best: f64, d: usize, track: &dyn Fn(usize) -> Track) -> Parts {
         let f = m.flags[d];
         let raw = m.raw[d];
         let bm25 = if best > 0.0 { raw / best } else { 0.0 };
@@ -838,7 +834,7 @@ impl<'a> View<'a> {
             context += CONTEXT_PATH;
         }
         let tr = track(d);
-        let parts = Parts {
+        Parts {
             bm25,
             context,
             cold_start: if tr.applied == 0 && tr.shown < COLD_START_MAX_SHOWN {
@@ -857,16 +853,15 @@ impl<'a> View<'a> {
                 0.0
             },
             outcome: outcome(tr),
-        };
+        }
+    }
+
+    /// Document `d` scored with `parts`.
+    fn scored(&self, d: usize, parts: Parts) -> Scored<'a> {
         Scored {
             doc: d,
             id: self.ids.get(d),
-            total: parts.bm25
-                + parts.context
-                + parts.cold_start
-                + parts.trigger_recall
-                + parts.synonym
-                + parts.outcome,
+            total: parts.total(),
             parts,
         }
     }
@@ -953,11 +948,10 @@ impl<'a> View<'a> {
             .then_with(|| a.doc.cmp(&b.doc))
     }
 
-    /// Is `s` a critical directive that matches the query by more than its priority?
-    /// Does the document match the query by more than its priority bonus?
-    fn matches(&self, s: &Scored) -> bool {
-        let own = CONTEXT_PRIORITY[priority_rank(self.priority(s.doc))];
-        s.parts.bm25 > 0.0 || s.parts.trigger_recall > 0.0 || s.parts.context > own + 1e-9
+    /// Does document `doc`, scored `parts`, match the query by more than its priority bonus?
+    fn matches(&self, doc: usize, parts: &Parts) -> bool {
+        let own = CONTEXT_PRIORITY[priority_rank(self.priority(doc))];
+        parts.bm25 > 0.0 || parts.trigger_recall > 0.0 || parts.context > own + 1e-9
     }
 
     /// Cosine similarity of the token sets of two documents.
@@ -1395,9 +1389,9 @@ mod tests {
             all.sort_by(|a, b| rank_order(a, b));
             let mut seen = std::collections::HashSet::new();
             all.retain(|s| seen.insert(s.doc));
-            let (crit, rest): (Vec<&Scored>, Vec<&Scored>) = all
-                .into_iter()
-                .partition(|s| c.priority(s.doc) == Priority::Critical && c.view().matches(s));
+            let (crit, rest): (Vec<&Scored>, Vec<&Scored>) = all.into_iter().partition(|s| {
+                c.priority(s.doc) == Priority::Critical && c.view().matches(s.doc, &s.parts)
+            });
             let want: Vec<&str> = crit
                 .iter()
                 .take(k)
