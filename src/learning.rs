@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::directive::Priority;
+use crate::directive::{Enforcement, Priority};
 use crate::error::Result;
 use crate::event::{Event, event_files, read_event_file};
 use crate::fold::Fold;
@@ -213,12 +213,13 @@ pub fn phase_completed<'a>(events: &'a [Event], phase: &str) -> Option<&'a Event
 }
 
 /// `escalation` events for the open episodes that no event records yet:
-/// the command that recorded the violations appends them. `directive`
-/// gives the declared directive (for the `from` part) when it is known.
+/// the command that recorded the violations appends them. `declared`
+/// gives a directive's declared priority and enforcement (for the `from`
+/// part) when it is known.
 pub fn escalations_due(
     store: &Store,
     fold: &Fold,
-    declared: impl Fn(&str) -> Option<(crate::directive::Priority, crate::directive::Enforcement)>,
+    declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,
 ) -> Vec<Event> {
     let mut out = Vec::new();
     for (id, state) in fold.loop_states() {
@@ -229,12 +230,7 @@ pub fn escalations_due(
         let declared = declared(id);
         // Already critical + enforce: escalating changes nothing, and an
         // event (and a warning) would only leave a human an episode to end.
-        if declared
-            == Some((
-                crate::directive::Priority::Critical,
-                crate::directive::Enforcement::Enforce,
-            ))
-        {
+        if declared == Some((Priority::Critical, Enforcement::Enforce)) {
             continue;
         }
         let from = declared.map(|(priority, enforcement)| {

@@ -843,7 +843,9 @@ fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, file::Names)> {
         .map(|d| {
             (
                 d,
-                file::Names::owned(scan::listing_names(scan.directives())),
+                file::Names::owned(scan::joined(
+                    scan.directives().iter().map(|(n, _)| n.as_str()),
+                )),
             )
         })
 }

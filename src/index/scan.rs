@@ -169,7 +169,11 @@ pub fn scan_while(
     // place, so that none is copied unless directives changed.
     let text = match listing {
         Some(l) if Some(l.dir) == dir_stamp => l.names,
-        _ => super::file::Names::owned(joined(list_dir(&dir, |n| n.ends_with(".toml"))?)),
+        _ => super::file::Names::owned(joined(
+            list_dir(&dir, |n| n.ends_with(".toml"))?
+                .iter()
+                .map(String::as_str),
+        )),
     };
     let stamper = Stamper::new(dir, text.as_str())?;
     let others = std::thread::scope(|s| {
@@ -209,16 +213,6 @@ pub fn scan_while(
     })
 }
 
-/// The names of `files`, each followed by a newline: a [`Listing`]'s names.
-pub fn listing_names(files: &[(String, Stamp)]) -> String {
-    let mut out = String::with_capacity(files.iter().map(|(n, _)| n.len() + 1).sum());
-    for (n, _) in files {
-        out.push_str(n);
-        out.push('\n');
-    }
-    out
-}
-
 /// Stats `config.toml` and the event files only.
 pub fn scan_events(store: &Store) -> Result<Scan> {
     let swarm = &store.swarm_dir;
@@ -243,7 +237,7 @@ fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<(Vec<(String, Sta
     if names.is_empty() {
         return Ok((Vec::new(), 0));
     }
-    let text = joined(names);
+    let text = joined(names.iter().map(String::as_str));
     let stamper = Stamper::new(dir.to_path_buf(), &text)?;
     stamper.work();
     let (chunks, sum) = stamper.finish()?;
@@ -273,11 +267,11 @@ fn list_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Names, each followed by a newline.
-fn joined(names: Vec<String>) -> String {
-    let mut out = String::with_capacity(names.iter().map(|n| n.len() + 1).sum());
+/// Names, each followed by a newline: a [`Listing`]'s names.
+pub fn joined<'a>(names: impl Iterator<Item = &'a str> + Clone) -> String {
+    let mut out = String::with_capacity(names.clone().map(|n| n.len() + 1).sum());
     for n in names {
-        out.push_str(&n);
+        out.push_str(n);
         out.push('\n');
     }
     out
