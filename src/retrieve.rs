@@ -597,7 +597,7 @@ impl Corpus {
         for &t in &terms {
             let (docs, tfs) = v.postings(t);
             let df = docs.len() as f64;
-            let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
+            let idf = libm::log(1.0 + (n as f64 - df + 0.5) / (df + 0.5));
             for (&d, &tf) in docs.iter().zip(tfs) {
                 let tf = f64::from(tf);
                 let len = f64::from(v.doc_len[d as usize]);

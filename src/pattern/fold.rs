@@ -608,7 +608,7 @@ pub fn score_of<S: AsRef<str>>(
     let decay = if p.validated >= cfg.immune_after {
         1.0
     } else {
-        (-age_days / cfg.decay_days).exp()
+        libm::exp(-age_days / cfg.decay_days)
     };
     let category = match p.category {
         Some(Category::Rule) => cfg.rule_weight,
