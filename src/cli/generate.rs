@@ -28,7 +28,10 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
     match cmd {
         Command::Man { dir } => {
             std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            let mut command = Cli::command();
+            // Every subcommand, the deferred groups' too, before renaming
+            // them; without `help` subcommands, as clap_mangen builds it.
+            let mut command = Cli::command().disable_help_subcommand(true);
+            command.build();
             // Pages are named after the binary (git-swarm-list.1), as git expects.
             command = command.bin_name("git-swarm").display_name("git-swarm");
             rename_for_man(&mut command, "git-swarm", "git swarm");
