@@ -169,6 +169,23 @@ fn git_added(env: &TestEnv, diff_args: &[&str]) -> BTreeMap<String, Vec<(u64, St
 }
 
 fn compare(env: &TestEnv, selection: &[&str], diff_args: &[&str]) {
+    let (our_paths, our_sources) = agrees_with_git(env, selection, diff_args);
+    assert!(
+        our_paths.contains("new/name.txt") && our_sources.contains("old/name.txt"),
+        "the rename was detected: {our_paths:?}, from {our_sources:?}"
+    );
+    assert!(our_paths.contains("sub"), "the submodule entry is a change");
+    assert!(our_paths.contains("bin.dat"), "binary files are changes");
+}
+
+/// Asserts that the change `selection` selects has the paths, rename
+/// sources and added lines `git diff` gives for `diff_args`; returns the
+/// paths and the rename sources.
+fn agrees_with_git(
+    env: &TestEnv,
+    selection: &[&str],
+    diff_args: &[&str],
+) -> (BTreeSet<String>, BTreeSet<String>) {
     let files = ours(env, selection);
     let our_paths: BTreeSet<String> = files
         .iter()
@@ -216,12 +233,7 @@ fn compare(env: &TestEnv, selection: &[&str], diff_args: &[&str]) {
             "added lines of {path} differ from git diff -U0 {diff_args:?}"
         );
     }
-    assert!(
-        our_paths.contains("new/name.txt") && our_sources.contains("old/name.txt"),
-        "the rename was detected: {files:?}"
-    );
-    assert!(our_paths.contains("sub"), "the submodule entry is a change");
-    assert!(our_paths.contains("bin.dat"), "binary files are changes");
+    (our_paths, our_sources)
 }
 
 #[test]
@@ -393,6 +405,37 @@ fn cache_tree_walk_agrees_with_git_diff_cached() {
     env.git(&["commit", "-q", "-m", "less"]);
     // Nothing staged at all.
     assert_eq!(ours(&env, &["--staged"]), Vec::<Value>::new());
+}
+
+/// A range with no deleted file, or none added, is diffed without the
+/// rename tracker; it must agree with git just the same.
+#[test]
+fn range_with_no_rename_candidates_agrees_with_git_diff() {
+    let env = fixture();
+    env.git(&["commit", "-q", "-m", "change"]);
+    // Modifications, a mode change and additions in new folders.
+    env.write("a.txt", "one\nTWO\nthree\nfour\nfive\nsix TODO\nseven\n");
+    env.write("fresh/deep/dir/file.txt", "brand new\nTODO here\nmore\n");
+    env.git(&["add", "-A"]);
+    env.git(&["update-index", "--chmod=+x", "crlf.txt"]);
+    env.git(&["commit", "-q", "-m", "more"]);
+    let range = ["--range", "HEAD~1..HEAD"];
+    let (paths, sources) = agrees_with_git(&env, &range, &["HEAD~1", "HEAD"]);
+    assert!(paths.contains("fresh/deep/dir/file.txt") && sources.is_empty());
+    // Deletions only, one of a whole folder.
+    env.git(&["rm", "-q", "-r", "fresh", "a.txt"]);
+    env.git(&["commit", "-q", "-m", "less"]);
+    let (paths, _) = agrees_with_git(&env, &range, &["HEAD~1", "HEAD"]);
+    assert!(paths.contains("a.txt") && paths.contains("fresh/deep/dir/file.txt"));
+    agrees_with_git(&env, &["--commit", "HEAD"], &["HEAD~1", "HEAD"]);
+    // Both at once: the rename tracker runs and pairs them.
+    env.write("moved.md", "# Guide\nTODO: write\nand more TODO\n");
+    env.git(&["rm", "-q", "docs/guide.md"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "both"]);
+    let (paths, sources) = agrees_with_git(&env, &range, &["HEAD~1", "HEAD"]);
+    assert!(paths.contains("moved.md") && sources.contains("docs/guide.md"));
+    agrees_with_git(&env, &["--range", "HEAD~2..HEAD"], &["HEAD~2", "HEAD"]);
 }
 
 fn compare_paths_and_lines(env: &TestEnv) {

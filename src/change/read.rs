@@ -564,42 +564,29 @@ fn diff_trees(
         Some(id) => find(id)?,
         None => repo.empty_tree(),
     };
-    // As `diff_tree_to_tree`, but without reading the index for
-    // `.gitattributes`: blobs in trees are already in git's form, and loading
-    // the index was most of the cost of a range on a large repository.
     let git = |e: &dyn std::fmt::Display| Error::git("comparing trees", e);
-    let attributes = repo
-        .attributes_only(
-            &gix::index::State::new(repo.object_hash()),
-            gix::worktree::stack::state::attributes::Source::IdMapping,
-        )
-        .map_err(|e| git(&e))?
-        .detach();
-    let mut cache = gix::diff::resource_cache(
-        repo,
-        gix::diff::blob::pipeline::Mode::ToGit,
-        attributes,
-        Default::default(),
-    )
-    .map_err(|e| git(&e))?;
-    let options = gix::diff::Options::default()
-        .with_rewrites(Some(gix::diff::Rewrites::default()))
-        .track_path()
-        .to_owned();
-    let mut changes = Vec::new();
-    gix::diff::tree_with_rewrites(
-        gix::objs::TreeRefIter::from_bytes(&old_tree.data, old_tree.id.kind()),
-        gix::objs::TreeRefIter::from_bytes(&new_tree.data, new_tree.id.kind()),
-        &mut cache,
-        &mut Default::default(),
+    let old_iter = || gix::objs::TreeRefIter::from_bytes(&old_tree.data, old_tree.id.kind());
+    let new_iter = || gix::objs::TreeRefIter::from_bytes(&new_tree.data, new_tree.id.kind());
+    // Renames pair deleted files with added ones (git looks for no copies
+    // by default, and neither does this). When the change has no deleted
+    // file or no added one, the plain tree diff is the answer, and the
+    // rename tracker's blob cache (attributes, filters and diff drivers
+    // from the configuration) is not set up: about 0.1 ms of a `check
+    // --range`, which mostly checks edits.
+    let mut recorder = gix::diff::tree::Recorder::default();
+    gix::diff::tree(
+        old_iter(),
+        new_iter(),
+        gix::diff::tree::State::default(),
         &repo.objects,
-        |change: gix::diff::tree_with_rewrites::ChangeRef<'_>| -> gix::Result<std::ops::ControlFlow<()>> {
-            changes.push(change.into_owned());
-            Ok(std::ops::ControlFlow::Continue(()))
-        },
-        options.into(),
+        &mut recorder,
     )
     .map_err(|e| git(&e))?;
+    let changes = if pairs_possible(&recorder.records) {
+        diff_trees_with_renames(repo, old_iter(), new_iter())?
+    } else {
+        recorder.records.into_iter().map(without_renames).collect()
+    };
     let content = |mode: gix::object::tree::EntryMode, id: ObjectId| {
         if mode.is_commit() {
             Content::Gitlink(id)
@@ -702,6 +689,110 @@ fn diff_trees(
     Ok(files)
 }
 
+/// Would git look for renames in these changes: is a file deleted and
+/// another added?
+fn pairs_possible(records: &[gix::diff::tree::recorder::Change]) -> bool {
+    use gix::diff::tree::recorder::Change as R;
+    let deleted = records
+        .iter()
+        .any(|c| matches!(c, R::Deletion { entry_mode, .. } if !entry_mode.is_tree()));
+    let added = records
+        .iter()
+        .any(|c| matches!(c, R::Addition { entry_mode, .. } if !entry_mode.is_tree()));
+    deleted && added
+}
+
+/// A change of the plain tree diff as the rename-tracking diff reports it
+/// when it pairs nothing.
+fn without_renames(
+    change: gix::diff::tree::recorder::Change,
+) -> gix::diff::tree_with_rewrites::Change {
+    use gix::diff::tree::recorder::Change as R;
+    use gix::diff::tree_with_rewrites::Change as C;
+    match change {
+        R::Addition {
+            entry_mode,
+            oid,
+            path,
+            relation,
+        } => C::Addition {
+            location: path,
+            relation,
+            entry_mode,
+            id: oid,
+        },
+        R::Deletion {
+            entry_mode,
+            oid,
+            path,
+            relation,
+        } => C::Deletion {
+            location: path,
+            relation,
+            entry_mode,
+            id: oid,
+        },
+        R::Modification {
+            previous_entry_mode,
+            previous_oid,
+            entry_mode,
+            oid,
+            path,
+        } => C::Modification {
+            location: path,
+            previous_entry_mode,
+            previous_id: previous_oid,
+            entry_mode,
+            id: oid,
+        },
+    }
+}
+
+/// The changes between two trees with renames found as git finds them.
+fn diff_trees_with_renames(
+    repo: &gix::Repository,
+    old: gix::objs::TreeRefIter<'_>,
+    new: gix::objs::TreeRefIter<'_>,
+) -> Result<Vec<gix::diff::tree_with_rewrites::Change>> {
+    let git = |e: &dyn std::fmt::Display| Error::git("comparing trees", e);
+    // As `diff_tree_to_tree`, but without reading the index for
+    // `.gitattributes`: blobs in trees are already in git's form, and loading
+    // the index was most of the cost of a range on a large repository.
+    let attributes = repo
+        .attributes_only(
+            &gix::index::State::new(repo.object_hash()),
+            gix::worktree::stack::state::attributes::Source::IdMapping,
+        )
+        .map_err(|e| git(&e))?
+        .detach();
+    let mut cache = gix::diff::resource_cache(
+        repo,
+        gix::diff::blob::pipeline::Mode::ToGit,
+        attributes,
+        Default::default(),
+    )
+    .map_err(|e| git(&e))?;
+    let options = gix::diff::Options::default()
+        .with_rewrites(Some(gix::diff::Rewrites::default()))
+        .track_path()
+        .to_owned();
+    let mut changes = Vec::new();
+    gix::diff::tree_with_rewrites(
+        old,
+        new,
+        &mut cache,
+        &mut Default::default(),
+        &repo.objects,
+        |change: gix::diff::tree_with_rewrites::ChangeRef<'_>| -> gix::Result<std::ops::ControlFlow<()>> {
+            changes.push(change.into_owned());
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
+        options.into(),
+    )
+    .map_err(|e| git(&e))?;
+    Ok(changes)
+}
+
 /// Every file of the tree `tree`, the folder `folder` (`""`: the root) of
 /// a snapshot, with its blob id and full path, sorted by path.
 pub fn flatten_folder(
@@ -770,10 +861,12 @@ pub fn content(repo: &gix::Repository, content: &Content) -> Result<Option<Vec<u
     match content {
         Content::Absent | Content::Gitlink(_) => Ok(None),
         Content::Blob(id) => {
-            let blob = repo
+            let mut blob = repo
                 .find_blob(*id)
                 .map_err(|e| Error::git(format!("reading blob {id}"), e))?;
-            Ok(Some(blob.data.clone()))
+            // Taken, not copied: the handle would only return the buffer to
+            // the repository's free list.
+            Ok(Some(blob.take_data()))
         }
         Content::File(path) => file_content(path),
     }
