@@ -233,6 +233,22 @@ impl PathGlob {
     }
 }
 
+/// A literal start of every path the glob `source` matches, from the text
+/// alone: a prefix of (or equal to) what [`PathGlob::literal_prefix`] gives
+/// for the parsed glob, so a path that does not start with it cannot
+/// match. For a glob known to parse (a gated directive's), it tells without
+/// parsing that the glob names none of a change's paths.
+pub fn literal_prefix_of(source: &str) -> &str {
+    let trimmed = source.trim_end_matches('/');
+    let pattern = match trimmed.strip_prefix("./") {
+        Some(rest) => rest,
+        // No `/`: the name matches at any depth.
+        None if !trimmed.contains('/') => return "",
+        None => trimmed,
+    };
+    &pattern[..literal_prefix_len(pattern)]
+}
+
 fn build(pattern: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
@@ -335,6 +351,60 @@ mod tests {
                     && PathGlob::parse(glob).expect("valid glob").is_match(path)
             );
         }
+    }
+
+    /// The prefix read from the text is never longer than the parsed
+    /// glob's, and every path the glob matches starts with it.
+    #[test]
+    fn literal_prefix_of_the_text_is_a_prefix_of_the_parsed_one() {
+        let parts = [
+            "src", "m001", "*", "**", "*.rs", "a.b", "{x,y}", "[ab]", "?", ".",
+        ];
+        let mut globs = vec![
+            "./Makefile".to_owned(),
+            "./src/*.rs".to_owned(),
+            "docs/".to_owned(),
+            "src/gen/".to_owned(),
+            "src//x".to_owned(),
+            "a/b/c.txt".to_owned(),
+        ];
+        for a in parts {
+            globs.push(a.to_owned());
+            globs.push(format!("{a}/"));
+            globs.push(format!("./{a}"));
+            for b in parts {
+                globs.push(format!("{a}/{b}"));
+                globs.push(format!("./{a}/{b}/"));
+                for c in parts {
+                    globs.push(format!("{a}/{b}/{c}"));
+                }
+            }
+        }
+        let paths = [
+            "src/m001/a.rs",
+            "src/a.b",
+            "x/src/m001",
+            "m001/x/y.rs",
+            "a/b/c.txt",
+        ];
+        for g in &globs {
+            let Ok(glob) = PathGlob::parse(g) else {
+                continue;
+            };
+            let quick = literal_prefix_of(g);
+            assert!(
+                glob.literal_prefix().starts_with(quick),
+                "{g}: `{quick}` is not a prefix of `{}`",
+                glob.literal_prefix()
+            );
+            for p in paths {
+                assert!(!glob.is_match(p) || p.starts_with(quick), "{g} matches {p}");
+            }
+        }
+        assert_eq!(literal_prefix_of("src/m001/**/*.rs"), "src/m001/");
+        assert_eq!(literal_prefix_of("./Makefile"), "Makefile");
+        assert_eq!(literal_prefix_of("*.rs"), "");
+        assert_eq!(literal_prefix_of("docs/"), "");
     }
 
     /// The string tests agree with the regex globset compiles, on globs of
