@@ -33,7 +33,7 @@ const MAGIC: &[u8] = b"git-swarm grep-tree cache 7\n";
 /// Keys kept from earlier runs besides those this run used.
 const KEEP: usize = 4096;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct Stored {
     outcome: u8,
     message: Option<String>,
@@ -125,10 +125,13 @@ pub struct GrepTreeCache {
     path: Option<PathBuf>,
     loaded: bool,
     file: Option<File>,
-    /// Results looked up or added by this run, and the file's result each
-    /// one came from (one decode per result, whatever keys find it).
+    /// Results added by this run, under each of their keys.
     used: HashMap<u128, Rc<Stored>>,
-    decoded: HashMap<u32, Rc<Stored>>,
+    /// Keys this run found in the file, with their result's index there:
+    /// kept first when the file is rewritten. Only pushed to: a check
+    /// that adds nothing (the usual case) never rewrites the file, and
+    /// hashing each hit into a map cost more than the lookup itself.
+    hits: Vec<(u128, u32)>,
     dirty: bool,
 }
 
@@ -172,34 +175,12 @@ impl GrepTreeCache {
 
     pub fn get<'a>(&mut self, key: u128, predicate: &'a str) -> Option<PredicateResult<'a>> {
         self.load();
-        let stored = match self.used.get(&key) {
-            Some(s) => s.clone(),
-            None => {
-                let (i, stored) = self.file.as_ref()?.find(key)?;
-                let stored = self
-                    .decoded
-                    .entry(i)
-                    .or_insert_with(|| Rc::new(stored))
-                    .clone();
-                self.used.insert(key, stored.clone());
-                stored
-            }
-        };
-        Some(PredicateResult {
-            predicate,
-            outcome: outcome_from(stored.outcome)?,
-            message: stored.message.clone(),
-            findings: stored
-                .findings
-                .iter()
-                .map(|(path, line, text)| Finding {
-                    path: path.clone(),
-                    line: *line,
-                    text: text.clone(),
-                })
-                .collect(),
-            omitted: stored.omitted,
-        })
+        if let Some(stored) = self.used.get(&key) {
+            return result_of(predicate, (**stored).clone());
+        }
+        let (i, stored) = self.file.as_ref()?.find(key)?;
+        self.hits.push((key, i));
+        result_of(predicate, stored)
     }
 
     /// Keeps `result` under each of `keys`.
@@ -233,28 +214,35 @@ impl GrepTreeCache {
             std::mem::forget(self);
             return;
         }
-        // The file's other keys, up to KEEP, with the results they find.
-        let mut kept = Vec::new();
+        // The keys this run found in the file, then its other keys up to
+        // KEEP, with the results they find (one decode per result,
+        // whatever keys find it).
         if let Some(file) = &self.file {
-            for i in 0..file.keys {
-                if kept.len() == KEEP {
+            let mut decoded: HashMap<u32, Rc<Stored>> = HashMap::new();
+            let hits = std::mem::take(&mut self.hits);
+            let others = (0..file.keys).map(|i| (file.key(i), false));
+            let mut others_kept = 0;
+            for ((key, result), hit) in hits.into_iter().map(|k| (k, true)).chain(others) {
+                if !hit && others_kept == KEEP {
                     break;
                 }
-                let (key, result) = file.key(i);
                 if self.used.contains_key(&key) {
                     continue;
                 }
-                let stored = match self.decoded.get(&result) {
+                let stored = match decoded.get(&result) {
                     Some(s) => s.clone(),
                     None => match file.result(result) {
-                        Some(s) => self.decoded.entry(result).or_insert(Rc::new(s)).clone(),
+                        Some(s) => decoded.entry(result).or_insert(Rc::new(s)).clone(),
                         None => continue,
                     },
                 };
-                kept.push((key, stored));
+                if !hit {
+                    others_kept += 1;
+                }
+                self.used.insert(key, stored);
             }
         }
-        let mut keys: Vec<(u128, Rc<Stored>)> = self.used.drain().chain(kept).collect();
+        let mut keys: Vec<(u128, Rc<Stored>)> = self.used.drain().collect();
         keys.sort_by_key(|(key, _)| *key);
         // One copy of each result, with every key it is kept under.
         let mut index: HashMap<*const Stored, u32> = HashMap::new();
@@ -300,6 +288,21 @@ impl GrepTreeCache {
         // A missing, damaged or foreign file is a cache miss.
         self.file = self.path.as_deref().and_then(File::open);
     }
+}
+
+/// A kept result as the result of `predicate`.
+fn result_of(predicate: &str, stored: Stored) -> Option<PredicateResult<'_>> {
+    Some(PredicateResult {
+        predicate,
+        outcome: outcome_from(stored.outcome)?,
+        message: stored.message,
+        findings: stored
+            .findings
+            .into_iter()
+            .map(|(path, line, text)| Finding { path, line, text })
+            .collect(),
+        omitted: stored.omitted,
+    })
 }
 
 fn outcome_code(o: Outcome) -> u8 {
