@@ -233,11 +233,10 @@ impl PathGlob {
     }
 }
 
-/// A literal start of every path the glob `source` matches, from the text
-/// alone: a prefix of (or equal to) what [`PathGlob::literal_prefix`] gives
-/// for the parsed glob, so a path that does not start with it cannot
-/// match. For a glob known to parse (a gated directive's), it tells without
-/// parsing that the glob names none of a change's paths.
+/// What [`PathGlob::literal_prefix`] gives for the glob `source` once
+/// parsed, read from the text alone: for a glob known to parse (a gated
+/// directive's), it tells without parsing that the glob names none of a
+/// change's paths, or which folder holds all it can name.
 pub fn literal_prefix_of(source: &str) -> &str {
     let trimmed = source.trim_end_matches('/');
     let pattern = match trimmed.strip_prefix("./") {
@@ -246,7 +245,13 @@ pub fn literal_prefix_of(source: &str) -> &str {
         None if !trimmed.contains('/') => return "",
         None => trimmed,
     };
-    &pattern[..literal_prefix_len(pattern)]
+    let len = literal_prefix_len(pattern);
+    if len == pattern.len() && trimmed.len() < source.len() {
+        // A folder glob (`src/gen/`) is `src/gen/**`: the `/` is literal too.
+        let start = trimmed.len() - pattern.len();
+        return &source[start..start + len + 1];
+    }
+    &pattern[..len]
 }
 
 fn build(pattern: &str) -> Result<Glob, globset::Error> {
@@ -353,8 +358,8 @@ mod tests {
         }
     }
 
-    /// The prefix read from the text is never longer than the parsed
-    /// glob's, and every path the glob matches starts with it.
+    /// The prefix read from the text is the parsed glob's, and every path
+    /// the glob matches starts with it.
     #[test]
     fn literal_prefix_of_the_text_is_a_prefix_of_the_parsed_one() {
         let parts = [
@@ -392,11 +397,7 @@ mod tests {
                 continue;
             };
             let quick = literal_prefix_of(g);
-            assert!(
-                glob.literal_prefix().starts_with(quick),
-                "{g}: `{quick}` is not a prefix of `{}`",
-                glob.literal_prefix()
-            );
+            assert_eq!(glob.literal_prefix(), quick, "{g}");
             for p in paths {
                 assert!(!glob.is_match(p) || p.starts_with(quick), "{g} matches {p}");
             }
@@ -405,6 +406,8 @@ mod tests {
         assert_eq!(literal_prefix_of("./Makefile"), "Makefile");
         assert_eq!(literal_prefix_of("*.rs"), "");
         assert_eq!(literal_prefix_of("docs/"), "");
+        assert_eq!(literal_prefix_of("src/gen//"), "src/gen/");
+        assert_eq!(literal_prefix_of("./x/"), "x/");
     }
 
     /// The string tests agree with the regex globset compiles, on globs of

@@ -458,6 +458,31 @@ fn evaluate_predicate<'a>(
     if let Some(r) = untouched(change, source) {
         return Ok(r);
     }
+    // A `grep_tree` result kept for a tree above every file its glob can
+    // name needs no parse either. The keys of the trees that missed.
+    let mut tree_keys = Vec::new();
+    if let Some(glob) = grep_tree_glob(source) {
+        // The folder every file the glob can name is in, read from its
+        // text as `PathGlob::literal_prefix` would give it.
+        let prefix = crate::pathglob::literal_prefix_of(glob);
+        let folder = prefix.rfind('/').map_or("", |i| &prefix[..i]);
+        // Looked up from the root down, reading no tree below the first
+        // one recognised.
+        let mut hit = None;
+        change.folder_trees(repo, folder, |level, tree| {
+            let key = GrepTreeCache::tree_key(source, level, tree);
+            hit = cache.get(key, source);
+            if hit.is_none() {
+                tree_keys.push(key);
+            }
+            hit.is_some()
+        })?;
+        if let Some(hit) = hit {
+            // Kept under the folders above it that missed, too.
+            cache.put(&tree_keys, &hit);
+            return Ok(hit);
+        }
+    }
     let predicate = match Predicate::parse_gated(source) {
         Ok(p) => p,
         Err(e) => return Ok(result(source, Outcome::Error, Some(e.message), Vec::new())),
@@ -546,25 +571,8 @@ fn evaluate_predicate<'a>(
             }
         }
         Predicate::GrepTree { regex, glob } => {
-            // A tree that holds every file the glob can name fixes the
-            // result: look it up from the root down, reading no tree below
-            // the first one recognised.
-            let prefix = glob.as_ref().map_or("", |g| g.literal_prefix());
-            let folder = prefix.rfind('/').map_or("", |i| &prefix[..i]);
-            let mut keys = Vec::new();
-            let mut hit = None;
-            change.folder_trees(repo, folder, |level, tree| {
-                let key = GrepTreeCache::tree_key(source, level, tree);
-                hit = cache.get(key, source);
-                if hit.is_none() {
-                    keys.push(key);
-                }
-                hit.is_some()
-            })?;
-            if let Some(hit) = hit {
-                cache.put(&keys, &hit);
-                return Ok(hit);
-            }
+            // No tree above its files was recognised (looked up above).
+            let mut keys = tree_keys;
             let mut files = change.snapshot_files(repo, glob.as_ref())?;
             files.retain(|f| !skips_swarm(glob.as_ref(), &f.path));
             // Blobs only: a file of the working tree can change under the same path.
@@ -668,6 +676,12 @@ fn grep_tree<'a>(
 /// `.swarm/` itself is not searched unless the glob names it: a directive's
 /// own lesson and predicate contain the text it forbids, and would otherwise
 /// fail the commit that adds it.
+/// The glob of a `grep_tree` predicate (empty without one).
+fn grep_tree_glob(source: &str) -> Option<&str> {
+    let (kind, arg) = source.split_once(':')?;
+    (kind.trim() == "grep_tree").then(|| arg.rsplit_once(':').map_or("", |(_, g)| g))
+}
+
 /// The result of a `file_modified`, `file_not_modified` or `grep`
 /// predicate whose glob names none of the change's paths, told from the
 /// glob's literal start without parsing the predicate: in a large set,
