@@ -332,6 +332,7 @@ pub fn evaluate<'a>(
     let mut results = Vec::with_capacity(candidates.len());
     let mut warnings = Vec::new();
     let mut cache = GrepTreeCache::at(repo.common_dir());
+    let paths = ChangedPaths::of(change);
     for c in candidates {
         let d = &c.directive;
         let mut result = DirectiveResult {
@@ -363,7 +364,7 @@ pub fn evaluate<'a>(
         // results would touch 240 KB more memory than they use.
         result.predicates.reserve_exact(d.verify.len());
         for &source in &d.verify {
-            let r = evaluate_predicate(repo, change, source, tools, &mut cache)?;
+            let r = evaluate_predicate(repo, change, &paths, source, tools, &mut cache)?;
             if r.outcome == Outcome::Skipped
                 && let Some(m) = &r.message
                 && !warnings.iter().any(|w: &Warning| &w.message == m)
@@ -451,11 +452,12 @@ fn result(
 fn evaluate_predicate<'a>(
     repo: &gix::Repository,
     change: &Change,
+    paths: &ChangedPaths,
     source: &'a str,
     tools: &dyn ToolRunner,
     cache: &mut GrepTreeCache,
 ) -> Result<PredicateResult<'a>> {
-    if let Some(r) = untouched(change, source) {
+    if let Some(r) = untouched(paths, source) {
         return Ok(r);
     }
     // A `grep_tree` result kept for a tree above every file its glob can
@@ -676,6 +678,31 @@ fn grep_tree<'a>(
 /// `.swarm/` itself is not searched unless the glob names it: a directive's
 /// own lesson and predicate contain the text it forbids, and would otherwise
 /// fail the commit that adds it.
+/// Every path of a change (a rename's source too), sorted: whether one
+/// starts with a glob's literal prefix is a binary search, not a scan, for
+/// each of a thousand predicates.
+struct ChangedPaths<'a>(Vec<&'a [u8]>);
+
+impl<'a> ChangedPaths<'a> {
+    fn of(change: &'a Change) -> ChangedPaths<'a> {
+        let mut paths: Vec<&[u8]> = change
+            .files
+            .iter()
+            .flat_map(|f| f.paths())
+            .map(|p| p.as_bytes())
+            .collect();
+        paths.sort_unstable();
+        ChangedPaths(paths)
+    }
+
+    /// Does a path start with `prefix`? The paths that do sort together,
+    /// from the first one not below `prefix`.
+    fn any_starts_with(&self, prefix: &[u8]) -> bool {
+        let at = self.0.partition_point(|p| *p < prefix);
+        self.0.get(at).is_some_and(|p| p.starts_with(prefix))
+    }
+}
+
 /// The glob of a `grep_tree` predicate (empty without one).
 fn grep_tree_glob(source: &str) -> Option<&str> {
     let (kind, arg) = source.split_once(':')?;
@@ -689,7 +716,7 @@ fn grep_tree_glob(source: &str) -> Option<&str> {
 /// parsing a thousand of them was a tenth of a check's work. Sound because
 /// a candidate passed the actionability gate, which parsed every predicate
 /// (regex included); the results are those the full evaluation gives.
-fn untouched<'a>(change: &Change, source: &'a str) -> Option<PredicateResult<'a>> {
+fn untouched<'a>(paths: &ChangedPaths, source: &'a str) -> Option<PredicateResult<'a>> {
     let (kind, arg) = source.split_once(':')?;
     let kind = kind.trim();
     let glob = match kind {
@@ -699,13 +726,7 @@ fn untouched<'a>(change: &Change, source: &'a str) -> Option<PredicateResult<'a>
         _ => return None,
     };
     let prefix = crate::pathglob::literal_prefix_of(glob);
-    if prefix.is_empty()
-        || change
-            .files
-            .iter()
-            .flat_map(|f| f.paths())
-            .any(|p| p.starts_with(prefix.as_bytes()))
-    {
+    if prefix.is_empty() || paths.any_starts_with(prefix.as_bytes()) {
         return None;
     }
     Some(if kind == "file_modified" {
@@ -776,5 +797,39 @@ mod size_tests {
     #[test]
     fn a_thousand_entries_fit_under_the_mmap_threshold() {
         assert!(std::mem::size_of::<super::CheckEntry>() * 1000 < 128 * 1024);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChangedPaths;
+
+    #[test]
+    fn changed_paths_find_a_prefix_wherever_it_sorts() {
+        let paths = ChangedPaths(
+            ["a.txt", "src/a/x.rs", "src/ab", "src/b/y.rs", "z"]
+                .iter()
+                .map(|p| p.as_bytes())
+                .collect(),
+        );
+        for (prefix, expected) in [
+            ("src/a/", true),
+            ("src/ab", true),
+            ("src/b/", true),
+            ("src/", true),
+            ("a.txt", true),
+            ("z", true),
+            ("src/c/", false),
+            ("src/a/y", false),
+            ("b", false),
+            ("zz", false),
+            ("0", false),
+        ] {
+            assert_eq!(
+                paths.any_starts_with(prefix.as_bytes()),
+                expected,
+                "{prefix}"
+            );
+        }
     }
 }
