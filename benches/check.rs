@@ -4,7 +4,7 @@
 //! `SWARM_BENCH_FILES` tracked files (default 100,000) with fast-import,
 //! writes `SWARM_BENCH_DIRECTIVES` active directives (default 1,000: a mix
 //! of grep, file_modified, file_not_modified and grep_tree limited to a
-//! small glob), stages 20 modified files, and prints medians of 41 runs of
+//! small glob), stages 20 modified files, and prints medians of 101 runs of
 //! each command, taken alternately, and the ratio:
 //!
 //! - `git swarm check --staged` beside `git diff --cached -U0`;
@@ -33,7 +33,7 @@ fn main() {
         Some(dir) => PathBuf::from(dir),
         None => tmp.path().join("repo"),
     };
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_git-swarm"));
+    let bin = common::installed_binary(tmp.path());
     println!("git swarm check benchmark: {files} tracked files, 20 staged modified files");
     for n in [directives, directives * 10] {
         let repo = repo.join(format!("d{n}"));
@@ -45,6 +45,10 @@ fn main() {
             t.elapsed().as_secs_f64(),
             repo.display()
         );
+        // The generated repository written back to disk now, not while
+        // the commands are timed (best effort: without `sync`, the kernel
+        // does it in its own time).
+        let _ = std::process::Command::new("sync").status();
         // Warm the index of .swarm/ (and the page cache) before measuring.
         common::run(&bin, &repo, &["check", "--staged"], &[0, 1]);
         std::thread::sleep(Duration::from_millis(2100));
@@ -68,13 +72,22 @@ fn main() {
     }
 }
 
-/// Runs of each command (alternating) whose medians are compared.
-const RUNS: usize = 41;
+/// Runs of each command (alternating) whose medians are compared. With
+/// 41, the `--range` ratio moved by ±0.04 from one run of the benchmark to
+/// the next on this shared machine; a run of `--range` takes a few ms.
+const RUNS: usize = 101;
+const WARM_UP: usize = 5;
 
 fn compare(bin: &Path, repo: &Path, ours: &[&str], git: &[&str], label: &str, git_label: &str) {
     // Interleaved, so that a change in the machine's speed during the run
     // (this is a shared machine) weighs on both sides alike.
     let (mut ours_v, mut git_v) = (Vec::new(), Vec::new());
+    // Unmeasured first runs: they fill the caches (a range's grep_tree
+    // results, the page cache) that every later run finds.
+    for _ in 0..WARM_UP {
+        common::time(bin, repo, ours, &[0, 1]);
+        common::time(Path::new("git"), repo, git, &[0]);
+    }
     for _ in 0..RUNS {
         ours_v.push(common::time(bin, repo, ours, &[0, 1]));
         git_v.push(common::time(Path::new("git"), repo, git, &[0]));

@@ -40,7 +40,7 @@ fn main() {
         t.elapsed().as_secs_f64(),
         repo.display()
     );
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_git-swarm"));
+    let bin = common::installed_binary(tmp.path());
 
     // 1. Full rebuild.
     let rebuild = median(5, || common::time(&bin, &repo, &["index", "rebuild"], &[0]));

@@ -25,7 +25,7 @@ fn main() {
         Some(dir) => PathBuf::from(dir),
         None => tmp.path().to_path_buf(),
     };
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_git-swarm"));
+    let bin = common::installed_binary(tmp.path());
     println!("git swarm inject benchmark: {events} events");
     let task = "fix error handling in module 42 and add a test for the parser";
     let args = [

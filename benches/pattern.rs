@@ -62,7 +62,7 @@ fn main() {
         Some(dir) => PathBuf::from(dir),
         None => tmp.path().to_path_buf(),
     };
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_git-swarm"));
+    let bin = common::installed_binary(tmp.path());
     let repo = base.join("patterns");
     let _ = std::fs::remove_dir_all(&repo);
     let t = Instant::now();
