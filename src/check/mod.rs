@@ -675,9 +675,6 @@ fn grep_tree<'a>(
     })
 }
 
-/// `.swarm/` itself is not searched unless the glob names it: a directive's
-/// own lesson and predicate contain the text it forbids, and would otherwise
-/// fail the commit that adds it.
 /// Every path of a change (a rename's source too), sorted: whether one
 /// starts with a glob's literal prefix is a binary search, not a scan, for
 /// each of a thousand predicates.
@@ -741,6 +738,9 @@ fn untouched<'a>(paths: &ChangedPaths, source: &'a str) -> Option<PredicateResul
     })
 }
 
+/// `.swarm/` itself is not searched unless the glob names it: a directive's
+/// own lesson and predicate contain the text it forbids, and would otherwise
+/// fail the commit that adds it.
 fn skips_swarm(glob: Option<&PathGlob>, path: &[u8]) -> bool {
     path.starts_with(b".swarm/") && !glob.is_some_and(|g| g.literal_prefix().starts_with(".swarm/"))
 }
