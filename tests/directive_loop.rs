@@ -811,6 +811,57 @@ fn review_runs_the_predicates_and_the_machine_wins() {
     swarm(&env, &["phase", "complete", "r1"]).code(1);
 }
 
+/// A directive edited after it was shown so that its file no longer passes
+/// the gate (a glob leaving the repository) is not judged by a shortcut: its
+/// predicate is parsed, and the machine's answer is an error, not a fail.
+#[test]
+fn review_of_a_directive_broken_since_it_was_shown_is_an_error() {
+    let env = repo();
+    directive(
+        &env,
+        "docs-touched",
+        "lesson = \"Update the documentation with every change\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\nverify = [\"file_modified:docs/**\"]",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directive"]);
+    let (_, d) = inject(&env, &["--role", "coder", "--phase", "r1"]);
+    ack(
+        &env,
+        &d.expect("delegation"),
+        "KNOWLEDGE_APPLIED:docs-touched",
+    )
+    .success();
+    let file = ".swarm/directives/docs-touched.toml";
+    let text = std::fs::read_to_string(env.path(file)).expect("read");
+    env.write(
+        file,
+        text.replace("file_modified:docs/**", "file_modified:../docs/**"),
+    );
+    env.write("src/lib.rs", "fn f() {}\n");
+    env.git(&["add", "src/lib.rs"]);
+    env.write(
+        "verdicts.md",
+        "- VERIFIED:docs-touched evidence=docs updated\n",
+    );
+    let run = swarm(
+        &env,
+        &[
+            "review",
+            "--phase",
+            "r1",
+            "--verdicts",
+            "verdicts.md",
+            "--staged",
+        ],
+    );
+    assert!(
+        run.stdout
+            .contains("docs-touched  (reviewer: verified, machine: error)"),
+        "{}",
+        run.snapshot()
+    );
+}
+
 /// A review whose directive has an untrusted tool predicate says that the
 /// predicate was skipped and how to trust it: the machine's answer is then
 /// n/a, and the reviewer's verdict stands without the user knowing why.

@@ -102,6 +102,10 @@ pub struct Candidate<'a> {
     /// The enforcement and priority in force (escalation raises them).
     pub enforcement: Enforcement,
     pub priority: Priority,
+    /// Its file has no error (the actionability gate parsed every
+    /// predicate): a path predicate whose glob names none of the changed
+    /// paths may then be decided without parsing it.
+    pub gated: bool,
 }
 
 /// What a `tool:` predicate came to.
@@ -364,7 +368,8 @@ pub fn evaluate<'a>(
         // results would touch 240 KB more memory than they use.
         result.predicates.reserve_exact(d.verify.len());
         for &source in &d.verify {
-            let r = evaluate_predicate(repo, change, &paths, source, tools, &mut cache)?;
+            let paths = c.gated.then_some(&paths);
+            let r = evaluate_predicate(repo, change, paths, source, tools, &mut cache)?;
             if r.outcome == Outcome::Skipped
                 && let Some(m) = &r.message
                 && !warnings.iter().any(|w: &Warning| &w.message == m)
@@ -452,16 +457,19 @@ fn result(
 fn evaluate_predicate<'a>(
     repo: &gix::Repository,
     change: &Change,
-    paths: &ChangedPaths,
+    paths: Option<&ChangedPaths>,
     source: &'a str,
     tools: &dyn ToolRunner,
     cache: &mut GrepTreeCache,
 ) -> Result<PredicateResult<'a>> {
-    if let Some(r) = untouched(paths, source) {
+    // Only for a gated candidate: its predicates are known to parse.
+    if let Some(r) = paths.and_then(|paths| untouched(paths, source)) {
         return Ok(r);
     }
     // A `grep_tree` result kept for a tree above every file its glob can
-    // name needs no parse either. The keys of the trees that missed.
+    // name needs no parse either (a kept result was computed after the
+    // predicate parsed: a parse error is not kept). The keys of the trees
+    // that missed.
     let mut tree_keys = Vec::new();
     if let Some(glob) = grep_tree_glob(source) {
         // The folder every file the glob can name is in, read from its
@@ -710,9 +718,11 @@ fn grep_tree_glob(source: &str) -> Option<&str> {
 /// predicate whose glob names none of the change's paths, told from the
 /// glob's literal start without parsing the predicate: in a large set,
 /// most directives' globs name folders a change does not touch, and
-/// parsing a thousand of them was a tenth of a check's work. Sound because
-/// a candidate passed the actionability gate, which parsed every predicate
-/// (regex included); the results are those the full evaluation gives.
+/// parsing a thousand of them was a tenth of a check's work. Only for a
+/// candidate whose file passed the actionability gate (`Candidate::gated`),
+/// which parsed every predicate, regex included: the results are then
+/// those the full evaluation gives. A directive that does not parse is
+/// parsed, and its predicate is an error.
 fn untouched<'a>(paths: &ChangedPaths, source: &'a str) -> Option<PredicateResult<'a>> {
     let (kind, arg) = source.split_once(':')?;
     let kind = kind.trim();
@@ -784,6 +794,7 @@ pub fn candidates<'a>(
             path: &e.path,
             enforcement,
             priority,
+            gated: true,
         });
     }
     (out, problems)

@@ -310,7 +310,7 @@ fn machine_results(
     let gix = super::check::open_gix(&repo)?;
     let change = Change::read(&gix, &repo.root, &selection)?;
     // Each record's directive, with its file: what the candidates borrow.
-    let views: Vec<(&learning::PhaseRecord, String, CheckDirective)> = records
+    let views: Vec<(&learning::PhaseRecord, String, CheckDirective, bool)> = records
         .iter()
         .filter_map(|r| {
             let e = index.directive(&r.id)?;
@@ -319,12 +319,14 @@ fn machine_results(
                 r,
                 format!(".swarm/directives/{}", e.file),
                 CheckDirective::of(d),
+                // Edited since it was shown, its file may not pass the gate now.
+                !e.problems.iter().any(|p| p.is_error()),
             ))
         })
         .collect();
     let candidates: Vec<Candidate> = views
         .iter()
-        .map(|(r, file, d)| {
+        .map(|(r, file, d, gated)| {
             let (priority, enforcement) = index.fold.effective_of(d.id, d.priority, d.enforcement);
             Candidate {
                 directive: d,
@@ -335,6 +337,7 @@ fn machine_results(
                 } else {
                     priority
                 },
+                gated: *gated,
             }
         })
         .collect();
