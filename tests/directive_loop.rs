@@ -78,6 +78,31 @@ fn inject(env: &TestEnv, args: &[&str]) -> (Run, Option<String>) {
     (run, id)
 }
 
+/// Runs `review --phase r1 --staged` with `verdicts` as the reviewer's message.
+fn review_staged_r1(env: &TestEnv, verdicts: &str) -> Run {
+    env.write("verdicts.md", verdicts);
+    swarm(
+        env,
+        &[
+            "review",
+            "--phase",
+            "r1",
+            "--verdicts",
+            "verdicts.md",
+            "--staged",
+        ],
+    )
+}
+
+/// Commits the directives written so far, shows them to a coder in phase
+/// `r1`, and records the coder's final message `acks`.
+fn commit_and_show_in_r1(env: &TestEnv, acks: &str) {
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    let (_, d) = inject(env, &["--role", "coder", "--phase", "r1"]);
+    ack(env, &d.expect("delegation"), acks).success();
+}
+
 fn ack(env: &TestEnv, delegation: &str, message: &str) -> Run {
     env.swarm_with(
         &["ack", "--delegation", delegation, "-"],
@@ -737,15 +762,10 @@ fn review_runs_the_predicates_and_the_machine_wins() {
         "A critical lesson with no machine check",
         "critical",
     );
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-q", "-m", "directives"]);
-    let (_, d) = inject(&env, &["--role", "coder", "--phase", "r1"]);
-    ack(
+    commit_and_show_in_r1(
         &env,
-        &d.expect("delegation"),
         "KNOWLEDGE_APPLIED:no-todo KNOWLEDGE_APPLIED:changelog KNOWLEDGE_APPLIED:crit-prose",
-    )
-    .success();
+    );
 
     let block = swarm(&env, &["review", "--phase", "r1"]);
     block.success();
@@ -776,20 +796,9 @@ fn review_runs_the_predicates_and_the_machine_wins() {
         );
     }
     assert_eq!(events(&env).len(), before);
-    env.write(
-        "verdicts.md",
-        "## DIRECTIVE_COMPLIANCE\n- VERIFIED:no-todo evidence=looked fine\n- n/a: changelog reason=internal change\n- VERIFIED:not-in-phase\n",
-    );
-    let run = swarm(
+    let run = review_staged_r1(
         &env,
-        &[
-            "review",
-            "--phase",
-            "r1",
-            "--verdicts",
-            "verdicts.md",
-            "--staged",
-        ],
+        "## DIRECTIVE_COMPLIANCE\n- VERIFIED:no-todo evidence=looked fine\n- n/a: changelog reason=internal change\n- VERIFIED:not-in-phase\n",
     );
     run.success();
     insta::assert_snapshot!(run.snapshot(), @r"
@@ -822,15 +831,7 @@ fn review_of_a_directive_broken_since_it_was_shown_is_an_error() {
         "docs-touched",
         "lesson = \"Update the documentation with every change\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\nverify = [\"file_modified:docs/**\"]",
     );
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-q", "-m", "directive"]);
-    let (_, d) = inject(&env, &["--role", "coder", "--phase", "r1"]);
-    ack(
-        &env,
-        &d.expect("delegation"),
-        "KNOWLEDGE_APPLIED:docs-touched",
-    )
-    .success();
+    commit_and_show_in_r1(&env, "KNOWLEDGE_APPLIED:docs-touched");
     let file = ".swarm/directives/docs-touched.toml";
     let text = std::fs::read_to_string(env.path(file)).expect("read");
     env.write(
@@ -839,21 +840,7 @@ fn review_of_a_directive_broken_since_it_was_shown_is_an_error() {
     );
     env.write("src/lib.rs", "fn f() {}\n");
     env.git(&["add", "src/lib.rs"]);
-    env.write(
-        "verdicts.md",
-        "- VERIFIED:docs-touched evidence=docs updated\n",
-    );
-    let run = swarm(
-        &env,
-        &[
-            "review",
-            "--phase",
-            "r1",
-            "--verdicts",
-            "verdicts.md",
-            "--staged",
-        ],
-    );
+    let run = review_staged_r1(&env, "- VERIFIED:docs-touched evidence=docs updated\n");
     assert!(
         run.stdout
             .contains("docs-touched  (reviewer: verified, machine: error)"),
@@ -873,30 +860,13 @@ fn review_says_when_tool_predicates_were_skipped() {
         "clean-diff",
         "lesson = \"Leave no whitespace errors in a change\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:git diff --cached --check\"]",
     );
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-q", "-m", "directive"]);
-    let (_, d) = inject(&env, &["--role", "coder", "--phase", "r1"]);
-    ack(
-        &env,
-        &d.expect("delegation"),
-        "KNOWLEDGE_APPLIED:clean-diff",
-    )
-    .success();
+    commit_and_show_in_r1(&env, "KNOWLEDGE_APPLIED:clean-diff");
     env.write("a.txt", "trailing \n");
     env.git(&["add", "a.txt"]);
-    env.write(
-        "verdicts.md",
+    let run = review_staged_r1(
+        &env,
         "## DIRECTIVE_COMPLIANCE\n- VERIFIED:clean-diff evidence=read the diff\n",
     );
-    let args = [
-        "review",
-        "--phase",
-        "r1",
-        "--verdicts",
-        "verdicts.md",
-        "--staged",
-    ];
-    let run = swarm(&env, &args);
     run.success();
     assert!(
         run.stderr.contains("warning: tool predicates were skipped")
