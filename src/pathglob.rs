@@ -162,7 +162,11 @@ impl PathGlob {
             text.push_str("/**");
         }
         let pattern = text.as_str();
-        let prefix_len = literal_prefix_len(pattern);
+        // One definition of the literal start, shared with callers that
+        // read it from the text without parsing (`check`'s unparsed path
+        // predicates): the normalised pattern starts with it.
+        let prefix_len = literal_prefix_of(source).len();
+        debug_assert!(pattern.starts_with(literal_prefix_of(source)));
         // A pattern of plain names, `/`, `*` and `**` in the shapes above
         // always parses: only the others are handed to globset (which
         // builds a regex even for a glob it will never match with).
@@ -233,10 +237,10 @@ impl PathGlob {
     }
 }
 
-/// What [`PathGlob::literal_prefix`] gives for the glob `source` once
-/// parsed, read from the text alone: for a glob known to parse (a gated
-/// directive's), it tells without parsing that the glob names none of a
-/// change's paths, or which folder holds all it can name.
+/// The literal start of the glob `source` ([`PathGlob::literal_prefix`],
+/// which takes it from here), read from the text alone: for a glob known to
+/// parse (a gated directive's), it tells without parsing that the glob
+/// names none of a change's paths, or which folder holds all it can name.
 pub fn literal_prefix_of(source: &str) -> &str {
     let trimmed = source.trim_end_matches('/');
     let pattern = match trimmed.strip_prefix("./") {
@@ -361,7 +365,7 @@ mod tests {
     /// The prefix read from the text is the parsed glob's, and every path
     /// the glob matches starts with it.
     #[test]
-    fn literal_prefix_of_the_text_is_a_prefix_of_the_parsed_one() {
+    fn literal_prefix_of_the_text_is_the_parsed_ones() {
         let parts = [
             "src", "m001", "*", "**", "*.rs", "a.b", "{x,y}", "[ab]", "?", ".",
         ];
@@ -398,6 +402,9 @@ mod tests {
             };
             let quick = literal_prefix_of(g);
             assert_eq!(glob.literal_prefix(), quick, "{g}");
+            // What the normalised pattern itself says its literal start is.
+            let pattern = &glob.text[..glob.pattern_len];
+            assert_eq!(&pattern[..literal_prefix_len(pattern)], quick, "{g}");
             for p in paths {
                 assert!(!glob.is_match(p) || p.starts_with(quick), "{g} matches {p}");
             }
