@@ -239,6 +239,22 @@ impl fmt::Display for PredicateError {
 /// The longest predicate string accepted.
 pub const MAX_LEN: usize = 1024;
 
+/// A predicate's kind (trimmed) and argument: `grep:TODO:src/**` is
+/// `grep` and `TODO:src/**`. How [`Predicate::parse`] reads it, for a caller
+/// that looks at a predicate without parsing it.
+pub fn split_kind(source: &str) -> Option<(&str, &str)> {
+    source.split_once(':').map(|(kind, arg)| (kind.trim(), arg))
+}
+
+/// A `grep` or `grep_tree` argument's regex and glob, split at the last
+/// `:` (a regex may hold colons, a glob may not); no glob without one.
+pub fn split_grep(arg: &str) -> (&str, Option<&str>) {
+    match arg.rsplit_once(':') {
+        Some((pattern, glob)) => (pattern, Some(glob)),
+        None => (arg, None),
+    }
+}
+
 impl Predicate {
     pub fn parse(source: &str) -> Result<Predicate, PredicateError> {
         Predicate::parse_with(source, true)
@@ -266,7 +282,7 @@ impl Predicate {
                 "shorten it; long checks belong in a script run by a `tool:` predicate",
             ));
         }
-        let Some((kind, arg)) = source.split_once(':') else {
+        let Some((kind, arg)) = split_kind(source) else {
             return Err(err(
                 format!("predicate `{source}` has no kind"),
                 "write `<kind>:<argument>`, where kind is one of file_modified, file_not_modified, grep, grep_tree, tool",
@@ -278,14 +294,11 @@ impl Predicate {
                 hint: e.hint,
             })
         };
-        match kind.trim() {
+        match kind {
             "file_modified" => Ok(Predicate::FileModified(glob(arg)?)),
             "file_not_modified" => Ok(Predicate::FileNotModified(glob(arg)?)),
             k @ ("grep" | "grep_tree") => {
-                let (pattern, glob_src) = match arg.rsplit_once(':') {
-                    Some((p, g)) => (p, Some(g)),
-                    None => (arg, None),
-                };
+                let (pattern, glob_src) = split_grep(arg);
                 if pattern.is_empty() {
                     return Err(err(
                         format!("`{k}` predicate has an empty regex"),

@@ -368,8 +368,8 @@ pub fn evaluate<'a>(
         // results would touch 240 KB more memory than they use.
         result.predicates.reserve_exact(d.verify.len());
         for &source in &d.verify {
-            let paths = c.gated.then_some(&paths);
-            let r = evaluate_predicate(repo, change, paths, source, tools, &mut cache)?;
+            let changed = c.gated.then_some(&paths);
+            let r = evaluate_predicate(repo, change, changed, source, tools, &mut cache)?;
             if r.outcome == Outcome::Skipped
                 && let Some(m) = &r.message
                 && !warnings.iter().any(|w: &Warning| &w.message == m)
@@ -710,8 +710,8 @@ impl<'a> ChangedPaths<'a> {
 
 /// The glob of a `grep_tree` predicate (empty without one).
 fn grep_tree_glob(source: &str) -> Option<&str> {
-    let (kind, arg) = source.split_once(':')?;
-    (kind.trim() == "grep_tree").then(|| arg.rsplit_once(':').map_or("", |(_, g)| g))
+    let (kind, arg) = crate::predicate::split_kind(source)?;
+    (kind == "grep_tree").then(|| crate::predicate::split_grep(arg).1.unwrap_or(""))
 }
 
 /// The result of a `file_modified`, `file_not_modified` or `grep`
@@ -724,12 +724,11 @@ fn grep_tree_glob(source: &str) -> Option<&str> {
 /// those the full evaluation gives. A directive that does not parse is
 /// parsed, and its predicate is an error.
 fn untouched<'a>(paths: &ChangedPaths, source: &'a str) -> Option<PredicateResult<'a>> {
-    let (kind, arg) = source.split_once(':')?;
-    let kind = kind.trim();
+    let (kind, arg) = crate::predicate::split_kind(source)?;
     let glob = match kind {
         "file_modified" | "file_not_modified" => arg,
         // Without a glob, grep reads every changed file.
-        "grep" => arg.rsplit_once(':').map(|(_, g)| g)?,
+        "grep" => crate::predicate::split_grep(arg).1?,
         _ => return None,
     };
     let prefix = crate::pathglob::literal_prefix_of(glob);
