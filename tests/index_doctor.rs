@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Run, TestEnv, directive_toml};
+use common::{Run, TestEnv, age, age_directives, directive_toml};
 use serde_json::Value;
 
 /// Replaces what changes from run to run: the fingerprint (made of mtimes)
@@ -63,6 +63,7 @@ fn index_status_missing_fresh_stale_and_rebuild() {
     index:       .git/swarm/index
     fingerprint: [FINGERPRINT] (of .swarm/ now)
     state:       missing (the next command builds it)
+    watcher:     none (commands stat the directive files)
     ");
     assert!(!env.exists(".git/swarm/index"));
 
@@ -79,6 +80,7 @@ fn index_status_missing_fresh_stale_and_rebuild() {
     state:       fresh
     directives:  3 (0 quarantined)
     events:      0 distinct in 0 file(s), 0 duplicate line(s)
+    watcher:     none (commands stat the directive files)
     ");
 
     // A hand edit makes it stale until the next command.
@@ -96,6 +98,7 @@ fn index_status_missing_fresh_stale_and_rebuild() {
     state:       stale (the next command refreshes it)
     directives:  3 (0 quarantined)
     events:      0 distinct in 0 file(s), 0 duplicate line(s)
+    watcher:     none (commands stat the directive files)
     ");
     env.swarm(&["show", "no-private-keys"]).success();
     assert_eq!(status_json(&env, &env.root)["fresh"], true);
@@ -826,26 +829,6 @@ fn a_refresh_says_whether_config_changed_or_only_may_have() {
         "{}",
         run.snapshot()
     );
-}
-
-/// Sets the mtime of `rel` (a file or a folder) an hour back, so that the
-/// index trusts it rather than treating it as just changed.
-fn age(env: &TestEnv, rel: &str) {
-    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    std::fs::File::open(env.path(rel))
-        .and_then(|f| f.set_modified(hour_ago))
-        .unwrap_or_else(|e| panic!("cannot age {rel}: {e}"));
-}
-
-fn age_directives(env: &TestEnv) {
-    for entry in std::fs::read_dir(env.path(".swarm/directives")).expect("list") {
-        let name = entry.expect("entry").file_name();
-        age(
-            env,
-            &format!(".swarm/directives/{}", name.to_string_lossy()),
-        );
-    }
-    age(env, ".swarm/directives");
 }
 
 /// The index keeps the directives folder's listing and, while the folder's

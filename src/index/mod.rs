@@ -37,6 +37,7 @@ mod events;
 mod file;
 mod scan;
 mod trees;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
@@ -604,9 +605,14 @@ fn open_with(store: &Store, want: Want, during: &mut dyn FnMut(&Corpus)) -> Resu
             scan::scan_events(store)?
         }
         (Some(d), _) => {
-            // Stat the files while the fold and the corpus, likely still good, are read.
+            let watcher = watch::ask(store);
+            crate::trace::mark("watcher asked");
+            // A racy index is checked by content, which needs the stamps.
+            let vouched = watcher.is_some_and(|w| {
+                !d.index.entries_racy && watch::vouches(store, w, d.index.entries_fingerprint)
+            });
             let listed = (d.index.listing.clone()).map(|(dir, names)| Listing { dir, names });
-            scan::scan_while(store, listed, || {
+            let mut meanwhile = || {
                 rest = d.load_rest();
                 crate::trace::mark("fold decoded");
                 if rest.is_ok() && want.corpus() {
@@ -618,9 +624,29 @@ fn open_with(store: &Store, want: Want, during: &mut dyn FnMut(&Corpus)) -> Resu
                         crate::trace::mark("corpus searched");
                     }
                 }
-            })?
+            };
+            if vouched {
+                meanwhile();
+                let scan = scan::scan_events(store)?;
+                crate::trace::mark("scan (directive files vouched for by the watcher)");
+                scan
+            } else {
+                // Stat the files while the fold and the corpus, likely still good, are read.
+                let scan = scan::scan_while(store, listed, meanwhile)?;
+                if let Some(w) = watcher {
+                    watch::record(store, w, scan.entries_fingerprint());
+                }
+                scan
+            }
         }
-        (None, _) => scan(store, None)?,
+        (None, _) => {
+            let watcher = watch::ask(store);
+            let scan = scan(store, None)?;
+            if let Some(w) = watcher {
+                watch::record(store, w, scan.entries_fingerprint());
+            }
+            scan
+        }
     };
     crate::trace::mark("scan");
     // A section found damaged (by its checksum, or as it is decoded) makes
@@ -924,7 +950,7 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
     // Racy files are checked by content until a write records them settled.
     let was_racy = old.entries_racy || old.event_files.iter().any(|e| e.racy);
     let racy_before = racy_files(old);
-    let entries_unchanged = want == Want::Fold
+    let entries_unchanged = scan.unstamped
         || (scan.entries_fingerprint() == old.entries_fingerprint && !old.entries_racy);
     let config_same_stamp = scan.config == old.config;
     let config_unchanged = config_same_stamp
@@ -938,9 +964,9 @@ fn update(store: &Store, scan: &Scan, on_disk: file::OnDisk, want: Want) -> Resu
             .zip(&old.event_files)
             .all(|((n, s), e)| *n == e.file && *s == e.stamp && !e.racy);
 
-    // A fold-only scan did not stat the directive files: take them as the
-    // index last saw them.
-    let entries_seen = if want == Want::Fold {
+    // A scan that did not stat the directive files (fold-only, or vouched
+    // for by a watcher) takes them as the index last saw them.
+    let entries_seen = if scan.unstamped {
         old.entries_fingerprint
     } else {
         scan.entries_fingerprint()

@@ -66,6 +66,10 @@ pub struct Scan {
     pub(super) events: Vec<(String, Stamp)>,
     /// The stamp of the directives folder, as it was before it was listed.
     pub(super) directives_dir: Option<Stamp>,
+    /// The directive and quarantine files were not stat'ed (a fold-only
+    /// scan, or a watcher vouched for them): they are as the index last
+    /// saw them.
+    pub(super) unstamped: bool,
 }
 
 /// The directives folder as the index last listed it. Creating, removing
@@ -210,6 +214,7 @@ pub fn scan_while(
         quarantine_sum,
         events,
         directives_dir: dir_stamp,
+        unstamped: false,
     })
 }
 
@@ -219,6 +224,7 @@ pub fn scan_events(store: &Store) -> Result<Scan> {
     Ok(Scan {
         config: config_stamp(swarm)?,
         events: scan_dir(&swarm.join("events"), is_month_file)?.0,
+        unstamped: true,
         ..Scan::default()
     })
 }

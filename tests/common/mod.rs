@@ -304,3 +304,23 @@ pub fn tick() -> String {
         n % 60
     )
 }
+
+/// Sets the mtime of `rel` (a file or a folder) an hour back, so that the
+/// index trusts it rather than treating it as just changed.
+pub fn age(env: &TestEnv, rel: &str) {
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(env.path(rel))
+        .and_then(|f| f.set_modified(hour_ago))
+        .unwrap_or_else(|e| panic!("cannot age {rel}: {e}"));
+}
+
+pub fn age_directives(env: &TestEnv) {
+    for entry in std::fs::read_dir(env.path(".swarm/directives")).expect("list") {
+        let name = entry.expect("entry").file_name();
+        age(
+            env,
+            &format!(".swarm/directives/{}", name.to_string_lossy()),
+        );
+    }
+    age(env, ".swarm/directives");
+}

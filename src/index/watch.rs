@@ -1,0 +1,651 @@
+//! A watcher that vouches for the directive files, so that commands need
+//! not stat them (`git swarm index watch`).
+//!
+//! An index is up to date when every file it was built from has the stamp
+//! it recorded (DESIGN §2: paths, sizes and mtimes for the worktree). With
+//! 10,000 directives, stat'ing them is most of what `inject` does. As git's
+//! file-system monitor does for the worktree, a process holding inotify
+//! watches on `.swarm/directives/` and `.swarm/quarantine/` can tell a
+//! command that nothing there changed since a point both know, and the
+//! command then takes those files as its index last saw them. The few other
+//! files (config, event log) are still stat'ed: they change with every
+//! appended event, and are cheap.
+//!
+//! The exchange:
+//! - The watcher keeps a *generation*, raised by every event in the two
+//!   folders (and by the folders being created, removed or renamed). Before
+//!   it answers a question it reads every event queued so far; the kernel
+//!   queues an event before the system call that caused it returns, so a
+//!   change made before the question is in the answer.
+//! - A command asks (a Unix socket in the git dir) and, if its last record
+//!   (`watch-token`: the watcher, its generation, the fingerprint of the
+//!   stamps then) is this watcher and generation, and its index was built
+//!   from files with those stamps, does not stat the folders. Otherwise it
+//!   stats them, as without a watcher, and records what it found with the
+//!   answer it had before it looked: a change after the answer raises the
+//!   generation, so the record is never trusted for it.
+//! - A watcher that cannot see every change to a file says so, and is not
+//!   trusted: a `.toml` entry that is a symbolic link (its target changes
+//!   elsewhere) or a file with another hard link, a folder it could not
+//!   watch (the inotify watch limit). A queue overflow raises the
+//!   generation. When `.swarm/` itself goes, the watcher stops.
+//!
+//! What inotify does not report is not seen: writes through a shared memory
+//! map (until the file is closed), changes through a hard link made after the
+//! watcher looked, changes made by another machine on a network file system.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::store::Store;
+
+/// The folders of `.swarm/` a watcher vouches for: those the entries'
+/// fingerprint is made of.
+pub const FOLDERS: [&str; 2] = ["directives", "quarantine"];
+
+/// How long a command waits for a watcher's answer before it stats the files
+/// itself (a watcher that hangs must not hang the commands).
+const ANSWER_WAIT: Duration = Duration::from_millis(500);
+
+/// A watcher's answer: which watcher (a number drawn when it started) and
+/// how many changes it has seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    pub instance: u64,
+    pub generation: u64,
+}
+
+/// Where the watcher of `store` listens.
+pub fn socket_path(store: &Store) -> PathBuf {
+    store.git_dir.join("swarm").join("watch.sock")
+}
+
+/// What the last full scan found, with the watcher's answer before it.
+fn token_path(store: &Store) -> PathBuf {
+    store.git_dir.join("swarm").join("watch-token")
+}
+
+/// Held by the running watcher.
+pub fn lock_path(store: &Store) -> PathBuf {
+    store.git_dir.join("swarm").join("watch.lock")
+}
+
+/// Where a detached watcher writes what it has to say.
+pub fn log_path(store: &Store) -> PathBuf {
+    store.git_dir.join("swarm").join("watch.log")
+}
+
+/// Sends `line` to the watcher of `store` and returns its one-line answer.
+#[cfg(unix)]
+pub fn request(store: &Store, line: &str) -> std::io::Result<String> {
+    use std::os::unix::net::UnixStream;
+    let mut stream = UnixStream::connect(socket_path(store))?;
+    stream.set_read_timeout(Some(ANSWER_WAIT))?;
+    stream.set_write_timeout(Some(ANSWER_WAIT))?;
+    stream.write_all(format!("{line}\n").as_bytes())?;
+    let mut answer = String::new();
+    BufReader::new(stream.take(4096)).read_line(&mut answer)?;
+    if !answer.ends_with('\n') {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the watcher closed the connection without an answer",
+        ));
+    }
+    answer.pop();
+    Ok(answer)
+}
+
+#[cfg(not(unix))]
+pub fn request(_store: &Store, _line: &str) -> std::io::Result<String> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "the watcher runs on Linux only",
+    ))
+}
+
+/// The answer of a watcher that vouches for the folders of this `.swarm/`;
+/// `None` when none runs, it does not answer in time, or it cannot vouch.
+pub fn ask(store: &Store) -> Option<Answer> {
+    let answer = request(store, "vouch").ok()?;
+    let mut words = answer.split(' ');
+    if words.next()? != "vouch" {
+        return None;
+    }
+    let instance = u64::from_str_radix(words.next()?, 16).ok()?;
+    let generation = words.next()?.parse().ok()?;
+    let dev: u64 = words.next()?.parse().ok()?;
+    let ino: u64 = words.next()?.parse().ok()?;
+    // It must watch this `.swarm/` (a git dir shared through GIT_DIR by two
+    // worktrees has one socket).
+    if Some((dev, ino)) != folder_id(&store.swarm_dir) {
+        return None;
+    }
+    Some(Answer {
+        instance,
+        generation,
+    })
+}
+
+/// Device and inode of a folder.
+#[cfg(unix)]
+pub(crate) fn folder_id(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+pub(crate) fn folder_id(_path: &std::path::Path) -> Option<(u64, u64)> {
+    None
+}
+
+const TOKEN_MAGIC: &str = "git-swarm watch token 1";
+
+/// Whether the last record says that at `answer` the folders had the stamps
+/// whose fingerprint is `entries`.
+pub fn vouches(store: &Store, answer: Answer, entries: u64) -> bool {
+    recorded(store) == Some((answer, entries))
+}
+
+fn recorded(store: &Store) -> Option<(Answer, u64)> {
+    let text = std::fs::read_to_string(token_path(store)).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != TOKEN_MAGIC {
+        return None;
+    }
+    let mut words = lines.next()?.split(' ');
+    let instance = u64::from_str_radix(words.next()?, 16).ok()?;
+    let generation = words.next()?.parse().ok()?;
+    let entries = u64::from_str_radix(words.next()?, 16).ok()?;
+    if words.next().is_some() || lines.next().is_some() {
+        return None;
+    }
+    Some((
+        Answer {
+            instance,
+            generation,
+        },
+        entries,
+    ))
+}
+
+/// Records that at `answer` the folders' stamps had the fingerprint
+/// `entries` (unless that is the record already). The record is only a
+/// cache: a failure to write it costs the next command a scan, nothing else.
+pub fn record(store: &Store, answer: Answer, entries: u64) {
+    if recorded(store) == Some((answer, entries)) {
+        return;
+    }
+    let path = token_path(store);
+    let text = format!(
+        "{TOKEN_MAGIC}\n{:016x} {} {entries:016x}\n",
+        answer.instance, answer.generation
+    );
+    let write = || -> std::io::Result<()> {
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(text.as_bytes())?;
+        tmp.persist(&path).map_err(|e| e.error)?;
+        Ok(())
+    };
+    let _ = write();
+}
+
+/// Waits until no watcher holds the lock (at most `wait`); whether none does.
+pub fn wait_stopped(store: &Store, wait: Duration) -> bool {
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .open(lock_path(store))
+    else {
+        return true;
+    };
+    let start = std::time::Instant::now();
+    loop {
+        if file.try_lock_shared().is_ok() {
+            return true;
+        }
+        if start.elapsed() > wait {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// What a running watcher says of itself (`index status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// No watcher answers.
+    None,
+    /// A watcher answers and vouches for the folders.
+    Vouching { pid: u32, generation: u64 },
+    /// A watcher answers but cannot vouch, for the reason given.
+    NotVouching { pid: u32, reason: String },
+}
+
+/// Asks the watcher of `store` how it stands.
+pub fn state(store: &Store) -> State {
+    let Ok(answer) = request(store, "status") else {
+        return State::None;
+    };
+    // `status <pid> <generation> yes` or `status <pid> <generation> no <reason>`.
+    let mut words = answer.splitn(5, ' ');
+    let parsed = (|| {
+        if words.next()? != "status" {
+            return None;
+        }
+        let pid = words.next()?.parse().ok()?;
+        let generation = words.next()?.parse().ok()?;
+        match words.next()? {
+            "yes" => Some(State::Vouching { pid, generation }),
+            _ => Some(State::NotVouching {
+                pid,
+                reason: words.next().unwrap_or("").to_owned(),
+            }),
+        }
+    })();
+    parsed.unwrap_or(State::NotVouching {
+        pid: 0,
+        reason: format!("an answer this version does not understand: {answer:?}"),
+    })
+}
+
+#[cfg(target_os = "linux")]
+pub use daemon::{Stop, Stopped, serve};
+
+#[cfg(target_os = "linux")]
+mod daemon {
+    use std::collections::BTreeSet;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::fd::OwnedFd;
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::net::{UnixListener, UnixStream};
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+    use rustix::io::Errno;
+
+    use super::FOLDERS;
+    use crate::error::{Error, Result};
+    use crate::store::Store;
+
+    /// Why a watcher stopped.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum Stop {
+        /// `git swarm index watch --stop`.
+        Asked,
+        /// `.swarm/` was removed or renamed: there is nothing left to watch.
+        SwarmGone,
+        /// Its socket was removed or replaced: no command can reach it.
+        SocketGone,
+    }
+
+    /// Events that change a folder's entries or a file's stamp or content.
+    fn folder_events() -> WatchFlags {
+        WatchFlags::MODIFY
+            | WatchFlags::ATTRIB
+            | WatchFlags::CLOSE_WRITE
+            | WatchFlags::CREATE
+            | WatchFlags::DELETE
+            | WatchFlags::MOVED_FROM
+            | WatchFlags::MOVED_TO
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::ONLYDIR
+    }
+
+    /// Events of `.swarm/` itself: a folder created, removed or renamed.
+    fn swarm_events() -> WatchFlags {
+        WatchFlags::CREATE
+            | WatchFlags::DELETE
+            | WatchFlags::MOVED_FROM
+            | WatchFlags::MOVED_TO
+            | WatchFlags::ATTRIB
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::ONLYDIR
+    }
+
+    struct Watcher {
+        inotify: OwnedFd,
+        swarm: PathBuf,
+        swarm_id: (u64, u64),
+        swarm_wd: i32,
+        /// The watch of each of [`FOLDERS`], if it exists.
+        folders: [Option<i32>; 2],
+        instance: u64,
+        generation: u64,
+        /// `.toml` entries whose changes may not be seen: (folder, name).
+        links: BTreeSet<(usize, String)>,
+        /// Why a folder could not be watched.
+        broken: Option<String>,
+    }
+
+    impl Watcher {
+        fn new(store: &Store) -> Result<Watcher> {
+            let swarm = store.swarm_dir.clone();
+            let io = |e: Errno| Error::io(&swarm, e.into());
+            let inotify =
+                inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).map_err(io)?;
+            let swarm_wd = inotify::add_watch(&inotify, &swarm, swarm_events()).map_err(io)?;
+            // Taken after the watch: a `.swarm/` replaced in between is
+            // told by the command that compares it.
+            let swarm_id = super::folder_id(&swarm).ok_or_else(|| {
+                Error::io(&swarm, std::io::Error::other("cannot stat the folder"))
+            })?;
+            let instance = xxhash_rust::xxh3::xxh3_64(
+                format!(
+                    "{:?} {} {}",
+                    std::time::SystemTime::now(),
+                    std::process::id(),
+                    swarm.display()
+                )
+                .as_bytes(),
+            );
+            let mut w = Watcher {
+                inotify,
+                swarm,
+                swarm_id,
+                swarm_wd,
+                folders: [None, None],
+                instance,
+                generation: 0,
+                links: BTreeSet::new(),
+                broken: None,
+            };
+            for i in 0..FOLDERS.len() {
+                w.rewatch(i);
+            }
+            Ok(w)
+        }
+
+        /// (Re)adds the watch of folder `i` and looks at its entries again.
+        fn rewatch(&mut self, i: usize) {
+            let path = self.swarm.join(FOLDERS[i]);
+            self.links.retain(|(f, _)| *f != i);
+            let wd = match inotify::add_watch(&self.inotify, &path, folder_events()) {
+                Ok(wd) => Some(wd),
+                Err(Errno::NOENT | Errno::NOTDIR) => None,
+                Err(e) => {
+                    self.broken = Some(format!(
+                        "cannot watch {}: {} (see /proc/sys/fs/inotify/max_user_watches)",
+                        path.display(),
+                        std::io::Error::from(e)
+                    ));
+                    None
+                }
+            };
+            if let Some(old) = self.folders[i]
+                && Some(old) != wd
+            {
+                let _ = inotify::remove_watch(&self.inotify, old);
+            }
+            self.folders[i] = wd;
+            if wd.is_some()
+                && let Ok(entries) = std::fs::read_dir(&path)
+            {
+                for e in entries.flatten() {
+                    if let Some(name) = e.file_name().to_str() {
+                        self.look_at(i, name);
+                    }
+                }
+            }
+        }
+
+        /// Notes whether entry `name` of folder `i` is a link whose changes
+        /// the watch may miss.
+        fn look_at(&mut self, i: usize, name: &str) {
+            if !name.ends_with(".toml") {
+                return;
+            }
+            let path = self.swarm.join(FOLDERS[i]).join(name);
+            let linked = match std::fs::symlink_metadata(&path) {
+                Ok(m) => m.file_type().is_symlink() || (m.is_file() && m.nlink() > 1),
+                Err(_) => false,
+            };
+            let key = (i, name.to_owned());
+            if linked {
+                self.links.insert(key);
+            } else {
+                self.links.remove(&key);
+            }
+        }
+
+        /// Why it cannot vouch, if it cannot.
+        fn unable(&self) -> Option<String> {
+            if let Some(b) = &self.broken {
+                return Some(b.clone());
+            }
+            self.links.first().map(|(i, name)| {
+                format!(
+                    "{} entr{} of .swarm/ {} a link (e.g. .swarm/{}/{name}), whose changes a watch may not see",
+                    self.links.len(),
+                    if self.links.len() == 1 { "y" } else { "ies" },
+                    if self.links.len() == 1 { "is" } else { "are" },
+                    FOLDERS[*i]
+                )
+            })
+        }
+
+        /// Reads every event queued so far; `Err(Stop)` when `.swarm/` went.
+        fn drain(&mut self) -> std::result::Result<(), Stop> {
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
+            let mut rewatch = [false; 2];
+            let mut look = Vec::new();
+            let mut overflow = false;
+            {
+                let mut reader = inotify::Reader::new(&self.inotify, &mut buf);
+                loop {
+                    let event = match reader.next() {
+                        Ok(e) => e,
+                        Err(Errno::WOULDBLOCK | Errno::INTR) => break,
+                        // Nothing more can be read: take everything as changed.
+                        Err(_) => {
+                            overflow = true;
+                            break;
+                        }
+                    };
+                    let flags = event.events();
+                    if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                        overflow = true;
+                        continue;
+                    }
+                    let name = event
+                        .file_name()
+                        .and_then(|n| n.to_str().ok())
+                        .map(str::to_owned);
+                    if event.wd() == self.swarm_wd {
+                        if flags.intersects(
+                            ReadFlags::IGNORED
+                                | ReadFlags::DELETE_SELF
+                                | ReadFlags::MOVE_SELF
+                                | ReadFlags::UNMOUNT,
+                        ) {
+                            return Err(Stop::SwarmGone);
+                        }
+                        if let Some(i) = name
+                            .as_deref()
+                            .and_then(|n| FOLDERS.iter().position(|f| *f == n))
+                        {
+                            self.generation += 1;
+                            rewatch[i] = true;
+                        }
+                        continue;
+                    }
+                    // Any other event is a change (one from a watch given
+                    // up since, too: counting it costs a scan, no more).
+                    self.generation += 1;
+                    if let Some(i) = self.folders.iter().position(|w| *w == Some(event.wd())) {
+                        if flags.intersects(
+                            ReadFlags::IGNORED | ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF,
+                        ) {
+                            rewatch[i] = true;
+                        } else if let Some(n) = name {
+                            look.push((i, n));
+                        }
+                    }
+                }
+            }
+            if overflow {
+                // Events were lost, folders created among them maybe.
+                self.generation += 1;
+                rewatch = [true; 2];
+            }
+            for (i, again) in rewatch.iter().enumerate() {
+                if *again {
+                    self.rewatch(i);
+                }
+            }
+            for (i, name) in look {
+                if !rewatch[i] {
+                    self.look_at(i, &name);
+                }
+            }
+            if super::folder_id(&self.swarm) != Some(self.swarm_id) {
+                return Err(Stop::SwarmGone);
+            }
+            Ok(())
+        }
+
+        /// Answers one request; `Err(Stop::Asked)` for `stop`.
+        fn answer(&mut self, stream: UnixStream) -> std::result::Result<(), Stop> {
+            let _ = stream.set_nonblocking(false);
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+            let mut line = String::new();
+            let Ok(mut reader) = stream.try_clone().map(|s| BufReader::new(s.take(256))) else {
+                return Ok(());
+            };
+            if reader.read_line(&mut line).is_err() {
+                return Ok(());
+            }
+            // Every change made before the question is in the answer.
+            self.drain()?;
+            let reply = match line.trim_end() {
+                "vouch" => match self.unable() {
+                    None => format!(
+                        "vouch {:016x} {} {} {}",
+                        self.instance, self.generation, self.swarm_id.0, self.swarm_id.1
+                    ),
+                    Some(reason) => format!("no {reason}"),
+                },
+                "status" => match self.unable() {
+                    None => format!("status {} {} yes", std::process::id(), self.generation),
+                    Some(reason) => {
+                        format!(
+                            "status {} {} no {reason}",
+                            std::process::id(),
+                            self.generation
+                        )
+                    }
+                },
+                "stop" => {
+                    let _ = (&stream).write_all(b"stopping\n");
+                    return Err(Stop::Asked);
+                }
+                other => format!("error unknown request {other:?}"),
+            };
+            let _ = (&stream).write_all(format!("{reply}\n").as_bytes());
+            Ok(())
+        }
+    }
+
+    /// A watcher that has stopped, still holding the lock that tells it runs:
+    /// [`super::wait_stopped`] returns once this is dropped.
+    pub struct Stopped {
+        pub why: Stop,
+        _lock: std::fs::File,
+    }
+
+    /// Watches `.swarm/` of `store` and answers commands until asked to stop,
+    /// `.swarm/` goes, or the socket is taken away. `ready` is called once
+    /// the socket listens.
+    pub fn serve(store: &Store, ready: &mut dyn FnMut(u32)) -> Result<Stopped> {
+        let dir = store.git_dir.join("swarm");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let lock_path = super::lock_path(store);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| Error::io(&lock_path, e))?;
+        if lock.try_lock().is_err() {
+            return Err(Error::Usage {
+                message: "a watcher already runs for this repository".into(),
+                hint: Some(
+                    "`git swarm index status` shows it; `git swarm index watch --stop` ends it"
+                        .into(),
+                ),
+            });
+        }
+        // Watch first: a change from here on is counted.
+        let mut watcher = Watcher::new(store)?;
+        let socket = super::socket_path(store);
+        // No watcher holds the lock, so a socket left there is stale.
+        match std::fs::remove_file(&socket) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&socket, e)),
+        }
+        let listener = UnixListener::bind(&socket).map_err(|e| Error::Usage {
+            message: format!("cannot listen at {}: {e}", socket.display()),
+            hint: Some(
+                "a socket's path is limited to 107 bytes: a repository at a shorter path can be watched".into(),
+            ),
+        })?;
+        let socket_ino = std::fs::symlink_metadata(&socket)
+            .map_err(|e| Error::io(&socket, e))?
+            .ino();
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::io(&socket, e))?;
+        ready(std::process::id());
+        let why = run(&mut watcher, &listener, &socket, socket_ino);
+        // Only its own socket: another may have been bound there since.
+        if std::fs::symlink_metadata(&socket).is_ok_and(|m| m.ino() == socket_ino) {
+            let _ = std::fs::remove_file(&socket);
+        }
+        Ok(Stopped { why, _lock: lock })
+    }
+
+    fn run(watcher: &mut Watcher, listener: &UnixListener, socket: &Path, socket_ino: u64) -> Stop {
+        let tick = Timespec {
+            tv_sec: 30,
+            tv_nsec: 0,
+        };
+        loop {
+            let mut fds = [
+                PollFd::new(&watcher.inotify, PollFlags::IN),
+                PollFd::new(listener, PollFlags::IN),
+            ];
+            match poll(&mut fds, Some(&tick)) {
+                Ok(_) | Err(Errno::INTR) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+            let changes = !fds[0].revents().is_empty();
+            let asked = !fds[1].revents().is_empty();
+            if changes && let Err(stop) = watcher.drain() {
+                return stop;
+            }
+            if asked {
+                loop {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            if let Err(stop) = watcher.answer(stream) {
+                                return stop;
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+            }
+            if !std::fs::symlink_metadata(socket).is_ok_and(|m| m.ino() == socket_ino) {
+                return Stop::SocketGone;
+            }
+        }
+    }
+}
