@@ -219,12 +219,66 @@ fn the_watcher_does_not_vouch_for_a_linked_entry() {
         "elsewhere/linked.toml",
         directive_toml("linked", "A lesson kept elsewhere, edited"),
     );
-    let (out, _) = show(&env, "linked");
+    age(&env, "elsewhere/linked.toml");
+    let (out, vouched) = show(&env, "linked");
+    assert!(!vouched);
     assert!(out.contains("elsewhere, edited"), "{out}");
     // Once the link is gone, it vouches again.
     std::fs::remove_file(env.path(".swarm/directives/linked.toml")).expect("rm");
     age(&env, ".swarm/directives");
     settles(&env);
+}
+
+/// A write through another name of a directive file (a hard link made
+/// after the watcher looked) reaches no watch of the folder: the file's own
+/// watch sees it.
+#[test]
+fn a_write_through_a_hard_link_made_later_is_seen() {
+    let env = store();
+    let _w = Watching::start(&env);
+    settles(&env);
+    std::fs::create_dir_all(env.path("elsewhere")).expect("mkdir");
+    std::fs::hard_link(
+        env.path(".swarm/directives/parser-errors.toml"),
+        env.path("elsewhere/other-name.toml"),
+    )
+    .expect("link");
+    // The link itself changes the file's link count (and ctime): seen.
+    settles(&env);
+    let text = env.read("elsewhere/other-name.toml");
+    let edited = text.replacen("error context", "error message", 1);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.path("elsewhere/other-name.toml"))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, edited.as_bytes()))
+        .expect("edit in place");
+    age(&env, "elsewhere/other-name.toml");
+    let (out, vouched) = show(&env, "parser-errors");
+    assert!(!vouched);
+    assert!(out.contains("error message"), "{out}");
+    vouched_next(&env);
+}
+
+/// A folder that is a symbolic link can be swapped, or a path it goes
+/// through, where no watch sees it: the watcher does not vouch.
+#[test]
+fn the_watcher_does_not_vouch_for_a_linked_folder() {
+    let env = store();
+    std::fs::rename(env.path(".swarm/quarantine"), env.path("held")).expect("move");
+    std::os::unix::fs::symlink("../held", env.path(".swarm/quarantine")).expect("symlink");
+    let started = env.swarm(&["index", "watch", "--detach"]);
+    started.success();
+    let _w = Watching(&env);
+    assert!(
+        started
+            .stderr
+            .contains(".swarm/quarantine is a symbolic link"),
+        "{}",
+        started.snapshot()
+    );
+    listed(&env);
+    let (_, vouched) = listed(&env);
+    assert!(!vouched);
 }
 
 /// A watcher that stopped and started again is another watcher: what the

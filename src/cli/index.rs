@@ -36,11 +36,13 @@ pub enum Command {
     /// saves time.
     ///
     /// It runs in the foreground until stopped (Ctrl-C, or --stop from
-    /// elsewhere), or until .swarm/ is removed. It does not vouch while an
-    /// entry of those folders is a symbolic link or has another hard link,
-    /// whose changes it may not see; nor does it see writes made through a
-    /// memory map before the file is closed, or by another machine on a
-    /// network file system.
+    /// elsewhere), or until .swarm/ is removed. It does not vouch while one
+    /// of those folders, or an entry in them, is a symbolic link (what it
+    /// points to can be replaced where no watch sees it). It does not see
+    /// writes made through a memory map before the file is closed, or made
+    /// by another machine on a network file system: do not run it there.
+    /// Each directive file takes an inotify watch
+    /// (/proc/sys/fs/inotify/max_user_watches).
     Watch {
         /// Start the watcher in the background, and return once it answers
         /// (what it says goes to watch.log in the git dir's swarm/).

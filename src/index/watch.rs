@@ -24,17 +24,24 @@
 //!   stats them, as without a watcher, and records what it found with the
 //!   answer it had before it looked: a change after the answer raises the
 //!   generation, so the record is never trusted for it.
-//! - A watcher that cannot see every change to a file says so, and is not
-//!   trusted: a `.toml` entry that is a symbolic link (its target changes
-//!   elsewhere) or a file with another hard link, a folder it could not
-//!   watch (the inotify watch limit). A queue overflow raises the
-//!   generation. When `.swarm/` itself goes, the watcher stops.
+//! - Each directive file is watched as well as its folder: a write through
+//!   another name of the file (a hard link elsewhere) reaches only a watch
+//!   of the file itself.
+//! - A watcher that cannot see every change says so, and is not trusted: a
+//!   `.toml` entry or a folder that is a symbolic link (its target, or a
+//!   path it goes through, can be replaced elsewhere), a folder or file it
+//!   could not watch (the inotify watch limit). A folder that is no longer
+//!   the one watched (something mounted on it) counts as a change and is
+//!   watched anew. A queue overflow raises the generation. When `.swarm/`
+//!   itself goes, the watcher stops.
 //!
 //! What inotify does not report is not seen: writes through a shared memory
-//! map (until the file is closed), changes through a hard link made after the
-//! watcher looked, changes made by another machine on a network file system.
+//! map (until the file is closed), changes made by another machine on a
+//! network file system.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
+#[cfg(target_os = "linux")]
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -45,8 +52,10 @@ use crate::store::Store;
 pub const FOLDERS: [&str; 2] = ["directives", "quarantine"];
 
 /// How long a command waits for a watcher's answer before it stats the files
-/// itself (a watcher that hangs must not hang the commands).
-const ANSWER_WAIT: Duration = Duration::from_millis(500);
+/// itself (a watcher that hangs must not hang the commands). A watcher
+/// answers in well under a millisecond.
+#[cfg(target_os = "linux")]
+const ANSWER_WAIT: Duration = Duration::from_millis(100);
 
 /// A watcher's answer: which watcher (a number drawn when it started) and
 /// how many changes it has seen.
@@ -77,10 +86,23 @@ pub fn log_path(store: &Store) -> PathBuf {
 }
 
 /// Sends `line` to the watcher of `store` and returns its one-line answer.
-#[cfg(unix)]
+///
+/// The connection is made without blocking: a watcher that has stopped
+/// (suspended, in a debugger) leaves its backlog full, and a blocking
+/// connect would then wait for good.
+#[cfg(target_os = "linux")]
 pub fn request(store: &Store, line: &str) -> std::io::Result<String> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
     use std::os::unix::net::UnixStream;
-    let mut stream = UnixStream::connect(socket_path(store))?;
+    let fd = rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )?;
+    rustix::net::connect(&fd, &SocketAddrUnix::new(socket_path(store))?)?;
+    let mut stream = UnixStream::from(fd);
+    stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(ANSWER_WAIT))?;
     stream.set_write_timeout(Some(ANSWER_WAIT))?;
     stream.write_all(format!("{line}\n").as_bytes())?;
@@ -96,7 +118,7 @@ pub fn request(store: &Store, line: &str) -> std::io::Result<String> {
     Ok(answer)
 }
 
-#[cfg(not(unix))]
+#[cfg(not(target_os = "linux"))]
 pub fn request(_store: &Store, _line: &str) -> std::io::Result<String> {
     Err(std::io::Error::new(
         std::io::ErrorKind::Unsupported,
@@ -296,6 +318,12 @@ mod daemon {
             | WatchFlags::ONLYDIR
     }
 
+    /// Events of a directive file, whichever of its names it is changed
+    /// through (a hard link made elsewhere, say).
+    fn file_events() -> WatchFlags {
+        WatchFlags::MODIFY | WatchFlags::ATTRIB | WatchFlags::CLOSE_WRITE | WatchFlags::DONT_FOLLOW
+    }
+
     /// Events of `.swarm/` itself: a folder created, removed or renamed.
     fn swarm_events() -> WatchFlags {
         WatchFlags::CREATE
@@ -313,14 +341,16 @@ mod daemon {
         swarm: PathBuf,
         swarm_id: (u64, u64),
         swarm_wd: i32,
-        /// The watch of each of [`FOLDERS`], if it exists.
+        /// The watch of each of [`FOLDERS`], if it exists, and the device
+        /// and inode it watches.
         folders: [Option<i32>; 2],
+        folder_ids: [Option<(u64, u64)>; 2],
         instance: u64,
         generation: u64,
-        /// `.toml` entries whose changes may not be seen: (folder, name).
+        /// `.toml` entries that are symbolic links: (folder, name).
         links: BTreeSet<(usize, String)>,
-        /// Why a folder could not be watched.
-        broken: Option<String>,
+        /// Why a folder, or a file in it, could not be watched.
+        broken: [Option<String>; 2],
     }
 
     impl Watcher {
@@ -350,10 +380,11 @@ mod daemon {
                 swarm_id,
                 swarm_wd,
                 folders: [None, None],
+                folder_ids: [None, None],
                 instance,
                 generation: 0,
                 links: BTreeSet::new(),
-                broken: None,
+                broken: [None, None],
             };
             for i in 0..FOLDERS.len() {
                 w.rewatch(i);
@@ -361,19 +392,22 @@ mod daemon {
             Ok(w)
         }
 
-        /// (Re)adds the watch of folder `i` and looks at its entries again.
+        /// (Re)adds the watch of folder `i` and of its files, and looks at
+        /// its entries again.
         fn rewatch(&mut self, i: usize) {
             let path = self.swarm.join(FOLDERS[i]);
             self.links.retain(|(f, _)| *f != i);
+            self.broken[i] = None;
+            // A folder that is a link may be swapped, or a path it goes
+            // through, with no event here.
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                self.broken[i] = Some(format!(".swarm/{} is a symbolic link", FOLDERS[i]));
+            }
             let wd = match inotify::add_watch(&self.inotify, &path, folder_events()) {
                 Ok(wd) => Some(wd),
                 Err(Errno::NOENT | Errno::NOTDIR) => None,
                 Err(e) => {
-                    self.broken = Some(format!(
-                        "cannot watch {}: {} (see /proc/sys/fs/inotify/max_user_watches)",
-                        path.display(),
-                        std::io::Error::from(e)
-                    ));
+                    self.broken[i] = Some(cannot_watch(&path, e));
                     None
                 }
             };
@@ -383,6 +417,7 @@ mod daemon {
                 let _ = inotify::remove_watch(&self.inotify, old);
             }
             self.folders[i] = wd;
+            self.folder_ids[i] = wd.and_then(|_| super::folder_id(&path));
             if wd.is_some()
                 && let Ok(entries) = std::fs::read_dir(&path)
             {
@@ -394,15 +429,23 @@ mod daemon {
             }
         }
 
-        /// Notes whether entry `name` of folder `i` is a link whose changes
-        /// the watch may miss.
+        /// Watches entry `name` of folder `i` (a write through another of
+        /// its names, a hard link elsewhere, reaches only a watch of the
+        /// file itself) and notes whether it is a symbolic link, whose
+        /// target may be replaced where no watch sees it.
         fn look_at(&mut self, i: usize, name: &str) {
             if !name.ends_with(".toml") {
                 return;
             }
             let path = self.swarm.join(FOLDERS[i]).join(name);
             let linked = match std::fs::symlink_metadata(&path) {
-                Ok(m) => m.file_type().is_symlink() || (m.is_file() && m.nlink() > 1),
+                Ok(m) => {
+                    match inotify::add_watch(&self.inotify, &path, file_events()) {
+                        Ok(_) | Err(Errno::NOENT) => {}
+                        Err(e) => self.broken[i] = Some(cannot_watch(&path, e)),
+                    }
+                    m.file_type().is_symlink()
+                }
                 Err(_) => false,
             };
             let key = (i, name.to_owned());
@@ -415,12 +458,12 @@ mod daemon {
 
         /// Why it cannot vouch, if it cannot.
         fn unable(&self) -> Option<String> {
-            if let Some(b) = &self.broken {
+            if let Some(b) = self.broken.iter().flatten().next() {
                 return Some(b.clone());
             }
             self.links.first().map(|(i, name)| {
                 format!(
-                    "{} entr{} of .swarm/ {} a link (e.g. .swarm/{}/{name}), whose changes a watch may not see",
+                    "{} entr{} of .swarm/ {} a symbolic link (e.g. .swarm/{}/{name}), whose target may change unseen",
                     self.links.len(),
                     if self.links.len() == 1 { "y" } else { "ies" },
                     if self.links.len() == 1 { "is" } else { "are" },
@@ -440,7 +483,8 @@ mod daemon {
                 loop {
                     let event = match reader.next() {
                         Ok(e) => e,
-                        Err(Errno::WOULDBLOCK | Errno::INTR) => break,
+                        Err(Errno::WOULDBLOCK) => break,
+                        Err(Errno::INTR) => continue,
                         // Nothing more can be read: take everything as changed.
                         Err(_) => {
                             overflow = true;
@@ -506,14 +550,24 @@ mod daemon {
             if super::folder_id(&self.swarm) != Some(self.swarm_id) {
                 return Err(Stop::SwarmGone);
             }
+            // A folder that is not the one watched (something mounted on
+            // it, a path through a link changed) sent no event here.
+            for (i, folder) in FOLDERS.iter().enumerate() {
+                let now = super::folder_id(&self.swarm.join(folder));
+                if now != self.folder_ids[i] {
+                    self.generation += 1;
+                    self.rewatch(i);
+                }
+            }
             Ok(())
         }
 
         /// Answers one request; `Err(Stop::Asked)` for `stop`.
         fn answer(&mut self, stream: UnixStream) -> std::result::Result<(), Stop> {
             let _ = stream.set_nonblocking(false);
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
-            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+            // A client that connects and says nothing holds up the others.
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+            let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
             let mut line = String::new();
             let Ok(mut reader) = stream.try_clone().map(|s| BufReader::new(s.take(256))) else {
                 return Ok(());
@@ -611,6 +665,14 @@ mod daemon {
         Ok(Stopped { why, _lock: lock })
     }
 
+    fn cannot_watch(path: &Path, e: Errno) -> String {
+        format!(
+            "cannot watch {}: {} (see /proc/sys/fs/inotify/max_user_watches)",
+            path.display(),
+            std::io::Error::from(e)
+        )
+    }
+
     fn run(watcher: &mut Watcher, listener: &UnixListener, socket: &Path, socket_ino: u64) -> Stop {
         let tick = Timespec {
             tv_sec: 30,
@@ -639,7 +701,13 @@ mod daemon {
                             }
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        // Out of descriptors, say: the connection stays
+                        // pending, so wait rather than spin on it.
+                        Err(_) => {
+                            std::thread::sleep(Duration::from_millis(50));
+                            break;
+                        }
                     }
                 }
             }
