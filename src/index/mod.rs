@@ -597,6 +597,13 @@ fn open_with(store: &Store, want: Want, during: &mut dyn FnMut(&Corpus)) -> Resu
     crate::trace::mark("index head read");
     // The fold (the rest of the head) is decoded while the files are stat'ed.
     let mut rest = Ok(());
+    // A fold-only scan leaves the directive files out anyway.
+    let watcher = if want == Want::Fold {
+        None
+    } else {
+        watch::ask(store)
+    };
+    crate::trace::mark("watcher asked");
     let scan = match (&mut on_disk, want) {
         // The directive files are left as the index saw them (their stamps
         // are not even decoded): see `entries_seen` in `update`.
@@ -605,8 +612,6 @@ fn open_with(store: &Store, want: Want, during: &mut dyn FnMut(&Corpus)) -> Resu
             scan::scan_events(store)?
         }
         (Some(d), _) => {
-            let watcher = watch::ask(store);
-            crate::trace::mark("watcher asked");
             // A racy index is checked by content, which needs the stamps.
             let vouched = watcher.is_some_and(|w| {
                 !d.index.entries_racy && watch::vouches(store, w, d.index.entries_fingerprint)
@@ -632,23 +637,18 @@ fn open_with(store: &Store, want: Want, during: &mut dyn FnMut(&Corpus)) -> Resu
                 scan
             } else {
                 // Stat the files while the fold and the corpus, likely still good, are read.
-                let scan = scan::scan_while(store, listed, meanwhile)?;
-                if let Some(w) = watcher {
-                    watch::record(store, w, scan.entries_fingerprint());
-                }
-                scan
+                scan::scan_while(store, listed, meanwhile)?
             }
         }
-        (None, _) => {
-            let watcher = watch::ask(store);
-            let scan = scan(store, None)?;
-            if let Some(w) = watcher {
-                watch::record(store, w, scan.entries_fingerprint());
-            }
-            scan
-        }
+        (None, _) => scan(store, None)?,
     };
     crate::trace::mark("scan");
+    // What a full scan found, with the answer asked before it.
+    if let Some(w) = watcher
+        && !scan.unstamped
+    {
+        watch::record(store, w, scan.entries_fingerprint());
+    }
     // A section found damaged (by its checksum, or as it is decoded) makes
     // the index rebuilt, as a missing one is: it is only a cache.
     let mut damaged = rest.err();
