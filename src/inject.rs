@@ -243,16 +243,7 @@ pub fn sanitise(text: &str) -> String {
             '\n' | '\r' | '\t' | '\u{2028}' | '\u{2029}' | '\u{85}' => out.push(' '),
             '<' => out.push('‹'),
             '>' => out.push('›'),
-            c if c.is_control() => {}
-            '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' => {}
-            '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{00AD}' => {}
-            // Other invisible characters that can carry hidden text: the
-            // Mongolian vowel separator, the Arabic letter mark, Hangul
-            // fillers, interlinear annotations, variation selectors and the
-            // tag characters (U+E0000–U+E007F, which spell ASCII unseen).
-            '\u{180E}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' => {}
-            '\u{FE00}'..='\u{FE0F}' | '\u{FFF9}'..='\u{FFFB}' | '\u{1D173}'..='\u{1D17A}' => {}
-            '\u{E0000}'..='\u{E007F}' | '\u{E0100}'..='\u{E01EF}' => {}
+            c if c.is_control() || crate::display::is_hidden(c) => {}
             c => out.push(c),
         }
     }

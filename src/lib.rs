@@ -15,6 +15,7 @@ pub mod change;
 pub mod check;
 pub mod config;
 pub mod directive;
+pub mod display;
 pub mod doctor;
 pub mod error;
 pub mod event;

@@ -522,7 +522,7 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
                 let text = f
                     .text
                     .as_deref()
-                    .map(|t| format!(": {}", t.trim_end()))
+                    .map(|t| format!(": {}", git_swarm::display::escape_line(t)))
                     .unwrap_or_default();
                 writeln!(out, "        {}{at}{}", clean(&f.path), clean(&text))?;
             }

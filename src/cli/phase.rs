@@ -197,7 +197,12 @@ fn render_blocked(args: &CompleteArgs, blockers: &[Blocker], ui: &mut Ui) -> std
     }
     writeln!(ui.out, "PHASE_COMPLETE_BLOCKED:")?;
     for b in blockers {
-        writeln!(ui.out, "- {}: {}", b.id, b.reason)?;
+        writeln!(
+            ui.out,
+            "- {}: {}",
+            super::clean(&b.id),
+            super::clean(&b.reason)
+        )?;
     }
     ui.hint(&format!(
         "resolve them (ack, review verdicts) or accept with `git swarm phase complete {} --accept-violations ID,.. --justification TEXT`",

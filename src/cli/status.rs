@@ -145,7 +145,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
 }
 
 fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
-    let out = &mut ui.out;
+    // Ids and reasons come from the event log: each line is shown escaped.
+    let mut buf = Vec::new();
+    let out = &mut buf;
     writeln!(out, "Recently escalated (last 7 days):")?;
     if s.recently_escalated.is_empty() {
         writeln!(out, "  none")?;
@@ -194,6 +196,9 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
     let hooks: Vec<String> = s.hooks.iter().map(|(n, st)| format!("{n} {st}")).collect();
     writeln!(out, "Hooks: {}", hooks.join(", "))?;
     writeln!(out, "Index: {}", s.index)?;
+    for line in String::from_utf8_lossy(&buf).lines() {
+        writeln!(ui.out, "{}", super::clean(line))?;
+    }
     Ok(())
 }
 

@@ -94,7 +94,7 @@ fn list(ui: &mut Ui, predicates: &[ToolPredicate], allow: &Allowlist) -> std::io
         writeln!(
             ui.out,
             "  {:<width$}  {}{}",
-            p.directive,
+            clean(&p.directive),
             clean(&p.predicate),
             clean(&note)
         )?;

@@ -74,7 +74,7 @@ impl Ui {
         }
         let _ = writeln!(self.err, "{style}{label}:{style:#} {}", clean(what));
         if let Some(loc) = location {
-            let _ = writeln!(self.err, "  {DIM}-->{DIM:#} {loc}");
+            let _ = writeln!(self.err, "  {DIM}-->{DIM:#} {}", clean(loc));
         }
         if let Some(h) = hint {
             self.hint(h);
@@ -128,23 +128,12 @@ fn nothing_to_strip(bytes: &[u8]) -> bool {
         })
 }
 
-/// Text from `.swarm/` as it may be shown on a terminal: control characters
-/// (escape sequences from a pulled branch, say) are shown escaped, never sent.
+/// Text from `.swarm/` as it may be shown on a terminal: control
+/// characters (escape sequences from a pulled branch, say), bidirectional
+/// controls and invisible characters are shown escaped, never sent (see
+/// [`git_swarm::display`]).
 pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.chars().any(char::is_control) {
-        s.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect::<String>()
-            .into()
-    } else {
-        s.into()
-    }
+    git_swarm::display::escape(s)
 }
 
 fn write_problem(w: &mut impl Write, p: &Problem) -> io::Result<()> {
