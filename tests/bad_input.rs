@@ -329,19 +329,22 @@ fn record_refuses_what_no_event_should_hold() {
     let env = TestEnv::initialised();
     for (args, says) in [
         (
-            &["record", "note", "--field", "=v"][..],
+            &["record", "note", "--custom", "--field", "=v"][..],
             "--field `=v` has no usable key",
         ),
-        (&["record", "note", "--field", "a b=v"], "has no usable key"),
         (
-            &["record", "note", "--directive", "Bad ID!"],
+            &["record", "note", "--custom", "--field", "a b=v"],
+            "has no usable key",
+        ),
+        (
+            &["record", "note", "--custom", "--directive", "Bad ID!"],
             "`Bad ID!` is not a directive id",
         ),
         (
-            &["record", "note", "--role", "Lead Dev"],
+            &["record", "note", "--custom", "--role", "Lead Dev"],
             "`Lead Dev` is not a role name",
         ),
-        (&["record", "note", "--count", "0"], "--count"),
+        (&["record", "note", "--custom", "--count", "0"], "--count"),
     ] {
         let run = env.swarm(args);
         common::assert_no_panic(&run);
@@ -352,6 +355,7 @@ fn record_refuses_what_no_event_should_hold() {
     env.swarm(&[
         "record",
         "note",
+        "--custom",
         "--directive",
         "no-private-keys",
         "--field",

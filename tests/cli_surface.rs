@@ -185,3 +185,199 @@ fn findings_show_tabs_and_trailing_whitespace() {
         );
     }
 }
+
+/// `inject --role` with a role nothing names warns, with the likeliest
+/// intended role, and still prints the block (a new role is legitimate:
+/// the directives meant for every role apply). A known role says nothing.
+#[test]
+fn inject_for_an_unknown_role_warns_with_a_hint() {
+    let env = repo();
+    coder_rule(&env, "coder-rule", "high");
+    directive(
+        &env,
+        "release-rule",
+        "lesson = \"Tag every release from the main branch\"\napplies_to_agents = [\"release_manager\"]\nrequired_actions = [\"tag from main\"]",
+    );
+    let typo = swarm(&env, &["inject", "--role", "codr"]);
+    typo.success();
+    assert!(
+        typo.stderr
+            .contains("warning: no directive and no config names the role `codr`")
+            && typo.stderr.contains("did you mean `coder`?"),
+        "{}",
+        typo.snapshot()
+    );
+    let typo = swarm(&env, &["inject", "--role", "release_manger"]);
+    assert!(
+        typo.stderr.contains("did you mean `release_manager`?"),
+        "{}",
+        typo.snapshot()
+    );
+    // A role only a directive names is known; so is one from the config.
+    for role in ["release_manager", "coder", "auditor"] {
+        let run = swarm(&env, &["inject", "--role", role]);
+        run.success();
+        assert!(
+            !run.stderr.contains("warning"),
+            "{role}:\n{}",
+            run.snapshot()
+        );
+    }
+    env.write(".swarm/config.toml", "[roles]\nplanner = [\"read\"]\n");
+    let planner = swarm(&env, &["inject", "--role", "planner"]);
+    assert!(
+        !planner.stderr.contains("warning"),
+        "{}",
+        planner.snapshot()
+    );
+}
+
+/// `inject --dry-run` prints the same block and records nothing: no
+/// `shown` event, so no delegation whose criticals are later unacknowledged.
+#[test]
+fn inject_dry_run_prints_the_block_and_records_nothing() {
+    let env = repo();
+    coder_rule(&env, "critical-rule", "critical");
+    let before = env.event_lines().len();
+    let dry = swarm(
+        &env,
+        &["inject", "--role", "coder", "--phase", "p1", "--dry-run"],
+    );
+    dry.success();
+    assert!(
+        dry.stdout.contains("<delegate_knowledge_directives")
+            && dry.stdout.contains("critical-rule"),
+        "{}",
+        dry.snapshot()
+    );
+    assert!(dry.stderr.contains("dry run:"), "{}", dry.snapshot());
+    assert_eq!(env.event_lines().len(), before, "{:?}", env.event_lines());
+    // The phase saw nothing: it is not blocked by the critical shown in the dry run.
+    swarm(&env, &["phase", "complete", "p1"]).code(2);
+    let real = swarm(&env, &["inject", "--role", "coder", "--phase", "p1"]);
+    real.success();
+    assert_eq!(events_of(&env, "shown").len(), 1);
+    let strip = |s: &str| {
+        s.lines()
+            .filter(|l| !l.contains("delegation"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&dry.stdout), strip(&real.stdout));
+}
+
+/// `phase complete` for a phase nothing was shown in is refused as a
+/// likely typo, naming the phases that exist; `--allow-empty` completes it.
+#[test]
+fn phase_complete_of_an_unknown_phase_is_refused() {
+    let env = repo();
+    coder_rule(&env, "a-rule", "medium");
+    swarm(&env, &["inject", "--role", "coder", "--phase", "build"]).success();
+    let typo = swarm(&env, &["phase", "complete", "buld"]);
+    typo.code(2);
+    assert!(
+        typo.stderr
+            .contains("error: no directive was shown in phase `buld`")
+            && typo.stderr.contains("did you mean `build`?"),
+        "{}",
+        typo.snapshot()
+    );
+    assert!(events_of(&env, "phase").is_empty());
+    let empty = swarm(&env, &["phase", "complete", "7", "--allow-empty"]);
+    empty.success();
+    assert_eq!(events_of(&env, "phase").len(), 1, "{}", empty.snapshot());
+    // Once complete, asking again is not an error.
+    swarm(&env, &["phase", "complete", "7"]).success();
+    swarm(&env, &["phase", "complete", "build"]).success();
+}
+
+/// `record` refuses a kind it does not know (exit 2, with the likeliest
+/// intended kind and the list); `--custom` records one deliberately.
+#[test]
+fn record_refuses_an_unknown_kind_unless_custom() {
+    let env = repo();
+    let typo = swarm(&env, &["record", "ackk"]);
+    typo.code(2);
+    assert!(
+        typo.stderr
+            .contains("error: `ackk` is not an event kind git-swarm knows")
+            && typo.stderr.contains("did you mean `ack`?")
+            && typo.stderr.contains("`pattern_observed`"),
+        "{}",
+        typo.snapshot()
+    );
+    assert!(env.event_lines().is_empty());
+    swarm(&env, &["record", "outcome"]).success();
+    swarm(&env, &["record", "note", "--custom"]).success();
+    assert_eq!(events_of(&env, "note").len(), 1);
+}
+
+/// `ack` of an empty message says so (exit 2) and records nothing, rather
+/// than turning every critical shown into an unacknowledged violation.
+#[test]
+fn ack_of_an_empty_message_is_refused() {
+    let env = repo();
+    coder_rule(&env, "critical-rule", "critical");
+    swarm(&env, &["inject", "--role", "coder"]).success();
+    let delegation = events_of(&env, "shown")[0]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let before = env.event_lines().len();
+    for message in ["", "  \n\n"] {
+        let run = swarm_in(&env, &["ack", "--delegation", &delegation], message);
+        run.code(2);
+        assert!(
+            run.stderr.contains(
+                "error: standard input is empty: the final message has no acks to record"
+            ),
+            "{}",
+            run.snapshot()
+        );
+    }
+    env.write("final.md", "");
+    let file = swarm(&env, &["ack", "--delegation", &delegation, "final.md"]);
+    file.code(2);
+    assert!(
+        file.stderr.contains("final.md is empty"),
+        "{}",
+        file.snapshot()
+    );
+    assert_eq!(env.event_lines().len(), before);
+}
+
+/// A 100 KB reason does not fail the whole ack: it is cut, with a warning
+/// naming the message's line, and the other acks are recorded.
+#[test]
+fn an_ack_with_a_huge_reason_is_cut_and_the_rest_recorded() {
+    let env = repo();
+    coder_rule(&env, "a-rule", "critical");
+    coder_rule(&env, "b-rule", "critical");
+    swarm(&env, &["inject", "--role", "coder"]).success();
+    let delegation = events_of(&env, "shown")[0]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let message = format!(
+        "Done.\nKNOWLEDGE_APPLIED: a-rule\nKNOWLEDGE_IGNORED: b-rule reason={}\n",
+        "y".repeat(100 * 1024)
+    );
+    let run = swarm_in(&env, &["ack", "--delegation", &delegation], &message);
+    run.success();
+    assert!(
+        run.stderr.contains(
+            "warning: standard input:3: the reason for `b-rule` is 102400 characters: only the first 500 are recorded"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    let acks = events_of(&env, "ack");
+    assert_eq!(acks.len(), 2, "{acks:?}");
+    let reason = acks
+        .iter()
+        .find(|e| e["directive"] == "b-rule")
+        .and_then(|e| e["reason"].as_str())
+        .expect("reason");
+    assert_eq!(reason.chars().count(), 501);
+    assert!(events_of(&env, "unacknowledged").is_empty());
+}

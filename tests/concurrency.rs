@@ -21,7 +21,14 @@ const DIRECTIVE: &str = "no-private-keys";
 fn spawn_writer(env: &TestEnv, writer: usize, count: usize) -> Child {
     env.command(common::bin(), &env.root)
         // Not a violation kind: these writers test appends, not escalation.
-        .args(["record", "note", "--directive", DIRECTIVE, "--field"])
+        .args([
+            "record",
+            "note",
+            "--custom",
+            "--directive",
+            DIRECTIVE,
+            "--field",
+        ])
         .arg(format!("writer={writer}"))
         .arg("--count")
         .arg(count.to_string())

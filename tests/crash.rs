@@ -88,7 +88,14 @@ fn writers_killed_mid_stream_lose_no_complete_line() {
         let before = month_bytes(&env);
         let mut writer = env
             .command(common::bin(), &env.root)
-            .args(["record", "note", "--directive", DIRECTIVE, "--field"])
+            .args([
+                "record",
+                "note",
+                "--custom",
+                "--directive",
+                DIRECTIVE,
+                "--field",
+            ])
             .arg(format!("round={round}"))
             .args(["--count", "100000"])
             .stdout(Stdio::null())
@@ -183,8 +190,16 @@ fn tear(env: &TestEnv, n: usize) -> Vec<u8> {
 #[test]
 fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
     let env = TestEnv::initialised();
-    env.swarm(&["record", "note", "--directive", DIRECTIVE, "--count", "10"])
-        .success();
+    env.swarm(&[
+        "record",
+        "note",
+        "--custom",
+        "--directive",
+        DIRECTIVE,
+        "--count",
+        "10",
+    ])
+    .success();
     let torn = tear(&env, 20);
     let tail = torn[complete_prefix(&torn).len()..].to_vec();
     let ids = complete_event_ids(&torn);
@@ -230,7 +245,7 @@ fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
 
     // A second crash and repair, within the same (fixed) millisecond: the
     // first saved tail is kept and the second is saved beside it.
-    env.swarm(&["record", "note", "--directive", DIRECTIVE])
+    env.swarm(&["record", "note", "--custom", "--directive", DIRECTIVE])
         .success();
     let torn2 = tear(&env, 7);
     let tail2 = torn2[complete_prefix(&torn2).len()..].to_vec();
@@ -250,8 +265,16 @@ fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
 #[test]
 fn an_append_after_a_torn_tail_saves_it_aside_and_starts_clean() {
     let env = TestEnv::initialised();
-    env.swarm(&["record", "note", "--directive", DIRECTIVE, "--count", "3"])
-        .success();
+    env.swarm(&[
+        "record",
+        "note",
+        "--custom",
+        "--directive",
+        DIRECTIVE,
+        "--count",
+        "3",
+    ])
+    .success();
     let torn = tear(&env, 30);
     let complete = complete_prefix(&torn).to_vec();
     let tail = torn[complete.len()..].to_vec();
@@ -304,7 +327,7 @@ fn an_event_file_that_is_not_a_plain_file_is_refused() {
     let outside = env.tmp.path().join("victim.txt");
     std::fs::write(&outside, "line one\nlast line without newline").expect("write");
     std::os::unix::fs::symlink(&outside, env.path(".swarm/events/2026-11.jsonl")).expect("symlink");
-    let run = env.swarm(&["record", "note"]);
+    let run = env.swarm(&["record", "note", "--custom"]);
     common::assert_no_panic(&run);
     run.code(3);
     assert!(
@@ -337,7 +360,7 @@ fn a_last_event_without_its_newline_is_kept() {
     let env = TestEnv::initialised();
     let line = r#"{"id":"01M84SRTBFRXAZJDSYBEX40AAA","ts":"2026-11-20T10:00:00.000Z","kind":"note","directive":"no-private-keys"}"#;
     env.write(".swarm/events/2026-11.jsonl", line);
-    let run = env.swarm(&["record", "note"]);
+    let run = env.swarm(&["record", "note", "--custom"]);
     run.success();
     assert_eq!(run.stderr, "", "nothing was set aside");
     let lines = env.event_lines();

@@ -289,6 +289,7 @@ fn deleting_or_corrupting_the_index_changes_nothing_but_speed() {
     env.swarm(&[
         "record",
         "note",
+        "--custom",
         "--directive",
         "no-private-keys",
         "--count",
@@ -358,8 +359,14 @@ fn deleting_or_corrupting_the_index_changes_nothing_but_speed() {
 #[test]
 fn damaged_bytes_anywhere_in_the_index_are_found_and_rebuilt() {
     let env = TestEnv::initialised();
-    env.swarm(&["record", "note", "--directive", "no-private-keys"])
-        .success();
+    env.swarm(&[
+        "record",
+        "note",
+        "--custom",
+        "--directive",
+        "no-private-keys",
+    ])
+    .success();
     let commands: &[&[&str]] = &[
         &["list", "--format", "json"],
         &["show", "no-private-keys", "--format", "json"],

@@ -300,8 +300,14 @@ fn log_shows_recorded_events_and_nothing_without_events() {
 #[test]
 fn a_folder_named_like_an_event_file_is_left_out_by_every_reader() {
     let env = common::TestEnv::initialised();
-    env.swarm(&["record", "note", "--directive", "no-private-keys"])
-        .success();
+    env.swarm(&[
+        "record",
+        "note",
+        "--custom",
+        "--directive",
+        "no-private-keys",
+    ])
+    .success();
     std::fs::create_dir_all(env.path(".swarm/events/2026-12.jsonl")).expect("mkdir");
     for args in [
         &["log"][..],

@@ -37,6 +37,7 @@ fn a_clean_store_passes() {
     env.swarm(&[
         "record",
         "note",
+        "--custom",
         "--directive",
         "no-private-keys",
         "--count",

@@ -28,6 +28,10 @@ pub struct Args {
 /// Spoofed acks recorded (and listed) from one message, at most.
 const SPOOFS_RECORDED: usize = 20;
 
+/// The longest reason recorded, in characters: a reason is a sentence or
+/// two, and every ack must fit an event line (`events.max_line_bytes`).
+pub const MAX_REASON_CHARS: usize = 500;
+
 #[derive(Debug, Serialize)]
 struct Line {
     id: String,
@@ -41,6 +45,22 @@ struct Line {
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let text = super::inject::read_input(&args.file, "message")?;
+    let shown_file = if args.file == "-" {
+        "standard input"
+    } else {
+        args.file.as_str()
+    };
+    if text.trim().is_empty() {
+        // Every critical would become an unacknowledged violation, from no message at all.
+        return Err(Error::Usage {
+            message: format!("{shown_file} is empty: the final message has no acks to record"),
+            hint: Some(
+                "pass the delegate's final message (FILE, or `-` for standard input); nothing was recorded"
+                    .into(),
+            ),
+        }
+        .into());
+    }
     let store = super::store(ui)?;
     let (events, problems) = learning::read_log(&store)?;
     for p in &problems {
@@ -85,7 +105,22 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
 
     // The last ack of each id in the message stands.
     let mut acks: BTreeMap<String, marks::Ack> = BTreeMap::new();
-    for a in marks::parse_acks(&text) {
+    for mut a in marks::parse_acks(&text) {
+        if let Some(r) = &mut a.reason
+            && let Some((cut, _)) = r.char_indices().nth(MAX_REASON_CHARS)
+        {
+            ui.warning(
+                &format!(
+                    "{shown_file}:{}: the reason for `{}` is {} characters: only the first {MAX_REASON_CHARS} are recorded",
+                    a.line,
+                    a.id,
+                    r.chars().count()
+                ),
+                Some("keep a reason to a sentence or two"),
+            );
+            r.truncate(cut);
+            r.push('…');
+        }
         acks.insert(a.id.clone(), a);
     }
     let mut lines = Vec::new();

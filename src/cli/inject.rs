@@ -30,8 +30,11 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_name = "PATH,..")]
     files: Vec<String>,
     /// Most directives to show, 1 to 100 (default: knowledge.delegate_max_inject_count).
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100))]
-    max: Option<usize>,
+    #[arg(short = 'n', long, alias = "max", value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100))]
+    max_count: Option<usize>,
+    /// Print the block without recording the delegation (it cannot be acked).
+    #[arg(long)]
+    dry_run: bool,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -60,7 +63,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         phase: args.phase.clone(),
         files: args.files.clone(),
         max: args
-            .max
+            .max_count
             .unwrap_or(cfg.knowledge.delegate_max_inject_count)
             .max(1),
         char_budget: cfg.knowledge.inject_char_budget,
@@ -77,6 +80,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let index = &loaded.index;
     let empty = git_swarm::retrieve::Corpus::default();
     let corpus = index.corpus.as_ref().unwrap_or(&empty);
+    warn_unknown_role(&args.role, &store, corpus, ui);
     let mut loader = Loader::new(&store);
     let sel = inject::select(corpus, &index.fold, &req, matches, &mut |doc, id| {
         loader.load(doc, id)
@@ -120,7 +124,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     e.actor.role = Some(args.role.clone());
     // Nor is a block printed whose delegation the log would then refuse.
-    store.check_appendable(&e)?;
+    if !args.dry_run {
+        store.check_appendable(&e)?;
+    }
     let delegation = e.id.clone();
     let block = inject::render(&sel, &args.role, &delegation);
     // The block is delivered before the delegation is recorded: a block
@@ -136,14 +142,78 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             "left_out": sel.left_out,
             "block": block,
             "patterns": patterns,
+            "recorded": !args.dry_run,
         }))?;
     } else {
         write!(ui.out, "{block}{}", patterns.render())?;
     }
     ui.out.flush()?;
+    if args.dry_run {
+        ui.note(&format!(
+            "dry run: delegation {delegation} was not recorded (no `shown` event), so it cannot be acknowledged"
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
     super::append(&store, &[e], ui)?;
     git_swarm::trace::mark("appended");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A role that neither the config (`[roles]`, the adversarial roles, the
+/// built-in defaults) nor any active directive's `applies_to_agents` names
+/// is legitimate (a new role gets the directives meant for everyone) but is
+/// more often a typo: say so, with the likeliest intended role.
+fn warn_unknown_role(
+    role: &str,
+    store: &git_swarm::Store,
+    corpus: &git_swarm::retrieve::Corpus,
+    ui: &mut Ui,
+) {
+    let cfg = &store.config;
+    let defaults = git_swarm::config::default_role_tools();
+    let configured = cfg.roles.contains_key(role)
+        || defaults.contains_key(role)
+        || cfg.patterns.adversarial_roles.iter().any(|r| r == role);
+    // A directive targets the role when the role brings into scope one
+    // that a role nothing names (the empty name) would not see.
+    if configured || corpus.in_scope(role, &[]) != corpus.in_scope("", &[]) {
+        return;
+    }
+    // Only for an unknown role: every directive's roles, for the hint.
+    let directives = git_swarm::index::load(store)
+        .map(|l| l.index.directives)
+        .unwrap_or_default();
+    let mut known: Vec<&str> = cfg
+        .roles
+        .keys()
+        .chain(defaults.keys())
+        .chain(&cfg.patterns.adversarial_roles)
+        .chain(
+            directives
+                .iter()
+                .filter_map(|e| e.directive.as_ref())
+                .filter(|d| d.status == git_swarm::directive::Status::Active)
+                .flat_map(|d| &d.applies_to_agents),
+        )
+        .map(String::as_str)
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    let names = super::ui::name_list(known.iter().copied(), 12);
+    let hint = match super::ui::did_you_mean(role, known.iter().copied()) {
+        Some(m) => format!(
+            "did you mean `{m}`? (known roles: {names}); a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
+        ),
+        None => format!(
+            "known roles: {names}; a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
+        ),
+    };
+    ui.warning(
+        &format!(
+            "no directive and no config names the role `{role}`: it is shown only the directives meant for every role (and for its --tools)"
+        ),
+        Some(&hint),
+    );
 }
 
 /// A role name: `^[a-z][a-z0-9_]{0,63}$`, as in `applies_to_agents`.

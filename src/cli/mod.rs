@@ -134,10 +134,12 @@ enum Command {
     /// the tools (`--tools`, else the role's expected tools from config). The
     /// whole store is ranked for the task (see `git swarm search`); critical
     /// ones that match come first, the rest is picked for relevance and
-    /// diversity, at most `--max` (config `knowledge.delegate_max_inject_count`,
+    /// diversity, at most `--max-count` (config `knowledge.delegate_max_inject_count`,
     /// default 8) and `knowledge.inject_char_budget` characters. A `shown`
-    /// event records the delegation. Nothing is printed, and nothing recorded,
-    /// when no directive is in scope.
+    /// event records the delegation (not with --dry-run). Nothing is printed,
+    /// and nothing recorded, when no directive is in scope. A role that no
+    /// directive and no config names is warned about, with the likeliest
+    /// intended one.
     Inject(inject::Args),
     /// Show how the directives rank for a query, with each score's parts.
     ///

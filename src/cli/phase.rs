@@ -23,6 +23,9 @@ pub enum Command {
 /// `PHASE_COMPLETE_BLOCKED:` and one `- <id>: <reason>` line per directive,
 /// and exits 1. `--accept-violations` overrides named directives, with a
 /// justification of at least 10 characters, recorded as `override` events.
+///
+/// A phase in which no directive was shown is refused (exit 2) as a likely
+/// typo, naming the phases that exist; `--allow-empty` completes it.
 #[derive(Debug, clap::Args)]
 pub struct CompleteArgs {
     /// The phase.
@@ -39,6 +42,9 @@ pub struct CompleteArgs {
     /// Why the violations are accepted (at least 10 characters).
     #[arg(long, value_name = "TEXT", requires = "accept_violations")]
     justification: Option<String>,
+    /// Complete the phase even though no directive was shown in it.
+    #[arg(long)]
+    allow_empty: bool,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -145,14 +151,40 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
         return Ok(ExitCode::from(1));
     }
     let critical = records.iter().filter(|r| r.critical).count();
-    if records.is_empty() {
-        // Nothing to gate may be right (nothing was in scope), or the name is mistyped.
-        ui.warning(
-            &format!("no directive was shown in phase `{}`", args.phase),
-            Some("check the name: it must be the one given to `git swarm inject --phase`"),
-        );
-    }
     let done = learning::phase_completed(&events, &args.phase).is_some();
+    if records.is_empty() && !done && !args.allow_empty {
+        // Nothing to gate is more often a mistyped name than a phase in
+        // which nothing was in scope: the latter is said explicitly.
+        let mut phases: Vec<&str> = events
+            .iter()
+            .filter(|e| e.kind == "shown")
+            .filter_map(|e| e.data.get("phase").and_then(|v| v.as_str()))
+            .collect();
+        phases.sort_unstable();
+        phases.dedup();
+        let hint = match (
+            super::ui::did_you_mean(&args.phase, phases.iter().copied()),
+            phases.is_empty(),
+        ) {
+            (Some(m), _) => format!(
+                "did you mean `{m}`? (phases with directives shown: {}); --allow-empty completes a phase in which nothing was in scope",
+                super::ui::name_list(phases.iter().copied(), 12)
+            ),
+            (None, false) => format!(
+                "phases with directives shown: {}; --allow-empty completes a phase in which nothing was in scope",
+                super::ui::name_list(phases.iter().copied(), 12)
+            ),
+            (None, true) => "the name is the one given to `git swarm inject --phase`; --allow-empty completes a phase in which nothing was in scope".to_owned(),
+        };
+        return Err(Error::Usage {
+            message: format!(
+                "no directive was shown in phase `{}`: nothing recorded",
+                args.phase
+            ),
+            hint: Some(hint),
+        }
+        .into());
+    }
     if !done {
         let ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
         let e = store

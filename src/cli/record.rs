@@ -10,8 +10,11 @@ use super::{Outcome, Ui};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The event kind, e.g. `check` or `outcome`.
+    /// The event kind, e.g. `check` or `outcome` (one this version knows, unless --custom).
     kind: String,
+    /// Record a kind this version does not know (another tool's: kept, and ignored by git-swarm).
+    #[arg(long)]
+    custom: bool,
     /// The directive the event is about.
     #[arg(long, value_name = "ID")]
     directive: Option<String>,
@@ -37,6 +40,20 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             hint: Some(
                 "kinds are lowercase letters, digits and `_`, starting with a letter".into(),
             ),
+        }
+        .into());
+    }
+    let known = git_swarm::event::KNOWN_KINDS;
+    if !args.custom && !known.contains(&args.kind.as_str()) {
+        // Readers keep unknown kinds for forward compatibility; one typed
+        // by hand is a typo that no fold would ever count.
+        let list = super::ui::name_list(known.iter().copied(), known.len());
+        return Err(Error::Usage {
+            message: format!("`{}` is not an event kind git-swarm knows", args.kind),
+            hint: Some(match super::ui::did_you_mean(&args.kind, known.iter().copied()) {
+                Some(m) => format!("did you mean `{m}`? Known kinds: {list}; --custom records a kind of your own"),
+                None => format!("known kinds: {list}; --custom records a kind of your own"),
+            }),
         }
         .into());
     }

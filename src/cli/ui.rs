@@ -136,6 +136,27 @@ pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     git_swarm::display::escape(s)
 }
 
+/// The name among `known` that `name` is most likely a typo of, if one is
+/// close enough (as git's "did you mean").
+pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|&(score, _)| score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
+/// `a`, `b`, `c` (the first `max`, then `…`), for a hint naming what exists.
+pub fn name_list<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) -> String {
+    let names: Vec<&str> = names.into_iter().collect();
+    let mut out: Vec<String> = names.iter().take(max).map(|n| format!("`{n}`")).collect();
+    if names.len() > max {
+        out.push("…".into());
+    }
+    out.join(", ")
+}
+
 fn write_problem(w: &mut impl Write, p: &Problem) -> io::Result<()> {
     let (style, label) = match p.severity {
         Severity::Error => (ERROR, "error"),
