@@ -381,3 +381,286 @@ fn an_ack_with_a_huge_reason_is_cut_and_the_rest_recorded() {
     assert_eq!(reason.chars().count(), 501);
     assert!(events_of(&env, "unacknowledged").is_empty());
 }
+
+/// One spelling per meaning across commands, and the old spellings still
+/// accepted (hidden): the same command under either gives the same answer.
+#[test]
+fn old_flag_spellings_still_work() {
+    let env = repo();
+    coder_rule(&env, "a-rule", "high");
+    coder_rule(&env, "b-rule", "low");
+    directive(
+        &env,
+        "cargo-rule",
+        "lesson = \"Read every lockfile change before approving\"\napplies_to_tools = [\"cargo\"]\nrequired_actions = [\"read it\"]",
+    );
+    directive(
+        &env,
+        "npm-rule",
+        "lesson = \"Pin the registry in every npm config file\"\napplies_to_tools = [\"npm\"]\nrequired_actions = [\"pin it\"]",
+    );
+    directive(
+        &env,
+        "old-rule",
+        "lesson = \"Run the old integration script before merging\"\nstatus = \"retired\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"run it\"]",
+    );
+    let same = |new: &[&str], old: &[&str]| {
+        let a = swarm(&env, new);
+        let b = swarm(&env, old);
+        a.success();
+        assert_eq!(
+            a.stdout,
+            b.stdout,
+            "{new:?} vs {old:?}:\n{}\n{}",
+            a.snapshot(),
+            b.snapshot()
+        );
+        assert_eq!(a.code, b.code);
+        a.stdout.clone()
+    };
+    let retired = same(
+        &["list", "--state", "retired"],
+        &["list", "--status", "retired"],
+    );
+    assert!(
+        retired.contains("old-rule") && !retired.contains("a-rule"),
+        "{retired}"
+    );
+    let cargo = same(&["list", "--tools", "cargo"], &["list", "--tool", "cargo"]);
+    assert!(
+        cargo.contains("cargo-rule") && !cargo.contains("npm-rule"),
+        "{cargo}"
+    );
+    let both = same(
+        &["list", "--tools", "cargo,npm"],
+        &["list", "--tools", "cargo", "--tools", "npm"],
+    );
+    assert!(
+        both.contains("cargo-rule") && both.contains("npm-rule"),
+        "{both}"
+    );
+    let one = same(
+        &[
+            "inject",
+            "--role",
+            "coder",
+            "-n",
+            "1",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+        &[
+            "inject",
+            "--role",
+            "coder",
+            "--max",
+            "1",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+    );
+    let v: Value = serde_json::from_str(&one).expect("json");
+    assert_eq!(v["directives"].as_array().map(Vec::len), Some(1), "{one}");
+    same(
+        &[
+            "inject",
+            "--role",
+            "coder",
+            "--max-count",
+            "1",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+        &[
+            "inject",
+            "--role",
+            "coder",
+            "--max",
+            "1",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+    );
+    same(
+        &[
+            "inject",
+            "--role",
+            "x_bot",
+            "--tools",
+            "cargo,npm",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+        &[
+            "inject",
+            "--role",
+            "x_bot",
+            "--tools",
+            "cargo",
+            "--tools",
+            "npm",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+    );
+
+    // Patterns: --state/--status, --verdicts/--verdict, --justification/--reason.
+    env.write(
+        "deliberation.md",
+        "- Always validate the input before parsing the request body\n- Never log secrets from the environment at startup\n",
+    );
+    swarm(
+        &env,
+        &[
+            "pattern",
+            "extract",
+            "--role",
+            "auditor",
+            "--run",
+            "r1",
+            "deliberation.md",
+        ],
+    )
+    .success();
+    let observed = same(
+        &["pattern", "list", "--state", "observed"],
+        &["pattern", "list", "--status", "observed"],
+    );
+    let ids: Vec<&str> = observed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(ids.len(), 2, "{observed}");
+    swarm(
+        &env,
+        &[
+            "pattern",
+            "deprecate",
+            ids[0],
+            "--justification",
+            "superseded by a lint",
+        ],
+    )
+    .success();
+    swarm(
+        &env,
+        &[
+            "pattern",
+            "deprecate",
+            ids[1],
+            "--reason",
+            "superseded by a lint",
+        ],
+    )
+    .success();
+    assert_eq!(events_of(&env, "pattern_deprecated").len(), 2);
+    for flag in ["--verdicts", "--verdict"] {
+        let run = swarm(
+            &env,
+            &[
+                "pattern",
+                "feedback",
+                "--adversarial-role",
+                "auditor",
+                "--validator-role",
+                "judge",
+                "--run",
+                "r1",
+                "--deliberation",
+                "deliberation.md",
+                flag,
+                "missing.md",
+            ],
+        );
+        run.code(2);
+        assert!(
+            run.stderr.contains("cannot read missing.md"),
+            "{flag}:\n{}",
+            run.snapshot()
+        );
+    }
+}
+
+/// `review --verdicts` takes the change selectors of `check`: --commit and
+/// --worktree as well as --staged and --range; the old `--verdict` too.
+#[test]
+fn review_takes_the_change_selectors_of_check() {
+    let env = repo();
+    directive(
+        &env,
+        "no-todo",
+        "lesson = \"Do not leave TODO markers in source files\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:TODO:src/**\"]",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "rule"]);
+    swarm(&env, &["inject", "--role", "coder", "--phase", "r1"]).success();
+    env.write("src/lib.rs", "fn f() {} // TODO later\n");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "work"]);
+    env.write("verdicts.md", "VERIFIED:no-todo evidence=looked\n");
+
+    let run = swarm(
+        &env,
+        &[
+            "review",
+            "--phase",
+            "r1",
+            "--verdicts",
+            "verdicts.md",
+            "--commit",
+            "HEAD",
+        ],
+    );
+    run.success();
+    assert!(
+        run.stdout
+            .contains("violated  no-todo  (reviewer: verified, machine: fail)"),
+        "{}",
+        run.snapshot()
+    );
+    // The working tree has the TODO removed: no finding there.
+    env.write("src/lib.rs", "fn f() {}\n");
+    let run = swarm(
+        &env,
+        &[
+            "review",
+            "--phase",
+            "r1",
+            "--verdict",
+            "verdicts.md",
+            "--worktree",
+        ],
+    );
+    run.success();
+    assert!(
+        run.stdout
+            .contains("verified  no-todo  (reviewer: verified, machine:"),
+        "{}",
+        run.snapshot()
+    );
+    let verdicts = events_of(&env, "verdict");
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    assert_eq!(verdicts[0]["machine"], "fail");
+    // A change without --verdicts is refused, as before.
+    swarm(&env, &["review", "--phase", "r1", "--commit", "HEAD"]).code(2);
+    swarm(
+        &env,
+        &[
+            "review",
+            "--phase",
+            "r1",
+            "--staged",
+            "--commit",
+            "HEAD",
+            "--verdicts",
+            "verdicts.md",
+        ],
+    )
+    .code(2);
+}

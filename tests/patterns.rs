@@ -1078,7 +1078,7 @@ fn every_pattern_option_is_described_in_help() {
         ("inject", &["--role <ROLE>", "--run <RUN>"][..]),
         (
             "feedback",
-            &["--run <RUN>", "--deliberation <FILE>", "--verdict <FILE>"][..],
+            &["--run <RUN>", "--deliberation <FILE>", "--verdicts <FILE>"][..],
         ),
         ("outcome", &["--run <RUN>"][..]),
         ("show", &["<ID>"][..]),

@@ -40,10 +40,10 @@ pub struct Args {
     #[arg(long)]
     confidence: Option<f64>,
     /// Agent roles it applies to (comma-separated, repeatable).
-    #[arg(long, value_delimiter = ',', value_name = "ROLE")]
+    #[arg(long, value_delimiter = ',', value_name = "ROLE,..")]
     agents: Vec<String>,
     /// Tools it applies to (comma-separated, repeatable).
-    #[arg(long, value_delimiter = ',', value_name = "TOOL")]
+    #[arg(long, value_delimiter = ',', value_name = "TOOL,..")]
     tools: Vec<String>,
     /// Path glob it applies to (repeatable; globs may contain commas).
     #[arg(long = "paths", value_name = "GLOB")]

@@ -32,11 +32,12 @@ pub struct Args {
     format: CheckFormat,
 }
 
-// Which change to look at: shared by `check` and the `changes` plumbing (a
-// plain comment: a doc comment would become the description of both).
+// Which change to look at: shared by `check`, `review` and the `changes`
+// plumbing (a plain comment: a doc comment would become the description of
+// each). Each command's description says what it does with none given.
 #[derive(Debug, clap::Args)]
 pub struct ChangeArgs {
-    /// HEAD against the index (the default).
+    /// HEAD against the index: what a commit would record.
     #[arg(long, group = "change")]
     staged: bool,
     /// HEAD against the working tree, untracked files included.
@@ -51,6 +52,11 @@ pub struct ChangeArgs {
 }
 
 impl ChangeArgs {
+    /// Whether a change was named at all.
+    pub fn given(&self) -> bool {
+        self.staged || self.worktree || self.range.is_some() || self.commit.is_some()
+    }
+
     pub fn selection(&self) -> Result<Selection, Error> {
         Ok(if self.worktree {
             Selection::Worktree

@@ -15,12 +15,12 @@ pub struct Args {
     /// Only directives for this agent role.
     #[arg(long)]
     role: Option<String>,
-    /// Only directives for this tool.
-    #[arg(long)]
-    tool: Option<String>,
-    /// Only directives with this status.
-    #[arg(long, value_parser = parse_status)]
-    status: Option<Status>,
+    /// Only directives for one of these tools (comma-separated, repeatable).
+    #[arg(long, alias = "tool", value_delimiter = ',', value_name = "TOOL,..")]
+    tools: Vec<String>,
+    /// Only directives in this state: active or retired.
+    #[arg(long, alias = "status", value_name = "STATE", value_parser = parse_status)]
+    state: Option<Status>,
     /// Only directives with this (effective) priority.
     #[arg(long, value_parser = parse_priority)]
     priority: Option<Priority>,
@@ -118,11 +118,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 .is_none_or(|r| d.applies_to_agents.contains(r))
         })
         .filter(|(_, d)| {
-            args.tool
-                .as_ref()
-                .is_none_or(|t| d.applies_to_tools.contains(t))
+            args.tools.is_empty() || args.tools.iter().any(|t| d.applies_to_tools.contains(t))
         })
-        .filter(|(_, d)| args.status.is_none_or(|s| d.status == s))
+        .filter(|(_, d)| args.state.is_none_or(|s| d.status == s))
         .filter(|(_, d)| {
             args.priority
                 .is_none_or(|p| effective(d, &index.fold).priority == p)

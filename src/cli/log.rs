@@ -11,7 +11,7 @@ use super::{Format, Outcome, Ui};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only events of these kinds (comma-separated, repeatable).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "KIND,..")]
     kind: Vec<String>,
     /// Only events at or after this time: an RFC 3339 time, a date (UTC), or an age such as 7d, 12h, 30m, 2w.
     #[arg(long, value_name = "WHEN")]

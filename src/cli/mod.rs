@@ -170,8 +170,9 @@ enum Command {
     /// `VERIFIED:<id> evidence=…`, `VIOLATED:<id> evidence=…`, `N/A:<id> reason=…`.
     ///
     /// With --verdicts FILE, reads the reviewer's verdicts (tolerantly, as acks
-    /// are read; only ids of the phase count) and, given a change (--range A..B
-    /// or --staged), runs each directive's predicates against it: where the
+    /// are read; only ids of the phase count) and, given a change (--staged,
+    /// --worktree, --range A..B or --commit C, as for `check`; none given: no
+    /// machine check), runs each directive's predicates against it: where the
     /// machine has an answer (pass or fail) and the reviewer disagrees, the
     /// machine's answer stands and both are recorded. A critical directive with
     /// no verdict is a violation (`reviewer_omitted`) unless the machine passed

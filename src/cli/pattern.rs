@@ -63,7 +63,7 @@ pub struct ListArgs {
     #[arg(long, value_name = "ROLE")]
     role: Option<String>,
     /// Only patterns in this lifecycle state.
-    #[arg(long, value_enum, value_name = "STATE")]
+    #[arg(long, alias = "status", value_enum, value_name = "STATE")]
     state: Option<State>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
@@ -148,7 +148,7 @@ pub struct FeedbackArgs {
     #[arg(long, value_name = "FILE")]
     deliberation: String,
     /// The validator's verdict: markdown with the verdict JSON (`-`: standard input).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long = "verdicts", alias = "verdict", value_name = "FILE")]
     verdict: String,
     /// Files of the change (default: those given to `pattern extract` for the run).
     #[arg(long, value_delimiter = ',', value_name = "PATH,..")]
@@ -195,8 +195,8 @@ pub struct DeprecateArgs {
     /// The pattern's id (as `pattern list` shows), or an alias of it.
     #[arg(value_name = "ID")]
     id: String,
-    /// Why (recorded with the event).
-    #[arg(long, value_name = "TEXT")]
+    /// Why (recorded with the event, as its `reason`).
+    #[arg(long = "justification", alias = "reason", value_name = "TEXT")]
     reason: Option<String>,
 }
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use git_swarm::change::{Change, Selection};
+use git_swarm::change::Change;
 use git_swarm::check::{self, Candidate, CheckDirective, CheckEntry, Outcome as Machine};
 use git_swarm::directive::{Directive, Priority};
 use git_swarm::inject::sanitise;
@@ -22,19 +22,11 @@ pub struct Args {
     #[arg(long, value_name = "PHASE")]
     phase: String,
     /// The reviewer's message with its verdict lines (`-`: standard input).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, alias = "verdict", value_name = "FILE")]
     verdicts: Option<String>,
-    /// Check the predicates against this range (A..B or A...B).
-    #[arg(
-        long,
-        value_name = "A..B",
-        requires = "verdicts",
-        conflicts_with = "staged"
-    )]
-    range: Option<String>,
-    /// Check the predicates against the staged change.
-    #[arg(long, requires = "verdicts")]
-    staged: bool,
+    // The change the predicates run against, named as for `check`.
+    #[command(flatten)]
+    change: super::check::ChangeArgs,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -55,6 +47,13 @@ struct Recorded {
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     super::check_phase_name(&args.phase)?;
+    if args.change.given() && args.verdicts.is_none() {
+        return Err(Error::Usage {
+            message: "a change (--staged, --worktree, --range, --commit) is only used with --verdicts".into(),
+            hint: Some("pass the reviewer's message with --verdicts FILE to check their verdicts against the change".into()),
+        }
+        .into());
+    }
     let store = super::store(ui)?;
     let loaded = super::load_index(&store, ui)?;
     let index = &loaded.index;
@@ -301,11 +300,10 @@ fn machine_results(
     index: &git_swarm::index::Index,
     ui: &mut Ui,
 ) -> Result<BTreeMap<String, Machine>, Error> {
-    let selection = match (&args.range, args.staged) {
-        (Some(r), _) => Selection::range(r)?,
-        (None, true) => Selection::Staged,
-        (None, false) => return Ok(BTreeMap::new()),
-    };
+    if !args.change.given() {
+        return Ok(BTreeMap::new());
+    }
+    let selection = args.change.selection()?;
     let repo = super::repo()?;
     let gix = super::check::open_gix(&repo)?;
     let change = Change::read(&gix, &repo.root, &selection)?;
