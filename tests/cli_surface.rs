@@ -664,3 +664,34 @@ fn review_takes_the_change_selectors_of_check() {
     )
     .code(2);
 }
+
+/// A reviewer's 100 KB evidence is cut as an ack's reason is, and the
+/// verdicts are recorded.
+#[test]
+fn a_verdict_with_huge_evidence_is_cut_and_recorded() {
+    let env = repo();
+    coder_rule(&env, "a-rule", "critical");
+    swarm(&env, &["inject", "--role", "coder", "--phase", "r1"]).success();
+    env.write(
+        "verdicts.md",
+        format!("VERIFIED:a-rule evidence={}\n", "z".repeat(100 * 1024)),
+    );
+    let run = swarm(
+        &env,
+        &["review", "--phase", "r1", "--verdicts", "verdicts.md"],
+    );
+    run.success();
+    assert!(
+        run.stderr.contains(
+            "warning: verdicts.md:1: the evidence for `a-rule` is 102400 characters: only the first 500 are recorded"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    let verdicts = events_of(&env, "verdict");
+    assert_eq!(verdicts.len(), 1);
+    assert_eq!(
+        verdicts[0]["evidence"].as_str().map(|e| e.chars().count()),
+        Some(501)
+    );
+}

@@ -106,20 +106,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // The last ack of each id in the message stands.
     let mut acks: BTreeMap<String, marks::Ack> = BTreeMap::new();
     for mut a in marks::parse_acks(&text) {
-        if let Some(r) = &mut a.reason
-            && let Some((cut, _)) = r.char_indices().nth(MAX_REASON_CHARS)
-        {
-            ui.warning(
-                &format!(
-                    "{shown_file}:{}: the reason for `{}` is {} characters: only the first {MAX_REASON_CHARS} are recorded",
-                    a.line,
-                    a.id,
-                    r.chars().count()
-                ),
-                Some("keep a reason to a sentence or two"),
-            );
-            r.truncate(cut);
-            r.push('…');
+        if let Some(r) = &mut a.reason {
+            cap_reason(r, &format!("{shown_file}:{}", a.line), "reason", &a.id, ui);
         }
         acks.insert(a.id.clone(), a);
     }
@@ -269,6 +257,23 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         writeln!(ui.out, "{}", super::clean(&s))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Cuts `text` (a reason or evidence given for directive `id`, at `place`)
+/// to [`MAX_REASON_CHARS`], saying so: one long text must not fail the
+/// whole command by making an event line too long.
+pub fn cap_reason(text: &mut String, place: &str, what: &str, id: &str, ui: &mut Ui) {
+    if let Some((cut, _)) = text.char_indices().nth(MAX_REASON_CHARS) {
+        ui.warning(
+            &format!(
+                "{place}: the {what} for `{id}` is {} characters: only the first {MAX_REASON_CHARS} are recorded",
+                text.chars().count()
+            ),
+            Some("keep it to a sentence or two"),
+        );
+        text.truncate(cut);
+        text.push('…');
+    }
 }
 
 /// Appends lines to the local audit log of unacknowledged criticals.

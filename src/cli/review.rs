@@ -174,7 +174,12 @@ fn verdicts(
     }
     let mut given: BTreeMap<String, marks::Verdict> = BTreeMap::new();
     let mut outside = Vec::new();
-    for v in marks::parse_verdicts(&text) {
+    let shown_file = if file == "-" { "standard input" } else { file };
+    for mut v in marks::parse_verdicts(&text) {
+        if let Some(ev) = &mut v.evidence {
+            let place = format!("{shown_file}:{}", v.line);
+            super::ack::cap_reason(ev, &place, "evidence", &v.id, ui);
+        }
         if records.iter().any(|r| r.id == v.id) {
             given.insert(v.id.clone(), v);
         } else if !outside.contains(&v.id) {
