@@ -163,7 +163,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                         Some(i) => format!("{}[{i}]", issue.field),
                         None => issue.field.to_owned(),
                     };
-                    writeln!(ui.out, "  {field}: {}", issue.message)?;
+                    writeln!(ui.out, "  {field}: {}", super::clean(&issue.message))?;
                     ui.hint(&issue.hint);
                 }
                 ui.hint(&format!(

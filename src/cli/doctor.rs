@@ -31,8 +31,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 writeln!(
                     ui.out,
                     "{}: fixed: {}",
-                    f.problem.location(),
-                    f.problem.message
+                    super::clean(&f.problem.location()),
+                    super::clean(&f.problem.message)
                 )?;
             } else {
                 ui.problem_out(&f.problem)?;
