@@ -38,8 +38,8 @@ pub struct EventHead {
 pub enum Signal {
     #[default]
     None,
-    /// A violation (an unacknowledged critical, a `violated` verdict, a
-    /// recorded check failure), on an occasion: violations on the same
+    /// A violation (an unacknowledged critical, a `violated` ack or
+    /// verdict, a recorded check failure), on an occasion: violations on the same
     /// occasion (one change, delegation or phase) are one.
     Violation { occasion: u64 },
     /// Evidence the directive was followed: an `applied` ack, a `verified` verdict.
@@ -173,7 +173,7 @@ impl EventHead {
             ("check", _, _) => Signal::Violation {
                 occasion: occasion(&[Some("check"), raw.change.as_deref().or(Some(&raw.id))]),
             },
-            ("unacknowledged", _, _) => Signal::Violation {
+            ("unacknowledged", _, _) | ("ack", _, Some("violated")) => Signal::Violation {
                 occasion: occasion(&[
                     Some("delegation"),
                     raw.delegation.as_deref().or(Some(&raw.id)),

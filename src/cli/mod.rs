@@ -150,8 +150,9 @@ enum Command {
     /// Record a delegate's acks from its final message.
     ///
     /// Reads the message (FILE, or standard input for `-` or none) and finds
-    /// its `KNOWLEDGE_APPLIED:<id>`, `KNOWLEDGE_IGNORED:<id> reason=…` and
-    /// `KNOWLEDGE_N_A:<id> reason=…` lines, tolerantly: any case, backticks,
+    /// its `KNOWLEDGE_APPLIED:<id>`, `KNOWLEDGE_IGNORED:<id> reason=…`,
+    /// `KNOWLEDGE_N_A:<id> reason=…` and `KNOWLEDGE_VIOLATED:<id>` (a violation
+    /// the delegate admits) lines, tolerantly: any case, backticks,
     /// bold, list bullets, `reason:` or `reason=`, trailing words, several on a
     /// line. Markers inside code fences, quotes (`> `) or an echoed directive
     /// block do not count. An ack for a directive the delegation was not shown
