@@ -338,3 +338,45 @@ fn explain_lists_the_events_in_time_order_with_their_commits() {
 
     swarm(&env, &["explain", "no-such-rule"]).code(2);
 }
+
+/// Events brought in by a union merge were recorded by the commits of the
+/// branch that made them, not by the merge.
+#[test]
+fn explain_names_the_branch_commit_not_the_merge() {
+    let env = repo();
+    env.git(&["switch", "-q", "-c", "topic"]);
+    env.write("a.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "a.txt"]);
+    swarm(&env, &["check", "--record"]).code(1);
+    env.git(&["reset", "-q"]);
+    env.git(&["add", ".swarm/events"]);
+    env.git(&["commit", "-q", "-m", "topic: record a violation"]);
+    let on_topic = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::remove_file(env.path("a.txt")).expect("rm");
+
+    env.git(&["switch", "-q", "main"]);
+    env.write("b.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "b.txt"]);
+    swarm(&env, &["check", "--record"]).code(1);
+    env.git(&["reset", "-q"]);
+    env.git(&["add", ".swarm/events"]);
+    env.git(&["commit", "-q", "-m", "main: record a violation"]);
+    let on_main = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::remove_file(env.path("b.txt")).expect("rm");
+    env.git(&["merge", "-q", "--no-edit", "topic"]);
+
+    let run = swarm(&env, &["explain", "no-hardcoded-token", "--format", "json"]);
+    run.success();
+    let x: Value = serde_json::from_str(&run.stdout).expect("json");
+    let mut commits: Vec<&str> = x["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["event"]["kind"] == "check")
+        .map(|e| e["commit"]["id"].as_str().expect("committed"))
+        .collect();
+    commits.sort_unstable();
+    let mut expected = [on_topic.as_str(), on_main.as_str()];
+    expected.sort_unstable();
+    assert_eq!(commits, expected);
+}
