@@ -44,8 +44,10 @@ pub enum Signal {
     Violation { occasion: u64 },
     /// Evidence the directive was followed: an `applied` ack, a `verified` verdict.
     Remediation,
-    /// A `check` that passed (`outcome: pass`): remediates the directive's
-    /// check violations recorded before it on the same branch.
+    /// A `check_passed` event: remediates the directive's check violations
+    /// recorded before it on the same branch. A kind of its own, not a
+    /// `check` with another outcome: a version that does not know it folds
+    /// it as nothing rather than as one more violation.
     Pass,
     /// An `escalation` event (the audit record of an episode).
     Escalation,
@@ -74,11 +76,9 @@ struct RawHead<'a> {
     /// For `check` events: the fingerprint of the change checked.
     #[serde(default, borrow)]
     change: Option<std::borrow::Cow<'a, str>>,
-    /// For `check` events: the branch checked, and whether it passed or failed.
+    /// For `check` and `check_passed` events: the branch checked.
     #[serde(default, borrow)]
     branch: Option<Text<'a>>,
-    #[serde(default, borrow)]
-    outcome: Option<Text<'a>>,
     #[serde(default, borrow)]
     delegation: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -164,12 +164,11 @@ impl EventHead {
             _ => None,
         };
         let branch = match &*raw.kind {
-            "check" => string(&raw.branch).map(|b| branch_key(&b)),
+            "check" | "check_passed" => string(&raw.branch).map(|b| branch_key(&b)),
             _ => None,
         };
-        let passed = string(&raw.outcome).as_deref() == Some("pass");
         let signal = match (&*raw.kind, raw.verdict.as_deref(), raw.status.as_deref()) {
-            ("check", _, _) if passed => Signal::Pass,
+            ("check_passed", _, _) => Signal::Pass,
             ("check", _, _) => Signal::Violation {
                 occasion: occasion(&[Some("check"), raw.change.as_deref().or(Some(&raw.id))]),
             },
@@ -602,7 +601,6 @@ impl Fold {
             }
         }
         if e.kind == "check"
-            && e.signal != Signal::Pass
             && let Some(change) = &e.change
         {
             for d in &e.directives {
@@ -1128,7 +1126,7 @@ mod tests {
     #[test]
     fn a_pass_on_the_branch_remediates_its_check_violations_only() {
         let main = "refs/heads/main";
-        let pass = |key, day| on_branch(signal(key, day, "check", "x", Signal::Pass), main);
+        let pass = |key, day| on_branch(signal(key, day, "check_passed", "x", Signal::Pass), main);
         // Fixed on main: remediated, and out of the escalation window.
         let heads = vec![
             on_branch(violation(1, 0, "x", 7), main),
@@ -1150,7 +1148,10 @@ mod tests {
         let f = fold_all(vec![
             pass(1, 0),
             on_branch(violation(2, 1, "x", 7), main),
-            on_branch(signal(3, 1, "check", "x", Signal::Pass), "refs/heads/topic"),
+            on_branch(
+                signal(3, 1, "check_passed", "x", Signal::Pass),
+                "refs/heads/topic",
+            ),
             on_branch(violation(4, 2, "x", 8), "refs/heads/topic"),
         ]);
         assert!(f.loop_state("x").expect("state").unremediated());

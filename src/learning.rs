@@ -290,8 +290,8 @@ pub fn checked_branch(
     name.starts_with("refs/heads/").then_some(name)
 }
 
-/// The `check` events a recorded check appends: one failure per failing
-/// directive not recorded for this change yet, and one pass per passing
+/// The events a recorded check appends: one `check` failure per failing
+/// directive not recorded for this change yet, and one `check_passed` per passing
 /// directive that has a check violation on `branch` no later outcome has
 /// remediated — a pass is recorded only where it clears something, so
 /// passing commits do not fill the log.
@@ -326,8 +326,7 @@ pub fn check_events(
                 }) =>
             {
                 store
-                    .event("check")
-                    .with("outcome", "pass")
+                    .event("check_passed")
                     .with("change", report.fingerprint.clone())
                     .with("selection", report.change.clone())
             }

@@ -65,7 +65,7 @@ fn check_events(env: &TestEnv) -> Vec<Value> {
     env.event_lines()
         .iter()
         .map(|l| serde_json::from_str::<Value>(l).expect("event json"))
-        .filter(|e| e["kind"] == "check")
+        .filter(|e| e["kind"] == "check" || e["kind"] == "check_passed")
         .collect()
 }
 
@@ -93,9 +93,9 @@ fn a_fixed_commit_remediates_the_blocked_one_and_a_later_block_does_not_escalate
     );
     let events = check_events(&env);
     assert_eq!(events.len(), 2, "{events:#?}");
-    assert_eq!(events[0]["outcome"], "fail");
+    assert_eq!(events[0]["kind"], "check");
     assert_eq!(events[0]["branch"], "refs/heads/main");
-    assert_eq!(events[1]["outcome"], "pass");
+    assert_eq!(events[1]["kind"], "check_passed");
     assert_eq!(events[1]["branch"], "refs/heads/main");
     assert_eq!(events[1]["directive"], "no-hardcoded-token");
     assert!(unremediated(&status(&env, DAY1_LATER)).is_empty());
@@ -184,8 +184,8 @@ fn check_record_on_a_commit_records_the_pass_of_its_branch() {
     run.success();
     let events = check_events(&env);
     assert_eq!(
-        events.last().expect("events")["outcome"],
-        "pass",
+        events.last().expect("events")["kind"],
+        "check_passed",
         "{events:#?}"
     );
     assert!(unremediated(&status(&env, DAY1_LATER)).is_empty());

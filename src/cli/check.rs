@@ -427,7 +427,7 @@ fn record(
     let (passes, failures): (Vec<_>, Vec<_>) =
         git_swarm::learning::check_events(store, fold, report, branch)
             .into_iter()
-            .partition(|e| e.data.get("outcome").and_then(|v| v.as_str()) == Some("pass"));
+            .partition(|e| e.kind == "check_passed");
     let violations = append_checks(store, &failures, ui)?;
     if violations > 0 {
         ui.note(&format!(
@@ -453,14 +453,6 @@ fn append_checks(
     if events.is_empty() {
         return Ok(0);
     }
-    let outcome = |e: &git_swarm::event::Event| {
-        // Lines from before passes were recorded have no outcome: failures.
-        e.data
-            .get("outcome")
-            .and_then(|v| v.as_str())
-            .unwrap_or("fail")
-            .to_owned()
-    };
     // The fold is what the log held when this check began; another check
     // of the same change may have recorded since. Asked again under the
     // log's lock, of several racing checks one records each outcome.
@@ -475,10 +467,9 @@ fn append_checks(
                 .to_owned()
         },
         |e, line| {
-            line.kind == "check"
+            line.kind == e.kind
                 && line.directive == e.directive
                 && line.data.get("change") == e.data.get("change")
-                && outcome(line) == outcome(e)
         },
         &store.config.events,
     )?;

@@ -132,12 +132,12 @@ fn detail(e: &Event) -> String {
         }
     };
     match e.kind.as_str() {
-        "check" => format!(
+        "check" | "check_passed" => format!(
             "{} on {}{}",
-            if s("outcome").is_empty() {
-                "fail"
+            if e.kind == "check" {
+                "failed"
             } else {
-                s("outcome")
+                "passed"
             },
             if s("branch").is_empty() {
                 "no branch"
