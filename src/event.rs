@@ -34,6 +34,7 @@ pub const KNOWN_KINDS: &[&str] = &[
     "unacknowledged",
     "verdict",
     "check",
+    "check_passed",
     "escalation",
     "deescalation",
     "override",

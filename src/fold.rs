@@ -23,6 +23,8 @@ pub struct EventHead {
     pub directives: Vec<String>,
     /// For a `check` event, the fingerprint of the change it recorded a failure of.
     pub change: Option<String>,
+    /// For a `check` event, a key of the branch checked (`branch`), when it was on one.
+    pub branch: Option<u64>,
     /// What the event means for escalation and remediation.
     pub signal: Signal,
     /// For `ack` and `unacknowledged` events: a key of the delegation.
@@ -36,12 +38,17 @@ pub struct EventHead {
 pub enum Signal {
     #[default]
     None,
-    /// A violation (an unacknowledged critical, a `violated` verdict, a
-    /// recorded check failure), on an occasion: violations on the same
+    /// A violation (an unacknowledged critical, a `violated` ack or
+    /// verdict, a recorded check failure), on an occasion: violations on the same
     /// occasion (one change, delegation or phase) are one.
     Violation { occasion: u64 },
     /// Evidence the directive was followed: an `applied` ack, a `verified` verdict.
     Remediation,
+    /// A `check_passed` event: remediates the directive's check violations
+    /// recorded before it on the same branch. A kind of its own, not a
+    /// `check` with another outcome: a version that does not know it folds
+    /// it as nothing rather than as one more violation.
+    Pass,
     /// An `escalation` event (the audit record of an episode).
     Escalation,
     /// A `deescalation`: ends the directive's open episode, if it is the
@@ -69,6 +76,9 @@ struct RawHead<'a> {
     /// For `check` events: the fingerprint of the change checked.
     #[serde(default, borrow)]
     change: Option<std::borrow::Cow<'a, str>>,
+    /// For `check` and `check_passed` events: the branch checked.
+    #[serde(default, borrow)]
+    branch: Option<Text<'a>>,
     #[serde(default, borrow)]
     delegation: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -149,11 +159,20 @@ impl EventHead {
                 .map(|d| occasion(&[Some("delegation"), Some(d)])),
             _ => None,
         };
+        let string = |t: &Option<Text<'_>>| match t {
+            Some(Text::Str(s)) => Some(s.to_string()),
+            _ => None,
+        };
+        let branch = match &*raw.kind {
+            "check" | "check_passed" => string(&raw.branch).map(|b| branch_key(&b)),
+            _ => None,
+        };
         let signal = match (&*raw.kind, raw.verdict.as_deref(), raw.status.as_deref()) {
+            ("check_passed", _, _) => Signal::Pass,
             ("check", _, _) => Signal::Violation {
                 occasion: occasion(&[Some("check"), raw.change.as_deref().or(Some(&raw.id))]),
             },
-            ("unacknowledged", _, _) => Signal::Violation {
+            ("unacknowledged", _, _) | ("ack", _, Some("violated")) => Signal::Violation {
                 occasion: occasion(&[
                     Some("delegation"),
                     raw.delegation.as_deref().or(Some(&raw.id)),
@@ -188,6 +207,7 @@ impl EventHead {
             kind: raw.kind.into_owned(),
             directives,
             change: raw.change.map(|c| c.into_owned()),
+            branch,
             signal,
             delegation,
             pattern,
@@ -333,8 +353,9 @@ impl<'de> Deserialize<'de> for Loops {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoopState {
     /// Violations that can still start an episode: since the last episode
-    /// ended, within the window of the newest: (ts, occasion, event key).
-    recent: Vec<(i64, u64, u128)>,
+    /// ended, within the window of the newest, not fixed on their branch
+    /// since: (ts, occasion, event key, branch key of a check violation).
+    recent: Vec<(i64, u64, u128, Option<u64>)>,
     /// Every episode, oldest first; the last may be open.
     pub episodes: Vec<Episode>,
     /// The latest violation (ts, event key).
@@ -343,6 +364,13 @@ pub struct LoopState {
     pub last_remediation: Option<(i64, u128)>,
     pub violations: u64,
     pub remediations: u64,
+    /// The latest violation with no later remediation that applies to
+    /// it, of those not recorded by a check on a branch: (ts, event key).
+    open_other: Option<(i64, u128)>,
+    /// Per branch (key), the latest check violation there with no later
+    /// remediation: a passing check on that branch, an applied ack or a
+    /// verified verdict.
+    open_checks: Vec<(u64, i64, u128)>,
     /// Delegations that acknowledged the directive, within the window of
     /// the newest event: (ts, delegation key). An `unacknowledged` event
     /// for one of them, made later by a process that had not seen the ack
@@ -381,10 +409,18 @@ impl LoopState {
         self.episodes.last().filter(|e| e.ended.is_none())
     }
 
-    /// A violation with no later remediation.
+    /// A violation with no later remediation: an applied ack or verified
+    /// verdict after it, or for a check violation on a branch, a check of
+    /// the directive that passed on that branch after it.
     pub fn unremediated(&self) -> bool {
-        self.last_violation
-            .is_some_and(|v| self.last_remediation.is_none_or(|r| r < v))
+        self.open_other.is_some() || !self.open_checks.is_empty()
+    }
+
+    /// Is there a check violation on `branch` (a full ref name) that no
+    /// passing check there, applied ack or verified verdict has remediated?
+    pub fn open_on_branch(&self, branch: &str) -> bool {
+        let key = branch_key(branch);
+        self.open_checks.iter().any(|(b, _, _)| *b == key)
     }
 
     /// Applies `e`; false if it is void for this directive (see `acked`).
@@ -405,13 +441,21 @@ impl LoopState {
             Signal::Violation { occasion } => {
                 self.violations += 1;
                 self.last_violation = Some(e.order());
+                let branch = e.branch.filter(|_| e.kind == "check");
+                match branch {
+                    Some(b) => {
+                        self.open_checks.retain(|(x, _, _)| *x != b);
+                        self.open_checks.push((b, e.ts, e.key));
+                    }
+                    None => self.open_other = Some(e.order()),
+                }
                 if self.open().is_some() {
                     return true;
                 }
                 self.recent
-                    .retain(|(ts, _, _)| e.ts - *ts <= ESCALATION_WINDOW_MS);
+                    .retain(|(ts, _, _, _)| e.ts - *ts <= ESCALATION_WINDOW_MS);
                 // The earliest violation in the window on another occasion.
-                if let Some(first) = self.recent.iter().find(|(_, o, _)| *o != occasion) {
+                if let Some(first) = self.recent.iter().find(|(_, o, _, _)| *o != occasion) {
                     self.episodes.push(Episode {
                         start: e.ts,
                         violations: [first.2, e.key],
@@ -420,7 +464,7 @@ impl LoopState {
                     });
                     self.recent.clear();
                 } else {
-                    self.recent.push((e.ts, occasion, e.key));
+                    self.recent.push((e.ts, occasion, e.key, branch));
                 }
             }
             Signal::Remediation => {
@@ -429,6 +473,27 @@ impl LoopState {
                     self.last_remediation
                         .map_or(e.order(), |r| r.max(e.order())),
                 );
+                // Applied in (ts, id) order: every violation folded so far is earlier.
+                self.open_other = None;
+                self.open_checks.clear();
+            }
+            Signal::Pass => {
+                let Some(b) = e.branch else { return true };
+                // A pass remediates only where it clears something: the
+                // checks that record one are made for that reason alone.
+                if !self.open_checks.iter().any(|(x, _, _)| *x == b) {
+                    return true;
+                }
+                self.remediations += 1;
+                self.last_remediation = Some(
+                    self.last_remediation
+                        .map_or(e.order(), |r| r.max(e.order())),
+                );
+                self.open_checks.retain(|(x, _, _)| *x != b);
+                // Fixed on its branch before another violation came: it no
+                // longer counts toward an escalation (a blocked commit that
+                // was corrected never reached the history).
+                self.recent.retain(|(_, _, _, x)| *x != Some(b));
             }
             Signal::Escalation => {
                 if let Some(ep) = self.episodes.last_mut()
@@ -755,6 +820,11 @@ impl Fold {
     }
 }
 
+/// The key a branch's name is folded under.
+fn branch_key(branch: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(branch.as_bytes())
+}
+
 fn check_key(directive: &str, change: &str) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(directive.as_bytes());
@@ -954,6 +1024,7 @@ mod tests {
             kind: kind.into(),
             directives: vec![d.into()],
             change: None,
+            branch: None,
             signal: Signal::None,
             delegation: None,
             pattern: None,
@@ -1045,6 +1116,55 @@ mod tests {
             violation(2, 1, "x", 7),
         ]);
         assert!(f.loop_state("x").expect("state").unremediated());
+    }
+
+    fn on_branch(mut h: EventHead, branch: &str) -> EventHead {
+        h.branch = Some(branch_key(branch));
+        h
+    }
+
+    #[test]
+    fn a_pass_on_the_branch_remediates_its_check_violations_only() {
+        let main = "refs/heads/main";
+        let pass = |key, day| on_branch(signal(key, day, "check_passed", "x", Signal::Pass), main);
+        // Fixed on main: remediated, and out of the escalation window.
+        let heads = vec![
+            on_branch(violation(1, 0, "x", 7), main),
+            pass(2, 0),
+            on_branch(violation(3, 2, "x", 8), main),
+        ];
+        let f = fold_all(heads.clone());
+        let state = f.loop_state("x").expect("state");
+        assert!(state.unremediated());
+        assert!(state.open_on_branch(main));
+        assert!(f.escalated("x").is_none());
+        // In any order, duplicates included.
+        let mut shuffled: Vec<_> = heads.iter().rev().cloned().collect();
+        shuffled.push(heads[1].clone());
+        let mut g = fold_all(shuffled);
+        g.duplicates = 0;
+        assert_eq!(f, g);
+        // A pass on another branch, or before the violation, clears nothing.
+        let f = fold_all(vec![
+            pass(1, 0),
+            on_branch(violation(2, 1, "x", 7), main),
+            on_branch(
+                signal(3, 1, "check_passed", "x", Signal::Pass),
+                "refs/heads/topic",
+            ),
+            on_branch(violation(4, 2, "x", 8), "refs/heads/topic"),
+        ]);
+        assert!(f.loop_state("x").expect("state").unremediated());
+        assert!(f.escalated("x").is_some());
+        // A violation on no branch is left to acks and verdicts.
+        let f = fold_all(vec![violation(1, 0, "x", 7), pass(2, 1)]);
+        assert!(f.loop_state("x").expect("state").unremediated());
+        let f = fold_all(vec![
+            violation(1, 0, "x", 7),
+            on_branch(violation(2, 0, "x", 8), main),
+            signal(3, 1, "ack", "x", Signal::Remediation),
+        ]);
+        assert!(!f.loop_state("x").expect("state").unremediated());
     }
 
     #[test]

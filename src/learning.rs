@@ -262,3 +262,82 @@ pub fn escalations_due(
     }
     out
 }
+
+/// The branch a checked change is on, as a full ref name: HEAD's branch for
+/// a staged or working-tree change (and for a range or commit whose tip is
+/// `HEAD`), the branch a range's or commit's tip names otherwise. `None`
+/// on a detached HEAD or a tip that is not a branch name (`HEAD~2`, an id):
+/// a check there is on no branch, and its violations are remediated only
+/// by an applied ack or a verified verdict.
+pub fn checked_branch(
+    repo: &gix::Repository,
+    selection: &crate::change::Selection,
+) -> Option<String> {
+    use crate::change::Selection;
+    let tip = match selection {
+        Selection::Staged | Selection::Worktree => "HEAD",
+        Selection::Range { to, .. } if to.is_empty() => "HEAD",
+        Selection::Range { to, .. } => to,
+        Selection::Commit(c) => c,
+    };
+    let name = if tip == "HEAD" || tip == "@" {
+        repo.head_name().ok().flatten()?
+    } else {
+        let reference = repo.try_find_reference(tip).ok().flatten()?;
+        reference.name().to_owned()
+    };
+    let name = name.as_bstr().to_string();
+    name.starts_with("refs/heads/").then_some(name)
+}
+
+/// The events a recorded check appends: one `check` failure per failing
+/// directive not recorded for this change yet, and one `check_passed` per passing
+/// directive that has a check violation on `branch` no later outcome has
+/// remediated — a pass is recorded only where it clears something, so
+/// passing commits do not fill the log.
+pub fn check_events(
+    store: &Store,
+    fold: &Fold,
+    report: &crate::check::Report<'_>,
+    branch: Option<&str>,
+) -> Vec<Event> {
+    use crate::check::Outcome;
+    let mut events = Vec::new();
+    for r in &report.results {
+        let e = match r.outcome {
+            Outcome::Fail if !fold.has_check(r.id, &report.fingerprint) => {
+                let failed: Vec<&str> = r
+                    .predicates
+                    .iter()
+                    .filter(|p| p.outcome == Outcome::Fail)
+                    .map(|p| p.predicate)
+                    .collect();
+                store
+                    .event("check")
+                    .with("outcome", "fail")
+                    .with("change", report.fingerprint.clone())
+                    .with("selection", report.change.clone())
+                    .with("enforcement", r.enforcement.as_str())
+                    .with("predicates", failed)
+            }
+            Outcome::Pass
+                if branch.is_some_and(|b| {
+                    fold.loop_state(r.id).is_some_and(|s| s.open_on_branch(b))
+                }) =>
+            {
+                store
+                    .event("check_passed")
+                    .with("change", report.fingerprint.clone())
+                    .with("selection", report.change.clone())
+            }
+            _ => continue,
+        };
+        let mut e = match branch {
+            Some(b) => e.with("branch", b),
+            None => e,
+        };
+        e.directive = Some(r.id.to_owned());
+        events.push(e);
+    }
+    events
+}

@@ -16,7 +16,8 @@
 //! # What is a marker
 //!
 //! - **Keyword.** Matched in any letter case. Acks: `KNOWLEDGE_APPLIED`,
-//!   `KNOWLEDGE_IGNORED` and `KNOWLEDGE_N_A`; `KNOWLEDGE-` works as well
+//!   `KNOWLEDGE_IGNORED`, `KNOWLEDGE_N_A` and `KNOWLEDGE_VIOLATED` (the
+//!   agent admits it did not follow the directive); `KNOWLEDGE-` works as well
 //!   as `KNOWLEDGE_`, and the not-applicable form may be spelled `N_A`,
 //!   `N-A`, `N/A`, `NA` or `NOT_APPLICABLE` (`NOT-APPLICABLE`). Verdicts:
 //!   `VERIFIED`, `VIOLATED`, and `N/A`, `N-A`, `N_A`, `NOT_APPLICABLE`
@@ -100,13 +101,15 @@ pub struct Ack {
     pub line: u32,
 }
 
-/// The three answers an agent can give about a directive.
+/// The answers an agent can give about a directive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AckStatus {
     Applied,
     Ignored,
     NotApplicable,
+    /// `KNOWLEDGE_VIOLATED`: the agent says it did not follow the directive.
+    Violated,
 }
 
 /// A reviewer's verdict on one directive.
@@ -139,6 +142,7 @@ pub fn parse_acks(text: &str) -> Vec<Ack> {
                 Kind::Applied => AckStatus::Applied,
                 Kind::Ignored => AckStatus::Ignored,
                 Kind::AckNa => AckStatus::NotApplicable,
+                Kind::AckViolated => AckStatus::Violated,
                 Kind::Verified | Kind::Violated | Kind::VerdictNa => return None,
             };
             Some(Ack {
@@ -160,7 +164,7 @@ pub fn parse_verdicts(text: &str) -> Vec<Verdict> {
                 Kind::Verified => VerdictStatus::Verified,
                 Kind::Violated => VerdictStatus::Violated,
                 Kind::VerdictNa => VerdictStatus::NotApplicable,
-                Kind::Applied | Kind::Ignored | Kind::AckNa => return None,
+                Kind::Applied | Kind::Ignored | Kind::AckNa | Kind::AckViolated => return None,
             };
             Some(Verdict {
                 id: m.id,
@@ -189,6 +193,7 @@ enum Kind {
     Applied,
     Ignored,
     AckNa,
+    AckViolated,
     Verified,
     Violated,
     VerdictNa,
@@ -482,6 +487,9 @@ fn match_keyword(b: &[u8], i: usize, family: Family) -> Option<(Kind, usize)> {
             if let Some(e) = eat(b, j, b"ignored") {
                 return Some((Kind::Ignored, e));
             }
+            if let Some(e) = eat(b, j, b"violated") {
+                return Some((Kind::AckViolated, e));
+            }
             NA_FORMS
                 .iter()
                 .copied()
@@ -679,6 +687,21 @@ mod tests {
         assert!(!is_valid_id(".ab"));
         assert!(!is_valid_id("a b"));
         assert!(!is_valid_id("<id>"));
+    }
+
+    #[test]
+    fn an_admitted_violation_is_an_ack() {
+        assert_eq!(
+            parse_acks(
+                "- `KNOWLEDGE_VIOLATED: abc-123` - ran out of time\nknowledge-violated:def reason=skipped"
+            ),
+            [
+                ack("abc-123", AckStatus::Violated, Some("ran out of time"), 1),
+                ack("def", AckStatus::Violated, Some("skipped"), 2),
+            ]
+        );
+        // A verdict, not an ack; nor a marker inside a word.
+        assert!(parse_acks("VIOLATED:abc-123\nXKNOWLEDGE_VIOLATED:abc-123").is_empty());
     }
 
     #[test]

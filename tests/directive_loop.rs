@@ -1408,3 +1408,73 @@ fn nothing_is_delivered_or_written_when_the_log_refuses_the_event() {
     )
     .success();
 }
+
+/// `KNOWLEDGE_VIOLATED:<id>` is a violation the agent admits: recorded as an
+/// ack of status `violated` that counts like an unacknowledged critical (one
+/// violation on the delegation's occasion), acknowledges the directive, and
+/// blocks the phase until remediated. One for an id not shown is spoofed.
+#[test]
+fn an_admitted_violation_is_recorded_and_counts_toward_escalation() {
+    let env = repo();
+    coder_rule(
+        &env,
+        "a-rule",
+        "The lesson called a-rule for coders",
+        "critical",
+    );
+    coder_rule(
+        &env,
+        "b-rule",
+        "The lesson called b-rule for coders",
+        "high",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    let (_, d1) = inject(&env, &["--role", "coder", "--phase", "p1"]);
+    let d1 = d1.expect("delegation");
+    let message = "Done.\n- KNOWLEDGE_VIOLATED: a-rule - no time to do it\nKNOWLEDGE_VIOLATED:b-rule\nKNOWLEDGE_VIOLATED:zz-never-shown\n";
+    let run = ack(&env, &d1, message);
+    run.success();
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 0]
+    --- stdout
+    violated        a-rule  reason: no time to do it  (admitted: a violation)
+    violated        b-rule  (admitted: a violation)
+    spoofed         zz-never-shown  (not shown in this delegation: not credited)
+    ");
+    let acks = of_kind(&env, "ack");
+    assert_eq!(acks.len(), 2);
+    assert!(acks.iter().all(|a| a["status"] == "violated"));
+    assert!(
+        of_kind(&env, "unacknowledged").is_empty(),
+        "acknowledged, if badly"
+    );
+    let s: Value =
+        serde_json::from_str(&swarm(&env, &["status", "--format", "json"]).stdout).expect("json");
+    let ids: Vec<&str> = s["unremediated_violations"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|u| u["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ["a-rule", "b-rule"]);
+    let gate = swarm(&env, &["phase", "complete", "p1"]);
+    gate.code(1);
+    assert!(
+        gate.stdout.contains("- a-rule: violation"),
+        "{}",
+        gate.snapshot()
+    );
+
+    // A second delegation admitting it again: two occasions, escalated.
+    let (_, d2) = inject(&env, &["--role", "coder", "--phase", "p2"]);
+    let run = ack(
+        &env,
+        &d2.expect("delegation"),
+        "KNOWLEDGE_APPLIED:a-rule\nKNOWLEDGE_VIOLATED:b-rule\n",
+    );
+    run.success();
+    let escalations = of_kind(&env, "escalation");
+    assert_eq!(escalations.len(), 1, "{escalations:#?}");
+    assert_eq!(escalations[0]["directive"], "b-rule");
+}

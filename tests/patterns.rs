@@ -1168,3 +1168,46 @@ fn an_inject_that_cannot_be_written_records_no_use() {
     .success();
     assert_eq!(of_kind(&env, "pattern_shown").len(), 1);
 }
+
+/// A validator naming a finding by the id the deliberation gave it (`"S3"`)
+/// ignores that finding's pattern; a wrap-up (`Overall, …`) is no finding.
+#[test]
+fn a_false_positive_given_as_the_finding_id_ignores_that_finding() {
+    let env = TestEnv::initialised();
+    let delib = "\
+## Findings
+
+- **S1**: The cache key must include the tenant id, or tenants read each other's data.
+- **S2**: Retrying the upload without a backoff leads to a thundering herd on the API.
+- **S3**: The migration in src/db/schema.rs drops the index on the users table.
+
+Overall, the change is close to ready once the fixes above are in.
+";
+    let run = extract(&env, "sentinel", "r1", &[], delib);
+    run.success();
+    assert!(
+        run.stdout.contains("Recorded 3 observation(s) of 3"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        list(&env).iter().all(|p| !p["text"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Overall")),
+        "the wrap-up is not a pattern"
+    );
+    verdict(
+        &env,
+        r#"{"verdict":"FAIL","must_fix":["x"],"false_positives":["S3", {"id": "S1"}]}"#,
+    );
+    let run = feedback(&env, "sentinel", "r1");
+    run.success();
+    assert!(run.stdout.contains("matched by label"), "{}", run.stdout);
+    let ignored = of_kind(&env, "pattern_ignored");
+    assert_eq!(ignored.len(), 2, "{ignored:#?}");
+    let ps = list(&env);
+    assert_eq!(by_text(&ps, "The migration")["ignored"], 1);
+    assert_eq!(by_text(&ps, "The cache key")["ignored"], 1);
+    assert_eq!(by_text(&ps, "Retrying")["ignored"], 0);
+}

@@ -122,6 +122,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             AckStatus::Applied => "applied",
             AckStatus::Ignored => "ignored",
             AckStatus::NotApplicable => "n_a",
+            AckStatus::Violated => "violated",
         };
         if !delegation.shows(id) {
             spoofed += 1;
@@ -164,8 +165,12 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             e.directive = Some(id.clone());
             new_events.push(e);
         }
-        let note = (a.status != AckStatus::Applied && a.reason.is_none())
-            .then(|| "no reason given: not a terminal outcome for the phase gate".to_owned());
+        let note = if a.status == AckStatus::Violated {
+            Some("admitted: a violation".to_owned())
+        } else {
+            (a.status != AckStatus::Applied && a.reason.is_none())
+                .then(|| "no reason given: not a terminal outcome for the phase gate".to_owned())
+        };
         lines.push(Line {
             id: id.clone(),
             outcome: status.into(),
@@ -211,7 +216,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             None,
         );
     }
-    let violations = new_events.iter().any(|e| e.kind == "unacknowledged");
+    let violations = new_events.iter().any(|e| {
+        e.kind == "unacknowledged"
+            || (e.kind == "ack"
+                && e.data.get("status").and_then(|s| s.as_str()) == Some("violated"))
+    });
     if !new_events.is_empty() {
         super::append(&store, &new_events, ui)?;
     }

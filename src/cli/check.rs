@@ -271,7 +271,13 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
 
     if req.record
         && let (Some(store), Some(loaded)) = (&store, &*loaded)
-        && record(store, &loaded.index.fold, &report, ui)?
+        && record(
+            store,
+            &loaded.index.fold,
+            &report,
+            git_swarm::learning::checked_branch(&gix_repo, &req.selection).as_deref(),
+            ui,
+        )?
     {
         let escalated = super::escalate(
             store,
@@ -421,38 +427,44 @@ fn record(
     store: &Store,
     fold: &git_swarm::fold::Fold,
     report: &Report,
+    branch: Option<&str>,
     ui: &mut Ui,
 ) -> Result<bool, Error> {
-    let mut events = Vec::new();
-    for r in report.results.iter().filter(|r| r.outcome == Result_::Fail) {
-        if fold.has_check(r.id, &report.fingerprint) {
-            continue;
-        }
-        let failed: Vec<&str> = r
-            .predicates
-            .iter()
-            .filter(|p| p.outcome == Result_::Fail)
-            .map(|p| p.predicate)
-            .collect();
-        let mut e = store
-            .event("check")
-            .with("outcome", "fail")
-            .with("change", report.fingerprint.clone())
-            .with("selection", report.change.clone())
-            .with("enforcement", r.enforcement.as_str())
-            .with("predicates", failed);
-        e.directive = Some(r.id.to_owned());
-        events.push(e);
+    let (passes, failures): (Vec<_>, Vec<_>) =
+        git_swarm::learning::check_events(store, fold, report, branch)
+            .into_iter()
+            .partition(|e| e.kind == "check_passed");
+    let violations = append_checks(store, &failures, ui)?;
+    if violations > 0 {
+        ui.note(&format!(
+            "recorded {violations} violation(s) in .swarm/events/"
+        ));
     }
+    let remediated = append_checks(store, &passes, ui)?;
+    if remediated > 0 {
+        ui.note(&format!(
+            "recorded {remediated} directive(s) passing on {}: their violations there are remediated",
+            branch.unwrap_or_default()
+        ));
+    }
+    Ok(violations > 0)
+}
+
+/// Appends the check outcomes not recorded yet for their directive and change.
+fn append_checks(
+    store: &Store,
+    events: &[git_swarm::event::Event],
+    ui: &mut Ui,
+) -> Result<usize, Error> {
     if events.is_empty() {
-        return Ok(false);
+        return Ok(0);
     }
-    // The fold above is what the log held when this check began; another
-    // check of the same change may have recorded since. Asked again under
-    // the log's lock, of several racing checks one records each violation.
+    // The fold is what the log held when this check began; another check
+    // of the same change may have recorded since. Asked again under the
+    // log's lock, of several racing checks one records each outcome.
     let (written, saved) = git_swarm::event::append_unrecorded(
         &store.events_dir(),
-        &events,
+        events,
         |e| {
             e.data
                 .get("change")
@@ -461,19 +473,14 @@ fn record(
                 .to_owned()
         },
         |e, line| {
-            line.kind == "check"
+            line.kind == e.kind
                 && line.directive == e.directive
                 && line.data.get("change") == e.data.get("change")
         },
         &store.config.events,
     )?;
     super::report_torn(store, &saved, ui);
-    if written > 0 {
-        ui.note(&format!(
-            "recorded {written} violation(s) in .swarm/events/"
-        ));
-    }
-    Ok(written > 0)
+    Ok(written)
 }
 
 fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {

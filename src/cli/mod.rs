@@ -7,6 +7,8 @@ mod changes;
 mod check;
 mod deescalate;
 mod doctor;
+mod edit;
+mod explain;
 mod generate;
 mod hook;
 mod hooks;
@@ -18,6 +20,7 @@ mod log;
 mod pattern;
 mod phase;
 mod record;
+mod retire;
 mod review;
 mod run_tool;
 mod search;
@@ -152,8 +155,9 @@ enum Command {
     /// Record a delegate's acks from its final message.
     ///
     /// Reads the message (FILE, or standard input for `-` or none) and finds
-    /// its `KNOWLEDGE_APPLIED:<id>`, `KNOWLEDGE_IGNORED:<id> reason=…` and
-    /// `KNOWLEDGE_N_A:<id> reason=…` lines, tolerantly: any case, backticks,
+    /// its `KNOWLEDGE_APPLIED:<id>`, `KNOWLEDGE_IGNORED:<id> reason=…`,
+    /// `KNOWLEDGE_N_A:<id> reason=…` and `KNOWLEDGE_VIOLATED:<id>` (a violation
+    /// the delegate admits) lines, tolerantly: any case, backticks,
     /// bold, list bullets, `reason:` or `reason=`, trailing words, several on a
     /// line. Markers inside code fences, quotes (`> `) or an echoed directive
     /// block do not count. An ack for a directive the delegation was not shown
@@ -196,6 +200,33 @@ enum Command {
     /// `deescalation` event: the directive is back to what its file says, and
     /// only violations after it count toward a new episode.
     Deescalate(deescalate::Args),
+    /// Retire a directive: kept in the store, no longer checked or injected.
+    ///
+    /// Sets `status = "retired"` in `.swarm/directives/<ID>.toml`, leaving the
+    /// rest of the file as written, and records a `retired` event with the
+    /// reason; commit the change like any other. An unknown id, a directive
+    /// retired already, or a file that does not pass `validate` is refused
+    /// (exit 2). `git swarm edit ID` brings one back (`status = "active"`).
+    Retire(retire::Args),
+    /// Edit a directive in your editor; saved only if it passes validation.
+    ///
+    /// Opens a copy of `.swarm/directives/<ID>.toml` (in `.swarm/local/edit/`) in
+    /// the editor git would use (GIT_EDITOR, core.editor, VISUAL, EDITOR, else
+    /// vi; run by `sh -c`, so it may carry arguments). When the editor exits,
+    /// the copy is checked as `validate` checks a directive file; if it passes,
+    /// it replaces the directive atomically. Otherwise each problem is printed
+    /// with line:column, the directive is left unchanged, the copy is kept,
+    /// and the command exits 2: running it again reopens the copy.
+    Edit(edit::Args),
+    /// Explain why a directive has its effective priority and enforcement.
+    ///
+    /// Prints what its file declares and what is in force (escalated or not,
+    /// and why), its escalation episodes, then every event of the loop about
+    /// it, oldest first — checks, acks, verdicts, unacknowledged criticals,
+    /// escalations, deescalations, overrides, retirement — each with its id and
+    /// the commit that recorded it (or `uncommitted`). `shown` events are
+    /// counted, not listed.
+    Explain(explain::Args),
     /// Patterns learned from adversarial roles' deliberations: store, score,
     /// re-inject, correct. Every signal is an event; every count, score and
     /// state is computed from them (see docs/patterns.md).
@@ -368,6 +399,9 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Review(args) => review::run(args, ui),
         Command::Phase(Deferred(command)) => phase::run(command, ui),
         Command::Deescalate(args) => deescalate::run(args, ui),
+        Command::Retire(args) => retire::run(args, ui),
+        Command::Edit(args) => edit::run(args, ui),
+        Command::Explain(args) => explain::run(args, ui),
         Command::Pattern(Deferred(command)) => pattern::run(command, ui),
     }
 }

@@ -654,6 +654,7 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
     for fp in &verdict.false_positives {
         let found = match finder.find(fp, cfg.finding_match) {
             Match::Phrase { index } => Some((index, "phrase".to_owned())),
+            Match::Label { index } => Some((index, "label".to_owned())),
             Match::Overlap { index, score } => Some((index, format!("token overlap {score:.2}"))),
             Match::Ambiguous { indices } => {
                 let at: Vec<String> = indices

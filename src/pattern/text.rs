@@ -108,6 +108,11 @@ pub struct Observation {
     pub category: Category,
     /// 1-based line in the input where the observation starts.
     pub line: usize,
+    /// The id the deliberation gave the finding, as [`label_key`] writes
+    /// it (`s3` for `**S3**:`, `finding 3` for `Finding #3:`): a validator
+    /// may name the finding by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// Input that cannot be read, and where.
@@ -190,6 +195,8 @@ struct Block {
     parts: Vec<String>,
     /// Boilerplate (an ack or verdict bullet): swallow the lines, keep none.
     skip: bool,
+    /// The id the deliberation gave the finding (`S3`, `Finding 3`).
+    label: Option<String>,
 }
 
 struct Para {
@@ -319,7 +326,7 @@ impl Extractor {
             let cleaned = clean_inline(content);
             let skip =
                 is_ack_line(&cleaned) || is_verdict_line(&cleaned) || META_FIELD.is_match(&cleaned);
-            let content = finding_label(content).unwrap_or(content);
+            let (label, content) = labelled(content).unwrap_or((None, content));
             self.block = Some(Block {
                 kind: BlockKind::Item {
                     indent: marker_indent,
@@ -327,6 +334,7 @@ impl Extractor {
                 line: n,
                 parts: vec![content.trim().to_owned()],
                 skip,
+                label,
             });
             return;
         }
@@ -362,13 +370,14 @@ impl Extractor {
             self.flush();
             return;
         }
-        if let Some(rest) = finding_label(t) {
+        if let Some((label, rest)) = labelled(t) {
             self.flush();
             self.block = Some(Block {
                 kind: BlockKind::Finding,
                 line: n,
                 parts: vec![rest.trim().to_owned()],
                 skip: false,
+                label,
             });
             return;
         }
@@ -389,6 +398,7 @@ impl Extractor {
                 line: n,
                 parts: vec![t.to_owned()],
                 skip: false,
+                label: None,
             });
             return;
         }
@@ -404,6 +414,7 @@ impl Extractor {
             line: n,
             parts: vec![t.to_owned()],
             skip: false,
+            label: None,
         });
     }
 
@@ -437,6 +448,7 @@ impl Extractor {
             normalised,
             category,
             line: b.line,
+            label: b.label,
         });
     }
 }
@@ -519,8 +531,10 @@ static GREETING: LazyLock<Regex> = LazyLock::new(|| {
         | (?:good\s+(?:morning|afternoon|evening)|here\s+(?:is|are)|here['’]s
             |below\s+(?:is|are)|i\s+(?:have\s+|['’]ve\s+)?(?:reviewed|read|looked)
             |let\s+me|hope\s+this\s+helps|(?:great|nice|good)\s+(?:work|job)|well\s+done|lgtm
-            |overall(?:\s*[,:]|\s+(?:this|the|it)\s)|in\s+(?:summary|conclusion|short)
+            |in\s+(?:summary|conclusion|short)
             |to\s+sum\s+up|all\s+in\s+all)\b
+        # Not in the group above: its closing `\b` cannot follow a comma.
+        | overall(?:\s*[,:]|\s+(?:this|the|it)\b)
         | (?:(?:this|it|everything|all)\s+)?(?:looks|seems)\s+
             (?:good|great|fine|solid|sound|reasonable|ok|okay)\b
         | (?:all\s+good|good\s+to\s+go|ship\s+it|happy\s+to\s+approve
@@ -708,6 +722,69 @@ fn underline(t: &str) -> Option<char> {
 
 fn is_table_separator(t: &str) -> bool {
     t.contains('|') && t.contains('-') && t.chars().all(|c| "|:- \t".contains(c))
+}
+
+/// A finding's id at the start of a line: `S3:`, `**S3**`, `[S3]`,
+/// `H-12.` — one to three capital letters and a number, bold, bracketed or
+/// followed by `:`, `.`, `)` or a dash.
+static ID_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?x)^[\x20\t]*(?:
+          (?:\*\*|__)\[?([A-Z]{1,3}-?[0-9]{1,4})\]?[\x20\t]*:?[\x20\t]*(?:\*\*|__)
+            [\x20\t]*(?:[:.)]|[-–—](?:[\x20\t]|$))?
+        | \[([A-Z]{1,3}-?[0-9]{1,4})\][\x20\t]*(?:[:.)]|[-–—](?:[\x20\t]|$))?
+        | ([A-Z]{1,3}-?[0-9]{1,4})(?::|[.)][\x20\t]|[\x20\t]+[-–—](?:[\x20\t]|$))
+        )[\x20\t]*",
+    )
+});
+
+/// A false positive that is only a finding's id: `S3`, `**S3**`,
+/// `[S3]`, `Finding 3`, `finding #3:`.
+static LABEL_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?xi)^[\x20\t]*(?:\*\*|__)?[\x20\t]*[\[(]?[\x20\t]*
+        (?:[a-z]{1,3}-?[0-9]{1,4}
+          |(?:finding|issue|problem|concern|risk|bug|blocker|defect|observation)[\x20\t]*\#?[0-9]{1,6})
+        [\x20\t]*[\])]?[\x20\t]*(?:\*\*|__)?[\x20\t]*[:.]?[\x20\t]*$",
+    )
+});
+
+/// How a finding's id is compared: lowercase letters and digits, with one
+/// space between a word and a number (`**S-3**` and `s3` are `s3`;
+/// `Finding #3` is `finding 3`).
+pub fn label_key(label: &str) -> String {
+    let mut out = String::new();
+    for word in label
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let long_word = out.chars().filter(|c| c.is_alphabetic()).count() > 3;
+        if !out.is_empty() && long_word {
+            out.push(' ');
+        }
+        out.push_str(&word.to_lowercase());
+    }
+    out
+}
+
+/// The finding's id (if it has one) and the text after its label, or
+/// `None` when `t` opens with no label.
+fn labelled(t: &str) -> Option<(Option<String>, &str)> {
+    if let Some(c) = ID_LABEL.captures(t) {
+        let id = c
+            .get(1)
+            .or(c.get(2))
+            .or(c.get(3))
+            .map(|m| label_key(m.as_str()));
+        let end = c.get(0).map_or(0, |m| m.end());
+        return Some((id, &t[end..]));
+    }
+    let rest = finding_label(t)?;
+    let id = FINDING_LABEL
+        .captures(t)
+        .and_then(|c| c.get(1))
+        .map(|n| label_key(&t[..n.end()]));
+    Some((id, rest))
 }
 
 /// The text after a finding label, or `None` when `t` has no label.
@@ -1743,6 +1820,9 @@ pub enum Match {
     Overlap { index: usize, score: f64 },
     /// Several findings match equally well: none is chosen.
     Ambiguous { indices: Vec<usize> },
+    /// The false positive is only a finding's id (`S3`, `Finding 3`), and
+    /// the finding with that id is this one.
+    Label { index: usize },
     /// Too few words (or only stop words) to name a finding.
     TooShort,
     /// Nothing matched; the best overlap seen.
@@ -1797,6 +1877,17 @@ impl<'a> Finder<'a> {
 
     /// [`find_finding`] of `false_positive`.
     pub fn find(&self, false_positive: &str, threshold: f64) -> Match {
+        if LABEL_ONLY.is_match(false_positive.trim()) {
+            let key = label_key(false_positive);
+            let named: Vec<usize> = (0..self.observations.len())
+                .filter(|&i| self.observations[i].label.as_deref() == Some(key.as_str()))
+                .collect();
+            match named[..] {
+                [index] => return Match::Label { index },
+                [] => {}
+                _ => return Match::Ambiguous { indices: named },
+            }
+        }
         let mut fp = normalise(false_positive);
         if let Some(rest) = finding_label(&fp) {
             fp = normalise(rest);
@@ -2290,6 +2381,8 @@ Verdict: FAIL
             "Hello team — here is my audit of the plan.",
             "Thanks for the thorough plan and the diagrams.",
             "Overall this is a solid plan but needs the fixes above.",
+            "Overall, the change is ready once the fixes above are in.",
+            "Overall: the change is ready once the fixes above are in.",
             "In summary the change is safe to merge today.",
             "Summary",
             "**Findings:**",
@@ -2317,6 +2410,7 @@ Verdict: FAIL
         for md in [
             "OK responses must include a body",
             "Overall latency grows by a fifth under load",
+            "Overall throughput drops when the cache is cold",
             "Here the lock is taken twice in a row",
             "Verdict: FAIL because the cache leaks across tenants",
             "The status code is wrong for empty results",
@@ -3257,6 +3351,61 @@ Verdict: FAIL
         );
     }
 
+    /// A finding's id (`S3`) is kept as its label and left out of its
+    /// text; a false positive that is only an id names that finding.
+    #[test]
+    fn a_false_positive_written_as_the_finding_id_matches_it() {
+        let md = "\
+- **S1**: The cache key must include the tenant id.
+- S2: Retrying without a backoff floods the API.
+- [S3] The migration drops the users index.
+**S4** — The lock is taken twice in the handler.
+
+Finding #5: The parser accepts a trailing comma.
+";
+        let obs = observations(md);
+        let labels: Vec<Option<&str>> = obs.iter().map(|o| o.label.as_deref()).collect();
+        assert_eq!(
+            labels,
+            [
+                Some("s1"),
+                Some("s2"),
+                Some("s3"),
+                Some("s4"),
+                Some("finding 5")
+            ]
+        );
+        assert_eq!(obs[2].text, "The migration drops the users index.");
+        for (fp, index) in [
+            ("S3", 2),
+            ("s3", 2),
+            ("**S1**", 0),
+            ("[S2]", 1),
+            ("S4:", 3),
+            ("Finding 5", 4),
+            ("finding #5", 4),
+        ] {
+            assert_eq!(find_finding(&obs, fp, 0.5), Match::Label { index }, "{fp}");
+        }
+        // An id no finding has is too short to name one.
+        assert_eq!(find_finding(&obs, "S9", 0.5), Match::TooShort);
+        // Two findings with one id: neither is chosen.
+        let obs = observations(
+            "- S1: The cache key must include the tenant id.\n- S1: The lock is taken twice in the handler.\n",
+        );
+        assert_eq!(
+            find_finding(&obs, "S1", 0.5),
+            Match::Ambiguous {
+                indices: vec![0, 1]
+            }
+        );
+        // Words that merely look like ids stay in the text.
+        let obs = observations(
+            "- HTTP2 frames must be acknowledged before the window grows.\n- CVE-2024-1234 is fixed by the upgrade of the parser crate.\n",
+        );
+        assert!(obs.iter().all(|o| o.label.is_none()), "{obs:?}");
+    }
+
     /// A validator quoting the finding with its label (`Finding 3: …`)
     /// names the same finding: the label is not part of the text.
     #[test]
@@ -3532,6 +3681,9 @@ Verdict: FAIL
                             }
                             Match::TooShort | Match::Overlap { .. } | Match::None { .. } => {
                                 assert!(same.len() <= 1, "{s:?}");
+                            }
+                            Match::Label { .. } => {
+                                panic!("an observation is more than a label: {s:?}: {o:?}")
                             }
                         }
                     }

@@ -1,0 +1,177 @@
+//! `git swarm explain`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::Error;
+use git_swarm::event::Event;
+use git_swarm::explain::{ExplainedEvent, Explanation};
+
+use super::{Format, Outcome, Ui};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The directive to explain.
+    #[arg(value_name = "ID")]
+    id: String,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let repo = super::repo()?;
+    let store = super::store(ui)?;
+    let loaded = super::load_index(&store, ui)?;
+    let index = &loaded.index;
+    let directive = index.directive(&args.id).and_then(|e| e.directive.as_ref());
+    let (events, problems) = git_swarm::learning::read_log(&store)?;
+    for p in &problems {
+        ui.problem(p);
+    }
+    let gix_repo = repo.gix();
+    let explanation =
+        git_swarm::explain::explain(&args.id, directive, &index.fold, &events, Some(&gix_repo))?;
+    if directive.is_none() && index.directive(&args.id).is_none() && explanation.events.is_empty() {
+        return Err(Error::UnknownDirective { id: args.id }.into());
+    }
+    if args.format == Format::Json {
+        ui.json(&explanation)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = Vec::new();
+    text(&explanation, &mut out)?;
+    ui.write_out(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn text(x: &Explanation, o: &mut Vec<u8>) -> std::io::Result<()> {
+    let clean = super::clean;
+    let pair = |p: Option<git_swarm::directive::Priority>,
+                e: Option<git_swarm::directive::Enforcement>| match (p, e) {
+        (Some(p), Some(e)) => format!("{}/{}", p.as_str(), e.as_str()),
+        _ => "unknown".to_owned(),
+    };
+    writeln!(
+        o,
+        "{}: {} in force (declared {}{})",
+        clean(&x.id),
+        pair(x.effective_priority, x.effective_enforcement),
+        pair(x.declared_priority, x.declared_enforcement),
+        x.status
+            .as_deref()
+            .filter(|s| *s != "active")
+            .map(|s| format!(", {s}"))
+            .unwrap_or_default()
+    )?;
+    writeln!(o, "  {}", clean(&x.why))?;
+    if x.unremediated {
+        writeln!(
+            o,
+            "  a violation has no later remediation (a passing check on its branch, an applied ack or a verified verdict)"
+        )?;
+    }
+    for ep in &x.episodes {
+        writeln!(
+            o,
+            "  episode {}: opened {} by {} and {}, {}",
+            clean(&ep.episode),
+            ep.start,
+            ep.violations[0],
+            ep.violations[1],
+            ep.ended
+                .as_deref()
+                .map_or("open".to_owned(), |t| format!("ended {t}"))
+        )?;
+    }
+    if x.events.is_empty() {
+        writeln!(o, "no events about it")?;
+    } else {
+        writeln!(o, "events, oldest first:")?;
+    }
+    for e in &x.events {
+        writeln!(o, "  {}", clean(&line(e)))?;
+    }
+    if x.shown > 0 {
+        writeln!(
+            o,
+            "shown to delegates {} time(s) (`shown` events, not listed)",
+            x.shown
+        )?;
+    }
+    Ok(())
+}
+
+/// One event: when, what, its id, and the commit that recorded it.
+fn line(x: &ExplainedEvent) -> String {
+    let e = &x.event;
+    let commit = match &x.commit {
+        Some(c) => format!(
+            "recorded in {} {}",
+            c.id.get(..12).unwrap_or(&c.id),
+            c.summary
+        ),
+        None => "uncommitted".to_owned(),
+    };
+    format!(
+        "{}  {:<14} {}  [{}]  {commit}",
+        e.ts,
+        e.kind,
+        detail(e),
+        e.id
+    )
+}
+
+fn detail(e: &Event) -> String {
+    let s = |k: &str| e.data.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+    let with = |label: &str, k: &str| {
+        let v = s(k);
+        if v.is_empty() {
+            String::new()
+        } else {
+            format!(", {label} {v}")
+        }
+    };
+    match e.kind.as_str() {
+        "check" | "check_passed" => format!(
+            "{} on {}{}",
+            if e.kind == "check" {
+                "failed"
+            } else {
+                "passed"
+            },
+            if s("branch").is_empty() {
+                "no branch"
+            } else {
+                s("branch")
+            },
+            with("change", "selection")
+        ),
+        "ack" => format!(
+            "{}{}{}",
+            s("status"),
+            with("reason", "reason"),
+            with("delegation", "delegation")
+        ),
+        "unacknowledged" => format!(
+            "shown and not acknowledged{}",
+            with("delegation", "delegation")
+        ),
+        "spoofed_ack" => format!(
+            "{} claimed but not shown{}",
+            s("status"),
+            with("delegation", "delegation")
+        ),
+        "verdict" => format!(
+            "{} (reviewer {}, machine {}){}",
+            s("verdict"),
+            s("reviewer"),
+            s("machine"),
+            with("phase", "phase")
+        ),
+        "escalation" => format!("{}: {}", s("episode"), s("reason")),
+        "deescalation" => format!("{}: {}", s("episode"), s("justification")),
+        "override" => format!("phase {}: {}", s("phase"), s("justification")),
+        "retired" => s("reason").to_owned(),
+        _ => String::new(),
+    }
+}

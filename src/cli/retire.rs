@@ -1,0 +1,43 @@
+//! `git swarm retire`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::Error;
+
+use super::{Outcome, Ui};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The directive to retire.
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Why it is retired (at least 10 characters).
+    #[arg(long, value_name = "TEXT")]
+    reason: String,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let reason = args.reason.trim();
+    if reason.chars().count() < super::phase::MIN_JUSTIFICATION {
+        return Err(Error::Usage {
+            message: format!(
+                "the reason is {} character(s); it needs at least {}",
+                reason.chars().count(),
+                super::phase::MIN_JUSTIFICATION
+            ),
+            hint: Some("say why the directive is retired, in a sentence".into()),
+        }
+        .into());
+    }
+    let store = super::store(ui)?;
+    let retired = git_swarm::lifecycle::retire(&store, &args.id, reason)?;
+    super::append(&store, std::slice::from_ref(&retired.event), ui)?;
+    writeln!(
+        ui.out,
+        "retired {} ({}): commit the change to retire it for everyone",
+        args.id,
+        store.rel(&retired.path)
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,227 @@
+//! Changing a directive's file through commands rather than by hand:
+//! retiring it and replacing its text after an edit.
+//!
+//! A directive file is what a human wrote and reviewed, so a change keeps
+//! the rest of it byte for byte (retiring rewrites only the `status` value),
+//! passes the same gate as `add` and `validate` before it is written, and
+//! is written atomically: a reader sees the old file or the new one.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use toml::de::DeTable;
+
+use crate::directive::Status;
+use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::problem::{Problem, Severity};
+use crate::store::Store;
+
+/// A directive's file, read.
+#[derive(Debug, Clone)]
+pub struct DirectiveFile {
+    pub path: PathBuf,
+    /// The path shown to people: `.swarm/directives/<id>.toml`.
+    pub rel: String,
+    pub text: String,
+}
+
+/// Reads the file of directive `id` from `directives/`. An id with no file
+/// there is [`Error::UnknownDirective`] (a quarantined one is named as such);
+/// a file that is not a plain file is refused, never followed.
+pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
+    if !crate::directive::is_valid_id(id) {
+        return Err(Error::UnknownDirective { id: id.to_owned() });
+    }
+    let path = store.directives_dir().join(format!("{id}.toml"));
+    let rel = store.rel(&path);
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => {
+            return Err(Error::Invalid(vec![
+                Problem::error(
+                    &rel,
+                    "not_a_file",
+                    "not a plain file (a link, folder or device)",
+                )
+                .at(1, 1)
+                .with_hint("a directive is a plain TOML file; replace this one"),
+            ]));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if store.quarantine_dir().join(format!("{id}.toml")).is_file() {
+                return Err(Error::Usage {
+                    message: format!("`{id}` is quarantined, not a directive"),
+                    hint: Some(format!(
+                        "fix .swarm/quarantine/{id}.toml by hand (the reason is in it), or delete it"
+                    )),
+                });
+            }
+            return Err(Error::UnknownDirective { id: id.to_owned() });
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    }
+    let bytes = crate::index::read_capped(&path, crate::directive::limits::FILE_MAX).map_err(
+        |message| {
+            Error::Invalid(vec![
+                Problem::error(&rel, "unreadable", message)
+                    .at(1, 1)
+                    .with_hint("a directive file is a small TOML file; replace this one"),
+            ])
+        },
+    )?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::Invalid(vec![
+            Problem::error(&rel, "not_utf8", "file is not valid UTF-8")
+                .at(1, 1)
+                .with_hint("TOML files are UTF-8; re-save the file as UTF-8"),
+        ])
+    })?;
+    Ok(DirectiveFile { path, rel, text })
+}
+
+/// The problems that keep `text` from being the file of directive `id`:
+/// what `validate` reports for a file of `directives/` (syntax, types,
+/// shape limits, predicates, the gate, an id that is not the file's),
+/// errors only, placed in `shown_as` (the path people are told about).
+pub fn problems(id: &str, text: &str, shown_as: &str) -> Vec<Problem> {
+    let entry =
+        crate::index::entry_from_bytes(text.as_bytes(), shown_as, &format!("{id}.toml"), false);
+    entry
+        .problems
+        .into_iter()
+        .filter(|p| p.severity == Severity::Error)
+        .collect()
+}
+
+/// Writes `text` as the file of directive `id` if it passes [`problems`];
+/// otherwise changes nothing and returns them as [`Error::Invalid`].
+pub fn replace(store: &Store, id: &str, text: &str) -> Result<PathBuf> {
+    let path = store.directives_dir().join(format!("{id}.toml"));
+    let found = problems(id, text, &store.rel(&path));
+    if !found.is_empty() {
+        return Err(Error::Invalid(found));
+    }
+    write_atomically(&path, text.as_bytes())?;
+    Ok(path)
+}
+
+/// What [`retire`] did.
+#[derive(Debug)]
+pub struct Retired {
+    pub path: PathBuf,
+    /// The `retired` event recorded.
+    pub event: Event,
+}
+
+/// Sets `status = "retired"` in directive `id`'s file, leaving the rest of
+/// it as written, and returns the `retired` event to record (`reason`).
+/// Refuses a directive that is retired already, and one whose file does
+/// not pass `validate` (it would be written back as broken as it is).
+pub fn retire(store: &Store, id: &str, reason: &str) -> Result<Retired> {
+    let file = read(store, id)?;
+    let found = problems(id, &file.text, &file.rel);
+    if !found.is_empty() {
+        return Err(Error::Invalid(found));
+    }
+    let loaded = crate::directive::parse_directive_toml(&file.text, &file.rel);
+    if loaded
+        .directive
+        .as_ref()
+        .is_some_and(|d| d.status == Status::Retired)
+    {
+        return Err(Error::Usage {
+            message: format!("`{id}` is retired already"),
+            hint: Some(format!(
+                "`git swarm explain {id}` shows its history; set `status = \"active\"` with `git swarm edit {id}` to bring it back"
+            )),
+        });
+    }
+    let text = with_status(&file.text, Status::Retired.as_str())
+        .expect("a file that passed validation parses");
+    let mut event = store.event("retired").with("reason", reason.to_owned());
+    event.directive = Some(id.to_owned());
+    // The log must be able to take the event before the file changes.
+    store.check_appendable(&event)?;
+    let path = replace(store, id, &text)?;
+    Ok(Retired { path, event })
+}
+
+/// `text` with the top-level `status` set to `value`: the old value
+/// replaced where it stands, or a `status` line added after the `id` line
+/// (at the top when there is none). `None` if `text` does not parse.
+pub fn with_status(text: &str, value: &str) -> Option<String> {
+    let table = DeTable::parse(text).ok()?;
+    let quoted = format!("\"{value}\"");
+    if let Some((_, v)) = table
+        .get_ref()
+        .iter()
+        .find(|(k, _)| k.get_ref() == "status")
+    {
+        let span = v.span();
+        let mut out = text.to_owned();
+        out.replace_range(span, &quoted);
+        return Some(out);
+    }
+    let after_id = table
+        .get_ref()
+        .iter()
+        .find(|(k, _)| k.get_ref() == "id")
+        .map(|(_, v)| {
+            let end = v.span().end;
+            text[end..].find('\n').map_or(text.len(), |n| end + n + 1)
+        })
+        .unwrap_or(0);
+    let mut out = text.to_owned();
+    let mut line = format!("status = {quoted}\n");
+    if after_id == text.len() && !text.is_empty() && !text.ends_with('\n') {
+        line.insert(0, '\n');
+    }
+    out.insert_str(after_id, &line);
+    Some(out)
+}
+
+/// Replaces `path` with `contents` atomically (a temporary file in the same
+/// folder, renamed over it): readers see the old file or the new one.
+fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(contents)
+        .map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_is_replaced_in_place_or_added_after_the_id() {
+        let text = "# kept\nid = \"x\"\nstatus = \"active\" # a comment\nlesson = \"y\"\n";
+        assert_eq!(
+            with_status(text, "retired").expect("parses"),
+            "# kept\nid = \"x\"\nstatus = \"retired\" # a comment\nlesson = \"y\"\n"
+        );
+        let text = "id = 'x'   # the id\nlesson = \"y\"\n";
+        assert_eq!(
+            with_status(text, "retired").expect("parses"),
+            "id = 'x'   # the id\nstatus = \"retired\"\nlesson = \"y\"\n"
+        );
+        assert_eq!(
+            with_status("lesson = \"y\"", "retired").expect("parses"),
+            "status = \"retired\"\nlesson = \"y\""
+        );
+        assert_eq!(
+            with_status("id = \"x\"", "retired").expect("parses"),
+            "id = \"x\"\nstatus = \"retired\"\n"
+        );
+        assert!(with_status("id = ", "retired").is_none());
+    }
+}

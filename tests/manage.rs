@@ -1,0 +1,382 @@
+//! Managing directives with commands: `retire`, `edit` and `explain`.
+
+mod common;
+
+use common::{Run, TestEnv, tick};
+use serde_json::Value;
+
+fn swarm(env: &TestEnv, args: &[&str]) -> Run {
+    env.swarm_with(args, &[("GIT_SWARM_NOW", &tick())], None)
+}
+
+/// A directive as a human wrote it: comments, key order and spacing that
+/// a command must keep.
+const HAND_WRITTEN: &str = "\
+# Reviewed in #42.
+id = \"no-hardcoded-token\"
+lesson   = \"Never hardcode the service token in a text file\"   # short
+priority = \"high\"
+enforcement = \"enforce\"
+applies_to_agents = [\"coder\"]
+verify = [
+  \"grep:HARDCODED_TOKEN:*.txt\",  # the token's marker
+]
+";
+
+const REL: &str = ".swarm/directives/no-hardcoded-token.toml";
+
+fn repo() -> TestEnv {
+    let env = TestEnv::initialised();
+    env.write(REL, HAND_WRITTEN);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a hand-written directive"]);
+    env
+}
+
+fn of_kind(env: &TestEnv, kind: &str) -> Vec<Value> {
+    env.event_lines()
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).expect("event json"))
+        .filter(|e| e["kind"] == kind)
+        .collect()
+}
+
+#[test]
+fn retire_sets_the_status_keeps_the_file_and_records_the_reason() {
+    let env = repo();
+    let run = swarm(
+        &env,
+        &[
+            "retire",
+            "no-hardcoded-token",
+            "--reason",
+            "the token is gone since the vault move",
+        ],
+    );
+    run.success();
+    assert!(
+        run.stdout.contains("retired no-hardcoded-token"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        env.read(REL),
+        HAND_WRITTEN.replace(
+            "id = \"no-hardcoded-token\"\n",
+            "id = \"no-hardcoded-token\"\nstatus = \"retired\"\n"
+        )
+    );
+    let retired = of_kind(&env, "retired");
+    assert_eq!(retired.len(), 1);
+    assert_eq!(retired[0]["directive"], "no-hardcoded-token");
+    assert_eq!(
+        retired[0]["reason"],
+        "the token is gone since the vault move"
+    );
+    swarm(&env, &["validate"]).success();
+    // No longer checked.
+    env.write("notes.txt", "HARDCODED_TOKEN\n");
+    let check = swarm(&env, &["check", "--worktree", "--format", "json"]);
+    check.success();
+    assert!(
+        !check.stdout.contains("no-hardcoded-token"),
+        "{}",
+        check.stdout
+    );
+
+    // Twice: refused, nothing written.
+    let again = swarm(
+        &env,
+        &[
+            "retire",
+            "no-hardcoded-token",
+            "--reason",
+            "the token is gone since the vault move",
+        ],
+    );
+    again.code(2);
+    assert!(
+        again.stderr.contains("is retired already"),
+        "{}",
+        again.snapshot()
+    );
+    assert_eq!(of_kind(&env, "retired").len(), 1);
+
+    // An unknown id, or a reason too short: bad usage with a hint.
+    let unknown = swarm(
+        &env,
+        &["retire", "no-such-rule", "--reason", "a reason long enough"],
+    );
+    unknown.code(2);
+    assert!(
+        unknown.stderr.contains("error:") && unknown.stderr.contains("hint:"),
+        "{}",
+        unknown.snapshot()
+    );
+    swarm(&env, &["retire", "no-hardcoded-token", "--reason", "old"]).code(2);
+}
+
+#[test]
+fn retire_replaces_an_existing_status_in_place() {
+    let env = repo();
+    let text = HAND_WRITTEN.replace(
+        "priority = \"high\"\n",
+        "priority = \"high\"\nstatus = 'active'  # for now\n",
+    );
+    env.write(REL, &text);
+    swarm(
+        &env,
+        &[
+            "retire",
+            "no-hardcoded-token",
+            "--reason",
+            "superseded by no-secrets",
+        ],
+    )
+    .success();
+    assert_eq!(
+        env.read(REL),
+        text.replace("status = 'active'", "status = \"retired\"")
+    );
+}
+
+/// An editor script: `sed` through `sh -c`, as git runs editors.
+fn edit(env: &TestEnv, editor: &str) -> Run {
+    env.swarm_with(
+        &["edit", "no-hardcoded-token"],
+        &[("GIT_SWARM_NOW", &tick()), ("EDITOR", editor)],
+        None,
+    )
+}
+
+#[test]
+fn edit_saves_a_valid_change_and_refuses_an_invalid_one() {
+    let env = repo();
+    let run = edit(&env, "sed -i -e s/high/critical/");
+    run.success();
+    assert_eq!(
+        env.read(REL),
+        HAND_WRITTEN.replace("\"high\"", "\"critical\"")
+    );
+    assert!(!env.exists(".swarm/local/edit/no-hardcoded-token.toml"));
+
+    // GIT_EDITOR comes first, as in git.
+    let run = env.swarm_with(
+        &["edit", "no-hardcoded-token"],
+        &[
+            ("GIT_EDITOR", "sed -i -e s/critical/medium/"),
+            ("EDITOR", "false"),
+        ],
+        None,
+    );
+    run.success();
+    assert!(env.read(REL).contains("priority = \"medium\""));
+
+    // An invalid priority: refused, with the line and column, the file unchanged.
+    let before = env.read(REL);
+    let run = edit(&env, "sed -i -e s/medium/urgent/");
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains(".swarm/local/edit/no-hardcoded-token.toml:4:12"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(run.stderr.contains("is unchanged"), "{}", run.snapshot());
+    assert!(
+        run.stderr.contains("git swarm edit no-hardcoded-token"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), before);
+    assert!(
+        env.read(".swarm/local/edit/no-hardcoded-token.toml")
+            .contains("urgent")
+    );
+
+    // Run again: the kept edit is reopened, and a fix saves it.
+    let run = edit(&env, "sed -i -e s/urgent/low/");
+    run.success();
+    assert!(
+        run.stderr.contains("reopening the edit kept"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(env.read(REL).contains("priority = \"low\""));
+    assert!(!env.exists(".swarm/local/edit/no-hardcoded-token.toml"));
+
+    // Removing what makes it actionable, or changing the id, is refused too.
+    for script in [
+        "sed -i -e /applies_to_agents/d",
+        "sed -i -e s/no-hardcoded-token/other-id/",
+    ] {
+        let before = env.read(REL);
+        edit(&env, script).code(2);
+        assert_eq!(env.read(REL), before, "{script}");
+        std::fs::remove_file(env.path(".swarm/local/edit/no-hardcoded-token.toml"))
+            .expect("kept copy");
+    }
+
+    // No change: nothing written.
+    let run = edit(&env, "true");
+    run.success();
+    assert!(run.stdout.contains("no change"), "{}", run.snapshot());
+
+    // An editor that fails leaves the directive alone.
+    let before = env.read(REL);
+    edit(&env, "sed -i -e s/low/high/ && false").code(2);
+    assert_eq!(env.read(REL), before);
+
+    // An unknown id.
+    env.swarm_with(&["edit", "nope-nope"], &[("EDITOR", "true")], None)
+        .code(2);
+}
+
+#[test]
+fn explain_lists_the_events_in_time_order_with_their_commits() {
+    let env = repo();
+    env.swarm(&["hooks", "install"]).success();
+    let commit = |message: &str, now: &str| {
+        env.command("git", &env.root)
+            .args(["commit", "-q", "-m", message])
+            .env("GIT_SWARM_NOW", now)
+            .status()
+            .expect("git commit")
+            .code()
+    };
+    // Two blocked commits on two days: escalated.
+    env.write("a.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "a.txt"]);
+    assert_eq!(commit("a", "2026-11-20T10:00:00Z"), Some(1));
+    env.write("a.txt", "HARDCODED_TOKEN again\n");
+    env.git(&["add", "a.txt"]);
+    assert_eq!(commit("a", "2026-11-21T10:00:00Z"), Some(1));
+    // The violations are committed; later events stay uncommitted.
+    env.git(&["reset", "-q"]);
+    std::fs::remove_file(env.path("a.txt")).expect("rm");
+    env.git(&["add", ".swarm/events"]);
+    env.command("git", &env.root)
+        .args(["commit", "-q", "-m", "record the violations"])
+        .env("GIT_SWARM_SKIP", "1")
+        .status()
+        .expect("commit");
+    let recording = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    env.swarm_with(
+        &[
+            "deescalate",
+            "no-hardcoded-token",
+            "--justification",
+            "the team moved to the vault",
+        ],
+        &[("GIT_SWARM_NOW", "2026-11-22T09:00:00Z")],
+        None,
+    )
+    .success();
+
+    let run = env.swarm_with(
+        &["explain", "no-hardcoded-token", "--format", "json"],
+        &[("GIT_SWARM_NOW", "2026-11-22T10:00:00Z")],
+        None,
+    );
+    run.success();
+    let x: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(x["declared_priority"], "high");
+    assert_eq!(x["effective_priority"], "high");
+    let kinds: Vec<&str> = x["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["event"]["kind"].as_str().expect("kind"))
+        .collect();
+    assert_eq!(kinds, ["check", "check", "escalation", "deescalation"]);
+    let commits: Vec<Option<&str>> = x["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["commit"]["id"].as_str())
+        .collect();
+    assert_eq!(
+        commits,
+        [
+            Some(recording.as_str()),
+            Some(recording.as_str()),
+            Some(recording.as_str()),
+            None
+        ]
+    );
+    assert_eq!(x["episodes"].as_array().expect("episodes").len(), 1);
+    assert!(x["episodes"][0]["ended"].is_string());
+
+    // While escalated, the text says why.
+    env.write("b.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "b.txt"]);
+    assert_eq!(commit("b", "2026-11-23T10:00:00Z"), Some(1));
+    env.write("b.txt", "HARDCODED_TOKEN again\n");
+    env.git(&["add", "b.txt"]);
+    assert_eq!(commit("b", "2026-11-24T10:00:00Z"), Some(1));
+    let run = swarm(&env, &["explain", "no-hardcoded-token"]);
+    run.success();
+    let text = &run.stdout;
+    assert!(
+        text.starts_with("no-hardcoded-token: critical/enforce in force (declared high/enforce)"),
+        "{text}"
+    );
+    assert!(text.contains("episode no-hardcoded-token#2"), "{text}");
+    assert!(
+        text.contains(&format!("recorded in {}", &recording[..12])),
+        "{text}"
+    );
+    assert!(text.contains("uncommitted"), "{text}");
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {text}"))
+    };
+    assert!(
+        at("\n  2026-11-20T10") < at("\n  2026-11-21T10")
+            && at("\n  2026-11-22T09") < at("\n  2026-11-24T10")
+    );
+
+    swarm(&env, &["explain", "no-such-rule"]).code(2);
+}
+
+/// Events brought in by a union merge were recorded by the commits of the
+/// branch that made them, not by the merge.
+#[test]
+fn explain_names_the_branch_commit_not_the_merge() {
+    let env = repo();
+    env.git(&["switch", "-q", "-c", "topic"]);
+    env.write("a.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "a.txt"]);
+    swarm(&env, &["check", "--record"]).code(1);
+    env.git(&["reset", "-q"]);
+    env.git(&["add", ".swarm/events"]);
+    env.git(&["commit", "-q", "-m", "topic: record a violation"]);
+    let on_topic = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::remove_file(env.path("a.txt")).expect("rm");
+
+    env.git(&["switch", "-q", "main"]);
+    env.write("b.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "b.txt"]);
+    swarm(&env, &["check", "--record"]).code(1);
+    env.git(&["reset", "-q"]);
+    env.git(&["add", ".swarm/events"]);
+    env.git(&["commit", "-q", "-m", "main: record a violation"]);
+    let on_main = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::remove_file(env.path("b.txt")).expect("rm");
+    env.git(&["merge", "-q", "--no-edit", "topic"]);
+
+    let run = swarm(&env, &["explain", "no-hardcoded-token", "--format", "json"]);
+    run.success();
+    let x: Value = serde_json::from_str(&run.stdout).expect("json");
+    let mut commits: Vec<&str> = x["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["event"]["kind"] == "check")
+        .map(|e| e["commit"]["id"].as_str().expect("committed"))
+        .collect();
+    commits.sort_unstable();
+    let mut expected = [on_topic.as_str(), on_main.as_str()];
+    expected.sort_unstable();
+    assert_eq!(commits, expected);
+}
