@@ -185,6 +185,15 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // Warnings about the change itself, reported with the results (in every
     // format) ahead of the evaluation's own.
     let mut notes = Vec::new();
+    // An event file that is a link, FIFO or device was skipped: the check
+    // goes on without its events, and says so.
+    if let Some(l) = loaded.as_ref() {
+        for p in l.index.event_files.iter().flat_map(|e| &e.problems) {
+            if p.code == git_swarm::event::NOT_REGULAR {
+                notes.push(Warning::new(p.to_string(), p.hint.as_deref()));
+            }
+        }
+    }
     if entries.is_empty()
         && change.selection == Selection::Staged
         && let Some(s) = &store
@@ -265,7 +274,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
 
     if req.record
         && let (Some(store), Some(loaded)) = (&store, &*loaded)
-        && record(store, &loaded.index.fold, &report, ui)?
+        && record_or_warn(store, &loaded.index.fold, &mut report, ui)?
     {
         let escalated = super::escalate(
             store,
@@ -408,6 +417,27 @@ impl ToolRunner for Sandboxed {
                 },
             },
         }
+    }
+}
+
+/// [`record`], but a log that cannot hold the record (a link, FIFO or
+/// linked folder in its place) is a warning: the check's result stands, and
+/// a hook still blocks on it.
+fn record_or_warn(
+    store: &Store,
+    fold: &git_swarm::fold::Fold,
+    report: &mut Report,
+    ui: &mut Ui,
+) -> Result<bool, Error> {
+    match record(store, fold, report, ui) {
+        Err(e @ (Error::NotRegular { .. } | Error::LinkedFolder { .. })) => {
+            report.warnings.push(Warning::new(
+                format!("the failed checks were not recorded: {e}"),
+                e.hint().as_deref(),
+            ));
+            Ok(false)
+        }
+        other => other,
     }
 }
 
