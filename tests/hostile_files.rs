@@ -525,3 +525,44 @@ fn a_staged_link_is_not_taken_for_the_file_with_the_same_blob() {
         run.snapshot()
     );
 }
+
+/// `.swarm/local` is ignored by git only as a folder: a link of that name
+/// can be committed. Nothing is written through it — neither `ack`'s audit
+/// of unacknowledged criticals (refused, exit 2) nor a torn line set aside
+/// by an append (left in the log as one malformed line instead).
+#[test]
+fn nothing_is_written_through_a_linked_local_folder() {
+    let env = TestEnv::initialised();
+    let outside = env.tmp.path().join("outside-local");
+    std::fs::create_dir(&outside).expect("mkdir");
+    symlink(&outside, env.path(".swarm/local")).expect("symlink");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a linked local folder"]);
+
+    swarm(&env, &["inject", "--role", "coder"]).success();
+    // The delegation is the `shown` event (output is normalised: ids read from the log).
+    let lines = env.event_lines();
+    let shown: serde_json::Value =
+        serde_json::from_str(lines.last().expect("a shown event")).expect("json");
+    let delegation = shown["id"].as_str().expect("delegation id").to_owned();
+    let run = swarm(&env, &["ack", "--delegation", &delegation, "/dev/null"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: $TMP/repo/.swarm/local is a symbolic link, not a folder of its own"),
+        "{}",
+        run.snapshot()
+    );
+
+    env.write(
+        ".swarm/events/2026-11.jsonl",
+        format!("{}{{\"id\":\"torn", env.read(".swarm/events/2026-11.jsonl")),
+    );
+    let run = swarm(&env, &["record", "note"]);
+    run.success();
+    assert_eq!(
+        snapshot_of(&outside),
+        Vec::new(),
+        "nothing was written outside the repository"
+    );
+}
