@@ -12,7 +12,7 @@ use std::fs::OpenOptions;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::event::{KNOWN_KINDS, event_files, lock_with_retry, parse_event_bytes};
+use crate::event::{KNOWN_KINDS, event_files, lock_with_retry, read_event_file};
 use crate::problem::Problem;
 use crate::store::Store;
 
@@ -46,8 +46,8 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
     for path in event_files(&store.events_dir())? {
         report.event_files += 1;
         let rel = store.rel(&path);
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        let file = parse_event_bytes(&bytes, &rel, max_line);
+        // A symlink, FIFO or device is one finding, never read (nor repaired).
+        let file = read_event_file(&path, &rel, max_line)?;
         report.events += file.events.len();
         for line in &file.events {
             let here = format!("{rel}:{}", line.line);
@@ -126,21 +126,17 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
 /// Saves the torn tail of `path` aside and truncates the file to its last
 /// complete line. Returns false if, under the lock, the tail is no longer torn.
 fn repair_torn_tail(store: &Store, path: &std::path::Path) -> Result<bool> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
+    let mut file = crate::safe_fs::open(path, OpenOptions::new().read(true).write(true))
         .map_err(|e| Error::io(path, e))?;
     lock_with_retry(
         &file,
         path,
         Duration::from_millis(store.config.events.lock_timeout_ms),
     )?;
-    let torn_dir = store.local_dir().join("torn");
     let result = crate::event::set_aside_torn_tail(
         &mut file,
         path,
-        &torn_dir,
+        &store.swarm_dir,
         store.clock.now().as_millisecond(),
     )
     .map(|saved| saved.is_some());

@@ -24,6 +24,22 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A path under `.swarm/` that is not a regular file (a symlink, FIFO,
+    /// device…): never followed, read or written through.
+    #[error("{} is {kind}, not a regular file: git-swarm does not follow, read or write through it", path.display())]
+    NotRegular {
+        path: PathBuf,
+        kind: crate::safe_fs::FileKind,
+    },
+
+    /// A folder of `.swarm/` (or `.swarm/` itself) that is a symlink or not
+    /// a folder: nothing is written through it.
+    #[error("{} is {kind}, not a folder of its own: git-swarm does not read or write through it", path.display())]
+    LinkedFolder {
+        path: PathBuf,
+        kind: crate::safe_fs::FileKind,
+    },
+
     #[error("timed out after {:.1} s waiting for the lock on {}", waited.as_secs_f64(), path.display())]
     LockTimeout { path: PathBuf, waited: Duration },
 
@@ -63,7 +79,15 @@ impl Error {
         }
     }
 
+    /// An I/O error on `path`; a file [`crate::safe_fs`] refused to open
+    /// becomes [`Error::NotRegular`].
     pub fn io(path: &Path, source: std::io::Error) -> Error {
+        if let Some(kind) = crate::safe_fs::not_regular(&source) {
+            return Error::NotRegular {
+                path: path.to_path_buf(),
+                kind,
+            };
+        }
         Error::Io {
             path: path.to_path_buf(),
             source,
@@ -83,6 +107,8 @@ impl Error {
                 | Error::InvalidEvent { .. }
                 | Error::Invalid(_)
                 | Error::Usage { .. }
+                | Error::NotRegular { .. }
+                | Error::LinkedFolder { .. }
         )
     }
 
@@ -96,6 +122,8 @@ impl Error {
             Error::LockTimeout { .. } => Some("another git-swarm process holds the lock; retry, or raise `events.lock_timeout_ms`".into()),
             Error::Invalid(problems) => problems.first().and_then(|p| p.hint.clone()),
             Error::Usage { hint, .. } => hint.clone(),
+            Error::NotRegular { .. } => Some("replace it with a regular file, or remove it: a link committed under .swarm/ could point anywhere".into()),
+            Error::LinkedFolder { .. } => Some("replace it with a real folder (`rm` the link, then `mkdir`): a link committed under .swarm/ could point anywhere".into()),
             Error::Index { .. } => Some("`git swarm index rebuild` recreates the index from .swarm/".into()),
             Error::Git { .. } => Some("check the revision names (`git rev-parse` them) and that the repository is intact (`git fsck`)".into()),
             _ => None,

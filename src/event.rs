@@ -274,8 +274,8 @@ pub fn append(
     cfg: &EventsConfig,
 ) -> Result<Vec<PathBuf>, Error> {
     let by_file = by_month_file(events, cfg)?;
-    std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
-    let torn_dir = torn_dir(events_dir);
+    let swarm = swarm_of(events_dir);
+    crate::safe_fs::create_dir_all(swarm, events_dir)?;
     let now_ms = events.first().and_then(Event::ts_millis).unwrap_or(0);
     let mut saved = Vec::new();
     for (name, lines) in by_file {
@@ -284,7 +284,7 @@ pub fn append(
             &events_dir.join(name),
             ToWrite::Lines(buf.as_bytes()),
             cfg,
-            &torn_dir,
+            swarm,
             now_ms,
         )?;
         saved.extend(aside);
@@ -331,17 +331,14 @@ pub fn check_appendable(events_dir: &Path, event: &Event) -> Result<(), Error> {
         message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
     })?;
     let path = events_dir.join(name);
+    if let Some((path, kind)) = crate::safe_fs::linked_folder(swarm_of(events_dir), events_dir) {
+        return Err(Error::LinkedFolder { path, kind });
+    }
     match std::fs::symlink_metadata(&path) {
-        Ok(_) => open_event_file(&path, OpenOptions::new().append(true))
+        Ok(_) => crate::safe_fs::open(&path, OpenOptions::new().append(true))
             .map(drop)
             .map_err(|e| Error::io(&path, e)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => match std::fs::metadata(events_dir) {
-            Ok(m) if !m.is_dir() => Err(Error::io(
-                events_dir,
-                io::Error::new(io::ErrorKind::InvalidInput, "not a folder"),
-            )),
-            _ => Ok(()),
-        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::io(&path, e)),
     }
 }
@@ -380,8 +377,8 @@ pub fn append_unrecorded(
     cfg: &EventsConfig,
 ) -> Result<(usize, Vec<PathBuf>), Error> {
     let by_file = by_month_file(events, cfg)?;
-    std::fs::create_dir_all(events_dir).map_err(|e| Error::io(events_dir, e))?;
-    let torn_dir = torn_dir(events_dir);
+    let swarm = swarm_of(events_dir);
+    crate::safe_fs::create_dir_all(swarm, events_dir)?;
     let mut written = 0;
     let mut saved = Vec::new();
     for (name, lines) in by_file {
@@ -413,7 +410,7 @@ pub fn append_unrecorded(
             &events_dir.join(&name),
             ToWrite::Unrecorded(&mut unrecorded),
             cfg,
-            &torn_dir,
+            swarm,
             now_ms,
         )?;
         saved.extend(aside);
@@ -421,59 +418,10 @@ pub fn append_unrecorded(
     Ok((written, saved))
 }
 
-/// Where torn lines found by an append are saved: `.swarm/local/torn/`.
-fn torn_dir(events_dir: &Path) -> PathBuf {
-    events_dir
-        .parent()
-        .unwrap_or(events_dir)
-        .join("local")
-        .join("torn")
-}
-
-/// Opens an event file only if it is a regular file of its own: never
-/// through a symlink (a pull request can commit one pointing anywhere, and
-/// appends would write there), and never waiting on a FIFO or reading a
-/// device. `options` says how (read, or append and create).
-pub fn open_event_file(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let file = options.open(path).map_err(|e| {
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            not_regular()
-        } else {
-            e
-        }
-    })?;
-    if !file.metadata()?.is_file() {
-        return Err(not_regular());
-    }
-    Ok(file)
-}
-
-fn not_regular() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        "not a regular file (a symlink, folder, FIFO or device): event files must be plain files",
-    )
-}
-
-/// Opens an event file, or a cache file of the git dir, for reading as
-/// [`open_event_file`] does: a symlink, FIFO or device there is an error
-/// (a cache is then rebuilt, and replaced by rename), never a read that
-/// waits forever.
-pub fn open_plain_file(path: &Path) -> io::Result<File> {
-    open_event_file(path, OpenOptions::new().read(true))
-}
-
-/// Reads a whole file opened by [`open_plain_file`].
-pub fn read_plain_file(path: &Path) -> io::Result<Vec<u8>> {
-    let mut file = open_plain_file(path)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
+/// The `.swarm/` folder holding `events_dir`: where the check for linked
+/// folders starts, and where torn lines go (`local/torn/`).
+fn swarm_of(events_dir: &Path) -> &Path {
+    events_dir.parent().unwrap_or(events_dir)
 }
 
 /// Whether the bytes after the last newline of `file` (of length `len`,
@@ -505,10 +453,10 @@ fn append_to(
     path: &Path,
     what: ToWrite<'_, '_>,
     cfg: &EventsConfig,
-    torn_dir: &Path,
+    swarm: &Path,
     now_ms: i64,
 ) -> Result<Option<PathBuf>, Error> {
-    let mut file = open_event_file(
+    let mut file = crate::safe_fs::open(
         path,
         OpenOptions::new().read(true).append(true).create(true),
     )
@@ -544,7 +492,7 @@ fn append_to(
                 } else {
                     // We hold the lock, so no writer is mid-line: these bytes are
                     // what a dead writer left. Keep them aside, and the file whole.
-                    match set_aside_torn_tail(&mut file, path, torn_dir, now_ms) {
+                    match set_aside_torn_tail(&mut file, path, swarm, now_ms) {
                         Ok(aside) => saved = aside,
                         // Could not save them: leave them as one malformed line.
                         Err(_) => buf.push(b'\n'),
@@ -564,12 +512,12 @@ fn append_to(
 }
 
 /// Saves the bytes after the last newline of `file` (a torn line) to a new
-/// file in `torn_dir` and truncates `file` to its last complete line. The
+/// file in `local/torn/` of `swarm` (the `.swarm/` folder) and truncates `file` to its last complete line. The
 /// caller holds the lock. `None` when the file ends with a newline.
 pub fn set_aside_torn_tail(
     file: &mut File,
     path: &Path,
-    torn_dir: &Path,
+    swarm: &Path,
     now_ms: i64,
 ) -> Result<Option<PathBuf>, Error> {
     let io = |e| Error::io(path, e);
@@ -596,7 +544,8 @@ pub fn set_aside_torn_tail(
     let mut tail = vec![0u8; usize::try_from(len - keep).unwrap_or(0)];
     file.seek(SeekFrom::Start(keep)).map_err(io)?;
     file.read_exact(&mut tail).map_err(io)?;
-    std::fs::create_dir_all(torn_dir).map_err(|e| Error::io(torn_dir, e))?;
+    let torn_dir = swarm.join("local").join("torn");
+    crate::safe_fs::create_dir_all(swarm, &torn_dir)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -610,7 +559,7 @@ pub fn set_aside_torn_tail(
             n => torn_dir.join(format!("{name}.{now_ms}.{n}")),
         };
         let shown = aside.display().to_string();
-        match crate::store::create_new(&aside, &tail, &shown, &name) {
+        match crate::store::create_new(swarm, &aside, &tail, &shown, &name) {
             Err(Error::AlreadyExists { .. }) if attempt < 1000 => attempt += 1,
             saved => break saved.map(|()| aside)?,
         }
@@ -674,11 +623,35 @@ pub struct TornTail {
     pub len: u64,
 }
 
-/// Reads and checks every line of an event file. `rel` is the path shown in problems.
+/// Reads and checks every line of an event file. `rel` is the path shown
+/// in problems. A symlink, FIFO or device in its place is not read: it is
+/// one problem, and no events.
 pub fn read_event_file(path: &Path, rel: &str, max_line_bytes: u64) -> Result<EventFile, Error> {
-    let bytes = read_plain_file(path).map_err(|e| Error::io(path, e))?;
-    Ok(parse_event_bytes(&bytes, rel, max_line_bytes))
+    match crate::safe_fs::read_whole(path) {
+        Ok(bytes) => Ok(parse_event_bytes(&bytes, rel, max_line_bytes)),
+        Err(e) => match crate::safe_fs::not_regular(&e) {
+            Some(kind) => Ok(EventFile {
+                problems: vec![not_regular_problem(rel, kind)],
+                ..EventFile::default()
+            }),
+            None => Err(Error::io(path, e)),
+        },
+    }
 }
+
+/// The problem reported for an event file that is not a regular file.
+pub fn not_regular_problem(rel: &str, kind: crate::safe_fs::FileKind) -> Problem {
+    Problem::error(
+        rel,
+        NOT_REGULAR,
+        format!("{kind}, not a regular file: skipped, its events are not read"),
+    )
+    .with_hint("replace it with a regular event file, or remove it: a link committed under .swarm/ could point anywhere")
+}
+
+/// The code of a problem about a path under `.swarm/` that is not a
+/// regular file (or a folder that is a link), skipped.
+pub const NOT_REGULAR: &str = "not_regular_file";
 
 /// Checks one event line. `Err` carries a problem without a path or line.
 pub fn parse_event_line(
@@ -792,24 +765,19 @@ pub fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventF
 }
 
 /// Lists the event files of `events_dir`, sorted by name. A folder named
-/// like one is left out (`validate` warns about it); anything else that is
-/// not a plain file is refused when it is opened.
+/// like one is left out (`validate` warns about it); a symlink, FIFO or
+/// device is listed, to be reported and skipped when it is read. A linked
+/// `events_dir` holds none (the store reports it).
 pub fn event_files(events_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
-    match std::fs::read_dir(events_dir) {
-        Ok(entries) => {
-            for entry in entries {
-                let entry = entry.map_err(|e| Error::io(events_dir, e))?;
-                let name = entry.file_name();
-                if name.to_str().is_some_and(is_month_file)
-                    && !entry.file_type().is_ok_and(|t| t.is_dir())
-                {
-                    files.push(entry.path());
-                }
-            }
+    let entries = crate::safe_fs::read_dir(events_dir).map_err(|e| Error::io(events_dir, e))?;
+    for entry in entries.into_iter().flatten() {
+        let entry = entry.map_err(|e| Error::io(events_dir, e))?;
+        let name = entry.file_name();
+        if name.to_str().is_some_and(is_month_file) && !entry.file_type().is_ok_and(|t| t.is_dir())
+        {
+            files.push(entry.path());
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(events_dir, e)),
     }
     files.sort();
     Ok(files)

@@ -50,6 +50,13 @@ pub fn init(repo: &Repo) -> Result<InitReport> {
         swarm_dir: swarm_dir.clone(),
         ..InitReport::default()
     };
+    if let Some(kind @ crate::safe_fs::FileKind::Symlink) = crate::safe_fs::not_a_folder(&swarm_dir)
+    {
+        return Err(Error::LinkedFolder {
+            path: swarm_dir,
+            kind,
+        });
+    }
     if swarm_dir.exists() && !swarm_dir.is_dir() {
         return Err(Error::Usage {
             message: format!("{} exists and is not a directory", swarm_dir.display()),
@@ -80,7 +87,7 @@ pub fn init(repo: &Repo) -> Result<InitReport> {
             report.kept.push(shown);
             continue;
         }
-        match create_new(&path, contents.as_bytes(), &shown, rel) {
+        match create_new(&swarm_dir, &path, contents.as_bytes(), &shown, rel) {
             Ok(()) => report.created.push(shown),
             Err(Error::AlreadyExists { .. }) => report.kept.push(shown),
             Err(e) => return Err(e),

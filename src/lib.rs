@@ -34,6 +34,7 @@ pub mod predicate;
 pub mod problem;
 pub mod retrieve;
 pub mod runner;
+pub mod safe_fs;
 pub mod schema;
 pub mod store;
 pub mod trace;

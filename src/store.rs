@@ -167,37 +167,102 @@ pub struct Store {
     pub swarm_dir: PathBuf,
     pub git_dir: PathBuf,
     pub config: Config,
-    /// Problems with `config.toml` (the defaults are in use while there are any).
+    /// Problems found opening `.swarm/`: with `config.toml` (the defaults
+    /// are in use while it has any), and folders of `.swarm/` that are
+    /// links or not folders (skipped: nothing is read or written through
+    /// them). Every command reports them; `validate` fails on them.
     pub config_problems: Vec<Problem>,
     pub clock: Clock,
 }
 
 pub const SWARM_DIR: &str = ".swarm";
 
+/// The folders of `.swarm/` that git-swarm reads or writes.
+pub const FOLDERS: [&str; 6] = [
+    "directives",
+    "quarantine",
+    "events",
+    "local",
+    "handoffs",
+    "proposals",
+];
+
+/// Largest `config.toml` read, in bytes: the template is some 3 KB, and a
+/// file over this is no settings file (nor a read worth waiting for).
+pub const CONFIG_MAX: u64 = 1024 * 1024;
+
 impl Store {
     /// Opens the `.swarm/` of `repo`; fails if there is none.
     pub fn open(repo: &Repo, clock: Clock) -> Result<Store> {
         let swarm_dir = repo.root.join(SWARM_DIR);
-        if !swarm_dir.is_dir() {
-            return Err(Error::NotInitialised {
-                root: repo.root.clone(),
-            });
+        // `.swarm/` as a link would make every file in it one: refused whole.
+        match crate::safe_fs::not_a_folder(&swarm_dir) {
+            Some(crate::safe_fs::FileKind::Symlink) => {
+                return Err(Error::LinkedFolder {
+                    path: swarm_dir,
+                    kind: crate::safe_fs::FileKind::Symlink,
+                });
+            }
+            Some(_) => {
+                return Err(Error::NotInitialised {
+                    root: repo.root.clone(),
+                });
+            }
+            None if !swarm_dir.is_dir() => {
+                return Err(Error::NotInitialised {
+                    root: repo.root.clone(),
+                });
+            }
+            None => {}
         }
         let config_path = swarm_dir.join("config.toml");
-        let (config, config_problems) = match std::fs::read(&config_path) {
+        let rel = ".swarm/config.toml";
+        let (config, mut config_problems) = match crate::safe_fs::read(&config_path, CONFIG_MAX) {
             Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => Config::parse(&text, ".swarm/config.toml"),
+                Ok(text) => Config::parse(&text, rel),
                 Err(_) => (
                     Config::default(),
                     vec![
-                        Problem::error(".swarm/config.toml", "not_utf8", "file is not valid UTF-8")
+                        Problem::error(rel, "not_utf8", "file is not valid UTF-8")
                             .with_hint("re-save config.toml as UTF-8"),
                     ],
                 ),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Config::default(), Vec::new()),
-            Err(e) => return Err(Error::io(&config_path, e)),
+            Err(e) => match crate::safe_fs::not_regular(&e) {
+                Some(kind) => (
+                    Config::default(),
+                    vec![
+                        Problem::error(
+                            rel,
+                            crate::event::NOT_REGULAR,
+                            format!("{kind}, not a regular file: not read, the defaults are in use"),
+                        )
+                        .with_hint("replace it with a regular file, or remove it: a link committed under .swarm/ could point anywhere"),
+                    ],
+                ),
+                None if e.get_ref().is_some_and(|i| i.is::<crate::safe_fs::TooLarge>()) => (
+                    Config::default(),
+                    vec![
+                        Problem::error(rel, "too_large", format!("{e}: not read, the defaults are in use"))
+                            .with_hint("config.toml holds a few settings; remove what is not one"),
+                    ],
+                ),
+                None => return Err(Error::io(&config_path, e)),
+            },
         };
+        for folder in FOLDERS {
+            if let Some(kind) = crate::safe_fs::not_a_folder(&swarm_dir.join(folder)) {
+                config_problems.push(
+                    Problem::error(
+                        format!(".swarm/{folder}"),
+                        crate::event::NOT_REGULAR,
+                        format!("{kind}, not a folder: skipped, nothing in it is read and nothing is written through it"),
+                    )
+                    .with_hint(format!("replace it with a real folder (`rm` it, then `mkdir .swarm/{folder}`): a link committed under .swarm/ could point anywhere")),
+                );
+            }
+        }
         Ok(Store {
             root: repo.root.clone(),
             swarm_dir,
@@ -260,7 +325,13 @@ impl Store {
     /// refuses to overwrite.
     pub fn write_directive(&self, d: &Directive) -> Result<PathBuf> {
         let path = self.directives_dir().join(format!("{}.toml", d.id));
-        create_new(&path, d.to_toml().as_bytes(), &self.rel(&path), &d.id)?;
+        create_new(
+            &self.swarm_dir,
+            &path,
+            d.to_toml().as_bytes(),
+            &self.rel(&path),
+            &d.id,
+        )?;
         Ok(path)
     }
 
@@ -270,6 +341,7 @@ impl Store {
             .quarantine_dir()
             .join(format!("{}.toml", q.directive.id));
         create_new(
+            &self.swarm_dir,
             &path,
             q.to_toml().as_bytes(),
             &self.rel(&path),
@@ -279,11 +351,12 @@ impl Store {
     }
 }
 
-/// Creates `path` with `contents` atomically: the file appears whole or not
-/// at all, and an existing file is never replaced.
-pub fn create_new(path: &Path, contents: &[u8], rel: &str, id: &str) -> Result<()> {
+/// Creates `path`, under `swarm` (the `.swarm/` folder), with `contents`
+/// atomically: the file appears whole or not at all, an existing file (or
+/// link) is never replaced, and no folder on the way is a link.
+pub fn create_new(swarm: &Path, path: &Path, contents: &[u8], rel: &str, id: &str) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    crate::safe_fs::create_dir_all(swarm, dir)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-")
         .tempfile_in(dir)

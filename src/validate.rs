@@ -38,6 +38,8 @@ const KNOWN_DIRS: &[&str] = &[
     "handoffs",
     "proposals",
 ];
+/// Largest `.swarm/.gitattributes` read, in bytes (it holds a line or two).
+const GITATTRIBUTES_MAX: u64 = 64 * 1024;
 const KNOWN_FILES: &[&str] = &["config.toml", ".gitattributes", ".gitignore", "README.md"];
 
 pub fn validate(store: &Store) -> Result<Report> {
@@ -149,7 +151,7 @@ pub fn validate(store: &Store) -> Result<Report> {
 /// Places a problem about an entry's id at its `id` key (at the top of the
 /// file when the file cannot be read or has no such key).
 fn at_id_key(path: &Path, problem: Problem) -> Problem {
-    let text = crate::index::read_capped(path, crate::directive::limits::FILE_MAX)
+    let text = crate::safe_fs::read(path, crate::directive::limits::FILE_MAX)
         .ok()
         .and_then(|b| String::from_utf8(b).ok());
     match text {
@@ -168,6 +170,10 @@ fn check_top_level(store: &Store, r: &mut Report) -> Result<()> {
         let entry = entry.map_err(|e| Error::io(&store.swarm_dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        // A known folder that is a link is reported by the store.
+        if !is_dir && KNOWN_DIRS.contains(&name.as_str()) {
+            continue;
+        }
         let known = if is_dir {
             KNOWN_DIRS.contains(&name.as_str())
         } else {
@@ -189,16 +195,16 @@ fn check_top_level(store: &Store, r: &mut Report) -> Result<()> {
 
 fn list(dir: &Path, folder: &str, r: &mut Report) -> Result<Vec<String>> {
     let mut names = Vec::new();
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
-        Err(e) => return Err(Error::io(dir, e)),
+    // A linked folder is not listed; the store reports it.
+    let Some(entries) = crate::safe_fs::read_dir(dir).map_err(|e| Error::io(dir, e))? else {
+        return Ok(names);
     };
     for entry in entries {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         match entry.file_name().into_string() {
             Ok(name) => {
-                if entry.path().is_dir() {
+                // A link is listed (not followed), to be reported when read.
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
                     r.problems.push(
                         Problem::warning(
                             format!(".swarm/{folder}/{name}"),
@@ -227,11 +233,14 @@ fn list(dir: &Path, folder: &str, r: &mut Report) -> Result<Vec<String>> {
 
 fn check_gitattributes(store: &Store, r: &mut Report) {
     let path = store.swarm_dir.join(".gitattributes");
-    let ok = std::fs::read_to_string(&path).is_ok_and(|t| {
-        t.lines().map(str::trim).any(|l| {
-            l.starts_with("events/*.jsonl") && l.split_whitespace().any(|a| a == "merge=union")
-        })
-    });
+    let ok = crate::safe_fs::read(&path, GITATTRIBUTES_MAX)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .is_some_and(|t| {
+            t.lines().map(str::trim).any(|l| {
+                l.starts_with("events/*.jsonl") && l.split_whitespace().any(|a| a == "merge=union")
+            })
+        });
     if !ok {
         r.problems.push(
             Problem::warning(".swarm/.gitattributes", "no_union_merge", "event files are not marked `merge=union`")

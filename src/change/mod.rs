@@ -402,8 +402,9 @@ impl Change {
     }
 
     /// For a staged change: the `.swarm/directives/` files in the index, as
-    /// (file name, blob id) — the directives a commit of it would carry.
-    pub fn staged_directive_blobs(&self) -> Option<Vec<(String, ObjectId)>> {
+    /// (file name, blob id, whether it is a symlink) — the directives a
+    /// commit of it would carry.
+    pub fn staged_directive_blobs(&self) -> Option<Vec<(String, ObjectId, bool)>> {
         let Snapshot::Index(index) = &self.snapshot else {
             return None;
         };
@@ -417,7 +418,8 @@ impl Change {
                 .filter_map(|e| {
                     let name = e.path(index).strip_prefix(prefix.as_bytes())?;
                     let name = std::str::from_utf8(name).ok()?;
-                    (!name.contains('/')).then(|| (name.to_owned(), e.id))
+                    let link = e.mode == gix::index::entry::Mode::SYMLINK;
+                    (!name.contains('/')).then(|| (name.to_owned(), e.id, link))
                 })
                 .collect(),
         )

@@ -289,13 +289,11 @@ pub fn cap_reason(text: &mut String, place: &str, what: &str, id: &str, ui: &mut
 fn write_audit(store: &git_swarm::Store, lines: &[String]) -> Result<(), Error> {
     use std::io::Write as _;
     let dir = store.local_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    git_swarm::safe_fs::create_dir_all(&store.swarm_dir, &dir)?;
     let path = dir.join("unacknowledged-criticals.jsonl");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
+    let mut f =
+        git_swarm::safe_fs::open(&path, std::fs::OpenOptions::new().create(true).append(true))
+            .map_err(|e| Error::io(&path, e))?;
     f.write_all(lines.concat().as_bytes())
         .map_err(|e| Error::io(&path, e))?;
     Ok(())

@@ -191,6 +191,15 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // Warnings about the change itself, reported with the results (in every
     // format) ahead of the evaluation's own.
     let mut notes = Vec::new();
+    // An event file that is a link, FIFO or device was skipped: the check
+    // goes on without its events, and says so.
+    if let Some(l) = loaded.as_ref() {
+        for p in l.index.event_files.iter().flat_map(|e| &e.problems) {
+            if p.code == git_swarm::event::NOT_REGULAR {
+                notes.push(Warning::new(p.to_string(), p.hint.as_deref()));
+            }
+        }
+    }
     if entries.is_empty()
         && change.selection == Selection::Staged
         && let Some(s) = &store
@@ -271,10 +280,10 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
 
     if req.record
         && let (Some(store), Some(loaded)) = (&store, &*loaded)
-        && record(
+        && record_or_warn(
             store,
             &loaded.index.fold,
-            &report,
+            &mut report,
             git_swarm::learning::checked_branch(&gix_repo, &req.selection).as_deref(),
             ui,
         )?
@@ -420,6 +429,28 @@ impl ToolRunner for Sandboxed {
                 },
             },
         }
+    }
+}
+
+/// [`record`], but a log that cannot hold the record (a link, FIFO or
+/// linked folder in its place) is a warning: the check's result stands, and
+/// a hook still blocks on it.
+fn record_or_warn(
+    store: &Store,
+    fold: &git_swarm::fold::Fold,
+    report: &mut Report,
+    branch: Option<&str>,
+    ui: &mut Ui,
+) -> Result<bool, Error> {
+    match record(store, fold, report, branch, ui) {
+        Err(e @ (Error::NotRegular { .. } | Error::LinkedFolder { .. })) => {
+            report.warnings.push(Warning::new(
+                format!("the failed checks were not recorded: {e}"),
+                e.hint().as_deref(),
+            ));
+            Ok(false)
+        }
+        other => other,
     }
 }
 

@@ -225,7 +225,10 @@ fn uncommitted(store: &git_swarm::Store) -> Option<u64> {
     let head_tree = gix.head_commit().ok().and_then(|c| c.tree().ok());
     let mut total = 0u64;
     for path in git_swarm::event::event_files(&store.events_dir()).ok()? {
-        let now = std::fs::read(&path).ok()?;
+        // A link or FIFO in the log is not read (the index reports it).
+        let Ok(now) = git_swarm::safe_fs::read_whole(&path) else {
+            continue;
+        };
         let rel = store.rel(&path);
         let committed = head_tree
             .as_ref()

@@ -80,18 +80,47 @@ pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> Direc
         quarantine: None,
         problems: Vec::new(),
     };
-    match read_capped(path, crate::directive::limits::FILE_MAX) {
-        Ok(bytes) => entry_from_bytes(&bytes, rel, name, quarantine),
-        Err(message) => {
-            // The whole file is the problem: point at its start, so that the
-            // report keeps the `path:line:col` form that editors and CI parse.
-            entry.problems.push(
-                Problem::error(rel, "unreadable", message)
-                    .at(1, 1)
-                    .with_hint("a directive file is a small TOML file; replace this one"),
-            );
-            entry
-        }
+    let e = match crate::safe_fs::read(path, crate::directive::limits::FILE_MAX) {
+        Ok(bytes) => return entry_from_bytes(&bytes, rel, name, quarantine),
+        Err(e) => e,
+    };
+    if let Some(kind) = crate::safe_fs::not_regular(&e) {
+        return not_regular_entry(rel, name, kind);
+    }
+    let message = if e
+        .get_ref()
+        .is_some_and(|i| i.is::<crate::safe_fs::TooLarge>())
+    {
+        e.to_string()
+    } else {
+        format!("cannot read: {e}")
+    };
+    // The whole file is the problem: point at its start, so that the
+    // report keeps the `path:line:col` form that editors and CI parse.
+    entry.problems.push(
+        Problem::error(rel, "unreadable", message)
+            .at(1, 1)
+            .with_hint("a directive file is a small TOML file; replace this one"),
+    );
+    entry
+}
+
+/// The entry of a directive or quarantine file that is `kind` (a symlink,
+/// in the working tree or committed; a FIFO; a device): not read, one
+/// problem that says what it is. Its target is never named, let alone read.
+pub fn not_regular_entry(rel: &str, name: &str, kind: crate::safe_fs::FileKind) -> DirectiveEntry {
+    DirectiveEntry {
+        file: name.to_owned(),
+        directive: None,
+        quarantine: None,
+        problems: vec![
+            Problem::error(
+                rel,
+                crate::event::NOT_REGULAR,
+                format!("{kind}, not a regular file: skipped, not read"),
+            )
+            .with_hint("replace it with a regular directive file, or remove it: a link committed under .swarm/ could point anywhere"),
+        ],
     }
 }
 
@@ -164,7 +193,9 @@ pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -
     entry
 }
 
-/// Reads a file of at most `max` bytes; a larger one is refused unread.
+/// Reads a file the user named (not one under `.swarm/`, which
+/// [`crate::safe_fs::read`] reads) of at most `max` bytes; a larger one is
+/// refused unread.
 pub fn read_capped(path: &Path, max: u64) -> std::result::Result<Vec<u8>, String> {
     let file = open_readable(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut bytes = Vec::new();

@@ -84,8 +84,20 @@ pub fn read_all(
         .min(files.len().max(1));
     let read_one = |(name, stamp): &(String, Stamp)| -> Result<(EventFileEntry, Vec<EventHead>)> {
         let path = dir.join(name);
-        let bytes = crate::event::read_plain_file(&path).map_err(|e| Error::io(&path, e))?;
-        let parsed = parse_events(&bytes, &format!(".swarm/events/{name}"), 0, max_line);
+        let rel = format!(".swarm/events/{name}");
+        let bytes = match crate::safe_fs::read_whole(&path) {
+            Ok(bytes) => bytes,
+            Err(e) => match crate::safe_fs::not_regular(&e) {
+                Some(kind) => {
+                    return Ok((
+                        not_regular_entry(name, &rel, *stamp, built_at_ns, kind),
+                        Vec::new(),
+                    ));
+                }
+                None => return Err(Error::io(&path, e)),
+            },
+        };
+        let parsed = parse_events(&bytes, &rel, 0, max_line);
         let entry = EventFileEntry {
             file: name.clone(),
             stamp: *stamp,
@@ -131,6 +143,27 @@ pub fn read_all(
         }
     }
     Ok((entries.into_iter().flatten().collect(), heads))
+}
+
+/// The entry of an event file that is `kind` (a symlink, FIFO or device):
+/// no events, and the problem that says so.
+fn not_regular_entry(
+    name: &str,
+    rel: &str,
+    stamp: Stamp,
+    built_at_ns: i64,
+    kind: crate::safe_fs::FileKind,
+) -> EventFileEntry {
+    EventFileEntry {
+        file: name.to_owned(),
+        stamp,
+        racy: racy(built_at_ns, stamp.mtime_ns),
+        consumed: 0,
+        consumed_hash: xxhash_rust::xxh3::xxh3_64(&[]),
+        lines: 0,
+        events: 0,
+        problems: vec![crate::event::not_regular_problem(rel, kind)],
+    }
 }
 
 /// Brings `index`'s event files and fold up to date, reading only what was
@@ -192,7 +225,21 @@ pub fn update(
         changed += 1;
         let path = store.swarm_dir.join("events").join(name);
         let io = |e| Error::io(&path, e);
-        let mut file = crate::event::open_plain_file(&path).map_err(io)?;
+        let rel = format!(".swarm/events/{name}");
+        let mut file = match crate::safe_fs::open_read(&path) {
+            Ok(file) => file,
+            Err(e) => match crate::safe_fs::not_regular(&e) {
+                // Events folded from it before are gone: fold the log again.
+                Some(_) if prev.is_some_and(|p| p.consumed > 0) => {
+                    return Ok(Err(format!("events/{name} is no longer a regular file")));
+                }
+                Some(kind) => {
+                    entries.push(not_regular_entry(name, &rel, *stamp, built_at_ns, kind));
+                    continue;
+                }
+                None => return Err(io(e)),
+            },
+        };
         // The part folded already is only hashed, a block at a time, to
         // know it is unchanged: a month's file can run to tens of MB.
         let mut hash = xxhash_rust::xxh3::Xxh3::new();
@@ -207,7 +254,7 @@ pub fn update(
                 let kept = p
                     .problems
                     .iter()
-                    .filter(|p| p.code != "torn_line")
+                    .filter(|p| p.code != "torn_line" && p.code != crate::event::NOT_REGULAR)
                     .cloned()
                     .collect();
                 (end, p.lines, kept, p.events)
@@ -216,7 +263,6 @@ pub fn update(
         };
         let mut rest = Vec::new();
         std::io::Read::read_to_end(&mut file, &mut rest).map_err(io)?;
-        let rel = format!(".swarm/events/{name}");
         let parsed = parse_events(&rest, &rel, lines, store.config.events.max_line_bytes);
         problems.extend(parsed.problems);
         hash.update(&rest[..parsed.consumed]);

@@ -452,7 +452,7 @@ pub fn read_whole_head(path: &Path, store: &Store) -> Option<OnDisk> {
 /// [`OnDisk::load_rest`]); `None` if it is missing, of another format, for
 /// another `.swarm/`, or damaged in any way (it is then rebuilt).
 pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
-    let file = crate::event::open_plain_file(path).ok()?;
+    let file = crate::safe_fs::open_read(path).ok()?;
     let map = Arc::new(Map::open(&file)?);
     let all = map.bytes();
     let file_len = all.len() as u64;

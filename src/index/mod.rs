@@ -803,7 +803,7 @@ impl SealedFile {
     /// The file at `path` when it is a regular file (not a FIFO, device or
     /// link: those are cache misses) with this magic and an intact body.
     pub(crate) fn open(path: &std::path::Path, magic: &[u8]) -> Option<SealedFile> {
-        let file = crate::event::open_plain_file(path).ok()?;
+        let file = crate::safe_fs::open_read(path).ok()?;
         let map = file::Map::open(&file)?;
         unsealed(magic, map.bytes())?;
         Some(SealedFile {

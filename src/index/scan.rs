@@ -164,7 +164,9 @@ pub fn scan_while(
 ) -> Result<Scan> {
     let swarm = &store.swarm_dir;
     let dir = swarm.join("directives");
-    let dir_stamp = match std::fs::metadata(&dir) {
+    // A linked folder is not listed (the store reports it): as if missing.
+    let dir_stamp = match std::fs::symlink_metadata(&dir) {
+        Ok(m) if !m.is_dir() => None,
         Ok(m) => Some(Stamp::of(&m)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::io(&dir, e)),
@@ -229,8 +231,10 @@ pub fn scan_events(store: &Store) -> Result<Scan> {
     })
 }
 
+/// The stamp of `config.toml`, or of the link or FIFO in its place (which
+/// the store reports and does not read).
 fn config_stamp(swarm: &Path) -> Result<Option<Stamp>> {
-    match std::fs::metadata(swarm.join("config.toml")) {
+    match std::fs::symlink_metadata(swarm.join("config.toml")) {
         Ok(m) => Ok(Some(Stamp::of(&m))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(&swarm.join("config.toml"), e)),
@@ -250,12 +254,11 @@ fn scan_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<(Vec<(String, Sta
     Ok((named(&text, &chunks), sum))
 }
 
-/// The names in `dir` that `keep` keeps, sorted; none if it is missing.
+/// The names in `dir` that `keep` keeps, sorted; none if it is missing or
+/// is a link (see [`crate::safe_fs::read_dir`]).
 fn list_dir(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<String>> {
-    let listing = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(dir, e)),
+    let Some(listing) = crate::safe_fs::read_dir(dir).map_err(|e| Error::io(dir, e))? else {
+        return Ok(Vec::new());
     };
     let mut names = Vec::new();
     for entry in listing {
@@ -310,8 +313,9 @@ struct Stamper<'a> {
 }
 
 /// The files of a chunk of names, stamped (the thread that stats them
-/// copies their names too), and the sum of their [`file_hash`]es; names
-/// that are not files are left out.
+/// copies their names too), and the sum of their [`file_hash`]es; folders
+/// are left out. A symlink, FIFO or device is stamped as itself (never
+/// followed), for the reader to report and skip.
 type ChunkStamps = Result<(Stamps, u64)>;
 
 /// Files and their stamps, each name as its place (byte offset and length)
@@ -450,8 +454,9 @@ struct Folder {
 
 impl Folder {
     fn open(path: PathBuf) -> Result<Folder> {
+        // Not through a link put in the folder's place since it was listed.
         #[cfg(target_os = "linux")]
-        let fd = Some(std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?);
+        let fd = Some(crate::safe_fs::open_folder(&path).map_err(|e| Error::io(&path, e))?);
         Ok(Folder {
             path,
             #[cfg(target_os = "linux")]
@@ -467,7 +472,8 @@ impl Folder {
         }
     }
 
-    /// The stamp of a file in the folder; `None` if it is missing or not a file.
+    /// The stamp of an entry of the folder, never following a link; `None`
+    /// if it is missing or a folder.
     #[cfg(target_os = "linux")]
     fn stamp(&self, name: &str) -> Result<Option<Stamp>> {
         use rustix::fs::{AtFlags, FileType, StatxFlags, statx};
@@ -479,9 +485,9 @@ impl Folder {
         let Some(fd) = &self.fd else {
             return Ok(None);
         };
-        match statx(fd, name, AtFlags::empty(), mask) {
+        match statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, mask) {
             Ok(st) => {
-                if FileType::from_raw_mode(u32::from(st.stx_mode)) != FileType::RegularFile {
+                if FileType::from_raw_mode(u32::from(st.stx_mode)) == FileType::Directory {
                     return Ok(None);
                 }
                 let ns = |t: rustix::fs::StatxTimestamp| {
@@ -504,8 +510,8 @@ impl Folder {
     #[cfg(not(target_os = "linux"))]
     fn stamp(&self, name: &str) -> Result<Option<Stamp>> {
         let path = self.path.join(name);
-        match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_file() => Ok(Some(Stamp::of(&meta))),
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if !meta.is_dir() => Ok(Some(Stamp::of(&meta))),
             Ok(_) => Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io(&path, e)),

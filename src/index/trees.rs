@@ -11,12 +11,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::entries::not_regular_entry;
 use super::entry_from_bytes;
 use crate::check::CheckEntry;
 use crate::error::{Error, Result};
+use crate::safe_fs::FileKind;
 
 /// Bump when `CheckEntry` (or what it holds) changes layout.
-const FORMAT: &[u8] = b"git-swarm tree directives v4\n";
+const FORMAT: &[u8] = b"git-swarm tree directives v5\n";
 
 /// The directives of a snapshot as the cache keeps them: decode them with
 /// [`SnapshotDirectives::entries`].
@@ -69,15 +71,22 @@ pub fn directives_in_tree(
     let tree = repo
         .find_tree(tree)
         .map_err(|e| Error::git("reading the checked tree", e))?;
-    let Some(entry) = tree
-        .lookup_entry_by_path(".swarm/directives")
-        .map_err(|e| Error::git("reading .swarm/directives", e))?
-    else {
+    // A committed link is a blob holding the target's path: never followed,
+    // whether it stands for `.swarm/`, the folder or one of its files.
+    let mut entry = None;
+    for folder in [".swarm", ".swarm/directives"] {
+        match tree
+            .lookup_entry_by_path(folder)
+            .map_err(|e| Error::git(format!("reading {folder}"), e))?
+        {
+            Some(e) if e.mode().is_link() => return linked_folder(folder),
+            Some(e) if e.mode().is_tree() => entry = Some(e),
+            _ => return SnapshotDirectives::none(),
+        }
+    }
+    let Some(entry) = entry else {
         return SnapshotDirectives::none();
     };
-    if !entry.mode().is_tree() {
-        return SnapshotDirectives::none();
-    }
     // The folder's tree id fixes every file in it: a tree seen before is
     // not read again (a thousand entries), let alone its files.
     let mut key = cache_key();
@@ -94,29 +103,53 @@ pub fn directives_in_tree(
     for e in dir.iter() {
         let e = e.map_err(|e| Error::git("reading .swarm/directives", e))?;
         if let Ok(name) = std::str::from_utf8(e.filename())
-            && e.mode().is_blob()
+            && e.mode().is_blob_or_symlink()
         {
-            blobs.push((name.to_owned(), e.oid().to_owned()));
+            blobs.push((name.to_owned(), e.oid().to_owned(), e.mode().is_link()));
         }
     }
     parse_blobs(repo, &blobs, &cache)
 }
 
-/// The directive files given as (file name, blob id) — from a tree or from
+/// A directive file as a tree or the index holds it: file name, blob id,
+/// and whether it is a symlink (its blob the target's path).
+pub type DirectiveBlob = (String, gix::ObjectId, bool);
+
+/// The directives of a snapshot whose `.swarm/` or `.swarm/directives` is
+/// a symlink: none, and the problem that says so.
+fn linked_folder(folder: &str) -> Result<SnapshotDirectives> {
+    let mut entry = not_regular_entry(folder, folder, FileKind::Symlink);
+    for p in &mut entry.problems {
+        p.message = format!(
+            "{}, not a folder: skipped, no directive in it is read",
+            FileKind::Symlink
+        );
+        p.hint = Some("commit a real folder in its place: a link committed under .swarm/ could point anywhere".into());
+    }
+    let views = [CheckEntry {
+        path: folder.into(),
+        errors: entry.problems.into_boxed_slice(),
+        directive: None,
+    }];
+    SnapshotDirectives::encode(&views)
+}
+
+/// The directive files given as [`DirectiveBlob`]s — from a tree or from
 /// the index — parsed, or read from the cache kept under their ids.
 pub fn directives_from_blobs(
     git_dir: &Path,
     repo: &gix::Repository,
-    blobs: &[(String, gix::ObjectId)],
+    blobs: &[DirectiveBlob],
 ) -> Result<SnapshotDirectives> {
     let mut key = cache_key();
     key.update(b"blobs\0");
-    let mut sorted: Vec<&(String, gix::ObjectId)> = blobs.iter().collect();
+    let mut sorted: Vec<&DirectiveBlob> = blobs.iter().collect();
     sorted.sort();
-    for (name, id) in sorted {
+    for (name, id, link) in sorted {
         key.update(name.as_bytes());
         key.update(&[0]);
         key.update(id.as_bytes());
+        key.update(&[u8::from(*link)]);
     }
     let cache = cache_path(git_dir, &key);
     if let Some(entries) = read_cache(&cache) {
@@ -143,28 +176,28 @@ fn cache_path(git_dir: &Path, key: &xxhash_rust::xxh3::Xxh3) -> PathBuf {
 }
 
 /// Parses the `.toml` blobs among `blobs`, sorted by file name, and keeps
-/// the parse in `cache`.
+/// the parse in `cache`; a symlink is reported, not read.
 fn parse_blobs(
     repo: &gix::Repository,
-    blobs: &[(String, gix::ObjectId)],
+    blobs: &[DirectiveBlob],
     cache: &Path,
 ) -> Result<SnapshotDirectives> {
-    let mut blobs: Vec<&(String, gix::ObjectId)> = blobs
+    let mut blobs: Vec<&DirectiveBlob> = blobs
         .iter()
-        .filter(|(name, _)| name.ends_with(".toml"))
+        .filter(|(name, _, _)| name.ends_with(".toml"))
         .collect();
     blobs.sort();
     let mut out = Vec::with_capacity(blobs.len());
-    for (name, id) in blobs {
+    for (name, id, link) in blobs {
+        let rel = format!(".swarm/directives/{name}");
+        if *link {
+            out.push(not_regular_entry(&rel, name, FileKind::Symlink));
+            continue;
+        }
         let blob = repo
             .find_blob(*id)
             .map_err(|err| Error::git(format!("reading .swarm/directives/{name}"), err))?;
-        out.push(entry_from_bytes(
-            &blob.data,
-            &format!(".swarm/directives/{name}"),
-            name,
-            false,
-        ));
+        out.push(entry_from_bytes(&blob.data, &rel, name, false));
     }
     let views: Vec<CheckEntry> = out.iter().map(CheckEntry::of).collect();
     let parsed = SnapshotDirectives::encode(&views)?;

@@ -1,0 +1,293 @@
+//! The one way files under `.swarm/` are opened, read and written
+//! (DESIGN §2, principle 5: only regular files inside the repository).
+//!
+//! A pull request controls every file under `.swarm/`: it can commit a
+//! symbolic link to a credentials file or to `/dev/zero` in place of an event
+//! file, a directive or `config.toml`, or make a whole folder a link to
+//! somewhere outside the repository; a local user can leave a FIFO there. So
+//! a file is opened with `O_NOFOLLOW | O_NONBLOCK` and used only if the
+//! opened descriptor is a regular file (never waiting on a FIFO, never
+//! reading a device); reads stop at a limit; and a folder written into is
+//! checked, from `.swarm/` down, to be a folder of its own. What is refused
+//! comes back as an [`std::io::Error`] carrying a [`NotRegular`], which
+//! readers turn into a reported [`crate::problem::Problem`] (the file is
+//! skipped) and [`crate::Error::io`] into a bad-input error (exit 2).
+
+use std::fmt;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// What a path under `.swarm/` is, when it is not a regular file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Symlink,
+    Folder,
+    Fifo,
+    Socket,
+    Device,
+    Other,
+}
+
+impl FileKind {
+    /// The kind of `meta` (from `symlink_metadata` or an open descriptor);
+    /// `None` for a regular file.
+    pub fn of(meta: &Metadata) -> Option<FileKind> {
+        let t = meta.file_type();
+        if t.is_file() {
+            return None;
+        }
+        Some(if t.is_symlink() {
+            FileKind::Symlink
+        } else if t.is_dir() {
+            FileKind::Folder
+        } else {
+            special(&t)
+        })
+    }
+
+    /// What the file is, for messages: "a symbolic link".
+    pub fn describe(self) -> &'static str {
+        match self {
+            FileKind::Symlink => "a symbolic link",
+            FileKind::Folder => "a folder",
+            FileKind::Fifo => "a FIFO (named pipe)",
+            FileKind::Socket => "a socket",
+            FileKind::Device => "a device",
+            FileKind::Other => "not a regular file",
+        }
+    }
+}
+
+#[cfg(unix)]
+fn special(t: &std::fs::FileType) -> FileKind {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        FileKind::Fifo
+    } else if t.is_socket() {
+        FileKind::Socket
+    } else if t.is_block_device() || t.is_char_device() {
+        FileKind::Device
+    } else {
+        FileKind::Other
+    }
+}
+
+#[cfg(not(unix))]
+fn special(_: &std::fs::FileType) -> FileKind {
+    FileKind::Other
+}
+
+impl fmt::Display for FileKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// The payload of the [`io::Error`] for a path that is not a regular file.
+#[derive(Debug, Clone, Copy)]
+pub struct NotRegular(pub FileKind);
+
+impl fmt::Display for NotRegular {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}, not a regular file: git-swarm does not follow, read or write through it",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for NotRegular {}
+
+/// The payload of the [`io::Error`] for a file over the read limit.
+#[derive(Debug, Clone, Copy)]
+pub struct TooLarge(pub u64);
+
+impl fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "file is over the {}-byte limit", self.0)
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
+/// The kind of file an error from this module refused, if that is what it says.
+pub fn not_regular(e: &io::Error) -> Option<FileKind> {
+    e.get_ref()?.downcast_ref::<NotRegular>().map(|n| n.0)
+}
+
+fn refused(kind: FileKind) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, NotRegular(kind))
+}
+
+/// Opens `path` only if it is a regular file of its own: never through a
+/// symlink at its last component, never waiting on a FIFO, never a device.
+/// `options` says how (read, append, create).
+pub fn open(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
+        Ok(f) => f,
+        // ELOOP (a link, with O_NOFOLLOW), ENXIO (a FIFO with no reader, a
+        // socket), EISDIR…: say what is there rather than the errno.
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            return Err(match std::fs::symlink_metadata(path) {
+                Ok(m) => FileKind::of(&m).map_or(e, refused),
+                Err(_) => e,
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(kind) = FileKind::of(&file.metadata()?) {
+        return Err(refused(kind));
+    }
+    Ok(file)
+}
+
+/// [`open`] for reading.
+pub fn open_read(path: &Path) -> io::Result<File> {
+    open(path, OpenOptions::new().read(true))
+}
+
+/// Reads the regular file `path`, refusing it (a [`TooLarge`] error) when it
+/// holds more than `limit` bytes; never more than `limit + 1` bytes are read.
+pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = open_read(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, TooLarge(limit)));
+    }
+    Ok(bytes)
+}
+
+/// Reads the whole regular file `path`: for event files, whose size has no
+/// limit of its own (each line's has), but which end, being regular files.
+pub fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = open_read(path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Opens the folder `dir` (to stat the names in it), never through a link.
+pub fn open_folder(dir: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW);
+    }
+    options.open(dir)
+}
+
+/// What `dir` is, when it exists and is not a folder of its own (a symlink
+/// to one included).
+pub fn not_a_folder(dir: &Path) -> Option<FileKind> {
+    let meta = std::fs::symlink_metadata(dir).ok()?;
+    if meta.is_dir() {
+        None
+    } else {
+        Some(FileKind::of(&meta).unwrap_or(FileKind::Other))
+    }
+}
+
+/// Lists `dir`, a folder of `.swarm/`; nothing when it is missing, or when
+/// it is a link or no folder (which [`crate::Store::open`] reports).
+pub fn read_dir(dir: &Path) -> io::Result<Option<std::fs::ReadDir>> {
+    if not_a_folder(dir).is_some() {
+        return Ok(None);
+    }
+    match std::fs::read_dir(dir) {
+        Ok(listing) => Ok(Some(listing)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The first of `swarm` (the `.swarm/` folder) and the folders below it on
+/// the way to `dir` that exists and is not a folder of its own, with what
+/// it is: a write into `dir` would land wherever that link points.
+pub fn linked_folder(swarm: &Path, dir: &Path) -> Option<(PathBuf, FileKind)> {
+    let mut at = swarm.to_path_buf();
+    let below = dir.strip_prefix(swarm).unwrap_or(Path::new(""));
+    let steps = std::iter::once(None).chain(below.components().map(Some));
+    for step in steps {
+        if let Some(c) = step {
+            at.push(c);
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(m) => return Some((at, FileKind::of(&m).unwrap_or(FileKind::Other))),
+            // Missing: created by the writer, as a real folder.
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// Creates `dir`, a folder at or under `swarm` (the `.swarm/` folder), and
+/// the folders missing on the way, after checking that none of those that
+/// exist (`swarm` included) is a link or something other than a folder.
+pub fn create_dir_all(swarm: &Path, dir: &Path) -> Result<(), Error> {
+    if let Some((path, kind)) = linked_folder(swarm, dir) {
+        return Err(Error::LinkedFolder { path, kind });
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    // Created meanwhile by someone else as a link: refused all the same.
+    match linked_folder(swarm, dir) {
+        Some((path, kind)) => Err(Error::LinkedFolder { path, kind }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_a_fifo_and_a_device_are_refused_by_kind() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let outside = dir.path().join("outside");
+        std::fs::write(&outside, "secret").expect("write");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&outside, &link).expect("symlink");
+        let kind = |p: &Path| not_regular(&read(p, 100).expect_err("refused"));
+        assert_eq!(kind(&link), Some(FileKind::Symlink));
+        assert_eq!(kind(Path::new("/dev/null")), Some(FileKind::Device));
+        assert_eq!(kind(dir.path()), Some(FileKind::Folder));
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("c string");
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(kind(&fifo), Some(FileKind::Fifo));
+        let append = open(&fifo, OpenOptions::new().append(true)).expect_err("refused");
+        assert_eq!(not_regular(&append), Some(FileKind::Fifo));
+        assert_eq!(read(&outside, 6).expect("read"), b"secret");
+        let big = read(&outside, 5).expect_err("too large");
+        assert!(big.to_string().contains("5-byte limit"), "{big}");
+    }
+
+    #[test]
+    fn a_linked_folder_is_found_from_the_swarm_folder_down() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let swarm = dir.path().join(".swarm");
+        std::fs::create_dir_all(swarm.join("events")).expect("mkdir");
+        std::fs::create_dir(dir.path().join("elsewhere")).expect("mkdir");
+        std::os::unix::fs::symlink("../elsewhere", swarm.join("local")).expect("symlink");
+        assert!(linked_folder(&swarm, &swarm.join("events")).is_none());
+        assert!(linked_folder(&swarm, &swarm.join("new/deeper")).is_none());
+        let (at, kind) = linked_folder(&swarm, &swarm.join("local/torn")).expect("linked");
+        assert_eq!((at, kind), (swarm.join("local"), FileKind::Symlink));
+        assert!(create_dir_all(&swarm, &swarm.join("local/torn")).is_err());
+        assert!(!dir.path().join("elsewhere/torn").exists());
+        create_dir_all(&swarm, &swarm.join("new/deeper")).expect("created");
+    }
+}

@@ -1,0 +1,568 @@
+//! Files under `.swarm/` are untrusted input: a pull request can commit a
+//! symbolic link in place of an event file, a directive, `config.toml` or a
+//! whole folder, pointing anywhere; a local user can leave a FIFO. Only
+//! regular files inside the repository are read or written (DESIGN §2,
+//! principle 5): anything else is skipped and reported (`validate` exits 2,
+//! other commands warn and go on), never followed, read, written through or
+//! waited on, and the hooks still block.
+//!
+//! Every command here runs under a time limit: a command that waits on a
+//! FIFO or reads `/dev/zero` fails the test instead of hanging it.
+#![cfg(unix)]
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Run, TestEnv};
+
+/// Split so that no line of this file is a key line: this repository
+/// checks its own commits with `no-private-keys`.
+const KEY_LINE: &str = concat!("-----BEGIN ", "OPENSSH PRIVATE KEY-----");
+
+/// What a file outside the repository holds: it must never be shown.
+const SECRET: &str = "token = \"hunter2-SECRET-TOKEN\"\n";
+
+/// Runs `cmd` with a time limit, its output in files (never a full pipe);
+/// kills its whole process group and fails the test when it runs over.
+fn timed(env: &TestEnv, mut cmd: Command, what: &str) -> Run {
+    let out_path = env.tmp.path().join("timed.out");
+    let err_path = env.tmp.path().join("timed.err");
+    let out = std::fs::File::create(&out_path).expect("stdout file");
+    let err = std::fs::File::create(&err_path).expect("stderr file");
+    cmd.stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0);
+    let mut child = cmd.spawn().expect("spawn");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            // SAFETY: kill(2) on the process group this test started.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            panic!("`{what}` did not finish within 30 s: it waited on or read a hostile file");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let read = |p: &Path| {
+        env.normalise(&String::from_utf8_lossy(
+            &std::fs::read(p).expect("read output"),
+        ))
+    };
+    let run = Run {
+        code: status.code().unwrap_or(-1),
+        stdout: read(&out_path),
+        stderr: read(&err_path),
+    };
+    common::assert_no_panic(&run);
+    assert!(
+        !run.stdout.contains("hunter2") && !run.stderr.contains("hunter2"),
+        "`{what}` showed what a file outside the repository holds:\n{}",
+        run.snapshot()
+    );
+    run
+}
+
+/// `git-swarm ARGS` in the repository, under the time limit.
+fn swarm(env: &TestEnv, args: &[&str]) -> Run {
+    let mut cmd = env.command(common::bin(), &env.root);
+    cmd.args(args);
+    timed(env, cmd, &format!("git swarm {}", args.join(" ")))
+}
+
+/// `git ARGS` in the repository (hooks included), under the time limit.
+fn git(env: &TestEnv, args: &[&str]) -> Run {
+    let mut cmd = env.command("git", &env.root);
+    cmd.args(args);
+    timed(env, cmd, &format!("git {}", args.join(" ")))
+}
+
+/// A file outside the repository, next to it, holding [`SECRET`].
+fn outside_file(env: &TestEnv, name: &str) -> std::path::PathBuf {
+    let path = env.tmp.path().join(name);
+    std::fs::write(&path, SECRET).expect("write outside file");
+    path
+}
+
+fn head(env: &TestEnv) -> String {
+    env.git(&["rev-parse", "HEAD"]).trim().to_owned()
+}
+
+/// Stages a private key and tries to commit it with the hooks installed:
+/// the template's `no-private-keys` (enforce, critical) must refuse it.
+#[track_caller]
+fn assert_key_commit_refused(env: &TestEnv) {
+    env.write("deploy.pem", format!("{KEY_LINE}\nAAAA\n"));
+    env.git(&["add", "deploy.pem"]);
+    let before = head(env);
+    let run = git(env, &["commit", "-q", "-m", "add the deploy key"]);
+    run.code(1);
+    assert!(
+        run.stderr.contains("no-private-keys") && !run.stderr.contains("did not run"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(head(env), before, "no commit was made");
+    env.git(&["rm", "-q", "--cached", "deploy.pem"]);
+    std::fs::remove_file(env.path("deploy.pem")).expect("rm key");
+}
+
+/// The commands that read `.swarm/`: none may stop (exit 3), hang or show
+/// what a link points to; `validate` fails (exit 2) and names `rel`.
+#[track_caller]
+fn assert_readers_skip(env: &TestEnv, rel: &str, what: &str) {
+    let run = swarm(env, &["validate"]);
+    run.code(2);
+    assert!(
+        run.stdout.contains(rel) || run.stderr.contains(rel),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout.contains(what) || run.stderr.contains(what),
+        "{}",
+        run.snapshot()
+    );
+    for args in [
+        &["list"][..],
+        &["status"],
+        &["log"],
+        &["doctor"],
+        &["search", "private keys"],
+        &["inject", "--role", "coder"],
+        &["check", "--staged"],
+        &["show", "no-private-keys"],
+    ] {
+        let run = swarm(env, args);
+        assert!(
+            run.code != 3,
+            "`{}` stopped:\n{}",
+            args.join(" "),
+            run.snapshot()
+        );
+    }
+}
+
+/// A symlink committed as an event file, pointing at a file outside the
+/// repository whose last line has no newline (what `doctor --fix` would
+/// cut as a torn line): `doctor` reports it, `--fix` leaves the file as it
+/// was, and nothing reads it.
+#[test]
+fn doctor_fix_never_cuts_a_file_outside_through_an_event_link() {
+    let env = TestEnv::initialised();
+    let notes = env.tmp.path().join("notes.txt");
+    std::fs::write(&notes, "one\ntwo\nhunter2 last line without newline").expect("write");
+    symlink(
+        "../../../notes.txt",
+        env.path(".swarm/events/2020-01.jsonl"),
+    )
+    .expect("symlink");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a link in the log"]);
+
+    let run = swarm(&env, &["doctor"]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .contains(".swarm/events/2020-01.jsonl: error: a symbolic link, not a regular file"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        !run.stdout.contains("torn") && !run.stdout.contains("incomplete"),
+        "{}",
+        run.snapshot()
+    );
+    let run = swarm(&env, &["doctor", "--fix"]);
+    run.code(1);
+    assert_eq!(
+        std::fs::read_to_string(&notes).expect("read"),
+        "one\ntwo\nhunter2 last line without newline",
+        "the file outside the repository is untouched"
+    );
+    assert!(!env.exists(".swarm/local/torn"), "nothing was set aside");
+    assert_readers_skip(&env, ".swarm/events/2020-01.jsonl", "symbolic link");
+}
+
+/// `/dev/zero` and a FIFO in the log: read neither (no memory exhausted,
+/// no wait), each reported.
+#[test]
+fn an_event_file_that_is_a_device_or_a_fifo_is_not_read() {
+    let env = TestEnv::initialised();
+    symlink("/dev/zero", env.path(".swarm/events/2020-01.jsonl")).expect("symlink");
+    common::mkfifo(&env.path(".swarm/events/2020-02.jsonl"));
+    let run = swarm(&env, &["doctor", "--fix"]);
+    run.code(1);
+    assert!(
+        run.stdout.contains("2020-01.jsonl: error: a symbolic link"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout
+            .contains("2020-02.jsonl: error: a FIFO (named pipe), not a regular file"),
+        "{}",
+        run.snapshot()
+    );
+    assert_readers_skip(&env, ".swarm/events/2020-02.jsonl", "FIFO");
+    // Appends refuse the FIFO in place of this month's file: bad input, not a hang.
+    std::fs::remove_file(env.path(".swarm/events/2020-02.jsonl")).expect("rm");
+    // `inject` above recorded a `shown` event there.
+    std::fs::remove_file(env.path(".swarm/events/2026-11.jsonl")).expect("rm");
+    common::mkfifo(&env.path(".swarm/events/2026-11.jsonl"));
+    let run = swarm(&env, &["record", "note"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("is a FIFO (named pipe), not a regular file"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// One link in `.swarm/events/` does not turn the gate off: every reading
+/// command goes on with a warning, and the pre-commit hook still refuses a
+/// private key — also when the link stands for this month's file, where the
+/// hook would record the failed check.
+#[test]
+fn an_event_file_link_does_not_turn_the_gate_off() {
+    let env = TestEnv::initialised();
+    let target = outside_file(&env, "passwd");
+    symlink(&target, env.path(".swarm/events/2020-01.jsonl")).expect("symlink");
+    symlink(&target, env.path(".swarm/events/2026-11.jsonl")).expect("symlink");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "links in the log"]);
+    env.swarm(&["hooks", "install"]).success();
+
+    let run = swarm(&env, &["list"]);
+    run.success();
+    assert!(
+        run.stderr.contains("warning: 2 problems in .swarm/"),
+        "{}",
+        run.snapshot()
+    );
+    assert_readers_skip(&env, ".swarm/events/2026-11.jsonl", "symbolic link");
+    assert_key_commit_refused(&env);
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("read"),
+        SECRET,
+        "nothing was written through the link"
+    );
+    let run = swarm(&env, &["record", "note"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("2026-11.jsonl is a symbolic link, not a regular file"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(std::fs::read_to_string(&target).expect("read"), SECRET);
+}
+
+/// `config.toml` as a link to `/dev/zero`, `/dev/stdin` or a file outside,
+/// or as a FIFO: not read (the defaults are used, the problem reported), no
+/// command hangs, and the hook still blocks.
+#[test]
+fn a_config_toml_that_is_not_a_regular_file_is_not_read() {
+    let env = TestEnv::initialised();
+    env.swarm(&["hooks", "install"]).success();
+    let config = env.path(".swarm/config.toml");
+    let outside = outside_file(&env, "config.toml");
+    for (target, what) in [
+        (Some(Path::new("/dev/zero")), "a symbolic link"),
+        (Some(Path::new("/dev/stdin")), "a symbolic link"),
+        (Some(outside.as_path()), "a symbolic link"),
+        (None, "a FIFO (named pipe)"),
+    ] {
+        std::fs::remove_file(&config).expect("rm config");
+        match target {
+            Some(t) => symlink(t, &config).expect("symlink"),
+            None => common::mkfifo(&config),
+        }
+        let run = swarm(&env, &["list"]);
+        run.success();
+        assert!(
+            run.stderr.contains(&format!(
+                ".swarm/config.toml: error: {what}, not a regular file: not read, the defaults are in use"
+            )),
+            "{}",
+            run.snapshot()
+        );
+        assert_readers_skip(&env, ".swarm/config.toml", what);
+        assert_key_commit_refused(&env);
+    }
+}
+
+/// A directive file that is a link to a credentials file outside: never
+/// read, so its values are never echoed; every command says what it is —
+/// in the working tree, in the index (the hook) and in a commit.
+#[test]
+fn a_directive_link_is_not_followed() {
+    let env = TestEnv::initialised();
+    let creds = outside_file(&env, "creds.toml");
+    symlink(&creds, env.path(".swarm/directives/creds.toml")).expect("symlink");
+    let said = ".swarm/directives/creds.toml: error: a symbolic link, not a regular file: skipped, not read";
+
+    let run = swarm(&env, &["validate"]);
+    run.code(2);
+    assert!(run.stdout.contains(said), "{}", run.snapshot());
+    let run = swarm(&env, &["show", "creds"]);
+    run.code(2);
+    assert!(run.stderr.contains(said), "{}", run.snapshot());
+    let run = swarm(&env, &["check", "--worktree"]);
+    run.code(2);
+    assert!(run.stderr.contains(said), "{}", run.snapshot());
+    assert_readers_skip(&env, ".swarm/directives/creds.toml", "symbolic link");
+
+    // Staged: the hook reports it and still checks the other directives.
+    env.swarm(&["hooks", "install"]).success();
+    env.git(&["add", "-A"]);
+    assert_key_commit_refused(&env);
+    env.git(&["commit", "-q", "-m", "a directive link"]);
+    // Committed: read from the tree, where a link is a blob holding its target's path.
+    let run = swarm(&env, &["check", "--commit", "HEAD"]);
+    run.code(2);
+    assert!(run.stderr.contains(said), "{}", run.snapshot());
+    assert!(!run.stderr.contains("creds.toml\""), "{}", run.snapshot());
+}
+
+/// Replaces `.swarm/<folder>` (or `.swarm/` itself, for "") by a link to a
+/// folder outside holding the same files; returns that folder.
+fn link_folder(env: &TestEnv, folder: &str) -> std::path::PathBuf {
+    let rel = if folder.is_empty() {
+        ".swarm".to_owned()
+    } else {
+        format!(".swarm/{folder}")
+    };
+    let outside = env
+        .tmp
+        .path()
+        .join(format!("outside-{}", folder.replace('/', "-")));
+    std::fs::rename(env.path(&rel), &outside).expect("move the folder out");
+    symlink(&outside, env.path(&rel)).expect("symlink");
+    outside
+}
+
+/// Every file under `dir`, with its contents.
+fn snapshot_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).expect("list") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push((p.display().to_string(), std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `.swarm/events` as a link to a folder outside: nothing is written there
+/// (the hook's record, `inject`'s `shown` event, `record`), and the hook
+/// still blocks.
+#[test]
+fn no_event_is_written_through_a_linked_events_folder() {
+    let env = TestEnv::initialised();
+    let outside = link_folder(&env, "events");
+    let before = snapshot_of(&outside);
+    env.swarm(&["hooks", "install"]).success();
+    assert_key_commit_refused(&env);
+    for args in [&["inject", "--role", "coder"][..], &["record", "note"]] {
+        let run = swarm(&env, args);
+        run.code(2);
+        assert!(
+            run.stderr.contains(
+                "error: $TMP/repo/.swarm/events is a symbolic link, not a folder of its own"
+            ),
+            "{}",
+            run.snapshot()
+        );
+    }
+    let run = swarm(&env, &["validate"]);
+    run.code(2);
+    assert!(
+        run.stdout
+            .contains(".swarm/events: error: a symbolic link, not a folder"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        snapshot_of(&outside),
+        before,
+        "nothing was written outside the repository"
+    );
+}
+
+/// `.swarm/directives` as a link: its files are not read, and `add` does not
+/// write there.
+#[test]
+fn no_directive_is_read_or_written_through_a_linked_folder() {
+    let env = TestEnv::initialised();
+    let outside = link_folder(&env, "directives");
+    std::fs::write(outside.join("creds.toml"), SECRET).expect("write");
+    let before = snapshot_of(&outside);
+    let run = swarm(&env, &["list"]);
+    run.success();
+    assert!(
+        run.stdout.contains("No directives match"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stderr
+            .contains(".swarm/directives: error: a symbolic link, not a folder"),
+        "{}",
+        run.snapshot()
+    );
+    let run = swarm(
+        &env,
+        &[
+            "add",
+            "--lesson",
+            "Pin every tool version in CI",
+            "--agents",
+            "coder",
+            "--require",
+            "a pinned version",
+        ],
+    );
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("is a symbolic link, not a folder of its own"),
+        "{}",
+        run.snapshot()
+    );
+    assert_readers_skip(&env, ".swarm/directives", "symbolic link");
+    assert_eq!(
+        snapshot_of(&outside),
+        before,
+        "nothing was written outside the repository"
+    );
+}
+
+/// `.swarm/` itself as a link: every command refuses it (bad input), none
+/// reads or writes through it; the hook says so and git goes on (there is
+/// no knowledge inside the repository to check with).
+#[test]
+fn a_linked_swarm_folder_is_refused() {
+    let env = TestEnv::initialised();
+    env.swarm(&["hooks", "install"]).success();
+    let outside = link_folder(&env, "");
+    let before = snapshot_of(&outside);
+    for args in [
+        &["list"][..],
+        &["validate"],
+        &["init"],
+        &["record", "note"],
+        &["inject", "--role", "coder"],
+    ] {
+        let run = swarm(&env, args);
+        run.code(2);
+        assert!(
+            run.stderr
+                .contains("error: $TMP/repo/.swarm is a symbolic link, not a folder of its own"),
+            "{}",
+            run.snapshot()
+        );
+    }
+    env.write("notes.txt", "notes\n");
+    env.git(&["add", "notes.txt"]);
+    let run = git(&env, &["commit", "-q", "-m", "notes"]);
+    run.success();
+    assert!(
+        run.stderr.contains("hook did not run") && run.stderr.contains("symbolic link"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        snapshot_of(&outside),
+        before,
+        "nothing was written outside the repository"
+    );
+}
+
+/// A staged link whose target path is, byte for byte, a directive that was
+/// staged before as a regular file: the same blob id. The parse cached for
+/// the regular file is not taken for the link, which is reported.
+#[test]
+fn a_staged_link_is_not_taken_for_the_file_with_the_same_blob() {
+    let env = TestEnv::initialised();
+    let text = common::directive_toml("tricky", "A lesson that is also a link target");
+    env.write(".swarm/directives/tricky.toml", &text);
+    env.git(&["add", "-A"]);
+    let run = swarm(&env, &["check", "--staged"]);
+    run.success();
+    let before = env.git(&["ls-files", "-s", ".swarm/directives/tricky.toml"]);
+    std::fs::remove_file(env.path(".swarm/directives/tricky.toml")).expect("rm");
+    symlink(&text, env.path(".swarm/directives/tricky.toml")).expect("symlink");
+    env.git(&["add", "-A"]);
+    let after = env.git(&["ls-files", "-s", ".swarm/directives/tricky.toml"]);
+    assert_eq!(
+        before.split_whitespace().nth(1),
+        after.split_whitespace().nth(1),
+        "the same blob"
+    );
+    assert!(after.starts_with("120000"), "{after}");
+    let run = swarm(&env, &["check", "--staged"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains(".swarm/directives/tricky.toml: error: a symbolic link, not a regular file"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// `.swarm/local` is ignored by git only as a folder: a link of that name
+/// can be committed. Nothing is written through it — neither `ack`'s audit
+/// of unacknowledged criticals (refused, exit 2) nor a torn line set aside
+/// by an append (left in the log as one malformed line instead).
+#[test]
+fn nothing_is_written_through_a_linked_local_folder() {
+    let env = TestEnv::initialised();
+    let outside = env.tmp.path().join("outside-local");
+    std::fs::create_dir(&outside).expect("mkdir");
+    symlink(&outside, env.path(".swarm/local")).expect("symlink");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a linked local folder"]);
+
+    swarm(&env, &["inject", "--role", "coder"]).success();
+    // The delegation is the `shown` event (output is normalised: ids read from the log).
+    let lines = env.event_lines();
+    let shown: serde_json::Value =
+        serde_json::from_str(lines.last().expect("a shown event")).expect("json");
+    let delegation = shown["id"].as_str().expect("delegation id").to_owned();
+    let run = swarm(&env, &["ack", "--delegation", &delegation, "/dev/null"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: $TMP/repo/.swarm/local is a symbolic link, not a folder of its own"),
+        "{}",
+        run.snapshot()
+    );
+
+    env.write(
+        ".swarm/events/2026-11.jsonl",
+        format!("{}{{\"id\":\"torn", env.read(".swarm/events/2026-11.jsonl")),
+    );
+    let run = swarm(&env, &["record", "note"]);
+    run.success();
+    assert_eq!(
+        snapshot_of(&outside),
+        Vec::new(),
+        "nothing was written outside the repository"
+    );
+}
