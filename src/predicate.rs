@@ -140,6 +140,9 @@ fn fits(hir: &regex_syntax::hir::Hir) -> Result<(), RegexError> {
             "its repetitions expand it to about {weight} states (at most {MAX_WEIGHT})"
         )));
     }
+    if weight <= SURELY_FITS {
+        return Ok(());
+    }
     let config = thompson::Config::new()
         .utf8(false)
         .nfa_size_limit(Some(NFA_SIZE_LIMIT))
@@ -237,6 +240,14 @@ impl LazyRegex {
 /// by hand, and below what makes the regex crate refuse to compile one
 /// (`a{99999999}` parses, then fails only when a check first uses it).
 const MAX_WEIGHT: u64 = 1_000_000;
+
+/// A regex of at most this [`weight`] fits the engine's limit without
+/// compiling it to know: a unit of weight compiles to at most about 1.3 KB
+/// of NFA, forward or reverse (`(?s:.)`, every character in UTF-8, is the
+/// largest; a Unicode class is about 50 bytes a range), so this is under
+/// half of [`NFA_SIZE_LIMIT`]. The regexes written by hand are far below
+/// it, and parsing them builds nothing.
+const SURELY_FITS: u64 = 4096;
 
 /// About how many states `hir` compiles to: literals count their bytes,
 /// classes their ranges, and a repetition multiplies what it repeats by its
@@ -604,6 +615,52 @@ mod tests {
                     "{pattern}: {:?}",
                     parsed.err()
                 );
+            }
+        }
+    }
+
+    /// What [`SURELY_FITS`] assumes: a regex of that weight, made of any
+    /// one construct repeated, compiles within the limit.
+    #[test]
+    fn regexes_assumed_to_fit_do() {
+        use regex_automata::nfa::thompson;
+        let config = thompson::Config::new()
+            .utf8(false)
+            .nfa_size_limit(Some(NFA_SIZE_LIMIT / 2))
+            .shrink(false);
+        for unit in [
+            "(?s:.)",
+            ".",
+            "[^a]",
+            "\\w",
+            "\\W",
+            "\\pL",
+            "\\PL",
+            "\\D",
+            "\\S",
+            "(?i)k",
+            "a",
+            "\\bx",
+            "[\\x{80}-\\x{10FFFF}]",
+            "(a|bc)*",
+            "(?i)\\w",
+        ] {
+            let one = weight(&parse_hir(unit).expect(unit));
+            let pattern = format!("(?:{unit}){{{}}}", SURELY_FITS / one);
+            let hir = parse_hir(&pattern).expect(unit);
+            assert!(weight(&hir) <= SURELY_FITS, "{pattern}");
+            for reverse in [false, true] {
+                let config = match reverse {
+                    false => config.clone(),
+                    true => config
+                        .clone()
+                        .which_captures(thompson::WhichCaptures::None)
+                        .reverse(true),
+                };
+                let built = thompson::Compiler::new()
+                    .configure(config)
+                    .build_from_hir(&hir);
+                assert!(built.is_ok(), "{pattern} (reverse: {reverse})");
             }
         }
     }
