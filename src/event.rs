@@ -224,15 +224,27 @@ pub fn parse_ts_millis(s: &str) -> Option<i64> {
         let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
         let (h, mi, sec, ms) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
         if (1..=12).contains(&mo) && (1..=31).contains(&d) && h < 24 && mi < 60 && sec < 61 {
-            return Some(
-                (days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + sec) * 1000 + ms,
-            );
+            let millis =
+                (days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + sec) * 1000 + ms;
+            // The times jiff does not hold (the last hours of 9999) are
+            // refused here too, so every reader agrees on which lines are events.
+            return (millis <= jiff::Timestamp::MAX.as_millisecond()).then_some(millis);
         }
         return None;
     }
     s.parse::<jiff::Timestamp>()
         .ok()
         .map(|t| t.as_millisecond())
+}
+
+/// Is `s` a date, time and offset as RFC 3339 writes them, whose instant is
+/// past the last one the log holds ([`jiff::Timestamp::MAX`],
+/// 9999-12-30T22:00:00Z: the last instant whose date is within year 9999 at
+/// every offset)? What is wrong with `9999-12-31T23:59:59Z` is its range,
+/// not its syntax.
+fn is_time_out_of_range(s: &str) -> bool {
+    jiff::fmt::temporal::Pieces::parse(s)
+        .is_ok_and(|p| p.date().year() == 9999 && p.time().is_some() && p.offset().is_some())
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -703,11 +715,23 @@ pub fn parse_event_line(
         ));
     }
     if event.ts_millis().is_none() {
-        return Err((
-            1,
-            format!("event time `{}` is not an RFC 3339 time", event.ts),
-            "write times like 2026-11-22T10:00:00.000Z",
-        ));
+        return Err(if is_time_out_of_range(&event.ts) {
+            (
+                1,
+                format!(
+                    "event time `{}` is later than {}, the last time the event log holds",
+                    event.ts,
+                    format_ts(jiff::Timestamp::MAX)
+                ),
+                "an event records when something happened: write the time it did, like 2026-11-22T10:00:00.000Z",
+            )
+        } else {
+            (
+                1,
+                format!("event time `{}` is not an RFC 3339 time", event.ts),
+                "write times like 2026-11-22T10:00:00.000Z",
+            )
+        });
     }
     if !is_valid_kind(&event.kind) {
         return Err((

@@ -115,6 +115,47 @@ impl Shape {
 pub struct GlobError {
     pub message: String,
     pub hint: String,
+    /// The byte offset in the glob of what is wrong, when one place is.
+    pub at: Option<usize>,
+}
+
+/// The longest glob accepted, in bytes (a predicate's own limit).
+pub const MAX_LEN: usize = 1024;
+
+/// How deep `{…}` alternatives may nest. globset turns each level into a
+/// nested regex group, and a regex nested too deep (or grown too large)
+/// makes it panic when a check first matches a path, long after the glob
+/// was accepted. With this depth and [`MAX_LEN`], every glob that parses
+/// compiles (see the tests), so the limits are decided when a directive is
+/// read, and `validate` and `add` report them.
+pub const MAX_BRACE_DEPTH: usize = 8;
+
+/// Where a `{` opens an alternative deeper than [`MAX_BRACE_DEPTH`]: its
+/// byte offset. Every `{` counts, even one inside `[…]`, so the count never
+/// falls short of globset's.
+fn too_deep(source: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in source.bytes().enumerate() {
+        match b {
+            b'{' => {
+                depth += 1;
+                if depth > MAX_BRACE_DEPTH {
+                    return Some(i);
+                }
+            }
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The start of a long glob, for messages.
+fn shown(source: &str) -> String {
+    match source.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &source[..i]),
+        None => source.to_owned(),
+    }
 }
 
 impl PathGlob {
@@ -122,7 +163,31 @@ impl PathGlob {
         let refuse = |message: String, hint: &str| GlobError {
             message,
             hint: hint.to_owned(),
+            at: None,
         };
+        if source.len() > MAX_LEN {
+            return Err(refuse(
+                format!(
+                    "glob `{}` is {} bytes long, over the {MAX_LEN}-byte limit",
+                    shown(source),
+                    source.len()
+                ),
+                "name a folder (`src/gen/`) or a pattern (`src/**/*.rs`) instead of listing paths",
+            ));
+        }
+        if let Some(at) = too_deep(source) {
+            return Err(GlobError {
+                at: Some(at),
+                ..refuse(
+                    format!(
+                        "glob `{}` nests `{{…}}` more than {MAX_BRACE_DEPTH} deep (at character {})",
+                        shown(source),
+                        source[..at].chars().count() + 1
+                    ),
+                    "list the alternatives side by side (`{a,b,c}`) instead of nesting them",
+                )
+            });
+        }
         if source.trim().is_empty() {
             return Err(refuse(
                 "empty glob".into(),
@@ -529,6 +594,46 @@ mod tests {
         for g in ["a,b/**", "a]b/*.rs", "a?b/**"] {
             let glob = PathGlob::parse(g).expect(g);
             assert!(matches!(glob.shape, Shape::Regex(_)), "{g}");
+        }
+    }
+
+    /// Nested alternatives past the limit are refused where the first
+    /// `{` too deep is; anything within the limits compiles, so no glob that
+    /// parses can make globset panic when it is first matched.
+    #[test]
+    fn globs_within_the_limits_always_compile() {
+        let nested = |depth: usize, inner: &str| {
+            format!("{}{inner}{}", "{a,".repeat(depth), "}".repeat(depth))
+        };
+        let e = PathGlob::parse(&nested(125, "b")).expect_err("125 deep");
+        assert_eq!(e.at, Some(3 * MAX_BRACE_DEPTH), "{e:?}");
+        assert!(
+            e.message.contains("more than 8 deep (at character 25)"),
+            "{e:?}"
+        );
+        assert!(PathGlob::parse(&"a".repeat(MAX_LEN + 1)).is_err());
+        let mut worst = Vec::new();
+        for inner in ["b", "**/x/**", "[!a-z]*?", "é*"] {
+            worst.push(nested(MAX_BRACE_DEPTH, inner));
+        }
+        worst.push(nested(MAX_BRACE_DEPTH - 1, "{x,[!y]}"));
+        // As long as allowed, of each construct and at the deepest nesting.
+        for unit in ["**/", "*?", "[!a-\u{10FFFF}]", "{a,**/b}/", "x,"] {
+            let mut g = "{".repeat(MAX_BRACE_DEPTH - 1);
+            while g.len() + unit.len() + MAX_BRACE_DEPTH <= MAX_LEN {
+                g.push_str(unit);
+            }
+            g.push_str(&"}".repeat(MAX_BRACE_DEPTH - 1));
+            worst.push(g);
+        }
+        for g in &worst {
+            let glob = PathGlob::parse(g).unwrap_or_else(|e| panic!("{g}: {e:?}"));
+            let Shape::Regex(built) = &glob.shape else {
+                panic!("{g} is matched by a regex");
+            };
+            // Compiled as a check compiles it on its first path.
+            let compiled = std::panic::catch_unwind(|| built.compile_matcher());
+            assert!(compiled.is_ok(), "{g} does not compile");
         }
     }
 

@@ -96,18 +96,88 @@ impl Matcher {
     }
 }
 
+/// Why a predicate's regex was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum RegexError {
+    /// The syntax, with the byte offset in the regex where it goes wrong.
+    Syntax { message: String, at: Option<usize> },
+    /// Past the engine's size limit.
+    TooLarge(String),
+}
+
+/// The regex engine's limit on a compiled regex: the regex crate's default.
+const NFA_SIZE_LIMIT: usize = 10 * (1 << 20);
+
+/// A regex parsed as a check parses it: as the regex crate parses a bytes regex.
+fn parse_hir(pattern: &str) -> Result<regex_syntax::hir::Hir, RegexError> {
+    let syntax = regex_automata::util::syntax::Config::new().utf8(false);
+    regex_automata::util::syntax::parse_with(pattern, &syntax).map_err(|e| {
+        let at = match &e {
+            regex_syntax::Error::Parse(e) => Some(e.span().start.offset),
+            regex_syntax::Error::Translate(e) => Some(e.span().start.offset),
+            _ => None,
+        };
+        RegexError::Syntax {
+            message: first_line(&e.to_string()),
+            at,
+        }
+    })
+}
+
+/// Would the regex engine build `hir`? It builds the two Thompson NFAs the
+/// meta engine builds (forward, and reverse without captures, with the
+/// configuration `meta::Config::to_thompson_config` derives from the one
+/// [`LazyRegex::get`] uses): the only steps of building it that a size
+/// limit can fail. Cheaper than building the engine, exact where a
+/// guess from the regex's shape is not (a class of Unicode compiles to
+/// many more states than it has ranges).
+fn fits(hir: &regex_syntax::hir::Hir) -> Result<(), RegexError> {
+    use regex_automata::nfa::thompson;
+    let weight = weight(hir);
+    if weight > MAX_WEIGHT {
+        // Too large by far: refused without the cost of compiling it up to the limit.
+        return Err(RegexError::TooLarge(format!(
+            "its repetitions expand it to about {weight} states (at most {MAX_WEIGHT})"
+        )));
+    }
+    if weight <= SURELY_FITS {
+        return Ok(());
+    }
+    let config = thompson::Config::new()
+        .utf8(false)
+        .nfa_size_limit(Some(NFA_SIZE_LIMIT))
+        .shrink(false);
+    let too_large = |e: thompson::BuildError| {
+        RegexError::TooLarge(match e.size_limit() {
+            Some(limit) => {
+                format!("compiled, it would exceed the regex engine's limit of {limit} bytes")
+            }
+            None => first_line(&e.to_string()),
+        })
+    };
+    thompson::Compiler::new()
+        .configure(config.clone())
+        .build_from_hir(hir)
+        .map_err(too_large)?;
+    thompson::Compiler::new()
+        .configure(
+            config
+                .which_captures(thompson::WhichCaptures::None)
+                .reverse(true),
+        )
+        .build_from_hir(hir)
+        .map_err(too_large)?;
+    Ok(())
+}
+
 impl LazyRegex {
-    fn parse(pattern: &str, check_syntax: bool) -> Result<LazyRegex, String> {
-        if check_syntax {
-            let hir = regex_syntax::ParserBuilder::new()
-                .build()
-                .parse(pattern)
-                .map_err(|e| e.to_string())?;
-            let weight = weight(&hir);
-            if weight > MAX_WEIGHT {
-                return Err(format!(
-                    "it is too large to compile: its repetitions expand it to about {weight} states (at most {MAX_WEIGHT})"
-                ));
+    /// With `check`, the regex is parsed and its size decided as a check
+    /// would compile it, so that one which parses here always compiles there.
+    fn parse(pattern: &str, check: bool) -> Result<LazyRegex, RegexError> {
+        if check {
+            let hir = parse_hir(pattern)?;
+            if Matcher::literals(&hir).is_none() {
+                fits(&hir)?;
             }
         }
         Ok(LazyRegex {
@@ -133,9 +203,9 @@ impl LazyRegex {
             .get_or_init(|| {
                 // Parsed once, as the regex crate parses a bytes regex; then
                 // searched for as literals, or compiled from that parse.
-                let syntax = regex_automata::util::syntax::Config::new().utf8(false);
-                let hir = regex_automata::util::syntax::parse_with(&self.pattern, &syntax)
-                    .map_err(|e| first_line(&e.to_string()))?;
+                let hir = parse_hir(&self.pattern).map_err(|e| match e {
+                    RegexError::Syntax { message, .. } | RegexError::TooLarge(message) => message,
+                })?;
                 if let Some(literals) = Matcher::literals(&hir) {
                     return Ok(Matcher::Literals(
                         literals
@@ -147,7 +217,7 @@ impl LazyRegex {
                 let config = regex_automata::meta::Config::new()
                     .match_kind(regex_automata::MatchKind::LeftmostFirst)
                     .utf8_empty(false)
-                    .nfa_size_limit(Some(10 * (1 << 20)))
+                    .nfa_size_limit(Some(NFA_SIZE_LIMIT))
                     .hybrid_cache_capacity(2 * (1 << 20))
                     .pool_capacity(2);
                 regex_automata::meta::Builder::new()
@@ -170,6 +240,14 @@ impl LazyRegex {
 /// by hand, and below what makes the regex crate refuse to compile one
 /// (`a{99999999}` parses, then fails only when a check first uses it).
 const MAX_WEIGHT: u64 = 1_000_000;
+
+/// A regex of at most this [`weight`] fits the engine's limit without
+/// compiling it to know: a unit of weight compiles to at most about 1.3 KB
+/// of NFA, forward or reverse (`(?s:.)`, every character in UTF-8, is the
+/// largest; a Unicode class is about 50 bytes a range), so this is under
+/// half of [`NFA_SIZE_LIMIT`]. The regexes written by hand are far below
+/// it, and parsing them builds nothing.
+const SURELY_FITS: u64 = 4096;
 
 /// About how many states `hir` compiles to: literals count their bytes,
 /// classes their ranges, and a repetition multiplies what it repeats by its
@@ -228,6 +306,8 @@ pub const KINDS: [&str; 5] = [
 pub struct PredicateError {
     pub message: String,
     pub hint: String,
+    /// The byte offset in the predicate of what is wrong, when one place is.
+    pub at: Option<usize>,
 }
 
 impl fmt::Display for PredicateError {
@@ -272,6 +352,7 @@ impl Predicate {
         let err = |message: String, hint: &str| PredicateError {
             message,
             hint: hint.to_owned(),
+            at: None,
         };
         if source.len() > MAX_LEN {
             return Err(err(
@@ -288,10 +369,13 @@ impl Predicate {
                 "write `<kind>:<argument>`, where kind is one of file_modified, file_not_modified, grep, grep_tree, tool",
             ));
         };
+        // Offsets in the predicate of the parts of `arg`, a slice of it.
+        let offset = |part: &str| part.as_ptr() as usize - source.as_ptr() as usize;
         let glob = |s: &str| {
             PathGlob::parse(s).map_err(|e| PredicateError {
                 message: e.message,
                 hint: e.hint,
+                at: e.at.map(|at| offset(s) + at),
             })
         };
         match kind {
@@ -305,11 +389,18 @@ impl Predicate {
                         "write `grep:<regex>:<glob>`, for example `grep:\\.unwrap\\(\\):src/**/*.rs`",
                     ));
                 }
-                let regex = LazyRegex::parse(pattern, check_regex).map_err(|e| {
-                    err(
-                        format!("`{k}` regex `{pattern}` does not parse: {}", first_line(&e)),
-                        "the regex syntax is Rust's `regex` crate (no look-around or back-references)",
-                    )
+                let regex = LazyRegex::parse(pattern, check_regex).map_err(|e| match e {
+                    RegexError::Syntax { message, at } => PredicateError {
+                        at: at.map(|at| offset(pattern) + at),
+                        ..err(
+                            format!("`{k}` regex `{pattern}` does not parse: {message}"),
+                            "the regex syntax is Rust's `regex` crate (no look-around or back-references)",
+                        )
+                    },
+                    RegexError::TooLarge(why) => err(
+                        format!("`{k}` regex `{pattern}` is too large to compile: {why}"),
+                        "a counted repetition is that many copies of what it repeats, and `\\w` or `\\pL` stand for hundreds of Unicode ranges: repeat less, or use an ASCII class such as `[A-Za-z0-9_]`",
+                    ),
                 })?;
                 let glob = match glob_src {
                     Some(g) if !g.is_empty() => Some(glob(g)?),
@@ -495,12 +586,95 @@ mod tests {
             let lazy = LazyRegex::parse(ok, true).expect(ok);
             assert!(lazy.get().is_ok(), "{ok}");
         }
-        for huge in ["a{99999999}", "(\\w{1000}){1000}", "[a-z]{2000000}"] {
-            let e = LazyRegex::parse(huge, true).expect_err(huge);
-            assert!(e.contains("too large to compile"), "{huge}: {e}");
+        for huge in [
+            "a{99999999}",
+            "(\\w{1000}){1000}",
+            "[a-z]{2000000}",
+            "\\pL{900}",
+            "\\w{500}\\w{500}",
+        ] {
+            let e = Predicate::parse(&format!("grep:{huge}:src/**")).expect_err(huge);
+            assert!(e.message.contains("is too large to compile"), "{huge}: {e}");
             // What the regex crate says of it: it would not compile either.
             assert!(regex::Regex::new(huge).is_err(), "{huge}");
         }
+    }
+
+    /// The size is decided when parsed as a check decides it when it
+    /// compiles the regex, on either side of the limit.
+    #[test]
+    fn parsing_and_compiling_agree_on_the_size_limit() {
+        for class in ["\\pL", "\\w", "[a-z]", "\\d", "(?i)k"] {
+            for n in [200, 600, 1200] {
+                let pattern = format!("{class}{{{n}}}");
+                let parsed = LazyRegex::parse(&pattern, true);
+                let compiled = LazyRegex::parse(&pattern, false).expect("unchecked");
+                assert_eq!(
+                    parsed.is_ok(),
+                    compiled.get().is_ok(),
+                    "{pattern}: {:?}",
+                    parsed.err()
+                );
+            }
+        }
+    }
+
+    /// What [`SURELY_FITS`] assumes: a regex of that weight, made of any
+    /// one construct repeated, compiles within the limit.
+    #[test]
+    fn regexes_assumed_to_fit_do() {
+        use regex_automata::nfa::thompson;
+        let config = thompson::Config::new()
+            .utf8(false)
+            .nfa_size_limit(Some(NFA_SIZE_LIMIT / 2))
+            .shrink(false);
+        for unit in [
+            "(?s:.)",
+            ".",
+            "[^a]",
+            "\\w",
+            "\\W",
+            "\\pL",
+            "\\PL",
+            "\\D",
+            "\\S",
+            "(?i)k",
+            "a",
+            "\\bx",
+            "[\\x{80}-\\x{10FFFF}]",
+            "(a|bc)*",
+            "(?i)\\w",
+        ] {
+            let one = weight(&parse_hir(unit).expect(unit));
+            let pattern = format!("(?:{unit}){{{}}}", SURELY_FITS / one);
+            let hir = parse_hir(&pattern).expect(unit);
+            assert!(weight(&hir) <= SURELY_FITS, "{pattern}");
+            for reverse in [false, true] {
+                let config = match reverse {
+                    false => config.clone(),
+                    true => config
+                        .clone()
+                        .which_captures(thompson::WhichCaptures::None)
+                        .reverse(true),
+                };
+                let built = thompson::Compiler::new()
+                    .configure(config)
+                    .build_from_hir(&hir);
+                assert!(built.is_ok(), "{pattern} (reverse: {reverse})");
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_part_is_placed_in_the_predicate() {
+        let at = |p: &str| Predicate::parse(p).expect_err(p).at;
+        assert_eq!(at("grep:ab(cd:src/**"), Some(7));
+        assert_eq!(at("grep:x:{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}}}"), Some(31));
+        assert_eq!(
+            at("file_modified:{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}}}"),
+            Some(38)
+        );
+        assert_eq!(at("tool:'x"), None);
     }
 
     #[test]

@@ -712,6 +712,12 @@ fn add_format_json() {
           "hint": "the regex syntax is Rust's `regex` crate (no look-around or back-references)",
           "index": 0,
           "message": "`grep` regex `(` does not parse: error: unclosed group"
+        },
+        {
+          "field": "applies_to_agents",
+          "hint": "add at least one of `applies_to_agents` or `applies_to_tools` (flags --agents, --tools)",
+          "index": null,
+          "message": "nothing says whom it is for"
         }
       ],
       "path": ".swarm/quarantine/run-clippy-with-warnings-denied-2.toml",

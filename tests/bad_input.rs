@@ -475,8 +475,16 @@ fn the_whole_corpus_at_once() {
       hint: TOML files are UTF-8; re-save the file as UTF-8
     .swarm/directives/long-lesson.toml:2:10: error: lesson is 10000 characters, outside 15–280
       hint: say what to do or not do in one sentence; move the why to `rationale`
+    .swarm/directives/types.toml:1:1: error: nothing says what to check
+      hint: add at least one of `forbidden_actions`, `required_actions`, `verification_checks` or `verify` (flags --forbid, --require, --verification-check, --verify)
+    .swarm/directives/types.toml:1:1: error: nothing says whom it is for
+      hint: add at least one of `applies_to_agents` or `applies_to_tools` (flags --agents, --tools)
     .swarm/directives/types.toml:2:10: error: `lesson` must be a string, found integer
       hint: write `lesson` as a string
+    .swarm/directives/x.toml:1:1: error: nothing says what to check
+      hint: add at least one of `forbidden_actions`, `required_actions`, `verification_checks` or `verify` (flags --forbid, --require, --verification-check, --verify)
+    .swarm/directives/x.toml:1:1: error: nothing says whom it is for
+      hint: add at least one of `applies_to_agents` or `applies_to_tools` (flags --agents, --tools)
     .swarm/directives/x.toml:1:6: error: id `../etc` is not a valid id
       hint: ids are 2–80 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit
     .swarm/events/2026-11.jsonl:2:74: error: line is not valid UTF-8
@@ -485,7 +493,7 @@ fn the_whole_corpus_at_once() {
       hint: an event line is a few hundred bytes; this one was not written by git-swarm. Remove it
     .swarm/events/2026-11.jsonl:4:2: error: malformed event: expected ident
       hint: each line must be one JSON object with `id`, `ts` and `kind`
-    10 files checked (8 directives, 0 quarantined, 2 events): 9 errors, 0 warnings.
+    10 files checked (8 directives, 0 quarantined, 2 events): 13 errors, 0 warnings.
     "#);
     let list = env.swarm(&["list"]);
     insta::assert_snapshot!(list.snapshot(), @r"
@@ -496,7 +504,7 @@ fn the_whole_corpus_at_once() {
     good-two     high      warn         active        1  The second directive that is fine
     long-lesson  high      warn         active        0  zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz…
     --- stderr
-    warning: 9 problems in .swarm/ (files that do not parse and malformed event lines are left out)
+    warning: 13 problems in .swarm/ (files that do not parse and malformed event lines are left out)
     hint: run `git swarm validate` to see them
     ");
 }

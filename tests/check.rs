@@ -1922,3 +1922,76 @@ fn control_characters_of_a_failing_directive_are_shown_escaped() {
         run.snapshot()
     );
 }
+
+/// A directive whose glob nests `{…}` 125 deep passed `validate` and
+/// `add`, then made every `check` and the pre-commit hook panic in globset
+/// (exit 101), blocking every commit. Now the file is a problem with its
+/// place; `check` refuses it as bad input (exit 2), and the hook checks it
+/// as written: what cannot be evaluated is an error, which blocks for
+/// `enforce` and only warns for `warn`.
+#[test]
+fn a_directive_check_cannot_evaluate_is_an_error_never_a_panic() {
+    let env = repo();
+    let nested = format!("{}b{}", "{a,".repeat(125), "}".repeat(125));
+    directive(
+        &env,
+        "nested",
+        &format!("enforcement = \"enforce\"\nverify = [\"file_modified:{nested}\"]"),
+    );
+    directive(
+        &env,
+        "huge-regex",
+        "enforcement = \"warn\"\nverify = ['grep:\\pL{900}']\npaths = [\"src/{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}}}\", \"src/\"]",
+    );
+    env.write("src/a.rs", "fn main() {}\n");
+    commit_all(&env, "bad directives");
+
+    let run = check(&env, &["--commit", "HEAD"]);
+    run.code(2);
+    assert!(!run.stderr.contains("panicked"), "{}", run.snapshot());
+    for expected in [
+        ".swarm/directives/nested.toml:5:50: error: glob `{a,{a,{a,{a,{a,{a,{a,{a,{a,{a,{a,{a,{a,{…` nests `{…}` more than 8 deep (at character 25)",
+        ".swarm/directives/huge-regex.toml:5:11: error: `grep` regex `\\pL{900}` is too large to compile",
+        ".swarm/directives/huge-regex.toml:6:39: error: glob `src/{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}}…` nests `{…}` more than 8 deep (at character 29)",
+    ] {
+        assert!(
+            run.stderr.lines().any(|l| l.starts_with(expected)),
+            "no `{expected}` in:\n{}",
+            run.snapshot()
+        );
+    }
+
+    // The hook, through a real commit: blocked by the `enforce` directive.
+    env.swarm(&["hooks", "install"]).success();
+    env.write("src/b.rs", "fn b() {}\n");
+    env.git(&["add", "src/b.rs"]);
+    let mut commit = env.command("git", &env.root);
+    commit.args(["commit", "-q", "-m", "blocked"]);
+    let out = commit.output().expect("git commit");
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(!shown.contains("panicked"), "{shown}");
+    assert!(shown.contains("ERROR nested [enforce, medium]"), "{shown}");
+    assert!(shown.contains("blocked by 1 directive: nested"), "{shown}");
+    assert!(
+        shown.contains("problem(s) in directives checked as written"),
+        "{shown}"
+    );
+
+    // As `warn`, it is reported and the commit goes through.
+    directive(
+        &env,
+        "nested",
+        &format!("enforcement = \"warn\"\nverify = [\"file_modified:{nested}\"]"),
+    );
+    let mut commit = env.command("git", &env.root);
+    commit.args(["commit", "-q", "-m", "warned"]);
+    let out = commit.output().expect("git commit");
+    let shown = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("ERROR nested [warn, medium]"), "{shown}");
+}

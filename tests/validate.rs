@@ -221,7 +221,7 @@ fn a_broken_store_reports_every_problem_with_its_place() {
         ".swarm/directives/too-long.toml:2:10: error: lesson is 300 characters",
         ".swarm/directives/predicates.toml:5:3: error: glob `../outside/**` contains `..`",
         ".swarm/directives/predicates.toml:6:3: error: glob `/etc/passwd` is an absolute path",
-        ".swarm/directives/predicates.toml:7:3: error: `grep` regex `(unclosed` does not parse",
+        ".swarm/directives/predicates.toml:7:9: error: `grep` regex `(unclosed` does not parse",
         ".swarm/directives/predicates.toml:8:3: error: `grep_tree` predicate has an empty regex",
         ".swarm/directives/predicates.toml:9:3: error: `tool` program `/bin/sh` is a path",
         ".swarm/directives/predicates.toml:10:3: error: `tool` command `cargo 'unclosed` has an unclosed quote",
@@ -507,4 +507,139 @@ fn messages_speak_toml_not_rust() {
         .nth(1)
         .expect("a hint after the verfy problem");
     assert!(verfy.contains("did you mean `verify`?"), "{verfy}");
+}
+
+/// A file with problems of every kind — a wrong type, a shape out of
+/// bounds, a predicate that does not parse, no scope, an id that is not the
+/// file's name — has them all reported in one run; it used to take a run
+/// for each (the first kind found hid the others).
+#[test]
+fn every_problem_of_a_file_is_reported_in_one_run() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/directives/many.toml",
+        "id = \"other\"\nlesson = \"short\"\npriority = 3\npaths = [\"/abs\"]\nverify = [\"grep:a(b\", \"tool:\"]\ntags = [\"\"]\n",
+    );
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ".swarm/directives/many.toml:1:1: error: nothing says whom it is for",
+            ".swarm/directives/many.toml:1:1: error: id `other` does not match the file name `many.toml`",
+            ".swarm/directives/many.toml:2:10: error: lesson is 5 characters, outside 15–280",
+            ".swarm/directives/many.toml:3:12: error: `priority` must be a string, found integer",
+            ".swarm/directives/many.toml:4:10: error: glob `/abs` is an absolute path",
+            ".swarm/directives/many.toml:5:18: error: `grep` regex `a(b` does not parse: error: unclosed group",
+            ".swarm/directives/many.toml:5:23: error: `tool` predicate names no program",
+            ".swarm/directives/many.toml:6:9: error: tags[0] is empty",
+        ],
+        "{}",
+        run.snapshot()
+    );
+    // A field with a problem of its own is not judged again by the gate:
+    // an unreadable lesson or scope is one problem, not two.
+    env.write(
+        ".swarm/directives/many.toml",
+        "id = \"many\"\nlesson = 3\napplies_to_agents = \"coder\"\nverify = [\"grep:x\"]\n",
+    );
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    assert!(
+        run.stdout.ends_with(": 2 errors, 0 warnings.\n"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// What `check` cannot build is refused when read, at its place: a glob
+/// nesting `{…}` too deep (globset panicked on it), regexes past the regex
+/// engine's size limit (the shape-based guess let them through), a glob
+/// longer than a predicate may be.
+#[test]
+fn what_check_cannot_compile_is_refused_where_it_is() {
+    let env = TestEnv::initialised();
+    let nested = format!("{}b{}", "{a,".repeat(125), "}".repeat(125));
+    env.write(
+        ".swarm/directives/limits.toml",
+        format!(
+            "id = \"limits\"\nlesson = \"Checks git-swarm cannot compile\"\napplies_to_agents = [\"coder\"]\nverify = [\n  \"file_modified:{nested}\",\n  'grep:\\pL{{900}}',\n  'grep:\\w{{500}}\\w{{500}}:src/**',\n  'grep:\\w{{50}}:src/**',\n]\npaths = [\"docs/{{a,{{b,{{c,{{d,{{e,{{f,{{g,{{h,{{i,j}}}}}}}}}}}}}}}}}}\"]\n"
+        ),
+    );
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ".swarm/directives/limits.toml:5:42: error: glob `{a,{a,{a,{a,{a,{a,{a,{a,{a,{a,{a,{a,{a,{…` nests `{…}` more than 8 deep (at character 25)",
+            ".swarm/directives/limits.toml:6:3: error: `grep` regex `\\pL{900}` is too large to compile: compiled, it would exceed the regex engine's limit of 10485760 bytes",
+            ".swarm/directives/limits.toml:7:3: error: `grep` regex `\\w{500}\\w{500}` is too large to compile: compiled, it would exceed the regex engine's limit of 10485760 bytes",
+            ".swarm/directives/limits.toml:10:40: error: glob `docs/{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}…` nests `{…}` more than 8 deep (at character 30)",
+        ],
+        "{}",
+        run.snapshot()
+    );
+    // The same limits as `add`'s gate: quarantined, with the reason.
+    let run = env.swarm(&[
+        "add",
+        "--lesson",
+        "Nested alternatives beyond any real use",
+        "--agents",
+        "coder",
+        "--verify",
+        &format!("file_modified:{nested}"),
+    ]);
+    run.code(1);
+    assert!(
+        run.stdout.contains(": invalid_predicate\n")
+            && run
+                .stdout
+                .contains("nests `{…}` more than 8 deep (at character 25)"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// `9999-12-31T23:59:59Z` is an RFC 3339 time: what is wrong with it is
+/// that it is past the last time the log holds, and the message says so.
+#[test]
+fn an_event_time_past_the_last_one_the_log_holds_says_so() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/events/2026-11.jsonl",
+        [
+            r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAA1","ts":"9999-12-31T23:59:59Z","kind":"shown"}"#,
+            r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAA2","ts":"9999-12-31T23:59:59.000Z","kind":"shown"}"#,
+            r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAA3","ts":"9999-13-01T00:00:00Z","kind":"shown"}"#,
+            "",
+        ]
+        .join("\n"),
+    );
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ".swarm/events/2026-11.jsonl:1:1: error: event time `9999-12-31T23:59:59Z` is later than 9999-12-30T22:00:00.999Z, the last time the event log holds",
+            ".swarm/events/2026-11.jsonl:2:1: error: event time `9999-12-31T23:59:59.000Z` is later than 9999-12-30T22:00:00.999Z, the last time the event log holds",
+            ".swarm/events/2026-11.jsonl:3:1: error: event time `9999-13-01T00:00:00Z` is not an RFC 3339 time",
+        ],
+        "{}",
+        run.snapshot()
+    );
 }

@@ -8,6 +8,7 @@
 //! is n/a.
 
 mod cache;
+mod contain;
 mod render;
 
 use gix::bstr::{BStr, ByteSlice};
@@ -354,10 +355,26 @@ pub fn evaluate<'a>(
             results.push(result);
             continue;
         }
-        if !in_scope(d, change) {
-            result.reason = Some("the change touches none of its paths");
-            results.push(result);
-            continue;
+        match contain::catch(|| in_scope(d, change)) {
+            Ok(Ok(true)) => {}
+            Ok(Ok(false)) => {
+                result.reason = Some("the change touches none of its paths");
+                results.push(result);
+                continue;
+            }
+            // Unknown scope: an error, never a silent n/a.
+            Ok(Err(bad)) => {
+                result.outcome = Outcome::Error;
+                result.predicates.push(bad);
+                results.push(result);
+                continue;
+            }
+            Err(panic) => {
+                result.outcome = Outcome::Error;
+                result.predicates.push(result_of_panic("paths", &panic));
+                results.push(result);
+                continue;
+            }
         }
         if d.verify.is_empty() {
             result.reason = Some("no machine-checkable predicate (`verify`); a reviewer checks it");
@@ -369,7 +386,12 @@ pub fn evaluate<'a>(
         result.predicates.reserve_exact(d.verify.len());
         for &source in &d.verify {
             let changed = c.gated.then_some(&paths);
-            let r = evaluate_predicate(repo, change, changed, source, tools, &mut cache)?;
+            let r = match contain::catch(|| {
+                evaluate_predicate(repo, change, changed, source, tools, &mut cache)
+            }) {
+                Ok(r) => r?,
+                Err(panic) => result_of_panic(source, &panic),
+            };
             if r.outcome == Outcome::Skipped
                 && let Some(m) = &r.message
                 && !warnings.iter().any(|w: &Warning| &w.message == m)
@@ -411,20 +433,47 @@ pub fn evaluate<'a>(
     })
 }
 
-fn in_scope(d: &CheckDirective, change: &Change) -> bool {
+/// Does the change touch the directive's `paths`? A glob that does not
+/// parse (in a file that failed the gate) is an error result, not a glob
+/// left out: left out, the directive could pass as n/a.
+fn in_scope<'a>(
+    d: &CheckDirective<'a>,
+    change: &Change,
+) -> std::result::Result<bool, PredicateResult<'a>> {
     if d.paths.is_empty() {
-        return true;
+        return Ok(true);
     }
-    let globs: Vec<PathGlob> = d
+    let globs = d
         .paths
         .iter()
-        .filter_map(|g| PathGlob::parse(g).ok())
-        .collect();
-    change
+        .map(|&g| {
+            PathGlob::parse(g).map_err(|e| {
+                result(
+                    g,
+                    Outcome::Error,
+                    Some(format!("`paths` glob cannot be used: {}", e.message)),
+                    Vec::new(),
+                )
+            })
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(change
         .files
         .iter()
         .flat_map(|f| f.paths())
-        .any(|p| globs.iter().any(|g| g.is_match_bytes(p)))
+        .any(|p| globs.iter().any(|g| g.is_match_bytes(p))))
+}
+
+/// The error result of a predicate whose evaluation panicked.
+fn result_of_panic<'a>(source: &'a str, panic: &str) -> PredicateResult<'a> {
+    result(
+        source,
+        Outcome::Error,
+        Some(format!(
+            "it could not be evaluated: git-swarm failed on it ({panic})"
+        )),
+        Vec::new(),
+    )
 }
 
 fn lossy(path: &BStr) -> String {
@@ -766,8 +815,12 @@ fn status_word(s: FileStatus) -> &'static str {
     }
 }
 
-/// The directives checked in a snapshot: a directive file with errors is a
-/// problem (bad input), not a candidate.
+/// The directives checked in a snapshot, and the problems of their files.
+/// A file with errors is a problem (bad input); if the directive in it
+/// could still be read (it failed the gate: a predicate or glob that does
+/// not parse, a shape out of bounds), it is a candidate too, not gated: a
+/// predicate that cannot be evaluated is then an error, which fails closed
+/// for `enforce`, where leaving the directive out would let the change pass.
 pub fn candidates<'a>(
     entries: &'a [CheckEntry<'a>],
     fold: &crate::fold::Fold,
@@ -779,10 +832,7 @@ pub fn candidates<'a>(
         if only.is_some_and(|id| id != e.stem()) {
             continue;
         }
-        if !e.errors.is_empty() {
-            problems.extend(e.errors.iter().cloned());
-            continue;
-        }
+        problems.extend(e.errors.iter().cloned());
         let Some(d) = &e.directive else { continue };
         if d.status != Status::Active {
             continue;
@@ -793,7 +843,7 @@ pub fn candidates<'a>(
             path: &e.path,
             enforcement,
             priority,
-            gated: true,
+            gated: e.errors.is_empty(),
         });
     }
     (out, problems)

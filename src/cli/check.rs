@@ -258,13 +258,28 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
                 for p in &problems {
                     ui.problem(p);
                 }
-                ui.warning(
-                    &format!(
-                        "{} directive file problem(s): those directives were not checked",
-                        problems.len()
-                    ),
-                    Some("fix them (`git swarm validate`); the other directives were checked"),
-                );
+                // A directive read despite its problems is checked all the same.
+                let checked = problems
+                    .iter()
+                    .filter(|p| candidates.iter().any(|c| c.path == p.path))
+                    .count();
+                if checked < problems.len() {
+                    ui.warning(
+                        &format!(
+                            "{} directive file problem(s): those directives were not checked",
+                            problems.len() - checked
+                        ),
+                        Some("fix them (`git swarm validate`); the other directives were checked"),
+                    );
+                }
+                if checked > 0 {
+                    ui.warning(
+                        &format!(
+                            "{checked} directive file problem(s) in directives checked as written: a predicate that cannot be evaluated is an error"
+                        ),
+                        Some("fix them (`git swarm validate`)"),
+                    );
+                }
             }
         }
     }

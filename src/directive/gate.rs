@@ -68,10 +68,15 @@ impl fmt::Display for QuarantineReason {
 /// One field that breaks the gate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeIssue {
+    /// Which rule it breaks (an entry breaking several is quarantined for
+    /// the first of shape, predicate, missing predicate or scope).
+    pub reason: QuarantineReason,
     /// The TOML key.
     pub field: &'static str,
     /// The list index, for list fields.
     pub index: Option<usize>,
+    /// The byte offset in the item of what is wrong, when one place is.
+    pub at: Option<usize>,
     pub message: String,
     pub hint: String,
 }
@@ -98,13 +103,17 @@ const PREDICATE_HINT: &str = "add at least one of `forbidden_actions`, `required
 const SCOPE_HINT: &str =
     "add at least one of `applies_to_agents` or `applies_to_tools` (flags --agents, --tools)";
 
-/// Runs the gate. `Ok` means the entry may go to `directives/`.
+/// Runs the gate. `Ok` means the entry may go to `directives/`. Every
+/// issue is listed, not only those of the first rule broken: fixing an
+/// entry takes one round, not one per rule.
 pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
     let mut shape = Vec::new();
     let mut issue = |field, index, message: String, hint: &str| {
         shape.push(ShapeIssue {
+            reason: QuarantineReason::InvalidShape,
             field,
             index,
+            at: None,
             message,
             hint: hint.to_owned(),
         })
@@ -232,36 +241,42 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
             }
         }
     }
+    // An item already refused for its shape (empty, too long, several
+    // lines) is not parsed too: one problem, not two.
+    let flagged = |shape: &[ShapeIssue], field: &str, i: usize| {
+        shape.iter().any(|s| s.field == field && s.index == Some(i))
+    };
     for (i, glob) in d.paths.iter().enumerate() {
-        if let Err(e) = PathGlob::parse(glob) {
-            issue("paths", Some(i), e.message, &e.hint);
+        if flagged(&shape, "paths", i) {
+            continue;
         }
-    }
-    if !shape.is_empty() {
-        return Err(GateFailure {
-            reason: QuarantineReason::InvalidShape,
-            issues: shape,
-        });
-    }
-
-    let bad_predicates: Vec<ShapeIssue> = d
-        .verify
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| {
-            Predicate::parse(p).err().map(|e| ShapeIssue {
-                field: "verify",
+        if let Err(e) = PathGlob::parse(glob) {
+            shape.push(ShapeIssue {
+                reason: QuarantineReason::InvalidShape,
+                field: "paths",
                 index: Some(i),
+                at: e.at,
                 message: e.message,
                 hint: e.hint,
-            })
-        })
-        .collect();
-    if !bad_predicates.is_empty() {
-        return Err(GateFailure {
-            reason: QuarantineReason::InvalidPredicate,
-            issues: bad_predicates,
-        });
+            });
+        }
+    }
+
+    let mut issues = shape;
+    for (i, p) in d.verify.iter().enumerate() {
+        if flagged(&issues, "verify", i) {
+            continue;
+        }
+        if let Err(e) = Predicate::parse(p) {
+            issues.push(ShapeIssue {
+                reason: QuarantineReason::InvalidPredicate,
+                field: "verify",
+                index: Some(i),
+                at: e.at,
+                message: e.message,
+                hint: e.hint,
+            });
+        }
     }
 
     let has_predicate = !d.forbidden_actions.is_empty()
@@ -269,40 +284,44 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
         || !d.verification_checks.is_empty()
         || !d.verify.is_empty();
     let has_scope = d.has_scope();
-    let missing = |field, message: &str, hint: &str| ShapeIssue {
-        field,
-        index: None,
-        message: message.to_owned(),
-        hint: hint.to_owned(),
+    let missing = match (has_predicate, has_scope) {
+        (true, true) => None,
+        (false, true) => Some(QuarantineReason::MissingPredicate),
+        (true, false) => Some(QuarantineReason::MissingScope),
+        (false, false) => Some(QuarantineReason::MissingPredicateAndScope),
     };
-    match (has_predicate, has_scope) {
-        (true, true) => Ok(()),
-        (false, true) => Err(GateFailure {
-            reason: QuarantineReason::MissingPredicate,
-            issues: vec![missing(
+    if let Some(reason) = missing {
+        let what = [
+            (
+                !has_predicate,
                 "verify",
                 "nothing says what to check",
                 PREDICATE_HINT,
-            )],
-        }),
-        (true, false) => Err(GateFailure {
-            reason: QuarantineReason::MissingScope,
-            issues: vec![missing(
+            ),
+            (
+                !has_scope,
                 "applies_to_agents",
                 "nothing says whom it is for",
                 SCOPE_HINT,
-            )],
-        }),
-        (false, false) => Err(GateFailure {
-            reason: QuarantineReason::MissingPredicateAndScope,
-            issues: vec![
-                missing("verify", "nothing says what to check", PREDICATE_HINT),
-                missing(
-                    "applies_to_agents",
-                    "nothing says whom it is for",
-                    SCOPE_HINT,
-                ),
-            ],
+            ),
+        ];
+        for (_, field, message, hint) in what.into_iter().filter(|w| w.0) {
+            issues.push(ShapeIssue {
+                reason,
+                field,
+                index: None,
+                at: None,
+                message: message.to_owned(),
+                hint: hint.to_owned(),
+            });
+        }
+    }
+    // The entry is quarantined for the first rule it breaks, in this order.
+    match issues.first() {
+        None => Ok(()),
+        Some(first) => Err(GateFailure {
+            reason: first.reason,
+            issues,
         }),
     }
 }
@@ -349,6 +368,40 @@ mod tests {
         assert_eq!(
             check_gate(&d).unwrap_err().reason,
             QuarantineReason::InvalidShape
+        );
+    }
+
+    /// Every rule broken is listed at once, the entry's reason being the first.
+    #[test]
+    fn every_issue_is_listed() {
+        let mut d = base();
+        d.lesson = "short".into();
+        d.applies_to_agents.clear();
+        d.paths = vec!["".into(), "/abs".into()];
+        d.verify = vec![
+            "grep:(".into(),
+            "file_modified:src/**".into(),
+            String::new(),
+        ];
+        let failure = check_gate(&d).expect_err("fails the gate");
+        assert_eq!(failure.reason, QuarantineReason::InvalidShape);
+        let got: Vec<(&str, Option<usize>, QuarantineReason)> = failure
+            .issues
+            .iter()
+            .map(|i| (i.field, i.index, i.reason))
+            .collect();
+        use QuarantineReason::*;
+        assert_eq!(
+            got,
+            [
+                ("lesson", None, InvalidShape),
+                ("paths", Some(0), InvalidShape),
+                ("verify", Some(2), InvalidShape),
+                ("paths", Some(1), InvalidShape),
+                ("verify", Some(0), InvalidPredicate),
+                ("applies_to_agents", None, MissingScope),
+            ],
+            "{failure:#?}"
         );
     }
 }

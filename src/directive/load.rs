@@ -21,34 +21,91 @@ pub struct LoadedDirective {
     pub directive: Option<Directive>,
     pub problems: Vec<Problem>,
     spans: HashMap<&'static str, (Range<usize>, Vec<Range<usize>>)>,
+    /// What could be read of a file with problems, fields with a problem
+    /// left at their defaults: the gate still judges the others, so that a
+    /// file's every problem is reported in one run.
+    partial: Option<Directive>,
+    /// The fields with a problem of their own (a wrong type, a bad value, missing).
+    bad_fields: Vec<&'static str>,
 }
 
 impl LoadedDirective {
-    /// The gate's verdict as problems placed at the offending field or item.
+    /// The gate's verdict as problems placed at the offending field or item
+    /// (at the offending character of an item written without escapes).
+    /// A field with a problem of its own is not judged again: `lesson = 3`
+    /// is one problem, not also a lesson too short.
     pub fn gate_problems(&self, text: &str, path: &str) -> Vec<Problem> {
-        let Some(d) = &self.directive else {
+        let Some(d) = self.directive.as_ref().or(self.partial.as_ref()) else {
             return Vec::new();
         };
         let Err(failure) = check_gate(d) else {
             return Vec::new();
         };
+        let bad = |field: &str| self.bad_fields.contains(&field);
         failure
             .issues
             .iter()
+            .filter(|issue| match issue.reason {
+                QuarantineReason::MissingPredicate
+                | QuarantineReason::MissingScope
+                | QuarantineReason::MissingPredicateAndScope => {
+                    // Nothing to check, or nobody to check it for, may only
+                    // be a field that could not be read.
+                    let group: &[&str] = if issue.field == "verify" {
+                        &[
+                            "forbidden_actions",
+                            "required_actions",
+                            "verification_checks",
+                            "verify",
+                        ]
+                    } else {
+                        &["applies_to_agents", "applies_to_tools"]
+                    };
+                    !group.iter().any(|f| bad(f))
+                }
+                _ => !bad(issue.field),
+            })
             .map(|issue| {
                 // A missing field has no place of its own: point at the top of the file.
                 let offset = self.spans.get(issue.field).map_or(0, |(whole, items)| {
-                    issue
-                        .index
-                        .and_then(|i| items.get(i))
-                        .unwrap_or(whole)
-                        .start
+                    match issue.index.and_then(|i| items.get(i)) {
+                        Some(item) => item.start + inside(text, item, issue.at),
+                        None => whole.start,
+                    }
                 });
-                Problem::error(path, failure.reason.as_str(), issue.message.clone())
+                Problem::error(path, issue.reason.as_str(), issue.message.clone())
                     .at_offset(text, offset)
                     .with_hint(issue.hint.clone())
             })
             .collect()
+    }
+
+    /// The valid `id` the file gives, whatever else is wrong with it.
+    pub fn id(&self) -> Option<&str> {
+        let d = self.directive.as_ref().or(self.partial.as_ref())?;
+        (!d.id.is_empty()).then_some(d.id.as_str())
+    }
+}
+
+/// How far into the TOML string `item` (its span, quotes included) byte
+/// `at` of its value is: past the opening quote when the value is written
+/// as it reads (no escapes, no leading newline); at the quote otherwise.
+fn inside(text: &str, item: &Range<usize>, at: Option<usize>) -> usize {
+    let Some(at) = at else { return 0 };
+    let raw = text.get(item.clone()).unwrap_or_default();
+    let quote = if raw.starts_with("'''") || raw.starts_with("\"\"\"") {
+        3
+    } else {
+        1
+    };
+    let body = raw
+        .get(quote..raw.len().saturating_sub(quote))
+        .unwrap_or_default();
+    let as_written = raw.starts_with('\'') || !body.contains('\\');
+    if as_written && at <= body.len() && !body.starts_with('\n') {
+        quote + at
+    } else {
+        0
     }
 }
 
@@ -121,6 +178,8 @@ fn parse(
         directive: None,
         problems: Vec::new(),
         spans: HashMap::new(),
+        partial: None,
+        bad_fields: Vec::new(),
     };
     let (table, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
@@ -191,6 +250,7 @@ fn parse(
             _ => Vec::new(),
         };
         out.spans.insert(field, (span.clone(), item_spans));
+        let problems_before = x.problems.len();
         match field {
             "id" => {
                 if let Some(id) = x.string(field, value) {
@@ -263,6 +323,9 @@ fn parse(
                 *target = items;
             }
         }
+        if x.problems.len() > problems_before {
+            out.bad_fields.push(field);
+        }
     }
     // A present but bad `id` (wrong type, invalid) was reported where it is.
     if require_id && !have_id && !table.iter().any(|(k, _)| k.get_ref() == "id") {
@@ -274,6 +337,7 @@ fn parse(
         );
     }
     if !have_lesson && !table.iter().any(|(k, _)| k.get_ref() == "lesson") {
+        out.bad_fields.push("lesson");
         x.push(
             0,
             "missing_key",
@@ -300,6 +364,8 @@ fn parse(
     out.problems = x.problems;
     if out.problems.is_empty() {
         out.directive = Some(d);
+    } else {
+        out.partial = Some(d);
     }
     (out, reason, detail)
 }

@@ -160,6 +160,8 @@ pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -
         }
     };
     let stem = name.strip_suffix(".toml").unwrap_or(name);
+    // The id of a directive file with other problems, still checked against its name.
+    let mut partial_id = None;
     if quarantine {
         let (q, problems) = parse_quarantined_toml(text, rel);
         entry.problems = problems;
@@ -171,22 +173,28 @@ pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -
         let loaded = parse_directive_toml(text, rel);
         entry.problems = loaded.problems.clone();
         entry.problems.extend(loaded.gate_problems(text, rel));
+        if loaded.directive.is_none() {
+            partial_id = loaded.id().map(str::to_owned);
+        }
         entry.directive = loaded.directive;
     }
-    if let Some(d) = &entry.directive
-        && d.id != stem
+    if let Some(id) = entry
+        .directive
+        .as_ref()
+        .map(|d| d.id.as_str())
+        .or(partial_id.as_deref())
+        && id != stem
     {
         let offset = crate::directive::key_offset(text, "id").unwrap_or(0);
         entry.problems.push(
             Problem::error(
                 rel,
                 "id_mismatch",
-                format!("id `{}` does not match the file name `{name}`", d.id),
+                format!("id `{id}` does not match the file name `{name}`"),
             )
             .at_offset(text, offset)
             .with_hint(format!(
-                "rename the file to `{}.toml`, or set `id = \"{stem}\"`",
-                d.id
+                "rename the file to `{id}.toml`, or set `id = \"{stem}\"`"
             )),
         );
     }
