@@ -222,3 +222,50 @@ fn bash_completes_git_swarm_and_git_dash_swarm_without_hidden_commands() {
         ]
     );
 }
+
+/// The README's instruction: the script saved as
+/// `~/.local/share/bash-completion/completions/git-swarm` is loaded on
+/// demand by bash-completion, for `git-swarm` and for `git swarm`.
+#[test]
+fn bash_completion_loads_the_script_from_the_user_folder() {
+    let main = Path::new("/usr/share/bash-completion/bash_completion");
+    if !has_program("bash") || !main.is_file() {
+        eprintln!(
+            "SKIPPED: bash-completion is not installed ({} is missing; apt-get install bash-completion to run this)",
+            main.display()
+        );
+        return;
+    }
+    let env = TestEnv::new();
+    let run = env.swarm_with(&["generate", "completions", "bash"], &[], None);
+    run.success();
+    let folder = env.home().join(".local/share/bash-completion/completions");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    std::fs::write(folder.join("git-swarm"), &run.stdout).expect("write script");
+    let body = format!(
+        ". {}\n{}",
+        main.display(),
+        r#"c() {
+    COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+    complete -p "$1" >/dev/null 2>&1 || _completion_loader "$1"
+    f=$(complete -p "$1" | sed 's/.*-F \([^ ]*\) .*/\1/')
+    "$f" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    echo "$* -> ${COMPREPLY[*]}"
+}
+c git swarm hooks in
+c git-swarm hooks st
+"#
+    );
+    let out = env
+        .command("bash", env.tmp.path())
+        .args(["--norc", "--noprofile", "-c", &body])
+        .output()
+        .expect("run bash");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stdout,
+        "git swarm hooks in -> install\ngit-swarm hooks st -> status\n"
+    );
+}
