@@ -69,6 +69,13 @@ fn man_pages_go_where_man_and_git_help_find_them() {
     );
     assert!(pages.join("git-swarm.1").is_file());
     assert!(pages.join("git-swarm-hooks-install.1").is_file());
+    // The help says where the pages go and when man needs MANPATH.
+    let out = run("git", &["swarm", "generate", "man", "--help"], &[]);
+    let (stdout, _) = text(&out);
+    assert!(
+        stdout.contains("~/.cargo/share/man/man1") && stdout.contains("MANPATH"),
+        "{stdout}"
+    );
 
     if !has_program("man") {
         eprintln!(

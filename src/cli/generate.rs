@@ -15,10 +15,11 @@ pub enum Command {
     ///
     /// Without DIR, the pages go to `share/man/man1` beside the `bin/` folder
     /// that holds the `git-swarm` on PATH (`~/.cargo/bin` gives
-    /// `~/.cargo/share/man/man1`). `man` looks there for any folder on PATH
-    /// (man-db, and macOS's `man`, map `<dir>/bin` to `<dir>/share/man`), so
-    /// `man git-swarm` and `git swarm --help` find the pages with no MANPATH.
-    /// A DIR elsewhere must be under a folder on MANPATH.
+    /// `~/.cargo/share/man/man1`). man-db, the `man` of most Linux
+    /// distributions, looks there for every folder on PATH, so `man
+    /// git-swarm` and `git swarm --help` find the pages with no MANPATH set.
+    /// Another `man`, or a DIR elsewhere, needs the folder above `man1` on
+    /// MANPATH.
     Man {
         /// Where to write the pages (default: `share/man/man1` beside git-swarm's `bin/`).
         dir: Option<PathBuf>,
