@@ -363,3 +363,46 @@ fn an_install_by_an_earlier_version_uninstalls_and_is_upgraded() {
     env.swarm(&["hooks", "uninstall"]).success();
     assert_eq!(listing(&dir), before);
 }
+
+/// A hook linked from the work tree (`ln -s ../../scripts/pre-commit`) is
+/// run through a relative link that leads to the same file, so it still
+/// runs, and blocks, after the repository is moved.
+#[test]
+fn a_relative_link_out_of_the_hooks_dir_still_runs_after_the_repository_moves() {
+    let env = TestEnv::initialised();
+    let dir = env.path(".git/hooks");
+    write_exec(
+        &env.path("scripts/pre-commit"),
+        "#!/bin/sh -e\nif git diff --cached --name-only | grep -qx block; then echo 'script: blocked' >&2; exit 1; fi\n",
+        0o755,
+    );
+    std::os::unix::fs::symlink("../../scripts/pre-commit", dir.join("pre-commit"))
+        .expect("symlink");
+    let before = listing(&dir);
+    env.swarm(&["hooks", "install"]).success();
+    assert_eq!(
+        std::fs::read_link(dir.join("swarm-orig/pre-commit")).expect("run link"),
+        Path::new("../../../scripts/pre-commit")
+    );
+
+    let moved = env.tmp.path().join("moved");
+    std::fs::rename(&env.root, &moved).expect("move the repository");
+    let git = |args: &[&str]| {
+        env.command("git", &moved)
+            .args(args)
+            .output()
+            .expect("run git")
+    };
+    std::fs::write(moved.join("block"), "x").expect("write");
+    assert!(git(&["add", "block"]).status.success());
+    let out = git(&["commit", "-q", "-m", "blocked"]);
+    assert!(
+        !out.status.success(),
+        "the moved repository's hook did not block"
+    );
+    assert!(stderr(&out).contains("script: blocked"), "{}", stderr(&out));
+
+    let run = env.swarm_in(&moved, &["hooks", "uninstall"]);
+    run.success();
+    assert_eq!(listing(&moved.join(".git/hooks")), before);
+}

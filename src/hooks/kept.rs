@@ -89,7 +89,8 @@ pub fn restore(dir: &Path, name: &str, to: &Path) -> Result<Option<PathBuf>> {
     let run = run_path(dir, name);
     if is_symlink(&link) {
         std::fs::rename(&link, to).map_err(|e| Error::io(&link, e))?;
-        if is_symlink(&run) {
+        // With a kept symlink, `run` is always the link (or copy) made to run it.
+        if is_symlink(&run) || run.is_file() {
             std::fs::remove_file(&run).map_err(|e| Error::io(&run, e))?;
         }
         return Ok(Some(link));
@@ -123,7 +124,19 @@ pub fn link_runnable(dir: &Path) -> Result<bool> {
         if !is_symlink(&link) || !matches!(inspect(&dir.join(name), name)?, Entry::Ours { .. }) {
             continue;
         }
-        let target = relative_to_kept_dir(dir, &led_to(dir, &link)?);
+        let target = match led_to(dir, &link)? {
+            // The kernel follows the chain from `swarm-orig/` as it did from
+            // the hooks directory, one level up: `../` before a relative target.
+            Led::Unchanged => {
+                let text = std::fs::read_link(&link).map_err(|e| Error::io(&link, e))?;
+                if text.is_absolute() {
+                    text
+                } else {
+                    Path::new("..").join(text)
+                }
+            }
+            Led::Through(path) => relative_to_kept_dir(dir, &path),
+        };
         let run = run_path(dir, name);
         if std::fs::read_link(&run).is_ok_and(|t| t == target) {
             continue;
@@ -152,15 +165,25 @@ fn symlink(target: &Path, at: &Path) -> Result<()> {
         .map_err(|e| Error::io(at, e))
 }
 
-/// Where the kept symlink `link`, which was at `<dir>/<name>`, led before
-/// install. Its relative targets resolve from `dir`, where it was; a step
-/// onto a hook that git-swarm's shim replaced continues from that hook's
-/// kept original. A dangling chain gives the missing path (git ran nothing
-/// there, and neither will the shim).
-fn led_to(dir: &Path, link: &Path) -> Result<PathBuf> {
+/// Where a kept symlink leads when run from `swarm-orig/`.
+enum Led {
+    /// Nowhere its chain passes is a hook that git-swarm's shim replaced:
+    /// its own target, one level up, leads where it did.
+    Unchanged,
+    /// The chain passes a replaced hook; this is where it led before install.
+    Through(PathBuf),
+}
+
+/// Follows the kept symlink `link`, which was at `<dir>/<name>`. Its
+/// relative targets resolve from `dir`, where it was; a step onto a hook
+/// that git-swarm's shim replaced continues from that hook's kept original.
+/// A dangling chain gives the missing path (git ran nothing there, and
+/// neither will the shim).
+fn led_to(dir: &Path, link: &Path) -> Result<Led> {
     let mut base = dir.to_path_buf();
     let mut text = std::fs::read_link(link).map_err(|e| Error::io(link, e))?;
     let mut at = dir.to_path_buf();
+    let mut through = false;
     for _ in 0..MAX_LINKS {
         at = super::lexical(&base.join(&text));
         let replaced = HOOKS
@@ -169,6 +192,7 @@ fn led_to(dir: &Path, link: &Path) -> Result<PathBuf> {
         if let Some(hook) = replaced
             && matches!(inspect(&at, hook)?, Entry::Ours { .. })
         {
+            through = true;
             let kept_link = [link_path(dir, hook), legacy_path(dir, hook)]
                 .into_iter()
                 .find(|p| is_symlink(p));
@@ -178,21 +202,25 @@ fn led_to(dir: &Path, link: &Path) -> Result<PathBuf> {
                 continue;
             }
             let legacy = legacy_path(dir, hook);
-            return Ok(if exists(&legacy) {
+            return Ok(Led::Through(if exists(&legacy) {
                 legacy
             } else {
                 run_path(dir, hook)
-            });
+            }));
         }
         if !is_symlink(&at) {
-            return Ok(at);
+            break;
         }
         text = std::fs::read_link(&at).map_err(|e| Error::io(&at, e))?;
         base = at
             .parent()
             .map_or_else(|| dir.to_path_buf(), Path::to_path_buf);
     }
-    Ok(at)
+    Ok(if through {
+        Led::Through(at)
+    } else {
+        Led::Unchanged
+    })
 }
 
 /// `target` as a link in `swarm-orig/` names it: relative when it is inside
