@@ -1,14 +1,14 @@
 //! Git hooks: where git looks for them, and putting git-swarm's shims there
 //! without losing anybody else's hook.
 //!
-//! A hook that is already in place is *moved aside* to `<name>.swarm-orig`
-//! and the shim runs it first, rather than having a marked block spliced
-//! into it: a rename keeps the user's file byte for byte (and its mode, and
-//! a symlink stays a symlink), works whatever language the hook is written
-//! in, and uninstall is the rename back. The shims (in `hooks/` at the
-//! project root, embedded here) are recognised by their marker line, never
-//! by their name, so a hook we did not write is never overwritten or
-//! removed.
+//! A hook that is already in place is *moved aside* into `swarm-orig/` (see
+//! [`kept`]) and the shim runs it first under its own name, rather than
+//! having a marked block spliced into it: a rename keeps the user's file
+//! byte for byte (and its mode, and a symlink stays the same symlink), works
+//! whatever language the hook is written in, and uninstall is the rename
+//! back. The shims (in `hooks/` at the project root, embedded here) are
+//! recognised by their marker line, never by their name, so a hook we did
+//! not write is never overwritten or removed.
 //!
 //! The CLI decides what to refuse (a hook framework in charge); this module
 //! only looks at and changes the hooks directory.
@@ -19,15 +19,16 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::store::Repo;
 
+pub mod kept;
+
+pub use kept::{KEPT_DIR, LEGACY_SUFFIX};
+
 /// The hooks git-swarm installs, in the order it reports them.
 pub const HOOKS: [&str; 4] = ["pre-commit", "pre-push", "post-merge", "post-checkout"];
 
 /// Every shim has a line starting with this; later versions change the
 /// `vN` after it, so an older shim is still recognised as ours.
 pub const SHIM_MARKER: &str = "# git-swarm hook shim";
-
-/// What a hook that was there before is renamed to (`pre-commit.swarm-orig`).
-pub const ORIGINAL_SUFFIX: &str = ".swarm-orig";
 
 /// Set to `1`, skips git-swarm's part of every hook (the user's own hooks still run).
 pub const SKIP_ENV: &str = "GIT_SWARM_SKIP";
@@ -202,7 +203,11 @@ pub fn detect_frameworks(repo: &Repo, hooks_dir: &Path) -> Vec<Detected> {
         note(Framework::PreCommit, ".pre-commit-config.yaml".into());
     }
     for hook in HOOKS {
-        for file in [hook.to_owned(), format!("{hook}{ORIGINAL_SUFFIX}")] {
+        let kept = [
+            format!("{KEPT_DIR}/{hook}"),
+            format!("{hook}{LEGACY_SUFFIX}"),
+        ];
+        for file in std::iter::once(hook.to_owned()).chain(kept) {
             let Ok(bytes) = std::fs::read(hooks_dir.join(&file)) else {
                 continue;
             };
@@ -274,10 +279,6 @@ fn is_executable(_meta: &std::fs::Metadata) -> bool {
     true
 }
 
-fn original_path(dir: &Path, name: &str) -> PathBuf {
-    dir.join(format!("{name}{ORIGINAL_SUFFIX}"))
-}
-
 /// What `install` did with one hook.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Installed {
@@ -298,12 +299,15 @@ pub struct InstallReport {
     pub dir: PathBuf,
     /// The hooks directory did not exist and was created.
     pub created_dir: bool,
+    /// A link that runs a kept symlink was made or repaired.
+    pub relinked: bool,
     pub hooks: Vec<(&'static str, Installed)>,
 }
 
 impl InstallReport {
     pub fn changed(&self) -> bool {
         self.created_dir
+            || self.relinked
             || self
                 .hooks
                 .iter()
@@ -318,18 +322,21 @@ impl InstallReport {
 }
 
 /// Puts a shim for every hook in [`HOOKS`] into `dir`, creating `dir` if
-/// needed. A hook someone else wrote is renamed to `<name>.swarm-orig` and
-/// run by the shim; a hook that cannot be moved aside without losing
-/// something is left alone and reported. Running it again changes nothing.
+/// needed. A hook someone else wrote is kept in `swarm-orig/` and run by
+/// the shim under its own name; a hook that cannot be moved aside without
+/// losing something is left alone and reported. Running it again changes
+/// nothing.
 pub fn install(dir: &Path) -> Result<InstallReport> {
     let created_dir = create_dir(dir)?;
     let mut hooks = Vec::new();
     for name in HOOKS {
         hooks.push((name, install_one(dir, name)?));
     }
+    let relinked = kept::link_runnable(dir)?;
     Ok(InstallReport {
         dir: dir.to_path_buf(),
         created_dir,
+        relinked,
         hooks,
     })
 }
@@ -355,46 +362,84 @@ fn create_dir(dir: &Path) -> Result<bool> {
 
 fn install_one(dir: &Path, name: &'static str) -> Result<Installed> {
     let path = dir.join(name);
-    let original = original_path(dir, name);
-    let original_name = format!("{name}{ORIGINAL_SUFFIX}");
+    let kept_name = format!("{KEPT_DIR}/{name}");
     match inspect(&path, name)? {
-        Entry::Ours { current: true } => Ok(Installed::Unchanged),
-        Entry::Ours { current: false } => {
-            write_shim(&path, name, true)?;
-            Ok(Installed::Updated)
+        Entry::Ours { current } => {
+            // An earlier version kept the hook beside the shim, where it ran
+            // under another name: move it into this version's layout.
+            let legacy = kept::legacy_path(dir, name);
+            let legacy_name = format!("{name}{LEGACY_SUFFIX}");
+            let migrate = exists(&legacy);
+            if migrate && kept::in_layout(dir, name) {
+                return Ok(Installed::Refused {
+                    reason: format!("{name} has two kept hooks, {legacy_name} and {kept_name}"),
+                    hint: format!(
+                        "run `git swarm hooks uninstall`, keep the one you want as {name}, remove the other, then install again"
+                    ),
+                });
+            }
+            if migrate {
+                kept::keep(dir, name, &legacy)?;
+            }
+            if !current && let Err(e) = write_shim(&path, name, true) {
+                if migrate {
+                    let _ = kept::restore(dir, name, &legacy);
+                }
+                return Err(e);
+            }
+            Ok(if current && !migrate {
+                Installed::Unchanged
+            } else {
+                Installed::Updated
+            })
         }
-        Entry::Missing if exists(&original) => Ok(Installed::Refused {
-            reason: format!("{original_name} is there without git-swarm's {name} shim"),
-            hint: format!(
-                "rename {original_name} back to {name} if it is still wanted (or delete it), then install again"
-            ),
-        }),
-        Entry::Missing => {
-            write_shim(&path, name, false)?;
-            Ok(Installed::Added)
-        }
+        Entry::Missing => match kept::original(dir, name) {
+            Some(stray) => {
+                let stray = shown_in(dir, &stray);
+                Ok(Installed::Refused {
+                    reason: format!("{stray} is there without git-swarm's {name} shim"),
+                    hint: format!(
+                        "move {stray} back to {name} if it is still wanted (or delete it), then install again"
+                    ),
+                })
+            }
+            None => {
+                write_shim(&path, name, false)?;
+                Ok(Installed::Added)
+            }
+        },
         Entry::Other => Ok(Installed::Refused {
             reason: format!("{name} is not a file"),
             hint: format!("move {name} out of the hooks directory, then install again"),
         }),
-        Entry::Foreign if exists(&original) => Ok(Installed::Refused {
-            reason: format!(
-                "{name} is not git-swarm's, and {original_name} (an earlier hook kept aside) is in the way"
-            ),
-            hint: format!(
-                "keep the one you want as {name}, remove {original_name}, then install again"
-            ),
-        }),
         Entry::Foreign => {
-            std::fs::rename(&path, &original).map_err(|e| Error::io(&path, e))?;
+            if let Some(in_the_way) = kept::original(dir, name) {
+                let in_the_way = shown_in(dir, &in_the_way);
+                return Ok(Installed::Refused {
+                    reason: format!(
+                        "{name} is not git-swarm's, and {in_the_way} (an earlier hook kept aside) is in the way"
+                    ),
+                    hint: format!(
+                        "keep the one you want as {name}, remove {in_the_way}, then install again"
+                    ),
+                });
+            }
+            kept::keep(dir, name, &path)?;
             if let Err(e) = write_shim(&path, name, false) {
                 // Put the user's hook back rather than leave no hook at all.
-                let _ = std::fs::rename(&original, &path);
+                let _ = kept::restore(dir, name, &path);
                 return Err(e);
             }
-            Ok(Installed::Wrapped { original })
+            Ok(Installed::Wrapped {
+                original: dir.join(kept_name),
+            })
         }
     }
+}
+
+/// `path` relative to the hooks directory `dir`, for messages.
+pub fn shown_in(dir: &Path, path: &Path) -> String {
+    path.strip_prefix(dir).unwrap_or(path).display().to_string()
 }
 
 /// Writes the shim whole or not at all (a temporary file renamed into place);
@@ -434,8 +479,8 @@ pub enum Uninstalled {
     Restored { original: PathBuf },
     /// No shim of ours was there; nothing changed.
     NotInstalled,
-    /// No shim of ours was there, but a `<name>.swarm-orig` is; nothing
-    /// changed. `hook_present` when something else is at `<name>`.
+    /// No shim of ours was there, but a kept hook is (in `swarm-orig/`, or
+    /// an earlier version's `<name>.swarm-orig`); nothing changed. `hook_present` when something else is at `<name>`.
     StrayOriginal {
         original: PathBuf,
         hook_present: bool,
@@ -460,6 +505,7 @@ pub fn uninstall(dir: &Path) -> Result<UninstallReport> {
         for name in HOOKS {
             hooks.push((name, uninstall_one(dir, name)?));
         }
+        kept::remove_dir_if_empty(dir);
     } else {
         hooks.extend(HOOKS.map(|name| (name, Uninstalled::NotInstalled)));
     }
@@ -471,29 +517,28 @@ pub fn uninstall(dir: &Path) -> Result<UninstallReport> {
     })
 }
 
-/// Only where our shim is does uninstall touch anything: a
-/// `<name>.swarm-orig` is put back in its place, and nowhere else. Without
-/// the shim there is no telling whether install ever kept that file aside
-/// (it may have left the hook alone, or never run), and renaming it would
-/// turn on a hook that was off.
+/// Only where our shim is does uninstall touch anything: a kept hook is
+/// put back in its place, and nowhere else. Without the shim there is no
+/// telling whether install ever kept that file aside (it may have left the
+/// hook alone, or never run), and renaming it would turn on a hook that was
+/// off.
 fn uninstall_one(dir: &Path, name: &'static str) -> Result<Uninstalled> {
     let path = dir.join(name);
-    let original = original_path(dir, name);
     match inspect(&path, name)? {
         Entry::Ours { .. } => {
             std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-            if exists(&original) {
-                std::fs::rename(&original, &path).map_err(|e| Error::io(&original, e))?;
-                Ok(Uninstalled::Restored { original })
-            } else {
-                Ok(Uninstalled::Removed)
-            }
+            Ok(match kept::restore(dir, name, &path)? {
+                Some(original) => Uninstalled::Restored { original },
+                None => Uninstalled::Removed,
+            })
         }
-        other if exists(&original) => Ok(Uninstalled::StrayOriginal {
-            original,
-            hook_present: !matches!(other, Entry::Missing),
+        other => Ok(match kept::original(dir, name) {
+            Some(original) => Uninstalled::StrayOriginal {
+                original,
+                hook_present: !matches!(other, Entry::Missing),
+            },
+            None => Uninstalled::NotInstalled,
         }),
-        Entry::Missing | Entry::Foreign | Entry::Other => Ok(Uninstalled::NotInstalled),
     }
 }
 
@@ -527,7 +572,7 @@ fn remove_created_dir(dir: &Path) -> Result<Vec<PathBuf>> {
 pub enum HookState {
     /// Our shim, and no earlier hook.
     Installed,
-    /// Our shim, running the earlier hook kept as `<name>.swarm-orig`.
+    /// Our shim, running the earlier hook kept in `swarm-orig/`.
     Wrapped,
     /// No hook.
     Absent,
@@ -541,8 +586,12 @@ pub struct HookStatus {
     pub state: HookState,
     /// For our shim: is it this version's, and executable? (`install` updates it.)
     pub current: bool,
-    /// A `<name>.swarm-orig` is there although no shim of ours is.
+    /// A kept hook is there although no shim of ours is.
     pub stray_original: bool,
+    /// Where the earlier hook is kept, relative to the hooks directory
+    /// (`swarm-orig/pre-commit`; `pre-commit.swarm-orig` from an earlier
+    /// version, which `install` moves).
+    pub original: Option<String>,
 }
 
 /// What is installed in `dir`, hook by hook.
@@ -550,7 +599,8 @@ pub fn status(dir: &Path) -> Result<Vec<HookStatus>> {
     HOOKS
         .iter()
         .map(|&name| {
-            let kept = exists(&original_path(dir, name));
+            let original = kept::original(dir, name);
+            let kept = original.is_some();
             let (state, current) = match inspect(&dir.join(name), name)? {
                 Entry::Ours { current } if kept => (HookState::Wrapped, current),
                 Entry::Ours { current } => (HookState::Installed, current),
@@ -563,6 +613,7 @@ pub fn status(dir: &Path) -> Result<Vec<HookStatus>> {
                 state,
                 current,
                 stray_original: kept && !ours,
+                original: original.map(|p| shown_in(dir, &p)),
             })
         })
         .collect()

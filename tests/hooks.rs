@@ -176,11 +176,11 @@ fn a_user_hook_is_kept_runs_first_and_its_failure_still_blocks() {
     let run = env.swarm(&["hooks", "install"]);
     run.success();
     assert!(
-        run.stdout.contains("pre-commit.swarm-orig"),
+        run.stdout.contains("swarm-orig/pre-commit"),
         "{}",
         run.stdout
     );
-    let kept = hooks_dir(&env).join("pre-commit.swarm-orig");
+    let kept = hooks_dir(&env).join("swarm-orig/pre-commit");
     assert_eq!(std::fs::read(&kept).expect("kept hook"), user_bytes);
     assert_eq!(
         std::fs::metadata(&kept).expect("kept").permissions().mode() & 0o777,
@@ -670,7 +670,7 @@ fn pre_push_gives_the_ref_lines_to_the_user_hook_and_to_git_swarm() {
 
     // The user's failing pre-push still blocks the push.
     write_hook(
-        &hooks_dir(&env).join("pre-push.swarm-orig"),
+        &hooks_dir(&env).join("swarm-orig/pre-push"),
         "cat > /dev/null\nexit 1",
         0o755,
     );
@@ -836,7 +836,7 @@ fn the_shims_parse_as_sh() {
         let path = root.join(name);
         let text = std::fs::read_to_string(&path).expect("shim");
         assert!(
-            text.starts_with("#!/bin/sh\n# git-swarm hook shim v1"),
+            text.starts_with("#!/bin/sh\n# git-swarm hook shim v2"),
             "{name}"
         );
         assert!(text.contains(&format!("hook={name}\n")), "{name}");

@@ -11,10 +11,11 @@ use super::super::{Outcome, Ui};
 ///
 /// Writes a shim per hook into the directory git runs hooks from
 /// (`core.hooksPath` if set, else the hooks directory all worktrees share),
-/// creating it if needed. A hook that is already there is renamed to
-/// `<name>.swarm-orig` and run first by the shim; its exit status still
-/// counts. Running install again changes nothing, and `git swarm hooks
-/// uninstall` puts back exactly what was there.
+/// creating it if needed. A hook that is already there is moved into
+/// `swarm-orig/` beside the shims and run first by the shim, under its own
+/// name; its exit status still counts. Running install again changes
+/// nothing, and `git swarm hooks uninstall` puts back exactly what was
+/// there.
 ///
 /// When husky, lefthook or the pre-commit framework manages the hooks,
 /// install refuses (exit 1) and shows how to call git-swarm from that
@@ -63,8 +64,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         let line = match what {
             Installed::Added => "added".to_owned(),
             Installed::Wrapped { .. } => format!(
-                "added; the hook that was there is kept as {name}{} and runs first",
-                hooks::ORIGINAL_SUFFIX
+                "added; the hook that was there is kept as {}/{name} and runs first",
+                hooks::KEPT_DIR
             ),
             Installed::Updated => "updated to this version".to_owned(),
             Installed::Unchanged => "already installed".to_owned(),

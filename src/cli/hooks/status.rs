@@ -45,9 +45,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         let mut line = match s.state {
             HookState::Installed => "installed".to_owned(),
             HookState::Wrapped => format!(
-                "installed, wrapping the earlier hook kept as {}{}",
-                s.name,
-                hooks::ORIGINAL_SUFFIX
+                "installed, wrapping the earlier hook kept as {}",
+                s.original.as_deref().unwrap_or(hooks::KEPT_DIR)
             ),
             HookState::Absent => "absent".to_owned(),
             HookState::Foreign => {
@@ -58,12 +57,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         if ours && !s.current {
             line.push_str(" (outdated or not executable; `git swarm hooks install` fixes it)");
         }
-        if s.stray_original {
-            line.push_str(&format!(
-                " ({}{} is there without git-swarm's shim)",
-                s.name,
-                hooks::ORIGINAL_SUFFIX
-            ));
+        if let Some(original) = s.original.as_deref().filter(|_| s.stray_original) {
+            line.push_str(&format!(" ({original} is there without git-swarm's shim)"));
         }
         writeln!(ui.out, "  {:<14} {line}", s.name)?;
     }

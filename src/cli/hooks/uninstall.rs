@@ -9,11 +9,12 @@ use super::super::{Outcome, Ui};
 
 /// Remove git-swarm's hooks and put back the ones they wrapped.
 ///
-/// Removes only the shims git-swarm wrote, renames the `<name>.swarm-orig`
-/// each removed shim ran back to `<name>`, and removes the hooks directory
-/// if install created it and nothing else is in it: the directory is left
-/// as it was before install. A hook git-swarm did not write is never
-/// touched, nor a `.swarm-orig` with no shim of git-swarm's beside it.
+/// Removes only the shims git-swarm wrote, puts the hook each removed shim
+/// ran (kept in `swarm-orig/`, or as `<name>.swarm-orig` by earlier
+/// versions) back as `<name>`, and removes the hooks directory if install
+/// created it and nothing else is in it: the directory is left as it was
+/// before install. A hook git-swarm did not write is never touched, nor a
+/// kept hook with no shim of git-swarm's in its place.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
@@ -32,9 +33,9 @@ pub fn run(_args: Args, ui: &mut Ui) -> Outcome {
         for (name, what) in &report.hooks {
             let line = match what {
                 Uninstalled::Removed => "removed".to_owned(),
-                Uninstalled::Restored { .. } => format!(
-                    "removed; the hook it wrapped is back from {name}{}",
-                    hooks::ORIGINAL_SUFFIX
+                Uninstalled::Restored { original } => format!(
+                    "removed; the hook it wrapped is back from {}",
+                    hooks::shown_in(&dir, original)
                 ),
                 Uninstalled::NotInstalled | Uninstalled::StrayOriginal { .. } => {
                     "not installed".to_owned()
@@ -55,8 +56,12 @@ pub fn run(_args: Args, ui: &mut Ui) -> Outcome {
     // Without our shim next to it, a kept-aside hook is not ours to put back:
     // say that it is there, and leave the choice to the user.
     for (name, what) in &report.hooks {
-        if let Uninstalled::StrayOriginal { hook_present, .. } = what {
-            let kept = format!("{name}{}", hooks::ORIGINAL_SUFFIX);
+        if let Uninstalled::StrayOriginal {
+            original,
+            hook_present,
+        } = what
+        {
+            let kept = hooks::shown_in(&dir, original);
             let todo = if *hook_present {
                 format!("keep the one you want as {name} and remove the other")
             } else {
