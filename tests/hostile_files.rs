@@ -218,7 +218,7 @@ fn an_event_file_that_is_a_device_or_a_fifo_is_not_read() {
     // `inject` above recorded a `shown` event there.
     std::fs::remove_file(env.path(".swarm/events/2026-11.jsonl")).expect("rm");
     common::mkfifo(&env.path(".swarm/events/2026-11.jsonl"));
-    let run = swarm(&env, &["record", "note"]);
+    let run = swarm(&env, &["record", "--custom", "note"]);
     run.code(2);
     assert!(
         run.stderr
@@ -256,7 +256,7 @@ fn an_event_file_link_does_not_turn_the_gate_off() {
         SECRET,
         "nothing was written through the link"
     );
-    let run = swarm(&env, &["record", "note"]);
+    let run = swarm(&env, &["record", "--custom", "note"]);
     run.code(2);
     assert!(
         run.stderr
@@ -379,7 +379,10 @@ fn no_event_is_written_through_a_linked_events_folder() {
     let before = snapshot_of(&outside);
     env.swarm(&["hooks", "install"]).success();
     assert_key_commit_refused(&env);
-    for args in [&["inject", "--role", "coder"][..], &["record", "note"]] {
+    for args in [
+        &["inject", "--role", "coder"][..],
+        &["record", "--custom", "note"],
+    ] {
         let run = swarm(&env, args);
         run.code(2);
         assert!(
@@ -466,7 +469,7 @@ fn a_linked_swarm_folder_is_refused() {
         &["list"][..],
         &["validate"],
         &["init"],
-        &["record", "note"],
+        &["record", "--custom", "note"],
         &["inject", "--role", "coder"],
     ] {
         let run = swarm(&env, args);
@@ -545,7 +548,8 @@ fn nothing_is_written_through_a_linked_local_folder() {
     let shown: serde_json::Value =
         serde_json::from_str(lines.last().expect("a shown event")).expect("json");
     let delegation = shown["id"].as_str().expect("delegation id").to_owned();
-    let run = swarm(&env, &["ack", "--delegation", &delegation, "/dev/null"]);
+    env.write("final.txt", "Done: the change is in.\n");
+    let run = swarm(&env, &["ack", "--delegation", &delegation, "final.txt"]);
     run.code(2);
     assert!(
         run.stderr
@@ -558,7 +562,7 @@ fn nothing_is_written_through_a_linked_local_folder() {
         ".swarm/events/2026-11.jsonl",
         format!("{}{{\"id\":\"torn", env.read(".swarm/events/2026-11.jsonl")),
     );
-    let run = swarm(&env, &["record", "note"]);
+    let run = swarm(&env, &["record", "--custom", "note"]);
     run.success();
     assert_eq!(
         snapshot_of(&outside),
