@@ -4,14 +4,16 @@
 //! tree against the index, the empty tree before the first commit), the
 //! working tree (HEAD against the files on disk, untracked files that are
 //! not ignored included, one by one), a range `A..B` or `A...B`, or one
-//! commit against its first parent. Renames are detected where git detects
-//! them (staged, range, commit) and both paths count.
+//! commit against its first parent. Renames are paired as `git diff`
+//! pairs them (see `rename`), as `diff.renames` configures, and both
+//! paths count.
 //!
 //! Lines added by a file's change are computed on demand, with the same
 //! algorithm as `git diff` (Myers), and binary files (a NUL byte in the
 //! first 8000 bytes, git's rule) have none.
 
 mod read;
+mod rename;
 mod staged;
 
 use std::collections::HashMap;
@@ -189,6 +191,9 @@ pub struct Change {
     pub files: Vec<ChangedFile>,
     /// The tree of the checked snapshot, for a range or commit (its `.swarm/` is the one used).
     pub snapshot_tree: Option<ObjectId>,
+    /// When rename detection skipped its similarity matrix for
+    /// `diff.renameLimit`: the limit it would have needed (as git warns).
+    pub rename_limit_needed: Option<u64>,
     snapshot: Snapshot,
     root: PathBuf,
     added: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<AddedLine>>>>,
@@ -206,7 +211,7 @@ pub struct Change {
 impl Change {
     /// Reads the selected change of the repository at `root`.
     pub fn read(repo: &gix::Repository, root: &Path, selection: &Selection) -> Result<Change> {
-        let (files, snapshot, snapshot_tree) = match selection {
+        let (files, snapshot, snapshot_tree, rename_limit_needed) = match selection {
             Selection::Staged => read::staged(repo)?,
             Selection::Worktree => read::worktree(repo, root)?,
             Selection::Range {
@@ -220,6 +225,7 @@ impl Change {
             selection: selection.clone(),
             files,
             snapshot_tree,
+            rename_limit_needed,
             snapshot,
             root: root.to_path_buf(),
             added: Default::default(),

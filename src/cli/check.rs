@@ -185,6 +185,9 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // Warnings about the change itself, reported with the results (in every
     // format) ahead of the evaluation's own.
     let mut notes = Vec::new();
+    if let Some(warning) = rename_limit_warning(&change) {
+        notes.push(warning);
+    }
     if entries.is_empty()
         && change.selection == Selection::Staged
         && let Some(s) = &store
@@ -305,6 +308,19 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // costs more than the kernel's teardown of the whole process at exit.
     std::mem::forget((gix_repo, repo));
     Ok(code)
+}
+
+/// git's warning when `diff.renameLimit` made rename detection skip its
+/// similarity pass: renamed files that were edited show as a deletion and
+/// an addition, whose lines all count as added.
+pub fn rename_limit_warning(change: &Change) -> Option<Warning> {
+    let needed = change.rename_limit_needed?;
+    let hint =
+        format!("`git config diff.renameLimit {needed}` (or more) pairs them, as git suggests");
+    Some(Warning::new(
+        "rename detection skipped edited files, as there were too many (diff.renameLimit): an edited file that moved counts as deleted and added, every line of it added",
+        Some(&hint),
+    ))
 }
 
 /// Opens the repository with gix, honouring GIT_DIR, GIT_WORK_TREE and
