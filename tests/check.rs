@@ -852,13 +852,44 @@ fn a_range_side_left_out_is_head() {
         assert_eq!(got, code, "{args:?}: {report:#}");
         assert_eq!(report["change"], change, "{args:?}");
     }
-    let run = check(&env, &["--range", ".."]);
+    // Both left out is HEAD..HEAD, as for `git diff ..`: an empty change.
+    for (spec, change) in [("..", "HEAD..HEAD"), ("...", "HEAD...HEAD")] {
+        let (got, report) = json(&env, &["--range", spec]);
+        assert_eq!(got, 0, "{spec}: {report:#}");
+        assert_eq!(report["change"], change);
+        assert_eq!(report["files"], 0);
+    }
+    let run = check(&env, &["--range", "...."]);
     assert_eq!(run.code, 2, "{}", run.snapshot());
     assert!(
-        run.stderr.contains("`..` is not a range"),
+        run.stderr.contains("`....` is not a range"),
         "{}",
         run.snapshot()
     );
+}
+
+/// A blob (`HEAD:path`) is not a commit: bad input, exit 2, whichever
+/// side of a range or commit names it, as a tree already was.
+#[test]
+fn a_blob_is_bad_input_not_an_internal_error() {
+    let env = repo();
+    env.write("main.txt", "base\n");
+    commit_all(&env, "base");
+    for args in [
+        &["--commit", "HEAD:main.txt"][..],
+        &["--range", "HEAD..HEAD:main.txt"],
+        &["--range", "HEAD:main.txt...HEAD"],
+    ] {
+        let run = check(&env, args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.snapshot());
+        assert!(
+            run.stderr.contains("names a file's content (a blob), not a commit")
+                && run.stderr.contains("hint: name a commit")
+                && !run.stderr.contains("fsck"),
+            "{}",
+            run.snapshot()
+        );
+    }
 }
 
 /// Annotated tags name their commits, as for `git diff` (release-tag CI

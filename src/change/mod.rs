@@ -45,7 +45,7 @@ pub enum Selection {
 
 impl Selection {
     /// Parses `A..B` or `A...B`. As in git, a side left out is `HEAD`
-    /// (`A..` is `A..HEAD`, `...B` is `HEAD...B`), but not both.
+    /// (`A..` is `A..HEAD`, `...B` is `HEAD...B`, `..` is `HEAD..HEAD`).
     pub fn range(spec: &str) -> Result<Selection> {
         let bad = || Error::Usage {
             message: format!("`{spec}` is not a range"),
@@ -60,7 +60,7 @@ impl Selection {
                 (a, b, false)
             }
         };
-        if (from.is_empty() && to.is_empty()) || to.starts_with('.') {
+        if to.starts_with('.') {
             return Err(bad());
         }
         let head_if_empty = |side: &str| if side.is_empty() { "HEAD" } else { side }.to_owned();
@@ -558,6 +558,8 @@ mod tests {
             ("..b", "HEAD", "b", false),
             ("a...", "a", "HEAD", true),
             ("...b", "HEAD", "b", true),
+            ("..", "HEAD", "HEAD", false),
+            ("...", "HEAD", "HEAD", true),
         ] {
             assert_eq!(
                 Selection::range(spec).expect("valid test input"),
@@ -569,7 +571,7 @@ mod tests {
                 "{spec}"
             );
         }
-        for bad in ["main", "..", "...", "a....b"] {
+        for bad in ["main", "a....b", "...."] {
             assert!(Selection::range(bad).is_err(), "{bad}");
         }
     }

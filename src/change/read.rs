@@ -538,6 +538,15 @@ fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
         .peel_tags_to_end()
         .map_err(|e| Error::git(format!("peeling the tag {spec}"), e))?;
     let peeled = object.id;
+    if object.kind == gix::object::Kind::Blob {
+        return Err(Error::Usage {
+            message: format!("`{spec}` names a file's content (a blob), not a commit"),
+            hint: Some(
+                "name a commit, branch or tag (`HEAD`, not `HEAD:path`); the whole tree is checked"
+                    .into(),
+            ),
+        });
+    }
     let tree = object
         .peel_to_tree()
         .map_err(|e| Error::git(format!("{spec} has no tree"), e))?
