@@ -883,7 +883,8 @@ fn a_blob_is_bad_input_not_an_internal_error() {
         let run = check(&env, args);
         assert_eq!(run.code, 2, "{args:?}: {}", run.snapshot());
         assert!(
-            run.stderr.contains("names a file's content (a blob), not a commit")
+            run.stderr
+                .contains("names a file's content (a blob), not a commit")
                 && run.stderr.contains("hint: name a commit")
                 && !run.stderr.contains("fsck"),
             "{}",
@@ -1951,5 +1952,83 @@ fn control_characters_of_a_failing_directive_are_shown_escaped() {
             .contains("Looks harmless \\u{1b}]0;pwned\\u{7} and \\u{9b}2J until shown"),
         "{}",
         run.snapshot()
+    );
+}
+
+/// A pull request branched before the knowledge existed has no `.swarm/`:
+/// checked on its own it is checked against no directive, which is said on
+/// stderr in every format (and by the hook), never a silent pass;
+/// `--knowledge main` checks it with the base branch's directives.
+#[test]
+fn knowledge_from_another_revision_and_a_warning_on_zero_directives() {
+    let env = TestEnv::new();
+    env.write("README.md", "old history\n");
+    commit_all(&env, "before the knowledge");
+    env.git(&["branch", "old-pr"]);
+    env.swarm(&["init"]).success();
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO:*.txt\"]",
+    );
+    commit_all(&env, "knowledge");
+    env.git(&["checkout", "-q", "old-pr"]);
+    env.write("work.txt", "TODO finish\n");
+    commit_all(&env, "pull request");
+
+    let range = "main...old-pr";
+    for format in ["text", "json", "github", "sarif"] {
+        let run = check(&env, &["--range", range, "--format", format]);
+        assert_eq!(run.code, 0, "{format}: {}", run.snapshot());
+        assert!(
+            run.stderr
+                .contains("warning: no active directive in `old-pr`'s .swarm/directives/")
+                && run.stderr.contains("--knowledge REV"),
+            "{format}: {}",
+            run.snapshot()
+        );
+    }
+    let (_, report) = json(&env, &["--range", range]);
+    assert!(
+        report["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.contains("checked against none")),
+        "{report:#}"
+    );
+
+    let run = check(&env, &["--range", range, "--knowledge", "main"]);
+    run.code(1);
+    assert!(run.stdout.contains("FAIL  no-todo"), "{}", run.snapshot());
+    assert!(
+        !run.stderr.contains("no active directive"),
+        "{}",
+        run.snapshot()
+    );
+    // The same with a commit, and a knowledge revision that is no revision.
+    check(&env, &["--commit", "HEAD", "--knowledge", "main"]).code(1);
+    let run = check(&env, &["--commit", "HEAD", "--knowledge", "nope"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("`nope` does not name a revision"),
+        "{}",
+        run.snapshot()
+    );
+
+    // The pre-commit hook says it too, once no directive is left.
+    env.git(&["checkout", "-q", "main"]);
+    env.swarm(&["hooks", "install"]).success();
+    env.git(&["rm", "-q", "-r", ".swarm/directives"]);
+    env.write("more.txt", "more\n");
+    env.git(&["add", "more.txt"]);
+    let commit = env
+        .command("git", &env.root)
+        .args(["commit", "-q", "-m", "more"])
+        .output()
+        .expect("git commit");
+    assert!(commit.status.success());
+    assert!(
+        String::from_utf8_lossy(&commit.stderr).contains("no active directive in the index"),
+        "{}",
+        String::from_utf8_lossy(&commit.stderr)
     );
 }

@@ -87,6 +87,12 @@ impl Selection {
     }
 }
 
+/// The tree of the commit (or tree) `spec` names, as the sides of a
+/// range are read: bad input when it names nothing or a blob.
+pub fn tree_of_revision(repo: &gix::Repository, spec: &str) -> Result<ObjectId> {
+    Ok(read::tree_of(repo, spec)?.1)
+}
+
 /// How a file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -522,7 +522,7 @@ fn is_shallow(repo: &gix::Repository) -> bool {
 
 /// The object `spec` names, with annotated tags peeled (as `git diff`
 /// peels them), and its tree.
-fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
+pub fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
     // gix's own message names its parser's internals (`delegate.traverse(…)`).
     let id = repo.rev_parse_single(spec).map_err(|_| Error::Usage {
         message: format!("`{spec}` does not name a revision in this repository"),
