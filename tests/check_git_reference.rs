@@ -773,3 +773,30 @@ fn rename_limit_exceeded_skips_inexact_renames_and_warns() {
         run.snapshot()
     );
 }
+
+/// A file moved on disk without `git mv` and edited: `--worktree` pairs it
+/// as the commit of it will (`git add -A`, then `git diff --cached -M`),
+/// and only the edited lines are added.
+#[test]
+fn worktree_pairs_a_file_moved_on_disk() {
+    let env = TestEnv::initialised();
+    env.write("old/notes.txt", lines("note", 0..20));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "base"]);
+    std::fs::remove_dir_all(env.path("old")).expect("rm old");
+    env.write(
+        "new/notes.txt",
+        lines("note", 0..10) + "TODO an edit\n" + &lines("note", 11..20),
+    );
+    let before = ours(&env, &["--worktree"]);
+    env.git(&["add", "-A"]);
+    let (_, sources) = agrees_with_git(&env, &["--staged"], &["--cached"]);
+    assert!(sources.contains("old/notes.txt"));
+    assert_eq!(before, ours(&env, &["--staged"]));
+    let moved = before
+        .iter()
+        .find(|f| f["path"] == "new/notes.txt")
+        .expect("new/notes.txt");
+    assert_eq!(moved["status"], "renamed");
+    assert_eq!(moved["added"], serde_json::json!([[11, "TODO an edit"]]));
+}

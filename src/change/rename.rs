@@ -609,3 +609,66 @@ fn write_back(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn similarity(a: &[u8], b: &[u8]) -> u64 {
+        copied(&hash_chunks(a), &hash_chunks(b)) * MAX_SCORE / (a.len().max(b.len()) as u64)
+    }
+
+    #[test]
+    fn chunks_are_lines_or_64_bytes_and_text_ignores_cr() {
+        // Five of ten lines of one length kept: git's R050.
+        let old: String = (0..10).map(|i| format!("line {i:03}\n")).collect();
+        let new: String = (0..5)
+            .map(|i| format!("line {i:03}\n"))
+            .chain((5..10).map(|i| format!("LINE {i:03}\n")))
+            .collect();
+        assert_eq!(similarity(old.as_bytes(), new.as_bytes()), MIN_SCORE);
+        // CRLF text hashes as LF text; the last line counts without its LF.
+        assert_eq!(hash_chunks(b"a\r\nb\r\nc"), hash_chunks(b"a\nb\nc"));
+        assert_eq!(
+            hash_chunks(b"abc").iter().map(|c| c.1).sum::<u64>(),
+            3,
+            "a final line with no line end is a chunk"
+        );
+        // Binary content keeps its CRs, and long runs are cut every 64 bytes.
+        assert_ne!(hash_chunks(b"\0a\r\nb"), hash_chunks(b"\0a\nb"));
+        let run = hash_chunks(&[b'x'; 130]);
+        assert_eq!(run.iter().map(|c| c.1).sum::<u64>(), 130);
+        assert_eq!(
+            run.len(),
+            2,
+            "two chunks of 64 share a hash; 2 bytes are another"
+        );
+    }
+
+    #[test]
+    fn the_matrix_orders_by_score_then_same_base_name() {
+        let cell = |dst, score, name| Score {
+            dst: Some(dst),
+            src: dst,
+            score,
+            name,
+        };
+        let mut m = [
+            Score::NONE,
+            cell(0, 100, 0),
+            cell(1, 100, 1),
+            cell(2, 200, 0),
+        ];
+        m.sort_by(Score::order);
+        let order: Vec<Option<usize>> = m.iter().map(|c| c.dst).collect();
+        assert_eq!(order, [Some(2), Some(1), Some(0), None]);
+        // Only the best few candidates of a destination are kept.
+        let mut slots = [Score::NONE; CANDIDATES_PER_DST];
+        for (i, score) in [10, 50, 20, 40, 30].into_iter().enumerate() {
+            record_if_better(&mut slots, cell(i, score, 0));
+        }
+        let mut kept: Vec<u64> = slots.iter().map(|c| c.score).collect();
+        kept.sort_unstable();
+        assert_eq!(kept, [20, 30, 40, 50]);
+    }
+}
