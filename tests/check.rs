@@ -852,13 +852,45 @@ fn a_range_side_left_out_is_head() {
         assert_eq!(got, code, "{args:?}: {report:#}");
         assert_eq!(report["change"], change, "{args:?}");
     }
-    let run = check(&env, &["--range", ".."]);
+    // Both left out is HEAD..HEAD, as for `git diff ..`: an empty change.
+    for (spec, change) in [("..", "HEAD..HEAD"), ("...", "HEAD...HEAD")] {
+        let (got, report) = json(&env, &["--range", spec]);
+        assert_eq!(got, 0, "{spec}: {report:#}");
+        assert_eq!(report["change"], change);
+        assert_eq!(report["files"], 0);
+    }
+    let run = check(&env, &["--range", "...."]);
     assert_eq!(run.code, 2, "{}", run.snapshot());
     assert!(
-        run.stderr.contains("`..` is not a range"),
+        run.stderr.contains("`....` is not a range"),
         "{}",
         run.snapshot()
     );
+}
+
+/// A blob (`HEAD:path`) is not a commit: bad input, exit 2, whichever
+/// side of a range or commit names it, as a tree already was.
+#[test]
+fn a_blob_is_bad_input_not_an_internal_error() {
+    let env = repo();
+    env.write("main.txt", "base\n");
+    commit_all(&env, "base");
+    for args in [
+        &["--commit", "HEAD:main.txt"][..],
+        &["--range", "HEAD..HEAD:main.txt"],
+        &["--range", "HEAD:main.txt...HEAD"],
+    ] {
+        let run = check(&env, args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.snapshot());
+        assert!(
+            run.stderr
+                .contains("names a file's content (a blob), not a commit")
+                && run.stderr.contains("hint: name a commit")
+                && !run.stderr.contains("fsck"),
+            "{}",
+            run.snapshot()
+        );
+    }
 }
 
 /// Annotated tags name their commits, as for `git diff` (release-tag CI
@@ -1994,4 +2026,82 @@ fn a_directive_check_cannot_evaluate_is_an_error_never_a_panic() {
     let shown = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     assert!(shown.contains("ERROR nested [warn, medium]"), "{shown}");
+}
+
+/// A pull request branched before the knowledge existed has no `.swarm/`:
+/// checked on its own it is checked against no directive, which is said on
+/// stderr in every format (and by the hook), never a silent pass;
+/// `--knowledge main` checks it with the base branch's directives.
+#[test]
+fn knowledge_from_another_revision_and_a_warning_on_zero_directives() {
+    let env = TestEnv::new();
+    env.write("README.md", "old history\n");
+    commit_all(&env, "before the knowledge");
+    env.git(&["branch", "old-pr"]);
+    env.swarm(&["init"]).success();
+    directive(
+        &env,
+        "no-todo",
+        "enforcement = \"enforce\"\nverify = [\"grep:TODO:*.txt\"]",
+    );
+    commit_all(&env, "knowledge");
+    env.git(&["checkout", "-q", "old-pr"]);
+    env.write("work.txt", "TODO finish\n");
+    commit_all(&env, "pull request");
+
+    let range = "main...old-pr";
+    for format in ["text", "json", "github", "sarif"] {
+        let run = check(&env, &["--range", range, "--format", format]);
+        assert_eq!(run.code, 0, "{format}: {}", run.snapshot());
+        assert!(
+            run.stderr
+                .contains("warning: no active directive in `old-pr`'s .swarm/directives/")
+                && run.stderr.contains("--knowledge REV"),
+            "{format}: {}",
+            run.snapshot()
+        );
+    }
+    let (_, report) = json(&env, &["--range", range]);
+    assert!(
+        report["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.contains("checked against none")),
+        "{report:#}"
+    );
+
+    let run = check(&env, &["--range", range, "--knowledge", "main"]);
+    run.code(1);
+    assert!(run.stdout.contains("FAIL  no-todo"), "{}", run.snapshot());
+    assert!(
+        !run.stderr.contains("no active directive"),
+        "{}",
+        run.snapshot()
+    );
+    // The same with a commit, and a knowledge revision that is no revision.
+    check(&env, &["--commit", "HEAD", "--knowledge", "main"]).code(1);
+    let run = check(&env, &["--commit", "HEAD", "--knowledge", "nope"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("`nope` does not name a revision"),
+        "{}",
+        run.snapshot()
+    );
+
+    // The pre-commit hook says it too, once no directive is left.
+    env.git(&["checkout", "-q", "main"]);
+    env.swarm(&["hooks", "install"]).success();
+    env.git(&["rm", "-q", "-r", ".swarm/directives"]);
+    env.write("more.txt", "more\n");
+    env.git(&["add", "more.txt"]);
+    let commit = env
+        .command("git", &env.root)
+        .args(["commit", "-q", "-m", "more"])
+        .output()
+        .expect("git commit");
+    assert!(commit.status.success());
+    assert!(
+        String::from_utf8_lossy(&commit.stderr).contains("no active directive in the index"),
+        "{}",
+        String::from_utf8_lossy(&commit.stderr)
+    );
 }

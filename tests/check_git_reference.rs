@@ -106,7 +106,18 @@ fn ours(env: &TestEnv, selection: &[&str]) -> Vec<Value> {
 
 /// (new paths, rename sources) from `git diff --name-status -z -M`.
 fn git_paths(env: &TestEnv, diff_args: &[&str]) -> (BTreeSet<String>, BTreeSet<String>) {
-    let mut args = vec!["diff", "--name-status", "-z", "-M", "--no-ext-diff"];
+    let mut args = vec!["-M"];
+    args.extend_from_slice(diff_args);
+    git_paths_as_configured(env, &args)
+}
+
+/// (new paths, rename sources) from `git diff --name-status -z`, renames
+/// as the repository's configuration sets them.
+fn git_paths_as_configured(
+    env: &TestEnv,
+    diff_args: &[&str],
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut args = vec!["diff", "--name-status", "-z", "--no-ext-diff"];
     args.extend_from_slice(diff_args);
     let out = git_bytes(env, &args);
     let mut fields = out.split(|&b| b == 0).filter(|f| !f.is_empty());
@@ -123,14 +134,23 @@ fn git_paths(env: &TestEnv, diff_args: &[&str]) -> (BTreeSet<String>, BTreeSet<S
     (paths, sources)
 }
 
-/// path → added (line, text) from `git diff -U0`.
+/// path → added (line, text) from `git diff -U0 -M`.
 fn git_added(env: &TestEnv, diff_args: &[&str]) -> BTreeMap<String, Vec<(u64, String)>> {
+    let mut args = vec!["-M"];
+    args.extend_from_slice(diff_args);
+    git_added_as_configured(env, &args)
+}
+
+/// path → added (line, text) from `git diff -U0`, renames as configured.
+fn git_added_as_configured(
+    env: &TestEnv,
+    diff_args: &[&str],
+) -> BTreeMap<String, Vec<(u64, String)>> {
     let mut args = vec![
         "-c",
         "core.quotePath=false",
         "diff",
         "-U0",
-        "-M",
         "--no-color",
         "--no-ext-diff",
         "--src-prefix=a/",
@@ -186,6 +206,18 @@ fn agrees_with_git(
     selection: &[&str],
     diff_args: &[&str],
 ) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut args = vec!["-M"];
+    args.extend_from_slice(diff_args);
+    agrees_with_git_as_configured(env, selection, &args)
+}
+
+/// As [`agrees_with_git`], against `git diff` with renames as the
+/// repository's configuration sets them (`diff.renames`, `diff.renameLimit`).
+fn agrees_with_git_as_configured(
+    env: &TestEnv,
+    selection: &[&str],
+    diff_args: &[&str],
+) -> (BTreeSet<String>, BTreeSet<String>) {
     let files = ours(env, selection);
     let our_paths: BTreeSet<String> = files
         .iter()
@@ -195,7 +227,7 @@ fn agrees_with_git(
         .iter()
         .filter_map(|f| f["old_path"].as_str().map(str::to_owned))
         .collect();
-    let (paths, sources) = git_paths(env, diff_args);
+    let (paths, sources) = git_paths_as_configured(env, diff_args);
     assert_eq!(
         our_paths, paths,
         "paths differ from git diff --name-status {diff_args:?}"
@@ -205,7 +237,7 @@ fn agrees_with_git(
         "rename sources differ from git diff {diff_args:?}"
     );
 
-    let reference = git_added(env, diff_args);
+    let reference = git_added_as_configured(env, diff_args);
     for f in &files {
         let path = f["path"].as_str().expect("path");
         let ours: Vec<(u64, String)> = f["added"]
@@ -500,4 +532,271 @@ fn unmerged_paths_of_a_stopped_merge_agree_with_git_diff_cached() {
     assert!(!git_added(&env, &["--cached"]).contains_key("a.txt"));
     let c = files.iter().find(|f| f["path"] == "c.txt").expect("c.txt");
     assert_eq!(c["added"], serde_json::json!([[1, "new"]]));
+}
+
+/// `n` lines of the same length, named by `tag`: distinct per tag, so that
+/// files of different tags share nothing.
+fn lines(tag: &str, range: std::ops::Range<usize>) -> String {
+    range.map(|i| format!("{tag} line {i:03}\n")).collect()
+}
+
+/// Status, path and source of each file of the change, as `changes` lists them.
+fn statuses(env: &TestEnv, selection: &[&str]) -> BTreeSet<(String, String, String)> {
+    ours(env, selection)
+        .iter()
+        .map(|f| {
+            (
+                f["status"].as_str().expect("status").to_owned(),
+                f["path"].as_str().expect("path").to_owned(),
+                f["old_path"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// One commit of renames where pairing matters: git's rules decide which
+/// deleted file each added one came from, and so which lines it adds.
+fn rename_fixture() -> TestEnv {
+    let env = TestEnv::initialised();
+    // Two destinations want one source: the better (90%) gets it, the
+    // other (60%) is an added file.
+    env.write("src/engine.c", lines("engine", 0..20));
+    // An identical file is paired before a similar one with the same name.
+    env.write("docs/guide.md", lines("guide", 0..20));
+    // A base name unique on both sides pairs at 80%, before a 95% match
+    // with another name.
+    env.write("old/config.rs", lines("config", 0..20));
+    // Equal scores (50%): git's order of its candidate matrix decides.
+    env.write("x/first.txt", lines("tie", 0..5) + &lines("one", 5..10));
+    env.write("y/second.txt", lines("two", 0..5) + &lines("tie", 5..10));
+    // Exactly 50% similar: a rename; 40%: a deletion and an addition.
+    env.write("b/half.txt", lines("half", 0..10));
+    env.write("b/less.txt", lines("less", 0..10));
+    // Renamed with two lines edited: only those are added.
+    env.write("keep/mod.rs", lines("keep", 0..20));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "base"]);
+
+    env.git(&[
+        "rm", "-q", "-r", "src", "docs", "old", "x", "y", "b", "keep",
+    ]);
+    env.write(
+        "lib/alpha.c",
+        lines("engine", 0..12) + &lines("alpha", 12..20),
+    );
+    env.write(
+        "lib/beta.c",
+        lines("engine", 0..18) + &lines("beta", 18..20),
+    );
+    env.write("notes/manual.md", lines("guide", 0..20));
+    env.write(
+        "other/guide.md",
+        lines("guide", 0..19) + &lines("other", 19..20),
+    );
+    env.write(
+        "new/config.rs",
+        lines("config", 0..16) + &lines("new", 16..20),
+    );
+    env.write(
+        "new/settings.rs",
+        lines("config", 0..19) + &lines("settings", 19..20),
+    );
+    env.write("z/third.txt", lines("tie", 0..10));
+    env.write("c/halved.txt", lines("half", 0..5) + &lines("HALF", 5..10));
+    env.write("c/lesser.txt", lines("less", 0..4) + &lines("LESS", 4..10));
+    env.write(
+        "moved/mod.rs",
+        lines("keep", 0..9) + &lines("KEEP", 9..11) + &lines("keep", 11..20),
+    );
+    env.git(&["add", "-A"]);
+    env
+}
+
+/// The pairs git makes in [`rename_fixture`] (checked against git too).
+const RENAME_PAIRS: &[(&str, &str)] = &[
+    ("src/engine.c", "lib/beta.c"),
+    ("docs/guide.md", "notes/manual.md"),
+    ("old/config.rs", "new/config.rs"),
+    ("y/second.txt", "z/third.txt"),
+    ("b/half.txt", "c/halved.txt"),
+    ("keep/mod.rs", "moved/mod.rs"),
+];
+
+#[test]
+fn renames_are_paired_as_git_pairs_them() {
+    let env = rename_fixture();
+    let check = |selection: &[&str], diff_args: &[&str]| {
+        let (_, sources) = agrees_with_git(&env, selection, diff_args);
+        let pairs: BTreeSet<(String, String)> = statuses(&env, selection)
+            .into_iter()
+            .filter(|(status, ..)| status == "renamed")
+            .map(|(_, path, old)| (old, path))
+            .collect();
+        let expected: BTreeSet<(String, String)> = RENAME_PAIRS
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect();
+        assert_eq!(pairs, expected, "{selection:?}");
+        assert_eq!(sources.len(), RENAME_PAIRS.len());
+    };
+    check(&["--staged"], &["--cached"]);
+    // Everything is staged: the working tree's change is the same one.
+    check(&["--worktree"], &["HEAD"]);
+    env.git(&["commit", "-q", "-m", "moves"]);
+    check(&["--range", "HEAD~1..HEAD"], &["HEAD~1", "HEAD"]);
+    check(&["--commit", "HEAD"], &["HEAD~1", "HEAD"]);
+
+    // `grep` sees the lines git adds: the two edited lines of the
+    // rename, every line of a file that was no rename.
+    env.write(
+        ".swarm/directives/no-shouting.toml",
+        "id = \"no-shouting\"\nlesson = \"Write no line in capitals into moved files\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:KEEP|LESS:**\"]\n",
+    );
+    env.git(&["add", ".swarm"]);
+    env.git(&["commit", "-q", "-m", "directive"]);
+    let run = env.swarm(&[
+        "check",
+        "--range",
+        "HEAD~2..HEAD",
+        "--directive",
+        "no-shouting",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&run.stdout).expect("json");
+    let findings: Vec<(String, u64)> = v["results"][0]["predicates"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().expect("path").to_owned(),
+                f["line"].as_u64().expect("line"),
+            )
+        })
+        .collect();
+    let mut expected: Vec<(String, u64)> = Vec::new();
+    for (path, added) in git_added(&env, &["HEAD~2", "HEAD"]) {
+        for (line, text) in added {
+            if (text.contains("KEEP") || text.contains("LESS")) && !path.starts_with(".swarm/") {
+                expected.push((path.clone(), line));
+            }
+        }
+    }
+    assert_eq!(findings, expected);
+    assert!(findings.contains(&("moved/mod.rs".to_owned(), 10)));
+    assert!(!findings.iter().any(|(p, l)| p == "moved/mod.rs" && *l == 1));
+}
+
+/// `diff.renames = copies`: a new file taken from a modified one is a
+/// copy, as `git diff` says.
+#[test]
+fn copies_are_found_when_diff_renames_says_copies() {
+    let env = TestEnv::initialised();
+    env.write("src/a.txt", lines("a", 0..20));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "base"]);
+    env.git(&["config", "diff.renames", "copies"]);
+    env.write("src/a.txt", lines("a", 0..19) + "edited\n");
+    env.write("src/b.txt", lines("a", 0..18) + "copied\n");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "copy"]);
+    for selection in [&["--range", "HEAD~1..HEAD"][..], &["--commit", "HEAD"]] {
+        agrees_with_git_as_configured(&env, selection, &["HEAD~1", "HEAD"]);
+        let files = statuses(&env, selection);
+        assert!(
+            files.contains(&("copied".into(), "src/b.txt".into(), "src/a.txt".into())),
+            "{files:?}"
+        );
+    }
+}
+
+/// `diff.renames = false` turns rename detection off for every change,
+/// as it does for `git diff`.
+#[test]
+fn diff_renames_false_is_honoured_by_every_selector() {
+    let env = TestEnv::initialised();
+    env.write("old/name.txt", lines("n", 0..20));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "base"]);
+    env.git(&["config", "diff.renames", "false"]);
+    std::fs::create_dir_all(env.path("new")).expect("mkdir");
+    env.git(&["mv", "old/name.txt", "new/name.txt"]);
+    let moved = |selection: &[&str], diff_args: &[&str]| {
+        let (paths, sources) = agrees_with_git_as_configured(&env, selection, diff_args);
+        assert!(sources.is_empty(), "{selection:?}: {sources:?}");
+        assert!(paths.contains("old/name.txt") && paths.contains("new/name.txt"));
+    };
+    moved(&["--staged"], &["--cached"]);
+    moved(&["--worktree"], &["HEAD"]);
+    env.git(&["commit", "-q", "-m", "move"]);
+    moved(&["--range", "HEAD~1..HEAD"], &["HEAD~1", "HEAD"]);
+    moved(&["--commit", "HEAD"], &["HEAD~1", "HEAD"]);
+}
+
+/// Over `diff.renameLimit`, git skips the similarity matrix (exact renames
+/// and unique base names are still paired) and warns; so does a check.
+#[test]
+fn rename_limit_exceeded_skips_inexact_renames_and_warns() {
+    let env = TestEnv::initialised();
+    env.write("a/one.txt", lines("one", 0..20));
+    env.write("a/two.txt", lines("two", 0..20));
+    env.write("a/same.txt", lines("same", 0..20));
+    env.write("a/kept.txt", lines("kept", 0..20));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "base"]);
+    env.git(&["config", "diff.renameLimit", "1"]);
+    env.git(&["rm", "-q", "-r", "a"]);
+    env.write("b/uno.txt", lines("one", 0..19) + "x\n");
+    env.write("b/dos.txt", lines("two", 0..19) + "y\n");
+    env.write("b/exact.txt", lines("same", 0..20));
+    env.write("b/kept.txt", lines("kept", 0..18) + "z\nw\n");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "moves"]);
+    let git_warning = env
+        .command("git", &env.root)
+        .args(["diff", "--name-status", "HEAD~1", "HEAD"])
+        .output()
+        .expect("git diff");
+    assert!(String::from_utf8_lossy(&git_warning.stderr).contains("diff.renameLimit"));
+    let (_, sources) =
+        agrees_with_git_as_configured(&env, &["--range", "HEAD~1..HEAD"], &["HEAD~1", "HEAD"]);
+    let expected: BTreeSet<String> = ["a/kept.txt", "a/same.txt"].map(String::from).into();
+    assert_eq!(sources, expected);
+
+    let run = env.swarm(&["check", "--range", "HEAD~1..HEAD"]);
+    run.success();
+    assert!(
+        run.stderr.contains("rename detection")
+            && run.stderr.contains("`git config diff.renameLimit 2`"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// A file moved on disk without `git mv` and edited: `--worktree` pairs it
+/// as the commit of it will (`git add -A`, then `git diff --cached -M`),
+/// and only the edited lines are added.
+#[test]
+fn worktree_pairs_a_file_moved_on_disk() {
+    let env = TestEnv::initialised();
+    env.write("old/notes.txt", lines("note", 0..20));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "base"]);
+    std::fs::remove_dir_all(env.path("old")).expect("rm old");
+    env.write(
+        "new/notes.txt",
+        lines("note", 0..10) + "TODO an edit\n" + &lines("note", 11..20),
+    );
+    let before = ours(&env, &["--worktree"]);
+    env.git(&["add", "-A"]);
+    let (_, sources) = agrees_with_git(&env, &["--staged"], &["--cached"]);
+    assert!(sources.contains("old/notes.txt"));
+    assert_eq!(before, ours(&env, &["--staged"]));
+    let moved = before
+        .iter()
+        .find(|f| f["path"] == "new/notes.txt")
+        .expect("new/notes.txt");
+    assert_eq!(moved["status"], "renamed");
+    assert_eq!(moved["added"], serde_json::json!([[11, "TODO an edit"]]));
 }

@@ -4,14 +4,16 @@
 //! tree against the index, the empty tree before the first commit), the
 //! working tree (HEAD against the files on disk, untracked files that are
 //! not ignored included, one by one), a range `A..B` or `A...B`, or one
-//! commit against its first parent. Renames are detected where git detects
-//! them (staged, range, commit) and both paths count.
+//! commit against its first parent. Renames are paired as `git diff`
+//! pairs them (see `rename`), as `diff.renames` configures, and both
+//! paths count.
 //!
 //! Lines added by a file's change are computed on demand, with the same
 //! algorithm as `git diff` (Myers), and binary files (a NUL byte in the
 //! first 8000 bytes, git's rule) have none.
 
 mod read;
+mod rename;
 mod staged;
 
 use std::collections::HashMap;
@@ -43,7 +45,7 @@ pub enum Selection {
 
 impl Selection {
     /// Parses `A..B` or `A...B`. As in git, a side left out is `HEAD`
-    /// (`A..` is `A..HEAD`, `...B` is `HEAD...B`), but not both.
+    /// (`A..` is `A..HEAD`, `...B` is `HEAD...B`, `..` is `HEAD..HEAD`).
     pub fn range(spec: &str) -> Result<Selection> {
         let bad = || Error::Usage {
             message: format!("`{spec}` is not a range"),
@@ -58,7 +60,7 @@ impl Selection {
                 (a, b, false)
             }
         };
-        if (from.is_empty() && to.is_empty()) || to.starts_with('.') {
+        if to.starts_with('.') {
             return Err(bad());
         }
         let head_if_empty = |side: &str| if side.is_empty() { "HEAD" } else { side }.to_owned();
@@ -83,6 +85,12 @@ impl Selection {
             Selection::Commit(c) => format!("commit {c}"),
         }
     }
+}
+
+/// The tree of the commit (or tree) `spec` names, as the sides of a
+/// range are read: bad input when it names nothing or a blob.
+pub fn tree_of_revision(repo: &gix::Repository, spec: &str) -> Result<ObjectId> {
+    Ok(read::tree_of(repo, spec)?.1)
 }
 
 /// How a file changed.
@@ -189,6 +197,9 @@ pub struct Change {
     pub files: Vec<ChangedFile>,
     /// The tree of the checked snapshot, for a range or commit (its `.swarm/` is the one used).
     pub snapshot_tree: Option<ObjectId>,
+    /// When rename detection skipped its similarity matrix for
+    /// `diff.renameLimit`: the limit it would have needed (as git warns).
+    pub rename_limit_needed: Option<u64>,
     snapshot: Snapshot,
     root: PathBuf,
     added: std::cell::RefCell<HashMap<usize, std::rc::Rc<Vec<AddedLine>>>>,
@@ -206,7 +217,7 @@ pub struct Change {
 impl Change {
     /// Reads the selected change of the repository at `root`.
     pub fn read(repo: &gix::Repository, root: &Path, selection: &Selection) -> Result<Change> {
-        let (files, snapshot, snapshot_tree) = match selection {
+        let (files, snapshot, snapshot_tree, rename_limit_needed) = match selection {
             Selection::Staged => read::staged(repo)?,
             Selection::Worktree => read::worktree(repo, root)?,
             Selection::Range {
@@ -220,6 +231,7 @@ impl Change {
             selection: selection.clone(),
             files,
             snapshot_tree,
+            rename_limit_needed,
             snapshot,
             root: root.to_path_buf(),
             added: Default::default(),
@@ -554,6 +566,8 @@ mod tests {
             ("..b", "HEAD", "b", false),
             ("a...", "a", "HEAD", true),
             ("...b", "HEAD", "b", true),
+            ("..", "HEAD", "HEAD", false),
+            ("...", "HEAD", "HEAD", true),
         ] {
             assert_eq!(
                 Selection::range(spec).expect("valid test input"),
@@ -565,7 +579,7 @@ mod tests {
                 "{spec}"
             );
         }
-        for bad in ["main", "..", "...", "a....b"] {
+        for bad in ["main", "a....b", "...."] {
             assert!(Selection::range(bad).is_err(), "{bad}");
         }
     }

@@ -7,10 +7,13 @@ use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::objs::tree::EntryKind;
 
+use super::rename::{self, Kind, Renames, Typed};
 use super::{ChangedFile, Content, FileStatus, Snapshot};
 use crate::error::{Error, Result};
 
-type Read = (Vec<ChangedFile>, Snapshot, Option<ObjectId>);
+/// The changed files, the snapshot, its tree (range, commit), and the
+/// `diff.renameLimit` rename detection would have needed, when it was exceeded.
+type Read = (Vec<ChangedFile>, Snapshot, Option<ObjectId>, Option<u64>);
 
 /// A repository-relative git path as a filesystem path (bytes kept as they are on Unix).
 pub fn to_path(path: &BStr) -> PathBuf {
@@ -49,6 +52,18 @@ fn is_type_change(a: gix::index::entry::Mode, b: gix::index::entry::Mode) -> boo
     kind(a) != kind(b)
 }
 
+/// The kind of an index entry's content, for rename detection.
+pub(super) fn index_kind(mode: gix::index::entry::Mode) -> Kind {
+    use gix::index::entry::Mode;
+    if mode == Mode::SYMLINK {
+        Kind::Link
+    } else if is_gitlink(mode) {
+        Kind::Gitlink
+    } else {
+        Kind::Regular
+    }
+}
+
 /// HEAD's tree (the empty tree before the first commit) against the index.
 pub fn staged(repo: &gix::Repository) -> Result<Read> {
     let index = repo
@@ -58,15 +73,19 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
         .head_tree_id_or_empty()
         .map_err(|e| Error::git("reading HEAD", e))?
         .detach();
+    let renames = Renames::of(repo)?;
     if let Some(files) = super::staged::staged(repo, &index, head_tree)? {
-        return Ok((files, Snapshot::Index(index), None));
+        let (mut files, needed) = rename::pair(repo, files, renames, false)?;
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        return Ok((files, Snapshot::Index(index), None, needed));
     }
     let mut files = Vec::new();
+    // Renames are paired below, as git pairs them, not by gix's tracker.
     repo.tree_index_status(
         &head_tree,
         &index,
         None,
-        gix::status::tree_index::TrackRenames::AsConfigured,
+        gix::status::tree_index::TrackRenames::Disabled,
         |change, _, _| {
             use gix::diff::index::ChangeRef;
             let file = match change {
@@ -75,24 +94,32 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
                     entry_mode,
                     id,
                     ..
-                } => ChangedFile {
-                    path: location.into_owned(),
-                    old_path: None,
-                    status: FileStatus::Added,
-                    old: Content::Absent,
-                    new: index_content(entry_mode, &id),
+                } => Typed {
+                    file: ChangedFile {
+                        path: location.into_owned(),
+                        old_path: None,
+                        status: FileStatus::Added,
+                        old: Content::Absent,
+                        new: index_content(entry_mode, &id),
+                    },
+                    old: Kind::Absent,
+                    new: index_kind(entry_mode),
                 },
                 ChangeRef::Deletion {
                     location,
                     entry_mode,
                     id,
                     ..
-                } => ChangedFile {
-                    path: location.into_owned(),
-                    old_path: None,
-                    status: FileStatus::Deleted,
-                    old: index_content(entry_mode, &id),
-                    new: Content::Absent,
+                } => Typed {
+                    file: ChangedFile {
+                        path: location.into_owned(),
+                        old_path: None,
+                        status: FileStatus::Deleted,
+                        old: index_content(entry_mode, &id),
+                        new: Content::Absent,
+                    },
+                    old: index_kind(entry_mode),
+                    new: Kind::Absent,
                 },
                 ChangeRef::Modification {
                     location,
@@ -101,17 +128,23 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
                     entry_mode,
                     id,
                     ..
-                } => ChangedFile {
-                    path: location.into_owned(),
-                    old_path: None,
-                    status: if is_type_change(previous_entry_mode, entry_mode) {
-                        FileStatus::TypeChanged
-                    } else {
-                        FileStatus::Modified
+                } => Typed {
+                    file: ChangedFile {
+                        path: location.into_owned(),
+                        old_path: None,
+                        status: if is_type_change(previous_entry_mode, entry_mode) {
+                            FileStatus::TypeChanged
+                        } else {
+                            FileStatus::Modified
+                        },
+                        old: index_content(previous_entry_mode, &previous_id),
+                        new: index_content(entry_mode, &id),
                     },
-                    old: index_content(previous_entry_mode, &previous_id),
-                    new: index_content(entry_mode, &id),
+                    old: index_kind(previous_entry_mode),
+                    new: index_kind(entry_mode),
                 },
+                // Not reported with rename tracking disabled; kept as the
+                // two paths it touches.
                 ChangeRef::Rewrite {
                     source_location,
                     source_entry_mode,
@@ -119,19 +152,31 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
                     location,
                     entry_mode,
                     id,
-                    copy,
                     ..
-                } => ChangedFile {
-                    path: location.into_owned(),
-                    old_path: Some(source_location.into_owned()),
-                    status: if copy {
-                        FileStatus::Copied
-                    } else {
-                        FileStatus::Renamed
-                    },
-                    old: index_content(source_entry_mode, &source_id),
-                    new: index_content(entry_mode, &id),
-                },
+                } => {
+                    files.push(Typed {
+                        file: ChangedFile {
+                            path: source_location.into_owned(),
+                            old_path: None,
+                            status: FileStatus::Deleted,
+                            old: index_content(source_entry_mode, &source_id),
+                            new: Content::Absent,
+                        },
+                        old: index_kind(source_entry_mode),
+                        new: Kind::Absent,
+                    });
+                    Typed {
+                        file: ChangedFile {
+                            path: location.into_owned(),
+                            old_path: None,
+                            status: FileStatus::Added,
+                            old: Content::Absent,
+                            new: index_content(entry_mode, &id),
+                        },
+                        old: Kind::Absent,
+                        new: index_kind(entry_mode),
+                    }
+                }
             };
             files.push(file);
             Ok(std::ops::ControlFlow::Continue(()))
@@ -147,7 +192,8 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
         .map(|e| e.path(&index).to_owned())
         .collect();
     unmerged.dedup();
-    files.retain(|f| unmerged.binary_search(&f.path).is_err());
+    files.retain(|f| unmerged.binary_search(&f.file.path).is_err());
+    let (mut files, needed) = rename::pair(repo, files, renames, false)?;
     files.extend(unmerged.into_iter().map(|path| ChangedFile {
         path,
         old_path: None,
@@ -156,7 +202,7 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
         new: Content::Absent,
     }));
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok((files, Snapshot::Index(index), None))
+    Ok((files, Snapshot::Index(index), None, needed))
 }
 
 /// HEAD's tree against the files in the working tree, untracked files included.
@@ -251,15 +297,35 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
             on_disk,
         };
         if let Some((status, old, new)) = entry.compare(repo, convert, file_mode)? {
-            files.push(ChangedFile {
-                path,
-                old_path: None,
-                status,
-                old,
-                new,
+            let old_kind = match (&old, entry.head) {
+                (Content::Absent, _) => Kind::Absent,
+                (Content::Gitlink(_), _) | (_, Some((_, EntryKind::Commit))) => Kind::Gitlink,
+                (_, Some((_, EntryKind::Link))) => Kind::Link,
+                _ => Kind::Regular,
+            };
+            let new_kind = match (&new, &entry.meta) {
+                (Content::Absent, _) => Kind::Absent,
+                (Content::Gitlink(_), _) => Kind::Gitlink,
+                (_, Some(m)) if m.file_type().is_symlink() => Kind::Link,
+                _ => Kind::Regular,
+            };
+            files.push(Typed {
+                file: ChangedFile {
+                    path,
+                    old_path: None,
+                    status,
+                    old,
+                    new,
+                },
+                old: old_kind,
+                new: new_kind,
             });
         }
     }
+    // Paired as `git add -A` then `git diff --cached -M` would pair them:
+    // a file moved on disk (staged or not) is a rename.
+    let (mut files, needed) = rename::pair(repo, files, Renames::of(repo)?, convert)?;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut snapshot: Vec<BString> = index
         .entries()
         .iter()
@@ -270,7 +336,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
     snapshot.extend(untracked);
     snapshot.sort();
     snapshot.dedup();
-    Ok((files, Snapshot::Worktree(snapshot), None))
+    Ok((files, Snapshot::Worktree(snapshot), None, needed))
 }
 
 fn tree_index_paths(change: &gix::diff::index::Change) -> Vec<BString> {
@@ -456,7 +522,7 @@ fn is_shallow(repo: &gix::Repository) -> bool {
 
 /// The object `spec` names, with annotated tags peeled (as `git diff`
 /// peels them), and its tree.
-fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
+pub fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
     // gix's own message names its parser's internals (`delegate.traverse(…)`).
     let id = repo.rev_parse_single(spec).map_err(|_| Error::Usage {
         message: format!("`{spec}` does not name a revision in this repository"),
@@ -472,6 +538,15 @@ fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
         .peel_tags_to_end()
         .map_err(|e| Error::git(format!("peeling the tag {spec}"), e))?;
     let peeled = object.id;
+    if object.kind == gix::object::Kind::Blob {
+        return Err(Error::Usage {
+            message: format!("`{spec}` names a file's content (a blob), not a commit"),
+            hint: Some(
+                "name a commit, branch or tag (`HEAD`, not `HEAD:path`); the whole tree is checked"
+                    .into(),
+            ),
+        });
+    }
     let tree = object
         .peel_to_tree()
         .map_err(|e| Error::git(format!("{spec} has no tree"), e))?
@@ -512,8 +587,8 @@ pub fn range(repo: &gix::Repository, from: &str, to: &str, symmetric: bool) -> R
     } else {
         from_tree
     };
-    let files = diff_trees(repo, Some(old_tree), to_tree)?;
-    Ok((files, Snapshot::Tree(to_tree), Some(to_tree)))
+    let (files, needed) = diff_trees(repo, Some(old_tree), to_tree)?;
+    Ok((files, Snapshot::Tree(to_tree), Some(to_tree), needed))
 }
 
 /// Commit `spec` against its first parent.
@@ -545,16 +620,16 @@ pub fn commit(repo: &gix::Repository, spec: &str) -> Result<Read> {
         }
         None => None,
     };
-    let files = diff_trees(repo, parent_tree, tree)?;
-    Ok((files, Snapshot::Tree(tree), Some(tree)))
+    let (files, needed) = diff_trees(repo, parent_tree, tree)?;
+    Ok((files, Snapshot::Tree(tree), Some(tree), needed))
 }
 
 fn diff_trees(
     repo: &gix::Repository,
     old: Option<ObjectId>,
     new: ObjectId,
-) -> Result<Vec<ChangedFile>> {
-    use gix::diff::tree_with_rewrites::Change as C;
+) -> Result<(Vec<ChangedFile>, Option<u64>)> {
+    use gix::diff::tree::recorder::Change as R;
     let find = |id: ObjectId| {
         repo.find_tree(id)
             .map_err(|e| Error::git("reading a tree", e))
@@ -564,233 +639,105 @@ fn diff_trees(
         Some(id) => find(id)?,
         None => repo.empty_tree(),
     };
-    let git = |e: &dyn std::fmt::Display| Error::git("comparing trees", e);
-    let old_iter = || gix::objs::TreeRefIter::from_bytes(&old_tree.data, old_tree.id.kind());
-    let new_iter = || gix::objs::TreeRefIter::from_bytes(&new_tree.data, new_tree.id.kind());
-    // Renames pair deleted files with added ones (git looks for no copies
-    // by default, and neither does this). When the change has no deleted
-    // file or no added one, the plain tree diff is the answer, and the
-    // rename tracker's blob cache (attributes, filters and diff drivers
-    // from the configuration) is not set up: about 0.1 ms of a `check
-    // --range`, which mostly checks edits.
     let mut recorder = gix::diff::tree::Recorder::default();
     gix::diff::tree(
-        old_iter(),
-        new_iter(),
+        gix::objs::TreeRefIter::from_bytes(&old_tree.data, old_tree.id.kind()),
+        gix::objs::TreeRefIter::from_bytes(&new_tree.data, new_tree.id.kind()),
         gix::diff::tree::State::default(),
         &repo.objects,
         &mut recorder,
     )
-    .map_err(|e| git(&e))?;
-    let changes = if pairs_possible(&recorder.records) {
-        diff_trees_with_renames(repo, old_iter(), new_iter())?
-    } else {
-        recorder.records.into_iter().map(without_renames).collect()
-    };
-    let content = |mode: gix::object::tree::EntryMode, id: ObjectId| {
+    .map_err(|e| Error::git("comparing trees", e))?;
+    let side = |mode: gix::object::tree::EntryMode, id: ObjectId| {
         if mode.is_commit() {
-            Content::Gitlink(id)
+            (Content::Gitlink(id), Kind::Gitlink)
+        } else if mode.is_link() {
+            (Content::Blob(id), Kind::Link)
         } else {
-            Content::Blob(id)
+            (Content::Blob(id), Kind::Regular)
         }
     };
-    let mut files = Vec::new();
-    for change in changes {
-        let file = match change {
-            C::Addition {
-                location,
-                entry_mode,
-                id,
-                ..
-            } if !entry_mode.is_tree() => ChangedFile {
-                path: location,
+    let added = |path: BString, mode, id| {
+        let (new, kind) = side(mode, id);
+        Typed {
+            file: ChangedFile {
+                path,
                 old_path: None,
                 status: FileStatus::Added,
                 old: Content::Absent,
-                new: content(entry_mode, id),
+                new,
             },
-            C::Deletion {
-                location,
-                entry_mode,
-                id,
-                ..
-            } if !entry_mode.is_tree() => ChangedFile {
-                path: location,
+            old: Kind::Absent,
+            new: kind,
+        }
+    };
+    let deleted = |path: BString, mode, id| {
+        let (old, kind) = side(mode, id);
+        Typed {
+            file: ChangedFile {
+                path,
                 old_path: None,
                 status: FileStatus::Deleted,
-                old: content(entry_mode, id),
+                old,
                 new: Content::Absent,
             },
-            C::Modification {
-                location,
-                previous_entry_mode,
-                previous_id,
+            old: kind,
+            new: Kind::Absent,
+        }
+    };
+    let mut files = Vec::new();
+    for change in recorder.records {
+        files.push(match change {
+            R::Addition {
                 entry_mode,
-                id,
+                oid,
+                path,
+                ..
+            } if !entry_mode.is_tree() => added(path, entry_mode, oid),
+            R::Deletion {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } if !entry_mode.is_tree() => deleted(path, entry_mode, oid),
+            R::Modification {
+                previous_entry_mode,
+                previous_oid,
+                entry_mode,
+                oid,
+                path,
             } if !entry_mode.is_tree() || !previous_entry_mode.is_tree() => {
                 // A file turned into a directory (or back) is a deletion plus additions git lists apart.
                 if previous_entry_mode.is_tree() {
-                    ChangedFile {
-                        path: location,
-                        old_path: None,
-                        status: FileStatus::Added,
-                        old: Content::Absent,
-                        new: content(entry_mode, id),
-                    }
+                    added(path, entry_mode, oid)
                 } else if entry_mode.is_tree() {
-                    ChangedFile {
-                        path: location,
-                        old_path: None,
-                        status: FileStatus::Deleted,
-                        old: content(previous_entry_mode, previous_id),
-                        new: Content::Absent,
-                    }
+                    deleted(path, previous_entry_mode, previous_oid)
                 } else {
-                    let type_changed = previous_entry_mode.kind() != entry_mode.kind()
-                        && !(previous_entry_mode.is_blob() && entry_mode.is_blob());
-                    ChangedFile {
-                        path: location,
-                        old_path: None,
-                        status: if type_changed {
-                            FileStatus::TypeChanged
-                        } else {
-                            FileStatus::Modified
+                    let (old, old_kind) = side(previous_entry_mode, previous_oid);
+                    let (new, new_kind) = side(entry_mode, oid);
+                    Typed {
+                        file: ChangedFile {
+                            path,
+                            old_path: None,
+                            status: if old_kind == new_kind {
+                                FileStatus::Modified
+                            } else {
+                                FileStatus::TypeChanged
+                            },
+                            old,
+                            new,
                         },
-                        old: content(previous_entry_mode, previous_id),
-                        new: content(entry_mode, id),
+                        old: old_kind,
+                        new: new_kind,
                     }
                 }
             }
-            C::Rewrite {
-                source_location,
-                source_entry_mode,
-                source_id,
-                location,
-                entry_mode,
-                id,
-                copy,
-                ..
-            } if !entry_mode.is_tree() => ChangedFile {
-                path: location,
-                old_path: Some(source_location),
-                status: if copy {
-                    FileStatus::Copied
-                } else {
-                    FileStatus::Renamed
-                },
-                old: content(source_entry_mode, source_id),
-                new: content(entry_mode, id),
-            },
             _ => continue,
-        };
-        files.push(file);
+        });
     }
+    let (mut files, needed) = rename::pair(repo, files, Renames::of(repo)?, false)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
-}
-
-/// Would git look for renames in these changes: is a file deleted and
-/// another added?
-fn pairs_possible(records: &[gix::diff::tree::recorder::Change]) -> bool {
-    use gix::diff::tree::recorder::Change as R;
-    let deleted = records
-        .iter()
-        .any(|c| matches!(c, R::Deletion { entry_mode, .. } if !entry_mode.is_tree()));
-    let added = records
-        .iter()
-        .any(|c| matches!(c, R::Addition { entry_mode, .. } if !entry_mode.is_tree()));
-    deleted && added
-}
-
-/// A change of the plain tree diff as the rename-tracking diff reports it
-/// when it pairs nothing.
-fn without_renames(
-    change: gix::diff::tree::recorder::Change,
-) -> gix::diff::tree_with_rewrites::Change {
-    use gix::diff::tree::recorder::Change as R;
-    use gix::diff::tree_with_rewrites::Change as C;
-    match change {
-        R::Addition {
-            entry_mode,
-            oid,
-            path,
-            relation,
-        } => C::Addition {
-            location: path,
-            relation,
-            entry_mode,
-            id: oid,
-        },
-        R::Deletion {
-            entry_mode,
-            oid,
-            path,
-            relation,
-        } => C::Deletion {
-            location: path,
-            relation,
-            entry_mode,
-            id: oid,
-        },
-        R::Modification {
-            previous_entry_mode,
-            previous_oid,
-            entry_mode,
-            oid,
-            path,
-        } => C::Modification {
-            location: path,
-            previous_entry_mode,
-            previous_id: previous_oid,
-            entry_mode,
-            id: oid,
-        },
-    }
-}
-
-/// The changes between two trees with renames found as git finds them.
-fn diff_trees_with_renames(
-    repo: &gix::Repository,
-    old: gix::objs::TreeRefIter<'_>,
-    new: gix::objs::TreeRefIter<'_>,
-) -> Result<Vec<gix::diff::tree_with_rewrites::Change>> {
-    let git = |e: &dyn std::fmt::Display| Error::git("comparing trees", e);
-    // As `diff_tree_to_tree`, but without reading the index for
-    // `.gitattributes`: blobs in trees are already in git's form, and loading
-    // the index was most of the cost of a range on a large repository.
-    let attributes = repo
-        .attributes_only(
-            &gix::index::State::new(repo.object_hash()),
-            gix::worktree::stack::state::attributes::Source::IdMapping,
-        )
-        .map_err(|e| git(&e))?
-        .detach();
-    let mut cache = gix::diff::resource_cache(
-        repo,
-        gix::diff::blob::pipeline::Mode::ToGit,
-        attributes,
-        Default::default(),
-    )
-    .map_err(|e| git(&e))?;
-    let options = gix::diff::Options::default()
-        .with_rewrites(Some(gix::diff::Rewrites::default()))
-        .track_path()
-        .to_owned();
-    let mut changes = Vec::new();
-    gix::diff::tree_with_rewrites(
-        old,
-        new,
-        &mut cache,
-        &mut Default::default(),
-        &repo.objects,
-        |change: gix::diff::tree_with_rewrites::ChangeRef<'_>| -> gix::Result<std::ops::ControlFlow<()>> {
-            changes.push(change.into_owned());
-            Ok(std::ops::ControlFlow::Continue(()))
-        },
-        options.into(),
-    )
-    .map_err(|e| git(&e))?;
-    Ok(changes)
+    Ok((files, needed))
 }
 
 /// Every file of the tree `tree`, the folder `folder` (`""`: the root) of

@@ -6,9 +6,8 @@
 //! second index (reading every tree object) and was several times slower
 //! than `git diff --cached` on large repositories. This walk returns `None`
 //! where it cannot match git exactly, and the caller falls back to the
-//! generic path: conflicts, sparse or intent-to-add entries, and a change
-//! with both additions and deletions (which may be renames git detects by
-//! similarity).
+//! generic path: conflicts, sparse or intent-to-add entries. Renames are
+//! paired afterwards, as for every change.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +15,7 @@ use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode};
 
+use super::rename::{Kind, Typed};
 use super::{ChangedFile, Content, FileStatus};
 use crate::error::{Error, Result};
 
@@ -37,7 +37,7 @@ enum IndexSide {
 struct Walk<'a> {
     repo: &'a gix::Repository,
     index: &'a gix::index::State,
-    out: Vec<ChangedFile>,
+    out: Vec<Typed>,
 }
 
 /// The staged change, or `None` when only the generic path can give git's answer.
@@ -45,7 +45,7 @@ pub fn staged(
     repo: &gix::Repository,
     index: &gix::index::State,
     head_tree: ObjectId,
-) -> Result<Option<Vec<ChangedFile>>> {
+) -> Result<Option<Vec<Typed>>> {
     let entries = index.entries();
     if entries.iter().any(|e| {
         e.stage_raw() != 0 || e.mode == Mode::DIR || e.flags.contains(Flags::INTENT_TO_ADD)
@@ -60,20 +60,19 @@ pub fn staged(
     let empty = repo.empty_tree().id;
     let head = (head_tree != empty).then_some(head_tree);
     walk.folder(head, index.tree(), b"", 0, entries.len())?;
-    let added = walk.out.iter().any(|f| f.status == FileStatus::Added);
-    let deleted = walk.out.iter().any(|f| f.status == FileStatus::Deleted);
-    if added && deleted {
-        return Ok(None);
-    }
-    walk.out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Some(walk.out))
 }
 
-fn content(mode: u32, id: ObjectId) -> Content {
+/// One side of a changed file: its content and its kind.
+type Side = (Content, Kind);
+
+const ABSENT: Side = (Content::Absent, Kind::Absent);
+
+fn content(mode: u32, id: ObjectId) -> Side {
     if mode == Mode::COMMIT.bits() {
-        Content::Gitlink(id)
+        (Content::Gitlink(id), Kind::Gitlink)
     } else {
-        Content::Blob(id)
+        (Content::Blob(id), rename_kind(mode))
     }
 }
 
@@ -91,6 +90,15 @@ fn tree_side(entry: &gix::object::tree::EntryRef<'_, '_>) -> TreeSide {
 
 fn kind(mode: u32) -> u32 {
     mode & 0o170000
+}
+
+/// What rename detection needs to know of a side's mode.
+fn rename_kind(mode: u32) -> Kind {
+    match kind(mode) {
+        0o120000 => Kind::Link,
+        0o160000 => Kind::Gitlink,
+        _ => Kind::Regular,
+    }
 }
 
 impl Walk<'_> {
@@ -188,24 +196,25 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn push(&mut self, path: BString, status: FileStatus, old: Content, new: Content) {
-        self.out.push(ChangedFile {
-            path,
-            old_path: None,
-            status,
-            old,
-            new,
+    fn push(&mut self, path: BString, status: FileStatus, old: Side, new: Side) {
+        self.out.push(Typed {
+            file: ChangedFile {
+                path,
+                old_path: None,
+                status,
+                old: old.0,
+                new: new.0,
+            },
+            old: old.1,
+            new: new.1,
         });
     }
 
     fn deleted(&mut self, side: TreeSide, path: BString) -> Result<()> {
         match side {
-            TreeSide::File { mode, id } => self.push(
-                path,
-                FileStatus::Deleted,
-                content(mode, id),
-                Content::Absent,
-            ),
+            TreeSide::File { mode, id } => {
+                self.push(path, FileStatus::Deleted, content(mode, id), ABSENT)
+            }
             TreeSide::Folder(id) => {
                 let mut prefix = path;
                 prefix.push(b'/');
@@ -228,17 +237,12 @@ impl Walk<'_> {
     fn added(&mut self, side: IndexSide, path: BString) {
         match side {
             IndexSide::File { mode, id } => {
-                self.push(path, FileStatus::Added, Content::Absent, content(mode, id))
+                self.push(path, FileStatus::Added, ABSENT, content(mode, id))
             }
             IndexSide::Folder(a, b) => {
                 for e in &self.index.entries()[a..b] {
                     let p = e.path(self.index).to_owned();
-                    self.push(
-                        p,
-                        FileStatus::Added,
-                        Content::Absent,
-                        content(e.mode.bits(), e.id),
-                    );
+                    self.push(p, FileStatus::Added, ABSENT, content(e.mode.bits(), e.id));
                 }
             }
         }

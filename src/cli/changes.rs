@@ -24,6 +24,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     let gix_repo = super::check::open_gix(&repo)?;
     let change = Change::read(&gix_repo, &repo.root, &selection)?;
+    if let Some(w) = super::check::rename_limit_warning(&change) {
+        ui.warning(&w.message, w.hint.as_deref());
+    }
     if args.snapshot {
         let files: Vec<String> = change
             .snapshot_files(&gix_repo, None)?

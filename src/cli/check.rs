@@ -28,6 +28,9 @@ pub struct Args {
     /// Record a `check` event for each failing directive (once per directive and change).
     #[arg(long)]
     record: bool,
+    /// Take the directives from this revision's tree (e.g. the base branch of a pull request).
+    #[arg(long, value_name = "REV")]
+    knowledge: Option<String>,
     #[arg(long, value_enum, default_value_t)]
     format: CheckFormat,
 }
@@ -103,6 +106,8 @@ pub struct Request {
     pub broken: Broken,
     /// Say nothing when nothing failed (hooks).
     pub quiet: bool,
+    /// The revision whose `.swarm/directives/` are checked, instead of the snapshot's.
+    pub knowledge: Option<String>,
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
@@ -116,6 +121,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             format: args.format,
             broken: Broken::Refuse,
             quiet: false,
+            knowledge: args.knowledge,
         },
         ui,
     )
@@ -126,12 +132,14 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     git_swarm::trace::mark("repo found");
     let store = match Store::open(&repo, super::clock()?) {
         Ok(s) => Some(s),
-        // A range or commit carries its own `.swarm/`; the working tree need not have one.
+        // A range or commit carries its own `.swarm/`, and `--knowledge`
+        // names one: the working tree need not have one.
         Err(Error::NotInitialised { .. })
-            if matches!(
-                req.selection,
-                Selection::Range { .. } | Selection::Commit(_)
-            ) =>
+            if req.knowledge.is_some()
+                || matches!(
+                    req.selection,
+                    Selection::Range { .. } | Selection::Commit(_)
+                ) =>
         {
             None
         }
@@ -147,6 +155,10 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     git_swarm::trace::mark("gix opened");
     let change = Change::read(&gix_repo, &repo.root, &req.selection)?;
     git_swarm::trace::mark("change read");
+    let knowledge_tree = match &req.knowledge {
+        Some(rev) => Some(git_swarm::change::tree_of_revision(&gix_repo, rev)?),
+        None => None,
+    };
 
     // A range, a commit and a staged change bring their own directives (the
     // tree's, the index's): only the fold of the events is needed from the
@@ -154,7 +166,11 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // Not dropped (nor the directives below): the process ends soon after,
     // and freeing thousands of directives one by one only delays the exit.
     let loaded = std::mem::ManuallyDrop::new(match &store {
-        Some(s) if change.snapshot_tree.is_some() || change.selection == Selection::Staged => {
+        Some(s)
+            if knowledge_tree.is_some()
+                || change.snapshot_tree.is_some()
+                || change.selection == Selection::Staged =>
+        {
             Some(git_swarm::index::refresh_fold(s)?)
         }
         Some(s) => Some(git_swarm::index::load(s)?),
@@ -165,9 +181,12 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     git_swarm::trace::mark("fold");
     // The directives of the checked snapshot: B's tree for a range, the
     // index for a staged change (what the commit will carry), the working
-    // tree's files for --worktree.
+    // tree's files for --worktree; or those of `--knowledge REV`.
     let tree_entries = std::mem::ManuallyDrop::new(
-        match (change.snapshot_tree, change.staged_directive_blobs()) {
+        match (
+            knowledge_tree.or(change.snapshot_tree),
+            change.staged_directive_blobs(),
+        ) {
             (Some(tree), _) => Some(git_swarm::index::directives_in_tree(
                 &repo.git_dir,
                 &gix_repo,
@@ -200,13 +219,18 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             }
         }
     }
-    if entries.is_empty()
+    if let Some(warning) = rename_limit_warning(&change) {
+        notes.push(warning);
+    }
+    let nothing_staged = entries.is_empty()
+        && knowledge_tree.is_none()
         && change.selection == Selection::Staged
-        && let Some(s) = &store
-        && std::fs::read_dir(s.directives_dir()).is_ok_and(|mut d| {
-            d.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "toml")))
-        })
-    {
+        && store.as_ref().is_some_and(|s| {
+            std::fs::read_dir(s.directives_dir()).is_ok_and(|mut d| {
+                d.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "toml")))
+            })
+        });
+    if nothing_staged {
         notes.push(Warning::new(
             "no directive is staged: a staged change is checked against the directives the commit carries, and .swarm/directives/ is not in the index",
             Some("`git add .swarm` (and commit it) to check with the directives in the working tree"),
@@ -234,6 +258,28 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             ),
             Some("git commits nothing until they are resolved; `git add` each one when it is"),
         ));
+    }
+    // A check of nothing must not read as a pass (a branch from before the
+    // knowledge existed has no `.swarm/`).
+    let mut zero = None;
+    if candidates.is_empty() && req.directive.is_none() && !nothing_staged {
+        let whose = match (&req.knowledge, &change.selection) {
+            (Some(rev), _) => format!("`{rev}`"),
+            (None, Selection::Range { to, .. }) => format!("`{to}`"),
+            (None, Selection::Commit(c)) => format!("`{c}`"),
+            (None, Selection::Staged) => "the index".into(),
+            (None, Selection::Worktree) => "the working tree".into(),
+        };
+        let warning = Warning::new(
+            format!(
+                "no active directive in {whose}'s .swarm/directives/: the change was checked against none"
+            ),
+            Some(
+                "`--knowledge REV` takes the directives from another revision, e.g. the base branch of a pull request",
+            ),
+        );
+        zero = Some(warning.clone());
+        notes.push(warning);
     }
     git_swarm::trace::mark("candidates");
     if let Some(id) = &req.directive
@@ -329,6 +375,12 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     if !req.quiet || failed {
         render(&report, req, ui)?;
     }
+    // The other formats carry it in their output, which a CI log may not show.
+    if let Some(w) = zero
+        && req.format != CheckFormat::Text
+    {
+        print_warnings(&[w], ui);
+    }
     git_swarm::trace::mark("rendered");
     let code = if report.blocking(req.strict).is_empty() {
         ExitCode::SUCCESS
@@ -341,6 +393,19 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // costs more than the kernel's teardown of the whole process at exit.
     std::mem::forget((gix_repo, repo));
     Ok(code)
+}
+
+/// git's warning when `diff.renameLimit` made rename detection skip its
+/// similarity pass: renamed files that were edited show as a deletion and
+/// an addition, whose lines all count as added.
+pub fn rename_limit_warning(change: &Change) -> Option<Warning> {
+    let needed = change.rename_limit_needed?;
+    let hint =
+        format!("`git config diff.renameLimit {needed}` (or more) pairs them, as git suggests");
+    Some(Warning::new(
+        "rename detection skipped edited files, as there were too many (diff.renameLimit): an edited file that moved counts as deleted and added, every line of it added",
+        Some(&hint),
+    ))
 }
 
 /// Opens the repository with gix, honouring GIT_DIR, GIT_WORK_TREE and
@@ -538,11 +603,16 @@ fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {
     }
 }
 
-fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
-    let clean = super::clean;
-    for w in &report.warnings {
+/// Each warning on stderr, with its hint.
+fn print_warnings(warnings: &[Warning], ui: &mut Ui) {
+    for w in warnings {
         ui.warning(&w.message, w.hint.as_deref());
     }
+}
+
+fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
+    let clean = super::clean;
+    print_warnings(&report.warnings, ui);
     // One write: stdout is line-buffered, and a report can run to thousands of lines.
     // Room for a few lines a failure up front, rather than copying as it grows.
     let mut buf = Vec::with_capacity(256 * (1 + report.counts.fail + report.counts.error));

@@ -149,6 +149,7 @@ fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
         format: CheckFormat::Text,
         broken: Broken::Warn,
         quiet: true,
+        knowledge: None,
     };
     let selections = match call.name {
         Hook::PrePush => {
