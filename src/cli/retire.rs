@@ -13,16 +13,16 @@ pub struct Args {
     #[arg(value_name = "ID")]
     id: String,
     /// Why it is retired (at least 10 characters).
-    #[arg(long, value_name = "TEXT")]
-    reason: String,
+    #[arg(long = "justification", alias = "reason", value_name = "TEXT")]
+    justification: String,
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    let reason = args.reason.trim();
+    let reason = args.justification.trim();
     if reason.chars().count() < super::phase::MIN_JUSTIFICATION {
         return Err(Error::Usage {
             message: format!(
-                "the reason is {} character(s); it needs at least {}",
+                "the justification is {} character(s); it needs at least {}",
                 reason.chars().count(),
                 super::phase::MIN_JUSTIFICATION
             ),
