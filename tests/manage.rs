@@ -395,8 +395,9 @@ fn edit_refuses_to_save_over_a_change_made_meanwhile() {
     let run = edit(&env, &editor);
     run.code(2);
     assert!(
-        run.stderr
-            .contains("error: .swarm/directives/no-hardcoded-token.toml changed on disk since the edit began"),
+        run.stderr.contains(
+            "error: .swarm/directives/no-hardcoded-token.toml changed on disk since the edit began"
+        ),
         "{}",
         run.snapshot()
     );
@@ -601,7 +602,10 @@ fn explain_says_nothing_is_in_force_for_a_retired_or_quarantined_entry() {
         ],
     );
     add.code(1);
-    let run = swarm(&env, &["explain", "keep-the-changelog-in-step-with-the-code"]);
+    let run = swarm(
+        &env,
+        &["explain", "keep-the-changelog-in-step-with-the-code"],
+    );
     run.success();
     assert!(
         run.stdout.starts_with(

@@ -32,7 +32,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let quarantined = index
         .quarantined(&args.id)
         .filter(|_| index.directive(&args.id).is_none())
-        .map(|q| q.quarantine.as_ref().map_or("", |(reason, _)| reason.as_str()));
+        .map(|q| {
+            q.quarantine
+                .as_ref()
+                .map_or("", |(reason, _)| reason.as_str())
+        });
     let explanation = git_swarm::explain::explain(
         &args.id,
         directive,
