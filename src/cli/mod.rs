@@ -204,7 +204,7 @@ enum Command {
     ///
     /// Sets `status = "retired"` in `.swarm/directives/<ID>.toml`, leaving the
     /// rest of the file as written, and records a `retired` event with the
-    /// reason; commit the change like any other. An unknown id, a directive
+    /// justification; commit the change like any other. An unknown id, a directive
     /// retired already, or a file that does not pass `validate` is refused
     /// (exit 2). `git swarm edit ID` brings one back (`status = "active"`).
     Retire(retire::Args),
@@ -216,7 +216,9 @@ enum Command {
     /// the copy is checked as `validate` checks a directive file; if it passes,
     /// it replaces the directive atomically. Otherwise each problem is printed
     /// with line:column, the directive is left unchanged, the copy is kept,
-    /// and the command exits 2: running it again reopens the copy.
+    /// and the command exits 2: running it again reopens the copy. Emptying
+    /// the copy abandons the edit. If the directive changed on disk while it
+    /// was being edited, the save is refused once (exit 2), the copy kept.
     Edit(edit::Args),
     /// Explain why a directive has its effective priority and enforcement.
     ///
