@@ -631,3 +631,44 @@ fn explain_says_nothing_is_in_force_for_a_retired_or_quarantined_entry() {
         "{x}"
     );
 }
+
+/// A justification the log cannot take leaves the directive as it was: a
+/// retirement is the file and its event, or neither.
+#[test]
+fn retire_with_a_justification_the_log_cannot_take_changes_nothing() {
+    let env = repo();
+    let huge = "a".repeat(100_000);
+    let run = swarm(
+        &env,
+        &["retire", "no-hardcoded-token", "--justification", &huge],
+    );
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: the justification is 100000 characters; at most 500 are recorded"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), HAND_WRITTEN);
+
+    // Within the character limit, but over the configured line size.
+    let config = env.read(".swarm/config.toml");
+    assert!(config.contains("max_line_bytes = 65536"), "{config}");
+    env.write(
+        ".swarm/config.toml",
+        config.replace("max_line_bytes = 65536", "max_line_bytes = 1024"),
+    );
+    let wide = "🦀".repeat(400);
+    let run = swarm(
+        &env,
+        &["retire", "no-hardcoded-token", "--justification", &wide],
+    );
+    run.code(2);
+    assert!(
+        run.stderr.contains("over events.max_line_bytes (1024)"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), HAND_WRITTEN);
+    assert!(of_kind(&env, "retired").is_empty());
+}

@@ -30,6 +30,19 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
+    let chars = reason.chars().count();
+    if chars > super::ack::MAX_REASON_CHARS {
+        return Err(Error::Usage {
+            message: format!(
+                "the justification is {chars} characters; at most {} are recorded",
+                super::ack::MAX_REASON_CHARS
+            ),
+            hint: Some(
+                "say why in a sentence or two; the details belong in the commit message".into(),
+            ),
+        }
+        .into());
+    }
     let store = super::store(ui)?;
     let retired = git_swarm::lifecycle::retire(&store, &args.id, reason)?;
     super::append(&store, std::slice::from_ref(&retired.event), ui)?;
