@@ -180,7 +180,8 @@ enum Command {
     /// machine has an answer (pass or fail) and the reviewer disagrees, the
     /// machine's answer stands and both are recorded. A critical directive with
     /// no verdict is a violation (`reviewer_omitted`) unless the machine passed
-    /// it. Records one `verdict` event per directive.
+    /// it. Records one `verdict` event per directive. Verdicts for a phase in
+    /// which no directive was shown are refused (exit 2) as a likely typo.
     Review(review::Args),
     /// The briefing: what needs attention in the directive loop.
     ///

@@ -31,7 +31,7 @@ pub struct CompleteArgs {
     /// The phase.
     #[arg(value_name = "PHASE")]
     phase: String,
-    /// Directives to accept despite their state (comma-separated ids).
+    /// Directives to accept despite their state (comma-separated ids, repeatable).
     #[arg(
         long,
         value_delimiter = ',',
