@@ -445,6 +445,15 @@ fn edit_abandoned_or_without_an_editor_leaves_nothing_behind() {
     );
     assert_eq!(env.read(REL), HAND_WRITTEN);
     assert!(!env.exists(".swarm/local/edit/no-hardcoded-token.toml"));
+    // So does removing it (bad input, not an internal error).
+    let run = edit(&env, "rm");
+    run.code(2);
+    assert!(
+        run.stderr.contains("error: the edit is empty"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), HAND_WRITTEN);
 
     // No GIT_EDITOR, core.editor, VISUAL or EDITOR, and no terminal: refused before anything is written.
     let run = env.swarm_with(&["edit", "no-hardcoded-token"], &[("TERM", "dumb")], None);

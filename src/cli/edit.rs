@@ -67,7 +67,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
-    let text = read_text(&copy, &copy_rel)?;
+    // A copy the editor removed is abandoned as an emptied one is.
+    let text = match std::fs::symlink_metadata(&copy) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        _ => read_text(&copy, &copy_rel)?,
+    };
     if text.trim().is_empty() {
         // As an empty commit message aborts a commit, an emptied file abandons the edit.
         discard(&copy, &base);
