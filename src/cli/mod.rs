@@ -230,9 +230,10 @@ enum Command {
     /// the commit that recorded it (or `uncommitted`). `shown` events are
     /// counted, not listed.
     Explain(explain::Args),
-    /// Patterns learned from adversarial roles' deliberations: store, score,
-    /// re-inject, correct. Every signal is an event; every count, score and
-    /// state is computed from them (see docs/patterns.md).
+    /// Patterns learned from adversarial roles' deliberations.
+    ///
+    /// Store, score, re-inject and correct them. Every signal is an event;
+    /// every count, score and state is computed from them (see docs/patterns.md).
     #[command(subcommand)]
     Pattern(Deferred<pattern::Command>),
     /// Inspect or rebuild the derived index in the git dir.
