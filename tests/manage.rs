@@ -681,3 +681,33 @@ fn retire_with_a_justification_the_log_cannot_take_changes_nothing() {
     assert_eq!(env.read(REL), HAND_WRITTEN);
     assert!(of_kind(&env, "retired").is_empty());
 }
+
+/// A mistyped id names the likeliest intended one, in every command that
+/// takes a directive's id.
+#[test]
+fn a_mistyped_id_names_the_likeliest_directive() {
+    let env = repo();
+    for args in [
+        &["show", "no-hardcoded-tokn"][..],
+        &["explain", "no-hardcoded-tokn"],
+        &["edit", "no-hardcoded-tokn"],
+        &[
+            "retire",
+            "no-hardcoded-tokn",
+            "--justification",
+            "the token is gone since the vault move",
+        ],
+    ] {
+        let run = env.swarm_with(args, &[("EDITOR", "true")], None);
+        run.code(2);
+        assert!(
+            run.stderr
+                .contains("error: no directive or quarantined entry with id `no-hardcoded-tokn`")
+                && run
+                    .stderr
+                    .contains("hint: did you mean `no-hardcoded-token`?"),
+            "{args:?}: {}",
+            run.snapshot()
+        );
+    }
+}

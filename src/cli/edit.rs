@@ -18,7 +18,8 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     let store = super::store(ui)?;
-    let file = git_swarm::lifecycle::read(&store, &args.id)?;
+    let file = git_swarm::lifecycle::read(&store, &args.id)
+        .map_err(|e| super::show::with_suggestion(&store, e))?;
     // Before anything is written: with no editor there is no edit to keep.
     let editor = editor(&repo)?;
     let dir = store.local_dir().join("edit");

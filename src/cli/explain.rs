@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::Error;
 use git_swarm::event::Event;
 use git_swarm::explain::{ExplainedEvent, Explanation};
 
@@ -50,7 +49,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         && quarantined.is_none()
         && explanation.events.is_empty()
     {
-        return Err(Error::UnknownDirective { id: args.id }.into());
+        return Err(super::show::unknown_directive(&store, &args.id).into());
     }
     if args.format == Format::Json {
         ui.json(&explanation)?;

@@ -44,7 +44,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     let store = super::store(ui)?;
-    let retired = git_swarm::lifecycle::retire(&store, &args.id, reason)?;
+    let retired = git_swarm::lifecycle::retire(&store, &args.id, reason)
+        .map_err(|e| super::show::with_suggestion(&store, e))?;
     super::append(&store, std::slice::from_ref(&retired.event), ui)?;
     writeln!(
         ui.out,
