@@ -711,3 +711,36 @@ fn a_mistyped_id_names_the_likeliest_directive() {
         );
     }
 }
+
+/// A directive whose file does not pass `validate` is not retired (it would
+/// be written back as broken), and the refusal says how to mend it.
+#[test]
+fn retire_of_a_broken_directive_says_how_to_mend_it() {
+    let env = repo();
+    let broken = HAND_WRITTEN.replace("\"high\"", "\"urgent\"");
+    env.write(REL, &broken);
+    let run = swarm(
+        &env,
+        &[
+            "retire",
+            "no-hardcoded-token",
+            "--justification",
+            "the token is gone since the vault move",
+        ],
+    );
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains(".swarm/directives/no-hardcoded-token.toml:4:12: error:")
+            && run.stderr.contains(
+                "error: .swarm/directives/no-hardcoded-token.toml has 1 problem(s): not retired"
+            )
+            && run
+                .stderr
+                .contains("hint: fix them with `git swarm edit no-hardcoded-token`"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), broken);
+    assert!(of_kind(&env, "retired").is_empty());
+}

@@ -44,8 +44,28 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     let store = super::store(ui)?;
-    let retired = git_swarm::lifecycle::retire(&store, &args.id, reason)
-        .map_err(|e| super::show::with_suggestion(&store, e))?;
+    let retired = match git_swarm::lifecycle::retire(&store, &args.id, reason) {
+        Ok(r) => r,
+        Err(Error::Invalid(problems)) => {
+            // Written back, the file would be as broken as it is: say how to mend it.
+            for p in &problems {
+                ui.problem(p);
+            }
+            return Err(Error::Usage {
+                message: format!(
+                    ".swarm/directives/{}.toml has {} problem(s): not retired",
+                    args.id,
+                    problems.len()
+                ),
+                hint: Some(format!(
+                    "fix them with `git swarm edit {}`; setting `status = \"retired\"` there retires it too",
+                    args.id
+                )),
+            }
+            .into());
+        }
+        Err(e) => return Err(super::show::with_suggestion(&store, e).into()),
+    };
     super::append(&store, std::slice::from_ref(&retired.event), ui)?;
     writeln!(
         ui.out,
