@@ -76,10 +76,12 @@ pub struct Explanation {
 
 /// Explains directive `id` from the folded log, the whole log (`events`,
 /// de-duplicated and in (ts, id) order as [`crate::learning::read_log`]
-/// returns it) and the repository's history.
+/// returns it) and the repository's history. `quarantined` is the reason
+/// recorded in `quarantine/<id>.toml` when the id is a quarantined entry.
 pub fn explain(
     id: &str,
     directive: Option<&Directive>,
+    quarantined: Option<&str>,
     fold: &Fold,
     events: &[Event],
     repo: Option<&gix::Repository>,
@@ -107,6 +109,13 @@ pub fn explain(
     let open = fold.escalated(id).is_some();
     let effective = directive.map(|d| fold.effective(d));
     let why = match (directive, open) {
+        (None, _) if quarantined.is_some() => format!(
+            "quarantined ({}): nothing is in force until it is fixed and moved to .swarm/directives/",
+            quarantined.unwrap_or_default()
+        ),
+        (Some(d), _) if d.status == crate::directive::Status::Retired => format!(
+            "retired: not checked or injected, whatever its priority and enforcement; `git swarm edit {id}` (`status = \"active\"`) brings it back"
+        ),
         (None, true) => "escalated (its file is missing or does not parse): critical and enforce while the episode is open".to_owned(),
         (None, false) => "its file is missing or does not parse: nothing is in force".to_owned(),
         (Some(d), true)

@@ -33,6 +33,7 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
     if !crate::directive::is_valid_id(id) {
         return Err(Error::UnknownDirective { id: id.to_owned() });
     }
+    refuse_linked_folder(store, &store.directives_dir())?;
     let path = store.directives_dir().join(format!("{id}.toml"));
     let rel = store.rel(&path);
     match std::fs::symlink_metadata(&path) {
@@ -49,7 +50,10 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
             ]));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if store.quarantine_dir().join(format!("{id}.toml")).is_file() {
+            let quarantined = store.quarantine_dir().join(format!("{id}.toml"));
+            if crate::safe_fs::not_a_folder(&store.quarantine_dir()).is_none()
+                && std::fs::symlink_metadata(&quarantined).is_ok_and(|m| m.is_file())
+            {
                 return Err(Error::Usage {
                     message: format!("`{id}` is quarantined, not a directive"),
                     hint: Some(format!(
@@ -61,15 +65,13 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
         }
         Err(e) => return Err(Error::io(&path, e)),
     }
-    let bytes = crate::index::read_capped(&path, crate::directive::limits::FILE_MAX).map_err(
-        |message| {
-            Error::Invalid(vec![
-                Problem::error(&rel, "unreadable", message)
-                    .at(1, 1)
-                    .with_hint("a directive file is a small TOML file; replace this one"),
-            ])
-        },
-    )?;
+    let bytes = crate::safe_fs::read(&path, crate::directive::limits::FILE_MAX).map_err(|e| {
+        Error::Invalid(vec![
+            Problem::error(&rel, "unreadable", format!("cannot read: {e}"))
+                .at(1, 1)
+                .with_hint("a directive file is a small TOML file; replace this one"),
+        ])
+    })?;
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::Invalid(vec![
             Problem::error(&rel, "not_utf8", "file is not valid UTF-8")
@@ -102,8 +104,19 @@ pub fn replace(store: &Store, id: &str, text: &str) -> Result<PathBuf> {
     if !found.is_empty() {
         return Err(Error::Invalid(found));
     }
+    refuse_linked_folder(store, &store.directives_dir())?;
     write_atomically(&path, text.as_bytes())?;
     Ok(path)
+}
+
+/// Fails when `dir`, or a folder on the way to it from `.swarm/`, is a link
+/// (or no folder): reading or writing a directive there would reach
+/// wherever the link points, outside the repository.
+fn refuse_linked_folder(store: &Store, dir: &Path) -> Result<()> {
+    match crate::safe_fs::linked_folder(&store.swarm_dir, dir) {
+        Some((path, kind)) => Err(Error::LinkedFolder { path, kind }),
+        None => Ok(()),
+    }
 }
 
 /// What [`retire`] did.

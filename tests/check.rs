@@ -1130,7 +1130,9 @@ fn directive_limits_the_check_to_one_and_an_unknown_id_is_bad_usage() {
     assert!(
         run.stderr
             .contains("error: no active directive `no-such-rule` in the checked snapshot")
-            && run.stderr.contains("hint: "),
+            && run
+                .stderr
+                .contains("hint: `git swarm list --state active` shows the ids"),
         "{}",
         run.snapshot()
     );

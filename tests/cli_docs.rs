@@ -170,3 +170,38 @@ fn nested_man_pages_show_their_whole_command() {
         );
     }
 }
+
+/// Each command's summary in `git swarm -h` is one short line: a summary
+/// that wraps is a paragraph that belongs in the command's own help.
+#[test]
+fn command_summaries_fit_on_one_line() {
+    let env = TestEnv::new();
+    for group in [
+        &[][..],
+        &["pattern"],
+        &["hooks"],
+        &["index"],
+        &["phase"],
+        &["generate"],
+    ] {
+        let mut args = group.to_vec();
+        args.push("-h");
+        let run = env.swarm_with(&args, &[("COLUMNS", "100")], None);
+        run.success();
+        let commands: Vec<&str> = run
+            .stdout
+            .lines()
+            .skip_while(|l| *l != "Commands:")
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .collect();
+        assert!(commands.len() > 1, "{}", run.stdout);
+        for line in commands {
+            assert!(
+                !line.starts_with("    "),
+                "a summary wraps onto a second line: {line:?}\n{}",
+                run.stdout
+            );
+        }
+    }
+}

@@ -291,6 +291,41 @@ fn phase_complete_of_an_unknown_phase_is_refused() {
     swarm(&env, &["phase", "complete", "build"]).success();
 }
 
+/// Verdicts for a mistyped phase are refused as `phase complete` refuses
+/// it (exit 2, the likeliest phase named), and a verdict for a mistyped id
+/// names the id that was shown.
+#[test]
+fn review_verdicts_for_a_mistyped_phase_or_id_say_so() {
+    let env = repo();
+    coder_rule(&env, "a-rule", "critical");
+    swarm(&env, &["inject", "--role", "coder", "--phase", "build"]).success();
+    env.write("verdicts.txt", "VERIFIED: a-rul evidence=tests pass\n");
+    let typo = swarm(
+        &env,
+        &["review", "--phase", "buld", "--verdicts", "verdicts.txt"],
+    );
+    typo.code(2);
+    assert!(
+        typo.stderr
+            .contains("error: no directive was shown in phase `buld`: no verdict recorded")
+            && typo.stderr.contains("did you mean `build`?"),
+        "{}",
+        typo.snapshot()
+    );
+    assert!(events_of(&env, "verdict").is_empty());
+    let run = swarm(
+        &env,
+        &["review", "--phase", "build", "--verdicts", "verdicts.txt"],
+    );
+    run.success();
+    assert!(
+        run.stderr.contains("warning: verdict for `a-rul` ignored")
+            && run.stderr.contains("hint: did you mean `a-rule`?"),
+        "{}",
+        run.snapshot()
+    );
+}
+
 /// `record` refuses a kind it does not know (exit 2, with the likeliest
 /// intended kind and the list); `--custom` records one deliberately.
 #[test]

@@ -189,6 +189,19 @@ fn list_filters() {
         }
     }
 
+    // A role no directive is for: a warning with the likeliest role (exit
+    // 0, a new role is legitimate); a known role is quiet.
+    let run = env.swarm(&["list", "--role", "codr"]);
+    run.success();
+    assert!(
+        run.stderr
+            .contains("warning: no directive is for the role `codr`")
+            && run.stderr.contains("hint: did you mean `coder`?"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.swarm(&["list", "--role", "reviewer"]).stderr, "");
+
     let run = env.swarm(&["list", "--priority", "urgent"]);
     run.code(2);
     assert!(

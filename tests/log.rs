@@ -98,6 +98,33 @@ fn log_filters_by_kind() {
     assert_eq!(run.stdout, "");
 }
 
+/// A kind git-swarm does not know and the log does not hold is likely a
+/// typo: a warning with the likeliest kind, still exit 0 (another tool's
+/// kinds are legitimate). A kind the log holds, known or not, is quiet.
+#[test]
+fn log_warns_of_a_mistyped_kind() {
+    let env = store();
+    let run = env.swarm(&["log", "--kind", "ackk"]);
+    run.success();
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains(
+            "warning: no event in the log is of kind `ackk`, and git-swarm knows no such kind"
+        ) && run.stderr.contains("hint: did you mean `ack`?"),
+        "{}",
+        run.snapshot()
+    );
+    env.write(
+        ".swarm/events/2026-12.jsonl",
+        "{\"id\":\"ev-07\",\"ts\":\"2026-12-01T00:00:00.000Z\",\"kind\":\"deploy\"}\n",
+    );
+    for kinds in ["ack", "deploy"] {
+        let run = env.swarm(&["log", "--kind", kinds]);
+        run.success();
+        assert_eq!(run.stderr, "", "{kinds}");
+    }
+}
+
 #[test]
 fn log_filters_by_since() {
     let env = store();

@@ -380,3 +380,367 @@ fn explain_names_the_branch_commit_not_the_merge() {
     expected.sort_unstable();
     assert_eq!(commits, expected);
 }
+
+/// A change made to the directive while it was open in the editor (a pull,
+/// another edit) is not saved over unseen: the save is refused once, the
+/// edit kept; reopening it then saves it over the new version.
+#[test]
+fn edit_refuses_to_save_over_a_change_made_meanwhile() {
+    let env = repo();
+    let directive = env.path(REL);
+    let editor = format!(
+        "sed -i -e s/HARDCODED_TOKEN/SERVICE_TOKEN/ {} && sed -i -e s/high/critical/",
+        directive.display()
+    );
+    let run = edit(&env, &editor);
+    run.code(2);
+    assert!(
+        run.stderr.contains(
+            "error: .swarm/directives/no-hardcoded-token.toml changed on disk since the edit began"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    // The change made meanwhile stands; the edit is kept.
+    let meanwhile = env.read(REL);
+    assert!(meanwhile.contains("SERVICE_TOKEN") && meanwhile.contains("\"high\""));
+    assert!(
+        env.read(".swarm/local/edit/no-hardcoded-token.toml")
+            .contains("\"critical\"")
+    );
+    // Reopened, having been told: saved over the new version.
+    edit(&env, "true").success();
+    assert!(env.read(REL).contains("\"critical\""));
+
+    // A kept edit reopened after the file changed (a checkout) is refused once too.
+    edit(&env, "sed -i -e s/critical/urgent/").code(2);
+    env.git(&["checkout", "-q", "--", REL]);
+    let run = edit(&env, "sed -i -e s/urgent/low/");
+    run.code(2);
+    assert!(
+        run.stderr.contains("changed on disk since the edit began"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), HAND_WRITTEN);
+    edit(&env, "true").success();
+    assert!(env.read(REL).contains("priority = \"low\""));
+    assert!(!env.exists(".swarm/local/edit/no-hardcoded-token.toml"));
+}
+
+/// Emptying the file abandons the edit, as an empty message aborts a
+/// commit; no editor at all writes nothing; an editor given with a path
+/// holding a space and its own arguments runs as git would run it.
+#[test]
+fn edit_abandoned_or_without_an_editor_leaves_nothing_behind() {
+    let env = repo();
+    let run = edit(&env, "cp /dev/null");
+    run.code(2);
+    assert!(
+        run.stderr.contains(
+            "error: the edit is empty: .swarm/directives/no-hardcoded-token.toml is unchanged"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), HAND_WRITTEN);
+    assert!(!env.exists(".swarm/local/edit/no-hardcoded-token.toml"));
+    // So does removing it (bad input, not an internal error).
+    let run = edit(&env, "rm");
+    run.code(2);
+    assert!(
+        run.stderr.contains("error: the edit is empty"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), HAND_WRITTEN);
+
+    // No GIT_EDITOR, core.editor, VISUAL or EDITOR, and no terminal: refused before anything is written.
+    let run = env.swarm_with(&["edit", "no-hardcoded-token"], &[("TERM", "dumb")], None);
+    run.code(2);
+    assert!(
+        run.stderr.contains("error: no editor is set"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        !env.exists(".swarm/local/edit/no-hardcoded-token.toml"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!run.stderr.contains("reopening"), "{}", run.snapshot());
+
+    let dir = env.tmp.path().join("my editors");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let script = dir.join("set priority");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n[ \"$1\" = --to ] || exit 9\nsed -i -e \"s/high/$2/\" \"$3\"\n",
+    )
+    .expect("write editor");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    edit(&env, &format!("'{}' --to medium", script.display())).success();
+    assert!(env.read(REL).contains("priority = \"medium\""));
+}
+
+/// `edit` and `retire` neither read nor write through a linked
+/// `.swarm/directives` or `.swarm/local`: a pull request controls both.
+#[test]
+fn edit_and_retire_do_not_go_through_a_linked_folder() {
+    use std::os::unix::fs::symlink;
+    let env = repo();
+    let outside = env.tmp.path().join("outside-directives");
+    std::fs::rename(env.path(".swarm/directives"), &outside).expect("move");
+    symlink(&outside, env.path(".swarm/directives")).expect("symlink");
+    let target = outside.join("no-hardcoded-token.toml");
+    let retire = swarm(
+        &env,
+        &[
+            "retire",
+            "no-hardcoded-token",
+            "--justification",
+            "the token is gone since the vault move",
+        ],
+    );
+    retire.code(2);
+    assert!(
+        retire
+            .stderr
+            .contains("error: $TMP/repo/.swarm/directives is a symbolic link"),
+        "{}",
+        retire.snapshot()
+    );
+    edit(&env, "sed -i -e s/high/low/").code(2);
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("read"),
+        HAND_WRITTEN
+    );
+    assert!(of_kind(&env, "retired").is_empty());
+    std::fs::remove_file(env.path(".swarm/directives")).expect("unlink");
+    std::fs::rename(&outside, env.path(".swarm/directives")).expect("move back");
+
+    let local = env.tmp.path().join("outside-local");
+    std::fs::create_dir(&local).expect("mkdir");
+    symlink(&local, env.path(".swarm/local")).expect("symlink");
+    let run = edit(&env, "sed -i -e s/high/low/");
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: $TMP/repo/.swarm/local is a symbolic link"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), HAND_WRITTEN);
+    assert_eq!(
+        std::fs::read_dir(&local).expect("list").count(),
+        0,
+        "nothing written outside the repository"
+    );
+}
+
+/// `--justification` says why, as for `deescalate` and `phase complete`;
+/// `--reason` still works, hidden.
+#[test]
+fn retire_takes_justification_and_the_old_reason() {
+    let env = repo();
+    let help = swarm(&env, &["retire", "-h"]);
+    help.success();
+    assert!(
+        help.stdout.contains("--justification <TEXT>") && !help.stdout.contains("--reason"),
+        "{}",
+        help.stdout
+    );
+    swarm(
+        &env,
+        &[
+            "retire",
+            "no-hardcoded-token",
+            "--justification",
+            "the token is gone since the vault move",
+        ],
+    )
+    .success();
+    env.git(&["checkout", "-q", "--", REL]);
+    swarm(
+        &env,
+        &[
+            "retire",
+            "no-hardcoded-token",
+            "--reason",
+            "the token is gone since the vault move",
+        ],
+    )
+    .success();
+    assert_eq!(of_kind(&env, "retired").len(), 2);
+}
+
+/// A retired directive and a quarantined entry have nothing in force, and
+/// `explain` says so rather than show the file's priority as in force.
+#[test]
+fn explain_says_nothing_is_in_force_for_a_retired_or_quarantined_entry() {
+    let env = repo();
+    swarm(
+        &env,
+        &[
+            "retire",
+            "no-hardcoded-token",
+            "--justification",
+            "the token is gone since the vault move",
+        ],
+    )
+    .success();
+    let run = swarm(&env, &["explain", "no-hardcoded-token"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with(
+            "no-hardcoded-token: nothing in force (declared high/enforce, retired)\n  retired: not checked or injected"
+        ),
+        "{}",
+        run.snapshot()
+    );
+
+    let add = swarm(
+        &env,
+        &[
+            "add",
+            "--lesson",
+            "Keep the changelog in step with the code",
+            "--verify",
+            "file_modified:CHANGELOG.md",
+        ],
+    );
+    add.code(1);
+    let run = swarm(
+        &env,
+        &["explain", "keep-the-changelog-in-step-with-the-code"],
+    );
+    run.success();
+    assert!(
+        run.stdout.starts_with(
+            "keep-the-changelog-in-step-with-the-code: nothing in force\n  quarantined (missing_scope)"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    let json = swarm(
+        &env,
+        &[
+            "explain",
+            "keep-the-changelog-in-step-with-the-code",
+            "--format",
+            "json",
+        ],
+    );
+    json.success();
+    let x: Value = serde_json::from_str(&json.stdout).expect("json");
+    assert!(x["effective_priority"].is_null());
+    assert!(
+        x["why"].as_str().expect("why").starts_with("quarantined"),
+        "{x}"
+    );
+}
+
+/// A justification the log cannot take leaves the directive as it was: a
+/// retirement is the file and its event, or neither.
+#[test]
+fn retire_with_a_justification_the_log_cannot_take_changes_nothing() {
+    let env = repo();
+    let huge = "a".repeat(100_000);
+    let run = swarm(
+        &env,
+        &["retire", "no-hardcoded-token", "--justification", &huge],
+    );
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: the justification is 100000 characters; at most 500 are recorded"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), HAND_WRITTEN);
+
+    // Within the character limit, but over the configured line size.
+    let config = env.read(".swarm/config.toml");
+    assert!(config.contains("max_line_bytes = 65536"), "{config}");
+    env.write(
+        ".swarm/config.toml",
+        config.replace("max_line_bytes = 65536", "max_line_bytes = 1024"),
+    );
+    let wide = "🦀".repeat(400);
+    let run = swarm(
+        &env,
+        &["retire", "no-hardcoded-token", "--justification", &wide],
+    );
+    run.code(2);
+    assert!(
+        run.stderr.contains("over events.max_line_bytes (1024)"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), HAND_WRITTEN);
+    assert!(of_kind(&env, "retired").is_empty());
+}
+
+/// A mistyped id names the likeliest intended one, in every command that
+/// takes a directive's id.
+#[test]
+fn a_mistyped_id_names_the_likeliest_directive() {
+    let env = repo();
+    for args in [
+        &["show", "no-hardcoded-tokn"][..],
+        &["explain", "no-hardcoded-tokn"],
+        &["edit", "no-hardcoded-tokn"],
+        &[
+            "retire",
+            "no-hardcoded-tokn",
+            "--justification",
+            "the token is gone since the vault move",
+        ],
+    ] {
+        let run = env.swarm_with(args, &[("EDITOR", "true")], None);
+        run.code(2);
+        assert!(
+            run.stderr
+                .contains("error: no directive or quarantined entry with id `no-hardcoded-tokn`")
+                && run
+                    .stderr
+                    .contains("hint: did you mean `no-hardcoded-token`?"),
+            "{args:?}: {}",
+            run.snapshot()
+        );
+    }
+}
+
+/// A directive whose file does not pass `validate` is not retired (it would
+/// be written back as broken), and the refusal says how to mend it.
+#[test]
+fn retire_of_a_broken_directive_says_how_to_mend_it() {
+    let env = repo();
+    let broken = HAND_WRITTEN.replace("\"high\"", "\"urgent\"");
+    env.write(REL, &broken);
+    let run = swarm(
+        &env,
+        &[
+            "retire",
+            "no-hardcoded-token",
+            "--justification",
+            "the token is gone since the vault move",
+        ],
+    );
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains(".swarm/directives/no-hardcoded-token.toml:4:12: error:")
+            && run.stderr.contains(
+                "error: .swarm/directives/no-hardcoded-token.toml has 1 problem(s): not retired"
+            )
+            && run
+                .stderr
+                .contains("hint: fix them with `git swarm edit no-hardcoded-token`"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(REL), broken);
+    assert!(of_kind(&env, "retired").is_empty());
+}

@@ -557,6 +557,37 @@ fn every_problem_of_a_file_is_reported_in_one_run() {
     );
 }
 
+/// A list with one item of the wrong type still has its other items
+/// judged in the same run: a bad role name and bad predicates beside a
+/// number are reported with it, not one run later.
+#[test]
+fn the_other_items_of_a_list_with_a_wrong_typed_one_are_judged_too() {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/directives/many.toml",
+        "id = \"many\"\nlesson = \"Run the tests before handing back\"\napplies_to_agents = [\"Coder\", 5]\nverify = [\"grep:a(b\", 3, \"tool:\"]\n",
+    );
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    let errors: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            ".swarm/directives/many.toml:3:22: error: `Coder` is not a valid name",
+            ".swarm/directives/many.toml:3:31: error: `applies_to_agents[1]` must be a string, found integer",
+            ".swarm/directives/many.toml:4:18: error: `grep` regex `a(b` does not parse: error: unclosed group",
+            ".swarm/directives/many.toml:4:23: error: `verify[1]` must be a string, found integer",
+            ".swarm/directives/many.toml:4:26: error: `tool` predicate names no program",
+        ],
+        "{}",
+        run.snapshot()
+    );
+}
+
 /// What `check` cannot build is refused when read, at its place: a glob
 /// nesting `{…}` too deep (globset panicked on it), regexes past the regex
 /// engine's size limit (the shape-based guess let them through), a glob

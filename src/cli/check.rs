@@ -288,7 +288,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     {
         return Err(Error::Usage {
             message: format!("no active directive `{id}` in the checked snapshot"),
-            hint: Some("`git swarm list --status active` shows the ids".into()),
+            hint: Some("`git swarm list --state active` shows the ids".into()),
         }
         .into());
     }

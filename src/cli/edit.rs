@@ -1,7 +1,7 @@
 //! `git swarm edit`.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use git_swarm::{Error, Repo};
@@ -18,22 +18,34 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     let store = super::store(ui)?;
-    let file = git_swarm::lifecycle::read(&store, &args.id)?;
-    let copy = store
-        .local_dir()
-        .join("edit")
-        .join(format!("{}.toml", args.id));
+    let file = git_swarm::lifecycle::read(&store, &args.id)
+        .map_err(|e| super::show::with_suggestion(&store, e))?;
+    // Before anything is written: with no editor there is no edit to keep.
+    let editor = editor(&repo)?;
+    let dir = store.local_dir().join("edit");
+    git_swarm::safe_fs::create_dir_all(&store.swarm_dir, &dir)?;
+    let copy = dir.join(format!("{}.toml", args.id));
+    // The directive as the copy was made from it: a save over anything else
+    // would undo a change made meanwhile (a pull, another edit).
+    let base = dir.join(format!("{}.toml.orig", args.id));
     let copy_rel = store.rel(&copy);
     let kept = std::fs::symlink_metadata(&copy).is_ok_and(|m| m.is_file());
-    if kept {
+    let base_text = if kept {
+        let base_text = read_text(&base, &store.rel(&base)).unwrap_or_else(|_| file.text.clone());
         ui.note(&format!(
             "reopening the edit kept in {copy_rel} (delete it to start again from {})",
             file.rel
         ));
+        base_text
     } else {
-        write_copy(&copy, &file.text)?;
-    }
-    let editor = editor(&repo)?;
+        write_new(&copy, &file.text)?;
+        write_new(&base, &file.text)?;
+        file.text.clone()
+    };
+    let kept_hint = format!(
+        "the edit is kept in {copy_rel}; `git swarm edit {}` reopens it",
+        args.id
+    );
     let status = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!("{editor} \"$@\""))
@@ -52,23 +64,45 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 "the editor `{editor}` failed ({status}): {} is unchanged",
                 file.rel
             ),
+            hint: Some(kept_hint),
+        }
+        .into());
+    }
+    // A copy the editor removed is abandoned as an emptied one is.
+    let text = match std::fs::symlink_metadata(&copy) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        _ => read_text(&copy, &copy_rel)?,
+    };
+    if text.trim().is_empty() {
+        // As an empty commit message aborts a commit, an emptied file abandons the edit.
+        discard(&copy, &base);
+        return Err(Error::Usage {
+            message: format!("the edit is empty: {} is unchanged", file.rel),
             hint: Some(format!(
-                "the edit is kept in {copy_rel}; `git swarm edit {}` reopens it",
+                "emptying the file abandons the edit; `git swarm retire {}` retires a directive",
                 args.id
             )),
         }
         .into());
     }
-    let text = std::fs::read(&copy)
-        .map_err(|e| Error::io(&copy, e))
-        .and_then(|b| {
-            String::from_utf8(b).map_err(|_| Error::Usage {
-                message: format!("{copy_rel} is not valid UTF-8: {} is unchanged", file.rel),
-                hint: Some("save the file as UTF-8".into()),
-            })
-        })?;
-    if text == file.text {
-        let _ = std::fs::remove_file(&copy);
+    let now = git_swarm::lifecycle::read(&store, &args.id)?;
+    if now.text != base_text {
+        // Shown once: the next save, from the kept edit, goes over this version.
+        write_new(&base, &now.text)?;
+        return Err(Error::Usage {
+            message: format!(
+                "{} changed on disk since the edit began: not saved over it",
+                file.rel
+            ),
+            hint: Some(format!(
+                "the edit is kept in {copy_rel} (`diff {} {copy_rel}` compares them); `git swarm edit {}` reopens it to save it over the new version, or delete it to start again from the file",
+                file.rel, args.id
+            )),
+        }
+        .into());
+    }
+    if text == now.text {
+        discard(&copy, &base);
         writeln!(ui.out, "no change to {}", file.rel)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -83,17 +117,30 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 problems.len(),
                 file.rel
             ),
-            hint: Some(format!(
-                "the edit is kept in {copy_rel}; `git swarm edit {}` reopens it",
-                args.id
-            )),
+            hint: Some(kept_hint),
         }
         .into());
     }
     let path = git_swarm::lifecycle::replace(&store, &args.id, &text)?;
-    let _ = std::fs::remove_file(&copy);
+    discard(&copy, &base);
     writeln!(ui.out, "updated {}", store.rel(&path))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Removes the kept edit and its base; one left behind is only reopened.
+fn discard(copy: &Path, base: &Path) {
+    let _ = std::fs::remove_file(copy);
+    let _ = std::fs::remove_file(base);
+}
+
+/// Reads a file of `.swarm/local/edit/` as UTF-8 text, never through a link.
+fn read_text(path: &Path, rel: &str) -> Result<String, Error> {
+    let bytes = git_swarm::safe_fs::read(path, git_swarm::directive::limits::FILE_MAX)
+        .map_err(|e| Error::io(path, e))?;
+    String::from_utf8(bytes).map_err(|_| Error::Usage {
+        message: format!("{rel} is not valid UTF-8: the directive is unchanged"),
+        hint: Some("save the file as UTF-8".into()),
+    })
 }
 
 /// The editor git would use: `GIT_EDITOR`, `core.editor`, `VISUAL` (not on
@@ -120,18 +167,16 @@ fn editor(repo: &Repo) -> Result<String, Error> {
     }
 }
 
-/// Writes the copy the editor opens, in `.swarm/local/edit/`.
-fn write_copy(copy: &Path, text: &str) -> Result<(), Error> {
-    let dir: PathBuf = copy.parent().map(Path::to_path_buf).unwrap_or_default();
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    // Whatever stands at the copy's path is not a kept edit: replaced, not followed.
-    if std::fs::symlink_metadata(copy).is_ok() {
-        std::fs::remove_file(copy).map_err(|e| Error::io(copy, e))?;
+/// Writes `path` in `.swarm/local/edit/` (checked to be a folder of its
+/// own) afresh: whatever stands there is replaced, never followed.
+fn write_new(path: &Path, text: &str) -> Result<(), Error> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
     }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(copy)
-        .map_err(|e| Error::io(copy, e))?;
-    f.write_all(text.as_bytes()).map_err(|e| Error::io(copy, e))
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    f.write_all(text.as_bytes()).map_err(|e| Error::io(path, e))
 }

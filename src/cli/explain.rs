@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::Error;
 use git_swarm::event::Event;
 use git_swarm::explain::{ExplainedEvent, Explanation};
 
@@ -29,10 +28,28 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         ui.problem(p);
     }
     let gix_repo = repo.gix();
-    let explanation =
-        git_swarm::explain::explain(&args.id, directive, &index.fold, &events, Some(&gix_repo))?;
-    if directive.is_none() && index.directive(&args.id).is_none() && explanation.events.is_empty() {
-        return Err(Error::UnknownDirective { id: args.id }.into());
+    let quarantined = index
+        .quarantined(&args.id)
+        .filter(|_| index.directive(&args.id).is_none())
+        .map(|q| {
+            q.quarantine
+                .as_ref()
+                .map_or("", |(reason, _)| reason.as_str())
+        });
+    let explanation = git_swarm::explain::explain(
+        &args.id,
+        directive,
+        quarantined,
+        &index.fold,
+        &events,
+        Some(&gix_repo),
+    )?;
+    if directive.is_none()
+        && index.directive(&args.id).is_none()
+        && quarantined.is_none()
+        && explanation.events.is_empty()
+    {
+        return Err(super::show::unknown_directive(&store, &args.id).into());
     }
     if args.format == Format::Json {
         ui.json(&explanation)?;
@@ -51,18 +68,32 @@ fn text(x: &Explanation, o: &mut Vec<u8>) -> std::io::Result<()> {
         (Some(p), Some(e)) => format!("{}/{}", p.as_str(), e.as_str()),
         _ => "unknown".to_owned(),
     };
-    writeln!(
-        o,
-        "{}: {} in force (declared {}{})",
-        clean(&x.id),
-        pair(x.effective_priority, x.effective_enforcement),
-        pair(x.declared_priority, x.declared_enforcement),
-        x.status
-            .as_deref()
-            .filter(|s| *s != "active")
-            .map(|s| format!(", {s}"))
-            .unwrap_or_default()
-    )?;
+    let retired = x.status.as_deref() == Some("retired");
+    if x.effective_priority.is_none() || retired {
+        // A retired directive, a quarantined entry or a broken file: nothing of it runs.
+        writeln!(
+            o,
+            "{}: nothing in force{}",
+            clean(&x.id),
+            if x.declared_priority.is_some() {
+                format!(
+                    " (declared {}{})",
+                    pair(x.declared_priority, x.declared_enforcement),
+                    if retired { ", retired" } else { "" }
+                )
+            } else {
+                String::new()
+            }
+        )?;
+    } else {
+        writeln!(
+            o,
+            "{}: {} in force (declared {})",
+            clean(&x.id),
+            pair(x.effective_priority, x.effective_enforcement),
+            pair(x.declared_priority, x.declared_enforcement),
+        )?;
+    }
     writeln!(o, "  {}", clean(&x.why))?;
     if x.unremediated {
         writeln!(

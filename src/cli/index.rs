@@ -14,7 +14,9 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
-    /// Bring the index up to date, reading only what changed (hooks run this after merges and checkouts).
+    /// Bring the index up to date, reading only what changed.
+    ///
+    /// The hooks run this after merges and checkouts.
     Refresh {
         #[arg(long, value_enum, default_value_t)]
         format: Format,

@@ -127,6 +127,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         })
         .collect();
 
+    if let Some(role) = &args.role {
+        warn_unknown_role(role, &store, index, ui);
+    }
     if args.format == Format::Json {
         let rows: Vec<Row<'_>> = selected
             .iter()
@@ -180,6 +183,48 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--role` naming a role that no directive or quarantined entry is for
+/// lists nothing, which reads as "nothing for that role" when it is more
+/// often a typo: say so, with the likeliest intended role.
+fn warn_unknown_role(
+    role: &str,
+    store: &git_swarm::Store,
+    index: &git_swarm::index::Index,
+    ui: &mut Ui,
+) {
+    let mut known: Vec<&str> = index
+        .directives
+        .iter()
+        .chain(&index.quarantine)
+        .filter_map(|e| e.directive.as_ref())
+        .flat_map(|d| &d.applies_to_agents)
+        .map(String::as_str)
+        .collect();
+    if known.contains(&role) {
+        return;
+    }
+    known.extend(store.config.roles.keys().map(String::as_str));
+    known.sort_unstable();
+    known.dedup();
+    let hint = match super::ui::did_you_mean(role, known.iter().copied()) {
+        Some(m) => format!(
+            "did you mean `{m}`? (roles named: {})",
+            super::ui::name_list(known.iter().copied(), 12)
+        ),
+        None if known.is_empty() => {
+            "no directive names a role yet (`applies_to_agents`)".to_owned()
+        }
+        None => format!(
+            "roles named: {}",
+            super::ui::name_list(known.iter().copied(), 12)
+        ),
+    };
+    ui.warning(
+        &format!("no directive is for the role `{role}` (`applies_to_agents`)"),
+        Some(&hint),
+    );
 }
 
 fn truncate(s: &str, max: usize) -> String {

@@ -37,6 +37,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     for p in &problems {
         ui.problem(p);
     }
+    warn_unknown_kinds(&args.kind, &events, ui);
     let mut events: Vec<(i64, Event)> = events
         .into_iter()
         .filter_map(|e| e.ts_millis().map(|t| (t, e)))
@@ -72,6 +73,33 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A `--kind` that git-swarm does not know and the log does not hold shows
+/// nothing, which reads as "no such events" when it is more often a typo:
+/// say so (another tool's kinds are legitimate, hence a warning).
+fn warn_unknown_kinds(kinds: &[String], events: &[Event], ui: &mut Ui) {
+    let known = git_swarm::event::KNOWN_KINDS;
+    for kind in kinds {
+        if known.contains(&kind.as_str()) || events.iter().any(|e| &e.kind == kind) {
+            continue;
+        }
+        let mut names: Vec<&str> = known.to_vec();
+        for e in events {
+            if !names.contains(&e.kind.as_str()) {
+                names.push(&e.kind);
+            }
+        }
+        let list = super::ui::name_list(known.iter().copied(), known.len());
+        let hint = match super::ui::did_you_mean(kind, names.iter().copied()) {
+            Some(m) => format!("did you mean `{m}`? Known kinds: {list}"),
+            None => format!("known kinds: {list}"),
+        };
+        ui.warning(
+            &format!("no event in the log is of kind `{kind}`, and git-swarm knows no such kind"),
+            Some(&hint),
+        );
+    }
 }
 
 fn mentions(e: &Event, id: &str) -> bool {

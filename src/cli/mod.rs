@@ -180,7 +180,8 @@ enum Command {
     /// machine has an answer (pass or fail) and the reviewer disagrees, the
     /// machine's answer stands and both are recorded. A critical directive with
     /// no verdict is a violation (`reviewer_omitted`) unless the machine passed
-    /// it. Records one `verdict` event per directive.
+    /// it. Records one `verdict` event per directive. Verdicts for a phase in
+    /// which no directive was shown are refused (exit 2) as a likely typo.
     Review(review::Args),
     /// The briefing: what needs attention in the directive loop.
     ///
@@ -204,7 +205,7 @@ enum Command {
     ///
     /// Sets `status = "retired"` in `.swarm/directives/<ID>.toml`, leaving the
     /// rest of the file as written, and records a `retired` event with the
-    /// reason; commit the change like any other. An unknown id, a directive
+    /// justification; commit the change like any other. An unknown id, a directive
     /// retired already, or a file that does not pass `validate` is refused
     /// (exit 2). `git swarm edit ID` brings one back (`status = "active"`).
     Retire(retire::Args),
@@ -216,7 +217,9 @@ enum Command {
     /// the copy is checked as `validate` checks a directive file; if it passes,
     /// it replaces the directive atomically. Otherwise each problem is printed
     /// with line:column, the directive is left unchanged, the copy is kept,
-    /// and the command exits 2: running it again reopens the copy.
+    /// and the command exits 2: running it again reopens the copy. Emptying
+    /// the copy abandons the edit. If the directive changed on disk while it
+    /// was being edited, the save is refused once (exit 2), the copy kept.
     Edit(edit::Args),
     /// Explain why a directive has its effective priority and enforcement.
     ///
@@ -227,9 +230,10 @@ enum Command {
     /// the commit that recorded it (or `uncommitted`). `shown` events are
     /// counted, not listed.
     Explain(explain::Args),
-    /// Patterns learned from adversarial roles' deliberations: store, score,
-    /// re-inject, correct. Every signal is an event; every count, score and
-    /// state is computed from them (see docs/patterns.md).
+    /// Patterns learned from adversarial roles' deliberations.
+    ///
+    /// Store, score, re-inject and correct them. Every signal is an event;
+    /// every count, score and state is computed from them (see docs/patterns.md).
     #[command(subcommand)]
     Pattern(Deferred<pattern::Command>),
     /// Inspect or rebuild the derived index in the git dir.

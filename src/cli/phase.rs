@@ -31,7 +31,7 @@ pub struct CompleteArgs {
     /// The phase.
     #[arg(value_name = "PHASE")]
     phase: String,
-    /// Directives to accept despite their state (comma-separated ids).
+    /// Directives to accept despite their state (comma-separated ids, repeatable).
     #[arg(
         long,
         value_delimiter = ',',
@@ -155,27 +155,10 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
     if records.is_empty() && !done && !args.allow_empty {
         // Nothing to gate is more often a mistyped name than a phase in
         // which nothing was in scope: the latter is said explicitly.
-        let mut phases: Vec<&str> = events
-            .iter()
-            .filter(|e| e.kind == "shown")
-            .filter_map(|e| e.data.get("phase").and_then(|v| v.as_str()))
-            .collect();
-        phases.sort_unstable();
-        phases.dedup();
-        let hint = match (
-            super::ui::did_you_mean(&args.phase, phases.iter().copied()),
-            phases.is_empty(),
-        ) {
-            (Some(m), _) => format!(
-                "did you mean `{m}`? (phases with directives shown: {}); --allow-empty completes a phase in which nothing was in scope",
-                super::ui::name_list(phases.iter().copied(), 12)
-            ),
-            (None, false) => format!(
-                "phases with directives shown: {}; --allow-empty completes a phase in which nothing was in scope",
-                super::ui::name_list(phases.iter().copied(), 12)
-            ),
-            (None, true) => "the name is the one given to `git swarm inject --phase`; --allow-empty completes a phase in which nothing was in scope".to_owned(),
-        };
+        let hint = format!(
+            "{}; --allow-empty completes a phase in which nothing was in scope",
+            unknown_phase_hint(&events, &args.phase)
+        );
         return Err(Error::Usage {
             message: format!(
                 "no directive was shown in phase `{}`: nothing recorded",
@@ -241,4 +224,30 @@ fn render_blocked(args: &CompleteArgs, blockers: &[Blocker], ui: &mut Ui) -> std
         args.phase
     ));
     Ok(())
+}
+
+/// What to say of `phase`, in which no directive was shown: the closest
+/// phase that had some, or the phases that did, or where names come from.
+pub(super) fn unknown_phase_hint(events: &[git_swarm::event::Event], phase: &str) -> String {
+    let mut phases: Vec<&str> = events
+        .iter()
+        .filter(|e| e.kind == "shown")
+        .filter_map(|e| e.data.get("phase").and_then(|v| v.as_str()))
+        .collect();
+    phases.sort_unstable();
+    phases.dedup();
+    match (
+        super::ui::did_you_mean(phase, phases.iter().copied()),
+        phases.is_empty(),
+    ) {
+        (Some(m), _) => format!(
+            "did you mean `{m}`? (phases with directives shown: {})",
+            super::ui::name_list(phases.iter().copied(), 12)
+        ),
+        (None, false) => format!(
+            "phases with directives shown: {}",
+            super::ui::name_list(phases.iter().copied(), 12)
+        ),
+        (None, true) => "the name is the one given to `git swarm inject --phase`".to_owned(),
+    }
 }

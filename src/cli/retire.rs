@@ -13,16 +13,16 @@ pub struct Args {
     #[arg(value_name = "ID")]
     id: String,
     /// Why it is retired (at least 10 characters).
-    #[arg(long, value_name = "TEXT")]
-    reason: String,
+    #[arg(long = "justification", alias = "reason", value_name = "TEXT")]
+    justification: String,
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    let reason = args.reason.trim();
+    let reason = args.justification.trim();
     if reason.chars().count() < super::phase::MIN_JUSTIFICATION {
         return Err(Error::Usage {
             message: format!(
-                "the reason is {} character(s); it needs at least {}",
+                "the justification is {} character(s); it needs at least {}",
                 reason.chars().count(),
                 super::phase::MIN_JUSTIFICATION
             ),
@@ -30,8 +30,42 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
+    let chars = reason.chars().count();
+    if chars > super::ack::MAX_REASON_CHARS {
+        return Err(Error::Usage {
+            message: format!(
+                "the justification is {chars} characters; at most {} are recorded",
+                super::ack::MAX_REASON_CHARS
+            ),
+            hint: Some(
+                "say why in a sentence or two; the details belong in the commit message".into(),
+            ),
+        }
+        .into());
+    }
     let store = super::store(ui)?;
-    let retired = git_swarm::lifecycle::retire(&store, &args.id, reason)?;
+    let retired = match git_swarm::lifecycle::retire(&store, &args.id, reason) {
+        Ok(r) => r,
+        Err(Error::Invalid(problems)) => {
+            // Written back, the file would be as broken as it is: say how to mend it.
+            for p in &problems {
+                ui.problem(p);
+            }
+            return Err(Error::Usage {
+                message: format!(
+                    ".swarm/directives/{}.toml has {} problem(s): not retired",
+                    args.id,
+                    problems.len()
+                ),
+                hint: Some(format!(
+                    "fix them with `git swarm edit {}`; setting `status = \"retired\"` there retires it too",
+                    args.id
+                )),
+            }
+            .into());
+        }
+        Err(e) => return Err(super::show::with_suggestion(&store, e).into()),
+    };
     super::append(&store, std::slice::from_ref(&retired.event), ui)?;
     writeln!(
         ui.out,

@@ -62,6 +62,18 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         ui.problem(p);
     }
     let records = learning::phase_records(&events, &args.phase, &index.fold);
+    if records.is_empty() && args.verdicts.is_some() {
+        // Verdicts for a phase nothing was shown in can only be ignored:
+        // more often a mistyped name than a review of nothing.
+        return Err(Error::Usage {
+            message: format!(
+                "no directive was shown in phase `{}`: no verdict recorded",
+                args.phase
+            ),
+            hint: Some(super::phase::unknown_phase_hint(&events, &args.phase)),
+        }
+        .into());
+    }
     match &args.verdicts {
         None => block(&args, &records, index, ui),
         Some(file) => verdicts(&args, file, &store, &records, index, ui),
@@ -272,12 +284,18 @@ fn verdicts(
         writeln!(ui.out, "{}", super::clean(&line))?;
     }
     for id in &outside {
+        let hint = super::ui::did_you_mean(id, records.iter().map(|r| r.id.as_str())).map(|m| {
+            format!(
+                "did you mean `{m}`? `git swarm review --phase {}` lists the phase's directives",
+                args.phase
+            )
+        });
         ui.warning(
             &format!(
                 "verdict for `{id}` ignored: it was not shown in phase {}",
                 args.phase
             ),
-            None,
+            hint.as_deref(),
         );
     }
     writeln!(

@@ -22,7 +22,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let (entry, quarantined) = match (index.directive(&args.id), index.quarantined(&args.id)) {
         (Some(e), _) => (e, false),
         (None, Some(e)) => (e, true),
-        (None, None) => return Err(Error::UnknownDirective { id: args.id }.into()),
+        (None, None) => return Err(unknown_directive(&store, &args.id).into()),
     };
     let Some(d) = &entry.directive else {
         return Err(Error::Invalid(entry.problems.clone()).into());
@@ -126,5 +126,36 @@ fn with_effective(declared: &str, effective: &str) -> String {
         declared.to_owned()
     } else {
         format!("{effective} (escalated from {declared})")
+    }
+}
+
+/// An id with no directive or quarantined entry, as bad usage naming the
+/// likeliest intended id (a typo is the usual cause) and where ids are listed.
+pub(super) fn unknown_directive(store: &git_swarm::Store, id: &str) -> Error {
+    let mut ids: Vec<String> = Vec::new();
+    for dir in [store.directives_dir(), store.quarantine_dir()] {
+        if let Ok(Some(listing)) = git_swarm::safe_fs::read_dir(&dir) {
+            ids.extend(listing.filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                name.strip_suffix(".toml").map(str::to_owned)
+            }));
+        }
+    }
+    let list = "`git swarm list` shows the ids (add `--quarantined` for quarantined ones)";
+    let hint = match super::ui::did_you_mean(id, ids.iter().map(String::as_str)) {
+        Some(m) => format!("did you mean `{m}`? {list}"),
+        None => list.to_owned(),
+    };
+    Error::Usage {
+        message: format!("no directive or quarantined entry with id `{id}`"),
+        hint: Some(hint),
+    }
+}
+
+/// [`unknown_directive`] in place of the library's bare error of that kind.
+pub(super) fn with_suggestion(store: &git_swarm::Store, e: Error) -> Error {
+    match e {
+        Error::UnknownDirective { id } => unknown_directive(store, &id),
+        e => e,
     }
 }

@@ -27,6 +27,9 @@ pub struct LoadedDirective {
     partial: Option<Directive>,
     /// The fields with a problem of their own (a wrong type, a bad value, missing).
     bad_fields: Vec<&'static str>,
+    /// The lists with an item that is no string: their other items are
+    /// still judged, but an empty list may be only that item's doing.
+    bad_items: Vec<&'static str>,
 }
 
 impl LoadedDirective {
@@ -42,6 +45,7 @@ impl LoadedDirective {
             return Vec::new();
         };
         let bad = |field: &str| self.bad_fields.contains(&field);
+        let bad_item = |field: &str| self.bad_items.contains(&field);
         failure
             .issues
             .iter()
@@ -61,7 +65,7 @@ impl LoadedDirective {
                     } else {
                         &["applies_to_agents", "applies_to_tools"]
                     };
-                    !group.iter().any(|f| bad(f))
+                    !group.iter().any(|f| bad(f) || bad_item(f))
                 }
                 _ => !bad(issue.field),
             })
@@ -131,6 +135,19 @@ const KEYS: &[&str] = &[
     "source",
 ];
 
+/// The keys whose value is a list of strings.
+const LISTS: &[&str] = &[
+    "applies_to_agents",
+    "applies_to_tools",
+    "paths",
+    "triggers",
+    "forbidden_actions",
+    "required_actions",
+    "verification_checks",
+    "verify",
+    "tags",
+];
+
 /// Parses the text of `directives/<id>.toml`. `path` is used in problems.
 pub fn parse_directive_toml(text: &str, path: &str) -> LoadedDirective {
     parse(text, path, false, true).0
@@ -180,6 +197,7 @@ fn parse(
         spans: HashMap::new(),
         partial: None,
         bad_fields: Vec::new(),
+        bad_items: Vec::new(),
     };
     let (table, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
@@ -245,10 +263,17 @@ fn parse(
             );
             continue;
         };
+        // The spans of the items read (strings only, so that the gate's item
+        // index finds its item when a list also holds a wrong-typed one).
         let item_spans = match value.get_ref() {
-            DeValue::Array(items) => items.iter().map(|i| i.span()).collect(),
+            DeValue::Array(items) => items
+                .iter()
+                .filter(|i| matches!(i.get_ref(), DeValue::String(_)))
+                .map(|i| i.span())
+                .collect(),
             _ => Vec::new(),
         };
+        let is_array = matches!(value.get_ref(), DeValue::Array(_));
         out.spans.insert(field, (span.clone(), item_spans));
         let problems_before = x.problems.len();
         match field {
@@ -324,7 +349,12 @@ fn parse(
             }
         }
         if x.problems.len() > problems_before {
-            out.bad_fields.push(field);
+            if is_array && LISTS.contains(&field) {
+                // Only items of the list were wrong: the others are judged.
+                out.bad_items.push(field);
+            } else {
+                out.bad_fields.push(field);
+            }
         }
     }
     // A present but bad `id` (wrong type, invalid) was reported where it is.
@@ -537,6 +567,45 @@ mod tests {
         }
         let loaded = parse_directive_toml("lesson = \"Run the tests first\"\n", "x.toml");
         assert_eq!(loaded.problems[0].code, "missing_key");
+    }
+
+    #[test]
+    fn the_good_items_of_a_list_with_a_bad_one_are_still_judged() {
+        let text = "id = \"ab\"\nlesson = \"Run the tests before handing back\"\napplies_to_agents = [\"Coder\", 5]\nverify = [3, \"tool:\"]\n";
+        let loaded = parse_directive_toml(text, "ab.toml");
+        let mut got: Vec<String> = loaded.problems.iter().map(|p| p.to_string()).collect();
+        got.extend(
+            loaded
+                .gate_problems(text, "ab.toml")
+                .iter()
+                .map(|p| p.to_string()),
+        );
+        assert_eq!(got.len(), 4, "{got:#?}");
+        assert!(
+            got.iter()
+                .any(|p| p.starts_with("ab.toml:3:31: `applies_to_agents[1]`")),
+            "{got:#?}"
+        );
+        assert!(
+            got.iter()
+                .any(|p| p.starts_with("ab.toml:4:11: `verify[0]`")),
+            "{got:#?}"
+        );
+        assert!(
+            got.iter()
+                .any(|p| p.starts_with("ab.toml:3:22:") && p.contains("Coder")),
+            "{got:#?}"
+        );
+        assert!(
+            got.iter().any(|p| p.starts_with("ab.toml:4:14:")),
+            "{got:#?}"
+        );
+
+        // A list whose only item is wrong is one problem, not also an empty scope.
+        let text = "id = \"ab\"\nlesson = \"Run the tests before handing back\"\napplies_to_agents = [5]\nverify = [\"file_modified:x\"]\n";
+        let loaded = parse_directive_toml(text, "ab.toml");
+        assert_eq!(loaded.problems.len(), 1, "{:#?}", loaded.problems);
+        assert!(loaded.gate_problems(text, "ab.toml").is_empty());
     }
 
     #[test]
