@@ -28,6 +28,20 @@ const SUBCOMMANDS: &[&[&str]] = &[
     &["hooks", "install"],
     &["hooks", "uninstall"],
     &["hooks", "status"],
+    &["inject"],
+    &["search"],
+    &["ack"],
+    &["review"],
+    &["phase", "complete"],
+    &["deescalate"],
+    &["status"],
+    &["record"],
+    &["retire"],
+    &["edit"],
+    &["explain"],
+    &["pattern", "extract"],
+    &["pattern", "feedback"],
+    &["pattern", "list"],
 ];
 
 #[test]

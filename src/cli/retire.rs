@@ -13,7 +13,7 @@ pub struct Args {
     #[arg(value_name = "ID")]
     id: String,
     /// Why it is retired (at least 10 characters).
-    #[arg(long = "justification", alias = "reason", value_name = "TEXT")]
+    #[arg(long = "justification", visible_alias = "reason", value_name = "TEXT")]
     justification: String,
 }
 
