@@ -21,13 +21,16 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 
 /// What a path under `.swarm/` is, when it is not a regular file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FileKind {
     Symlink,
     Folder,
     Fifo,
     Socket,
     Device,
+    /// A gitlink (mode 160000) in a tree or the index: a commit of another
+    /// repository, no file at all.
+    Submodule,
     Other,
 }
 
@@ -56,6 +59,7 @@ impl FileKind {
             FileKind::Fifo => "a FIFO (named pipe)",
             FileKind::Socket => "a socket",
             FileKind::Device => "a device",
+            FileKind::Submodule => "a submodule (gitlink)",
             FileKind::Other => "not a regular file",
         }
     }

@@ -570,3 +570,54 @@ fn nothing_is_written_through_a_linked_local_folder() {
         "nothing was written outside the repository"
     );
 }
+
+/// A submodule (a gitlink, mode 160000) staged or committed as a directive
+/// file: its id is a commit's, not a blob's, so it is reported as what it
+/// is and skipped; it neither stops the check (exit 3) nor turns the
+/// pre-commit hook off, and a submodule standing for the whole folder is
+/// reported too.
+#[test]
+fn a_submodule_in_place_of_a_directive_does_not_turn_the_gate_off() {
+    let env = TestEnv::initialised();
+    env.swarm(&["hooks", "install"]).success();
+    let commit = head(&env);
+    env.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{commit},.swarm/directives/sub.toml"),
+    ]);
+    let said = ".swarm/directives/sub.toml: error: a submodule (gitlink), not a regular file: skipped, not read";
+    let run = swarm(&env, &["check", "--staged"]);
+    run.code(2);
+    assert!(run.stderr.contains(said), "{}", run.snapshot());
+    assert_key_commit_refused(&env);
+    env.git(&["commit", "-q", "-m", "a submodule among the directives"]);
+    let run = swarm(&env, &["check", "--commit", "HEAD"]);
+    run.code(2);
+    assert!(run.stderr.contains(said), "{}", run.snapshot());
+
+    // The whole folder a submodule, in a commit.
+    env.git(&["rm", "-q", "-r", "--cached", ".swarm/directives"]);
+    env.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{commit},.swarm/directives"),
+    ]);
+    env.git(&[
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        "a submodule as the folder",
+    ]);
+    let run = swarm(&env, &["check", "--commit", "HEAD"]);
+    assert!(
+        run.stderr.contains(
+            ".swarm/directives: error: a submodule (gitlink), not a folder: skipped, no directive in it is read"
+        ),
+        "{}",
+        run.snapshot()
+    );
+}
