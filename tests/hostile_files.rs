@@ -448,12 +448,39 @@ fn no_directive_is_read_or_written_through_a_linked_folder() {
         "{}",
         run.snapshot()
     );
+    // Nor do the commands that change a directive's file in place.
+    for args in [
+        &[
+            "retire",
+            "no-private-keys",
+            "--reason",
+            "no longer needed here",
+        ][..],
+        &["edit", "no-private-keys"],
+    ] {
+        let run = edit_with_sed(&env, args);
+        run.code(2);
+        assert!(
+            run.stderr.contains(
+                "error: $TMP/repo/.swarm/directives is a symbolic link, not a folder of its own"
+            ),
+            "{}",
+            run.snapshot()
+        );
+    }
     assert_readers_skip(&env, ".swarm/directives", "symbolic link");
     assert_eq!(
         snapshot_of(&outside),
         before,
         "nothing was written outside the repository"
     );
+}
+
+/// `git swarm ARGS` with an editor that would lower `critical` to `low`.
+fn edit_with_sed(env: &TestEnv, args: &[&str]) -> Run {
+    let mut cmd = env.command(common::bin(), &env.root);
+    cmd.args(args).env("GIT_EDITOR", "sed -i s/critical/low/");
+    timed(env, cmd, &format!("git swarm {}", args.join(" ")))
 }
 
 /// `.swarm/` itself as a link: every command refuses it (bad input), none
@@ -564,6 +591,19 @@ fn nothing_is_written_through_a_linked_local_folder() {
     );
     let run = swarm(&env, &["record", "--custom", "note"]);
     run.success();
+    // `edit` keeps its copy in `.swarm/local/edit/`: not through the link.
+    let run = edit_with_sed(&env, &["edit", "no-private-keys"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: $TMP/repo/.swarm/local is a symbolic link, not a folder of its own"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        env.read(".swarm/directives/no-private-keys.toml")
+            .contains("critical")
+    );
     assert_eq!(
         snapshot_of(&outside),
         Vec::new(),

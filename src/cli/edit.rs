@@ -24,6 +24,12 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .join("edit")
         .join(format!("{}.toml", args.id));
     let copy_rel = store.rel(&copy);
+    // `.swarm/local` can be committed as a link: the copy would be written,
+    // read back and removed wherever it points.
+    let copy_dir = copy.parent().map(Path::to_path_buf).unwrap_or_default();
+    if let Some((path, kind)) = git_swarm::safe_fs::linked_folder(&store.swarm_dir, &copy_dir) {
+        return Err(Error::LinkedFolder { path, kind }.into());
+    }
     let kept = std::fs::symlink_metadata(&copy).is_ok_and(|m| m.is_file());
     if kept {
         ui.note(&format!(
@@ -31,7 +37,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             file.rel
         ));
     } else {
-        write_copy(&copy, &file.text)?;
+        write_copy(&store.swarm_dir, &copy, &file.text)?;
     }
     let editor = editor(&repo)?;
     let status = std::process::Command::new("sh")
@@ -59,7 +65,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
-    let text = std::fs::read(&copy)
+    let text = git_swarm::safe_fs::read(&copy, git_swarm::directive::limits::FILE_MAX)
         .map_err(|e| Error::io(&copy, e))
         .and_then(|b| {
             String::from_utf8(b).map_err(|_| Error::Usage {
@@ -120,18 +126,19 @@ fn editor(repo: &Repo) -> Result<String, Error> {
     }
 }
 
-/// Writes the copy the editor opens, in `.swarm/local/edit/`.
-fn write_copy(copy: &Path, text: &str) -> Result<(), Error> {
+/// Writes the copy the editor opens, in `.swarm/local/edit/` (under
+/// `swarm`, the `.swarm/` folder), never through a link.
+fn write_copy(swarm: &Path, copy: &Path, text: &str) -> Result<(), Error> {
     let dir: PathBuf = copy.parent().map(Path::to_path_buf).unwrap_or_default();
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    git_swarm::safe_fs::create_dir_all(swarm, &dir)?;
     // Whatever stands at the copy's path is not a kept edit: replaced, not followed.
     if std::fs::symlink_metadata(copy).is_ok() {
         std::fs::remove_file(copy).map_err(|e| Error::io(copy, e))?;
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(copy)
-        .map_err(|e| Error::io(copy, e))?;
+    let mut f = git_swarm::safe_fs::open(
+        copy,
+        std::fs::OpenOptions::new().write(true).create_new(true),
+    )
+    .map_err(|e| Error::io(copy, e))?;
     f.write_all(text.as_bytes()).map_err(|e| Error::io(copy, e))
 }
