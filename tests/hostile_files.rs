@@ -661,3 +661,43 @@ fn a_submodule_in_place_of_a_directive_does_not_turn_the_gate_off() {
         run.snapshot()
     );
 }
+
+/// A directive committed as a blob far over the 64 KiB limit (zeros, which
+/// git stores in a few hundred KB): its size is read from the object's
+/// header, so the blob is never inflated. Run with the data segment capped
+/// well below the blob's size, the check reports the file and goes on.
+#[test]
+fn a_huge_committed_directive_is_not_inflated() {
+    let env = TestEnv::initialised();
+    let big = env.path(".swarm/directives/big.toml");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(200 << 20))
+        .expect("a 200 MB file of zeros");
+    env.git(&["add", ".swarm/directives/big.toml"]);
+    std::fs::remove_file(&big).expect("rm");
+    let said = ".swarm/directives/big.toml:1:1: error: file is over the 65536-byte limit";
+    for args in [&["check", "--staged"][..], &["check", "--commit", "HEAD"]] {
+        if args[1] == "--commit" {
+            env.git(&["commit", "-q", "--no-verify", "-m", "a huge directive"]);
+        }
+        let mut cmd = env.command(common::bin(), &env.root);
+        cmd.args(args);
+        // SAFETY: setrlimit(2) is async-signal-safe; it only limits the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 100 << 20,
+                    rlim_max: 100 << 20,
+                };
+                if libc::setrlimit(libc::RLIMIT_DATA, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        let run = timed(&env, cmd, &format!("git swarm {}", args.join(" ")));
+        run.code(2);
+        assert!(run.stderr.contains(said), "{}", run.snapshot());
+    }
+}

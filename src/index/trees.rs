@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::entries::not_regular_entry;
+use super::entries::{not_regular_entry, too_large_entry};
 use super::entry_from_bytes;
 use crate::check::CheckEntry;
 use crate::error::{Error, Result};
@@ -200,6 +200,16 @@ fn parse_blobs(
         let rel = format!(".swarm/directives/{name}");
         if let Some(kind) = kind {
             out.push(not_regular_entry(&rel, name, *kind));
+            continue;
+        }
+        // A blob's size is in its header: one over the limit (a few MB of
+        // zeros compress to nothing) is never inflated.
+        let size = repo
+            .find_header(*id)
+            .map_err(|err| Error::git(format!("reading .swarm/directives/{name}"), err))?
+            .size();
+        if size > crate::directive::limits::FILE_MAX {
+            out.push(too_large_entry(&rel, name));
             continue;
         }
         let blob = repo
