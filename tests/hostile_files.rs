@@ -701,3 +701,37 @@ fn a_huge_committed_directive_is_not_inflated() {
         assert!(run.stderr.contains(said), "{}", run.snapshot());
     }
 }
+
+/// `.swarm/local` committed as a regular file (git ignores `local/` only as
+/// a folder): reported as what it is, and nothing is written under it.
+#[test]
+fn a_regular_file_in_place_of_a_folder_is_named_as_one() {
+    let env = TestEnv::initialised();
+    env.write(".swarm/local", "not a folder\n");
+    env.git(&["add", "-f", ".swarm/local"]);
+    env.git(&["commit", "-q", "-m", "a file as .swarm/local"]);
+    let run = swarm(&env, &["validate"]);
+    run.code(2);
+    assert!(
+        run.stdout.contains(
+            ".swarm/local: error: a regular file, not a folder: skipped, nothing in it is read and nothing is written through it"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    swarm(&env, &["inject", "--role", "coder"]).success();
+    let lines = env.event_lines();
+    let shown: serde_json::Value =
+        serde_json::from_str(lines.last().expect("a shown event")).expect("json");
+    let delegation = shown["id"].as_str().expect("delegation id").to_owned();
+    env.write("final.txt", "Done: the change is in.\n");
+    let run = swarm(&env, &["ack", "--delegation", &delegation, "final.txt"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: $TMP/repo/.swarm/local is a regular file, not a folder of its own"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(".swarm/local"), "not a folder\n");
+}
