@@ -735,3 +735,24 @@ fn a_regular_file_in_place_of_a_folder_is_named_as_one() {
     );
     assert_eq!(env.read(".swarm/local"), "not a folder\n");
 }
+
+/// `.swarm/.gitattributes` as a link (to a file that marks the union merge):
+/// not read, by git-swarm or by git, and `validate` says why the union
+/// merge is missing.
+#[test]
+fn a_gitattributes_link_is_named_as_one() {
+    let env = TestEnv::initialised();
+    let attributes = env.path(".swarm/.gitattributes");
+    let outside = env.tmp.path().join("gitattributes");
+    std::fs::copy(&attributes, &outside).expect("copy");
+    std::fs::remove_file(&attributes).expect("rm");
+    symlink(&outside, &attributes).expect("symlink");
+    let run = swarm(&env, &["validate"]);
+    assert!(
+        run.stdout.contains(
+            ".swarm/.gitattributes: warning: a symbolic link, not a regular file: not read (nor by git), so event files are not marked `merge=union`"
+        ),
+        "{}",
+        run.snapshot()
+    );
+}
