@@ -756,3 +756,26 @@ fn a_gitattributes_link_is_named_as_one() {
         run.snapshot()
     );
 }
+
+/// An edit saved over the 64 KiB limit is read no further than the limit:
+/// bad input (exit 2), the directive unchanged, the edit kept.
+#[test]
+fn an_edit_over_the_size_limit_is_refused_and_kept() {
+    let env = TestEnv::initialised();
+    let before = env.read(".swarm/directives/no-private-keys.toml");
+    let mut cmd = env.command(common::bin(), &env.root);
+    cmd.args(["edit", "no-private-keys"]).env(
+        "GIT_EDITOR",
+        "f() { head -c 70000 /dev/zero | tr '\\0' '#' >> \"$1\"; }; f",
+    );
+    let run = timed(&env, cmd, "git swarm edit no-private-keys");
+    run.code(2);
+    assert!(
+        run.stderr.contains(
+            "edit/no-private-keys.toml: file is over the 65536-byte limit: .swarm/directives/no-private-keys.toml is unchanged"
+        ) && run.stderr.contains("hint: the edit is kept in .swarm/local/edit/no-private-keys.toml"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(".swarm/directives/no-private-keys.toml"), before);
+}

@@ -65,8 +65,18 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
+    let kept_hint = format!(
+        "the edit is kept in {copy_rel}; `git swarm edit {}` reopens it",
+        args.id
+    );
     let text = git_swarm::safe_fs::read(&copy, git_swarm::directive::limits::FILE_MAX)
-        .map_err(|e| Error::io(&copy, e))
+        .map_err(|e| match Error::io(&copy, e) {
+            Error::Usage { message, .. } => Error::Usage {
+                message: format!("{message}: {} is unchanged", file.rel),
+                hint: Some(kept_hint.clone()),
+            },
+            other => other,
+        })
         .and_then(|b| {
             String::from_utf8(b).map_err(|_| Error::Usage {
                 message: format!("{copy_rel} is not valid UTF-8: {} is unchanged", file.rel),
