@@ -779,3 +779,44 @@ fn an_edit_over_the_size_limit_is_refused_and_kept() {
     );
     assert_eq!(env.read(".swarm/directives/no-private-keys.toml"), before);
 }
+
+/// A `config.toml` with the shortest lock wait, and the log's lock held by
+/// another process (an agent appending, say) while a commit is made: the
+/// failed check cannot be recorded, which is said, and the commit is still
+/// refused. Recording never decides a check.
+#[test]
+fn a_log_that_cannot_be_locked_does_not_turn_the_gate_off() {
+    let env = TestEnv::initialised();
+    env.swarm(&["hooks", "install"]).success();
+    let config = env
+        .read(".swarm/config.toml")
+        .replace("lock_timeout_ms = 10000", "lock_timeout_ms = 1");
+    assert!(config.contains("lock_timeout_ms = 1\n"), "{config}");
+    env.write(".swarm/config.toml", config);
+    env.swarm(&["record", "--custom", "note"]).success();
+    let log = std::fs::read_dir(env.path(".swarm/events"))
+        .expect("events")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("an event file");
+    let held = std::fs::File::open(&log).expect("open the log");
+    held.lock().expect("hold the log's lock");
+
+    env.write("deploy.pem", format!("{KEY_LINE}\nAAAA\n"));
+    env.git(&["add", "deploy.pem"]);
+    let before = head(&env);
+    let run = git(&env, &["commit", "-q", "-m", "add the deploy key"]);
+    run.code(1);
+    assert!(
+        run.stderr
+            .contains("warning: the failed checks were not recorded: timed out")
+            && run
+                .stderr
+                .contains("blocked by 1 directive: no-private-keys")
+            && !run.stderr.contains("did not run"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(head(&env), before, "no commit was made");
+    drop(held);
+}
