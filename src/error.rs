@@ -80,12 +80,22 @@ impl Error {
     }
 
     /// An I/O error on `path`; a file [`crate::safe_fs`] refused to open
-    /// becomes [`Error::NotRegular`].
+    /// becomes [`Error::NotRegular`], one over its read limit bad input.
     pub fn io(path: &Path, source: std::io::Error) -> Error {
         if let Some(kind) = crate::safe_fs::not_regular(&source) {
             return Error::NotRegular {
                 path: path.to_path_buf(),
                 kind,
+            };
+        }
+        // Over a read limit: the file is bad input, not a failing machine.
+        if let Some(limit) = source
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<crate::safe_fs::TooLarge>())
+        {
+            return Error::Usage {
+                message: format!("{}: {limit}", path.display()),
+                hint: Some("a file git-swarm reads under .swarm/ is small: cut it down".into()),
             };
         }
         Error::Io {

@@ -33,22 +33,21 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
     if !crate::directive::is_valid_id(id) {
         return Err(Error::UnknownDirective { id: id.to_owned() });
     }
-    refuse_linked_folder(store, &store.directives_dir())?;
-    let path = store.directives_dir().join(format!("{id}.toml"));
+    let dir = store.directives_dir();
+    // Read (and later replaced) through a linked folder, the file would be
+    // one outside the repository.
+    refuse_linked(store, &dir)?;
+    let path = dir.join(format!("{id}.toml"));
     let rel = store.rel(&path);
-    match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.is_file() => {}
-        Ok(_) => {
-            return Err(Error::Invalid(vec![
-                Problem::error(
-                    &rel,
-                    "not_a_file",
-                    "not a plain file (a link, folder or device)",
-                )
+    let unreadable = |code: &str, message: String| {
+        Error::Invalid(vec![
+            Problem::error(&rel, code, message)
                 .at(1, 1)
-                .with_hint("a directive is a plain TOML file; replace this one"),
-            ]));
-        }
+                .with_hint("a directive is a small, regular TOML file; replace this one"),
+        ])
+    };
+    let bytes = match crate::safe_fs::read(&path, crate::directive::limits::FILE_MAX) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let quarantined = store.quarantine_dir().join(format!("{id}.toml"));
             if crate::safe_fs::not_a_folder(&store.quarantine_dir()).is_none()
@@ -63,15 +62,22 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
             }
             return Err(Error::UnknownDirective { id: id.to_owned() });
         }
-        Err(e) => return Err(Error::io(&path, e)),
-    }
-    let bytes = crate::safe_fs::read(&path, crate::directive::limits::FILE_MAX).map_err(|e| {
-        Error::Invalid(vec![
-            Problem::error(&rel, "unreadable", format!("cannot read: {e}"))
-                .at(1, 1)
-                .with_hint("a directive file is a small TOML file; replace this one"),
-        ])
-    })?;
+        Err(e) => match crate::safe_fs::not_regular(&e) {
+            Some(kind) => {
+                return Err(unreadable(
+                    crate::event::NOT_REGULAR,
+                    format!("{kind}, not a regular file: not read"),
+                ));
+            }
+            None if e
+                .get_ref()
+                .is_some_and(|i| i.is::<crate::safe_fs::TooLarge>()) =>
+            {
+                return Err(unreadable("unreadable", e.to_string()));
+            }
+            None => return Err(Error::io(&path, e)),
+        },
+    };
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::Invalid(vec![
             Problem::error(&rel, "not_utf8", "file is not valid UTF-8")
@@ -99,20 +105,21 @@ pub fn problems(id: &str, text: &str, shown_as: &str) -> Vec<Problem> {
 /// Writes `text` as the file of directive `id` if it passes [`problems`];
 /// otherwise changes nothing and returns them as [`Error::Invalid`].
 pub fn replace(store: &Store, id: &str, text: &str) -> Result<PathBuf> {
-    let path = store.directives_dir().join(format!("{id}.toml"));
+    let dir = store.directives_dir();
+    let path = dir.join(format!("{id}.toml"));
     let found = problems(id, text, &store.rel(&path));
     if !found.is_empty() {
         return Err(Error::Invalid(found));
     }
-    refuse_linked_folder(store, &store.directives_dir())?;
+    refuse_linked(store, &dir)?;
     write_atomically(&path, text.as_bytes())?;
     Ok(path)
 }
 
-/// Fails when `dir`, or a folder on the way to it from `.swarm/`, is a link
-/// (or no folder): reading or writing a directive there would reach
-/// wherever the link points, outside the repository.
-fn refuse_linked_folder(store: &Store, dir: &Path) -> Result<()> {
+/// Fails when `dir`, or a folder on the way to it from `.swarm/` (itself
+/// included), is a link or not a folder: what is read or written there
+/// would be outside the repository.
+fn refuse_linked(store: &Store, dir: &Path) -> Result<()> {
     match crate::safe_fs::linked_folder(&store.swarm_dir, dir) {
         Some((path, kind)) => Err(Error::LinkedFolder { path, kind }),
         None => Ok(()),

@@ -21,13 +21,18 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 
 /// What a path under `.swarm/` is, when it is not a regular file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FileKind {
     Symlink,
     Folder,
     Fifo,
     Socket,
     Device,
+    /// A regular file where a folder was expected.
+    File,
+    /// A gitlink (mode 160000) in a tree or the index: a commit of another
+    /// repository, no file at all.
+    Submodule,
     Other,
 }
 
@@ -56,6 +61,8 @@ impl FileKind {
             FileKind::Fifo => "a FIFO (named pipe)",
             FileKind::Socket => "a socket",
             FileKind::Device => "a device",
+            FileKind::File => "a regular file",
+            FileKind::Submodule => "a submodule (gitlink)",
             FileKind::Other => "not a regular file",
         }
     }
@@ -195,7 +202,7 @@ pub fn not_a_folder(dir: &Path) -> Option<FileKind> {
     if meta.is_dir() {
         None
     } else {
-        Some(FileKind::of(&meta).unwrap_or(FileKind::Other))
+        Some(FileKind::of(&meta).unwrap_or(FileKind::File))
     }
 }
 
@@ -225,7 +232,7 @@ pub fn linked_folder(swarm: &Path, dir: &Path) -> Option<(PathBuf, FileKind)> {
         }
         match std::fs::symlink_metadata(&at) {
             Ok(m) if m.is_dir() => {}
-            Ok(m) => return Some((at, FileKind::of(&m).unwrap_or(FileKind::Other))),
+            Ok(m) => return Some((at, FileKind::of(&m).unwrap_or(FileKind::File))),
             // Missing: created by the writer, as a real folder.
             Err(_) => return None,
         }

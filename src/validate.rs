@@ -233,7 +233,20 @@ fn list(dir: &Path, folder: &str, r: &mut Report) -> Result<Vec<String>> {
 
 fn check_gitattributes(store: &Store, r: &mut Report) {
     let path = store.swarm_dir.join(".gitattributes");
-    let ok = crate::safe_fs::read(&path, GITATTRIBUTES_MAX)
+    let read = crate::safe_fs::read(&path, GITATTRIBUTES_MAX);
+    // git does not read an in-tree `.gitattributes` link either: no union merge.
+    if let Some(kind) = read.as_ref().err().and_then(crate::safe_fs::not_regular) {
+        r.problems.push(
+            Problem::warning(
+                ".swarm/.gitattributes",
+                crate::event::NOT_REGULAR,
+                format!("{kind}, not a regular file: not read (nor by git), so event files are not marked `merge=union`"),
+            )
+            .with_hint("replace it with a regular file holding `events/*.jsonl merge=union` (git swarm init writes it)"),
+        );
+        return;
+    }
+    let ok = read
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
         .is_some_and(|t| {

@@ -448,12 +448,39 @@ fn no_directive_is_read_or_written_through_a_linked_folder() {
         "{}",
         run.snapshot()
     );
+    // Nor do the commands that change a directive's file in place.
+    for args in [
+        &[
+            "retire",
+            "no-private-keys",
+            "--reason",
+            "no longer needed here",
+        ][..],
+        &["edit", "no-private-keys"],
+    ] {
+        let run = edit_with_sed(&env, args);
+        run.code(2);
+        assert!(
+            run.stderr.contains(
+                "error: $TMP/repo/.swarm/directives is a symbolic link, not a folder of its own"
+            ),
+            "{}",
+            run.snapshot()
+        );
+    }
     assert_readers_skip(&env, ".swarm/directives", "symbolic link");
     assert_eq!(
         snapshot_of(&outside),
         before,
         "nothing was written outside the repository"
     );
+}
+
+/// `git swarm ARGS` with an editor that would lower `critical` to `low`.
+fn edit_with_sed(env: &TestEnv, args: &[&str]) -> Run {
+    let mut cmd = env.command(common::bin(), &env.root);
+    cmd.args(args).env("GIT_EDITOR", "sed -i s/critical/low/");
+    timed(env, cmd, &format!("git swarm {}", args.join(" ")))
 }
 
 /// `.swarm/` itself as a link: every command refuses it (bad input), none
@@ -564,9 +591,232 @@ fn nothing_is_written_through_a_linked_local_folder() {
     );
     let run = swarm(&env, &["record", "--custom", "note"]);
     run.success();
+    // `edit` keeps its copy in `.swarm/local/edit/`: not through the link.
+    let run = edit_with_sed(&env, &["edit", "no-private-keys"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: $TMP/repo/.swarm/local is a symbolic link, not a folder of its own"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        env.read(".swarm/directives/no-private-keys.toml")
+            .contains("critical")
+    );
     assert_eq!(
         snapshot_of(&outside),
         Vec::new(),
         "nothing was written outside the repository"
     );
+}
+
+/// A submodule (a gitlink, mode 160000) staged or committed as a directive
+/// file: its id is a commit's, not a blob's, so it is reported as what it
+/// is and skipped; it neither stops the check (exit 3) nor turns the
+/// pre-commit hook off, and a submodule standing for the whole folder is
+/// reported too.
+#[test]
+fn a_submodule_in_place_of_a_directive_does_not_turn_the_gate_off() {
+    let env = TestEnv::initialised();
+    env.swarm(&["hooks", "install"]).success();
+    let commit = head(&env);
+    env.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{commit},.swarm/directives/sub.toml"),
+    ]);
+    let said = ".swarm/directives/sub.toml: error: a submodule (gitlink), not a regular file: skipped, not read";
+    let run = swarm(&env, &["check", "--staged"]);
+    run.code(2);
+    assert!(run.stderr.contains(said), "{}", run.snapshot());
+    assert_key_commit_refused(&env);
+    env.git(&["commit", "-q", "-m", "a submodule among the directives"]);
+    let run = swarm(&env, &["check", "--commit", "HEAD"]);
+    run.code(2);
+    assert!(run.stderr.contains(said), "{}", run.snapshot());
+
+    // The whole folder a submodule, in a commit.
+    env.git(&["rm", "-q", "-r", "--cached", ".swarm/directives"]);
+    env.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{commit},.swarm/directives"),
+    ]);
+    env.git(&[
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        "a submodule as the folder",
+    ]);
+    let run = swarm(&env, &["check", "--commit", "HEAD"]);
+    assert!(
+        run.stderr.contains(
+            ".swarm/directives: error: a submodule (gitlink), not a folder: skipped, no directive in it is read"
+        ),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// A directive committed as a blob far over the 64 KiB limit (zeros, which
+/// git stores in a few hundred KB): its size is read from the object's
+/// header, so the blob is never inflated. Run with the data segment capped
+/// well below the blob's size, the check reports the file and goes on.
+#[test]
+fn a_huge_committed_directive_is_not_inflated() {
+    let env = TestEnv::initialised();
+    let big = env.path(".swarm/directives/big.toml");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(200 << 20))
+        .expect("a 200 MB file of zeros");
+    env.git(&["add", ".swarm/directives/big.toml"]);
+    std::fs::remove_file(&big).expect("rm");
+    let said = ".swarm/directives/big.toml:1:1: error: file is over the 65536-byte limit";
+    for args in [&["check", "--staged"][..], &["check", "--commit", "HEAD"]] {
+        if args[1] == "--commit" {
+            env.git(&["commit", "-q", "--no-verify", "-m", "a huge directive"]);
+        }
+        let mut cmd = env.command(common::bin(), &env.root);
+        cmd.args(args);
+        // SAFETY: setrlimit(2) is async-signal-safe; it only limits the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 100 << 20,
+                    rlim_max: 100 << 20,
+                };
+                if libc::setrlimit(libc::RLIMIT_DATA, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        let run = timed(&env, cmd, &format!("git swarm {}", args.join(" ")));
+        run.code(2);
+        assert!(run.stderr.contains(said), "{}", run.snapshot());
+    }
+}
+
+/// `.swarm/local` committed as a regular file (git ignores `local/` only as
+/// a folder): reported as what it is, and nothing is written under it.
+#[test]
+fn a_regular_file_in_place_of_a_folder_is_named_as_one() {
+    let env = TestEnv::initialised();
+    env.write(".swarm/local", "not a folder\n");
+    env.git(&["add", "-f", ".swarm/local"]);
+    env.git(&["commit", "-q", "-m", "a file as .swarm/local"]);
+    let run = swarm(&env, &["validate"]);
+    run.code(2);
+    assert!(
+        run.stdout.contains(
+            ".swarm/local: error: a regular file, not a folder: skipped, nothing in it is read and nothing is written through it"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    swarm(&env, &["inject", "--role", "coder"]).success();
+    let lines = env.event_lines();
+    let shown: serde_json::Value =
+        serde_json::from_str(lines.last().expect("a shown event")).expect("json");
+    let delegation = shown["id"].as_str().expect("delegation id").to_owned();
+    env.write("final.txt", "Done: the change is in.\n");
+    let run = swarm(&env, &["ack", "--delegation", &delegation, "final.txt"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: $TMP/repo/.swarm/local is a regular file, not a folder of its own"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(".swarm/local"), "not a folder\n");
+}
+
+/// `.swarm/.gitattributes` as a link (to a file that marks the union merge):
+/// not read, by git-swarm or by git, and `validate` says why the union
+/// merge is missing.
+#[test]
+fn a_gitattributes_link_is_named_as_one() {
+    let env = TestEnv::initialised();
+    let attributes = env.path(".swarm/.gitattributes");
+    let outside = env.tmp.path().join("gitattributes");
+    std::fs::copy(&attributes, &outside).expect("copy");
+    std::fs::remove_file(&attributes).expect("rm");
+    symlink(&outside, &attributes).expect("symlink");
+    let run = swarm(&env, &["validate"]);
+    assert!(
+        run.stdout.contains(
+            ".swarm/.gitattributes: warning: a symbolic link, not a regular file: not read (nor by git), so event files are not marked `merge=union`"
+        ),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// An edit saved over the 64 KiB limit is read no further than the limit:
+/// bad input (exit 2), the directive unchanged, the edit kept.
+#[test]
+fn an_edit_over_the_size_limit_is_refused_and_kept() {
+    let env = TestEnv::initialised();
+    let before = env.read(".swarm/directives/no-private-keys.toml");
+    let mut cmd = env.command(common::bin(), &env.root);
+    cmd.args(["edit", "no-private-keys"]).env(
+        "GIT_EDITOR",
+        "f() { head -c 70000 /dev/zero | tr '\\0' '#' >> \"$1\"; }; f",
+    );
+    let run = timed(&env, cmd, "git swarm edit no-private-keys");
+    run.code(2);
+    assert!(
+        run.stderr.contains(
+            "edit/no-private-keys.toml: file is over the 65536-byte limit: .swarm/directives/no-private-keys.toml is unchanged"
+        ) && run.stderr.contains("hint: the edit is kept in .swarm/local/edit/no-private-keys.toml"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(".swarm/directives/no-private-keys.toml"), before);
+}
+
+/// A `config.toml` with the shortest lock wait, and the log's lock held by
+/// another process (an agent appending, say) while a commit is made: the
+/// failed check cannot be recorded, which is said, and the commit is still
+/// refused. Recording never decides a check.
+#[test]
+fn a_log_that_cannot_be_locked_does_not_turn_the_gate_off() {
+    let env = TestEnv::initialised();
+    env.swarm(&["hooks", "install"]).success();
+    let config = env
+        .read(".swarm/config.toml")
+        .replace("lock_timeout_ms = 10000", "lock_timeout_ms = 1");
+    assert!(config.contains("lock_timeout_ms = 1\n"), "{config}");
+    env.write(".swarm/config.toml", config);
+    env.swarm(&["record", "--custom", "note"]).success();
+    let log = std::fs::read_dir(env.path(".swarm/events"))
+        .expect("events")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("an event file");
+    let held = std::fs::File::open(&log).expect("open the log");
+    held.lock().expect("hold the log's lock");
+
+    env.write("deploy.pem", format!("{KEY_LINE}\nAAAA\n"));
+    env.git(&["add", "deploy.pem"]);
+    let before = head(&env);
+    let run = git(&env, &["commit", "-q", "-m", "add the deploy key"]);
+    run.code(1);
+    assert!(
+        run.stderr
+            .contains("warning: the failed checks were not recorded: timed out")
+            && run
+                .stderr
+                .contains("blocked by 1 directive: no-private-keys")
+            && !run.stderr.contains("did not run"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(head(&env), before, "no commit was made");
+    drop(held);
 }

@@ -540,14 +540,14 @@ fn edit_and_retire_do_not_go_through_a_linked_folder() {
 }
 
 /// `--justification` says why, as for `deescalate` and `phase complete`;
-/// `--reason` still works, hidden.
+/// `--reason`, the name users meet first, is accepted and shown as its alias.
 #[test]
 fn retire_takes_justification_and_the_old_reason() {
     let env = repo();
     let help = swarm(&env, &["retire", "-h"]);
     help.success();
     assert!(
-        help.stdout.contains("--justification <TEXT>") && !help.stdout.contains("--reason"),
+        help.stdout.contains("--justification <TEXT>") && help.stdout.contains("[alias: --reason]"),
         "{}",
         help.stdout
     );

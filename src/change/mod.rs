@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::pathglob::PathGlob;
+use crate::safe_fs::FileKind;
 
 /// Which change to check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -414,9 +415,9 @@ impl Change {
     }
 
     /// For a staged change: the `.swarm/directives/` files in the index, as
-    /// (file name, blob id, whether it is a symlink) — the directives a
-    /// commit of it would carry.
-    pub fn staged_directive_blobs(&self) -> Option<Vec<(String, ObjectId, bool)>> {
+    /// (file name, object id, what it is when no regular file) — the
+    /// directives a commit of it would carry.
+    pub fn staged_directive_blobs(&self) -> Option<Vec<crate::index::DirectiveBlob>> {
         let Snapshot::Index(index) = &self.snapshot else {
             return None;
         };
@@ -430,8 +431,19 @@ impl Change {
                 .filter_map(|e| {
                     let name = e.path(index).strip_prefix(prefix.as_bytes())?;
                     let name = std::str::from_utf8(name).ok()?;
-                    let link = e.mode == gix::index::entry::Mode::SYMLINK;
-                    (!name.contains('/')).then(|| (name.to_owned(), e.id, link))
+                    // A symlink's blob is its target's path and a
+                    // submodule's id a commit's: neither is read.
+                    use gix::index::entry::Mode;
+                    let kind = if e.mode == Mode::SYMLINK {
+                        Some(FileKind::Symlink)
+                    } else if e.mode == Mode::COMMIT {
+                        Some(FileKind::Submodule)
+                    } else if e.mode == Mode::DIR {
+                        return None;
+                    } else {
+                        None
+                    };
+                    (!name.contains('/')).then(|| (name.to_owned(), e.id, kind))
                 })
                 .collect(),
         )

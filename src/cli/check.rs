@@ -358,7 +358,16 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
                     .map(|c| (c.directive.priority, c.directive.enforcement))
             },
             ui,
-        )?;
+        )
+        // The next command that records appends what is due; this check's
+        // result stands.
+        .unwrap_or_else(|e| {
+            report.warnings.push(Warning::new(
+                format!("the escalations due were not recorded: {e}"),
+                e.hint().as_deref(),
+            ));
+            Vec::new()
+        });
         // The violation just recorded escalated these: judged as a check run
         // now would judge them, the change that escalates a `warn`
         // directive is blocked too.
@@ -512,9 +521,11 @@ impl ToolRunner for Sandboxed {
     }
 }
 
-/// [`record`], but a log that cannot hold the record (a link, FIFO or
-/// linked folder in its place) is a warning: the check's result stands, and
-/// a hook still blocks on it.
+/// [`record`], but a log that cannot take the record (a link, FIFO or
+/// linked folder in its place, a lock held past `events.lock_timeout_ms`,
+/// a full disk) is a warning: the check's result stands, and a hook still
+/// blocks on it. Recording is what the check leaves behind, never what
+/// decides it.
 fn record_or_warn(
     store: &Store,
     fold: &git_swarm::fold::Fold,
@@ -523,7 +534,7 @@ fn record_or_warn(
     ui: &mut Ui,
 ) -> Result<bool, Error> {
     match record(store, fold, report, branch, ui) {
-        Err(e @ (Error::NotRegular { .. } | Error::LinkedFolder { .. })) => {
+        Err(e) => {
             report.warnings.push(Warning::new(
                 format!("the failed checks were not recorded: {e}"),
                 e.hint().as_deref(),

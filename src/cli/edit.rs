@@ -71,7 +71,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // A copy the editor removed is abandoned as an emptied one is.
     let text = match std::fs::symlink_metadata(&copy) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        _ => read_text(&copy, &copy_rel)?,
+        // Over the size limit, say so and keep the edit, as for a bad one.
+        _ => read_text(&copy, &copy_rel).map_err(|e| match e {
+            Error::Usage { message, .. } => Error::Usage {
+                message: format!("{message}: {} is unchanged", file.rel),
+                hint: Some(kept_hint.clone()),
+            },
+            other => other,
+        })?,
     };
     if text.trim().is_empty() {
         // As an empty commit message aborts a commit, an emptied file abandons the edit.
@@ -138,8 +145,8 @@ fn read_text(path: &Path, rel: &str) -> Result<String, Error> {
     let bytes = git_swarm::safe_fs::read(path, git_swarm::directive::limits::FILE_MAX)
         .map_err(|e| Error::io(path, e))?;
     String::from_utf8(bytes).map_err(|_| Error::Usage {
-        message: format!("{rel} is not valid UTF-8: the directive is unchanged"),
-        hint: Some("save the file as UTF-8".into()),
+        message: format!("{rel} is not valid UTF-8 (save it as UTF-8)"),
+        hint: None,
     })
 }
 
@@ -173,10 +180,10 @@ fn write_new(path: &Path, text: &str) -> Result<(), Error> {
     if std::fs::symlink_metadata(path).is_ok() {
         std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let mut f = git_swarm::safe_fs::open(
+        path,
+        std::fs::OpenOptions::new().write(true).create_new(true),
+    )
+    .map_err(|e| Error::io(path, e))?;
     f.write_all(text.as_bytes()).map_err(|e| Error::io(path, e))
 }

@@ -124,16 +124,13 @@ pub fn not_regular_entry(rel: &str, name: &str, kind: crate::safe_fs::FileKind) 
     }
 }
 
-/// Checks one directive or quarantine file given as bytes (from disk or from a tree).
-pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -> DirectiveEntry {
-    let mut entry = DirectiveEntry {
+/// What is known of a directive or quarantine file over the size limit.
+pub fn too_large_entry(rel: &str, name: &str) -> DirectiveEntry {
+    DirectiveEntry {
         file: name.to_owned(),
         directive: None,
         quarantine: None,
-        problems: Vec::new(),
-    };
-    if bytes.len() as u64 > crate::directive::limits::FILE_MAX {
-        entry.problems.push(
+        problems: vec![
             Problem::error(
                 rel,
                 "unreadable",
@@ -144,8 +141,20 @@ pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -
             )
             .at(1, 1)
             .with_hint("a directive file is a small TOML file; replace this one"),
-        );
-        return entry;
+        ],
+    }
+}
+
+/// Checks one directive or quarantine file given as bytes (from disk or from a tree).
+pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -> DirectiveEntry {
+    let mut entry = DirectiveEntry {
+        file: name.to_owned(),
+        directive: None,
+        quarantine: None,
+        problems: Vec::new(),
+    };
+    if bytes.len() as u64 > crate::directive::limits::FILE_MAX {
+        return too_large_entry(rel, name);
     }
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,

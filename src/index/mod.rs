@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 pub use entries::{entry_from_bytes, read_capped, read_entry};
 pub use file::PatternViews;
 pub use scan::{Listing, Scan, Stamp, scan};
-pub use trees::{SnapshotDirectives, directives_from_blobs, directives_in_tree};
+pub use trees::{DirectiveBlob, SnapshotDirectives, directives_from_blobs, directives_in_tree};
 
 use crate::directive::Directive;
 use crate::error::{Error, Result};

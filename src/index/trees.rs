@@ -11,14 +11,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::entries::not_regular_entry;
+use super::entries::{not_regular_entry, too_large_entry};
 use super::entry_from_bytes;
 use crate::check::CheckEntry;
 use crate::error::{Error, Result};
 use crate::safe_fs::FileKind;
 
 /// Bump when `CheckEntry` (or what it holds) changes layout.
-const FORMAT: &[u8] = b"git-swarm tree directives v5\n";
+const FORMAT: &[u8] = b"git-swarm tree directives v6\n";
 
 /// The directives of a snapshot as the cache keeps them: decode them with
 /// [`SnapshotDirectives::entries`].
@@ -79,7 +79,8 @@ pub fn directives_in_tree(
             .lookup_entry_by_path(folder)
             .map_err(|e| Error::git(format!("reading {folder}"), e))?
         {
-            Some(e) if e.mode().is_link() => return linked_folder(folder),
+            Some(e) if e.mode().is_link() => return linked_folder(folder, FileKind::Symlink),
+            Some(e) if e.mode().is_commit() => return linked_folder(folder, FileKind::Submodule),
             Some(e) if e.mode().is_tree() => entry = Some(e),
             _ => return SnapshotDirectives::none(),
         }
@@ -102,28 +103,35 @@ pub fn directives_in_tree(
     let mut blobs = Vec::new();
     for e in dir.iter() {
         let e = e.map_err(|e| Error::git("reading .swarm/directives", e))?;
-        if let Ok(name) = std::str::from_utf8(e.filename())
-            && e.mode().is_blob_or_symlink()
-        {
-            blobs.push((name.to_owned(), e.oid().to_owned(), e.mode().is_link()));
-        }
+        let Ok(name) = std::str::from_utf8(e.filename()) else {
+            continue;
+        };
+        let mode = e.mode();
+        let kind = if mode.is_link() {
+            Some(FileKind::Symlink)
+        } else if mode.is_commit() {
+            Some(FileKind::Submodule)
+        } else if mode.is_blob() {
+            None
+        } else {
+            continue;
+        };
+        blobs.push((name.to_owned(), e.oid().to_owned(), kind));
     }
     parse_blobs(repo, &blobs, &cache)
 }
 
-/// A directive file as a tree or the index holds it: file name, blob id,
-/// and whether it is a symlink (its blob the target's path).
-pub type DirectiveBlob = (String, gix::ObjectId, bool);
+/// A directive file as a tree or the index holds it: file name, object id,
+/// and what it is when it is no regular file (a symlink, whose blob is the
+/// target's path; a submodule, whose id is a commit's): never read.
+pub type DirectiveBlob = (String, gix::ObjectId, Option<FileKind>);
 
 /// The directives of a snapshot whose `.swarm/` or `.swarm/directives` is
-/// a symlink: none, and the problem that says so.
-fn linked_folder(folder: &str) -> Result<SnapshotDirectives> {
-    let mut entry = not_regular_entry(folder, folder, FileKind::Symlink);
+/// a symlink or a submodule: none, and the problem that says so.
+fn linked_folder(folder: &str, kind: FileKind) -> Result<SnapshotDirectives> {
+    let mut entry = not_regular_entry(folder, folder, kind);
     for p in &mut entry.problems {
-        p.message = format!(
-            "{}, not a folder: skipped, no directive in it is read",
-            FileKind::Symlink
-        );
+        p.message = format!("{kind}, not a folder: skipped, no directive in it is read");
         p.hint = Some("commit a real folder in its place: a link committed under .swarm/ could point anywhere".into());
     }
     let views = [CheckEntry {
@@ -145,11 +153,11 @@ pub fn directives_from_blobs(
     key.update(b"blobs\0");
     let mut sorted: Vec<&DirectiveBlob> = blobs.iter().collect();
     sorted.sort();
-    for (name, id, link) in sorted {
+    for (name, id, kind) in sorted {
         key.update(name.as_bytes());
         key.update(&[0]);
         key.update(id.as_bytes());
-        key.update(&[u8::from(*link)]);
+        key.update(&[kind.map_or(0, |k| k as u8 + 1)]);
     }
     let cache = cache_path(git_dir, &key);
     if let Some(entries) = read_cache(&cache) {
@@ -176,7 +184,7 @@ fn cache_path(git_dir: &Path, key: &xxhash_rust::xxh3::Xxh3) -> PathBuf {
 }
 
 /// Parses the `.toml` blobs among `blobs`, sorted by file name, and keeps
-/// the parse in `cache`; a symlink is reported, not read.
+/// the parse in `cache`; a symlink or a submodule is reported, not read.
 fn parse_blobs(
     repo: &gix::Repository,
     blobs: &[DirectiveBlob],
@@ -188,10 +196,20 @@ fn parse_blobs(
         .collect();
     blobs.sort();
     let mut out = Vec::with_capacity(blobs.len());
-    for (name, id, link) in blobs {
+    for (name, id, kind) in blobs {
         let rel = format!(".swarm/directives/{name}");
-        if *link {
-            out.push(not_regular_entry(&rel, name, FileKind::Symlink));
+        if let Some(kind) = kind {
+            out.push(not_regular_entry(&rel, name, *kind));
+            continue;
+        }
+        // A blob's size is in its header: one over the limit (a few MB of
+        // zeros compress to nothing) is never inflated.
+        let size = repo
+            .find_header(*id)
+            .map_err(|err| Error::git(format!("reading .swarm/directives/{name}"), err))?
+            .size();
+        if size > crate::directive::limits::FILE_MAX {
+            out.push(too_large_entry(&rel, name));
             continue;
         }
         let blob = repo
