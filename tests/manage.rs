@@ -380,3 +380,65 @@ fn explain_names_the_branch_commit_not_the_merge() {
     expected.sort_unstable();
     assert_eq!(commits, expected);
 }
+
+#[test]
+fn explain_names_the_rebased_commit_a_cherry_pick_and_nothing_uncommitted() {
+    let env = repo();
+    let recorded = |file: &str, message: &str| {
+        env.write(file, "HARDCODED_TOKEN\n");
+        env.git(&["add", file]);
+        swarm(&env, &["check", "--record"]).code(1);
+        env.git(&["reset", "-q"]);
+        std::fs::remove_file(env.path(file)).expect("rm");
+        env.git(&["add", ".swarm/events"]);
+        env.git(&["commit", "-q", "-m", message]);
+        env.git(&["rev-parse", "HEAD"]).trim().to_owned()
+    };
+    env.git(&["switch", "-q", "-c", "topic"]);
+    let before_rebase = recorded("a.txt", "topic: record a violation");
+    env.git(&["switch", "-q", "main"]);
+    let on_main = recorded("b.txt", "main: record a violation");
+    // Rebased onto main: the line is recorded by the new commit.
+    env.git(&["switch", "-q", "topic"]);
+    env.git(&["rebase", "-q", "main"]);
+    let rebased = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_ne!(rebased, before_rebase);
+    // Cherry-picked onto another branch from main: two commits add the line.
+    env.git(&["switch", "-q", "-c", "copy", &on_main]);
+    env.write("other.md", "unrelated\n");
+    env.git(&["add", "other.md"]);
+    env.git(&["commit", "-q", "-m", "copy: something else"]);
+    env.git(&["cherry-pick", &rebased]);
+    let picked = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    env.git(&["merge", "-q", "--no-edit", "topic"]);
+    let merge = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert!(env.git(&["rev-parse", "HEAD^2"]).contains(&rebased));
+    assert_ne!(picked, rebased);
+    // One more, never committed.
+    env.write("c.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "c.txt"]);
+    swarm(&env, &["check", "--record"]).code(1);
+
+    let run = swarm(&env, &["explain", "no-hardcoded-token", "--format", "json"]);
+    run.success();
+    let x: Value = serde_json::from_str(&run.stdout).expect("json");
+    let commits: Vec<Value> = x["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["event"]["kind"] == "check")
+        .map(|e| e["commit"]["id"].clone())
+        .collect();
+    assert_eq!(commits.len(), 3, "{x:#}");
+    let commit = |c: &str| Value::from(c);
+    // Oldest first: the one recorded on topic, then main's.
+    assert!(
+        [commit(&rebased), commit(&picked)].contains(&commits[0]),
+        "neither the commit before the rebase nor the merge: {x:#}"
+    );
+    assert_ne!(commits[0], commit(&merge));
+    assert_eq!(commits[1], commit(&on_main), "{x:#}");
+    assert_eq!(commits[2], Value::Null, "uncommitted: {x:#}");
+    let text = swarm(&env, &["explain", "no-hardcoded-token"]);
+    assert!(text.stdout.contains("uncommitted"), "{}", text.snapshot());
+}

@@ -133,6 +133,20 @@ fn two_blocked_commits_without_a_fix_between_still_escalate() {
     let s = status(&env, DAY3);
     assert_eq!(escalated(&s), 1, "{s:#}");
     assert_eq!(unremediated(&s), ["no-hardcoded-token"]);
+
+    // The fix remediates the violations but does not end the episode:
+    // only a deescalation does.
+    env.write("notes.txt", "clean\n");
+    env.git(&["add", "notes.txt"]);
+    commit(&env, "notes", DAY3).success();
+    let s = status(&env, DAY3);
+    assert!(unremediated(&s).is_empty(), "{s:#}");
+    assert_eq!(escalated(&s), 1, "{s:#}");
+    let explained = env.swarm(&["explain", "no-hardcoded-token", "--format", "json"]);
+    explained.success();
+    let json: Value = serde_json::from_str(&explained.stdout).expect("explain json");
+    assert_eq!(json["effective_priority"], "critical", "{json:#}");
+    assert!(json["episodes"][0]["ended"].is_null(), "{json:#}");
 }
 
 #[test]
