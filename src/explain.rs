@@ -105,8 +105,13 @@ pub fn explain(
         })
         .unwrap_or_default();
     let open = fold.escalated(id).is_some();
-    let effective = directive.map(|d| fold.effective(d));
+    let retired = directive.is_some_and(|d| d.status == crate::directive::Status::Retired);
+    // A retired directive is not checked, injected or gating: nothing is in force.
+    let effective = directive.filter(|_| !retired).map(|d| fold.effective(d));
     let why = match (directive, open) {
+        (Some(_), _) if retired => {
+            "retired: no longer checked, injected or gating a phase; its history is kept".to_owned()
+        }
         (None, true) => "escalated (its file is missing or does not parse): critical and enforce while the episode is open".to_owned(),
         (None, false) => "its file is missing or does not parse: nothing is in force".to_owned(),
         (Some(d), true)

@@ -442,3 +442,119 @@ fn explain_names_the_rebased_commit_a_cherry_pick_and_nothing_uncommitted() {
     let text = swarm(&env, &["explain", "no-hardcoded-token"]);
     assert!(text.stdout.contains("uncommitted"), "{}", text.snapshot());
 }
+
+#[test]
+fn a_retired_directive_is_not_injected_listed_as_a_violation_or_gating_a_phase() {
+    let env = repo();
+    env.write(
+        ".swarm/directives/release-review.toml",
+        "id = \"release-review\"\nlesson = \"Never push to the release branch without a review\"\npriority = \"critical\"\nenforcement = \"enforce\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:PUSH_RELEASE:*.sh\"]\n",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a critical directive"]);
+    let block = swarm(
+        &env,
+        &[
+            "inject",
+            "--role",
+            "coder",
+            "--task",
+            "release push",
+            "--phase",
+            "1",
+        ],
+    );
+    block.success();
+    assert!(
+        block.stdout.contains("release-review"),
+        "{}",
+        block.snapshot()
+    );
+    let delegation = of_kind(&env, "shown")[0]["id"]
+        .as_str()
+        .expect("a delegation id")
+        .to_owned();
+    env.write("final.md", "Done, without acks.\n");
+    swarm(&env, &["ack", "--delegation", &delegation, "final.md"]).success();
+    swarm(&env, &["phase", "complete", "1"]).code(1);
+    let status: Value =
+        serde_json::from_str(&swarm(&env, &["status", "--format", "json"]).stdout).expect("json");
+    let unremediated = |status: &Value| -> Vec<String> {
+        status["unremediated_violations"]
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|u| u["id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    assert!(unremediated(&status).contains(&"release-review".to_owned()));
+
+    swarm(
+        &env,
+        &[
+            "retire",
+            "release-review",
+            "--reason",
+            "the release branch is protected on the server now",
+        ],
+    )
+    .success();
+    assert_eq!(of_kind(&env, "retired").len(), 1);
+    let listed = swarm(&env, &["list", "--state", "retired"]);
+    assert!(
+        listed.stdout.contains("release-review"),
+        "{}",
+        listed.snapshot()
+    );
+    let active = swarm(&env, &["list", "--state", "active"]);
+    assert!(
+        !active.stdout.contains("release-review"),
+        "{}",
+        active.snapshot()
+    );
+    let block = swarm(
+        &env,
+        &[
+            "inject",
+            "--role",
+            "coder",
+            "--task",
+            "release push",
+            "--phase",
+            "2",
+        ],
+    );
+    assert!(
+        !block.stdout.contains("release-review"),
+        "{}",
+        block.snapshot()
+    );
+    let status: Value =
+        serde_json::from_str(&swarm(&env, &["status", "--format", "json"]).stdout).expect("json");
+    assert!(
+        !unremediated(&status).contains(&"release-review".to_owned()),
+        "{status:#}"
+    );
+    let explained = swarm(&env, &["explain", "release-review"]);
+    explained.success();
+    assert!(
+        explained
+            .stdout
+            .starts_with("release-review: nothing in force (declared critical/enforce, retired)"),
+        "{}",
+        explained.snapshot()
+    );
+    // The starter critical still gates the phase; the retired one no longer does.
+    let gate = swarm(&env, &["phase", "complete", "1"]);
+    gate.code(1);
+    assert!(
+        !gate.stdout.contains("release-review"),
+        "{}",
+        gate.snapshot()
+    );
+    assert!(
+        gate.stdout.contains("no-private-keys"),
+        "{}",
+        gate.snapshot()
+    );
+}

@@ -51,11 +51,15 @@ fn text(x: &Explanation, o: &mut Vec<u8>) -> std::io::Result<()> {
         (Some(p), Some(e)) => format!("{}/{}", p.as_str(), e.as_str()),
         _ => "unknown".to_owned(),
     };
+    let in_force = match (x.effective_priority, x.effective_enforcement) {
+        (None, None) if x.status.as_deref() == Some("retired") => "nothing".to_owned(),
+        (p, e) => pair(p, e),
+    };
     writeln!(
         o,
         "{}: {} in force (declared {}{})",
         clean(&x.id),
-        pair(x.effective_priority, x.effective_enforcement),
+        in_force,
         pair(x.declared_priority, x.declared_enforcement),
         x.status
             .as_deref()
