@@ -413,13 +413,19 @@ pub fn check_events(
                 else {
                     continue;
                 };
-                (
-                    store
-                        .event("check_passed")
-                        .with("change", report.fingerprint.clone())
-                        .with("selection", report.change.clone()),
-                    Some(open),
-                )
+                let e = store
+                    .event("check_passed")
+                    .with("change", report.fingerprint.clone())
+                    .with("selection", report.change.clone());
+                // A pass sorting before the violation (a clock behind the
+                // one that recorded it) would clear nothing, and be recorded
+                // again by every passing check until the clock caught up.
+                if e.ts_millis()
+                    .is_none_or(|ts| (ts, crate::event::id_key(&e.id)) <= open)
+                {
+                    continue;
+                }
+                (e, Some(open))
             }
             _ => continue,
         };

@@ -313,3 +313,28 @@ fn the_same_change_blocked_again_after_a_remediation_is_a_violation_again() {
     // One change: one occasion, no escalation.
     assert_eq!(escalated(&status(&env, DAY3)), 0);
 }
+
+#[test]
+fn a_pass_that_would_sort_before_the_violation_is_not_recorded() {
+    let env = repo();
+    // Recorded by a clock two days ahead of the one that checks the fixes.
+    env.write("c.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "c.txt"]);
+    commit(&env, "c", DAY3).code(1);
+    env.write("c.txt", "clean\n");
+    env.git(&["add", "c.txt"]);
+    commit(&env, "c", DAY1).success();
+    env.write("d.txt", "clean too\n");
+    env.git(&["add", "d.txt"]);
+    commit(&env, "d", DAY1_LATER).success();
+    // Each pass would sort before the violation and clear nothing: none
+    // is recorded, rather than one for every passing commit.
+    let events = check_events(&env);
+    assert_eq!(events.len(), 1, "{events:#?}");
+    // A clock past the violation records the pass that clears it.
+    env.write("e.txt", "clean as well\n");
+    env.git(&["add", "e.txt"]);
+    commit(&env, "e", "2026-11-22T11:00:00Z").success();
+    assert_eq!(check_events(&env).len(), 2);
+    assert!(unremediated(&status(&env, "2026-11-22T11:00:00Z")).is_empty());
+}
