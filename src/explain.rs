@@ -9,7 +9,7 @@
 //! of several commits that each added the same line (a cherry-pick), the
 //! oldest is named.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -107,13 +107,15 @@ pub fn explain(
         })
         .unwrap_or_default();
     let open = fold.escalated(id).is_some();
-    let effective = directive.map(|d| fold.effective(d));
+    let retired = directive.is_some_and(|d| d.status == crate::directive::Status::Retired);
+    // A retired directive is not checked, injected or gating: nothing is in force.
+    let effective = directive.filter(|_| !retired).map(|d| fold.effective(d));
     let why = match (directive, open) {
         (None, _) if quarantined.is_some() => format!(
             "quarantined ({}): nothing is in force until it is fixed and moved to .swarm/directives/",
             quarantined.unwrap_or_default()
         ),
-        (Some(d), _) if d.status == crate::directive::Status::Retired => format!(
+        (Some(_), _) if retired => format!(
             "retired: not checked or injected, whatever its priority and enforcement; `git swarm edit {id}` (`status = \"active\"`) brings it back"
         ),
         (None, true) => "escalated (its file is missing or does not parse): critical and enforce while the episode is open".to_owned(),
@@ -182,6 +184,7 @@ pub fn recording_commits(
     if ids.is_empty() {
         return Ok(found);
     }
+    let wanted: HashSet<&str> = ids.iter().copied().collect();
     let git = |what: &str| {
         let what = what.to_owned();
         move |e: &dyn std::fmt::Display| Error::git(what.clone(), e)
@@ -241,6 +244,15 @@ pub fn recording_commits(
             .find_commit(info.id)
             .map_err(|e| git("reading a commit")(&e))?;
         let time = commit.time().map(|t| t.seconds).unwrap_or(0);
+        let summary = || {
+            commit
+                .message_raw_sloppy()
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        };
         for (name, blob) in files(mine)? {
             let before: Vec<gix::ObjectId> = parent_files
                 .iter()
@@ -249,53 +261,67 @@ pub fn recording_commits(
             if before.contains(&blob) {
                 continue;
             }
-            let data = repo
-                .find_blob(blob)
-                .map_err(|e| git("reading an event file")(&e))?
-                .data
-                .clone();
-            let mut parent_data: Option<Vec<Vec<u8>>> = None;
-            for id in ids {
-                if found.get(*id).is_some_and(|c| c.time <= time) {
+            let read = |id: gix::ObjectId| -> Result<Vec<u8>> {
+                Ok(repo
+                    .find_blob(id)
+                    .map_err(|e| git("reading an event file")(&e))?
+                    .data
+                    .clone())
+            };
+            let data = read(blob)?;
+            let parents: Vec<Vec<u8>> = before.iter().map(|b| read(*b)).collect::<Result<_>>()?;
+            // The log is appended to: a parent's file is most often the
+            // start of this one, and only the lines after it are new. The
+            // lines of the other parents (a union merge's) are looked up by id.
+            let (skip, longest) = parents
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| data.starts_with(p) && p.ends_with(b"\n"))
+                .map(|(i, p)| (p.len(), Some(i)))
+                .max()
+                .unwrap_or((0, None));
+            let mut added: Vec<&str> = line_ids(&data[skip..])
+                .filter(|id| wanted.contains(id))
+                .collect();
+            if added.is_empty() {
+                continue;
+            }
+            let others: HashSet<&str> = parents
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| Some(*i) != longest)
+                .flat_map(|(_, p)| line_ids(p))
+                .collect();
+            added.retain(|id| !others.contains(id));
+            for id in added {
+                if found.get(id).is_some_and(|c| c.time <= time) {
                     continue;
                 }
-                if memchr::memmem::find(&data, id.as_bytes()).is_none() {
-                    continue;
-                }
-                if parent_data.is_none() {
-                    let mut all = Vec::new();
-                    for b in &before {
-                        all.push(
-                            repo.find_blob(*b)
-                                .map_err(|e| git("reading an event file")(&e))?
-                                .data
-                                .clone(),
-                        );
-                    }
-                    parent_data = Some(all);
-                }
-                let in_parent = parent_data.as_ref().is_some_and(|all| {
-                    all.iter()
-                        .any(|d| memchr::memmem::find(d, id.as_bytes()).is_some())
-                });
-                if !in_parent {
-                    found.insert(
-                        (*id).to_owned(),
-                        RecordingCommit {
-                            id: info.id.to_string(),
-                            summary: commit
-                                .message_raw_sloppy()
-                                .to_string()
-                                .lines()
-                                .next()
-                                .unwrap_or_default()
-                                .to_owned(),
-                            time,
-                        },
-                    );
-                }
+                found.insert(
+                    id.to_owned(),
+                    RecordingCommit {
+                        id: info.id.to_string(),
+                        summary: summary(),
+                        time,
+                    },
+                );
             }
         }
     }
     Ok(found)
+}
+
+/// The ids of the events in the lines of `data` (lines that are no event
+/// are passed over: the readers report them).
+fn line_ids(data: &[u8]) -> impl Iterator<Item = &str> {
+    #[derive(serde::Deserialize)]
+    struct Id<'a> {
+        #[serde(borrow)]
+        id: &'a str,
+    }
+    data.split(|&b| b == b'\n').filter_map(|line| {
+        // Each line is searched for the id's key before it is parsed.
+        memchr::memmem::find(line, b"\"id\"")?;
+        serde_json::from_slice::<Id<'_>>(line).ok().map(|i| i.id)
+    })
 }

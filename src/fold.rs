@@ -419,8 +419,16 @@ impl LoopState {
     /// Is there a check violation on `branch` (a full ref name) that no
     /// passing check there, applied ack or verified verdict has remediated?
     pub fn open_on_branch(&self, branch: &str) -> bool {
+        self.open_on_branch_at(branch).is_some()
+    }
+
+    /// The (ts, event key) of the latest such violation on `branch`.
+    pub fn open_on_branch_at(&self, branch: &str) -> Option<(i64, u128)> {
         let key = branch_key(branch);
-        self.open_checks.iter().any(|(b, _, _)| *b == key)
+        self.open_checks
+            .iter()
+            .find(|(b, _, _)| *b == key)
+            .map(|(_, ts, k)| (*ts, *k))
     }
 
     /// Applies `e`; false if it is void for this directive (see `acked`).

@@ -169,7 +169,9 @@ pub fn render(sel: &Selection, role: &str, delegation: &str) -> String {
     out.push_str(
         "ACK CONTRACT: end your final message with one line per critical directive below, one of\n",
     );
-    out.push_str("KNOWLEDGE_APPLIED:<id> | KNOWLEDGE_IGNORED:<id> reason=<why> | KNOWLEDGE_N_A:<id> reason=<why>\n");
+    // The honest answer for a rule broken is offered too: without it, an
+    // agent that broke one can only claim it ignored it, which the gate accepts.
+    out.push_str("KNOWLEDGE_APPLIED:<id> | KNOWLEDGE_IGNORED:<id> reason=<why> | KNOWLEDGE_N_A:<id> reason=<why> | KNOWLEDGE_VIOLATED:<id> reason=<what>\n");
     let example = critical
         .first()
         .copied()

@@ -155,7 +155,7 @@ fn inject_shows_the_roles_directives_with_the_contract_and_records_them() {
         "{out}"
     );
     assert!(out.ends_with("</delegate_knowledge_directives>\n"));
-    assert!(out.contains("KNOWLEDGE_APPLIED:<id> | KNOWLEDGE_IGNORED:<id> reason=<why> | KNOWLEDGE_N_A:<id> reason=<why>"));
+    assert!(out.contains("KNOWLEDGE_APPLIED:<id> | KNOWLEDGE_IGNORED:<id> reason=<why> | KNOWLEDGE_N_A:<id> reason=<why> | KNOWLEDGE_VIOLATED:<id> reason=<what>"));
     assert!(out.contains("Example: KNOWLEDGE_APPLIED:no-unwrap\n"));
     // The coder's rules and the bash rule (a coder's expected tool); not the reviewer's.
     let ids: Vec<&str> = out

@@ -744,3 +744,181 @@ fn retire_of_a_broken_directive_says_how_to_mend_it() {
     assert_eq!(env.read(REL), broken);
     assert!(of_kind(&env, "retired").is_empty());
 }
+
+#[test]
+fn explain_names_the_rebased_commit_a_cherry_pick_and_nothing_uncommitted() {
+    let env = repo();
+    let recorded = |file: &str, message: &str| {
+        env.write(file, "HARDCODED_TOKEN\n");
+        env.git(&["add", file]);
+        swarm(&env, &["check", "--record"]).code(1);
+        env.git(&["reset", "-q"]);
+        std::fs::remove_file(env.path(file)).expect("rm");
+        env.git(&["add", ".swarm/events"]);
+        env.git(&["commit", "-q", "-m", message]);
+        env.git(&["rev-parse", "HEAD"]).trim().to_owned()
+    };
+    env.git(&["switch", "-q", "-c", "topic"]);
+    let before_rebase = recorded("a.txt", "topic: record a violation");
+    env.git(&["switch", "-q", "main"]);
+    let on_main = recorded("b.txt", "main: record a violation");
+    // Rebased onto main: the line is recorded by the new commit.
+    env.git(&["switch", "-q", "topic"]);
+    env.git(&["rebase", "-q", "main"]);
+    let rebased = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_ne!(rebased, before_rebase);
+    // Cherry-picked onto another branch from main: two commits add the line.
+    env.git(&["switch", "-q", "-c", "copy", &on_main]);
+    env.write("other.md", "unrelated\n");
+    env.git(&["add", "other.md"]);
+    env.git(&["commit", "-q", "-m", "copy: something else"]);
+    env.git(&["cherry-pick", &rebased]);
+    let picked = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    env.git(&["merge", "-q", "--no-edit", "topic"]);
+    let merge = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert!(env.git(&["rev-parse", "HEAD^2"]).contains(&rebased));
+    assert_ne!(picked, rebased);
+    // One more, never committed.
+    env.write("c.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "c.txt"]);
+    swarm(&env, &["check", "--record"]).code(1);
+
+    let run = swarm(&env, &["explain", "no-hardcoded-token", "--format", "json"]);
+    run.success();
+    let x: Value = serde_json::from_str(&run.stdout).expect("json");
+    let commits: Vec<Value> = x["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["event"]["kind"] == "check")
+        .map(|e| e["commit"]["id"].clone())
+        .collect();
+    assert_eq!(commits.len(), 3, "{x:#}");
+    let commit = |c: &str| Value::from(c);
+    // Oldest first: the one recorded on topic, then main's.
+    assert!(
+        [commit(&rebased), commit(&picked)].contains(&commits[0]),
+        "neither the commit before the rebase nor the merge: {x:#}"
+    );
+    assert_ne!(commits[0], commit(&merge));
+    assert_eq!(commits[1], commit(&on_main), "{x:#}");
+    assert_eq!(commits[2], Value::Null, "uncommitted: {x:#}");
+    let text = swarm(&env, &["explain", "no-hardcoded-token"]);
+    assert!(text.stdout.contains("uncommitted"), "{}", text.snapshot());
+}
+
+#[test]
+fn a_retired_directive_is_not_injected_listed_as_a_violation_or_gating_a_phase() {
+    let env = repo();
+    env.write(
+        ".swarm/directives/release-review.toml",
+        "id = \"release-review\"\nlesson = \"Never push to the release branch without a review\"\npriority = \"critical\"\nenforcement = \"enforce\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:PUSH_RELEASE:*.sh\"]\n",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a critical directive"]);
+    let block = swarm(
+        &env,
+        &[
+            "inject",
+            "--role",
+            "coder",
+            "--task",
+            "release push",
+            "--phase",
+            "1",
+        ],
+    );
+    block.success();
+    assert!(
+        block.stdout.contains("release-review"),
+        "{}",
+        block.snapshot()
+    );
+    let delegation = of_kind(&env, "shown")[0]["id"]
+        .as_str()
+        .expect("a delegation id")
+        .to_owned();
+    env.write("final.md", "Done, without acks.\n");
+    swarm(&env, &["ack", "--delegation", &delegation, "final.md"]).success();
+    swarm(&env, &["phase", "complete", "1"]).code(1);
+    let status: Value =
+        serde_json::from_str(&swarm(&env, &["status", "--format", "json"]).stdout).expect("json");
+    let unremediated = |status: &Value| -> Vec<String> {
+        status["unremediated_violations"]
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|u| u["id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    assert!(unremediated(&status).contains(&"release-review".to_owned()));
+
+    swarm(
+        &env,
+        &[
+            "retire",
+            "release-review",
+            "--reason",
+            "the release branch is protected on the server now",
+        ],
+    )
+    .success();
+    assert_eq!(of_kind(&env, "retired").len(), 1);
+    let listed = swarm(&env, &["list", "--state", "retired"]);
+    assert!(
+        listed.stdout.contains("release-review"),
+        "{}",
+        listed.snapshot()
+    );
+    let active = swarm(&env, &["list", "--state", "active"]);
+    assert!(
+        !active.stdout.contains("release-review"),
+        "{}",
+        active.snapshot()
+    );
+    let block = swarm(
+        &env,
+        &[
+            "inject",
+            "--role",
+            "coder",
+            "--task",
+            "release push",
+            "--phase",
+            "2",
+        ],
+    );
+    assert!(
+        !block.stdout.contains("release-review"),
+        "{}",
+        block.snapshot()
+    );
+    let status: Value =
+        serde_json::from_str(&swarm(&env, &["status", "--format", "json"]).stdout).expect("json");
+    assert!(
+        !unremediated(&status).contains(&"release-review".to_owned()),
+        "{status:#}"
+    );
+    let explained = swarm(&env, &["explain", "release-review"]);
+    explained.success();
+    assert!(
+        explained
+            .stdout
+            .starts_with("release-review: nothing in force (declared critical/enforce, retired)"),
+        "{}",
+        explained.snapshot()
+    );
+    // The starter critical still gates the phase; the retired one no longer does.
+    let gate = swarm(&env, &["phase", "complete", "1"]);
+    gate.code(1);
+    assert!(
+        !gate.stdout.contains("release-review"),
+        "{}",
+        gate.snapshot()
+    );
+    assert!(
+        gate.stdout.contains("no-private-keys"),
+        "{}",
+        gate.snapshot()
+    );
+}

@@ -1211,3 +1211,65 @@ Overall, the change is close to ready once the fixes above are in.
     assert_eq!(by_text(&ps, "The cache key")["ignored"], 1);
     assert_eq!(by_text(&ps, "Retrying")["ignored"], 0);
 }
+
+/// A false positive may name a finding as `Finding S3`, `#3` or `Issue 3`
+/// when the deliberation labelled it `S3` or `Finding 3`; a paragraph that
+/// opens with `Overall` but is a finding is kept, a wrap-up is not.
+#[test]
+fn false_positives_name_findings_with_or_without_the_word_finding() {
+    let env = TestEnv::initialised();
+    let delib = "\
+## Findings
+
+- Finding 1: The cache key must include the tenant id, or tenants read each other's data.
+- Finding 2: Retrying the upload without a backoff leads to a thundering herd on the API.
+- Finding 3: The migration in src/db/schema.rs drops the index on the users table.
+
+Overall, the retry loop leaks a connection on every timeout of the upload.
+
+Overall, the change is close to ready once the fixes above are in.
+";
+    let run = extract(&env, "sentinel", "r1", &[], delib);
+    run.success();
+    assert!(
+        run.stdout.contains("Recorded 4 observation(s) of 4"),
+        "{}",
+        run.stdout
+    );
+    by_text(&list(&env), "Overall, the retry loop leaks");
+    verdict(
+        &env,
+        r##"{"verdict":"FAIL","must_fix":["x"],"false_positives":["#3", "Issue 1"]}"##,
+    );
+    let run = feedback(&env, "sentinel", "r1");
+    run.success();
+    let ps = list(&env);
+    assert_eq!(
+        by_text(&ps, "The migration")["ignored"],
+        1,
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        by_text(&ps, "The cache key")["ignored"],
+        1,
+        "{}",
+        run.stdout
+    );
+    assert_eq!(by_text(&ps, "Retrying")["ignored"], 0);
+
+    let env = TestEnv::initialised();
+    let delib = "\
+- **S1**: The cache key must include the tenant id, or tenants read each other's data.
+- **S2**: Retrying the upload without a backoff leads to a thundering herd on the API.
+";
+    extract(&env, "sentinel", "r1", &[], delib).success();
+    verdict(
+        &env,
+        r#"{"verdict":"FAIL","must_fix":["x"],"false_positives":["Finding S2"]}"#,
+    );
+    let run = feedback(&env, "sentinel", "r1");
+    run.success();
+    assert!(run.stdout.contains("matched by label"), "{}", run.stdout);
+    assert_eq!(by_text(&list(&env), "Retrying")["ignored"], 1);
+}

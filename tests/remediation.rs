@@ -133,6 +133,20 @@ fn two_blocked_commits_without_a_fix_between_still_escalate() {
     let s = status(&env, DAY3);
     assert_eq!(escalated(&s), 1, "{s:#}");
     assert_eq!(unremediated(&s), ["no-hardcoded-token"]);
+
+    // The fix remediates the violations but does not end the episode:
+    // only a deescalation does.
+    env.write("notes.txt", "clean\n");
+    env.git(&["add", "notes.txt"]);
+    commit(&env, "notes", DAY3).success();
+    let s = status(&env, DAY3);
+    assert!(unremediated(&s).is_empty(), "{s:#}");
+    assert_eq!(escalated(&s), 1, "{s:#}");
+    let explained = env.swarm(&["explain", "no-hardcoded-token", "--format", "json"]);
+    explained.success();
+    let json: Value = serde_json::from_str(&explained.stdout).expect("explain json");
+    assert_eq!(json["effective_priority"], "critical", "{json:#}");
+    assert!(json["episodes"][0]["ended"].is_null(), "{json:#}");
 }
 
 #[test]
@@ -189,4 +203,138 @@ fn check_record_on_a_commit_records_the_pass_of_its_branch() {
         "{events:#?}"
     );
     assert!(unremediated(&status(&env, DAY1_LATER)).is_empty());
+}
+
+#[test]
+fn a_commit_made_during_a_rebase_is_on_the_branch_being_rebased() {
+    let env = repo();
+    for name in ["a", "b"] {
+        env.write(&format!("{name}.txt"), "clean\n");
+        env.git(&["add", "-A"]);
+        commit(&env, name, DAY1).success();
+    }
+    // Stop at the first commit to edit it: HEAD is detached, and git knows
+    // the rebase is of main.
+    let out = env
+        .command("git", &env.root)
+        .args(["rebase", "-q", "-i", "HEAD~2"])
+        .env("GIT_SEQUENCE_EDITOR", "sed -i -e '1s/^pick/edit/'")
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "{out:?}");
+    assert!(env.git(&["branch"]).contains("rebasing main"));
+    env.write("c.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "c.txt"]);
+    commit(&env, "c", DAY1).code(1);
+    env.write("c.txt", "clean\n");
+    env.git(&["add", "c.txt"]);
+    commit(&env, "c", DAY1_LATER).success();
+    let events = check_events(&env);
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[0]["branch"], "refs/heads/main");
+    assert_eq!(events[1]["kind"], "check_passed");
+    assert_eq!(events[1]["branch"], "refs/heads/main");
+    assert!(unremediated(&status(&env, DAY1_LATER)).is_empty());
+}
+
+#[test]
+fn a_pass_of_a_commit_older_than_the_violation_clears_nothing() {
+    let env = repo();
+    env.write("a.txt", "clean\n");
+    env.git(&["add", "a.txt"]);
+    env.command("git", &env.root)
+        .args(["commit", "-q", "-m", "a"])
+        .env("GIT_COMMITTER_DATE", "2026-11-19T10:00:00Z")
+        .status()
+        .expect("commit");
+    // Blocked; the bad change is still staged.
+    env.write("c.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "c.txt"]);
+    commit(&env, "c", DAY1).code(1);
+    // HEAD, made the day before, passes: no fix of what was blocked since.
+    for args in [
+        ["check", "--record", "--commit", "HEAD"],
+        ["check", "--record", "--range", "HEAD~1..main"],
+    ] {
+        env.swarm_with(&args, &[("GIT_SWARM_NOW", DAY1_LATER)], None)
+            .success();
+    }
+    assert_eq!(check_events(&env).len(), 1, "{:#?}", check_events(&env));
+    assert_eq!(
+        unremediated(&status(&env, DAY1_LATER)),
+        ["no-hardcoded-token"]
+    );
+    // The blocked change committed past the hook and checked: its own
+    // failure, recorded once; a fix committed after it clears it.
+    env.command("git", &env.root)
+        .args(["commit", "-q", "-m", "c"])
+        .env("GIT_SWARM_SKIP", "1")
+        .status()
+        .expect("commit");
+    env.write("c.txt", "clean\n");
+    env.git(&["add", "c.txt"]);
+    commit(&env, "fix", DAY3).success();
+    assert!(unremediated(&status(&env, DAY3)).is_empty());
+}
+
+#[test]
+fn the_same_change_blocked_again_after_a_remediation_is_a_violation_again() {
+    let env = repo();
+    env.write("c.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "c.txt"]);
+    commit(&env, "c", DAY1).code(1);
+    // Remediated by an applied ack while the change is still staged.
+    env.swarm_with(
+        &[
+            "record",
+            "ack",
+            "--directive",
+            "no-hardcoded-token",
+            "--field",
+            "status=applied",
+        ],
+        &[("GIT_SWARM_NOW", DAY1)],
+        None,
+    )
+    .success();
+    assert!(unremediated(&status(&env, DAY1)).is_empty());
+    // The same change, blocked again: the violation stands again.
+    commit(&env, "c", DAY1_LATER).code(1);
+    let events = check_events(&env);
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[0]["change"], events[1]["change"]);
+    assert_eq!(
+        unremediated(&status(&env, DAY1_LATER)),
+        ["no-hardcoded-token"]
+    );
+    // Retrying it without a remediation between records nothing more.
+    commit(&env, "c", DAY3).code(1);
+    assert_eq!(check_events(&env).len(), 2);
+    // One change: one occasion, no escalation.
+    assert_eq!(escalated(&status(&env, DAY3)), 0);
+}
+
+#[test]
+fn a_pass_that_would_sort_before_the_violation_is_not_recorded() {
+    let env = repo();
+    // Recorded by a clock two days ahead of the one that checks the fixes.
+    env.write("c.txt", "HARDCODED_TOKEN\n");
+    env.git(&["add", "c.txt"]);
+    commit(&env, "c", DAY3).code(1);
+    env.write("c.txt", "clean\n");
+    env.git(&["add", "c.txt"]);
+    commit(&env, "c", DAY1).success();
+    env.write("d.txt", "clean too\n");
+    env.git(&["add", "d.txt"]);
+    commit(&env, "d", DAY1_LATER).success();
+    // Each pass would sort before the violation and clear nothing: none
+    // is recorded, rather than one for every passing commit.
+    let events = check_events(&env);
+    assert_eq!(events.len(), 1, "{events:#?}");
+    // A clock past the violation records the pass that clears it.
+    env.write("e.txt", "clean as well\n");
+    env.git(&["add", "e.txt"]);
+    commit(&env, "e", "2026-11-22T11:00:00Z").success();
+    assert_eq!(check_events(&env).len(), 2);
+    assert!(unremediated(&status(&env, "2026-11-22T11:00:00Z")).is_empty());
 }

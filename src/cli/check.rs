@@ -346,6 +346,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             &loaded.index.fold,
             &mut report,
             git_swarm::learning::checked_branch(&gix_repo, &req.selection).as_deref(),
+            git_swarm::learning::tip_time(&gix_repo, &req.selection),
             ui,
         )?
     {
@@ -531,9 +532,10 @@ fn record_or_warn(
     fold: &git_swarm::fold::Fold,
     report: &mut Report,
     branch: Option<&str>,
+    tip: Option<i64>,
     ui: &mut Ui,
 ) -> Result<bool, Error> {
-    match record(store, fold, report, branch, ui) {
+    match record(store, fold, report, branch, tip, ui) {
         Err(e) => {
             report.warnings.push(Warning::new(
                 format!("the failed checks were not recorded: {e}"),
@@ -550,12 +552,13 @@ fn record(
     fold: &git_swarm::fold::Fold,
     report: &Report,
     branch: Option<&str>,
+    tip: Option<i64>,
     ui: &mut Ui,
 ) -> Result<bool, Error> {
     let (passes, failures): (Vec<_>, Vec<_>) =
-        git_swarm::learning::check_events(store, fold, report, branch)
+        git_swarm::learning::check_events(store, fold, report, branch, tip)
             .into_iter()
-            .partition(|e| e.kind == "check_passed");
+            .partition(|r| r.event.kind == "check_passed");
     let violations = append_checks(store, &failures, ui)?;
     if violations > 0 {
         ui.note(&format!(
@@ -575,18 +578,19 @@ fn record(
 /// Appends the check outcomes not recorded yet for their directive and change.
 fn append_checks(
     store: &Store,
-    events: &[git_swarm::event::Event],
+    records: &[git_swarm::learning::CheckRecord],
     ui: &mut Ui,
 ) -> Result<usize, Error> {
-    if events.is_empty() {
+    if records.is_empty() {
         return Ok(0);
     }
+    let events: Vec<git_swarm::event::Event> = records.iter().map(|r| r.event.clone()).collect();
     // The fold is what the log held when this check began; another check
     // of the same change may have recorded since. Asked again under the
     // log's lock, of several racing checks one records each outcome.
     let (written, saved) = git_swarm::event::append_unrecorded(
         &store.events_dir(),
-        events,
+        &events,
         |e| {
             e.data
                 .get("change")
@@ -595,9 +599,10 @@ fn append_checks(
                 .to_owned()
         },
         |e, line| {
-            line.kind == e.kind
-                && line.directive == e.directive
-                && line.data.get("change") == e.data.get("change")
+            records
+                .iter()
+                .find(|r| r.event.id == e.id)
+                .is_some_and(|r| r.recorded_by(line))
         },
         &store.config.events,
     )?;

@@ -127,8 +127,9 @@ enum Command {
     ///
     /// Prints a `<delegate_knowledge_directives delegation="ID">` block for the
     /// role: a preface, the ACK CONTRACT (`KNOWLEDGE_APPLIED:<id>`,
-    /// `KNOWLEDGE_IGNORED:<id> reason=…`, `KNOWLEDGE_N_A:<id> reason=…`, one
-    /// line per critical directive), then each directive's id, priority,
+    /// `KNOWLEDGE_IGNORED:<id> reason=…`, `KNOWLEDGE_N_A:<id> reason=…`,
+    /// `KNOWLEDGE_VIOLATED:<id> reason=…`, one line per critical directive),
+    /// then each directive's id, priority,
     /// lesson, forbidden and required actions and verification. Put it in the
     /// delegate's prompt; pass its final message to `git swarm ack --delegation ID`.
     ///

@@ -67,6 +67,15 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
         ui.problem(p);
     }
     let mut records = learning::phase_records(&events, &args.phase, &fold);
+    // A directive retired since it was shown no longer gates a phase.
+    let loaded = git_swarm::index::load(&store)?;
+    records.retain(|r| {
+        loaded
+            .index
+            .directive(&r.id)
+            .and_then(|e| e.directive.as_ref())
+            .is_none_or(|d| d.status != git_swarm::directive::Status::Retired)
+    });
     let mut blockers = learning::phase_blockers(&records, &fold);
 
     // An id given twice is one override.

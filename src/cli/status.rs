@@ -80,7 +80,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 open: ep.ended.is_none(),
             });
         }
+        // Retiring a directive answers its violations: nothing is left to fix.
+        let retired = index
+            .directive(id)
+            .and_then(|e| e.directive.as_ref())
+            .is_some_and(|d| d.status == git_swarm::directive::Status::Retired);
         if state.unremediated()
+            && !retired
             && let Some((ts, _)) = state.last_violation
         {
             unremediated_violations.push(Unremediated {

@@ -533,8 +533,16 @@ static GREETING: LazyLock<Regex> = LazyLock::new(|| {
             |let\s+me|hope\s+this\s+helps|(?:great|nice|good)\s+(?:work|job)|well\s+done|lgtm
             |in\s+(?:summary|conclusion|short)
             |to\s+sum\s+up|all\s+in\s+all)\b
-        # Not in the group above: its closing `\b` cannot follow a comma.
-        | overall(?:\s*[,:]|\s+(?:this|the|it)\b)
+        # `Overall` wraps up when what follows judges the whole change, not
+        # when it opens a finding (`Overall, the retry loop leaks …`).
+        | overall\s*[,:]?\s*(?:
+            (?:this|it|that)(?:\s+(?:is|looks|seems|was|reads|feels|should|could)|['’]s)\b
+          | (?:the|this)\s+(?:change|pr|pull\s+request|patch|diff|code|plan|design
+              |implementation|approach|work|review|proposal|refactor(?:ing)?|update
+              |submission|branch|commit|fix)(?:es|s)?\b
+          | (?:looks|seems|good|great|solid|fine|lgtm|nice|well\s+done
+              |a\s+(?:good|solid|nice|great|clean|reasonable))\b
+          | $)
         | (?:(?:this|it|everything|all)\s+)?(?:looks|seems)\s+
             (?:good|great|fine|solid|sound|reasonable|ok|okay)\b
         | (?:all\s+good|good\s+to\s+go|ship\s+it|happy\s+to\s+approve
@@ -739,15 +747,34 @@ static ID_LABEL: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A false positive that is only a finding's id: `S3`, `**S3**`,
-/// `[S3]`, `Finding 3`, `finding #3:`.
+/// `[S3]`, `Finding 3`, `finding #3:`, `#3`, `Finding S3`.
 static LABEL_ONLY: LazyLock<Regex> = LazyLock::new(|| {
     regex(
         r"(?xi)^[\x20\t]*(?:\*\*|__)?[\x20\t]*[\[(]?[\x20\t]*
-        (?:[a-z]{1,3}-?[0-9]{1,4}
-          |(?:finding|issue|problem|concern|risk|bug|blocker|defect|observation)[\x20\t]*\#?[0-9]{1,6})
+        (?:(?:finding|issue|problem|concern|risk|bug|blocker|defect|observation)[\x20\t]*)?
+        (?:[a-z]{1,3}-?[0-9]{1,4}|\#?[0-9]{1,6})
         [\x20\t]*[\])]?[\x20\t]*(?:\*\*|__)?[\x20\t]*[:.]?[\x20\t]*$",
     )
 });
+
+/// A [`label_key`] without the word that names it a finding: `Finding 3`,
+/// `issue #3` and `#3` all name finding `3`, `Finding S3` names `s3`.
+fn bare_label(key: &str) -> &str {
+    const WORDS: [&str; 9] = [
+        "finding",
+        "issue",
+        "problem",
+        "concern",
+        "risk",
+        "bug",
+        "blocker",
+        "defect",
+        "observation",
+    ];
+    key.split_once(' ')
+        .filter(|(word, _)| WORDS.contains(&word.trim_end_matches('s')))
+        .map_or(key, |(_, rest)| rest)
+}
 
 /// How a finding's id is compared: lowercase letters and digits, with one
 /// space between a word and a number (`**S-3**` and `s3` are `s3`;
@@ -1880,7 +1907,12 @@ impl<'a> Finder<'a> {
         if LABEL_ONLY.is_match(false_positive.trim()) {
             let key = label_key(false_positive);
             let named: Vec<usize> = (0..self.observations.len())
-                .filter(|&i| self.observations[i].label.as_deref() == Some(key.as_str()))
+                .filter(|&i| {
+                    self.observations[i]
+                        .label
+                        .as_deref()
+                        .is_some_and(|l| bare_label(l) == bare_label(&key))
+                })
                 .collect();
             match named[..] {
                 [index] => return Match::Label { index },
@@ -2383,6 +2415,11 @@ Verdict: FAIL
             "Overall this is a solid plan but needs the fixes above.",
             "Overall, the change is ready once the fixes above are in.",
             "Overall: the change is ready once the fixes above are in.",
+            "Overall, it's close; the two fixes above are all it needs.",
+            "Overall the PR is in good shape apart from the nits above.",
+            "Overall, looks good once the cache key includes the tenant.",
+            "Overall, a solid refactor with a couple of rough edges.",
+            "Overall:",
             "In summary the change is safe to merge today.",
             "Summary",
             "**Findings:**",
@@ -2411,6 +2448,9 @@ Verdict: FAIL
             "OK responses must include a body",
             "Overall latency grows by a fifth under load",
             "Overall throughput drops when the cache is cold",
+            "Overall, the retry loop leaks a connection on every timeout",
+            "Overall the p99 latency doubles when the cache is cold",
+            "Overall: the tenant id is missing from every cache key",
             "Here the lock is taken twice in a row",
             "Verdict: FAIL because the cache leaks across tenants",
             "The status code is wrong for empty results",
