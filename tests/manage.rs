@@ -240,8 +240,9 @@ fn explain_lists_the_events_in_time_order_with_their_commits() {
         env.command("git", &env.root)
             .args(["commit", "-q", "-m", message])
             .env("GIT_SWARM_NOW", now)
-            .status()
+            .output()
             .expect("git commit")
+            .status
             .code()
     };
     // Two blocked commits on two days: escalated.
@@ -255,11 +256,17 @@ fn explain_lists_the_events_in_time_order_with_their_commits() {
     env.git(&["reset", "-q"]);
     std::fs::remove_file(env.path("a.txt")).expect("rm");
     env.git(&["add", ".swarm/events"]);
-    env.command("git", &env.root)
+    let out = env
+        .command("git", &env.root)
         .args(["commit", "-q", "-m", "record the violations"])
         .env("GIT_SWARM_SKIP", "1")
-        .status()
+        .output()
         .expect("commit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let recording = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
     env.swarm_with(
         &[

@@ -185,11 +185,17 @@ fn check_record_on_a_commit_records_the_pass_of_its_branch() {
     // Committed past the hook, then fixed in the next commit.
     env.write("notes.txt", "clean\n");
     env.git(&["add", "notes.txt"]);
-    env.command("git", &env.root)
+    let out = env
+        .command("git", &env.root)
         .args(["commit", "-q", "-m", "fix"])
         .env("GIT_SWARM_SKIP", "1")
-        .status()
+        .output()
         .expect("commit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let run = env.swarm_with(
         &["check", "--commit", "main", "--record"],
         &[("GIT_SWARM_NOW", DAY1_LATER)],
@@ -242,11 +248,17 @@ fn a_pass_of_a_commit_older_than_the_violation_clears_nothing() {
     let env = repo();
     env.write("a.txt", "clean\n");
     env.git(&["add", "a.txt"]);
-    env.command("git", &env.root)
+    let out = env
+        .command("git", &env.root)
         .args(["commit", "-q", "-m", "a"])
         .env("GIT_COMMITTER_DATE", "2026-11-19T10:00:00Z")
-        .status()
+        .output()
         .expect("commit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Blocked; the bad change is still staged.
     env.write("c.txt", "HARDCODED_TOKEN\n");
     env.git(&["add", "c.txt"]);
@@ -266,11 +278,17 @@ fn a_pass_of_a_commit_older_than_the_violation_clears_nothing() {
     );
     // The blocked change committed past the hook and checked: its own
     // failure, recorded once; a fix committed after it clears it.
-    env.command("git", &env.root)
+    let out = env
+        .command("git", &env.root)
         .args(["commit", "-q", "-m", "c"])
         .env("GIT_SWARM_SKIP", "1")
-        .status()
+        .output()
         .expect("commit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     env.write("c.txt", "clean\n");
     env.git(&["add", "c.txt"]);
     commit(&env, "fix", DAY3).success();
