@@ -205,10 +205,7 @@ pub fn with_status(text: &str, value: &str) -> Option<String> {
 /// folder, renamed over it): readers see the old file or the new one.
 fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
+    let mut tmp = crate::safe_fs::temp_file_in(dir)?;
     tmp.write_all(contents)
         .map_err(|e| Error::io(tmp.path(), e))?;
     tmp.as_file()

@@ -240,6 +240,21 @@ pub fn linked_folder(swarm: &Path, dir: &Path) -> Option<(PathBuf, FileKind)> {
     None
 }
 
+/// A temporary file in `dir`, to be renamed over a file under `.swarm/`:
+/// created with mode 0666 less the umask, as any other file the user
+/// writes (tempfile's own 0600 would make a shared checkout's directives
+/// unreadable to the rest of the group).
+pub fn temp_file_in(dir: &Path) -> Result<tempfile::NamedTempFile, Error> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tmp-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))
+}
+
 /// Creates `dir`, a folder at or under `swarm` (the `.swarm/` folder), and
 /// the folders missing on the way, after checking that none of those that
 /// exist (`swarm` included) is a link or something other than a folder.

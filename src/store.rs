@@ -366,10 +366,7 @@ impl Store {
 pub fn create_new(swarm: &Path, path: &Path, contents: &[u8], rel: &str, id: &str) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     crate::safe_fs::create_dir_all(swarm, dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
+    let mut tmp = crate::safe_fs::temp_file_in(dir)?;
     tmp.write_all(contents)
         .map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist_noclobber(path).map_err(|e| {
