@@ -42,12 +42,12 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
     let mut report = Report::default();
     let mut first_seen: HashMap<String, String> = HashMap::new();
     let mut unknown: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    let max_line = store.config.events.max_line_bytes;
     for path in event_files(&store.events_dir())? {
         report.event_files += 1;
         let rel = store.rel(&path);
-        // A symlink, FIFO or device is one finding, never read (nor repaired).
-        let file = read_event_file(&path, &rel, max_line)?;
+        // A symlink, FIFO or device, or a file over events.max_file_bytes,
+        // is one finding, never read (nor repaired).
+        let file = read_event_file(&path, &rel, &store.config.events)?;
         report.events += file.events.len();
         for line in &file.events {
             let here = format!("{rel}:{}", line.line);
