@@ -2,9 +2,10 @@
 //! symbolic link in place of an event file, a directive, `config.toml` or a
 //! whole folder, pointing anywhere; a local user can leave a FIFO. Only
 //! regular files inside the repository are read or written (DESIGN §2,
-//! principle 5): anything else is skipped and reported (`validate` exits 2,
-//! other commands warn and go on), never followed, read, written through or
-//! waited on, and the hooks still block.
+//! principle 5), and no further than the configured limits: anything else
+//! is skipped and reported (`validate` exits 2, other commands warn and go
+//! on), never followed, read, written through or waited on, and the hooks
+//! still block.
 //!
 //! Every command here runs under a time limit: a command that waits on a
 //! FIFO or reads `/dev/zero` fails the test instead of hanging it.
@@ -978,4 +979,25 @@ fn an_event_file_over_the_configured_bound_is_skipped() {
         run.snapshot()
     );
     assert_eq!(env.read(rel), log, "nothing was appended");
+
+    // Folded by the index while under the bound, then grown past it: the
+    // index does not read it again, even the part folded already.
+    common::age(&env, ".swarm/config.toml");
+    common::age(&env, rel);
+    swarm(&env, &["status"]).success();
+    let mut grown = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(rel))
+        .expect("open the log");
+    std::io::Write::write_all(&mut grown, line.as_bytes()).expect("append");
+    let run = capped_swarm(&env, &["check", "--staged"]);
+    run.success();
+    assert!(
+        run.stderr.contains(&format!(
+            "{rel}: file is over events.max_file_bytes ({} bytes)",
+            size + 10
+        )),
+        "{}",
+        run.snapshot()
+    );
 }
