@@ -1001,3 +1001,51 @@ fn an_event_file_over_the_configured_bound_is_skipped() {
         run.snapshot()
     );
 }
+
+/// Old versions of an event file in the history are sized from their
+/// object headers: one over `events.max_file_bytes` (300 MB of zeros, which
+/// git stores in a few hundred KB, committed and then cut back) is never
+/// inflated, by `status` (counting the lines HEAD holds) or by `explain`
+/// (finding the commit that recorded an event).
+#[test]
+fn a_huge_committed_event_file_is_not_inflated() {
+    let env = TestEnv::initialised();
+    let config = env
+        .read(".swarm/config.toml")
+        .replace("max_file_bytes = 268435456", "max_file_bytes = 65536");
+    env.write(".swarm/config.toml", config);
+    env.swarm(&[
+        "record",
+        "--custom",
+        "note",
+        "--directive",
+        "no-private-keys",
+    ])
+    .success();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "--no-verify", "-m", "a note"]);
+    let rel = ".swarm/events/2026-11.jsonl";
+    let small = std::fs::read(env.path(rel)).expect("read the log");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(rel))
+        .and_then(|f| f.set_len(small.len() as u64 + (300 << 20)))
+        .expect("300 MB of zeros after the note");
+    env.git(&["add", rel]);
+    env.git(&["commit", "-q", "--no-verify", "-m", "a huge log"]);
+    std::fs::write(env.path(rel), &small).expect("cut back");
+
+    // HEAD holds the huge version, not read: its lines are not counted
+    // (rather than all of the work tree's taken for uncommitted).
+    let run = capped_swarm(&env, &["status"]);
+    run.success();
+    assert!(
+        run.stdout.contains("Events not yet committed: 0"),
+        "{}",
+        run.snapshot()
+    );
+    env.git(&["commit", "-q", "--no-verify", "-am", "cut back"]);
+    let run = capped_swarm(&env, &["explain", "no-private-keys"]);
+    run.success();
+    assert!(run.stdout.contains("note"), "{}", run.snapshot());
+}

@@ -237,13 +237,19 @@ fn uncommitted(store: &git_swarm::Store) -> Option<u64> {
             continue;
         };
         let rel = store.rel(&path);
-        // The committed file is sized from its object header: one over the
-        // bound is never inflated.
-        let committed = head_tree
+        let entry = head_tree
             .as_ref()
             .and_then(|t| t.lookup_entry_by_path(&rel).ok().flatten())
-            .filter(|e| e.mode().is_blob())
-            .filter(|e| gix.find_header(e.oid()).is_ok_and(|h| h.size() <= max_file))
+            .filter(|e| e.mode().is_blob());
+        // The committed file is sized from its object header: one over the
+        // bound is never inflated, and its lines are not counted.
+        if entry.as_ref().is_some_and(|e| {
+            gix.find_header(e.oid())
+                .map_or(true, |h| h.size() > max_file)
+        }) {
+            continue;
+        }
+        let committed = entry
             .and_then(|e| e.object().ok())
             .map(|o| o.data.clone())
             .unwrap_or_default();
