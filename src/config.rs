@@ -218,6 +218,10 @@ pub struct EventsConfig {
     /// Longest event line accepted, in bytes. Longer lines are skipped and reported.
     #[schemars(range(min = 1024, max = 16777216))]
     pub max_line_bytes: u64,
+    /// Largest event file read or appended to, in bytes. A larger file is
+    /// skipped and reported, never read; an append to it is refused.
+    #[schemars(range(min = 1024, max = 68719476736_u64))]
+    pub max_file_bytes: u64,
 }
 
 impl Default for EventsConfig {
@@ -226,6 +230,7 @@ impl Default for EventsConfig {
             fsync: FsyncPolicy::Never,
             lock_timeout_ms: 10_000,
             max_line_bytes: 64 * 1024,
+            max_file_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -371,6 +376,10 @@ fn without<'i>(table: &DeTable<'i>, drop: &std::collections::HashSet<String>) ->
     out
 }
 
+/// The most `events.max_file_bytes` may be (64 GiB): a bound, not a size
+/// any month of events reaches.
+const MAX_FILE_BYTES_CAP: u64 = 64 << 30;
+
 fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
     let mut problems = Vec::new();
     let e = &c.events;
@@ -388,6 +397,14 @@ fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
             path,
             "events.max_line_bytes",
             "1024 and 16777216",
+        ));
+    }
+    if !(1024..=MAX_FILE_BYTES_CAP).contains(&e.max_file_bytes) {
+        problems.push(range_problem(
+            text,
+            path,
+            "events.max_file_bytes",
+            "1024 and 68719476736",
         ));
     }
     if !(1..=100).contains(&c.knowledge.delegate_max_inject_count) {

@@ -42,12 +42,12 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
     let mut report = Report::default();
     let mut first_seen: HashMap<String, String> = HashMap::new();
     let mut unknown: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    let max_line = store.config.events.max_line_bytes;
     for path in event_files(&store.events_dir())? {
         report.event_files += 1;
         let rel = store.rel(&path);
-        // A symlink, FIFO or device is one finding, never read (nor repaired).
-        let file = read_event_file(&path, &rel, max_line)?;
+        // A symlink, FIFO or device, or a file over events.max_file_bytes,
+        // is one finding, never read (nor repaired).
+        let file = read_event_file(&path, &rel, &store.config.events)?;
         report.events += file.events.len();
         for line in &file.events {
             let here = format!("{rel}:{}", line.line);
@@ -124,7 +124,8 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
 }
 
 /// Saves the torn tail of `path` aside and truncates the file to its last
-/// complete line. Returns false if, under the lock, the tail is no longer torn.
+/// complete line. Returns false if, under the lock, the tail is no longer
+/// torn, or the file has grown over `events.max_file_bytes`.
 fn repair_torn_tail(store: &Store, path: &std::path::Path) -> Result<bool> {
     let mut file = crate::safe_fs::open(path, OpenOptions::new().read(true).write(true))
         .map_err(|e| Error::io(path, e))?;
@@ -133,13 +134,19 @@ fn repair_torn_tail(store: &Store, path: &std::path::Path) -> Result<bool> {
         path,
         Duration::from_millis(store.config.events.lock_timeout_ms),
     )?;
-    let result = crate::event::set_aside_torn_tail(
-        &mut file,
-        path,
-        &store.swarm_dir,
-        store.clock.now().as_millisecond(),
-    )
-    .map(|saved| saved.is_some());
+    let result = match file.metadata().map_err(|e| Error::io(path, e)) {
+        // Grown past the bound since it was read: its "torn line" could be
+        // gigabytes, and is not read.
+        Ok(m) if m.len() > store.config.events.max_file_bytes => Ok(false),
+        Ok(_) => crate::event::set_aside_torn_tail(
+            &mut file,
+            path,
+            &store.swarm_dir,
+            store.clock.now().as_millisecond(),
+        )
+        .map(|saved| saved.is_some()),
+        Err(e) => Err(e),
+    };
     let _ = file.unlock();
     result
 }

@@ -476,13 +476,22 @@ fn append_to(
     lock_with_retry(&file, path, Duration::from_millis(cfg.lock_timeout_ms))?;
     let result = (|| -> Result<Option<PathBuf>, Error> {
         let io = |e| Error::io(path, e);
+        // Checked before anything is read: the file is never read whole,
+        // nor its last line (a torn one could be all of it).
+        let len = file.metadata().map_err(io)?.len();
+        if len > cfg.max_file_bytes {
+            return Err(too_large_to_append(path, len, cfg.max_file_bytes));
+        }
         let unrecorded;
         let lines = match what {
             ToWrite::Lines(lines) => lines,
             ToWrite::Unrecorded(filter) => {
                 let mut text = Vec::new();
                 file.seek(SeekFrom::Start(0)).map_err(io)?;
-                file.read_to_end(&mut text).map_err(io)?;
+                (&mut file)
+                    .take(cfg.max_file_bytes)
+                    .read_to_end(&mut text)
+                    .map_err(io)?;
                 unrecorded = filter(&text);
                 if unrecorded.is_empty() {
                     return Ok(None);
@@ -491,6 +500,10 @@ fn append_to(
             }
         };
         let len = file.metadata().map_err(io)?.len();
+        // Appending past the bound would leave a file no reader reads.
+        if len.saturating_add(lines.len() as u64 + 1) > cfg.max_file_bytes {
+            return Err(too_large_to_append(path, len, cfg.max_file_bytes));
+        }
         let mut buf = Vec::with_capacity(lines.len() + 1);
         let mut saved = None;
         if len > 0 {
@@ -521,6 +534,26 @@ fn append_to(
     })();
     let _ = file.unlock();
     result
+}
+
+/// The error for an append to `path` (`len` bytes) that would leave it
+/// over `events.max_file_bytes` (`limit`), or finds it over already.
+fn too_large_to_append(path: &Path, len: u64, limit: u64) -> Error {
+    let message = if len > limit {
+        format!(
+            "{} is {len} bytes, over events.max_file_bytes ({limit}): no event is appended to it",
+            path.display()
+        )
+    } else {
+        format!(
+            "{} is {len} bytes: the events would take it over events.max_file_bytes ({limit}), so none is appended",
+            path.display()
+        )
+    };
+    Error::Usage {
+        message,
+        hint: Some("remove the file or move it aside if git-swarm did not write it (`git swarm validate` names it); if it is genuine, raise events.max_file_bytes in .swarm/config.toml".into()),
+    }
 }
 
 /// Saves the bytes after the last newline of `file` (a torn line) to a new
@@ -636,19 +669,47 @@ pub struct TornTail {
 }
 
 /// Reads and checks every line of an event file. `rel` is the path shown
-/// in problems. A symlink, FIFO or device in its place is not read: it is
-/// one problem, and no events.
-pub fn read_event_file(path: &Path, rel: &str, max_line_bytes: u64) -> Result<EventFile, Error> {
-    match crate::safe_fs::read_whole(path) {
-        Ok(bytes) => Ok(parse_event_bytes(&bytes, rel, max_line_bytes)),
-        Err(e) => match crate::safe_fs::not_regular(&e) {
-            Some(kind) => Ok(EventFile {
-                problems: vec![not_regular_problem(rel, kind)],
+/// in problems. A symlink, FIFO or device in its place, or a file over
+/// `events.max_file_bytes`, is not read: it is one problem, and no events.
+pub fn read_event_file(path: &Path, rel: &str, cfg: &EventsConfig) -> Result<EventFile, Error> {
+    match crate::safe_fs::read(path, cfg.max_file_bytes) {
+        Ok(bytes) => Ok(parse_event_bytes(&bytes, rel, cfg.max_line_bytes)),
+        Err(e) => match skipped_problem(rel, &e) {
+            Some(problem) => Ok(EventFile {
+                problems: vec![problem],
                 ..EventFile::default()
             }),
             None => Err(Error::io(path, e)),
         },
     }
+}
+
+/// The problem reported for an event file [`crate::safe_fs`] refused to
+/// read (not a regular file, or over `events.max_file_bytes`); `None` for
+/// any other error.
+pub fn skipped_problem(rel: &str, e: &io::Error) -> Option<Problem> {
+    if let Some(kind) = crate::safe_fs::not_regular(e) {
+        return Some(not_regular_problem(rel, kind));
+    }
+    crate::safe_fs::over_limit(e).map(|limit| too_large_problem(rel, limit))
+}
+
+/// The problem reported for an event file over `events.max_file_bytes`.
+pub fn too_large_problem(rel: &str, limit: u64) -> Problem {
+    Problem::error(
+        rel,
+        TOO_LARGE,
+        format!("file is over events.max_file_bytes ({limit} bytes): skipped, its events are not read"),
+    )
+    .with_hint("a month of events is a few MB: remove this file or cut it down; if it is genuine, raise events.max_file_bytes in .swarm/config.toml")
+}
+
+/// The code of a problem about an event file over `events.max_file_bytes`, skipped.
+pub const TOO_LARGE: &str = "file_too_large";
+
+/// Whether a problem with `code` says a whole event file was skipped.
+pub fn is_skipped_file(code: &str) -> bool {
+    code == NOT_REGULAR || code == TOO_LARGE
 }
 
 /// The problem reported for an event file that is not a regular file.

@@ -85,6 +85,7 @@ pub fn explain(
     fold: &Fold,
     events: &[Event],
     repo: Option<&gix::Repository>,
+    max_file_bytes: u64,
 ) -> Result<Explanation> {
     let state = fold.loop_state(id);
     let ms = |t: i64| {
@@ -147,7 +148,7 @@ pub fn explain(
         .collect();
     let ids: Vec<&str> = mine.iter().map(|e| e.id.as_str()).collect();
     let commits = match repo {
-        Some(r) => recording_commits(r, &ids)?,
+        Some(r) => recording_commits(r, &ids, max_file_bytes)?,
         None => HashMap::new(),
     };
     Ok(Explanation {
@@ -175,10 +176,13 @@ pub fn explain(
 }
 
 /// For each of `ids`, the commit reachable from HEAD that recorded the
-/// event (see the module docs). Ids no commit recorded are left out.
+/// event (see the module docs). Ids no commit recorded are left out. An
+/// event file blob over `max_file_bytes` (`events.max_file_bytes`) is never
+/// inflated: read as no file, its lines record nothing.
 pub fn recording_commits(
     repo: &gix::Repository,
     ids: &[&str],
+    max_file_bytes: u64,
 ) -> Result<HashMap<String, RecordingCommit>> {
     let mut found: HashMap<String, RecordingCommit> = HashMap::new();
     if ids.is_empty() {
@@ -261,15 +265,29 @@ pub fn recording_commits(
             if before.contains(&blob) {
                 continue;
             }
-            let read = |id: gix::ObjectId| -> Result<Vec<u8>> {
-                Ok(repo
-                    .find_blob(id)
+            // Sized from the object header first: a committed file of
+            // gigabytes (zeros compress to nothing) is never inflated.
+            let read = |id: gix::ObjectId| -> Result<Option<Vec<u8>>> {
+                let size = repo
+                    .find_header(id)
                     .map_err(|e| git("reading an event file")(&e))?
-                    .data
-                    .clone())
+                    .size();
+                if size > max_file_bytes {
+                    return Ok(None);
+                }
+                Ok(Some(
+                    repo.find_blob(id)
+                        .map_err(|e| git("reading an event file")(&e))?
+                        .data
+                        .clone(),
+                ))
             };
-            let data = read(blob)?;
-            let parents: Vec<Vec<u8>> = before.iter().map(|b| read(*b)).collect::<Result<_>>()?;
+            let Some(data) = read(blob)? else { continue };
+            let parents: Vec<Vec<u8>> = before
+                .iter()
+                .map(|b| read(*b))
+                .filter_map(Result::transpose)
+                .collect::<Result<_>>()?;
             // The log is appended to: a parent's file is most often the
             // start of this one, and only the lines after it are new. The
             // lines of the other parents (a union merge's) are looked up by id.

@@ -25,7 +25,7 @@ pub fn read_log(store: &Store) -> Result<(Vec<Event>, Vec<Problem>)> {
     let mut problems = Vec::new();
     for path in event_files(&store.events_dir())? {
         let rel = store.rel(&path);
-        let file = read_event_file(&path, &rel, store.config.events.max_line_bytes)?;
+        let file = read_event_file(&path, &rel, &store.config.events)?;
         problems.extend(file.problems);
         events.extend(
             file.events

@@ -163,24 +163,29 @@ pub fn open_read(path: &Path) -> io::Result<File> {
 }
 
 /// Reads the regular file `path`, refusing it (a [`TooLarge`] error) when it
-/// holds more than `limit` bytes; never more than `limit + 1` bytes are read.
+/// holds more than `limit` bytes: its size is taken from the opened
+/// descriptor first (a sparse file of gigabytes is not read at all), and
+/// never more than `limit + 1` bytes are read, should it grow meanwhile.
 pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let file = open_read(path)?;
+    if file.metadata()?.len() > limit {
+        return Err(too_large(limit));
+    }
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, TooLarge(limit)));
+        return Err(too_large(limit));
     }
     Ok(bytes)
 }
 
-/// Reads the whole regular file `path`: for event files, whose size has no
-/// limit of its own (each line's has), but which end, being regular files.
-pub fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
-    let mut file = open_read(path)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
+fn too_large(limit: u64) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, TooLarge(limit))
+}
+
+/// The limit an error from this module says a file is over, if that is what it says.
+pub fn over_limit(e: &io::Error) -> Option<u64> {
+    e.get_ref()?.downcast_ref::<TooLarge>().map(|t| t.0)
 }
 
 /// Opens the folder `dir` (to stat the names in it), never through a link.

@@ -115,11 +115,7 @@ pub fn validate(store: &Store) -> Result<Report> {
             continue;
         }
         r.files += 1;
-        let file = read_event_file(
-            &store.events_dir().join(&name),
-            &rel,
-            store.config.events.max_line_bytes,
-        )?;
+        let file = read_event_file(&store.events_dir().join(&name), &rel, &store.config.events)?;
         for line in &file.events {
             if line.event.month_file().as_deref() != Some(name.as_str()) {
                 r.problems.push(

@@ -2,9 +2,10 @@
 //! symbolic link in place of an event file, a directive, `config.toml` or a
 //! whole folder, pointing anywhere; a local user can leave a FIFO. Only
 //! regular files inside the repository are read or written (DESIGN §2,
-//! principle 5): anything else is skipped and reported (`validate` exits 2,
-//! other commands warn and go on), never followed, read, written through or
-//! waited on, and the hooks still block.
+//! principle 5), and no further than the configured limits: anything else
+//! is skipped and reported (`validate` exits 2, other commands warn and go
+//! on), never followed, read, written through or waited on, and the hooks
+//! still block.
 //!
 //! Every command here runs under a time limit: a command that waits on a
 //! FIFO or reads `/dev/zero` fails the test instead of hanging it.
@@ -100,6 +101,12 @@ fn head(env: &TestEnv) -> String {
 /// the template's `no-private-keys` (enforce, critical) must refuse it.
 #[track_caller]
 fn assert_key_commit_refused(env: &TestEnv) {
+    assert_key_commit_refused_by(env, git);
+}
+
+/// [`assert_key_commit_refused`], with `git` running the commit.
+#[track_caller]
+fn assert_key_commit_refused_by(env: &TestEnv, git: fn(&TestEnv, &[&str]) -> Run) {
     env.write("deploy.pem", format!("{KEY_LINE}\nAAAA\n"));
     env.git(&["add", "deploy.pem"]);
     let before = head(env);
@@ -662,6 +669,26 @@ fn a_submodule_in_place_of_a_directive_does_not_turn_the_gate_off() {
     );
 }
 
+/// Caps the data segment of `cmd` (and of what it starts: git's hooks) at
+/// `bytes`: a command that reads a file of gigabytes whole runs out of
+/// memory and fails, where it would otherwise only be slow.
+fn cap_memory(cmd: &mut Command, bytes: u64) {
+    // SAFETY: setrlimit(2) is async-signal-safe; it only limits the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_DATA, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
 /// A directive committed as a blob far over the 64 KiB limit (zeros, which
 /// git stores in a few hundred KB): its size is read from the object's
 /// header, so the blob is never inflated. Run with the data segment capped
@@ -682,20 +709,7 @@ fn a_huge_committed_directive_is_not_inflated() {
         }
         let mut cmd = env.command(common::bin(), &env.root);
         cmd.args(args);
-        // SAFETY: setrlimit(2) is async-signal-safe; it only limits the child.
-        unsafe {
-            cmd.pre_exec(|| {
-                let limit = libc::rlimit {
-                    rlim_cur: 100 << 20,
-                    rlim_max: 100 << 20,
-                };
-                if libc::setrlimit(libc::RLIMIT_DATA, &limit) == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
-            });
-        }
+        cap_memory(&mut cmd, 100 << 20);
         let run = timed(&env, cmd, &format!("git swarm {}", args.join(" ")));
         run.code(2);
         assert!(run.stderr.contains(said), "{}", run.snapshot());
@@ -819,4 +833,219 @@ fn a_log_that_cannot_be_locked_does_not_turn_the_gate_off() {
     );
     assert_eq!(head(&env), before, "no commit was made");
     drop(held);
+}
+
+/// `git-swarm ARGS` under the time limit and a memory cap far below the
+/// event files of the tests that use it.
+fn capped_swarm(env: &TestEnv, args: &[&str]) -> Run {
+    let mut cmd = env.command(common::bin(), &env.root);
+    cmd.args(args);
+    cap_memory(&mut cmd, 200 << 20);
+    timed(env, cmd, &format!("git swarm {}", args.join(" ")))
+}
+
+/// `git ARGS` (hooks included) under the same cap.
+fn capped_git(env: &TestEnv, args: &[&str]) -> Run {
+    let mut cmd = env.command("git", &env.root);
+    cmd.args(args);
+    cap_memory(&mut cmd, 200 << 20);
+    timed(env, cmd, &format!("git {}", args.join(" ")))
+}
+
+/// The commands that read the log, with `rel` an event file over
+/// `events.max_file_bytes` (`limit`): each skips it and says so, none reads
+/// it (they run under a memory cap far below its size), `doctor --fix`
+/// leaves it as it is, an append to it is refused, and the pre-commit hook
+/// still refuses a private key.
+#[track_caller]
+fn assert_over_limit_log_skipped(env: &TestEnv, rel: &str, limit: u64) {
+    let path = env.path(rel);
+    let size = std::fs::metadata(&path).expect("stat").len();
+    let over = format!("{rel}: file is over events.max_file_bytes ({limit} bytes)");
+    let said = over.replace(": file", ": error: file");
+    let run = capped_swarm(env, &["validate"]);
+    run.code(2);
+    assert!(run.stdout.contains(&said), "{}", run.snapshot());
+    for args in [&["status"][..], &["log"], &["list"], &["check", "--staged"]] {
+        let run = capped_swarm(env, args);
+        run.success();
+        assert!(
+            run.stderr.contains(&over)
+                || run.stderr.contains(&said)
+                || run.stderr.contains("warning: 1 problem in .swarm/"),
+            "`{}`:\n{}",
+            args.join(" "),
+            run.snapshot()
+        );
+    }
+    for args in [&["doctor"][..], &["doctor", "--fix"]] {
+        let run = capped_swarm(env, args);
+        run.code(1);
+        assert!(run.stdout.contains(&said), "{}", run.snapshot());
+    }
+    assert_eq!(
+        std::fs::metadata(&path).expect("stat").len(),
+        size,
+        "untouched"
+    );
+    assert!(!env.exists(".swarm/local/torn"), "nothing was set aside");
+    let run = capped_swarm(env, &["record", "--custom", "note"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains(&format!(
+            "{rel} is {size} bytes, over events.max_file_bytes ({limit}): no event is appended to it"
+        )),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        std::fs::metadata(&path).expect("stat").len(),
+        size,
+        "untouched"
+    );
+    assert_key_commit_refused_by(env, capped_git);
+}
+
+/// A sparse event file of 3 GB (what a pull request can commit, zeros
+/// compressing to nothing), with no newline at its end: over the default
+/// `events.max_file_bytes` (256 MiB), it is sized from its descriptor and
+/// never read, by readers, by `doctor --fix` (its "torn line" is all of
+/// it) or by an append.
+#[test]
+fn an_event_file_of_gigabytes_is_not_read() {
+    let env = TestEnv::initialised();
+    env.swarm(&["hooks", "install"]).success();
+    let rel = ".swarm/events/2026-11.jsonl";
+    std::fs::File::create(env.path(rel))
+        .and_then(|f| f.set_len(3 << 30))
+        .expect("a sparse 3 GB file");
+    assert_over_limit_log_skipped(&env, rel, 256 << 20);
+}
+
+/// With `events.max_file_bytes = 2048`, a log of genuine events over it is
+/// skipped the same way, also committed (`explain` never inflates its
+/// blob); an append that would take a file over the bound is refused; and
+/// the bound's own range is checked.
+#[test]
+fn an_event_file_over_the_configured_bound_is_skipped() {
+    let env = TestEnv::initialised();
+    env.swarm(&["hooks", "install"]).success();
+    env.swarm(&["record", "--custom", "note"]).success();
+    let rel = ".swarm/events/2026-11.jsonl";
+    let line = env.read(rel);
+    let id = line.split('"').nth(3).expect("the id").to_owned();
+    let log: String = (0..60)
+        .map(|i| line.replace(&id, &format!("01KTESTEVENT{i:014}")))
+        .collect();
+    env.write(rel, &log);
+    let config = env.read(".swarm/config.toml");
+    let set = |bytes: &str| {
+        let c = config.replace(
+            "max_file_bytes = 268435456",
+            &format!("max_file_bytes = {bytes}"),
+        );
+        assert!(c.contains(&format!("max_file_bytes = {bytes}\n")), "{c}");
+        env.write(".swarm/config.toml", c);
+    };
+    set("100");
+    let run = swarm(&env, &["validate"]);
+    run.code(2);
+    assert!(
+        run.stdout
+            .contains("error: `events.max_file_bytes` is out of range"),
+        "{}",
+        run.snapshot()
+    );
+    set("2048");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "--no-verify", "-m", "a log over the bound"]);
+    assert!(log.len() > 4096, "{}", log.len());
+    assert_over_limit_log_skipped(&env, rel, 2048);
+    capped_swarm(&env, &["explain", "no-private-keys"]).success();
+
+    // Under the bound, but not with one more event.
+    let size = log.len() as u64;
+    set(&(size + 10).to_string());
+    let run = swarm(&env, &["validate"]);
+    assert!(!run.stdout.contains("max_file_bytes"), "{}", run.snapshot());
+    let run = swarm(&env, &["record", "--custom", "note"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains(&format!(
+            "{rel} is {size} bytes: the events would take it over events.max_file_bytes ({})",
+            size + 10
+        )),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(rel), log, "nothing was appended");
+
+    // Folded by the index while under the bound, then grown past it: the
+    // index does not read it again, even the part folded already.
+    common::age(&env, ".swarm/config.toml");
+    common::age(&env, rel);
+    swarm(&env, &["status"]).success();
+    let mut grown = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(rel))
+        .expect("open the log");
+    std::io::Write::write_all(&mut grown, line.as_bytes()).expect("append");
+    let run = capped_swarm(&env, &["check", "--staged"]);
+    run.success();
+    assert!(
+        run.stderr.contains(&format!(
+            "{rel}: file is over events.max_file_bytes ({} bytes)",
+            size + 10
+        )),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// Old versions of an event file in the history are sized from their
+/// object headers: one over `events.max_file_bytes` (300 MB of zeros, which
+/// git stores in a few hundred KB, committed and then cut back) is never
+/// inflated, by `status` (counting the lines HEAD holds) or by `explain`
+/// (finding the commit that recorded an event).
+#[test]
+fn a_huge_committed_event_file_is_not_inflated() {
+    let env = TestEnv::initialised();
+    let config = env
+        .read(".swarm/config.toml")
+        .replace("max_file_bytes = 268435456", "max_file_bytes = 65536");
+    env.write(".swarm/config.toml", config);
+    env.swarm(&[
+        "record",
+        "--custom",
+        "note",
+        "--directive",
+        "no-private-keys",
+    ])
+    .success();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "--no-verify", "-m", "a note"]);
+    let rel = ".swarm/events/2026-11.jsonl";
+    let small = std::fs::read(env.path(rel)).expect("read the log");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(rel))
+        .and_then(|f| f.set_len(small.len() as u64 + (300 << 20)))
+        .expect("300 MB of zeros after the note");
+    env.git(&["add", rel]);
+    env.git(&["commit", "-q", "--no-verify", "-m", "a huge log"]);
+    std::fs::write(env.path(rel), &small).expect("cut back");
+
+    // HEAD holds the huge version, not read: its lines are not counted
+    // (rather than all of the work tree's taken for uncommitted).
+    let run = capped_swarm(&env, &["status"]);
+    run.success();
+    assert!(
+        run.stdout.contains("Events not yet committed: 0"),
+        "{}",
+        run.snapshot()
+    );
+    env.git(&["commit", "-q", "--no-verify", "-am", "cut back"]);
+    let run = capped_swarm(&env, &["explain", "no-private-keys"]);
+    run.success();
+    assert!(run.stdout.contains("note"), "{}", run.snapshot());
 }

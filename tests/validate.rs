@@ -451,7 +451,7 @@ fn config_sections_must_be_tables_and_positions_follow_the_toml() {
         [
             "3:20: error: config: `events.fsync`: unknown variant `x`, expected `never` or `always`",
             "3:43: error: `events.lock_timeout_ms` is out of range",
-            "3:46: error: config: `events.bad`: unknown field `bad`, expected one of `fsync`, `lock_timeout_ms`, `max_line_bytes`",
+            "3:46: error: config: `events.bad`: unknown field `bad`, expected one of `fsync`, `lock_timeout_ms`, `max_line_bytes`, `max_file_bytes`",
         ]
     );
     assert_eq!(

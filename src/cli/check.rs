@@ -210,11 +210,12 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // Warnings about the change itself, reported with the results (in every
     // format) ahead of the evaluation's own.
     let mut notes = Vec::new();
-    // An event file that is a link, FIFO or device was skipped: the check
-    // goes on without its events, and says so.
+    // An event file that is a link, FIFO or device, or over
+    // events.max_file_bytes, was skipped: the check goes on without its
+    // events, and says so.
     if let Some(l) = loaded.as_ref() {
         for p in l.index.event_files.iter().flat_map(|e| &e.problems) {
-            if p.code == git_swarm::event::NOT_REGULAR {
+            if git_swarm::event::is_skipped_file(&p.code) {
                 notes.push(Warning::new(p.to_string(), p.hint.as_deref()));
             }
         }

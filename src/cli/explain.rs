@@ -43,6 +43,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         &index.fold,
         &events,
         Some(&gix_repo),
+        store.config.events.max_file_bytes,
     )?;
     if directive.is_none()
         && index.directive(&args.id).is_none()

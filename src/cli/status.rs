@@ -230,15 +230,26 @@ fn uncommitted(store: &git_swarm::Store) -> Option<u64> {
     let gix = repo.gix();
     let head_tree = gix.head_commit().ok().and_then(|c| c.tree().ok());
     let mut total = 0u64;
+    let max_file = store.config.events.max_file_bytes;
     for path in git_swarm::event::event_files(&store.events_dir()).ok()? {
-        // A link or FIFO in the log is not read (the index reports it).
-        let Ok(now) = git_swarm::safe_fs::read_whole(&path) else {
+        // A link, a FIFO or a file over the bound is not read (the index reports it).
+        let Ok(now) = git_swarm::safe_fs::read(&path, max_file) else {
             continue;
         };
         let rel = store.rel(&path);
-        let committed = head_tree
+        let entry = head_tree
             .as_ref()
             .and_then(|t| t.lookup_entry_by_path(&rel).ok().flatten())
+            .filter(|e| e.mode().is_blob());
+        // The committed file is sized from its object header: one over the
+        // bound is never inflated, and its lines are not counted.
+        if entry.as_ref().is_some_and(|e| {
+            gix.find_header(e.oid())
+                .map_or(true, |h| h.size() > max_file)
+        }) {
+            continue;
+        }
+        let committed = entry
             .and_then(|e| e.object().ok())
             .map(|o| o.data.clone())
             .unwrap_or_default();

@@ -78,6 +78,7 @@ pub fn read_all(
 ) -> Result<(Vec<EventFileEntry>, Vec<EventHead>)> {
     let dir = store.swarm_dir.join("events");
     let max_line = store.config.events.max_line_bytes;
+    let max_file = store.config.events.max_file_bytes;
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8)
@@ -85,12 +86,12 @@ pub fn read_all(
     let read_one = |(name, stamp): &(String, Stamp)| -> Result<(EventFileEntry, Vec<EventHead>)> {
         let path = dir.join(name);
         let rel = format!(".swarm/events/{name}");
-        let bytes = match crate::safe_fs::read_whole(&path) {
+        let bytes = match crate::safe_fs::read(&path, max_file) {
             Ok(bytes) => bytes,
-            Err(e) => match crate::safe_fs::not_regular(&e) {
-                Some(kind) => {
+            Err(e) => match crate::event::skipped_problem(&rel, &e) {
+                Some(problem) => {
                     return Ok((
-                        not_regular_entry(name, &rel, *stamp, built_at_ns, kind),
+                        skipped_entry(name, *stamp, built_at_ns, problem),
                         Vec::new(),
                     ));
                 }
@@ -145,15 +146,9 @@ pub fn read_all(
     Ok((entries.into_iter().flatten().collect(), heads))
 }
 
-/// The entry of an event file that is `kind` (a symlink, FIFO or device):
-/// no events, and the problem that says so.
-fn not_regular_entry(
-    name: &str,
-    rel: &str,
-    stamp: Stamp,
-    built_at_ns: i64,
-    kind: crate::safe_fs::FileKind,
-) -> EventFileEntry {
+/// The entry of an event file skipped (a symlink, FIFO or device, or one
+/// over `events.max_file_bytes`): no events, and the problem that says so.
+fn skipped_entry(name: &str, stamp: Stamp, built_at_ns: i64, problem: Problem) -> EventFileEntry {
     EventFileEntry {
         file: name.to_owned(),
         stamp,
@@ -162,7 +157,7 @@ fn not_regular_entry(
         consumed_hash: xxhash_rust::xxh3::xxh3_64(&[]),
         lines: 0,
         events: 0,
-        problems: vec![crate::event::not_regular_problem(rel, kind)],
+        problems: vec![problem],
     }
 }
 
@@ -234,12 +229,24 @@ pub fn update(
                     return Ok(Err(format!("events/{name} is no longer a regular file")));
                 }
                 Some(kind) => {
-                    entries.push(not_regular_entry(name, &rel, *stamp, built_at_ns, kind));
+                    let problem = crate::event::not_regular_problem(&rel, kind);
+                    entries.push(skipped_entry(name, *stamp, built_at_ns, problem));
                     continue;
                 }
                 None => return Err(io(e)),
             },
         };
+        // Sized from the descriptor before anything is read: a file over
+        // the bound is never read, not even the part folded already.
+        let max_file = store.config.events.max_file_bytes;
+        if file.metadata().map_err(io)?.len() > max_file {
+            if prev.is_some_and(|p| p.consumed > 0) {
+                return Ok(Err(format!("events/{name} is over events.max_file_bytes")));
+            }
+            let problem = crate::event::too_large_problem(&rel, max_file);
+            entries.push(skipped_entry(name, *stamp, built_at_ns, problem));
+            continue;
+        }
         // The part folded already is only hashed, a block at a time, to
         // know it is unchanged: a month's file can run to tens of MB.
         let mut hash = xxhash_rust::xxh3::Xxh3::new();
@@ -254,7 +261,7 @@ pub fn update(
                 let kept = p
                     .problems
                     .iter()
-                    .filter(|p| p.code != "torn_line" && p.code != crate::event::NOT_REGULAR)
+                    .filter(|p| p.code != "torn_line" && !crate::event::is_skipped_file(&p.code))
                     .cloned()
                     .collect();
                 (end, p.lines, kept, p.events)
@@ -262,7 +269,10 @@ pub fn update(
             None => (0, 0, Vec::new(), 0),
         };
         let mut rest = Vec::new();
-        std::io::Read::read_to_end(&mut file, &mut rest).map_err(io)?;
+        // Bounded, should the file have grown since it was sized.
+        let room = max_file.saturating_sub(start as u64);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, room), &mut rest)
+            .map_err(io)?;
         let parsed = parse_events(&rest, &rel, lines, store.config.events.max_line_bytes);
         problems.extend(parsed.problems);
         hash.update(&rest[..parsed.consumed]);

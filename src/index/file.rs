@@ -30,8 +30,9 @@ use crate::store::Store;
 
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
-/// `Fold`, `Directive`, `Problem`); an index of another format is rebuilt.
-const FORMAT: u32 = 20;
+/// `Fold`, `Directive`, `Problem`), or what the readers let into it (an
+/// event file over a new bound); an index of another format is rebuilt.
+const FORMAT: u32 = 21;
 
 /// The head's first fields (written by [`HeadRef`], whose fields come in
 /// this order, then those of [`HeadRest`]): enough to start stat'ing the
