@@ -28,6 +28,36 @@ pub fn to_path(path: &BStr) -> PathBuf {
     }
 }
 
+/// A file the index adds to HEAD's tree.
+fn index_added(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
+    Typed {
+        file: ChangedFile {
+            path,
+            old_path: None,
+            status: FileStatus::Added,
+            old: Content::Absent,
+            new: index_content(mode, id),
+        },
+        old: Kind::Absent,
+        new: index_kind(mode),
+    }
+}
+
+/// A file of HEAD's tree the index deletes.
+fn index_deleted(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
+    Typed {
+        file: ChangedFile {
+            path,
+            old_path: None,
+            status: FileStatus::Deleted,
+            old: index_content(mode, id),
+            new: Content::Absent,
+        },
+        old: index_kind(mode),
+        new: Kind::Absent,
+    }
+}
+
 fn index_content(mode: gix::index::entry::Mode, id: &gix::oid) -> Content {
     if mode.contains(gix::index::entry::Mode::COMMIT)
         && !mode.contains(gix::index::entry::Mode::FILE)
@@ -94,33 +124,13 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
                     entry_mode,
                     id,
                     ..
-                } => Typed {
-                    file: ChangedFile {
-                        path: location.into_owned(),
-                        old_path: None,
-                        status: FileStatus::Added,
-                        old: Content::Absent,
-                        new: index_content(entry_mode, &id),
-                    },
-                    old: Kind::Absent,
-                    new: index_kind(entry_mode),
-                },
+                } => index_added(location.into_owned(), entry_mode, &id),
                 ChangeRef::Deletion {
                     location,
                     entry_mode,
                     id,
                     ..
-                } => Typed {
-                    file: ChangedFile {
-                        path: location.into_owned(),
-                        old_path: None,
-                        status: FileStatus::Deleted,
-                        old: index_content(entry_mode, &id),
-                        new: Content::Absent,
-                    },
-                    old: index_kind(entry_mode),
-                    new: Kind::Absent,
-                },
+                } => index_deleted(location.into_owned(), entry_mode, &id),
                 ChangeRef::Modification {
                     location,
                     previous_entry_mode,
@@ -154,28 +164,12 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
                     id,
                     ..
                 } => {
-                    files.push(Typed {
-                        file: ChangedFile {
-                            path: source_location.into_owned(),
-                            old_path: None,
-                            status: FileStatus::Deleted,
-                            old: index_content(source_entry_mode, &source_id),
-                            new: Content::Absent,
-                        },
-                        old: index_kind(source_entry_mode),
-                        new: Kind::Absent,
-                    });
-                    Typed {
-                        file: ChangedFile {
-                            path: location.into_owned(),
-                            old_path: None,
-                            status: FileStatus::Added,
-                            old: Content::Absent,
-                            new: index_content(entry_mode, &id),
-                        },
-                        old: Kind::Absent,
-                        new: index_kind(entry_mode),
-                    }
+                    files.push(index_deleted(
+                        source_location.into_owned(),
+                        source_entry_mode,
+                        &source_id,
+                    ));
+                    index_added(location.into_owned(), entry_mode, &id)
                 }
             };
             files.push(file);
