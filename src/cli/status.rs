@@ -62,6 +62,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     };
     let mut recently_escalated = Vec::new();
     let mut unremediated_violations = Vec::new();
+    // Retiring a directive answers its violations and its missing acks:
+    // nothing is left to fix.
+    let retired = |id: &str| {
+        index
+            .directive(id)
+            .and_then(|e| e.directive.as_ref())
+            .is_some_and(|d| d.status == git_swarm::directive::Status::Retired)
+    };
     for (id, state) in fold.loop_states() {
         let from = declared(id);
         // A directive declared critical + enforce is not made any stricter.
@@ -80,13 +88,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 open: ep.ended.is_none(),
             });
         }
-        // Retiring a directive answers its violations: nothing is left to fix.
-        let retired = index
-            .directive(id)
-            .and_then(|e| e.directive.as_ref())
-            .is_some_and(|d| d.status == git_swarm::directive::Status::Retired);
         if state.unremediated()
-            && !retired
+            && !retired(id)
             && let Some((ts, _)) = state.last_violation
         {
             unremediated_violations.push(Unremediated {
@@ -96,7 +99,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             });
         }
     }
-    let unacknowledged_criticals = per_directive(fold, "unacknowledged");
+    let unacknowledged_criticals: Vec<_> = per_directive(fold, "unacknowledged")
+        .into_iter()
+        .filter(|(id, _)| !retired(id))
+        .collect();
     let spoofed_acks = fold
         .kinds()
         .find(|(k, _)| *k == "spoofed_ack")
