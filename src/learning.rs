@@ -15,6 +15,7 @@ use crate::directive::{Enforcement, Priority};
 use crate::error::Result;
 use crate::event::{Event, event_files, read_event_file};
 use crate::fold::Fold;
+use crate::index::Index;
 use crate::problem::Problem;
 use crate::store::Store;
 
@@ -128,12 +129,15 @@ pub struct Blocker {
     pub reason: String,
 }
 
-/// The directives shown in a phase, with their outcomes in it.
-pub fn phase_records(events: &[Event], phase: &str, fold: &Fold) -> Vec<PhaseRecord> {
+/// The directives shown in a phase, with their outcomes in it; a directive
+/// retired since is left out (it no longer gates a phase or owes a verdict).
+pub fn phase_records(events: &[Event], phase: &str, index: &Index) -> Vec<PhaseRecord> {
+    let fold = &index.fold;
     let delegations = phase_delegations(events, phase);
     let ids: BTreeSet<&str> = delegations
         .iter()
         .flat_map(|d| d.shown.iter().map(|s| s.id.as_str()))
+        .filter(|id| !index.is_retired(id))
         .collect();
     let in_phase: HashSet<&str> = delegations.iter().map(|d| d.id.as_str()).collect();
     let mut records: BTreeMap<&str, PhaseRecord> = ids

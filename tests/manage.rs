@@ -938,4 +938,17 @@ fn a_retired_directive_is_not_injected_listed_as_a_violation_or_gating_a_phase()
         "{}",
         gate.snapshot()
     );
+    // A review of the phase owes it no verdict: no omission is recorded.
+    env.write("verdicts.txt", "VERIFIED:no-private-keys\n");
+    swarm(
+        &env,
+        &["review", "--phase", "1", "--verdicts", "verdicts.txt"],
+    );
+    assert!(
+        of_kind(&env, "verdict")
+            .iter()
+            .all(|v| v["directive"] != "release-review"),
+        "{:#?}",
+        of_kind(&env, "verdict")
+    );
 }

@@ -61,22 +61,14 @@ pub fn run(command: Command, ui: &mut Ui) -> Outcome {
 fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
     super::check_phase_name(&args.phase)?;
     let store = super::store(ui)?;
-    let fold = git_swarm::index::refresh_fold(&store)?.index.fold;
+    let index = git_swarm::index::load(&store)?.index;
+    let fold = &index.fold;
     let (events, problems) = learning::read_log(&store)?;
     for p in &problems {
         ui.problem(p);
     }
-    let mut records = learning::phase_records(&events, &args.phase, &fold);
-    // A directive retired since it was shown no longer gates a phase.
-    let loaded = git_swarm::index::load(&store)?;
-    records.retain(|r| {
-        loaded
-            .index
-            .directive(&r.id)
-            .and_then(|e| e.directive.as_ref())
-            .is_none_or(|d| d.status != git_swarm::directive::Status::Retired)
-    });
-    let mut blockers = learning::phase_blockers(&records, &fold);
+    let mut records = learning::phase_records(&events, &args.phase, &index);
+    let mut blockers = learning::phase_blockers(&records, fold);
 
     // An id given twice is one override.
     let mut accepted: Vec<String> = Vec::new();

@@ -61,7 +61,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     for p in &problems {
         ui.problem(p);
     }
-    let records = learning::phase_records(&events, &args.phase, &index.fold);
+    let records = learning::phase_records(&events, &args.phase, index);
     if records.is_empty() && args.verdicts.is_some() {
         // Verdicts for a phase nothing was shown in can only be ignored:
         // more often a mistyped name than a review of nothing.

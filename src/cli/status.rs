@@ -62,14 +62,6 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     };
     let mut recently_escalated = Vec::new();
     let mut unremediated_violations = Vec::new();
-    // Retiring a directive answers its violations and its missing acks:
-    // nothing is left to fix.
-    let retired = |id: &str| {
-        index
-            .directive(id)
-            .and_then(|e| e.directive.as_ref())
-            .is_some_and(|d| d.status == git_swarm::directive::Status::Retired)
-    };
     for (id, state) in fold.loop_states() {
         let from = declared(id);
         // A directive declared critical + enforce is not made any stricter.
@@ -89,7 +81,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             });
         }
         if state.unremediated()
-            && !retired(id)
+            && !index.is_retired(id)
             && let Some((ts, _)) = state.last_violation
         {
             unremediated_violations.push(Unremediated {
@@ -101,7 +93,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     let unacknowledged_criticals: Vec<_> = per_directive(fold, "unacknowledged")
         .into_iter()
-        .filter(|(id, _)| !retired(id))
+        .filter(|(id, _)| !index.is_retired(id))
         .collect();
     let spoofed_acks = fold
         .kinds()

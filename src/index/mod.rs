@@ -485,6 +485,15 @@ impl Index {
     pub fn quarantined(&self, id: &str) -> Option<&DirectiveEntry> {
         entries::find_entry(&self.quarantine, &format!("{id}.toml"))
     }
+
+    /// Whether the directive `id` is retired: no longer checked, injected,
+    /// gating a phase or owing anything (its violations and missing acks
+    /// are answered by the retirement).
+    pub fn is_retired(&self, id: &str) -> bool {
+        self.directive(id)
+            .and_then(|e| e.directive.as_ref())
+            .is_some_and(|d| d.status == crate::directive::Status::Retired)
+    }
 }
 
 /// Where the index of a store lives.
