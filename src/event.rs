@@ -334,25 +334,32 @@ fn by_month_file<'a>(events: &'a [Event], cfg: &EventsConfig) -> Result<Vec<Mont
     Ok(by_file)
 }
 
-/// Can `event` be appended? Its month file is a plain file that opens for
-/// appending, or is missing from a folder that can hold it. For a command
-/// that acts and then records (writes a directive file, prints a block):
-/// a log that refuses the event is found before the act, not after it.
-pub fn check_appendable(events_dir: &Path, event: &Event) -> Result<(), Error> {
-    let name = event.month_file().ok_or_else(|| Error::InvalidEvent {
-        message: format!("event {} has an unparseable time `{}`", event.id, event.ts),
-    })?;
-    let path = events_dir.join(name);
+/// Can `event` be appended? Its line is within `events.max_line_bytes`, and
+/// its month file is a plain file that opens for appending and has room for
+/// it under `events.max_file_bytes`, or is missing from a folder that can
+/// hold it. For a command that acts and then records (writes a directive
+/// file, prints a block): a log that refuses the event is found before the
+/// act, not after it.
+pub fn check_appendable(events_dir: &Path, event: &Event, cfg: &EventsConfig) -> Result<(), Error> {
+    let by_file = by_month_file(std::slice::from_ref(event), cfg)?;
+    let Some((name, lines)) = by_file.first() else {
+        return Ok(());
+    };
     if let Some((path, kind)) = crate::safe_fs::linked_folder(swarm_of(events_dir), events_dir) {
         return Err(Error::LinkedFolder { path, kind });
     }
-    match std::fs::symlink_metadata(&path) {
-        Ok(_) => crate::safe_fs::open(&path, OpenOptions::new().append(true))
-            .map(drop)
-            .map_err(|e| Error::io(&path, e)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(&path, e)),
+    let path = events_dir.join(name);
+    let file = match crate::safe_fs::open(&path, OpenOptions::new().append(true)) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+    let adding: u64 = lines.iter().map(|(_, line)| line.len() as u64).sum();
+    if len.saturating_add(adding + 1) > cfg.max_file_bytes {
+        return Err(too_large_to_append(&path, len, cfg.max_file_bytes));
     }
+    Ok(())
 }
 
 /// Appends one event unless a line of its month file holds `marker`

@@ -305,16 +305,7 @@ impl Store {
     /// Fails, naming the file, if `event` could not be appended now (see
     /// [`crate::event::check_appendable`]).
     pub fn check_appendable(&self, event: &Event) -> Result<()> {
-        let bytes = event.to_line().len() as u64;
-        if bytes > self.config.events.max_line_bytes {
-            return Err(Error::InvalidEvent {
-                message: format!(
-                    "event {} is {bytes} bytes, over events.max_line_bytes ({})",
-                    event.id, self.config.events.max_line_bytes
-                ),
-            });
-        }
-        crate::event::check_appendable(&self.events_dir(), event)
+        crate::event::check_appendable(&self.events_dir(), event, &self.config.events)
     }
 
     /// A new event stamped with this store's clock.

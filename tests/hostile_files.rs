@@ -979,6 +979,15 @@ fn an_event_file_over_the_configured_bound_is_skipped() {
         run.snapshot()
     );
     assert_eq!(env.read(rel), log, "nothing was appended");
+    // inject finds it before it prints a block it could not record.
+    let run = swarm(&env, &["inject", "--role", "coder"]);
+    run.code(2);
+    assert!(
+        run.stdout.is_empty() && run.stderr.contains("the events would take it over"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(rel), log, "nothing was appended");
 
     // Folded by the index while under the bound, then grown past it: the
     // index does not read it again, even the part folded already.
