@@ -69,10 +69,7 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
                     format!("{kind}, not a regular file: not read"),
                 ));
             }
-            None if e
-                .get_ref()
-                .is_some_and(|i| i.is::<crate::safe_fs::TooLarge>()) =>
-            {
+            None if crate::safe_fs::over_limit(&e).is_some() => {
                 return Err(unreadable("unreadable", e.to_string()));
             }
             None => return Err(Error::io(&path, e)),

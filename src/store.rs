@@ -241,7 +241,7 @@ impl Store {
                         .with_hint("replace it with a regular file, or remove it: a link committed under .swarm/ could point anywhere"),
                     ],
                 ),
-                None if e.get_ref().is_some_and(|i| i.is::<crate::safe_fs::TooLarge>()) => (
+                None if crate::safe_fs::over_limit(&e).is_some() => (
                     Config::default(),
                     vec![
                         Problem::error(rel, "too_large", format!("{e}: not read, the defaults are in use"))

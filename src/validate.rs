@@ -29,15 +29,6 @@ impl Report {
     }
 }
 
-/// Folders `.swarm/` may hold, now or in later versions.
-const KNOWN_DIRS: &[&str] = &[
-    "directives",
-    "quarantine",
-    "events",
-    "local",
-    "handoffs",
-    "proposals",
-];
 /// Largest `.swarm/.gitattributes` read, in bytes (it holds a line or two).
 const GITATTRIBUTES_MAX: u64 = 64 * 1024;
 const KNOWN_FILES: &[&str] = &["config.toml", ".gitattributes", ".gitignore", "README.md"];
@@ -167,11 +158,11 @@ fn check_top_level(store: &Store, r: &mut Report) -> Result<()> {
         let name = entry.file_name().to_string_lossy().into_owned();
         let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
         // A known folder that is a link is reported by the store.
-        if !is_dir && KNOWN_DIRS.contains(&name.as_str()) {
+        if !is_dir && crate::store::FOLDERS.contains(&name.as_str()) {
             continue;
         }
         let known = if is_dir {
-            KNOWN_DIRS.contains(&name.as_str())
+            crate::store::FOLDERS.contains(&name.as_str())
         } else {
             KNOWN_FILES.contains(&name.as_str())
         };

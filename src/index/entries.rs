@@ -87,10 +87,7 @@ pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> Direc
     if let Some(kind) = crate::safe_fs::not_regular(&e) {
         return not_regular_entry(rel, name, kind);
     }
-    let message = if e
-        .get_ref()
-        .is_some_and(|i| i.is::<crate::safe_fs::TooLarge>())
-    {
+    let message = if crate::safe_fs::over_limit(&e).is_some() {
         e.to_string()
     } else {
         format!("cannot read: {e}")
