@@ -37,6 +37,7 @@ pub mod runner;
 pub mod safe_fs;
 pub mod schema;
 pub mod store;
+pub mod suggest;
 pub mod trace;
 pub mod trust;
 pub mod validate;

@@ -139,12 +139,7 @@ pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
 /// The name among `known` that `name` is most likely a typo of, if one is
 /// close enough (as git's "did you mean").
 pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    known
-        .into_iter()
-        .map(|k| (strsim::jaro_winkler(name, k), k))
-        .filter(|&(score, _)| score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| k)
+    git_swarm::suggest::closest(name, known)
 }
 
 /// `a`, `b`, `c` (the first `max`, then `…`), for a hint naming what exists.

@@ -493,34 +493,10 @@ impl Extract<'_> {
 }
 
 fn suggest(name: &str) -> String {
-    let close = KEYS
-        .iter()
-        .filter(|k| {
-            // Close enough to be a typo: a third of the name may differ, and a
-            // prefix counts only when it is not a single letter.
-            edit_distance(k, name) <= (name.chars().count() / 3).max(1)
-                || (name.len() > 1 && (k.starts_with(name) || name.starts_with(*k)))
-        })
-        .min_by_key(|k| edit_distance(k, name));
-    match close {
+    match crate::suggest::closest(name, KEYS.iter().copied()) {
         Some(k) => format!("did you mean `{k}`? (known keys: {})", KEYS.join(", ")),
         None => format!("known keys: {}", KEYS.join(", ")),
     }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Shows control characters and overlong text safely in a message.
