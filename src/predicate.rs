@@ -22,7 +22,7 @@
 use std::fmt;
 
 // Bytes regexes: file contents and paths need not be UTF-8; the syntax is the same.
-use regex_automata::meta::Regex;
+use regex::bytes::Regex;
 
 use crate::pathglob::PathGlob;
 
@@ -50,50 +50,7 @@ pub enum Predicate {
 #[derive(Clone, Debug)]
 pub struct LazyRegex {
     pattern: String,
-    compiled: std::sync::OnceLock<Result<Matcher, String>>,
-}
-
-/// A compiled predicate regex. One that is a literal, or an alternation of
-/// literals (`\.unwrap\(\)`, `TODO|FIXME`), is searched for with memchr's
-/// substring finders: building the regex engine (its literal prefilter
-/// included) costs 0.1–0.2 ms a regex, and a change that meets the globs
-/// of many `grep` predicates compiles each of them.
-#[derive(Clone, Debug)]
-pub enum Matcher {
-    Literals(Vec<memchr::memmem::Finder<'static>>),
-    Regex(Regex),
-}
-
-impl Matcher {
-    /// Does the regex match anywhere in `haystack`?
-    pub fn is_match(&self, haystack: &[u8]) -> bool {
-        match self {
-            Matcher::Literals(finders) => finders.iter().any(|f| f.find(haystack).is_some()),
-            Matcher::Regex(re) => re.is_match(haystack),
-        }
-    }
-
-    /// The literals a match is exactly one of, when `hir` is one literal or
-    /// an alternation of them (in a group or not); `None` for anything else.
-    fn literals(hir: &regex_syntax::hir::Hir) -> Option<Vec<Vec<u8>>> {
-        use regex_syntax::hir::{Hir, HirKind};
-        fn literal(hir: &Hir) -> Option<Vec<u8>> {
-            match hir.kind() {
-                HirKind::Literal(l) => Some(l.0.to_vec()),
-                HirKind::Empty => Some(Vec::new()),
-                HirKind::Capture(c) => literal(&c.sub),
-                _ => None,
-            }
-        }
-        let mut hir = hir;
-        while let HirKind::Capture(c) = hir.kind() {
-            hir = &c.sub;
-        }
-        match hir.kind() {
-            HirKind::Alternation(subs) => subs.iter().map(literal).collect(),
-            _ => literal(hir).map(|l| vec![l]),
-        }
-    }
+    compiled: std::sync::OnceLock<Result<Regex, String>>,
 }
 
 /// Why a predicate's regex was refused.
@@ -108,34 +65,47 @@ enum RegexError {
 /// The regex engine's limit on a compiled regex: the regex crate's default.
 const NFA_SIZE_LIMIT: usize = 10 * (1 << 20);
 
-/// A regex parsed as a check parses it: as the regex crate parses a bytes regex.
-fn parse_hir(pattern: &str) -> Result<regex_syntax::hir::Hir, RegexError> {
-    let syntax = regex_automata::util::syntax::Config::new().utf8(false);
-    regex_automata::util::syntax::parse_with(pattern, &syntax).map_err(|e| {
-        let at = match &e {
-            regex_syntax::Error::Parse(e) => Some(e.span().start.offset),
-            regex_syntax::Error::Translate(e) => Some(e.span().start.offset),
-            _ => None,
-        };
-        RegexError::Syntax {
-            message: first_line(&e.to_string()),
-            at,
-        }
-    })
+/// The regex engine's limit on its lazy DFA's cache: the regex crate's default.
+const DFA_SIZE_LIMIT: usize = 2 * (1 << 20);
+
+/// The regex as a check compiles it.
+fn build(pattern: &str, size_limit: usize) -> Result<Regex, regex::Error> {
+    regex::bytes::RegexBuilder::new(pattern)
+        .size_limit(size_limit)
+        .dfa_size_limit(DFA_SIZE_LIMIT)
+        .build()
 }
 
-/// Would the regex engine build `hir`? It builds the two Thompson NFAs the
-/// meta engine builds (forward, and reverse without captures, with the
-/// configuration `meta::Config::to_thompson_config` derives from the one
-/// [`LazyRegex::get`] uses): the only steps of building it that a size
-/// limit can fail. Cheaper than building the engine, exact where a
-/// guess from the regex's shape is not (a class of Unicode compiles to
-/// many more states than it has ranges).
-fn fits(hir: &regex_syntax::hir::Hir) -> Result<(), RegexError> {
-    use regex_automata::nfa::thompson;
+/// A regex parsed as a check parses it: as the regex crate parses a bytes
+/// regex. Parsed apart from [`build`] for the place of a syntax error,
+/// which the regex crate's error does not give.
+fn parse_hir(pattern: &str) -> Result<regex_syntax::hir::Hir, RegexError> {
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .map_err(|e| {
+            let at = match &e {
+                regex_syntax::Error::Parse(e) => Some(e.span().start.offset),
+                regex_syntax::Error::Translate(e) => Some(e.span().start.offset),
+                _ => None,
+            };
+            RegexError::Syntax {
+                message: last_line(&e.to_string()),
+                at,
+            }
+        })
+}
+
+/// Would a check compile `pattern` (parsed as `hir`) within the engine's
+/// size limit? One too large by far is refused from its [`weight`], without
+/// the cost of compiling it up to the limit; one that surely fits is not
+/// compiled; the rest are compiled to know, which is exact where a guess
+/// from the regex's shape is not (a class of Unicode compiles to many more
+/// states than it has ranges).
+fn fits(pattern: &str, hir: &regex_syntax::hir::Hir) -> Result<(), RegexError> {
     let weight = weight(hir);
     if weight > MAX_WEIGHT {
-        // Too large by far: refused without the cost of compiling it up to the limit.
         return Err(RegexError::TooLarge(format!(
             "its repetitions expand it to about {weight} states (at most {MAX_WEIGHT})"
         )));
@@ -143,31 +113,16 @@ fn fits(hir: &regex_syntax::hir::Hir) -> Result<(), RegexError> {
     if weight <= SURELY_FITS {
         return Ok(());
     }
-    let config = thompson::Config::new()
-        .utf8(false)
-        .nfa_size_limit(Some(NFA_SIZE_LIMIT))
-        .shrink(false);
-    let too_large = |e: thompson::BuildError| {
-        RegexError::TooLarge(match e.size_limit() {
-            Some(limit) => {
-                format!("compiled, it would exceed the regex engine's limit of {limit} bytes")
-            }
-            None => first_line(&e.to_string()),
-        })
-    };
-    thompson::Compiler::new()
-        .configure(config.clone())
-        .build_from_hir(hir)
-        .map_err(too_large)?;
-    thompson::Compiler::new()
-        .configure(
-            config
-                .which_captures(thompson::WhichCaptures::None)
-                .reverse(true),
-        )
-        .build_from_hir(hir)
-        .map_err(too_large)?;
-    Ok(())
+    match build(pattern, NFA_SIZE_LIMIT) {
+        Ok(_) => Ok(()),
+        Err(regex::Error::CompiledTooBig(limit)) => Err(RegexError::TooLarge(format!(
+            "compiled, it would exceed the regex engine's limit of {limit} bytes"
+        ))),
+        Err(e) => Err(RegexError::Syntax {
+            message: last_line(&e.to_string()),
+            at: None,
+        }),
+    }
 }
 
 impl LazyRegex {
@@ -175,10 +130,7 @@ impl LazyRegex {
     /// would compile it, so that one which parses here always compiles there.
     fn parse(pattern: &str, check: bool) -> Result<LazyRegex, RegexError> {
         if check {
-            let hir = parse_hir(pattern)?;
-            if Matcher::literals(&hir).is_none() {
-                fits(&hir)?;
-            }
+            fits(pattern, &parse_hir(pattern)?)?;
         }
         Ok(LazyRegex {
             pattern: pattern.to_owned(),
@@ -190,46 +142,13 @@ impl LazyRegex {
         &self.pattern
     }
 
-    /// The compiled regex (an error only past the regex crate's size limits).
-    ///
-    /// It is `regex::bytes::Regex::new` — the engine, configuration and
-    /// limits the regex crate uses, and its error messages — with one
-    /// difference: the pool of search caches is sized here, not from the
-    /// number of CPUs, which the regex crate finds on first use by reading
-    /// `/proc/self/cgroup` and the cgroup's CPU quota (three files: as much
-    /// as 0.1 ms of a `check`). A check searches on one thread.
-    pub fn get(&self) -> Result<&Matcher, String> {
+    /// The compiled regex (an error only past the regex crate's size limits,
+    /// or for a regex parsed without checking it), with the regex crate's
+    /// own message.
+    pub fn get(&self) -> Result<&Regex, String> {
         self.compiled
             .get_or_init(|| {
-                // Parsed once, as the regex crate parses a bytes regex; then
-                // searched for as literals, or compiled from that parse.
-                let hir = parse_hir(&self.pattern).map_err(|e| match e {
-                    RegexError::Syntax { message, .. } | RegexError::TooLarge(message) => message,
-                })?;
-                if let Some(literals) = Matcher::literals(&hir) {
-                    return Ok(Matcher::Literals(
-                        literals
-                            .iter()
-                            .map(|l| memchr::memmem::Finder::new(l).into_owned())
-                            .collect(),
-                    ));
-                }
-                let config = regex_automata::meta::Config::new()
-                    .match_kind(regex_automata::MatchKind::LeftmostFirst)
-                    .utf8_empty(false)
-                    .nfa_size_limit(Some(NFA_SIZE_LIMIT))
-                    .hybrid_cache_capacity(2 * (1 << 20))
-                    .pool_capacity(2);
-                regex_automata::meta::Builder::new()
-                    .configure(config)
-                    .build_from_hir(&hir)
-                    .map(Matcher::Regex)
-                    .map_err(|e| match e.size_limit() {
-                        Some(limit) => {
-                            format!("Compiled regex exceeds size limit of {limit} bytes.")
-                        }
-                        None => first_line(&e.to_string()),
-                    })
+                build(&self.pattern, NFA_SIZE_LIMIT).map_err(|e| last_line(&e.to_string()))
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -470,7 +389,9 @@ impl Predicate {
     }
 }
 
-fn first_line(s: &str) -> String {
+/// The last non-blank line of a regex error: the regex crate's message
+/// under the regex it quotes and the caret that points into it.
+fn last_line(s: &str) -> String {
     s.lines()
         .map(str::trim)
         .rfind(|l| !l.is_empty())
@@ -503,7 +424,7 @@ mod tests {
     }
 
     /// The compiled predicate regex matches as `regex::bytes::Regex` does,
-    /// and fails as it does past the size limit.
+    /// and fails with its messages, past the size limit too.
     #[test]
     fn predicate_regexes_match_as_the_regex_crate_does() {
         let haystacks: [&[u8]; 8] = [
@@ -545,30 +466,12 @@ mod tests {
                 );
             }
         }
-        // Literals, alone or in an alternation, are found without the regex engine.
-        for (pattern, literal) in [
-            (r"\.unwrap\(\)", true),
-            (r"(TODO|FIXME)", true),
-            (r"word|", true),
-            (r"caf\u{e9}|\x{3b1}", true),
-            (r"(?i)unwrap", false),
-            (r"^$", false),
-            (r"\w+_\d", false),
-            (r"\bword\b", false),
-        ] {
-            let m = LazyRegex::parse(pattern, false).expect(pattern);
-            assert_eq!(
-                matches!(m.get().expect(pattern), Matcher::Literals(_)),
-                literal,
-                "{pattern}"
-            );
-        }
         for bad in [r"(unclosed", r"a{2,1}", r"\p{NoSuchClass}"] {
             let ours = LazyRegex::parse(bad, false).expect("not checked");
             let theirs = regex::bytes::Regex::new(bad).expect_err(bad);
             assert_eq!(
                 ours.get().expect_err(bad),
-                first_line(&theirs.to_string()),
+                last_line(&theirs.to_string()),
                 "{bad}"
             );
         }
@@ -576,7 +479,7 @@ mod tests {
         let theirs = regex::bytes::Regex::new(r"\w{50}{50}").expect_err("too big");
         assert_eq!(
             big.get().expect_err("too big"),
-            first_line(&theirs.to_string())
+            last_line(&theirs.to_string())
         );
     }
 
@@ -620,14 +523,9 @@ mod tests {
     }
 
     /// What [`SURELY_FITS`] assumes: a regex of that weight, made of any
-    /// one construct repeated, compiles within the limit.
+    /// one construct repeated, compiles within half the limit.
     #[test]
     fn regexes_assumed_to_fit_do() {
-        use regex_automata::nfa::thompson;
-        let config = thompson::Config::new()
-            .utf8(false)
-            .nfa_size_limit(Some(NFA_SIZE_LIMIT / 2))
-            .shrink(false);
         for unit in [
             "(?s:.)",
             ".",
@@ -649,19 +547,9 @@ mod tests {
             let pattern = format!("(?:{unit}){{{}}}", SURELY_FITS / one);
             let hir = parse_hir(&pattern).expect(unit);
             assert!(weight(&hir) <= SURELY_FITS, "{pattern}");
-            for reverse in [false, true] {
-                let config = match reverse {
-                    false => config.clone(),
-                    true => config
-                        .clone()
-                        .which_captures(thompson::WhichCaptures::None)
-                        .reverse(true),
-                };
-                let built = thompson::Compiler::new()
-                    .configure(config)
-                    .build_from_hir(&hir);
-                assert!(built.is_ok(), "{pattern} (reverse: {reverse})");
-            }
+            // The limit holds for each of the forward and the reverse NFA.
+            let built = build(&pattern, NFA_SIZE_LIMIT / 2);
+            assert!(built.is_ok(), "{pattern}: {:?}", built.err());
         }
     }
 

@@ -10,10 +10,8 @@ use std::time::{Duration, Instant};
 /// The git-swarm binary to time: a copy of the one cargo built, in `dir`,
 /// as `cargo install` copies it. The linker writes its output through a
 /// memory map, and the kernel keeps the freshly linked file's pages in a
-/// form that costs more page faults to run from: the same bytes ran
-/// `check --range` 0.3-0.35 ms slower from `target/release` than from a
-/// copy (or than from the same file once the page cache was dropped and it
-/// was read back from disk).
+/// form that costs more page faults to run from, which no installed binary
+/// pays (docs/performance.md has the figures).
 pub fn installed_binary(dir: &Path) -> std::path::PathBuf {
     let built = Path::new(env!("CARGO_BIN_EXE_git-swarm"));
     let copy = dir.join("git-swarm");

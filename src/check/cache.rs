@@ -210,8 +210,6 @@ impl GrepTreeCache {
     pub fn save(mut self) {
         let Some(path) = self.path.take() else { return };
         if !self.dirty {
-            // Nothing to write, nor to free: the process ends soon.
-            std::mem::forget(self);
             return;
         }
         // The keys this run found in the file, then its other keys up to

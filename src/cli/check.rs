@@ -163,9 +163,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // A range, a commit and a staged change bring their own directives (the
     // tree's, the index's): only the fold of the events is needed from the
     // working tree, not its parsed directives.
-    // Not dropped (nor the directives below): the process ends soon after,
-    // and freeing thousands of directives one by one only delays the exit.
-    let loaded = std::mem::ManuallyDrop::new(match &store {
+    let loaded = match &store {
         Some(s)
             if knowledge_tree.is_some()
                 || change.snapshot_tree.is_some()
@@ -175,36 +173,34 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         }
         Some(s) => Some(git_swarm::index::load(s)?),
         None => None,
-    });
+    };
     let default_fold = git_swarm::fold::Fold::default();
     let fold = loaded.as_ref().map_or(&default_fold, |l| &l.index.fold);
     git_swarm::trace::mark("fold");
     // The directives of the checked snapshot: B's tree for a range, the
     // index for a staged change (what the commit will carry), the working
     // tree's files for --worktree; or those of `--knowledge REV`.
-    let tree_entries = std::mem::ManuallyDrop::new(
-        match (
-            knowledge_tree.or(change.snapshot_tree),
-            change.staged_directive_blobs(),
-        ) {
-            (Some(tree), _) => Some(git_swarm::index::directives_in_tree(
-                &repo.git_dir,
-                &gix_repo,
-                tree,
-            )?),
-            (None, Some(blobs)) => Some(git_swarm::index::directives_from_blobs(
-                &repo.git_dir,
-                &gix_repo,
-                &blobs,
-            )?),
-            (None, None) => None,
-        },
-    );
-    let entries = std::mem::ManuallyDrop::new(match (&*tree_entries, &*loaded) {
+    let tree_entries = match (
+        knowledge_tree.or(change.snapshot_tree),
+        change.staged_directive_blobs(),
+    ) {
+        (Some(tree), _) => Some(git_swarm::index::directives_in_tree(
+            &repo.git_dir,
+            &gix_repo,
+            tree,
+        )?),
+        (None, Some(blobs)) => Some(git_swarm::index::directives_from_blobs(
+            &repo.git_dir,
+            &gix_repo,
+            &blobs,
+        )?),
+        (None, None) => None,
+    };
+    let entries = match (&tree_entries, &loaded) {
         (Some(snapshot), _) => snapshot.entries()?,
         (None, Some(l)) => l.index.directives.iter().map(CheckEntry::of).collect(),
         (None, None) => Vec::new(),
-    });
+    };
     let entries: &[CheckEntry] = &entries;
     git_swarm::trace::mark("snapshot directives");
     // Warnings about the change itself, reported with the results (in every
@@ -341,7 +337,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     git_swarm::trace::mark("evaluated");
 
     if req.record
-        && let (Some(store), Some(loaded)) = (&store, &*loaded)
+        && let (Some(store), Some(loaded)) = (&store, &loaded)
         && record_or_warn(
             store,
             &loaded.index.fold,
@@ -398,11 +394,6 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     } else {
         ExitCode::from(1)
     };
-    std::mem::forget(report);
-    std::mem::forget((candidates, change));
-    // The repository handles map the packs: unmapping them one by one here
-    // costs more than the kernel's teardown of the whole process at exit.
-    std::mem::forget((gix_repo, repo));
     Ok(code)
 }
 

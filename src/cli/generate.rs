@@ -47,7 +47,7 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
                 }
             };
             std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            // Every subcommand, the deferred groups' too, before renaming
+            // Built (settings propagated to every subcommand) before renaming
             // them; without `help` subcommands, as clap_mangen builds it.
             let mut command = Cli::command().disable_help_subcommand(true);
             command.build();
@@ -118,8 +118,7 @@ fn default_man_dir() -> Result<(PathBuf, PathBuf), Error> {
 /// subcommand, hidden ones too, so the plumbing that git and scripts call
 /// (`hook`, `run-tool`, `changes`) is left out of a copy of the root. The
 /// tree is built first: that names each subcommand after `git-swarm` (the
-/// completion functions are named after those names) and runs the deferred
-/// parts, which hold the `hide` settings.
+/// completion functions are named after those names).
 fn for_completion() -> clap::Command {
     let mut full = Cli::command().bin_name("git-swarm");
     full.build();

@@ -72,11 +72,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // The task is matched against the corpus while the index is checked.
     let query = inject::query(&req);
     let mut matches = None;
-    // Not dropped: the process ends soon after, and freeing every string of
-    // a large index took longer than the ranking.
-    let loaded = std::mem::ManuallyDrop::new(super::load_delegation(&store, ui, &mut |c| {
+    let loaded = super::load_delegation(&store, ui, &mut |c| {
         matches = Some(c.matches(&query));
-    })?);
+    })?;
     let index = &loaded.index;
     let empty = git_swarm::retrieve::Corpus::default();
     let corpus = index.corpus.as_ref().unwrap_or(&empty);

@@ -58,12 +58,9 @@ pub struct Cli {
     command: Command,
 }
 
-// Each subcommand's arguments are deferred, built only when it is the one
-// invoked (building all of them cost every command 0.05-0.2 ms). So each
-// description is here, on its variant, where the list of subcommands, which
-// does not build them, can show it.
+// A subcommand's description is its variant's doc comment (clap takes it
+// over the `Args` struct's), so this list reads as the command line's summary.
 #[derive(Debug, Subcommand)]
-#[command(defer = true)]
 enum Command {
     /// Create `.swarm/` in this repository from the built-in template.
     ///
@@ -194,7 +191,7 @@ enum Command {
     Status(status::Args),
     /// Phases of work: the gate that closes one.
     #[command(subcommand)]
-    Phase(Deferred<phase::Command>),
+    Phase(phase::Command),
     /// End a directive's escalation episode.
     ///
     /// A directive violated on two occasions within 30 days is escalated to
@@ -236,14 +233,14 @@ enum Command {
     /// Store, score, re-inject and correct them. Every signal is an event;
     /// every count, score and state is computed from them (see docs/patterns.md).
     #[command(subcommand)]
-    Pattern(Deferred<pattern::Command>),
+    Pattern(pattern::Command),
     /// Inspect or rebuild the derived index in the git dir.
     ///
     /// The index caches parsed directives and the fold of the event log. It is
     /// keyed by a fingerprint of `.swarm/` and every command refreshes it when
     /// stale, so these are for curiosity and repair.
     #[command(subcommand)]
-    Index(Deferred<index::Command>),
+    Index(index::Command),
     /// Look for damage in the event log and the index; --fix repairs it.
     ///
     /// Reports torn or malformed event lines (file:line), duplicate event ids,
@@ -253,7 +250,7 @@ enum Command {
     Doctor(doctor::Args),
     /// Generate the man pages or shell completions from the command definitions.
     #[command(subcommand)]
-    Generate(Deferred<generate::Command>),
+    Generate(generate::Command),
     /// Install, remove or inspect git-swarm's git hooks.
     ///
     /// The hooks: pre-commit and pre-push check the change against the
@@ -263,7 +260,7 @@ enum Command {
     /// NAME`. A hook that was there before is kept and still runs.
     /// GIT_SWARM_SKIP=1 skips git-swarm's part for one command.
     #[command(subcommand)]
-    Hooks(Deferred<hooks::Command>),
+    Hooks(hooks::Command),
     /// Run git-swarm's part of a git hook (called by the installed shims).
     #[command(hide = true)]
     Hook(hook::Args),
@@ -290,39 +287,6 @@ enum Command {
     /// runner refused to start it; 3 it could not be run.
     #[command(hide = true)]
     RunTool(run_tool::Args),
-}
-
-/// A group of subcommands (`phase`, `pattern`, …) whose members are added
-/// only when the group is the one invoked. `#[command(defer = true)]` defers
-/// a subcommand's arguments but not a nested group's list, and building the
-/// groups' twenty-odd commands (with their descriptions) cost every run of
-/// every command. Whatever needs the whole tree (`--help` of the group,
-/// completions, man pages) builds it first, which runs the deferred part.
-#[derive(Debug)]
-pub struct Deferred<T>(pub T);
-
-impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
-    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        T::from_arg_matches(matches).map(Deferred)
-    }
-
-    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
-        self.0.update_from_arg_matches(matches)
-    }
-}
-
-impl<T: Subcommand> Subcommand for Deferred<T> {
-    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
-        cmd.defer(T::augment_subcommands)
-    }
-
-    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
-        cmd.defer(T::augment_subcommands_for_update)
-    }
-
-    fn has_subcommand(name: &str) -> bool {
-        T::has_subcommand(name)
-    }
 }
 
 /// What a command asks `main` to exit with.
@@ -389,10 +353,10 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Check(args) => check::run(args, ui),
         Command::Changes(args) => changes::run(args, ui),
         Command::Log(args) => log::run(args, ui),
-        Command::Index(Deferred(cmd)) => index::run(cmd, ui),
+        Command::Index(cmd) => index::run(cmd, ui),
         Command::Doctor(args) => doctor::run(args, ui),
-        Command::Generate(Deferred(cmd)) => generate::run(cmd, ui),
-        Command::Hooks(Deferred(cmd)) => hooks::run(cmd, ui),
+        Command::Generate(cmd) => generate::run(cmd, ui),
+        Command::Hooks(cmd) => hooks::run(cmd, ui),
         Command::Hook(args) => hook::run(args, ui),
         Command::Trust(args) => trust::run(args, ui),
         Command::Record(args) => record::run(args, ui),
@@ -402,12 +366,12 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Search(args) => search::run(args, ui),
         Command::Ack(args) => ack::run(args, ui),
         Command::Review(args) => review::run(args, ui),
-        Command::Phase(Deferred(command)) => phase::run(command, ui),
+        Command::Phase(command) => phase::run(command, ui),
         Command::Deescalate(args) => deescalate::run(args, ui),
         Command::Retire(args) => retire::run(args, ui),
         Command::Edit(args) => edit::run(args, ui),
         Command::Explain(args) => explain::run(args, ui),
-        Command::Pattern(Deferred(command)) => pattern::run(command, ui),
+        Command::Pattern(command) => pattern::run(command, ui),
     }
 }
 
@@ -582,16 +546,15 @@ mod tests {
     use super::Cli;
 
     /// clap's own checks of the definitions (conflicting names, bad
-    /// defaults…), over the whole tree: `debug_assert` builds it, so the
-    /// deferred groups and arguments are checked too.
+    /// defaults…), over the whole tree.
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
     }
 
-    /// The deferred groups still list their members once built.
+    /// The groups list their members once built.
     #[test]
-    fn deferred_groups_are_complete_once_built() {
+    fn groups_are_complete_once_built() {
         let mut cmd = Cli::command();
         cmd.build();
         let phase = cmd.find_subcommand("phase").expect("phase");

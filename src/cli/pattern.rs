@@ -269,9 +269,8 @@ fn extract(mut args: ExtractArgs, ui: &mut Ui) -> Outcome {
     let observations =
         text::extract(&markdown).map_err(|e| bad_file(&args.file, &e, "deliberation"))?;
     let store = super::store(ui)?;
-    // The role's patterns, read in place from the index (not dropped: the
-    // process ends soon after).
-    let loaded = std::mem::ManuallyDrop::new(git_swarm::index::pattern_views(&store)?);
+    // The role's patterns, read in place from the index.
+    let loaded = git_swarm::index::pattern_views(&store)?;
     let stored = loaded.role_patterns(&args.role)?;
     let cfg = &store.config.patterns;
     // Existing patterns of the role, tokenised once, for near-duplicates.
@@ -578,8 +577,7 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
         }
         return Ok(ExitCode::SUCCESS);
     };
-    // Not dropped: freeing every record just before exiting is wasted time.
-    let loaded = std::mem::ManuallyDrop::new(git_swarm::index::pattern_views(&store)?);
+    let loaded = git_swarm::index::pattern_views(&store)?;
     let b = block_for(
         &store,
         &loaded,
@@ -627,9 +625,8 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
         text::parse_verdict(&verdict_text).map_err(|e| bad_file(&args.verdict, &e, "verdict"))?;
     let store = super::store(ui)?;
     let role = &args.adversarial_role;
-    // One role's patterns, read in place from the index; not dropped, as
-    // in `pattern inject`: the process ends soon after.
-    let loaded = std::mem::ManuallyDrop::new(git_swarm::index::pattern_views(&store)?);
+    // One role's patterns, read in place from the index.
+    let loaded = git_swarm::index::pattern_views(&store)?;
     let known = loaded.role_patterns(role)?;
     let cfg = &store.config.patterns;
     let now = now_ms(&store);

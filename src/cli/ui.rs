@@ -84,8 +84,8 @@ impl Ui {
     /// Writes `bytes` to stdout at once. Text in which anstream would find
     /// nothing to strip (no escape sequence, no control character but
     /// whitespace: untrusted strings are [`clean`]ed) goes to stdout
-    /// directly — stripping a 45 KB `check` report byte by byte cost more
-    /// than building it; anything else goes through anstream.
+    /// directly, as anstream strips byte by byte, which for a long report
+    /// costs more than building it; anything else goes through anstream.
     pub fn write_out(&mut self, bytes: &[u8]) -> io::Result<()> {
         if nothing_to_strip(bytes) {
             self.out.as_inner().lock().write_all(bytes)
