@@ -50,7 +50,7 @@ pub enum Predicate {
 #[derive(Clone, Debug)]
 pub struct LazyRegex {
     pattern: String,
-    compiled: std::sync::OnceLock<Result<Matcher, String>>,
+    compiled: std::sync::OnceLock<Result<Matcher, RegexError>>,
 }
 
 /// A compiled predicate regex. One that is a literal, or an alternation of
@@ -96,12 +96,14 @@ impl Matcher {
     }
 }
 
-/// Why a predicate's regex was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum RegexError {
+/// Why a predicate's regex was refused, or cannot be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegexError {
     /// The syntax, with the byte offset in the regex where it goes wrong.
+    #[error("{message}")]
     Syntax { message: String, at: Option<usize> },
     /// Past the engine's size limit.
+    #[error("{0}")]
     TooLarge(String),
 }
 
@@ -198,14 +200,12 @@ impl LazyRegex {
     /// number of CPUs, which the regex crate finds on first use by reading
     /// `/proc/self/cgroup` and the cgroup's CPU quota (three files: as much
     /// as 0.1 ms of a `check`). A check searches on one thread.
-    pub fn get(&self) -> Result<&Matcher, String> {
+    pub fn get(&self) -> Result<&Matcher, &RegexError> {
         self.compiled
             .get_or_init(|| {
                 // Parsed once, as the regex crate parses a bytes regex; then
                 // searched for as literals, or compiled from that parse.
-                let hir = parse_hir(&self.pattern).map_err(|e| match e {
-                    RegexError::Syntax { message, .. } | RegexError::TooLarge(message) => message,
-                })?;
+                let hir = parse_hir(&self.pattern)?;
                 if let Some(literals) = Matcher::literals(&hir) {
                     return Ok(Matcher::Literals(
                         literals
@@ -225,14 +225,16 @@ impl LazyRegex {
                     .build_from_hir(&hir)
                     .map(Matcher::Regex)
                     .map_err(|e| match e.size_limit() {
-                        Some(limit) => {
-                            format!("Compiled regex exceeds size limit of {limit} bytes.")
-                        }
-                        None => first_line(&e.to_string()),
+                        Some(limit) => RegexError::TooLarge(format!(
+                            "Compiled regex exceeds size limit of {limit} bytes."
+                        )),
+                        None => RegexError::Syntax {
+                            message: first_line(&e.to_string()),
+                            at: None,
+                        },
                     })
             })
             .as_ref()
-            .map_err(Clone::clone)
     }
 }
 
@@ -567,7 +569,7 @@ mod tests {
             let ours = LazyRegex::parse(bad, false).expect("not checked");
             let theirs = regex::bytes::Regex::new(bad).expect_err(bad);
             assert_eq!(
-                ours.get().expect_err(bad),
+                ours.get().expect_err(bad).to_string(),
                 first_line(&theirs.to_string()),
                 "{bad}"
             );
@@ -575,7 +577,7 @@ mod tests {
         let big = LazyRegex::parse(r"\w{50}{50}", false).expect("parses");
         let theirs = regex::bytes::Regex::new(r"\w{50}{50}").expect_err("too big");
         assert_eq!(
-            big.get().expect_err("too big"),
+            big.get().expect_err("too big").to_string(),
             first_line(&theirs.to_string())
         );
     }
