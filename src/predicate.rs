@@ -19,8 +19,6 @@
 //! Parsing checks only the form; which programs may run is decided by the
 //! user's allowlist when a check runs.
 
-use std::fmt;
-
 // Bytes regexes: file contents and paths need not be UTF-8; the syntax is the same.
 use regex_automata::meta::Regex;
 
@@ -304,18 +302,13 @@ pub const KINDS: [&str; 5] = [
 ];
 
 /// Why a predicate string does not parse.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct PredicateError {
     pub message: String,
     pub hint: String,
     /// The byte offset in the predicate of what is wrong, when one place is.
     pub at: Option<usize>,
-}
-
-impl fmt::Display for PredicateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
 }
 
 /// The longest predicate string accepted.
