@@ -22,6 +22,10 @@
 //!
 //! Everything is deterministic: the same corpus and query give the same list.
 //! The module does no I/O.
+//!
+//! One file per stage: `tokenise` cuts text into tokens, `corpus` builds
+//! the corpus, laid out by `block` as it is stored, `score` finds what a
+//! query matches and scores it, and `select` picks what to show.
 
 use std::fmt;
 use std::sync::OnceLock;
