@@ -177,3 +177,39 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+    use std::io;
+
+    use super::Error;
+
+    #[test]
+    fn the_cause_is_kept_and_the_message_is_unchanged() {
+        let git = Error::git("reading HEAD", io::Error::other("object missing"));
+        assert_eq!(git.to_string(), "reading HEAD: object missing");
+        let source = git.source().expect("a source");
+        assert_eq!(
+            source.downcast_ref::<io::Error>().map(io::Error::kind),
+            Some(io::ErrorKind::Other)
+        );
+        assert!(!git.is_user_error());
+
+        let refused = Error::refused(
+            "the work tree /x cannot be read",
+            Some("fix it".into()),
+            io::Error::from(io::ErrorKind::NotFound),
+        );
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "the work tree /x cannot be read: {}",
+                io::Error::from(io::ErrorKind::NotFound)
+            )
+        );
+        assert!(refused.source().is_some());
+        assert!(refused.is_user_error());
+        assert_eq!(refused.hint().as_deref(), Some("fix it"));
+    }
+}

@@ -609,6 +609,18 @@ mod tests {
                 "{len}"
             );
         }
+        let load = |range| Corpus::load(Arc::new(bytes.clone()), range).map(|_| ());
+        assert_eq!(load(0..0), Err(DamagedCorpus::CutShort));
+        assert_eq!(load(0..8), Err(DamagedCorpus::CutShort));
+        let len = bytes.len();
+        assert_eq!(load(0..len + 4), Err(DamagedCorpus::PastTheEnd));
+        assert_eq!(
+            load(0..len - 4).map_err(|e| e.to_string()),
+            Err(format!(
+                "the corpus is {} bytes, its layout says {len}",
+                len - 4
+            ))
+        );
     }
 
     #[test]
