@@ -12,6 +12,10 @@ use std::time::Instant;
 use git_swarm::directive::{Directive, Priority};
 use git_swarm::retrieve::{Corpus, MMR_LAMBDA, Query, Shared, Track};
 
+#[path = "../src/retrieve/synthetic.rs"]
+mod synthetic;
+use synthetic::synthetic;
+
 fn main() {
     let n = std::env::var("SWARM_BENCH_DIRECTIVES")
         .ok()
@@ -67,65 +71,4 @@ fn main() {
         picked.len(),
         scored.len(),
     );
-}
-
-/// A deterministic corpus of `n` directives (as the unit tests of `retrieve` make them).
-fn synthetic(n: usize) -> Vec<Directive> {
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move |m: usize| {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((state >> 33) as usize) % m
-    };
-    let syllables = [
-        "ka", "lo", "mi", "re", "tu", "sen", "dor", "vi", "pa", "qua",
-    ];
-    let words: Vec<String> = (0..4000)
-        .map(|i| {
-            let mut w = String::new();
-            let mut x = i;
-            for _ in 0..3 {
-                w.push_str(syllables[x % 10]);
-                x /= 10;
-            }
-            w.push_str(syllables[i % 7]);
-            w
-        })
-        .collect();
-    let roles = [
-        "coder",
-        "reviewer",
-        "test_engineer",
-        "sme",
-        "docs",
-        "designer",
-    ];
-    let tools = ["cargo", "git", "npm", "grep", "sed", "python", "make"];
-    let phrase = |len: usize, next: &mut dyn FnMut(usize) -> usize| {
-        (0..len)
-            .map(|_| words[next(words.len()).min(next(words.len()))].as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    // Fifty topics of eight tags each: tags and triggers co-occur within a topic.
-    (0..n)
-        .map(|i| {
-            let topic = next(50);
-            let tag =
-                |next: &mut dyn FnMut(usize) -> usize| words[3000 + topic * 8 + next(8)].clone();
-            let len = 12 + next(14);
-            let mut d = Directive::new(format!("d{i:05}"), phrase(len, &mut next));
-            d.tags = (0..3).map(|_| tag(&mut next)).collect();
-            d.triggers = (0..2)
-                .map(|_| format!("{} {}", tag(&mut next), phrase(2 + next(2), &mut next)))
-                .collect();
-            d.forbidden_actions = vec![phrase(5, &mut next)];
-            d.required_actions = vec![phrase(5, &mut next)];
-            d.applies_to_agents = vec![roles[next(roles.len())].to_string()];
-            d.applies_to_tools = vec![tools[next(tools.len())].to_string()];
-            d.priority = Priority::ALL[next(4)];
-            d
-        })
-        .collect()
 }
