@@ -21,6 +21,7 @@ impl Corpus {
         let (mut postings, lengths) = unigrams(&text, tokens.len());
         let bigrams = add_bigrams(std::mem::take(&mut text.bi), &text.bi_start, &mut postings);
         let scopes = Scopes::of(docs);
+        // By first token: a query finds the triggers starting with each of its tokens.
         text.triggers
             .sort_unstable_by_key(|&[doc, off, _]| (text.trigger_tokens[off as usize], doc, off));
         let synonyms = synonym_map(tokens.len(), &text.concept, &text.concept_start);
