@@ -6,10 +6,17 @@ use std::time::Duration;
 
 use crate::problem::Problem;
 
+/// The error of a lower layer (gix, I/O) kept as the source of ours.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("not a git repository (or any parent up to the root): {}", path.display())]
-    NotARepository { path: PathBuf, detail: String },
+    NotARepository {
+        path: PathBuf,
+        #[source]
+        source: Box<gix::Error>,
+    },
 
     #[error("{} is a bare repository; git-swarm needs a work tree", path.display())]
     BareRepository { path: PathBuf },
@@ -62,20 +69,47 @@ pub enum Error {
         hint: Option<String>,
     },
 
+    /// Bad usage or input that a lower layer refused: `message`, a colon,
+    /// then what it said.
+    #[error("{message}: {source}")]
+    Refused {
+        message: String,
+        hint: Option<String>,
+        #[source]
+        source: Cause,
+    },
+
     #[error("index: {message}")]
     Index { message: String },
 
     /// git data could not be read (a bad revision, a missing object…).
-    #[error("{context}: {message}")]
-    Git { context: String, message: String },
+    #[error("{context}: {source}")]
+    Git {
+        context: String,
+        #[source]
+        source: Cause,
+    },
 }
 
 impl Error {
     /// Wraps a gix error with what was being done.
-    pub fn git(context: impl Into<String>, err: impl std::fmt::Display) -> Error {
+    pub fn git(context: impl Into<String>, source: impl Into<Cause>) -> Error {
         Error::Git {
             context: context.into(),
-            message: err.to_string(),
+            source: source.into(),
+        }
+    }
+
+    /// Bad usage or input that `source` refused, with what to do about it.
+    pub fn refused(
+        message: impl Into<String>,
+        hint: Option<String>,
+        source: impl Into<Cause>,
+    ) -> Error {
+        Error::Refused {
+            message: message.into(),
+            hint,
+            source: source.into(),
         }
     }
 
@@ -117,6 +151,7 @@ impl Error {
                 | Error::InvalidEvent { .. }
                 | Error::Invalid(_)
                 | Error::Usage { .. }
+                | Error::Refused { .. }
                 | Error::NotRegular { .. }
                 | Error::LinkedFolder { .. }
         )
@@ -131,7 +166,7 @@ impl Error {
             Error::UnknownDirective { .. } => Some("`git swarm list` shows the ids (add `--quarantined` for quarantined ones)".into()),
             Error::LockTimeout { .. } => Some("another git-swarm process holds the lock; retry, or raise `events.lock_timeout_ms`".into()),
             Error::Invalid(problems) => problems.first().and_then(|p| p.hint.clone()),
-            Error::Usage { hint, .. } => hint.clone(),
+            Error::Usage { hint, .. } | Error::Refused { hint, .. } => hint.clone(),
             Error::NotRegular { .. } => Some("replace it with a regular file, or remove it: a link committed under .swarm/ could point anywhere".into()),
             Error::LinkedFolder { .. } => Some("replace it with a real folder (`rm` the link, then `mkdir`): a link committed under .swarm/ could point anywhere".into()),
             Error::Index { .. } => Some("`git swarm index rebuild` recreates the index from .swarm/".into()),
@@ -142,3 +177,39 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+    use std::io;
+
+    use super::Error;
+
+    #[test]
+    fn the_cause_is_kept_and_the_message_is_unchanged() {
+        let git = Error::git("reading HEAD", io::Error::other("object missing"));
+        assert_eq!(git.to_string(), "reading HEAD: object missing");
+        let source = git.source().expect("a source");
+        assert_eq!(
+            source.downcast_ref::<io::Error>().map(io::Error::kind),
+            Some(io::ErrorKind::Other)
+        );
+        assert!(!git.is_user_error());
+
+        let refused = Error::refused(
+            "the work tree /x cannot be read",
+            Some("fix it".into()),
+            io::Error::from(io::ErrorKind::NotFound),
+        );
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "the work tree /x cannot be read: {}",
+                io::Error::from(io::ErrorKind::NotFound)
+            )
+        );
+        assert!(refused.source().is_some());
+        assert!(refused.is_user_error());
+        assert_eq!(refused.hint().as_deref(), Some("fix it"));
+    }
+}

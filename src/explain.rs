@@ -189,10 +189,6 @@ pub fn recording_commits(
         return Ok(found);
     }
     let wanted: HashSet<&str> = ids.iter().copied().collect();
-    let git = |what: &str| {
-        let what = what.to_owned();
-        move |e: &dyn std::fmt::Display| Error::git(what.clone(), e)
-    };
     // An unborn HEAD has no history: everything is uncommitted.
     let Ok(head) = repo.head_id() else {
         return Ok(found);
@@ -200,12 +196,12 @@ pub fn recording_commits(
     let events_tree = |commit: gix::ObjectId| -> Result<Option<gix::ObjectId>> {
         let tree = repo
             .find_commit(commit)
-            .map_err(|e| git("reading a commit")(&e))?
+            .map_err(|e| Error::git("reading a commit", e))?
             .tree()
-            .map_err(|e| git("reading a commit's tree")(&e))?;
+            .map_err(|e| Error::git("reading a commit's tree", e))?;
         Ok(tree
             .lookup_entry_by_path(".swarm/events")
-            .map_err(|e| git("reading .swarm/events")(&e))?
+            .map_err(|e| Error::git("reading .swarm/events", e))?
             .filter(|e| e.mode().is_tree())
             .map(|e| e.object_id()))
     };
@@ -214,9 +210,9 @@ pub fn recording_commits(
         let Some(tree) = tree else { return Ok(out) };
         let tree = repo
             .find_tree(tree)
-            .map_err(|e| git("reading .swarm/events")(&e))?;
+            .map_err(|e| Error::git("reading .swarm/events", e))?;
         for e in tree.iter() {
-            let e = e.map_err(|e| git("reading .swarm/events")(&e))?;
+            let e = e.map_err(|e| Error::git("reading .swarm/events", e))?;
             if e.mode().is_blob() {
                 out.insert(e.filename().to_vec(), e.oid().to_owned());
             }
@@ -226,9 +222,9 @@ pub fn recording_commits(
     let walk = repo
         .rev_walk([head.detach()])
         .all()
-        .map_err(|e| git("walking the history")(&e))?;
+        .map_err(|e| Error::git("walking the history", e))?;
     for info in walk {
-        let info = info.map_err(|e| git("walking the history")(&e))?;
+        let info = info.map_err(|e| Error::git("walking the history", e))?;
         let mine = events_tree(info.id)?;
         if mine.is_none() {
             continue;
@@ -246,7 +242,7 @@ pub fn recording_commits(
             parents.into_iter().map(files).collect::<Result<_>>()?;
         let commit = repo
             .find_commit(info.id)
-            .map_err(|e| git("reading a commit")(&e))?;
+            .map_err(|e| Error::git("reading a commit", e))?;
         let time = commit.time().map(|t| t.seconds).unwrap_or(0);
         let summary = || {
             commit
@@ -270,14 +266,14 @@ pub fn recording_commits(
             let read = |id: gix::ObjectId| -> Result<Option<Vec<u8>>> {
                 let size = repo
                     .find_header(id)
-                    .map_err(|e| git("reading an event file")(&e))?
+                    .map_err(|e| Error::git("reading an event file", e))?
                     .size();
                 if size > max_file_bytes {
                     return Ok(None);
                 }
                 Ok(Some(
                     repo.find_blob(id)
-                        .map_err(|e| git("reading an event file")(&e))?
+                        .map_err(|e| Error::git("reading an event file", e))?
                         .data
                         .clone(),
                 ))

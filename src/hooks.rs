@@ -714,13 +714,13 @@ pub fn push_selections(
     let hidden: Vec<gix::ObjectId> = match remote {
         Some(remote) => vec![remote],
         None => {
-            let git =
-                |what: &'static str| move |e: &dyn std::fmt::Display| crate::Error::git(what, e);
             let mut tips = Vec::new();
-            let refs = repo.references().map_err(|e| git("listing refs")(&e))?;
+            let refs = repo
+                .references()
+                .map_err(|e| crate::Error::git("listing refs", e))?;
             for r in refs
                 .remote_branches()
-                .map_err(|e| git("listing remote refs")(&e))?
+                .map_err(|e| crate::Error::git("listing remote refs", e))?
             {
                 let Ok(mut r) = r else { continue };
                 if let Ok(id) = r.peel_to_id()
@@ -732,15 +732,14 @@ pub fn push_selections(
             tips
         }
     };
-    let walking = |e: &dyn std::fmt::Display| crate::Error::git("walking the pushed commits", e);
     let walk = repo
         .rev_walk([local])
         .with_hidden(hidden)
         .all()
-        .map_err(|e| walking(&e))?;
+        .map_err(|e| crate::Error::git("walking the pushed commits", e))?;
     let mut commits = Vec::new();
     for info in walk {
-        let info = info.map_err(|e| walking(&e))?;
+        let info = info.map_err(|e| crate::Error::git("walking the pushed commits", e))?;
         commits.push(Selection::Commit(info.id.to_string()));
     }
     commits.reverse();
@@ -752,11 +751,7 @@ pub fn push_selections(
 fn commit_of(
     repo: &gix::Repository,
     id: gix::ObjectId,
-) -> std::result::Result<Option<gix::ObjectId>, String> {
-    let object = repo
-        .find_object(id)
-        .map_err(|e| e.to_string())?
-        .peel_tags_to_end()
-        .map_err(|e| e.to_string())?;
+) -> std::result::Result<Option<gix::ObjectId>, crate::error::Cause> {
+    let object = repo.find_object(id)?.peel_tags_to_end()?;
     Ok((object.kind == gix::object::Kind::Commit).then_some(object.id))
 }

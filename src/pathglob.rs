@@ -111,7 +111,8 @@ impl Shape {
 }
 
 /// Why a glob was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct GlobError {
     pub message: String,
     pub hint: String,

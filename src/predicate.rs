@@ -19,8 +19,6 @@
 //! Parsing checks only the form; which programs may run is decided by the
 //! user's allowlist when a check runs.
 
-use std::fmt;
-
 // Bytes regexes: file contents and paths need not be UTF-8; the syntax is the same.
 use regex::bytes::Regex;
 
@@ -50,15 +48,17 @@ pub enum Predicate {
 #[derive(Clone, Debug)]
 pub struct LazyRegex {
     pattern: String,
-    compiled: std::sync::OnceLock<Result<Regex, String>>,
+    compiled: std::sync::OnceLock<Result<Regex, RegexError>>,
 }
 
-/// Why a predicate's regex was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum RegexError {
+/// Why a predicate's regex was refused, or cannot be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegexError {
     /// The syntax, with the byte offset in the regex where it goes wrong.
+    #[error("{message}")]
     Syntax { message: String, at: Option<usize> },
     /// Past the engine's size limit.
+    #[error("{0}")]
     TooLarge(String),
 }
 
@@ -145,13 +145,20 @@ impl LazyRegex {
     /// The compiled regex (an error only past the regex crate's size limits,
     /// or for a regex parsed without checking it), with the regex crate's
     /// own message.
-    pub fn get(&self) -> Result<&Regex, String> {
+    pub fn get(&self) -> Result<&Regex, &RegexError> {
         self.compiled
             .get_or_init(|| {
-                build(&self.pattern, NFA_SIZE_LIMIT).map_err(|e| last_line(&e.to_string()))
+                build(&self.pattern, NFA_SIZE_LIMIT).map_err(|e| match e {
+                    regex::Error::CompiledTooBig(_) => {
+                        RegexError::TooLarge(last_line(&e.to_string()))
+                    }
+                    _ => RegexError::Syntax {
+                        message: last_line(&e.to_string()),
+                        at: None,
+                    },
+                })
             })
             .as_ref()
-            .map_err(Clone::clone)
     }
 }
 
@@ -221,18 +228,13 @@ pub const KINDS: [&str; 5] = [
 ];
 
 /// Why a predicate string does not parse.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct PredicateError {
     pub message: String,
     pub hint: String,
     /// The byte offset in the predicate of what is wrong, when one place is.
     pub at: Option<usize>,
-}
-
-impl fmt::Display for PredicateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
 }
 
 /// The longest predicate string accepted.
@@ -470,7 +472,7 @@ mod tests {
             let ours = LazyRegex::parse(bad, false).expect("not checked");
             let theirs = regex::bytes::Regex::new(bad).expect_err(bad);
             assert_eq!(
-                ours.get().expect_err(bad),
+                ours.get().expect_err(bad).to_string(),
                 last_line(&theirs.to_string()),
                 "{bad}"
             );
@@ -478,7 +480,7 @@ mod tests {
         let big = LazyRegex::parse(r"\w{50}{50}", false).expect("parses");
         let theirs = regex::bytes::Regex::new(r"\w{50}{50}").expect_err("too big");
         assert_eq!(
-            big.get().expect_err("too big"),
+            big.get().expect_err("too big").to_string(),
             last_line(&theirs.to_string())
         );
     }

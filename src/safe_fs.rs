@@ -94,32 +94,14 @@ impl fmt::Display for FileKind {
 }
 
 /// The payload of the [`io::Error`] for a path that is not a regular file.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("{0}, not a regular file: git-swarm does not follow, read or write through it")]
 pub struct NotRegular(pub FileKind);
 
-impl fmt::Display for NotRegular {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}, not a regular file: git-swarm does not follow, read or write through it",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for NotRegular {}
-
 /// The payload of the [`io::Error`] for a file over the read limit.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("file is over the {0}-byte limit")]
 pub struct TooLarge(pub u64);
-
-impl fmt::Display for TooLarge {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "file is over the {}-byte limit", self.0)
-    }
-}
-
-impl std::error::Error for TooLarge {}
 
 /// The kind of file an error from this module refused, if that is what it says.
 pub fn not_regular(e: &io::Error) -> Option<FileKind> {

@@ -49,7 +49,7 @@ impl Repo {
             gix::ThreadSafeRepository::discover_with_environment_overrides(cwd).map_err(|e| {
                 Error::NotARepository {
                     path: cwd.to_path_buf(),
-                    detail: e.to_string(),
+                    source: Box::new(e),
                 }
             })?;
         let repo = explicit_git_dir_work_tree(repo, cwd)?;
@@ -81,11 +81,14 @@ impl Repo {
         self.gix()
             .config_snapshot()
             .trusted_path(key)
-            .map_err(|e| Error::Usage {
-                message: format!("git config `{key}` cannot be read as a path: {e}"),
-                hint: Some(format!(
-                    "fix it with `git config {key} PATH`, or remove it with `git config --unset {key}`"
-                )),
+            .map_err(|e| {
+                Error::refused(
+                    format!("git config `{key}` cannot be read as a path"),
+                    Some(format!(
+                        "fix it with `git config {key} PATH`, or remove it with `git config --unset {key}`"
+                    )),
+                    e,
+                )
             })
     }
 }
@@ -147,11 +150,12 @@ fn explicit_git_dir_work_tree(
         None
     };
     if let Some(dir) = &work_tree {
-        std::fs::read_dir(dir).map_err(|e| Error::Usage {
-            message: format!("the work tree {} cannot be read: {e}", dir.display()),
-            hint: Some(
-                "with GIT_DIR set, the work tree is GIT_WORK_TREE, else core.worktree, else the current directory".into(),
-            ),
+        std::fs::read_dir(dir).map_err(|e| {
+            Error::refused(
+                format!("the work tree {} cannot be read", dir.display()),
+                Some("with GIT_DIR set, the work tree is GIT_WORK_TREE, else core.worktree, else the current directory".into()),
+                e,
+            )
         })?;
     }
     local

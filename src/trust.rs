@@ -117,9 +117,12 @@ pub fn record_trust(repo: &Repo, fingerprint: &str) -> Result<bool> {
         .arg(&repo.git_dir)
         .args(["config", "--local", "--add", TRUST_KEY, fingerprint])
         .output()
-        .map_err(|e| Error::Usage {
-            message: format!("could not run `git config` to record the trust: {e}"),
-            hint: Some("git must be on PATH".into()),
+        .map_err(|e| {
+            Error::refused(
+                "could not run `git config` to record the trust",
+                Some("git must be on PATH".into()),
+                e,
+            )
         })?;
     if !out.status.success() {
         return Err(Error::Usage {

@@ -554,29 +554,34 @@ pub fn range(repo: &gix::Repository, from: &str, to: &str, symmetric: bool) -> R
     let (to_id, to_tree) = tree_of(repo, to)?;
     let old_tree = if symmetric {
         let shallow = is_shallow(repo);
-        let no_base = |detail: String| {
-            if shallow {
+        let no_base = |source: Option<crate::error::Cause>| {
+            let (message, hint) = if shallow {
                 // As in git, the history stops at the shallow boundary; the
                 // base may well be beyond it.
-                Error::Usage {
-                    message: format!(
-                        "`{from}` and `{to}` have no merge base in this shallow clone{detail}"
-                    ),
-                    hint: Some(format!(
+                (
+                    format!("`{from}` and `{to}` have no merge base in this shallow clone"),
+                    format!(
                         "it may lie beyond the history fetched: {DEEPEN}; use A..B for unrelated histories"
-                    )),
-                }
+                    ),
+                )
             } else {
-                Error::Usage {
-                    message: format!("`{from}` and `{to}` have no merge base{detail}"),
-                    hint: Some("use A..B for unrelated histories".into()),
-                }
+                (
+                    format!("`{from}` and `{to}` have no merge base"),
+                    "use A..B for unrelated histories".to_owned(),
+                )
+            };
+            match source {
+                Some(source) => Error::refused(message, Some(hint), source),
+                None => Error::Usage {
+                    message,
+                    hint: Some(hint),
+                },
             }
         };
         let base = repo
             .merge_base(from_id, to_id)
-            .map_err(|e| no_base(format!(": {e}")))?
-            .ok_or_else(|| no_base(String::new()))?;
+            .map_err(|e| no_base(Some(e.into())))?
+            .ok_or_else(|| no_base(None))?;
         tree_of(repo, &base.to_string())?.1
     } else {
         from_tree
@@ -588,9 +593,12 @@ pub fn range(repo: &gix::Repository, from: &str, to: &str, symmetric: bool) -> R
 /// Commit `spec` against its first parent.
 pub fn commit(repo: &gix::Repository, spec: &str) -> Result<Read> {
     let (id, tree) = tree_of(repo, spec)?;
-    let commit = repo.find_commit(id).map_err(|e| Error::Usage {
-        message: format!("`{spec}` is not a commit: {e}"),
-        hint: Some("name a commit; use --range for a range".into()),
+    let commit = repo.find_commit(id).map_err(|e| {
+        Error::refused(
+            format!("`{spec}` is not a commit"),
+            Some("name a commit; use --range for a range".into()),
+            e,
+        )
     })?;
     // As in git, a commit at the boundary of a shallow clone has no parents
     // (its parents are not there): like a root commit, every file is added.
@@ -602,14 +610,12 @@ pub fn commit(repo: &gix::Repository, spec: &str) -> Result<Read> {
         Some(_) if at_boundary => None,
         Some(parent) => {
             let parent = parent.detach();
-            let missing = |e: &dyn std::fmt::Display| {
-                Error::git(format!("reading {parent}, the first parent of `{spec}`"), e)
-            };
+            let reading = || format!("reading {parent}, the first parent of `{spec}`");
             let tree = repo
                 .find_commit(parent)
-                .map_err(|e| missing(&e))?
+                .map_err(|e| Error::git(reading(), e))?
                 .tree_id()
-                .map_err(|e| missing(&e))?;
+                .map_err(|e| Error::git(reading(), e))?;
             Some(tree.detach())
         }
         None => None,

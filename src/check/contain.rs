@@ -52,16 +52,23 @@ fn describe(info: &PanicHookInfo<'_>) -> String {
     }
 }
 
+/// A panic caught by [`catch`]: its message and where it happened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct Panicked(String);
+
 /// Runs `f`; a panic in it is returned as its message instead of unwinding further.
-pub(super) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub(super) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
     install_hook();
     let outer = CATCHING.with(|c| c.replace(true));
     let result = std::panic::catch_unwind(AssertUnwindSafe(f));
     CATCHING.with(|c| c.set(outer));
     result.map_err(|_| {
-        MESSAGE
-            .with(|m| m.borrow_mut().take())
-            .unwrap_or_else(|| "no message".to_owned())
+        Panicked(
+            MESSAGE
+                .with(|m| m.borrow_mut().take())
+                .unwrap_or_else(|| "no message".to_owned()),
+        )
     })
 }
 
@@ -71,7 +78,7 @@ mod tests {
     fn a_panic_is_a_message() {
         assert_eq!(super::catch(|| 7), Ok(7));
         let caught = super::catch(|| -> u8 { panic!("regex compilation shouldn't fail: {}", "x") });
-        let message = caught.expect_err("panicked");
+        let message = caught.expect_err("panicked").to_string();
         assert!(
             message.starts_with("regex compilation shouldn't fail: x (at src/check/contain.rs:"),
             "{message}"

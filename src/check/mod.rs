@@ -464,7 +464,7 @@ fn in_scope<'a>(
 }
 
 /// The error result of a predicate whose evaluation panicked.
-fn result_of_panic<'a>(source: &'a str, panic: &str) -> PredicateResult<'a> {
+fn result_of_panic<'a>(source: &'a str, panic: &contain::Panicked) -> PredicateResult<'a> {
     result(
         source,
         Outcome::Error,

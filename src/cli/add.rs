@@ -73,7 +73,9 @@ pub struct Args {
     format: Format,
 }
 
-fn parse_enum<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
+fn parse_enum<T: std::str::FromStr<Err = git_swarm::directive::UnknownName>>(
+    s: &str,
+) -> Result<T, git_swarm::directive::UnknownName> {
     s.parse()
 }
 

@@ -31,11 +31,11 @@ pub struct Args {
     format: Format,
 }
 
-fn parse_status(s: &str) -> Result<Status, String> {
+fn parse_status(s: &str) -> Result<Status, git_swarm::directive::UnknownName> {
     s.parse()
 }
 
-fn parse_priority(s: &str) -> Result<Priority, String> {
+fn parse_priority(s: &str) -> Result<Priority, git_swarm::directive::UnknownName> {
     s.parse()
 }
 

@@ -449,7 +449,7 @@ impl Extract<'_> {
         }
     }
 
-    fn enumerated<T: std::str::FromStr<Err = String>>(
+    fn enumerated<T: std::str::FromStr<Err = super::UnknownName>>(
         &mut self,
         field: &str,
         value: &Spanned<DeValue<'_>>,

@@ -112,6 +112,14 @@ pub fn default_confidence() -> f64 {
     0.5
 }
 
+/// A word that is none of the names of an enumeration ([`Priority`]…).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{value}` is not one of {}", names.join(", "))]
+pub struct UnknownName {
+    pub value: String,
+    pub names: &'static [&'static str],
+}
+
 macro_rules! string_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? } default $default:ident) => {
         $(#[$meta])*
@@ -136,11 +144,11 @@ macro_rules! string_enum {
         }
 
         impl FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
                 match s {
                     $($text => Ok($name::$variant),)+
-                    _ => Err(format!("`{s}` is not one of {}", $name::NAMES.join(", "))),
+                    _ => Err(UnknownName { value: s.to_owned(), names: $name::NAMES }),
                 }
             }
         }

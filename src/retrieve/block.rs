@@ -58,6 +58,31 @@ const HEADER: usize = ARRAYS + 2;
 /// the corpus that reads them.
 pub type Shared = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
+/// What is wrong with a stored corpus that [`Block::load`] refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DamagedCorpus {
+    #[error("the corpus lies past the end of its file")]
+    PastTheEnd,
+    #[error("the corpus is cut short")]
+    CutShort,
+    #[error("the corpus has {0} arrays, not {ARRAYS}")]
+    Arrays(u32),
+    #[error("the corpus is {actual} bytes, its layout says {expected}")]
+    Size { actual: usize, expected: usize },
+    #[error("the corpus's pairs are cut short")]
+    PairsCutShort,
+    /// A table of strings without even its first offset.
+    #[error("the corpus has no {0} table")]
+    NoTable(&'static str),
+    /// Offsets of a table of strings not ascending, past its text, or not
+    /// on a character boundary.
+    #[error("the corpus's {0} are out of place")]
+    OutOfPlace(&'static str),
+    /// Values used as an index or a bound past what they index.
+    #[error("the corpus's {0} are out of range")]
+    OutOfRange(&'static str),
+}
+
 /// A corpus block and where its parts are.
 #[derive(Clone)]
 pub(super) struct Block {
@@ -142,36 +167,32 @@ fn word_count(n: usize) -> u32 {
 
 impl Block {
     /// The block stored at `range` of `bytes`, its layout and values checked.
-    pub(super) fn load(bytes: Shared, range: Range<usize>) -> Result<Block, String> {
+    pub(super) fn load(bytes: Shared, range: Range<usize>) -> Result<Block, DamagedCorpus> {
         let all = (*bytes).as_ref();
-        let b = all
-            .get(range.clone())
-            .ok_or("the corpus lies past the end of its file")?;
+        let b = all.get(range.clone()).ok_or(DamagedCorpus::PastTheEnd)?;
         let word = |i: usize| -> Option<u32> {
             Some(u32::from_le_bytes(
                 b.get(4 * i..4 * i + 4)?.try_into().ok()?,
             ))
         };
-        let short = || "the corpus is cut short".to_string();
-        let count = word(0).ok_or_else(short)?;
+        let count = word(0).ok_or(DamagedCorpus::CutShort)?;
         if count as usize != ARRAYS {
-            return Err(format!("the corpus has {count} arrays, not {ARRAYS}"));
+            return Err(DamagedCorpus::Arrays(count));
         }
         let mut arrays: [Range<usize>; ARRAYS] = Default::default();
         let mut at = HEADER;
         for (k, range) in arrays.iter_mut().enumerate() {
-            let len = word(1 + k).ok_or_else(short)? as usize;
+            let len = word(1 + k).ok_or(DamagedCorpus::CutShort)? as usize;
             *range = at..at + len;
             at += len;
         }
-        let text_len = word(1 + ARRAYS).ok_or_else(short)? as usize;
+        let text_len = word(1 + ARRAYS).ok_or(DamagedCorpus::CutShort)? as usize;
         let text_at = at * 4;
         if b.len() != text_at + text_len.next_multiple_of(4) {
-            return Err(format!(
-                "the corpus is {} bytes, its layout says {}",
-                b.len(),
-                text_at + text_len.next_multiple_of(4)
-            ));
+            return Err(DamagedCorpus::Size {
+                actual: b.len(),
+                expected: text_at + text_len.next_multiple_of(4),
+            });
         }
         let data = if cfg!(target_endian = "little") && b.as_ptr().align_offset(4) == 0 {
             Data::Shared(Arc::clone(&bytes), range)
@@ -196,10 +217,7 @@ impl Block {
             arrays,
             text: text_at..text_at + text_len,
         };
-        block
-            .view()
-            .ok_or("the corpus's pairs are cut short")?
-            .check()?;
+        block.view().ok_or(DamagedCorpus::PairsCutShort)?.check()?;
         Ok(block)
     }
 
@@ -344,9 +362,9 @@ impl<'a> Strs<'a> {
     }
 
     /// Offsets ascending and within the text, each string UTF-8.
-    fn check(&self, what: &str) -> Result<(), String> {
+    fn check(&self, what: &'static str) -> Result<(), DamagedCorpus> {
         if self.off.is_empty() {
-            return Err(format!("the corpus has no {what} table"));
+            return Err(DamagedCorpus::NoTable(what));
         }
         let (first, last) = (self.off[0] as usize, self.off[self.off.len() - 1] as usize);
         let utf8 = |text: &[u8]| match std::str::from_utf8(text) {
@@ -357,7 +375,7 @@ impl<'a> Strs<'a> {
             Err(_) => false,
         };
         if !ascending_within(self.off, self.text.len()) || !utf8(&self.text[first..last]) {
-            return Err(format!("the corpus's {what} are out of place"));
+            return Err(DamagedCorpus::OutOfPlace(what));
         }
         Ok(())
     }
@@ -391,14 +409,14 @@ pub(super) struct View<'a> {
 
 impl View<'_> {
     /// Every value the queries use as an index or a bound is in range.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), DamagedCorpus> {
         self.ids.check("ids")?;
         self.tokens.check("tokens")?;
         self.scopes.check("scope names")?;
         self.paths.check("path globs")?;
         let n = self.ids.len();
         let n_uni = self.tokens.len() as u32;
-        let bad = |what: &str| Err(format!("the corpus's {what} are out of range"));
+        let bad = |what: &'static str| Err(DamagedCorpus::OutOfRange(what));
         if self.priority.len() != n || self.priority.iter().any(|&p| p > 3) {
             return bad("priorities");
         }

@@ -34,9 +34,18 @@ struct Handlers {
     running: Mutex<usize>,
 }
 
-static HANDLERS: OnceLock<Result<Handlers, String>> = OnceLock::new();
+/// A signal whose handler could not be installed: no tool runs without it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot handle signal {signal}: {source}")]
+struct CannotHandle {
+    signal: &'static str,
+    #[source]
+    source: Arc<io::Error>,
+}
 
-fn install() -> Result<Handlers, String> {
+static HANDLERS: OnceLock<Result<Handlers, CannotHandle>> = OnceLock::new();
+
+fn install() -> Result<Handlers, CannotHandle> {
     let handlers = Handlers {
         pending: Arc::new(AtomicUsize::new(0)),
         idle: Arc::new(AtomicBool::new(true)),
@@ -53,10 +62,10 @@ fn install() -> Result<Handlers, String> {
                 flag::register_usize(signal, Arc::clone(&handlers.pending), signal as usize)
             });
         if let Err(e) = registered {
-            return Err(format!(
-                "cannot handle signal {}: {e}",
-                low_level::signal_name(signal).unwrap_or("?")
-            ));
+            return Err(CannotHandle {
+                signal: low_level::signal_name(signal).unwrap_or("?"),
+                source: Arc::new(e),
+            });
         }
     }
     Ok(handlers)
