@@ -4,7 +4,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use super::{DirectiveEntry, FileStamp, Stamp};
+use super::contents::{DirectiveEntry, FileStamp};
+use super::scan::Stamp;
 use crate::directive::{parse_directive_toml, parse_quarantined_toml};
 use crate::problem::Problem;
 use crate::store::Store;

@@ -21,8 +21,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{DirectiveEntry, EventFileEntry, FileStamp, Index, Stamp};
-use crate::error::{Error, Result};
+use super::Error;
+use super::contents::{DirectiveEntry, EventFileEntry, FileStamp, Index, corpus_of};
+use super::scan::Stamp;
+use crate::error::Result;
 use crate::fold::Fold;
 use crate::pattern::fold::{PatternFold, View};
 use crate::retrieve::Corpus;
@@ -178,9 +180,7 @@ impl OnDisk {
         section(&self.map, self.corpus, "corpus")?;
         let range = self.corpus.at as usize..(self.corpus.at + self.corpus.len) as usize;
         let shared: crate::retrieve::Shared = self.map.clone();
-        let corpus = Corpus::load(shared, range).map_err(|e| Error::Index {
-            message: format!("{e} (the index's corpus)"),
-        })?;
+        let corpus = Corpus::load(shared, range).map_err(|e| Error::Corpus { source: e.into() })?;
         self.index.corpus = Some(corpus);
         Ok(())
     }
@@ -342,7 +342,7 @@ impl PatternViews {
 
     /// The section's parts other than the fold: the views, and what it
     /// takes to patch them with events that came after it (see
-    /// [`crate::index::Loaded`]).
+    /// [`super::Patterns`]).
     pub fn parts(&self) -> Result<ViewParts<'_>> {
         let bytes = bytes_at(&self.map, self.at, self.len, "patterns")?;
         let s: PatternSection = decode(bytes, "patterns")?;
@@ -392,32 +392,26 @@ impl Map {
 }
 
 /// A section's bytes, once their checksum is found right.
-fn section<'a>(map: &'a Map, span: Span, what: &str) -> Result<&'a [u8]> {
+fn section<'a>(map: &'a Map, span: Span, what: &'static str) -> Result<&'a [u8]> {
     let bytes = bytes_at(map, span.at, span.len, what)?;
     if xxhash_rust::xxh3::xxh3_64(bytes) != span.sum {
-        return Err(Error::Index {
-            message: format!("the index's {what} are damaged (their checksum does not match)"),
-        });
+        return Err(Error::Damaged { what }.into());
     }
     Ok(bytes)
 }
 
 /// The `len` bytes at `at` of an index file.
-fn bytes_at<'a>(map: &'a Map, at: u64, len: u64, what: &str) -> Result<&'a [u8]> {
+fn bytes_at<'a>(map: &'a Map, at: u64, len: u64, what: &'static str) -> Result<&'a [u8]> {
     let bytes = map.bytes();
     usize::try_from(at)
         .ok()
         .zip(usize::try_from(len).ok())
         .and_then(|(at, len)| bytes.get(at..at.checked_add(len)?))
-        .ok_or_else(|| Error::Index {
-            message: format!("the index's {what} lies past its end"),
-        })
+        .ok_or_else(|| Error::Truncated { what }.into())
 }
 
-fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T> {
-    postcard::from_bytes(bytes).map_err(|e| Error::Index {
-        message: format!("the index's {what} do not decode: {e}"),
-    })
+fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &'static str) -> Result<T> {
+    postcard::from_bytes(bytes).map_err(|source| Error::Decode { what, source }.into())
 }
 
 /// Where a written index's sections come from.
@@ -564,12 +558,10 @@ fn decode_entries(bytes: &[u8], index: &mut Index) -> Result<()> {
     Ok(())
 }
 
-/// Writes `index` atomically; with [`EntriesSource::Copy`] the entries
+/// Writes `index` atomically; with [`Sources::copy_entries`] the entries
 /// section is copied from the old file (and `index.directives` need not be loaded).
 pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Result<()> {
-    let encode_error = |e: postcard::Error| Error::Index {
-        message: e.to_string(),
-    };
+    let encode_error = |source: postcard::Error| crate::Error::from(Error::Encode { source });
     let head = postcard::to_stdvec(&HeadRef {
         swarm_dir: &store.swarm_dir.to_string_lossy(),
         fingerprint: index.fingerprint,
@@ -586,9 +578,9 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     })
     .map_err(encode_error)?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-    let io = |e: std::io::Error| Error::io(path, e);
+    std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| crate::Error::io(dir, e))?;
+    let io = |e: std::io::Error| crate::Error::io(path, e);
     let mut fixed = Vec::with_capacity(FIXED as usize + 16 + head.len() + 8);
     fixed.extend_from_slice(MAGIC);
     fixed.extend_from_slice(&FORMAT.to_le_bytes());
@@ -605,9 +597,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     // decoded makes the index rebuilt then.
     let copy = |out: &mut Out<_>, at: u64, len: u64| -> Result<()> {
         let Some(old) = old.as_ref() else {
-            return Err(Error::Index {
-                message: "no index to copy from".into(),
-            });
+            return Err(Error::NothingToCopy.into());
         };
         out.write(bytes_at(&old.map, at, len, "old sections")?)
             .map_err(io)
@@ -644,14 +634,15 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
             let corpus = match &index.corpus {
                 Some(c) => c,
                 None => {
-                    built = super::corpus_of(&index.directives);
+                    built = corpus_of(&index.directives);
                     &built
                 }
             };
             write_section(&mut out, &corpus.encoded())?;
         }
     }
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    tmp.persist(path)
+        .map_err(|e| crate::Error::io(path, e.error))?;
     Ok(())
 }
 
@@ -684,7 +675,7 @@ fn section_fields(bytes: &[u8]) -> [u8; SECTION_FIELDS as usize] {
     fields
 }
 
-/// [`Head`] borrowed, for writing without cloning.
+/// The head ([`HeadStart`] then [`HeadRest`]) borrowed, for writing without cloning.
 #[derive(Serialize)]
 struct HeadRef<'a> {
     swarm_dir: &'a str,

@@ -14,7 +14,7 @@ use crate::store::Store;
 /// Size, mtime, ctime and inode of a file: what the fingerprint is made of.
 /// The ctime, which no program can set, catches an edit that restores the
 /// mtime, size and inode (as git's index does); racy files are still told
-/// by their mtime (see [`super::RACY_NS`]).
+/// by their mtime (see [`super::update::RACY_NS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     pub len: u64,
@@ -77,7 +77,7 @@ pub struct Scan {
 /// stamp is the one recorded, its names are the ones recorded and only they
 /// need a stat: the listing itself (a third of the time with 10,000
 /// directives) is skipped. A stamp recorded within two seconds of its
-/// change is not recorded at all (see [`super::RACY_NS`]).
+/// change is not recorded at all (see [`super::update::RACY_NS`]).
 #[derive(Debug, Clone)]
 pub struct Listing {
     pub dir: Stamp,
@@ -427,12 +427,10 @@ impl<'a> Stamper<'a> {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         done.sort_unstable_by_key(|(chunk, _)| *chunk);
         if done.len() != self.names.len().div_ceil(CHUNK) {
-            return Err(Error::Index {
-                message: format!(
-                    "a thread stat'ing the files in {} stopped",
-                    self.folder.path.display()
-                ),
-            });
+            return Err(super::Error::StatStopped {
+                folder: self.folder.path.clone(),
+            }
+            .into());
         }
         let mut out = Vec::with_capacity(done.len());
         let mut sum = 0u64;
