@@ -60,7 +60,7 @@ pub use contents::{
     DirectiveEntry, EventFileEntry, FileStamp, Index, Loaded, RebuildReason, Refresh, Summary,
     active, corpus_of,
 };
-pub use entries::{entry_from_bytes, read_capped, read_entry};
+pub use entries::{CappedReadError, entry_from_bytes, read_capped, read_entry};
 pub use error::Error;
 pub use file::PatternViews;
 pub use load::{
