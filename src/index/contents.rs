@@ -273,3 +273,51 @@ pub fn active(entries: &[DirectiveEntry]) -> Vec<&Directive> {
         .filter(|d| d.status == crate::directive::Status::Active)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RebuildReason;
+
+    /// `index refresh` and `status` print the reason as it always read.
+    #[test]
+    fn rebuild_reasons_read_as_before() {
+        let file = || "2026-11.jsonl".to_owned();
+        let cases = [
+            (RebuildReason::Missing, "no usable index"),
+            (RebuildReason::Asked, "asked for"),
+            (RebuildReason::ConfigChanged, "config.toml changed"),
+            (
+                RebuildReason::ConfigMayHaveChanged,
+                "config.toml may have changed (written within 2 s of the last refresh)",
+            ),
+            (RebuildReason::EventFileRemoved, "an event file was removed"),
+            (
+                RebuildReason::EventFileNotRegular { file: file() },
+                "events/2026-11.jsonl is no longer a regular file",
+            ),
+            (
+                RebuildReason::EventFileTooLarge { file: file() },
+                "events/2026-11.jsonl is over events.max_file_bytes",
+            ),
+            (
+                RebuildReason::EventFileRewritten { file: file() },
+                "events/2026-11.jsonl was rewritten, not appended to",
+            ),
+            (
+                RebuildReason::EventsSortBefore,
+                "new events sort before ones already folded (a merge, rebase or cherry-pick)",
+            ),
+            (
+                RebuildReason::EventIdOlderThanTime,
+                "a new event's id is older than its time (an edited or copied line)",
+            ),
+            (
+                RebuildReason::Damaged(crate::index::Error::Damaged { what: "entries" }.into()),
+                "the index was damaged: index: the index's entries are damaged (their checksum does not match)",
+            ),
+        ];
+        for (reason, text) in cases {
+            assert_eq!(reason.to_string(), text);
+        }
+    }
+}
