@@ -256,7 +256,7 @@ struct Opened {
     write_error: Option<Error>,
     /// The index file's pattern section, when the views were asked for and
     /// the pattern fold was not decoded on the way.
-    views: Option<file::PatternViews>,
+    views: Option<super::PatternViews>,
     pending_patterns: Vec<crate::fold::EventHead>,
     /// What the query matched in the corpus on disk, when it could be read.
     matches: Option<Matches>,

@@ -39,8 +39,9 @@
 //! - [`scan`]: stamping the files, on helper threads for a large folder;
 //! - [`watch`]: the optional watcher that vouches for the directive files,
 //!   so that they need not be stat'ed;
-//! - [`file`]: the file format; [`patterns`]: reading one role's patterns
-//!   in place, patched with new pattern events;
+//! - [`file`]: the file format, and [`pattern_section`] the layout of its
+//!   pattern section; [`patterns`]: reading one role's patterns in place,
+//!   patched with new pattern events;
 //! - [`trees`], [`sealed`]: the caches of committed directives for `check`.
 
 mod contents;
@@ -49,6 +50,7 @@ mod error;
 mod events;
 mod file;
 mod load;
+mod pattern_section;
 mod patterns;
 mod scan;
 mod sealed;
@@ -62,11 +64,11 @@ pub use contents::{
 };
 pub use entries::{CappedReadError, entry_from_bytes, read_capped, read_entry};
 pub use error::Error;
-pub use file::PatternViews;
 pub use load::{
     Delegation, Health, Ranking, index_path, load, load_corpus, load_delegation, load_fold,
     load_pattern_views, load_patterns, rebuild, refresh, status,
 };
+pub use pattern_section::PatternViews;
 pub use patterns::{Patterns, RolePatterns};
 pub use scan::{Listing, Scan, Stamp, scan};
 pub(crate) use sealed::{SealedFile, sealed};

@@ -6,7 +6,7 @@
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use super::file::{self, PatternViews};
+use super::pattern_section::{self, PatternViews};
 use crate::error::Result;
 use crate::fold::EventHead;
 use crate::pattern::fold::{Pattern, PatternFold, View};
@@ -72,7 +72,7 @@ impl Patterns {
         };
         let parts = views.parts()?;
         let own = parts.group(role)?;
-        let promoted = parts.group(file::PROMOTED)?;
+        let promoted = parts.group(pattern_section::PROMOTED)?;
         let (own, promoted) = match self.patched(role, &[&own, &promoted])? {
             None => (own, promoted),
             Some(Patched::Whole(fold)) => return Ok(all(fold)),
@@ -246,7 +246,7 @@ fn patch(
             break;
         }
         let unhinted = wanted.values().any(Option::is_none);
-        if *group == file::PROMOTED
+        if *group == pattern_section::PROMOTED
             || *group == first
             || (!unhinted && !wanted.values().any(|h| h == &Some(*group)))
         {
