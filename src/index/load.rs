@@ -299,62 +299,11 @@ fn open(store: &Store, reads: Reads, query: Option<&Query>) -> Result<Opened> {
     let path = index_path(store);
     let mut on_disk = file::read(&path, store);
     crate::trace::mark("index head read");
-    // The fold (the rest of the head) is decoded while the files are stat'ed.
-    let mut rest = Ok(());
-    let mut matches = None;
-    // The watcher is optional: without one (or when it cannot vouch) the
-    // directive files are stat'ed. A fold-only scan leaves them out anyway.
-    let watcher = if reads.fold_only {
-        None
-    } else {
-        watch::ask(store)
-    };
-    crate::trace::mark("watcher asked");
-    let scan = match &mut on_disk {
-        // The directive files are left as the index saw them (their stamps
-        // are not even decoded): see `entries_seen` in `update`.
-        Some(d) if reads.fold_only => {
-            rest = d.load_rest();
-            scan_events(store)?
-        }
-        Some(d) => {
-            // A racy index is checked by content, which needs the stamps.
-            let vouched = watcher.is_some_and(|w| {
-                !d.index.entries_racy && watch::vouches(store, w, d.index.entries_fingerprint)
-            });
-            let listed = (d.index.listing.clone()).map(|(dir, names)| Listing { dir, names });
-            let mut meanwhile = || {
-                rest = d.load_rest();
-                crate::trace::mark("fold decoded");
-                if rest.is_ok() && reads.corpus {
-                    // A damaged section is found again, and reported, by the update.
-                    let _ = d.load_corpus();
-                    crate::trace::mark("corpus loaded");
-                    if let (Some(corpus), Some(query)) = (&d.index.corpus, query) {
-                        matches = Some(corpus.matches(query));
-                        crate::trace::mark("corpus searched");
-                    }
-                }
-            };
-            if vouched {
-                meanwhile();
-                let scan = scan_events(store)?;
-                crate::trace::mark("scan (directive files vouched for by the watcher)");
-                scan
-            } else {
-                // Stat the files while the fold and the corpus, likely still good, are read.
-                scan_while(store, listed, meanwhile)?
-            }
-        }
-        None => stamps::scan(store, None)?,
-    };
-    crate::trace::mark("scan");
-    // What a full scan found, with the answer asked before it.
-    if let Some(w) = watcher
-        && !scan.unstamped
-    {
-        watch::record(store, w, scan.entries_fingerprint());
-    }
+    let Stat {
+        scan,
+        rest,
+        matches,
+    } = stat(store, on_disk.as_mut(), reads, query)?;
     // A section found damaged (by its checksum, or as it is decoded) makes
     // the index rebuilt, as a missing one is: it is only a cache.
     let mut damaged = rest.err();
@@ -430,5 +379,87 @@ fn rebuilt(store: &Store, scan: &Scan, reads: Reads, damaged: Option<Error>) -> 
         refresh: Refresh::Rebuilt { reason },
         write: Some(file::Sources::encode()),
         pending_patterns: Vec::new(),
+    })
+}
+
+/// The scan of `.swarm/`, and what was read of the index file meanwhile.
+struct Stat {
+    scan: Scan,
+    /// How decoding the rest of the head (the event files and the fold) went.
+    rest: Result<()>,
+    /// What the query matched in the corpus on disk, when it could be read.
+    matches: Option<Matches>,
+}
+
+/// Stats `.swarm/` and, while it is done, decodes the rest of the index's
+/// head and (for `reads.corpus`) its corpus, matching `query` against it:
+/// both are likely still good, and the work is done by the time the index
+/// is known to be up to date.
+///
+/// The directive files are left out when `reads.fold_only`, or when a
+/// watcher vouches that they are as the index saw them. The watcher is
+/// optional: without one, or when it cannot vouch, they are stat'ed.
+fn stat(
+    store: &Store,
+    on_disk: Option<&mut file::OnDisk>,
+    reads: Reads,
+    query: Option<&Query>,
+) -> Result<Stat> {
+    let watcher = if reads.fold_only {
+        None
+    } else {
+        watch::ask(store)
+    };
+    crate::trace::mark("watcher asked");
+    let mut rest = Ok(());
+    let mut matches = None;
+    let scan = match on_disk {
+        None => stamps::scan(store, None)?,
+        // The directive files are left as the index saw them (their stamps
+        // are not even decoded): see `entries_seen` in `update`.
+        Some(d) if reads.fold_only => {
+            rest = d.load_rest();
+            scan_events(store)?
+        }
+        Some(d) => {
+            // A racy index is checked by content, which needs the stamps.
+            let vouched = watcher.is_some_and(|w| {
+                !d.index.entries_racy && watch::vouches(store, w, d.index.entries_fingerprint)
+            });
+            let listed = (d.index.listing.clone()).map(|(dir, names)| Listing { dir, names });
+            let mut meanwhile = || {
+                rest = d.load_rest();
+                crate::trace::mark("fold decoded");
+                if rest.is_ok() && reads.corpus {
+                    // A damaged section is found again, and reported, by the update.
+                    let _ = d.load_corpus();
+                    crate::trace::mark("corpus loaded");
+                    if let (Some(corpus), Some(query)) = (&d.index.corpus, query) {
+                        matches = Some(corpus.matches(query));
+                        crate::trace::mark("corpus searched");
+                    }
+                }
+            };
+            if vouched {
+                meanwhile();
+                let scan = scan_events(store)?;
+                crate::trace::mark("scan (directive files vouched for by the watcher)");
+                scan
+            } else {
+                scan_while(store, listed, meanwhile)?
+            }
+        }
+    };
+    crate::trace::mark("scan");
+    // What a full scan found, with the answer asked before it.
+    if let Some(w) = watcher
+        && !scan.unstamped
+    {
+        watch::record(store, w, scan.entries_fingerprint());
+    }
+    Ok(Stat {
+        scan,
+        rest,
+        matches,
     })
 }
