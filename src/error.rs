@@ -79,8 +79,8 @@ pub enum Error {
         source: Cause,
     },
 
-    #[error("index: {message}")]
-    Index { message: String },
+    #[error("index: {0}")]
+    Index(#[from] crate::index::Error),
 
     /// git data could not be read (a bad revision, a missing object…).
     #[error("{context}: {source}")]
@@ -169,7 +169,7 @@ impl Error {
             Error::Usage { hint, .. } | Error::Refused { hint, .. } => hint.clone(),
             Error::NotRegular { .. } => Some("replace it with a regular file, or remove it: a link committed under .swarm/ could point anywhere".into()),
             Error::LinkedFolder { .. } => Some("replace it with a real folder (`rm` the link, then `mkdir`): a link committed under .swarm/ could point anywhere".into()),
-            Error::Index { .. } => Some("`git swarm index rebuild` recreates the index from .swarm/".into()),
+            Error::Index(_) => Some("`git swarm index rebuild` recreates the index from .swarm/".into()),
             Error::Git { .. } => Some("check the revision names (`git rev-parse` them) and that the repository is intact (`git fsck`)".into()),
             _ => None,
         }

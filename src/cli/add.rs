@@ -223,8 +223,9 @@ fn from_file(path: &std::path::Path) -> Result<Directive, Error> {
         }
         b
     } else {
-        git_swarm::index::read_capped(path, max)
-            .map_err(|m| Error::Invalid(vec![Problem::error(&shown, "unreadable", m)]))?
+        git_swarm::index::read_capped(path, max).map_err(|e| {
+            Error::Invalid(vec![Problem::error(&shown, "unreadable", e.to_string())])
+        })?
     };
     let text = String::from_utf8(bytes).map_err(|e| {
         let good =

@@ -169,13 +169,15 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
                 || change.snapshot_tree.is_some()
                 || change.selection == Selection::Staged =>
         {
-            Some(git_swarm::index::refresh_fold(s)?)
+            Some((git_swarm::index::load_fold(s)?, Vec::new()))
         }
-        Some(s) => Some(git_swarm::index::load(s)?),
+        Some(s) => Some(git_swarm::index::load(s)?.index.split_directives()),
         None => None,
     };
     let default_fold = git_swarm::fold::Fold::default();
-    let fold = loaded.as_ref().map_or(&default_fold, |l| &l.index.fold);
+    let fold = loaded
+        .as_ref()
+        .map_or(&default_fold, |(summary, _)| &summary.fold);
     git_swarm::trace::mark("fold");
     // The directives of the checked snapshot: B's tree for a range, the
     // index for a staged change (what the commit will carry), the working
@@ -198,7 +200,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     };
     let entries = match (&tree_entries, &loaded) {
         (Some(snapshot), _) => snapshot.entries()?,
-        (None, Some(l)) => l.index.directives.iter().map(CheckEntry::of).collect(),
+        (None, Some((_, directives))) => directives.iter().map(CheckEntry::of).collect(),
         (None, None) => Vec::new(),
     };
     let entries: &[CheckEntry] = &entries;
@@ -209,8 +211,8 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     // An event file that is a link, FIFO or device, or over
     // events.max_file_bytes, was skipped: the check goes on without its
     // events, and says so.
-    if let Some(l) = loaded.as_ref() {
-        for p in l.index.event_files.iter().flat_map(|e| &e.problems) {
+    if let Some((summary, _)) = loaded.as_ref() {
+        for p in summary.event_files.iter().flat_map(|e| &e.problems) {
             if git_swarm::event::is_skipped_file(&p.code) {
                 notes.push(Warning::new(p.to_string(), p.hint.as_deref()));
             }
@@ -337,10 +339,10 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     git_swarm::trace::mark("evaluated");
 
     if req.record
-        && let (Some(store), Some(loaded)) = (&store, &loaded)
+        && let (Some(store), Some((summary, _))) = (&store, &loaded)
         && record_or_warn(
             store,
-            &loaded.index.fold,
+            &summary.fold,
             &mut report,
             git_swarm::learning::checked_branch(&gix_repo, &req.selection).as_deref(),
             git_swarm::learning::tip_time(&gix_repo, &req.selection),

@@ -31,7 +31,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
-    let fold = git_swarm::index::refresh_fold(&store)?.index.fold;
+    let fold = git_swarm::index::load_fold(&store)?.fold;
     let Some(episode) = fold.loop_state(&args.id).and_then(|s| s.open_key(&args.id)) else {
         return Err(Error::Usage {
             message: format!("`{}` is not escalated", args.id),

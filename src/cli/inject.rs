@@ -71,23 +71,26 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     };
     // The task is matched against the corpus while the index is checked.
     let query = inject::query(&req);
-    let mut matches = None;
-    let loaded = super::load_delegation(&store, ui, &mut |c| {
-        matches = Some(c.matches(&query));
-    })?;
-    let index = &loaded.index;
-    let empty = git_swarm::retrieve::Corpus::default();
-    let corpus = index.corpus.as_ref().unwrap_or(&empty);
-    warn_unknown_role(&args.role, &store, corpus, ui);
+    let git_swarm::index::Delegation {
+        corpus,
+        matches,
+        patterns,
+        summary,
+    } = super::load_delegation(&store, ui, &query)?;
+    warn_unknown_role(&args.role, &store, &corpus, ui);
     let mut loader = Loader::new(&store);
-    let sel = inject::select(corpus, &index.fold, &req, matches, &mut |doc, id| {
-        loader.load(doc, id)
-    })?;
+    let sel = inject::select(
+        &corpus,
+        &summary.fold,
+        &req,
+        Some(matches),
+        &mut |doc, id| loader.load(doc, id),
+    )?;
     git_swarm::trace::mark("directives ranked");
     // The role's historical patterns follow the directives (docs/patterns.md).
     let patterns = super::pattern::block_for(
         &store,
-        &loaded,
+        &patterns,
         &args.role,
         &[],
         &args.files,
@@ -309,10 +312,6 @@ impl<'a> Loader<'a> {
             .get(doc)
             .filter(|d| d.id == id)
             .map(|d| (*d).clone())
-            .ok_or_else(|| Error::Index {
-                message: format!(
-                    "directive `{id}` changed while it was being read; run the command again"
-                ),
-            })
+            .ok_or_else(|| git_swarm::index::Error::DirectiveChanged { id: id.to_owned() }.into())
     }
 }

@@ -477,8 +477,8 @@ pub fn escalate(
     ui: &mut Ui,
 ) -> Result<Vec<String>, Error> {
     let mut escalated = Vec::new();
-    let loaded = git_swarm::index::refresh_fold(store)?;
-    for e in git_swarm::learning::escalations_due(store, &loaded.index.fold, declared) {
+    let summary = git_swarm::index::load_fold(store)?;
+    for e in git_swarm::learning::escalations_due(store, &summary.fold, declared) {
         let episode = e.data.get("episode").and_then(|v| v.as_str()).unwrap_or("");
         let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
         let (written, saved) =
@@ -501,33 +501,31 @@ pub fn escalate(
 /// Loads the index, telling the user about problems it found in `.swarm/`.
 pub fn load_index(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded, Error> {
     let loaded = git_swarm::index::load(store)?;
-    warn_problems(&loaded, ui);
+    warn_problems(loaded.index.error_count(), ui);
     Ok(loaded)
 }
 
 /// [`load_index`] for commands that rank directives: the retrieval corpus
-/// (`index.corpus`) instead of the parsed entries.
-pub fn load_corpus(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded, Error> {
-    let loaded = git_swarm::index::corpus(store)?;
-    warn_problems(&loaded, ui);
-    Ok(loaded)
+/// instead of the parsed entries.
+pub fn load_corpus(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Ranking, Error> {
+    let ranking = git_swarm::index::load_corpus(store)?;
+    warn_problems(ranking.summary.error_count(), ui);
+    Ok(ranking)
 }
 
-/// [`load_corpus`] with the pattern views too: what `inject` reads;
-/// `during` is given the corpus while the index is checked (see
-/// [`git_swarm::index::delegation_with`]).
+/// [`load_corpus`] with the pattern views too, and the task matched
+/// against the corpus: what `inject` reads.
 pub fn load_delegation(
     store: &Store,
     ui: &mut Ui,
-    during: &mut dyn FnMut(&git_swarm::retrieve::Corpus),
-) -> Result<git_swarm::index::Loaded, Error> {
-    let loaded = git_swarm::index::delegation_with(store, during)?;
-    warn_problems(&loaded, ui);
-    Ok(loaded)
+    query: &git_swarm::retrieve::Query,
+) -> Result<git_swarm::index::Delegation, Error> {
+    let delegation = git_swarm::index::load_delegation(store, query)?;
+    warn_problems(delegation.summary.error_count(), ui);
+    Ok(delegation)
 }
 
-fn warn_problems(loaded: &git_swarm::index::Loaded, ui: &mut Ui) {
-    let errors = loaded.index.error_count();
+fn warn_problems(errors: u64, ui: &mut Ui) {
     if errors > 0 {
         ui.warning(
             &format!(

@@ -254,10 +254,7 @@ fn now_ms(store: &git_swarm::Store) -> i64 {
 }
 
 fn patterns(store: &git_swarm::Store) -> Result<PatternFold, Error> {
-    Ok(git_swarm::index::patterns(store)?
-        .index
-        .patterns
-        .unwrap_or_default())
+    git_swarm::index::load_patterns(store)
 }
 
 fn extract(mut args: ExtractArgs, ui: &mut Ui) -> Outcome {
@@ -270,7 +267,7 @@ fn extract(mut args: ExtractArgs, ui: &mut Ui) -> Outcome {
         text::extract(&markdown).map_err(|e| bad_file(&args.file, &e, "deliberation"))?;
     let store = super::store(ui)?;
     // The role's patterns, read in place from the index.
-    let loaded = git_swarm::index::pattern_views(&store)?;
+    let loaded = git_swarm::index::load_pattern_views(&store)?;
     let stored = loaded.role_patterns(&args.role)?;
     let cfg = &store.config.patterns;
     // Existing patterns of the role, tokenised once, for near-duplicates.
@@ -536,7 +533,7 @@ fn show(args: ShowArgs, ui: &mut Ui) -> Outcome {
 /// The block `git swarm inject` appends for a role (empty when none), with the fold it came from.
 pub fn block_for(
     store: &git_swarm::Store,
-    loaded: &git_swarm::index::Loaded,
+    loaded: &git_swarm::index::Patterns,
     role: &str,
     labels: &[String],
     files: &[String],
@@ -577,7 +574,7 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let loaded = git_swarm::index::pattern_views(&store)?;
+    let loaded = git_swarm::index::load_pattern_views(&store)?;
     let b = block_for(
         &store,
         &loaded,
@@ -626,7 +623,7 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
     let role = &args.adversarial_role;
     // One role's patterns, read in place from the index.
-    let loaded = git_swarm::index::pattern_views(&store)?;
+    let loaded = git_swarm::index::load_pattern_views(&store)?;
     let known = loaded.role_patterns(role)?;
     let cfg = &store.config.patterns;
     let now = now_ms(&store);

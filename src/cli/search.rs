@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::retrieve::{Corpus, Query};
+use git_swarm::retrieve::Query;
 
 use super::{Format, Outcome, Ui};
 
@@ -45,17 +45,15 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     let store = super::store(ui)?;
-    let loaded = super::load_corpus(&store, ui)?;
-    let index = &loaded.index;
-    let empty = Corpus::default();
-    let corpus = index.corpus.as_ref().unwrap_or(&empty);
+    let ranking = super::load_corpus(&store, ui)?;
+    let corpus = &ranking.corpus;
     let query = Query {
         text: args.query.join(" "),
         role: args.role.clone(),
         tools: args.tools.clone(),
         files: args.files.clone(),
     };
-    let fold = &index.fold;
+    let fold = &ranking.summary.fold;
     let standings = git_swarm::inject::standings(fold, corpus);
     let mut scored = corpus.score(&query, &|doc| git_swarm::inject::track(standings[doc]));
     scored.truncate(args.max_count);

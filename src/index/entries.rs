@@ -4,7 +4,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use super::{DirectiveEntry, FileStamp, Stamp};
+use super::contents::{DirectiveEntry, FileStamp};
+use super::scan::Stamp;
 use crate::directive::{parse_directive_toml, parse_quarantined_toml};
 use crate::problem::Problem;
 use crate::store::Store;
@@ -207,17 +208,26 @@ pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -
     entry
 }
 
+/// Why [`read_capped`] read nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum CappedReadError {
+    #[error("cannot read: {0}")]
+    Io(#[source] std::io::Error),
+    #[error("file is over the {max}-byte limit")]
+    TooLarge { max: u64 },
+}
+
 /// Reads a file the user named (not one under `.swarm/`, which
 /// [`crate::safe_fs::read`] reads) of at most `max` bytes; a larger one is
 /// refused unread.
-pub fn read_capped(path: &Path, max: u64) -> std::result::Result<Vec<u8>, String> {
-    let file = open_readable(path).map_err(|e| format!("cannot read: {e}"))?;
+pub fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, CappedReadError> {
+    let file = open_readable(path).map_err(CappedReadError::Io)?;
     let mut bytes = Vec::new();
     file.take(max + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read: {e}"))?;
+        .map_err(CappedReadError::Io)?;
     if bytes.len() as u64 > max {
-        return Err(format!("file is over the {max}-byte limit"));
+        return Err(CappedReadError::TooLarge { max });
     }
     Ok(bytes)
 }

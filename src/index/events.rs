@@ -1,10 +1,12 @@
 //! Event files as the index holds them: parsed in parallel on a rebuild,
 //! and only their appended bytes on a refresh.
 
-use super::{EventFileEntry, Index, Stamp, fold_new, racy};
+use super::contents::{EventFileEntry, Index, RebuildReason};
+use super::scan::Stamp;
+use super::update::racy;
 use crate::error::{Error, Result};
 use crate::event::parse_event_line;
-use crate::fold::EventHead;
+use crate::fold::{EventHead, Fold};
 use crate::problem::Problem;
 use crate::store::Store;
 
@@ -128,7 +130,7 @@ pub fn read_all(
             .collect();
         handles
             .into_iter()
-            .map(|h| super::join(h, "event files"))
+            .map(|h| join(h, "event files"))
             .collect()
     });
     let mut entries: Vec<Option<EventFileEntry>> = vec![None; files.len()];
@@ -161,9 +163,6 @@ fn skipped_entry(name: &str, stamp: Stamp, built_at_ns: i64, problem: Problem) -
     }
 }
 
-/// Brings `index`'s event files and fold up to date, reading only what was
-/// appended. `Ok(Ok(n))`: done, `n` files re-read; `Ok(Err(reason))`: the
-/// whole log must be folded again.
 /// Feeds the first `len` bytes of `file` to `hash`, a block at a time;
 /// false when the file is shorter.
 fn hash_prefix(
@@ -187,19 +186,21 @@ fn hash_prefix(
     Ok(true)
 }
 
+/// Brings `index`'s event files and fold up to date, reading only what was
+/// appended. `Ok(Err(reason))`: the whole log must be folded again.
 pub fn update(
     store: &Store,
     files: &[(String, Stamp)],
     index: &mut Index,
     built_at_ns: i64,
-) -> Result<std::result::Result<Appended, String>> {
+) -> Result<std::result::Result<Appended, RebuildReason>> {
     let old = std::mem::take(&mut index.event_files);
     if old.iter().any(|e| {
         files
             .binary_search_by(|(n, _)| n.as_str().cmp(&e.file))
             .is_err()
     }) {
-        return Ok(Err("an event file was removed".into()));
+        return Ok(Err(RebuildReason::EventFileRemoved));
     }
     let mut entries = Vec::with_capacity(files.len());
     let mut new_heads = Vec::new();
@@ -226,7 +227,9 @@ pub fn update(
             Err(e) => match crate::safe_fs::not_regular(&e) {
                 // Events folded from it before are gone: fold the log again.
                 Some(_) if prev.is_some_and(|p| p.consumed > 0) => {
-                    return Ok(Err(format!("events/{name} is no longer a regular file")));
+                    return Ok(Err(RebuildReason::EventFileNotRegular {
+                        file: name.clone(),
+                    }));
                 }
                 Some(kind) => {
                     let problem = crate::event::not_regular_problem(&rel, kind);
@@ -241,7 +244,7 @@ pub fn update(
         let max_file = store.config.events.max_file_bytes;
         if file.metadata().map_err(io)?.len() > max_file {
             if prev.is_some_and(|p| p.consumed > 0) {
-                return Ok(Err(format!("events/{name} is over events.max_file_bytes")));
+                return Ok(Err(RebuildReason::EventFileTooLarge { file: name.clone() }));
             }
             let problem = crate::event::too_large_problem(&rel, max_file);
             entries.push(skipped_entry(name, *stamp, built_at_ns, problem));
@@ -256,7 +259,9 @@ pub fn update(
                 if !hash_prefix(&mut file, end, &mut hash).map_err(io)?
                     || hash.digest() != p.consumed_hash
                 {
-                    return Ok(Err(format!("events/{name} was rewritten, not appended to")));
+                    return Ok(Err(RebuildReason::EventFileRewritten {
+                        file: name.clone(),
+                    }));
                 }
                 let kept = p
                     .problems
@@ -308,7 +313,44 @@ pub struct Appended {
     /// Bytes read past what the index had folded.
     pub bytes: u64,
     /// The pattern events among the new ones, in order.
-    pub pattern_heads: Vec<crate::fold::EventHead>,
+    pub pattern_heads: Vec<EventHead>,
+}
+
+/// Folds `heads` (new events) into `fold` if they all sort after what is
+/// folded; `Err` with the reason when the whole log must be folded again.
+/// Returns the pattern events among them, in order, for the pattern fold.
+fn fold_new(
+    fold: &mut Fold,
+    mut heads: Vec<EventHead>,
+) -> std::result::Result<Vec<EventHead>, RebuildReason> {
+    heads.sort_unstable_by_key(|h| (h.key, h.ts));
+    let before = heads.len() as u64;
+    heads.dedup_by_key(|h| h.key);
+    let copies = before - heads.len() as u64;
+    heads.sort_unstable_by_key(EventHead::order);
+    // One pass over the new events (sorted): the first refused says why.
+    for h in &heads {
+        if !fold.accepts_next(h) {
+            return Err(if fold.last.is_some_and(|last| h.order() <= last) {
+                RebuildReason::EventsSortBefore
+            } else {
+                RebuildReason::EventIdOlderThanTime
+            });
+        }
+    }
+    fold.duplicates += copies;
+    for h in &heads {
+        fold.apply(h);
+    }
+    heads.retain(|h| h.pattern.is_some());
+    Ok(heads)
+}
+
+/// Waits for a worker thread; a panic in it becomes an error, not a crash.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>, what: &'static str) -> Result<T> {
+    handle
+        .join()
+        .unwrap_or_else(|_| Err(super::Error::WorkerPanicked { what }.into()))
 }
 
 #[cfg(test)]

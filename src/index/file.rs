@@ -21,10 +21,13 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{DirectiveEntry, EventFileEntry, FileStamp, Index, Stamp};
-use crate::error::{Error, Result};
+use super::Error;
+use super::contents::{DirectiveEntry, EventFileEntry, FileStamp, Index, corpus_of};
+use super::pattern_section::{PatternViews, decode_patterns, encode_patterns};
+use super::scan::Stamp;
+use crate::error::Result;
 use crate::fold::Fold;
-use crate::pattern::fold::{PatternFold, View};
+use crate::pattern::fold::PatternFold;
 use crate::retrieve::Corpus;
 use crate::store::Store;
 
@@ -178,9 +181,7 @@ impl OnDisk {
         section(&self.map, self.corpus, "corpus")?;
         let range = self.corpus.at as usize..(self.corpus.at + self.corpus.len) as usize;
         let shared: crate::retrieve::Shared = self.map.clone();
-        let corpus = Corpus::load(shared, range).map_err(|e| Error::Index {
-            message: format!("{e} (the index's corpus)"),
-        })?;
+        let corpus = Corpus::load(shared, range).map_err(|e| Error::Corpus { source: e.into() })?;
         self.index.corpus = Some(corpus);
         Ok(())
     }
@@ -195,11 +196,11 @@ impl OnDisk {
     /// The pattern section, for [`PatternViews`], once its bytes are checked.
     pub fn pattern_views(&self) -> Result<PatternViews> {
         section(&self.map, self.patterns, "patterns")?;
-        Ok(PatternViews {
-            map: Arc::clone(&self.map),
-            at: self.patterns.at,
-            len: self.patterns.len,
-        })
+        Ok(PatternViews::new(
+            Arc::clone(&self.map),
+            self.patterns.at,
+            self.patterns.len,
+        ))
     }
 
     /// The index, and the open file its sections can be copied or decoded from.
@@ -230,128 +231,6 @@ impl Old {
     pub fn patterns(&mut self) -> Result<crate::pattern::fold::PatternFold> {
         let bytes = section(&self.map, self.patterns, "patterns")?;
         decode_patterns(bytes)
-    }
-}
-
-/// The pattern section: the whole pattern fold, encoded, and beside it
-/// each role's observed patterns as [`View`]s in id order (plus, under
-/// [`PROMOTED`], every promoted one) and the near-duplicate aliases, so
-/// that `pattern inject` and `pattern feedback` decode one role's
-/// patterns, with their strings borrowed from the mapped file, instead of
-/// the whole fold.
-#[derive(Serialize, Deserialize)]
-struct PatternSection<'a> {
-    #[serde(borrow, with = "serde_bytes")]
-    fold: &'a [u8],
-    #[serde(borrow)]
-    groups: Vec<(&'a str, &'a serde_bytes::Bytes)>,
-    /// alias → pattern, sorted by alias.
-    #[serde(borrow)]
-    aliases: Vec<(&'a str, &'a str)>,
-    /// Patterns never observed (shown or graded by id only), sorted: they
-    /// have no view, so events for them need the whole fold.
-    #[serde(borrow)]
-    unobserved: Vec<&'a str>,
-    /// Runs with an outcome: run → (pass, ms), sorted by run.
-    #[serde(borrow)]
-    outcomes: Vec<(&'a str, (bool, i64))>,
-}
-
-/// The group of promoted patterns (not a role name: those have no `*`).
-pub const PROMOTED: &str = "*promoted";
-
-fn decode_patterns(bytes: &[u8]) -> Result<PatternFold> {
-    let s: PatternSection = decode(bytes, "patterns")?;
-    decode(s.fold, "patterns")
-}
-
-fn encode_patterns(fold: &PatternFold) -> std::result::Result<Vec<u8>, postcard::Error> {
-    let mut groups: std::collections::BTreeMap<&str, Vec<View<'_>>> = Default::default();
-    for (id, p) in fold.observed() {
-        let view = p.view(id);
-        if view.stats.promoted.is_some() {
-            groups.entry(PROMOTED).or_default().push(view.clone());
-        }
-        groups.entry(&p.role).or_default().push(view);
-    }
-    let encoded: Vec<(&str, Vec<u8>)> = groups
-        .into_iter()
-        .map(|(role, views)| postcard::to_stdvec(&views).map(|b| (role, b)))
-        .collect::<std::result::Result<_, _>>()?;
-    let fold_bytes = postcard::to_stdvec(fold)?;
-    postcard::to_stdvec(&PatternSection {
-        fold: &fold_bytes,
-        groups: encoded
-            .iter()
-            .map(|(r, b)| (*r, serde_bytes::Bytes::new(b)))
-            .collect(),
-        aliases: fold.alias_pairs().collect(),
-        unobserved: fold.unobserved().collect(),
-        outcomes: fold
-            .outcomes
-            .iter()
-            .map(|(run, o)| (run.as_str(), *o))
-            .collect(),
-    })
-}
-
-/// Near-duplicate aliases: alias → pattern, in alias order.
-pub type Aliases<'a> = Vec<(&'a str, &'a str)>;
-
-/// The pattern section without its fold: each group's encoded views (by
-/// group name: a role, or [`PROMOTED`]), the aliases, the ids of patterns
-/// that have no view, and the runs' outcomes.
-pub struct ViewParts<'a> {
-    pub groups: Vec<(&'a str, &'a [u8])>,
-    pub aliases: Aliases<'a>,
-    pub unobserved: Vec<&'a str>,
-    pub outcomes: Vec<(&'a str, (bool, i64))>,
-}
-
-impl<'a> ViewParts<'a> {
-    /// The views of group `name` (none when there is no such group).
-    pub fn group(&self, name: &str) -> Result<Vec<View<'a>>> {
-        match self.groups.binary_search_by(|(g, _)| (*g).cmp(name)) {
-            Ok(i) => decode(self.groups[i].1, "patterns"),
-            Err(_) => Ok(Vec::new()),
-        }
-    }
-}
-
-/// The patterns `pattern inject` reads, left in the mapped index file.
-pub struct PatternViews {
-    map: Arc<Map>,
-    at: u64,
-    len: u64,
-}
-
-impl std::fmt::Debug for PatternViews {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PatternViews")
-            .field("at", &self.at)
-            .field("len", &self.len)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PatternViews {
-    /// The whole pattern fold, decoded.
-    pub fn fold(&self) -> Result<PatternFold> {
-        decode_patterns(bytes_at(&self.map, self.at, self.len, "patterns")?)
-    }
-
-    /// The section's parts other than the fold: the views, and what it
-    /// takes to patch them with events that came after it (see
-    /// [`crate::index::Loaded`]).
-    pub fn parts(&self) -> Result<ViewParts<'_>> {
-        let bytes = bytes_at(&self.map, self.at, self.len, "patterns")?;
-        let s: PatternSection = decode(bytes, "patterns")?;
-        Ok(ViewParts {
-            groups: s.groups.into_iter().map(|(g, b)| (g, &**b)).collect(),
-            aliases: s.aliases,
-            unobserved: s.unobserved,
-            outcomes: s.outcomes,
-        })
     }
 }
 
@@ -392,32 +271,31 @@ impl Map {
 }
 
 /// A section's bytes, once their checksum is found right.
-fn section<'a>(map: &'a Map, span: Span, what: &str) -> Result<&'a [u8]> {
+fn section<'a>(map: &'a Map, span: Span, what: &'static str) -> Result<&'a [u8]> {
     let bytes = bytes_at(map, span.at, span.len, what)?;
     if xxhash_rust::xxh3::xxh3_64(bytes) != span.sum {
-        return Err(Error::Index {
-            message: format!("the index's {what} are damaged (their checksum does not match)"),
-        });
+        return Err(Error::Damaged { what }.into());
     }
     Ok(bytes)
 }
 
 /// The `len` bytes at `at` of an index file.
-fn bytes_at<'a>(map: &'a Map, at: u64, len: u64, what: &str) -> Result<&'a [u8]> {
+pub(super) fn bytes_at<'a>(
+    map: &'a Map,
+    at: u64,
+    len: u64,
+    what: &'static str,
+) -> Result<&'a [u8]> {
     let bytes = map.bytes();
     usize::try_from(at)
         .ok()
         .zip(usize::try_from(len).ok())
         .and_then(|(at, len)| bytes.get(at..at.checked_add(len)?))
-        .ok_or_else(|| Error::Index {
-            message: format!("the index's {what} lies past its end"),
-        })
+        .ok_or_else(|| Error::Truncated { what }.into())
 }
 
-fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T> {
-    postcard::from_bytes(bytes).map_err(|e| Error::Index {
-        message: format!("the index's {what} do not decode: {e}"),
-    })
+pub(super) fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &'static str) -> Result<T> {
+    postcard::from_bytes(bytes).map_err(|source| Error::Decode { what, source }.into())
 }
 
 /// Where a written index's sections come from.
@@ -564,12 +442,10 @@ fn decode_entries(bytes: &[u8], index: &mut Index) -> Result<()> {
     Ok(())
 }
 
-/// Writes `index` atomically; with [`EntriesSource::Copy`] the entries
+/// Writes `index` atomically; with [`Sources::copy_entries`] the entries
 /// section is copied from the old file (and `index.directives` need not be loaded).
 pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Result<()> {
-    let encode_error = |e: postcard::Error| Error::Index {
-        message: e.to_string(),
-    };
+    let encode_error = |source: postcard::Error| crate::Error::from(Error::Encode { source });
     let head = postcard::to_stdvec(&HeadRef {
         swarm_dir: &store.swarm_dir.to_string_lossy(),
         fingerprint: index.fingerprint,
@@ -586,9 +462,9 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     })
     .map_err(encode_error)?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-    let io = |e: std::io::Error| Error::io(path, e);
+    std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| crate::Error::io(dir, e))?;
+    let io = |e: std::io::Error| crate::Error::io(path, e);
     let mut fixed = Vec::with_capacity(FIXED as usize + 16 + head.len() + 8);
     fixed.extend_from_slice(MAGIC);
     fixed.extend_from_slice(&FORMAT.to_le_bytes());
@@ -605,9 +481,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     // decoded makes the index rebuilt then.
     let copy = |out: &mut Out<_>, at: u64, len: u64| -> Result<()> {
         let Some(old) = old.as_ref() else {
-            return Err(Error::Index {
-                message: "no index to copy from".into(),
-            });
+            return Err(Error::NothingToCopy.into());
         };
         out.write(bytes_at(&old.map, at, len, "old sections")?)
             .map_err(io)
@@ -644,14 +518,15 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
             let corpus = match &index.corpus {
                 Some(c) => c,
                 None => {
-                    built = super::corpus_of(&index.directives);
+                    built = corpus_of(&index.directives);
                     &built
                 }
             };
             write_section(&mut out, &corpus.encoded())?;
         }
     }
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    tmp.persist(path)
+        .map_err(|e| crate::Error::io(path, e.error))?;
     Ok(())
 }
 
@@ -684,7 +559,7 @@ fn section_fields(bytes: &[u8]) -> [u8; SECTION_FIELDS as usize] {
     fields
 }
 
-/// [`Head`] borrowed, for writing without cloning.
+/// The head ([`HeadStart`] then [`HeadRest`]) borrowed, for writing without cloning.
 #[derive(Serialize)]
 struct HeadRef<'a> {
     swarm_dir: &'a str,

@@ -14,7 +14,7 @@ use crate::store::Store;
 /// Size, mtime, ctime and inode of a file: what the fingerprint is made of.
 /// The ctime, which no program can set, catches an edit that restores the
 /// mtime, size and inode (as git's index does); racy files are still told
-/// by their mtime (see [`super::RACY_NS`]).
+/// by their mtime (see [`super::update::RACY_NS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     pub len: u64,
@@ -75,9 +75,8 @@ pub struct Scan {
 /// The directives folder as the index last listed it. Creating, removing
 /// or renaming an entry changes a folder's mtime, so while the folder's
 /// stamp is the one recorded, its names are the ones recorded and only they
-/// need a stat: the listing itself (a third of the time with 10,000
-/// directives) is skipped. A stamp recorded within two seconds of its
-/// change is not recorded at all (see [`super::RACY_NS`]).
+/// need a stat: the listing itself, much of a scan's time, is skipped. A stamp recorded within two seconds of its
+/// change is not recorded at all (see [`super::update::RACY_NS`]).
 #[derive(Debug, Clone)]
 pub struct Listing {
     pub dir: Stamp,
@@ -154,9 +153,9 @@ pub fn scan(store: &Store, listing: Option<Listing>) -> Result<Scan> {
 /// `meanwhile`, or by the machine) takes fewer chunks, and none waits on
 /// another. This thread stamps the few other files and does not join in: a
 /// few thousand stats would push what it decoded for `meanwhile`, and reads
-/// next, out of its caches (measured: `inject` with 10,000 directives took
-/// a millisecond longer). A small folder is stat'ed here, after
-/// `meanwhile`, as a thread costs more than it saves.
+/// next, out of its caches. A small folder is stat'ed here, after
+/// `meanwhile`, as a thread costs more than it saves (docs/performance.md
+/// has the measures).
 pub fn scan_while(
     store: &Store,
     listing: Option<Listing>,
@@ -345,9 +344,9 @@ fn file_hash(name: &str, s: &Stamp) -> u64 {
 /// large enough that claiming costs nothing.
 const CHUNK: usize = 128;
 
-/// Fewer names than this are stat'ed by the calling thread: a `statx` costs
-/// 1–1.5 µs, starting a thread some 50, so from a few hundred files two
-/// threads halve the wait (measured: 1,000 directives, 1.4 ms on one).
+/// Fewer names than this are stat'ed by the calling thread: starting a
+/// thread costs as much as a few dozen stats, so only from a few hundred
+/// files do two threads shorten the wait.
 const MIN_SHARED: usize = 2 * CHUNK;
 
 impl<'a> Stamper<'a> {
@@ -427,12 +426,10 @@ impl<'a> Stamper<'a> {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         done.sort_unstable_by_key(|(chunk, _)| *chunk);
         if done.len() != self.names.len().div_ceil(CHUNK) {
-            return Err(Error::Index {
-                message: format!(
-                    "a thread stat'ing the files in {} stopped",
-                    self.folder.path.display()
-                ),
-            });
+            return Err(super::Error::StatStopped {
+                folder: self.folder.path.clone(),
+            }
+            .into());
         }
         let mut out = Vec::with_capacity(done.len());
         let mut sum = 0u64;

@@ -11,8 +11,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::entries::entry_from_bytes;
 use super::entries::{not_regular_entry, too_large_entry};
-use super::entry_from_bytes;
+use super::sealed::{SealedFile, sealed};
 use crate::check::CheckEntry;
 use crate::error::{Error, Result};
 use crate::safe_fs::FileKind;
@@ -28,7 +29,7 @@ pub struct SnapshotDirectives {
 
 enum Body {
     /// The cache file, mapped.
-    Cached(super::SealedFile),
+    Cached(SealedFile),
     /// Just parsed (and written to the cache, when it could be).
     Encoded(Vec<u8>),
 }
@@ -39,9 +40,8 @@ impl SnapshotDirectives {
     }
 
     fn encode(entries: &[CheckEntry]) -> Result<SnapshotDirectives> {
-        let body = postcard::to_stdvec(entries).map_err(|e| Error::Index {
-            message: format!("encoding the directives of the checked snapshot: {e}"),
-        })?;
+        let body = postcard::to_stdvec(entries)
+            .map_err(|source| super::Error::EncodeSnapshot { source })?;
         Ok(SnapshotDirectives {
             body: Body::Encoded(body),
         })
@@ -53,9 +53,7 @@ impl SnapshotDirectives {
             Body::Cached(file) => file.body(),
             Body::Encoded(body) => body,
         };
-        postcard::from_bytes(body).map_err(|e| Error::Index {
-            message: format!("the cached directives of the checked snapshot: {e}"),
-        })
+        postcard::from_bytes(body).map_err(|source| super::Error::DecodeSnapshot { source }.into())
     }
 }
 
@@ -229,7 +227,7 @@ fn parse_blobs(
 /// The cache file, mapped, when it is there, whole and of this format.
 fn read_cache(path: &Path) -> Option<SnapshotDirectives> {
     Some(SnapshotDirectives {
-        body: Body::Cached(super::SealedFile::open(path, FORMAT)?),
+        body: Body::Cached(SealedFile::open(path, FORMAT)?),
     })
 }
 
@@ -237,7 +235,7 @@ fn write_cache(path: &Path, body: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(&super::sealed(FORMAT, body))
+    tmp.write_all(&sealed(FORMAT, body))
         .map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     prune(dir);

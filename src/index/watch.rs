@@ -3,7 +3,7 @@
 //!
 //! An index is up to date when every file it was built from has the stamp
 //! it recorded (DESIGN §2: paths, sizes and mtimes for the worktree). With
-//! 10,000 directives, stat'ing them is most of what `inject` does. As git's
+//! many directives, stat'ing them is most of what `inject` does. As git's
 //! file-system monitor does for the worktree, a process holding inotify
 //! watches on `.swarm/directives/` and `.swarm/quarantine/` can tell a
 //! command that nothing there changed since a point both know, and the

@@ -1,0 +1,323 @@
+//! What the index holds, and what its loaders hand out.
+
+use serde::{Deserialize, Serialize};
+
+use super::entries::find_entry;
+use super::file::Names;
+use super::scan::Stamp;
+use crate::directive::Directive;
+use crate::fold::Fold;
+use crate::problem::Problem;
+
+/// A directive (or quarantined entry) file as indexed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DirectiveEntry {
+    /// File name in its folder (`<id>.toml`).
+    pub file: String,
+    /// The entry, when it parsed (it may still have gate problems).
+    pub directive: Option<Directive>,
+    /// For quarantined entries: the reason and detail recorded in the file.
+    pub quarantine: Option<(String, Option<String>)>,
+    /// Everything wrong with the file; empty for a healthy entry.
+    pub problems: Vec<Problem>,
+}
+
+impl DirectiveEntry {
+    pub fn stem(&self) -> &str {
+        self.file.strip_suffix(".toml").unwrap_or(&self.file)
+    }
+}
+
+/// A file's stamp as the index last saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    pub file: String,
+    pub(super) stamp: Stamp,
+    /// Modified within two seconds of the refresh that saw it: check again.
+    pub(super) racy: bool,
+}
+
+/// An event file as indexed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventFileEntry {
+    pub file: String,
+    pub(super) stamp: Stamp,
+    pub(super) racy: bool,
+    /// Bytes folded: up to and including the last newline.
+    pub(super) consumed: u64,
+    /// xxh3 of the bytes folded, to tell an append from a rewrite.
+    pub(super) consumed_hash: u64,
+    /// Lines in the bytes folded.
+    pub lines: u32,
+    /// Events in the file (duplicates included).
+    pub events: u64,
+    /// Malformed lines and a torn tail.
+    pub problems: Vec<Problem>,
+}
+
+/// The whole index, its directive files parsed: what [`super::load`] gives.
+///
+/// The loaders build it section by section (see [`super::file`]); the
+/// fields the commands do not read say what a refresh needs to know.
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub fingerprint: u64,
+    pub(super) built_at_ns: i64,
+    pub(super) config: Option<Stamp>,
+    /// Fingerprint of the directive and quarantine files' stamps, and whether
+    /// any of them was racy: enough to tell they are unchanged without
+    /// decoding the entries.
+    pub(super) entries_fingerprint: u64,
+    pub(super) entries_racy: bool,
+    pub(super) directive_count: usize,
+    pub(super) quarantine_count: usize,
+    /// The directives folder's stamp and names, when the stamp was not racy.
+    pub(super) listing: Option<(Stamp, Names)>,
+    /// Stamps of the directive and quarantine files; loaded with the entries.
+    pub(super) directive_stamps: Vec<FileStamp>,
+    pub(super) quarantine_stamps: Vec<FileStamp>,
+    /// Errors in directive and quarantine files (counted without decoding them).
+    pub(super) entry_errors: u64,
+    /// Parsed directive files, sorted by file name.
+    pub directives: Vec<DirectiveEntry>,
+    /// Parsed quarantine files, sorted by file name.
+    pub quarantine: Vec<DirectiveEntry>,
+    pub event_files: Vec<EventFileEntry>,
+    pub fold: Fold,
+    /// The retrieval corpus, when it was decoded or built on the way.
+    pub(super) corpus: Option<crate::retrieve::Corpus>,
+    /// The pattern fold, when it was decoded or updated on the way.
+    pub(super) patterns: Option<crate::pattern::fold::PatternFold>,
+}
+
+impl Index {
+    /// Errors in all the files the index read.
+    pub fn error_count(&self) -> u64 {
+        error_count(self.entry_errors, &self.event_files)
+    }
+
+    /// How many directive files there are.
+    pub fn directive_count(&self) -> usize {
+        self.directive_count
+    }
+
+    /// How many quarantine files there are.
+    pub fn quarantine_count(&self) -> usize {
+        self.quarantine_count
+    }
+
+    pub fn directive(&self, id: &str) -> Option<&DirectiveEntry> {
+        find_entry(&self.directives, &format!("{id}.toml"))
+    }
+
+    pub fn quarantined(&self, id: &str) -> Option<&DirectiveEntry> {
+        find_entry(&self.quarantine, &format!("{id}.toml"))
+    }
+
+    /// Whether the directive `id` is retired: no longer checked, injected,
+    /// gating a phase or owing anything (its violations and missing acks
+    /// are answered by the retirement).
+    pub fn is_retired(&self, id: &str) -> bool {
+        self.directive(id)
+            .and_then(|e| e.directive.as_ref())
+            .is_some_and(|d| d.status == crate::directive::Status::Retired)
+    }
+
+    /// The index without its parsed directive files, and those files.
+    pub fn split_directives(self) -> (Summary, Vec<DirectiveEntry>) {
+        let directives = self.directives;
+        let summary = Summary {
+            event_files: self.event_files,
+            fold: self.fold,
+            directive_count: self.directive_count,
+            quarantine_count: self.quarantine_count,
+            entry_errors: self.entry_errors,
+        };
+        (summary, directives)
+    }
+
+    pub(super) fn into_summary(self) -> Summary {
+        self.split_directives().0
+    }
+}
+
+/// The index without its parsed directive files: the event files, the fold
+/// of the event log, and the directive files counted.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub event_files: Vec<EventFileEntry>,
+    pub fold: Fold,
+    directive_count: usize,
+    quarantine_count: usize,
+    entry_errors: u64,
+}
+
+impl Summary {
+    /// Errors in all the files the index read.
+    pub fn error_count(&self) -> u64 {
+        error_count(self.entry_errors, &self.event_files)
+    }
+
+    /// How many directive files there are.
+    pub fn directive_count(&self) -> usize {
+        self.directive_count
+    }
+
+    /// How many quarantine files there are.
+    pub fn quarantine_count(&self) -> usize {
+        self.quarantine_count
+    }
+}
+
+fn error_count(entry_errors: u64, event_files: &[EventFileEntry]) -> u64 {
+    let events = event_files
+        .iter()
+        .flat_map(|e| &e.problems)
+        .filter(|p| p.is_error())
+        .count();
+    entry_errors + events as u64
+}
+
+/// What a loader read (`index`), and how the index was brought up to date
+/// to read it.
+#[derive(Debug)]
+pub struct Loaded<T = Index> {
+    pub index: T,
+    pub refresh: Refresh,
+    pub elapsed: std::time::Duration,
+    /// Why the updated index could not be written, if it could not: it is
+    /// only a cache, so commands go on (`index refresh` reports it).
+    pub write_error: Option<crate::Error>,
+}
+
+/// How a refresh went.
+#[derive(Debug)]
+pub enum Refresh {
+    /// Nothing had changed.
+    Fresh,
+    /// Only changed files were read again.
+    Updated { directives: usize, events: usize },
+    /// Built from scratch (or its event log folded again), and why.
+    Rebuilt { reason: RebuildReason },
+}
+
+/// Why the index was built from scratch, or its event log folded again.
+#[derive(Debug)]
+pub enum RebuildReason {
+    /// No index, or one of another format or for another `.swarm/`.
+    Missing,
+    /// A section that failed its checksum or did not decode.
+    Damaged(crate::Error),
+    /// `git swarm index rebuild`.
+    Asked,
+    ConfigChanged,
+    /// `config.toml` has the stamp the index saw, but too close to when the
+    /// index was built to tell.
+    ConfigMayHaveChanged,
+    EventFileRemoved,
+    EventFileNotRegular {
+        file: String,
+    },
+    EventFileTooLarge {
+        file: String,
+    },
+    EventFileRewritten {
+        file: String,
+    },
+    /// New events that sort before folded ones (a merge, rebase or cherry-pick).
+    EventsSortBefore,
+    /// A new event whose id is older than its time.
+    EventIdOlderThanTime,
+}
+
+impl std::fmt::Display for RebuildReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RebuildReason::Missing => f.write_str("no usable index"),
+            RebuildReason::Damaged(e) => write!(f, "the index was damaged: {e}"),
+            RebuildReason::Asked => f.write_str("asked for"),
+            RebuildReason::ConfigChanged => f.write_str("config.toml changed"),
+            RebuildReason::ConfigMayHaveChanged => {
+                f.write_str("config.toml may have changed (written within 2 s of the last refresh)")
+            }
+            RebuildReason::EventFileRemoved => f.write_str("an event file was removed"),
+            RebuildReason::EventFileNotRegular { file } => {
+                write!(f, "events/{file} is no longer a regular file")
+            }
+            RebuildReason::EventFileTooLarge { file } => {
+                write!(f, "events/{file} is over events.max_file_bytes")
+            }
+            RebuildReason::EventFileRewritten { file } => {
+                write!(f, "events/{file} was rewritten, not appended to")
+            }
+            RebuildReason::EventsSortBefore => f.write_str(
+                "new events sort before ones already folded (a merge, rebase or cherry-pick)",
+            ),
+            RebuildReason::EventIdOlderThanTime => {
+                f.write_str("a new event's id is older than its time (an edited or copied line)")
+            }
+        }
+    }
+}
+
+/// The corpus [`crate::retrieve`] ranks: the parsed active directives, in file-name order.
+pub fn corpus_of(entries: &[DirectiveEntry]) -> crate::retrieve::Corpus {
+    crate::retrieve::Corpus::build(&active(entries))
+}
+
+/// The parsed, active directives of `entries`, in order: document `i` of [`corpus_of`].
+pub fn active(entries: &[DirectiveEntry]) -> Vec<&Directive> {
+    entries
+        .iter()
+        .filter_map(|e| e.directive.as_ref())
+        .filter(|d| d.status == crate::directive::Status::Active)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RebuildReason;
+
+    /// `index refresh` and `status` print the reason as it always read.
+    #[test]
+    fn rebuild_reasons_read_as_before() {
+        let file = || "2026-11.jsonl".to_owned();
+        let cases = [
+            (RebuildReason::Missing, "no usable index"),
+            (RebuildReason::Asked, "asked for"),
+            (RebuildReason::ConfigChanged, "config.toml changed"),
+            (
+                RebuildReason::ConfigMayHaveChanged,
+                "config.toml may have changed (written within 2 s of the last refresh)",
+            ),
+            (RebuildReason::EventFileRemoved, "an event file was removed"),
+            (
+                RebuildReason::EventFileNotRegular { file: file() },
+                "events/2026-11.jsonl is no longer a regular file",
+            ),
+            (
+                RebuildReason::EventFileTooLarge { file: file() },
+                "events/2026-11.jsonl is over events.max_file_bytes",
+            ),
+            (
+                RebuildReason::EventFileRewritten { file: file() },
+                "events/2026-11.jsonl was rewritten, not appended to",
+            ),
+            (
+                RebuildReason::EventsSortBefore,
+                "new events sort before ones already folded (a merge, rebase or cherry-pick)",
+            ),
+            (
+                RebuildReason::EventIdOlderThanTime,
+                "a new event's id is older than its time (an edited or copied line)",
+            ),
+            (
+                RebuildReason::Damaged(crate::index::Error::Damaged { what: "entries" }.into()),
+                "the index was damaged: index: the index's entries are damaged (their checksum does not match)",
+            ),
+        ];
+        for (reason, text) in cases {
+            assert_eq!(reason.to_string(), text);
+        }
+    }
+}

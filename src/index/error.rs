@@ -1,0 +1,65 @@
+//! What can go wrong reading or writing the index and the caches beside it.
+//!
+//! A damaged index is rebuilt, not reported: most of these reach the user
+//! only when a rebuild fails too, or from `index refresh`. The messages
+//! name the part of the index at fault; the cause, when there is one, is
+//! kept as the source.
+
+/// An index error; it becomes [`crate::Error::Index`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A section whose checksum does not match its bytes.
+    #[error("the index's {what} are damaged (their checksum does not match)")]
+    Damaged { what: &'static str },
+
+    /// A section said to lie beyond the end of the file.
+    #[error("the index's {what} lies past its end")]
+    Truncated { what: &'static str },
+
+    #[error("the index's {what} do not decode: {source}")]
+    Decode {
+        what: &'static str,
+        #[source]
+        source: postcard::Error,
+    },
+
+    #[error("{source}")]
+    Encode {
+        #[source]
+        source: postcard::Error,
+    },
+
+    /// The retrieval corpus stored in the index is not one
+    /// [`crate::retrieve::Corpus::load`] can read.
+    #[error("{source} (the index's corpus)")]
+    Corpus {
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// A write was told to copy sections from an index file it was not given.
+    #[error("no index to copy from")]
+    NothingToCopy,
+
+    #[error("a thread reading {what} panicked")]
+    WorkerPanicked { what: &'static str },
+
+    #[error("a thread stat'ing the files in {} stopped", folder.display())]
+    StatStopped { folder: std::path::PathBuf },
+
+    #[error("encoding the directives of the checked snapshot: {source}")]
+    EncodeSnapshot {
+        #[source]
+        source: postcard::Error,
+    },
+
+    #[error("the cached directives of the checked snapshot: {source}")]
+    DecodeSnapshot {
+        #[source]
+        source: postcard::Error,
+    },
+
+    /// A directive file changed between the index's refresh and its read.
+    #[error("directive `{id}` changed while it was being read; run the command again")]
+    DirectiveChanged { id: String },
+}

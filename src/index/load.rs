@@ -1,0 +1,465 @@
+//! The loaders: each brings the index up to date and hands out what one
+//! kind of command reads, decoding nothing else.
+//!
+//! | loader | reads | used by |
+//! |---|---|---|
+//! | [`load`] | every section: the parsed directives | most commands |
+//! | [`load_fold`] | the fold; only `config.toml` and the event files stat'ed | `check` of a commit or range, escalation |
+//! | [`load_corpus`] | the retrieval corpus | `search` |
+//! | [`load_delegation`] | the corpus, matched against the task while the files are stat'ed, and the pattern views | `inject` |
+//! | [`load_pattern_views`] | one role's pattern views, in place | `pattern inject`, `extract`, `feedback` |
+//! | [`load_patterns`] | the whole pattern fold | the other `pattern` commands |
+//! | [`refresh`] | nothing but what changed; always writes | `index refresh`, the hooks |
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::contents::{Index, Loaded, RebuildReason, Refresh, Summary, corpus_of};
+use super::patterns::Patterns;
+use super::scan::{self as stamps, Listing, Scan, scan_events, scan_while};
+use super::update::{Updated, build, update};
+use super::{file, watch};
+use crate::error::{Error, Result};
+use crate::pattern::fold::PatternFold;
+use crate::retrieve::{Corpus, Matches, Query};
+use crate::store::Store;
+
+/// Where the index of a store lives.
+pub fn index_path(store: &Store) -> PathBuf {
+    store.git_dir.join("swarm").join("index")
+}
+
+/// The index up to date with its parsed directives.
+pub fn load(store: &Store) -> Result<Loaded> {
+    let opened = open(
+        store,
+        Reads {
+            entries: true,
+            ..Reads::default()
+        },
+        None,
+    )?;
+    Ok(opened.loaded(|index| index))
+}
+
+/// The index brought up to date and written, without decoding the
+/// directives unless they changed: what `index refresh` and the hooks do.
+pub fn refresh(store: &Store) -> Result<Loaded<Summary>> {
+    let opened = open(
+        store,
+        Reads {
+            always_write: true,
+            ..Reads::default()
+        },
+        None,
+    )?;
+    Ok(opened.loaded(Index::into_summary))
+}
+
+/// The fold of the event log, up to date, for a command that takes its
+/// directives from elsewhere (a check of a range reads them from the
+/// range's tree): only `config.toml` and the event files are looked at.
+/// The directive part of the index is left as it was (its counts are the
+/// last refresh's), to be brought up to date by the next command that reads it.
+pub fn load_fold(store: &Store) -> Result<Summary> {
+    let opened = open(
+        store,
+        Reads {
+            fold_only: true,
+            ..Reads::default()
+        },
+        None,
+    )?;
+    Ok(opened.index.into_summary())
+}
+
+/// What a command that ranks directives reads.
+#[derive(Debug)]
+pub struct Ranking {
+    /// The retrieval corpus of the active directives.
+    pub corpus: Corpus,
+    pub summary: Summary,
+}
+
+/// The retrieval corpus, decoded from the index or built when the
+/// directives changed.
+pub fn load_corpus(store: &Store) -> Result<Ranking> {
+    let mut opened = open(
+        store,
+        Reads {
+            corpus: true,
+            ..Reads::default()
+        },
+        None,
+    )?;
+    Ok(Ranking {
+        corpus: opened.take_corpus(),
+        summary: opened.index.into_summary(),
+    })
+}
+
+/// What `inject` reads.
+#[derive(Debug)]
+pub struct Delegation {
+    pub corpus: Corpus,
+    /// What the task matched in the corpus as the index held it (should the
+    /// corpus have been rebuilt since, ranking matches it again).
+    pub matches: Matches,
+    pub patterns: Patterns,
+    pub summary: Summary,
+}
+
+/// The corpus and the pattern views. The corpus the index holds is matched
+/// against `query` while the files are stat'ed (on this thread, while
+/// helpers stat), so that the ranking is mostly done by the time the index
+/// is known to be up to date.
+pub fn load_delegation(store: &Store, query: &Query) -> Result<Delegation> {
+    let mut opened = open(
+        store,
+        Reads {
+            corpus: true,
+            views: true,
+            ..Reads::default()
+        },
+        Some(query),
+    )?;
+    let corpus = opened.take_corpus();
+    let matches = match opened.matches.take() {
+        Some(m) => m,
+        None => corpus.matches(query),
+    };
+    Ok(Delegation {
+        corpus,
+        matches,
+        patterns: opened.take_patterns(),
+        summary: opened.index.into_summary(),
+    })
+}
+
+/// The observed patterns, read in place from the index without decoding
+/// the whole pattern fold.
+pub fn load_pattern_views(store: &Store) -> Result<Patterns> {
+    let mut opened = open(
+        store,
+        Reads {
+            views: true,
+            ..Reads::default()
+        },
+        None,
+    )?;
+    Ok(opened.take_patterns())
+}
+
+/// The whole pattern fold, up to date.
+pub fn load_patterns(store: &Store) -> Result<PatternFold> {
+    let opened = open(
+        store,
+        Reads {
+            pattern_fold: true,
+            ..Reads::default()
+        },
+        None,
+    )?;
+    Ok(opened.index.patterns.unwrap_or_default())
+}
+
+/// Builds the index from scratch and writes it.
+pub fn rebuild(store: &Store) -> Result<Loaded> {
+    let start = Instant::now();
+    let scan = stamps::scan(store, None)?;
+    let index = build(store, &scan)?;
+    file::write(&index_path(store), store, &index, file::Sources::encode())?;
+    Ok(Loaded {
+        index,
+        refresh: Refresh::Rebuilt {
+            reason: RebuildReason::Asked,
+        },
+        elapsed: start.elapsed(),
+        write_error: None,
+    })
+}
+
+/// What `index status` and `doctor` find at the index's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    /// An index that matches `.swarm/` now.
+    Fresh,
+    /// An index older than `.swarm/`: the next command refreshes it.
+    Stale,
+    /// Nothing there: the next command builds it.
+    Missing,
+    /// A folder in its place: no command can write the index.
+    Folder,
+    /// Something else there (damage, another format, a FIFO, a link): the
+    /// next command replaces it.
+    Unreadable,
+}
+
+impl Health {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Health::Fresh => "fresh",
+            Health::Stale => "stale",
+            Health::Missing => "missing",
+            Health::Folder => "folder",
+            Health::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// The index on disk (without its parsed directives), the scan of
+/// `.swarm/` now, and how the two compare. `None` when there is no usable index.
+pub fn status(store: &Store) -> Result<(Option<Summary>, Scan, Health)> {
+    let scan = stamps::scan(store, None)?;
+    let path = index_path(store);
+    let old = file::read_whole_head(&path, store).map(|d| d.index);
+    let health = match &old {
+        // Racy entries are re-checked by the next refresh, but a matching
+        // fingerprint means nothing visible has changed since the index was built.
+        Some(o) if o.fingerprint == scan.fingerprint() => Health::Fresh,
+        Some(_) => Health::Stale,
+        None => match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Health::Missing,
+            Ok(m) if m.is_dir() => Health::Folder,
+            _ => Health::Unreadable,
+        },
+    };
+    Ok((old.map(Index::into_summary), scan, health))
+}
+
+/// What a loader reads beyond the index's head: a refresh decodes (or
+/// builds) just that, and it decides whether a write can wait.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Reads {
+    /// Stat only `config.toml` and the event files: the directive files
+    /// are taken as the index last saw them.
+    pub fold_only: bool,
+    /// The parsed directive files.
+    pub entries: bool,
+    /// The retrieval corpus.
+    pub corpus: bool,
+    /// The pattern section, for views patched with new pattern events.
+    pub views: bool,
+    /// The whole pattern fold, decoded.
+    pub pattern_fold: bool,
+    /// Write the index whenever it changed. Else a few appended events are
+    /// folded again by the next command rather than the file rewritten.
+    pub always_write: bool,
+}
+
+/// An index brought up to date, with what its loader asked for.
+struct Opened {
+    /// With the sections `Reads` asked for decoded (or built).
+    index: Index,
+    refresh: Refresh,
+    elapsed: std::time::Duration,
+    write_error: Option<Error>,
+    /// The index file's pattern section, when the views were asked for and
+    /// the pattern fold was not decoded on the way.
+    views: Option<super::PatternViews>,
+    pending_patterns: Vec<crate::fold::EventHead>,
+    /// What the query matched in the corpus on disk, when it could be read.
+    matches: Option<Matches>,
+}
+
+impl Opened {
+    fn loaded<T>(self, part: impl FnOnce(Index) -> T) -> Loaded<T> {
+        Loaded {
+            index: part(self.index),
+            refresh: self.refresh,
+            elapsed: self.elapsed,
+            write_error: self.write_error,
+        }
+    }
+
+    /// The corpus, which `Reads::corpus` has decoded or built.
+    fn take_corpus(&mut self) -> Corpus {
+        self.index.corpus.take().unwrap_or_default()
+    }
+
+    /// The patterns for `Reads::views`: the fold when it was decoded on
+    /// the way, else the file's section and the events that came after it.
+    fn take_patterns(&mut self) -> Patterns {
+        match (self.index.patterns.take(), self.views.take()) {
+            (Some(fold), _) => Patterns::from_fold(fold),
+            (None, Some(views)) => {
+                Patterns::from_section(views, std::mem::take(&mut self.pending_patterns))
+            }
+            (None, None) => Patterns::from_fold(PatternFold::default()),
+        }
+    }
+}
+
+/// Reads the index, brings it up to date with `.swarm/` (built from
+/// scratch when there is none, or it is damaged) and writes it back when
+/// that is worth it. With a `query`, the corpus on disk is matched against
+/// it while the directive files are stat'ed.
+fn open(store: &Store, reads: Reads, query: Option<&Query>) -> Result<Opened> {
+    let start = Instant::now();
+    let path = index_path(store);
+    let mut on_disk = file::read(&path, store);
+    crate::trace::mark("index head read");
+    let Stat {
+        scan,
+        rest,
+        matches,
+    } = stat(store, on_disk.as_mut(), reads, query)?;
+    // A section found damaged (by its checksum, or as it is decoded) makes
+    // the index rebuilt, as a missing one is: it is only a cache.
+    let mut damaged = rest.err();
+    let mut views = None;
+    if let Some(d) = &on_disk
+        && reads.views
+    {
+        match d.pattern_views() {
+            Ok(v) => views = Some(v),
+            Err(e) => damaged = Some(e),
+        }
+    }
+    let updated = match on_disk {
+        Some(on_disk) if damaged.is_none() => match update(store, &scan, on_disk, reads) {
+            Ok(updated) => Some(updated),
+            Err(e @ Error::Index(_)) => {
+                damaged = Some(e);
+                None
+            }
+            Err(e) => return Err(e),
+        },
+        _ => None,
+    };
+    let updated = match updated {
+        Some(updated) => updated,
+        None => rebuilt(store, &scan, reads, damaged)?,
+    };
+    crate::trace::mark("index updated");
+    let Updated {
+        index,
+        refresh,
+        write,
+        pending_patterns,
+    } = updated;
+    let mut write_error = None;
+    if let Some(sources) = write {
+        // The index is only a cache: a read-only git dir must not stop a command.
+        write_error = file::write(&path, store, &index, sources).err();
+        crate::trace::mark("index written");
+    }
+    Ok(Opened {
+        index,
+        refresh,
+        elapsed: start.elapsed(),
+        write_error,
+        views,
+        pending_patterns,
+        matches,
+    })
+}
+
+/// The index built from scratch, when there was none to update or it was
+/// `damaged`.
+fn rebuilt(store: &Store, scan: &Scan, reads: Reads, damaged: Option<Error>) -> Result<Updated> {
+    let full;
+    let scan = if damaged.is_some() {
+        // The scan before may have left the directive files out.
+        full = stamps::scan(store, None)?;
+        &full
+    } else {
+        scan
+    };
+    let mut index = build(store, scan)?;
+    if reads.corpus {
+        index.corpus = Some(corpus_of(&index.directives));
+    }
+    let reason = match damaged {
+        Some(e) => RebuildReason::Damaged(e),
+        None => RebuildReason::Missing,
+    };
+    Ok(Updated {
+        index,
+        refresh: Refresh::Rebuilt { reason },
+        write: Some(file::Sources::encode()),
+        pending_patterns: Vec::new(),
+    })
+}
+
+/// The scan of `.swarm/`, and what was read of the index file meanwhile.
+struct Stat {
+    scan: Scan,
+    /// How decoding the rest of the head (the event files and the fold) went.
+    rest: Result<()>,
+    /// What the query matched in the corpus on disk, when it could be read.
+    matches: Option<Matches>,
+}
+
+/// Stats `.swarm/` and, while it is done, decodes the rest of the index's
+/// head and (for `reads.corpus`) its corpus, matching `query` against it:
+/// both are likely still good, and the work is done by the time the index
+/// is known to be up to date.
+///
+/// The directive files are left out when `reads.fold_only`, or when a
+/// watcher vouches that they are as the index saw them. The watcher is
+/// optional: without one, or when it cannot vouch, they are stat'ed.
+fn stat(
+    store: &Store,
+    on_disk: Option<&mut file::OnDisk>,
+    reads: Reads,
+    query: Option<&Query>,
+) -> Result<Stat> {
+    let watcher = if reads.fold_only {
+        None
+    } else {
+        watch::ask(store)
+    };
+    crate::trace::mark("watcher asked");
+    let mut rest = Ok(());
+    let mut matches = None;
+    let scan = match on_disk {
+        None => stamps::scan(store, None)?,
+        // The directive files are left as the index saw them (their stamps
+        // are not even decoded): see `entries_seen` in `update`.
+        Some(d) if reads.fold_only => {
+            rest = d.load_rest();
+            scan_events(store)?
+        }
+        Some(d) => {
+            // A racy index is checked by content, which needs the stamps.
+            let vouched = watcher.is_some_and(|w| {
+                !d.index.entries_racy && watch::vouches(store, w, d.index.entries_fingerprint)
+            });
+            let listed = (d.index.listing.clone()).map(|(dir, names)| Listing { dir, names });
+            let mut meanwhile = || {
+                rest = d.load_rest();
+                crate::trace::mark("fold decoded");
+                if rest.is_ok() && reads.corpus {
+                    // A damaged section is found again, and reported, by the update.
+                    let _ = d.load_corpus();
+                    crate::trace::mark("corpus loaded");
+                    if let (Some(corpus), Some(query)) = (&d.index.corpus, query) {
+                        matches = Some(corpus.matches(query));
+                        crate::trace::mark("corpus searched");
+                    }
+                }
+            };
+            if vouched {
+                meanwhile();
+                let scan = scan_events(store)?;
+                crate::trace::mark("scan (directive files vouched for by the watcher)");
+                scan
+            } else {
+                scan_while(store, listed, meanwhile)?
+            }
+        }
+    };
+    crate::trace::mark("scan");
+    // What a full scan found, with the answer asked before it.
+    if let Some(w) = watcher
+        && !scan.unstamped
+    {
+        watch::record(store, w, scan.entries_fingerprint());
+    }
+    Ok(Stat {
+        scan,
+        rest,
+        matches,
+    })
+}

@@ -1,0 +1,328 @@
+//! Bringing the index up to date: built from scratch, or refreshed from
+//! what changed since it was written — a changed directive file parsed
+//! again on its own, an event file that only grew read from where the
+//! index stopped (see [`super::events`]).
+
+use std::time::SystemTime;
+
+use super::contents::{DirectiveEntry, FileStamp, Index, RebuildReason, Refresh, corpus_of};
+use super::load::Reads;
+use super::scan::{Scan, Stamp};
+use super::{entries, events, file};
+use crate::error::Result;
+use crate::fold::{EventHead, fold_both};
+use crate::store::Store;
+
+/// Files modified this close to a refresh are re-checked by content next time.
+pub(super) const RACY_NS: i64 = 2_000_000_000;
+
+/// Appended event bytes a reading command folds without writing the index
+/// back (about 400 events): cheaper to fold again than to rewrite the file.
+const DEFER_WRITE_BYTES: u64 = 64 * 1024;
+
+pub(super) fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// Which files an index must check by content: its entries (as one), and
+/// its event files by name.
+fn racy_files(index: &Index) -> (bool, Vec<String>) {
+    (
+        index.entries_racy,
+        index
+            .event_files
+            .iter()
+            .filter(|e| e.racy)
+            .map(|e| e.file.clone())
+            .collect(),
+    )
+}
+
+pub(super) fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
+    mtime_ns >= built_at_ns - RACY_NS
+}
+
+fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
+    files
+        .iter()
+        .map(|(file, stamp)| FileStamp {
+            file: file.clone(),
+            stamp: *stamp,
+            racy: racy(built_at_ns, stamp.mtime_ns),
+        })
+        .collect()
+}
+
+/// The listing to record for the directives folder, if its stamp can be trusted.
+fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, file::Names)> {
+    scan.directives_dir
+        .filter(|d| !racy(built_at_ns, d.mtime_ns))
+        .map(|d| {
+            (
+                d,
+                file::Names::owned(super::scan::joined(
+                    scan.directives().iter().map(|(n, _)| n.as_str()),
+                )),
+            )
+        })
+}
+
+fn any_racy(files: &[(String, Stamp)], built_at_ns: i64) -> bool {
+    files.iter().any(|(_, s)| racy(built_at_ns, s.mtime_ns))
+}
+
+fn count_errors(entries: &[DirectiveEntry]) -> u64 {
+    entries
+        .iter()
+        .flat_map(|e| &e.problems)
+        .filter(|p| p.is_error())
+        .count() as u64
+}
+
+pub(super) fn build(store: &Store, scan: &Scan) -> Result<Index> {
+    let built_at_ns = now_ns();
+    let directives = entries::load_all(store, "directives", scan.directives(), false);
+    let quarantine = entries::load_all(store, "quarantine", &scan.quarantine, true);
+    let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
+    let (fold, patterns) = fold_both(heads);
+    Ok(Index {
+        fingerprint: scan.fingerprint(),
+        built_at_ns,
+        config: scan.config,
+        entries_fingerprint: scan.entries_fingerprint(),
+        entries_racy: any_racy(scan.directives(), built_at_ns)
+            || any_racy(&scan.quarantine, built_at_ns),
+        directive_count: scan.directive_count(),
+        quarantine_count: scan.quarantine.len(),
+        listing: listing_of(scan, built_at_ns),
+        directive_stamps: stamps(scan.directives(), built_at_ns),
+        quarantine_stamps: stamps(&scan.quarantine, built_at_ns),
+        entry_errors: count_errors(&directives) + count_errors(&quarantine),
+        directives,
+        quarantine,
+        event_files,
+        fold,
+        corpus: None,
+        patterns: Some(patterns),
+    })
+}
+
+/// How many of `scan` differ from what the index saw (added, changed, racy or removed).
+fn count_changed(scan: &[(String, Stamp)], seen: &[FileStamp]) -> usize {
+    let find = |name: &str| {
+        seen.binary_search_by(|f| f.file.as_str().cmp(name))
+            .ok()
+            .map(|i| &seen[i])
+    };
+    let changed = scan
+        .iter()
+        .filter(|(n, s)| find(n).is_none_or(|f| f.stamp != *s || f.racy))
+        .count();
+    let removed = seen
+        .iter()
+        .filter(|f| {
+            scan.binary_search_by(|(n, _)| n.as_str().cmp(&f.file))
+                .is_err()
+        })
+        .count();
+    changed + removed
+}
+
+/// What an update produced.
+pub(super) struct Updated {
+    pub index: Index,
+    pub refresh: Refresh,
+    /// Where a write takes each section from; `None`: the write waits.
+    pub write: Option<file::Sources>,
+    /// Pattern events appended since the index's pattern section, folded
+    /// into neither (see [`super::Patterns`]).
+    pub pending_patterns: Vec<EventHead>,
+}
+
+/// Refreshes the index read from disk against `scan`: only what changed is
+/// read again, and of the rest only what `reads` asks for is decoded.
+pub(super) fn update(
+    store: &Store,
+    scan: &Scan,
+    on_disk: file::OnDisk,
+    reads: Reads,
+) -> Result<Updated> {
+    let mut on_disk = on_disk;
+    let old = &on_disk.index;
+    // Racy files are checked by content until a write records them settled.
+    let was_racy = old.entries_racy || old.event_files.iter().any(|e| e.racy);
+    let racy_before = racy_files(old);
+    let entries_unchanged = scan.unstamped
+        || (scan.entries_fingerprint() == old.entries_fingerprint && !old.entries_racy);
+    let config_same_stamp = scan.config == old.config;
+    let config_unchanged = config_same_stamp
+        && scan
+            .config
+            .is_none_or(|c| !racy(old.built_at_ns, c.mtime_ns));
+    let events_unchanged = scan.events.len() == old.event_files.len()
+        && scan
+            .events
+            .iter()
+            .zip(&old.event_files)
+            .all(|((n, s), e)| *n == e.file && *s == e.stamp && !e.racy);
+
+    // A scan that did not stat the directive files (fold-only, or vouched
+    // for by a watcher) takes them as the index last saw them.
+    let entries_seen = if scan.unstamped {
+        old.entries_fingerprint
+    } else {
+        scan.entries_fingerprint()
+    };
+    if entries_unchanged
+        && config_unchanged
+        && events_unchanged
+        && old.fingerprint == scan.fingerprint_with(entries_seen)
+    {
+        if reads.entries {
+            on_disk.load_entries()?;
+        }
+        if reads.corpus && on_disk.index.corpus.is_none() {
+            on_disk.load_corpus()?;
+        }
+        if reads.pattern_fold {
+            on_disk.load_patterns()?;
+        }
+        return Ok(Updated {
+            index: on_disk.index,
+            refresh: Refresh::Fresh,
+            write: None,
+            pending_patterns: Vec::new(),
+        });
+    }
+
+    let built_at_ns = now_ns();
+    let mut changed_directives = 0;
+    if entries_unchanged && reads.corpus && on_disk.index.corpus.is_none() {
+        on_disk.load_corpus()?;
+    }
+    if entries_unchanged && reads.entries {
+        on_disk.load_entries()?;
+    } else if !entries_unchanged {
+        on_disk.load_entries()?;
+        let index = &mut on_disk.index;
+        changed_directives = count_changed(scan.directives(), &index.directive_stamps)
+            + count_changed(&scan.quarantine, &index.quarantine_stamps);
+        index.directives = entries::load_changed(
+            store,
+            "directives",
+            scan.directives(),
+            std::mem::take(&mut index.directives),
+            &index.directive_stamps,
+            false,
+        );
+        index.quarantine = entries::load_changed(
+            store,
+            "quarantine",
+            &scan.quarantine,
+            std::mem::take(&mut index.quarantine),
+            &index.quarantine_stamps,
+            true,
+        );
+        index.entry_errors = count_errors(&index.directives) + count_errors(&index.quarantine);
+        index.directive_stamps = stamps(scan.directives(), built_at_ns);
+        index.quarantine_stamps = stamps(&scan.quarantine, built_at_ns);
+        index.entries_fingerprint = scan.entries_fingerprint();
+        index.entries_racy =
+            any_racy(scan.directives(), built_at_ns) || any_racy(&scan.quarantine, built_at_ns);
+        index.directive_count = scan.directive_count();
+        index.quarantine_count = scan.quarantine.len();
+        index.listing = listing_of(scan, built_at_ns);
+        // Built now rather than when written, since it is wanted; else the write builds it.
+        index.corpus = reads.corpus.then(|| corpus_of(&index.directives));
+    }
+    // Unchanged entries are copied over as bytes; changed ones were decoded and are encoded again.
+    let (mut index, mut old) = on_disk.into_parts();
+    if reads.pattern_fold {
+        index.patterns = Some(old.patterns()?);
+    }
+
+    // The settings decide which event lines are accepted (events.max_line_bytes).
+    let events = if config_unchanged {
+        events::update(store, &scan.events, &mut index, built_at_ns)?
+    } else {
+        Err(if config_same_stamp {
+            // Its stamp is the same, but too close to when the index was built to tell.
+            RebuildReason::ConfigMayHaveChanged
+        } else {
+            RebuildReason::ConfigChanged
+        })
+    };
+    // The pattern fold is decoded only when pattern events arrived (or it is wanted).
+    let mut patterns_changed = false;
+    let mut appended = u64::MAX;
+    let mut pending = Vec::new();
+    // Whether a write can wait (see `defer` below), but for the pattern events.
+    let could_defer = |index: &Index, appended: u64| {
+        !reads.always_write
+            && (!was_racy || racy_files(index) == racy_before)
+            && entries_unchanged
+            && config_unchanged
+            && appended <= DEFER_WRITE_BYTES
+    };
+    let refresh = match events {
+        Ok(events::Appended {
+            files: changed_events,
+            bytes,
+            pattern_heads,
+        }) => {
+            appended = bytes;
+            // A reader of views patches them with a few new pattern events
+            // rather than decoding the whole fold and writing it back.
+            if !pattern_heads.is_empty()
+                && reads.views
+                && index.patterns.is_none()
+                && could_defer(&index, bytes)
+            {
+                pending = pattern_heads;
+            } else if !pattern_heads.is_empty() {
+                if index.patterns.is_none() {
+                    index.patterns = Some(old.patterns()?);
+                }
+                let fold = index.patterns.get_or_insert_default();
+                for h in &pattern_heads {
+                    fold.apply_head(h);
+                }
+                patterns_changed = true;
+            }
+            Refresh::Updated {
+                directives: changed_directives,
+                events: changed_events,
+            }
+        }
+        Err(reason) => {
+            let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
+            index.event_files = event_files;
+            let (fold, patterns) = fold_both(heads);
+            index.fold = fold;
+            index.patterns = Some(patterns);
+            patterns_changed = true;
+            Refresh::Rebuilt { reason }
+        }
+    };
+    index.fingerprint = scan.fingerprint_with(index.entries_fingerprint);
+    index.built_at_ns = built_at_ns;
+    index.config = scan.config;
+    // A few appended events (the `shown` event of the last `inject`, say) are
+    // folded again by each command rather than the whole file rewritten for them.
+    // A write while the same files are still racy would record nothing new:
+    // the next command checks them by content all the same.
+    let defer = could_defer(&index, appended) && !patterns_changed;
+    let sources = file::Sources {
+        old: Some(old),
+        copy_entries: entries_unchanged,
+        copy_patterns: !patterns_changed,
+    };
+    Ok(Updated {
+        index,
+        refresh,
+        write: (!defer).then_some(sources),
+        pending_patterns: pending,
+    })
+}
