@@ -76,10 +76,14 @@ fn every_kind_reads_as_before() {
         &["doctor", "--fix"],
     ] {
         let run = env.swarm(args);
-        out.push_str(&format!("$ git swarm {}\n{}\n", args.join(" "), run.snapshot()));
+        out.push_str(&format!(
+            "$ git swarm {}\n{}\n",
+            args.join(" "),
+            run.snapshot()
+        ));
     }
-    let after = std::fs::read_to_string(env.root.join(".swarm/events/2026-11.jsonl"))
-        .expect("read events");
+    let after =
+        std::fs::read_to_string(env.root.join(".swarm/events/2026-11.jsonl")).expect("read events");
     assert_eq!(after, FIXTURE, "doctor --fix keeps every line as it was");
     insta::assert_snapshot!("every_kind_commands", out);
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use git_swarm::Error;
 use git_swarm::directive::Priority;
+use git_swarm::event::Body;
 use git_swarm::learning;
 use git_swarm::marks::{self, AckStatus};
 
@@ -132,13 +133,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             }
             let recorded = !already("spoofed_ack", id, None);
             if recorded {
-                new_events.push(
-                    store
-                        .event("spoofed_ack")
-                        .with("delegation", delegation.id.clone())
-                        .with("claimed", id.clone())
-                        .with("status", status),
-                );
+                new_events.push(store.event(Body::SpoofedAck {
+                    delegation: delegation.id.clone(),
+                    claimed: id.clone(),
+                    status: status.to_owned(),
+                }));
             }
             lines.push(Line {
                 id: id.clone(),
@@ -151,19 +150,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         let recorded = !same_ack(id, status, a.reason.as_deref());
         if recorded {
-            let mut e = store
-                .event("ack")
-                .with("delegation", delegation.id.clone())
-                .with("status", status);
-            if let Some(r) = &a.reason {
-                e = e.with("reason", r.clone());
-            }
-            if let Some(p) = &delegation.phase {
-                e = e.with("phase", p.clone());
-            }
-            e.actor.role = delegation.role.clone();
-            e.directive = Some(id.clone());
-            new_events.push(e);
+            let e = store.event(Body::Ack {
+                delegation: delegation.id.clone(),
+                status: status.to_owned(),
+                reason: a.reason.clone(),
+                phase: delegation.phase.clone(),
+            });
+            new_events.push(e.by_role(delegation.role.clone()).about(id));
         }
         let note = if a.status == AckStatus::Violated {
             Some("admitted: a violation".to_owned())
@@ -189,14 +182,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }) {
         let recorded = !already("unacknowledged", &s.id, None);
         if recorded {
-            let mut e = store
-                .event("unacknowledged")
-                .with("delegation", delegation.id.clone());
-            if let Some(p) = &delegation.phase {
-                e = e.with("phase", p.clone());
-            }
-            e.actor.role = delegation.role.clone();
-            e.directive = Some(s.id.clone());
+            let e = store
+                .event(Body::Unacknowledged {
+                    delegation: delegation.id.clone(),
+                    phase: delegation.phase.clone(),
+                })
+                .by_role(delegation.role.clone())
+                .about(&s.id);
             audit.push(e.to_line());
             new_events.push(e);
         }
