@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::event::Kind;
+use crate::pattern::fold::{PatternEvent, PatternFold};
+
 /// The parts of an event the fold reads, parsed without allocating the rest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventHead {
@@ -19,6 +22,8 @@ pub struct EventHead {
     /// Milliseconds since the epoch.
     pub ts: i64,
     pub kind: String,
+    /// The kind, if this version knows it.
+    pub known: Option<Kind>,
     /// The directive(s) the event is about: `directive`, plus `directives` for events about several.
     pub directives: Vec<String>,
     /// For a `check` event, the fingerprint of the change it recorded a failure of.
@@ -30,7 +35,7 @@ pub struct EventHead {
     /// For `ack` and `unacknowledged` events: a key of the delegation.
     pub delegation: Option<u64>,
     /// For the pattern loop's kinds: the fields its fold reads (`None` if they do not parse).
-    pub pattern: Option<Box<crate::pattern::fold::PatternEvent>>,
+    pub pattern: Option<Box<PatternEvent>>,
 }
 
 /// The part an event plays in the directive loop.
@@ -152,8 +157,9 @@ impl EventHead {
             }
             h.digest()
         };
-        let delegation = match &*raw.kind {
-            "ack" | "unacknowledged" => raw
+        let known = Kind::parse(&raw.kind);
+        let delegation = match known {
+            Some(Kind::Ack | Kind::Unacknowledged) => raw
                 .delegation
                 .as_deref()
                 .map(|d| occasion(&[Some("delegation"), Some(d)])),
@@ -163,27 +169,31 @@ impl EventHead {
             Some(Text::Str(s)) => Some(s.to_string()),
             _ => None,
         };
-        let branch = match &*raw.kind {
-            "check" | "check_passed" => string(&raw.branch).map(|b| branch_key(&b)),
+        let branch = match known {
+            Some(Kind::Check | Kind::CheckPassed) => string(&raw.branch).map(|b| branch_key(&b)),
             _ => None,
         };
-        let signal = match (&*raw.kind, raw.verdict.as_deref(), raw.status.as_deref()) {
-            ("check_passed", _, _) => Signal::Pass,
-            ("check", _, _) => Signal::Violation {
+        let signal = match (known, raw.verdict.as_deref(), raw.status.as_deref()) {
+            (Some(Kind::CheckPassed), _, _) => Signal::Pass,
+            (Some(Kind::Check), _, _) => Signal::Violation {
                 occasion: occasion(&[Some("check"), raw.change.as_deref().or(Some(&raw.id))]),
             },
-            ("unacknowledged", _, _) | ("ack", _, Some("violated")) => Signal::Violation {
-                occasion: occasion(&[
-                    Some("delegation"),
-                    raw.delegation.as_deref().or(Some(&raw.id)),
-                ]),
-            },
-            ("verdict", Some("violated"), _) => Signal::Violation {
+            (Some(Kind::Unacknowledged), _, _) | (Some(Kind::Ack), _, Some("violated")) => {
+                Signal::Violation {
+                    occasion: occasion(&[
+                        Some("delegation"),
+                        raw.delegation.as_deref().or(Some(&raw.id)),
+                    ]),
+                }
+            }
+            (Some(Kind::Verdict), Some("violated"), _) => Signal::Violation {
                 occasion: occasion(&[Some("phase"), raw.phase.as_deref().or(Some(&raw.id))]),
             },
-            ("verdict", Some("verified"), _) | ("ack", _, Some("applied")) => Signal::Remediation,
-            ("escalation", _, _) => Signal::Escalation,
-            ("deescalation", _, _) => Signal::Deescalation {
+            (Some(Kind::Verdict), Some("verified"), _) | (Some(Kind::Ack), _, Some("applied")) => {
+                Signal::Remediation
+            }
+            (Some(Kind::Escalation), _, _) => Signal::Escalation,
+            (Some(Kind::Deescalation), _, _) => Signal::Deescalation {
                 // `<directive>#<n>`; a name that does not parse names no episode.
                 episode: match &raw.episode {
                     Some(Text::Str(name)) => Some(
@@ -196,7 +206,7 @@ impl EventHead {
             },
             _ => Signal::None,
         };
-        let pattern = if crate::pattern::fold::is_pattern_kind(&raw.kind) {
+        let pattern = if known.is_some_and(Kind::is_pattern) {
             serde_json::from_str(text).ok().map(Box::new)
         } else {
             None
@@ -205,6 +215,7 @@ impl EventHead {
             key: crate::event::id_key(&raw.id),
             ts,
             kind: raw.kind.into_owned(),
+            known,
             directives,
             change: raw.change.map(|c| c.into_owned()),
             branch,
@@ -437,7 +448,7 @@ impl LoopState {
             self.acked
                 .retain(|(ts, _)| e.ts - *ts <= ESCALATION_WINDOW_MS);
             let acked = self.acked.iter().any(|(_, d)| *d == delegation);
-            if e.kind == "ack" {
+            if e.known == Some(Kind::Ack) {
                 if !acked {
                     self.acked.push((e.ts, delegation));
                 }
@@ -449,7 +460,7 @@ impl LoopState {
             Signal::Violation { occasion } => {
                 self.violations += 1;
                 self.last_violation = Some(e.order());
-                let branch = e.branch.filter(|_| e.kind == "check");
+                let branch = e.branch.filter(|_| e.known == Some(Kind::Check));
                 match branch {
                     Some(b) => {
                         self.open_checks.retain(|(x, _, _)| *x != b);
@@ -608,7 +619,7 @@ impl Fold {
                 self.counts[row * self.kinds.len() + kind] += 1;
             }
         }
-        if e.kind == "check"
+        if e.known == Some(Kind::Check)
             && let Some(change) = &e.change
         {
             for d in &e.directives {
@@ -841,6 +852,17 @@ fn check_key(directive: &str, change: &str) -> u64 {
     h.digest()
 }
 
+// Here rather than in `pattern::fold`, so that the pattern fold does not
+// depend on this module, which depends on it.
+impl PatternFold {
+    /// Applies an event of the log if it is a pattern event.
+    pub fn apply_head(&mut self, h: &EventHead) {
+        if let (Some(e), Some(kind)) = (&h.pattern, h.known) {
+            self.apply(kind, h.ts, e);
+        }
+    }
+}
+
 /// Folds a batch of heads from scratch: de-duplicates by id (the earliest
 /// copy wins), orders by (ts, id), applies.
 pub fn fold_all(heads: Vec<EventHead>) -> Fold {
@@ -848,7 +870,7 @@ pub fn fold_all(heads: Vec<EventHead>) -> Fold {
 }
 
 /// [`fold_all`], and the pattern fold of the same events.
-pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, crate::pattern::fold::PatternFold) {
+pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
     let total = heads.len() as u64;
     heads.sort_unstable_by_key(|h| (h.key, h.ts));
     heads.dedup_by_key(|h| h.key);
@@ -880,7 +902,7 @@ pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, crate::pattern::fold::Patt
         fold.apply_at(h, &rows);
     }
     fold.duplicates = total - heads.len() as u64;
-    let mut patterns = crate::pattern::fold::PatternFold::default();
+    let mut patterns = PatternFold::default();
     for h in &heads {
         patterns.apply_head(h);
     }
@@ -1030,6 +1052,7 @@ mod tests {
             key,
             ts,
             kind: kind.into(),
+            known: Kind::parse(kind),
             directives: vec![d.into()],
             change: None,
             branch: None,

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::Error;
-use git_swarm::event::{Body, Event, RunResult};
+use git_swarm::event::{Body, Event, Kind, RunResult};
 use git_swarm::pattern::fold::{self, Pattern, PatternFold, State, View};
 use git_swarm::pattern::inject as block;
 use git_swarm::pattern::text::{self, Level, Match, VerdictKind};
@@ -63,10 +63,21 @@ pub struct ListArgs {
     #[arg(long, value_name = "ROLE")]
     role: Option<String>,
     /// Only patterns in this lifecycle state.
-    #[arg(long, alias = "status", value_enum, value_name = "STATE")]
+    #[arg(long, alias = "status", value_name = "STATE", value_parser = state_parser())]
     state: Option<State>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+}
+
+/// Parses `--state`: one of the lifecycle states, by name.
+fn state_parser() -> impl clap::builder::TypedValueParser<Value = State> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(State::ALL.map(|s| s.as_str())).map(|name| {
+        State::ALL
+            .into_iter()
+            .find(|s| s.as_str() == name)
+            .expect("a possible value is a state")
+    })
 }
 
 /// Show a pattern's whole record: every event and each part of its score.
@@ -299,7 +310,7 @@ fn extract(mut args: ExtractArgs, ui: &mut Ui) -> Outcome {
         };
         let seen = stored
             .resolve(&id)
-            .is_some_and(|p| p.has("pattern_observed", &args.run))
+            .is_some_and(|p| p.has(Kind::PatternObserved, &args.run))
             || events
                 .iter()
                 .any(|e: &Event| e.data.get("pattern").and_then(|v| v.as_str()) == Some(&id));
@@ -463,7 +474,7 @@ fn show(args: ShowArgs, ui: &mut Ui) -> Outcome {
                 Some(serde_json::Value::Array(a)) => a.iter().any(|v| v.as_str() == Some(id)),
                 _ => false,
             };
-            fold::is_pattern_kind(&e.kind) && (names("pattern") || names("patterns"))
+            e.known_kind().is_some_and(Kind::is_pattern) && (names("pattern") || names("patterns"))
         })
         .collect();
     if args.format == Format::Json {
@@ -678,7 +689,7 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
             ));
             continue;
         };
-        if p.has("pattern_ignored", &args.run) || ignored.contains(&id) {
+        if p.has(Kind::PatternIgnored, &args.run) || ignored.contains(&id) {
             lines.push(format!("{id} already ignored for this run"));
             continue;
         }
@@ -763,7 +774,7 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
             });
             for (i, (id, p, relevant, _)) in run_patterns.iter().enumerate() {
                 if i < cfg.reinforce_top {
-                    if p.has("pattern_validated", &args.run) {
+                    if p.has(Kind::PatternValidated, &args.run) {
                         lines.push(format!("{id} already validated for this run"));
                         continue;
                     }
@@ -781,7 +792,7 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
                         },
                         p.text
                     ));
-                } else if !p.has("pattern_aged", &args.run) {
+                } else if !p.has(Kind::PatternAged, &args.run) {
                     events.push(new_event(Body::PatternAged {
                         pattern: id.to_string(),
                         run: args.run.clone(),
