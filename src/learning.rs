@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::directive::{Enforcement, Priority};
 use crate::error::Result;
-use crate::event::{Body, CheckOutcome, Event, Level, event_files, read_event_file};
+use crate::event::{Body, CheckOutcome, Event, Kind, Level, event_files, read_event_file};
 use crate::fold::Fold;
 use crate::index::Index;
 use crate::problem::Problem;
@@ -63,7 +63,7 @@ pub struct Delegation {
 
 impl Delegation {
     fn from_event(e: &Event) -> Option<Delegation> {
-        if e.kind != "shown" {
+        if e.known_kind() != Some(Kind::Shown) {
             return None;
         }
         let shown = e
@@ -104,7 +104,7 @@ pub fn delegation(events: &[Event], id: &str) -> Option<Delegation> {
 pub fn phase_delegations(events: &[Event], phase: &str) -> Vec<Delegation> {
     events
         .iter()
-        .filter(|e| e.kind == "shown" && str_field(e, "phase") == Some(phase))
+        .filter(|e| e.known_kind() == Some(Kind::Shown) && str_field(e, "phase") == Some(phase))
         .filter_map(Delegation::from_event)
         .collect()
 }
@@ -166,20 +166,22 @@ pub fn phase_records(events: &[Event], phase: &str, index: &Index) -> Vec<PhaseR
             continue;
         };
         let reason = str_field(e, "reason").is_some_and(|r| !r.trim().is_empty());
-        match e.kind.as_str() {
-            "ack" if str_field(e, "delegation").is_some_and(|d| in_phase.contains(d)) => {
+        match e.known_kind() {
+            Some(Kind::Ack) if str_field(e, "delegation").is_some_and(|d| in_phase.contains(d)) => {
                 match str_field(e, "status") {
                     Some("applied") => r.terminal = Some("applied".into()),
                     Some(s @ ("ignored" | "n_a")) if reason => r.terminal = Some(s.into()),
                     _ => {}
                 }
             }
-            "verdict" if str_field(e, "phase") == Some(phase) => match str_field(e, "verdict") {
-                Some("verified") => r.terminal = Some("verified".into()),
-                Some("n_a") if reason => r.terminal = Some("n_a".into()),
-                _ => {}
-            },
-            "override" if str_field(e, "phase") == Some(phase) => r.overridden = true,
+            Some(Kind::Verdict) if str_field(e, "phase") == Some(phase) => {
+                match str_field(e, "verdict") {
+                    Some("verified") => r.terminal = Some("verified".into()),
+                    Some("n_a") if reason => r.terminal = Some("n_a".into()),
+                    _ => {}
+                }
+            }
+            Some(Kind::Override) if str_field(e, "phase") == Some(phase) => r.overridden = true,
             _ => {}
         }
     }
@@ -213,7 +215,7 @@ pub fn phase_completed<'a>(events: &'a [Event], phase: &str) -> Option<&'a Event
     events
         .iter()
         .rev()
-        .find(|e| e.kind == "phase" && str_field(e, "phase") == Some(phase))
+        .find(|e| e.known_kind() == Some(Kind::Phase) && str_field(e, "phase") == Some(phase))
 }
 
 /// `escalation` events for the open episodes that no event records yet:

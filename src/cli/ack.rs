@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use git_swarm::Error;
 use git_swarm::directive::Priority;
-use git_swarm::event::Body;
+use git_swarm::event::{Body, Kind};
 use git_swarm::learning;
 use git_swarm::marks::{self, AckStatus};
 
@@ -85,9 +85,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .iter()
         .filter(|e| str_of(e, "delegation").as_deref() == Some(delegation.id.as_str()))
         .collect();
-    let already = |kind: &str, id: &str, status: Option<&str>| {
+    let already = |kind: Kind, id: &str, status: Option<&str>| {
         mine.iter().any(|e| {
-            e.kind == kind
+            e.known_kind() == Some(kind)
                 && (e.directive.as_deref() == Some(id)
                     || str_of(e, "claimed").as_deref() == Some(id))
                 && (status.is_none() || str_of(e, "status").as_deref() == status)
@@ -97,7 +97,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // an earlier one lacked is recorded, and completes the ack for the gate.
     let same_ack = |id: &str, status: &str, reason: Option<&str>| {
         mine.iter().any(|e| {
-            e.kind == "ack"
+            e.known_kind() == Some(Kind::Ack)
                 && e.directive.as_deref() == Some(id)
                 && str_of(e, "status").as_deref() == Some(status)
                 && str_of(e, "reason").as_deref() == reason
@@ -131,7 +131,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 unrecorded_spoofs += 1;
                 continue;
             }
-            let recorded = !already("spoofed_ack", id, None);
+            let recorded = !already(Kind::SpoofedAck, id, None);
             if recorded {
                 new_events.push(store.event(Body::SpoofedAck {
                     delegation: delegation.id.clone(),
@@ -178,9 +178,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     for s in delegation.shown.iter().filter(|s| {
         s.priority == Priority::Critical
             && !acks.contains_key(&s.id)
-            && !already("ack", &s.id, None)
+            && !already(Kind::Ack, &s.id, None)
     }) {
-        let recorded = !already("unacknowledged", &s.id, None);
+        let recorded = !already(Kind::Unacknowledged, &s.id, None);
         if recorded {
             let e = store
                 .event(Body::Unacknowledged {
@@ -209,8 +209,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         );
     }
     let violations = new_events.iter().any(|e| {
-        e.kind == "unacknowledged"
-            || (e.kind == "ack"
+        e.known_kind() == Some(Kind::Unacknowledged)
+            || (e.known_kind() == Some(Kind::Ack)
                 && e.data.get("status").and_then(|s| s.as_str()) == Some("violated"))
     });
     if !new_events.is_empty() {

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::Error;
-use git_swarm::event::{Body, PhaseStatus};
+use git_swarm::event::{Body, Kind, PhaseStatus};
 use git_swarm::learning::{self, Blocker};
 
 use super::{Format, Outcome, Ui};
@@ -231,7 +231,7 @@ fn render_blocked(args: &CompleteArgs, blockers: &[Blocker], ui: &mut Ui) -> std
 pub(super) fn unknown_phase_hint(events: &[git_swarm::event::Event], phase: &str) -> String {
     let mut phases: Vec<&str> = events
         .iter()
-        .filter(|e| e.kind == "shown")
+        .filter(|e| e.known_kind() == Some(Kind::Shown))
         .filter_map(|e| e.data.get("phase").and_then(|v| v.as_str()))
         .collect();
     phases.sort_unstable();
