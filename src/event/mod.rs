@@ -51,7 +51,9 @@ pub struct Event {
     /// The directive the event is about, if one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directive: Option<String>,
-    /// The kind's own fields; unknown ones are kept.
+    /// The kind's own fields, as a [`Body`] of a known kind made them; unknown
+    /// ones (and those of unknown kinds) are kept, so a line read and written
+    /// back is the same line.
     #[serde(flatten)]
     pub data: Map<String, Value>,
 }
