@@ -12,7 +12,7 @@ use std::fs::OpenOptions;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::event::{KNOWN_KINDS, event_files, lock_with_retry, read_event_file};
+use crate::event::{event_files, lock_with_retry, read_event_file};
 use crate::problem::Problem;
 use crate::store::Store;
 
@@ -67,7 +67,7 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
             } else {
                 first_seen.insert(line.event.id.clone(), here.clone());
             }
-            if !KNOWN_KINDS.contains(&line.event.kind.as_str()) {
+            if line.event.known_kind().is_none() {
                 let e = unknown.entry(line.event.kind.clone()).or_insert((0, here));
                 e.0 += 1;
             }

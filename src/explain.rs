@@ -15,12 +15,12 @@ use serde::Serialize;
 
 use crate::directive::{Directive, Enforcement, Priority};
 use crate::error::{Error, Result};
-use crate::event::Event;
+use crate::event::{Event, Kind};
 use crate::fold::Fold;
 
 /// Events of these kinds are not listed one by one: there can be many,
 /// and none of them changes the directive's standing.
-const COUNTED_ONLY: &[&str] = &["shown"];
+const COUNTED_ONLY: &[Kind] = &[Kind::Shown];
 
 /// A commit that recorded events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -139,12 +139,12 @@ pub fn explain(
     };
     let about = |e: &Event| {
         e.directive.as_deref() == Some(id)
-            || (e.kind == "spoofed_ack"
+            || (e.known_kind() == Some(Kind::SpoofedAck)
                 && e.data.get("claimed").and_then(|v| v.as_str()) == Some(id))
     };
     let mine: Vec<&Event> = events
         .iter()
-        .filter(|e| about(e) && !COUNTED_ONLY.contains(&e.kind.as_str()))
+        .filter(|e| about(e) && e.known_kind().is_none_or(|k| !COUNTED_ONLY.contains(&k)))
         .collect();
     let ids: Vec<&str> = mine.iter().map(|e| e.id.as_str()).collect();
     let commits = match repo {

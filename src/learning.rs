@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::directive::{Enforcement, Priority};
 use crate::error::Result;
-use crate::event::{Event, event_files, read_event_file};
+use crate::event::{Body, CheckOutcome, Event, Kind, Level, event_files, read_event_file};
 use crate::fold::Fold;
 use crate::index::Index;
 use crate::problem::Problem;
@@ -63,7 +63,7 @@ pub struct Delegation {
 
 impl Delegation {
     fn from_event(e: &Event) -> Option<Delegation> {
-        if e.kind != "shown" {
+        if e.known_kind() != Some(Kind::Shown) {
             return None;
         }
         let shown = e
@@ -104,7 +104,7 @@ pub fn delegation(events: &[Event], id: &str) -> Option<Delegation> {
 pub fn phase_delegations(events: &[Event], phase: &str) -> Vec<Delegation> {
     events
         .iter()
-        .filter(|e| e.kind == "shown" && str_field(e, "phase") == Some(phase))
+        .filter(|e| e.known_kind() == Some(Kind::Shown) && str_field(e, "phase") == Some(phase))
         .filter_map(Delegation::from_event)
         .collect()
 }
@@ -166,20 +166,22 @@ pub fn phase_records(events: &[Event], phase: &str, index: &Index) -> Vec<PhaseR
             continue;
         };
         let reason = str_field(e, "reason").is_some_and(|r| !r.trim().is_empty());
-        match e.kind.as_str() {
-            "ack" if str_field(e, "delegation").is_some_and(|d| in_phase.contains(d)) => {
+        match e.known_kind() {
+            Some(Kind::Ack) if str_field(e, "delegation").is_some_and(|d| in_phase.contains(d)) => {
                 match str_field(e, "status") {
                     Some("applied") => r.terminal = Some("applied".into()),
                     Some(s @ ("ignored" | "n_a")) if reason => r.terminal = Some(s.into()),
                     _ => {}
                 }
             }
-            "verdict" if str_field(e, "phase") == Some(phase) => match str_field(e, "verdict") {
-                Some("verified") => r.terminal = Some("verified".into()),
-                Some("n_a") if reason => r.terminal = Some("n_a".into()),
-                _ => {}
-            },
-            "override" if str_field(e, "phase") == Some(phase) => r.overridden = true,
+            Some(Kind::Verdict) if str_field(e, "phase") == Some(phase) => {
+                match str_field(e, "verdict") {
+                    Some("verified") => r.terminal = Some("verified".into()),
+                    Some("n_a") if reason => r.terminal = Some("n_a".into()),
+                    _ => {}
+                }
+            }
+            Some(Kind::Override) if str_field(e, "phase") == Some(phase) => r.overridden = true,
             _ => {}
         }
     }
@@ -213,7 +215,7 @@ pub fn phase_completed<'a>(events: &'a [Event], phase: &str) -> Option<&'a Event
     events
         .iter()
         .rev()
-        .find(|e| e.kind == "phase" && str_field(e, "phase") == Some(phase))
+        .find(|e| e.known_kind() == Some(Kind::Phase) && str_field(e, "phase") == Some(phase))
 }
 
 /// `escalation` events for the open episodes that no event records yet:
@@ -237,32 +239,26 @@ pub fn escalations_due(
         if declared == Some((Priority::Critical, Enforcement::Enforce)) {
             continue;
         }
-        let from = declared.map(|(priority, enforcement)| {
-            serde_json::json!({
-                "priority": priority,
-                "enforcement": enforcement,
-            })
+        let from = declared.map(|(priority, enforcement)| Level {
+            priority,
+            enforcement,
         });
         let violations: Vec<String> = ep
             .violations
             .iter()
             .map(|k| crate::event::id_of_key(*k))
             .collect();
-        let mut e = store
-            .event("escalation")
-            .with("from", from.unwrap_or(Value::Null))
-            .with(
-                "to",
-                serde_json::json!({"priority": "critical", "enforcement": "enforce"}),
-            )
-            .with(
-                "reason",
-                "violated on 2 occasions within 30 days".to_owned(),
-            )
-            .with("violations", violations)
-            .with("episode", state.open_key(id).unwrap_or_default());
-        e.directive = Some(id.to_owned());
-        out.push(e);
+        let e = store.event(Body::Escalation {
+            from,
+            to: Level {
+                priority: Priority::Critical,
+                enforcement: Enforcement::Enforce,
+            },
+            reason: "violated on 2 occasions within 30 days".to_owned(),
+            violations,
+            episode: state.open_key(id).unwrap_or_default(),
+        });
+        out.push(e.about(id));
     }
     out
 }
@@ -393,20 +389,21 @@ pub fn check_events(
                 if fold.has_check(r.id, &report.fingerprint) && standing {
                     continue;
                 }
-                let failed: Vec<&str> = r
+                let failed = r
                     .predicates
                     .iter()
                     .filter(|p| p.outcome == Outcome::Fail)
-                    .map(|p| p.predicate)
+                    .map(|p| p.predicate.to_owned())
                     .collect();
                 (
-                    store
-                        .event("check")
-                        .with("outcome", "fail")
-                        .with("change", report.fingerprint.clone())
-                        .with("selection", report.change.clone())
-                        .with("enforcement", r.enforcement.as_str())
-                        .with("predicates", failed),
+                    store.event(Body::Check {
+                        outcome: CheckOutcome::Fail,
+                        change: report.fingerprint.clone(),
+                        selection: report.change.clone(),
+                        enforcement: r.enforcement,
+                        predicates: failed,
+                        branch: branch.map(str::to_owned),
+                    }),
                     state.and_then(|s| s.last_remediation),
                 )
             }
@@ -417,10 +414,11 @@ pub fn check_events(
                 else {
                     continue;
                 };
-                let e = store
-                    .event("check_passed")
-                    .with("change", report.fingerprint.clone())
-                    .with("selection", report.change.clone());
+                let e = store.event(Body::CheckPassed {
+                    change: report.fingerprint.clone(),
+                    selection: report.change.clone(),
+                    branch: branch.map(str::to_owned),
+                });
                 // A pass sorting before the violation (a clock behind the
                 // one that recorded it) would clear nothing, and be recorded
                 // again by every passing check until the clock caught up.
@@ -433,12 +431,10 @@ pub fn check_events(
             }
             _ => continue,
         };
-        let mut e = match branch {
-            Some(b) => e.with("branch", b),
-            None => e,
-        };
-        e.directive = Some(r.id.to_owned());
-        records.push(CheckRecord { event: e, after });
+        records.push(CheckRecord {
+            event: e.about(r.id),
+            after,
+        });
     }
     records
 }

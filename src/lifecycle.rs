@@ -13,6 +13,7 @@ use toml::de::DeTable;
 
 use crate::directive::Status;
 use crate::error::{Error, Result};
+use crate::event::Body;
 use crate::event::Event;
 use crate::problem::{Problem, Severity};
 use crate::store::Store;
@@ -156,8 +157,11 @@ pub fn retire(store: &Store, id: &str, reason: &str) -> Result<Retired> {
     }
     let text = with_status(&file.text, Status::Retired.as_str())
         .expect("a file that passed validation parses");
-    let mut event = store.event("retired").with("reason", reason.to_owned());
-    event.directive = Some(id.to_owned());
+    let event = store
+        .event(Body::Retired {
+            reason: reason.to_owned(),
+        })
+        .about(id);
     // The log must be able to take the event before the file changes.
     store.check_appendable(&event)?;
     let path = replace(store, id, &text)?;

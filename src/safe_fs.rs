@@ -300,3 +300,30 @@ mod tests {
         create_dir_all(&swarm, &swarm.join("new/deeper")).expect("created");
     }
 }
+
+/// Creates `path`, under `swarm` (the `.swarm/` folder), with `contents`
+/// atomically: the file appears whole or not at all, an existing file (or
+/// link) is never replaced, and no folder on the way is a link.
+pub fn create_new(
+    swarm: &Path,
+    path: &Path,
+    contents: &[u8],
+    rel: &str,
+    id: &str,
+) -> Result<(), Error> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    create_dir_all(swarm, dir)?;
+    let mut tmp = temp_file_in(dir)?;
+    std::io::Write::write_all(&mut tmp, contents).map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.persist_noclobber(path).map_err(|e| {
+        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+            Error::AlreadyExists {
+                id: id.to_owned(),
+                path: rel.to_owned(),
+            }
+        } else {
+            Error::io(path, e.error)
+        }
+    })?;
+    Ok(())
+}

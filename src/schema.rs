@@ -3,11 +3,11 @@
 //! test, which also rewrites them when `UPDATE_SCHEMA=1`.
 
 use schemars::schema_for;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::directive::{Directive, Quarantined};
-use crate::event::Event;
+use crate::event::{Body, Event, KNOWN_KINDS};
 
 /// `(file name, schema)` for every format under `schema/`.
 pub fn schemas() -> Vec<(&'static str, Value)> {
@@ -16,10 +16,40 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("config.schema.json", value(schema_for!(Config))),
         ("directive.schema.json", value(schema_for!(Directive))),
         ("quarantined.schema.json", value(schema_for!(Quarantined))),
-        ("event.schema.json", value(schema_for!(Event))),
+        ("event.schema.json", event_schema()),
         (
             "check-report.schema.json",
             value(schema_for!(crate::check::Report)),
         ),
     ]
+}
+
+/// The event envelope, and one of: the fields of each kind this version
+/// writes (from [`Body`]), or any kind it does not know. A kind's fields are
+/// described but none is required: readers ignore a field that is missing,
+/// as they ignore one they do not know.
+fn event_schema() -> Value {
+    let mut event = schema_for!(Event).to_value();
+    let mut body = schema_for!(Body).to_value();
+    let mut kinds = match body.get_mut("oneOf").map(Value::take) {
+        Some(Value::Array(kinds)) => kinds,
+        _ => Vec::new(),
+    };
+    for kind in &mut kinds {
+        if let Some(fields) = kind.as_object_mut() {
+            fields.remove("required");
+        }
+    }
+    kinds.push(json!({
+        "description": "A kind this version does not know: kept, and ignored.",
+        "properties": { "kind": { "not": { "enum": KNOWN_KINDS } } }
+    }));
+    event["oneOf"] = Value::Array(kinds);
+    if let Some(Value::Object(defs)) = body.get_mut("$defs").map(Value::take) {
+        let all = event["$defs"].as_object_mut();
+        if let Some(all) = all {
+            all.extend(defs);
+        }
+    }
+    event
 }

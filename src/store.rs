@@ -1,13 +1,12 @@
 //! A repository's `.swarm/`: finding it, reading its settings, and the
 //! writes every command shares (new files, events).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::directive::{Directive, Quarantined};
 use crate::error::{Error, Result};
-use crate::event::{Clock, Event};
+use crate::event::{Body, Clock, Event};
 use crate::problem::Problem;
 
 /// Where a repository keeps its work tree and its (per-worktree) git dir.
@@ -313,8 +312,13 @@ impl Store {
     }
 
     /// A new event stamped with this store's clock.
-    pub fn event(&self, kind: &str) -> Event {
-        Event::new(kind, self.clock.now())
+    pub fn event(&self, body: Body) -> Event {
+        Event::new(body, self.clock.now())
+    }
+
+    /// A new event of a kind given by name (`record`), stamped with this store's clock.
+    pub fn custom_event(&self, kind: &str) -> Event {
+        Event::custom(kind, self.clock.now())
     }
 
     /// Does an entry with this id exist, active or quarantined?
@@ -355,24 +359,4 @@ impl Store {
     }
 }
 
-/// Creates `path`, under `swarm` (the `.swarm/` folder), with `contents`
-/// atomically: the file appears whole or not at all, an existing file (or
-/// link) is never replaced, and no folder on the way is a link.
-pub fn create_new(swarm: &Path, path: &Path, contents: &[u8], rel: &str, id: &str) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    crate::safe_fs::create_dir_all(swarm, dir)?;
-    let mut tmp = crate::safe_fs::temp_file_in(dir)?;
-    tmp.write_all(contents)
-        .map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.persist_noclobber(path).map_err(|e| {
-        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-            Error::AlreadyExists {
-                id: id.to_owned(),
-                path: rel.to_owned(),
-            }
-        } else {
-            Error::io(path, e.error)
-        }
-    })?;
-    Ok(())
-}
+pub use crate::safe_fs::create_new;

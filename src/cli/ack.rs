@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use git_swarm::Error;
 use git_swarm::directive::Priority;
+use git_swarm::event::{Body, Kind};
 use git_swarm::learning;
 use git_swarm::marks::{self, AckStatus};
 
@@ -84,9 +85,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .iter()
         .filter(|e| str_of(e, "delegation").as_deref() == Some(delegation.id.as_str()))
         .collect();
-    let already = |kind: &str, id: &str, status: Option<&str>| {
+    let already = |kind: Kind, id: &str, status: Option<&str>| {
         mine.iter().any(|e| {
-            e.kind == kind
+            e.known_kind() == Some(kind)
                 && (e.directive.as_deref() == Some(id)
                     || str_of(e, "claimed").as_deref() == Some(id))
                 && (status.is_none() || str_of(e, "status").as_deref() == status)
@@ -96,7 +97,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // an earlier one lacked is recorded, and completes the ack for the gate.
     let same_ack = |id: &str, status: &str, reason: Option<&str>| {
         mine.iter().any(|e| {
-            e.kind == "ack"
+            e.known_kind() == Some(Kind::Ack)
                 && e.directive.as_deref() == Some(id)
                 && str_of(e, "status").as_deref() == Some(status)
                 && str_of(e, "reason").as_deref() == reason
@@ -130,15 +131,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 unrecorded_spoofs += 1;
                 continue;
             }
-            let recorded = !already("spoofed_ack", id, None);
+            let recorded = !already(Kind::SpoofedAck, id, None);
             if recorded {
-                new_events.push(
-                    store
-                        .event("spoofed_ack")
-                        .with("delegation", delegation.id.clone())
-                        .with("claimed", id.clone())
-                        .with("status", status),
-                );
+                new_events.push(store.event(Body::SpoofedAck {
+                    delegation: delegation.id.clone(),
+                    claimed: id.clone(),
+                    status: status.to_owned(),
+                }));
             }
             lines.push(Line {
                 id: id.clone(),
@@ -151,19 +150,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         let recorded = !same_ack(id, status, a.reason.as_deref());
         if recorded {
-            let mut e = store
-                .event("ack")
-                .with("delegation", delegation.id.clone())
-                .with("status", status);
-            if let Some(r) = &a.reason {
-                e = e.with("reason", r.clone());
-            }
-            if let Some(p) = &delegation.phase {
-                e = e.with("phase", p.clone());
-            }
-            e.actor.role = delegation.role.clone();
-            e.directive = Some(id.clone());
-            new_events.push(e);
+            let e = store.event(Body::Ack {
+                delegation: delegation.id.clone(),
+                status: status.to_owned(),
+                reason: a.reason.clone(),
+                phase: delegation.phase.clone(),
+            });
+            new_events.push(e.by_role(delegation.role.clone()).about(id));
         }
         let note = if a.status == AckStatus::Violated {
             Some("admitted: a violation".to_owned())
@@ -185,18 +178,17 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     for s in delegation.shown.iter().filter(|s| {
         s.priority == Priority::Critical
             && !acks.contains_key(&s.id)
-            && !already("ack", &s.id, None)
+            && !already(Kind::Ack, &s.id, None)
     }) {
-        let recorded = !already("unacknowledged", &s.id, None);
+        let recorded = !already(Kind::Unacknowledged, &s.id, None);
         if recorded {
-            let mut e = store
-                .event("unacknowledged")
-                .with("delegation", delegation.id.clone());
-            if let Some(p) = &delegation.phase {
-                e = e.with("phase", p.clone());
-            }
-            e.actor.role = delegation.role.clone();
-            e.directive = Some(s.id.clone());
+            let e = store
+                .event(Body::Unacknowledged {
+                    delegation: delegation.id.clone(),
+                    phase: delegation.phase.clone(),
+                })
+                .by_role(delegation.role.clone())
+                .about(&s.id);
             audit.push(e.to_line());
             new_events.push(e);
         }
@@ -217,8 +209,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         );
     }
     let violations = new_events.iter().any(|e| {
-        e.kind == "unacknowledged"
-            || (e.kind == "ack"
+        e.known_kind() == Some(Kind::Unacknowledged)
+            || (e.known_kind() == Some(Kind::Ack)
                 && e.data.get("status").and_then(|s| s.as_str()) == Some("violated"))
     });
     if !new_events.is_empty() {

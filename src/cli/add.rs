@@ -9,6 +9,7 @@ use git_swarm::directive::{
     Category, Directive, Enforcement, Priority, Quarantined, check_gate, is_valid_id,
     parse_directive_toml_without_id, slug_from_lesson,
 };
+use git_swarm::event::Body;
 use git_swarm::problem::Problem;
 
 use super::{Format, Outcome, Ui};
@@ -117,13 +118,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
 
     // A directive file written whose `added` (or `quarantined`) event the
     // log then refuses could never be recorded: the id is taken by then.
-    store.check_appendable(&store.event("added"))?;
+    store.check_appendable(&store.event(Body::Added {
+        path: String::new(),
+    }))?;
     match check_gate(&d) {
         Ok(()) => {
             let path = store.write_directive(&d)?;
             let rel = store.rel(&path);
-            let mut event = store.event("added").with("path", rel.clone());
-            event.directive = Some(d.id.clone());
+            let event = store.event(Body::Added { path: rel.clone() }).about(&d.id);
             super::append(&store, &[event], ui)?;
             if args.format == Format::Json {
                 ui.json(&serde_json::json!({ "status": "added", "id": d.id, "path": rel }))?;
@@ -140,12 +142,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             };
             let path = store.write_quarantined(&q)?;
             let rel = store.rel(&path);
-            let mut event = store
-                .event("quarantined")
-                .with("reason", failure.reason.as_str())
-                .with("detail", failure.detail())
-                .with("path", rel.clone());
-            event.directive = Some(q.directive.id.clone());
+            let event = store
+                .event(Body::Quarantined {
+                    path: rel.clone(),
+                    reason: failure.reason.as_str().to_owned(),
+                    detail: failure.detail(),
+                })
+                .about(&q.directive.id);
             super::append(&store, &[event], ui)?;
             if args.format == Format::Json {
                 let issues: Vec<_> = failure

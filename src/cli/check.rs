@@ -8,6 +8,7 @@ use git_swarm::check::{
     self, Candidate, CheckEntry, NoTools, Outcome as Result_, Report, ToolRunner, ToolVerdict,
     Warning,
 };
+use git_swarm::event::Kind;
 use git_swarm::problem::Problem;
 use git_swarm::runner::{Allowlist, Limits, ToolOutcome, display_argv, run_tool};
 use git_swarm::trust;
@@ -552,7 +553,7 @@ fn record(
     let (passes, failures): (Vec<_>, Vec<_>) =
         git_swarm::learning::check_events(store, fold, report, branch, tip)
             .into_iter()
-            .partition(|r| r.event.kind == "check_passed");
+            .partition(|r| r.event.known_kind() == Some(Kind::CheckPassed));
     let violations = append_checks(store, &failures, ui)?;
     if violations > 0 {
         ui.note(&format!(

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::Error;
+use git_swarm::event::Body;
 
 use super::{Outcome, Ui};
 
@@ -39,11 +40,12 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     };
-    let mut e = store
-        .event("deescalation")
-        .with("justification", justification.to_owned())
-        .with("episode", episode);
-    e.directive = Some(args.id.clone());
+    let e = store
+        .event(Body::Deescalation {
+            justification: justification.to_owned(),
+            episode,
+        })
+        .about(&args.id);
     super::append(&store, &[e], ui)?;
     writeln!(
         ui.out,

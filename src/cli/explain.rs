@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::event::Event;
+use git_swarm::event::{Event, Kind};
 use git_swarm::explain::{ExplainedEvent, Explanation};
 
 use super::{Format, Outcome, Ui};
@@ -163,10 +163,13 @@ fn detail(e: &Event) -> String {
             format!(", {label} {v}")
         }
     };
-    match e.kind.as_str() {
-        "check" | "check_passed" => format!(
+    let Some(kind) = e.known_kind() else {
+        return String::new();
+    };
+    match kind {
+        Kind::Check | Kind::CheckPassed => format!(
             "{} on {}{}",
-            if e.kind == "check" {
+            if kind == Kind::Check {
                 "failed"
             } else {
                 "passed"
@@ -178,32 +181,32 @@ fn detail(e: &Event) -> String {
             },
             with("change", "selection")
         ),
-        "ack" => format!(
+        Kind::Ack => format!(
             "{}{}{}",
             s("status"),
             with("reason", "reason"),
             with("delegation", "delegation")
         ),
-        "unacknowledged" => format!(
+        Kind::Unacknowledged => format!(
             "shown and not acknowledged{}",
             with("delegation", "delegation")
         ),
-        "spoofed_ack" => format!(
+        Kind::SpoofedAck => format!(
             "{} claimed but not shown{}",
             s("status"),
             with("delegation", "delegation")
         ),
-        "verdict" => format!(
+        Kind::Verdict => format!(
             "{} (reviewer {}, machine {}){}",
             s("verdict"),
             s("reviewer"),
             s("machine"),
             with("phase", "phase")
         ),
-        "escalation" => format!("{}: {}", s("episode"), s("reason")),
-        "deescalation" => format!("{}: {}", s("episode"), s("justification")),
-        "override" => format!("phase {}: {}", s("phase"), s("justification")),
-        "retired" => s("reason").to_owned(),
+        Kind::Escalation => format!("{}: {}", s("episode"), s("reason")),
+        Kind::Deescalation => format!("{}: {}", s("episode"), s("justification")),
+        Kind::Override => format!("phase {}: {}", s("phase"), s("justification")),
+        Kind::Retired => s("reason").to_owned(),
         _ => String::new(),
     }
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use git_swarm::Error;
 use git_swarm::directive::Directive;
+use git_swarm::event::{Body, ShownEntry};
 use git_swarm::inject::{self, Request};
 
 use super::{Format, Outcome, Ui};
@@ -106,24 +107,22 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let ids: Vec<&str> = sel.shown.iter().map(|s| s.id.as_str()).collect();
-    let shown: Vec<serde_json::Value> = sel
-        .shown
-        .iter()
-        .map(|s| serde_json::json!({"id": s.id, "priority": s.priority}))
-        .collect();
-    let mut e = store
-        .event("shown")
-        .with("tools", tools.clone())
-        .with("directives", ids)
-        .with("shown", shown);
-    if !pattern_ids.is_empty() {
-        e = e.with("patterns", pattern_ids);
-    }
-    if let Some(p) = &args.phase {
-        e = e.with("phase", p.clone());
-    }
-    e.actor.role = Some(args.role.clone());
+    let e = store
+        .event(Body::Shown {
+            tools: tools.clone(),
+            directives: sel.shown.iter().map(|s| s.id.clone()).collect(),
+            shown: sel
+                .shown
+                .iter()
+                .map(|s| ShownEntry {
+                    id: s.id.clone(),
+                    priority: s.priority,
+                })
+                .collect(),
+            patterns: pattern_ids.iter().map(|&id| id.to_owned()).collect(),
+            phase: args.phase.clone(),
+        })
+        .by_role(Some(args.role.clone()));
     // Nor is a block printed whose delegation the log would then refuse.
     if !args.dry_run {
         store.check_appendable(&e)?;

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::Error;
-use git_swarm::event::Event;
+use git_swarm::event::{Body, Event, Kind, RunResult};
 use git_swarm::pattern::fold::{self, Pattern, PatternFold, State, View};
 use git_swarm::pattern::inject as block;
 use git_swarm::pattern::text::{self, Level, Match, VerdictKind};
@@ -63,10 +63,21 @@ pub struct ListArgs {
     #[arg(long, value_name = "ROLE")]
     role: Option<String>,
     /// Only patterns in this lifecycle state.
-    #[arg(long, alias = "status", value_enum, value_name = "STATE")]
+    #[arg(long, alias = "status", value_name = "STATE", value_parser = state_parser())]
     state: Option<State>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+}
+
+/// Parses `--state`: one of the lifecycle states, by name.
+fn state_parser() -> impl clap::builder::TypedValueParser<Value = State> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(State::ALL.map(|s| s.as_str())).map(|name| {
+        State::ALL
+            .into_iter()
+            .find(|s| s.as_str() == name)
+            .expect("a possible value is a state")
+    })
 }
 
 /// Show a pattern's whole record: every event and each part of its score.
@@ -208,14 +219,8 @@ pub fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Inject(a) => inject(a, ui),
         Command::Feedback(a) => feedback(a, ui),
         Command::Outcome(a) => outcome(a, ui),
-        Command::Promote(a) => mark(
-            &a.id,
-            "pattern_promoted",
-            "justification",
-            a.justification,
-            ui,
-        ),
-        Command::Deprecate(a) => mark(&a.id, "pattern_deprecated", "reason", a.reason, ui),
+        Command::Promote(a) => mark(&a.id, Mark::Promote(a.justification), ui),
+        Command::Deprecate(a) => mark(&a.id, Mark::Deprecate(a.reason), ui),
     }
 }
 
@@ -301,7 +306,7 @@ fn extract(mut args: ExtractArgs, ui: &mut Ui) -> Outcome {
         };
         let seen = stored
             .resolve(&id)
-            .is_some_and(|p| p.has("pattern_observed", &args.run))
+            .is_some_and(|p| p.has(Kind::PatternObserved, &args.run))
             || events
                 .iter()
                 .any(|e: &Event| e.data.get("pattern").and_then(|v| v.as_str()) == Some(&id));
@@ -312,20 +317,17 @@ fn extract(mut args: ExtractArgs, ui: &mut Ui) -> Outcome {
         if how == "new" {
             known.push((id.clone(), toks));
         }
-        let mut e = store
-            .event("pattern_observed")
-            .with("pattern", id.clone())
-            .with("role", args.role.clone())
-            .with("text", o.text.clone())
-            .with("category", o.category.as_str())
-            .with("run", args.run.clone())
-            .with("labels", args.labels.clone())
-            .with("files", args.files.clone());
-        if id != own {
-            e = e.with("alias", own.clone());
-        }
-        e.actor.role = Some(args.role.clone());
-        events.push(e);
+        let e = store.event(Body::PatternObserved {
+            pattern: id.clone(),
+            alias: (id != own).then(|| own.clone()),
+            role: args.role.clone(),
+            text: o.text.clone(),
+            category: o.category,
+            run: args.run.clone(),
+            labels: args.labels.clone(),
+            files: args.files.clone(),
+        });
+        events.push(e.by_role(Some(args.role.clone())));
         report.push((id, how, o));
     }
     if !events.is_empty() {
@@ -468,7 +470,7 @@ fn show(args: ShowArgs, ui: &mut Ui) -> Outcome {
                 Some(serde_json::Value::Array(a)) => a.iter().any(|v| v.as_str() == Some(id)),
                 _ => false,
             };
-            fold::is_pattern_kind(&e.kind) && (names("pattern") || names("patterns"))
+            e.known_kind().is_some_and(Kind::is_pattern) && (names("pattern") || names("patterns"))
         })
         .collect();
     if args.format == Format::Json {
@@ -587,7 +589,10 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
     // closed pipe, a full disk) must not count as used by the run. And not
     // delivered for a run whose log would refuse the record.
     if args.run.is_some() && !b.lines.is_empty() {
-        store.check_appendable(&store.event("pattern_shown"))?;
+        store.check_appendable(&store.event(Body::PatternShown {
+            patterns: Vec::new(),
+            run: String::new(),
+        }))?;
     }
     if args.format == Format::Json {
         ui.json(&b)?;
@@ -598,12 +603,12 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
     if let Some(run) = &args.run
         && !b.lines.is_empty()
     {
-        let ids: Vec<&str> = b.lines.iter().map(|l| l.id.as_str()).collect();
-        let mut e = store
-            .event("pattern_shown")
-            .with("patterns", ids)
-            .with("run", run.clone());
-        e.actor.role = Some(args.role.clone());
+        let e = store
+            .event(Body::PatternShown {
+                patterns: b.lines.iter().map(|l| l.id.clone()).collect(),
+                run: run.clone(),
+            })
+            .by_role(Some(args.role.clone()));
         super::append(&store, &[e], ui)?;
     }
     Ok(ExitCode::SUCCESS)
@@ -635,14 +640,7 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
         let own = text::pattern_id(&o.normalised, role);
         known.resolve(&own).map(|p| (p.id.to_owned(), p))
     };
-    let new_event = |kind: &str, id: &str| {
-        let mut e = store
-            .event(kind)
-            .with("pattern", id.to_owned())
-            .with("run", args.run.clone());
-        e.actor.role = Some(args.validator_role.clone());
-        e
-    };
+    let new_event = |body: Body| store.event(body).by_role(Some(args.validator_role.clone()));
 
     let finder = text::Finder::new(&observations);
     for fp in &verdict.false_positives {
@@ -685,19 +683,20 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
             ));
             continue;
         };
-        if p.has("pattern_ignored", &args.run) || ignored.contains(&id) {
+        if p.has(Kind::PatternIgnored, &args.run) || ignored.contains(&id) {
             lines.push(format!("{id} already ignored for this run"));
             continue;
         }
         let weight = cfg.ignore_weight(role);
         let regression = p.stats.validated > 0;
-        events.push(
-            new_event("pattern_ignored", &id)
-                .with("weight", weight)
-                .with("regression", regression)
-                .with("false_positive", fp.clone())
-                .with("match", how.clone()),
-        );
+        events.push(new_event(Body::PatternIgnored {
+            pattern: id.clone(),
+            run: args.run.clone(),
+            weight,
+            regression,
+            false_positive: fp.clone(),
+            how: how.clone(),
+        }));
         lines.push(format!(
             "ignored {id} (weight {weight}, matched by {how}){}: {}",
             if regression {
@@ -769,11 +768,15 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
             });
             for (i, (id, p, relevant, _)) in run_patterns.iter().enumerate() {
                 if i < cfg.reinforce_top {
-                    if p.has("pattern_validated", &args.run) {
+                    if p.has(Kind::PatternValidated, &args.run) {
                         lines.push(format!("{id} already validated for this run"));
                         continue;
                     }
-                    events.push(new_event("pattern_validated", id).with("level", ev.level.as_u8()));
+                    events.push(new_event(Body::PatternValidated {
+                        pattern: id.to_string(),
+                        run: args.run.clone(),
+                        level: ev.level.as_u8(),
+                    }));
                     lines.push(format!(
                         "validated {id}{}: {}",
                         if *relevant {
@@ -783,8 +786,11 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
                         },
                         p.text
                     ));
-                } else if !p.has("pattern_aged", &args.run) {
-                    events.push(new_event("pattern_aged", id));
+                } else if !p.has(Kind::PatternAged, &args.run) {
+                    events.push(new_event(Body::PatternAged {
+                        pattern: id.to_string(),
+                        run: args.run.clone(),
+                    }));
                     lines.push(format!("aged {id}: {}", p.text));
                 }
             }
@@ -854,39 +860,49 @@ fn outcome(args: OutcomeArgs, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
-    let result = if args.pass { "pass" } else { "fail" };
-    let e = store
-        .event("outcome")
-        .with("run", args.run.clone())
-        .with("result", result)
-        .with(
-            "patterns",
-            used.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-        );
+    let result = if args.pass {
+        RunResult::Pass
+    } else {
+        RunResult::Fail
+    };
+    let e = store.event(Body::Outcome {
+        run: args.run.clone(),
+        result,
+        patterns: used.iter().map(|s| s.to_string()).collect(),
+    });
     super::append(&store, &[e], ui)?;
     writeln!(
         ui.out,
-        "Recorded outcome {result} of run {}: {} pattern(s) graded.",
+        "Recorded outcome {} of run {}: {} pattern(s) graded.",
+        result.as_str(),
         super::clean(&args.run),
         used.len()
     )?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn mark(id: &str, kind: &str, key: &str, why: Option<String>, ui: &mut Ui) -> Outcome {
+/// A person's decision about a pattern, with why.
+enum Mark {
+    Promote(Option<String>),
+    Deprecate(Option<String>),
+}
+
+fn mark(id: &str, how: Mark, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
     let fold = patterns(&store)?;
     let (id, _) = find(&fold, id)?;
-    let mut e = store.event(kind).with("pattern", id.to_owned());
-    if let Some(w) = why {
-        e = e.with(key, w);
-    }
-    super::append(&store, &[e], ui)?;
-    let what = if kind == "pattern_promoted" {
-        "Promoted"
-    } else {
-        "Deprecated"
+    let pattern = id.to_owned();
+    let (body, what) = match how {
+        Mark::Promote(justification) => (
+            Body::PatternPromoted {
+                pattern,
+                justification,
+            },
+            "Promoted",
+        ),
+        Mark::Deprecate(reason) => (Body::PatternDeprecated { pattern, reason }, "Deprecated"),
     };
+    super::append(&store, &[store.event(body)], ui)?;
     writeln!(ui.out, "{what} {id}.")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::Error;
+use git_swarm::event::{Body, Kind, PhaseStatus};
 use git_swarm::learning::{self, Blocker};
 
 use super::{Format, Outcome, Ui};
@@ -108,13 +109,12 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
         for id in &accepted {
             match blockers.iter().find(|b| &b.id == id) {
                 Some(b) if !done => {
-                    let mut e = store
-                        .event("override")
-                        .with("phase", args.phase.clone())
-                        .with("justification", justification.to_owned())
-                        .with("blocked", b.reason.clone());
-                    e.directive = Some(id.clone());
-                    overrides.push(e);
+                    let e = store.event(Body::Override {
+                        phase: args.phase.clone(),
+                        justification: justification.to_owned(),
+                        blocked: b.reason.clone(),
+                    });
+                    overrides.push(e.about(id));
                 }
                 _ => ui.warning(
                     &format!(
@@ -170,12 +170,11 @@ fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
         .into());
     }
     if !done {
-        let ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
-        let e = store
-            .event("phase")
-            .with("phase", args.phase.clone())
-            .with("status", "complete")
-            .with("directives", ids);
+        let e = store.event(Body::Phase {
+            phase: args.phase.clone(),
+            status: PhaseStatus::Complete,
+            directives: records.iter().map(|r| r.id.clone()).collect(),
+        });
         super::append(&store, &[e], ui)?;
     }
     if args.format == Format::Json {
@@ -232,7 +231,7 @@ fn render_blocked(args: &CompleteArgs, blockers: &[Blocker], ui: &mut Ui) -> std
 pub(super) fn unknown_phase_hint(events: &[git_swarm::event::Event], phase: &str) -> String {
     let mut phases: Vec<&str> = events
         .iter()
-        .filter(|e| e.kind == "shown")
+        .filter(|e| e.known_kind() == Some(Kind::Shown))
         .filter_map(|e| e.data.get("phase").and_then(|v| v.as_str()))
         .collect();
     phases.sort_unstable();

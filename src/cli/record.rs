@@ -108,7 +108,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     let mut violations = false;
     for _ in 0..args.count {
-        let mut event: Event = store.event(&args.kind);
+        let mut event: Event = store.custom_event(&args.kind);
         event.directive = args.directive.clone();
         event.actor.role = args.role.clone();
         for (k, v) in &fields {

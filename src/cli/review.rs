@@ -9,6 +9,7 @@ use serde::Serialize;
 use git_swarm::change::Change;
 use git_swarm::check::{self, Candidate, CheckDirective, CheckEntry, Outcome as Machine};
 use git_swarm::directive::{Directive, Priority};
+use git_swarm::event::Body;
 use git_swarm::inject::sanitise;
 use git_swarm::learning;
 use git_swarm::marks::{self, VerdictStatus};
@@ -223,21 +224,16 @@ fn verdicts(
                 .filter(|_| verdict == "n_a")
         });
         let evidence = reviewer.and_then(|v| v.evidence.clone());
-        let mut e = store
-            .event("verdict")
-            .with("phase", args.phase.clone())
-            .with("verdict", verdict)
-            .with("reviewer", reviewer_word)
-            .with("machine", m_word)
-            .with("disagreement", disagreement);
-        if let Some(ev) = &evidence {
-            e = e.with("evidence", ev.clone());
-        }
-        if let Some(rs) = &reason {
-            e = e.with("reason", rs.clone());
-        }
-        e.directive = Some(r.id.clone());
-        events.push(e);
+        let e = store.event(Body::Verdict {
+            phase: args.phase.clone(),
+            verdict: verdict.to_owned(),
+            reviewer: reviewer_word.to_owned(),
+            machine: m_word.to_owned(),
+            disagreement,
+            evidence: evidence.clone(),
+            reason: reason.clone(),
+        });
+        events.push(e.about(&r.id));
         recorded.push(Recorded {
             id: r.id.clone(),
             verdict: verdict.into(),

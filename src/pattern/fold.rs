@@ -14,28 +14,12 @@ use serde::{Deserialize, Serialize};
 
 use super::text::Category;
 use crate::config::PatternsConfig;
+use crate::event::Kind;
 
 /// Milliseconds in a day.
 pub const DAY_MS: f64 = 86_400_000.0;
 /// At most this many labels and files are kept of the contexts a pattern was seen in.
 pub const MAX_CONTEXT: usize = 64;
-
-/// The event kinds this fold reads.
-pub const KINDS: [&str; 8] = [
-    "pattern_observed",
-    "pattern_validated",
-    "pattern_ignored",
-    "pattern_aged",
-    "pattern_promoted",
-    "pattern_deprecated",
-    "pattern_shown",
-    "outcome",
-];
-
-/// Is `kind` one the pattern fold reads?
-pub fn is_pattern_kind(kind: &str) -> bool {
-    KINDS.contains(&kind)
-}
 
 /// The fields of a pattern event the fold reads.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
@@ -119,9 +103,7 @@ pub struct Pattern {
 }
 
 /// Lifecycle states, in order.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     Observed,
@@ -132,6 +114,15 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, in order.
+    pub const ALL: [State; 5] = [
+        State::Observed,
+        State::Candidate,
+        State::Verified,
+        State::Active,
+        State::Deprecated,
+    ];
+
     pub fn as_str(&self) -> &'static str {
         match self {
             State::Observed => "observed",
@@ -183,9 +174,10 @@ where
     Ok(pairs.into_iter().collect())
 }
 
-fn key(kind: &str, run: &str) -> u64 {
+/// The key of signal `kind` for `run`: a hash of the kind's name, as the index holds it.
+fn key(kind: Kind, run: &str) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(kind.as_bytes());
+    h.update(kind.as_str().as_bytes());
     h.update(&[0]);
     h.update(run.as_bytes());
     h.digest()
@@ -224,7 +216,7 @@ fn merge_into(into: &mut Vec<String>, more: &[String]) {
 
 impl Pattern {
     /// Has the signal `kind` been folded for `run`? Marks it if not.
-    fn first(&mut self, kind: &str, run: Option<&str>) -> bool {
+    fn first(&mut self, kind: Kind, run: Option<&str>) -> bool {
         let Some(run) = run else { return true };
         let k = key(kind, run);
         match self.keys.binary_search(&k) {
@@ -238,13 +230,11 @@ impl Pattern {
 
     /// Was the pattern observed in, or injected for, `run`?
     pub fn used_in(&self, run: &str) -> bool {
-        ["pattern_observed", "pattern_shown"]
-            .iter()
-            .any(|kind| self.keys.binary_search(&key(kind, run)).is_ok())
+        self.has(Kind::PatternObserved, run) || self.has(Kind::PatternShown, run)
     }
 
     /// Was signal `kind` already recorded for `run`?
-    pub fn has(&self, kind: &str, run: &str) -> bool {
+    pub fn has(&self, kind: Kind, run: &str) -> bool {
         self.keys.binary_search(&key(kind, run)).is_ok()
     }
 
@@ -370,7 +360,7 @@ pub struct View<'a> {
 
 impl View<'_> {
     /// See [`Pattern::has`].
-    pub fn has(&self, kind: &str, run: &str) -> bool {
+    pub fn has(&self, kind: Kind, run: &str) -> bool {
         let want = key(kind, run);
         let keys = self.keys.as_chunks::<8>().0;
         keys.binary_search_by(|k| u64::from_le_bytes(*k).cmp(&want))
@@ -379,7 +369,7 @@ impl View<'_> {
 
     /// See [`Pattern::used_in`].
     pub fn used_in(&self, run: &str) -> bool {
-        self.has("pattern_observed", run) || self.has("pattern_shown", run)
+        self.has(Kind::PatternObserved, run) || self.has(Kind::PatternShown, run)
     }
 }
 
@@ -427,20 +417,13 @@ impl PatternFold {
             .map(|(k, v)| (k.as_str(), v))
     }
 
-    /// Applies an event of the log if it is a pattern event.
-    pub fn apply_head(&mut self, h: &crate::fold::EventHead) {
-        if let Some(e) = &h.pattern {
-            self.apply(&h.kind, h.ts, e);
-        }
-    }
-
     /// Applies one pattern event of kind `kind` at `ts` (events come in (ts, id) order).
     // Each arm marks its (kind, run) key first: a guard would hide that side effect.
     #[allow(clippy::collapsible_match)]
-    pub fn apply(&mut self, kind: &str, ts: i64, e: &PatternEvent) {
+    pub fn apply(&mut self, kind: Kind, ts: i64, e: &PatternEvent) {
         self.events += 1;
         let run = e.run.as_deref();
-        if kind == "outcome" {
+        if kind == Kind::Outcome {
             let (Some(run), Some(result)) = (run, e.result.as_deref()) else {
                 return;
             };
@@ -461,7 +444,7 @@ impl PatternFold {
             }
             return;
         }
-        if kind == "pattern_observed"
+        if kind == Kind::PatternObserved
             && let (Some(alias), Some(id)) = (&e.alias, &e.pattern)
             && alias != id
         {
@@ -472,7 +455,7 @@ impl PatternFold {
         for id in e.ids() {
             let p = self.patterns.entry(id.clone()).or_default();
             match kind {
-                "pattern_observed" => {
+                Kind::PatternObserved => {
                     if !p.first(kind, run) {
                         continue;
                     }
@@ -493,13 +476,13 @@ impl PatternFold {
                     merge_into(&mut p.files, &e.files);
                     p.used(ts);
                 }
-                "pattern_validated" => {
+                Kind::PatternValidated => {
                     if p.first(kind, run) {
                         p.validated += 1;
                         p.used(ts);
                     }
                 }
-                "pattern_ignored" => {
+                Kind::PatternIgnored => {
                     if p.first(kind, run) {
                         p.ignored += 1;
                         p.ignore_weight += e.weight.unwrap_or(1.0).clamp(0.0, 100.0);
@@ -508,18 +491,18 @@ impl PatternFold {
                         }
                     }
                 }
-                "pattern_aged" => {
+                Kind::PatternAged => {
                     if p.first(kind, run) && ts >= p.last_use {
                         p.aged += 1;
                     }
                 }
-                "pattern_shown" => {
+                Kind::PatternShown => {
                     if run.is_some() && p.first(kind, run) {
                         p.used(ts);
                     }
                 }
-                "pattern_promoted" => p.promoted = Some(ts),
-                "pattern_deprecated" => p.deprecated = Some(ts),
+                Kind::PatternPromoted => p.promoted = Some(ts),
+                Kind::PatternDeprecated => p.deprecated = Some(ts),
                 _ => {}
             }
         }
@@ -673,18 +656,18 @@ mod tests {
         };
         let mut f = PatternFold::default();
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0,
             &observed("t", "r1", &["a"], &["x.rs"]),
         );
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0 + 1,
             &observed("t", "r2", &["b"], &[]),
         );
-        f.apply("pattern_validated", T0 + 2, &on("r2"));
+        f.apply(Kind::PatternValidated, T0 + 2, &on("r2"));
         f.apply(
-            "pattern_ignored",
+            Kind::PatternIgnored,
             T0 + 3,
             &PatternEvent {
                 weight: Some(1.5),
@@ -692,11 +675,11 @@ mod tests {
                 ..on("r3")
             },
         );
-        f.apply("pattern_aged", T0 + 4, &on("r4"));
-        f.apply("pattern_promoted", T0 + 5, &on("r5"));
-        f.apply("pattern_deprecated", T0 + 6, &on("r6"));
+        f.apply(Kind::PatternAged, T0 + 4, &on("r4"));
+        f.apply(Kind::PatternPromoted, T0 + 5, &on("r5"));
+        f.apply(Kind::PatternDeprecated, T0 + 6, &on("r6"));
         f.apply(
-            "outcome",
+            Kind::Outcome,
             T0 + 7,
             &PatternEvent {
                 patterns: vec!["p1".into()],
@@ -732,7 +715,7 @@ mod tests {
     fn decay_is_exp_of_days_over_fourteen_until_three_validations() {
         let mut f = PatternFold::default();
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0,
             &observed("always check x", "r1", &[], &[]),
         );
@@ -749,14 +732,14 @@ mod tests {
             (-2f64).exp(),
         );
         for run in ["r1", "r2"] {
-            f.apply("pattern_validated", T0, &on(run));
+            f.apply(Kind::PatternValidated, T0, &on(run));
         }
         let p = &f.patterns["p1"];
         close(
             score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay,
             (-2f64).exp(),
         );
-        f.apply("pattern_validated", T0, &on("r3"));
+        f.apply(Kind::PatternValidated, T0, &on("r3"));
         let p = &f.patterns["p1"];
         assert_eq!(p.validated, 3);
         close(score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay, 1.0);
@@ -770,13 +753,13 @@ mod tests {
     fn ignores_are_weighted_and_deduplicated_per_run() {
         let mut f = PatternFold::default();
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0,
             &observed("x causes y here", "r1", &[], &[]),
         );
-        f.apply("pattern_validated", T0, &on("r1"));
-        f.apply("pattern_ignored", T0, &on("r2"));
-        f.apply("pattern_ignored", T0, &on("r2"));
+        f.apply(Kind::PatternValidated, T0, &on("r1"));
+        f.apply(Kind::PatternIgnored, T0, &on("r2"));
+        f.apply(Kind::PatternIgnored, T0, &on("r2"));
         let p = &f.patterns["p1"];
         assert_eq!((p.validated, p.ignored), (1, 1));
         close(score(p, &cfg(), T0, &[], &[]).success_rate, 1.0 / 2.5);
@@ -787,7 +770,7 @@ mod tests {
     fn context_boost_is_the_share_of_the_query_seen() {
         let mut f = PatternFold::default();
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0,
             &observed("never do x in y", "r1", &["security"], &["src/a.rs"]),
         );
@@ -808,36 +791,36 @@ mod tests {
         let c = cfg();
         let mut f = PatternFold::default();
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0,
             &observed("must do x", "r1", &["a"], &[]),
         );
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
         // The same run again is not a second sighting.
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0 + 1,
             &observed("must do x", "r1", &["a"], &[]),
         );
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0 + 2,
             &observed("must do x", "r2", &["a"], &[]),
         );
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Candidate);
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0 + 3,
             &observed("must do x", "r3", &["b"], &[]),
         );
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Verified);
-        f.apply("pattern_promoted", T0 + 4, &on("-"));
+        f.apply(Kind::PatternPromoted, T0 + 4, &on("-"));
         assert_eq!(
             state(&f.patterns["p1"], &c, T0 + 400 * 86_400_000),
             State::Active
         );
-        f.apply("pattern_deprecated", T0 + 5, &on("-"));
+        f.apply(Kind::PatternDeprecated, T0 + 5, &on("-"));
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Deprecated);
     }
 
@@ -846,7 +829,7 @@ mod tests {
         let c = cfg();
         let mut f = PatternFold::default();
         f.apply(
-            "pattern_observed",
+            Kind::PatternObserved,
             T0,
             &observed("must do x", "r1", &[], &[]),
         );
@@ -854,7 +837,7 @@ mod tests {
         assert_eq!(state(p, &c, T0 + 90 * 86_400_000), State::Observed);
         assert_eq!(state(p, &c, T0 + 91 * 86_400_000), State::Deprecated);
         // Each aged step adds seven days.
-        f.apply("pattern_aged", T0 + 1, &on("r9"));
+        f.apply(Kind::PatternAged, T0 + 1, &on("r9"));
         let p = &f.patterns["p1"];
         close(score(p, &c, T0, &[], &[]).age_days, 7.0);
     }
@@ -863,23 +846,23 @@ mod tests {
     fn two_branches_merge_to_the_sum_of_their_records() {
         let a = [
             (
-                "pattern_observed",
+                Kind::PatternObserved,
                 T0,
                 observed("must do x", "ra", &["a"], &[]),
             ),
-            ("pattern_validated", T0 + 1, on("ra")),
+            (Kind::PatternValidated, T0 + 1, on("ra")),
         ];
         let b = [
             (
-                "pattern_observed",
+                Kind::PatternObserved,
                 T0 + 2,
                 observed("must do x", "rb", &["b"], &[]),
             ),
-            ("pattern_validated", T0 + 3, on("rb")),
+            (Kind::PatternValidated, T0 + 3, on("rb")),
         ];
         let mut f = PatternFold::default();
         for (k, ts, e) in a.iter().chain(&b) {
-            f.apply(k, *ts, e);
+            f.apply(*k, *ts, e);
         }
         let p = &f.patterns["p1"];
         assert_eq!((p.observations, p.validated), (2, 2));

@@ -195,7 +195,11 @@ mod tests {
                 ..Default::default()
             };
             // Older patterns decay: p000 is the newest.
-            f.apply("pattern_observed", T0 - i as i64 * 86_400_000, &e);
+            f.apply(
+                crate::event::Kind::PatternObserved,
+                T0 - i as i64 * 86_400_000,
+                &e,
+            );
         }
         f
     }
@@ -254,7 +258,7 @@ mod tests {
         let cfg = PatternsConfig::default();
         assert!(select(views(&f), &cfg, &q(800)).lines.is_empty());
         f.apply(
-            "pattern_promoted",
+            crate::event::Kind::PatternPromoted,
             T0,
             &PatternEvent {
                 pattern: Some("p000".into()),

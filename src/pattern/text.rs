@@ -80,7 +80,7 @@ pub const MAX_EXCERPT_CHARS: usize = 120;
 
 /// What kind of knowledge an observation carries. Rules weigh more than
 /// causal links, which weigh more than plain observations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     Rule,

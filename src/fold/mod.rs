@@ -11,213 +11,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// The parts of an event the fold reads, parsed without allocating the rest.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EventHead {
-    /// [`crate::event::id_key`] of the id.
-    pub key: u128,
-    /// Milliseconds since the epoch.
-    pub ts: i64,
-    pub kind: String,
-    /// The directive(s) the event is about: `directive`, plus `directives` for events about several.
-    pub directives: Vec<String>,
-    /// For a `check` event, the fingerprint of the change it recorded a failure of.
-    pub change: Option<String>,
-    /// For a `check` event, a key of the branch checked (`branch`), when it was on one.
-    pub branch: Option<u64>,
-    /// What the event means for escalation and remediation.
-    pub signal: Signal,
-    /// For `ack` and `unacknowledged` events: a key of the delegation.
-    pub delegation: Option<u64>,
-    /// For the pattern loop's kinds: the fields its fold reads (`None` if they do not parse).
-    pub pattern: Option<Box<crate::pattern::fold::PatternEvent>>,
-}
+use crate::event::Kind;
+use crate::pattern::fold::PatternFold;
 
-/// The part an event plays in the directive loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Signal {
-    #[default]
-    None,
-    /// A violation (an unacknowledged critical, a `violated` ack or
-    /// verdict, a recorded check failure), on an occasion: violations on the same
-    /// occasion (one change, delegation or phase) are one.
-    Violation { occasion: u64 },
-    /// Evidence the directive was followed: an `applied` ack, a `verified` verdict.
-    Remediation,
-    /// A `check_passed` event: remediates the directive's check violations
-    /// recorded before it on the same branch. A kind of its own, not a
-    /// `check` with another outcome: a version that does not know it folds
-    /// it as nothing rather than as one more violation.
-    Pass,
-    /// An `escalation` event (the audit record of an episode).
-    Escalation,
-    /// A `deescalation`: ends the directive's open episode, if it is the
-    /// one it names (`episode`: `<directive>#<n>`, the n-th episode).
-    /// One that names no episode ends whichever is open; one made on
-    /// another branch for an episode already ended ends nothing.
-    Deescalation { episode: Option<u32> },
-}
+mod head;
+mod loops;
 
-/// Violations on two occasions this close together escalate a directive.
-pub const ESCALATION_WINDOW_MS: i64 = 30 * 24 * 60 * 60 * 1000;
-
-#[derive(serde::Deserialize)]
-struct RawHead<'a> {
-    #[serde(borrow)]
-    id: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    ts: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    kind: std::borrow::Cow<'a, str>,
-    #[serde(default, borrow)]
-    directive: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    directives: Option<Directives<'a>>,
-    /// For `check` events: the fingerprint of the change checked.
-    #[serde(default, borrow)]
-    change: Option<std::borrow::Cow<'a, str>>,
-    /// For `check` and `check_passed` events: the branch checked.
-    #[serde(default, borrow)]
-    branch: Option<Text<'a>>,
-    #[serde(default, borrow)]
-    delegation: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    phase: Option<std::borrow::Cow<'a, str>>,
-    /// For `verdict` events: the verdict that stands (verified, violated, n_a).
-    #[serde(default, borrow)]
-    verdict: Option<std::borrow::Cow<'a, str>>,
-    /// For `ack` events: applied, ignored, n_a.
-    #[serde(default, borrow)]
-    status: Option<std::borrow::Cow<'a, str>>,
-    /// For `deescalation` events: the episode ended.
-    #[serde(default, borrow)]
-    episode: Option<Text<'a>>,
-    // Checked, not used: the fold must accept exactly the lines the readers accept.
-    #[serde(default, borrow)]
-    #[allow(dead_code)]
-    actor: Option<RawActor<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-#[allow(dead_code)]
-struct RawActor<'a> {
-    #[serde(default, borrow)]
-    role: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    agent: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    user: Option<std::borrow::Cow<'a, str>>,
-}
-
-/// A kind's own field that the fold reads when it is a string; anything
-/// else is kept and ignored.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum Text<'a> {
-    Str(#[serde(borrow)] std::borrow::Cow<'a, str>),
-    Other(serde::de::IgnoredAny),
-}
-
-/// `directives` is a kind's own field: a list of ids where it means
-/// something to the fold, anything else is kept and ignored.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum Directives<'a> {
-    Ids(#[serde(borrow)] Vec<std::borrow::Cow<'a, str>>),
-    Other(serde::de::IgnoredAny),
-}
-
-impl EventHead {
-    /// Parses one line; `None` if it is not a well-formed event (readers
-    /// that report problems use [`crate::event::parse_event_line`]).
-    pub fn parse(line: &[u8]) -> Option<EventHead> {
-        // serde_json skips the fields it ignores without checking their
-        // UTF-8, so a line the readers reject would otherwise be folded.
-        let text = std::str::from_utf8(line).ok()?;
-        let raw: RawHead<'_> = serde_json::from_str(text).ok()?;
-        if raw.id.is_empty() || raw.id.len() > 128 || !crate::event::is_valid_kind(&raw.kind) {
-            return None;
-        }
-        let ts = crate::event::parse_ts_millis(&raw.ts)?;
-        let mut directives: Vec<String> =
-            raw.directive.into_iter().map(|d| d.into_owned()).collect();
-        if let Some(Directives::Ids(ids)) = raw.directives {
-            directives.extend(ids.into_iter().map(|d| d.into_owned()));
-        }
-        let occasion = |parts: &[Option<&str>]| {
-            let mut h = xxhash_rust::xxh3::Xxh3::new();
-            for p in parts {
-                h.update(p.unwrap_or("").as_bytes());
-                h.update(&[0]);
-            }
-            h.digest()
-        };
-        let delegation = match &*raw.kind {
-            "ack" | "unacknowledged" => raw
-                .delegation
-                .as_deref()
-                .map(|d| occasion(&[Some("delegation"), Some(d)])),
-            _ => None,
-        };
-        let string = |t: &Option<Text<'_>>| match t {
-            Some(Text::Str(s)) => Some(s.to_string()),
-            _ => None,
-        };
-        let branch = match &*raw.kind {
-            "check" | "check_passed" => string(&raw.branch).map(|b| branch_key(&b)),
-            _ => None,
-        };
-        let signal = match (&*raw.kind, raw.verdict.as_deref(), raw.status.as_deref()) {
-            ("check_passed", _, _) => Signal::Pass,
-            ("check", _, _) => Signal::Violation {
-                occasion: occasion(&[Some("check"), raw.change.as_deref().or(Some(&raw.id))]),
-            },
-            ("unacknowledged", _, _) | ("ack", _, Some("violated")) => Signal::Violation {
-                occasion: occasion(&[
-                    Some("delegation"),
-                    raw.delegation.as_deref().or(Some(&raw.id)),
-                ]),
-            },
-            ("verdict", Some("violated"), _) => Signal::Violation {
-                occasion: occasion(&[Some("phase"), raw.phase.as_deref().or(Some(&raw.id))]),
-            },
-            ("verdict", Some("verified"), _) | ("ack", _, Some("applied")) => Signal::Remediation,
-            ("escalation", _, _) => Signal::Escalation,
-            ("deescalation", _, _) => Signal::Deescalation {
-                // `<directive>#<n>`; a name that does not parse names no episode.
-                episode: match &raw.episode {
-                    Some(Text::Str(name)) => Some(
-                        name.rsplit_once('#')
-                            .and_then(|(_, n)| n.parse().ok())
-                            .unwrap_or(u32::MAX),
-                    ),
-                    _ => None,
-                },
-            },
-            _ => Signal::None,
-        };
-        let pattern = if crate::pattern::fold::is_pattern_kind(&raw.kind) {
-            serde_json::from_str(text).ok().map(Box::new)
-        } else {
-            None
-        };
-        Some(EventHead {
-            key: crate::event::id_key(&raw.id),
-            ts,
-            kind: raw.kind.into_owned(),
-            directives,
-            change: raw.change.map(|c| c.into_owned()),
-            branch,
-            signal,
-            delegation,
-            pattern,
-        })
-    }
-
-    pub fn order(&self) -> (i64, u128) {
-        (self.ts, self.key)
-    }
-}
+pub use head::{ESCALATION_WINDOW_MS, EventHead, Signal};
+use loops::Loops;
+pub use loops::{Episode, LoopState};
 
 /// The folded state of the whole log.
 ///
@@ -269,265 +71,6 @@ pub struct Standing {
     pub remediations: u64,
     /// An escalation episode is open.
     pub escalated: bool,
-}
-
-/// The loop states, decoded from the index only when first read: most
-/// commands never look at them, and with many directives they are the
-/// costliest part of the fold to decode. Stored as postcard bytes with an
-/// xxh3 checksum, checked when the index is read, so that decoding later
-/// cannot meet damaged bytes.
-#[derive(Debug, Default)]
-struct Loops {
-    raw: Option<Vec<u8>>,
-    map: std::sync::OnceLock<BTreeMap<String, LoopState>>,
-}
-
-impl Loops {
-    fn get(&self) -> &BTreeMap<String, LoopState> {
-        self.map.get_or_init(|| {
-            // Checked on read: the bytes are ones this program encoded.
-            self.raw
-                .as_deref()
-                .and_then(|b| postcard::from_bytes(b).ok())
-                .unwrap_or_default()
-        })
-    }
-
-    fn get_mut(&mut self) -> &mut BTreeMap<String, LoopState> {
-        self.get();
-        self.raw = None;
-        self.map.get_mut().expect("initialised just above")
-    }
-}
-
-impl Clone for Loops {
-    fn clone(&self) -> Self {
-        let map = std::sync::OnceLock::new();
-        if let Some(m) = self.map.get() {
-            let _ = map.set(m.clone());
-        }
-        Loops {
-            raw: self.raw.clone(),
-            map,
-        }
-    }
-}
-
-impl PartialEq for Loops {
-    fn eq(&self, other: &Self) -> bool {
-        self.get() == other.get()
-    }
-}
-
-impl Eq for Loops {}
-
-impl Serialize for Loops {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let encoded;
-        let bytes = match (&self.raw, self.map.get()) {
-            (Some(raw), None) => raw.as_slice(),
-            _ => {
-                encoded = postcard::to_stdvec(self.get()).map_err(serde::ser::Error::custom)?;
-                encoded.as_slice()
-            }
-        };
-        let sum = xxhash_rust::xxh3::xxh3_64(bytes);
-        (sum, serde_bytes::Bytes::new(bytes)).serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for Loops {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (sum, bytes): (u64, serde_bytes::ByteBuf) = Deserialize::deserialize(d)?;
-        if xxhash_rust::xxh3::xxh3_64(&bytes) != sum {
-            return Err(serde::de::Error::custom("loop states damaged"));
-        }
-        Ok(Loops {
-            raw: Some(bytes.into_vec()),
-            map: std::sync::OnceLock::new(),
-        })
-    }
-}
-
-/// What the directive loop has seen of one directive.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoopState {
-    /// Violations that can still start an episode: since the last episode
-    /// ended, within the window of the newest, not fixed on their branch
-    /// since: (ts, occasion, event key, branch key of a check violation).
-    recent: Vec<(i64, u64, u128, Option<u64>)>,
-    /// Every episode, oldest first; the last may be open.
-    pub episodes: Vec<Episode>,
-    /// The latest violation (ts, event key).
-    pub last_violation: Option<(i64, u128)>,
-    /// The latest remediation (applied ack, verified verdict): (ts, event key).
-    pub last_remediation: Option<(i64, u128)>,
-    pub violations: u64,
-    pub remediations: u64,
-    /// The latest violation with no later remediation that applies to
-    /// it, of those not recorded by a check on a branch: (ts, event key).
-    open_other: Option<(i64, u128)>,
-    /// Per branch (key), the latest check violation there with no later
-    /// remediation: a passing check on that branch, an applied ack or a
-    /// verified verdict.
-    open_checks: Vec<(u64, i64, u128)>,
-    /// Delegations that acknowledged the directive, within the window of
-    /// the newest event: (ts, delegation key). An `unacknowledged` event
-    /// for one of them, made later by a process that had not seen the ack
-    /// (on another branch, merged since), is void: one history would not
-    /// have recorded it.
-    acked: Vec<(i64, u64)>,
-}
-
-/// An escalation episode: from the violation that made two occasions within
-/// the window until a `deescalation`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Episode {
-    /// When it started: the second occasion's violation, in ms.
-    pub start: i64,
-    /// The event keys of the two violations that started it.
-    pub violations: [u128; 2],
-    /// When a `deescalation` ended it, in ms.
-    pub ended: Option<i64>,
-    /// Whether an `escalation` event records it.
-    pub recorded: bool,
-}
-
-impl LoopState {
-    /// A name for the open episode that every process computes alike,
-    /// whichever violations each has seen: the directive and the episode's
-    /// number (`no-unwrap#2`).
-    pub fn open_key(&self, directive: &str) -> Option<String> {
-        self.open()
-            .map(|_| format!("{directive}#{}", self.episodes.len()))
-    }
-}
-
-impl LoopState {
-    /// The open episode, if the directive is escalated now.
-    pub fn open(&self) -> Option<&Episode> {
-        self.episodes.last().filter(|e| e.ended.is_none())
-    }
-
-    /// A violation with no later remediation: an applied ack or verified
-    /// verdict after it, or for a check violation on a branch, a check of
-    /// the directive that passed on that branch after it.
-    pub fn unremediated(&self) -> bool {
-        self.open_other.is_some() || !self.open_checks.is_empty()
-    }
-
-    /// Is there a check violation on `branch` (a full ref name) that no
-    /// passing check there, applied ack or verified verdict has remediated?
-    pub fn open_on_branch(&self, branch: &str) -> bool {
-        self.open_on_branch_at(branch).is_some()
-    }
-
-    /// The (ts, event key) of the latest such violation on `branch`.
-    pub fn open_on_branch_at(&self, branch: &str) -> Option<(i64, u128)> {
-        let key = branch_key(branch);
-        self.open_checks
-            .iter()
-            .find(|(b, _, _)| *b == key)
-            .map(|(_, ts, k)| (*ts, *k))
-    }
-
-    /// Applies `e`; false if it is void for this directive (see `acked`).
-    fn apply(&mut self, e: &EventHead) -> bool {
-        if let Some(delegation) = e.delegation {
-            self.acked
-                .retain(|(ts, _)| e.ts - *ts <= ESCALATION_WINDOW_MS);
-            let acked = self.acked.iter().any(|(_, d)| *d == delegation);
-            if e.kind == "ack" {
-                if !acked {
-                    self.acked.push((e.ts, delegation));
-                }
-            } else if acked && matches!(e.signal, Signal::Violation { .. }) {
-                return false;
-            }
-        }
-        match e.signal {
-            Signal::Violation { occasion } => {
-                self.violations += 1;
-                self.last_violation = Some(e.order());
-                let branch = e.branch.filter(|_| e.kind == "check");
-                match branch {
-                    Some(b) => {
-                        self.open_checks.retain(|(x, _, _)| *x != b);
-                        self.open_checks.push((b, e.ts, e.key));
-                    }
-                    None => self.open_other = Some(e.order()),
-                }
-                if self.open().is_some() {
-                    return true;
-                }
-                self.recent
-                    .retain(|(ts, _, _, _)| e.ts - *ts <= ESCALATION_WINDOW_MS);
-                // The earliest violation in the window on another occasion.
-                if let Some(first) = self.recent.iter().find(|(_, o, _, _)| *o != occasion) {
-                    self.episodes.push(Episode {
-                        start: e.ts,
-                        violations: [first.2, e.key],
-                        ended: None,
-                        recorded: false,
-                    });
-                    self.recent.clear();
-                } else {
-                    self.recent.push((e.ts, occasion, e.key, branch));
-                }
-            }
-            Signal::Remediation => {
-                self.remediations += 1;
-                self.last_remediation = Some(
-                    self.last_remediation
-                        .map_or(e.order(), |r| r.max(e.order())),
-                );
-                // Applied in (ts, id) order: every violation folded so far is earlier.
-                self.open_other = None;
-                self.open_checks.clear();
-            }
-            Signal::Pass => {
-                let Some(b) = e.branch else { return true };
-                // A pass remediates only where it clears something: the
-                // checks that record one are made for that reason alone.
-                if !self.open_checks.iter().any(|(x, _, _)| *x == b) {
-                    return true;
-                }
-                self.remediations += 1;
-                self.last_remediation = Some(
-                    self.last_remediation
-                        .map_or(e.order(), |r| r.max(e.order())),
-                );
-                self.open_checks.retain(|(x, _, _)| *x != b);
-                // Fixed on its branch before another violation came: it no
-                // longer counts toward an escalation (a blocked commit that
-                // was corrected never reached the history).
-                self.recent.retain(|(_, _, _, x)| *x != Some(b));
-            }
-            Signal::Escalation => {
-                if let Some(ep) = self.episodes.last_mut()
-                    && ep.ended.is_none()
-                {
-                    ep.recorded = true;
-                }
-            }
-            Signal::Deescalation { episode } => {
-                let open = self.open().map(|_| self.episodes.len());
-                if episode.is_some_and(|n| usize::try_from(n).ok() != open) {
-                    // Not the open episode's: one ended already (by a
-                    // branch that had not seen this one), or none open.
-                    return true;
-                }
-                if let Some(ep) = self.episodes.last_mut()
-                    && ep.ended.is_none()
-                {
-                    ep.ended = Some(e.ts);
-                }
-                self.recent.clear();
-            }
-            Signal::None => {}
-        }
-        true
-    }
 }
 
 /// What the event log says about one directive.
@@ -608,7 +151,7 @@ impl Fold {
                 self.counts[row * self.kinds.len() + kind] += 1;
             }
         }
-        if e.kind == "check"
+        if e.known == Some(Kind::Check)
             && let Some(change) = &e.change
         {
             for d in &e.directives {
@@ -828,17 +371,23 @@ impl Fold {
     }
 }
 
-/// The key a branch's name is folded under.
-fn branch_key(branch: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(branch.as_bytes())
-}
-
 fn check_key(directive: &str, change: &str) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(directive.as_bytes());
     h.update(&[0]);
     h.update(change.as_bytes());
     h.digest()
+}
+
+// Here rather than in `pattern::fold`, so that the pattern fold does not
+// depend on this module, which depends on it.
+impl PatternFold {
+    /// Applies an event of the log if it is a pattern event.
+    pub fn apply_head(&mut self, h: &EventHead) {
+        if let (Some(e), Some(kind)) = (&h.pattern, h.known) {
+            self.apply(kind, h.ts, e);
+        }
+    }
 }
 
 /// Folds a batch of heads from scratch: de-duplicates by id (the earliest
@@ -848,7 +397,7 @@ pub fn fold_all(heads: Vec<EventHead>) -> Fold {
 }
 
 /// [`fold_all`], and the pattern fold of the same events.
-pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, crate::pattern::fold::PatternFold) {
+pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
     let total = heads.len() as u64;
     heads.sort_unstable_by_key(|h| (h.key, h.ts));
     heads.dedup_by_key(|h| h.key);
@@ -880,7 +429,7 @@ pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, crate::pattern::fold::Patt
         fold.apply_at(h, &rows);
     }
     fold.duplicates = total - heads.len() as u64;
-    let mut patterns = crate::pattern::fold::PatternFold::default();
+    let mut patterns = PatternFold::default();
     for h in &heads {
         patterns.apply_head(h);
     }
@@ -889,6 +438,7 @@ pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, crate::pattern::fold::Patt
 
 #[cfg(test)]
 mod tests {
+    use super::head::branch_key;
     use super::*;
 
     #[test]
@@ -974,10 +524,10 @@ mod tests {
         let fold = fold_all(heads.clone());
         let bytes = postcard::to_stdvec(&fold).expect("encode");
         let decoded: Fold = postcard::from_bytes(&bytes).expect("decode");
-        assert!(decoded.loops.map.get().is_none(), "decoded eagerly");
+        assert!(!decoded.loops.is_decoded(), "decoded eagerly");
         // The standings come from the rows, without decoding the loop states.
         let st = decoded.standings(["b", "a", "z"].into_iter());
-        assert!(decoded.loops.map.get().is_none(), "standings decoded them");
+        assert!(!decoded.loops.is_decoded(), "standings decoded them");
         assert_eq!(
             st,
             [
@@ -1030,6 +580,7 @@ mod tests {
             key,
             ts,
             kind: kind.into(),
+            known: Kind::parse(kind),
             directives: vec![d.into()],
             change: None,
             branch: None,

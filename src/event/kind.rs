@@ -1,0 +1,384 @@
+//! Every event kind this version writes, with its fields: the one list of
+//! kinds. Writers build a [`Body`]; the folds match on [`Kind`];
+//! `schema/event.schema.json` is generated from both.
+//!
+//! On disk an event stays a JSON object whose unknown fields (and unknown
+//! kinds) are kept: [`super::Event`] holds the kind's fields as a map, and a
+//! [`Body`] becomes that map when the event is made. Serialised through the
+//! map, a body's fields are written in the same (sorted) order as always.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::directive::{Enforcement, Priority};
+use crate::pattern::text::Category;
+
+/// Defines [`Body`], [`Kind`] and [`KNOWN_KINDS`] from one list, so that a
+/// kind added to one is in all three.
+macro_rules! kinds {
+    ($(
+        $(#[$doc:meta])*
+        $name:literal => $Variant:ident { $($fields:tt)* }
+    )*) => {
+        /// An event's kind and the fields it writes.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+        #[serde(tag = "kind")]
+        pub enum Body {
+            $( $(#[$doc])* #[serde(rename = $name)] $Variant { $($fields)* }, )*
+        }
+
+        /// The kinds this version knows, each a variant of [`Body`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Kind {
+            $( $(#[$doc])* $Variant, )*
+        }
+
+        /// Kinds this version knows, as written. Others are kept and folded as "other".
+        pub const KNOWN_KINDS: &[&str] = &[$($name),*];
+
+        impl Kind {
+            /// The kind named `name`, if this version knows it.
+            pub fn parse(name: &str) -> Option<Kind> {
+                match name {
+                    $( $name => Some(Kind::$Variant), )*
+                    _ => None,
+                }
+            }
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( Kind::$Variant => $name, )*
+                }
+            }
+        }
+
+        impl Body {
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $( Body::$Variant { .. } => Kind::$Variant, )*
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    /// `git swarm add`: an entry that passed the gate.
+    "added" => Added {
+        /// The directive file written, relative to the repository.
+        path: String,
+    }
+    /// `inject`: the directives a delegate was shown. The event's id is the delegation's id.
+    "shown" => Shown {
+        tools: Vec<String>,
+        /// The ids shown.
+        directives: Vec<String>,
+        /// Each directive shown, with the priority it was shown at.
+        shown: Vec<ShownEntry>,
+        /// The patterns injected with them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        patterns: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<String>,
+    }
+    /// `ack`: a delegate's answer about a directive it was shown.
+    "ack" => Ack {
+        delegation: String,
+        /// `applied`, `ignored`, `n_a` or `violated`.
+        status: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<String>,
+    }
+    /// `ack`: an answer about a directive the delegation was not shown (not credited).
+    "spoofed_ack" => SpoofedAck {
+        delegation: String,
+        /// The directive id claimed.
+        claimed: String,
+        status: String,
+    }
+    /// `ack`: a critical directive shown and not acknowledged.
+    "unacknowledged" => Unacknowledged {
+        delegation: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<String>,
+    }
+    /// `review`: the verdict that stands for a directive in a phase.
+    "verdict" => Verdict {
+        phase: String,
+        /// `verified`, `violated` or `n_a`.
+        verdict: String,
+        /// The reviewer's word, or `omitted`.
+        reviewer: String,
+        /// The machine check: `pass`, `fail`, `n/a`, `error` or `not run`.
+        machine: String,
+        /// Reviewer and machine disagreed (the machine's result stands).
+        disagreement: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        evidence: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    }
+    /// `check --record`: a directive's predicates failed on a change.
+    "check" => Check {
+        /// Always `fail`.
+        outcome: CheckOutcome,
+        /// The fingerprint of the change.
+        change: String,
+        /// What was checked (`staged`, a range, …).
+        selection: String,
+        enforcement: Enforcement,
+        /// The predicates that failed.
+        predicates: Vec<String>,
+        /// The branch checked, as a full ref name, when on one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
+    }
+    /// `check --record`: a pass on a branch where a check failure stands.
+    "check_passed" => CheckPassed {
+        change: String,
+        selection: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
+    }
+    /// A directive's escalation episode began.
+    "escalation" => Escalation {
+        /// The priority and enforcement its file declared (null: no file).
+        from: Option<Level>,
+        to: Level,
+        reason: String,
+        /// The ids of the violating events.
+        violations: Vec<String>,
+        /// `<directive>#<n>`: the n-th episode.
+        episode: String,
+    }
+    /// `deescalate`: an episode ended by a person.
+    "deescalation" => Deescalation {
+        justification: String,
+        episode: String,
+    }
+    /// `phase complete --accept`: a blocker accepted.
+    "override" => Override {
+        phase: String,
+        justification: String,
+        /// The reason it blocked.
+        blocked: String,
+    }
+    /// `phase complete`: the phase closed.
+    "phase" => Phase {
+        phase: String,
+        status: PhaseStatus,
+        directives: Vec<String>,
+    }
+    /// `git swarm add`: an entry that failed the gate.
+    "quarantined" => Quarantined {
+        path: String,
+        reason: String,
+        detail: String,
+    }
+    /// Reserved: a quarantined entry promoted.
+    "promoted" => Promoted {}
+    /// `retire`.
+    "retired" => Retired {
+        reason: String,
+    }
+    /// `pattern extract`: a pattern seen in a run.
+    "pattern_observed" => PatternObserved {
+        pattern: String,
+        /// The id of the observation's own text, when it joined a near-duplicate `pattern`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        alias: Option<String>,
+        role: String,
+        text: String,
+        category: Category,
+        run: String,
+        labels: Vec<String>,
+        files: Vec<String>,
+    }
+    /// `pattern feedback`: a pattern the validator's verdict confirmed.
+    "pattern_validated" => PatternValidated {
+        pattern: String,
+        run: String,
+        /// 1 or 2.
+        level: u8,
+    }
+    /// `pattern feedback`: a pattern the validator called a false positive.
+    "pattern_ignored" => PatternIgnored {
+        pattern: String,
+        run: String,
+        /// The adversarial role's weight.
+        weight: f64,
+        /// It had been validated before.
+        regression: bool,
+        false_positive: String,
+        /// How the false positive was matched to the finding.
+        #[serde(rename = "match")]
+        how: String,
+    }
+    /// `pattern feedback`: a pattern not used in a run.
+    "pattern_aged" => PatternAged {
+        pattern: String,
+        run: String,
+    }
+    /// `pattern promote`.
+    "pattern_promoted" => PatternPromoted {
+        pattern: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        justification: Option<String>,
+    }
+    /// `pattern deprecate`.
+    "pattern_deprecated" => PatternDeprecated {
+        pattern: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    }
+    /// `pattern inject --run`: the patterns injected.
+    "pattern_shown" => PatternShown {
+        patterns: Vec<String>,
+        run: String,
+    }
+    /// `pattern outcome`: how a run's merged work ended.
+    "outcome" => Outcome {
+        run: String,
+        result: RunResult,
+        /// The patterns graded.
+        patterns: Vec<String>,
+    }
+    /// Reserved: work handed from one agent to another.
+    "handoff" => Handoff {}
+    /// Reserved: a handoff that broke a directive.
+    "handoff_violation" => HandoffViolation {}
+}
+
+impl Kind {
+    /// Is this one of the pattern loop's kinds (read by the pattern fold)?
+    pub fn is_pattern(self) -> bool {
+        matches!(
+            self,
+            Kind::PatternObserved
+                | Kind::PatternValidated
+                | Kind::PatternIgnored
+                | Kind::PatternAged
+                | Kind::PatternPromoted
+                | Kind::PatternDeprecated
+                | Kind::PatternShown
+                | Kind::Outcome
+        )
+    }
+}
+
+/// One directive of a `shown` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ShownEntry {
+    pub id: String,
+    pub priority: Priority,
+}
+
+/// A priority and enforcement, before or after an escalation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Level {
+    pub priority: Priority,
+    pub enforcement: Enforcement,
+}
+
+/// What a `check` event records: only failures are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckOutcome {
+    Fail,
+}
+
+/// What a `phase` event records: phases are only ever completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseStatus {
+    Complete,
+}
+
+/// How a run's merged work ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunResult {
+    Pass,
+    Fail,
+}
+
+impl RunResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunResult::Pass => "pass",
+            RunResult::Fail => "fail",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+
+    /// The fields of `body` as written after the envelope.
+    fn fields(body: Body) -> String {
+        let ts = "2026-11-22T10:00:00Z".parse().expect("valid test input");
+        let e = Event::new(body, ts);
+        format!(
+            "{} {}",
+            e.kind,
+            serde_json::to_string(&e.data).expect("JSON")
+        )
+    }
+
+    #[test]
+    fn bodies_write_the_fields_as_before() {
+        assert_eq!(
+            fields(Body::Shown {
+                tools: vec!["bash".into()],
+                directives: vec!["ab".into()],
+                shown: vec![ShownEntry {
+                    id: "ab".into(),
+                    priority: Priority::High,
+                }],
+                patterns: Vec::new(),
+                phase: None,
+            }),
+            r#"shown {"directives":["ab"],"shown":[{"id":"ab","priority":"high"}],"tools":["bash"]}"#
+        );
+        assert_eq!(
+            fields(Body::Escalation {
+                from: None,
+                to: Level {
+                    priority: Priority::Critical,
+                    enforcement: Enforcement::Enforce,
+                },
+                reason: "r".into(),
+                violations: vec!["v".into()],
+                episode: "ab#1".into(),
+            }),
+            r#"escalation {"episode":"ab#1","from":null,"reason":"r","to":{"enforcement":"enforce","priority":"critical"},"violations":["v"]}"#
+        );
+        assert_eq!(
+            fields(Body::Check {
+                outcome: CheckOutcome::Fail,
+                change: "c".into(),
+                selection: "staged".into(),
+                enforcement: Enforcement::Warn,
+                predicates: vec!["grep:x".into()],
+                branch: None,
+            }),
+            r#"check {"change":"c","enforcement":"warn","outcome":"fail","predicates":["grep:x"],"selection":"staged"}"#
+        );
+        assert_eq!(
+            fields(Body::PatternIgnored {
+                pattern: "p".into(),
+                run: "r".into(),
+                weight: 0.5,
+                regression: false,
+                false_positive: "fp".into(),
+                how: "phrase".into(),
+            }),
+            r#"pattern_ignored {"false_positive":"fp","match":"phrase","pattern":"p","regression":false,"run":"r","weight":0.5}"#
+        );
+        assert_eq!(fields(Body::Promoted {}), "promoted {}");
+    }
+}
