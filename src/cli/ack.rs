@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use git_swarm::Error;
 use git_swarm::directive::Priority;
-use git_swarm::learning;
-use git_swarm::marks::{self, AckStatus};
+use git_swarm::directive_loop::marks::{self, AckStatus};
+use git_swarm::directive_loop::records as learning;
 
 use super::{Format, Outcome, Ui};
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use git_swarm::Error;
 use git_swarm::directive::Directive;
-use git_swarm::inject::{self, Request};
+use git_swarm::directive_loop::inject::{self, Request};
 
 use super::{Format, Outcome, Ui};
 

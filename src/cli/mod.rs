@@ -514,7 +514,9 @@ pub fn escalate(
 ) -> Result<Vec<String>, Error> {
     let mut escalated = Vec::new();
     let loaded = git_swarm::index::refresh_fold(store)?;
-    for e in git_swarm::learning::escalations_due(store, &loaded.index.fold, declared) {
+    for e in
+        git_swarm::directive_loop::records::escalations_due(store, &loaded.index.fold, declared)
+    {
         let episode = e.data.get("episode").and_then(|v| v.as_str()).unwrap_or("");
         let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
         let (written, saved) =

@@ -460,7 +460,7 @@ fn show(args: ShowArgs, ui: &mut Ui) -> Outcome {
     let (id, p) = find(&fold, &args.id)?;
     let cfg = &store.config.patterns;
     let now = now_ms(&store);
-    let (events, problems) = git_swarm::learning::read_log(&store)?;
+    let (events, problems) = git_swarm::directive_loop::records::read_log(&store)?;
     for pr in &problems {
         ui.problem(pr);
     }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::Error;
-use git_swarm::learning::{self, Blocker};
+use git_swarm::directive_loop::records::{self as learning, Blocker};
 
 use super::{Format, Outcome, Ui};
 

@@ -9,9 +9,9 @@ use serde::Serialize;
 use git_swarm::change::Change;
 use git_swarm::check::{self, Candidate, CheckDirective, CheckEntry, Outcome as Machine};
 use git_swarm::directive::{Directive, Priority};
-use git_swarm::inject::sanitise;
-use git_swarm::learning;
-use git_swarm::marks::{self, VerdictStatus};
+use git_swarm::directive_loop::inject::sanitise;
+use git_swarm::directive_loop::marks::{self, VerdictStatus};
+use git_swarm::directive_loop::records as learning;
 use git_swarm::{Error, Store};
 
 use super::{Format, Outcome, Ui};

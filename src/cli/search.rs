@@ -56,8 +56,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         files: args.files.clone(),
     };
     let fold = &index.fold;
-    let standings = git_swarm::inject::standings(fold, corpus);
-    let mut scored = corpus.score(&query, &|doc| git_swarm::inject::track(standings[doc]));
+    let standings = git_swarm::directive_loop::inject::standings(fold, corpus);
+    let mut scored = corpus.score(&query, &|doc| {
+        git_swarm::directive_loop::inject::track(standings[doc])
+    });
     scored.truncate(args.max_count);
     if args.format == Format::Json {
         ui.json(&scored)?;

@@ -1,0 +1,14 @@
+//! The directive loop: what a delegate is shown, what it acknowledges, what
+//! a reviewer verifies, and the gate that closes a phase.
+//!
+//! - [`inject`]: the directives shown to a delegate, and the block with the
+//!   ack contract (`git swarm inject`);
+//! - [`marks`]: reading the ack and verdict lines agents and reviewers write;
+//! - [`records`]: what the event log says of delegations and phases.
+//!
+//! Every decision here returns the events to append and a report of what
+//! was decided; the command line appends the events and renders the report.
+
+pub mod inject;
+pub mod marks;
+pub mod records;
