@@ -346,9 +346,8 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             store,
             &loaded.index.fold,
             &mut report,
-            git_swarm::directive_loop::records::checked_branch(&gix_repo, &req.selection)
-                .as_deref(),
-            git_swarm::directive_loop::records::tip_time(&gix_repo, &req.selection),
+            git_swarm::directive_loop::checks::checked_branch(&gix_repo, &req.selection).as_deref(),
+            git_swarm::directive_loop::checks::tip_time(&gix_repo, &req.selection),
             ui,
         )?
     {
@@ -558,7 +557,7 @@ fn record(
     ui: &mut Ui,
 ) -> Result<bool, Error> {
     let (passes, failures): (Vec<_>, Vec<_>) =
-        git_swarm::directive_loop::records::check_events(store, fold, report, branch, tip)
+        git_swarm::directive_loop::checks::check_events(store, fold, report, branch, tip)
             .into_iter()
             .partition(|r| r.event.kind == "check_passed");
     let violations = append_checks(store, &failures, ui)?;
@@ -580,7 +579,7 @@ fn record(
 /// Appends the check outcomes not recorded yet for their directive and change.
 fn append_checks(
     store: &Store,
-    records: &[git_swarm::directive_loop::records::CheckRecord],
+    records: &[git_swarm::directive_loop::checks::CheckRecord],
     ui: &mut Ui,
 ) -> Result<usize, Error> {
     if records.is_empty() {

@@ -484,24 +484,14 @@ pub fn report_torn(store: &Store, saved: &[std::path::PathBuf], ui: &mut Ui) {
 /// [`escalate`], with the directives read from the index: for a command
 /// that recorded violations without having loaded them itself.
 pub fn escalate_from_index(store: &Store, ui: &mut Ui) -> Result<(), Error> {
-    let loaded = git_swarm::index::load(store)?;
-    let index = &loaded.index;
-    escalate(
-        store,
-        |id| {
-            let d = index.directive(id)?.directive.as_ref()?;
-            Some((d.priority, d.enforcement))
-        },
-        ui,
-    )
-    .map(drop)
+    let done = git_swarm::directive_loop::escalation::escalate_from_index(store)?;
+    report_escalations(store, &done, ui);
+    Ok(())
 }
 
-/// After violations were recorded: appends an `escalation` event for each
-/// episode the fold has opened and no event records yet, once (of several
-/// processes racing, one writes it), and says so. Returns the ids of the
-/// directives escalated now. `declared` gives a directive's declared
-/// priority and enforcement, when it is known.
+/// After violations were recorded: appends the escalation events due (see
+/// [`git_swarm::directive_loop::escalation::escalate`]) and says so.
+/// Returns the ids of the directives escalated now.
 pub fn escalate(
     store: &Store,
     declared: impl Fn(
@@ -512,28 +502,32 @@ pub fn escalate(
     )>,
     ui: &mut Ui,
 ) -> Result<Vec<String>, Error> {
-    let mut escalated = Vec::new();
-    let loaded = git_swarm::index::refresh_fold(store)?;
-    for e in
-        git_swarm::directive_loop::records::escalations_due(store, &loaded.index.fold, declared)
-    {
-        let episode = e.data.get("episode").and_then(|v| v.as_str()).unwrap_or("");
-        let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
-        let (written, saved) =
-            git_swarm::event::append_once(&store.events_dir(), &e, &marker, &store.config.events)?;
-        report_torn(store, &saved, ui);
-        if written {
-            escalated.extend(e.directive.clone());
+    let done = git_swarm::directive_loop::escalation::escalate(store, declared)?;
+    report_escalations(store, &done, ui);
+    Ok(done
+        .into_iter()
+        .filter(|e| e.written)
+        .map(|e| e.directive)
+        .collect())
+}
+
+fn report_escalations(
+    store: &Store,
+    done: &[git_swarm::directive_loop::escalation::Escalation],
+    ui: &mut Ui,
+) {
+    for e in done {
+        report_torn(store, &e.torn, ui);
+        if e.written {
             ui.warning(
                 &format!(
                     "escalated {} to critical + enforce: violated on 2 occasions within 30 days",
-                    e.directive.as_deref().unwrap_or("?")
+                    e.directive
                 ),
                 Some("`git swarm status` lists escalations; `git swarm deescalate ID --justification TEXT` ends one"),
             );
         }
     }
-    Ok(escalated)
 }
 
 /// Loads the index, telling the user about problems it found in `.swarm/`.

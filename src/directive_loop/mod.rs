@@ -4,11 +4,15 @@
 //! - [`inject`]: the directives shown to a delegate, and the block with the
 //!   ack contract (`git swarm inject`);
 //! - [`marks`]: reading the ack and verdict lines agents and reviewers write;
-//! - [`records`]: what the event log says of delegations and phases.
+//! - [`records`]: what the event log says of delegations and phases;
+//! - [`checks`]: the events a recorded check appends;
+//! - [`escalation`]: recording the escalation episodes violations open.
 //!
 //! Every decision here returns the events to append and a report of what
 //! was decided; the command line appends the events and renders the report.
 
+pub mod checks;
+pub mod escalation;
 pub mod inject;
 pub mod marks;
 pub mod records;
