@@ -1,6 +1,6 @@
 //! `git swarm inject`.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::Error;
@@ -40,13 +40,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    check_role(&args.role)?;
+    super::args::check_role(&args.role)?;
     if let Some(p) = &args.phase {
-        super::check_phase_name(p)?;
+        super::args::check_phase_name(p)?;
     }
     let task = match (&args.task, &args.task_file) {
         (Some(t), _) => t.clone(),
-        (None, Some(f)) => read_input(f, "task")?,
+        (None, Some(f)) => super::args::read_input(f, "task")?,
         (None, None) => String::new(),
     };
     let store = super::store(ui)?;
@@ -214,64 +214,6 @@ fn warn_unknown_role(
         ),
         Some(&hint),
     );
-}
-
-/// A role name: `^[a-z][a-z0-9_]{0,63}$`, as in `applies_to_agents`.
-pub fn check_role(role: &str) -> Result<(), Error> {
-    if git_swarm::directive::is_valid_scope_name(role) {
-        Ok(())
-    } else {
-        Err(Error::Usage {
-            message: format!("`{role}` is not a role name"),
-            hint: Some(
-                "a role is lowercase letters, digits and `_`, starting with a letter (as in applies_to_agents)".into(),
-            ),
-        })
-    }
-}
-
-/// The text of a file the user named (`-`: standard input); bytes that are
-/// not UTF-8 are reported as `FILE:LINE:COL` (the column in characters).
-pub fn read_input(file: &str, what: &str) -> Result<String, Error> {
-    let mut bytes = Vec::new();
-    if file == "-" {
-        if std::io::stdin().is_terminal() {
-            // Else a command waiting for its input looks hung.
-            eprintln!("reading from standard input (end with Ctrl-D)…");
-        }
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(std::path::Path::new("<stdin>"), e))?;
-    } else {
-        bytes = std::fs::read(file).map_err(|e| match e.kind() {
-            // A path the user typed: bad input, not a broken environment.
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory => Error::Usage {
-                message: format!("cannot read {file}: {e}"),
-                hint: Some("name a text file, or `-` for standard input".into()),
-            },
-            _ => Error::io(std::path::Path::new(file), e),
-        })?;
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        let at = e.utf8_error().valid_up_to();
-        let valid = &bytes[..at];
-        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        // Characters before the bad byte on its line: bytes that start one.
-        let col = valid[line_start..]
-            .iter()
-            .filter(|&&b| b & 0xC0 != 0x80)
-            .count()
-            + 1;
-        Error::Usage {
-            message: format!(
-                "{file}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
-                bytes.get(at).copied().unwrap_or(0)
-            ),
-            hint: Some(format!("save the {what} as UTF-8; nothing was recorded")),
-        }
-    })
 }
 
 /// Reads the directives `inject` shows: each from its file, which the fresh

@@ -3,6 +3,7 @@
 
 mod ack;
 mod add;
+mod args;
 mod changes;
 mod check;
 mod deescalate;
@@ -408,28 +409,6 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Edit(args) => edit::run(args, ui),
         Command::Explain(args) => explain::run(args, ui),
         Command::Pattern(Deferred(command)) => pattern::run(command, ui),
-    }
-}
-
-/// A phase name: a letter or digit, then letters, digits, `.`, `_`, `-` (at most 64).
-pub fn check_phase_name(phase: &str) -> Result<(), Error> {
-    let ok = phase.len() <= 64
-        && phase
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric())
-        && phase
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Usage {
-            message: format!("`{phase}` is not a phase name"),
-            hint: Some(
-                "a phase is a letter or digit, then letters, digits, `.`, `_` or `-` (at most 64), e.g. `2` or `design`".into(),
-            ),
-        })
     }
 }
 

@@ -219,36 +219,6 @@ pub fn run(command: Command, ui: &mut Ui) -> Outcome {
     }
 }
 
-/// A comma-list option's items, trimmed, without empty ones and repeats.
-fn clean_list(items: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(items.len());
-    for item in items {
-        let item = item.trim();
-        if !item.is_empty() && !out.iter().any(|o| o == item) {
-            out.push(item.to_owned());
-        }
-    }
-    out
-}
-
-fn check_run(run: &str) -> Result<(), Error> {
-    if run.trim().is_empty() || run.chars().count() > 128 || run.chars().any(char::is_control) {
-        return Err(Error::Usage {
-            message: format!("`{run}` is not a run id"),
-            hint: Some("a run id is 1 to 128 printable characters".into()),
-        });
-    }
-    Ok(())
-}
-
-/// Bad input in a file the user named: `FILE:LINE: message`, exit 2.
-fn bad_file(file: &str, e: &text::TextError, what: &str) -> Error {
-    Error::Usage {
-        message: format!("{file}:{}: {}", e.line, e.message),
-        hint: Some(format!("fix the {what}; nothing was recorded")),
-    }
-}
-
 fn now_ms(store: &git_swarm::Store) -> i64 {
     store.clock.now().as_millisecond()
 }
@@ -261,13 +231,13 @@ fn patterns(store: &git_swarm::Store) -> Result<PatternFold, Error> {
 }
 
 fn extract(mut args: ExtractArgs, ui: &mut Ui) -> Outcome {
-    super::inject::check_role(&args.role)?;
-    check_run(&args.run)?;
-    args.labels = clean_list(&args.labels);
-    args.files = clean_list(&args.files);
-    let markdown = super::inject::read_input(&args.file, "deliberation")?;
-    let observations =
-        text::extract(&markdown).map_err(|e| bad_file(&args.file, &e, "deliberation"))?;
+    super::args::check_role(&args.role)?;
+    super::args::check_run(&args.run)?;
+    args.labels = super::args::clean_list(&args.labels);
+    args.files = super::args::clean_list(&args.files);
+    let markdown = super::args::read_input(&args.file, "deliberation")?;
+    let observations = text::extract(&markdown)
+        .map_err(|e| super::args::bad_file(&args.file, &e, "deliberation"))?;
     let store = super::store(ui)?;
     // The role's patterns, read in place from the index (not dropped: the
     // process ends soon after).
@@ -388,7 +358,7 @@ fn row(
 
 fn list(args: ListArgs, ui: &mut Ui) -> Outcome {
     if let Some(r) = &args.role {
-        super::inject::check_role(r)?;
+        super::args::check_role(r)?;
     }
     let store = super::store(ui)?;
     let fold = patterns(&store)?;
@@ -546,8 +516,8 @@ pub fn block_for(
     let views = loaded.pattern_views(role)?;
     git_swarm::trace::mark("pattern views read");
     // An empty or space-padded item would match what it should not.
-    let labels = &clean_list(labels);
-    let files = &clean_list(files);
+    let labels = &super::args::clean_list(labels);
+    let files = &super::args::clean_list(files);
     Ok(block::select(
         views,
         &store.config.patterns,
@@ -562,9 +532,9 @@ pub fn block_for(
 }
 
 fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
-    super::inject::check_role(&args.role)?;
+    super::args::check_role(&args.role)?;
     if let Some(r) = &args.run {
-        check_run(r)?;
+        super::args::check_run(r)?;
     }
     let store = super::store(ui)?;
     let Some(budget) = block::budget(
@@ -615,16 +585,16 @@ fn inject(args: InjectArgs, ui: &mut Ui) -> Outcome {
 }
 
 fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
-    super::inject::check_role(&args.adversarial_role)?;
-    super::inject::check_role(&args.validator_role)?;
-    check_run(&args.run)?;
-    args.files = clean_list(&args.files);
-    let deliberation = super::inject::read_input(&args.deliberation, "deliberation")?;
-    let verdict_text = super::inject::read_input(&args.verdict, "verdict")?;
+    super::args::check_role(&args.adversarial_role)?;
+    super::args::check_role(&args.validator_role)?;
+    super::args::check_run(&args.run)?;
+    args.files = super::args::clean_list(&args.files);
+    let deliberation = super::args::read_input(&args.deliberation, "deliberation")?;
+    let verdict_text = super::args::read_input(&args.verdict, "verdict")?;
     let observations = text::extract(&deliberation)
-        .map_err(|e| bad_file(&args.deliberation, &e, "deliberation"))?;
-    let verdict =
-        text::parse_verdict(&verdict_text).map_err(|e| bad_file(&args.verdict, &e, "verdict"))?;
+        .map_err(|e| super::args::bad_file(&args.deliberation, &e, "deliberation"))?;
+    let verdict = text::parse_verdict(&verdict_text)
+        .map_err(|e| super::args::bad_file(&args.verdict, &e, "verdict"))?;
     let store = super::store(ui)?;
     let role = &args.adversarial_role;
     // One role's patterns, read in place from the index; not dropped, as
@@ -822,7 +792,7 @@ fn feedback(mut args: FeedbackArgs, ui: &mut Ui) -> Outcome {
 }
 
 fn outcome(args: OutcomeArgs, ui: &mut Ui) -> Outcome {
-    check_run(&args.run)?;
+    super::args::check_run(&args.run)?;
     let store = super::store(ui)?;
     let fold = patterns(&store)?;
     if let Some((pass, _)) = fold.outcomes.get(&args.run) {

@@ -31,7 +31,7 @@ pub struct Args {
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if let Some(role) = &args.role {
-        super::inject::check_role(role)?;
+        super::args::check_role(role)?;
     }
     if args.query.iter().all(|q| q.trim().is_empty())
         && args.role.is_none()

@@ -11,8 +11,11 @@
 //! Every decision here returns the events to append and a report of what
 //! was decided; the command line appends the events and renders the report.
 
+pub mod acks;
 pub mod checks;
 pub mod escalation;
+pub mod gate;
 pub mod inject;
 pub mod marks;
 pub mod records;
+pub mod review;

@@ -214,3 +214,29 @@ pub fn phase_completed<'a>(events: &'a [Event], phase: &str) -> Option<&'a Event
         .rev()
         .find(|e| e.kind == "phase" && str_field(e, "phase") == Some(phase))
 }
+
+/// What to say of `phase`, in which no directive was shown: the closest
+/// phase that had some, or the phases that did, or where names come from.
+pub fn unknown_phase_hint(events: &[Event], phase: &str) -> String {
+    let mut phases: Vec<&str> = events
+        .iter()
+        .filter(|e| e.kind == "shown")
+        .filter_map(|e| e.data.get("phase").and_then(|v| v.as_str()))
+        .collect();
+    phases.sort_unstable();
+    phases.dedup();
+    match (
+        crate::suggest::closest(phase, phases.iter().copied()),
+        phases.is_empty(),
+    ) {
+        (Some(m), _) => format!(
+            "did you mean `{m}`? (phases with directives shown: {})",
+            crate::suggest::name_list(phases.iter().copied(), 12)
+        ),
+        (None, false) => format!(
+            "phases with directives shown: {}",
+            crate::suggest::name_list(phases.iter().copied(), 12)
+        ),
+        (None, true) => "the name is the one given to `git swarm inject --phase`".to_owned(),
+    }
+}
