@@ -415,7 +415,12 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
 /// The repository around the current directory.
 pub fn repo() -> Result<Repo, Error> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(std::path::Path::new("."), e))?;
-    Repo::discover(&cwd)
+    let env = git_swarm::store::GitEnv {
+        git_dir: std::env::var_os("GIT_DIR"),
+        work_tree: std::env::var_os("GIT_WORK_TREE"),
+        implicit_work_tree: std::env::var_os("GIT_IMPLICIT_WORK_TREE"),
+    };
+    Repo::discover(&cwd, &env)
 }
 
 /// The `.swarm/` of the repository around the current directory.
