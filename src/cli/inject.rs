@@ -51,24 +51,15 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     };
     let store = super::store(ui)?;
     let cfg = &store.config;
-    let tools = if args.tools.is_empty() {
-        cfg.role_tools(&args.role)
-    } else {
-        args.tools.clone()
-    };
-    let req = Request {
-        role: args.role.clone(),
-        tools: tools.clone(),
+    let req = Request::new(
+        cfg,
+        &args.role,
+        args.tools.clone(),
         task,
-        phase: args.phase.clone(),
-        files: args.files.clone(),
-        max: args
-            .max_count
-            .unwrap_or(cfg.knowledge.delegate_max_inject_count)
-            .max(1),
-        char_budget: cfg.knowledge.inject_char_budget,
-        mmr_lambda: cfg.retrieval.mmr_lambda,
-    };
+        args.phase.clone(),
+        args.files.clone(),
+        args.max_count,
+    );
     // The task is matched against the corpus while the index is checked.
     let query = inject::query(&req);
     let mut matches = None;
@@ -105,24 +96,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let ids: Vec<&str> = sel.shown.iter().map(|s| s.id.as_str()).collect();
-    let shown: Vec<serde_json::Value> = sel
-        .shown
-        .iter()
-        .map(|s| serde_json::json!({"id": s.id, "priority": s.priority}))
-        .collect();
-    let mut e = store
-        .event("shown")
-        .with("tools", tools.clone())
-        .with("directives", ids)
-        .with("shown", shown);
-    if !pattern_ids.is_empty() {
-        e = e.with("patterns", pattern_ids);
-    }
-    if let Some(p) = &args.phase {
-        e = e.with("phase", p.clone());
-    }
-    e.actor.role = Some(args.role.clone());
+    let e = inject::shown_event(&store, &req, &sel, &pattern_ids);
     // Nor is a block printed whose delegation the log would then refuse.
     if !args.dry_run {
         store.check_appendable(&e)?;
@@ -136,7 +110,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         ui.json(&serde_json::json!({
             "delegation": delegation,
             "role": args.role,
-            "tools": tools,
+            "tools": req.tools,
             "phase": args.phase,
             "directives": sel.shown,
             "left_out": sel.left_out,
@@ -159,61 +133,25 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A role that neither the config (`[roles]`, the adversarial roles, the
-/// built-in defaults) nor any active directive's `applies_to_agents` names
-/// is legitimate (a new role gets the directives meant for everyone) but is
-/// more often a typo: say so, with the likeliest intended role.
+/// Warns of a role that nothing names (see [`inject::role_is_known`]).
 fn warn_unknown_role(
     role: &str,
     store: &git_swarm::Store,
     corpus: &git_swarm::retrieve::Corpus,
     ui: &mut Ui,
 ) {
-    let cfg = &store.config;
-    let defaults = git_swarm::config::default_role_tools();
-    let configured = cfg.roles.contains_key(role)
-        || defaults.contains_key(role)
-        || cfg.patterns.adversarial_roles.iter().any(|r| r == role);
-    // A directive targets the role when the role brings into scope one
-    // that a role nothing names (the empty name) would not see.
-    if configured || corpus.in_scope(role, &[]) != corpus.in_scope("", &[]) {
+    if inject::role_is_known(role, &store.config, corpus) {
         return;
     }
     // Only for an unknown role: every directive's roles, for the hint.
-    let directives = git_swarm::index::load(store)
+    let directives: Vec<Directive> = git_swarm::index::load(store)
         .map(|l| l.index.directives)
-        .unwrap_or_default();
-    let mut known: Vec<&str> = cfg
-        .roles
-        .keys()
-        .chain(defaults.keys())
-        .chain(&cfg.patterns.adversarial_roles)
-        .chain(
-            directives
-                .iter()
-                .filter_map(|e| e.directive.as_ref())
-                .filter(|d| d.status == git_swarm::directive::Status::Active)
-                .flat_map(|d| &d.applies_to_agents),
-        )
-        .map(String::as_str)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| e.directive)
         .collect();
-    known.sort_unstable();
-    known.dedup();
-    let names = super::ui::name_list(known.iter().copied(), 12);
-    let hint = match super::ui::did_you_mean(role, known.iter().copied()) {
-        Some(m) => format!(
-            "did you mean `{m}`? (known roles: {names}); a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
-        ),
-        None => format!(
-            "known roles: {names}; a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
-        ),
-    };
-    ui.warning(
-        &format!(
-            "no directive and no config names the role `{role}`: it is shown only the directives meant for every role (and for its --tools)"
-        ),
-        Some(&hint),
-    );
+    let w = inject::unknown_role(role, &store.config, &directives);
+    ui.warning(&w.message, w.hint.as_deref());
 }
 
 /// Reads the directives `inject` shows: each from its file, which the fresh
