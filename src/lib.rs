@@ -18,7 +18,7 @@
 //!   `pattern outcome` ([`pattern::outcome`]) and the block
 //!   ([`pattern::inject`]);
 //! - [`check`]: a change against the directives' predicates (`check`, the
-//!   hooks); [`lifecycle`]: `retire` and `edit`;
+//!   hooks); [`directive::lifecycle`]: `retire` and `edit`;
 //! - [`validate`] and [`doctor`]: linting and repairing the store.
 //!
 //! A decision is a function that takes plain inputs and returns the events
@@ -41,7 +41,6 @@ pub mod fold;
 pub mod hooks;
 pub mod index;
 pub mod init;
-pub mod lifecycle;
 pub mod pathglob;
 pub mod pattern;
 pub mod predicate;

@@ -44,7 +44,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     let store = super::store(ui)?;
-    let retired = match git_swarm::lifecycle::retire(&store, &args.id, reason) {
+    let retired = match git_swarm::directive::lifecycle::retire(&store, &args.id, reason) {
         Ok(r) => r,
         Err(Error::Invalid(problems)) => {
             // Written back, the file would be as broken as it is: say how to mend it.
