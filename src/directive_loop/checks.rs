@@ -1,4 +1,4 @@
-//! What a recorded check (`git swarm check --record`, the hooks) appends to
+//! What a recorded check (`git swarm check --record`, the pre-commit hook) appends to
 //! the directive loop: a failure once per change while it stands, and a
 //! pass only where it clears a violation on the same branch.
 
