@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use git_swarm::change::Change;
 use git_swarm::check::{self, Candidate, CheckDirective, CheckEntry, Outcome as Machine};
 use git_swarm::directive::{Directive, Priority};
-use git_swarm::directive_loop::records::{self, PhaseRecord};
+use git_swarm::directive_loop::records::{PhaseRecord, phase_records, read_log};
 use git_swarm::directive_loop::review;
 use git_swarm::{Error, Store};
 
@@ -40,11 +40,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
     let loaded = super::load_index(&store, ui)?;
     let index = &loaded.index;
-    let (events, problems) = records::read_log(&store)?;
+    let (events, problems) = read_log(&store)?;
     for p in &problems {
         ui.problem(p);
     }
-    let records = records::phase_records(&events, &args.phase, index);
+    let records = phase_records(&events, &args.phase, index);
     if args.verdicts.is_some() {
         review::check_reviewable(&events, &args.phase, &records)?;
     }
