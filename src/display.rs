@@ -1,7 +1,7 @@
 //! Text from `.swarm/` (which a pull request controls) made safe to show.
 //!
 //! Two readers, two treatments of the same set of characters. An agent
-//! reads a prompt: [`crate::inject::sanitise`] drops what [`is_hidden`]
+//! reads a prompt: [`crate::directive_loop::inject::sanitise`] drops what [`is_hidden`]
 //! names, so a lesson can neither hide words nor forge a line. A person
 //! reads a terminal: [`escape`] shows the same characters as visible
 //! escapes (`\u{202e}`), so a reordered or hidden part of a lesson or a
@@ -14,7 +14,7 @@ use std::borrow::Cow;
 /// showing themselves: bidirectional controls (which reorder a line),
 /// zero-width characters, and the other invisible carriers of hidden text
 /// (the tag characters spell ASCII unseen). Control characters are handled
-/// on their own (see [`escape`] and [`crate::inject::sanitise`]).
+/// on their own (see [`escape`] and [`crate::directive_loop::inject::sanitise`]).
 pub fn is_hidden(c: char) -> bool {
     matches!(c,
         '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'

@@ -75,7 +75,7 @@ pub struct Explanation {
 }
 
 /// Explains directive `id` from the folded log, the whole log (`events`,
-/// de-duplicated and in (ts, id) order as [`crate::learning::read_log`]
+/// de-duplicated and in (ts, id) order as [`crate::directive_loop::records::read_log`]
 /// returns it) and the repository's history. `quarantined` is the reason
 /// recorded in `quarantine/<id>.toml` when the id is a quarantined entry.
 pub fn explain(

@@ -6,15 +6,32 @@
 //! - [`event`]: the append-only log of learning signals;
 //! - [`fold`] and [`index`]: every count and state derived from the log,
 //!   cached in the git dir and refreshed when `.swarm/` changes;
+//! - [`directive_loop`]: the directive loop's decisions — what `inject`
+//!   shows ([`directive_loop::inject`]), what `ack` records
+//!   ([`directive_loop::acks`]), `review`'s verdicts
+//!   ([`directive_loop::review`]), the gate of `phase complete`
+//!   ([`directive_loop::gate`]), escalation
+//!   ([`directive_loop::escalation`]) and what `check --record` appends
+//!   ([`directive_loop::checks`]);
+//! - [`pattern`]: the pattern loop — `pattern extract`
+//!   ([`pattern::observe`]), `pattern feedback` ([`pattern::feedback`]),
+//!   `pattern outcome` ([`pattern::outcome`]) and the block
+//!   ([`pattern::inject`]);
+//! - [`check`]: a change against the directives' predicates (`check`, the
+//!   hooks); [`directive::lifecycle`]: `retire` and `edit`;
 //! - [`validate`] and [`doctor`]: linting and repairing the store.
 //!
-//! The library never prints and never reads the environment on its own;
-//! the `git-swarm` binary (in `src/cli/`) is the only front end.
+//! A decision is a function that takes plain inputs and returns the events
+//! to append with a report of what it decided. The library never prints
+//! and never reads the environment on its own; the `git-swarm` binary (in
+//! `src/cli/`, one file per command) parses the arguments, calls it,
+//! appends and renders.
 
 pub mod change;
 pub mod check;
 pub mod config;
 pub mod directive;
+pub mod directive_loop;
 pub mod display;
 pub mod doctor;
 pub mod error;
@@ -24,10 +41,6 @@ pub mod fold;
 pub mod hooks;
 pub mod index;
 pub mod init;
-pub mod inject;
-pub mod learning;
-pub mod lifecycle;
-pub mod marks;
 pub mod pathglob;
 pub mod pattern;
 pub mod predicate;

@@ -9,6 +9,20 @@ use crate::error::{Error, Result};
 use crate::event::{Body, Clock, Event};
 use crate::problem::Problem;
 
+/// The environment variables that tell git where the repository is, as the
+/// front end read them: the library does not read the environment itself.
+/// (gix, which discovers the repository, also reads `GIT_DIR` and
+/// `GIT_WORK_TREE`; these are what git does beyond it.)
+#[derive(Debug, Clone, Default)]
+pub struct GitEnv {
+    /// `GIT_DIR`, when set.
+    pub git_dir: Option<std::ffi::OsString>,
+    /// `GIT_WORK_TREE`, when set.
+    pub work_tree: Option<std::ffi::OsString>,
+    /// `GIT_IMPLICIT_WORK_TREE`, when set.
+    pub implicit_work_tree: Option<std::ffi::OsString>,
+}
+
 /// Where a repository keeps its work tree and its (per-worktree) git dir.
 #[derive(Debug, Clone)]
 pub struct Repo {
@@ -42,8 +56,8 @@ impl Repo {
     }
 
     /// Finds the repository containing `cwd`, as git does (honouring
-    /// `GIT_DIR` and `GIT_WORK_TREE`).
-    pub fn discover(cwd: &Path) -> Result<Repo> {
+    /// `GIT_DIR` and `GIT_WORK_TREE`, given in `env`).
+    pub fn discover(cwd: &Path, env: &GitEnv) -> Result<Repo> {
         let repo =
             gix::ThreadSafeRepository::discover_with_environment_overrides(cwd).map_err(|e| {
                 Error::NotARepository {
@@ -51,7 +65,7 @@ impl Repo {
                     source: Box::new(e),
                 }
             })?;
-        let repo = explicit_git_dir_work_tree(repo, cwd)?;
+        let repo = explicit_git_dir_work_tree(repo, cwd, env)?;
         let Some(root) = repo.work_dir() else {
             return Err(Error::BareRepository {
                 path: repo.git_dir().to_path_buf(),
@@ -108,8 +122,9 @@ impl Repo {
 fn explicit_git_dir_work_tree(
     repo: gix::ThreadSafeRepository,
     cwd: &Path,
+    env: &GitEnv,
 ) -> Result<gix::ThreadSafeRepository> {
-    if std::env::var_os("GIT_DIR").is_none() || std::env::var_os("GIT_WORK_TREE").is_some() {
+    if env.git_dir.is_none() || env.work_tree.is_some() {
         return Ok(repo);
     }
     let mut local = repo.to_thread_local();
@@ -133,7 +148,8 @@ fn explicit_git_dir_work_tree(
         )
     };
     let implicit = || {
-        std::env::var_os("GIT_IMPLICIT_WORK_TREE")
+        env.implicit_work_tree
+            .clone()
             .and_then(|v| gix::config::Boolean::try_from(v).ok())
             .is_none_or(|b| b.0)
     };

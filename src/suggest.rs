@@ -15,6 +15,16 @@ pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Opti
         .min_by_key(|k| edit_distance(k, name))
 }
 
+/// `a`, `b`, `c` (the first `max`, then `…`), for a hint naming what exists.
+pub fn name_list<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) -> String {
+    let names: Vec<&str> = names.into_iter().collect();
+    let mut out: Vec<String> = names.iter().take(max).map(|n| format!("`{n}`")).collect();
+    if names.len() > max {
+        out.push("…".into());
+    }
+    out.join(", ")
+}
+
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();

@@ -345,8 +345,8 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             store,
             &summary.fold,
             &mut report,
-            git_swarm::learning::checked_branch(&gix_repo, &req.selection).as_deref(),
-            git_swarm::learning::tip_time(&gix_repo, &req.selection),
+            git_swarm::directive_loop::checks::checked_branch(&gix_repo, &req.selection).as_deref(),
+            git_swarm::directive_loop::checks::tip_time(&gix_repo, &req.selection),
             ui,
         )?
     {
@@ -551,7 +551,7 @@ fn record(
     ui: &mut Ui,
 ) -> Result<bool, Error> {
     let (passes, failures): (Vec<_>, Vec<_>) =
-        git_swarm::learning::check_events(store, fold, report, branch, tip)
+        git_swarm::directive_loop::checks::check_events(store, fold, report, branch, tip)
             .into_iter()
             .partition(|r| r.event.known_kind() == Some(Kind::CheckPassed));
     let violations = append_checks(store, &failures, ui)?;
@@ -573,7 +573,7 @@ fn record(
 /// Appends the check outcomes not recorded yet for their directive and change.
 fn append_checks(
     store: &Store,
-    records: &[git_swarm::learning::CheckRecord],
+    records: &[git_swarm::directive_loop::checks::CheckRecord],
     ui: &mut Ui,
 ) -> Result<usize, Error> {
     if records.is_empty() {

@@ -21,12 +21,12 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
     let justification = args.justification.trim();
-    if justification.chars().count() < super::phase::MIN_JUSTIFICATION {
+    if justification.chars().count() < git_swarm::directive_loop::gate::MIN_JUSTIFICATION {
         return Err(Error::Usage {
             message: format!(
                 "the justification is {} character(s); it needs at least {}",
                 justification.chars().count(),
-                super::phase::MIN_JUSTIFICATION
+                git_swarm::directive_loop::gate::MIN_JUSTIFICATION
             ),
             hint: Some("say why the escalation can end, in a sentence".into()),
         }

@@ -18,7 +18,7 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     let store = super::store(ui)?;
-    let file = git_swarm::lifecycle::read(&store, &args.id)
+    let file = git_swarm::directive::lifecycle::read(&store, &args.id)
         .map_err(|e| super::show::with_suggestion(&store, e))?;
     // Before anything is written: with no editor there is no edit to keep.
     let editor = editor(&repo)?;
@@ -92,7 +92,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
-    let now = git_swarm::lifecycle::read(&store, &args.id)?;
+    let now = git_swarm::directive::lifecycle::read(&store, &args.id)?;
     if now.text != base_text {
         // Shown once: the next save, from the kept edit, goes over this version.
         write_new(&base, &now.text)?;
@@ -113,7 +113,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         writeln!(ui.out, "no change to {}", file.rel)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let problems = git_swarm::lifecycle::problems(&args.id, &text, &copy_rel);
+    let problems = git_swarm::directive::lifecycle::problems(&args.id, &text, &copy_rel);
     if !problems.is_empty() {
         for p in &problems {
             ui.problem(p);
@@ -128,7 +128,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         .into());
     }
-    let path = git_swarm::lifecycle::replace(&store, &args.id, &text)?;
+    let path = git_swarm::directive::lifecycle::replace(&store, &args.id, &text)?;
     discard(&copy, &base);
     writeln!(ui.out, "updated {}", store.rel(&path))?;
     Ok(ExitCode::SUCCESS)

@@ -23,7 +23,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let loaded = super::load_index(&store, ui)?;
     let index = &loaded.index;
     let directive = index.directive(&args.id).and_then(|e| e.directive.as_ref());
-    let (events, problems) = git_swarm::learning::read_log(&store)?;
+    let (events, problems) = git_swarm::directive_loop::records::read_log(&store)?;
     for p in &problems {
         ui.problem(p);
     }

@@ -1,12 +1,11 @@
 //! `git swarm inject`.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::Error;
 use git_swarm::directive::Directive;
-use git_swarm::event::{Body, ShownEntry};
-use git_swarm::inject::{self, Request};
+use git_swarm::directive_loop::inject::{self, Request};
 
 use super::{Format, Outcome, Ui};
 
@@ -41,35 +40,26 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    check_role(&args.role)?;
+    super::args::check_role(&args.role)?;
     if let Some(p) = &args.phase {
-        super::check_phase_name(p)?;
+        super::args::check_phase_name(p)?;
     }
     let task = match (&args.task, &args.task_file) {
         (Some(t), _) => t.clone(),
-        (None, Some(f)) => read_input(f, "task")?,
+        (None, Some(f)) => super::args::read_input(f, "task")?,
         (None, None) => String::new(),
     };
     let store = super::store(ui)?;
     let cfg = &store.config;
-    let tools = if args.tools.is_empty() {
-        cfg.role_tools(&args.role)
-    } else {
-        args.tools.clone()
-    };
-    let req = Request {
-        role: args.role.clone(),
-        tools: tools.clone(),
+    let req = Request::new(
+        cfg,
+        &args.role,
+        args.tools.clone(),
         task,
-        phase: args.phase.clone(),
-        files: args.files.clone(),
-        max: args
-            .max_count
-            .unwrap_or(cfg.knowledge.delegate_max_inject_count)
-            .max(1),
-        char_budget: cfg.knowledge.inject_char_budget,
-        mmr_lambda: cfg.retrieval.mmr_lambda,
-    };
+        args.phase.clone(),
+        args.files.clone(),
+        args.max_count,
+    );
     // The task is matched against the corpus while the index is checked.
     let query = inject::query(&req);
     let git_swarm::index::Delegation {
@@ -107,22 +97,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let e = store
-        .event(Body::Shown {
-            tools: tools.clone(),
-            directives: sel.shown.iter().map(|s| s.id.clone()).collect(),
-            shown: sel
-                .shown
-                .iter()
-                .map(|s| ShownEntry {
-                    id: s.id.clone(),
-                    priority: s.priority,
-                })
-                .collect(),
-            patterns: pattern_ids.iter().map(|&id| id.to_owned()).collect(),
-            phase: args.phase.clone(),
-        })
-        .by_role(Some(args.role.clone()));
+    let e = inject::shown_event(&store, &req, &sel, &pattern_ids);
     // Nor is a block printed whose delegation the log would then refuse.
     if !args.dry_run {
         store.check_appendable(&e)?;
@@ -136,7 +111,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         ui.json(&serde_json::json!({
             "delegation": delegation,
             "role": args.role,
-            "tools": tools,
+            "tools": req.tools,
             "phase": args.phase,
             "directives": sel.shown,
             "left_out": sel.left_out,
@@ -159,119 +134,25 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A role that neither the config (`[roles]`, the adversarial roles, the
-/// built-in defaults) nor any active directive's `applies_to_agents` names
-/// is legitimate (a new role gets the directives meant for everyone) but is
-/// more often a typo: say so, with the likeliest intended role.
+/// Warns of a role that nothing names (see [`inject::role_is_known`]).
 fn warn_unknown_role(
     role: &str,
     store: &git_swarm::Store,
     corpus: &git_swarm::retrieve::Corpus,
     ui: &mut Ui,
 ) {
-    let cfg = &store.config;
-    let defaults = git_swarm::config::default_role_tools();
-    let configured = cfg.roles.contains_key(role)
-        || defaults.contains_key(role)
-        || cfg.patterns.adversarial_roles.iter().any(|r| r == role);
-    // A directive targets the role when the role brings into scope one
-    // that a role nothing names (the empty name) would not see.
-    if configured || corpus.in_scope(role, &[]) != corpus.in_scope("", &[]) {
+    if inject::role_is_known(role, &store.config, corpus) {
         return;
     }
     // Only for an unknown role: every directive's roles, for the hint.
-    let directives = git_swarm::index::load(store)
+    let directives: Vec<Directive> = git_swarm::index::load(store)
         .map(|l| l.index.directives)
-        .unwrap_or_default();
-    let mut known: Vec<&str> = cfg
-        .roles
-        .keys()
-        .chain(defaults.keys())
-        .chain(&cfg.patterns.adversarial_roles)
-        .chain(
-            directives
-                .iter()
-                .filter_map(|e| e.directive.as_ref())
-                .filter(|d| d.status == git_swarm::directive::Status::Active)
-                .flat_map(|d| &d.applies_to_agents),
-        )
-        .map(String::as_str)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| e.directive)
         .collect();
-    known.sort_unstable();
-    known.dedup();
-    let names = super::ui::name_list(known.iter().copied(), 12);
-    let hint = match super::ui::did_you_mean(role, known.iter().copied()) {
-        Some(m) => format!(
-            "did you mean `{m}`? (known roles: {names}); a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
-        ),
-        None => format!(
-            "known roles: {names}; a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
-        ),
-    };
-    ui.warning(
-        &format!(
-            "no directive and no config names the role `{role}`: it is shown only the directives meant for every role (and for its --tools)"
-        ),
-        Some(&hint),
-    );
-}
-
-/// A role name: `^[a-z][a-z0-9_]{0,63}$`, as in `applies_to_agents`.
-pub fn check_role(role: &str) -> Result<(), Error> {
-    if git_swarm::directive::is_valid_scope_name(role) {
-        Ok(())
-    } else {
-        Err(Error::Usage {
-            message: format!("`{role}` is not a role name"),
-            hint: Some(
-                "a role is lowercase letters, digits and `_`, starting with a letter (as in applies_to_agents)".into(),
-            ),
-        })
-    }
-}
-
-/// The text of a file the user named (`-`: standard input); bytes that are
-/// not UTF-8 are reported as `FILE:LINE:COL` (the column in characters).
-pub fn read_input(file: &str, what: &str) -> Result<String, Error> {
-    let mut bytes = Vec::new();
-    if file == "-" {
-        if std::io::stdin().is_terminal() {
-            // Else a command waiting for its input looks hung.
-            eprintln!("reading from standard input (end with Ctrl-D)…");
-        }
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(std::path::Path::new("<stdin>"), e))?;
-    } else {
-        bytes = std::fs::read(file).map_err(|e| match e.kind() {
-            // A path the user typed: bad input, not a broken environment.
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory => Error::Usage {
-                message: format!("cannot read {file}: {e}"),
-                hint: Some("name a text file, or `-` for standard input".into()),
-            },
-            _ => Error::io(std::path::Path::new(file), e),
-        })?;
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        let at = e.utf8_error().valid_up_to();
-        let valid = &bytes[..at];
-        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        // Characters before the bad byte on its line: bytes that start one.
-        let col = valid[line_start..]
-            .iter()
-            .filter(|&&b| b & 0xC0 != 0x80)
-            .count()
-            + 1;
-        Error::Usage {
-            message: format!(
-                "{file}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
-                bytes.get(at).copied().unwrap_or(0)
-            ),
-            hint: Some(format!("save the {what} as UTF-8; nothing was recorded")),
-        }
-    })
+    let w = inject::unknown_role(role, &store.config, &directives);
+    ui.warning(&w.message, w.hint.as_deref());
 }
 
 /// Reads the directives `inject` shows: each from its file, which the fresh

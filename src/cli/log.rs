@@ -33,7 +33,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .as_deref()
         .map(|s| parse_since(s, store.clock.now()))
         .transpose()?;
-    let (events, problems) = git_swarm::learning::read_log(&store)?;
+    let (events, problems) = git_swarm::directive_loop::records::read_log(&store)?;
     for p in &problems {
         ui.problem(p);
     }

@@ -3,6 +3,7 @@
 
 mod ack;
 mod add;
+mod args;
 mod changes;
 mod check;
 mod deescalate;
@@ -375,32 +376,15 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
     }
 }
 
-/// A phase name: a letter or digit, then letters, digits, `.`, `_`, `-` (at most 64).
-pub fn check_phase_name(phase: &str) -> Result<(), Error> {
-    let ok = phase.len() <= 64
-        && phase
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric())
-        && phase
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Usage {
-            message: format!("`{phase}` is not a phase name"),
-            hint: Some(
-                "a phase is a letter or digit, then letters, digits, `.`, `_` or `-` (at most 64), e.g. `2` or `design`".into(),
-            ),
-        })
-    }
-}
-
 /// The repository around the current directory.
 pub fn repo() -> Result<Repo, Error> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(std::path::Path::new("."), e))?;
-    Repo::discover(&cwd)
+    let env = git_swarm::store::GitEnv {
+        git_dir: std::env::var_os("GIT_DIR"),
+        work_tree: std::env::var_os("GIT_WORK_TREE"),
+        implicit_work_tree: std::env::var_os("GIT_IMPLICIT_WORK_TREE"),
+    };
+    Repo::discover(&cwd, &env)
 }
 
 /// The `.swarm/` of the repository around the current directory.
@@ -448,24 +432,14 @@ pub fn report_torn(store: &Store, saved: &[std::path::PathBuf], ui: &mut Ui) {
 /// [`escalate`], with the directives read from the index: for a command
 /// that recorded violations without having loaded them itself.
 pub fn escalate_from_index(store: &Store, ui: &mut Ui) -> Result<(), Error> {
-    let loaded = git_swarm::index::load(store)?;
-    let index = &loaded.index;
-    escalate(
-        store,
-        |id| {
-            let d = index.directive(id)?.directive.as_ref()?;
-            Some((d.priority, d.enforcement))
-        },
-        ui,
-    )
-    .map(drop)
+    let done = git_swarm::directive_loop::escalation::escalate_from_index(store)?;
+    report_escalations(store, &done, ui);
+    Ok(())
 }
 
-/// After violations were recorded: appends an `escalation` event for each
-/// episode the fold has opened and no event records yet, once (of several
-/// processes racing, one writes it), and says so. Returns the ids of the
-/// directives escalated now. `declared` gives a directive's declared
-/// priority and enforcement, when it is known.
+/// After violations were recorded: appends the escalation events due (see
+/// [`git_swarm::directive_loop::escalation::escalate`]) and says so.
+/// Returns the ids of the directives escalated now.
 pub fn escalate(
     store: &Store,
     declared: impl Fn(
@@ -476,26 +450,32 @@ pub fn escalate(
     )>,
     ui: &mut Ui,
 ) -> Result<Vec<String>, Error> {
-    let mut escalated = Vec::new();
-    let summary = git_swarm::index::load_fold(store)?;
-    for e in git_swarm::learning::escalations_due(store, &summary.fold, declared) {
-        let episode = e.data.get("episode").and_then(|v| v.as_str()).unwrap_or("");
-        let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
-        let (written, saved) =
-            git_swarm::event::append_once(&store.events_dir(), &e, &marker, &store.config.events)?;
-        report_torn(store, &saved, ui);
-        if written {
-            escalated.extend(e.directive.clone());
+    let done = git_swarm::directive_loop::escalation::escalate(store, declared)?;
+    report_escalations(store, &done, ui);
+    Ok(done
+        .into_iter()
+        .filter(|e| e.written)
+        .map(|e| e.directive)
+        .collect())
+}
+
+fn report_escalations(
+    store: &Store,
+    done: &[git_swarm::directive_loop::escalation::Escalation],
+    ui: &mut Ui,
+) {
+    for e in done {
+        report_torn(store, &e.torn, ui);
+        if e.written {
             ui.warning(
                 &format!(
                     "escalated {} to critical + enforce: violated on 2 occasions within 30 days",
-                    e.directive.as_deref().unwrap_or("?")
+                    e.directive
                 ),
                 Some("`git swarm status` lists escalations; `git swarm deescalate ID --justification TEXT` ends one"),
             );
         }
     }
-    Ok(escalated)
 }
 
 /// Loads the index, telling the user about problems it found in `.swarm/`.

@@ -70,7 +70,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     if let Some(role) = &args.role {
-        super::inject::check_role(role)?;
+        super::args::check_role(role)?;
     }
     let mut fields = Vec::new();
     for f in &args.fields {

@@ -19,23 +19,23 @@ pub struct Args {
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let reason = args.justification.trim();
-    if reason.chars().count() < super::phase::MIN_JUSTIFICATION {
+    if reason.chars().count() < git_swarm::directive_loop::gate::MIN_JUSTIFICATION {
         return Err(Error::Usage {
             message: format!(
                 "the justification is {} character(s); it needs at least {}",
                 reason.chars().count(),
-                super::phase::MIN_JUSTIFICATION
+                git_swarm::directive_loop::gate::MIN_JUSTIFICATION
             ),
             hint: Some("say why the directive is retired, in a sentence".into()),
         }
         .into());
     }
     let chars = reason.chars().count();
-    if chars > super::ack::MAX_REASON_CHARS {
+    if chars > git_swarm::directive_loop::acks::MAX_REASON_CHARS {
         return Err(Error::Usage {
             message: format!(
                 "the justification is {chars} characters; at most {} are recorded",
-                super::ack::MAX_REASON_CHARS
+                git_swarm::directive_loop::acks::MAX_REASON_CHARS
             ),
             hint: Some(
                 "say why in a sentence or two; the details belong in the commit message".into(),
@@ -44,7 +44,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     let store = super::store(ui)?;
-    let retired = match git_swarm::lifecycle::retire(&store, &args.id, reason) {
+    let retired = match git_swarm::directive::lifecycle::retire(&store, &args.id, reason) {
         Ok(r) => r,
         Err(Error::Invalid(problems)) => {
             // Written back, the file would be as broken as it is: say how to mend it.

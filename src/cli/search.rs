@@ -31,7 +31,7 @@ pub struct Args {
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if let Some(role) = &args.role {
-        super::inject::check_role(role)?;
+        super::args::check_role(role)?;
     }
     if args.query.iter().all(|q| q.trim().is_empty())
         && args.role.is_none()
@@ -54,8 +54,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         files: args.files.clone(),
     };
     let fold = &ranking.summary.fold;
-    let standings = git_swarm::inject::standings(fold, corpus);
-    let mut scored = corpus.score(&query, &|doc| git_swarm::inject::track(standings[doc]));
+    let standings = git_swarm::directive_loop::inject::standings(fold, corpus);
+    let mut scored = corpus.score(&query, &|doc| {
+        git_swarm::directive_loop::inject::track(standings[doc])
+    });
     scored.truncate(args.max_count);
     if args.format == Format::Json {
         ui.json(&scored)?;

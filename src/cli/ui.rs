@@ -144,12 +144,7 @@ pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) ->
 
 /// `a`, `b`, `c` (the first `max`, then `…`), for a hint naming what exists.
 pub fn name_list<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) -> String {
-    let names: Vec<&str> = names.into_iter().collect();
-    let mut out: Vec<String> = names.iter().take(max).map(|n| format!("`{n}`")).collect();
-    if names.len() > max {
-        out.push("…".into());
-    }
-    out.join(", ")
+    git_swarm::suggest::name_list(names, max)
 }
 
 fn write_problem(w: &mut impl Write, p: &Problem) -> io::Result<()> {

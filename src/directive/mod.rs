@@ -3,8 +3,12 @@
 //! The TOML stays what a human wrote and reviewed. Anything that changes
 //! over time (how often it was shown, violated, escalated) is derived from the
 //! event log by the fold, never written back here.
+//!
+//! [`lifecycle`] changes a directive's file through commands (`retire`,
+//! `edit`), keeping the rest of it as written.
 
 mod gate;
+pub mod lifecycle;
 mod load;
 mod slug;
 

@@ -116,7 +116,7 @@ pub fn select<'a>(
         if used + 4 > q.budget {
             break;
         }
-        let text = crate::inject::sanitise(p.text);
+        let text = crate::directive_loop::inject::sanitise(p.text);
         let mut tags = vec![p.stats.record().unwrap_or_else(|| format!("score:{s:.2}"))];
         let via = (p.role != q.role).then(|| p.role.to_owned());
         if let Some(v) = &via {

@@ -5,8 +5,15 @@
 //!
 //! - [`text`]: reading deliberations and verdicts (no I/O);
 //! - [`fold`]: the record of every pattern, scores and lifecycle;
-//! - [`inject`]: the token-budgeted block of the best patterns for a role.
+//! - [`inject`]: the token-budgeted block of the best patterns for a role;
+//! - [`observe`]: a deliberation's observations recorded as patterns
+//!   (`pattern extract`);
+//! - [`feedback`]: a validator's verdict correcting them (`pattern feedback`);
+//! - [`outcome`]: a run's result grading the patterns it used (`pattern outcome`).
 
+pub mod feedback;
 pub mod fold;
 pub mod inject;
+pub mod observe;
+pub mod outcome;
 pub mod text;

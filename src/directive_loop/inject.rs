@@ -8,10 +8,14 @@
 
 use serde::Serialize;
 
+use crate::check::Warning;
+use crate::config::Config;
 use crate::directive::{Directive, Enforcement, Priority};
 use crate::error::Result;
+use crate::event::{Body, Event, ShownEntry};
 use crate::fold::{Fold, Standing};
 use crate::retrieve::{Corpus, Matches, Query, Track};
+use crate::store::Store;
 
 /// The opening and closing tag of the block.
 pub const TAG: &str = "delegate_knowledge_directives";
@@ -28,6 +32,38 @@ pub struct Request {
     pub max: usize,
     pub char_budget: usize,
     pub mmr_lambda: f64,
+}
+
+impl Request {
+    /// A request with the configured defaults: the role's tools when none
+    /// are given, `knowledge.delegate_max_inject_count` when `max` is not.
+    pub fn new(
+        config: &Config,
+        role: &str,
+        tools: Vec<String>,
+        task: String,
+        phase: Option<String>,
+        files: Vec<String>,
+        max: Option<usize>,
+    ) -> Request {
+        let tools = if tools.is_empty() {
+            config.role_tools(role)
+        } else {
+            tools
+        };
+        Request {
+            role: role.to_owned(),
+            tools,
+            task,
+            phase,
+            files,
+            max: max
+                .unwrap_or(config.knowledge.delegate_max_inject_count)
+                .max(1),
+            char_budget: config.knowledge.inject_char_budget,
+            mmr_lambda: config.retrieval.mmr_lambda,
+        }
+    }
 }
 
 /// One directive as shown.
@@ -128,6 +164,76 @@ pub fn select(
         left_out: candidates - kept.len(),
         shown: kept,
     })
+}
+
+/// The `shown` event that records a delegation (its id is the
+/// delegation's), with the patterns shown after the directives.
+pub fn shown_event(store: &Store, req: &Request, sel: &Selection, patterns: &[&str]) -> Event {
+    store
+        .event(Body::Shown {
+            tools: req.tools.clone(),
+            directives: sel.shown.iter().map(|s| s.id.clone()).collect(),
+            shown: sel
+                .shown
+                .iter()
+                .map(|s| ShownEntry {
+                    id: s.id.clone(),
+                    priority: s.priority,
+                })
+                .collect(),
+            patterns: patterns.iter().map(|&id| id.to_owned()).collect(),
+            phase: req.phase.clone(),
+        })
+        .by_role(Some(req.role.clone()))
+}
+
+/// Does the config (`[roles]`, the adversarial roles, the built-in
+/// defaults) or a directive of the corpus name `role`? A role nothing names
+/// is legitimate (a new role gets the directives meant for everyone) but is
+/// more often a typo: see [`unknown_role`].
+pub fn role_is_known(role: &str, config: &Config, corpus: &Corpus) -> bool {
+    let configured = config.roles.contains_key(role)
+        || crate::config::default_role_tools().contains_key(role)
+        || config.patterns.adversarial_roles.iter().any(|r| r == role);
+    // A directive targets the role when the role brings into scope one
+    // that a role nothing names (the empty name) would not see.
+    configured || corpus.in_scope(role, &[]) != corpus.in_scope("", &[])
+}
+
+/// The warning for a role nothing names, with the likeliest intended one
+/// among the configured roles and those of the active `directives`.
+pub fn unknown_role(role: &str, config: &Config, directives: &[Directive]) -> Warning {
+    let defaults = crate::config::default_role_tools();
+    let mut known: Vec<&str> = config
+        .roles
+        .keys()
+        .chain(defaults.keys())
+        .chain(&config.patterns.adversarial_roles)
+        .chain(
+            directives
+                .iter()
+                .filter(|d| d.status == crate::directive::Status::Active)
+                .flat_map(|d| &d.applies_to_agents),
+        )
+        .map(String::as_str)
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    let names = crate::suggest::name_list(known.iter().copied(), 12);
+    let hint = match crate::suggest::closest(role, known.iter().copied()) {
+        Some(m) => format!(
+            "did you mean `{m}`? (known roles: {names}); a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
+        ),
+        None => format!(
+            "known roles: {names}; a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
+        ),
+    };
+    Warning::new(
+        format!(
+            "no directive and no config names the role `{role}`: it is shown only the directives meant for every role (and for its --tools)"
+        ),
+        Some(&hint),
+    )
 }
 
 /// The retrieval query of a request.

@@ -1,0 +1,18 @@
+//! `git swarm pattern deprecate`.
+
+use crate::cli::{Outcome, Ui};
+
+/// Deprecate a pattern: it is no longer injected (until promoted again).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The pattern's id (as `pattern list` shows), or an alias of it.
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Why (recorded with the event, as its `reason`).
+    #[arg(long = "justification", alias = "reason", value_name = "TEXT")]
+    reason: Option<String>,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    super::mark(&args.id, super::Mark::Deprecate(args.reason), ui)
+}

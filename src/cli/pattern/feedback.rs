@@ -1,0 +1,101 @@
+//! `git swarm pattern feedback`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::pattern::feedback;
+use git_swarm::pattern::text;
+
+use crate::cli::{Format, Outcome, Ui};
+
+/// Correct patterns from a validator's verdict.
+///
+/// The verdict carries a `<!-- jkz:verdict-json {…} -->` comment or a
+/// ```` ```verdict-json ```` block: `verdict` PASS or FAIL, `issues`,
+/// `must_fix`, `false_positives`. Each false positive is found among the
+/// deliberation's findings by whole words (the same words, else a run of
+/// at least 3 words, 2 of them not stop words, within the finding, else a
+/// token overlap of at least `patterns.finding_match`); a shorter text, or
+/// one that several findings match alike, is reported and matches nothing.
+/// The matched pattern is recorded as ignored,
+/// weighted by the adversarial role (`patterns.ignore_weights`); a pattern
+/// validated before is flagged a regression. On PASS, or FAIL with an empty
+/// `must_fix`, the deliberation's evidence decides: execution output
+/// (level 1) or a `path:line` citation of a file of the change (level 2)
+/// validates the run's file-relevant and top patterns (at most
+/// `patterns.reinforce_top`) and ages the run's others; reasoning alone
+/// (level 3) changes nothing. Malformed input is reported with file:line
+/// and nothing is recorded (exit 2).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The role whose deliberation is judged.
+    #[arg(long, value_name = "ROLE")]
+    adversarial_role: String,
+    /// The role that wrote the verdict.
+    #[arg(long, value_name = "ROLE")]
+    validator_role: String,
+    /// The pipeline run the deliberation and the verdict belong to.
+    #[arg(long, value_name = "RUN")]
+    run: String,
+    /// The adversarial role's deliberation, as given to `pattern extract` (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    deliberation: String,
+    /// The validator's verdict: markdown with the verdict JSON (`-`: standard input).
+    #[arg(long = "verdicts", alias = "verdict", value_name = "FILE")]
+    verdict: String,
+    /// Files of the change (default: those given to `pattern extract` for the run).
+    #[arg(long, value_delimiter = ',', value_name = "PATH,..")]
+    files: Vec<String>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(mut args: Args, ui: &mut Ui) -> Outcome {
+    crate::cli::args::check_role(&args.adversarial_role)?;
+    crate::cli::args::check_role(&args.validator_role)?;
+    crate::cli::args::check_run(&args.run)?;
+    args.files = crate::cli::args::clean_list(&args.files);
+    let deliberation = crate::cli::args::read_input(&args.deliberation, "deliberation")?;
+    let verdict_text = crate::cli::args::read_input(&args.verdict, "verdict")?;
+    let observations = text::extract(&deliberation)
+        .map_err(|e| crate::cli::args::bad_file(&args.deliberation, &e, "deliberation"))?;
+    let verdict = text::parse_verdict(&verdict_text)
+        .map_err(|e| crate::cli::args::bad_file(&args.verdict, &e, "verdict"))?;
+    let store = crate::cli::store(ui)?;
+    let role = &args.adversarial_role;
+    // One role's patterns, read in place from the index.
+    let loaded = git_swarm::index::load_pattern_views(&store)?;
+    let known = loaded.role_patterns(role)?;
+    let report = feedback::decide(
+        &store,
+        &known,
+        &observations,
+        &verdict,
+        &feedback::Request {
+            role,
+            validator_role: &args.validator_role,
+            run: &args.run,
+            deliberation: &deliberation,
+            files: &args.files,
+        },
+    );
+    let events = &report.events;
+    if !events.is_empty() {
+        crate::cli::append(&store, events, ui)?;
+    }
+    if args.format == Format::Json {
+        ui.json(&serde_json::json!({
+            "run": args.run,
+            "verdict": verdict.verdict,
+            "evidence_level": report.level.map(|l| l.as_u8()),
+            "recorded": events.iter().map(|e| serde_json::json!({"kind": e.kind, "pattern": e.data.get("pattern")})).collect::<Vec<_>>(),
+            "notes": report.notes,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for l in &report.notes {
+        writeln!(ui.out, "{}", crate::cli::clean(l))?;
+    }
+    writeln!(ui.out, "Recorded {} event(s).", events.len())?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,128 @@
+//! `git swarm pattern inject`, and the pattern block `git swarm inject` appends.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::Error;
+use git_swarm::event::Body;
+use git_swarm::pattern::inject as block;
+
+use crate::cli::{Format, Outcome, Ui};
+
+/// Print the HISTORICAL PATTERNS block for a role.
+///
+/// The role's patterns that are not deprecated, and other roles' active
+/// (promoted) ones marked `via:<role>`, scoring at least
+/// `patterns.min_score`, one line each with its record (`5x validated`,
+/// `-2 net, 3x ignored`, or `score:0.42` for a pattern with neither). The
+/// budget is `patterns.adversarial_budget` tokens (800) for the roles in
+/// `patterns.adversarial_roles` and `patterns.budget` (500) for others;
+/// when the lines do not all fit, the highest-scoring ones that fit.
+/// Prints nothing when no pattern qualifies.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The role whose prompt gets the block: its patterns, and other roles' active ones.
+    #[arg(long, value_name = "ROLE")]
+    role: String,
+    /// Labels of the work: patterns seen with them score higher.
+    #[arg(long, value_delimiter = ',', value_name = "LABEL,..")]
+    labels: Vec<String>,
+    /// Files of the change: patterns seen with them (or their folders) score higher.
+    #[arg(long, value_delimiter = ',', value_name = "PATH,..")]
+    files: Vec<String>,
+    /// Token budget (default: the role's, from config).
+    #[arg(long, value_name = "N")]
+    budget: Option<usize>,
+    /// Tokens left in the prompt: the block takes at most half, and is
+    /// skipped when that is less than `patterns.min_budget`.
+    #[arg(long, value_name = "N")]
+    remaining: Option<usize>,
+    /// Record the injection for this run (`pattern_shown`): it counts as
+    /// the patterns' use, and `pattern outcome` grades them.
+    #[arg(long, value_name = "RUN")]
+    run: Option<String>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+/// The block `git swarm inject` appends for a role (empty when none), with the fold it came from.
+pub fn block_for(
+    store: &git_swarm::Store,
+    loaded: &git_swarm::index::Patterns,
+    role: &str,
+    labels: &[String],
+    files: &[String],
+    budget: usize,
+) -> Result<block::Block, Error> {
+    let views = loaded.pattern_views(role)?;
+    git_swarm::trace::mark("pattern views read");
+    // An empty or space-padded item would match what it should not.
+    let labels = &crate::cli::args::clean_list(labels);
+    let files = &crate::cli::args::clean_list(files);
+    Ok(block::select(
+        views,
+        &store.config.patterns,
+        &block::Query {
+            role,
+            labels,
+            files,
+            budget,
+            now_ms: super::now_ms(store),
+        },
+    ))
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    crate::cli::args::check_role(&args.role)?;
+    if let Some(r) = &args.run {
+        crate::cli::args::check_run(r)?;
+    }
+    let store = crate::cli::store(ui)?;
+    let Some(budget) = block::budget(
+        &store.config.patterns,
+        &args.role,
+        args.budget,
+        args.remaining,
+    ) else {
+        if args.format == Format::Json {
+            ui.json(&serde_json::json!({"role": args.role, "skipped": "too little prompt space left", "patterns": []}))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let loaded = git_swarm::index::load_pattern_views(&store)?;
+    let b = block_for(
+        &store,
+        &loaded,
+        &args.role,
+        &args.labels,
+        &args.files,
+        budget,
+    )?;
+    // Delivered before recorded: patterns that never reached the agent (a
+    // closed pipe, a full disk) must not count as used by the run. And not
+    // delivered for a run whose log would refuse the record.
+    if args.run.is_some() && !b.lines.is_empty() {
+        store.check_appendable(&store.event(Body::PatternShown {
+            patterns: Vec::new(),
+            run: String::new(),
+        }))?;
+    }
+    if args.format == Format::Json {
+        ui.json(&b)?;
+    } else {
+        write!(ui.out, "{}", b.render())?;
+    }
+    ui.out.flush()?;
+    if let Some(run) = &args.run
+        && !b.lines.is_empty()
+    {
+        let e = store
+            .event(Body::PatternShown {
+                patterns: b.lines.iter().map(|l| l.id.clone()).collect(),
+                run: run.clone(),
+            })
+            .by_role(Some(args.role.clone()));
+        crate::cli::append(&store, &[e], ui)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,18 @@
+//! `git swarm pattern promote`.
+
+use crate::cli::{Outcome, Ui};
+
+/// Make a pattern active: shared with every role (a human decision, recorded).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The pattern's id (as `pattern list` shows), or an alias of it.
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Why (recorded with the event).
+    #[arg(long, value_name = "TEXT")]
+    justification: Option<String>,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    super::mark(&args.id, super::Mark::Promote(args.justification), ui)
+}

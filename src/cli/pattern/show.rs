@@ -1,0 +1,101 @@
+//! `git swarm pattern show`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::event::Event;
+use git_swarm::pattern::fold;
+
+use crate::cli::{Format, Outcome, Ui};
+
+/// Show a pattern's whole record: every event and each part of its score.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The pattern's id (`p` and 16 hex digits, as `pattern list` shows), or an alias of it.
+    #[arg(value_name = "ID")]
+    id: String,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    let store = crate::cli::store(ui)?;
+    let fold = super::patterns(&store)?;
+    let (id, p) = super::find(&fold, &args.id)?;
+    let cfg = &store.config.patterns;
+    let now = super::now_ms(&store);
+    let (events, problems) = git_swarm::directive_loop::records::read_log(&store)?;
+    for pr in &problems {
+        ui.problem(pr);
+    }
+    let mine: Vec<&Event> = events
+        .iter()
+        .filter(|e| {
+            let names = |k: &str| match e.data.get(k) {
+                Some(serde_json::Value::String(s)) => s == id,
+                Some(serde_json::Value::Array(a)) => a.iter().any(|v| v.as_str() == Some(id)),
+                _ => false,
+            };
+            e.known_kind()
+                .is_some_and(git_swarm::event::Kind::is_pattern)
+                && (names("pattern") || names("patterns"))
+        })
+        .collect();
+    if args.format == Format::Json {
+        let mut r = super::row(id, p, cfg, now);
+        r["events"] = serde_json::to_value(&mine).unwrap_or_default();
+        ui.json(&r)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let s = fold::score(p, cfg, now, &[], &[]);
+    let out = &mut ui.out;
+    writeln!(out, "pattern {id}")?;
+    writeln!(out, "role:      {}", p.role)?;
+    writeln!(out, "category:  {}", p.category.map_or("?", |c| c.as_str()))?;
+    writeln!(out, "state:     {}", fold::state(p, cfg, now).as_str())?;
+    writeln!(out, "text:      {}", crate::cli::clean(&p.text))?;
+    writeln!(
+        out,
+        "record:    {} observed, {} validated, {} ignored (weight {:.2}), {} regression(s), outcomes {} pass / {} fail, aged {}",
+        p.observations,
+        p.validated,
+        p.ignored,
+        p.ignore_weight,
+        p.regressions,
+        p.outcome_passes,
+        p.outcome_fails,
+        p.aged
+    )?;
+    writeln!(
+        out,
+        "score:     {:.3} = success rate {:.3} × decay {:.3} (age {:.1} days) × category {:.2} × context {:.2}",
+        s.total, s.success_rate, s.decay, s.age_days, s.category, s.context
+    )?;
+    if !p.labels.is_empty() || !p.files.is_empty() {
+        writeln!(out, "contexts:  labels {:?} files {:?}", p.labels, p.files)?;
+    }
+    writeln!(out, "events:")?;
+    for e in mine {
+        let mut detail: Vec<String> = Vec::new();
+        for k in [
+            "run",
+            "weight",
+            "regression",
+            "level",
+            "result",
+            "false_positive",
+            "reason",
+            "justification",
+        ] {
+            if let Some(v) = e.data.get(k) {
+                detail.push(format!(
+                    "{k}={}",
+                    v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+                ));
+            }
+        }
+        let line = format!("  {} {:<18} {}", e.ts, e.kind, detail.join(" "));
+        writeln!(out, "{}", crate::cli::clean(&line))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

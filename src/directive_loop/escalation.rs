@@ -1,0 +1,105 @@
+//! Escalation: a directive violated on two occasions within 30 days is
+//! critical + enforce until a human ends the episode (`git swarm
+//! deescalate`).
+//!
+//! The fold opens the episode from the log; what is here writes the one
+//! `escalation` event that records it, after the command that recorded the
+//! violations has appended them.
+
+use std::path::PathBuf;
+
+use crate::directive::{Enforcement, Priority};
+use crate::error::Result;
+use crate::event::{Body, Event, Level};
+use crate::fold::Fold;
+use crate::store::Store;
+
+/// `escalation` events for the open episodes that no event records yet:
+/// the command that recorded the violations appends them. `declared`
+/// gives a directive's declared priority and enforcement (for the `from`
+/// part) when it is known.
+pub fn escalations_due(
+    store: &Store,
+    fold: &Fold,
+    declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,
+) -> Vec<Event> {
+    let mut out = Vec::new();
+    for (id, state) in fold.loop_states() {
+        let Some(ep) = state.open() else { continue };
+        if ep.recorded {
+            continue;
+        }
+        let declared = declared(id);
+        // Already critical + enforce: escalating changes nothing, and an
+        // event (and a warning) would only leave a human an episode to end.
+        if declared == Some((Priority::Critical, Enforcement::Enforce)) {
+            continue;
+        }
+        let from = declared.map(|(priority, enforcement)| Level {
+            priority,
+            enforcement,
+        });
+        let violations: Vec<String> = ep
+            .violations
+            .iter()
+            .map(|k| crate::event::id_of_key(*k))
+            .collect();
+        let e = store.event(Body::Escalation {
+            from,
+            to: Level {
+                priority: Priority::Critical,
+                enforcement: Enforcement::Enforce,
+            },
+            reason: "violated on 2 occasions within 30 days".to_owned(),
+            violations,
+            episode: state.open_key(id).unwrap_or_default(),
+        });
+        out.push(e.about(id));
+    }
+    out
+}
+
+/// One episode [`escalate`] found due.
+#[derive(Debug)]
+pub struct Escalation {
+    pub directive: String,
+    /// This process wrote the event (of several racing, one does).
+    pub written: bool,
+    /// Torn lines the append found and saved aside, for the user to hear of.
+    pub torn: Vec<PathBuf>,
+}
+
+/// After violations were recorded: appends an `escalation` event for each
+/// episode the fold has opened and no event records yet, once (of several
+/// processes racing, one writes it). `declared` gives a directive's
+/// declared priority and enforcement, when it is known.
+pub fn escalate(
+    store: &Store,
+    declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,
+) -> Result<Vec<Escalation>> {
+    let mut out = Vec::new();
+    let summary = crate::index::load_fold(store)?;
+    for e in escalations_due(store, &summary.fold, declared) {
+        let episode = e.data.get("episode").and_then(|v| v.as_str()).unwrap_or("");
+        let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
+        let (written, torn) =
+            crate::event::append_once(&store.events_dir(), &e, &marker, &store.config.events)?;
+        out.push(Escalation {
+            directive: e.directive.clone().unwrap_or_else(|| "?".to_owned()),
+            written,
+            torn,
+        });
+    }
+    Ok(out)
+}
+
+/// [`escalate`], with the directives read from the index: for a command
+/// that recorded violations without having loaded them itself.
+pub fn escalate_from_index(store: &Store) -> Result<Vec<Escalation>> {
+    let loaded = crate::index::load(store)?;
+    let index = &loaded.index;
+    escalate(store, |id| {
+        let d = index.directive(id)?.directive.as_ref()?;
+        Some((d.priority, d.enforcement))
+    })
+}

@@ -1,0 +1,244 @@
+//! The directive loop's reading of the event log: delegations (what was
+//! shown, what was acknowledged) and phases (verdicts, overrides, the gate).
+//!
+//! Counts and escalation state come from the fold (in the index); the
+//! commands here that need whole events (one delegation, one phase) read the
+//! log itself, de-duplicated by id and in (ts, id) order like the fold.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::directive::Priority;
+use crate::error::Result;
+use crate::event::{Event, Kind, event_files, read_event_file};
+use crate::fold::Fold;
+use crate::index::Index;
+use crate::problem::Problem;
+use crate::store::Store;
+
+/// The whole log, de-duplicated by id, in (ts, id) order, with the problems
+/// of the lines skipped.
+pub fn read_log(store: &Store) -> Result<(Vec<Event>, Vec<Problem>)> {
+    let mut events: Vec<(i64, Event)> = Vec::new();
+    let mut problems = Vec::new();
+    for path in event_files(&store.events_dir())? {
+        let rel = store.rel(&path);
+        let file = read_event_file(&path, &rel, &store.config.events)?;
+        problems.extend(file.problems);
+        events.extend(
+            file.events
+                .into_iter()
+                .filter_map(|l| l.event.ts_millis().map(|t| (t, l.event))),
+        );
+    }
+    events.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
+    let mut seen = HashSet::new();
+    events.retain(|(_, e)| seen.insert(e.id.clone()));
+    Ok((events.into_iter().map(|(_, e)| e).collect(), problems))
+}
+
+fn str_field<'a>(e: &'a Event, key: &str) -> Option<&'a str> {
+    e.data.get(key).and_then(Value::as_str)
+}
+
+/// One directive as a `shown` event recorded it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShownDirective {
+    pub id: String,
+    pub priority: Priority,
+}
+
+/// A delegation: one `shown` event (its id is the delegation's id).
+#[derive(Debug, Clone, Serialize)]
+pub struct Delegation {
+    pub id: String,
+    pub ts: String,
+    pub role: Option<String>,
+    pub phase: Option<String>,
+    pub shown: Vec<ShownDirective>,
+}
+
+impl Delegation {
+    fn from_event(e: &Event) -> Option<Delegation> {
+        if e.known_kind() != Some(Kind::Shown) {
+            return None;
+        }
+        let shown = e
+            .data
+            .get("shown")
+            .and_then(Value::as_array)?
+            .iter()
+            .filter_map(|v| {
+                Some(ShownDirective {
+                    id: v.get("id")?.as_str()?.to_owned(),
+                    priority: serde_json::from_value(v.get("priority")?.clone()).ok()?,
+                })
+            })
+            .collect();
+        Some(Delegation {
+            id: e.id.clone(),
+            ts: e.ts.clone(),
+            role: e.actor.role.clone(),
+            phase: str_field(e, "phase").map(str::to_owned),
+            shown,
+        })
+    }
+
+    pub fn shows(&self, id: &str) -> bool {
+        self.shown.iter().any(|s| s.id == id)
+    }
+}
+
+/// The delegation with this id, if the log has it.
+pub fn delegation(events: &[Event], id: &str) -> Option<Delegation> {
+    events
+        .iter()
+        .find(|e| e.id == id)
+        .and_then(Delegation::from_event)
+}
+
+/// Every delegation of a phase.
+pub fn phase_delegations(events: &[Event], phase: &str) -> Vec<Delegation> {
+    events
+        .iter()
+        .filter(|e| e.known_kind() == Some(Kind::Shown) && str_field(e, "phase") == Some(phase))
+        .filter_map(Delegation::from_event)
+        .collect()
+}
+
+/// What the log says of one directive in a phase.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PhaseRecord {
+    pub id: String,
+    /// Critical when shown, or escalated now.
+    pub critical: bool,
+    /// The latest terminal outcome in the phase: `applied`, `verified`,
+    /// `ignored`, `n_a` (the last two only with a reason).
+    pub terminal: Option<String>,
+    /// Accepted by an `override` in this phase.
+    pub overridden: bool,
+}
+
+/// Why a critical directive blocks a phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Blocker {
+    pub id: String,
+    pub reason: String,
+}
+
+/// The directives shown in a phase, with their outcomes in it; a directive
+/// retired since is left out (it no longer gates a phase or owes a verdict).
+pub fn phase_records(events: &[Event], phase: &str, index: &Index) -> Vec<PhaseRecord> {
+    let fold = &index.fold;
+    let delegations = phase_delegations(events, phase);
+    let ids: BTreeSet<&str> = delegations
+        .iter()
+        .flat_map(|d| d.shown.iter().map(|s| s.id.as_str()))
+        .filter(|id| !index.is_retired(id))
+        .collect();
+    let in_phase: HashSet<&str> = delegations.iter().map(|d| d.id.as_str()).collect();
+    let mut records: BTreeMap<&str, PhaseRecord> = ids
+        .iter()
+        .map(|id| {
+            let critical = delegations
+                .iter()
+                .flat_map(|d| &d.shown)
+                .any(|s| s.id == *id && s.priority == Priority::Critical)
+                || fold.escalated(id).is_some();
+            (
+                *id,
+                PhaseRecord {
+                    id: (*id).to_owned(),
+                    critical,
+                    ..PhaseRecord::default()
+                },
+            )
+        })
+        .collect();
+    for e in events {
+        let Some(id) = e.directive.as_deref() else {
+            continue;
+        };
+        let Some(r) = records.get_mut(id) else {
+            continue;
+        };
+        let reason = str_field(e, "reason").is_some_and(|r| !r.trim().is_empty());
+        match e.known_kind() {
+            Some(Kind::Ack) if str_field(e, "delegation").is_some_and(|d| in_phase.contains(d)) => {
+                match str_field(e, "status") {
+                    Some("applied") => r.terminal = Some("applied".into()),
+                    Some(s @ ("ignored" | "n_a")) if reason => r.terminal = Some(s.into()),
+                    _ => {}
+                }
+            }
+            Some(Kind::Verdict) if str_field(e, "phase") == Some(phase) => {
+                match str_field(e, "verdict") {
+                    Some("verified") => r.terminal = Some("verified".into()),
+                    Some("n_a") if reason => r.terminal = Some("n_a".into()),
+                    _ => {}
+                }
+            }
+            Some(Kind::Override) if str_field(e, "phase") == Some(phase) => r.overridden = true,
+            _ => {}
+        }
+    }
+    records.into_values().collect()
+}
+
+/// The critical directives that block completing a phase.
+pub fn phase_blockers(records: &[PhaseRecord], fold: &Fold) -> Vec<Blocker> {
+    let mut out = Vec::new();
+    for r in records.iter().filter(|r| r.critical && !r.overridden) {
+        let unremediated = fold
+            .loop_state(&r.id)
+            .is_some_and(crate::fold::LoopState::unremediated);
+        let reason = match (&r.terminal, unremediated) {
+            (_, true) => "violation with no later applied or verified outcome",
+            (None, false) => {
+                "no terminal outcome (applied, verified, or ignored/n_a with a reason)"
+            }
+            (Some(_), false) => continue,
+        };
+        out.push(Blocker {
+            id: r.id.clone(),
+            reason: reason.into(),
+        });
+    }
+    out
+}
+
+/// Has the phase been recorded as complete?
+pub fn phase_completed<'a>(events: &'a [Event], phase: &str) -> Option<&'a Event> {
+    events
+        .iter()
+        .rev()
+        .find(|e| e.known_kind() == Some(Kind::Phase) && str_field(e, "phase") == Some(phase))
+}
+
+/// What to say of `phase`, in which no directive was shown: the closest
+/// phase that had some, or the phases that did, or where names come from.
+pub fn unknown_phase_hint(events: &[Event], phase: &str) -> String {
+    let mut phases: Vec<&str> = events
+        .iter()
+        .filter(|e| e.known_kind() == Some(Kind::Shown))
+        .filter_map(|e| e.data.get("phase").and_then(|v| v.as_str()))
+        .collect();
+    phases.sort_unstable();
+    phases.dedup();
+    match (
+        crate::suggest::closest(phase, phases.iter().copied()),
+        phases.is_empty(),
+    ) {
+        (Some(m), _) => format!(
+            "did you mean `{m}`? (phases with directives shown: {})",
+            crate::suggest::name_list(phases.iter().copied(), 12)
+        ),
+        (None, false) => format!(
+            "phases with directives shown: {}",
+            crate::suggest::name_list(phases.iter().copied(), 12)
+        ),
+        (None, true) => "the name is the one given to `git swarm inject --phase`".to_owned(),
+    }
+}
