@@ -27,6 +27,7 @@ pub mod init;
 pub mod inject;
 pub mod learning;
 pub mod lifecycle;
+pub mod markdown;
 pub mod marks;
 pub mod pathglob;
 pub mod pattern;

@@ -88,6 +88,8 @@
 
 use serde::Serialize;
 
+use crate::markdown::{Fence, is_quote};
+
 /// What an agent said about one directive in its final message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Ack {
@@ -243,7 +245,7 @@ const SEPARATORS: [char; 6] = ['-', '–', '—', ',', ';', '|'];
 fn scan(text: &str, family: Family) -> Vec<Mark> {
     let masks = masked_ranges(text);
     let mut mask_cursor = 0;
-    let mut fence: Option<(u8, usize)> = None;
+    let mut fence: Option<Fence> = None;
     let mut out = Vec::new();
     let mut line_start = 0;
     for (n, raw) in text.split('\n').enumerate() {
@@ -258,18 +260,18 @@ fn scan(text: &str, family: Family) -> Vec<Mark> {
         // Line-level rules look at the line's own start, not at text left
         // after an echoed block closed mid-line.
         let head = (first_start == start).then(|| &text[first_start..first_end]);
-        if let Some((ch, len)) = fence {
-            if head.is_some_and(|h| closes_fence(h, ch, len)) {
+        if let Some(f) = fence {
+            if head.is_some_and(|h| f.closes(h)) {
                 fence = None;
             }
             continue;
         }
         if let Some(h) = head {
-            if let Some(f) = opens_fence(h) {
+            if let Some((f, _)) = Fence::open(h) {
                 fence = Some(f);
                 continue;
             }
-            if h.trim_start().starts_with('>') {
+            if is_quote(h) {
                 continue;
             }
             // The contract's example line, quoted back, is not an ack.
@@ -385,27 +387,6 @@ fn live_segments(
         out.push((pos, end));
     }
     out
-}
-
-/// Does this line open a fenced code block? The fence character and length.
-fn opens_fence(line: &str) -> Option<(u8, usize)> {
-    let t = line.trim_start().as_bytes();
-    let ch = *t.first()?;
-    if ch != b'`' && ch != b'~' {
-        return None;
-    }
-    let len = t.iter().take_while(|&&b| b == ch).count();
-    if len < 3 || (ch == b'`' && t[len..].contains(&b'`')) {
-        return None;
-    }
-    Some((ch, len))
-}
-
-/// Does this line close a fence of `len` characters `ch`?
-fn closes_fence(line: &str, ch: u8, len: usize) -> bool {
-    let t = line.trim_start();
-    let run = t.bytes().take_while(|&b| b == ch).count();
-    run >= len && t[run..].trim().is_empty()
 }
 
 fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {

@@ -1,0 +1,729 @@
+//! The machine-readable verdict a validator writes about a deliberation.
+
+use serde::de::{Deserializer, Error as _, Unexpected};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::inline::find_outside_code;
+use super::{TextError, lines};
+use crate::markdown::Fence;
+
+// ---------------------------------------------------------------------------
+// Verdicts
+// ---------------------------------------------------------------------------
+
+/// A validator's overall verdict. Serialized as `"PASS"` / `"FAIL"`; read
+/// in any letter case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum VerdictKind {
+    Pass,
+    Fail,
+}
+
+impl VerdictKind {
+    /// `PASS` or `FAIL` in any letter case, surrounding whitespace ignored.
+    pub fn parse(s: &str) -> Option<VerdictKind> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("pass") {
+            Some(VerdictKind::Pass)
+        } else if s.eq_ignore_ascii_case("fail") {
+            Some(VerdictKind::Fail)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            VerdictKind::Pass => "PASS",
+            VerdictKind::Fail => "FAIL",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for VerdictKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        VerdictKind::parse(&s)
+            .ok_or_else(|| D::Error::invalid_value(Unexpected::Str(&s), &"PASS or FAIL"))
+    }
+}
+
+/// One issue a validator lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Issue {
+    /// A string, or a number written as a string.
+    pub id: Option<String>,
+    pub severity: Option<String>,
+    pub summary: String,
+    pub location: Option<String>,
+    pub fix_hint: Option<String>,
+}
+
+/// The machine-readable part of a validator's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictDoc {
+    pub verdict: VerdictKind,
+    pub issues: Vec<Issue>,
+    /// Ids (or summaries) of the issues that must be fixed.
+    pub must_fix: Vec<String>,
+    /// The adversarial findings the validator rejected, as text to look
+    /// for in the deliberation (see [`find_finding`](super::find_finding)).
+    pub false_positives: Vec<String>,
+    /// 1-based line where the JSON block starts.
+    pub line: usize,
+}
+
+const VERDICT_TAG: &str = "jkz:verdict-json";
+const VERDICT_INFO: &str = "verdict-json";
+
+/// The verdict JSON of a validator's verdict markdown: in an html comment
+/// `<!-- jkz:verdict-json {…} -->` (which may span lines) or in a fenced
+/// block whose info string is `verdict-json`. When there are several, the
+/// last one wins. Comments inside other fenced blocks are examples, not
+/// verdicts.
+///
+/// `must_fix` entries are strings or objects (their `id`, else their
+/// `summary`); `false_positives` entries are strings or objects (their
+/// `summary`, else `finding`, else `text`, else `id`); `issues` entries are
+/// objects with a string `summary` and optional `id` (string or number),
+/// `severity`, `location` and `fix_hint` (strings). A missing or null
+/// list is empty.
+///
+/// Errors name the line where the block starts, or the line of a JSON
+/// syntax error: no block at all (line 1), an unterminated block, invalid
+/// JSON, a missing verdict or one other than PASS / FAIL, a value of the
+/// wrong type.
+pub fn parse_verdict(markdown: &str) -> Result<VerdictDoc, TextError> {
+    let scan = scan_verdict_blocks(markdown)?;
+    let Some(block) = scan.blocks.into_iter().next_back() else {
+        let mut message = format!(
+            "no verdict block: expected an html comment \"<!-- {VERDICT_TAG} {{…}} -->\" \
+             or a fenced block \"```{VERDICT_INFO}\""
+        );
+        if let Some(hint) = scan.unclosed {
+            message.push_str(&format!(" ({hint})"));
+        }
+        return Err(TextError::new(1, message));
+    };
+    let value: Value = serde_json::from_str(&block.json).map_err(|e| {
+        let line = if e.line() == 0 {
+            block.line
+        } else {
+            block.json_line + e.line() - 1
+        };
+        let full = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let message = full.strip_suffix(&suffix).unwrap_or(&full);
+        TextError::new(line, format!("invalid verdict JSON: {message}"))
+    })?;
+    verdict_from_json(&value, block.line)
+}
+
+/// A verdict block's JSON text and where it is.
+struct RawBlock {
+    /// Line of the comment or fence opening.
+    line: usize,
+    /// Line of the first character of `json`.
+    json_line: usize,
+    json: String,
+}
+
+struct VerdictScan {
+    blocks: Vec<RawBlock>,
+    /// An ordinary fence or comment that never closes (it may hide the
+    /// verdict block).
+    unclosed: Option<String>,
+}
+
+fn scan_verdict_blocks(markdown: &str) -> Result<VerdictScan, TextError> {
+    let mut blocks = Vec::new();
+    let mut unclosed = None;
+    // An open fence, the line it opened at, and the verdict block it holds.
+    let mut fence: Option<(Fence, usize, Option<RawBlock>)> = None;
+    // An open comment: the line where it opened, and what it holds.
+    let mut comment: Option<(usize, Held)> = None;
+    for (n, line) in lines(markdown) {
+        if let Some((f, _, held)) = &mut fence {
+            if f.closes(line) {
+                blocks.extend(held.take());
+                fence = None;
+            } else if let Some(b) = held {
+                b.json.push_str(line);
+                b.json.push('\n');
+            }
+            continue;
+        }
+        let mut rest = line;
+        let mut at_start = true;
+        loop {
+            if let Some((open, held)) = &mut comment {
+                if let Held::Undecided = held {
+                    // The tag may come on the first non-blank line.
+                    let body = rest.trim_start();
+                    if body.is_empty() {
+                        break;
+                    }
+                    *held = match verdict_tag(body) {
+                        Some(after) => {
+                            rest = after;
+                            Held::Verdict(RawBlock {
+                                line: *open,
+                                json_line: n,
+                                json: String::new(),
+                            })
+                        }
+                        None => Held::Other,
+                    };
+                }
+                let Some(i) = rest.find("-->") else {
+                    if let Held::Verdict(b) = held {
+                        b.json.push_str(rest);
+                        b.json.push('\n');
+                    }
+                    break;
+                };
+                if let Held::Verdict(b) = held {
+                    b.json.push_str(&rest[..i]);
+                }
+                if let Some((_, Held::Verdict(b))) = comment.take() {
+                    blocks.push(b);
+                }
+                rest = &rest[i + 3..];
+                at_start = false;
+                continue;
+            }
+            if at_start && let Some((f, info)) = Fence::open(rest) {
+                let verdict = info
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.eq_ignore_ascii_case(VERDICT_INFO));
+                let held = verdict.then(|| RawBlock {
+                    line: n,
+                    json_line: n + 1,
+                    json: String::new(),
+                });
+                fence = Some((f, n, held));
+                break;
+            }
+            let Some(i) = find_outside_code(rest, "<!--") else {
+                break;
+            };
+            rest = &rest[i + 4..];
+            comment = Some((n, Held::Undecided));
+            at_start = false;
+        }
+    }
+    if let Some((f, line, held)) = fence {
+        if held.is_some() {
+            return Err(TextError::new(
+                line,
+                format!("\"{}{VERDICT_INFO}\" block is never closed", f.marker()),
+            ));
+        }
+        unclosed = Some(format!(
+            "the code fence \"{}\" opened at line {line} is never closed",
+            f.marker()
+        ));
+    }
+    if let Some((line, held)) = comment {
+        if let Held::Verdict(_) = held {
+            return Err(TextError::new(
+                line,
+                format!("\"<!-- {VERDICT_TAG}\" comment is never closed"),
+            ));
+        }
+        unclosed = Some(format!(
+            "the html comment opened at line {line} is never closed"
+        ));
+    }
+    Ok(VerdictScan { blocks, unclosed })
+}
+
+/// What an open html comment holds.
+enum Held {
+    /// Nothing but whitespace yet: the tag may still come.
+    Undecided,
+    Verdict(RawBlock),
+    Other,
+}
+
+/// The text after a leading `jkz:verdict-json` tag (any case), which must
+/// end there.
+fn verdict_tag(body: &str) -> Option<&str> {
+    let tag = body.get(..VERDICT_TAG.len())?;
+    let after = &body[VERDICT_TAG.len()..];
+    let ends = !after.starts_with(|c: char| c.is_alphanumeric() || c == '-' || c == '_');
+    (tag.eq_ignore_ascii_case(VERDICT_TAG) && ends).then_some(after)
+}
+
+/// JSON value kinds, for messages.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn verdict_from_json(value: &Value, line: usize) -> Result<VerdictDoc, TextError> {
+    let err = |message: String| TextError::new(line, message);
+    let Value::Object(obj) = value else {
+        return Err(err(format!(
+            "verdict JSON must be an object, found {}",
+            json_kind(value)
+        )));
+    };
+    let verdict = match obj.get("verdict") {
+        None | Some(Value::Null) => {
+            return Err(err(
+                "verdict JSON has no \"verdict\" (expected \"PASS\" or \"FAIL\")".into(),
+            ));
+        }
+        Some(Value::String(s)) => VerdictKind::parse(s).ok_or_else(|| {
+            err(format!(
+                "\"verdict\" must be \"PASS\" or \"FAIL\", found {}",
+                Value::String(s.clone())
+            ))
+        })?,
+        Some(other) => {
+            return Err(err(format!(
+                "\"verdict\" must be a string, found {}",
+                json_kind(other)
+            )));
+        }
+    };
+    let issues = list(obj, "issues", line)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| issue(v, i, line))
+        .collect::<Result<_, _>>()?;
+    let must_fix = list(obj, "must_fix", line)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| entry(v, "must_fix", i, &["id", "summary"], line))
+        .collect::<Result<_, _>>()?;
+    let false_positives = list(obj, "false_positives", line)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            entry(
+                v,
+                "false_positives",
+                i,
+                &["summary", "finding", "text", "id"],
+                line,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(VerdictDoc {
+        verdict,
+        issues,
+        must_fix,
+        false_positives,
+        line,
+    })
+}
+
+/// The array under `key`; missing or null is empty.
+fn list<'a>(obj: &'a Map<String, Value>, key: &str, line: usize) -> Result<&'a [Value], TextError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(items)) => Ok(items),
+        Some(other) => Err(TextError::new(
+            line,
+            format!("\"{key}\" must be an array, found {}", json_kind(other)),
+        )),
+    }
+}
+
+/// A string, or a number written as a string; `None` for other kinds.
+fn text_or_number(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A `must_fix` or `false_positives` entry: a string, or the first of
+/// `keys` an object has (ids may be numbers).
+fn entry(v: &Value, list: &str, i: usize, keys: &[&str], line: usize) -> Result<String, TextError> {
+    let at = format!("{list}[{i}]");
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Object(obj) => {
+            for key in keys {
+                match obj.get(*key) {
+                    None | Some(Value::Null) => continue,
+                    Some(Value::String(s)) => return Ok(s.clone()),
+                    Some(n @ Value::Number(_)) if *key == "id" => {
+                        return Ok(n.to_string());
+                    }
+                    Some(other) => {
+                        return Err(TextError::new(
+                            line,
+                            format!("{at}.{key} must be a string, found {}", json_kind(other)),
+                        ));
+                    }
+                }
+            }
+            Err(TextError::new(
+                line,
+                format!("{at} has none of {}", quoted(keys)),
+            ))
+        }
+        other => Err(TextError::new(
+            line,
+            format!(
+                "{at} must be a string or an object, found {}",
+                json_kind(other)
+            ),
+        )),
+    }
+}
+
+fn quoted(keys: &[&str]) -> String {
+    keys.iter()
+        .map(|k| format!("\"{k}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn issue(v: &Value, i: usize, line: usize) -> Result<Issue, TextError> {
+    let at = format!("issues[{i}]");
+    let err = |message: String| TextError::new(line, message);
+    let Value::Object(obj) = v else {
+        return Err(err(format!(
+            "{at} must be an object, found {}",
+            json_kind(v)
+        )));
+    };
+    let string = |key: &str| -> Result<Option<String>, TextError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(err(format!(
+                "{at}.{key} must be a string, found {}",
+                json_kind(other)
+            ))),
+        }
+    };
+    let summary = string("summary")?.ok_or_else(|| err(format!("{at} has no \"summary\"")))?;
+    let id = match obj.get("id") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(text_or_number(v).ok_or_else(|| {
+            err(format!(
+                "{at}.id must be a string or a number, found {}",
+                json_kind(v)
+            ))
+        })?),
+    };
+    Ok(Issue {
+        id,
+        severity: string("severity")?,
+        summary,
+        location: string("location")?,
+        fix_hint: string("fix_hint")?,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Evidence
+// ---------------------------------------------------------------------------
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    // --- parse_verdict ------------------------------------------------------
+
+    fn verdict_err(md: &str) -> TextError {
+        parse_verdict(md).unwrap_err()
+    }
+
+    #[test]
+    fn verdict_in_an_html_comment() {
+        let md = "# Inspector verdict\n\nLooks fine.\n\n<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": [], \"must_fix\": [], \"false_positives\": [\"the cache leaks\"]} -->\n";
+        let doc = parse_verdict(md).expect("valid test input");
+        assert_eq!(
+            doc,
+            VerdictDoc {
+                verdict: VerdictKind::Pass,
+                issues: vec![],
+                must_fix: vec![],
+                false_positives: strings(&["the cache leaks"]),
+                line: 5,
+            }
+        );
+    }
+
+    #[test]
+    fn verdict_comment_across_lines() {
+        let md = "text\n<!--\n  jkz:verdict-json\n{\n  \"verdict\": \"fail\",\n  \"must_fix\": [\"I1\"]\n}\n-->\nafter";
+        let doc = parse_verdict(md).expect("valid test input");
+        assert_eq!(doc.verdict, VerdictKind::Fail);
+        assert_eq!(doc.must_fix, strings(&["I1"]));
+        assert_eq!(doc.line, 2);
+    }
+
+    #[test]
+    fn verdict_in_a_fenced_block() {
+        let md = "Verdict below.\r\n\r\n```verdict-json\r\n{\r\n  \"verdict\": \"Fail\",\r\n  \"issues\": [{\"id\": 1, \"severity\": \"high\", \"summary\": \"leak\", \"location\": \"src/a.rs:3\", \"fix_hint\": \"scope the key\"}],\r\n  \"must_fix\": [{\"id\": 1}]\r\n}\r\n```\r\n";
+        let doc = parse_verdict(md).expect("valid test input");
+        assert_eq!(doc.verdict, VerdictKind::Fail);
+        assert_eq!(doc.line, 3);
+        assert_eq!(
+            doc.issues,
+            vec![Issue {
+                id: Some("1".into()),
+                severity: Some("high".into()),
+                summary: "leak".into(),
+                location: Some("src/a.rs:3".into()),
+                fix_hint: Some("scope the key".into()),
+            }]
+        );
+        assert_eq!(doc.must_fix, strings(&["1"]));
+        // A tilde fence, an info string with more words.
+        let md = "~~~~ Verdict-JSON extra\n{\"verdict\": \"PASS\"}\n~~~~";
+        assert_eq!(
+            parse_verdict(md).expect("valid test input").verdict,
+            VerdictKind::Pass
+        );
+    }
+
+    #[test]
+    fn the_last_verdict_block_wins() {
+        let md = "<!-- jkz:verdict-json {\"verdict\": \"FAIL\"} -->\n```verdict-json\n{\"verdict\": \"PASS\"}\n```\n";
+        let doc = parse_verdict(md).expect("valid test input");
+        assert_eq!((doc.verdict, doc.line), (VerdictKind::Pass, 2));
+        let md = "```verdict-json\n{\"verdict\": \"PASS\"}\n```\ntext <!-- jkz:verdict-json {\"verdict\": \"FAIL\"} --> <!-- jkz:verdict-json {\"verdict\": \"PASS\", \"must_fix\": [\"x\"]} -->";
+        let doc = parse_verdict(md).expect("valid test input");
+        assert_eq!(
+            (doc.verdict, doc.must_fix, doc.line),
+            (VerdictKind::Pass, strings(&["x"]), 4)
+        );
+        // Even an invalid last block wins over a valid earlier one.
+        let md =
+            "<!-- jkz:verdict-json {\"verdict\": \"PASS\"} -->\n<!-- jkz:verdict-json {nope} -->";
+        assert_eq!(verdict_err(md).line, 2);
+    }
+
+    #[test]
+    fn examples_in_other_fences_and_inline_code_are_not_verdicts() {
+        let md = "<!-- jkz:verdict-json {\"verdict\": \"FAIL\"} -->\n```markdown\n<!-- jkz:verdict-json {\"verdict\": \"PASS\"} -->\n```\nWrite `<!-- jkz:verdict-json {...} -->` at the end.";
+        let doc = parse_verdict(md).expect("valid test input");
+        assert_eq!((doc.verdict, doc.line), (VerdictKind::Fail, 1));
+        // Other comments and near-miss tags are not verdicts.
+        let md = "<!-- note -->\n<!-- jkz:verdict-jsonx {\"verdict\": \"PASS\"} -->";
+        assert_eq!(verdict_err(md).line, 1);
+    }
+
+    #[test]
+    fn string_and_object_entries() {
+        let md = r#"<!-- jkz:verdict-json {
+  "verdict": "FAIL",
+  "must_fix": ["I1", {"id": "I2"}, {"id": 3}, {"summary": "close the handle"}, {"id": null, "summary": "s"}],
+  "false_positives": [
+    "plain text",
+    {"summary": "from summary", "finding": "no"},
+    {"finding": "from finding"},
+    {"text": "from text", "id": "no"},
+    {"id": "from id"}
+  ],
+  "issues": [{"summary": "only a summary"}, {"id": "I2", "summary": "s", "severity": null}]
+} -->"#;
+        let doc = parse_verdict(md).expect("valid test input");
+        assert_eq!(
+            doc.must_fix,
+            strings(&["I1", "I2", "3", "close the handle", "s"])
+        );
+        assert_eq!(
+            doc.false_positives,
+            strings(&[
+                "plain text",
+                "from summary",
+                "from finding",
+                "from text",
+                "from id"
+            ])
+        );
+        assert_eq!(doc.issues.len(), 2);
+        assert_eq!(doc.issues[0].id, None);
+        assert_eq!(doc.issues[1].id.as_deref(), Some("I2"));
+        assert_eq!(doc.issues[1].severity, None);
+    }
+
+    #[test]
+    fn missing_and_null_lists_are_empty() {
+        let doc =
+            parse_verdict("<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": null} -->")
+                .expect("valid test input");
+        assert!(doc.issues.is_empty() && doc.must_fix.is_empty() && doc.false_positives.is_empty());
+    }
+
+    #[test]
+    fn no_verdict_block_is_an_error_on_line_1() {
+        for md in [
+            "",
+            "# Verdict\n\nPASS, all good.\n",
+            "```json\n{\"verdict\": \"PASS\"}\n```",
+        ] {
+            let e = verdict_err(md);
+            assert_eq!(e.line, 1, "{md:?}");
+            assert!(e.message.contains("<!-- jkz:verdict-json"), "{e}");
+            assert!(e.message.contains("```verdict-json"), "{e}");
+        }
+        // An unclosed ordinary fence that may hide the block is named.
+        let e = verdict_err("x\n```\n<!-- jkz:verdict-json {\"verdict\": \"PASS\"} -->");
+        assert!(e.message.contains("line 2 is never closed"), "{e}");
+        let e = verdict_err("<!-- a comment\n<!-- jkz:verdict-json {\"verdict\": \"PASS\"}");
+        assert!(e.message.contains("line 1 is never closed"), "{e}");
+    }
+
+    #[test]
+    fn unterminated_verdict_blocks_are_errors_where_they_open() {
+        let e = verdict_err("a\n\n```verdict-json\n{\"verdict\": \"PASS\"}\n");
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("never closed"), "{e}");
+        let e = verdict_err("a\nb <!-- jkz:verdict-json {\"verdict\": \"PASS\"}\n");
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("never closed"), "{e}");
+    }
+
+    #[test]
+    fn invalid_json_names_the_line_of_the_error() {
+        let md = "intro\n```verdict-json\n{\n  \"verdict\": \"PASS\"\n  \"issues\": []\n}\n```";
+        let e = verdict_err(md);
+        assert_eq!(e.line, 5);
+        assert!(
+            e.message
+                .starts_with("invalid verdict JSON: expected `,` or `}`"),
+            "{e}"
+        );
+        assert!(!e.message.contains("column"), "{e}");
+        let md = "x\n<!-- jkz:verdict-json {\"verdict\": PASS} -->";
+        let e = verdict_err(md);
+        assert_eq!(e.line, 2);
+        assert!(e.message.starts_with("invalid verdict JSON: "), "{e}");
+        let md = "<!-- jkz:verdict-json -->";
+        assert_eq!(verdict_err(md).line, 1);
+        let md = "<!-- jkz:verdict-json {\"verdict\": \"PASS\"} trailing -->";
+        assert!(verdict_err(md).message.contains("trailing characters"));
+    }
+
+    #[test]
+    fn verdict_value_errors() {
+        for (json, needle) in [
+            (r#"{}"#, r#"no "verdict""#),
+            (r#"{"verdict": null}"#, r#"no "verdict""#),
+            (
+                r#"{"verdict": "MAYBE"}"#,
+                r#""verdict" must be "PASS" or "FAIL", found "MAYBE""#,
+            ),
+            (
+                r#"{"verdict": true}"#,
+                r#""verdict" must be a string, found a boolean"#,
+            ),
+            (r#"["PASS"]"#, "must be an object, found an array"),
+        ] {
+            let md = format!("a\n\n<!-- jkz:verdict-json {json} -->");
+            let e = verdict_err(&md);
+            assert_eq!(e.line, 3, "{json}");
+            assert!(e.message.contains(needle), "{json}: {e}");
+        }
+    }
+
+    #[test]
+    fn verdict_type_errors() {
+        for (json, needle) in [
+            (
+                r#""issues": {}"#,
+                r#""issues" must be an array, found an object"#,
+            ),
+            (
+                r#""must_fix": "I1""#,
+                r#""must_fix" must be an array, found a string"#,
+            ),
+            (
+                r#""issues": ["x"]"#,
+                "issues[0] must be an object, found a string",
+            ),
+            (r#""issues": [{"id": 1}]"#, r#"issues[0] has no "summary""#),
+            (
+                r#""issues": [{"summary": 3}]"#,
+                "issues[0].summary must be a string, found a number",
+            ),
+            (
+                r#""issues": [{"summary": "s", "id": []}]"#,
+                "issues[0].id must be a string or a number, found an array",
+            ),
+            (
+                r#""issues": [{"summary": "s", "location": {"file": "a"}}]"#,
+                "issues[0].location must be a string, found an object",
+            ),
+            (
+                r#""must_fix": ["a", 7]"#,
+                "must_fix[1] must be a string or an object, found a number",
+            ),
+            (
+                r#""must_fix": [{"severity": "high"}]"#,
+                r#"must_fix[0] has none of "id", "summary""#,
+            ),
+            (
+                r#""must_fix": [{"id": true}]"#,
+                "must_fix[0].id must be a string, found a boolean",
+            ),
+            (
+                r#""false_positives": [{"finding": 2}]"#,
+                "false_positives[0].finding must be a string, found a number",
+            ),
+            (
+                r#""false_positives": [{}]"#,
+                r#"false_positives[0] has none of "summary", "finding", "text", "id""#,
+            ),
+            (
+                r#""false_positives": [null]"#,
+                "false_positives[0] must be a string or an object, found null",
+            ),
+        ] {
+            let md = format!("```verdict-json\n{{\"verdict\": \"FAIL\", {json}}}\n```");
+            let e = verdict_err(&md);
+            assert_eq!(e.line, 1, "{json}");
+            assert!(e.message.contains(needle), "{json}: {e}");
+        }
+    }
+
+    #[test]
+    fn verdict_kind_serde() {
+        assert_eq!(
+            serde_json::to_string(&VerdictKind::Pass).expect("valid test input"),
+            r#""PASS""#
+        );
+        assert_eq!(
+            serde_json::to_string(&VerdictKind::Fail).expect("valid test input"),
+            r#""FAIL""#
+        );
+        for (s, want) in [
+            (r#""PASS""#, VerdictKind::Pass),
+            (r#""pass""#, VerdictKind::Pass),
+            (r#""Fail""#, VerdictKind::Fail),
+        ] {
+            assert_eq!(
+                serde_json::from_str::<VerdictKind>(s).expect("valid test input"),
+                want
+            );
+        }
+        assert!(serde_json::from_str::<VerdictKind>(r#""passed""#).is_err());
+        assert!(serde_json::from_str::<VerdictKind>("1").is_err());
+        assert_eq!(VerdictKind::Fail.as_str(), "FAIL");
+    }
+}
