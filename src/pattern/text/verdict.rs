@@ -1,8 +1,13 @@
 //! The machine-readable verdict a validator writes about a deliberation.
 
-use serde::de::{Deserializer, Error as _, Unexpected};
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserializer, Error as _, MapAccess, SeqAccess, Unexpected, Visitor};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use serde_path_to_error::Segment;
 
 use super::inline::find_outside_code;
 use super::{TextError, lines};
@@ -118,7 +123,7 @@ pub fn parse_verdict(markdown: &str) -> Result<VerdictDoc, TextError> {
         let message = full.strip_suffix(&suffix).unwrap_or(&full);
         TextError::new(line, format!("invalid verdict JSON: {message}"))
     })?;
-    verdict_from_json(&value, block.line)
+    verdict_from_json(value, block.line)
 }
 
 /// A verdict block's JSON text and where it is.
@@ -258,6 +263,64 @@ fn verdict_tag(body: &str) -> Option<&str> {
     (tag.eq_ignore_ascii_case(VERDICT_TAG) && ends).then_some(after)
 }
 
+/// The lists of the verdict JSON. Each field's type says which JSON kinds
+/// it takes; a value of another kind is an error at its JSON path.
+#[derive(Deserialize)]
+struct VerdictJson {
+    #[serde(default)]
+    issues: Many<IssueJson>,
+    #[serde(default)]
+    must_fix: Many<MustFix>,
+    #[serde(default)]
+    false_positives: Many<FalsePositive>,
+}
+
+/// The verdict alone, read first so that a missing or wrong verdict is the
+/// error reported before any in the lists.
+#[derive(Deserialize)]
+struct VerdictOnly {
+    #[serde(default)]
+    verdict: Option<Verdict>,
+}
+
+fn verdict_from_json(value: Value, line: usize) -> Result<VerdictDoc, TextError> {
+    let err = |message: String| TextError::new(line, message);
+    if !value.is_object() {
+        return Err(err(format!(
+            "verdict JSON must be an object, found {}",
+            json_kind(&value)
+        )));
+    }
+    let at_path = |e: serde_path_to_error::Error<serde_json::Error>| {
+        // A top-level key is quoted (`"issues" must be …`), a deeper path
+        // is not (`issues[0].summary must be …`).
+        let path = match e.path().iter().collect::<Vec<_>>()[..] {
+            [Segment::Map { key }] => format!("\"{key}\""),
+            _ => e.path().to_string(),
+        };
+        err(format!("{path} {}", e.inner()))
+    };
+    let only: VerdictOnly = serde_path_to_error::deserialize(&value).map_err(at_path)?;
+    let Some(Verdict(verdict)) = only.verdict else {
+        return Err(err(
+            "verdict JSON has no \"verdict\" (expected \"PASS\" or \"FAIL\")".into(),
+        ));
+    };
+    let json: VerdictJson = serde_path_to_error::deserialize(&value).map_err(at_path)?;
+    Ok(VerdictDoc {
+        verdict,
+        issues: json.issues.0.into_iter().map(|IssueJson(i)| i).collect(),
+        must_fix: json.must_fix.0.into_iter().map(|MustFix(s)| s).collect(),
+        false_positives: json
+            .false_positives
+            .0
+            .into_iter()
+            .map(|FalsePositive(s)| s)
+            .collect(),
+        line,
+    })
+}
+
 /// JSON value kinds, for messages.
 fn json_kind(v: &Value) -> &'static str {
     match v {
@@ -270,171 +333,272 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-fn verdict_from_json(value: &Value, line: usize) -> Result<VerdictDoc, TextError> {
-    let err = |message: String| TextError::new(line, message);
-    let Value::Object(obj) = value else {
-        return Err(err(format!(
-            "verdict JSON must be an object, found {}",
-            json_kind(value)
-        )));
-    };
-    let verdict = match obj.get("verdict") {
-        None | Some(Value::Null) => {
-            return Err(err(
-                "verdict JSON has no \"verdict\" (expected \"PASS\" or \"FAIL\")".into(),
-            ));
-        }
-        Some(Value::String(s)) => VerdictKind::parse(s).ok_or_else(|| {
-            err(format!(
-                "\"verdict\" must be \"PASS\" or \"FAIL\", found {}",
-                Value::String(s.clone())
-            ))
-        })?,
-        Some(other) => {
-            return Err(err(format!(
-                "\"verdict\" must be a string, found {}",
-                json_kind(other)
-            )));
-        }
-    };
-    let issues = list(obj, "issues", line)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| issue(v, i, line))
-        .collect::<Result<_, _>>()?;
-    let must_fix = list(obj, "must_fix", line)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| entry(v, "must_fix", i, &["id", "summary"], line))
-        .collect::<Result<_, _>>()?;
-    let false_positives = list(obj, "false_positives", line)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            entry(
-                v,
-                "false_positives",
-                i,
-                &["summary", "finding", "text", "id"],
-                line,
-            )
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(VerdictDoc {
-        verdict,
-        issues,
-        must_fix,
-        false_positives,
-        line,
-    })
+fn found<E: de::Error>(expected: &str, v: &Value) -> E {
+    E::custom(format!("must be {expected}, found {}", json_kind(v)))
 }
 
-/// The array under `key`; missing or null is empty.
-fn list<'a>(obj: &'a Map<String, Value>, key: &str, line: usize) -> Result<&'a [Value], TextError> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(&[]),
-        Some(Value::Array(items)) => Ok(items),
-        Some(other) => Err(TextError::new(
-            line,
-            format!("\"{key}\" must be an array, found {}", json_kind(other)),
-        )),
+/// `"PASS"` or `"FAIL"`, in any letter case.
+struct Verdict(VerdictKind);
+
+impl<'de> Deserialize<'de> for Verdict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => VerdictKind::parse(&s).map(Verdict).ok_or_else(|| {
+                D::Error::custom(format!(
+                    "must be \"PASS\" or \"FAIL\", found {}",
+                    Value::String(s)
+                ))
+            }),
+            other => Err(found("a string", &other)),
+        }
     }
 }
 
-/// A string, or a number written as a string; `None` for other kinds.
-fn text_or_number(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
+/// A string.
+struct Text(String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => Ok(Text(s)),
+            other => Err(found("a string", &other)),
+        }
     }
 }
 
-/// A `must_fix` or `false_positives` entry: a string, or the first of
-/// `keys` an object has (ids may be numbers).
-fn entry(v: &Value, list: &str, i: usize, keys: &[&str], line: usize) -> Result<String, TextError> {
-    let at = format!("{list}[{i}]");
-    match v {
-        Value::String(s) => Ok(s.clone()),
-        Value::Object(obj) => {
-            for key in keys {
-                match obj.get(*key) {
-                    None | Some(Value::Null) => continue,
-                    Some(Value::String(s)) => return Ok(s.clone()),
-                    Some(n @ Value::Number(_)) if *key == "id" => {
-                        return Ok(n.to_string());
-                    }
-                    Some(other) => {
-                        return Err(TextError::new(
-                            line,
-                            format!("{at}.{key} must be a string, found {}", json_kind(other)),
-                        ));
-                    }
-                }
-            }
-            Err(TextError::new(
-                line,
-                format!("{at} has none of {}", quoted(keys)),
-            ))
+/// An id: a string, or a number written as a string. `NAMED` says whether
+/// messages name numbers as allowed (an issue's id) or not (an entry's,
+/// where an id is one of the strings to look for).
+struct Id<const NAMED: bool>(String);
+
+impl<'de, const NAMED: bool> Deserialize<'de> for Id<NAMED> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => Ok(Id(s)),
+            Value::Number(n) => Ok(Id(n.to_string())),
+            other if NAMED => Err(found("a string or a number", &other)),
+            other => Err(found("a string", &other)),
         }
-        other => Err(TextError::new(
-            line,
-            format!(
-                "{at} must be a string or an object, found {}",
-                json_kind(other)
-            ),
-        )),
     }
 }
 
-fn quoted(keys: &[&str]) -> String {
-    keys.iter()
-        .map(|k| format!("\"{k}\""))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// An array of `T`; null is empty.
+struct Many<T>(Vec<T>);
+
+impl<T> Default for Many<T> {
+    fn default() -> Self {
+        Many(Vec::new())
+    }
 }
 
-fn issue(v: &Value, i: usize, line: usize) -> Result<Issue, TextError> {
-    let at = format!("issues[{i}]");
-    let err = |message: String| TextError::new(line, message);
-    let Value::Object(obj) = v else {
-        return Err(err(format!(
-            "{at} must be an object, found {}",
-            json_kind(v)
-        )));
-    };
-    let string = |key: &str| -> Result<Option<String>, TextError> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(err(format!(
-                "{at}.{key} must be a string, found {}",
-                json_kind(other)
-            ))),
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Many<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match d.deserialize_any(Shape::<T>::new(Kinds::Array, "an array"))? {
+            Shaped::Array(items) => Ok(Many(items)),
+            Shaped::Object(_) | Shaped::String(_) => unreachable!("only arrays are taken"),
         }
-    };
-    let summary = string("summary")?.ok_or_else(|| err(format!("{at} has no \"summary\"")))?;
-    let id = match obj.get("id") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(text_or_number(v).ok_or_else(|| {
-            err(format!(
-                "{at}.id must be a string or a number, found {}",
-                json_kind(v)
-            ))
-        })?),
-    };
-    Ok(Issue {
-        id,
-        severity: string("severity")?,
-        summary,
-        location: string("location")?,
-        fix_hint: string("fix_hint")?,
-    })
+    }
 }
 
-// ---------------------------------------------------------------------------
-// Evidence
-// ---------------------------------------------------------------------------
+#[derive(Deserialize)]
+struct IssueFields {
+    #[serde(default)]
+    id: Option<Id<true>>,
+    #[serde(default)]
+    severity: Option<Text>,
+    #[serde(default)]
+    summary: Option<Text>,
+    #[serde(default)]
+    location: Option<Text>,
+    #[serde(default)]
+    fix_hint: Option<Text>,
+}
+
+/// An issue: an object with a string `summary`.
+struct IssueJson(Issue);
+
+impl<'de> Deserialize<'de> for IssueJson {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let f: IssueFields = match d.deserialize_any(Shape::new(Kinds::Object, "an object"))? {
+            Shaped::Object(f) => f,
+            Shaped::Array(_) | Shaped::String(_) => unreachable!("only objects are taken"),
+        };
+        let text = |t: Option<Text>| t.map(|Text(s)| s);
+        let summary = text(f.summary).ok_or_else(|| D::Error::custom("has no \"summary\""))?;
+        Ok(IssueJson(Issue {
+            id: f.id.map(|Id(s)| s),
+            severity: text(f.severity),
+            summary,
+            location: text(f.location),
+            fix_hint: text(f.fix_hint),
+        }))
+    }
+}
+
+/// The fields an object entry may name its issue by, in order of preference.
+#[derive(Deserialize)]
+struct MustFixFields {
+    #[serde(default)]
+    id: Option<Id<false>>,
+    #[serde(default)]
+    summary: Option<Text>,
+}
+
+/// A `must_fix` entry: a string, or an object's `id`, else its `summary`.
+struct MustFix(String);
+
+impl<'de> Deserialize<'de> for MustFix {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let f: MustFixFields = match string_or_object(d)? {
+            Ok(s) => return Ok(MustFix(s)),
+            Err(f) => f,
+        };
+        f.id.map(|Id(s)| s)
+            .or(f.summary.map(|Text(s)| s))
+            .map(MustFix)
+            .ok_or_else(|| D::Error::custom("has none of \"id\", \"summary\""))
+    }
+}
+
+#[derive(Deserialize)]
+struct FalsePositiveFields {
+    #[serde(default)]
+    summary: Option<Text>,
+    #[serde(default)]
+    finding: Option<Text>,
+    #[serde(default)]
+    text: Option<Text>,
+    #[serde(default)]
+    id: Option<Id<false>>,
+}
+
+/// A `false_positives` entry: a string, or an object's `summary`, else
+/// `finding`, else `text`, else `id`.
+struct FalsePositive(String);
+
+impl<'de> Deserialize<'de> for FalsePositive {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let f: FalsePositiveFields = match string_or_object(d)? {
+            Ok(s) => return Ok(FalsePositive(s)),
+            Err(f) => f,
+        };
+        [f.summary, f.finding, f.text]
+            .into_iter()
+            .flatten()
+            .map(|Text(s)| s)
+            .chain(f.id.map(|Id(s)| s))
+            .next()
+            .map(FalsePositive)
+            .ok_or_else(|| {
+                D::Error::custom("has none of \"summary\", \"finding\", \"text\", \"id\"")
+            })
+    }
+}
+
+/// A string (`Ok`) or an object read as `T` (`Err`).
+fn string_or_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Result<String, T>, D::Error> {
+    match d.deserialize_any(Shape::new(Kinds::StringOrObject, "a string or an object"))? {
+        Shaped::String(s) => Ok(Ok(s)),
+        Shaped::Object(t) => Ok(Err(t)),
+        Shaped::Array(_) => unreachable!("arrays are not taken"),
+    }
+}
+
+/// The JSON kinds a [`Shape`] takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kinds {
+    Array,
+    Object,
+    StringOrObject,
+}
+
+enum Shaped<T> {
+    String(String),
+    Object(T),
+    Array(Vec<T>),
+}
+
+/// A visitor that takes the JSON kinds `kinds` (an object read as `T`, an
+/// array of `T`) and names any other kind in its error. It reads the
+/// elements and fields through the deserializer it is given, so an error
+/// inside them keeps its JSON path.
+struct Shape<T> {
+    kinds: Kinds,
+    expected: &'static str,
+    of: PhantomData<T>,
+}
+
+impl<T> Shape<T> {
+    fn new(kinds: Kinds, expected: &'static str) -> Shape<T> {
+        Shape {
+            kinds,
+            expected,
+            of: PhantomData,
+        }
+    }
+
+    fn other<E: de::Error>(&self, kind: Value) -> Result<Shaped<T>, E> {
+        Err(found(self.expected, &kind))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Shape<T> {
+    type Value = Shaped<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.expected)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Shaped<T>, E> {
+        match self.kinds {
+            Kinds::Array => Ok(Shaped::Array(Vec::new())),
+            Kinds::Object | Kinds::StringOrObject => self.other(Value::Null),
+        }
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Shaped<T>, E> {
+        self.other(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Shaped<T>, E> {
+        self.other(Value::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Shaped<T>, E> {
+        self.other(Value::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Shaped<T>, E> {
+        self.other(Value::from(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Shaped<T>, E> {
+        match self.kinds {
+            Kinds::StringOrObject => Ok(Shaped::String(v.to_owned())),
+            Kinds::Array | Kinds::Object => self.other(Value::from(v)),
+        }
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shaped<T>, A::Error> {
+        if self.kinds != Kinds::Array {
+            return self.other(Value::Array(Vec::new()));
+        }
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Shaped::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Shaped<T>, A::Error> {
+        if self.kinds == Kinds::Array {
+            return self.other(Value::Object(serde_json::Map::new()));
+        }
+        T::deserialize(MapAccessDeserializer::new(map)).map(Shaped::Object)
+    }
+}
 
 #[cfg(test)]
 mod tests {
