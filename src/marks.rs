@@ -627,6 +627,8 @@ fn unwrap_pairs(mut s: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn ack(id: &str, status: AckStatus, reason: Option<&str>, line: u32) -> Ack {
@@ -1191,87 +1193,78 @@ mod tests {
         assert_eq!(parse_acks(&text), applied("abc"));
     }
 
-    /// A fixed linear congruential generator: the same inputs every run.
-    struct Lcg(u64);
+    /// Marker pieces and markdown the reading treats specially, for
+    /// [`input`].
+    const PIECES: &[&str] = &[
+        "KNOWLEDGE_APPLIED:",
+        "knowledge_ignored:",
+        "KNOWLEDGE_N/A:",
+        "VERIFIED:",
+        "violated:",
+        "N/A:",
+        "N-A:",
+        "reason=",
+        "evidence:",
+        "abc-123",
+        "ABC",
+        "<id>",
+        "<delegate_knowledge_directives>",
+        "</delegate_knowledge_directives",
+        "<directives_to_verify ",
+        "</directives_to_verify>",
+        "```",
+        "~~~",
+        ">",
+        "\n",
+        "\r\n",
+        "\r",
+        " ",
+        "\t",
+        "**",
+        "`",
+        "_",
+        "\"",
+        "'",
+        "(",
+        ")",
+        "[",
+        ".",
+        "-",
+        ":",
+        "=",
+        "é",
+        "日本",
+        "🦀",
+        "\u{0}",
+        "\u{feff}",
+        "\u{2028}",
+        "“",
+        "”",
+        "—",
+    ];
 
-    impl Lcg {
-        fn next(&mut self) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            self.0 >> 33
-        }
+    /// Text made of those pieces, any characters, printable ASCII, and
+    /// invalid UTF-8 read lossily.
+    fn input() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            any::<char>().prop_map(String::from),
+            (b' '..=b'~').prop_map(|b| char::from(b).to_string()),
+            prop::sample::select(PIECES).prop_map(str::to_owned),
+        ];
+        (
+            prop::collection::vec(piece, 0..40),
+            prop::collection::vec(any::<u8>(), 0..6),
+        )
+            .prop_map(|(pieces, bytes)| pieces.concat() + &String::from_utf8_lossy(&bytes))
     }
 
-    #[test]
-    fn never_panics() {
-        const PIECES: &[&str] = &[
-            "KNOWLEDGE_APPLIED:",
-            "knowledge_ignored:",
-            "KNOWLEDGE_N/A:",
-            "VERIFIED:",
-            "violated:",
-            "N/A:",
-            "N-A:",
-            "reason=",
-            "evidence:",
-            "abc-123",
-            "ABC",
-            "<id>",
-            "<delegate_knowledge_directives>",
-            "</delegate_knowledge_directives",
-            "<directives_to_verify ",
-            "</directives_to_verify>",
-            "```",
-            "~~~",
-            ">",
-            "\n",
-            "\r\n",
-            "\r",
-            " ",
-            "\t",
-            "**",
-            "`",
-            "_",
-            "\"",
-            "'",
-            "(",
-            ")",
-            "[",
-            ".",
-            "-",
-            ":",
-            "=",
-            "é",
-            "日本",
-            "🦀",
-            "\u{0}",
-            "\u{feff}",
-            "\u{2028}",
-            "“",
-            "”",
-            "—",
-        ];
-        let mut rng = Lcg(0x5eed);
-        for round in 0..3000 {
-            let len = rng.next() % 40;
-            let mut s = String::new();
-            for _ in 0..len {
-                match rng.next() % 3 {
-                    0 => {
-                        let c =
-                            char::from_u32((rng.next() % 0x11_0000) as u32).unwrap_or('\u{fffd}');
-                        s.push(c);
-                    }
-                    1 => s.push(char::from(b' ' + (rng.next() % 95) as u8)),
-                    _ => s.push_str(PIECES[(rng.next() as usize) % PIECES.len()]),
-                }
-            }
-            if round % 7 == 0 {
-                let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-                s.push_str(&String::from_utf8_lossy(&bytes));
-            }
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Whatever the text, reading it does not panic, and what it reads
+        /// is well formed and on a line of the text.
+        #[test]
+        fn never_panics(s in input()) {
             let lines = u32::try_from(s.split('\n').count()).expect("valid test input");
             for a in parse_acks(&s) {
                 assert!(is_valid_id(&a.id), "{s:?}: {a:?}");
