@@ -124,10 +124,18 @@ const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', '…', '。'];
 /// differing only in case, spacing, emphasis or a trailing period
 /// normalise equal.
 pub fn normalise(text: &str) -> String {
-    let linked = replace_links(&drop_escapes(text));
-    let mut plain = String::with_capacity(linked.len());
+    let mut plain = replace_links(&drop_escapes(text));
     // Escapes are gone already: an escaped `*` is as much markup as any.
-    strip_markup(&linked, &[], false, &mut plain);
+    // Removing markup can join two runs into one (`~**~` leaves `~~`),
+    // so it repeats until nothing more goes.
+    loop {
+        let mut next = String::with_capacity(plain.len());
+        strip_markup(&plain, &[], false, &mut next);
+        if next == plain {
+            break;
+        }
+        plain = next;
+    }
     let mut s = collapse_whitespace(&plain.to_lowercase());
     loop {
         let before = s.len();
@@ -325,6 +333,7 @@ mod tests {
             "\\*escaped\\* stars \\\\*",
             "1. 2. - double markers...",
             "~~gone~~ and ~kept~",
+            "~**~ and ~`~ join into runs",
         ] {
             let once = normalise(text);
             assert_eq!(normalise(&once), once, "{text:?}");
@@ -625,7 +634,12 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(3000))]
+        // The same inputs on every run, as a test suite's should be.
+        #![proptest_config(ProptestConfig {
+            cases: 3000,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed),
+            ..ProptestConfig::default()
+        })]
 
         /// Whatever the text, the readers return without panicking, their
         /// lines are in the text, and what identifies a pattern is stable.
