@@ -2,7 +2,10 @@
 //!
 //! # What [`extract`] reads
 //!
-//! Lines are split on `\n` (a trailing `\r` is dropped) and numbered from 1.
+//! pulldown-cmark parses the deliberation as CommonMark (with tables) and
+//! says which lines are paragraph text, in a list item or not; the
+//! heuristics below read those lines. Lines are split on `\n` (a trailing
+//! `\r` is dropped) and numbered from 1.
 //!
 //! - **Bullet items** (`-`, `*`, `+`, `1.`, `1)`), checklist items
 //!   (`- [ ]`, `- [x]`) included. A following line indented deeper than
@@ -24,17 +27,13 @@
 //!   line opening with a bold key (`**Impact**: …`) starts a paragraph.
 //!
 //! Never read: YAML front matter (a first line `---`, then `key:` lines,
-//! up to a `---` or `...` line), headings (ATX, and setext: the whole
-//! paragraph above the underline), label-only lines (`Findings:`,
-//! `**Summary**`, a line of one or two words on its own), metadata fields
-//! (`Severity: high`, `**Location**: src/a.rs:3`, `File:`, `Id:`, …),
-//! horizontal rules, tables (rows and separators), blockquotes, fenced
-//! code blocks, indented code blocks, html comments
-//! (`<!-- jkz:verdict-json … -->` included, across lines), html blocks (a
-//! line opening with a block-level tag such as `<details>` or `</div>`, or
-//! a line of one tag of any name outside a paragraph, up to a blank line;
-//! `<pre>`, `<script>`, `<style>`, `<textarea>` up to their closing tag),
-//! verdict lines
+//! up to a `---` or `...` line), what CommonMark makes a heading, a
+//! horizontal rule, a table, a blockquote, a code block or an html block
+//! (html comments included, `<!-- jkz:verdict-json … -->` too), inline
+//! html comments, lines opening with `|` (a table without its separator
+//! row), label-only lines (`Findings:`, `**Summary**`, a line of one or
+//! two words on its own), metadata fields (`Severity: high`,
+//! `**Location**: src/a.rs:3`, `File:`, `Id:`, …), verdict lines
 //! (`Verdict: PASS`, `Status - approved`) and ack lines
 //! (`KNOWLEDGE_APPLIED:abc`, `VERIFIED:abc`, any `UPPER_SNAKE:` marker).
 //!
@@ -47,21 +46,20 @@
 //! normalised text is kept.
 
 use std::collections::HashSet;
+use std::ops::Range;
 use std::sync::LazyLock;
 
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use regex::Regex;
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::inline::{clean_inline, strip_comments};
+use super::inline::clean_inline;
 use super::label::labelled;
 use super::{
     MAX_CHARS, MAX_PARAGRAPH_CHARS, MIN_WORDS, Observation, TextError, classify, front_matter_end,
-    lines, normalise, nul_line, regex,
+    normalise, nul_line, regex,
 };
-use crate::markdown::{Fence, is_quote};
-
-// Extraction
-// ---------------------------------------------------------------------------
+use crate::markdown::Fence;
 
 /// Recurring observations of a markdown deliberation, in text order (see
 /// the module documentation for what counts).
@@ -74,41 +72,163 @@ pub fn extract(markdown: &str) -> Result<Vec<Observation>, TextError> {
     if let Some(line) = nul_line(markdown) {
         return Err(TextError::new(line, "NUL byte in the deliberation"));
     }
-    let mut ex = Extractor::default();
     let skip = front_matter_end(markdown).unwrap_or(0);
-    for (n, line) in lines(markdown).skip(skip) {
-        ex.line(n, line);
-    }
-    if let Some((f, line)) = ex.fence {
-        return Err(TextError::new(
-            line,
-            format!("code fence \"{}\" is never closed", f.marker()),
-        ));
-    }
-    if let Some(line) = ex.comment {
-        return Err(TextError::new(line, "html comment `<!--` is never closed"));
+    let from = markdown
+        .split_inclusive('\n')
+        .take(skip)
+        .map(str::len)
+        .sum::<usize>();
+    let doc = Document::read(&markdown[from..]).map_err(|(at, message)| {
+        TextError::new(
+            skip + markdown[from..][..at].matches('\n').count() + 1,
+            message,
+        )
+    })?;
+    let mut ex = Extractor::default();
+    for (i, (line, kind)) in doc.lines().enumerate() {
+        ex.line(skip + i + 1, line, kind);
     }
     ex.flush();
     Ok(ex.out)
 }
 
+/// What CommonMark makes of a line of the deliberation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    /// Paragraph text, in a list item or not: what the heuristics read.
+    Text,
+    /// The first line of a heading: it opens a section.
+    Heading,
+    /// The rest of a heading, or a line of a code block, an html block, a
+    /// table or a blockquote: never read.
+    Skipped,
+}
+
+/// A deliberation's lines as pulldown-cmark parses them: which are text,
+/// and the text with its inline html comments blanked out.
+struct Document<'a> {
+    source: &'a str,
+    /// `source` with inline html comments replaced by spaces.
+    live: String,
+    /// Per line of `source`, what it is, and for a heading its source.
+    kinds: Vec<LineKind>,
+    headings: Vec<Range<usize>>,
+}
+
+impl<'a> Document<'a> {
+    /// Parses `source`; an error is the byte offset where an unclosed code
+    /// fence or html comment opens, and what it is.
+    fn read(source: &'a str) -> Result<Document<'a>, (usize, String)> {
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let line_of = |at: usize| starts.partition_point(|&s| s <= at) - 1;
+        let mut doc = Document {
+            source,
+            live: source.to_owned(),
+            kinds: vec![LineKind::Text; starts.len()],
+            headings: Vec::new(),
+        };
+        let mark = |kinds: &mut Vec<LineKind>, range: &Range<usize>, kind: LineKind| {
+            let last = line_of(range.end.saturating_sub(1).max(range.start));
+            for k in &mut kinds[line_of(range.start)..=last] {
+                *k = kind;
+            }
+        };
+        let mut comments = Vec::new();
+        let mut in_code = false;
+        for (event, range) in Parser::new_ext(source, Options::ENABLE_TABLES).into_offset_iter() {
+            match event {
+                Event::End(TagEnd::CodeBlock) => in_code = false,
+                Event::Start(Tag::CodeBlock(kind)) => {
+                    in_code = true;
+                    // Only a fence that opens its line can be left open by
+                    // mistake; one in a list item or a quote ends with it.
+                    let line_start = starts[line_of(range.start)];
+                    if let CodeBlockKind::Fenced(_) = kind
+                        && source[line_start..range.start].trim().is_empty()
+                        && let Some(open) = unclosed_fence(&source[range.clone()])
+                        && source[range.end..].trim().is_empty()
+                    {
+                        return Err((range.start, open));
+                    }
+                    mark(&mut doc.kinds, &range, LineKind::Skipped);
+                }
+                Event::Start(Tag::HtmlBlock | Tag::Table(_) | Tag::BlockQuote(_)) | Event::Rule => {
+                    mark(&mut doc.kinds, &range, LineKind::Skipped);
+                }
+                Event::Start(Tag::Heading { .. }) => {
+                    mark(&mut doc.kinds, &range, LineKind::Skipped);
+                    doc.kinds[line_of(range.start)] = LineKind::Heading;
+                    doc.headings.push(range);
+                }
+                Event::InlineHtml(html) if html.starts_with("<!--") => comments.push(range),
+                Event::Text(_) | Event::Html(_) | Event::InlineHtml(_) if !in_code => {
+                    // A `<!--` that never closes is text to pulldown-cmark,
+                    // split after its `<`.
+                    let end = source.len().min(range.end + 3);
+                    let text = source
+                        .get(range.start..end)
+                        .unwrap_or(&source[range.clone()]);
+                    if let Some(i) = text.find("<!--").filter(|&i| i < range.len())
+                        && !source[range.start + i..].contains("-->")
+                    {
+                        return Err((
+                            range.start + i,
+                            "html comment `<!--` is never closed".to_owned(),
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for range in comments {
+            doc.live.replace_range(
+                range.clone(),
+                &source[range]
+                    .chars()
+                    .map(|c| if c == '\n' { '\n' } else { ' ' })
+                    .collect::<String>(),
+            );
+        }
+        Ok(doc)
+    }
+
+    /// Each line of live text (a trailing `\r` dropped) and what it is.
+    fn lines(&self) -> impl Iterator<Item = (&str, LineKind)> {
+        let mut headings = self.headings.iter();
+        self.live
+            .split('\n')
+            .zip(&self.kinds)
+            .map(move |(line, &kind)| {
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                match kind {
+                    LineKind::Heading => {
+                        let title = headings.next().map_or("", |r| &self.source[r.clone()]);
+                        (title, kind)
+                    }
+                    _ => (line, kind),
+                }
+            })
+    }
+}
+
+/// The message for a fenced block that never closes (`block` is its
+/// source), or `None` when its last line closes it.
+fn unclosed_fence(block: &str) -> Option<String> {
+    let (fence, _) = Fence::open(block.lines().next()?)?;
+    let closed = block.trim_end().lines().count() > 1
+        && block
+            .trim_end()
+            .lines()
+            .last()
+            .is_some_and(|l| fence.closes(l));
+    (!closed).then(|| format!("code fence \"{}\" is never closed", fence.marker()))
+}
+
 #[derive(Default)]
 struct Extractor {
-    /// The open code fence and the line it opened at.
-    fence: Option<(Fence, usize)>,
-    /// The line where the open html comment started.
-    comment: Option<usize>,
-    /// An open html block, and what ends it.
-    html: Option<HtmlEnd>,
-    /// The open paragraph in the CommonMark sense: its lines, and where its
-    /// observations start in `out` (a setext underline takes them back).
-    para: Option<Para>,
     block: Option<Block>,
-    /// Indentation of the last bullet, while its list goes on: indented
-    /// lines there are list content, not indented code.
-    list_indent: Option<usize>,
-    /// After a table separator, until a blank line.
-    in_table: bool,
     /// The current section introduces prose (a summary): its plain
     /// paragraphs are not findings.
     prose_section: bool,
@@ -126,20 +246,6 @@ struct Block {
     label: Option<String>,
 }
 
-struct Para {
-    out_len: usize,
-    lines: Vec<String>,
-}
-
-/// What ends an html block (CommonMark's block kinds 1, 6 and 7).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum HtmlEnd {
-    /// A blank line.
-    Blank,
-    /// A line holding `</tag>` (`script`, `pre`, `style`, `textarea`).
-    Close(&'static str),
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
     Item { indent: usize },
@@ -148,105 +254,29 @@ enum BlockKind {
 }
 
 impl Extractor {
-    fn line(&mut self, n: usize, raw: &str) {
-        if let Some((f, _)) = self.fence {
-            if f.closes(raw) {
-                self.fence = None;
-            }
-            return;
-        }
-        let live = strip_comments(raw, n, &mut self.comment);
+    /// Line `n`, `live` (its text, or a heading's source), as `kind`.
+    fn line(&mut self, n: usize, live: &str, kind: LineKind) {
         let t = live.trim();
-        match self.html {
-            Some(HtmlEnd::Blank) if t.is_empty() => self.html = None,
-            Some(HtmlEnd::Close(tag)) => {
-                if closes_html(raw, tag) {
-                    self.html = None;
-                }
+        match kind {
+            LineKind::Heading => {
+                self.flush();
+                self.set_section(t);
                 return;
             }
-            Some(HtmlEnd::Blank) => return,
-            None => {}
-        }
-        // The open paragraph, kept below only if this line goes on with it.
-        let para = self.para.take();
-        if t.is_empty() {
-            self.flush();
-            self.in_table = false;
-            return;
-        }
-        let indent = indent_width(&live);
-        if let Some((f, _)) = Fence::open(&live) {
-            self.flush();
-            self.fence = Some((f, n));
-            return;
-        }
-        if indent >= 4 && self.block.is_none() && self.list_indent.is_none() && para.is_none() {
-            return; // indented code
-        }
-        if is_quote(t) {
-            self.flush();
-            return;
-        }
-        if let Some(end) = html_block(&live, para.is_some()) {
-            self.flush();
-            self.list_indent = None;
-            if let HtmlEnd::Close(tag) = end
-                && closes_html(raw, tag)
-            {
+            LineKind::Skipped => {
+                self.flush();
                 return;
             }
-            self.html = Some(end);
-            return;
+            LineKind::Text => {}
         }
-        if let Some(title) = atx_heading(&live) {
-            self.flush();
-            self.list_indent = None;
-            self.set_section(title);
-            return;
-        }
-        if let Some(ch) = underline(t) {
-            if let Some(p) = &para
-                && (ch == '=' || t.len() >= 2)
-            {
-                // Setext heading: the whole paragraph above is its title,
-                // and none of it is an observation.
-                for o in self.out.drain(p.out_len..) {
-                    self.seen.remove(&o.normalised);
-                }
-                self.block = None;
-                self.set_section(&p.lines.join(" "));
-                self.list_indent = None;
-                return;
-            }
-            if ch == '=' {
-                return;
-            }
-        }
-        if THEMATIC_BREAK.is_match(&live) {
-            self.flush();
-            self.list_indent = None;
-            return;
-        }
-        if is_table_separator(t) {
-            // The paragraph above was the table's header row.
-            if matches!(
-                self.block.as_ref().map(|b| b.kind),
-                Some(BlockKind::Paragraph { .. })
-            ) {
-                self.block = None;
-            }
-            self.flush();
-            self.in_table = true;
-            return;
-        }
-        if t.starts_with('|') || (self.in_table && t.contains('|')) {
+        if t.is_empty() || t.starts_with('|') {
+            // A blank line, or a table row written without a separator row.
             self.flush();
             return;
         }
-        if let Some((marker_indent, content)) = bullet(&live) {
+        let indent = indent_width(live);
+        if let Some((marker_indent, content)) = bullet(live) {
             self.flush();
-            self.list_indent = Some(marker_indent);
             let content = CHECKBOX
                 .find(content)
                 .map_or(content, |m| &content[m.end()..]);
@@ -275,19 +305,6 @@ impl Extractor {
             parts.push(t.to_owned());
             return;
         }
-        if self.list_indent.is_some_and(|l| indent <= l) {
-            self.list_indent = None;
-        }
-        // From here on the line is paragraph text, in the CommonMark sense.
-        let mut para = para.unwrap_or_else(|| {
-            self.flush();
-            Para {
-                out_len: self.out.len(),
-                lines: Vec::new(),
-            }
-        });
-        para.lines.push(t.to_owned());
-        self.para = Some(para);
         let cleaned = clean_inline(t);
         if is_ack_line(&cleaned) || is_verdict_line(&cleaned) {
             self.flush();
@@ -401,12 +418,6 @@ static CHECKBOX: LazyLock<Regex> = LazyLock::new(|| regex(r"^\[[ xX]\](?:[ \t]+|
 static BULLET: LazyLock<Regex> =
     LazyLock::new(|| regex(r"^([ \t]*)(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+(.*))?$"));
 
-static THEMATIC_BREAK: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$"));
-
-static ATX_HEADING: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$"));
-
 static ACK_LINE: LazyLock<Regex> = LazyLock::new(|| {
     regex(
         r"^(?:(?i:knowledge[_-][a-z_/-]+)|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|VERIFIED|VIOLATED|N/A|N-A)[ \t]*:",
@@ -467,119 +478,6 @@ static GREETING: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Block-level html tags (CommonMark's html block kind 6).
-const HTML_BLOCK_TAGS: [&str; 62] = [
-    "address",
-    "article",
-    "aside",
-    "base",
-    "basefont",
-    "blockquote",
-    "body",
-    "caption",
-    "center",
-    "col",
-    "colgroup",
-    "dd",
-    "details",
-    "dialog",
-    "dir",
-    "div",
-    "dl",
-    "dt",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "footer",
-    "form",
-    "frame",
-    "frameset",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "head",
-    "header",
-    "hr",
-    "html",
-    "iframe",
-    "legend",
-    "li",
-    "link",
-    "main",
-    "menu",
-    "menuitem",
-    "nav",
-    "noframes",
-    "ol",
-    "optgroup",
-    "option",
-    "p",
-    "param",
-    "search",
-    "section",
-    "summary",
-    "table",
-    "tbody",
-    "td",
-    "tfoot",
-    "th",
-    "thead",
-    "title",
-    "tr",
-    "track",
-    "ul",
-];
-
-/// Tags whose html block runs to their closing tag (CommonMark kind 1).
-const HTML_RAW_TAGS: [&str; 4] = ["script", "pre", "style", "textarea"];
-
-/// The tag name a line opens with: `<name` or `</name`, up to 3 spaces
-/// of indentation, and whether it is a closing tag.
-static HTML_TAG_START: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"^ {0,3}<(/?)([A-Za-z][A-Za-z0-9-]*)(?:[ \t>]|/>|$)"));
-
-/// A line of one complete open or closing tag (CommonMark kind 7).
-static HTML_LONE_TAG: LazyLock<Regex> = LazyLock::new(|| {
-    regex(
-        r#"^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:[ \t]+[A-Za-z_:][A-Za-z0-9_.:-]*(?:[ \t]*=[ \t]*(?:[^ \t"'=<>`]+|'[^']*'|"[^"]*"))?)*[ \t]*/?>|</[A-Za-z][A-Za-z0-9-]*[ \t]*>)[ \t]*$"#,
-    )
-});
-
-/// Does `line` start an html block, and what ends it? A line opening
-/// with a block-level tag (`<details>`, `</div>`, …) starts one that ends
-/// at a blank line, as does a line of one complete tag of any name when
-/// it does not interrupt a paragraph; `<pre>`, `<script>`, `<style>` and
-/// `<textarea>` run to their closing tag.
-fn html_block(line: &str, in_paragraph: bool) -> Option<HtmlEnd> {
-    let c = HTML_TAG_START.captures(line)?;
-    let name = c.get(2).map_or("", |m| m.as_str()).to_ascii_lowercase();
-    let closing = c.get(1).is_some_and(|m| !m.as_str().is_empty());
-    if !closing && let Some(raw) = HTML_RAW_TAGS.iter().find(|t| **t == name) {
-        return Some(HtmlEnd::Close(raw));
-    }
-    if HTML_BLOCK_TAGS.contains(&name.as_str())
-        || (!in_paragraph
-            && !HTML_RAW_TAGS.contains(&name.as_str())
-            && HTML_LONE_TAG.is_match(line))
-    {
-        return Some(HtmlEnd::Blank);
-    }
-    None
-}
-
-/// Does `line` hold `</tag>` (any case)?
-fn closes_html(line: &str, tag: &str) -> bool {
-    line.to_ascii_lowercase().contains(&format!("</{tag}>"))
-}
-
-/// The line that closes a YAML front matter block at the very start of a
-/// deliberation: line 1 is `---` (after a byte order mark, if any), the
-/// next line opens a mapping (`key:`), and the block ends at the next line
-/// that is `---` or `...`. `None` when there is no front matter, or it
-/// never closes (then the `---` is a horizontal rule).
 /// Columns of leading whitespace, a tab reaching the next multiple of 4.
 fn indent_width(line: &str) -> usize {
     let mut col = 0;
@@ -600,23 +498,6 @@ fn bullet(line: &str) -> Option<(usize, &str)> {
     Some((indent, c.get(2).map_or("", |m| m.as_str())))
 }
 
-fn atx_heading(line: &str) -> Option<&str> {
-    let c = ATX_HEADING.captures(line)?;
-    Some(c.get(1).map_or("", |m| m.as_str()))
-}
-
-/// A line of only `=` or only `-`: a setext underline candidate.
-fn underline(t: &str) -> Option<char> {
-    ['=', '-']
-        .into_iter()
-        .find(|&ch| t.chars().all(|c| c == ch))
-}
-
-fn is_table_separator(t: &str) -> bool {
-    t.contains('|') && t.contains('-') && t.chars().all(|c| "|:- \t".contains(c))
-}
-
-/// A finding's id at the start of a line: `S3:`, `**S3**`, `[S3]`,
 fn is_ack_line(cleaned: &str) -> bool {
     ACK_LINE.is_match(cleaned)
 }

@@ -7,39 +7,10 @@ use regex::Regex;
 
 use super::regex;
 
-pub(super) fn strip_comments(line: &str, n: usize, open: &mut Option<usize>) -> String {
-    let mut out = String::new();
-    let mut rest = line;
-    loop {
-        if open.is_some() {
-            match rest.find("-->") {
-                Some(i) => {
-                    *open = None;
-                    rest = &rest[i + 3..];
-                    out.push(' ');
-                }
-                None => return out,
-            }
-        } else {
-            match find_outside_code(rest, "<!--") {
-                Some(i) => {
-                    out.push_str(&rest[..i]);
-                    *open = Some(n);
-                    rest = &rest[i + 4..];
-                }
-                None => {
-                    out.push_str(rest);
-                    return out;
-                }
-            }
-        }
-    }
-}
-
 /// Inline code spans of one line: start of the opening backtick run, its
 /// length, start of the matching closing run (CommonMark: the next run of
 /// the same length).
-pub(super) fn code_spans(s: &str) -> Vec<(usize, usize, usize)> {
+fn code_spans(s: &str) -> Vec<(usize, usize, usize)> {
     let b = s.as_bytes();
     let mut runs = Vec::new();
     let mut i = 0;
@@ -88,7 +59,7 @@ pub(super) fn find_outside_code(s: &str, pat: &str) -> Option<usize> {
 // Inline markup, normalisation, classification, tokens
 // ---------------------------------------------------------------------------
 
-pub(super) static LINK: LazyLock<Regex> = LazyLock::new(|| {
+static LINK: LazyLock<Regex> = LazyLock::new(|| {
     regex(
         r#"!?\[([^\[\]]*)\]\([^()\s]*(?:\s+"[^"]*")?\)|\[([^\[\]]+)\]\[[^\[\]]*\]|<((?:https?|ftp|mailto):[^<>\s]+)>"#,
     )
@@ -162,7 +133,7 @@ pub(super) fn strip_markup(
 }
 
 /// Is a run of `*`, `_` or `~` text rather than emphasis?
-pub(super) fn keep_run(c: char, run: usize, prev: Option<char>, next: Option<char>) -> bool {
+fn keep_run(c: char, run: usize, prev: Option<char>, next: Option<char>) -> bool {
     let space = |o: Option<char>| o.is_none_or(char::is_whitespace);
     if space(prev) && space(next) {
         return true; // `a * b`, a lone `_`

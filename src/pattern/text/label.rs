@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::regex;
 
-pub(super) static FINDING_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+static FINDING_LABEL: LazyLock<Regex> = LazyLock::new(|| {
     regex(
         r"(?xi)^
         (?:\*\*|__)?[\x20\t]*
@@ -20,7 +20,7 @@ pub(super) static FINDING_LABEL: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// `H-12.` — one to three capital letters and a number, bold, bracketed or
 /// followed by `:`, `.`, `)` or a dash.
-pub(super) static ID_LABEL: LazyLock<Regex> = LazyLock::new(|| {
+static ID_LABEL: LazyLock<Regex> = LazyLock::new(|| {
     regex(
         r"(?x)^[\x20\t]*(?:
           (?:\*\*|__)\[?([A-Z]{1,3}-?[0-9]{1,4})\]?[\x20\t]*:?[\x20\t]*(?:\*\*|__)
