@@ -55,10 +55,6 @@ pub(super) fn find_outside_code(s: &str, pat: &str) -> Option<usize> {
     s[from..].find(pat).map(|i| from + i)
 }
 
-// ---------------------------------------------------------------------------
-// Inline markup, normalisation, classification, tokens
-// ---------------------------------------------------------------------------
-
 static LINK: LazyLock<Regex> = LazyLock::new(|| {
     regex(
         r#"!?\[([^\[\]]*)\]\([^()\s]*(?:\s+"[^"]*")?\)|\[([^\[\]]+)\]\[[^\[\]]*\]|<((?:https?|ftp|mailto):[^<>\s]+)>"#,

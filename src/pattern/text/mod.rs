@@ -14,13 +14,15 @@
 //! (greetings, "Verdict: PASS", ack lines) never becomes a pattern,
 //! because it would be "validated" on every run without saying anything.
 //!
-//! One file per concern: `extract.rs` says which lines are findings,
+//! One file per concern: `blocks.rs` says which lines are paragraph text
+//! (pulldown-cmark parses the blocks), `extract.rs` which are findings,
 //! `label.rs` reads the ids that name one, `inline.rs` strips inline
 //! markup, `verdict.rs` reads the validator's JSON, `evidence.rs` how well
 //! a deliberation grounds what it says, and `matching.rs` which finding a
 //! validator's false positive names. This file holds what identifies a
 //! pattern: [`normalise`], [`classify`], [`tokens`] and [`pattern_id`].
 
+mod blocks;
 mod evidence;
 mod extract;
 mod inline;
@@ -110,7 +112,6 @@ impl TextError {
     }
 }
 
-// ---------------------------------------------------------------------------
 static LEADING_MARKER: LazyLock<Regex> =
     LazyLock::new(|| regex(r"^(?:(?:#{1,6}|[-*+•]|[0-9]{1,9}[.)]|\[[ x]\])(?:\s+|$)|>+\s*)"));
 

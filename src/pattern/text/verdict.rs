@@ -13,10 +13,6 @@ use super::inline::find_outside_code;
 use super::{TextError, lines};
 use crate::markdown::Fence;
 
-// ---------------------------------------------------------------------------
-// Verdicts
-// ---------------------------------------------------------------------------
-
 /// A validator's overall verdict. Serialized as `"PASS"` / `"FAIL"`; read
 /// in any letter case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
