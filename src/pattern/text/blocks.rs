@@ -59,15 +59,11 @@ impl<'a> Document<'a> {
                 Event::End(TagEnd::CodeBlock) => in_code = false,
                 Event::Start(Tag::CodeBlock(kind)) => {
                     in_code = true;
-                    // Only a fence that opens its line can be left open by
-                    // mistake; one in a list item or a quote ends with it.
-                    let line_start = starts[line_of(range.start)];
                     if let CodeBlockKind::Fenced(_) = kind
-                        && source[line_start..range.start].trim().is_empty()
-                        && let Some(open) = unclosed_fence(&source[range.clone()])
-                        && source[range.end..].trim().is_empty()
+                        && let Some(fence) = unclosed_fence(source, range.clone())
                     {
-                        return Err((range.start, open));
+                        let message = format!("code fence \"{}\" is never closed", fence.marker());
+                        return Err((range.start, message));
                     }
                     mark(&mut doc.kinds, &range, LineKind::Skipped);
                 }
@@ -130,17 +126,17 @@ impl<'a> Document<'a> {
     }
 }
 
-/// The message for a fenced block that never closes (`block` is its
-/// source), or `None` when its last line closes it.
-fn unclosed_fence(block: &str) -> Option<String> {
+/// The fence of the fenced block at `range` when it opens its line and
+/// runs to the end of `markdown` without closing. A fence in a list item
+/// or a quote ends with it, so only one that opens its line can be left
+/// open by mistake.
+pub(super) fn unclosed_fence(markdown: &str, range: Range<usize>) -> Option<Fence> {
+    let line_start = markdown[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let block = markdown[range.clone()].trim_end();
     let (fence, _) = Fence::open(block.lines().next()?)?;
-    let closed = block.trim_end().lines().count() > 1
-        && block
-            .trim_end()
-            .lines()
-            .last()
-            .is_some_and(|l| fence.closes(l));
-    (!closed).then(|| format!("code fence \"{}\" is never closed", fence.marker()))
+    let closed = block.lines().count() > 1 && block.lines().last().is_some_and(|l| fence.closes(l));
+    let opens_line = markdown[line_start..range.start].trim().is_empty();
+    (opens_line && !closed && markdown[range.end..].trim().is_empty()).then_some(fence)
 }
 
 #[cfg(test)]

@@ -43,18 +43,6 @@ fn code_spans(s: &str) -> Vec<(usize, usize, usize)> {
     spans
 }
 
-/// First `pat` in `s` that is not inside an inline code span.
-pub(super) fn find_outside_code(s: &str, pat: &str) -> Option<usize> {
-    let mut from = 0;
-    for (open, len, close) in code_spans(s) {
-        if let Some(i) = s[from..open].find(pat) {
-            return Some(from + i);
-        }
-        from = close + len;
-    }
-    s[from..].find(pat).map(|i| from + i)
-}
-
 static LINK: LazyLock<Regex> = LazyLock::new(|| {
     regex(
         r#"!?\[([^\[\]]*)\]\([^()\s]*(?:\s+"[^"]*")?\)|\[([^\[\]]+)\]\[[^\[\]]*\]|<((?:https?|ftp|mailto):[^<>\s]+)>"#,

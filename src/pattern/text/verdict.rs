@@ -3,15 +3,16 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserializer, Error as _, MapAccess, SeqAccess, Unexpected, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_path_to_error::Segment;
 
-use super::inline::find_outside_code;
-use super::{TextError, lines};
-use crate::markdown::Fence;
+use super::TextError;
+use super::blocks::unclosed_fence;
 
 /// A validator's overall verdict. Serialized as `"PASS"` / `"FAIL"`; read
 /// in any letter case.
@@ -138,116 +139,107 @@ struct VerdictScan {
     unclosed: Option<String>,
 }
 
+/// The verdict blocks of `markdown` in order, as pulldown-cmark finds its
+/// fenced blocks and html comments (none inside code).
 fn scan_verdict_blocks(markdown: &str) -> Result<VerdictScan, TextError> {
+    let line_of = |at: usize| markdown[..at].matches('\n').count() + 1;
     let mut blocks = Vec::new();
     let mut unclosed = None;
-    // An open fence, the line it opened at, and the verdict block it holds.
-    let mut fence: Option<(Fence, usize, Option<RawBlock>)> = None;
-    // An open comment: the line where it opened, and what it holds.
-    let mut comment: Option<(usize, Held)> = None;
-    for (n, line) in lines(markdown) {
-        if let Some((f, _, held)) = &mut fence {
-            if f.closes(line) {
-                blocks.extend(held.take());
-                fence = None;
-            } else if let Some(b) = held {
-                b.json.push_str(line);
-                b.json.push('\n');
-            }
+    // The verdict block of the open fenced block, if it is one.
+    let mut fenced: Option<RawBlock> = None;
+    let mut in_code = false;
+    // Where the last comment read ends: events before it are inside it.
+    let mut after_comment = 0;
+    for (event, range) in Parser::new(markdown).into_offset_iter() {
+        if range.start < after_comment {
             continue;
         }
-        let mut rest = line;
-        let mut at_start = true;
-        loop {
-            if let Some((open, held)) = &mut comment {
-                if let Held::Undecided = held {
-                    // The tag may come on the first non-blank line.
-                    let body = rest.trim_start();
-                    if body.is_empty() {
-                        break;
-                    }
-                    *held = match verdict_tag(body) {
-                        Some(after) => {
-                            rest = after;
-                            Held::Verdict(RawBlock {
-                                line: *open,
-                                json_line: n,
-                                json: String::new(),
-                            })
-                        }
-                        None => Held::Other,
-                    };
-                }
-                let Some(i) = rest.find("-->") else {
-                    if let Held::Verdict(b) = held {
-                        b.json.push_str(rest);
-                        b.json.push('\n');
-                    }
-                    break;
+        // An html comment opens in html, or in text: a `<!--` that never
+        // closes is text to pulldown-cmark, split after its `<`.
+        match event {
+            Event::Start(Tag::CodeBlock(kind)) => {
+                in_code = true;
+                let CodeBlockKind::Fenced(info) = kind else {
+                    continue;
                 };
-                if let Held::Verdict(b) = held {
-                    b.json.push_str(&rest[..i]);
-                }
-                if let Some((_, Held::Verdict(b))) = comment.take() {
-                    blocks.push(b);
-                }
-                rest = &rest[i + 3..];
-                at_start = false;
-                continue;
-            }
-            if at_start && let Some((f, info)) = Fence::open(rest) {
+                let line = line_of(range.start);
                 let verdict = info
                     .split_whitespace()
                     .next()
                     .is_some_and(|w| w.eq_ignore_ascii_case(VERDICT_INFO));
-                let held = verdict.then(|| RawBlock {
-                    line: n,
-                    json_line: n + 1,
+                if let Some(fence) = unclosed_fence(markdown, range) {
+                    if verdict {
+                        return Err(TextError::new(
+                            line,
+                            format!("\"{}{VERDICT_INFO}\" block is never closed", fence.marker()),
+                        ));
+                    }
+                    unclosed = Some(format!(
+                        "the code fence \"{}\" opened at line {line} is never closed",
+                        fence.marker()
+                    ));
+                }
+                fenced = verdict.then(|| RawBlock {
+                    line,
+                    json_line: line + 1,
                     json: String::new(),
                 });
-                fence = Some((f, n, held));
-                break;
+                continue;
             }
-            let Some(i) = find_outside_code(rest, "<!--") else {
+            Event::End(TagEnd::CodeBlock) => {
+                in_code = false;
+                blocks.extend(fenced.take());
+                continue;
+            }
+            Event::Text(text) if in_code => {
+                if let Some(b) = &mut fenced {
+                    b.json.push_str(&text);
+                }
+                continue;
+            }
+            Event::Html(_) | Event::InlineHtml(_) | Event::Text(_) => {}
+            _ => continue,
+        };
+        let mut from = range.start.max(after_comment);
+        while from < range.end {
+            let end = markdown.len().min(range.end + 3);
+            let text = markdown
+                .get(from..end)
+                .unwrap_or(&markdown[from..range.end]);
+            let Some(open) = text
+                .find("<!--")
+                .map(|i| from + i)
+                .filter(|&o| o < range.end)
+            else {
                 break;
             };
-            rest = &rest[i + 4..];
-            comment = Some((n, Held::Undecided));
-            at_start = false;
+            let body_at = open + 4;
+            let Some(close) = markdown[body_at..].find("-->").map(|c| body_at + c) else {
+                let line = line_of(open);
+                if verdict_tag(markdown[body_at..].trim_start()).is_some() {
+                    return Err(TextError::new(
+                        line,
+                        format!("\"<!-- {VERDICT_TAG}\" comment is never closed"),
+                    ));
+                }
+                unclosed = Some(format!(
+                    "the html comment opened at line {line} is never closed"
+                ));
+                return Ok(VerdictScan { blocks, unclosed });
+            };
+            let body = markdown[body_at..close].trim_start();
+            if let Some(json) = verdict_tag(body) {
+                blocks.push(RawBlock {
+                    line: line_of(open),
+                    json_line: line_of(close - body.len()),
+                    json: json.to_owned(),
+                });
+            }
+            after_comment = close + 3;
+            from = after_comment;
         }
-    }
-    if let Some((f, line, held)) = fence {
-        if held.is_some() {
-            return Err(TextError::new(
-                line,
-                format!("\"{}{VERDICT_INFO}\" block is never closed", f.marker()),
-            ));
-        }
-        unclosed = Some(format!(
-            "the code fence \"{}\" opened at line {line} is never closed",
-            f.marker()
-        ));
-    }
-    if let Some((line, held)) = comment {
-        if let Held::Verdict(_) = held {
-            return Err(TextError::new(
-                line,
-                format!("\"<!-- {VERDICT_TAG}\" comment is never closed"),
-            ));
-        }
-        unclosed = Some(format!(
-            "the html comment opened at line {line} is never closed"
-        ));
     }
     Ok(VerdictScan { blocks, unclosed })
-}
-
-/// What an open html comment holds.
-enum Held {
-    /// Nothing but whitespace yet: the tag may still come.
-    Undecided,
-    Verdict(RawBlock),
-    Other,
 }
 
 /// The text after a leading `jkz:verdict-json` tag (any case), which must
