@@ -51,6 +51,43 @@ pub fn is_quote(line: &str) -> bool {
     line.trim_start().starts_with('>')
 }
 
+/// Random text for the readers' property tests.
+#[cfg(test)]
+pub(crate) mod arbitrary {
+    use proptest::prelude::*;
+
+    /// 3,000 cases, and the same inputs on every run, as a test suite's
+    /// should be.
+    pub(crate) fn config() -> ProptestConfig {
+        ProptestConfig {
+            cases: 3000,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed),
+            ..ProptestConfig::default()
+        }
+    }
+
+    /// Up to `parts` parts, each any character, a printable ASCII one, or
+    /// one of `pieces` (`weight` times as likely as either), then up to
+    /// `bytes` random bytes read as lossy UTF-8.
+    pub(crate) fn text(
+        pieces: &'static [&'static str],
+        weight: u32,
+        parts: usize,
+        bytes: usize,
+    ) -> impl Strategy<Value = String> {
+        let part = prop_oneof![
+            1 => any::<char>().prop_map(String::from),
+            1 => (b' '..=b'~').prop_map(|b| char::from(b).to_string()),
+            weight => prop::sample::select(pieces).prop_map(str::to_owned),
+        ];
+        (
+            prop::collection::vec(part, 0..parts),
+            prop::collection::vec(any::<u8>(), 0..bytes),
+        )
+            .prop_map(|(parts, bytes)| parts.concat() + &String::from_utf8_lossy(&bytes))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -629,6 +629,8 @@ fn unwrap_pairs(mut s: &str) -> &str {
 mod tests {
     use proptest::prelude::*;
 
+    use crate::markdown::arbitrary;
+
     use super::*;
 
     fn ack(id: &str, status: AckStatus, reason: Option<&str>, line: u32) -> Ack {
@@ -1193,8 +1195,8 @@ mod tests {
         assert_eq!(parse_acks(&text), applied("abc"));
     }
 
-    /// Marker pieces and markdown the reading treats specially, for
-    /// [`input`].
+    /// Marker pieces and markdown the reading treats specially, for the
+    /// inputs of `never_panics`.
     const PIECES: &[&str] = &[
         "KNOWLEDGE_APPLIED:",
         "knowledge_ignored:",
@@ -1243,33 +1245,13 @@ mod tests {
         "—",
     ];
 
-    /// Text made of those pieces, any characters, printable ASCII, and
-    /// invalid UTF-8 read lossily.
-    fn input() -> impl Strategy<Value = String> {
-        let piece = prop_oneof![
-            any::<char>().prop_map(String::from),
-            (b' '..=b'~').prop_map(|b| char::from(b).to_string()),
-            prop::sample::select(PIECES).prop_map(str::to_owned),
-        ];
-        (
-            prop::collection::vec(piece, 0..40),
-            prop::collection::vec(any::<u8>(), 0..6),
-        )
-            .prop_map(|(pieces, bytes)| pieces.concat() + &String::from_utf8_lossy(&bytes))
-    }
-
     proptest! {
-        // The same inputs on every run, as a test suite's should be.
-        #![proptest_config(ProptestConfig {
-            cases: 3000,
-            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed),
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(arbitrary::config())]
 
         /// Whatever the text, reading it does not panic, and what it reads
         /// is well formed and on a line of the text.
         #[test]
-        fn never_panics(s in input()) {
+        fn never_panics(s in arbitrary::text(PIECES, 1, 40, 6)) {
             let lines = u32::try_from(s.split('\n').count()).expect("valid test input");
             for a in parse_acks(&s) {
                 assert!(is_valid_id(&a.id), "{s:?}: {a:?}");

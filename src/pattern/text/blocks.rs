@@ -141,31 +141,8 @@ pub(super) fn unclosed_fence(markdown: &str, range: Range<usize>) -> Option<Fenc
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{err, lines_of, strings, text_lines, texts};
     use super::super::{Level, TextError, evidence, extract};
-
-    fn texts(md: &str) -> Vec<String> {
-        extract(md)
-            .expect("valid test input")
-            .into_iter()
-            .map(|o| o.text)
-            .collect()
-    }
-
-    fn lines_of(md: &str) -> Vec<usize> {
-        extract(md)
-            .expect("valid test input")
-            .into_iter()
-            .map(|o| o.line)
-            .collect()
-    }
-
-    fn err(md: &str) -> TextError {
-        extract(md).unwrap_err()
-    }
-
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
 
     #[test]
     fn headings_are_not_observations() {
@@ -281,12 +258,7 @@ mod tests {
     fn code_fences_are_skipped() {
         let md = "```\n- not a bullet inside a fence block\n```\n~~~python\n- nor inside a tilde fence block\n~~~\n- but this bullet is read fine";
         let got = extract(md).expect("valid test input");
-        assert_eq!(
-            got.iter()
-                .map(|o| (o.text.as_str(), o.line))
-                .collect::<Vec<_>>(),
-            vec![("but this bullet is read fine", 7)]
-        );
+        assert_eq!(text_lines(&got), vec![("but this bullet is read fine", 7)]);
         // A longer fence needs a longer close; an indented fence counts.
         let md = "````md\n```\n- still inside the outer fence\n````\n  ```\n  - inside an indented fence here\n  ```\n- read after both of the fences";
         assert_eq!(texts(md), strings(&["read after both of the fences"]));
@@ -314,9 +286,7 @@ mod tests {
         let md = "<!-- a comment\n- that spans lines with a bullet\n-->\n- read after the comment ends\n- inline <!-- hidden words --> text is kept here";
         let got = extract(md).expect("valid test input");
         assert_eq!(
-            got.iter()
-                .map(|o| (o.text.as_str(), o.line))
-                .collect::<Vec<_>>(),
+            text_lines(&got),
             vec![
                 ("read after the comment ends", 4),
                 ("inline text is kept here", 5),
@@ -342,9 +312,7 @@ mod tests {
         let md = "# Findings\r\n\r\n- The lock is held across await.\r\n  It blocks the runtime.\r\n\r\n```\r\n- skipped in a fence\r\n```\r\n- Second finding is read too\r\n";
         let got = extract(md).expect("valid test input");
         assert_eq!(
-            got.iter()
-                .map(|o| (o.text.as_str(), o.line))
-                .collect::<Vec<_>>(),
+            text_lines(&got),
             vec![
                 ("The lock is held across await. It blocks the runtime.", 3),
                 ("Second finding is read too", 9),

@@ -194,11 +194,8 @@ fn excerpt(line: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::strings;
     use super::*;
-
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
 
     // --- evidence -----------------------------------------------------------
 

@@ -389,31 +389,8 @@ fn is_label_line(raw: &str, cleaned: &str, in_text: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::Category;
+    use super::super::testing::{err, lines_of, strings, text_lines, texts};
     use super::*;
-
-    fn texts(md: &str) -> Vec<String> {
-        extract(md)
-            .expect("valid test input")
-            .into_iter()
-            .map(|o| o.text)
-            .collect()
-    }
-
-    fn lines_of(md: &str) -> Vec<usize> {
-        extract(md)
-            .expect("valid test input")
-            .into_iter()
-            .map(|o| o.line)
-            .collect()
-    }
-
-    fn err(md: &str) -> TextError {
-        extract(md).unwrap_err()
-    }
-
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
 
     // --- extract: what is read ---------------------------------------------
 
@@ -532,9 +509,7 @@ Verdict: FAIL
         let md = "- The cache key must include\n  the tenant id\n    and the region.\n- Second item stands on its own.";
         let got = extract(md).expect("valid test input");
         assert_eq!(
-            got.iter()
-                .map(|o| (o.text.as_str(), o.line))
-                .collect::<Vec<_>>(),
+            text_lines(&got),
             vec![
                 (
                     "The cache key must include the tenant id and the region.",
@@ -652,9 +627,7 @@ Verdict: FAIL
         let md = "The handler swallows the timeout error.\n\nThe retry loop\nhas no upper bound.";
         let got = extract(md).expect("valid test input");
         assert_eq!(
-            got.iter()
-                .map(|o| (o.text.as_str(), o.line))
-                .collect::<Vec<_>>(),
+            text_lines(&got),
             vec![
                 ("The handler swallows the timeout error.", 1),
                 ("The retry loop has no upper bound.", 3),
@@ -850,9 +823,7 @@ Verdict: FAIL
         let md = "**Finding 1**: The lock is held across an await.\n**Severity**: high\n**Location:** src/a.rs:12\nSeverity: medium\n**Impact**: requests stall under load for seconds.\n- Location: src/b.rs:40 in the handler\n- File: src/c.rs is touched here";
         let got = extract(md).expect("valid test input");
         assert_eq!(
-            got.iter()
-                .map(|o| (o.text.as_str(), o.line))
-                .collect::<Vec<_>>(),
+            text_lines(&got),
             vec![
                 ("The lock is held across an await.", 1),
                 ("Impact: requests stall under load for seconds.", 5),

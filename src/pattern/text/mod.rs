@@ -30,6 +30,8 @@ mod label;
 mod matching;
 #[cfg(test)]
 mod pinned;
+#[cfg(test)]
+mod testing;
 mod verdict;
 
 use std::collections::BTreeSet;
@@ -276,16 +278,15 @@ pub(super) fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 
 #[cfg(test)]
 mod tests {
+    use super::testing::strings;
     use std::collections::HashSet;
 
     use proptest::prelude::*;
 
+    use crate::markdown::arbitrary;
+
     use super::label::finding_label;
     use super::*;
-
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
 
     // --- normalise, classify, tokens, jaccard, pattern_id -------------------
 
@@ -539,7 +540,8 @@ mod tests {
         );
     }
 
-    /// Markdown pieces the reading treats specially, for [`input`].
+    /// Markdown pieces the reading treats specially, for the inputs of
+    /// `never_panics`.
     const PIECES: &[&str] = &[
         "- ",
         "* ",
@@ -619,33 +621,13 @@ mod tests {
         "?",
     ];
 
-    /// Text made of those pieces, any characters, printable ASCII, and
-    /// invalid UTF-8 read lossily.
-    fn input() -> impl Strategy<Value = String> {
-        let piece = prop_oneof![
-            1 => any::<char>().prop_map(String::from),
-            1 => (b' '..=b'~').prop_map(|b| char::from(b).to_string()),
-            2 => prop::sample::select(PIECES).prop_map(str::to_owned),
-        ];
-        (
-            prop::collection::vec(piece, 0..60),
-            prop::collection::vec(any::<u8>(), 0..8),
-        )
-            .prop_map(|(pieces, bytes)| pieces.concat() + &String::from_utf8_lossy(&bytes))
-    }
-
     proptest! {
-        // The same inputs on every run, as a test suite's should be.
-        #![proptest_config(ProptestConfig {
-            cases: 3000,
-            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed),
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(arbitrary::config())]
 
         /// Whatever the text, the readers return without panicking, their
         /// lines are in the text, and what identifies a pattern is stable.
         #[test]
-        fn never_panics(s in input()) {
+        fn never_panics(s in arbitrary::text(PIECES, 2, 60, 8)) {
             let changed = strings(&["src/a.rs", "a.rs"]);
             let line_count = s.split('\n').count();
             match extract(&s) {

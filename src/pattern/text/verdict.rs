@@ -590,11 +590,8 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for Shape<T> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::strings;
     use super::*;
-
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
 
     // --- parse_verdict ------------------------------------------------------
 
