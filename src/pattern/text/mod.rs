@@ -35,7 +35,7 @@ mod testing;
 mod verdict;
 
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -97,12 +97,15 @@ pub struct Observation {
 }
 
 /// Input that cannot be read, and where.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("line {line}: {message}")]
 pub struct TextError {
     /// 1-based line of the problem.
     pub line: usize,
     pub message: String,
+    /// The JSON error behind an invalid verdict, whose text `message` holds.
+    #[source]
+    source: Option<Arc<serde_json::Error>>,
 }
 
 impl TextError {
@@ -110,9 +113,24 @@ impl TextError {
         TextError {
             line,
             message: message.into(),
+            source: None,
         }
     }
+
+    fn caused_by(mut self, source: serde_json::Error) -> TextError {
+        self.source = Some(Arc::new(source));
+        self
+    }
 }
+
+/// Errors are equal when they say the same about the same line.
+impl PartialEq for TextError {
+    fn eq(&self, other: &TextError) -> bool {
+        (self.line, &self.message) == (other.line, &other.message)
+    }
+}
+
+impl Eq for TextError {}
 
 static LEADING_MARKER: LazyLock<Regex> =
     LazyLock::new(|| regex(r"^(?:(?:#{1,6}|[-*+•]|[0-9]{1,9}[.)]|\[[ x]\])(?:\s+|$)|>+\s*)"));

@@ -118,7 +118,7 @@ pub fn parse_verdict(markdown: &str) -> Result<VerdictDoc, TextError> {
         let full = e.to_string();
         let suffix = format!(" at line {} column {}", e.line(), e.column());
         let message = full.strip_suffix(&suffix).unwrap_or(&full);
-        TextError::new(line, format!("invalid verdict JSON: {message}"))
+        TextError::new(line, format!("invalid verdict JSON: {message}")).caused_by(e)
     })?;
     verdict_from_json(value, block.line)
 }
@@ -286,7 +286,8 @@ fn verdict_from_json(value: Value, line: usize) -> Result<VerdictDoc, TextError>
             [Segment::Map { key }] => format!("\"{key}\""),
             _ => e.path().to_string(),
         };
-        err(format!("{path} {}", e.inner()))
+        let message = format!("{path} {}", e.inner());
+        err(message).caused_by(e.into_inner())
     };
     let only: VerdictOnly = serde_path_to_error::deserialize(&value).map_err(at_path)?;
     let Some(Verdict(verdict)) = only.verdict else {
@@ -767,6 +768,21 @@ mod tests {
         assert_eq!(verdict_err(md).line, 1);
         let md = "<!-- jkz:verdict-json {\"verdict\": \"PASS\"} trailing -->";
         assert!(verdict_err(md).message.contains("trailing characters"));
+    }
+
+    /// A JSON error is kept as the cause; a missing block has none.
+    #[test]
+    fn json_errors_keep_their_cause() {
+        use std::error::Error as _;
+        for md in [
+            "<!-- jkz:verdict-json {\"verdict\": PASS} -->",
+            "<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": [3]} -->",
+        ] {
+            let e = verdict_err(md);
+            let cause = e.source().map(ToString::to_string).unwrap_or_default();
+            assert!(!cause.is_empty(), "{md}: {e}");
+        }
+        assert!(verdict_err("no block").source().is_none());
     }
 
     #[test]
