@@ -1,6 +1,8 @@
 //! The markdown lines that hold no prose of the writer's own: code fences
-//! and blockquotes. The pattern loop and the ack markers both skip them,
-//! so an example or an echoed prompt is never read as a finding or an ack.
+//! and blockquotes. The ack markers and a deliberation's evidence skip
+//! them line by line, so an example or an echoed prompt is never read as
+//! an ack or a citation; the pattern text checks with them whether a fence
+//! pulldown-cmark found was left open.
 //!
 //! Fences are recognised at any indentation, not only up to three spaces
 //! as CommonMark has it: models indent fences freely inside lists, and
