@@ -41,6 +41,7 @@ pub mod fold;
 pub mod hooks;
 pub mod index;
 pub mod init;
+pub mod markdown;
 pub mod pathglob;
 pub mod pattern;
 pub mod predicate;

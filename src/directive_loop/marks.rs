@@ -88,6 +88,8 @@
 
 use serde::Serialize;
 
+use crate::markdown::{Fence, is_quote};
+
 /// What an agent said about one directive in its final message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Ack {
@@ -243,7 +245,7 @@ const SEPARATORS: [char; 6] = ['-', '–', '—', ',', ';', '|'];
 fn scan(text: &str, family: Family) -> Vec<Mark> {
     let masks = masked_ranges(text);
     let mut mask_cursor = 0;
-    let mut fence: Option<(u8, usize)> = None;
+    let mut fence: Option<Fence> = None;
     let mut out = Vec::new();
     let mut line_start = 0;
     for (n, raw) in text.split('\n').enumerate() {
@@ -258,18 +260,18 @@ fn scan(text: &str, family: Family) -> Vec<Mark> {
         // Line-level rules look at the line's own start, not at text left
         // after an echoed block closed mid-line.
         let head = (first_start == start).then(|| &text[first_start..first_end]);
-        if let Some((ch, len)) = fence {
-            if head.is_some_and(|h| closes_fence(h, ch, len)) {
+        if let Some(f) = fence {
+            if head.is_some_and(|h| f.closes(h)) {
                 fence = None;
             }
             continue;
         }
         if let Some(h) = head {
-            if let Some(f) = opens_fence(h) {
+            if let Some((f, _)) = Fence::open(h) {
                 fence = Some(f);
                 continue;
             }
-            if h.trim_start().starts_with('>') {
+            if is_quote(h) {
                 continue;
             }
             // The contract's example line, quoted back, is not an ack.
@@ -385,27 +387,6 @@ fn live_segments(
         out.push((pos, end));
     }
     out
-}
-
-/// Does this line open a fenced code block? The fence character and length.
-fn opens_fence(line: &str) -> Option<(u8, usize)> {
-    let t = line.trim_start().as_bytes();
-    let ch = *t.first()?;
-    if ch != b'`' && ch != b'~' {
-        return None;
-    }
-    let len = t.iter().take_while(|&&b| b == ch).count();
-    if len < 3 || (ch == b'`' && t[len..].contains(&b'`')) {
-        return None;
-    }
-    Some((ch, len))
-}
-
-/// Does this line close a fence of `len` characters `ch`?
-fn closes_fence(line: &str, ch: u8, len: usize) -> bool {
-    let t = line.trim_start();
-    let run = t.bytes().take_while(|&b| b == ch).count();
-    run >= len && t[run..].trim().is_empty()
 }
 
 fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
@@ -646,6 +627,10 @@ fn unwrap_pairs(mut s: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    use crate::markdown::arbitrary;
+
     use super::*;
 
     fn ack(id: &str, status: AckStatus, reason: Option<&str>, line: u32) -> Ack {
@@ -1210,87 +1195,63 @@ mod tests {
         assert_eq!(parse_acks(&text), applied("abc"));
     }
 
-    /// A fixed linear congruential generator: the same inputs every run.
-    struct Lcg(u64);
+    /// Marker pieces and markdown the reading treats specially, for the
+    /// inputs of `never_panics`.
+    const PIECES: &[&str] = &[
+        "KNOWLEDGE_APPLIED:",
+        "knowledge_ignored:",
+        "KNOWLEDGE_N/A:",
+        "VERIFIED:",
+        "violated:",
+        "N/A:",
+        "N-A:",
+        "reason=",
+        "evidence:",
+        "abc-123",
+        "ABC",
+        "<id>",
+        "<delegate_knowledge_directives>",
+        "</delegate_knowledge_directives",
+        "<directives_to_verify ",
+        "</directives_to_verify>",
+        "```",
+        "~~~",
+        ">",
+        "\n",
+        "\r\n",
+        "\r",
+        " ",
+        "\t",
+        "**",
+        "`",
+        "_",
+        "\"",
+        "'",
+        "(",
+        ")",
+        "[",
+        ".",
+        "-",
+        ":",
+        "=",
+        "é",
+        "日本",
+        "🦀",
+        "\u{0}",
+        "\u{feff}",
+        "\u{2028}",
+        "“",
+        "”",
+        "—",
+    ];
 
-    impl Lcg {
-        fn next(&mut self) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            self.0 >> 33
-        }
-    }
+    proptest! {
+        #![proptest_config(arbitrary::config())]
 
-    #[test]
-    fn never_panics() {
-        const PIECES: &[&str] = &[
-            "KNOWLEDGE_APPLIED:",
-            "knowledge_ignored:",
-            "KNOWLEDGE_N/A:",
-            "VERIFIED:",
-            "violated:",
-            "N/A:",
-            "N-A:",
-            "reason=",
-            "evidence:",
-            "abc-123",
-            "ABC",
-            "<id>",
-            "<delegate_knowledge_directives>",
-            "</delegate_knowledge_directives",
-            "<directives_to_verify ",
-            "</directives_to_verify>",
-            "```",
-            "~~~",
-            ">",
-            "\n",
-            "\r\n",
-            "\r",
-            " ",
-            "\t",
-            "**",
-            "`",
-            "_",
-            "\"",
-            "'",
-            "(",
-            ")",
-            "[",
-            ".",
-            "-",
-            ":",
-            "=",
-            "é",
-            "日本",
-            "🦀",
-            "\u{0}",
-            "\u{feff}",
-            "\u{2028}",
-            "“",
-            "”",
-            "—",
-        ];
-        let mut rng = Lcg(0x5eed);
-        for round in 0..3000 {
-            let len = rng.next() % 40;
-            let mut s = String::new();
-            for _ in 0..len {
-                match rng.next() % 3 {
-                    0 => {
-                        let c =
-                            char::from_u32((rng.next() % 0x11_0000) as u32).unwrap_or('\u{fffd}');
-                        s.push(c);
-                    }
-                    1 => s.push(char::from(b' ' + (rng.next() % 95) as u8)),
-                    _ => s.push_str(PIECES[(rng.next() as usize) % PIECES.len()]),
-                }
-            }
-            if round % 7 == 0 {
-                let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-                s.push_str(&String::from_utf8_lossy(&bytes));
-            }
+        /// Whatever the text, reading it does not panic, and what it reads
+        /// is well formed and on a line of the text.
+        #[test]
+        fn never_panics(s in arbitrary::text(PIECES, 1, 40, 6)) {
             let lines = u32::try_from(s.split('\n').count()).expect("valid test input");
             for a in parse_acks(&s) {
                 assert!(is_valid_id(&a.id), "{s:?}: {a:?}");
