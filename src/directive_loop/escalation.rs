@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use crate::directive::{Enforcement, Priority};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::event::{Body, Event, Level};
 use crate::fold::Fold;
 use crate::store::Store;
@@ -102,4 +102,33 @@ pub fn escalate_from_index(store: &Store) -> Result<Vec<Escalation>> {
         let d = index.directive(id)?.directive.as_ref()?;
         Some((d.priority, d.enforcement))
     })
+}
+
+/// `deescalate`: the event that ends `id`'s open escalation episode, once
+/// a human says why in at least [`MIN_JUSTIFICATION`](crate::directive_loop::gate::MIN_JUSTIFICATION)
+/// characters.
+pub fn deescalate(store: &Store, fold: &Fold, id: &str, justification: &str) -> Result<Event> {
+    let justification = justification.trim();
+    let min = crate::directive_loop::gate::MIN_JUSTIFICATION;
+    if justification.chars().count() < min {
+        return Err(Error::Usage {
+            message: format!(
+                "the justification is {} character(s); it needs at least {min}",
+                justification.chars().count(),
+            ),
+            hint: Some("say why the escalation can end, in a sentence".into()),
+        });
+    }
+    let Some(episode) = fold.loop_state(id).and_then(|s| s.open_key(id)) else {
+        return Err(Error::Usage {
+            message: format!("`{id}` is not escalated"),
+            hint: Some("`git swarm status` lists the escalated directives".into()),
+        });
+    };
+    Ok(store
+        .event(Body::Deescalation {
+            justification: justification.to_owned(),
+            episode,
+        })
+        .about(id))
 }
