@@ -4,19 +4,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use super::contents::{DirectiveEntry, FileStamp};
-use super::scan::Stamp;
+use super::contents::{DirectiveEntry, FileStamp, Stamp};
 use crate::directive::{parse_directive_toml, parse_quarantined_toml};
 use crate::problem::Problem;
 use crate::store::Store;
-
-/// The entry for file `name`; entries are kept sorted by file name, as the scan lists them.
-pub fn find_entry<'a>(entries: &'a [DirectiveEntry], name: &str) -> Option<&'a DirectiveEntry> {
-    entries
-        .binary_search_by(|e| e.file.as_str().cmp(name))
-        .ok()
-        .map(|i| &entries[i])
-}
 
 /// Reads and checks every file of `folder` (`directives` or `quarantine`).
 pub fn load_all(
