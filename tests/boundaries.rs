@@ -54,12 +54,63 @@ fn comments_strings_and_tests_are_not_offences() {
     assert_eq!(what, ["std::env::var", "eprintln!", "clap"]);
 }
 
+/// The Rust files under `dir`, but for modules only tests build (declared
+/// `#[cfg(test)] mod tests;`, their code in a file of its own).
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let files = all_rust_files(dir);
+    let tests: Vec<PathBuf> = files.iter().flat_map(|f| test_module_folders(f)).collect();
+    files
+        .into_iter()
+        .filter(|f| {
+            !tests
+                .iter()
+                .any(|t| f.with_extension("") == *t || f.starts_with(t))
+        })
+        .collect()
+}
+
+/// Where the modules `file` declares with `#[cfg(test)] mod name;` live:
+/// `name.rs` (without its extension) or the folder `name/`, beside `file`
+/// for a `mod.rs` or a crate root, else in the folder named as `file`.
+fn test_module_folders(file: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(file).expect("readable source");
+    let tokens: Vec<TokenTree> = TokenStream::from_str(&text)
+        .unwrap_or_else(|e| panic!("{file:?}: {e:?}"))
+        .into_iter()
+        .collect();
+    let stem = file.file_stem().expect("a file name");
+    let dir = if ["mod", "lib", "main"].iter().any(|s| stem == *s) {
+        file.parent().expect("in a folder").to_path_buf()
+    } else {
+        file.with_extension("")
+    };
+    tokens
+        .windows(5)
+        .filter_map(|w| match w {
+            [
+                TokenTree::Punct(hash),
+                attribute,
+                TokenTree::Ident(m),
+                TokenTree::Ident(name),
+                TokenTree::Punct(semi),
+            ] if hash.as_char() == '#'
+                && is_cfg_test(Some(attribute))
+                && m == "mod"
+                && semi.as_char() == ';' =>
+            {
+                Some(dir.join(name.to_string()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn all_rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).expect("readable folder") {
         let path = entry.expect("folder entry").path();
         if path.is_dir() {
-            out.extend(rust_files(&path));
+            out.extend(all_rust_files(&path));
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
         }
@@ -446,4 +497,16 @@ fn shortest_cycle<'a>(
         }
     }
     unreachable!("a strongly connected component has a cycle through each module")
+}
+
+#[test]
+fn modules_only_tests_build_are_left_out() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = rust_files(&root);
+    assert!(files.iter().any(|f| f.ends_with("directive_loop/marks.rs")));
+    assert!(
+        !files
+            .iter()
+            .any(|f| f.ends_with("directive_loop/marks/tests.rs"))
+    );
 }
