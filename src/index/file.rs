@@ -131,7 +131,7 @@ impl OnDisk {
         section(&self.map, self.corpus, "corpus")?;
         let range = self.corpus.at as usize..(self.corpus.at + self.corpus.len) as usize;
         let shared: crate::retrieve::Shared = self.map.clone();
-        let corpus = Corpus::load(shared, range).map_err(|e| Error::Corpus { source: e.into() })?;
+        let corpus = Corpus::load(shared, range).map_err(|source| Error::Corpus { source })?;
         self.index.corpus = Some(corpus);
         Ok(())
     }
