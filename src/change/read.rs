@@ -28,34 +28,42 @@ pub fn to_path(path: &BStr) -> PathBuf {
     }
 }
 
-/// A file the index adds to HEAD's tree.
-fn index_added(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
+/// A changed file that is no rename or copy, with its content and kind
+/// on each side.
+fn unpaired(
+    path: BString,
+    status: FileStatus,
+    (old, old_kind): (Content, Kind),
+    (new, new_kind): (Content, Kind),
+) -> Typed {
     Typed {
         file: ChangedFile {
             path,
             old_path: None,
-            status: FileStatus::Added,
-            old: Content::Absent,
-            new: index_content(mode, id),
+            status,
+            old,
+            new,
         },
-        old: Kind::Absent,
-        new: index_kind(mode),
+        old: old_kind,
+        new: new_kind,
     }
+}
+
+/// Neither content nor kind: the side of a change that has no file.
+fn absent() -> (Content, Kind) {
+    (Content::Absent, Kind::Absent)
+}
+
+/// A file the index adds to HEAD's tree.
+fn index_added(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
+    let new = (index_content(mode, id), index_kind(mode));
+    unpaired(path, FileStatus::Added, absent(), new)
 }
 
 /// A file of HEAD's tree the index deletes.
 fn index_deleted(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
-    Typed {
-        file: ChangedFile {
-            path,
-            old_path: None,
-            status: FileStatus::Deleted,
-            old: index_content(mode, id),
-            new: Content::Absent,
-        },
-        old: index_kind(mode),
-        new: Kind::Absent,
-    }
+    let old = (index_content(mode, id), index_kind(mode));
+    unpaired(path, FileStatus::Deleted, old, absent())
 }
 
 fn index_content(mode: gix::index::entry::Mode, id: &gix::oid) -> Content {
@@ -303,17 +311,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
                 (_, Some(m)) if m.file_type().is_symlink() => Kind::Link,
                 _ => Kind::Regular,
             };
-            files.push(Typed {
-                file: ChangedFile {
-                    path,
-                    old_path: None,
-                    status,
-                    old,
-                    new,
-                },
-                old: old_kind,
-                new: new_kind,
-            });
+            files.push(unpaired(path, status, (old, old_kind), (new, new_kind)));
         }
     }
     // Paired as `git add -A` then `git diff --cached -M` would pair them:
@@ -625,34 +623,8 @@ fn diff_trees(
             (Content::Blob(id), Kind::Regular)
         }
     };
-    let added = |path: BString, mode, id| {
-        let (new, kind) = side(mode, id);
-        Typed {
-            file: ChangedFile {
-                path,
-                old_path: None,
-                status: FileStatus::Added,
-                old: Content::Absent,
-                new,
-            },
-            old: Kind::Absent,
-            new: kind,
-        }
-    };
-    let deleted = |path: BString, mode, id| {
-        let (old, kind) = side(mode, id);
-        Typed {
-            file: ChangedFile {
-                path,
-                old_path: None,
-                status: FileStatus::Deleted,
-                old,
-                new: Content::Absent,
-            },
-            old: kind,
-            new: Kind::Absent,
-        }
-    };
+    let added = |path, mode, id| unpaired(path, FileStatus::Added, absent(), side(mode, id));
+    let deleted = |path, mode, id| unpaired(path, FileStatus::Deleted, side(mode, id), absent());
     let mut files = Vec::new();
     for change in recorder.records {
         files.push(match change {

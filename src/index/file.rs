@@ -36,10 +36,10 @@ const MAGIC: &[u8; 8] = b"GITSWARM";
 /// event file over a new bound); an index of another format is rebuilt.
 const FORMAT: u32 = 21;
 
-/// The head's first fields (written by [`HeadRef`], whose fields come in
-/// this order, then those of [`HeadRest`]): enough to start stat'ing the
-/// directive files before the fold is decoded. Strings borrowed.
-#[derive(Deserialize)]
+/// The head's first fields (written in [`HeadRef`], before those of
+/// [`HeadRest`]): enough to start stat'ing the directive files before the
+/// fold is decoded. Strings borrowed.
+#[derive(Serialize, Deserialize)]
 struct HeadStart<'a> {
     /// The `.swarm/` this was built from (an index copied elsewhere is rebuilt).
     swarm_dir: &'a str,
@@ -342,16 +342,18 @@ fn decode_entries(bytes: &[u8], index: &mut Index) -> Result<()> {
 pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Result<()> {
     let encode_error = |source: postcard::Error| crate::Error::from(Error::Encode { source });
     let head = postcard::to_stdvec(&HeadRef {
-        swarm_dir: &store.swarm_dir.to_string_lossy(),
-        fingerprint: index.fingerprint,
-        built_at_ns: index.built_at_ns,
-        config: index.config,
-        entries_fingerprint: index.entries_fingerprint,
-        entries_racy: index.entries_racy,
-        directive_count: index.directive_count,
-        quarantine_count: index.quarantine_count,
-        listing: index.listing.as_ref().map(|(s, n)| (*s, n.as_str())),
-        entry_errors: index.entry_errors,
+        start: HeadStart {
+            swarm_dir: &store.swarm_dir.to_string_lossy(),
+            fingerprint: index.fingerprint,
+            built_at_ns: index.built_at_ns,
+            config: index.config,
+            entries_fingerprint: index.entries_fingerprint,
+            entries_racy: index.entries_racy,
+            directive_count: index.directive_count,
+            quarantine_count: index.quarantine_count,
+            listing: index.listing.as_ref().map(|(s, n)| (*s, n.as_str())),
+            entry_errors: index.entry_errors,
+        },
         event_files: &index.event_files,
         fold: &index.fold,
     })
@@ -454,19 +456,12 @@ fn section_fields(bytes: &[u8]) -> [u8; SECTION_FIELDS as usize] {
     fields
 }
 
-/// The head ([`HeadStart`] then [`HeadRest`]) borrowed, for writing without cloning.
+/// The head ([`HeadStart`] then [`HeadRest`]'s fields) borrowed, for
+/// writing without cloning. postcard writes a struct as its fields one
+/// after the other, so the nested `start` reads back as the first fields.
 #[derive(Serialize)]
 struct HeadRef<'a> {
-    swarm_dir: &'a str,
-    fingerprint: u64,
-    built_at_ns: i64,
-    config: Option<Stamp>,
-    entries_fingerprint: u64,
-    entries_racy: bool,
-    directive_count: usize,
-    quarantine_count: usize,
-    listing: Option<(Stamp, &'a str)>,
-    entry_errors: u64,
+    start: HeadStart<'a>,
     event_files: &'a [EventFileEntry],
     fold: &'a Fold,
 }
