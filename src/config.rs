@@ -513,48 +513,59 @@ fn one<'i>(
 }
 
 fn patterns_problems(p: &PatternsConfig, text: &str, path: &str) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    let mut float = |key: &str, v: f64, lo: f64, hi: f64| {
-        if !(lo..=hi).contains(&v) {
-            problems.push(range_problem(
-                text,
-                path,
-                &format!("patterns.{key}"),
-                &format!("{lo} and {hi}"),
-            ));
-        }
-    };
-    float("decay_days", p.decay_days, 0.1, 3650.0);
-    float("rule_weight", p.rule_weight, 0.0, 10.0);
-    float("causal_weight", p.causal_weight, 0.0, 10.0);
-    float("context_boost", p.context_boost, 0.0, 10.0);
-    float("new_rate", p.new_rate, 0.0, 1.0);
-    float("min_score", p.min_score, 0.0, 10.0);
-    float("default_ignore_weight", p.default_ignore_weight, 0.0, 100.0);
-    float("near_duplicate", p.near_duplicate, 0.0, 1.0);
-    float("finding_match", p.finding_match, 0.0, 1.0);
-    float("age_step_days", p.age_step_days, 0.0, 3650.0);
-    float("deprecate_after_days", p.deprecate_after_days, 1.0, 36500.0);
-    float("outcome_weight", p.outcome_weight, 0.0, 100.0);
-    for w in p.ignore_weights.values() {
-        float("ignore_weights", *w, 0.0, 100.0);
-    }
-    let mut int = |key: &str, v: usize, lo: usize, hi: usize| {
-        if !(lo..=hi).contains(&v) {
-            problems.push(range_problem(
-                text,
-                path,
-                &format!("patterns.{key}"),
-                &format!("{lo} and {hi}"),
-            ));
-        }
-    };
-    int("immune_after", p.immune_after as usize, 1, 1000);
-    int("adversarial_budget", p.adversarial_budget, 1, 100_000);
-    int("budget", p.budget, 1, 100_000);
-    int("min_budget", p.min_budget, 1, 100_000);
-    int("reinforce_top", p.reinforce_top, 1, 1000);
-    problems
+    // (key, value, lowest, highest), in the order the problems are listed.
+    let ignore_weights = p
+        .ignore_weights
+        .values()
+        .map(|w| ("ignore_weights", *w, 0.0, 100.0));
+    let floats = [
+        ("decay_days", p.decay_days, 0.1, 3650.0),
+        ("rule_weight", p.rule_weight, 0.0, 10.0),
+        ("causal_weight", p.causal_weight, 0.0, 10.0),
+        ("context_boost", p.context_boost, 0.0, 10.0),
+        ("new_rate", p.new_rate, 0.0, 1.0),
+        ("min_score", p.min_score, 0.0, 10.0),
+        ("default_ignore_weight", p.default_ignore_weight, 0.0, 100.0),
+        ("near_duplicate", p.near_duplicate, 0.0, 1.0),
+        ("finding_match", p.finding_match, 0.0, 1.0),
+        ("age_step_days", p.age_step_days, 0.0, 3650.0),
+        ("deprecate_after_days", p.deprecate_after_days, 1.0, 36500.0),
+        ("outcome_weight", p.outcome_weight, 0.0, 100.0),
+    ]
+    .into_iter()
+    .chain(ignore_weights);
+    let ints = [
+        ("immune_after", p.immune_after as usize, 1, 1000),
+        ("adversarial_budget", p.adversarial_budget, 1, 100_000),
+        ("budget", p.budget, 1, 100_000),
+        ("min_budget", p.min_budget, 1, 100_000),
+        ("reinforce_top", p.reinforce_top, 1, 1000),
+    ];
+    let floats =
+        floats.filter_map(|(key, v, lo, hi)| pattern_range_problem(text, path, key, v, lo, hi));
+    let ints = ints
+        .into_iter()
+        .filter_map(|(key, v, lo, hi)| pattern_range_problem(text, path, key, v, lo, hi));
+    floats.chain(ints).collect()
+}
+
+/// The problem with `patterns.{key}` when `v` is not between `lo` and `hi`.
+fn pattern_range_problem<T: Copy + PartialOrd + std::fmt::Display>(
+    text: &str,
+    path: &str,
+    key: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Option<Problem> {
+    (!(lo..=hi).contains(&v)).then(|| {
+        range_problem(
+            text,
+            path,
+            &format!("patterns.{key}"),
+            &format!("{lo} and {hi}"),
+        )
+    })
 }
 
 /// `key` is the dotted name (`events.lock_timeout_ms`); the problem points

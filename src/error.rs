@@ -36,7 +36,7 @@ pub enum Error {
     #[error("{} is {kind}, not a regular file: git-swarm does not follow, read or write through it", path.display())]
     NotRegular {
         path: PathBuf,
-        kind: crate::safe_fs::FileKind,
+        kind: crate::file_kind::FileKind,
     },
 
     /// A folder of `.swarm/` (or `.swarm/` itself) that is a symlink or not
@@ -44,7 +44,7 @@ pub enum Error {
     #[error("{} is {kind}, not a folder of its own: git-swarm does not read or write through it", path.display())]
     LinkedFolder {
         path: PathBuf,
-        kind: crate::safe_fs::FileKind,
+        kind: crate::file_kind::FileKind,
     },
 
     #[error("timed out after {:.1} s waiting for the lock on {}", waited.as_secs_f64(), path.display())]
@@ -116,7 +116,7 @@ impl Error {
     /// An I/O error on `path`; a file [`crate::safe_fs`] refused to open
     /// becomes [`Error::NotRegular`], one over its read limit bad input.
     pub fn io(path: &Path, source: std::io::Error) -> Error {
-        if let Some(kind) = crate::safe_fs::not_regular(&source) {
+        if let Some(kind) = crate::file_kind::not_regular(&source) {
             return Error::NotRegular {
                 path: path.to_path_buf(),
                 kind,
@@ -125,7 +125,7 @@ impl Error {
         // Over a read limit: the file is bad input, not a failing machine.
         if let Some(limit) = source
             .get_ref()
-            .and_then(|e| e.downcast_ref::<crate::safe_fs::TooLarge>())
+            .and_then(|e| e.downcast_ref::<crate::file_kind::TooLarge>())
         {
             return Error::Usage {
                 message: format!("{}: {limit}", path.display()),

@@ -37,6 +37,7 @@ pub mod doctor;
 pub mod error;
 pub mod event;
 pub mod explain;
+pub mod file_kind;
 pub mod fold;
 pub mod hooks;
 pub mod index;

@@ -461,6 +461,17 @@ fn config_sections_must_be_tables_and_positions_follow_the_toml() {
             "6:10: error: config: `runner.x`: unknown field `x`, expected `timeout_secs`",
         ]
     );
+    assert_eq!(
+        errors(
+            &env,
+            "[patterns]\nbudget = 0\ndecay_days = 0.0\nignore_weights = { a = 101.0 }\n"
+        ),
+        [
+            "2:10: error: `patterns.budget` is out of range",
+            "3:14: error: `patterns.decay_days` is out of range",
+            "4:18: error: `patterns.ignore_weights` is out of range",
+        ]
+    );
     let many: String = (0..20_000).map(|i| format!("k{i} = {i}\n")).collect();
     let start = std::time::Instant::now();
     let listed = errors(&env, &format!("[events]\n{many}"));

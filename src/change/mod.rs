@@ -12,6 +12,7 @@
 //! algorithm as `git diff` (Myers), and binary files (a NUL byte in the
 //! first 8000 bytes, git's rule) have none.
 
+mod bytes;
 mod read;
 mod rename;
 mod staged;
@@ -130,9 +131,9 @@ impl Content {
             Content::Absent => "-".into(),
             Content::Blob(id) => id.to_string(),
             Content::Gitlink(id) => format!("gitlink:{id}"),
-            Content::File(path) => match read::file_content(path) {
+            Content::File(path) => match bytes::file_content(path) {
                 Ok(Some(bytes)) => {
-                    let bytes = read::to_git(bytes, crlf);
+                    let bytes = bytes::to_git(bytes, crlf);
                     match gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes) {
                         Ok(id) => id.to_string(),
                         Err(_) => format!("file:{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)),
@@ -237,7 +238,7 @@ impl Change {
             root: root.to_path_buf(),
             added: Default::default(),
             object_hash: repo.object_hash(),
-            crlf: read::converts_crlf(repo),
+            crlf: bytes::converts_crlf(repo),
             tree_files: Default::default(),
             folder_trees: Default::default(),
         })
@@ -282,10 +283,10 @@ impl Change {
             return Ok(lines.clone());
         }
         let file = &self.files[index];
-        let old = read::content(repo, &file.old)?;
-        let mut new = read::content(repo, &file.new)?;
+        let old = bytes::content(repo, &file.old)?;
+        let mut new = bytes::content(repo, &file.new)?;
         if matches!(file.new, Content::File(_)) {
-            new = new.map(|bytes| read::to_git(bytes, read::converts_crlf(repo)));
+            new = new.map(|bytes| bytes::to_git(bytes, bytes::converts_crlf(repo)));
         }
         let lines = std::rc::Rc::new(match (old, new) {
             (_, None) => Vec::new(),
@@ -471,7 +472,7 @@ impl Change {
         repo: &gix::Repository,
         file: &SnapshotFile,
     ) -> Result<Option<Vec<u8>>> {
-        read::content(repo, &file.content)
+        bytes::content(repo, &file.content)
     }
 
     fn tree_folder(

@@ -8,7 +8,7 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::objs::tree::EntryKind;
 
 use super::rename::{self, Kind, Renames, Typed};
-use super::{ChangedFile, Content, FileStatus, Snapshot};
+use super::{ChangedFile, Content, FileStatus, Snapshot, bytes};
 use crate::error::{Error, Result};
 
 /// The changed files, the snapshot, its tree (range, commit), and the
@@ -28,34 +28,42 @@ pub fn to_path(path: &BStr) -> PathBuf {
     }
 }
 
-/// A file the index adds to HEAD's tree.
-fn index_added(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
+/// A changed file that is no rename or copy, with its content and kind
+/// on each side.
+fn unpaired(
+    path: BString,
+    status: FileStatus,
+    (old, old_kind): (Content, Kind),
+    (new, new_kind): (Content, Kind),
+) -> Typed {
     Typed {
         file: ChangedFile {
             path,
             old_path: None,
-            status: FileStatus::Added,
-            old: Content::Absent,
-            new: index_content(mode, id),
+            status,
+            old,
+            new,
         },
-        old: Kind::Absent,
-        new: index_kind(mode),
+        old: old_kind,
+        new: new_kind,
     }
+}
+
+/// Neither content nor kind: the side of a change that has no file.
+fn absent() -> (Content, Kind) {
+    (Content::Absent, Kind::Absent)
+}
+
+/// A file the index adds to HEAD's tree.
+fn index_added(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
+    let new = (index_content(mode, id), index_kind(mode));
+    unpaired(path, FileStatus::Added, absent(), new)
 }
 
 /// A file of HEAD's tree the index deletes.
 fn index_deleted(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
-    Typed {
-        file: ChangedFile {
-            path,
-            old_path: None,
-            status: FileStatus::Deleted,
-            old: index_content(mode, id),
-            new: Content::Absent,
-        },
-        old: index_kind(mode),
-        new: Kind::Absent,
-    }
+    let old = (index_content(mode, id), index_kind(mode));
+    unpaired(path, FileStatus::Deleted, old, absent())
 }
 
 fn index_content(mode: gix::index::entry::Mode, id: &gix::oid) -> Content {
@@ -267,7 +275,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
         .head_tree_id_or_empty()
         .map_err(|e| Error::git("reading HEAD", e))?
         .detach();
-    let convert = converts_crlf(repo);
+    let convert = bytes::converts_crlf(repo);
     // As git: with core.fileMode false, the executable bit on disk is not a change.
     let file_mode = repo
         .config_snapshot()
@@ -303,17 +311,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
                 (_, Some(m)) if m.file_type().is_symlink() => Kind::Link,
                 _ => Kind::Regular,
             };
-            files.push(Typed {
-                file: ChangedFile {
-                    path,
-                    old_path: None,
-                    status,
-                    old,
-                    new,
-                },
-                old: old_kind,
-                new: new_kind,
-            });
+            files.push(unpaired(path, status, (old, old_kind), (new, new_kind)));
         }
     }
     // Paired as `git add -A` then `git diff --cached -M` would pair them:
@@ -350,38 +348,6 @@ fn tree_index_paths(change: &gix::diff::index::Change) -> Vec<BString> {
             location.clone().into_owned(),
         ],
     }
-}
-
-/// Does `core.autocrlf` (true or input) make git store text files with LF
-/// line endings? Then a working-tree file is compared after CRLF → LF, as
-/// `git diff` does. (Per-path `text`/`eol` attributes are not applied.)
-pub fn converts_crlf(repo: &gix::Repository) -> bool {
-    repo.config_snapshot()
-        .string("core.autocrlf")
-        .is_some_and(|v| {
-            matches!(
-                v.to_str_lossy().to_ascii_lowercase().as_str(),
-                "true" | "input" | "yes" | "on" | "1"
-            )
-        })
-}
-
-/// A working-tree file's bytes as git would store them (see [`converts_crlf`]).
-pub fn to_git(bytes: Vec<u8>, convert: bool) -> Vec<u8> {
-    if !convert || super::is_binary(&bytes) || !bytes.contains(&b'\r') {
-        return bytes;
-    }
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
-            i += 1;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    out
 }
 
 /// One path of a `--worktree` change: HEAD's entry, the index's gitlink if
@@ -494,7 +460,7 @@ fn same_blob(repo: &gix::Repository, id: ObjectId, path: &Path, convert: bool) -
         let target = std::fs::read_link(path).map_err(|e| Error::io(path, e))?;
         target.into_os_string().into_encoded_bytes()
     } else {
-        to_git(
+        bytes::to_git(
             std::fs::read(path).map_err(|e| Error::io(path, e))?,
             convert,
         )
@@ -657,34 +623,8 @@ fn diff_trees(
             (Content::Blob(id), Kind::Regular)
         }
     };
-    let added = |path: BString, mode, id| {
-        let (new, kind) = side(mode, id);
-        Typed {
-            file: ChangedFile {
-                path,
-                old_path: None,
-                status: FileStatus::Added,
-                old: Content::Absent,
-                new,
-            },
-            old: Kind::Absent,
-            new: kind,
-        }
-    };
-    let deleted = |path: BString, mode, id| {
-        let (old, kind) = side(mode, id);
-        Typed {
-            file: ChangedFile {
-                path,
-                old_path: None,
-                status: FileStatus::Deleted,
-                old,
-                new: Content::Absent,
-            },
-            old: kind,
-            new: Kind::Absent,
-        }
-    };
+    let added = |path, mode, id| unpaired(path, FileStatus::Added, absent(), side(mode, id));
+    let deleted = |path, mode, id| unpaired(path, FileStatus::Deleted, side(mode, id), absent());
     let mut files = Vec::new();
     for change in recorder.records {
         files.push(match change {
@@ -800,39 +740,4 @@ fn flatten_tree_modes(
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
-}
-
-/// The bytes of one side of a change (`None` when there are none to read:
-/// absent, a submodule, a file that vanished).
-pub fn content(repo: &gix::Repository, content: &Content) -> Result<Option<Vec<u8>>> {
-    match content {
-        Content::Absent | Content::Gitlink(_) => Ok(None),
-        Content::Blob(id) => {
-            let mut blob = repo
-                .find_blob(*id)
-                .map_err(|e| Error::git(format!("reading blob {id}"), e))?;
-            // Taken, not copied: the handle would only return the buffer to
-            // the repository's free list.
-            Ok(Some(blob.take_data()))
-        }
-        Content::File(path) => file_content(path),
-    }
-}
-
-/// A working-tree file's content as git would store it (before line-ending
-/// conversion): a symlink's target, a file's bytes; `None` for anything else
-/// or nothing.
-pub fn file_content(path: &Path) -> Result<Option<Vec<u8>>> {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            let target = std::fs::read_link(path).map_err(|e| Error::io(path, e))?;
-            Ok(Some(target.into_os_string().into_encoded_bytes()))
-        }
-        Ok(m) if m.is_file() => std::fs::read(path)
-            .map(Some)
-            .map_err(|e| Error::io(path, e)),
-        Ok(_) => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
 }

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
 
-use super::{ChangedFile, Content, FileStatus, read};
+use super::{ChangedFile, Content, FileStatus, bytes};
 use crate::error::{Error, Result};
 
 /// git's similarity scale: 60000 is identical.
@@ -422,8 +422,8 @@ impl Pairing<'_> {
             return Ok(Some(data.clone()));
         }
         let content = self.content(file, new).clone();
-        let bytes = match (&content, read::content(self.repo, &content)?) {
-            (Content::File(_), Some(bytes)) => Some(read::to_git(bytes, self.crlf)),
+        let bytes = match (&content, bytes::content(self.repo, &content)?) {
+            (Content::File(_), Some(bytes)) => Some(bytes::to_git(bytes, self.crlf)),
             (_, bytes) => bytes,
         };
         let data = bytes.map(std::rc::Rc::new);

@@ -223,17 +223,14 @@ impl Found {
         }
     }
 
-    fn total(&self) -> usize {
-        self.list.len() + self.omitted
-    }
-
-    fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
-    /// A failure with these findings.
-    fn fail(self, source: &str, message: String) -> PredicateResult<'_> {
-        let mut r = result(source, Outcome::Fail, Some(message), self.list);
+    /// A pass when nothing was found, else a failure with these findings,
+    /// its message made from how many there are.
+    fn verdict(self, source: &str, message: impl FnOnce(usize) -> String) -> PredicateResult<'_> {
+        if self.list.is_empty() {
+            return result(source, Outcome::Pass, None, Vec::new());
+        }
+        let total = self.list.len() + self.omitted;
+        let mut r = result(source, Outcome::Fail, Some(message(total)), self.list);
         r.omitted = self.omitted;
         r
     }
@@ -487,6 +484,13 @@ fn cap(text: &[u8]) -> String {
     }
 }
 
+/// The result of a predicate whose regex cannot be used (past the regex
+/// crate's size limits).
+fn unusable_regex(predicate: &str, e: impl std::fmt::Display) -> PredicateResult<'_> {
+    let message = format!("the regex cannot be used: {e}");
+    result(predicate, Outcome::Error, Some(message), Vec::new())
+}
+
 fn result(
     predicate: &str,
     outcome: Outcome,
@@ -577,16 +581,12 @@ fn evaluate_predicate<'a>(
                     });
                 }
             }
-            if found.is_empty() {
-                result(source, Outcome::Pass, None, Vec::new())
-            } else {
-                let message = format!(
-                    "the change touches {} path(s) matching `{}`",
-                    found.total(),
+            found.verdict(source, |total| {
+                format!(
+                    "the change touches {total} path(s) matching `{}`",
                     glob.as_str()
-                );
-                found.fail(source, message)
-            }
+                )
+            })
         }
         Predicate::Grep { regex, glob } => {
             let mut found = Found::default();
@@ -602,14 +602,7 @@ fn evaluate_predicate<'a>(
                 }
                 let re = match regex.get() {
                     Ok(re) => re,
-                    Err(e) => {
-                        return Ok(result(
-                            source,
-                            Outcome::Error,
-                            Some(format!("the regex cannot be used: {e}")),
-                            Vec::new(),
-                        ));
-                    }
+                    Err(e) => return Ok(unusable_regex(source, e)),
                 };
                 for line in lines.iter() {
                     if re.is_match(&line.text) {
@@ -621,12 +614,9 @@ fn evaluate_predicate<'a>(
                     }
                 }
             }
-            if found.is_empty() {
-                result(source, Outcome::Pass, None, Vec::new())
-            } else {
-                let message = format!("{} added line(s) match `{}`", found.total(), regex.as_str());
-                found.fail(source, message)
-            }
+            found.verdict(source, |total| {
+                format!("{total} added line(s) match `{}`", regex.as_str())
+            })
         }
         Predicate::GrepTree { regex, glob } => {
             // No tree above its files was recognised (looked up above).
@@ -689,14 +679,7 @@ fn grep_tree<'a>(
     }
     let re = match regex.get() {
         Ok(re) => re,
-        Err(e) => {
-            return Ok(result(
-                source,
-                Outcome::Error,
-                Some(format!("the regex cannot be used: {e}")),
-                Vec::new(),
-            ));
-        }
+        Err(e) => return Ok(unusable_regex(source, e)),
     };
     let mut found = Found::default();
     for file in files {
@@ -719,16 +702,9 @@ fn grep_tree<'a>(
             }
         }
     }
-    Ok(if found.is_empty() {
-        result(source, Outcome::Pass, None, Vec::new())
-    } else {
-        let message = format!(
-            "{} line(s) in the snapshot match `{}`",
-            found.total(),
-            regex.as_str()
-        );
-        found.fail(source, message)
-    })
+    Ok(found.verdict(source, |total| {
+        format!("{total} line(s) in the snapshot match `{}`", regex.as_str())
+    }))
 }
 
 /// Every path of a change (a rename's source too), sorted: whether one

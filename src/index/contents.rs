@@ -1,10 +1,11 @@
 //! What the index holds, and what its loaders hand out.
 
+use std::sync::Arc;
+use std::time::SystemTime;
+
 use serde::{Deserialize, Serialize};
 
-use super::entries::find_entry;
-use super::file::Names;
-use super::scan::Stamp;
+use super::mapped::Map;
 use crate::directive::Directive;
 use crate::fold::Fold;
 use crate::problem::Problem;
@@ -272,6 +273,113 @@ pub fn active(entries: &[DirectiveEntry]) -> Vec<&Directive> {
         .filter_map(|e| e.directive.as_ref())
         .filter(|d| d.status == crate::directive::Status::Active)
         .collect()
+}
+
+/// Size, mtime, ctime and inode of a file: what the fingerprint is made of.
+/// The ctime, which no program can set, catches an edit that restores the
+/// mtime, size and inode (as git's index does); racy files are still told
+/// by their mtime (see [`RACY_NS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    pub len: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub ino: u64,
+}
+
+impl Stamp {
+    pub(super) fn of(meta: &std::fs::Metadata) -> Stamp {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        #[cfg(unix)]
+        let (ino, ctime_ns) = {
+            use std::os::unix::fs::MetadataExt;
+            let ns = i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec());
+            (meta.ino(), i64::try_from(ns).unwrap_or(i64::MAX))
+        };
+        #[cfg(not(unix))]
+        let (ino, ctime_ns) = (0, 0);
+        Stamp {
+            len: meta.len(),
+            mtime_ns,
+            ctime_ns,
+            ino,
+        }
+    }
+}
+
+/// Files modified this close to a refresh are re-checked by content next time.
+pub(super) const RACY_NS: i64 = 2_000_000_000;
+
+/// Whether a file modified at `mtime_ns` is racy for an index built at
+/// `built_at_ns`: its mtime cannot tell a later edit from the one seen.
+pub(super) fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
+    mtime_ns >= built_at_ns - RACY_NS
+}
+
+/// The directives folder's names as the index recorded them (see
+/// [`super::scan::Listing`]): left in the mapped file, or new.
+#[derive(Clone)]
+pub struct Names(NamesIn);
+
+#[derive(Clone)]
+enum NamesIn {
+    Mapped {
+        map: Arc<Map>,
+        at: usize,
+        len: usize,
+    },
+    Owned(String),
+}
+
+impl Names {
+    /// Names, each followed by a newline, at `at` in `map`.
+    pub(super) fn mapped(map: Arc<Map>, at: usize, len: usize) -> Names {
+        Names(NamesIn::Mapped { map, at, len })
+    }
+
+    /// Names, each followed by a newline.
+    pub fn owned(names: String) -> Names {
+        Names(NamesIn::Owned(names))
+    }
+
+    /// The names, each followed by a newline (none if the mapped ones are
+    /// not UTF-8, which a checked head never has).
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            NamesIn::Owned(s) => s,
+            NamesIn::Mapped { map, at, len } => map
+                .bytes()
+                .get(*at..at + len)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl Default for Names {
+    fn default() -> Names {
+        Names::owned(String::new())
+    }
+}
+
+impl std::fmt::Debug for Names {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Names")
+            .field("bytes", &self.as_str().len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The entry for file `name`; entries are kept sorted by file name, as the scan lists them.
+pub fn find_entry<'a>(entries: &'a [DirectiveEntry], name: &str) -> Option<&'a DirectiveEntry> {
+    entries
+        .binary_search_by(|e| e.file.as_str().cmp(name))
+        .ok()
+        .map(|i| &entries[i])
 }
 
 #[cfg(test)]

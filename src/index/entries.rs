@@ -4,19 +4,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use super::contents::{DirectiveEntry, FileStamp};
-use super::scan::Stamp;
+use super::contents::{DirectiveEntry, FileStamp, Stamp};
 use crate::directive::{parse_directive_toml, parse_quarantined_toml};
 use crate::problem::Problem;
 use crate::store::Store;
-
-/// The entry for file `name`; entries are kept sorted by file name, as the scan lists them.
-pub fn find_entry<'a>(entries: &'a [DirectiveEntry], name: &str) -> Option<&'a DirectiveEntry> {
-    entries
-        .binary_search_by(|e| e.file.as_str().cmp(name))
-        .ok()
-        .map(|i| &entries[i])
-}
 
 /// Reads and checks every file of `folder` (`directives` or `quarantine`).
 pub fn load_all(
@@ -107,39 +98,41 @@ pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> Direc
 /// in the working tree or committed; a FIFO; a device): not read, one
 /// problem that says what it is. Its target is never named, let alone read.
 pub fn not_regular_entry(rel: &str, name: &str, kind: crate::safe_fs::FileKind) -> DirectiveEntry {
-    DirectiveEntry {
-        file: name.to_owned(),
-        directive: None,
-        quarantine: None,
-        problems: vec![
-            Problem::error(
-                rel,
-                crate::event::NOT_REGULAR,
-                format!("{kind}, not a regular file: skipped, not read"),
-            )
-            .with_hint("replace it with a regular directive file, or remove it: a link committed under .swarm/ could point anywhere"),
-        ],
-    }
+    unread_entry(
+        name,
+        Problem::error(
+            rel,
+            crate::event::NOT_REGULAR,
+            format!("{kind}, not a regular file: skipped, not read"),
+        )
+        .with_hint("replace it with a regular directive file, or remove it: a link committed under .swarm/ could point anywhere"),
+    )
 }
 
 /// What is known of a directive or quarantine file over the size limit.
 pub fn too_large_entry(rel: &str, name: &str) -> DirectiveEntry {
+    unread_entry(
+        name,
+        Problem::error(
+            rel,
+            "unreadable",
+            format!(
+                "file is over the {}-byte limit",
+                crate::directive::limits::FILE_MAX
+            ),
+        )
+        .at(1, 1)
+        .with_hint("a directive file is a small TOML file; replace this one"),
+    )
+}
+
+/// The entry of a file that was not read, with the problem that says why.
+fn unread_entry(name: &str, problem: Problem) -> DirectiveEntry {
     DirectiveEntry {
         file: name.to_owned(),
         directive: None,
         quarantine: None,
-        problems: vec![
-            Problem::error(
-                rel,
-                "unreadable",
-                format!(
-                    "file is over the {}-byte limit",
-                    crate::directive::limits::FILE_MAX
-                ),
-            )
-            .at(1, 1)
-            .with_hint("a directive file is a small TOML file; replace this one"),
-        ],
+        problems: vec![problem],
     }
 }
 

@@ -34,7 +34,7 @@ pub enum Error {
     #[error("{source} (the index's corpus)")]
     Corpus {
         #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
+        source: crate::retrieve::DamagedCorpus,
     },
 
     /// A write was told to copy sections from an index file it was not given.

@@ -1,9 +1,7 @@
 //! Event files as the index holds them: parsed in parallel on a rebuild,
 //! and only their appended bytes on a refresh.
 
-use super::contents::{EventFileEntry, Index, RebuildReason};
-use super::scan::Stamp;
-use super::update::racy;
+use super::contents::{EventFileEntry, Index, RebuildReason, Stamp, racy};
 use crate::error::{Error, Result};
 use crate::event::parse_event_line;
 use crate::fold::{EventHead, Fold};

@@ -14,7 +14,6 @@
 //! keeps seeing the version it opened, and sections are decoded straight
 //! from the page cache with no copy into fresh memory.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -22,9 +21,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::Error;
-use super::contents::{DirectiveEntry, EventFileEntry, FileStamp, Index, corpus_of};
+use super::contents::{DirectiveEntry, EventFileEntry, FileStamp, Index, Names, Stamp, corpus_of};
+use super::mapped::{Map, bytes_at, decode};
 use super::pattern_section::{PatternViews, decode_patterns, encode_patterns};
-use super::scan::Stamp;
 use crate::error::Result;
 use crate::fold::Fold;
 use crate::pattern::fold::PatternFold;
@@ -37,10 +36,10 @@ const MAGIC: &[u8; 8] = b"GITSWARM";
 /// event file over a new bound); an index of another format is rebuilt.
 const FORMAT: u32 = 21;
 
-/// The head's first fields (written by [`HeadRef`], whose fields come in
-/// this order, then those of [`HeadRest`]): enough to start stat'ing the
-/// directive files before the fold is decoded. Strings borrowed.
-#[derive(Deserialize)]
+/// The head's first fields (written in [`HeadRef`], before those of
+/// [`HeadRest`]): enough to start stat'ing the directive files before the
+/// fold is decoded. Strings borrowed.
+#[derive(Serialize, Deserialize)]
 struct HeadStart<'a> {
     /// The `.swarm/` this was built from (an index copied elsewhere is rebuilt).
     swarm_dir: &'a str,
@@ -61,55 +60,6 @@ struct HeadStart<'a> {
 struct HeadRest {
     event_files: Vec<EventFileEntry>,
     fold: Fold,
-}
-
-/// The directives folder's names as the index recorded them (see
-/// [`super::scan::Listing`]): left in the mapped file, or new.
-#[derive(Clone)]
-pub struct Names(NamesIn);
-
-#[derive(Clone)]
-enum NamesIn {
-    Mapped {
-        map: Arc<Map>,
-        at: usize,
-        len: usize,
-    },
-    Owned(String),
-}
-
-impl Names {
-    /// Names, each followed by a newline.
-    pub fn owned(names: String) -> Names {
-        Names(NamesIn::Owned(names))
-    }
-
-    /// The names, each followed by a newline (none if the mapped ones are
-    /// not UTF-8, which a checked head never has).
-    pub fn as_str(&self) -> &str {
-        match &self.0 {
-            NamesIn::Owned(s) => s,
-            NamesIn::Mapped { map, at, len } => map
-                .bytes()
-                .get(*at..at + len)
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .unwrap_or_default(),
-        }
-    }
-}
-
-impl Default for Names {
-    fn default() -> Names {
-        Names::owned(String::new())
-    }
-}
-
-impl std::fmt::Debug for Names {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Names")
-            .field("bytes", &self.as_str().len())
-            .finish_non_exhaustive()
-    }
 }
 
 #[derive(Serialize)]
@@ -181,7 +131,7 @@ impl OnDisk {
         section(&self.map, self.corpus, "corpus")?;
         let range = self.corpus.at as usize..(self.corpus.at + self.corpus.len) as usize;
         let shared: crate::retrieve::Shared = self.map.clone();
-        let corpus = Corpus::load(shared, range).map_err(|e| Error::Corpus { source: e.into() })?;
+        let corpus = Corpus::load(shared, range).map_err(|source| Error::Corpus { source })?;
         self.index.corpus = Some(corpus);
         Ok(())
     }
@@ -234,42 +184,6 @@ impl Old {
     }
 }
 
-/// An index or cache file's bytes: mapped, or read when it cannot be mapped.
-pub(crate) enum Map {
-    Mapped(memmap2::Mmap),
-    Read(Vec<u8>),
-}
-
-impl AsRef<[u8]> for Map {
-    fn as_ref(&self) -> &[u8] {
-        self.bytes()
-    }
-}
-
-impl Map {
-    pub(crate) fn open(file: &File) -> Option<Map> {
-        // SAFETY: the index (and each cache) is replaced by rename, never modified in place,
-        // so the mapped file does not change under the mapping. (Another
-        // program truncating it would, as for any mapped file, end the
-        // process with SIGBUS; git maps its pack files on the same terms.)
-        match unsafe { memmap2::Mmap::map(file) } {
-            Ok(m) => Some(Map::Mapped(m)),
-            Err(_) => {
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(&mut &*file, &mut bytes).ok()?;
-                Some(Map::Read(bytes))
-            }
-        }
-    }
-
-    pub(crate) fn bytes(&self) -> &[u8] {
-        match self {
-            Map::Mapped(m) => m,
-            Map::Read(v) => v,
-        }
-    }
-}
-
 /// A section's bytes, once their checksum is found right.
 fn section<'a>(map: &'a Map, span: Span, what: &'static str) -> Result<&'a [u8]> {
     let bytes = bytes_at(map, span.at, span.len, what)?;
@@ -277,25 +191,6 @@ fn section<'a>(map: &'a Map, span: Span, what: &'static str) -> Result<&'a [u8]>
         return Err(Error::Damaged { what }.into());
     }
     Ok(bytes)
-}
-
-/// The `len` bytes at `at` of an index file.
-pub(super) fn bytes_at<'a>(
-    map: &'a Map,
-    at: u64,
-    len: u64,
-    what: &'static str,
-) -> Result<&'a [u8]> {
-    let bytes = map.bytes();
-    usize::try_from(at)
-        .ok()
-        .zip(usize::try_from(len).ok())
-        .and_then(|(at, len)| bytes.get(at..at.checked_add(len)?))
-        .ok_or_else(|| Error::Truncated { what }.into())
-}
-
-pub(super) fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], what: &'static str) -> Result<T> {
-    postcard::from_bytes(bytes).map_err(|source| Error::Decode { what, source }.into())
 }
 
 /// Where a written index's sections come from.
@@ -395,11 +290,11 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     // Where the names lie in the file: they stay there.
     let base = all.as_ptr() as usize;
     let listing = start.listing.map(|(stamp, names)| {
-        let names = Names(NamesIn::Mapped {
-            map: Arc::clone(&map),
-            at: names.as_ptr() as usize - base,
-            len: names.len(),
-        });
+        let names = Names::mapped(
+            Arc::clone(&map),
+            names.as_ptr() as usize - base,
+            names.len(),
+        );
         (stamp, names)
     });
     let head = start;
@@ -447,16 +342,18 @@ fn decode_entries(bytes: &[u8], index: &mut Index) -> Result<()> {
 pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Result<()> {
     let encode_error = |source: postcard::Error| crate::Error::from(Error::Encode { source });
     let head = postcard::to_stdvec(&HeadRef {
-        swarm_dir: &store.swarm_dir.to_string_lossy(),
-        fingerprint: index.fingerprint,
-        built_at_ns: index.built_at_ns,
-        config: index.config,
-        entries_fingerprint: index.entries_fingerprint,
-        entries_racy: index.entries_racy,
-        directive_count: index.directive_count,
-        quarantine_count: index.quarantine_count,
-        listing: index.listing.as_ref().map(|(s, n)| (*s, n.as_str())),
-        entry_errors: index.entry_errors,
+        start: HeadStart {
+            swarm_dir: &store.swarm_dir.to_string_lossy(),
+            fingerprint: index.fingerprint,
+            built_at_ns: index.built_at_ns,
+            config: index.config,
+            entries_fingerprint: index.entries_fingerprint,
+            entries_racy: index.entries_racy,
+            directive_count: index.directive_count,
+            quarantine_count: index.quarantine_count,
+            listing: index.listing.as_ref().map(|(s, n)| (*s, n.as_str())),
+            entry_errors: index.entry_errors,
+        },
         event_files: &index.event_files,
         fold: &index.fold,
     })
@@ -559,19 +456,12 @@ fn section_fields(bytes: &[u8]) -> [u8; SECTION_FIELDS as usize] {
     fields
 }
 
-/// The head ([`HeadStart`] then [`HeadRest`]) borrowed, for writing without cloning.
+/// The head ([`HeadStart`] then [`HeadRest`]'s fields) borrowed, for
+/// writing without cloning. postcard writes a struct as its fields one
+/// after the other, so the nested `start` reads back as the first fields.
 #[derive(Serialize)]
 struct HeadRef<'a> {
-    swarm_dir: &'a str,
-    fingerprint: u64,
-    built_at_ns: i64,
-    config: Option<Stamp>,
-    entries_fingerprint: u64,
-    entries_racy: bool,
-    directive_count: usize,
-    quarantine_count: usize,
-    listing: Option<(Stamp, &'a str)>,
-    entry_errors: u64,
+    start: HeadStart<'a>,
     event_files: &'a [EventFileEntry],
     fold: &'a Fold,
 }

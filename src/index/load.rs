@@ -17,7 +17,7 @@ use std::time::Instant;
 use super::contents::{Index, Loaded, RebuildReason, Refresh, Summary, corpus_of};
 use super::patterns::Patterns;
 use super::scan::{self as stamps, Listing, Scan, scan_events, scan_while};
-use super::update::{Updated, build, update};
+use super::update::{Reads, Updated, build, update};
 use super::{file, watch};
 use crate::error::{Error, Result};
 use crate::pattern::fold::PatternFold;
@@ -225,26 +225,6 @@ pub fn status(store: &Store) -> Result<(Option<Summary>, Scan, Health)> {
         },
     };
     Ok((old.map(Index::into_summary), scan, health))
-}
-
-/// What a loader reads beyond the index's head: a refresh decodes (or
-/// builds) just that, and it decides whether a write can wait.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Reads {
-    /// Stat only `config.toml` and the event files: the directive files
-    /// are taken as the index last saw them.
-    pub fold_only: bool,
-    /// The parsed directive files.
-    pub entries: bool,
-    /// The retrieval corpus.
-    pub corpus: bool,
-    /// The pattern section, for views patched with new pattern events.
-    pub views: bool,
-    /// The whole pattern fold, decoded.
-    pub pattern_fold: bool,
-    /// Write the index whenever it changed. Else a few appended events are
-    /// folded again by the next command rather than the file rewritten.
-    pub always_write: bool,
 }
 
 /// An index brought up to date, with what its loader asked for.

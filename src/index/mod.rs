@@ -39,9 +39,10 @@
 //! - [`scan`]: stamping the files, on helper threads for a large folder;
 //! - [`watch`]: the optional watcher that vouches for the directive files,
 //!   so that they need not be stat'ed;
-//! - [`file`]: the file format, and [`pattern_section`] the layout of its
-//!   pattern section; [`patterns`]: reading one role's patterns in place,
-//!   patched with new pattern events;
+//! - [`contents`]: what the index holds (entries, stamps, the fold);
+//! - [`file`]: the file format, [`mapped`] its bytes as mapped, and
+//!   [`pattern_section`] the layout of its pattern section; [`patterns`]:
+//!   reading one role's patterns in place, patched with new pattern events;
 //! - [`trees`], [`sealed`]: the caches of committed directives for `check`.
 
 mod contents;
@@ -50,6 +51,7 @@ mod error;
 mod events;
 mod file;
 mod load;
+mod mapped;
 mod pattern_section;
 mod patterns;
 mod scan;
@@ -59,8 +61,8 @@ mod update;
 pub mod watch;
 
 pub use contents::{
-    DirectiveEntry, EventFileEntry, FileStamp, Index, Loaded, RebuildReason, Refresh, Summary,
-    active, corpus_of,
+    DirectiveEntry, EventFileEntry, FileStamp, Index, Loaded, RebuildReason, Refresh, Stamp,
+    Summary, active, corpus_of,
 };
 pub use entries::{CappedReadError, entry_from_bytes, read_capped, read_entry};
 pub use error::Error;
@@ -70,6 +72,6 @@ pub use load::{
 };
 pub use pattern_section::PatternViews;
 pub use patterns::{Patterns, RolePatterns};
-pub use scan::{Listing, Scan, Stamp, scan};
+pub use scan::{Listing, Scan, scan};
 pub(crate) use sealed::{SealedFile, sealed};
 pub use trees::{DirectiveBlob, SnapshotDirectives, directives_from_blobs, directives_in_tree};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::file::{Map, bytes_at, decode};
+use super::mapped::{Map, bytes_at, decode};
 use crate::error::Result;
 use crate::pattern::fold::{PatternFold, View};
 

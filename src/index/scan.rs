@@ -3,49 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
-
+use super::contents::{Names, Stamp};
 use crate::error::{Error, Result};
 use crate::event::is_month_file;
 use crate::store::Store;
-
-/// Size, mtime, ctime and inode of a file: what the fingerprint is made of.
-/// The ctime, which no program can set, catches an edit that restores the
-/// mtime, size and inode (as git's index does); racy files are still told
-/// by their mtime (see [`super::update::RACY_NS`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stamp {
-    pub len: u64,
-    pub mtime_ns: i64,
-    pub ctime_ns: i64,
-    pub ino: u64,
-}
-
-impl Stamp {
-    pub(super) fn of(meta: &std::fs::Metadata) -> Stamp {
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-        #[cfg(unix)]
-        let (ino, ctime_ns) = {
-            use std::os::unix::fs::MetadataExt;
-            let ns = i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec());
-            (meta.ino(), i64::try_from(ns).unwrap_or(i64::MAX))
-        };
-        #[cfg(not(unix))]
-        let (ino, ctime_ns) = (0, 0);
-        Stamp {
-            len: meta.len(),
-            mtime_ns,
-            ctime_ns,
-            ino,
-        }
-    }
-}
 
 /// The files the index is built from, with their stamps.
 #[derive(Debug, Default)]
@@ -56,7 +18,7 @@ pub struct Scan {
     directive_chunks: Vec<Stamps>,
     /// The directive files' names, each followed by a newline: what
     /// `directive_chunks` refer to.
-    names: super::file::Names,
+    names: Names,
     directives: std::cell::OnceCell<Vec<(String, Stamp)>>,
     pub(super) quarantine: Vec<(String, Stamp)>,
     /// The wrapping sums of the [`file_hash`]es of `directives` and of
@@ -76,12 +38,12 @@ pub struct Scan {
 /// or renaming an entry changes a folder's mtime, so while the folder's
 /// stamp is the one recorded, its names are the ones recorded and only they
 /// need a stat: the listing itself, much of a scan's time, is skipped. A stamp recorded within two seconds of its
-/// change is not recorded at all (see [`super::update::RACY_NS`]).
+/// change is not recorded at all (see [`super::contents::RACY_NS`]).
 #[derive(Debug, Clone)]
 pub struct Listing {
     pub dir: Stamp,
     /// The names, each followed by a newline, sorted.
-    pub names: super::file::Names,
+    pub names: Names,
 }
 
 impl Scan {
@@ -174,7 +136,7 @@ pub fn scan_while(
     // place, so that none is copied unless directives changed.
     let text = match listing {
         Some(l) if Some(l.dir) == dir_stamp => l.names,
-        _ => super::file::Names::owned(joined(
+        _ => Names::owned(joined(
             list_dir(&dir, |n| n.ends_with(".toml"))?
                 .iter()
                 .map(String::as_str),

@@ -2,7 +2,7 @@
 //! a magic, a checksum of the body, the body. A file whose checksum does
 //! not match is a cache miss, never decoded.
 
-use super::file::Map;
+use super::mapped::Map;
 
 /// A cache file's bytes: `magic`, the xxh3-64 of `body` (u64 LE), `body`.
 pub(crate) fn sealed(magic: &[u8], body: &[u8]) -> Vec<u8> {

@@ -5,16 +5,34 @@
 
 use std::time::SystemTime;
 
-use super::contents::{DirectiveEntry, FileStamp, Index, RebuildReason, Refresh, corpus_of};
-use super::load::Reads;
-use super::scan::{Scan, Stamp};
+use super::contents::{
+    DirectiveEntry, FileStamp, Index, Names, RebuildReason, Refresh, Stamp, corpus_of, racy,
+};
+use super::scan::Scan;
 use super::{entries, events, file};
 use crate::error::Result;
 use crate::fold::{EventHead, fold_both};
 use crate::store::Store;
 
-/// Files modified this close to a refresh are re-checked by content next time.
-pub(super) const RACY_NS: i64 = 2_000_000_000;
+/// What a loader reads beyond the index's head: a refresh decodes (or
+/// builds) just that, and it decides whether a write can wait.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Reads {
+    /// Stat only `config.toml` and the event files: the directive files
+    /// are taken as the index last saw them.
+    pub fold_only: bool,
+    /// The parsed directive files.
+    pub entries: bool,
+    /// The retrieval corpus.
+    pub corpus: bool,
+    /// The pattern section, for views patched with new pattern events.
+    pub views: bool,
+    /// The whole pattern fold, decoded.
+    pub pattern_fold: bool,
+    /// Write the index whenever it changed. Else a few appended events are
+    /// folded again by the next command rather than the file rewritten.
+    pub always_write: bool,
+}
 
 /// Appended event bytes a reading command folds without writing the index
 /// back (about 400 events): cheaper to fold again than to rewrite the file.
@@ -40,10 +58,6 @@ fn racy_files(index: &Index) -> (bool, Vec<String>) {
     )
 }
 
-pub(super) fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
-    mtime_ns >= built_at_ns - RACY_NS
-}
-
 fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
     files
         .iter()
@@ -56,13 +70,13 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
 }
 
 /// The listing to record for the directives folder, if its stamp can be trusted.
-fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, file::Names)> {
+fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, Names)> {
     scan.directives_dir
         .filter(|d| !racy(built_at_ns, d.mtime_ns))
         .map(|d| {
             (
                 d,
-                file::Names::owned(super::scan::joined(
+                Names::owned(super::scan::joined(
                     scan.directives().iter().map(|(n, _)| n.as_str()),
                 )),
             )
