@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::directive::{Directive, Enforcement, Priority};
 use crate::error::{Error, Result};
+use crate::event::view::Fields;
 use crate::event::{Event, Kind};
 use crate::fold::Fold;
 
@@ -140,7 +141,7 @@ pub fn explain(
     let about = |e: &Event| {
         e.directive.as_deref() == Some(id)
             || (e.known_kind() == Some(Kind::SpoofedAck)
-                && e.data.get("claimed").and_then(|v| v.as_str()) == Some(id))
+                && e.view::<Fields<'_>>().claimed == Some(id))
     };
     let mine: Vec<&Event> = events
         .iter()

@@ -87,3 +87,35 @@ fn every_kind_reads_as_before() {
     assert_eq!(after, FIXTURE, "doctor --fix keeps every line as it was");
     insta::assert_snapshot!("every_kind_commands", out);
 }
+
+/// What the commands that decide from the log (the gate, `ack`) make of
+/// it: a field of the wrong type reads as absent, and the line is kept.
+#[test]
+fn every_kind_decides_as_before() {
+    let mut out = String::new();
+    for (args, stdin) in [
+        (&["phase", "complete", "p1", "--format", "json"][..], None),
+        (&["phase", "complete", "p9"], None),
+        (&["phase", "complete", "2"], None),
+        (
+            &[
+                "ack",
+                "--delegation",
+                "01KAAAAAAAAAAAAAAAAAAAAA04",
+                "--format",
+                "json",
+            ],
+            Some("KNOWLEDGE_APPLIED:ab\nKNOWLEDGE_N_A:cd reason=not here\nKNOWLEDGE_APPLIED:zz\n"),
+        ),
+    ] {
+        // Each on the fixture as it is: these commands append.
+        let env = env_with_fixture();
+        let run = env.swarm_with(args, &[], stdin.map(str::as_bytes));
+        out.push_str(&format!(
+            "$ git swarm {}\n{}\n",
+            args.join(" "),
+            run.snapshot()
+        ));
+    }
+    insta::assert_snapshot!("every_kind_decisions", out);
+}

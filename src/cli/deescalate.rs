@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-
 use super::{Outcome, Ui};
 
 #[derive(Debug, clap::Args)]

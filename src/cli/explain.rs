@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use git_swarm::event::view::Fields;
 use git_swarm::event::{Event, Kind};
 use git_swarm::explain::{ExplainedEvent, Explanation};
 
@@ -154,15 +155,12 @@ fn line(x: &ExplainedEvent) -> String {
 }
 
 fn detail(e: &Event) -> String {
-    let s = |k: &str| e.data.get(k).and_then(|v| v.as_str()).unwrap_or_default();
-    let with = |label: &str, k: &str| {
-        let v = s(k);
-        if v.is_empty() {
-            String::new()
-        } else {
-            format!(", {label} {v}")
-        }
+    let f: Fields<'_> = e.view();
+    let with = |label: &str, v: Option<&str>| match v.unwrap_or_default() {
+        "" => String::new(),
+        v => format!(", {label} {v}"),
     };
+    let s = Option::unwrap_or_default;
     let Some(kind) = e.known_kind() else {
         return String::new();
     };
@@ -174,39 +172,38 @@ fn detail(e: &Event) -> String {
             } else {
                 "passed"
             },
-            if s("branch").is_empty() {
-                "no branch"
-            } else {
-                s("branch")
+            match s(f.branch) {
+                "" => "no branch",
+                b => b,
             },
-            with("change", "selection")
+            with("change", f.selection)
         ),
         Kind::Ack => format!(
             "{}{}{}",
-            s("status"),
-            with("reason", "reason"),
-            with("delegation", "delegation")
+            s(f.status),
+            with("reason", f.reason),
+            with("delegation", f.delegation)
         ),
         Kind::Unacknowledged => format!(
             "shown and not acknowledged{}",
-            with("delegation", "delegation")
+            with("delegation", f.delegation)
         ),
         Kind::SpoofedAck => format!(
             "{} claimed but not shown{}",
-            s("status"),
-            with("delegation", "delegation")
+            s(f.status),
+            with("delegation", f.delegation)
         ),
         Kind::Verdict => format!(
             "{} (reviewer {}, machine {}){}",
-            s("verdict"),
-            s("reviewer"),
-            s("machine"),
-            with("phase", "phase")
+            s(f.verdict),
+            s(f.reviewer),
+            s(f.machine),
+            with("phase", f.phase)
         ),
-        Kind::Escalation => format!("{}: {}", s("episode"), s("reason")),
-        Kind::Deescalation => format!("{}: {}", s("episode"), s("justification")),
-        Kind::Override => format!("phase {}: {}", s("phase"), s("justification")),
-        Kind::Retired => s("reason").to_owned(),
+        Kind::Escalation => format!("{}: {}", s(f.episode), s(f.reason)),
+        Kind::Deescalation => format!("{}: {}", s(f.episode), s(f.justification)),
+        Kind::Override => format!("phase {}: {}", s(f.phase), s(f.justification)),
+        Kind::Retired => s(f.reason).to_owned(),
         _ => String::new(),
     }
 }

@@ -16,6 +16,7 @@ use crate::directive::Priority;
 use crate::directive_loop::marks::{self, AckStatus};
 use crate::directive_loop::records;
 use crate::error::{Error, Result};
+use crate::event::view::Fields;
 use crate::event::{Body, Event, Kind};
 use crate::store::Store;
 
@@ -98,27 +99,26 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
         });
     };
     // What this delegation has recorded already: a second run adds nothing.
-    let str_of = |e: &Event, k: &str| e.data.get(k).and_then(|v| v.as_str()).map(str::to_owned);
-    let mine: Vec<&Event> = events
+    let mine: Vec<(&Event, Fields<'_>)> = events
         .iter()
-        .filter(|e| str_of(e, "delegation").as_deref() == Some(delegation.id.as_str()))
+        .map(|e| (e, e.view::<Fields<'_>>()))
+        .filter(|(_, f)| f.delegation == Some(delegation.id.as_str()))
         .collect();
     let already = |kind: Kind, id: &str, status: Option<&str>| {
-        mine.iter().any(|e| {
+        mine.iter().any(|(e, f)| {
             e.known_kind() == Some(kind)
-                && (e.directive.as_deref() == Some(id)
-                    || str_of(e, "claimed").as_deref() == Some(id))
-                && (status.is_none() || str_of(e, "status").as_deref() == status)
+                && (e.directive.as_deref() == Some(id) || f.claimed == Some(id))
+                && (status.is_none() || f.status == status)
         })
     };
     // The same ack, reason included: a second message that adds the reason
     // an earlier one lacked is recorded, and completes the ack for the gate.
     let same_ack = |id: &str, status: &str, reason: Option<&str>| {
-        mine.iter().any(|e| {
+        mine.iter().any(|(e, f)| {
             e.known_kind() == Some(Kind::Ack)
                 && e.directive.as_deref() == Some(id)
-                && str_of(e, "status").as_deref() == Some(status)
-                && str_of(e, "reason").as_deref() == reason
+                && f.status == Some(status)
+                && f.reason == reason
         })
     };
 
@@ -231,7 +231,7 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
     let violations = new_events.iter().any(|e| {
         e.known_kind() == Some(Kind::Unacknowledged)
             || (e.known_kind() == Some(Kind::Ack)
-                && e.data.get("status").and_then(|s| s.as_str()) == Some("violated"))
+                && e.view::<Fields<'_>>().status == Some("violated"))
     });
     let criticals_shown = delegation
         .shown

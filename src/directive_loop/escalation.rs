@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use crate::directive::{Enforcement, Priority};
 use crate::error::{Error, Result};
+use crate::event::view::Fields;
 use crate::event::{Body, Event, Level};
 use crate::fold::Fold;
 use crate::store::Store;
@@ -80,7 +81,7 @@ pub fn escalate(
     let mut out = Vec::new();
     let summary = crate::index::load_fold(store)?;
     for e in escalations_due(store, &summary.fold, declared) {
-        let episode = e.data.get("episode").and_then(|v| v.as_str()).unwrap_or("");
+        let episode = e.view::<Fields<'_>>().episode.unwrap_or("");
         let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
         let (written, torn) =
             crate::event::append_once(&store.events_dir(), &e, &marker, &store.config.events)?;

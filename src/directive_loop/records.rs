@@ -8,10 +8,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::directive::Priority;
 use crate::error::Result;
+use crate::event::view::{Fields, Shown};
 use crate::event::{Event, Kind, event_files, read_event_file};
 use crate::fold::Fold;
 use crate::index::Index;
@@ -39,10 +39,6 @@ pub fn read_log(store: &Store) -> Result<(Vec<Event>, Vec<Problem>)> {
     Ok((events.into_iter().map(|(_, e)| e).collect(), problems))
 }
 
-fn str_field<'a>(e: &'a Event, key: &str) -> Option<&'a str> {
-    e.data.get(key).and_then(Value::as_str)
-}
-
 /// One directive as a `shown` event recorded it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ShownDirective {
@@ -65,15 +61,15 @@ impl Delegation {
         if e.known_kind() != Some(Kind::Shown) {
             return None;
         }
-        let shown = e
-            .data
-            .get("shown")
-            .and_then(Value::as_array)?
+        let view: Shown<'_> = e.view();
+        let shown = view
+            .shown?
             .iter()
-            .filter_map(|v| {
+            .filter_map(|item| {
+                let item = item.get()?;
                 Some(ShownDirective {
-                    id: v.get("id")?.as_str()?.to_owned(),
-                    priority: serde_json::from_value(v.get("priority")?.clone()).ok()?,
+                    id: item.id.to_owned(),
+                    priority: item.priority,
                 })
             })
             .collect();
@@ -81,7 +77,7 @@ impl Delegation {
             id: e.id.clone(),
             ts: e.ts.clone(),
             role: e.actor.role.clone(),
-            phase: str_field(e, "phase").map(str::to_owned),
+            phase: view.phase.map(str::to_owned),
             shown,
         })
     }
@@ -103,7 +99,9 @@ pub fn delegation(events: &[Event], id: &str) -> Option<Delegation> {
 pub fn phase_delegations(events: &[Event], phase: &str) -> Vec<Delegation> {
     events
         .iter()
-        .filter(|e| e.known_kind() == Some(Kind::Shown) && str_field(e, "phase") == Some(phase))
+        .filter(|e| {
+            e.known_kind() == Some(Kind::Shown) && e.view::<Fields<'_>>().phase == Some(phase)
+        })
         .filter_map(Delegation::from_event)
         .collect()
 }
@@ -164,23 +162,22 @@ pub fn phase_records(events: &[Event], phase: &str, index: &Index) -> Vec<PhaseR
         let Some(r) = records.get_mut(id) else {
             continue;
         };
-        let reason = str_field(e, "reason").is_some_and(|r| !r.trim().is_empty());
+        let f: Fields<'_> = e.view();
+        let reason = f.reason.is_some_and(|r| !r.trim().is_empty());
         match e.known_kind() {
-            Some(Kind::Ack) if str_field(e, "delegation").is_some_and(|d| in_phase.contains(d)) => {
-                match str_field(e, "status") {
+            Some(Kind::Ack) if f.delegation.is_some_and(|d| in_phase.contains(d)) => {
+                match f.status {
                     Some("applied") => r.terminal = Some("applied".into()),
                     Some(s @ ("ignored" | "n_a")) if reason => r.terminal = Some(s.into()),
                     _ => {}
                 }
             }
-            Some(Kind::Verdict) if str_field(e, "phase") == Some(phase) => {
-                match str_field(e, "verdict") {
-                    Some("verified") => r.terminal = Some("verified".into()),
-                    Some("n_a") if reason => r.terminal = Some("n_a".into()),
-                    _ => {}
-                }
-            }
-            Some(Kind::Override) if str_field(e, "phase") == Some(phase) => r.overridden = true,
+            Some(Kind::Verdict) if f.phase == Some(phase) => match f.verdict {
+                Some("verified") => r.terminal = Some("verified".into()),
+                Some("n_a") if reason => r.terminal = Some("n_a".into()),
+                _ => {}
+            },
+            Some(Kind::Override) if f.phase == Some(phase) => r.overridden = true,
             _ => {}
         }
     }
@@ -211,10 +208,9 @@ pub fn phase_blockers(records: &[PhaseRecord], fold: &Fold) -> Vec<Blocker> {
 
 /// Has the phase been recorded as complete?
 pub fn phase_completed<'a>(events: &'a [Event], phase: &str) -> Option<&'a Event> {
-    events
-        .iter()
-        .rev()
-        .find(|e| e.known_kind() == Some(Kind::Phase) && str_field(e, "phase") == Some(phase))
+    events.iter().rev().find(|e| {
+        e.known_kind() == Some(Kind::Phase) && e.view::<Fields<'_>>().phase == Some(phase)
+    })
 }
 
 /// What to say of `phase`, in which no directive was shown: the closest
@@ -223,7 +219,7 @@ pub fn unknown_phase_hint(events: &[Event], phase: &str) -> String {
     let mut phases: Vec<&str> = events
         .iter()
         .filter(|e| e.known_kind() == Some(Kind::Shown))
-        .filter_map(|e| e.data.get("phase").and_then(|v| v.as_str()))
+        .filter_map(|e| e.view::<Fields<'_>>().phase)
         .collect();
     phases.sort_unstable();
     phases.dedup();

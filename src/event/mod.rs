@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 mod append;
 mod kind;
 mod read;
+pub mod view;
 
 pub use append::{
     append, append_once, append_unrecorded, check_appendable, lock_with_retry, set_aside_torn_tail,
@@ -130,6 +131,13 @@ impl Event {
     pub fn by_role(mut self, role: Option<String>) -> Event {
         self.actor.role = role;
         self
+    }
+
+    /// A typed view of the kind's fields, such as [`view::Fields`]: a field
+    /// of another type than its kind writes reads as absent.
+    pub fn view<'a, V: Deserialize<'a> + Default>(&'a self) -> V {
+        // A view's fields all default and take any value: reading one fails only on a broken map.
+        V::deserialize(&self.data).unwrap_or_default()
     }
 
     /// The kind, if this version knows it.

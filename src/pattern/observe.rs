@@ -6,6 +6,7 @@
 //! a near-duplicate (token Jaccard of at least `patterns.near_duplicate`)
 //! joins the existing pattern. A pattern is observed at most once per run.
 
+use crate::event::view::Fields;
 use crate::event::{Body, Event, Kind};
 use crate::index::RolePatterns;
 use crate::pattern::text::{self, Observation};
@@ -84,7 +85,7 @@ pub fn observe(
             .is_some_and(|p| p.has(Kind::PatternObserved, req.run))
             || events
                 .iter()
-                .any(|e: &Event| e.data.get("pattern").and_then(|v| v.as_str()) == Some(&id));
+                .any(|e: &Event| e.view::<Fields<'_>>().pattern == Some(&id));
         if seen {
             report.push(Row {
                 id,

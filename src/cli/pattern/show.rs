@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::event::Event;
+use git_swarm::event::view::PatternRefs;
 use git_swarm::pattern::fold;
 
 use crate::cli::{Format, Outcome, Ui};
@@ -31,14 +32,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let mine: Vec<&Event> = events
         .iter()
         .filter(|e| {
-            let names = |k: &str| match e.data.get(k) {
-                Some(serde_json::Value::String(s)) => s == id,
-                Some(serde_json::Value::Array(a)) => a.iter().any(|v| v.as_str() == Some(id)),
-                _ => false,
-            };
             e.known_kind()
                 .is_some_and(git_swarm::event::Kind::is_pattern)
-                && (names("pattern") || names("patterns"))
+                && e.view::<PatternRefs<'_>>().names(id)
         })
         .collect();
     if args.format == Format::Json {
@@ -77,6 +73,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     writeln!(out, "events:")?;
     for e in mine {
         let mut detail: Vec<String> = Vec::new();
+        // Shown as stored, of whatever type (as `log` shows fields): this
+        // renders the record, it decides nothing from it.
         for k in [
             "run",
             "weight",
