@@ -56,7 +56,7 @@ pub struct EventFileEntry {
     pub problems: Vec<Problem>,
 }
 
-/// The whole index, its directive files parsed: what [`super::load`] gives.
+/// The whole index, its directive files parsed: what [`super::load`](fn@super::load) gives.
 ///
 /// The loaders build it section by section (see [`super::file`]); the
 /// fields the commands do not read say what a refresh needs to know.

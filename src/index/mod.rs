@@ -25,25 +25,25 @@
 //! events that sort earlier — brought in by a merge, a rebase or a
 //! cherry-pick — make the index fold the whole log again.
 //!
-//! The file has sections (see [`file`]): the head (stamps, event files, the
+//! The file has sections (see [`file`](mod@file)): the head (stamps, event files, the
 //! fold), the pattern fold, the entries (parsed directives) and the
-//! retrieval corpus. Each loader (see [`load`]) decodes only the sections
+//! retrieval corpus. Each loader (see [`load`](mod@load)) decodes only the sections
 //! its command reads, and a refresh that finds the directive files
 //! unchanged copies the entries and the corpus as bytes.
 //!
 //! The modules:
-//! - [`load`]: the loaders, one per kind of command, and `status`;
+//! - [`load`](mod@load): the loaders, one per kind of command, and `status`;
 //! - [`update`]: building the index, and refreshing it from what changed;
 //! - [`events`], [`entries`]: reading event files (appended bytes only)
 //!   and directive files;
-//! - [`scan`]: stamping the files, on helper threads for a large folder;
+//! - [`scan`](mod@scan): stamping the files, on helper threads for a large folder;
 //! - [`watch`]: the optional watcher that vouches for the directive files,
 //!   so that they need not be stat'ed;
 //! - [`contents`]: what the index holds (entries, stamps, the fold);
-//! - [`file`]: the file format, [`mapped`] its bytes as mapped, and
+//! - [`file`](mod@file): the file format, [`mapped`] its bytes as mapped, and
 //!   [`pattern_section`] the layout of its pattern section; [`patterns`]:
 //!   reading one role's patterns in place, patched with new pattern events;
-//! - [`trees`], [`sealed`]: the caches of committed directives for `check`.
+//! - [`trees`], [`sealed`](mod@sealed): the caches of committed directives for `check`.
 
 mod contents;
 mod entries;

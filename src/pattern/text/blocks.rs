@@ -1,7 +1,7 @@
 //! Which lines of a deliberation are paragraph text: pulldown-cmark
 //! parses the CommonMark blocks, and every line outside a heading, code
 //! block, html block, table, rule or blockquote is text for
-//! [`extract`](super::extract) to read.
+//! [`extract`](fn@super::extract) to read.
 
 use std::ops::Range;
 

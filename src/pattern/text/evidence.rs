@@ -84,7 +84,7 @@ static CITATION: LazyLock<Regex> = LazyLock::new(|| {
 /// - [`Level::Reasoning`]: anything else.
 ///
 /// Blockquotes outside code blocks (an echoed prompt) and YAML front
-/// matter (as [`extract`](super::extract) skips it) are not read. A code fence that never
+/// matter (as [`extract`](fn@super::extract) skips it) are not read. A code fence that never
 /// closes runs to the end.
 pub fn evidence(deliberation: &str, changed: &[String]) -> Evidence {
     let wanted: Vec<(&str, &String)> = changed.iter().map(|c| (strip_dot(c), c)).collect();

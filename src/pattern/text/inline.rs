@@ -146,7 +146,7 @@ pub(super) fn clean_inline(s: &str) -> String {
 /// `s` without the backslashes that escape ASCII punctuation. Each
 /// backslash looks at the character after it as written, so `\\\\*`
 /// loses both: escapes are markup too, and dropping them all at once keeps
-/// [`normalise`] idempotent.
+/// [`normalise`](super::normalise) idempotent.
 pub(super) fn drop_escapes(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();

@@ -49,7 +49,7 @@ pub enum Match {
 ///    several tied are [`Match::Ambiguous`].
 /// 5. Else [`Match::None`] with the best score seen.
 ///
-/// A finding label the validator quoted (`Finding 3: …`, as [`extract`](super::extract)
+/// A finding label the validator quoted (`Finding 3: …`, as [`extract`](fn@super::extract)
 /// reads them) is not part of the text.
 pub fn find_finding(observations: &[Observation], false_positive: &str, threshold: f64) -> Match {
     Finder::new(observations).find(false_positive, threshold)
@@ -144,7 +144,7 @@ impl<'a> Finder<'a> {
     }
 }
 
-/// [`jaccard`] of two lists that are sorted and without duplicates, as
+/// [`jaccard`](super::jaccard) of two lists that are sorted and without duplicates, as
 /// [`tokens`] returns them: one merge, no sets.
 fn jaccard_sorted(a: &[String], b: &[String]) -> f64 {
     let common = crate::retrieve::common_sorted(a, b);

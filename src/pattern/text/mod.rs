@@ -1,7 +1,7 @@
 //! Reading the markdown of the pattern loop: an adversarial role's
 //! deliberation and the verdict its validator writes about it.
 //!
-//! Everything here is pure: text in, values out, no I/O. [`extract`],
+//! Everything here is pure: text in, values out, no I/O. [`extract`](fn@extract),
 //! [`parse_verdict`] and the helpers never panic on any input; the two
 //! parsers that can reject input return a [`TextError`] naming the line.
 //!
