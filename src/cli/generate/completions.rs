@@ -7,12 +7,6 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, Outcome, Ui};
 
-/// Print a completion script for SHELL.
-///
-/// For bash, save it as
-/// `~/.local/share/bash-completion/completions/git-swarm`: bash-completion
-/// loads it for `git-swarm` and, through git's completion, for
-/// `git swarm` too (it defines `_git_swarm`).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[arg(value_enum)]

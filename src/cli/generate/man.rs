@@ -9,15 +9,6 @@ use git_swarm::Error;
 
 use crate::cli::{Cli, Outcome, Ui};
 
-/// Write git-swarm.1 and a page per subcommand into DIR.
-///
-/// Without DIR, the pages go to `share/man/man1` beside the `bin/` folder
-/// that holds the `git-swarm` on PATH (`~/.cargo/bin` gives
-/// `~/.cargo/share/man/man1`). man-db, the `man` of most Linux
-/// distributions, looks there for every folder on PATH, so `man
-/// git-swarm` and `git swarm --help` find the pages with no MANPATH set.
-/// Another `man`, or a DIR elsewhere, needs the folder above `man1` on
-/// MANPATH.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Where to write the pages (default: `share/man/man1` beside git-swarm's `bin/`).

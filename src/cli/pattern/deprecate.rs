@@ -2,7 +2,6 @@
 
 use crate::cli::{Outcome, Ui};
 
-/// Deprecate a pattern: it is no longer injected (until promoted again).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The pattern's id (as `pattern list` shows), or an alias of it.

@@ -8,18 +8,6 @@ use git_swarm::pattern::text;
 
 use crate::cli::{Format, Outcome, Ui};
 
-/// Store the observations of a deliberation as patterns.
-///
-/// Reads markdown written by an adversarial role (auditor, judge,
-/// sentinel, …) and keeps its bullets and findings, not headings,
-/// boilerplate or code. Each is classified `rule` (must, never, always…),
-/// `causal` (because, leads to…) or `observation`, and recorded as a
-/// `pattern_observed` event. A pattern's id is a hash of its normalised
-/// text and the role: the same text from the same role is one more
-/// observation of the same pattern, and a near-duplicate (token Jaccard of
-/// at least `patterns.near_duplicate`) joins the existing pattern. A
-/// pattern is observed at most once per run. A malformed deliberation is
-/// reported with its line and nothing is recorded (exit 2).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The role that wrote the deliberation.

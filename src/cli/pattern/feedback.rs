@@ -9,24 +9,6 @@ use git_swarm::pattern::text;
 
 use crate::cli::{Format, Outcome, Ui};
 
-/// Correct patterns from a validator's verdict.
-///
-/// The verdict carries a `<!-- jkz:verdict-json {…} -->` comment or a
-/// ```` ```verdict-json ```` block: `verdict` PASS or FAIL, `issues`,
-/// `must_fix`, `false_positives`. Each false positive is found among the
-/// deliberation's findings by whole words (the same words, else a run of
-/// at least 3 words, 2 of them not stop words, within the finding, else a
-/// token overlap of at least `patterns.finding_match`); a shorter text, or
-/// one that several findings match alike, is reported and matches nothing.
-/// The matched pattern is recorded as ignored,
-/// weighted by the adversarial role (`patterns.ignore_weights`); a pattern
-/// validated before is flagged a regression. On PASS, or FAIL with an empty
-/// `must_fix`, the deliberation's evidence decides: execution output
-/// (level 1) or a `path:line` citation of a file of the change (level 2)
-/// validates the run's file-relevant and top patterns (at most
-/// `patterns.reinforce_top`) and ages the run's others; reasoning alone
-/// (level 3) changes nothing. Malformed input is reported with file:line
-/// and nothing is recorded (exit 2).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The role whose deliberation is judged.

@@ -9,16 +9,6 @@ use git_swarm::pattern::inject as block;
 
 use crate::cli::{Format, Outcome, Ui};
 
-/// Print the HISTORICAL PATTERNS block for a role.
-///
-/// The role's patterns that are not deprecated, and other roles' active
-/// (promoted) ones marked `via:<role>`, scoring at least
-/// `patterns.min_score`, one line each with its record (`5x validated`,
-/// `-2 net, 3x ignored`, or `score:0.42` for a pattern with neither). The
-/// budget is `patterns.adversarial_budget` tokens (800) for the roles in
-/// `patterns.adversarial_roles` and `patterns.budget` (500) for others;
-/// when the lines do not all fit, the highest-scoring ones that fit.
-/// Prints nothing when no pattern qualifies.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The role whose prompt gets the block: its patterns, and other roles' active ones.

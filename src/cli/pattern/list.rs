@@ -7,7 +7,6 @@ use git_swarm::pattern::fold::{self, Pattern, State};
 
 use crate::cli::{Format, Outcome, Ui};
 
-/// List patterns with their state, score and record.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only patterns learned from this role.

@@ -22,13 +22,64 @@ use super::{Outcome, Ui};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
+    /// Store the observations of a deliberation as patterns.
+    ///
+    /// Reads markdown written by an adversarial role (auditor, judge,
+    /// sentinel, …) and keeps its bullets and findings, not headings,
+    /// boilerplate or code. Each is classified `rule` (must, never, always…),
+    /// `causal` (because, leads to…) or `observation`, and recorded as a
+    /// `pattern_observed` event. A pattern's id is a hash of its normalised
+    /// text and the role: the same text from the same role is one more
+    /// observation of the same pattern, and a near-duplicate (token Jaccard of
+    /// at least `patterns.near_duplicate`) joins the existing pattern. A
+    /// pattern is observed at most once per run. A malformed deliberation is
+    /// reported with its line and nothing is recorded (exit 2).
     Extract(extract::Args),
+    /// List patterns with their state, score and record.
     List(list::Args),
+    /// Show a pattern's whole record: every event and each part of its score.
     Show(show::Args),
+    /// Print the HISTORICAL PATTERNS block for a role.
+    ///
+    /// The role's patterns that are not deprecated, and other roles' active
+    /// (promoted) ones marked `via:<role>`, scoring at least
+    /// `patterns.min_score`, one line each with its record (`5x validated`,
+    /// `-2 net, 3x ignored`, or `score:0.42` for a pattern with neither). The
+    /// budget is `patterns.adversarial_budget` tokens (800) for the roles in
+    /// `patterns.adversarial_roles` and `patterns.budget` (500) for others;
+    /// when the lines do not all fit, the highest-scoring ones that fit.
+    /// Prints nothing when no pattern qualifies.
     Inject(inject::Args),
+    /// Correct patterns from a validator's verdict.
+    ///
+    /// The verdict carries a `<!-- jkz:verdict-json {…} -->` comment or a
+    /// ```` ```verdict-json ```` block: `verdict` PASS or FAIL, `issues`,
+    /// `must_fix`, `false_positives`. Each false positive is found among the
+    /// deliberation's findings by whole words (the same words, else a run of
+    /// at least 3 words, 2 of them not stop words, within the finding, else a
+    /// token overlap of at least `patterns.finding_match`); a shorter text, or
+    /// one that several findings match alike, is reported and matches nothing.
+    /// The matched pattern is recorded as ignored,
+    /// weighted by the adversarial role (`patterns.ignore_weights`); a pattern
+    /// validated before is flagged a regression. On PASS, or FAIL with an empty
+    /// `must_fix`, the deliberation's evidence decides: execution output
+    /// (level 1) or a `path:line` citation of a file of the change (level 2)
+    /// validates the run's file-relevant and top patterns (at most
+    /// `patterns.reinforce_top`) and ages the run's others; reasoning alone
+    /// (level 3) changes nothing. Malformed input is reported with file:line
+    /// and nothing is recorded (exit 2).
     Feedback(feedback::Args),
+    /// Record how a run's merged work ended, grading the patterns it used.
+    ///
+    /// The patterns observed in the run or injected for it (`pattern inject
+    /// --run`) each get `patterns.outcome_weight` (0.5) added to their
+    /// validations on `--pass`, or to their weighted ignores on `--fail`. A
+    /// run has one outcome: a second is refused, and so is an outcome for a
+    /// run no pattern was observed in or injected for (a mistyped run id).
     Outcome(outcome::Args),
+    /// Make a pattern active: shared with every role (a human decision, recorded).
     Promote(promote::Args),
+    /// Deprecate a pattern: it is no longer injected (until promoted again).
     Deprecate(deprecate::Args),
 }
 

@@ -7,13 +7,6 @@ use git_swarm::pattern::outcome;
 
 use crate::cli::{Outcome, Ui};
 
-/// Record how a run's merged work ended, grading the patterns it used.
-///
-/// The patterns observed in the run or injected for it (`pattern inject
-/// --run`) each get `patterns.outcome_weight` (0.5) added to their
-/// validations on `--pass`, or to their weighted ignores on `--fail`. A
-/// run has one outcome: a second is refused, and so is an outcome for a
-/// run no pattern was observed in or injected for (a mistyped run id).
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("result").required(true).args(["pass", "fail"])))]
 pub struct Args {

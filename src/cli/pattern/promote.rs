@@ -2,7 +2,6 @@
 
 use crate::cli::{Outcome, Ui};
 
-/// Make a pattern active: shared with every role (a human decision, recorded).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The pattern's id (as `pattern list` shows), or an alias of it.

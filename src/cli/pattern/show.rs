@@ -9,7 +9,6 @@ use git_swarm::pattern::fold;
 
 use crate::cli::{Format, Outcome, Ui};
 
-/// Show a pattern's whole record: every event and each part of its score.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The pattern's id (`p` and 16 hex digits, as `pattern list` shows), or an alias of it.

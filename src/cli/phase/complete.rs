@@ -8,19 +8,6 @@ use git_swarm::directive_loop::records::{self, Blocker};
 
 use crate::cli::{Format, Outcome, Ui};
 
-/// Complete a phase, unless a critical directive of it is unresolved.
-///
-/// The phase's directives are those shown by `git swarm inject --phase P`.
-/// Each critical one (critical when shown, or escalated since) needs a
-/// terminal outcome in the phase (an `applied` ack or a `verified` verdict,
-/// or an `ignored`/`n_a` one with a reason), and its last violation must be
-/// followed by an applied or verified outcome. Otherwise this prints
-/// `PHASE_COMPLETE_BLOCKED:` and one `- <id>: <reason>` line per directive,
-/// and exits 1. `--accept-violations` overrides named directives, with a
-/// justification of at least 10 characters, recorded as `override` events.
-///
-/// A phase in which no directive was shown is refused (exit 2) as a likely
-/// typo, naming the phases that exist; `--allow-empty` completes it.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The phase.

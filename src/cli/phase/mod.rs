@@ -6,6 +6,19 @@ use super::{Outcome, Ui};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
+    /// Complete a phase, unless a critical directive of it is unresolved.
+    ///
+    /// The phase's directives are those shown by `git swarm inject --phase P`.
+    /// Each critical one (critical when shown, or escalated since) needs a
+    /// terminal outcome in the phase (an `applied` ack or a `verified` verdict,
+    /// or an `ignored`/`n_a` one with a reason), and its last violation must be
+    /// followed by an applied or verified outcome. Otherwise this prints
+    /// `PHASE_COMPLETE_BLOCKED:` and one `- <id>: <reason>` line per directive,
+    /// and exits 1. `--accept-violations` overrides named directives, with a
+    /// justification of at least 10 characters, recorded as `override` events.
+    ///
+    /// A phase in which no directive was shown is refused (exit 2) as a likely
+    /// typo, naming the phases that exist; `--allow-empty` completes it.
     Complete(complete::Args),
 }
 
