@@ -1478,3 +1478,91 @@ fn an_admitted_violation_is_recorded_and_counts_toward_escalation() {
     assert_eq!(escalations.len(), 1, "{escalations:#?}");
     assert_eq!(escalations[0]["directive"], "b-rule");
 }
+
+/// Two directives escalated by one `check --record`, the log with room for
+/// the first escalation only: the first is written and said, though the
+/// second cannot be appended.
+#[test]
+fn an_escalation_written_before_a_failing_append_is_still_reported() {
+    // The same history in two repositories: the first measures where the
+    // escalations land in the log, the second has room for one of them.
+    let run = |limit: Option<u64>| {
+        let env = repo();
+        for (id, glob) in [("no-md", "*.md"), ("no-txt", "*.txt")] {
+            directive(
+                &env,
+                id,
+                &format!(
+                    "lesson = \"Never modify these files in this repository\"\nenforcement = \"warn\"\npriority = \"high\"\napplies_to_agents = [\"coder\"]\nverify = [\"file_not_modified:{glob}\"]"
+                ),
+            );
+        }
+        env.write("a.txt", "hi\n");
+        env.write("a.md", "hi\n");
+        env.git(&["add", "-A"]);
+        env.git(&["commit", "-q", "-m", "directives"]);
+        env.write("a.txt", "hi\nx\n");
+        env.write("a.md", "hi\nx\n");
+        env.git(&["add", "-A"]);
+        swarm(&env, &["check", "--record"]).success();
+        env.git(&["commit", "-q", "--no-verify", "-m", "first occasion"]);
+        if let Some(limit) = limit {
+            let config = env.read(".swarm/config.toml").replace(
+                "max_file_bytes = 268435456",
+                &format!("max_file_bytes = {limit}"),
+            );
+            env.write(".swarm/config.toml", config);
+        }
+        env.write("a.txt", "hi\ny\n");
+        env.write("a.md", "hi\ny\n");
+        env.git(&["add", "-A"]);
+        let second = swarm(&env, &["check", "--record"]);
+        (env, second)
+    };
+    let (measured, _) = run(None);
+    let lines = measured.event_lines();
+    let first = lines
+        .iter()
+        .position(|l| l.contains("\"kind\":\"escalation\""))
+        .expect("an escalation");
+    assert_eq!(
+        lines[first + 1..]
+            .iter()
+            .filter(|l| l.contains("\"kind\":\"escalation\""))
+            .count(),
+        1,
+        "two escalations"
+    );
+    let escalated: Value = serde_json::from_str(&lines[first]).expect("an event line");
+    let id = escalated["directive"].as_str().expect("its directive");
+    let through_first: usize = lines[..=first].iter().map(|l| l.len() + 1).sum();
+    let (env, second) = run(Some(through_first as u64 + 20));
+    assert!(
+        second
+            .stderr
+            .contains(&format!("escalated {id} to critical + enforce")),
+        "{}",
+        second.snapshot()
+    );
+    let written = of_kind(&env, "escalation");
+    assert_eq!(written.len(), 1, "{}", second.snapshot());
+    assert_eq!(written[0]["directive"], id);
+}
+
+/// A `deescalate` refused for its justification reads nothing: not even the
+/// index is built.
+#[test]
+fn a_deescalate_refused_for_its_justification_builds_no_index() {
+    let env = repo();
+    let index = env.path(".git/swarm/index");
+    let _ = std::fs::remove_file(&index);
+    let run = swarm(&env, &["deescalate", "no-such", "--justification", "short"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("the justification is 5 character(s); it needs at least 10"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!index.exists(), "the refused command wrote the index");
+}

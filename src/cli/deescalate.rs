@@ -17,13 +17,8 @@ pub struct Args {
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
-    let fold = git_swarm::index::load_fold(&store)?.fold;
-    let e = git_swarm::directive_loop::escalation::deescalate(
-        &store,
-        &fold,
-        &args.id,
-        &args.justification,
-    )?;
+    let e =
+        git_swarm::directive_loop::escalation::deescalate(&store, &args.id, &args.justification)?;
     super::append(&store, &[e], ui)?;
     writeln!(
         ui.out,

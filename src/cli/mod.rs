@@ -432,13 +432,13 @@ pub fn report_torn(store: &Store, saved: &[std::path::PathBuf], ui: &mut Ui) {
 /// [`escalate`], with the directives read from the index: for a command
 /// that recorded violations without having loaded them itself.
 pub fn escalate_from_index(store: &Store, ui: &mut Ui) -> Result<(), Error> {
-    let done = git_swarm::directive_loop::escalation::escalate_from_index(store)?;
-    report_escalations(store, &done, ui);
+    let due = git_swarm::directive_loop::escalation::due_from_index(store)?;
+    append_escalations(store, &due, ui)?;
     Ok(())
 }
 
 /// After violations were recorded: appends the escalation events due (see
-/// [`git_swarm::directive_loop::escalation::escalate`]) and says so.
+/// [`git_swarm::directive_loop::escalation::due`]) and says so.
 /// Returns the ids of the directives escalated now.
 pub fn escalate(
     store: &Store,
@@ -450,21 +450,20 @@ pub fn escalate(
     )>,
     ui: &mut Ui,
 ) -> Result<Vec<String>, Error> {
-    let done = git_swarm::directive_loop::escalation::escalate(store, declared)?;
-    report_escalations(store, &done, ui);
-    Ok(done
-        .into_iter()
-        .filter(|e| e.written)
-        .map(|e| e.directive)
-        .collect())
+    let due = git_swarm::directive_loop::escalation::due(store, declared)?;
+    append_escalations(store, &due, ui)
 }
 
-fn report_escalations(
+/// Appends each escalation and says so at once, so that one written before
+/// a failing append is still reported. Returns the ids escalated now.
+fn append_escalations(
     store: &Store,
-    done: &[git_swarm::directive_loop::escalation::Escalation],
+    due: &[git_swarm::event::Event],
     ui: &mut Ui,
-) {
-    for e in done {
+) -> Result<Vec<String>, Error> {
+    let mut escalated = Vec::new();
+    for e in due {
+        let e = git_swarm::directive_loop::escalation::append(store, e)?;
         report_torn(store, &e.torn, ui);
         if e.written {
             ui.warning(
@@ -474,8 +473,10 @@ fn report_escalations(
                 ),
                 Some("`git swarm status` lists escalations; `git swarm deescalate ID --justification TEXT` ends one"),
             );
+            escalated.push(e.directive);
         }
     }
+    Ok(escalated)
 }
 
 /// Loads the index, telling the user about problems it found in `.swarm/`.

@@ -60,7 +60,7 @@ pub fn escalations_due(
     out
 }
 
-/// One episode [`escalate`] found due.
+/// One escalation [`append`] was asked to write.
 #[derive(Debug)]
 pub struct Escalation {
     pub directive: String,
@@ -70,45 +70,47 @@ pub struct Escalation {
     pub torn: Vec<PathBuf>,
 }
 
-/// After violations were recorded: appends an `escalation` event for each
-/// episode the fold has opened and no event records yet, once (of several
-/// processes racing, one writes it). `declared` gives a directive's
-/// declared priority and enforcement, when it is known.
-pub fn escalate(
+/// After violations were recorded: the `escalation` events due, from the
+/// fold as the index has it now (see [`escalations_due`]). Each is appended
+/// with [`append`], one at a time, so that what was written is reported
+/// even when a later append fails.
+pub fn due(
     store: &Store,
     declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,
-) -> Result<Vec<Escalation>> {
-    let mut out = Vec::new();
+) -> Result<Vec<Event>> {
     let summary = crate::index::load_fold(store)?;
-    for e in escalations_due(store, &summary.fold, declared) {
-        let episode = e.view::<Fields<'_>>().episode.unwrap_or("");
-        let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
-        let (written, torn) =
-            crate::event::append_once(&store.events_dir(), &e, &marker, &store.config.events)?;
-        out.push(Escalation {
-            directive: e.directive.clone().unwrap_or_else(|| "?".to_owned()),
-            written,
-            torn,
-        });
-    }
-    Ok(out)
+    Ok(escalations_due(store, &summary.fold, declared))
 }
 
-/// [`escalate`], with the directives read from the index: for a command
-/// that recorded violations without having loaded them itself.
-pub fn escalate_from_index(store: &Store) -> Result<Vec<Escalation>> {
+/// [`due`], with the directives read from the index: for a command that
+/// recorded violations without having loaded them itself.
+pub fn due_from_index(store: &Store) -> Result<Vec<Event>> {
     let loaded = crate::index::load(store)?;
     let index = &loaded.index;
-    escalate(store, |id| {
+    due(store, |id| {
         let d = index.directive(id)?.directive.as_ref()?;
         Some((d.priority, d.enforcement))
+    })
+}
+
+/// Appends one `escalation` event of [`due`], once for its episode: of
+/// several processes racing, one writes it.
+pub fn append(store: &Store, e: &Event) -> Result<Escalation> {
+    let episode = e.view::<Fields<'_>>().episode.unwrap_or("");
+    let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
+    let (written, torn) =
+        crate::event::append_once(&store.events_dir(), e, &marker, &store.config.events)?;
+    Ok(Escalation {
+        directive: e.directive.clone().unwrap_or_else(|| "?".to_owned()),
+        written,
+        torn,
     })
 }
 
 /// `deescalate`: the event that ends `id`'s open escalation episode, once
 /// a human says why in at least [`MIN_JUSTIFICATION`](crate::directive_loop::gate::MIN_JUSTIFICATION)
 /// characters.
-pub fn deescalate(store: &Store, fold: &Fold, id: &str, justification: &str) -> Result<Event> {
+pub fn deescalate(store: &Store, id: &str, justification: &str) -> Result<Event> {
     let justification = justification.trim();
     let min = crate::directive_loop::gate::MIN_JUSTIFICATION;
     if justification.chars().count() < min {
@@ -120,6 +122,8 @@ pub fn deescalate(store: &Store, fold: &Fold, id: &str, justification: &str) -> 
             hint: Some("say why the escalation can end, in a sentence".into()),
         });
     }
+    // The justification is checked first: a refused command reads nothing.
+    let fold = crate::index::load_fold(store)?.fold;
     let Some(episode) = fold.loop_state(id).and_then(|s| s.open_key(id)) else {
         return Err(Error::Usage {
             message: format!("`{id}` is not escalated"),
