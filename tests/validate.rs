@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{TestEnv, directive_toml};
+use common::{Run, TestEnv, directive_toml};
 use serde_json::Value;
 
 const GOOD_EVENT_1: &str = r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAA1","ts":"2026-11-01T00:00:00.000Z","kind":"added","directive":"good"}"#;
@@ -394,13 +394,7 @@ fn every_config_problem_is_reported_at_once() {
         ".swarm/config.toml",
         "colour = \"blue\"\n\n[events]\nfsync = \"sometimes\"\nlock_timeout_ms = \"soon\"\n\n[runner]\ntimeout_secs = 9999\n\n[retrieval]\nmmr_lambda = 0.5\n\n[unknown]\nx = 1\n",
     );
-    let run = env.swarm(&["validate"]);
-    run.code(2);
-    let errors: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": error: "))
-        .collect();
+    let (run, errors) = validate_errors(&env);
     assert_eq!(
         errors,
         [
@@ -531,13 +525,7 @@ fn every_problem_of_a_file_is_reported_in_one_run() {
         ".swarm/directives/many.toml",
         "id = \"other\"\nlesson = \"short\"\npriority = 3\npaths = [\"/abs\"]\nverify = [\"grep:a(b\", \"tool:\"]\ntags = [\"\"]\n",
     );
-    let run = env.swarm(&["validate"]);
-    run.code(2);
-    let errors: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": error: "))
-        .collect();
+    let (run, errors) = validate_errors(&env);
     assert_eq!(
         errors,
         [
@@ -578,13 +566,7 @@ fn the_other_items_of_a_list_with_a_wrong_typed_one_are_judged_too() {
         ".swarm/directives/many.toml",
         "id = \"many\"\nlesson = \"Run the tests before handing back\"\napplies_to_agents = [\"Coder\", 5]\nverify = [\"grep:a(b\", 3, \"tool:\"]\n",
     );
-    let run = env.swarm(&["validate"]);
-    run.code(2);
-    let errors: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": error: "))
-        .collect();
+    let (run, errors) = validate_errors(&env);
     assert_eq!(
         errors,
         [
@@ -613,13 +595,7 @@ fn what_check_cannot_compile_is_refused_where_it_is() {
             "id = \"limits\"\nlesson = \"Checks git-swarm cannot compile\"\napplies_to_agents = [\"coder\"]\nverify = [\n  \"file_modified:{nested}\",\n  'grep:\\pL{{900}}',\n  'grep:\\w{{500}}\\w{{500}}:src/**',\n  'grep:\\w{{50}}:src/**',\n]\npaths = [\"docs/{{a,{{b,{{c,{{d,{{e,{{f,{{g,{{h,{{i,j}}}}}}}}}}}}}}}}}}\"]\n"
         ),
     );
-    let run = env.swarm(&["validate"]);
-    run.code(2);
-    let errors: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": error: "))
-        .collect();
+    let (run, errors) = validate_errors(&env);
     assert_eq!(
         errors,
         [
@@ -667,13 +643,7 @@ fn an_event_time_past_the_last_one_the_log_holds_says_so() {
         ]
         .join("\n"),
     );
-    let run = env.swarm(&["validate"]);
-    run.code(2);
-    let errors: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.contains(": error: "))
-        .collect();
+    let (run, errors) = validate_errors(&env);
     assert_eq!(
         errors,
         [
@@ -684,4 +654,17 @@ fn an_event_time_past_the_last_one_the_log_holds_says_so() {
         "{}",
         run.snapshot()
     );
+}
+
+/// `validate` run where it must fail (exit 2), and its error lines.
+fn validate_errors(env: &TestEnv) -> (Run, Vec<String>) {
+    let run = env.swarm(&["validate"]);
+    run.code(2);
+    let errors = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(": error: "))
+        .map(str::to_owned)
+        .collect();
+    (run, errors)
 }
