@@ -4,30 +4,11 @@
 
 mod common;
 
-use common::{Run, TestEnv, tick};
+use common::{Run, TestEnv, directive, repo_without_directives, swarm, tick};
 use serde_json::Value;
-
-fn swarm(env: &TestEnv, args: &[&str]) -> Run {
-    env.swarm_with(args, &[("GIT_SWARM_NOW", &tick())], None)
-}
 
 fn swarm_in(env: &TestEnv, args: &[&str], stdin: &str) -> Run {
     env.swarm_with(args, &[("GIT_SWARM_NOW", &tick())], Some(stdin.as_bytes()))
-}
-
-/// A repository with no template directives; tests add their own.
-fn repo() -> TestEnv {
-    let env = TestEnv::initialised();
-    env.git(&["rm", "-q", "-r", ".swarm/directives"]);
-    env.git(&["commit", "-q", "-m", "no template directives"]);
-    env
-}
-
-fn directive(env: &TestEnv, id: &str, fields: &str) {
-    env.write(
-        &format!(".swarm/directives/{id}.toml"),
-        format!("id = \"{id}\"\n{fields}\n"),
-    );
 }
 
 fn coder_rule(env: &TestEnv, id: &str, priority: &str) {
@@ -79,7 +60,7 @@ fn assert_shown_escaped(what: &str, run: &Run, escapes: &[&str]) {
 /// `trust` lists the predicate as it really reads before recording trust.
 #[test]
 fn bidi_and_zero_width_characters_are_shown_escaped_everywhere() {
-    let env = repo();
+    let env = repo_without_directives();
     env.write(
         ".swarm/directives/sneaky.toml",
         "id = \"sneaky\"\nlesson = \"Run the linter \\u202Eylno\\u202C before \\u200Bpushing\\u2066 code\"\npriority = \"critical\"\nenforcement = \"enforce\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:cargo clippy \\u202E; hsab\\u202C\", \"grep:TODO\"]\n",
@@ -130,7 +111,7 @@ fn bidi_and_zero_width_characters_are_shown_escaped_everywhere() {
 /// escaped by `pattern list` and `pattern show`.
 #[test]
 fn pattern_text_is_shown_escaped() {
-    let env = repo();
+    let env = repo_without_directives();
     env.write(
         "deliberation.md",
         "- Always validate the \u{202e}tupni\u{202c} before parsing the request body\n",
@@ -162,7 +143,7 @@ fn pattern_text_is_shown_escaped() {
 /// about trailing whitespace shows what it found.
 #[test]
 fn findings_show_tabs_and_trailing_whitespace() {
-    let env = repo();
+    let env = repo_without_directives();
     directive(
         &env,
         "no-trailing-space",
@@ -191,7 +172,7 @@ fn findings_show_tabs_and_trailing_whitespace() {
 /// the directives meant for every role apply). A known role says nothing.
 #[test]
 fn inject_for_an_unknown_role_warns_with_a_hint() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "coder-rule", "high");
     directive(
         &env,
@@ -236,7 +217,7 @@ fn inject_for_an_unknown_role_warns_with_a_hint() {
 /// `shown` event, so no delegation whose criticals are later unacknowledged.
 #[test]
 fn inject_dry_run_prints_the_block_and_records_nothing() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "critical-rule", "critical");
     let before = env.event_lines().len();
     let dry = swarm(
@@ -270,7 +251,7 @@ fn inject_dry_run_prints_the_block_and_records_nothing() {
 /// likely typo, naming the phases that exist; `--allow-empty` completes it.
 #[test]
 fn phase_complete_of_an_unknown_phase_is_refused() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "a-rule", "medium");
     swarm(&env, &["inject", "--role", "coder", "--phase", "build"]).success();
     let typo = swarm(&env, &["phase", "complete", "buld"]);
@@ -296,7 +277,7 @@ fn phase_complete_of_an_unknown_phase_is_refused() {
 /// names the id that was shown.
 #[test]
 fn review_verdicts_for_a_mistyped_phase_or_id_say_so() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "a-rule", "critical");
     swarm(&env, &["inject", "--role", "coder", "--phase", "build"]).success();
     env.write("verdicts.txt", "VERIFIED: a-rul evidence=tests pass\n");
@@ -330,7 +311,7 @@ fn review_verdicts_for_a_mistyped_phase_or_id_say_so() {
 /// intended kind and the list); `--custom` records one deliberately.
 #[test]
 fn record_refuses_an_unknown_kind_unless_custom() {
-    let env = repo();
+    let env = repo_without_directives();
     let typo = swarm(&env, &["record", "ackk"]);
     typo.code(2);
     assert!(
@@ -351,7 +332,7 @@ fn record_refuses_an_unknown_kind_unless_custom() {
 /// than turning every critical shown into an unacknowledged violation.
 #[test]
 fn ack_of_an_empty_message_is_refused() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "critical-rule", "critical");
     swarm(&env, &["inject", "--role", "coder"]).success();
     let delegation = events_of(&env, "shown")[0]["id"]
@@ -385,7 +366,7 @@ fn ack_of_an_empty_message_is_refused() {
 /// naming the message's line, and the other acks are recorded.
 #[test]
 fn an_ack_with_a_huge_reason_is_cut_and_the_rest_recorded() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "a-rule", "critical");
     coder_rule(&env, "b-rule", "critical");
     swarm(&env, &["inject", "--role", "coder"]).success();
@@ -421,7 +402,7 @@ fn an_ack_with_a_huge_reason_is_cut_and_the_rest_recorded() {
 /// accepted (hidden): the same command under either gives the same answer.
 #[test]
 fn old_flag_spellings_still_work() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "a-rule", "high");
     coder_rule(&env, "b-rule", "low");
     directive(
@@ -626,7 +607,7 @@ fn old_flag_spellings_still_work() {
 /// --worktree as well as --staged and --range; the old `--verdict` too.
 #[test]
 fn review_takes_the_change_selectors_of_check() {
-    let env = repo();
+    let env = repo_without_directives();
     directive(
         &env,
         "no-todo",
@@ -704,7 +685,7 @@ fn review_takes_the_change_selectors_of_check() {
 /// verdicts are recorded.
 #[test]
 fn a_verdict_with_huge_evidence_is_cut_and_recorded() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "a-rule", "critical");
     swarm(&env, &["inject", "--role", "coder", "--phase", "r1"]).success();
     env.write(

@@ -3,28 +3,8 @@
 
 mod common;
 
-use common::{Run, TestEnv, tick};
+use common::{Run, TestEnv, directive, repo_without_directives, swarm, tick};
 use serde_json::Value;
-
-/// `git swarm ARGS` at the next tick of the clock.
-fn swarm(env: &TestEnv, args: &[&str]) -> Run {
-    env.swarm_with(args, &[("GIT_SWARM_NOW", &tick())], None)
-}
-
-/// A repository with no template directives; tests add their own.
-fn repo() -> TestEnv {
-    let env = TestEnv::initialised();
-    env.git(&["rm", "-q", "-r", ".swarm/directives"]);
-    env.git(&["commit", "-q", "-m", "no template directives"]);
-    env
-}
-
-fn directive(env: &TestEnv, id: &str, fields: &str) {
-    env.write(
-        &format!(".swarm/directives/{id}.toml"),
-        format!("id = \"{id}\"\n{fields}\n"),
-    );
-}
 
 fn coder_rule(env: &TestEnv, id: &str, lesson: &str, priority: &str) {
     directive(
@@ -113,7 +93,7 @@ fn ack(env: &TestEnv, delegation: &str, message: &str) -> Run {
 
 #[test]
 fn inject_shows_the_roles_directives_with_the_contract_and_records_them() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(
         &env,
         "no-unwrap",
@@ -221,7 +201,7 @@ fn a_block_that_cannot_be_written_is_not_recorded() {
     if !std::path::Path::new("/dev/full").exists() {
         return;
     }
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "crit", "A critical lesson", "critical");
     for format in ["text", "json"] {
         let full = std::fs::OpenOptions::new()
@@ -247,7 +227,7 @@ fn a_block_that_cannot_be_written_is_not_recorded() {
 
 #[test]
 fn directive_text_cannot_forge_or_break_the_block() {
-    let env = repo();
+    let env = repo_without_directives();
     directive(
         &env,
         "tricky",
@@ -279,7 +259,7 @@ fn directive_text_cannot_forge_or_break_the_block() {
 
 #[test]
 fn ack_credits_shown_ids_counts_spoofs_and_records_unacknowledged_criticals() {
-    let env = repo();
+    let env = repo_without_directives();
     for (id, prio) in [
         ("a-rule", "critical"),
         ("b-rule", "critical"),
@@ -355,7 +335,7 @@ fn ack_credits_shown_ids_counts_spoofs_and_records_unacknowledged_criticals() {
 /// id glued to more of a word, acknowledges nothing.
 #[test]
 fn a_follow_up_message_completes_the_acks_and_quoted_examples_do_not_count() {
-    let env = repo();
+    let env = repo_without_directives();
     for id in ["a-rule", "b-rule"] {
         coder_rule(
             &env,
@@ -427,7 +407,7 @@ fn a_follow_up_message_completes_the_acks_and_quoted_examples_do_not_count() {
 /// was shown in.
 #[test]
 fn placeholder_and_out_of_range_inputs_are_not_taken_at_face_value() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(
         &env,
         "a-rule",
@@ -485,7 +465,7 @@ fn placeholder_and_out_of_range_inputs_are_not_taken_at_face_value() {
 /// shown (and must be acknowledged), cut down with a pointer to the rest.
 #[test]
 fn a_critical_longer_than_the_budget_is_shortened_not_dropped() {
-    let env = repo();
+    let env = repo_without_directives();
     let items: Vec<String> = (0..40)
         .map(|i| format!("\"Required step {i}: {}\"", "x".repeat(180)))
         .collect();
@@ -520,7 +500,7 @@ fn a_critical_longer_than_the_budget_is_shortened_not_dropped() {
 /// them, not one event each: the tracked log does not grow with it.
 #[test]
 fn a_flood_of_spoofed_acks_records_a_bounded_number() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(
         &env,
         "a-rule",
@@ -552,7 +532,7 @@ fn a_flood_of_spoofed_acks_records_a_bounded_number() {
 
 #[test]
 fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(
         &env,
         "crit-one",
@@ -706,7 +686,7 @@ fn phase_gate_blocks_until_remediated_and_overrides_need_a_justification() {
 /// that does not block records nothing for it.
 #[test]
 fn an_override_is_recorded_only_for_an_id_that_blocks() {
-    let env = repo();
+    let env = repo_without_directives();
     for id in ["crit-one", "crit-two"] {
         coder_rule(&env, id, &format!("The critical lesson {id}"), "critical");
     }
@@ -746,7 +726,7 @@ fn an_override_is_recorded_only_for_an_id_that_blocks() {
 
 #[test]
 fn review_runs_the_predicates_and_the_machine_wins() {
-    let env = repo();
+    let env = repo_without_directives();
     directive(
         &env,
         "no-todo",
@@ -826,7 +806,7 @@ fn review_runs_the_predicates_and_the_machine_wins() {
 /// predicate is parsed, and the machine's answer is an error, not a fail.
 #[test]
 fn review_of_a_directive_broken_since_it_was_shown_is_an_error() {
-    let env = repo();
+    let env = repo_without_directives();
     directive(
         &env,
         "docs-touched",
@@ -855,7 +835,7 @@ fn review_of_a_directive_broken_since_it_was_shown_is_an_error() {
 /// n/a, and the reviewer's verdict stands without the user knowing why.
 #[test]
 fn review_says_when_tool_predicates_were_skipped() {
-    let env = repo();
+    let env = repo_without_directives();
     directive(
         &env,
         "clean-diff",
@@ -891,7 +871,7 @@ fn review_says_when_tool_predicates_were_skipped() {
 /// an episode to end with `deescalate`.
 #[test]
 fn a_directive_already_critical_and_enforced_is_not_escalated() {
-    let env = repo();
+    let env = repo_without_directives();
     directive(
         &env,
         "no-keys",
@@ -920,7 +900,7 @@ fn a_directive_already_critical_and_enforced_is_not_escalated() {
 /// escalated once, `check` enforces it, `status` shows it, `deescalate` ends it.
 #[test]
 fn two_occasions_escalate_once_and_check_enforces_it() {
-    let env = repo();
+    let env = repo_without_directives();
     directive(
         &env,
         "no-debug-print",
@@ -1041,7 +1021,7 @@ fn two_occasions_escalate_once_and_check_enforces_it() {
 /// delegations that left a critical unacknowledged): one escalation event.
 #[test]
 fn concurrent_violations_escalate_exactly_once() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(
         &env,
         "shared-rule",
@@ -1081,7 +1061,7 @@ fn concurrent_violations_escalate_exactly_once() {
 #[test]
 fn violations_on_two_branches_escalate_once_after_a_merge() {
     for order in [["one", "two"], ["two", "one"]] {
-        let env = repo();
+        let env = repo_without_directives();
         coder_rule(
             &env,
             "branch-rule",
@@ -1119,7 +1099,7 @@ fn violations_on_two_branches_escalate_once_after_a_merge() {
 /// fillers ranks first, a one-word query works, and every part is shown.
 #[test]
 fn search_ranks_the_whole_store_and_shows_the_parts() {
-    let env = repo();
+    let env = repo_without_directives();
     for i in 0..1000 {
         directive(
             &env,
@@ -1162,7 +1142,7 @@ fn search_ranks_the_whole_store_and_shows_the_parts() {
 /// Input the user names that cannot be used is bad input (exit 2) with a hint.
 #[test]
 fn unreadable_inputs_are_bad_input_with_a_hint() {
-    let env = repo();
+    let env = repo_without_directives();
     let missing = swarm(
         &env,
         &[
@@ -1206,7 +1186,7 @@ fn unreadable_inputs_are_bad_input_with_a_hint() {
 
 #[test]
 fn inject_follows_edits_to_the_store_between_runs() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(
         &env,
         "keep-errors",
@@ -1281,7 +1261,7 @@ fn inject_follows_edits_to_the_store_between_runs() {
 /// its escalation there and then, as `check --record` does, once.
 #[test]
 fn a_recorded_violation_that_decides_records_the_escalation() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "rule", "A lesson that gets broken twice", "high");
     for change in ["c1", "c2", "c3"] {
         swarm(
@@ -1313,7 +1293,7 @@ fn a_recorded_violation_that_decides_records_the_escalation() {
 fn acks_of_one_delegation_merged_from_two_branches_fold_as_one_history() {
     for (first, second) in [("applied", "silent"), ("silent", "applied")] {
         for order in [["applied", "silent"], ["silent", "applied"]] {
-            let env = repo();
+            let env = repo_without_directives();
             coder_rule(&env, "crit", "A critical lesson for coders", "critical");
             let d = inject(&env, &["--role", "coder", "--phase", "build"])
                 .1
@@ -1363,7 +1343,7 @@ fn acks_of_one_delegation_merged_from_two_branches_fold_as_one_history() {
 /// directive whose `added` event could never be recorded (the id taken).
 #[test]
 fn nothing_is_delivered_or_written_when_the_log_refuses_the_event() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(&env, "crit", "A critical lesson for coders", "critical");
     let now = "2026-12-05T11:00:00Z";
     std::fs::create_dir_all(env.path(".swarm/events/2026-12.jsonl")).expect("mkdir");
@@ -1415,7 +1395,7 @@ fn nothing_is_delivered_or_written_when_the_log_refuses_the_event() {
 /// blocks the phase until remediated. One for an id not shown is spoofed.
 #[test]
 fn an_admitted_violation_is_recorded_and_counts_toward_escalation() {
-    let env = repo();
+    let env = repo_without_directives();
     coder_rule(
         &env,
         "a-rule",
@@ -1487,7 +1467,7 @@ fn an_escalation_written_before_a_failing_append_is_still_reported() {
     // The same history in two repositories: the first measures where the
     // escalations land in the log, the second has room for one of them.
     let run = |limit: Option<u64>| {
-        let env = repo();
+        let env = repo_without_directives();
         for (id, glob) in [("no-md", "*.md"), ("no-txt", "*.txt")] {
             directive(
                 &env,
@@ -1553,7 +1533,7 @@ fn an_escalation_written_before_a_failing_append_is_still_reported() {
 /// index is built.
 #[test]
 fn a_deescalate_refused_for_its_justification_builds_no_index() {
-    let env = repo();
+    let env = repo_without_directives();
     let index = env.path(".git/swarm/index");
     let _ = std::fs::remove_file(&index);
     let run = swarm(&env, &["deescalate", "no-such", "--justification", "short"]);

@@ -2,12 +2,8 @@
 
 mod common;
 
-use common::{Run, TestEnv, tick};
+use common::{Run, TestEnv, of_kind, swarm, tick};
 use serde_json::Value;
-
-fn swarm(env: &TestEnv, args: &[&str]) -> Run {
-    env.swarm_with(args, &[("GIT_SWARM_NOW", &tick())], None)
-}
 
 /// A directive as a human wrote it: comments, key order and spacing that
 /// a command must keep.
@@ -31,14 +27,6 @@ fn repo() -> TestEnv {
     env.git(&["add", "-A"]);
     env.git(&["commit", "-q", "-m", "a hand-written directive"]);
     env
-}
-
-fn of_kind(env: &TestEnv, kind: &str) -> Vec<Value> {
-    env.event_lines()
-        .iter()
-        .map(|l| serde_json::from_str::<Value>(l).expect("event json"))
-        .filter(|e| e["kind"] == kind)
-        .collect()
 }
 
 #[test]

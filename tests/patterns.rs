@@ -4,23 +4,11 @@
 
 mod common;
 
-use common::{Run, TestEnv, tick};
+use common::{Run, TestEnv, of_kind, swarm};
 use serde_json::Value;
-
-fn swarm(env: &TestEnv, args: &[&str]) -> Run {
-    env.swarm_with(args, &[("GIT_SWARM_NOW", &tick())], None)
-}
 
 fn swarm_at(env: &TestEnv, at: &str, args: &[&str]) -> Run {
     env.swarm_with(args, &[("GIT_SWARM_NOW", at)], None)
-}
-
-fn of_kind(env: &TestEnv, kind: &str) -> Vec<Value> {
-    env.event_lines()
-        .iter()
-        .map(|l| serde_json::from_str::<Value>(l).expect("event json"))
-        .filter(|e| e["kind"] == kind)
-        .collect()
 }
 
 const DELIBERATION: &str = "\

@@ -324,3 +324,34 @@ pub fn age_directives(env: &TestEnv) {
     }
     age(env, ".swarm/directives");
 }
+
+/// `git swarm ARGS` at the next [`tick`] of the clock.
+pub fn swarm(env: &TestEnv, args: &[&str]) -> Run {
+    env.swarm_with(args, &[("GIT_SWARM_NOW", &tick())], None)
+}
+
+/// The events of the log of one kind, in file order.
+pub fn of_kind(env: &TestEnv, kind: &str) -> Vec<serde_json::Value> {
+    env.event_lines()
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("event json"))
+        .filter(|e| e["kind"] == kind)
+        .collect()
+}
+
+/// An initialised repository without the template's directives; tests add
+/// their own with [`directive`].
+pub fn repo_without_directives() -> TestEnv {
+    let env = TestEnv::initialised();
+    env.git(&["rm", "-q", "-r", ".swarm/directives"]);
+    env.git(&["commit", "-q", "-m", "no template directives"]);
+    env
+}
+
+/// Writes `.swarm/directives/ID.toml` with `fields` after its id.
+pub fn directive(env: &TestEnv, id: &str, fields: &str) {
+    env.write(
+        &format!(".swarm/directives/{id}.toml"),
+        format!("id = \"{id}\"\n{fields}\n"),
+    );
+}
