@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::directive_loop::{acks, records};
+use git_swarm::directive_loop::acks;
 
 use super::{Format, Outcome, Ui};
 
@@ -24,10 +24,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let source = super::args::shown_file(&args.file);
     acks::check_message(&text, source)?;
     let store = super::store(ui)?;
-    let (events, problems) = records::read_log(&store)?;
-    for p in &problems {
-        ui.problem(p);
-    }
+    let events = super::read_log(&store, ui)?;
     let report = acks::record(
         &store,
         &events,
@@ -37,9 +34,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             source,
         },
     )?;
-    for w in &report.warnings {
-        ui.warning(&w.message, w.hint.as_deref());
-    }
+    ui.warnings(&report.warnings);
     if !report.events.is_empty() {
         super::append(&store, &report.events, ui)?;
     }

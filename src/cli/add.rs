@@ -92,10 +92,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if d.id.is_empty() {
         d.id = unique_id(&store, &slug_from_lesson(&d.lesson));
     } else if !is_valid_id(&d.id) {
-        return Err(Error::Usage {
-            message: format!("`{}` is not a valid directive id", d.id.escape_debug()),
-            hint: Some("ids are 2–80 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit".into()),
-        }
+        return Err(super::usage(
+            format!("`{}` is not a valid directive id", d.id.escape_debug()),
+            Some("ids are 2–80 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit"),
+        )
         .into());
     }
     if let Some(path) = store.id_taken(&d.id) {

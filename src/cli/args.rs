@@ -17,12 +17,12 @@ pub fn check_phase_name(phase: &str) -> Result<(), Error> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Usage {
-            message: format!("`{phase}` is not a phase name"),
-            hint: Some(
-                "a phase is a letter or digit, then letters, digits, `.`, `_` or `-` (at most 64), e.g. `2` or `design`".into(),
+        Err(super::usage(
+            format!("`{phase}` is not a phase name"),
+            Some(
+                "a phase is a letter or digit, then letters, digits, `.`, `_` or `-` (at most 64), e.g. `2` or `design`",
             ),
-        })
+        ))
     }
 }
 
@@ -31,22 +31,22 @@ pub fn check_role(role: &str) -> Result<(), Error> {
     if git_swarm::directive::is_valid_scope_name(role) {
         Ok(())
     } else {
-        Err(Error::Usage {
-            message: format!("`{role}` is not a role name"),
-            hint: Some(
-                "a role is lowercase letters, digits and `_`, starting with a letter (as in applies_to_agents)".into(),
+        Err(super::usage(
+            format!("`{role}` is not a role name"),
+            Some(
+                "a role is lowercase letters, digits and `_`, starting with a letter (as in applies_to_agents)",
             ),
-        })
+        ))
     }
 }
 
 /// A run id: 1 to 128 printable characters.
 pub fn check_run(run: &str) -> Result<(), Error> {
     if run.trim().is_empty() || run.chars().count() > 128 || run.chars().any(char::is_control) {
-        return Err(Error::Usage {
-            message: format!("`{run}` is not a run id"),
-            hint: Some("a run id is 1 to 128 printable characters".into()),
-        });
+        return Err(super::usage(
+            format!("`{run}` is not a run id"),
+            Some("a run id is 1 to 128 printable characters"),
+        ));
     }
     Ok(())
 }
@@ -65,10 +65,10 @@ pub fn clean_list(items: &[String]) -> Vec<String> {
 
 /// Bad input in a file the user named: `FILE:LINE: message`, exit 2.
 pub fn bad_file(file: &str, e: &git_swarm::pattern::text::TextError, what: &str) -> Error {
-    Error::Usage {
-        message: format!("{file}:{}: {}", e.line, e.message),
-        hint: Some(format!("fix the {what}; nothing was recorded")),
-    }
+    super::usage(
+        format!("{file}:{}: {}", e.line, e.message),
+        Some(&format!("fix the {what}; nothing was recorded")),
+    )
 }
 
 /// How a file argument is named in messages: `-` is standard input.
@@ -91,10 +91,10 @@ pub fn read_input(file: &str, what: &str) -> Result<String, Error> {
     } else {
         bytes = std::fs::read(file).map_err(|e| match e.kind() {
             // A path the user typed: bad input, not a broken environment.
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory => Error::Usage {
-                message: format!("cannot read {file}: {e}"),
-                hint: Some("name a text file, or `-` for standard input".into()),
-            },
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory => super::usage(
+                format!("cannot read {file}: {e}"),
+                Some("name a text file, or `-` for standard input"),
+            ),
             _ => Error::io(std::path::Path::new(file), e),
         })?;
     }
@@ -110,12 +110,12 @@ pub fn read_input(file: &str, what: &str) -> Result<String, Error> {
             .filter(|&&b| b & 0xC0 != 0x80)
             .count()
             + 1;
-        Error::Usage {
-            message: format!(
+        super::usage(
+            format!(
                 "{file}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
                 bytes.get(at).copied().unwrap_or(0)
             ),
-            hint: Some(format!("save the {what} as UTF-8; nothing was recorded")),
-        }
+            Some(&format!("save the {what} as UTF-8; nothing was recorded")),
+        )
     })
 }

@@ -148,9 +148,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     };
     git_swarm::trace::mark("store opened");
     if let Some(s) = &store {
-        for p in &s.config_problems {
-            ui.problem(p);
-        }
+        ui.problems(&s.config_problems);
     }
     let gix_repo = open_gix(&repo)?;
     git_swarm::trace::mark("gix opened");
@@ -286,24 +284,20 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         && candidates.is_empty()
         && problems.is_empty()
     {
-        return Err(Error::Usage {
-            message: format!("no active directive `{id}` in the checked snapshot"),
-            hint: Some("`git swarm list --state active` shows the ids".into()),
-        }
+        return Err(super::usage(
+            format!("no active directive `{id}` in the checked snapshot"),
+            Some("`git swarm list --state active` shows the ids"),
+        )
         .into());
     }
     if !problems.is_empty() {
         match req.broken {
             Broken::Refuse => {
-                for n in &notes {
-                    ui.warning(&n.message, n.hint.as_deref());
-                }
+                ui.warnings(&notes);
                 return Err(Error::Invalid(problems).into());
             }
             Broken::Warn => {
-                for p in &problems {
-                    ui.problem(p);
-                }
+                ui.problems(&problems);
                 // A directive read despite its problems is checked all the same.
                 let checked = problems
                     .iter()
@@ -389,7 +383,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     if let Some(w) = zero
         && req.format != CheckFormat::Text
     {
-        print_warnings(&[w], ui);
+        ui.warnings(&[w]);
     }
     git_swarm::trace::mark("rendered");
     let code = if report.blocking(req.strict).is_empty() {
@@ -614,16 +608,9 @@ fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {
     }
 }
 
-/// Each warning on stderr, with its hint.
-fn print_warnings(warnings: &[Warning], ui: &mut Ui) {
-    for w in warnings {
-        ui.warning(&w.message, w.hint.as_deref());
-    }
-}
-
 fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
     let clean = super::clean;
-    print_warnings(&report.warnings, ui);
+    ui.warnings(&report.warnings);
     // One write: stdout is line-buffered, and a report can run to thousands of lines.
     // Room for a few lines a failure up front, rather than copying as it grows.
     let mut buf = Vec::with_capacity(256 * (1 + report.counts.fail + report.counts.error));

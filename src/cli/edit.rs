@@ -52,20 +52,20 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .arg(&editor)
         .arg(&copy)
         .status()
-        .map_err(|e| Error::Usage {
-            message: format!("the editor `{editor}` could not be started: {e}"),
-            hint: Some(
-                "set GIT_EDITOR, core.editor, VISUAL or EDITOR to an editor that runs".into(),
-            ),
+        .map_err(|e| {
+            super::usage(
+                format!("the editor `{editor}` could not be started: {e}"),
+                Some("set GIT_EDITOR, core.editor, VISUAL or EDITOR to an editor that runs"),
+            )
         })?;
     if !status.success() {
-        return Err(Error::Usage {
-            message: format!(
+        return Err(super::usage(
+            format!(
                 "the editor `{editor}` failed ({status}): {} is unchanged",
                 file.rel
             ),
-            hint: Some(kept_hint),
-        }
+            Some(&kept_hint),
+        )
         .into());
     }
     // A copy the editor removed is abandoned as an emptied one is.
@@ -73,40 +73,38 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         // Over the size limit, say so and keep the edit, as for a bad one.
         _ => read_text(&copy, &copy_rel).map_err(|e| match e {
-            Error::Usage { message, .. } => Error::Usage {
-                message: format!("{message}: {} is unchanged", file.rel),
-                hint: Some(kept_hint.clone()),
-            },
+            Error::Usage { message, .. } => super::usage(
+                format!("{message}: {} is unchanged", file.rel),
+                Some(&kept_hint),
+            ),
             other => other,
         })?,
     };
     if text.trim().is_empty() {
         // As an empty commit message aborts a commit, an emptied file abandons the edit.
         discard(&copy, &base);
-        return Err(Error::Usage {
-            message: format!("the edit is empty: {} is unchanged", file.rel),
-            hint: Some(format!(
+        return Err(super::usage(
+            format!("the edit is empty: {} is unchanged", file.rel),
+            Some(&format!(
                 "emptying the file abandons the edit; `git swarm retire {}` retires a directive",
                 args.id
             )),
-        }
+        )
         .into());
     }
     let now = git_swarm::directive::lifecycle::read(&store, &args.id)?;
     if now.text != base_text {
         // Shown once: the next save, from the kept edit, goes over this version.
         write_new(&base, &now.text)?;
-        return Err(Error::Usage {
-            message: format!(
-                "{} changed on disk since the edit began: not saved over it",
-                file.rel
-            ),
-            hint: Some(format!(
-                "the edit is kept in {copy_rel} (`diff {} {copy_rel}` compares them); `git swarm edit {}` reopens it to save it over the new version, or delete it to start again from the file",
-                file.rel, args.id
-            )),
-        }
-        .into());
+        let message = format!(
+            "{} changed on disk since the edit began: not saved over it",
+            file.rel
+        );
+        let hint = format!(
+            "the edit is kept in {copy_rel} (`diff {} {copy_rel}` compares them); `git swarm edit {}` reopens it to save it over the new version, or delete it to start again from the file",
+            file.rel, args.id
+        );
+        return Err(super::usage(message, Some(&hint)).into());
     }
     if text == now.text {
         discard(&copy, &base);
@@ -115,17 +113,15 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     let problems = git_swarm::directive::lifecycle::problems(&args.id, &text, &copy_rel);
     if !problems.is_empty() {
-        for p in &problems {
-            ui.problem(p);
-        }
-        return Err(Error::Usage {
-            message: format!(
+        ui.problems(&problems);
+        return Err(super::usage(
+            format!(
                 "the edited directive has {} problem(s): {} is unchanged",
                 problems.len(),
                 file.rel
             ),
-            hint: Some(kept_hint),
-        }
+            Some(&kept_hint),
+        )
         .into());
     }
     let path = git_swarm::directive::lifecycle::replace(&store, &args.id, &text)?;
@@ -144,10 +140,8 @@ fn discard(copy: &Path, base: &Path) {
 fn read_text(path: &Path, rel: &str) -> Result<String, Error> {
     let bytes = git_swarm::safe_fs::read(path, git_swarm::directive::limits::FILE_MAX)
         .map_err(|e| Error::io(path, e))?;
-    String::from_utf8(bytes).map_err(|_| Error::Usage {
-        message: format!("{rel} is not valid UTF-8 (save it as UTF-8)"),
-        hint: None,
-    })
+    String::from_utf8(bytes)
+        .map_err(|_| super::usage(format!("{rel} is not valid UTF-8 (save it as UTF-8)"), None))
 }
 
 /// The editor git would use: `GIT_EDITOR`, `core.editor`, `VISUAL` (not on
@@ -166,10 +160,10 @@ fn editor(repo: &Repo) -> Result<String, Error> {
         .or_else(|| var("EDITOR"));
     match chosen {
         Some(e) => Ok(e),
-        None if dumb => Err(Error::Usage {
-            message: "no editor is set, and the terminal is dumb".into(),
-            hint: Some("set GIT_EDITOR, core.editor, VISUAL or EDITOR".into()),
-        }),
+        None if dumb => Err(super::usage(
+            "no editor is set, and the terminal is dumb",
+            Some("set GIT_EDITOR, core.editor, VISUAL or EDITOR"),
+        )),
         None => Ok("vi".into()),
     }
 }

@@ -24,10 +24,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let loaded = super::load_index(&store, ui)?;
     let index = &loaded.index;
     let directive = index.directive(&args.id).and_then(|e| e.directive.as_ref());
-    let (events, problems) = git_swarm::directive_loop::records::read_log(&store)?;
-    for p in &problems {
-        ui.problem(p);
-    }
+    let events = super::read_log(&store, ui)?;
     let gix_repo = repo.gix();
     let quarantined = index
         .quarantined(&args.id)

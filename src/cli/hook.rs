@@ -112,9 +112,7 @@ fn run_hook(hook: Hook, args: Args, ui: &mut Ui) -> Outcome {
     };
     match hook {
         Hook::PostMerge | Hook::PostCheckout => {
-            for p in &store.config_problems {
-                ui.problem(p);
-            }
+            ui.problems(&store.config_problems);
             git_swarm::index::refresh(&store)?;
             Ok(ExitCode::SUCCESS)
         }

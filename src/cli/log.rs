@@ -33,10 +33,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .as_deref()
         .map(|s| parse_since(s, store.clock.now()))
         .transpose()?;
-    let (events, problems) = git_swarm::directive_loop::records::read_log(&store)?;
-    for p in &problems {
-        ui.problem(p);
-    }
+    let events = super::read_log(&store, ui)?;
     warn_unknown_kinds(&args.kind, &events, ui);
     let mut events: Vec<(i64, Event)> = events
         .into_iter()
@@ -130,11 +127,9 @@ fn parse_since(s: &str, now: jiff::Timestamp) -> Result<i64, Error> {
     };
     match num.parse::<i64>() {
         Ok(n) if ms_per > 0 && n >= 0 => Ok(now.as_millisecond() - n.saturating_mul(ms_per)),
-        _ => Err(Error::Usage {
-            message: format!("--since `{s}` is not a time, a date or an age"),
-            hint: Some(
-                "use 2026-11-22T10:00:00Z, 2026-11-22, or an age like 7d, 12h, 30m, 2w".into(),
-            ),
-        }),
+        _ => Err(super::usage(
+            format!("--since `{s}` is not a time, a date or an age"),
+            Some("use 2026-11-22T10:00:00Z, 2026-11-22, or an age like 7d, 12h, 30m, 2w"),
+        )),
     }
 }

@@ -294,21 +294,19 @@ enum Command {
 pub type Outcome = Result<ExitCode, CliError>;
 
 /// An error on its way to the terminal.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    Swarm(Error),
-    Io(io::Error),
+    #[error(transparent)]
+    Swarm(#[from] Error),
+    #[error(transparent)]
+    Io(#[from] io::Error),
 }
 
-impl From<Error> for CliError {
-    fn from(e: Error) -> Self {
-        CliError::Swarm(e)
-    }
-}
-
-impl From<io::Error> for CliError {
-    fn from(e: io::Error) -> Self {
-        CliError::Io(e)
+/// Bad usage or bad input (exit 2).
+pub fn usage(message: impl Into<String>, hint: Option<&str>) -> Error {
+    Error::Usage {
+        message: message.into(),
+        hint: hint.map(str::to_owned),
     }
 }
 
@@ -333,9 +331,7 @@ pub fn main() -> ExitCode {
         }
         Err(CliError::Swarm(e)) => {
             if let Error::Invalid(problems) = &e {
-                for p in problems {
-                    ui.problem(p);
-                }
+                ui.problems(problems);
             } else {
                 ui.error(&e.to_string(), None, e.hint().as_deref());
             }
@@ -391,10 +387,15 @@ pub fn repo() -> Result<Repo, Error> {
 pub fn store(ui: &mut Ui) -> Result<Store, Error> {
     let store = Store::open(&repo()?, clock()?)?;
     git_swarm::trace::mark("store opened");
-    for p in &store.config_problems {
-        ui.problem(p);
-    }
+    ui.problems(&store.config_problems);
     Ok(store)
+}
+
+/// The event log, telling the user about its malformed lines.
+pub fn read_log(store: &Store, ui: &mut Ui) -> Result<Vec<git_swarm::event::Event>, Error> {
+    let (events, problems) = git_swarm::directive_loop::records::read_log(store)?;
+    ui.problems(&problems);
+    Ok(events)
 }
 
 /// `GIT_SWARM_NOW` fixes the clock (tests and reproducible runs); otherwise the system clock.
@@ -403,9 +404,11 @@ fn clock() -> Result<Clock, Error> {
         Ok(s) if !s.is_empty() => s
             .parse::<jiff::Timestamp>()
             .map(|t| Clock { fixed: Some(t) })
-            .map_err(|e| Error::Usage {
-                message: format!("GIT_SWARM_NOW=`{s}` is not an RFC 3339 time: {e}"),
-                hint: Some("use a time like 2026-11-22T10:00:00Z, or unset it".into()),
+            .map_err(|e| {
+                usage(
+                    format!("GIT_SWARM_NOW=`{s}` is not an RFC 3339 time: {e}"),
+                    Some("use a time like 2026-11-22T10:00:00Z, or unset it"),
+                )
             }),
         _ => Ok(Clock::default()),
     }

@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::Error;
 use git_swarm::event::Event;
 
 use super::{Outcome, Ui};
@@ -35,12 +34,10 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
     if !git_swarm::event::is_valid_kind(&args.kind) {
-        return Err(Error::Usage {
-            message: format!("`{}` is not a valid event kind", args.kind.escape_debug()),
-            hint: Some(
-                "kinds are lowercase letters, digits and `_`, starting with a letter".into(),
-            ),
-        }
+        return Err(super::usage(
+            format!("`{}` is not a valid event kind", args.kind.escape_debug()),
+            Some("kinds are lowercase letters, digits and `_`, starting with a letter"),
+        )
         .into());
     }
     let known = git_swarm::event::KNOWN_KINDS;
@@ -48,25 +45,25 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         // Readers keep unknown kinds for forward compatibility; one typed
         // by hand is a typo that no fold would ever count.
         let list = super::ui::name_list(known.iter().copied(), known.len());
-        return Err(Error::Usage {
-            message: format!("`{}` is not an event kind git-swarm knows", args.kind),
-            hint: Some(match super::ui::did_you_mean(&args.kind, known.iter().copied()) {
-                Some(m) => format!("did you mean `{m}`? Known kinds: {list}; --custom records a kind of your own"),
-                None => format!("known kinds: {list}; --custom records a kind of your own"),
-            }),
-        }
-        .into());
+        let hint = match super::ui::did_you_mean(&args.kind, known.iter().copied()) {
+            Some(m) => format!(
+                "did you mean `{m}`? Known kinds: {list}; --custom records a kind of your own"
+            ),
+            None => format!("known kinds: {list}; --custom records a kind of your own"),
+        };
+        let message = format!("`{}` is not an event kind git-swarm knows", args.kind);
+        return Err(super::usage(message, Some(&hint)).into());
     }
     if let Some(id) = &args.directive
         && !git_swarm::directive::is_valid_id(id)
     {
-        return Err(Error::Usage {
-            message: format!("`{}` is not a directive id", id.escape_debug()),
-            hint: Some(
+        return Err(super::usage(
+            format!("`{}` is not a directive id", id.escape_debug()),
+            Some(
                 "ids are 2–80 lowercase letters, digits, `.`, `_` and `-`, as in `git swarm list`"
                     .into(),
             ),
-        }
+        )
         .into());
     }
     if let Some(role) = &args.role {
@@ -75,10 +72,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let mut fields = Vec::new();
     for f in &args.fields {
         let Some((k, v)) = f.split_once('=') else {
-            return Err(Error::Usage {
-                message: format!("--field `{f}` has no `=`"),
-                hint: Some("write --field key=value".into()),
-            }
+            return Err(super::usage(
+                format!("--field `{f}` has no `=`"),
+                Some("write --field key=value"),
+            )
             .into());
         };
         let key_ok = !k.is_empty()
@@ -86,20 +83,20 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             && k.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
         if !key_ok {
-            return Err(Error::Usage {
-                message: format!("--field `{}` has no usable key", f.escape_debug()),
-                hint: Some(
+            return Err(super::usage(
+                format!("--field `{}` has no usable key", f.escape_debug()),
+                Some(
                     "a key is 1–64 ASCII letters, digits, `_`, `-` and `.`: --field key=value"
                         .into(),
                 ),
-            }
+            )
             .into());
         }
         if matches!(k, "id" | "ts" | "kind" | "actor" | "directive") {
-            return Err(Error::Usage {
-                message: format!("--field cannot set `{k}`"),
-                hint: Some("use the command's own options for these".into()),
-            }
+            return Err(super::usage(
+                format!("--field cannot set `{k}`"),
+                Some("use the command's own options for these"),
+            )
             .into());
         }
         let value =

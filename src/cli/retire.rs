@@ -20,27 +20,25 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let reason = args.justification.trim();
     if reason.chars().count() < git_swarm::directive_loop::gate::MIN_JUSTIFICATION {
-        return Err(Error::Usage {
-            message: format!(
+        return Err(super::usage(
+            format!(
                 "the justification is {} character(s); it needs at least {}",
                 reason.chars().count(),
                 git_swarm::directive_loop::gate::MIN_JUSTIFICATION
             ),
-            hint: Some("say why the directive is retired, in a sentence".into()),
-        }
+            Some("say why the directive is retired, in a sentence"),
+        )
         .into());
     }
     let chars = reason.chars().count();
     if chars > git_swarm::directive_loop::acks::MAX_REASON_CHARS {
-        return Err(Error::Usage {
-            message: format!(
+        return Err(super::usage(
+            format!(
                 "the justification is {chars} characters; at most {} are recorded",
                 git_swarm::directive_loop::acks::MAX_REASON_CHARS
             ),
-            hint: Some(
-                "say why in a sentence or two; the details belong in the commit message".into(),
-            ),
-        }
+            Some("say why in a sentence or two; the details belong in the commit message"),
+        )
         .into());
     }
     let store = super::store(ui)?;
@@ -48,21 +46,17 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         Ok(r) => r,
         Err(Error::Invalid(problems)) => {
             // Written back, the file would be as broken as it is: say how to mend it.
-            for p in &problems {
-                ui.problem(p);
-            }
-            return Err(Error::Usage {
-                message: format!(
-                    ".swarm/directives/{}.toml has {} problem(s): not retired",
-                    args.id,
-                    problems.len()
-                ),
-                hint: Some(format!(
-                    "fix them with `git swarm edit {}`; setting `status = \"retired\"` there retires it too",
-                    args.id
-                )),
-            }
-            .into());
+            ui.problems(&problems);
+            let message = format!(
+                ".swarm/directives/{}.toml has {} problem(s): not retired",
+                args.id,
+                problems.len()
+            );
+            let hint = format!(
+                "fix them with `git swarm edit {}`; setting `status = \"retired\"` there retires it too",
+                args.id
+            );
+            return Err(super::usage(message, Some(&hint)).into());
         }
         Err(e) => return Err(super::show::with_suggestion(&store, e).into()),
     };

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use git_swarm::change::Change;
 use git_swarm::check::{self, Candidate, CheckDirective, CheckEntry, Outcome as Machine};
 use git_swarm::directive::{Directive, Priority};
-use git_swarm::directive_loop::records::{PhaseRecord, phase_records, read_log};
+use git_swarm::directive_loop::records::{PhaseRecord, phase_records};
 use git_swarm::directive_loop::review;
 use git_swarm::{Error, Store};
 
@@ -31,19 +31,13 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     super::args::check_phase_name(&args.phase)?;
     if args.change.given() && args.verdicts.is_none() {
-        return Err(Error::Usage {
-            message: "a change (--staged, --worktree, --range, --commit) is only used with --verdicts".into(),
-            hint: Some("pass the reviewer's message with --verdicts FILE to check their verdicts against the change".into()),
-        }
+        return Err(super::usage("a change (--staged, --worktree, --range, --commit) is only used with --verdicts", Some("pass the reviewer's message with --verdicts FILE to check their verdicts against the change"))
         .into());
     }
     let store = super::store(ui)?;
     let loaded = super::load_index(&store, ui)?;
     let index = &loaded.index;
-    let (events, problems) = read_log(&store)?;
-    for p in &problems {
-        ui.problem(p);
-    }
+    let events = super::read_log(&store, ui)?;
     let records = phase_records(&events, &args.phase, index);
     if args.verdicts.is_some() {
         review::check_reviewable(&events, &args.phase, &records)?;
@@ -102,9 +96,7 @@ fn verdicts(
 ) -> Outcome {
     let text = super::args::read_input(file, "verdicts")?;
     let verdicts = review::read_verdicts(&text, super::args::shown_file(file), records)?;
-    for w in &verdicts.warnings {
-        ui.warning(&w.message, w.hint.as_deref());
-    }
+    ui.warnings(&verdicts.warnings);
     let machine = machine_results(args, store, records, index, ui)?;
     let report = review::decide(store, &args.phase, records, &verdicts, &machine);
     if !report.events.is_empty() {
@@ -142,9 +134,7 @@ fn verdicts(
         }
         writeln!(ui.out, "{}", super::clean(&line))?;
     }
-    for w in &report.ignored {
-        ui.warning(&w.message, w.hint.as_deref());
-    }
+    ui.warnings(&report.ignored);
     writeln!(
         ui.out,
         "recorded {} verdict(s) for phase {}",
@@ -205,9 +195,7 @@ fn machine_results(
     let entries: Vec<CheckEntry> = index.directives.iter().map(CheckEntry::of).collect();
     let tools = super::check::tool_runner(&repo, &entries, &candidates, limits, ui);
     let report = check::evaluate(&gix, &change, &candidates, tools.as_ref())?;
-    for w in &report.warnings {
-        ui.warning(&w.message, w.hint.as_deref());
-    }
+    ui.warnings(&report.warnings);
     Ok(report
         .results
         .into_iter()

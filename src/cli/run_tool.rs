@@ -52,9 +52,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     let limits = match Store::open(&repo, Clock::default()) {
         Ok(store) => {
-            for p in &store.config_problems {
-                ui.problem(p);
-            }
+            ui.problems(&store.config_problems);
             Limits::from_config(&store.config.runner)
         }
         Err(Error::NotInitialised { .. }) => Limits::default(),

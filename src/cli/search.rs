@@ -38,10 +38,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         && args.tools.is_empty()
         && args.files.is_empty()
     {
-        return Err(git_swarm::Error::Usage {
-            message: "the query is empty".into(),
-            hint: Some("give task words, or --role, --tools or --files to rank by".into()),
-        }
+        return Err(super::usage(
+            "the query is empty",
+            Some("give task words, or --role, --tools or --files to rank by"),
+        )
         .into());
     }
     let store = super::store(ui)?;

@@ -115,9 +115,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             &format!("{} (total {total}{last})", counts.join(", ")),
         )?;
     }
-    for p in &entry.problems {
-        ui.problem(p);
-    }
+    ui.problems(&entry.problems);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -146,10 +144,10 @@ pub(super) fn unknown_directive(store: &git_swarm::Store, id: &str) -> Error {
         Some(m) => format!("did you mean `{m}`? {list}"),
         None => list.to_owned(),
     };
-    Error::Usage {
-        message: format!("no directive or quarantined entry with id `{id}`"),
-        hint: Some(hint),
-    }
+    super::usage(
+        format!("no directive or quarantined entry with id `{id}`"),
+        Some(&hint),
+    )
 }
 
 /// [`unknown_directive`] in place of the library's bare error of that kind.

@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use anstyle::{AnsiColor, Style};
+use git_swarm::check::Warning;
 use git_swarm::problem::{Problem, Severity};
 
 /// `--format` of reading commands.
@@ -98,6 +99,19 @@ impl Ui {
     pub fn problem(&mut self, p: &Problem) {
         if self.reported.insert(format!("{p:?}")) {
             let _ = write_problem(&mut self.err, p);
+        }
+    }
+
+    pub fn problems(&mut self, problems: &[Problem]) {
+        for p in problems {
+            self.problem(p);
+        }
+    }
+
+    /// The warnings of a library report, each with its hint.
+    pub fn warnings(&mut self, warnings: &[Warning]) {
+        for w in warnings {
+            self.warning(&w.message, w.hint.as_deref());
         }
     }
 

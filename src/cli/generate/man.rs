@@ -62,12 +62,14 @@ fn default_man_dir() -> Result<(PathBuf, PathBuf), Error> {
     bin.parent()
         .filter(|prefix| !prefix.as_os_str().is_empty())
         .map(|prefix| (prefix.join("share/man/man1"), bin.clone()))
-        .ok_or_else(|| Error::Usage {
-            message: format!(
-                "there is no folder above {} for the man pages",
-                bin.display()
-            ),
-            hint: Some("give the folder: `git swarm generate man DIR`".into()),
+        .ok_or_else(|| {
+            crate::cli::usage(
+                format!(
+                    "there is no folder above {} for the man pages",
+                    bin.display()
+                ),
+                Some("give the folder: `git swarm generate man DIR`"),
+            )
         })
 }
 

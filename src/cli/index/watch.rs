@@ -26,31 +26,31 @@ pub fn run(Args { detach, stop }: Args, ui: &mut Ui) -> Outcome {
         return match watch::request(store, "stop") {
             Ok(_) => {
                 if !watch::wait_stopped(store, std::time::Duration::from_secs(10)) {
-                    return Err(git_swarm::Error::Usage {
-                        message: format!(
+                    return Err(crate::cli::usage(
+                        format!(
                             "the watcher at {socket} was asked to stop, but still runs after 10 s"
                         ),
-                        hint: None,
-                    }
+                        None,
+                    )
                     .into());
                 }
                 writeln!(ui.out, "Stopped the watcher at {socket}.")?;
                 Ok(ExitCode::SUCCESS)
             }
-            Err(e) => Err(git_swarm::Error::Usage {
-                message: format!("no watcher answers at {socket}: {e}"),
-                hint: Some("`git swarm index status` shows whether one runs".into()),
-            }
+            Err(e) => Err(crate::cli::usage(
+                format!("no watcher answers at {socket}: {e}"),
+                Some("`git swarm index status` shows whether one runs"),
+            )
             .into()),
         };
     }
     if let watch::State::Vouching { pid, .. } | watch::State::NotVouching { pid, .. } =
         watch::state(store)
     {
-        return Err(git_swarm::Error::Usage {
-            message: format!("a watcher already runs for this repository (pid {pid})"),
-            hint: Some("`git swarm index watch --stop` ends it".into()),
-        }
+        return Err(crate::cli::usage(
+            format!("a watcher already runs for this repository (pid {pid})"),
+            Some("`git swarm index watch --stop` ends it"),
+        )
         .into());
     }
     if detach {
@@ -87,10 +87,10 @@ fn serve(_store: &git_swarm::Store, _ui: &mut Ui) -> Outcome {
 
 #[cfg(not(target_os = "linux"))]
 fn unsupported() -> git_swarm::Error {
-    git_swarm::Error::Usage {
-        message: "the watcher runs on Linux only (it uses inotify)".into(),
-        hint: Some("commands work without it: they stat the directive files".into()),
-    }
+    crate::cli::usage(
+        "the watcher runs on Linux only (it uses inotify)",
+        Some("commands work without it: they stat the directive files"),
+    )
 }
 
 /// Starts `git swarm index watch` in the background (its own process
@@ -125,12 +125,10 @@ fn detach_watcher(store: &git_swarm::Store, ui: &mut Ui) -> Outcome {
     let started = std::time::Instant::now();
     loop {
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(git_swarm::Error::Usage {
-                message: format!(
-                    "the watcher stopped as it started ({status}); it says why in {log_rel}"
-                ),
-                hint: None,
-            }
+            return Err(crate::cli::usage(
+                format!("the watcher stopped as it started ({status}); it says why in {log_rel}"),
+                None,
+            )
             .into());
         }
         match watch::state(store) {
@@ -156,10 +154,10 @@ fn detach_watcher(store: &git_swarm::Store, ui: &mut Ui) -> Outcome {
         }
         if started.elapsed() > std::time::Duration::from_secs(10) {
             let _ = child.kill();
-            return Err(git_swarm::Error::Usage {
-                message: format!("the watcher did not answer within 10 s; see {log_rel}"),
-                hint: None,
-            }
+            return Err(crate::cli::usage(
+                format!("the watcher did not answer within 10 s; see {log_rel}"),
+                None,
+            )
             .into());
         }
         std::thread::sleep(std::time::Duration::from_millis(10));

@@ -138,9 +138,11 @@ pub(super) fn find<'a>(
 ) -> Result<(&'a str, &'a Pattern), Error> {
     fold.resolve(id)
         .filter(|(_, p)| p.observations > 0)
-        .ok_or_else(|| Error::Usage {
-            message: format!("no pattern `{id}`"),
-            hint: Some("`git swarm pattern list` shows the patterns and their ids".into()),
+        .ok_or_else(|| {
+            crate::cli::usage(
+                format!("no pattern `{id}`"),
+                Some("`git swarm pattern list` shows the patterns and their ids"),
+            )
         })
 }
 

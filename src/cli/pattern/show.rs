@@ -24,10 +24,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let (id, p) = super::find(&fold, &args.id)?;
     let cfg = &store.config.patterns;
     let now = super::now_ms(&store);
-    let (events, problems) = git_swarm::directive_loop::records::read_log(&store)?;
-    for pr in &problems {
-        ui.problem(pr);
-    }
+    let events = crate::cli::read_log(&store, ui)?;
     let mine: Vec<&Event> = events
         .iter()
         .filter(|e| {

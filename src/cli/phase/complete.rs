@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::directive_loop::gate::{self, Decision};
-use git_swarm::directive_loop::records::{self, Blocker};
+use git_swarm::directive_loop::records::Blocker;
 
 use crate::cli::{Format, Outcome, Ui};
 
@@ -35,10 +35,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     crate::cli::args::check_phase_name(&args.phase)?;
     let store = crate::cli::store(ui)?;
     let index = git_swarm::index::load(&store)?.index;
-    let (events, problems) = records::read_log(&store)?;
-    for p in &problems {
-        ui.problem(p);
-    }
+    let events = crate::cli::read_log(&store, ui)?;
     let report = gate::complete(
         &store,
         &index,
@@ -50,9 +47,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             allow_empty: args.allow_empty,
         },
     )?;
-    for w in &report.warnings {
-        ui.warning(&w.message, w.hint.as_deref());
-    }
+    ui.warnings(&report.warnings);
     if !report.overrides.is_empty() {
         crate::cli::append(&store, &report.overrides, ui)?;
         ui.note(&format!(
