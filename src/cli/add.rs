@@ -31,11 +31,11 @@ pub struct Args {
     /// Why, in free text.
     #[arg(long)]
     rationale: Option<String>,
-    #[arg(long, value_parser = parse_enum::<Category>, help = format!("One of {}", Category::NAMES.join(", ")))]
+    #[arg(long, value_parser = super::args::parse_enum::<Category>, help = format!("One of {}", Category::NAMES.join(", ")))]
     category: Option<Category>,
-    #[arg(long, value_parser = parse_enum::<Priority>, help = format!("One of {} (default medium)", Priority::NAMES.join(", ")))]
+    #[arg(long, value_parser = super::args::parse_enum::<Priority>, help = format!("One of {} (default medium)", Priority::NAMES.join(", ")))]
     priority: Option<Priority>,
-    #[arg(long, value_parser = parse_enum::<Enforcement>, help = format!("One of {} (default warn); enforce blocks", Enforcement::NAMES.join(", ")))]
+    #[arg(long, value_parser = super::args::parse_enum::<Enforcement>, help = format!("One of {} (default warn); enforce blocks", Enforcement::NAMES.join(", ")))]
     enforcement: Option<Enforcement>,
     /// How sure you are, 0..1 (default 0.5).
     #[arg(long)]
@@ -72,12 +72,6 @@ pub struct Args {
     source: Option<String>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
-}
-
-fn parse_enum<T: std::str::FromStr<Err = git_swarm::directive::UnknownName>>(
-    s: &str,
-) -> Result<T, git_swarm::directive::UnknownName> {
-    s.parse()
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {

@@ -25,17 +25,6 @@ pub struct Args {
     args: Vec<OsString>,
 }
 
-/// Everything a blocking hook's check gets from git.
-#[derive(Debug)]
-#[expect(dead_code, reason = "args are kept for the hooks that will read them")]
-pub struct HookCall {
-    pub name: Hook,
-    /// As git passed them: none for pre-commit; `<remote name> <remote url>` for pre-push.
-    pub args: Vec<OsString>,
-    /// pre-push only: the ref lines git wrote on stdin, parsed (empty otherwise).
-    pub updates: Vec<PushUpdate>,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hook {
     PreCommit,
@@ -44,24 +33,23 @@ pub enum Hook {
     PostCheckout,
 }
 
+const HOOKS: [(Hook, &str); 4] = [
+    (Hook::PreCommit, "pre-commit"),
+    (Hook::PrePush, "pre-push"),
+    (Hook::PostMerge, "post-merge"),
+    (Hook::PostCheckout, "post-checkout"),
+];
+
 impl Hook {
     fn as_str(self) -> &'static str {
-        match self {
-            Hook::PreCommit => "pre-commit",
-            Hook::PrePush => "pre-push",
-            Hook::PostMerge => "post-merge",
-            Hook::PostCheckout => "post-checkout",
-        }
+        HOOKS
+            .iter()
+            .find(|(h, _)| *h == self)
+            .map_or("", |(_, n)| n)
     }
 
     fn parse(name: &str) -> Option<Hook> {
-        Some(match name {
-            "pre-commit" => Hook::PreCommit,
-            "pre-push" => Hook::PrePush,
-            "post-merge" => Hook::PostMerge,
-            "post-checkout" => Hook::PostCheckout,
-            _ => return None,
-        })
+        HOOKS.iter().find(|(_, n)| *n == name).map(|(h, _)| *h)
     }
 }
 
@@ -122,12 +110,7 @@ fn run_hook(hook: Hook, args: Args, ui: &mut Ui) -> Outcome {
             } else {
                 Vec::new()
             };
-            let call = HookCall {
-                name: hook,
-                args: args.args,
-                updates,
-            };
-            run_check(&repo, &call, ui)
+            run_check(&repo, hook, &updates, ui)
         }
     }
 }
@@ -137,24 +120,24 @@ fn run_hook(hook: Hook, args: Args, ui: &mut Ui) -> Outcome {
 /// each commit once however many pushed refs bring it. A directive file that
 /// does not parse is reported and does not block; nor does a pushed ref or
 /// commit that cannot be checked (the others still are, and block).
-fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
+fn run_check(repo: &git_swarm::Repo, hook: Hook, updates: &[PushUpdate], ui: &mut Ui) -> Outcome {
     use super::check::{Broken, CheckFormat, Request, run_request};
     let request = |selection| Request {
         selection,
         directive: None,
         strict: false,
-        record: call.name == Hook::PreCommit,
+        record: hook == Hook::PreCommit,
         format: CheckFormat::Text,
         broken: Broken::Warn,
         quiet: true,
         knowledge: None,
     };
-    let selections = match call.name {
+    let selections = match hook {
         Hook::PrePush => {
             let gix_repo = super::check::open_gix(repo)?;
             let mut all = Vec::new();
             let mut seen = std::collections::HashSet::new();
-            for update in &call.updates {
+            for update in updates {
                 match hooks::push_selections(&gix_repo, update) {
                     Ok(selections) => {
                         // `--follow-tags` pushes a branch and a tag on it: the
@@ -180,7 +163,7 @@ fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
             }
             // The pre-commit framework keeps git's stdin and names the pushed
             // range in its own variables instead.
-            if call.updates.is_empty()
+            if updates.is_empty()
                 && let (Some(from), Some(to)) = (
                     std::env::var_os("PRE_COMMIT_FROM_REF"),
                     std::env::var_os("PRE_COMMIT_TO_REF"),
@@ -206,16 +189,7 @@ fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
                 return Err(CliError::Io(e));
             }
             // One commit that cannot be checked does not let the others through.
-            Err(e) => {
-                let (message, hint) = describe(&e);
-                ui.warning(
-                    &format!(
-                        "git-swarm's {} hook did not run: {message}",
-                        call.name.as_str()
-                    ),
-                    hint.as_deref(),
-                );
-            }
+            Err(e) => not_blocking(ui, hook, &e),
         }
     }
     if blocked {
@@ -227,18 +201,14 @@ fn run_check(repo: &git_swarm::Repo, call: &HookCall, ui: &mut Ui) -> Outcome {
 
 /// Says what went wrong and that git carries on.
 fn not_blocking(ui: &mut Ui, hook: Hook, e: &CliError) {
-    let (message, hint) = describe(e);
+    let hint = match e {
+        CliError::Swarm(e) => e.hint(),
+        CliError::Io(_) => None,
+    };
     ui.warning(
-        &format!("git-swarm's {} hook did not run: {message}", hook.as_str()),
+        &format!("git-swarm's {} hook did not run: {e}", hook.as_str()),
         hint.as_deref(),
     );
-}
-
-fn describe(e: &CliError) -> (String, Option<String>) {
-    match e {
-        CliError::Swarm(e) => (e.to_string(), e.hint()),
-        CliError::Io(e) => (e.to_string(), None),
-    }
 }
 
 /// With GIT_SWARM_TRACE=1, one stderr line per hook run (and per ref line

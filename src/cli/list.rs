@@ -19,24 +19,16 @@ pub struct Args {
     #[arg(long, alias = "tool", value_delimiter = ',', value_name = "TOOL,..")]
     tools: Vec<String>,
     /// Only directives in this state: active or retired.
-    #[arg(long, alias = "status", value_name = "STATE", value_parser = parse_status)]
+    #[arg(long, alias = "status", value_name = "STATE", value_parser = super::args::parse_enum::<Status>)]
     state: Option<Status>,
     /// Only directives with this (effective) priority.
-    #[arg(long, value_parser = parse_priority)]
+    #[arg(long, value_parser = super::args::parse_enum::<Priority>)]
     priority: Option<Priority>,
     /// List quarantined entries instead, with the reason.
     #[arg(long)]
     quarantined: bool,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
-}
-
-fn parse_status(s: &str) -> Result<Status, git_swarm::directive::UnknownName> {
-    s.parse()
-}
-
-fn parse_priority(s: &str) -> Result<Priority, git_swarm::directive::UnknownName> {
-    s.parse()
 }
 
 /// One row of `list --format json` (and the heart of `show --format json`).
@@ -165,7 +157,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     for (entry, d) in &selected {
         let id = super::clean(entry.stem());
-        let lesson = truncate(&super::clean(&d.lesson), 70);
+        let lesson = super::ui::truncate(&super::clean(&d.lesson), 70);
         if args.quarantined {
             let reason = entry.quarantine.as_ref().map_or("-", |(r, _)| r.as_str());
             writeln!(out, "{id:id_width$}  {reason:27}  {lesson}")?;
@@ -225,13 +217,4 @@ fn warn_unknown_role(
         &format!("no directive is for the role `{role}` (`applies_to_agents`)"),
         Some(&hint),
     );
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
-    }
-    let mut t: String = s.chars().take(max - 1).collect();
-    t.push('…');
-    t
 }

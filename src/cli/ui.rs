@@ -161,6 +161,16 @@ pub fn name_list<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) -> St
     git_swarm::suggest::name_list(names, max)
 }
 
+/// `s` cut to `max` characters, the last of them `…`.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut t: String = s.chars().take(max - 1).collect();
+    t.push('…');
+    t
+}
+
 fn write_problem(w: &mut impl Write, p: &Problem) -> io::Result<()> {
     let (style, label) = match p.severity {
         Severity::Error => (ERROR, "error"),

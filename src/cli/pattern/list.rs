@@ -73,17 +73,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             state.as_str(),
             record,
             p.role,
-            truncate(&p.text, 72)
+            crate::cli::ui::truncate(&p.text, 72)
         );
         writeln!(ui.out, "{}", crate::cli::clean(&line))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_owned()
-    } else {
-        format!("{}…", s.chars().take(n - 1).collect::<String>())
-    }
 }
