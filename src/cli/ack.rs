@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::directive_loop::acks;
+use git_swarm::directive_loop::{acks, escalation};
 
 use super::{Format, Outcome, Ui};
 
@@ -42,7 +42,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         acks::write_audit(&store, &report.audit)?;
     }
     if report.violations {
-        super::escalate_from_index(&store, ui)?;
+        super::escalate(&store, &escalation::due_from_index(&store)?, ui)?;
     }
     if args.format == Format::Json {
         ui.json(&serde_json::json!({

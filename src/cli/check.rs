@@ -335,34 +335,27 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
 
     if req.record
         && let (Some(store), Some((summary, _))) = (&store, &loaded)
-        && record_or_warn(
-            store,
-            &summary.fold,
-            &mut report,
-            git_swarm::directive_loop::checks::checked_branch(&gix_repo, &req.selection).as_deref(),
-            git_swarm::directive_loop::checks::tip_time(&gix_repo, &req.selection),
-            ui,
-        )?
     {
-        let escalated = super::escalate(
-            store,
-            |id| {
-                candidates
-                    .iter()
-                    .find(|c| c.directive.id == id)
-                    .map(|c| (c.directive.priority, c.directive.enforcement))
-            },
-            ui,
-        )
-        // The next command that records appends what is due; this check's
-        // result stands.
-        .unwrap_or_else(|e| {
-            report.warnings.push(Warning::new(
-                format!("the escalations due were not recorded: {e}"),
-                e.hint().as_deref(),
-            ));
+        use git_swarm::directive_loop::{checks, escalation};
+        let branch = checks::checked_branch(&gix_repo, &req.selection);
+        let tip = checks::tip_time(&gix_repo, &req.selection);
+        // Recording is what the check leaves behind, never what decides it:
+        // a log that cannot take the record (a link or FIFO in its place, a
+        // lock held past `events.lock_timeout_ms`, a full disk) is a warning,
+        // and the result stands (a hook still blocks on it).
+        let recorded = record(store, &summary.fold, &report, branch.as_deref(), tip, ui)
+            .unwrap_or_else(|e| not_recorded(&mut report, "the failed checks", &e, false));
+        // Nor do escalations: the next command that records appends what is due.
+        let escalated = if recorded {
+            escalation::due(store, |id| {
+                let c = candidates.iter().find(|c| c.directive.id == id)?;
+                Some((c.directive.priority, c.directive.enforcement))
+            })
+            .and_then(|due| super::escalate(store, &due, ui))
+            .unwrap_or_else(|e| not_recorded(&mut report, "the escalations due", &e, Vec::new()))
+        } else {
             Vec::new()
-        });
+        };
         // The violation just recorded escalated these: judged as a check run
         // now would judge them, the change that escalates a `warn`
         // directive is blocked too.
@@ -511,29 +504,13 @@ impl ToolRunner for Sandboxed {
     }
 }
 
-/// [`record`], but a log that cannot take the record (a link, FIFO or
-/// linked folder in its place, a lock held past `events.lock_timeout_ms`,
-/// a full disk) is a warning: the check's result stands, and a hook still
-/// blocks on it. Recording is what the check leaves behind, never what
-/// decides it.
-fn record_or_warn(
-    store: &Store,
-    fold: &git_swarm::fold::Fold,
-    report: &mut Report,
-    branch: Option<&str>,
-    tip: Option<i64>,
-    ui: &mut Ui,
-) -> Result<bool, Error> {
-    match record(store, fold, report, branch, tip, ui) {
-        Err(e) => {
-            report.warnings.push(Warning::new(
-                format!("the failed checks were not recorded: {e}"),
-                e.hint().as_deref(),
-            ));
-            Ok(false)
-        }
-        other => other,
-    }
+/// Says in the report that `what` were not recorded, and gives `none`.
+fn not_recorded<T>(report: &mut Report, what: &str, e: &Error, none: T) -> T {
+    report.warnings.push(Warning::new(
+        format!("{what} were not recorded: {e}"),
+        e.hint().as_deref(),
+    ));
+    none
 }
 
 fn record(

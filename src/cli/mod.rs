@@ -432,34 +432,11 @@ pub fn report_torn(store: &Store, saved: &[std::path::PathBuf], ui: &mut Ui) {
     }
 }
 
-/// [`escalate`], with the directives read from the index: for a command
-/// that recorded violations without having loaded them itself.
-pub fn escalate_from_index(store: &Store, ui: &mut Ui) -> Result<(), Error> {
-    let due = git_swarm::directive_loop::escalation::due_from_index(store)?;
-    append_escalations(store, &due, ui)?;
-    Ok(())
-}
-
-/// After violations were recorded: appends the escalation events due (see
-/// [`git_swarm::directive_loop::escalation::due`]) and says so.
-/// Returns the ids of the directives escalated now.
+/// After violations were recorded: appends the escalations `due` (see
+/// [`git_swarm::directive_loop::escalation::due`]), each said at once so
+/// that one written before a failing append is still reported. Returns the
+/// ids of the directives escalated now.
 pub fn escalate(
-    store: &Store,
-    declared: impl Fn(
-        &str,
-    ) -> Option<(
-        git_swarm::directive::Priority,
-        git_swarm::directive::Enforcement,
-    )>,
-    ui: &mut Ui,
-) -> Result<Vec<String>, Error> {
-    let due = git_swarm::directive_loop::escalation::due(store, declared)?;
-    append_escalations(store, &due, ui)
-}
-
-/// Appends each escalation and says so at once, so that one written before
-/// a failing append is still reported. Returns the ids escalated now.
-fn append_escalations(
     store: &Store,
     due: &[git_swarm::event::Event],
     ui: &mut Ui,

@@ -121,7 +121,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // As every command that records a violation: the deciding one also
     // records the escalation it opens.
     if violations {
-        super::escalate_from_index(&store, ui)?;
+        let due = git_swarm::directive_loop::escalation::due_from_index(&store)?;
+        super::escalate(&store, &due, ui)?;
     }
     Ok(ExitCode::SUCCESS)
 }

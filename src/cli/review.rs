@@ -8,7 +8,7 @@ use git_swarm::change::Change;
 use git_swarm::check::{self, Candidate, CheckDirective, CheckEntry, Outcome as Machine};
 use git_swarm::directive::{Directive, Priority};
 use git_swarm::directive_loop::records::{PhaseRecord, phase_records};
-use git_swarm::directive_loop::review;
+use git_swarm::directive_loop::{escalation, review};
 use git_swarm::{Error, Store};
 
 use super::{Format, Outcome, Ui};
@@ -103,14 +103,11 @@ fn verdicts(
         super::append(store, &report.events, ui)?;
     }
     if report.violations() {
-        super::escalate(
-            store,
-            |id| {
-                let d = index.directive(id)?.directive.as_ref()?;
-                Some((d.priority, d.enforcement))
-            },
-            ui,
-        )?;
+        let due = escalation::due(store, |id| {
+            let d = index.directive(id)?.directive.as_ref()?;
+            Some((d.priority, d.enforcement))
+        })?;
+        super::escalate(store, &due, ui)?;
     }
     if args.format == Format::Json {
         ui.json(&serde_json::json!({
