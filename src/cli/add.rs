@@ -242,16 +242,8 @@ fn from_file(path: &std::path::Path) -> Result<Directive, Error> {
 
 /// `base`, or `base-2`, `base-3`… whichever is free in directives/ and quarantine/.
 fn unique_id(store: &git_swarm::Store, base: &str) -> String {
-    let mut n = 1;
-    loop {
-        let candidate = if n == 1 {
-            base.to_owned()
-        } else {
-            format!("{base}-{n}")
-        };
-        if store.id_taken(&candidate).is_none() {
-            return candidate;
-        }
-        n += 1;
-    }
+    std::iter::once(base.to_owned())
+        .chain((2..).map(|n| format!("{base}-{n}")))
+        .find(|candidate| store.id_taken(candidate).is_none())
+        .expect("an endless run of candidates has a free one")
 }

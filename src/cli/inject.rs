@@ -69,13 +69,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         summary,
     } = super::load_delegation(&store, ui, &query)?;
     warn_unknown_role(&args.role, &store, &corpus, ui);
-    let mut loader = Loader::new(&store);
+    let mut entries = None;
     let sel = inject::select(
         &corpus,
         &summary.fold,
         &req,
         Some(matches),
-        &mut |doc, id| loader.load(doc, id),
+        &mut |doc, id| load(&store, &mut entries, doc, id),
     )?;
     git_swarm::trace::mark("directives ranked");
     // The role's historical patterns follow the directives (docs/patterns.md).
@@ -155,43 +155,33 @@ fn warn_unknown_role(
     ui.warning(&w.message, w.hint.as_deref());
 }
 
-/// Reads the directives `inject` shows: each from its file, which the fresh
-/// index says is `<id>.toml`; should the file say otherwise (changed since,
-/// or an id that is not its file name), from the index's parsed entries.
-pub struct Loader<'a> {
-    store: &'a git_swarm::Store,
-    entries: Option<Vec<git_swarm::index::DirectiveEntry>>,
-}
-
-impl<'a> Loader<'a> {
-    pub fn new(store: &'a git_swarm::Store) -> Self {
-        Loader {
-            store,
-            entries: None,
+/// Reads a directive `inject` shows: from its file, which the fresh index
+/// says is `<id>.toml`; should the file say otherwise (changed since, or an
+/// id that is not its file name), from the index's parsed entries, loaded
+/// into `entries` the first time.
+fn load(
+    store: &git_swarm::Store,
+    entries: &mut Option<Vec<git_swarm::index::DirectiveEntry>>,
+    doc: usize,
+    id: &str,
+) -> Result<Directive, Error> {
+    let name = format!("{id}.toml");
+    let dir = store.swarm_dir.join("directives");
+    let rel = format!(".swarm/directives/{name}");
+    if git_swarm::directive::is_valid_id(id) {
+        let entry = git_swarm::index::read_entry(&dir.join(&name), &rel, &name, false);
+        if let Some(d) = entry.directive
+            && d.id == id
+        {
+            return Ok(d);
         }
     }
-
-    pub fn load(&mut self, doc: usize, id: &str) -> Result<Directive, Error> {
-        let name = format!("{id}.toml");
-        let dir = self.store.swarm_dir.join("directives");
-        let rel = format!(".swarm/directives/{name}");
-        if git_swarm::directive::is_valid_id(id) {
-            let entry = git_swarm::index::read_entry(&dir.join(&name), &rel, &name, false);
-            if let Some(d) = entry.directive
-                && d.id == id
-            {
-                return Ok(d);
-            }
-        }
-        if self.entries.is_none() {
-            let loaded = git_swarm::index::load(self.store)?;
-            self.entries = Some(loaded.index.directives);
-        }
-        let entries = self.entries.as_deref().unwrap_or_default();
-        git_swarm::index::active(entries)
-            .get(doc)
-            .filter(|d| d.id == id)
-            .map(|d| (*d).clone())
-            .ok_or_else(|| git_swarm::index::Error::DirectiveChanged { id: id.to_owned() }.into())
+    if entries.is_none() {
+        *entries = Some(git_swarm::index::load(store)?.index.directives);
     }
+    git_swarm::index::active(entries.as_deref().unwrap_or_default())
+        .get(doc)
+        .filter(|d| d.id == id)
+        .map(|d| (*d).clone())
+        .ok_or_else(|| git_swarm::index::Error::DirectiveChanged { id: id.to_owned() }.into())
 }

@@ -118,11 +118,10 @@ fn verdicts(
         return Ok(ExitCode::SUCCESS);
     }
     for r in &report.recorded {
-        let mut line = format!("{:<9} {}", r.verdict, r.id);
-        line.push_str(&format!(
-            "  (reviewer: {}, machine: {})",
-            r.reviewer, r.machine
-        ));
+        let mut line = format!(
+            "{:<9} {}  (reviewer: {}, machine: {})",
+            r.verdict, r.id, r.reviewer, r.machine
+        );
         if r.disagreement {
             line.push_str("  the machine's answer stands");
         }

@@ -52,23 +52,20 @@ pub fn run(format: Format, ui: &mut Ui) -> Outcome {
         }
     };
     writeln!(ui.out, "state:       {state}")?;
-    match &index {
-        None => {}
-        Some(i) => {
-            writeln!(
-                ui.out,
-                "directives:  {} ({} quarantined)",
-                i.directive_count(),
-                i.quarantine_count()
-            )?;
-            writeln!(
-                ui.out,
-                "events:      {} distinct in {} file(s), {} duplicate line(s)",
-                i.fold.events,
-                i.event_files.len(),
-                i.fold.duplicates
-            )?;
-        }
+    if let Some(i) = &index {
+        writeln!(
+            ui.out,
+            "directives:  {} ({} quarantined)",
+            i.directive_count(),
+            i.quarantine_count()
+        )?;
+        writeln!(
+            ui.out,
+            "events:      {} distinct in {} file(s), {} duplicate line(s)",
+            i.fold.events,
+            i.event_files.len(),
+            i.fold.duplicates
+        )?;
     }
     let watcher = match watcher {
         watch::State::None => "none (commands stat the directive files)".to_owned(),

@@ -35,7 +35,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         crate::cli::args::check_role(r)?;
     }
     let store = crate::cli::store(ui)?;
-    let fold = super::patterns(&store)?;
+    let fold = git_swarm::index::load_patterns(&store)?;
     let cfg = &store.config.patterns;
     let now = super::now_ms(&store);
     let mut rows: Vec<(&String, &Pattern, f64, State)> = fold

@@ -100,10 +100,6 @@ fn now_ms(store: &git_swarm::Store) -> i64 {
     store.clock.now().as_millisecond()
 }
 
-fn patterns(store: &git_swarm::Store) -> Result<PatternFold, Error> {
-    git_swarm::index::load_patterns(store)
-}
-
 pub(super) fn row(
     id: &str,
     p: &Pattern,
@@ -154,7 +150,7 @@ pub(super) enum Mark {
 
 pub(super) fn mark(id: &str, how: Mark, ui: &mut Ui) -> Outcome {
     let store = crate::cli::store(ui)?;
-    let fold = patterns(&store)?;
+    let fold = git_swarm::index::load_patterns(&store)?;
     let (id, _) = find(&fold, id)?;
     let pattern = id.to_owned();
     let (body, what) = match how {

@@ -24,7 +24,7 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     crate::cli::args::check_run(&args.run)?;
     let store = crate::cli::store(ui)?;
-    let fold = super::patterns(&store)?;
+    let fold = git_swarm::index::load_patterns(&store)?;
     let report = outcome::record(&store, &fold, &args.run, args.pass)?;
     crate::cli::append(&store, &[report.event], ui)?;
     writeln!(

@@ -20,7 +20,7 @@ pub struct Args {
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = crate::cli::store(ui)?;
-    let fold = super::patterns(&store)?;
+    let fold = git_swarm::index::load_patterns(&store)?;
     let (id, p) = super::find(&fold, &args.id)?;
     let cfg = &store.config.patterns;
     let now = super::now_ms(&store);
