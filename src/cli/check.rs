@@ -88,15 +88,6 @@ pub enum CheckFormat {
     Sarif,
 }
 
-/// How a check treats directive files that do not parse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Broken {
-    /// Bad input: report them and exit 2 (the command).
-    Refuse,
-    /// Say so and check the rest (hooks: a broken file must not block work).
-    Warn,
-}
-
 /// Everything `check` needs, whoever calls it (the command or a hook).
 pub struct Request {
     pub selection: Selection,
@@ -104,9 +95,10 @@ pub struct Request {
     pub strict: bool,
     pub record: bool,
     pub format: CheckFormat,
-    pub broken: Broken,
-    /// Say nothing when nothing failed (hooks).
-    pub quiet: bool,
+    /// Run by a hook: say nothing when nothing failed, and check the rest
+    /// when a directive file does not parse (a broken file must not block
+    /// work), where the command refuses it as bad input (exit 2).
+    pub hook: bool,
     /// The revision whose `.swarm/directives/` are checked, instead of the snapshot's.
     pub knowledge: Option<String>,
 }
@@ -120,8 +112,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             strict: args.strict,
             record: args.record,
             format: args.format,
-            broken: Broken::Refuse,
-            quiet: false,
+            hook: false,
             knowledge: args.knowledge,
         },
         ui,
@@ -290,37 +281,33 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         )
         .into());
     }
+    if !problems.is_empty() && !req.hook {
+        ui.warnings(&notes);
+        return Err(Error::Invalid(problems).into());
+    }
     if !problems.is_empty() {
-        match req.broken {
-            Broken::Refuse => {
-                ui.warnings(&notes);
-                return Err(Error::Invalid(problems).into());
-            }
-            Broken::Warn => {
-                ui.problems(&problems);
-                // A directive read despite its problems is checked all the same.
-                let checked = problems
-                    .iter()
-                    .filter(|p| candidates.iter().any(|c| c.path == p.path))
-                    .count();
-                if checked < problems.len() {
-                    ui.warning(
-                        &format!(
-                            "{} directive file problem(s): those directives were not checked",
-                            problems.len() - checked
-                        ),
-                        Some("fix them (`git swarm validate`); the other directives were checked"),
-                    );
-                }
-                if checked > 0 {
-                    ui.warning(
-                        &format!(
-                            "{checked} directive file problem(s) in directives checked as written: a predicate that cannot be evaluated is an error"
-                        ),
-                        Some("fix them (`git swarm validate`)"),
-                    );
-                }
-            }
+        ui.problems(&problems);
+        // A directive read despite its problems is checked all the same.
+        let checked = problems
+            .iter()
+            .filter(|p| candidates.iter().any(|c| c.path == p.path))
+            .count();
+        if checked < problems.len() {
+            ui.warning(
+                &format!(
+                    "{} directive file problem(s): those directives were not checked",
+                    problems.len() - checked
+                ),
+                Some("fix them (`git swarm validate`); the other directives were checked"),
+            );
+        }
+        if checked > 0 {
+            ui.warning(
+                &format!(
+                    "{checked} directive file problem(s) in directives checked as written: a predicate that cannot be evaluated is an error"
+                ),
+                Some("fix them (`git swarm validate`)"),
+            );
         }
     }
 
@@ -369,7 +356,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         }
     }
     let failed = report.counts.fail + report.counts.error > 0 || !report.warnings.is_empty();
-    if !req.quiet || failed {
+    if !req.hook || failed {
         render(&report, req, ui)?;
     }
     // The other formats carry it in their output, which a CI log may not show.

@@ -121,15 +121,14 @@ fn run_hook(hook: Hook, args: Args, ui: &mut Ui) -> Outcome {
 /// does not parse is reported and does not block; nor does a pushed ref or
 /// commit that cannot be checked (the others still are, and block).
 fn run_check(repo: &git_swarm::Repo, hook: Hook, updates: &[PushUpdate], ui: &mut Ui) -> Outcome {
-    use super::check::{Broken, CheckFormat, Request, run_request};
+    use super::check::{CheckFormat, Request, run_request};
     let request = |selection| Request {
         selection,
         directive: None,
         strict: false,
         record: hook == Hook::PreCommit,
         format: CheckFormat::Text,
-        broken: Broken::Warn,
-        quiet: true,
+        hook: true,
         knowledge: None,
     };
     let selections = match hook {

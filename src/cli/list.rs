@@ -200,17 +200,17 @@ fn warn_unknown_role(
     known.extend(store.config.roles.keys().map(String::as_str));
     known.sort_unstable();
     known.dedup();
-    let hint = match super::ui::did_you_mean(role, known.iter().copied()) {
+    let hint = match git_swarm::suggest::closest(role, known.iter().copied()) {
         Some(m) => format!(
             "did you mean `{m}`? (roles named: {})",
-            super::ui::name_list(known.iter().copied(), 12)
+            git_swarm::suggest::name_list(known.iter().copied(), 12)
         ),
         None if known.is_empty() => {
             "no directive names a role yet (`applies_to_agents`)".to_owned()
         }
         None => format!(
             "roles named: {}",
-            super::ui::name_list(known.iter().copied(), 12)
+            git_swarm::suggest::name_list(known.iter().copied(), 12)
         ),
     };
     ui.warning(

@@ -87,8 +87,8 @@ fn warn_unknown_kinds(kinds: &[String], events: &[Event], ui: &mut Ui) {
                 names.push(&e.kind);
             }
         }
-        let list = super::ui::name_list(known.iter().copied(), known.len());
-        let hint = match super::ui::did_you_mean(kind, names.iter().copied()) {
+        let list = git_swarm::suggest::name_list(known.iter().copied(), known.len());
+        let hint = match git_swarm::suggest::closest(kind, names.iter().copied()) {
             Some(m) => format!("did you mean `{m}`? Known kinds: {list}"),
             None => format!("known kinds: {list}"),
         };

@@ -44,8 +44,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if !args.custom && !known.contains(&args.kind.as_str()) {
         // Readers keep unknown kinds for forward compatibility; one typed
         // by hand is a typo that no fold would ever count.
-        let list = super::ui::name_list(known.iter().copied(), known.len());
-        let hint = match super::ui::did_you_mean(&args.kind, known.iter().copied()) {
+        let list = git_swarm::suggest::name_list(known.iter().copied(), known.len());
+        let hint = match git_swarm::suggest::closest(&args.kind, known.iter().copied()) {
             Some(m) => format!(
                 "did you mean `{m}`? Known kinds: {list}; --custom records a kind of your own"
             ),

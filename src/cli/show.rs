@@ -140,7 +140,7 @@ pub(super) fn unknown_directive(store: &git_swarm::Store, id: &str) -> Error {
         }
     }
     let list = "`git swarm list` shows the ids (add `--quarantined` for quarantined ones)";
-    let hint = match super::ui::did_you_mean(id, ids.iter().map(String::as_str)) {
+    let hint = match git_swarm::suggest::closest(id, ids.iter().map(String::as_str)) {
         Some(m) => format!("did you mean `{m}`? {list}"),
         None => list.to_owned(),
     };

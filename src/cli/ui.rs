@@ -150,17 +150,6 @@ pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     git_swarm::display::escape(s)
 }
 
-/// The name among `known` that `name` is most likely a typo of, if one is
-/// close enough (as git's "did you mean").
-pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    git_swarm::suggest::closest(name, known)
-}
-
-/// `a`, `b`, `c` (the first `max`, then `…`), for a hint naming what exists.
-pub fn name_list<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) -> String {
-    git_swarm::suggest::name_list(names, max)
-}
-
 /// `s` cut to `max` characters, the last of them `…`.
 pub fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
