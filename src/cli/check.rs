@@ -145,10 +145,11 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     git_swarm::trace::mark("gix opened");
     let change = Change::read(&gix_repo, &repo.root, &req.selection)?;
     git_swarm::trace::mark("change read");
-    let knowledge_tree = match &req.knowledge {
-        Some(rev) => Some(git_swarm::change::tree_of_revision(&gix_repo, rev)?),
-        None => None,
-    };
+    let knowledge_tree = req
+        .knowledge
+        .as_deref()
+        .map(|rev| git_swarm::change::tree_of_revision(&gix_repo, rev))
+        .transpose()?;
 
     // A range, a commit and a staged change bring their own directives (the
     // tree's, the index's): only the fold of the events is needed from the

@@ -67,7 +67,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         matches,
         patterns,
         summary,
-    } = super::load_delegation(&store, ui, &query)?;
+    } = git_swarm::index::load_delegation(&store, &query)?;
+    super::warn_problems(summary.error_count(), ui);
     warn_unknown_role(&args.role, &store, &corpus, ui);
     let mut entries = None;
     let sel = inject::select(

@@ -466,27 +466,8 @@ pub fn load_index(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Loaded
     Ok(loaded)
 }
 
-/// [`load_index`] for commands that rank directives: the retrieval corpus
-/// instead of the parsed entries.
-pub fn load_corpus(store: &Store, ui: &mut Ui) -> Result<git_swarm::index::Ranking, Error> {
-    let ranking = git_swarm::index::load_corpus(store)?;
-    warn_problems(ranking.summary.error_count(), ui);
-    Ok(ranking)
-}
-
-/// [`load_corpus`] with the pattern views too, and the task matched
-/// against the corpus: what `inject` reads.
-pub fn load_delegation(
-    store: &Store,
-    ui: &mut Ui,
-    query: &git_swarm::retrieve::Query,
-) -> Result<git_swarm::index::Delegation, Error> {
-    let delegation = git_swarm::index::load_delegation(store, query)?;
-    warn_problems(delegation.summary.error_count(), ui);
-    Ok(delegation)
-}
-
-fn warn_problems(errors: u64, ui: &mut Ui) {
+/// Warns of the problems the index found in `.swarm/`, whose files are left out.
+pub fn warn_problems(errors: u64, ui: &mut Ui) {
     if errors > 0 {
         ui.warning(
             &format!(

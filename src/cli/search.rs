@@ -45,7 +45,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     let store = super::store(ui)?;
-    let ranking = super::load_corpus(&store, ui)?;
+    let ranking = git_swarm::index::load_corpus(&store)?;
+    super::warn_problems(ranking.summary.error_count(), ui);
     let corpus = &ranking.corpus;
     let query = Query {
         text: args.query.join(" "),

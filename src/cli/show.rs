@@ -32,16 +32,15 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .fold
         .directive(entry.stem())
         .map(|f| f.last_ts())
-        .filter(|&t| t != 0);
+        .filter(|&t| t != 0)
+        .and_then(|t| jiff::Timestamp::from_millisecond(t).ok())
+        .map(git_swarm::event::format_ts);
     if args.format == Format::Json {
         let mut value = serde_json::to_value(&row).map_err(std::io::Error::from)?;
         value["problems"] = serde_json::to_value(&entry.problems).map_err(std::io::Error::from)?;
         value["quarantine_detail"] =
             serde_json::json!(entry.quarantine.as_ref().and_then(|(_, d)| d.clone()));
-        value["last_event"] = serde_json::json!(
-            last.and_then(|t| jiff::Timestamp::from_millisecond(t).ok())
-                .map(git_swarm::event::format_ts)
-        );
+        value["last_event"] = serde_json::json!(last);
         ui.json(&value)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -105,10 +104,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     } else {
         let counts: Vec<String> = row.events.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let total: u64 = row.events.values().sum();
-        let last = last
-            .and_then(|t| jiff::Timestamp::from_millisecond(t).ok())
-            .map(|t| format!(", last {}", git_swarm::event::format_ts(t)))
-            .unwrap_or_default();
+        let last = last.map(|t| format!(", last {t}")).unwrap_or_default();
         field(
             o,
             "events",

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use git_swarm::fold::Fold;
 use git_swarm::hooks::{self, HookState};
 use git_swarm::index::Refresh;
 
@@ -62,6 +61,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     };
     let mut recently_escalated = Vec::new();
     let mut unremediated_violations = Vec::new();
+    let mut unacknowledged_criticals = Vec::new();
     for (id, state) in fold.loop_states() {
         let from = declared(id);
         // A directive declared critical + enforce is not made any stricter.
@@ -90,11 +90,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 last_violation: ms(ts),
             });
         }
+        if let Some(n) = fold
+            .directive(id)
+            .and_then(|d| d.counts().get("unacknowledged").copied())
+            && !index.is_retired(id)
+        {
+            unacknowledged_criticals.push((id.to_owned(), n));
+        }
     }
-    let unacknowledged_criticals: Vec<_> = per_directive(fold, "unacknowledged")
-        .into_iter()
-        .filter(|(id, _)| !index.is_retired(id))
-        .collect();
     let spoofed_acks = fold
         .kinds()
         .find(|(k, _)| *k == "spoofed_ack")
@@ -204,16 +207,6 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
         writeln!(ui.out, "{}", super::clean(line))?;
     }
     Ok(())
-}
-
-/// Directives with events of `kind`, and how many.
-fn per_directive(fold: &Fold, kind: &str) -> Vec<(String, u64)> {
-    fold.loop_states()
-        .filter_map(|(id, _)| {
-            let n = fold.directive(id)?.counts().get(kind).copied()?;
-            Some((id.to_owned(), n))
-        })
-        .collect()
 }
 
 fn ms(ts: i64) -> String {
