@@ -44,23 +44,21 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     };
     if args.show {
         let trusted = trust::is_trusted(&repo, &fingerprint);
-        if trusted {
-            writeln!(
-                ui.out,
-                "The {n} tool predicate{s} {are} trusted ({fingerprint}):"
-            )?;
+        let how = if trusted {
+            "trusted"
         } else {
-            writeln!(
-                ui.out,
-                "The {n} tool predicate{s} {are} not trusted: new, or changed since `git swarm trust` was last run here ({fingerprint}):"
-            )?;
-        }
+            "not trusted: new, or changed since `git swarm trust` was last run here"
+        };
+        writeln!(
+            ui.out,
+            "The {n} tool predicate{s} {are} {how} ({fingerprint}):"
+        )?;
         list(ui, &predicates, &allow)?;
-        if !trusted {
-            ui.hint("review them, then run `git swarm trust`; until then checks skip them");
-            return Ok(ExitCode::from(1));
+        if trusted {
+            return Ok(ExitCode::SUCCESS);
         }
-        return Ok(ExitCode::SUCCESS);
+        ui.hint("review them, then run `git swarm trust`; until then checks skip them");
+        return Ok(ExitCode::from(1));
     }
     if trust::record_trust(&repo, &fingerprint)? {
         writeln!(

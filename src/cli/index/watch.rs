@@ -23,26 +23,19 @@ pub fn run(Args { detach, stop }: Args, ui: &mut Ui) -> Outcome {
     let store = &crate::cli::store(ui)?;
     let socket = store.rel(&watch::socket_path(store));
     if stop {
-        return match watch::request(store, "stop") {
-            Ok(_) => {
-                if !watch::wait_stopped(store, std::time::Duration::from_secs(10)) {
-                    return Err(crate::cli::usage(
-                        format!(
-                            "the watcher at {socket} was asked to stop, but still runs after 10 s"
-                        ),
-                        None,
-                    )
-                    .into());
-                }
-                writeln!(ui.out, "Stopped the watcher at {socket}.")?;
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => Err(crate::cli::usage(
+        watch::request(store, "stop").map_err(|e| {
+            crate::cli::usage(
                 format!("no watcher answers at {socket}: {e}"),
                 Some("`git swarm index status` shows whether one runs"),
             )
-            .into()),
-        };
+        })?;
+        if !watch::wait_stopped(store, std::time::Duration::from_secs(10)) {
+            let message =
+                format!("the watcher at {socket} was asked to stop, but still runs after 10 s");
+            return Err(crate::cli::usage(message, None).into());
+        }
+        writeln!(ui.out, "Stopped the watcher at {socket}.")?;
+        return Ok(ExitCode::SUCCESS);
     }
     if let watch::State::Vouching { pid, .. } | watch::State::NotVouching { pid, .. } =
         watch::state(store)
