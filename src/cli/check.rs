@@ -396,10 +396,9 @@ pub fn open_gix(repo: &Repo) -> Result<gix::Repository, Error> {
     r.object_cache_size(4 * 1024 * 1024);
     // The index is read, never written: checking its trailing hash (a SHA-1
     // of the whole file) would only cost time, as git's index.skipHash knows.
-    {
-        let mut config = r.config_snapshot_mut();
-        let _ = config.set_value(&gix::config::tree::Index::SKIP_HASH, "true");
-    }
+    let _ = r
+        .config_snapshot_mut()
+        .set_value(&gix::config::tree::Index::SKIP_HASH, "true");
     Ok(r)
 }
 

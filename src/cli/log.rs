@@ -87,15 +87,20 @@ fn warn_unknown_kinds(kinds: &[String], events: &[Event], ui: &mut Ui) {
                 names.push(&e.kind);
             }
         }
-        let list = git_swarm::suggest::name_list(known.iter().copied(), known.len());
-        let hint = match git_swarm::suggest::closest(kind, names.iter().copied()) {
-            Some(m) => format!("did you mean `{m}`? Known kinds: {list}"),
-            None => format!("known kinds: {list}"),
-        };
         ui.warning(
             &format!("no event in the log is of kind `{kind}`, and git-swarm knows no such kind"),
-            Some(&hint),
+            Some(&kinds_hint(kind, &names)),
         );
+    }
+}
+
+/// The kind among `names` that `kind` is likely a typo of, and the kinds git-swarm knows.
+pub fn kinds_hint(kind: &str, names: &[&str]) -> String {
+    let known = git_swarm::event::KNOWN_KINDS;
+    let list = git_swarm::suggest::name_list(known.iter().copied(), known.len());
+    match git_swarm::suggest::closest(kind, names.iter().copied()) {
+        Some(m) => format!("did you mean `{m}`? Known kinds: {list}"),
+        None => format!("known kinds: {list}"),
     }
 }
 

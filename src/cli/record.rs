@@ -44,13 +44,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if !args.custom && !known.contains(&args.kind.as_str()) {
         // Readers keep unknown kinds for forward compatibility; one typed
         // by hand is a typo that no fold would ever count.
-        let list = git_swarm::suggest::name_list(known.iter().copied(), known.len());
-        let hint = match git_swarm::suggest::closest(&args.kind, known.iter().copied()) {
-            Some(m) => format!(
-                "did you mean `{m}`? Known kinds: {list}; --custom records a kind of your own"
-            ),
-            None => format!("known kinds: {list}; --custom records a kind of your own"),
-        };
+        let hint = format!(
+            "{}; --custom records a kind of your own",
+            super::log::kinds_hint(&args.kind, known)
+        );
         let message = format!("`{}` is not an event kind git-swarm knows", args.kind);
         return Err(super::usage(message, Some(&hint)).into());
     }
@@ -60,8 +57,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         return Err(super::usage(
             format!("`{}` is not a directive id", id.escape_debug()),
             Some(
-                "ids are 2–80 lowercase letters, digits, `.`, `_` and `-`, as in `git swarm list`"
-                    .into(),
+                "ids are 2–80 lowercase letters, digits, `.`, `_` and `-`, as in `git swarm list`",
             ),
         )
         .into());
@@ -85,10 +81,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         if !key_ok {
             return Err(super::usage(
                 format!("--field `{}` has no usable key", f.escape_debug()),
-                Some(
-                    "a key is 1–64 ASCII letters, digits, `_`, `-` and `.`: --field key=value"
-                        .into(),
-                ),
+                Some("a key is 1–64 ASCII letters, digits, `_`, `-` and `.`: --field key=value"),
             )
             .into());
         }

@@ -18,10 +18,7 @@ pub struct Args {
 pub fn run(Args { dir }: Args, ui: &mut Ui) -> Outcome {
     let (dir, bin) = match dir {
         Some(dir) => (dir, None),
-        None => {
-            let (dir, bin) = default_man_dir()?;
-            (dir, Some(bin))
-        }
+        None => default_man_dir().map(|(dir, bin)| (dir, Some(bin)))?,
     };
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     // Built (settings propagated to every subcommand) before renaming
