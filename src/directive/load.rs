@@ -135,19 +135,6 @@ const KEYS: &[&str] = &[
     "source",
 ];
 
-/// The keys whose value is a list of strings.
-const LISTS: &[&str] = &[
-    "applies_to_agents",
-    "applies_to_tools",
-    "paths",
-    "triggers",
-    "forbidden_actions",
-    "required_actions",
-    "verification_checks",
-    "verify",
-    "tags",
-];
-
 /// Parses the text of `directives/<id>.toml`. `path` is used in problems.
 pub fn parse_directive_toml(text: &str, path: &str) -> LoadedDirective {
     parse(text, path, false, true).0
@@ -233,18 +220,12 @@ fn parse(
         let Some(&field) = KEYS.iter().find(|k| **k == name) else {
             if quarantine && name == "quarantine_reason" {
                 if let Some(s) = x.string(name, value) {
-                    match s.as_str() {
-                        "missing_predicate" => reason = Some(QuarantineReason::MissingPredicate),
-                        "missing_scope" => reason = Some(QuarantineReason::MissingScope),
-                        "missing_predicate_and_scope" => {
-                            reason = Some(QuarantineReason::MissingPredicateAndScope)
-                        }
-                        "invalid_predicate" => reason = Some(QuarantineReason::InvalidPredicate),
-                        "invalid_shape" => reason = Some(QuarantineReason::InvalidShape),
-                        other => x.push(
+                    match s.parse() {
+                        Ok(r) => reason = Some(r),
+                        Err(_) => x.push(
                             span.start,
                             "bad_value",
-                            format!("`quarantine_reason` is `{other}`, not a known reason"),
+                            format!("`quarantine_reason` is `{s}`, not a known reason"),
                             format!("use one of {}", QuarantineReason::NAMES.join(", ")),
                         ),
                     }
@@ -334,22 +315,13 @@ fn parse(
             },
             list => {
                 let items = x.list(list, value);
-                let target = match list {
-                    "applies_to_agents" => &mut d.applies_to_agents,
-                    "applies_to_tools" => &mut d.applies_to_tools,
-                    "paths" => &mut d.paths,
-                    "triggers" => &mut d.triggers,
-                    "forbidden_actions" => &mut d.forbidden_actions,
-                    "required_actions" => &mut d.required_actions,
-                    "verification_checks" => &mut d.verification_checks,
-                    "verify" => &mut d.verify,
-                    _ => &mut d.tags,
-                };
-                *target = items;
+                if let Some(target) = d.list_mut(list) {
+                    *target = items;
+                }
             }
         }
         if x.problems.len() > problems_before {
-            if is_array && LISTS.contains(&field) {
+            if is_array && d.list_mut(field).is_some() {
                 // Only items of the list were wrong: the others are judged.
                 out.bad_items.push(field);
             } else {
