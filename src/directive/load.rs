@@ -150,7 +150,7 @@ pub fn parse_directive_toml_without_id(text: &str, path: &str) -> LoadedDirectiv
 /// `quarantine_reason` (required) and `quarantine_detail`.
 pub fn parse_quarantined_toml(text: &str, path: &str) -> (Option<Quarantined>, Vec<Problem>) {
     let (loaded, reason, detail) = parse(text, path, true, true);
-    let mut problems = loaded.problems;
+    // A missing or bad `quarantine_reason` is among the problems.
     let q = match (loaded.directive, reason) {
         (Some(directive), Some(quarantine_reason)) => Some(Quarantined {
             directive,
@@ -159,17 +159,7 @@ pub fn parse_quarantined_toml(text: &str, path: &str) -> (Option<Quarantined>, V
         }),
         _ => None,
     };
-    if q.is_none() && problems.is_empty() {
-        problems.push(
-            Problem::error(path, "missing_key", "missing key `quarantine_reason`")
-                .at(1, 1)
-                .with_hint(format!(
-                    "add `quarantine_reason = \"...\"`, one of {}",
-                    QuarantineReason::NAMES.join(", ")
-                )),
-        );
-    }
-    (q, problems)
+    (q, loaded.problems)
 }
 
 fn parse(
