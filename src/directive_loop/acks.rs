@@ -74,13 +74,21 @@ pub struct Report {
 /// Refuses an empty message: every critical would become an
 /// unacknowledged violation, from no message at all.
 pub fn check_message(message: &str, source: &str) -> Result<()> {
+    refuse_empty(
+        message,
+        source,
+        "the final message has no acks to record",
+        "pass the delegate's final message (FILE, or `-` for standard input); nothing was recorded",
+    )
+}
+
+/// Refuses a `message` (read from `source`) with nothing but whitespace:
+/// `lacks` says what it has none of, `hint` what to pass instead.
+pub(crate) fn refuse_empty(message: &str, source: &str, lacks: &str, hint: &str) -> Result<()> {
     if message.trim().is_empty() {
         return Err(Error::Usage {
-            message: format!("{source} is empty: the final message has no acks to record"),
-            hint: Some(
-                "pass the delegate's final message (FILE, or `-` for standard input); nothing was recorded"
-                    .into(),
-            ),
+            message: format!("{source} is empty: {lacks}"),
+            hint: Some(hint.into()),
         });
     }
     Ok(())

@@ -89,15 +89,12 @@ pub struct Verdicts {
 /// it); an empty message is refused: every critical would be recorded as
 /// omitted by the reviewer, from no review at all.
 pub fn read_verdicts(message: &str, source: &str, records: &[PhaseRecord]) -> Result<Verdicts> {
-    if message.trim().is_empty() {
-        return Err(Error::Usage {
-            message: format!("{source} is empty: no verdicts to record"),
-            hint: Some(
-                "pass the reviewer's final message, with a VERIFIED:/VIOLATED:/N/A: line per directive"
-                    .into(),
-            ),
-        });
-    }
+    super::acks::refuse_empty(
+        message,
+        source,
+        "no verdicts to record",
+        "pass the reviewer's final message, with a VERIFIED:/VIOLATED:/N/A: line per directive",
+    )?;
     let mut out = Verdicts::default();
     for mut v in marks::parse_verdicts(message) {
         if let Some(ev) = &mut v.evidence {
