@@ -199,8 +199,6 @@ fn parse(
         problems: Vec::new(),
     };
     let mut d = Directive::new(String::new(), String::new());
-    let mut have_id = false;
-    let mut have_lesson = false;
     let mut reason = None;
     let mut detail = None;
 
@@ -251,7 +249,6 @@ fn parse(
             "id" => {
                 if let Some(id) = x.string(field, value) {
                     if is_valid_id(&id) {
-                        have_id = true;
                         d.id = id;
                     } else {
                         x.push(
@@ -263,31 +260,28 @@ fn parse(
                     }
                 }
             }
-            "lesson" => {
-                if let Some(v) = x.string(field, value) {
-                    have_lesson = true;
-                    d.lesson = v;
-                }
-            }
+            "lesson" => d.lesson = x.string(field, value).unwrap_or_default(),
             "rationale" => d.rationale = x.string(field, value),
             "source" => d.source = x.string(field, value),
             "category" => x.enumerated(field, value, &mut d.category),
             "priority" => x.enumerated(field, value, &mut d.priority),
             "enforcement" => x.enumerated(field, value, &mut d.enforcement),
             "status" => x.enumerated(field, value, &mut d.status),
-            "confidence" => match value.get_ref() {
-                DeValue::Float(f) => match f.as_str().replace('_', "").parse::<f64>() {
-                    Ok(v) => d.confidence = v,
-                    Err(_) => x.type_error(field, value, "a number from 0.0 to 1.0"),
-                },
-                DeValue::Integer(i) => {
-                    match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
-                        Ok(v) => d.confidence = v as f64,
-                        Err(_) => x.type_error(field, value, "a number from 0.0 to 1.0"),
+            "confidence" => {
+                let number = match value.get_ref() {
+                    DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
+                    DeValue::Integer(i) => {
+                        i64::from_str_radix(&i.as_str().replace('_', ""), i.radix())
+                            .ok()
+                            .map(|v| v as f64)
                     }
+                    _ => None,
+                };
+                match number {
+                    Some(v) => d.confidence = v,
+                    None => x.type_error(field, value, "a number from 0.0 to 1.0"),
                 }
-                _ => x.type_error(field, value, "a number from 0.0 to 1.0"),
-            },
+            }
             "created_at" => match value.get_ref() {
                 DeValue::Datetime(dt)
                     if dt.date.is_some() && dt.time.is_some() && dt.offset.is_some() =>
@@ -319,8 +313,9 @@ fn parse(
             }
         }
     }
-    // A present but bad `id` (wrong type, invalid) was reported where it is.
-    if require_id && !have_id && !table.iter().any(|(k, _)| k.get_ref() == "id") {
+    // A key present but bad (a wrong type, an invalid id) was reported where it is.
+    let missing = |key: &str| !table.iter().any(|(k, _)| k.get_ref() == key);
+    if require_id && missing("id") {
         x.push(
             0,
             "missing_key",
@@ -328,7 +323,7 @@ fn parse(
             "add `id = \"<file stem>\"`".into(),
         );
     }
-    if !have_lesson && !table.iter().any(|(k, _)| k.get_ref() == "lesson") {
+    if missing("lesson") {
         out.bad_fields.push("lesson");
         x.push(
             0,
@@ -337,12 +332,7 @@ fn parse(
             "add `lesson = \"...\"`: one line saying what to do or not do".into(),
         );
     }
-    if quarantine
-        && reason.is_none()
-        && !table
-            .iter()
-            .any(|(k, _)| k.get_ref() == "quarantine_reason")
-    {
+    if quarantine && missing("quarantine_reason") {
         x.push(
             0,
             "missing_key",
