@@ -133,12 +133,7 @@ pub fn select(
             lesson: sanitise(&d.lesson),
             forbidden: d.forbidden_actions.iter().map(|t| sanitise(t)).collect(),
             required: d.required_actions.iter().map(|t| sanitise(t)).collect(),
-            verification: d
-                .verification_checks
-                .iter()
-                .chain(&d.verify)
-                .map(|t| sanitise(t))
-                .collect(),
+            verification: verification(&d),
             score: s.total,
         });
     }
@@ -339,6 +334,12 @@ fn render_entry(s: &Shown) -> String {
         }
     }
     out
+}
+
+/// A directive's checks for a person to run, then its `verify` predicates, sanitised.
+pub fn verification(d: &Directive) -> Vec<String> {
+    let checks = d.verification_checks.iter().chain(&d.verify);
+    checks.map(|t| sanitise(t)).collect()
 }
 
 /// One line of text that cannot forge block structure: line breaks become
