@@ -202,39 +202,37 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
     }
     // An item already refused for its shape (empty, too long, several
     // lines) is not parsed too: one problem, not two.
-    let flagged = |shape: &[ShapeIssue], field: &str, i: usize| {
-        shape.iter().any(|s| s.field == field && s.index == Some(i))
-    };
-    for (i, glob) in d.paths.iter().enumerate() {
-        if flagged(&shape, "paths", i) {
-            continue;
-        }
-        if let Err(e) = PathGlob::parse(glob) {
-            shape.push(ShapeIssue {
-                reason: QuarantineReason::InvalidShape,
-                field: "paths",
-                index: Some(i),
-                at: e.at,
-                message: e.message,
-                hint: e.hint,
-            });
-        }
-    }
-
+    let globs = d.paths.iter().map(|g| PathGlob::parse(g).err());
+    let globs = globs.map(|e| e.map(|e| (e.at, e.message, e.hint)));
+    let predicates = d.verify.iter().map(|p| Predicate::parse(p).err());
+    let predicates = predicates.map(|e| e.map(|e| (e.at, e.message, e.hint)));
+    let parsed: [(&str, QuarantineReason, Vec<_>); 2] = [
+        ("paths", QuarantineReason::InvalidShape, globs.collect()),
+        (
+            "verify",
+            QuarantineReason::InvalidPredicate,
+            predicates.collect(),
+        ),
+    ];
     let mut issues = shape;
-    for (i, p) in d.verify.iter().enumerate() {
-        if flagged(&issues, "verify", i) {
-            continue;
-        }
-        if let Err(e) = Predicate::parse(p) {
-            issues.push(ShapeIssue {
-                reason: QuarantineReason::InvalidPredicate,
-                field: "verify",
-                index: Some(i),
-                at: e.at,
-                message: e.message,
-                hint: e.hint,
-            });
+    for (field, reason, errors) in parsed {
+        for (i, error) in errors.into_iter().enumerate() {
+            let Some((at, message, hint)) = error else {
+                continue;
+            };
+            if !issues
+                .iter()
+                .any(|s| s.field == field && s.index == Some(i))
+            {
+                issues.push(ShapeIssue {
+                    reason,
+                    field,
+                    index: Some(i),
+                    at,
+                    message,
+                    hint,
+                });
+            }
         }
     }
 
