@@ -236,11 +236,9 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
             None,
         ));
     }
-    let violations = new_events.iter().any(|e| {
-        e.known_kind() == Some(Kind::Unacknowledged)
-            || (e.known_kind() == Some(Kind::Ack)
-                && e.view::<Fields<'_>>().status == Some("violated"))
-    });
+    let violations = lines
+        .iter()
+        .any(|l| l.recorded && matches!(l.outcome.as_str(), "violated" | "unacknowledged"));
     let criticals_shown = delegation
         .shown
         .iter()
