@@ -215,14 +215,13 @@ pub fn unknown_role(role: &str, config: &Config, directives: &[Directive]) -> Wa
     known.sort_unstable();
     known.dedup();
     let names = crate::suggest::name_list(known.iter().copied(), 12);
-    let hint = match crate::suggest::closest(role, known.iter().copied()) {
-        Some(m) => format!(
-            "did you mean `{m}`? (known roles: {names}); a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
-        ),
-        None => format!(
-            "known roles: {names}; a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
-        ),
+    let known = match crate::suggest::closest(role, known.iter().copied()) {
+        Some(m) => format!("did you mean `{m}`? (known roles: {names})"),
+        None => format!("known roles: {names}"),
     };
+    let hint = format!(
+        "{known}; a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
+    );
     Warning::new(
         format!(
             "no directive and no config names the role `{role}`: it is shown only the directives meant for every role (and for its --tools)"

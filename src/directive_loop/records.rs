@@ -5,7 +5,7 @@
 //! commands here that need whole events (one delegation, one phase) read the
 //! log itself, de-duplicated by id and in (ts, id) order like the fold.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
@@ -124,30 +124,17 @@ pub struct Blocker {
 pub fn phase_records(events: &[Event], phase: &str, index: &Index) -> Vec<PhaseRecord> {
     let fold = &index.fold;
     let delegations = phase_delegations(events, phase);
-    let ids: BTreeSet<&str> = delegations
-        .iter()
-        .flat_map(|d| d.shown.iter().map(|s| s.id.as_str()))
-        .filter(|id| !index.is_retired(id))
-        .collect();
     let in_phase: HashSet<&str> = delegations.iter().map(|d| d.id.as_str()).collect();
-    let mut records: BTreeMap<&str, PhaseRecord> = ids
-        .iter()
-        .map(|id| {
-            let critical = delegations
-                .iter()
-                .flat_map(|d| &d.shown)
-                .any(|s| s.id == *id && s.priority == Priority::Critical)
-                || fold.escalated(id).is_some();
-            (
-                *id,
-                PhaseRecord {
-                    id: (*id).to_owned(),
-                    critical,
-                    ..PhaseRecord::default()
-                },
-            )
-        })
-        .collect();
+    let mut records: BTreeMap<&str, PhaseRecord> = BTreeMap::new();
+    let shown = delegations.iter().flat_map(|d| &d.shown);
+    for s in shown.filter(|s| !index.is_retired(&s.id)) {
+        let r = records.entry(&s.id).or_insert_with(|| PhaseRecord {
+            id: s.id.clone(),
+            critical: fold.escalated(&s.id).is_some(),
+            ..PhaseRecord::default()
+        });
+        r.critical |= s.priority == Priority::Critical;
+    }
     for e in events {
         let Some(id) = e.directive.as_deref() else {
             continue;
