@@ -315,33 +315,27 @@ fn parse(
     }
     // A key present but bad (a wrong type, an invalid id) was reported where it is.
     let missing = |key: &str| !table.iter().any(|(k, _)| k.get_ref() == key);
-    if require_id && missing("id") {
-        x.push(
-            0,
-            "missing_key",
-            "missing key `id`".into(),
-            "add `id = \"<file stem>\"`".into(),
-        );
+    let reasons = QuarantineReason::NAMES.join(", ");
+    let required = [
+        (require_id, "id", "add `id = \"<file stem>\"`".to_owned()),
+        (
+            true,
+            "lesson",
+            "add `lesson = \"...\"`: one line saying what to do or not do".to_owned(),
+        ),
+        (
+            quarantine,
+            "quarantine_reason",
+            format!("add `quarantine_reason = \"...\"`, one of {reasons}"),
+        ),
+    ];
+    for (wanted, key, hint) in required {
+        if wanted && missing(key) {
+            x.push(0, "missing_key", format!("missing key `{key}`"), hint);
+        }
     }
     if missing("lesson") {
         out.bad_fields.push("lesson");
-        x.push(
-            0,
-            "missing_key",
-            "missing key `lesson`".into(),
-            "add `lesson = \"...\"`: one line saying what to do or not do".into(),
-        );
-    }
-    if quarantine && missing("quarantine_reason") {
-        x.push(
-            0,
-            "missing_key",
-            "missing key `quarantine_reason`".into(),
-            format!(
-                "add `quarantine_reason = \"...\"`, one of {}",
-                QuarantineReason::NAMES.join(", ")
-            ),
-        );
     }
     out.problems = x.problems;
     if out.problems.is_empty() {
