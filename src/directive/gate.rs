@@ -163,28 +163,22 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
         }
         for (i, item) in items.iter().enumerate() {
             let n = item.chars().count();
-            if item.trim().is_empty() {
-                issue(
-                    field,
-                    Some(i),
-                    format!("{field}[{i}] is empty"),
-                    "remove the empty item",
-                );
+            let (what, hint) = if item.trim().is_empty() {
+                ("is empty".to_owned(), "remove the empty item")
             } else if n > item_max {
-                issue(
-                    field,
-                    Some(i),
-                    format!("{field}[{i}] is {n} characters, over {item_max}"),
+                (
+                    format!("is {n} characters, over {item_max}"),
                     "shorten the item",
-                );
+                )
             } else if item.contains(['\n', '\r']) {
-                issue(
-                    field,
-                    Some(i),
-                    format!("{field}[{i}] spans several lines"),
+                (
+                    "spans several lines".to_owned(),
                     "keep each item to one line",
-                );
-            }
+                )
+            } else {
+                continue;
+            };
+            issue(field, Some(i), format!("{field}[{i}] {what}"), hint);
         }
     }
     // The scope lists come first.
@@ -298,7 +292,8 @@ mod tests {
     fn reasons() {
         use QuarantineReason::*;
         assert!(check_gate(&base()).is_ok());
-        let cases: [(fn(&mut Directive), QuarantineReason); 5] = [
+        type Change = fn(&mut Directive);
+        let cases: [(Change, QuarantineReason); 5] = [
             (|d| d.verify.clear(), MissingPredicate),
             (
                 |d| {
