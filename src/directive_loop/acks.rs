@@ -112,11 +112,10 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
         .map(|e| (e, e.view::<Fields<'_>>()))
         .filter(|(_, f)| f.delegation == Some(delegation.id.as_str()))
         .collect();
-    let already = |kind: Kind, id: &str, status: Option<&str>| {
+    let already = |kind: Kind, id: &str| {
         mine.iter().any(|(e, f)| {
             e.known_kind() == Some(kind)
                 && (e.directive.as_deref() == Some(id) || f.claimed == Some(id))
-                && (status.is_none() || f.status == status)
         })
     };
     // The same ack, reason included: a second message that adds the reason
@@ -159,7 +158,7 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
                 unrecorded_spoofs += 1;
                 continue;
             }
-            let recorded = !already(Kind::SpoofedAck, id, None);
+            let recorded = !already(Kind::SpoofedAck, id);
             if recorded {
                 new_events.push(store.event(Body::SpoofedAck {
                     delegation: delegation.id.clone(),
@@ -204,11 +203,9 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
     // same delegation is acknowledged: a follow-up message need not repeat it.
     let mut audit = Vec::new();
     for s in delegation.shown.iter().filter(|s| {
-        s.priority == Priority::Critical
-            && !acks.contains_key(&s.id)
-            && !already(Kind::Ack, &s.id, None)
+        s.priority == Priority::Critical && !acks.contains_key(&s.id) && !already(Kind::Ack, &s.id)
     }) {
-        let recorded = !already(Kind::Unacknowledged, &s.id, None);
+        let recorded = !already(Kind::Unacknowledged, &s.id);
         if recorded {
             let e = store
                 .event(Body::Unacknowledged {
