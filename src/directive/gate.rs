@@ -6,11 +6,6 @@
 //! predicate must parse and the shape limits must hold, so nothing that
 //! reaches `directives/` can fail later for a reason visible now.
 
-use std::fmt;
-
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use super::{Directive, is_valid_scope_name};
 use crate::pathglob::PathGlob;
 use crate::predicate::Predicate;
@@ -28,42 +23,16 @@ pub mod limits {
     pub const FILE_MAX: u64 = 64 * 1024;
 }
 
-/// Why an entry was quarantined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum QuarantineReason {
-    MissingPredicate,
-    MissingScope,
-    MissingPredicateAndScope,
-    InvalidPredicate,
-    InvalidShape,
-}
-
-impl QuarantineReason {
-    pub const NAMES: &'static [&'static str] = &[
-        "missing_predicate",
-        "missing_scope",
-        "missing_predicate_and_scope",
-        "invalid_predicate",
-        "invalid_shape",
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QuarantineReason::MissingPredicate => "missing_predicate",
-            QuarantineReason::MissingScope => "missing_scope",
-            QuarantineReason::MissingPredicateAndScope => "missing_predicate_and_scope",
-            QuarantineReason::InvalidPredicate => "invalid_predicate",
-            QuarantineReason::InvalidShape => "invalid_shape",
-        }
+string_enum!(
+    /// Why an entry was quarantined.
+    QuarantineReason {
+        MissingPredicate => "missing_predicate",
+        MissingScope => "missing_scope",
+        MissingPredicateAndScope => "missing_predicate_and_scope",
+        InvalidPredicate => "invalid_predicate",
+        InvalidShape => "invalid_shape",
     }
-}
-
-impl fmt::Display for QuarantineReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+);
 
 /// One field that breaks the gate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,43 +118,37 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
             "use a number from 0.0 to 1.0",
         );
     }
-    if let Some(r) = &d.rationale
-        && r.chars().count() > limits::RATIONALE_MAX
-    {
-        issue(
+    for (field, text, max, hint) in [
+        (
             "rationale",
-            None,
-            format!("rationale is over {} characters", limits::RATIONALE_MAX),
+            &d.rationale,
+            limits::RATIONALE_MAX,
             "shorten it; link to the discussion in `source`",
-        );
-    }
-    if let Some(s) = &d.source
-        && s.chars().count() > limits::SOURCE_MAX
-    {
-        issue(
+        ),
+        (
             "source",
-            None,
-            format!("source is over {} characters", limits::SOURCE_MAX),
+            &d.source,
+            limits::SOURCE_MAX,
             "name the PR, run or review, not its content",
-        );
+        ),
+    ] {
+        if text.as_ref().is_some_and(|t| t.chars().count() > max) {
+            issue(
+                field,
+                None,
+                format!("{field} is over {max} characters"),
+                hint,
+            );
+        }
     }
 
-    let lists: [(&'static str, &Vec<String>, usize); 9] = [
-        ("applies_to_agents", &d.applies_to_agents, 64),
-        ("applies_to_tools", &d.applies_to_tools, 64),
-        ("paths", &d.paths, limits::ITEM_MAX),
-        ("triggers", &d.triggers, limits::ITEM_MAX),
-        ("forbidden_actions", &d.forbidden_actions, limits::ITEM_MAX),
-        ("required_actions", &d.required_actions, limits::ITEM_MAX),
-        (
-            "verification_checks",
-            &d.verification_checks,
-            limits::ITEM_MAX,
-        ),
-        ("verify", &d.verify, crate::predicate::MAX_LEN),
-        ("tags", &d.tags, limits::TAG_MAX),
-    ];
-    for (field, items, item_max) in lists {
+    for (field, items) in d.lists() {
+        let item_max = match field {
+            "applies_to_agents" | "applies_to_tools" => 64,
+            "verify" => crate::predicate::MAX_LEN,
+            "tags" => limits::TAG_MAX,
+            _ => limits::ITEM_MAX,
+        };
         if items.len() > limits::LIST_MAX {
             issue(
                 field,
@@ -200,36 +163,26 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
         }
         for (i, item) in items.iter().enumerate() {
             let n = item.chars().count();
-            if item.trim().is_empty() {
-                issue(
-                    field,
-                    Some(i),
-                    format!("{field}[{i}] is empty"),
-                    "remove the empty item",
-                );
+            let (what, hint) = if item.trim().is_empty() {
+                ("is empty".to_owned(), "remove the empty item")
             } else if n > item_max {
-                issue(
-                    field,
-                    Some(i),
-                    format!("{field}[{i}] is {n} characters, over {item_max}"),
+                (
+                    format!("is {n} characters, over {item_max}"),
                     "shorten the item",
-                );
+                )
             } else if item.contains(['\n', '\r']) {
-                issue(
-                    field,
-                    Some(i),
-                    format!("{field}[{i}] spans several lines"),
+                (
+                    "spans several lines".to_owned(),
                     "keep each item to one line",
-                );
-            }
+                )
+            } else {
+                continue;
+            };
+            issue(field, Some(i), format!("{field}[{i}] {what}"), hint);
         }
     }
-    for field in ["applies_to_agents", "applies_to_tools"] {
-        let items = if field == "applies_to_agents" {
-            &d.applies_to_agents
-        } else {
-            &d.applies_to_tools
-        };
+    // The scope lists come first.
+    for (field, items) in &d.lists()[..2] {
         for (i, name) in items.iter().enumerate() {
             if !name.is_empty() && !is_valid_scope_name(name) {
                 issue(
@@ -243,39 +196,37 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
     }
     // An item already refused for its shape (empty, too long, several
     // lines) is not parsed too: one problem, not two.
-    let flagged = |shape: &[ShapeIssue], field: &str, i: usize| {
-        shape.iter().any(|s| s.field == field && s.index == Some(i))
-    };
-    for (i, glob) in d.paths.iter().enumerate() {
-        if flagged(&shape, "paths", i) {
-            continue;
-        }
-        if let Err(e) = PathGlob::parse(glob) {
-            shape.push(ShapeIssue {
-                reason: QuarantineReason::InvalidShape,
-                field: "paths",
-                index: Some(i),
-                at: e.at,
-                message: e.message,
-                hint: e.hint,
-            });
-        }
-    }
-
+    let globs = d.paths.iter().map(|g| PathGlob::parse(g).err());
+    let globs = globs.map(|e| e.map(|e| (e.at, e.message, e.hint)));
+    let predicates = d.verify.iter().map(|p| Predicate::parse(p).err());
+    let predicates = predicates.map(|e| e.map(|e| (e.at, e.message, e.hint)));
+    let parsed: [(&str, QuarantineReason, Vec<_>); 2] = [
+        ("paths", QuarantineReason::InvalidShape, globs.collect()),
+        (
+            "verify",
+            QuarantineReason::InvalidPredicate,
+            predicates.collect(),
+        ),
+    ];
     let mut issues = shape;
-    for (i, p) in d.verify.iter().enumerate() {
-        if flagged(&issues, "verify", i) {
-            continue;
-        }
-        if let Err(e) = Predicate::parse(p) {
-            issues.push(ShapeIssue {
-                reason: QuarantineReason::InvalidPredicate,
-                field: "verify",
-                index: Some(i),
-                at: e.at,
-                message: e.message,
-                hint: e.hint,
-            });
+    for (field, reason, errors) in parsed {
+        for (i, error) in errors.into_iter().enumerate() {
+            let Some((at, message, hint)) = error else {
+                continue;
+            };
+            if !issues
+                .iter()
+                .any(|s| s.field == field && s.index == Some(i))
+            {
+                issues.push(ShapeIssue {
+                    reason,
+                    field,
+                    index: Some(i),
+                    at,
+                    message,
+                    hint,
+                });
+            }
         }
     }
 
@@ -339,36 +290,27 @@ mod tests {
 
     #[test]
     fn reasons() {
+        use QuarantineReason::*;
         assert!(check_gate(&base()).is_ok());
-        let mut d = base();
-        d.verify.clear();
-        assert_eq!(
-            check_gate(&d).unwrap_err().reason,
-            QuarantineReason::MissingPredicate
-        );
-        d.applies_to_agents.clear();
-        assert_eq!(
-            check_gate(&d).unwrap_err().reason,
-            QuarantineReason::MissingPredicateAndScope
-        );
-        let mut d = base();
-        d.applies_to_agents.clear();
-        assert_eq!(
-            check_gate(&d).unwrap_err().reason,
-            QuarantineReason::MissingScope
-        );
-        let mut d = base();
-        d.verify = vec!["grep:(".into()];
-        assert_eq!(
-            check_gate(&d).unwrap_err().reason,
-            QuarantineReason::InvalidPredicate
-        );
-        let mut d = base();
-        d.lesson = "short".into();
-        assert_eq!(
-            check_gate(&d).unwrap_err().reason,
-            QuarantineReason::InvalidShape
-        );
+        type Change = fn(&mut Directive);
+        let cases: [(Change, QuarantineReason); 5] = [
+            (|d| d.verify.clear(), MissingPredicate),
+            (
+                |d| {
+                    d.verify.clear();
+                    d.applies_to_agents.clear();
+                },
+                MissingPredicateAndScope,
+            ),
+            (|d| d.applies_to_agents.clear(), MissingScope),
+            (|d| d.verify = vec!["grep:(".into()], InvalidPredicate),
+            (|d| d.lesson = "short".into(), InvalidShape),
+        ];
+        for (change, want) in cases {
+            let mut d = base();
+            change(&mut d);
+            assert_eq!(check_gate(&d).unwrap_err().reason, want);
+        }
     }
 
     /// Every rule broken is listed at once, the entry's reason being the first.

@@ -63,18 +63,18 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
             }
             return Err(Error::UnknownDirective { id: id.to_owned() });
         }
-        Err(e) => match crate::safe_fs::not_regular(&e) {
-            Some(kind) => {
-                return Err(unreadable(
+        Err(e) => {
+            return Err(match crate::safe_fs::not_regular(&e) {
+                Some(kind) => unreadable(
                     crate::event::NOT_REGULAR,
                     format!("{kind}, not a regular file: not read"),
-                ));
-            }
-            None if crate::safe_fs::over_limit(&e).is_some() => {
-                return Err(unreadable("unreadable", e.to_string()));
-            }
-            None => return Err(Error::io(&path, e)),
-        },
+                ),
+                None if crate::safe_fs::over_limit(&e).is_some() => {
+                    unreadable("unreadable", e.to_string())
+                }
+                None => Error::io(&path, e),
+            });
+        }
     };
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::Invalid(vec![
@@ -173,26 +173,21 @@ pub fn retire(store: &Store, id: &str, reason: &str) -> Result<Retired> {
 /// (at the top when there is none). `None` if `text` does not parse.
 pub fn with_status(text: &str, value: &str) -> Option<String> {
     let table = DeTable::parse(text).ok()?;
+    let span = |key: &str| {
+        let (_, v) = table.get_ref().iter().find(|(k, _)| k.get_ref() == key)?;
+        Some(v.span())
+    };
     let quoted = format!("\"{value}\"");
-    if let Some((_, v)) = table
-        .get_ref()
-        .iter()
-        .find(|(k, _)| k.get_ref() == "status")
-    {
-        let span = v.span();
+    if let Some(span) = span("status") {
         let mut out = text.to_owned();
         out.replace_range(span, &quoted);
         return Some(out);
     }
-    let after_id = table
-        .get_ref()
-        .iter()
-        .find(|(k, _)| k.get_ref() == "id")
-        .map(|(_, v)| {
-            let end = v.span().end;
-            text[end..].find('\n').map_or(text.len(), |n| end + n + 1)
-        })
-        .unwrap_or(0);
+    let after_id = span("id").map_or(0, |id| {
+        text[id.end..]
+            .find('\n')
+            .map_or(text.len(), |n| id.end + n + 1)
+    });
     let mut out = text.to_owned();
     let mut line = format!("status = {quoted}\n");
     if after_id == text.len() && !text.is_empty() && !text.ends_with('\n') {

@@ -135,19 +135,6 @@ const KEYS: &[&str] = &[
     "source",
 ];
 
-/// The keys whose value is a list of strings.
-const LISTS: &[&str] = &[
-    "applies_to_agents",
-    "applies_to_tools",
-    "paths",
-    "triggers",
-    "forbidden_actions",
-    "required_actions",
-    "verification_checks",
-    "verify",
-    "tags",
-];
-
 /// Parses the text of `directives/<id>.toml`. `path` is used in problems.
 pub fn parse_directive_toml(text: &str, path: &str) -> LoadedDirective {
     parse(text, path, false, true).0
@@ -163,7 +150,7 @@ pub fn parse_directive_toml_without_id(text: &str, path: &str) -> LoadedDirectiv
 /// `quarantine_reason` (required) and `quarantine_detail`.
 pub fn parse_quarantined_toml(text: &str, path: &str) -> (Option<Quarantined>, Vec<Problem>) {
     let (loaded, reason, detail) = parse(text, path, true, true);
-    let mut problems = loaded.problems;
+    // A missing or bad `quarantine_reason` is among the problems.
     let q = match (loaded.directive, reason) {
         (Some(directive), Some(quarantine_reason)) => Some(Quarantined {
             directive,
@@ -172,17 +159,7 @@ pub fn parse_quarantined_toml(text: &str, path: &str) -> (Option<Quarantined>, V
         }),
         _ => None,
     };
-    if q.is_none() && problems.is_empty() {
-        problems.push(
-            Problem::error(path, "missing_key", "missing key `quarantine_reason`")
-                .at(1, 1)
-                .with_hint(format!(
-                    "add `quarantine_reason = \"...\"`, one of {}",
-                    QuarantineReason::NAMES.join(", ")
-                )),
-        );
-    }
-    (q, problems)
+    (q, loaded.problems)
 }
 
 fn parse(
@@ -222,8 +199,6 @@ fn parse(
         problems: Vec::new(),
     };
     let mut d = Directive::new(String::new(), String::new());
-    let mut have_id = false;
-    let mut have_lesson = false;
     let mut reason = None;
     let mut detail = None;
 
@@ -233,18 +208,12 @@ fn parse(
         let Some(&field) = KEYS.iter().find(|k| **k == name) else {
             if quarantine && name == "quarantine_reason" {
                 if let Some(s) = x.string(name, value) {
-                    match s.as_str() {
-                        "missing_predicate" => reason = Some(QuarantineReason::MissingPredicate),
-                        "missing_scope" => reason = Some(QuarantineReason::MissingScope),
-                        "missing_predicate_and_scope" => {
-                            reason = Some(QuarantineReason::MissingPredicateAndScope)
-                        }
-                        "invalid_predicate" => reason = Some(QuarantineReason::InvalidPredicate),
-                        "invalid_shape" => reason = Some(QuarantineReason::InvalidShape),
-                        other => x.push(
+                    match s.parse() {
+                        Ok(r) => reason = Some(r),
+                        Err(_) => x.push(
                             span.start,
                             "bad_value",
-                            format!("`quarantine_reason` is `{other}`, not a known reason"),
+                            format!("`quarantine_reason` is `{s}`, not a known reason"),
                             format!("use one of {}", QuarantineReason::NAMES.join(", ")),
                         ),
                     }
@@ -280,7 +249,6 @@ fn parse(
             "id" => {
                 if let Some(id) = x.string(field, value) {
                     if is_valid_id(&id) {
-                        have_id = true;
                         d.id = id;
                     } else {
                         x.push(
@@ -292,31 +260,28 @@ fn parse(
                     }
                 }
             }
-            "lesson" => {
-                if let Some(v) = x.string(field, value) {
-                    have_lesson = true;
-                    d.lesson = v;
-                }
-            }
+            "lesson" => d.lesson = x.string(field, value).unwrap_or_default(),
             "rationale" => d.rationale = x.string(field, value),
             "source" => d.source = x.string(field, value),
             "category" => x.enumerated(field, value, &mut d.category),
             "priority" => x.enumerated(field, value, &mut d.priority),
             "enforcement" => x.enumerated(field, value, &mut d.enforcement),
             "status" => x.enumerated(field, value, &mut d.status),
-            "confidence" => match value.get_ref() {
-                DeValue::Float(f) => match f.as_str().replace('_', "").parse::<f64>() {
-                    Ok(v) => d.confidence = v,
-                    Err(_) => x.type_error(field, value, "a number from 0.0 to 1.0"),
-                },
-                DeValue::Integer(i) => {
-                    match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
-                        Ok(v) => d.confidence = v as f64,
-                        Err(_) => x.type_error(field, value, "a number from 0.0 to 1.0"),
+            "confidence" => {
+                let number = match value.get_ref() {
+                    DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
+                    DeValue::Integer(i) => {
+                        i64::from_str_radix(&i.as_str().replace('_', ""), i.radix())
+                            .ok()
+                            .map(|v| v as f64)
                     }
+                    _ => None,
+                };
+                match number {
+                    Some(v) => d.confidence = v,
+                    None => x.type_error(field, value, "a number from 0.0 to 1.0"),
                 }
-                _ => x.type_error(field, value, "a number from 0.0 to 1.0"),
-            },
+            }
             "created_at" => match value.get_ref() {
                 DeValue::Datetime(dt)
                     if dt.date.is_some() && dt.time.is_some() && dt.offset.is_some() =>
@@ -334,22 +299,13 @@ fn parse(
             },
             list => {
                 let items = x.list(list, value);
-                let target = match list {
-                    "applies_to_agents" => &mut d.applies_to_agents,
-                    "applies_to_tools" => &mut d.applies_to_tools,
-                    "paths" => &mut d.paths,
-                    "triggers" => &mut d.triggers,
-                    "forbidden_actions" => &mut d.forbidden_actions,
-                    "required_actions" => &mut d.required_actions,
-                    "verification_checks" => &mut d.verification_checks,
-                    "verify" => &mut d.verify,
-                    _ => &mut d.tags,
-                };
-                *target = items;
+                if let Some(target) = d.list_mut(list) {
+                    *target = items;
+                }
             }
         }
         if x.problems.len() > problems_before {
-            if is_array && LISTS.contains(&field) {
+            if is_array && d.list_mut(field).is_some() {
                 // Only items of the list were wrong: the others are judged.
                 out.bad_items.push(field);
             } else {
@@ -357,39 +313,29 @@ fn parse(
             }
         }
     }
-    // A present but bad `id` (wrong type, invalid) was reported where it is.
-    if require_id && !have_id && !table.iter().any(|(k, _)| k.get_ref() == "id") {
-        x.push(
-            0,
-            "missing_key",
-            "missing key `id`".into(),
-            "add `id = \"<file stem>\"`".into(),
-        );
+    // A key present but bad (a wrong type, an invalid id) was reported where it is.
+    let missing = |key: &str| !table.iter().any(|(k, _)| k.get_ref() == key);
+    let reasons = QuarantineReason::NAMES.join(", ");
+    let required = [
+        (require_id, "id", "add `id = \"<file stem>\"`".to_owned()),
+        (
+            true,
+            "lesson",
+            "add `lesson = \"...\"`: one line saying what to do or not do".to_owned(),
+        ),
+        (
+            quarantine,
+            "quarantine_reason",
+            format!("add `quarantine_reason = \"...\"`, one of {reasons}"),
+        ),
+    ];
+    for (wanted, key, hint) in required {
+        if wanted && missing(key) {
+            x.push(0, "missing_key", format!("missing key `{key}`"), hint);
+        }
     }
-    if !have_lesson && !table.iter().any(|(k, _)| k.get_ref() == "lesson") {
+    if missing("lesson") {
         out.bad_fields.push("lesson");
-        x.push(
-            0,
-            "missing_key",
-            "missing key `lesson`".into(),
-            "add `lesson = \"...\"`: one line saying what to do or not do".into(),
-        );
-    }
-    if quarantine
-        && reason.is_none()
-        && !table
-            .iter()
-            .any(|(k, _)| k.get_ref() == "quarantine_reason")
-    {
-        x.push(
-            0,
-            "missing_key",
-            "missing key `quarantine_reason`".into(),
-            format!(
-                "add `quarantine_reason = \"...\"`, one of {}",
-                QuarantineReason::NAMES.join(", ")
-            ),
-        );
     }
     out.problems = x.problems;
     if out.problems.is_empty() {

@@ -7,13 +7,49 @@
 //! [`lifecycle`] changes a directive's file through commands (`retire`,
 //! `edit`), keeping the rest of it as written.
 
+/// An enumeration written as its names (`snake_case`) in files and events.
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? } $(default $default:ident)?) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        $(impl Default for $name {
+            fn default() -> Self { $name::$default }
+        })?
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = $crate::directive::UnknownName;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err($crate::directive::UnknownName { value: s.to_owned(), names: $name::NAMES }),
+                }
+            }
+        }
+    };
+}
+
 mod gate;
 pub mod lifecycle;
 mod load;
 mod slug;
-
-use std::fmt;
-use std::str::FromStr;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -124,41 +160,6 @@ pub struct UnknownName {
     pub names: &'static [&'static str],
 }
 
-macro_rules! string_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? } default $default:ident) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
-        #[serde(rename_all = "lowercase")]
-        pub enum $name { $($variant),+ }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-            pub const NAMES: &'static [&'static str] = &[$($text),+];
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
-            }
-        }
-
-        impl Default for $name {
-            fn default() -> Self { $name::$default }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
-        }
-
-        impl FromStr for $name {
-            type Err = UnknownName;
-            fn from_str(s: &str) -> Result<Self, UnknownName> {
-                match s {
-                    $($text => Ok($name::$variant),)+
-                    _ => Err(UnknownName { value: s.to_owned(), names: $name::NAMES }),
-                }
-            }
-        }
-    };
-}
-
 string_enum!(
     /// What area the lesson is about.
     Category {
@@ -249,17 +250,7 @@ impl Directive {
         t.insert("enforcement".into(), s(self.enforcement.as_str()));
         t.insert("status".into(), s(self.status.as_str()));
         t.insert("confidence".into(), Value::Float(self.confidence));
-        for (key, v) in [
-            ("applies_to_agents", &self.applies_to_agents),
-            ("applies_to_tools", &self.applies_to_tools),
-            ("paths", &self.paths),
-            ("triggers", &self.triggers),
-            ("forbidden_actions", &self.forbidden_actions),
-            ("required_actions", &self.required_actions),
-            ("verification_checks", &self.verification_checks),
-            ("verify", &self.verify),
-            ("tags", &self.tags),
-        ] {
+        for (key, v) in self.lists() {
             if !v.is_empty() {
                 t.insert(key.into(), list(v));
             }
@@ -274,6 +265,37 @@ impl Directive {
         if let Some(src) = &self.source {
             t.insert("source".into(), s(src));
         }
+    }
+
+    /// The list fields by their TOML keys, in file order.
+    pub(crate) fn lists(&self) -> [(&'static str, &Vec<String>); 9] {
+        [
+            ("applies_to_agents", &self.applies_to_agents),
+            ("applies_to_tools", &self.applies_to_tools),
+            ("paths", &self.paths),
+            ("triggers", &self.triggers),
+            ("forbidden_actions", &self.forbidden_actions),
+            ("required_actions", &self.required_actions),
+            ("verification_checks", &self.verification_checks),
+            ("verify", &self.verify),
+            ("tags", &self.tags),
+        ]
+    }
+
+    /// The list field with TOML key `key`.
+    fn list_mut(&mut self, key: &str) -> Option<&mut Vec<String>> {
+        Some(match key {
+            "applies_to_agents" => &mut self.applies_to_agents,
+            "applies_to_tools" => &mut self.applies_to_tools,
+            "paths" => &mut self.paths,
+            "triggers" => &mut self.triggers,
+            "forbidden_actions" => &mut self.forbidden_actions,
+            "required_actions" => &mut self.required_actions,
+            "verification_checks" => &mut self.verification_checks,
+            "verify" => &mut self.verify,
+            "tags" => &mut self.tags,
+            _ => return None,
+        })
     }
 
     /// Is this directive targeted at an agent role or a tool?

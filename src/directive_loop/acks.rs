@@ -74,13 +74,21 @@ pub struct Report {
 /// Refuses an empty message: every critical would become an
 /// unacknowledged violation, from no message at all.
 pub fn check_message(message: &str, source: &str) -> Result<()> {
+    refuse_empty(
+        message,
+        source,
+        "the final message has no acks to record",
+        "pass the delegate's final message (FILE, or `-` for standard input); nothing was recorded",
+    )
+}
+
+/// Refuses a `message` (read from `source`) with nothing but whitespace:
+/// `lacks` says what it has none of, `hint` what to pass instead.
+pub(crate) fn refuse_empty(message: &str, source: &str, lacks: &str, hint: &str) -> Result<()> {
     if message.trim().is_empty() {
         return Err(Error::Usage {
-            message: format!("{source} is empty: the final message has no acks to record"),
-            hint: Some(
-                "pass the delegate's final message (FILE, or `-` for standard input); nothing was recorded"
-                    .into(),
-            ),
+            message: format!("{source} is empty: {lacks}"),
+            hint: Some(hint.into()),
         });
     }
     Ok(())
@@ -104,11 +112,10 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
         .map(|e| (e, e.view::<Fields<'_>>()))
         .filter(|(_, f)| f.delegation == Some(delegation.id.as_str()))
         .collect();
-    let already = |kind: Kind, id: &str, status: Option<&str>| {
+    let already = |kind: Kind, id: &str| {
         mine.iter().any(|(e, f)| {
             e.known_kind() == Some(kind)
                 && (e.directive.as_deref() == Some(id) || f.claimed == Some(id))
-                && (status.is_none() || f.status == status)
         })
     };
     // The same ack, reason included: a second message that adds the reason
@@ -151,7 +158,7 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
                 unrecorded_spoofs += 1;
                 continue;
             }
-            let recorded = !already(Kind::SpoofedAck, id, None);
+            let recorded = !already(Kind::SpoofedAck, id);
             if recorded {
                 new_events.push(store.event(Body::SpoofedAck {
                     delegation: delegation.id.clone(),
@@ -196,11 +203,9 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
     // same delegation is acknowledged: a follow-up message need not repeat it.
     let mut audit = Vec::new();
     for s in delegation.shown.iter().filter(|s| {
-        s.priority == Priority::Critical
-            && !acks.contains_key(&s.id)
-            && !already(Kind::Ack, &s.id, None)
+        s.priority == Priority::Critical && !acks.contains_key(&s.id) && !already(Kind::Ack, &s.id)
     }) {
-        let recorded = !already(Kind::Unacknowledged, &s.id, None);
+        let recorded = !already(Kind::Unacknowledged, &s.id);
         if recorded {
             let e = store
                 .event(Body::Unacknowledged {
@@ -228,11 +233,9 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
             None,
         ));
     }
-    let violations = new_events.iter().any(|e| {
-        e.known_kind() == Some(Kind::Unacknowledged)
-            || (e.known_kind() == Some(Kind::Ack)
-                && e.view::<Fields<'_>>().status == Some("violated"))
-    });
+    let violations = lines
+        .iter()
+        .any(|l| l.recorded && matches!(l.outcome.as_str(), "violated" | "unacknowledged"));
     let criticals_shown = delegation
         .shown
         .iter()

@@ -2,6 +2,7 @@
 //! the directive loop: a failure once per change while it stands, and a
 //! pass only where it clears a violation on the same branch.
 
+use crate::change::Selection;
 use crate::event::view::CheckKey;
 use crate::event::{Body, CheckOutcome, Event};
 use crate::fold::Fold;
@@ -15,17 +16,8 @@ use crate::store::Store;
 /// another detached HEAD or a tip that is not a branch name (`HEAD~2`, an
 /// id): a check there is on no branch, and its violations are remediated
 /// only by an applied ack or a verified verdict.
-pub fn checked_branch(
-    repo: &gix::Repository,
-    selection: &crate::change::Selection,
-) -> Option<String> {
-    use crate::change::Selection;
-    let tip = match selection {
-        Selection::Staged | Selection::Worktree => "HEAD",
-        Selection::Range { to, .. } if to.is_empty() => "HEAD",
-        Selection::Range { to, .. } => to,
-        Selection::Commit(c) => c,
-    };
+pub fn checked_branch(repo: &gix::Repository, selection: &Selection) -> Option<String> {
+    let tip = tip(selection).unwrap_or("HEAD");
     let name = if tip == "HEAD" || tip == "@" {
         match repo.head_name().ok().flatten() {
             Some(name) => name,
@@ -37,6 +29,17 @@ pub fn checked_branch(
     };
     let name = name.as_bstr().to_string();
     name.starts_with("refs/heads/").then_some(name)
+}
+
+/// The revision a committed change ends at; `None` for a staged or
+/// working-tree change.
+fn tip(selection: &Selection) -> Option<&str> {
+    match selection {
+        Selection::Staged | Selection::Worktree => None,
+        Selection::Range { to, .. } if to.is_empty() => Some("HEAD"),
+        Selection::Range { to, .. } => Some(to),
+        Selection::Commit(c) => Some(c),
+    }
 }
 
 /// The branch an interactive or plain rebase in progress is rebasing, as
@@ -57,16 +60,9 @@ fn rebased_branch(repo: &gix::Repository) -> Option<String> {
 /// When the tip of a committed change was made (committer time, in ms, at
 /// the end of its second); `None` for a staged or working-tree change,
 /// which is the state of things now.
-pub fn tip_time(repo: &gix::Repository, selection: &crate::change::Selection) -> Option<i64> {
-    use crate::change::Selection;
-    let tip = match selection {
-        Selection::Staged | Selection::Worktree => return None,
-        Selection::Range { to, .. } if to.is_empty() => "HEAD",
-        Selection::Range { to, .. } => to,
-        Selection::Commit(c) => c,
-    };
+pub fn tip_time(repo: &gix::Repository, selection: &Selection) -> Option<i64> {
     let commit = repo
-        .rev_parse_single(tip)
+        .rev_parse_single(tip(selection)?)
         .ok()?
         .object()
         .ok()?

@@ -12,18 +12,19 @@ use crate::directive::{Enforcement, Priority};
 use crate::error::{Error, Result};
 use crate::event::view::Fields;
 use crate::event::{Body, Event, Level};
-use crate::fold::Fold;
 use crate::store::Store;
 
-/// `escalation` events for the open episodes that no event records yet:
-/// the command that recorded the violations appends them. `declared`
-/// gives a directive's declared priority and enforcement (for the `from`
-/// part) when it is known.
-pub fn escalations_due(
+/// After violations were recorded: the `escalation` events for the open
+/// episodes that no event records yet, from the fold as the index has it
+/// now. `declared` gives a directive's declared priority and enforcement
+/// (for the `from` part) when it is known. Each is appended with
+/// [`append`], one at a time, so that what was written is reported even
+/// when a later append fails.
+pub fn due(
     store: &Store,
-    fold: &Fold,
     declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,
-) -> Vec<Event> {
+) -> Result<Vec<Event>> {
+    let fold = crate::index::load_fold(store)?.fold;
     let mut out = Vec::new();
     for (id, state) in fold.loop_states() {
         let Some(ep) = state.open() else { continue };
@@ -57,7 +58,7 @@ pub fn escalations_due(
         });
         out.push(e.about(id));
     }
-    out
+    Ok(out)
 }
 
 /// One escalation [`append`] was asked to write.
@@ -68,18 +69,6 @@ pub struct Escalation {
     pub written: bool,
     /// Torn lines the append found and saved aside, for the user to hear of.
     pub torn: Vec<PathBuf>,
-}
-
-/// After violations were recorded: the `escalation` events due, from the
-/// fold as the index has it now (see [`escalations_due`]). Each is appended
-/// with [`append`], one at a time, so that what was written is reported
-/// even when a later append fails.
-pub fn due(
-    store: &Store,
-    declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,
-) -> Result<Vec<Event>> {
-    let summary = crate::index::load_fold(store)?;
-    Ok(escalations_due(store, &summary.fold, declared))
 }
 
 /// [`due`], with the directives read from the index: for a command that
@@ -111,17 +100,11 @@ pub fn append(store: &Store, e: &Event) -> Result<Escalation> {
 /// a human says why in at least [`MIN_JUSTIFICATION`](crate::directive_loop::gate::MIN_JUSTIFICATION)
 /// characters.
 pub fn deescalate(store: &Store, id: &str, justification: &str) -> Result<Event> {
-    let justification = justification.trim();
-    let min = crate::directive_loop::gate::MIN_JUSTIFICATION;
-    if justification.chars().count() < min {
-        return Err(Error::Usage {
-            message: format!(
-                "the justification is {} character(s); it needs at least {min}",
-                justification.chars().count(),
-            ),
-            hint: Some("say why the escalation can end, in a sentence".into()),
-        });
-    }
+    let justification = super::gate::justification(
+        justification,
+        "it",
+        "say why the escalation can end, in a sentence",
+    )?;
     // The justification is checked first: a refused command reads nothing.
     let fold = crate::index::load_fold(store)?.fold;
     let Some(episode) = fold.loop_state(id).and_then(|s| s.open_key(id)) else {

@@ -16,6 +16,22 @@ use crate::store::Store;
 /// human decisions recorded with one: a retirement, a deescalation).
 pub const MIN_JUSTIFICATION: usize = 10;
 
+/// `text` trimmed, refused when shorter than [`MIN_JUSTIFICATION`]: the
+/// error says what `needs` it, and `hint` how to write one.
+pub fn justification<'a>(text: &'a str, needs: &str, hint: &str) -> Result<&'a str> {
+    let text = text.trim();
+    let chars = text.chars().count();
+    if chars < MIN_JUSTIFICATION {
+        return Err(Error::Usage {
+            message: format!(
+                "the justification is {chars} character(s); {needs} needs at least {MIN_JUSTIFICATION}"
+            ),
+            hint: Some(hint.into()),
+        });
+    }
+    Ok(text)
+}
+
 /// What `git swarm phase complete` was asked.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
@@ -74,16 +90,11 @@ pub fn complete(
     let mut overrides = Vec::new();
     let mut warnings = Vec::new();
     if !accepted.is_empty() {
-        let justification = req.justification.unwrap_or("").trim();
-        if justification.chars().count() < MIN_JUSTIFICATION {
-            return Err(Error::Usage {
-                message: format!(
-                    "the justification is {} character(s); an override needs at least {MIN_JUSTIFICATION}",
-                    justification.chars().count()
-                ),
-                hint: Some("say why these violations are acceptable, in a sentence".into()),
-            });
-        }
+        let justification = justification(
+            req.justification.unwrap_or(""),
+            "an override",
+            "say why these violations are acceptable, in a sentence",
+        )?;
         for id in &accepted {
             if !records.iter().any(|r| &r.id == id) {
                 return Err(Error::Usage {

@@ -133,12 +133,7 @@ pub fn select(
             lesson: sanitise(&d.lesson),
             forbidden: d.forbidden_actions.iter().map(|t| sanitise(t)).collect(),
             required: d.required_actions.iter().map(|t| sanitise(t)).collect(),
-            verification: d
-                .verification_checks
-                .iter()
-                .chain(&d.verify)
-                .map(|t| sanitise(t))
-                .collect(),
+            verification: verification(&d),
             score: s.total,
         });
     }
@@ -220,14 +215,13 @@ pub fn unknown_role(role: &str, config: &Config, directives: &[Directive]) -> Wa
     known.sort_unstable();
     known.dedup();
     let names = crate::suggest::name_list(known.iter().copied(), 12);
-    let hint = match crate::suggest::closest(role, known.iter().copied()) {
-        Some(m) => format!(
-            "did you mean `{m}`? (known roles: {names}); a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
-        ),
-        None => format!(
-            "known roles: {names}; a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
-        ),
+    let known = match crate::suggest::closest(role, known.iter().copied()) {
+        Some(m) => format!("did you mean `{m}`? (known roles: {names})"),
+        None => format!("known roles: {names}"),
     };
+    let hint = format!(
+        "{known}; a new role is fine: add it to [roles] in .swarm/config.toml to give it tools"
+    );
     Warning::new(
         format!(
             "no directive and no config names the role `{role}`: it is shown only the directives meant for every role (and for its --tools)"
@@ -339,6 +333,12 @@ fn render_entry(s: &Shown) -> String {
         }
     }
     out
+}
+
+/// A directive's checks for a person to run, then its `verify` predicates, sanitised.
+pub fn verification(d: &Directive) -> Vec<String> {
+    let checks = d.verification_checks.iter().chain(&d.verify);
+    checks.map(|t| sanitise(t)).collect()
 }
 
 /// One line of text that cannot forge block structure: line breaks become

@@ -88,6 +88,7 @@
 
 use serde::Serialize;
 
+use crate::directive::is_valid_id;
 use crate::markdown::{Fence, is_quote};
 
 /// What an agent said about one directive in its final message.
@@ -139,20 +140,14 @@ pub enum VerdictStatus {
 pub fn parse_acks(text: &str) -> Vec<Ack> {
     scan(text, Family::Ack)
         .into_iter()
-        .filter_map(|m| {
-            let status = match m.kind {
-                Kind::Applied => AckStatus::Applied,
-                Kind::Ignored => AckStatus::Ignored,
-                Kind::AckNa => AckStatus::NotApplicable,
-                Kind::AckViolated => AckStatus::Violated,
-                Kind::Verified | Kind::Violated | Kind::VerdictNa => return None,
-            };
-            Some(Ack {
+        .filter_map(|m| match m.kind {
+            Kind::Ack(status) => Some(Ack {
                 id: m.id,
                 status,
                 reason: m.note,
                 line: m.line,
-            })
+            }),
+            Kind::Verdict(_) => None,
         })
         .collect()
 }
@@ -161,27 +156,16 @@ pub fn parse_acks(text: &str) -> Vec<Ack> {
 pub fn parse_verdicts(text: &str) -> Vec<Verdict> {
     scan(text, Family::Verdict)
         .into_iter()
-        .filter_map(|m| {
-            let status = match m.kind {
-                Kind::Verified => VerdictStatus::Verified,
-                Kind::Violated => VerdictStatus::Violated,
-                Kind::VerdictNa => VerdictStatus::NotApplicable,
-                Kind::Applied | Kind::Ignored | Kind::AckNa | Kind::AckViolated => return None,
-            };
-            Some(Verdict {
+        .filter_map(|m| match m.kind {
+            Kind::Verdict(status) => Some(Verdict {
                 id: m.id,
                 status,
                 evidence: m.note,
                 line: m.line,
-            })
+            }),
+            Kind::Ack(_) => None,
         })
         .collect()
-}
-
-/// The id grammar: `^[a-z0-9][a-z0-9._-]{1,79}$` (lowercase; ids that are
-/// not UUIDs are fine; UUIDs fit). The same rule as directive file stems.
-pub fn is_valid_id(s: &str) -> bool {
-    crate::directive::is_valid_id(s)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,19 +176,14 @@ enum Family {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    Applied,
-    Ignored,
-    AckNa,
-    AckViolated,
-    Verified,
-    Violated,
-    VerdictNa,
+    Ack(AckStatus),
+    Verdict(VerdictStatus),
 }
 
 impl Kind {
     /// Is the text after the id a note even without a `reason=` key?
     fn free_note(self) -> bool {
-        !matches!(self, Kind::Applied)
+        self != Kind::Ack(AckStatus::Applied)
     }
 }
 
@@ -455,42 +434,36 @@ fn find_candidates(seg: &str, family: Family) -> Vec<Candidate<'_>> {
 
 /// The marker keyword of `family` starting at byte `i`, and its end.
 fn match_keyword(b: &[u8], i: usize, family: Family) -> Option<(Kind, usize)> {
-    match family {
+    use AckStatus as A;
+    use VerdictStatus as V;
+    let (j, words, na): (usize, &[(&[u8], Kind)], Kind) = match family {
         Family::Ack => {
             let j = eat(b, i, b"knowledge")?;
             if !matches!(b.get(j), Some(b'_' | b'-')) {
                 return None;
             }
-            let j = j + 1;
-            if let Some(e) = eat(b, j, b"applied") {
-                return Some((Kind::Applied, e));
-            }
-            if let Some(e) = eat(b, j, b"ignored") {
-                return Some((Kind::Ignored, e));
-            }
-            if let Some(e) = eat(b, j, b"violated") {
-                return Some((Kind::AckViolated, e));
-            }
-            NA_FORMS
-                .iter()
-                .copied()
-                .chain([&b"na"[..]])
-                .find_map(|f| eat(b, j, f))
-                .map(|e| (Kind::AckNa, e))
+            let words: &[(&[u8], Kind)] = &[
+                (b"applied", Kind::Ack(A::Applied)),
+                (b"ignored", Kind::Ack(A::Ignored)),
+                (b"violated", Kind::Ack(A::Violated)),
+            ];
+            (j + 1, words, Kind::Ack(A::NotApplicable))
         }
         Family::Verdict => {
-            if let Some(e) = eat(b, i, b"verified") {
-                return Some((Kind::Verified, e));
-            }
-            if let Some(e) = eat(b, i, b"violated") {
-                return Some((Kind::Violated, e));
-            }
-            NA_FORMS
-                .iter()
-                .find_map(|f| eat(b, i, f))
-                .map(|e| (Kind::VerdictNa, e))
+            let words: &[(&[u8], Kind)] = &[
+                (b"verified", Kind::Verdict(V::Verified)),
+                (b"violated", Kind::Verdict(V::Violated)),
+            ];
+            (i, words, Kind::Verdict(V::NotApplicable))
         }
-    }
+    };
+    // Acks also take a bare `NA`, after the longer spellings.
+    let bare_na = (family == Family::Ack).then_some(&b"na"[..]);
+    words
+        .iter()
+        .copied()
+        .chain(NA_FORMS.iter().chain(&bare_na).map(|&f| (f, na)))
+        .find_map(|(word, kind)| Some((kind, eat(b, j, word)?)))
 }
 
 /// If `word` (lowercase ASCII) is at `b[i..]` in any case, the end of it.

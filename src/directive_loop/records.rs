@@ -5,14 +5,14 @@
 //! commands here that need whole events (one delegation, one phase) read the
 //! log itself, de-duplicated by id and in (ts, id) order like the fold.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
 use crate::directive::Priority;
 use crate::error::Result;
 use crate::event::view::{Fields, Shown};
-use crate::event::{Event, Kind, event_files, read_event_file};
+use crate::event::{Event, Kind, ShownEntry, event_files, read_event_file};
 use crate::fold::Fold;
 use crate::index::Index;
 use crate::problem::Problem;
@@ -39,13 +39,6 @@ pub fn read_log(store: &Store) -> Result<(Vec<Event>, Vec<Problem>)> {
     Ok((events.into_iter().map(|(_, e)| e).collect(), problems))
 }
 
-/// One directive as a `shown` event recorded it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ShownDirective {
-    pub id: String,
-    pub priority: Priority,
-}
-
 /// A delegation: one `shown` event (its id is the delegation's id).
 #[derive(Debug, Clone, Serialize)]
 pub struct Delegation {
@@ -53,7 +46,7 @@ pub struct Delegation {
     pub ts: String,
     pub role: Option<String>,
     pub phase: Option<String>,
-    pub shown: Vec<ShownDirective>,
+    pub shown: Vec<ShownEntry>,
 }
 
 impl Delegation {
@@ -67,7 +60,7 @@ impl Delegation {
             .iter()
             .filter_map(|item| {
                 let item = item.get()?;
-                Some(ShownDirective {
+                Some(ShownEntry {
                     id: item.id.to_owned(),
                     priority: item.priority,
                 })
@@ -131,30 +124,17 @@ pub struct Blocker {
 pub fn phase_records(events: &[Event], phase: &str, index: &Index) -> Vec<PhaseRecord> {
     let fold = &index.fold;
     let delegations = phase_delegations(events, phase);
-    let ids: BTreeSet<&str> = delegations
-        .iter()
-        .flat_map(|d| d.shown.iter().map(|s| s.id.as_str()))
-        .filter(|id| !index.is_retired(id))
-        .collect();
     let in_phase: HashSet<&str> = delegations.iter().map(|d| d.id.as_str()).collect();
-    let mut records: BTreeMap<&str, PhaseRecord> = ids
-        .iter()
-        .map(|id| {
-            let critical = delegations
-                .iter()
-                .flat_map(|d| &d.shown)
-                .any(|s| s.id == *id && s.priority == Priority::Critical)
-                || fold.escalated(id).is_some();
-            (
-                *id,
-                PhaseRecord {
-                    id: (*id).to_owned(),
-                    critical,
-                    ..PhaseRecord::default()
-                },
-            )
-        })
-        .collect();
+    let mut records: BTreeMap<&str, PhaseRecord> = BTreeMap::new();
+    let shown = delegations.iter().flat_map(|d| &d.shown);
+    for s in shown.filter(|s| !index.is_retired(&s.id)) {
+        let r = records.entry(&s.id).or_insert_with(|| PhaseRecord {
+            id: s.id.clone(),
+            critical: fold.escalated(&s.id).is_some(),
+            ..PhaseRecord::default()
+        });
+        r.critical |= s.priority == Priority::Critical;
+    }
     for e in events {
         let Some(id) = e.directive.as_deref() else {
             continue;
@@ -223,18 +203,13 @@ pub fn unknown_phase_hint(events: &[Event], phase: &str) -> String {
         .collect();
     phases.sort_unstable();
     phases.dedup();
-    match (
-        crate::suggest::closest(phase, phases.iter().copied()),
-        phases.is_empty(),
-    ) {
-        (Some(m), _) => format!(
+    let names = || crate::suggest::name_list(phases.iter().copied(), 12);
+    match crate::suggest::closest(phase, phases.iter().copied()) {
+        Some(m) => format!(
             "did you mean `{m}`? (phases with directives shown: {})",
-            crate::suggest::name_list(phases.iter().copied(), 12)
+            names()
         ),
-        (None, false) => format!(
-            "phases with directives shown: {}",
-            crate::suggest::name_list(phases.iter().copied(), 12)
-        ),
-        (None, true) => "the name is the one given to `git swarm inject --phase`".to_owned(),
+        None if !phases.is_empty() => format!("phases with directives shown: {}", names()),
+        None => "the name is the one given to `git swarm inject --phase`".to_owned(),
     }
 }

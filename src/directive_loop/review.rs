@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::check::{Outcome as Machine, Warning};
-use crate::directive_loop::inject::sanitise;
+use crate::directive_loop::inject::{sanitise, verification};
 use crate::directive_loop::marks::{self, VerdictStatus};
 use crate::directive_loop::records::PhaseRecord;
 use crate::error::{Error, Result};
@@ -32,24 +32,16 @@ pub fn render_block(phase: &str, records: &[PhaseRecord], index: &Index) -> Stri
     let mut omitted = Vec::new();
     for r in records {
         let d = index.directive(&r.id).and_then(|e| e.directive.as_ref());
-        let mut entry = format!(
-            "- id: {}\n  priority: {}\n",
-            r.id,
-            if r.critical {
-                "critical"
-            } else {
-                "not critical"
-            }
-        );
+        let priority = if r.critical {
+            "critical"
+        } else {
+            "not critical"
+        };
+        let mut entry = format!("- id: {}\n  priority: {priority}\n", r.id);
         match d {
             Some(d) => {
                 entry.push_str(&format!("  lesson: {}\n", sanitise(&d.lesson)));
-                let checks: Vec<String> = d
-                    .verification_checks
-                    .iter()
-                    .chain(&d.verify)
-                    .map(|t| sanitise(t))
-                    .collect();
+                let checks = verification(d);
                 if !checks.is_empty() {
                     entry.push_str(&format!("  verification: {}\n", checks.join("; ")));
                 }
@@ -89,15 +81,12 @@ pub struct Verdicts {
 /// it); an empty message is refused: every critical would be recorded as
 /// omitted by the reviewer, from no review at all.
 pub fn read_verdicts(message: &str, source: &str, records: &[PhaseRecord]) -> Result<Verdicts> {
-    if message.trim().is_empty() {
-        return Err(Error::Usage {
-            message: format!("{source} is empty: no verdicts to record"),
-            hint: Some(
-                "pass the reviewer's final message, with a VERIFIED:/VIOLATED:/N/A: line per directive"
-                    .into(),
-            ),
-        });
-    }
+    super::acks::refuse_empty(
+        message,
+        source,
+        "no verdicts to record",
+        "pass the reviewer's final message, with a VERIFIED:/VIOLATED:/N/A: line per directive",
+    )?;
     let mut out = Verdicts::default();
     for mut v in marks::parse_verdicts(message) {
         if let Some(ev) = &mut v.evidence {

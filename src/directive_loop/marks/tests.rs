@@ -66,21 +66,15 @@ fn plain_ack() {
 }
 
 #[test]
-fn any_case_and_spaces_after_the_colon() {
+fn tolerated_spellings() {
     for text in [
+        // Any case, and spaces after the colon.
         "knowledge_applied: abc-123",
         "Knowledge_Applied:    abc-123",
         "KNOWLEDGE_APPLIED:\tabc-123",
         "KNOWLEDGE-APPLIED: abc-123",
         "KNOWLEDGE_APPLIED : abc-123",
-    ] {
-        assert_eq!(parse_acks(text), applied("abc-123"), "{text:?}");
-    }
-}
-
-#[test]
-fn backticks_and_emphasis() {
-    for text in [
+        // Backticks and emphasis.
         "`KNOWLEDGE_APPLIED:abc-123`",
         "**KNOWLEDGE_APPLIED:abc-123**",
         "**KNOWLEDGE_APPLIED**: abc-123",
@@ -90,14 +84,7 @@ fn backticks_and_emphasis() {
         "_KNOWLEDGE_APPLIED: abc-123_",
         "*KNOWLEDGE_APPLIED: \"abc-123\"*",
         "KNOWLEDGE_APPLIED: [abc-123]",
-    ] {
-        assert_eq!(parse_acks(text), applied("abc-123"), "{text:?}");
-    }
-}
-
-#[test]
-fn trailing_text_and_punctuation() {
-    for text in [
+        // Trailing text and punctuation.
         "KNOWLEDGE_APPLIED: abc-123 - done.",
         "KNOWLEDGE_APPLIED: abc-123 — done",
         "KNOWLEDGE_APPLIED:abc-123.",
@@ -313,8 +300,10 @@ fn line_numbers_with_crlf() {
 }
 
 #[test]
-fn near_miss_inside_a_word() {
+fn near_misses() {
+    let long = "a".repeat(81);
     for text in [
+        // Inside a word.
         "XKNOWLEDGE_APPLIED:a-b",
         "foo_KNOWLEDGE_APPLIED:abc",
         "foo__KNOWLEDGE_APPLIED:abc",
@@ -324,17 +313,7 @@ fn near_miss_inside_a_word() {
         "KNOWLEDGE_APPLIED:abc-123é",
         "KNOWLEDGE_APPLIED:abc-123/extra",
         "KNOWLEDGE_APPLIED:abc-123@v2",
-    ] {
-        assert_eq!(parse_acks(text), vec![], "{text:?}");
-    }
-    assert_eq!(parse_verdicts("PREVIOUSLY_VERIFIED:abc"), vec![]);
-    assert_eq!(parse_verdicts("UNVERIFIED:abc"), vec![]);
-    assert_eq!(parse_verdicts("KNOWLEDGE_N/A:abc"), vec![]);
-}
-
-#[test]
-fn near_miss_keyword_variants() {
-    for text in [
+        // Keyword variants.
         "KNOWLEDGE_APPLIEDX:abc",
         "KNOWLEDGE_APPLIED_BY:abc",
         "KNOWLEDGE_APPLIED abc",
@@ -343,15 +322,7 @@ fn near_miss_keyword_variants() {
         "KNOWLEDGEAPPLIED:abc",
         "KNOWLEDGE APPLIED:abc",
         "KNOWLEDGE_NAME:abc",
-    ] {
-        assert_eq!(parse_acks(text), vec![], "{text:?}");
-    }
-}
-
-#[test]
-fn near_miss_bad_ids() {
-    let long = "a".repeat(81);
-    for text in [
+        // Bad ids.
         "KNOWLEDGE_APPLIED:",
         "KNOWLEDGE_APPLIED:   ",
         "KNOWLEDGE_APPLIED: - done",
@@ -362,38 +333,27 @@ fn near_miss_bad_ids() {
         "KNOWLEDGE_APPLIED:<directive-id>",
         "KNOWLEDGE_APPLIED:日本",
         &format!("KNOWLEDGE_APPLIED:{long}"),
-    ] {
-        assert_eq!(parse_acks(text), vec![], "{text:?}");
-    }
-}
-
-#[test]
-fn near_miss_placeholder_lines() {
-    for text in [
+        // Placeholder lines.
         "KNOWLEDGE_APPLIED:<id>",
         "KNOWLEDGE_APPLIED:<ID>",
         "- `KNOWLEDGE_IGNORED:<id> reason=…`",
         "Use KNOWLEDGE_APPLIED:<id>, e.g. KNOWLEDGE_APPLIED:abc-123",
         "Example: KNOWLEDGE_APPLIED:abc-123",
         "- **example:** KNOWLEDGE_APPLIED:abc-123",
-    ] {
-        assert_eq!(parse_acks(text), vec![], "{text:?}");
-    }
-    assert_eq!(
-        parse_verdicts("VERIFIED:<id> evidence=… e.g. VERIFIED:abc"),
-        vec![]
-    );
-}
-
-#[test]
-fn near_miss_quotes() {
-    for text in [
+        // Quotes.
         "> KNOWLEDGE_APPLIED:abc",
         ">KNOWLEDGE_APPLIED:abc",
         "   > > KNOWLEDGE_APPLIED:abc",
     ] {
         assert_eq!(parse_acks(text), vec![], "{text:?}");
     }
+    assert_eq!(parse_verdicts("PREVIOUSLY_VERIFIED:abc"), vec![]);
+    assert_eq!(parse_verdicts("UNVERIFIED:abc"), vec![]);
+    assert_eq!(parse_verdicts("KNOWLEDGE_N/A:abc"), vec![]);
+    assert_eq!(
+        parse_verdicts("VERIFIED:<id> evidence=… e.g. VERIFIED:abc"),
+        vec![]
+    );
     assert_eq!(
         parse_acks("> KNOWLEDGE_APPLIED:abc\nKNOWLEDGE_APPLIED:def"),
         vec![ack("def", Applied, None, 2)]
