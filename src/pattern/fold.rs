@@ -23,37 +23,26 @@ pub const MAX_CONTEXT: usize = 64;
 
 /// The fields of a pattern event the fold reads.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default)]
 pub struct PatternEvent {
     /// `pattern`, or the `patterns` of a `pattern_shown` or `outcome` event.
-    #[serde(default)]
     pub pattern: Option<String>,
-    #[serde(default)]
     pub patterns: Vec<String>,
     /// For `pattern_observed`: the id of the observation's own text when it
     /// joined a near-duplicate `pattern`.
-    #[serde(default)]
     pub alias: Option<String>,
     /// The role the pattern was learned from (`pattern_observed`).
-    #[serde(default)]
     pub role: Option<String>,
-    #[serde(default)]
     pub text: Option<String>,
-    #[serde(default)]
     pub category: Option<Category>,
-    #[serde(default)]
     pub run: Option<String>,
-    #[serde(default)]
     pub labels: Vec<String>,
-    #[serde(default)]
     pub files: Vec<String>,
     /// For `pattern_ignored`: the adversarial role's weight.
-    #[serde(default)]
     pub weight: Option<f64>,
     /// For `pattern_ignored`: the pattern had been validated before.
-    #[serde(default)]
     pub regression: bool,
     /// For `outcome`: `pass` or `fail`.
-    #[serde(default)]
     pub result: Option<String>,
 }
 
