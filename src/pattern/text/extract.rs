@@ -104,17 +104,22 @@ struct Block {
     kind: BlockKind,
     line: usize,
     parts: Vec<String>,
-    /// Boilerplate (an ack or verdict bullet): swallow the lines, keep none.
-    skip: bool,
     /// The id the deliberation gave the finding (`S3`, `Finding 3`).
     label: Option<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
-    Item { indent: usize },
+    /// `skip`: boilerplate (an ack or verdict bullet) whose lines are
+    /// swallowed and none kept.
+    Item {
+        indent: usize,
+        skip: bool,
+    },
     Finding,
-    Paragraph { greeting: bool },
+    Paragraph {
+        greeting: bool,
+    },
 }
 
 impl Extractor {
@@ -145,22 +150,17 @@ impl Extractor {
                 .find(content)
                 .map_or(content, |m| &content[m.end()..]);
             let cleaned = clean_inline(content);
-            let skip =
-                is_ack_line(&cleaned) || is_verdict_line(&cleaned) || META_FIELD.is_match(&cleaned);
+            let skip = is_boilerplate(&cleaned) || META_FIELD.is_match(&cleaned);
             let (label, content) = labelled(content).unwrap_or((None, content));
-            self.block = Some(Block {
-                kind: BlockKind::Item {
-                    indent: marker_indent,
-                },
-                line: n,
-                parts: vec![content.trim().to_owned()],
+            let kind = BlockKind::Item {
+                indent: marker_indent,
                 skip,
-                label,
-            });
+            };
+            self.open(kind, n, content.trim(), label);
             return;
         }
         if let Some(Block {
-            kind: BlockKind::Item { indent: item },
+            kind: BlockKind::Item { indent: item, .. },
             parts,
             ..
         }) = &mut self.block
@@ -170,23 +170,12 @@ impl Extractor {
             return;
         }
         let cleaned = clean_inline(t);
-        if is_ack_line(&cleaned) || is_verdict_line(&cleaned) {
-            self.flush();
-            return;
-        }
-        if META_FIELD.is_match(&cleaned) {
+        if is_boilerplate(&cleaned) || META_FIELD.is_match(&cleaned) {
             self.flush();
             return;
         }
         if let Some((label, rest)) = labelled(t) {
-            self.flush();
-            self.block = Some(Block {
-                kind: BlockKind::Finding,
-                line: n,
-                parts: vec![rest.trim().to_owned()],
-                skip: false,
-                label,
-            });
+            self.open(BlockKind::Finding, n, rest.trim(), label);
             return;
         }
         let in_text = matches!(
@@ -200,29 +189,25 @@ impl Extractor {
         }
         if BOLD_FIELD.is_match(t) {
             // `**Impact**: …` starts a paragraph of its own.
-            self.flush();
-            self.block = Some(Block {
-                kind: BlockKind::Paragraph { greeting: false },
-                line: n,
-                parts: vec![t.to_owned()],
-                skip: false,
-                label: None,
-            });
+            self.open(BlockKind::Paragraph { greeting: false }, n, t, None);
             return;
         }
         if in_text && let Some(b) = &mut self.block {
             b.parts.push(t.to_owned());
             return;
         }
+        let greeting = GREETING.is_match(&cleaned.to_lowercase());
+        self.open(BlockKind::Paragraph { greeting }, n, t, None);
+    }
+
+    /// Ends the current block and opens one of `kind` at line `n`.
+    fn open(&mut self, kind: BlockKind, n: usize, text: &str, label: Option<String>) {
         self.flush();
         self.block = Some(Block {
-            kind: BlockKind::Paragraph {
-                greeting: GREETING.is_match(&cleaned.to_lowercase()),
-            },
+            kind,
             line: n,
-            parts: vec![t.to_owned()],
-            skip: false,
-            label: None,
+            parts: vec![text.to_owned()],
+            label,
         });
     }
 
@@ -234,7 +219,7 @@ impl Extractor {
 
     fn flush(&mut self) {
         let Some(b) = self.block.take() else { return };
-        if b.skip {
+        if let BlockKind::Item { skip: true, .. } = b.kind {
             return;
         }
         let text = clean_inline(&b.parts.join(" "));
@@ -362,12 +347,10 @@ fn bullet(line: &str) -> Option<(usize, &str)> {
     Some((indent, c.get(2).map_or("", |m| m.as_str())))
 }
 
-fn is_ack_line(cleaned: &str) -> bool {
-    ACK_LINE.is_match(cleaned)
-}
-
-fn is_verdict_line(cleaned: &str) -> bool {
-    VERDICT_LINE.is_match(cleaned)
+/// An ack line or a verdict line: said in every deliberation, so never a
+/// finding.
+fn is_boilerplate(cleaned: &str) -> bool {
+    ACK_LINE.is_match(cleaned) || VERDICT_LINE.is_match(cleaned)
 }
 
 /// A line that only names a section: `Findings:`, `**Summary**`, or one or
