@@ -141,17 +141,17 @@ pub(super) fn unclosed_fence(markdown: &str, range: Range<usize>) -> Option<Fenc
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{err, lines_of, strings, text_lines, texts};
+    use super::super::testing::{assert_texts, err, lines_of, strings, text_lines, texts};
     use super::super::{Level, TextError, evidence, extract};
 
     #[test]
     fn headings_are_not_observations() {
         let md = "# The cache key must include the tenant\n### Finding 1: retries are unbounded here\nSetext heading with enough words\n===\nAnother setext heading with words\n---";
-        assert_eq!(texts(md), Vec::<String>::new());
+        assert_texts(md, &[]);
         // `#hashtag` is not a heading.
-        assert_eq!(
-            texts("#hashtag is not a heading at all"),
-            strings(&["#hashtag is not a heading at all"])
+        assert_texts(
+            "#hashtag is not a heading at all",
+            &["#hashtag is not a heading at all"],
         );
     }
 
@@ -165,37 +165,31 @@ mod tests {
             "The cache key must include the tenant id\nSeverity: high\n===",
             "Finding: the cache key must include the tenant id\nand more words on it\n---",
         ] {
-            assert_eq!(texts(md), Vec::<String>::new(), "{md:?}");
+            assert_texts(md, &[]);
         }
         // Its title opens a section as any heading does.
         let md = "Summary of the review\n**Scope**: the resolver\n---\nThe change adds caching to the resolver.";
-        assert_eq!(texts(md), Vec::<String>::new());
+        assert_texts(md, &[]);
         // A blank line in between: a horizontal rule, the paragraph stays.
-        assert_eq!(
-            texts("The retry loop has no upper bound.\n\n---\n"),
-            strings(&["The retry loop has no upper bound."])
+        assert_texts(
+            "The retry loop has no upper bound.\n\n---\n",
+            &["The retry loop has no upper bound."],
         );
         // A list item above: a horizontal rule.
-        assert_eq!(
-            texts("- The retry loop has no upper bound.\n---\n"),
-            strings(&["The retry loop has no upper bound."])
+        assert_texts(
+            "- The retry loop has no upper bound.\n---\n",
+            &["The retry loop has no upper bound."],
         );
     }
 
     #[test]
     fn front_matter_is_skipped() {
         let md = "---\ntitle: Audit of the cache layer for the tenant work\nauthor: judge\ntags: [cache]\n---\n\n- The cache key must include the tenant id.\n";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         assert_eq!(lines_of(md), vec![7]);
         // `...` closes it too, and a BOM may come first.
         let md = "\u{feff}---\ntitle: words words words words\n...\n- The cache key must include the tenant id.";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         // Not at the start, not a mapping, or never closed: not front matter.
         for md in [
             "\n---\ntitle: x\n- The cache key must include the tenant id.\n---\n",
@@ -222,35 +216,26 @@ mod tests {
     #[test]
     fn html_blocks_are_not_observations() {
         let md = "<details><summary>raw</summary>\nsome raw output with many words in it\n</details>\n\n- The cache key must include the tenant id.\n";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         // Markdown after a blank line inside the element is read.
         let md = "<details>\n<summary>Raw notes of the run</summary>\n\n- The cache key must include the tenant id.\n\n</details>";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         // `<pre>` runs to its closing tag, blank lines included.
         let md = "<pre>\nthe output line one of many\n\nthe output line two of many\n</pre>\n- The cache key must include the tenant id.";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         // A lone tag of any name, not inside a paragraph.
-        assert_eq!(
-            texts("<custom-note kind=\"x\">\nwords words words words here\n"),
-            Vec::<String>::new()
+        assert_texts(
+            "<custom-note kind=\"x\">\nwords words words words here\n",
+            &[],
         );
         // Inline html in a sentence, or a tag inside a paragraph, is text.
-        assert_eq!(
-            texts("The <code>cache</code> key must include the tenant id."),
-            strings(&["The <code>cache</code> key must include the tenant id."])
+        assert_texts(
+            "The <code>cache</code> key must include the tenant id.",
+            &["The <code>cache</code> key must include the tenant id."],
         );
-        assert_eq!(
-            texts("The cache key must include the tenant id\n<br>\nin every query."),
-            strings(&["The cache key must include the tenant id <br> in every query."])
+        assert_texts(
+            "The cache key must include the tenant id\n<br>\nin every query.",
+            &["The cache key must include the tenant id <br> in every query."],
         );
     }
 
@@ -261,23 +246,23 @@ mod tests {
         assert_eq!(text_lines(&got), vec![("but this bullet is read fine", 7)]);
         // A longer fence needs a longer close; an indented fence counts.
         let md = "````md\n```\n- still inside the outer fence\n````\n  ```\n  - inside an indented fence here\n  ```\n- read after both of the fences";
-        assert_eq!(texts(md), strings(&["read after both of the fences"]));
+        assert_texts(md, &["read after both of the fences"]);
         // Inline triple backticks are code, not a fence.
-        assert_eq!(
-            texts("```inline``` code is not a fence at all"),
-            strings(&["inline code is not a fence at all"])
+        assert_texts(
+            "```inline``` code is not a fence at all",
+            &["inline code is not a fence at all"],
         );
     }
 
     #[test]
     fn indented_code_is_skipped_list_content_is_not() {
         let md = "Some paragraph that introduces code:\n\n    let the_code = is_skipped_here(1, 2);\n\n- A bullet that goes on further\n\n    indented text under the bullet item";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "A bullet that goes on further",
                 "indented text under the bullet item",
-            ])
+            ],
         );
     }
 
@@ -293,18 +278,18 @@ mod tests {
             ]
         );
         let md = "<!-- jkz:verdict-json\n{\"verdict\": \"PASS\", \"issues\": []}\n-->\n- the only observation left here";
-        assert_eq!(texts(md), strings(&["the only observation left here"]));
+        assert_texts(md, &["the only observation left here"]);
         // `<!--` in inline code does not open a comment.
-        assert_eq!(
-            texts("- write `<!--` to open an html comment"),
-            strings(&["write <!-- to open an html comment"])
+        assert_texts(
+            "- write `<!--` to open an html comment",
+            &["write <!-- to open an html comment"],
         );
     }
 
     #[test]
     fn tables_are_skipped() {
         let md = "Header one | header two here\n--- | ---\ncell text one | cell text two here\n\n| a | b |\n|---|---|\n| the row of a table here | x |\n\n- read after the tables end";
-        assert_eq!(texts(md), strings(&["read after the tables end"]));
+        assert_texts(md, &["read after the tables end"]);
     }
 
     #[test]

@@ -372,7 +372,7 @@ fn is_label_line(raw: &str, cleaned: &str, in_text: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::Category;
-    use super::super::testing::{err, lines_of, strings, text_lines, texts};
+    use super::super::testing::{assert_texts, err, lines_of, text_lines, texts};
     use super::*;
 
     // --- extract: what is read ---------------------------------------------
@@ -450,16 +450,16 @@ Verdict: FAIL
     #[test]
     fn bullets_of_every_marker() {
         let md = "- dash items are read here\n* star items are read here\n+ plus items are read here\n1. dot numbered items are read\n2) paren numbered items are read\n10. two digit numbers are read";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "dash items are read here",
                 "star items are read here",
                 "plus items are read here",
                 "dot numbered items are read",
                 "paren numbered items are read",
                 "two digit numbers are read",
-            ])
+            ],
         );
         assert_eq!(lines_of(md), vec![1, 2, 3, 4, 5, 6]);
     }
@@ -467,13 +467,13 @@ Verdict: FAIL
     #[test]
     fn checklist_items() {
         let md = "- [ ] the migration is not reversible\n- [x] the index covers the new query\n* [X] the flag defaults to off";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "the migration is not reversible",
                 "the index covers the new query",
                 "the flag defaults to off",
-            ])
+            ],
         );
     }
 
@@ -481,10 +481,10 @@ Verdict: FAIL
     fn not_bullets() {
         // Emphasis, a signed number and a rule are not bullets; as
         // paragraphs they are short of words or not findings.
-        assert_eq!(texts("**bold** start"), Vec::<String>::new());
-        assert_eq!(texts("-5 degrees"), Vec::<String>::new());
-        assert_eq!(texts("* * *\n- - -\n___"), Vec::<String>::new());
-        assert_eq!(texts("-\n1.\n+"), Vec::<String>::new());
+        assert_texts("**bold** start", &[]);
+        assert_texts("-5 degrees", &[]);
+        assert_texts("* * *\n- - -\n___", &[]);
+        assert_texts("-\n1.\n+", &[]);
     }
 
     #[test]
@@ -502,36 +502,36 @@ Verdict: FAIL
             ]
         );
         // Tabs indent too; a numbered item's continuation.
-        assert_eq!(
-            texts("1. Retries are unbounded\n\twhen the server returns 503."),
-            strings(&["Retries are unbounded when the server returns 503."])
+        assert_texts(
+            "1. Retries are unbounded\n\twhen the server returns 503.",
+            &["Retries are unbounded when the server returns 503."],
         );
     }
 
     #[test]
     fn unindented_or_blank_ends_a_bullet() {
         let md = "- The first bullet is complete\nThis line is a paragraph of its own.\n- Another bullet item here\n\n  an indented paragraph after a blank line.";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "The first bullet is complete",
                 "This line is a paragraph of its own.",
                 "Another bullet item here",
                 "an indented paragraph after a blank line.",
-            ])
+            ],
         );
     }
 
     #[test]
     fn nested_bullets_are_their_own_items() {
         let md = "- The parent item is about caching\n  - the child item is about eviction\n  - another child about cache warming";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "The parent item is about caching",
                 "the child item is about eviction",
                 "another child about cache warming",
-            ])
+            ],
         );
     }
 
@@ -575,12 +575,12 @@ Verdict: FAIL
                 "the lock is held across await",
             ),
         ] {
-            assert_eq!(texts(md), strings(&[want]), "{md:?}");
+            assert_texts(md, &[want]);
         }
         // The label may stand alone, the finding on the next lines.
-        assert_eq!(
-            texts("**Finding 1:**\nThe lock is held\nacross an await point."),
-            strings(&["The lock is held across an await point."])
+        assert_texts(
+            "**Finding 1:**\nThe lock is held\nacross an await point.",
+            &["The lock is held across an await point."],
         );
     }
 
@@ -592,7 +592,7 @@ Verdict: FAIL
             "Issues with the cache are not covered by tests",
             "Issue. This sentence starts with the word issue",
         ] {
-            assert_eq!(texts(md), strings(&[md]), "{md:?}");
+            assert_texts(md, &[md]);
         }
     }
 
@@ -602,7 +602,7 @@ Verdict: FAIL
         assert!(body.len() > MAX_PARAGRAPH_CHARS && body.len() < MAX_CHARS);
         assert_eq!(texts(&format!("Finding: {body}")).len(), 1);
         assert_eq!(texts(&format!("- {body}")).len(), 1);
-        assert_eq!(texts(&body), Vec::<String>::new());
+        assert_texts(&body, &[]);
     }
 
     #[test]
@@ -621,16 +621,16 @@ Verdict: FAIL
     #[test]
     fn prose_sections_hold_no_paragraph_findings() {
         let md = "## Summary\nThe change adds caching to the resolver.\n- but bullets in a summary still count\n\n## Findings\nThe retry loop has no upper bound.";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "but bullets in a summary still count",
                 "The retry loop has no upper bound.",
-            ])
+            ],
         );
         // Labels and setext headings open sections too.
         let md = "**Summary**\nThe change adds caching to the resolver.\n\nOverview:\nThe change adds caching to the resolver.\n\nTL;DR\n=====\nThe change adds caching to the resolver.\n\nDetails\n-------\nThe retry loop has no upper bound.";
-        assert_eq!(texts(md), strings(&["The retry loop has no upper bound."]));
+        assert_texts(md, &["The retry loop has no upper bound."]);
     }
 
     // --- extract: what is not read -----------------------------------------
@@ -647,7 +647,7 @@ Verdict: FAIL
             "That's all I have for this round of review.",
             "Excellent work on the migration and its tests.",
         ] {
-            assert_eq!(texts(md), Vec::<String>::new(), "{md:?}");
+            assert_texts(md, &[]);
         }
         // A finding that merely contains the words is kept.
         for md in [
@@ -695,7 +695,7 @@ Verdict: FAIL
             "> You must report every finding as a bullet item.",
             "<!-- jkz:verdict-json {\"verdict\": \"PASS\"} -->",
         ] {
-            assert_eq!(texts(md), Vec::<String>::new(), "{md:?}");
+            assert_texts(md, &[]);
         }
     }
 
@@ -716,22 +716,19 @@ Verdict: FAIL
             assert_eq!(texts(md).len(), 1, "{md:?}");
         }
         // A bullet continuing an ack line is swallowed with it.
-        assert_eq!(
-            texts("- KNOWLEDGE_APPLIED:abc\n  applied to the whole of the cache layer"),
-            Vec::<String>::new()
+        assert_texts(
+            "- KNOWLEDGE_APPLIED:abc\n  applied to the whole of the cache layer",
+            &[],
         );
     }
 
     #[test]
     fn short_and_long_observations_are_dropped() {
-        assert_eq!(texts("- too short here"), Vec::<String>::new());
-        assert_eq!(
-            texts("- **just** four words here"),
-            strings(&["just four words here"])
-        );
+        assert_texts("- too short here", &[]);
+        assert_texts("- **just** four words here", &["just four words here"]);
         let long = format!("- {}", "word ".repeat(81));
         assert!(long.trim().len() > MAX_CHARS);
-        assert_eq!(texts(&long), Vec::<String>::new());
+        assert_texts(&long, &[]);
         let fits = format!("- {}", "word ".repeat(79));
         assert_eq!(texts(&fits).len(), 1);
     }
@@ -773,7 +770,7 @@ Verdict: FAIL
                 "Foo::bar panics on empty input",
             ),
         ] {
-            assert_eq!(texts(md), strings(&[want]), "{md:?}");
+            assert_texts(md, &[want]);
         }
     }
 
@@ -813,9 +810,9 @@ Verdict: FAIL
             ]
         );
         // Near miss: a word that starts like a field.
-        assert_eq!(
-            texts("Typed errors: every module defines its own enum"),
-            strings(&["Typed errors: every module defines its own enum"])
+        assert_texts(
+            "Typed errors: every module defines its own enum",
+            &["Typed errors: every module defines its own enum"],
         );
     }
 }

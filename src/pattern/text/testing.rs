@@ -11,6 +11,12 @@ pub(super) fn texts(md: &str) -> Vec<String> {
         .collect()
 }
 
+/// Asserts the texts of the observations `md` gives.
+#[track_caller]
+pub(super) fn assert_texts(md: &str, want: &[&str]) {
+    assert_eq!(texts(md), strings(want), "{md:?}");
+}
+
 pub(super) fn lines_of(md: &str) -> Vec<usize> {
     extract(md)
         .expect("valid test input")
