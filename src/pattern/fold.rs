@@ -634,6 +634,21 @@ mod tests {
         }
     }
 
+    fn observe(
+        f: &mut PatternFold,
+        ts: i64,
+        text: &str,
+        run: &str,
+        labels: &[&str],
+        files: &[&str],
+    ) {
+        f.apply(
+            Kind::PatternObserved,
+            ts,
+            &observed(text, run, labels, files),
+        );
+    }
+
     /// The index patches views with new events by rebuilding each record
     /// from its view: every field must survive the trip.
     #[test]
@@ -644,16 +659,8 @@ mod tests {
             ..Default::default()
         };
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("t", "r1", &["a"], &["x.rs"]),
-        );
-        f.apply(
-            Kind::PatternObserved,
-            T0 + 1,
-            &observed("t", "r2", &["b"], &[]),
-        );
+        observe(&mut f, T0, "t", "r1", &["a"], &["x.rs"]);
+        observe(&mut f, T0 + 1, "t", "r2", &["b"], &[]);
         f.apply(Kind::PatternValidated, T0 + 2, &on("r2"));
         f.apply(
             Kind::PatternIgnored,
@@ -703,49 +710,30 @@ mod tests {
     #[test]
     fn decay_is_exp_of_days_over_fourteen_until_three_validations() {
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("always check x", "r1", &[], &[]),
-        );
+        observe(&mut f, T0, "always check x", "r1", &[], &[]);
         let p = &f.patterns["p1"];
         let c = cfg();
+        // The score `days` days after T0.
+        let at = |p: &Pattern, days: i64| score(p, &c, T0 + days * 86_400_000, &[], &[]);
         // New: rate 0.5, rule 1.3.
-        close(score(p, &c, T0, &[], &[]).total, 0.5 * 1.3);
-        close(
-            score(p, &c, T0 + 14 * 86_400_000, &[], &[]).decay,
-            (-1f64).exp(),
-        );
-        close(
-            score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay,
-            (-2f64).exp(),
-        );
+        close(at(p, 0).total, 0.5 * 1.3);
+        close(at(p, 14).decay, (-1f64).exp());
+        close(at(p, 28).decay, (-2f64).exp());
         for run in ["r1", "r2"] {
             f.apply(Kind::PatternValidated, T0, &on(run));
         }
-        let p = &f.patterns["p1"];
-        close(
-            score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay,
-            (-2f64).exp(),
-        );
+        close(at(&f.patterns["p1"], 28).decay, (-2f64).exp());
         f.apply(Kind::PatternValidated, T0, &on("r3"));
         let p = &f.patterns["p1"];
         assert_eq!(p.validated, 3);
-        close(score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay, 1.0);
-        close(
-            score(p, &c, T0 + 28 * 86_400_000, &[], &[]).total,
-            1.0 * 1.3,
-        );
+        close(at(p, 28).decay, 1.0);
+        close(at(p, 28).total, 1.0 * 1.3);
     }
 
     #[test]
     fn ignores_are_weighted_and_deduplicated_per_run() {
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("x causes y here", "r1", &[], &[]),
-        );
+        observe(&mut f, T0, "x causes y here", "r1", &[], &[]);
         f.apply(Kind::PatternValidated, T0, &on("r1"));
         f.apply(Kind::PatternIgnored, T0, &on("r2"));
         f.apply(Kind::PatternIgnored, T0, &on("r2"));
@@ -758,10 +746,13 @@ mod tests {
     #[test]
     fn context_boost_is_the_share_of_the_query_seen() {
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
+        observe(
+            &mut f,
             T0,
-            &observed("never do x in y", "r1", &["security"], &["src/a.rs"]),
+            "never do x in y",
+            "r1",
+            &["security"],
+            &["src/a.rs"],
         );
         let p = &f.patterns["p1"];
         let s = score(
@@ -779,30 +770,14 @@ mod tests {
     fn lifecycle_moves_from_observed_to_verified_and_needs_a_human_to_activate() {
         let c = cfg();
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("must do x", "r1", &["a"], &[]),
-        );
+        observe(&mut f, T0, "must do x", "r1", &["a"], &[]);
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
         // The same run again is not a second sighting.
-        f.apply(
-            Kind::PatternObserved,
-            T0 + 1,
-            &observed("must do x", "r1", &["a"], &[]),
-        );
+        observe(&mut f, T0 + 1, "must do x", "r1", &["a"], &[]);
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
-        f.apply(
-            Kind::PatternObserved,
-            T0 + 2,
-            &observed("must do x", "r2", &["a"], &[]),
-        );
+        observe(&mut f, T0 + 2, "must do x", "r2", &["a"], &[]);
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Candidate);
-        f.apply(
-            Kind::PatternObserved,
-            T0 + 3,
-            &observed("must do x", "r3", &["b"], &[]),
-        );
+        observe(&mut f, T0 + 3, "must do x", "r3", &["b"], &[]);
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Verified);
         f.apply(Kind::PatternPromoted, T0 + 4, &on("-"));
         assert_eq!(
@@ -817,11 +792,7 @@ mod tests {
     fn unused_patterns_age_out() {
         let c = cfg();
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("must do x", "r1", &[], &[]),
-        );
+        observe(&mut f, T0, "must do x", "r1", &[], &[]);
         let p = &f.patterns["p1"];
         assert_eq!(state(p, &c, T0 + 90 * 86_400_000), State::Observed);
         assert_eq!(state(p, &c, T0 + 91 * 86_400_000), State::Deprecated);
