@@ -77,19 +77,10 @@ impl<'a> Document<'a> {
                 }
                 Event::InlineHtml(html) if html.starts_with("<!--") => comments.push(range),
                 Event::Text(_) | Event::Html(_) | Event::InlineHtml(_) if !in_code => {
-                    // A `<!--` that never closes is text to pulldown-cmark,
-                    // split after its `<`.
-                    let end = source.len().min(range.end + 3);
-                    let text = source
-                        .get(range.start..end)
-                        .unwrap_or(&source[range.clone()]);
-                    if let Some(i) = text.find("<!--").filter(|&i| i < range.len())
-                        && !source[range.start + i..].contains("-->")
+                    if let Some(open) = comment_open(source, range.start, range.end)
+                        && !source[open..].contains("-->")
                     {
-                        return Err((
-                            range.start + i,
-                            "html comment `<!--` is never closed".to_owned(),
-                        ));
+                        return Err((open, "html comment `<!--` is never closed".to_owned()));
                     }
                 }
                 _ => {}
@@ -124,6 +115,15 @@ impl<'a> Document<'a> {
                 }
             })
     }
+}
+
+/// Where the first `<!--` opening in `source[from..end]` (an event's text)
+/// is. A `<!--` that never closes is text to pulldown-cmark, split after
+/// its `<`, so the search reads on past `end`.
+pub(super) fn comment_open(source: &str, from: usize, end: usize) -> Option<usize> {
+    let text = source.get(from..source.len().min(end + 3));
+    let open = text.unwrap_or(&source[from..end]).find("<!--")? + from;
+    (open < end).then_some(open)
 }
 
 /// The fence of the fenced block at `range` when it opens its line and

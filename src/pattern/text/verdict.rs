@@ -12,7 +12,7 @@ use serde_json::Value;
 use serde_path_to_error::Segment;
 
 use super::TextError;
-use super::blocks::unclosed_fence;
+use super::blocks::{comment_open, unclosed_fence};
 
 /// A validator's overall verdict. Serialized as `"PASS"` / `"FAIL"`; read
 /// in any letter case.
@@ -161,8 +161,7 @@ fn scan_verdict_blocks(markdown: &str) -> Result<VerdictScan, TextError> {
         if range.start < after_comment {
             continue;
         }
-        // An html comment opens in html, or in text: a `<!--` that never
-        // closes is text to pulldown-cmark, split after its `<`.
+        // An html comment opens in html, or in text (see `comment_open`).
         match event {
             Event::Start(Tag::CodeBlock(kind)) => {
                 in_code = true;
@@ -209,15 +208,7 @@ fn scan_verdict_blocks(markdown: &str) -> Result<VerdictScan, TextError> {
         };
         let mut from = range.start.max(after_comment);
         while from < range.end {
-            let end = markdown.len().min(range.end + 3);
-            let text = markdown
-                .get(from..end)
-                .unwrap_or(&markdown[from..range.end]);
-            let Some(open) = text
-                .find("<!--")
-                .map(|i| from + i)
-                .filter(|&o| o < range.end)
-            else {
+            let Some(open) = comment_open(markdown, from, range.end) else {
                 break;
             };
             let body_at = open + 4;
