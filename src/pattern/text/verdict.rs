@@ -555,6 +555,10 @@ mod tests {
 
     // --- parse_verdict ------------------------------------------------------
 
+    fn read(md: &str) -> VerdictDoc {
+        parse_verdict(md).expect("valid test input")
+    }
+
     fn verdict_err(md: &str) -> TextError {
         parse_verdict(md).unwrap_err()
     }
@@ -562,7 +566,7 @@ mod tests {
     #[test]
     fn verdict_in_an_html_comment() {
         let md = "# Inspector verdict\n\nLooks fine.\n\n<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": [], \"must_fix\": [], \"false_positives\": [\"the cache leaks\"]} -->\n";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(
             doc,
             VerdictDoc {
@@ -578,7 +582,7 @@ mod tests {
     #[test]
     fn verdict_comment_across_lines() {
         let md = "text\n<!--\n  jkz:verdict-json\n{\n  \"verdict\": \"fail\",\n  \"must_fix\": [\"I1\"]\n}\n-->\nafter";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(doc.verdict, VerdictKind::Fail);
         assert_eq!(doc.must_fix, strings(&["I1"]));
         assert_eq!(doc.line, 2);
@@ -587,7 +591,7 @@ mod tests {
     #[test]
     fn verdict_in_a_fenced_block() {
         let md = "Verdict below.\r\n\r\n```verdict-json\r\n{\r\n  \"verdict\": \"Fail\",\r\n  \"issues\": [{\"id\": 1, \"severity\": \"high\", \"summary\": \"leak\", \"location\": \"src/a.rs:3\", \"fix_hint\": \"scope the key\"}],\r\n  \"must_fix\": [{\"id\": 1}]\r\n}\r\n```\r\n";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(doc.verdict, VerdictKind::Fail);
         assert_eq!(doc.line, 3);
         assert_eq!(
@@ -603,19 +607,16 @@ mod tests {
         assert_eq!(doc.must_fix, strings(&["1"]));
         // A tilde fence, an info string with more words.
         let md = "~~~~ Verdict-JSON extra\n{\"verdict\": \"PASS\"}\n~~~~";
-        assert_eq!(
-            parse_verdict(md).expect("valid test input").verdict,
-            VerdictKind::Pass
-        );
+        assert_eq!(read(md).verdict, VerdictKind::Pass);
     }
 
     #[test]
     fn the_last_verdict_block_wins() {
         let md = "<!-- jkz:verdict-json {\"verdict\": \"FAIL\"} -->\n```verdict-json\n{\"verdict\": \"PASS\"}\n```\n";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!((doc.verdict, doc.line), (VerdictKind::Pass, 2));
         let md = "```verdict-json\n{\"verdict\": \"PASS\"}\n```\ntext <!-- jkz:verdict-json {\"verdict\": \"FAIL\"} --> <!-- jkz:verdict-json {\"verdict\": \"PASS\", \"must_fix\": [\"x\"]} -->";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(
             (doc.verdict, doc.must_fix, doc.line),
             (VerdictKind::Pass, strings(&["x"]), 4)
@@ -629,7 +630,7 @@ mod tests {
     #[test]
     fn examples_in_other_fences_and_inline_code_are_not_verdicts() {
         let md = "<!-- jkz:verdict-json {\"verdict\": \"FAIL\"} -->\n```markdown\n<!-- jkz:verdict-json {\"verdict\": \"PASS\"} -->\n```\nWrite `<!-- jkz:verdict-json {...} -->` at the end.";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!((doc.verdict, doc.line), (VerdictKind::Fail, 1));
         // Other comments and near-miss tags are not verdicts.
         let md = "<!-- note -->\n<!-- jkz:verdict-jsonx {\"verdict\": \"PASS\"} -->";
@@ -650,7 +651,7 @@ mod tests {
   ],
   "issues": [{"summary": "only a summary"}, {"id": "I2", "summary": "s", "severity": null}]
 } -->"#;
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(
             doc.must_fix,
             strings(&["I1", "I2", "3", "close the handle", "s"])
@@ -673,9 +674,7 @@ mod tests {
 
     #[test]
     fn missing_and_null_lists_are_empty() {
-        let doc =
-            parse_verdict("<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": null} -->")
-                .expect("valid test input");
+        let doc = read("<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": null} -->");
         assert!(doc.issues.is_empty() && doc.must_fix.is_empty() && doc.false_positives.is_empty());
     }
 
