@@ -141,7 +141,7 @@ pub(super) fn unclosed_fence(markdown: &str, range: Range<usize>) -> Option<Fenc
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{assert_texts, err, lines_of, strings, text_lines, texts};
+    use super::super::testing::{assert_text_lines, assert_texts, err, lines_of, strings, texts};
     use super::super::{Level, TextError, evidence, extract};
 
     #[test]
@@ -242,8 +242,7 @@ mod tests {
     #[test]
     fn code_fences_are_skipped() {
         let md = "```\n- not a bullet inside a fence block\n```\n~~~python\n- nor inside a tilde fence block\n~~~\n- but this bullet is read fine";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(text_lines(&got), vec![("but this bullet is read fine", 7)]);
+        assert_text_lines(md, &[("but this bullet is read fine", 7)]);
         // A longer fence needs a longer close; an indented fence counts.
         let md = "````md\n```\n- still inside the outer fence\n````\n  ```\n  - inside an indented fence here\n  ```\n- read after both of the fences";
         assert_texts(md, &["read after both of the fences"]);
@@ -269,13 +268,12 @@ mod tests {
     #[test]
     fn html_comments_are_skipped() {
         let md = "<!-- a comment\n- that spans lines with a bullet\n-->\n- read after the comment ends\n- inline <!-- hidden words --> text is kept here";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        assert_text_lines(
+            md,
+            &[
                 ("read after the comment ends", 4),
                 ("inline text is kept here", 5),
-            ]
+            ],
         );
         let md = "<!-- jkz:verdict-json\n{\"verdict\": \"PASS\", \"issues\": []}\n-->\n- the only observation left here";
         assert_texts(md, &["the only observation left here"]);
@@ -295,13 +293,12 @@ mod tests {
     #[test]
     fn crlf_input() {
         let md = "# Findings\r\n\r\n- The lock is held across await.\r\n  It blocks the runtime.\r\n\r\n```\r\n- skipped in a fence\r\n```\r\n- Second finding is read too\r\n";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        let got = assert_text_lines(
+            md,
+            &[
                 ("The lock is held across await. It blocks the runtime.", 3),
                 ("Second finding is read too", 9),
-            ]
+            ],
         );
         assert!(got.iter().all(|o| !o.text.contains('\r')));
     }

@@ -372,7 +372,7 @@ fn is_label_line(raw: &str, cleaned: &str, in_text: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::Category;
-    use super::super::testing::{assert_texts, err, lines_of, text_lines, texts};
+    use super::super::testing::{assert_text_lines, assert_texts, err, lines_of, texts};
     use super::*;
 
     // --- extract: what is read ---------------------------------------------
@@ -490,16 +490,15 @@ Verdict: FAIL
     #[test]
     fn continuation_lines_join_their_bullet() {
         let md = "- The cache key must include\n  the tenant id\n    and the region.\n- Second item stands on its own.";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        assert_text_lines(
+            md,
+            &[
                 (
                     "The cache key must include the tenant id and the region.",
-                    1
+                    1,
                 ),
                 ("Second item stands on its own.", 4),
-            ]
+            ],
         );
         // Tabs indent too; a numbered item's continuation.
         assert_texts(
@@ -581,13 +580,12 @@ Verdict: FAIL
     #[test]
     fn short_paragraphs_are_findings() {
         let md = "The handler swallows the timeout error.\n\nThe retry loop\nhas no upper bound.";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        assert_text_lines(
+            md,
+            &[
                 ("The handler swallows the timeout error.", 1),
                 ("The retry loop has no upper bound.", 3),
-            ]
+            ],
         );
     }
 
@@ -772,13 +770,12 @@ Verdict: FAIL
     #[test]
     fn metadata_fields_are_not_part_of_a_finding() {
         let md = "**Finding 1**: The lock is held across an await.\n**Severity**: high\n**Location:** src/a.rs:12\nSeverity: medium\n**Impact**: requests stall under load for seconds.\n- Location: src/b.rs:40 in the handler\n- File: src/c.rs is touched here";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        assert_text_lines(
+            md,
+            &[
                 ("The lock is held across an await.", 1),
                 ("Impact: requests stall under load for seconds.", 5),
-            ]
+            ],
         );
         // Near miss: a word that starts like a field.
         assert_texts(

@@ -25,9 +25,14 @@ pub(super) fn lines_of(md: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Each observation's text and line.
-pub(super) fn text_lines(got: &[Observation]) -> Vec<(&str, usize)> {
-    got.iter().map(|o| (o.text.as_str(), o.line)).collect()
+/// Asserts the text and line of each observation `md` gives, and returns
+/// them.
+#[track_caller]
+pub(super) fn assert_text_lines(md: &str, want: &[(&str, usize)]) -> Vec<Observation> {
+    let got = extract(md).expect("valid test input");
+    let text_lines: Vec<(&str, usize)> = got.iter().map(|o| (o.text.as_str(), o.line)).collect();
+    assert_eq!(text_lines, want, "{md:?}");
+    got
 }
 
 pub(super) fn err(md: &str) -> TextError {
