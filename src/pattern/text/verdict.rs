@@ -356,13 +356,18 @@ fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, 
     }
 }
 
-/// A string (`Ok`) or an object read as `T` (`Err`).
-fn string_or_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+/// A string entry, or the first of its fields an object entry has (`names`
+/// lists them for the message).
+fn entry<'de, D: Deserializer<'de>, F: Deserialize<'de>>(
     d: D,
-) -> Result<Result<String, T>, D::Error> {
+    first: fn(F) -> Option<String>,
+    names: &str,
+) -> Result<String, D::Error> {
     match d.deserialize_any(Shape::new(Kinds::StringOrObject))? {
-        Shaped::String(s) => Ok(Ok(s)),
-        Shaped::Object(t) => Ok(Err(t)),
+        Shaped::String(s) => Ok(s),
+        Shaped::Object(f) => {
+            first(f).ok_or_else(|| D::Error::custom(format!("has none of {names}")))
+        }
         Shaped::Array(_) => unreachable!("arrays are not taken"),
     }
 }
@@ -413,13 +418,8 @@ struct MustFix(String);
 
 impl<'de> Deserialize<'de> for MustFix {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f: MustFixFields = match string_or_object(d)? {
-            Ok(s) => return Ok(MustFix(s)),
-            Err(f) => f,
-        };
-        f.id.or(f.summary)
-            .map(MustFix)
-            .ok_or_else(|| D::Error::custom("has none of \"id\", \"summary\""))
+        let first = |f: MustFixFields| f.id.or(f.summary);
+        entry(d, first, r#""id", "summary""#).map(MustFix)
     }
 }
 
@@ -441,15 +441,8 @@ struct FalsePositive(String);
 
 impl<'de> Deserialize<'de> for FalsePositive {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f: FalsePositiveFields = match string_or_object(d)? {
-            Ok(s) => return Ok(FalsePositive(s)),
-            Err(f) => f,
-        };
-        (f.summary.or(f.finding).or(f.text).or(f.id))
-            .map(FalsePositive)
-            .ok_or_else(|| {
-                D::Error::custom("has none of \"summary\", \"finding\", \"text\", \"id\"")
-            })
+        let first = |f: FalsePositiveFields| f.summary.or(f.finding).or(f.text).or(f.id);
+        entry(d, first, r#""summary", "finding", "text", "id""#).map(FalsePositive)
     }
 }
 
