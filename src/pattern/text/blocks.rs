@@ -14,8 +14,9 @@ use crate::markdown::Fence;
 pub(super) enum LineKind {
     /// Paragraph text, in a list item or not: what the heuristics read.
     Text,
-    /// The first line of a heading: it opens a section.
-    Heading,
+    /// The first line of a heading, whose source is `start..end`: it opens
+    /// a section.
+    Heading { start: usize, end: usize },
     /// The rest of a heading, or a line of a code block, an html block, a
     /// table or a blockquote: never read.
     Skipped,
@@ -27,9 +28,8 @@ pub(super) struct Document<'a> {
     source: &'a str,
     /// `source` with inline html comments replaced by spaces.
     live: String,
-    /// Per line of `source`, what it is, and for a heading its source.
+    /// Per line of `source`, what it is.
     kinds: Vec<LineKind>,
-    headings: Vec<Range<usize>>,
 }
 
 impl<'a> Document<'a> {
@@ -44,7 +44,6 @@ impl<'a> Document<'a> {
             source,
             live: source.to_owned(),
             kinds: vec![LineKind::Text; starts.len()],
-            headings: Vec::new(),
         };
         let mark = |kinds: &mut Vec<LineKind>, range: &Range<usize>, kind: LineKind| {
             let last = line_of(range.end.saturating_sub(1).max(range.start));
@@ -72,8 +71,10 @@ impl<'a> Document<'a> {
                 }
                 Event::Start(Tag::Heading { .. }) => {
                     mark(&mut doc.kinds, &range, LineKind::Skipped);
-                    doc.kinds[line_of(range.start)] = LineKind::Heading;
-                    doc.headings.push(range);
+                    doc.kinds[line_of(range.start)] = LineKind::Heading {
+                        start: range.start,
+                        end: range.end,
+                    };
                 }
                 Event::InlineHtml(html) if html.starts_with("<!--") => comments.push(range),
                 Event::Text(_) | Event::Html(_) | Event::InlineHtml(_) if !in_code => {
@@ -100,20 +101,11 @@ impl<'a> Document<'a> {
 
     /// Each line of live text (a trailing `\r` dropped) and what it is.
     pub(super) fn lines(&self) -> impl Iterator<Item = (&str, LineKind)> {
-        let mut headings = self.headings.iter();
-        self.live
-            .split('\n')
-            .zip(&self.kinds)
-            .map(move |(line, &kind)| {
-                let line = line.strip_suffix('\r').unwrap_or(line);
-                match kind {
-                    LineKind::Heading => {
-                        let title = headings.next().map_or("", |r| &self.source[r.clone()]);
-                        (title, kind)
-                    }
-                    _ => (line, kind),
-                }
-            })
+        let lines = self.live.split('\n').zip(&self.kinds);
+        lines.map(|(line, &kind)| match kind {
+            LineKind::Heading { start, end } => (&self.source[start..end], kind),
+            _ => (line.strip_suffix('\r').unwrap_or(line), kind),
+        })
     }
 }
 

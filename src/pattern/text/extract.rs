@@ -127,7 +127,7 @@ impl Extractor {
     fn line(&mut self, n: usize, live: &str, kind: LineKind) {
         let t = live.trim();
         match kind {
-            LineKind::Heading => {
+            LineKind::Heading { .. } => {
                 self.flush();
                 self.set_section(t);
                 return;
