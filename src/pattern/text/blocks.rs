@@ -33,8 +33,8 @@ pub(super) struct Document<'a> {
 }
 
 impl<'a> Document<'a> {
-    /// Parses `source`; an error is the byte offset where an unclosed code
-    /// fence or html comment opens, and what it is.
+    /// Parses `source`; an error is the line (0-based) where an unclosed
+    /// code fence or html comment opens, and what it is.
     pub(super) fn read(source: &'a str) -> Result<Document<'a>, (usize, String)> {
         let starts: Vec<usize> = std::iter::once(0)
             .chain(source.match_indices('\n').map(|(i, _)| i + 1))
@@ -62,7 +62,7 @@ impl<'a> Document<'a> {
                         && let Some(fence) = unclosed_fence(source, range.clone())
                     {
                         let message = format!("code fence \"{}\" is never closed", fence.marker());
-                        return Err((range.start, message));
+                        return Err((line_of(range.start), message));
                     }
                     mark(&mut doc.kinds, &range, LineKind::Skipped);
                 }
@@ -81,7 +81,8 @@ impl<'a> Document<'a> {
                     if let Some(open) = comment_open(source, range.start, range.end)
                         && !source[open..].contains("-->")
                     {
-                        return Err((open, "html comment `<!--` is never closed".to_owned()));
+                        let message = "html comment `<!--` is never closed".to_owned();
+                        return Err((line_of(open), message));
                     }
                 }
                 _ => {}

@@ -76,12 +76,8 @@ pub fn extract(markdown: &str) -> Result<Vec<Observation>, TextError> {
         .take(skip)
         .map(str::len)
         .sum::<usize>();
-    let doc = Document::read(&markdown[from..]).map_err(|(at, message)| {
-        TextError::new(
-            skip + markdown[from..][..at].matches('\n').count() + 1,
-            message,
-        )
-    })?;
+    let doc = Document::read(&markdown[from..])
+        .map_err(|(line, message)| TextError::new(skip + line + 1, message))?;
     let mut ex = Extractor::default();
     for (i, (line, kind)) in doc.lines().enumerate() {
         ex.line(skip + i + 1, line, kind);
