@@ -71,7 +71,6 @@ pub struct Query<'a> {
     pub now_ms: i64,
 }
 
-/// Picks and formats the block's lines.
 /// Picks the lines of the block for `q.role` from `patterns` (each observed
 /// pattern at most once, in any order): the role's own patterns that are not
 /// deprecated and other roles' active ones, scoring at least the floor, best
