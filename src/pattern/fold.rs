@@ -653,37 +653,25 @@ mod tests {
     /// from its view: every field must survive the trip.
     #[test]
     fn a_view_holds_the_whole_record() {
-        let on = |run: &str| PatternEvent {
-            pattern: Some("p1".into()),
-            run: Some(run.into()),
-            ..Default::default()
-        };
         let mut f = PatternFold::default();
         observe(&mut f, T0, "t", "r1", &["a"], &["x.rs"]);
         observe(&mut f, T0 + 1, "t", "r2", &["b"], &[]);
         f.apply(Kind::PatternValidated, T0 + 2, &on("r2"));
-        f.apply(
-            Kind::PatternIgnored,
-            T0 + 3,
-            &PatternEvent {
-                weight: Some(1.5),
-                regression: true,
-                ..on("r3")
-            },
-        );
+        let regression = PatternEvent {
+            regression: true,
+            ..on("r3")
+        };
+        f.apply(Kind::PatternIgnored, T0 + 3, &regression);
         f.apply(Kind::PatternAged, T0 + 4, &on("r4"));
         f.apply(Kind::PatternPromoted, T0 + 5, &on("r5"));
         f.apply(Kind::PatternDeprecated, T0 + 6, &on("r6"));
-        f.apply(
-            Kind::Outcome,
-            T0 + 7,
-            &PatternEvent {
-                patterns: vec!["p1".into()],
-                run: Some("r2".into()),
-                result: Some("pass".into()),
-                ..Default::default()
-            },
-        );
+        let outcome = PatternEvent {
+            patterns: vec!["p1".into()],
+            run: Some("r2".into()),
+            result: Some("pass".into()),
+            ..Default::default()
+        };
+        f.apply(Kind::Outcome, T0 + 7, &outcome);
         let p = &f.patterns["p1"];
         assert!(p.regressions == 1 && p.distinct_contexts && p.outcome_passes == 1);
         assert_eq!(&Pattern::from_view(&p.view("p1")), p);
