@@ -23,37 +23,26 @@ pub const MAX_CONTEXT: usize = 64;
 
 /// The fields of a pattern event the fold reads.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default)]
 pub struct PatternEvent {
     /// `pattern`, or the `patterns` of a `pattern_shown` or `outcome` event.
-    #[serde(default)]
     pub pattern: Option<String>,
-    #[serde(default)]
     pub patterns: Vec<String>,
     /// For `pattern_observed`: the id of the observation's own text when it
     /// joined a near-duplicate `pattern`.
-    #[serde(default)]
     pub alias: Option<String>,
     /// The role the pattern was learned from (`pattern_observed`).
-    #[serde(default)]
     pub role: Option<String>,
-    #[serde(default)]
     pub text: Option<String>,
-    #[serde(default)]
     pub category: Option<Category>,
-    #[serde(default)]
     pub run: Option<String>,
-    #[serde(default)]
     pub labels: Vec<String>,
-    #[serde(default)]
     pub files: Vec<String>,
     /// For `pattern_ignored`: the adversarial role's weight.
-    #[serde(default)]
     pub weight: Option<f64>,
     /// For `pattern_ignored`: the pattern had been validated before.
-    #[serde(default)]
     pub regression: bool,
     /// For `outcome`: `pass` or `fail`.
-    #[serde(default)]
     pub result: Option<String>,
 }
 
@@ -645,49 +634,44 @@ mod tests {
         }
     }
 
+    fn observe(
+        f: &mut PatternFold,
+        ts: i64,
+        text: &str,
+        run: &str,
+        labels: &[&str],
+        files: &[&str],
+    ) {
+        f.apply(
+            Kind::PatternObserved,
+            ts,
+            &observed(text, run, labels, files),
+        );
+    }
+
     /// The index patches views with new events by rebuilding each record
     /// from its view: every field must survive the trip.
     #[test]
     fn a_view_holds_the_whole_record() {
-        let on = |run: &str| PatternEvent {
-            pattern: Some("p1".into()),
-            run: Some(run.into()),
-            ..Default::default()
-        };
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("t", "r1", &["a"], &["x.rs"]),
-        );
-        f.apply(
-            Kind::PatternObserved,
-            T0 + 1,
-            &observed("t", "r2", &["b"], &[]),
-        );
+        observe(&mut f, T0, "t", "r1", &["a"], &["x.rs"]);
+        observe(&mut f, T0 + 1, "t", "r2", &["b"], &[]);
         f.apply(Kind::PatternValidated, T0 + 2, &on("r2"));
-        f.apply(
-            Kind::PatternIgnored,
-            T0 + 3,
-            &PatternEvent {
-                weight: Some(1.5),
-                regression: true,
-                ..on("r3")
-            },
-        );
+        let regression = PatternEvent {
+            regression: true,
+            ..on("r3")
+        };
+        f.apply(Kind::PatternIgnored, T0 + 3, &regression);
         f.apply(Kind::PatternAged, T0 + 4, &on("r4"));
         f.apply(Kind::PatternPromoted, T0 + 5, &on("r5"));
         f.apply(Kind::PatternDeprecated, T0 + 6, &on("r6"));
-        f.apply(
-            Kind::Outcome,
-            T0 + 7,
-            &PatternEvent {
-                patterns: vec!["p1".into()],
-                run: Some("r2".into()),
-                result: Some("pass".into()),
-                ..Default::default()
-            },
-        );
+        let outcome = PatternEvent {
+            patterns: vec!["p1".into()],
+            run: Some("r2".into()),
+            result: Some("pass".into()),
+            ..Default::default()
+        };
+        f.apply(Kind::Outcome, T0 + 7, &outcome);
         let p = &f.patterns["p1"];
         assert!(p.regressions == 1 && p.distinct_contexts && p.outcome_passes == 1);
         assert_eq!(&Pattern::from_view(&p.view("p1")), p);
@@ -714,49 +698,30 @@ mod tests {
     #[test]
     fn decay_is_exp_of_days_over_fourteen_until_three_validations() {
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("always check x", "r1", &[], &[]),
-        );
+        observe(&mut f, T0, "always check x", "r1", &[], &[]);
         let p = &f.patterns["p1"];
         let c = cfg();
+        // The score `days` days after T0.
+        let at = |p: &Pattern, days: i64| score(p, &c, T0 + days * 86_400_000, &[], &[]);
         // New: rate 0.5, rule 1.3.
-        close(score(p, &c, T0, &[], &[]).total, 0.5 * 1.3);
-        close(
-            score(p, &c, T0 + 14 * 86_400_000, &[], &[]).decay,
-            (-1f64).exp(),
-        );
-        close(
-            score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay,
-            (-2f64).exp(),
-        );
+        close(at(p, 0).total, 0.5 * 1.3);
+        close(at(p, 14).decay, (-1f64).exp());
+        close(at(p, 28).decay, (-2f64).exp());
         for run in ["r1", "r2"] {
             f.apply(Kind::PatternValidated, T0, &on(run));
         }
-        let p = &f.patterns["p1"];
-        close(
-            score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay,
-            (-2f64).exp(),
-        );
+        close(at(&f.patterns["p1"], 28).decay, (-2f64).exp());
         f.apply(Kind::PatternValidated, T0, &on("r3"));
         let p = &f.patterns["p1"];
         assert_eq!(p.validated, 3);
-        close(score(p, &c, T0 + 28 * 86_400_000, &[], &[]).decay, 1.0);
-        close(
-            score(p, &c, T0 + 28 * 86_400_000, &[], &[]).total,
-            1.0 * 1.3,
-        );
+        close(at(p, 28).decay, 1.0);
+        close(at(p, 28).total, 1.0 * 1.3);
     }
 
     #[test]
     fn ignores_are_weighted_and_deduplicated_per_run() {
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("x causes y here", "r1", &[], &[]),
-        );
+        observe(&mut f, T0, "x causes y here", "r1", &[], &[]);
         f.apply(Kind::PatternValidated, T0, &on("r1"));
         f.apply(Kind::PatternIgnored, T0, &on("r2"));
         f.apply(Kind::PatternIgnored, T0, &on("r2"));
@@ -769,10 +734,13 @@ mod tests {
     #[test]
     fn context_boost_is_the_share_of_the_query_seen() {
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
+        observe(
+            &mut f,
             T0,
-            &observed("never do x in y", "r1", &["security"], &["src/a.rs"]),
+            "never do x in y",
+            "r1",
+            &["security"],
+            &["src/a.rs"],
         );
         let p = &f.patterns["p1"];
         let s = score(
@@ -790,30 +758,14 @@ mod tests {
     fn lifecycle_moves_from_observed_to_verified_and_needs_a_human_to_activate() {
         let c = cfg();
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("must do x", "r1", &["a"], &[]),
-        );
+        observe(&mut f, T0, "must do x", "r1", &["a"], &[]);
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
         // The same run again is not a second sighting.
-        f.apply(
-            Kind::PatternObserved,
-            T0 + 1,
-            &observed("must do x", "r1", &["a"], &[]),
-        );
+        observe(&mut f, T0 + 1, "must do x", "r1", &["a"], &[]);
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
-        f.apply(
-            Kind::PatternObserved,
-            T0 + 2,
-            &observed("must do x", "r2", &["a"], &[]),
-        );
+        observe(&mut f, T0 + 2, "must do x", "r2", &["a"], &[]);
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Candidate);
-        f.apply(
-            Kind::PatternObserved,
-            T0 + 3,
-            &observed("must do x", "r3", &["b"], &[]),
-        );
+        observe(&mut f, T0 + 3, "must do x", "r3", &["b"], &[]);
         assert_eq!(state(&f.patterns["p1"], &c, T0), State::Verified);
         f.apply(Kind::PatternPromoted, T0 + 4, &on("-"));
         assert_eq!(
@@ -828,11 +780,7 @@ mod tests {
     fn unused_patterns_age_out() {
         let c = cfg();
         let mut f = PatternFold::default();
-        f.apply(
-            Kind::PatternObserved,
-            T0,
-            &observed("must do x", "r1", &[], &[]),
-        );
+        observe(&mut f, T0, "must do x", "r1", &[], &[]);
         let p = &f.patterns["p1"];
         assert_eq!(state(p, &c, T0 + 90 * 86_400_000), State::Observed);
         assert_eq!(state(p, &c, T0 + 91 * 86_400_000), State::Deprecated);

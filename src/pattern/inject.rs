@@ -71,7 +71,6 @@ pub struct Query<'a> {
     pub now_ms: i64,
 }
 
-/// Picks and formats the block's lines.
 /// Picks the lines of the block for `q.role` from `patterns` (each observed
 /// pattern at most once, in any order): the role's own patterns that are not
 /// deprecated and other roles' active ones, scoring at least the floor, best
@@ -167,13 +166,13 @@ pub fn budget(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pattern::fold::PatternFold;
+    use crate::event::Kind;
+    use crate::pattern::fold::{PatternEvent, PatternFold};
+    use crate::pattern::text::Category;
 
     fn views(f: &PatternFold) -> Vec<View<'_>> {
         f.observed().map(|(id, p)| p.view(id)).collect()
     }
-    use crate::pattern::fold::PatternEvent;
-    use crate::pattern::text::Category;
 
     const T0: i64 = 1_800_000_000_000;
 
@@ -195,11 +194,7 @@ mod tests {
                 ..Default::default()
             };
             // Older patterns decay: p000 is the newest.
-            f.apply(
-                crate::event::Kind::PatternObserved,
-                T0 - i as i64 * 86_400_000,
-                &e,
-            );
+            f.apply(Kind::PatternObserved, T0 - i as i64 * 86_400_000, &e);
         }
         f
     }
@@ -240,16 +235,9 @@ mod tests {
         let b = select(views(&f), &cfg, &q(100_000));
         assert!(b.lines.iter().all(|l| l.score >= 0.1));
         // 0.5 * exp(-d/14) < 0.1 from day 23 for observations (rules: 0.65, day 27).
-        assert!(
-            b.lines.len() < 60 && b.lines.len() > 20,
-            "{}",
-            b.lines.len()
-        );
-        assert!(
-            b.lines[0].line.ends_with("(score:0.65)"),
-            "{}",
-            b.lines[0].line
-        );
+        let (n, first) = (b.lines.len(), &b.lines[0].line);
+        assert!(n < 60 && n > 20, "{n}");
+        assert!(first.ends_with("(score:0.65)"), "{first}");
     }
 
     #[test]
@@ -257,21 +245,15 @@ mod tests {
         let mut f = fold(2, "auditor");
         let cfg = PatternsConfig::default();
         assert!(select(views(&f), &cfg, &q(800)).lines.is_empty());
-        f.apply(
-            crate::event::Kind::PatternPromoted,
-            T0,
-            &PatternEvent {
-                pattern: Some("p000".into()),
-                ..Default::default()
-            },
-        );
+        let promote = PatternEvent {
+            pattern: Some("p000".into()),
+            ..Default::default()
+        };
+        f.apply(Kind::PatternPromoted, T0, &promote);
         let b = select(views(&f), &cfg, &q(800));
         assert_eq!(b.lines.len(), 1);
-        assert!(
-            b.lines[0].line.ends_with("via:auditor)"),
-            "{}",
-            b.lines[0].line
-        );
+        let line = &b.lines[0].line;
+        assert!(line.ends_with("via:auditor)"), "{line}");
     }
 
     #[test]

@@ -58,11 +58,11 @@ pub fn observe(
         .map(|p| (p.id.to_owned(), text::tokens(&text::normalise(p.text))))
         .collect();
     let mut events = Vec::new();
-    let mut report = Vec::new();
+    let mut rows = Vec::new();
     for (i, o) in observations.iter().enumerate() {
         let own = text::pattern_id(&o.normalised, req.role);
         let toks = text::tokens(&o.normalised);
-        let (id, how) = match stored.resolve(&own) {
+        let (id, mut how) = match stored.resolve(&own) {
             Some(p) => (p.id.to_owned(), "again".to_owned()),
             // A record shown or graded by id before it was ever observed.
             None if stored.has_record(&own) => (own.clone(), "again".to_owned()),
@@ -87,35 +87,28 @@ pub fn observe(
                 .iter()
                 .any(|e: &Event| e.view::<Fields<'_>>().pattern == Some(&id));
         if seen {
-            report.push(Row {
-                id,
-                how: "already recorded for this run".to_owned(),
-                observation: i,
+            how = "already recorded for this run".to_owned();
+        } else {
+            if how == "new" {
+                known.push((id.clone(), toks));
+            }
+            let e = store.event(Body::PatternObserved {
+                pattern: id.clone(),
+                alias: (id != own).then(|| own.clone()),
+                role: req.role.to_owned(),
+                text: o.text.clone(),
+                category: o.category,
+                run: req.run.to_owned(),
+                labels: req.labels.to_vec(),
+                files: req.files.to_vec(),
             });
-            continue;
+            events.push(e.by_role(Some(req.role.to_owned())));
         }
-        if how == "new" {
-            known.push((id.clone(), toks));
-        }
-        let e = store.event(Body::PatternObserved {
-            pattern: id.clone(),
-            alias: (id != own).then(|| own.clone()),
-            role: req.role.to_owned(),
-            text: o.text.clone(),
-            category: o.category,
-            run: req.run.to_owned(),
-            labels: req.labels.to_vec(),
-            files: req.files.to_vec(),
-        });
-        events.push(e.by_role(Some(req.role.to_owned())));
-        report.push(Row {
+        rows.push(Row {
             id,
             how,
             observation: i,
         });
     }
-    Report {
-        events,
-        rows: report,
-    }
+    Report { events, rows }
 }

@@ -14,8 +14,9 @@ use crate::markdown::Fence;
 pub(super) enum LineKind {
     /// Paragraph text, in a list item or not: what the heuristics read.
     Text,
-    /// The first line of a heading: it opens a section.
-    Heading,
+    /// The first line of a heading, whose source is `start..end`: it opens
+    /// a section.
+    Heading { start: usize, end: usize },
     /// The rest of a heading, or a line of a code block, an html block, a
     /// table or a blockquote: never read.
     Skipped,
@@ -27,14 +28,13 @@ pub(super) struct Document<'a> {
     source: &'a str,
     /// `source` with inline html comments replaced by spaces.
     live: String,
-    /// Per line of `source`, what it is, and for a heading its source.
+    /// Per line of `source`, what it is.
     kinds: Vec<LineKind>,
-    headings: Vec<Range<usize>>,
 }
 
 impl<'a> Document<'a> {
-    /// Parses `source`; an error is the byte offset where an unclosed code
-    /// fence or html comment opens, and what it is.
+    /// Parses `source`; an error is the line (0-based) where an unclosed
+    /// code fence or html comment opens, and what it is.
     pub(super) fn read(source: &'a str) -> Result<Document<'a>, (usize, String)> {
         let starts: Vec<usize> = std::iter::once(0)
             .chain(source.match_indices('\n').map(|(i, _)| i + 1))
@@ -44,7 +44,6 @@ impl<'a> Document<'a> {
             source,
             live: source.to_owned(),
             kinds: vec![LineKind::Text; starts.len()],
-            headings: Vec::new(),
         };
         let mark = |kinds: &mut Vec<LineKind>, range: &Range<usize>, kind: LineKind| {
             let last = line_of(range.end.saturating_sub(1).max(range.start));
@@ -63,7 +62,7 @@ impl<'a> Document<'a> {
                         && let Some(fence) = unclosed_fence(source, range.clone())
                     {
                         let message = format!("code fence \"{}\" is never closed", fence.marker());
-                        return Err((range.start, message));
+                        return Err((line_of(range.start), message));
                     }
                     mark(&mut doc.kinds, &range, LineKind::Skipped);
                 }
@@ -72,24 +71,18 @@ impl<'a> Document<'a> {
                 }
                 Event::Start(Tag::Heading { .. }) => {
                     mark(&mut doc.kinds, &range, LineKind::Skipped);
-                    doc.kinds[line_of(range.start)] = LineKind::Heading;
-                    doc.headings.push(range);
+                    doc.kinds[line_of(range.start)] = LineKind::Heading {
+                        start: range.start,
+                        end: range.end,
+                    };
                 }
                 Event::InlineHtml(html) if html.starts_with("<!--") => comments.push(range),
                 Event::Text(_) | Event::Html(_) | Event::InlineHtml(_) if !in_code => {
-                    // A `<!--` that never closes is text to pulldown-cmark,
-                    // split after its `<`.
-                    let end = source.len().min(range.end + 3);
-                    let text = source
-                        .get(range.start..end)
-                        .unwrap_or(&source[range.clone()]);
-                    if let Some(i) = text.find("<!--").filter(|&i| i < range.len())
-                        && !source[range.start + i..].contains("-->")
+                    if let Some(open) = comment_open(source, range.start, range.end)
+                        && !source[open..].contains("-->")
                     {
-                        return Err((
-                            range.start + i,
-                            "html comment `<!--` is never closed".to_owned(),
-                        ));
+                        let message = "html comment `<!--` is never closed".to_owned();
+                        return Err((line_of(open), message));
                     }
                 }
                 _ => {}
@@ -109,21 +102,21 @@ impl<'a> Document<'a> {
 
     /// Each line of live text (a trailing `\r` dropped) and what it is.
     pub(super) fn lines(&self) -> impl Iterator<Item = (&str, LineKind)> {
-        let mut headings = self.headings.iter();
-        self.live
-            .split('\n')
-            .zip(&self.kinds)
-            .map(move |(line, &kind)| {
-                let line = line.strip_suffix('\r').unwrap_or(line);
-                match kind {
-                    LineKind::Heading => {
-                        let title = headings.next().map_or("", |r| &self.source[r.clone()]);
-                        (title, kind)
-                    }
-                    _ => (line, kind),
-                }
-            })
+        let lines = self.live.split('\n').zip(&self.kinds);
+        lines.map(|(line, &kind)| match kind {
+            LineKind::Heading { start, end } => (&self.source[start..end], kind),
+            _ => (line.strip_suffix('\r').unwrap_or(line), kind),
+        })
     }
+}
+
+/// Where the first `<!--` opening in `source[from..end]` (an event's text)
+/// is. A `<!--` that never closes is text to pulldown-cmark, split after
+/// its `<`, so the search reads on past `end`.
+pub(super) fn comment_open(source: &str, from: usize, end: usize) -> Option<usize> {
+    let text = source.get(from..source.len().min(end + 3));
+    let open = text.unwrap_or(&source[from..end]).find("<!--")? + from;
+    (open < end).then_some(open)
 }
 
 /// The fence of the fenced block at `range` when it opens its line and
@@ -141,17 +134,17 @@ pub(super) fn unclosed_fence(markdown: &str, range: Range<usize>) -> Option<Fenc
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{err, lines_of, strings, text_lines, texts};
+    use super::super::testing::{assert_text_lines, assert_texts, err, lines_of, strings, texts};
     use super::super::{Level, TextError, evidence, extract};
 
     #[test]
     fn headings_are_not_observations() {
         let md = "# The cache key must include the tenant\n### Finding 1: retries are unbounded here\nSetext heading with enough words\n===\nAnother setext heading with words\n---";
-        assert_eq!(texts(md), Vec::<String>::new());
+        assert_texts(md, &[]);
         // `#hashtag` is not a heading.
-        assert_eq!(
-            texts("#hashtag is not a heading at all"),
-            strings(&["#hashtag is not a heading at all"])
+        assert_texts(
+            "#hashtag is not a heading at all",
+            &["#hashtag is not a heading at all"],
         );
     }
 
@@ -165,37 +158,31 @@ mod tests {
             "The cache key must include the tenant id\nSeverity: high\n===",
             "Finding: the cache key must include the tenant id\nand more words on it\n---",
         ] {
-            assert_eq!(texts(md), Vec::<String>::new(), "{md:?}");
+            assert_texts(md, &[]);
         }
         // Its title opens a section as any heading does.
         let md = "Summary of the review\n**Scope**: the resolver\n---\nThe change adds caching to the resolver.";
-        assert_eq!(texts(md), Vec::<String>::new());
+        assert_texts(md, &[]);
         // A blank line in between: a horizontal rule, the paragraph stays.
-        assert_eq!(
-            texts("The retry loop has no upper bound.\n\n---\n"),
-            strings(&["The retry loop has no upper bound."])
+        assert_texts(
+            "The retry loop has no upper bound.\n\n---\n",
+            &["The retry loop has no upper bound."],
         );
         // A list item above: a horizontal rule.
-        assert_eq!(
-            texts("- The retry loop has no upper bound.\n---\n"),
-            strings(&["The retry loop has no upper bound."])
+        assert_texts(
+            "- The retry loop has no upper bound.\n---\n",
+            &["The retry loop has no upper bound."],
         );
     }
 
     #[test]
     fn front_matter_is_skipped() {
         let md = "---\ntitle: Audit of the cache layer for the tenant work\nauthor: judge\ntags: [cache]\n---\n\n- The cache key must include the tenant id.\n";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         assert_eq!(lines_of(md), vec![7]);
         // `...` closes it too, and a BOM may come first.
         let md = "\u{feff}---\ntitle: words words words words\n...\n- The cache key must include the tenant id.";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         // Not at the start, not a mapping, or never closed: not front matter.
         for md in [
             "\n---\ntitle: x\n- The cache key must include the tenant id.\n---\n",
@@ -222,101 +209,89 @@ mod tests {
     #[test]
     fn html_blocks_are_not_observations() {
         let md = "<details><summary>raw</summary>\nsome raw output with many words in it\n</details>\n\n- The cache key must include the tenant id.\n";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         // Markdown after a blank line inside the element is read.
         let md = "<details>\n<summary>Raw notes of the run</summary>\n\n- The cache key must include the tenant id.\n\n</details>";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         // `<pre>` runs to its closing tag, blank lines included.
         let md = "<pre>\nthe output line one of many\n\nthe output line two of many\n</pre>\n- The cache key must include the tenant id.";
-        assert_eq!(
-            texts(md),
-            strings(&["The cache key must include the tenant id."])
-        );
+        assert_texts(md, &["The cache key must include the tenant id."]);
         // A lone tag of any name, not inside a paragraph.
-        assert_eq!(
-            texts("<custom-note kind=\"x\">\nwords words words words here\n"),
-            Vec::<String>::new()
+        assert_texts(
+            "<custom-note kind=\"x\">\nwords words words words here\n",
+            &[],
         );
         // Inline html in a sentence, or a tag inside a paragraph, is text.
-        assert_eq!(
-            texts("The <code>cache</code> key must include the tenant id."),
-            strings(&["The <code>cache</code> key must include the tenant id."])
+        assert_texts(
+            "The <code>cache</code> key must include the tenant id.",
+            &["The <code>cache</code> key must include the tenant id."],
         );
-        assert_eq!(
-            texts("The cache key must include the tenant id\n<br>\nin every query."),
-            strings(&["The cache key must include the tenant id <br> in every query."])
+        assert_texts(
+            "The cache key must include the tenant id\n<br>\nin every query.",
+            &["The cache key must include the tenant id <br> in every query."],
         );
     }
 
     #[test]
     fn code_fences_are_skipped() {
         let md = "```\n- not a bullet inside a fence block\n```\n~~~python\n- nor inside a tilde fence block\n~~~\n- but this bullet is read fine";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(text_lines(&got), vec![("but this bullet is read fine", 7)]);
+        assert_text_lines(md, &[("but this bullet is read fine", 7)]);
         // A longer fence needs a longer close; an indented fence counts.
         let md = "````md\n```\n- still inside the outer fence\n````\n  ```\n  - inside an indented fence here\n  ```\n- read after both of the fences";
-        assert_eq!(texts(md), strings(&["read after both of the fences"]));
+        assert_texts(md, &["read after both of the fences"]);
         // Inline triple backticks are code, not a fence.
-        assert_eq!(
-            texts("```inline``` code is not a fence at all"),
-            strings(&["inline code is not a fence at all"])
+        assert_texts(
+            "```inline``` code is not a fence at all",
+            &["inline code is not a fence at all"],
         );
     }
 
     #[test]
     fn indented_code_is_skipped_list_content_is_not() {
         let md = "Some paragraph that introduces code:\n\n    let the_code = is_skipped_here(1, 2);\n\n- A bullet that goes on further\n\n    indented text under the bullet item";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "A bullet that goes on further",
                 "indented text under the bullet item",
-            ])
+            ],
         );
     }
 
     #[test]
     fn html_comments_are_skipped() {
         let md = "<!-- a comment\n- that spans lines with a bullet\n-->\n- read after the comment ends\n- inline <!-- hidden words --> text is kept here";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        assert_text_lines(
+            md,
+            &[
                 ("read after the comment ends", 4),
                 ("inline text is kept here", 5),
-            ]
+            ],
         );
         let md = "<!-- jkz:verdict-json\n{\"verdict\": \"PASS\", \"issues\": []}\n-->\n- the only observation left here";
-        assert_eq!(texts(md), strings(&["the only observation left here"]));
+        assert_texts(md, &["the only observation left here"]);
         // `<!--` in inline code does not open a comment.
-        assert_eq!(
-            texts("- write `<!--` to open an html comment"),
-            strings(&["write <!-- to open an html comment"])
+        assert_texts(
+            "- write `<!--` to open an html comment",
+            &["write <!-- to open an html comment"],
         );
     }
 
     #[test]
     fn tables_are_skipped() {
         let md = "Header one | header two here\n--- | ---\ncell text one | cell text two here\n\n| a | b |\n|---|---|\n| the row of a table here | x |\n\n- read after the tables end";
-        assert_eq!(texts(md), strings(&["read after the tables end"]));
+        assert_texts(md, &["read after the tables end"]);
     }
 
     #[test]
     fn crlf_input() {
         let md = "# Findings\r\n\r\n- The lock is held across await.\r\n  It blocks the runtime.\r\n\r\n```\r\n- skipped in a fence\r\n```\r\n- Second finding is read too\r\n";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        let got = assert_text_lines(
+            md,
+            &[
                 ("The lock is held across await. It blocks the runtime.", 3),
                 ("Second finding is read too", 9),
-            ]
+            ],
         );
         assert!(got.iter().all(|o| !o.text.contains('\r')));
     }

@@ -76,12 +76,8 @@ pub fn extract(markdown: &str) -> Result<Vec<Observation>, TextError> {
         .take(skip)
         .map(str::len)
         .sum::<usize>();
-    let doc = Document::read(&markdown[from..]).map_err(|(at, message)| {
-        TextError::new(
-            skip + markdown[from..][..at].matches('\n').count() + 1,
-            message,
-        )
-    })?;
+    let doc = Document::read(&markdown[from..])
+        .map_err(|(line, message)| TextError::new(skip + line + 1, message))?;
     let mut ex = Extractor::default();
     for (i, (line, kind)) in doc.lines().enumerate() {
         ex.line(skip + i + 1, line, kind);
@@ -104,17 +100,22 @@ struct Block {
     kind: BlockKind,
     line: usize,
     parts: Vec<String>,
-    /// Boilerplate (an ack or verdict bullet): swallow the lines, keep none.
-    skip: bool,
     /// The id the deliberation gave the finding (`S3`, `Finding 3`).
     label: Option<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum BlockKind {
-    Item { indent: usize },
+    /// `skip`: boilerplate (an ack or verdict bullet) whose lines are
+    /// swallowed and none kept.
+    Item {
+        indent: usize,
+        skip: bool,
+    },
     Finding,
-    Paragraph { greeting: bool },
+    Paragraph {
+        greeting: bool,
+    },
 }
 
 impl Extractor {
@@ -122,7 +123,7 @@ impl Extractor {
     fn line(&mut self, n: usize, live: &str, kind: LineKind) {
         let t = live.trim();
         match kind {
-            LineKind::Heading => {
+            LineKind::Heading { .. } => {
                 self.flush();
                 self.set_section(t);
                 return;
@@ -145,22 +146,17 @@ impl Extractor {
                 .find(content)
                 .map_or(content, |m| &content[m.end()..]);
             let cleaned = clean_inline(content);
-            let skip =
-                is_ack_line(&cleaned) || is_verdict_line(&cleaned) || META_FIELD.is_match(&cleaned);
+            let skip = is_boilerplate(&cleaned) || META_FIELD.is_match(&cleaned);
             let (label, content) = labelled(content).unwrap_or((None, content));
-            self.block = Some(Block {
-                kind: BlockKind::Item {
-                    indent: marker_indent,
-                },
-                line: n,
-                parts: vec![content.trim().to_owned()],
+            let kind = BlockKind::Item {
+                indent: marker_indent,
                 skip,
-                label,
-            });
+            };
+            self.open(kind, n, content.trim(), label);
             return;
         }
         if let Some(Block {
-            kind: BlockKind::Item { indent: item },
+            kind: BlockKind::Item { indent: item, .. },
             parts,
             ..
         }) = &mut self.block
@@ -170,23 +166,12 @@ impl Extractor {
             return;
         }
         let cleaned = clean_inline(t);
-        if is_ack_line(&cleaned) || is_verdict_line(&cleaned) {
-            self.flush();
-            return;
-        }
-        if META_FIELD.is_match(&cleaned) {
+        if is_boilerplate(&cleaned) || META_FIELD.is_match(&cleaned) {
             self.flush();
             return;
         }
         if let Some((label, rest)) = labelled(t) {
-            self.flush();
-            self.block = Some(Block {
-                kind: BlockKind::Finding,
-                line: n,
-                parts: vec![rest.trim().to_owned()],
-                skip: false,
-                label,
-            });
+            self.open(BlockKind::Finding, n, rest.trim(), label);
             return;
         }
         let in_text = matches!(
@@ -200,29 +185,25 @@ impl Extractor {
         }
         if BOLD_FIELD.is_match(t) {
             // `**Impact**: …` starts a paragraph of its own.
-            self.flush();
-            self.block = Some(Block {
-                kind: BlockKind::Paragraph { greeting: false },
-                line: n,
-                parts: vec![t.to_owned()],
-                skip: false,
-                label: None,
-            });
+            self.open(BlockKind::Paragraph { greeting: false }, n, t, None);
             return;
         }
         if in_text && let Some(b) = &mut self.block {
             b.parts.push(t.to_owned());
             return;
         }
+        let greeting = GREETING.is_match(&cleaned.to_lowercase());
+        self.open(BlockKind::Paragraph { greeting }, n, t, None);
+    }
+
+    /// Ends the current block and opens one of `kind` at line `n`.
+    fn open(&mut self, kind: BlockKind, n: usize, text: &str, label: Option<String>) {
         self.flush();
         self.block = Some(Block {
-            kind: BlockKind::Paragraph {
-                greeting: GREETING.is_match(&cleaned.to_lowercase()),
-            },
+            kind,
             line: n,
-            parts: vec![t.to_owned()],
-            skip: false,
-            label: None,
+            parts: vec![text.to_owned()],
+            label,
         });
     }
 
@@ -234,7 +215,7 @@ impl Extractor {
 
     fn flush(&mut self) {
         let Some(b) = self.block.take() else { return };
-        if b.skip {
+        if let BlockKind::Item { skip: true, .. } = b.kind {
             return;
         }
         let text = clean_inline(&b.parts.join(" "));
@@ -362,12 +343,10 @@ fn bullet(line: &str) -> Option<(usize, &str)> {
     Some((indent, c.get(2).map_or("", |m| m.as_str())))
 }
 
-fn is_ack_line(cleaned: &str) -> bool {
-    ACK_LINE.is_match(cleaned)
-}
-
-fn is_verdict_line(cleaned: &str) -> bool {
-    VERDICT_LINE.is_match(cleaned)
+/// An ack line or a verdict line: said in every deliberation, so never a
+/// finding.
+fn is_boilerplate(cleaned: &str) -> bool {
+    ACK_LINE.is_match(cleaned) || VERDICT_LINE.is_match(cleaned)
 }
 
 /// A line that only names a section: `Findings:`, `**Summary**`, or one or
@@ -389,7 +368,7 @@ fn is_label_line(raw: &str, cleaned: &str, in_text: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::Category;
-    use super::super::testing::{err, lines_of, strings, text_lines, texts};
+    use super::super::testing::{assert_text_lines, assert_texts, err, lines_of, texts};
     use super::*;
 
     // --- extract: what is read ---------------------------------------------
@@ -467,16 +446,16 @@ Verdict: FAIL
     #[test]
     fn bullets_of_every_marker() {
         let md = "- dash items are read here\n* star items are read here\n+ plus items are read here\n1. dot numbered items are read\n2) paren numbered items are read\n10. two digit numbers are read";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "dash items are read here",
                 "star items are read here",
                 "plus items are read here",
                 "dot numbered items are read",
                 "paren numbered items are read",
                 "two digit numbers are read",
-            ])
+            ],
         );
         assert_eq!(lines_of(md), vec![1, 2, 3, 4, 5, 6]);
     }
@@ -484,13 +463,13 @@ Verdict: FAIL
     #[test]
     fn checklist_items() {
         let md = "- [ ] the migration is not reversible\n- [x] the index covers the new query\n* [X] the flag defaults to off";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "the migration is not reversible",
                 "the index covers the new query",
                 "the flag defaults to off",
-            ])
+            ],
         );
     }
 
@@ -498,106 +477,78 @@ Verdict: FAIL
     fn not_bullets() {
         // Emphasis, a signed number and a rule are not bullets; as
         // paragraphs they are short of words or not findings.
-        assert_eq!(texts("**bold** start"), Vec::<String>::new());
-        assert_eq!(texts("-5 degrees"), Vec::<String>::new());
-        assert_eq!(texts("* * *\n- - -\n___"), Vec::<String>::new());
-        assert_eq!(texts("-\n1.\n+"), Vec::<String>::new());
+        assert_texts("**bold** start", &[]);
+        assert_texts("-5 degrees", &[]);
+        assert_texts("* * *\n- - -\n___", &[]);
+        assert_texts("-\n1.\n+", &[]);
     }
 
     #[test]
     fn continuation_lines_join_their_bullet() {
         let md = "- The cache key must include\n  the tenant id\n    and the region.\n- Second item stands on its own.";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        assert_text_lines(
+            md,
+            &[
                 (
                     "The cache key must include the tenant id and the region.",
-                    1
+                    1,
                 ),
                 ("Second item stands on its own.", 4),
-            ]
+            ],
         );
         // Tabs indent too; a numbered item's continuation.
-        assert_eq!(
-            texts("1. Retries are unbounded\n\twhen the server returns 503."),
-            strings(&["Retries are unbounded when the server returns 503."])
+        assert_texts(
+            "1. Retries are unbounded\n\twhen the server returns 503.",
+            &["Retries are unbounded when the server returns 503."],
         );
     }
 
     #[test]
     fn unindented_or_blank_ends_a_bullet() {
         let md = "- The first bullet is complete\nThis line is a paragraph of its own.\n- Another bullet item here\n\n  an indented paragraph after a blank line.";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "The first bullet is complete",
                 "This line is a paragraph of its own.",
                 "Another bullet item here",
                 "an indented paragraph after a blank line.",
-            ])
+            ],
         );
     }
 
     #[test]
     fn nested_bullets_are_their_own_items() {
         let md = "- The parent item is about caching\n  - the child item is about eviction\n  - another child about cache warming";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "The parent item is about caching",
                 "the child item is about eviction",
                 "another child about cache warming",
-            ])
+            ],
         );
     }
 
     #[test]
     fn finding_lines() {
-        for (md, want) in [
-            (
-                "Finding: the lock is held across await",
-                "the lock is held across await",
-            ),
-            (
-                "Issue: the lock is held across await",
-                "the lock is held across await",
-            ),
-            (
-                "**Finding 3**: the lock is held across await",
-                "the lock is held across await",
-            ),
-            (
-                "**Finding 3:** the lock is held across await",
-                "the lock is held across await",
-            ),
-            (
-                "Issue #2 - the lock is held across await",
-                "the lock is held across await",
-            ),
-            (
-                "Risk (high): the lock is held across await",
-                "the lock is held across await",
-            ),
-            (
-                "Concern 1. the lock is held across await",
-                "the lock is held across await",
-            ),
-            (
-                "BUG: the lock is held across await",
-                "the lock is held across await",
-            ),
-            (
-                "- **Issue 1**: the lock is held across await",
-                "the lock is held across await",
-            ),
+        for md in [
+            "Finding: the lock is held across await",
+            "Issue: the lock is held across await",
+            "**Finding 3**: the lock is held across await",
+            "**Finding 3:** the lock is held across await",
+            "Issue #2 - the lock is held across await",
+            "Risk (high): the lock is held across await",
+            "Concern 1. the lock is held across await",
+            "BUG: the lock is held across await",
+            "- **Issue 1**: the lock is held across await",
         ] {
-            assert_eq!(texts(md), strings(&[want]), "{md:?}");
+            assert_texts(md, &["the lock is held across await"]);
         }
         // The label may stand alone, the finding on the next lines.
-        assert_eq!(
-            texts("**Finding 1:**\nThe lock is held\nacross an await point."),
-            strings(&["The lock is held across an await point."])
+        assert_texts(
+            "**Finding 1:**\nThe lock is held\nacross an await point.",
+            &["The lock is held across an await point."],
         );
     }
 
@@ -609,7 +560,7 @@ Verdict: FAIL
             "Issues with the cache are not covered by tests",
             "Issue. This sentence starts with the word issue",
         ] {
-            assert_eq!(texts(md), strings(&[md]), "{md:?}");
+            assert_texts(md, &[md]);
         }
     }
 
@@ -619,35 +570,34 @@ Verdict: FAIL
         assert!(body.len() > MAX_PARAGRAPH_CHARS && body.len() < MAX_CHARS);
         assert_eq!(texts(&format!("Finding: {body}")).len(), 1);
         assert_eq!(texts(&format!("- {body}")).len(), 1);
-        assert_eq!(texts(&body), Vec::<String>::new());
+        assert_texts(&body, &[]);
     }
 
     #[test]
     fn short_paragraphs_are_findings() {
         let md = "The handler swallows the timeout error.\n\nThe retry loop\nhas no upper bound.";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        assert_text_lines(
+            md,
+            &[
                 ("The handler swallows the timeout error.", 1),
                 ("The retry loop has no upper bound.", 3),
-            ]
+            ],
         );
     }
 
     #[test]
     fn prose_sections_hold_no_paragraph_findings() {
         let md = "## Summary\nThe change adds caching to the resolver.\n- but bullets in a summary still count\n\n## Findings\nThe retry loop has no upper bound.";
-        assert_eq!(
-            texts(md),
-            strings(&[
+        assert_texts(
+            md,
+            &[
                 "but bullets in a summary still count",
                 "The retry loop has no upper bound.",
-            ])
+            ],
         );
         // Labels and setext headings open sections too.
         let md = "**Summary**\nThe change adds caching to the resolver.\n\nOverview:\nThe change adds caching to the resolver.\n\nTL;DR\n=====\nThe change adds caching to the resolver.\n\nDetails\n-------\nThe retry loop has no upper bound.";
-        assert_eq!(texts(md), strings(&["The retry loop has no upper bound."]));
+        assert_texts(md, &["The retry loop has no upper bound."]);
     }
 
     // --- extract: what is not read -----------------------------------------
@@ -664,7 +614,7 @@ Verdict: FAIL
             "That's all I have for this round of review.",
             "Excellent work on the migration and its tests.",
         ] {
-            assert_eq!(texts(md), Vec::<String>::new(), "{md:?}");
+            assert_texts(md, &[]);
         }
         // A finding that merely contains the words is kept.
         for md in [
@@ -712,7 +662,7 @@ Verdict: FAIL
             "> You must report every finding as a bullet item.",
             "<!-- jkz:verdict-json {\"verdict\": \"PASS\"} -->",
         ] {
-            assert_eq!(texts(md), Vec::<String>::new(), "{md:?}");
+            assert_texts(md, &[]);
         }
     }
 
@@ -733,22 +683,19 @@ Verdict: FAIL
             assert_eq!(texts(md).len(), 1, "{md:?}");
         }
         // A bullet continuing an ack line is swallowed with it.
-        assert_eq!(
-            texts("- KNOWLEDGE_APPLIED:abc\n  applied to the whole of the cache layer"),
-            Vec::<String>::new()
+        assert_texts(
+            "- KNOWLEDGE_APPLIED:abc\n  applied to the whole of the cache layer",
+            &[],
         );
     }
 
     #[test]
     fn short_and_long_observations_are_dropped() {
-        assert_eq!(texts("- too short here"), Vec::<String>::new());
-        assert_eq!(
-            texts("- **just** four words here"),
-            strings(&["just four words here"])
-        );
+        assert_texts("- too short here", &[]);
+        assert_texts("- **just** four words here", &["just four words here"]);
         let long = format!("- {}", "word ".repeat(81));
         assert!(long.trim().len() > MAX_CHARS);
-        assert_eq!(texts(&long), Vec::<String>::new());
+        assert_texts(&long, &[]);
         let fits = format!("- {}", "word ".repeat(79));
         assert_eq!(texts(&fits).len(), 1);
     }
@@ -790,22 +737,20 @@ Verdict: FAIL
                 "Foo::bar panics on empty input",
             ),
         ] {
-            assert_eq!(texts(md), strings(&[want]), "{md:?}");
+            assert_texts(md, &[want]);
         }
     }
 
     #[test]
     fn empty_and_observation_free_input() {
-        assert_eq!(extract("").expect("valid test input"), vec![]);
-        assert_eq!(extract("\n\n  \r\n").expect("valid test input"), vec![]);
-        assert_eq!(
-            extract("# Title\n## Section\n### Sub").expect("valid test input"),
-            vec![]
-        );
-        assert_eq!(
-            extract("Verdict: PASS\n").expect("valid test input"),
-            vec![]
-        );
+        for md in [
+            "",
+            "\n\n  \r\n",
+            "# Title\n## Section\n### Sub",
+            "Verdict: PASS\n",
+        ] {
+            assert_eq!(extract(md).expect("valid test input"), vec![], "{md:?}");
+        }
     }
 
     // --- extract: malformed input ------------------------------------------
@@ -821,18 +766,17 @@ Verdict: FAIL
     #[test]
     fn metadata_fields_are_not_part_of_a_finding() {
         let md = "**Finding 1**: The lock is held across an await.\n**Severity**: high\n**Location:** src/a.rs:12\nSeverity: medium\n**Impact**: requests stall under load for seconds.\n- Location: src/b.rs:40 in the handler\n- File: src/c.rs is touched here";
-        let got = extract(md).expect("valid test input");
-        assert_eq!(
-            text_lines(&got),
-            vec![
+        assert_text_lines(
+            md,
+            &[
                 ("The lock is held across an await.", 1),
                 ("Impact: requests stall under load for seconds.", 5),
-            ]
+            ],
         );
         // Near miss: a word that starts like a field.
-        assert_eq!(
-            texts("Typed errors: every module defines its own enum"),
-            strings(&["Typed errors: every module defines its own enum"])
+        assert_texts(
+            "Typed errors: every module defines its own enum",
+            &["Typed errors: every module defines its own enum"],
         );
     }
 }

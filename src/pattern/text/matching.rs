@@ -175,22 +175,16 @@ mod tests {
     #[test]
     fn find_by_phrase_either_way() {
         let obs = observations(DELIBERATION);
-        assert_eq!(
-            find_finding(&obs, "retries are UNBOUNDED", 0.5),
-            Match::Phrase { index: 1 }
-        );
-        assert_eq!(
-            find_finding(
-                &obs,
+        for (fp, index) in [
+            ("retries are UNBOUNDED", 1),
+            (
                 "**Finding**: the lock is held across an await point in the handler. It is fine.",
-                0.5
+                2,
             ),
-            Match::Phrase { index: 2 }
-        );
-        assert_eq!(
-            find_finding(&obs, "The cache key must include the tenant id", 0.5),
-            Match::Phrase { index: 0 }
-        );
+            ("The cache key must include the tenant id", 0),
+        ] {
+            assert_eq!(find_finding(&obs, fp, 0.5), Match::Phrase { index }, "{fp}");
+        }
     }
 
     /// A phrase is whole words: a letter or a piece of a word is not.
@@ -226,14 +220,12 @@ mod tests {
         let obs = observations(
             "- The cache key must include the tenant id.\n- The cache key must include the tenant id and the region.\n",
         );
-        assert_eq!(
-            find_finding(&obs, "the cache key must include the tenant id", 0.5),
-            Match::Phrase { index: 0 }
-        );
-        assert_eq!(
-            find_finding(&obs, "the tenant id and the region", 0.5),
-            Match::Phrase { index: 1 }
-        );
+        for (fp, index) in [
+            ("the cache key must include the tenant id", 0),
+            ("the tenant id and the region", 1),
+        ] {
+            assert_eq!(find_finding(&obs, fp, 0.5), Match::Phrase { index }, "{fp}");
+        }
         assert_eq!(
             find_finding(&obs, "must include the tenant id", 0.5),
             Match::Ambiguous {
@@ -304,18 +296,16 @@ Finding #5: The parser accepts a trailing comma.
         let obs = observations(
             "- Finding 3: the retry loop must stop after five attempts\n  see src/net.rs:40\n",
         );
-        assert_eq!(
-            find_finding(
-                &obs,
-                "Finding 3: the retry loop must stop after five attempts",
-                0.9
-            ),
-            Match::Phrase { index: 0 }
-        );
-        assert_eq!(
-            find_finding(&obs, "**Issue #3** - The retry loop must stop", 0.9),
-            Match::Phrase { index: 0 }
-        );
+        for fp in [
+            "Finding 3: the retry loop must stop after five attempts",
+            "**Issue #3** - The retry loop must stop",
+        ] {
+            assert_eq!(
+                find_finding(&obs, fp, 0.9),
+                Match::Phrase { index: 0 },
+                "{fp}"
+            );
+        }
     }
 
     #[test]

@@ -11,6 +11,12 @@ pub(super) fn texts(md: &str) -> Vec<String> {
         .collect()
 }
 
+/// Asserts the texts of the observations `md` gives.
+#[track_caller]
+pub(super) fn assert_texts(md: &str, want: &[&str]) {
+    assert_eq!(texts(md), strings(want), "{md:?}");
+}
+
 pub(super) fn lines_of(md: &str) -> Vec<usize> {
     extract(md)
         .expect("valid test input")
@@ -19,9 +25,14 @@ pub(super) fn lines_of(md: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Each observation's text and line.
-pub(super) fn text_lines(got: &[Observation]) -> Vec<(&str, usize)> {
-    got.iter().map(|o| (o.text.as_str(), o.line)).collect()
+/// Asserts the text and line of each observation `md` gives, and returns
+/// them.
+#[track_caller]
+pub(super) fn assert_text_lines(md: &str, want: &[(&str, usize)]) -> Vec<Observation> {
+    let got = extract(md).expect("valid test input");
+    let text_lines: Vec<(&str, usize)> = got.iter().map(|o| (o.text.as_str(), o.line)).collect();
+    assert_eq!(text_lines, want, "{md:?}");
+    got
 }
 
 pub(super) fn err(md: &str) -> TextError {

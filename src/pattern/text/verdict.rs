@@ -6,13 +6,13 @@ use std::marker::PhantomData;
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 
 use serde::de::value::MapAccessDeserializer;
-use serde::de::{self, Deserializer, Error as _, MapAccess, SeqAccess, Unexpected, Visitor};
+use serde::de::{self, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_path_to_error::Segment;
 
 use super::TextError;
-use super::blocks::unclosed_fence;
+use super::blocks::{comment_open, unclosed_fence};
 
 /// A validator's overall verdict. Serialized as `"PASS"` / `"FAIL"`; read
 /// in any letter case.
@@ -44,11 +44,18 @@ impl VerdictKind {
     }
 }
 
+/// `"PASS"` or `"FAIL"`, in any letter case.
 impl<'de> Deserialize<'de> for VerdictKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        VerdictKind::parse(&s)
-            .ok_or_else(|| D::Error::invalid_value(Unexpected::Str(&s), &"PASS or FAIL"))
+        match Value::deserialize(d)? {
+            Value::String(s) => VerdictKind::parse(&s).ok_or_else(|| {
+                D::Error::custom(format!(
+                    "must be \"PASS\" or \"FAIL\", found {}",
+                    Value::String(s)
+                ))
+            }),
+            other => Err(found("a string", json_kind(&other))),
+        }
     }
 }
 
@@ -154,8 +161,7 @@ fn scan_verdict_blocks(markdown: &str) -> Result<VerdictScan, TextError> {
         if range.start < after_comment {
             continue;
         }
-        // An html comment opens in html, or in text: a `<!--` that never
-        // closes is text to pulldown-cmark, split after its `<`.
+        // An html comment opens in html, or in text (see `comment_open`).
         match event {
             Event::Start(Tag::CodeBlock(kind)) => {
                 in_code = true;
@@ -202,15 +208,7 @@ fn scan_verdict_blocks(markdown: &str) -> Result<VerdictScan, TextError> {
         };
         let mut from = range.start.max(after_comment);
         while from < range.end {
-            let end = markdown.len().min(range.end + 3);
-            let text = markdown
-                .get(from..end)
-                .unwrap_or(&markdown[from..range.end]);
-            let Some(open) = text
-                .find("<!--")
-                .map(|i| from + i)
-                .filter(|&o| o < range.end)
-            else {
+            let Some(open) = comment_open(markdown, from, range.end) else {
                 break;
             };
             let body_at = open + 4;
@@ -251,16 +249,16 @@ fn verdict_tag(body: &str) -> Option<&str> {
     (tag.eq_ignore_ascii_case(VERDICT_TAG) && ends).then_some(after)
 }
 
-/// The lists of the verdict JSON. Each field's type says which JSON kinds
-/// it takes; a value of another kind is an error at its JSON path.
+/// The lists of the verdict JSON. Each field says which JSON kinds it
+/// takes; a value of another kind is an error at its JSON path.
 #[derive(Deserialize)]
 struct VerdictJson {
-    #[serde(default)]
-    issues: Many<IssueJson>,
-    #[serde(default)]
-    must_fix: Many<MustFix>,
-    #[serde(default)]
-    false_positives: Many<FalsePositive>,
+    #[serde(default, deserialize_with = "list")]
+    issues: Vec<Issue>,
+    #[serde(default, deserialize_with = "list")]
+    must_fix: Vec<MustFix>,
+    #[serde(default, deserialize_with = "list")]
+    false_positives: Vec<FalsePositive>,
 }
 
 /// The verdict alone, read first so that a missing or wrong verdict is the
@@ -268,7 +266,7 @@ struct VerdictJson {
 #[derive(Deserialize)]
 struct VerdictOnly {
     #[serde(default)]
-    verdict: Option<Verdict>,
+    verdict: Option<VerdictKind>,
 }
 
 fn verdict_from_json(value: Value, line: usize) -> Result<VerdictDoc, TextError> {
@@ -290,7 +288,7 @@ fn verdict_from_json(value: Value, line: usize) -> Result<VerdictDoc, TextError>
         err(message).caused_by(e.into_inner())
     };
     let only: VerdictOnly = serde_path_to_error::deserialize(&value).map_err(at_path)?;
-    let Some(Verdict(verdict)) = only.verdict else {
+    let Some(verdict) = only.verdict else {
         return Err(err(
             "verdict JSON has no \"verdict\" (expected \"PASS\" or \"FAIL\")".into(),
         ));
@@ -298,11 +296,10 @@ fn verdict_from_json(value: Value, line: usize) -> Result<VerdictDoc, TextError>
     let json: VerdictJson = serde_path_to_error::deserialize(&value).map_err(at_path)?;
     Ok(VerdictDoc {
         verdict,
-        issues: json.issues.0.into_iter().map(|IssueJson(i)| i).collect(),
-        must_fix: json.must_fix.0.into_iter().map(|MustFix(s)| s).collect(),
+        issues: json.issues,
+        must_fix: json.must_fix.into_iter().map(|MustFix(s)| s).collect(),
         false_positives: json
             .false_positives
-            .0
             .into_iter()
             .map(|FalsePositive(s)| s)
             .collect(),
@@ -322,115 +319,98 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-fn found<E: de::Error>(expected: &str, v: &Value) -> E {
-    E::custom(format!("must be {expected}, found {}", json_kind(v)))
+fn found<E: de::Error>(expected: &str, kind: &str) -> E {
+    E::custom(format!("must be {expected}, found {kind}"))
 }
 
-/// `"PASS"` or `"FAIL"`, in any letter case.
-struct Verdict(VerdictKind);
-
-impl<'de> Deserialize<'de> for Verdict {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) => VerdictKind::parse(&s).map(Verdict).ok_or_else(|| {
-                D::Error::custom(format!(
-                    "must be \"PASS\" or \"FAIL\", found {}",
-                    Value::String(s)
-                ))
-            }),
-            other => Err(found("a string", &other)),
-        }
+/// A string, or a number written as one when `numbers`; null is `None`.
+/// `expected` is what the message names as allowed.
+fn string<E: de::Error>(v: Value, numbers: bool, expected: &str) -> Result<Option<String>, E> {
+    match v {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(s)),
+        Value::Number(n) if numbers => Ok(Some(n.to_string())),
+        other => Err(found(expected, json_kind(&other))),
     }
 }
 
-/// A string.
-struct Text(String);
-
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) => Ok(Text(s)),
-            other => Err(found("a string", &other)),
-        }
-    }
+fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    string(Value::deserialize(d)?, false, "a string")
 }
 
-/// An id: a string, or a number written as a string. `NAMED` says whether
-/// messages name numbers as allowed (an issue's id) or not (an entry's,
-/// where an id is one of the strings to look for).
-struct Id<const NAMED: bool>(String);
+/// An entry's id: a number is taken, but not named in messages, as an
+/// entry's id is one of the strings to look for.
+fn entry_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    string(Value::deserialize(d)?, true, "a string")
+}
 
-impl<'de, const NAMED: bool> Deserialize<'de> for Id<NAMED> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) => Ok(Id(s)),
-            Value::Number(n) => Ok(Id(n.to_string())),
-            other if NAMED => Err(found("a string or a number", &other)),
-            other => Err(found("a string", &other)),
-        }
-    }
+fn issue_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    string(Value::deserialize(d)?, true, "a string or a number")
 }
 
 /// An array of `T`; null is empty.
-struct Many<T>(Vec<T>);
-
-impl<T> Default for Many<T> {
-    fn default() -> Self {
-        Many(Vec::new())
+fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    match d.deserialize_any(Shape::new(Kinds::Array))? {
+        Shaped::Array(items) => Ok(items),
+        Shaped::Object(_) | Shaped::String(_) => unreachable!("only arrays are taken"),
     }
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Many<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match d.deserialize_any(Shape::<T>::new(Kinds::Array, "an array"))? {
-            Shaped::Array(items) => Ok(Many(items)),
-            Shaped::Object(_) | Shaped::String(_) => unreachable!("only arrays are taken"),
+/// A string entry, or the first of its fields an object entry has (`names`
+/// lists them for the message).
+fn entry<'de, D: Deserializer<'de>, F: Deserialize<'de>>(
+    d: D,
+    first: fn(F) -> Option<String>,
+    names: &str,
+) -> Result<String, D::Error> {
+    match d.deserialize_any(Shape::new(Kinds::StringOrObject))? {
+        Shaped::String(s) => Ok(s),
+        Shaped::Object(f) => {
+            first(f).ok_or_else(|| D::Error::custom(format!("has none of {names}")))
         }
+        Shaped::Array(_) => unreachable!("arrays are not taken"),
     }
 }
 
 #[derive(Deserialize)]
 struct IssueFields {
-    #[serde(default)]
-    id: Option<Id<true>>,
-    #[serde(default)]
-    severity: Option<Text>,
-    #[serde(default)]
-    summary: Option<Text>,
-    #[serde(default)]
-    location: Option<Text>,
-    #[serde(default)]
-    fix_hint: Option<Text>,
+    #[serde(default, deserialize_with = "issue_id")]
+    id: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    severity: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    summary: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    location: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    fix_hint: Option<String>,
 }
 
-/// An issue: an object with a string `summary`.
-struct IssueJson(Issue);
-
-impl<'de> Deserialize<'de> for IssueJson {
+/// An `issues` entry: an object with a string `summary`.
+impl<'de> Deserialize<'de> for Issue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f: IssueFields = match d.deserialize_any(Shape::new(Kinds::Object, "an object"))? {
-            Shaped::Object(f) => f,
-            Shaped::Array(_) | Shaped::String(_) => unreachable!("only objects are taken"),
+        let Shaped::Object(f) = d.deserialize_any(Shape::<IssueFields>::new(Kinds::Object))? else {
+            unreachable!("only objects are taken")
         };
-        let text = |t: Option<Text>| t.map(|Text(s)| s);
-        let summary = text(f.summary).ok_or_else(|| D::Error::custom("has no \"summary\""))?;
-        Ok(IssueJson(Issue {
-            id: f.id.map(|Id(s)| s),
-            severity: text(f.severity),
-            summary,
-            location: text(f.location),
-            fix_hint: text(f.fix_hint),
-        }))
+        Ok(Issue {
+            summary: f
+                .summary
+                .ok_or_else(|| D::Error::custom("has no \"summary\""))?,
+            id: f.id,
+            severity: f.severity,
+            location: f.location,
+            fix_hint: f.fix_hint,
+        })
     }
 }
 
 /// The fields an object entry may name its issue by, in order of preference.
 #[derive(Deserialize)]
 struct MustFixFields {
-    #[serde(default)]
-    id: Option<Id<false>>,
-    #[serde(default)]
-    summary: Option<Text>,
+    #[serde(default, deserialize_with = "entry_id")]
+    id: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    summary: Option<String>,
 }
 
 /// A `must_fix` entry: a string, or an object's `id`, else its `summary`.
@@ -438,27 +418,21 @@ struct MustFix(String);
 
 impl<'de> Deserialize<'de> for MustFix {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f: MustFixFields = match string_or_object(d)? {
-            Ok(s) => return Ok(MustFix(s)),
-            Err(f) => f,
-        };
-        f.id.map(|Id(s)| s)
-            .or(f.summary.map(|Text(s)| s))
-            .map(MustFix)
-            .ok_or_else(|| D::Error::custom("has none of \"id\", \"summary\""))
+        let first = |f: MustFixFields| f.id.or(f.summary);
+        entry(d, first, r#""id", "summary""#).map(MustFix)
     }
 }
 
 #[derive(Deserialize)]
 struct FalsePositiveFields {
-    #[serde(default)]
-    summary: Option<Text>,
-    #[serde(default)]
-    finding: Option<Text>,
-    #[serde(default)]
-    text: Option<Text>,
-    #[serde(default)]
-    id: Option<Id<false>>,
+    #[serde(default, deserialize_with = "text")]
+    summary: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    finding: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    text: Option<String>,
+    #[serde(default, deserialize_with = "entry_id")]
+    id: Option<String>,
 }
 
 /// A `false_positives` entry: a string, or an object's `summary`, else
@@ -467,37 +441,15 @@ struct FalsePositive(String);
 
 impl<'de> Deserialize<'de> for FalsePositive {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let f: FalsePositiveFields = match string_or_object(d)? {
-            Ok(s) => return Ok(FalsePositive(s)),
-            Err(f) => f,
-        };
-        [f.summary, f.finding, f.text]
-            .into_iter()
-            .flatten()
-            .map(|Text(s)| s)
-            .chain(f.id.map(|Id(s)| s))
-            .next()
-            .map(FalsePositive)
-            .ok_or_else(|| {
-                D::Error::custom("has none of \"summary\", \"finding\", \"text\", \"id\"")
-            })
-    }
-}
-
-/// A string (`Ok`) or an object read as `T` (`Err`).
-fn string_or_object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Result<String, T>, D::Error> {
-    match d.deserialize_any(Shape::new(Kinds::StringOrObject, "a string or an object"))? {
-        Shaped::String(s) => Ok(Ok(s)),
-        Shaped::Object(t) => Ok(Err(t)),
-        Shaped::Array(_) => unreachable!("arrays are not taken"),
+        let first = |f: FalsePositiveFields| f.summary.or(f.finding).or(f.text).or(f.id);
+        entry(d, first, r#""summary", "finding", "text", "id""#).map(FalsePositive)
     }
 }
 
 /// The JSON kinds a [`Shape`] takes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kinds {
+    /// An array, or null for an empty one.
     Array,
     Object,
     StringOrObject,
@@ -513,23 +465,23 @@ enum Shaped<T> {
 /// array of `T`) and names any other kind in its error. It reads the
 /// elements and fields through the deserializer it is given, so an error
 /// inside them keeps its JSON path.
-struct Shape<T> {
-    kinds: Kinds,
-    expected: &'static str,
-    of: PhantomData<T>,
-}
+struct Shape<T>(Kinds, PhantomData<T>);
 
 impl<T> Shape<T> {
-    fn new(kinds: Kinds, expected: &'static str) -> Shape<T> {
-        Shape {
-            kinds,
-            expected,
-            of: PhantomData,
-        }
+    fn new(kinds: Kinds) -> Shape<T> {
+        Shape(kinds, PhantomData)
     }
 
-    fn other<E: de::Error>(&self, kind: Value) -> Result<Shaped<T>, E> {
-        Err(found(self.expected, &kind))
+    fn other<E: de::Error>(&self, kind: &str) -> Result<Shaped<T>, E> {
+        Err(found(self.expected(), kind))
+    }
+
+    fn expected(&self) -> &'static str {
+        match self.0 {
+            Kinds::Array => "an array",
+            Kinds::Object => "an object",
+            Kinds::StringOrObject => "a string or an object",
+        }
     }
 }
 
@@ -537,42 +489,42 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for Shape<T> {
     type Value = Shaped<T>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.expected)
+        f.write_str(self.expected())
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Shaped<T>, E> {
-        match self.kinds {
+        match self.0 {
             Kinds::Array => Ok(Shaped::Array(Vec::new())),
-            Kinds::Object | Kinds::StringOrObject => self.other(Value::Null),
+            Kinds::Object | Kinds::StringOrObject => self.other("null"),
         }
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Shaped<T>, E> {
-        self.other(Value::Bool(v))
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shaped<T>, E> {
+        self.other("a boolean")
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Shaped<T>, E> {
-        self.other(Value::from(v))
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Shaped<T>, E> {
+        self.other("a number")
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Shaped<T>, E> {
-        self.other(Value::from(v))
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Shaped<T>, E> {
+        self.other("a number")
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Shaped<T>, E> {
-        self.other(Value::from(v))
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Shaped<T>, E> {
+        self.other("a number")
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Shaped<T>, E> {
-        match self.kinds {
+        match self.0 {
             Kinds::StringOrObject => Ok(Shaped::String(v.to_owned())),
-            Kinds::Array | Kinds::Object => self.other(Value::from(v)),
+            Kinds::Array | Kinds::Object => self.other("a string"),
         }
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shaped<T>, A::Error> {
-        if self.kinds != Kinds::Array {
-            return self.other(Value::Array(Vec::new()));
+        if self.0 != Kinds::Array {
+            return self.other("an array");
         }
         let mut items = Vec::new();
         while let Some(item) = seq.next_element()? {
@@ -582,8 +534,8 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for Shape<T> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Shaped<T>, A::Error> {
-        if self.kinds == Kinds::Array {
-            return self.other(Value::Object(serde_json::Map::new()));
+        if self.0 == Kinds::Array {
+            return self.other("an object");
         }
         T::deserialize(MapAccessDeserializer::new(map)).map(Shaped::Object)
     }
@@ -596,6 +548,10 @@ mod tests {
 
     // --- parse_verdict ------------------------------------------------------
 
+    fn read(md: &str) -> VerdictDoc {
+        parse_verdict(md).expect("valid test input")
+    }
+
     fn verdict_err(md: &str) -> TextError {
         parse_verdict(md).unwrap_err()
     }
@@ -603,7 +559,7 @@ mod tests {
     #[test]
     fn verdict_in_an_html_comment() {
         let md = "# Inspector verdict\n\nLooks fine.\n\n<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": [], \"must_fix\": [], \"false_positives\": [\"the cache leaks\"]} -->\n";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(
             doc,
             VerdictDoc {
@@ -619,7 +575,7 @@ mod tests {
     #[test]
     fn verdict_comment_across_lines() {
         let md = "text\n<!--\n  jkz:verdict-json\n{\n  \"verdict\": \"fail\",\n  \"must_fix\": [\"I1\"]\n}\n-->\nafter";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(doc.verdict, VerdictKind::Fail);
         assert_eq!(doc.must_fix, strings(&["I1"]));
         assert_eq!(doc.line, 2);
@@ -628,7 +584,7 @@ mod tests {
     #[test]
     fn verdict_in_a_fenced_block() {
         let md = "Verdict below.\r\n\r\n```verdict-json\r\n{\r\n  \"verdict\": \"Fail\",\r\n  \"issues\": [{\"id\": 1, \"severity\": \"high\", \"summary\": \"leak\", \"location\": \"src/a.rs:3\", \"fix_hint\": \"scope the key\"}],\r\n  \"must_fix\": [{\"id\": 1}]\r\n}\r\n```\r\n";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(doc.verdict, VerdictKind::Fail);
         assert_eq!(doc.line, 3);
         assert_eq!(
@@ -644,19 +600,16 @@ mod tests {
         assert_eq!(doc.must_fix, strings(&["1"]));
         // A tilde fence, an info string with more words.
         let md = "~~~~ Verdict-JSON extra\n{\"verdict\": \"PASS\"}\n~~~~";
-        assert_eq!(
-            parse_verdict(md).expect("valid test input").verdict,
-            VerdictKind::Pass
-        );
+        assert_eq!(read(md).verdict, VerdictKind::Pass);
     }
 
     #[test]
     fn the_last_verdict_block_wins() {
         let md = "<!-- jkz:verdict-json {\"verdict\": \"FAIL\"} -->\n```verdict-json\n{\"verdict\": \"PASS\"}\n```\n";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!((doc.verdict, doc.line), (VerdictKind::Pass, 2));
         let md = "```verdict-json\n{\"verdict\": \"PASS\"}\n```\ntext <!-- jkz:verdict-json {\"verdict\": \"FAIL\"} --> <!-- jkz:verdict-json {\"verdict\": \"PASS\", \"must_fix\": [\"x\"]} -->";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(
             (doc.verdict, doc.must_fix, doc.line),
             (VerdictKind::Pass, strings(&["x"]), 4)
@@ -670,7 +623,7 @@ mod tests {
     #[test]
     fn examples_in_other_fences_and_inline_code_are_not_verdicts() {
         let md = "<!-- jkz:verdict-json {\"verdict\": \"FAIL\"} -->\n```markdown\n<!-- jkz:verdict-json {\"verdict\": \"PASS\"} -->\n```\nWrite `<!-- jkz:verdict-json {...} -->` at the end.";
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!((doc.verdict, doc.line), (VerdictKind::Fail, 1));
         // Other comments and near-miss tags are not verdicts.
         let md = "<!-- note -->\n<!-- jkz:verdict-jsonx {\"verdict\": \"PASS\"} -->";
@@ -691,7 +644,7 @@ mod tests {
   ],
   "issues": [{"summary": "only a summary"}, {"id": "I2", "summary": "s", "severity": null}]
 } -->"#;
-        let doc = parse_verdict(md).expect("valid test input");
+        let doc = read(md);
         assert_eq!(
             doc.must_fix,
             strings(&["I1", "I2", "3", "close the handle", "s"])
@@ -714,9 +667,7 @@ mod tests {
 
     #[test]
     fn missing_and_null_lists_are_empty() {
-        let doc =
-            parse_verdict("<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": null} -->")
-                .expect("valid test input");
+        let doc = read("<!-- jkz:verdict-json {\"verdict\": \"PASS\", \"issues\": null} -->");
         assert!(doc.issues.is_empty() && doc.must_fix.is_empty() && doc.false_positives.is_empty());
     }
 
