@@ -514,10 +514,8 @@ fn one<'i>(
 
 fn patterns_problems(p: &PatternsConfig, text: &str, path: &str) -> Vec<Problem> {
     // (key, value, lowest, highest), in the order the problems are listed.
-    let ignore_weights = p
-        .ignore_weights
-        .values()
-        .map(|w| ("ignore_weights", *w, 0.0, 100.0));
+    // Counts are compared as f64 too: exact at these sizes, and `1000.0`
+    // displays as `1000`.
     let floats = [
         ("decay_days", p.decay_days, 0.1, 3650.0),
         ("rule_weight", p.rule_weight, 0.0, 10.0),
@@ -531,41 +529,37 @@ fn patterns_problems(p: &PatternsConfig, text: &str, path: &str) -> Vec<Problem>
         ("age_step_days", p.age_step_days, 0.0, 3650.0),
         ("deprecate_after_days", p.deprecate_after_days, 1.0, 36500.0),
         ("outcome_weight", p.outcome_weight, 0.0, 100.0),
-    ]
-    .into_iter()
-    .chain(ignore_weights);
-    let ints = [
-        ("immune_after", p.immune_after as usize, 1, 1000),
-        ("adversarial_budget", p.adversarial_budget, 1, 100_000),
-        ("budget", p.budget, 1, 100_000),
-        ("min_budget", p.min_budget, 1, 100_000),
-        ("reinforce_top", p.reinforce_top, 1, 1000),
     ];
-    let floats =
-        floats.filter_map(|(key, v, lo, hi)| pattern_range_problem(text, path, key, v, lo, hi));
-    let ints = ints
+    let ignore_weights = p
+        .ignore_weights
+        .values()
+        .map(|w| ("ignore_weights", *w, 0.0, 100.0));
+    let counts = [
+        ("immune_after", f64::from(p.immune_after), 1.0, 1000.0),
+        (
+            "adversarial_budget",
+            p.adversarial_budget as f64,
+            1.0,
+            100_000.0,
+        ),
+        ("budget", p.budget as f64, 1.0, 100_000.0),
+        ("min_budget", p.min_budget as f64, 1.0, 100_000.0),
+        ("reinforce_top", p.reinforce_top as f64, 1.0, 1000.0),
+    ];
+    floats
         .into_iter()
-        .filter_map(|(key, v, lo, hi)| pattern_range_problem(text, path, key, v, lo, hi));
-    floats.chain(ints).collect()
-}
-
-/// The problem with `patterns.{key}` when `v` is not between `lo` and `hi`.
-fn pattern_range_problem<T: Copy + PartialOrd + std::fmt::Display>(
-    text: &str,
-    path: &str,
-    key: &str,
-    v: T,
-    lo: T,
-    hi: T,
-) -> Option<Problem> {
-    (!(lo..=hi).contains(&v)).then(|| {
-        range_problem(
-            text,
-            path,
-            &format!("patterns.{key}"),
-            &format!("{lo} and {hi}"),
-        )
-    })
+        .chain(ignore_weights)
+        .chain(counts)
+        .filter(|&(_, v, lo, hi)| !(lo..=hi).contains(&v))
+        .map(|(key, _, lo, hi)| {
+            range_problem(
+                text,
+                path,
+                &format!("patterns.{key}"),
+                &format!("{lo} and {hi}"),
+            )
+        })
+        .collect()
 }
 
 /// `key` is the dotted name (`events.lock_timeout_ms`); the problem points

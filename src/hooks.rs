@@ -17,6 +17,7 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::safe_fs::is_executable;
 use crate::store::Repo;
 
 pub mod kept;
@@ -266,17 +267,6 @@ fn inspect(path: &Path, name: &str) -> Result<Entry> {
 
 fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    true
 }
 
 /// What `install` did with one hook.

@@ -227,15 +227,8 @@ pub const KINDS: [&str; 5] = [
     "tool",
 ];
 
-/// Why a predicate string does not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct PredicateError {
-    pub message: String,
-    pub hint: String,
-    /// The byte offset in the predicate of what is wrong, when one place is.
-    pub at: Option<usize>,
-}
+/// Why a predicate string does not parse; `at` is an offset in the predicate.
+pub type PredicateError = crate::pathglob::GlobError;
 
 /// The longest predicate string accepted.
 pub const MAX_LEN: usize = 1024;
@@ -294,9 +287,8 @@ impl Predicate {
         let offset = |part: &str| part.as_ptr() as usize - source.as_ptr() as usize;
         let glob = |s: &str| {
             PathGlob::parse(s).map_err(|e| PredicateError {
-                message: e.message,
-                hint: e.hint,
                 at: e.at.map(|at| offset(s) + at),
+                ..e
             })
         };
         match kind {
