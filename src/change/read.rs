@@ -30,7 +30,7 @@ pub fn to_path(path: &BStr) -> PathBuf {
 
 /// A changed file that is no rename or copy, with its content and kind
 /// on each side.
-fn unpaired(
+pub(super) fn unpaired(
     path: BString,
     status: FileStatus,
     (old, old_kind): (Content, Kind),
@@ -50,20 +50,18 @@ fn unpaired(
 }
 
 /// Neither content nor kind: the side of a change that has no file.
-fn absent() -> (Content, Kind) {
-    (Content::Absent, Kind::Absent)
-}
+pub(super) const ABSENT: (Content, Kind) = (Content::Absent, Kind::Absent);
 
 /// A file the index adds to HEAD's tree.
 fn index_added(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
     let new = (index_content(mode, id), index_kind(mode));
-    unpaired(path, FileStatus::Added, absent(), new)
+    unpaired(path, FileStatus::Added, ABSENT, new)
 }
 
 /// A file of HEAD's tree the index deletes.
 fn index_deleted(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
     let old = (index_content(mode, id), index_kind(mode));
-    unpaired(path, FileStatus::Deleted, old, absent())
+    unpaired(path, FileStatus::Deleted, old, ABSENT)
 }
 
 fn index_content(mode: gix::index::entry::Mode, id: &gix::oid) -> Content {
@@ -623,8 +621,8 @@ fn diff_trees(
             (Content::Blob(id), Kind::Regular)
         }
     };
-    let added = |path, mode, id| unpaired(path, FileStatus::Added, absent(), side(mode, id));
-    let deleted = |path, mode, id| unpaired(path, FileStatus::Deleted, side(mode, id), absent());
+    let added = |path, mode, id| unpaired(path, FileStatus::Added, ABSENT, side(mode, id));
+    let deleted = |path, mode, id| unpaired(path, FileStatus::Deleted, side(mode, id), ABSENT);
     let mut files = Vec::new();
     for change in recorder.records {
         files.push(match change {

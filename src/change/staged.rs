@@ -15,8 +15,9 @@ use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode};
 
+use super::read::{ABSENT, unpaired};
 use super::rename::{Kind, Typed};
-use super::{ChangedFile, Content, FileStatus};
+use super::{Content, FileStatus};
 use crate::error::{Error, Result};
 
 /// One side of a name in a folder.
@@ -65,8 +66,6 @@ pub fn staged(
 
 /// One side of a changed file: its content and its kind.
 type Side = (Content, Kind);
-
-const ABSENT: Side = (Content::Absent, Kind::Absent);
 
 fn content(mode: u32, id: ObjectId) -> Side {
     if mode == Mode::COMMIT.bits() {
@@ -118,14 +117,8 @@ impl Walk<'_> {
         }
         let mut names: BTreeMap<BString, (Option<TreeSide>, Option<IndexSide>)> = BTreeMap::new();
         if let Some(tree) = tree {
-            let tree = self
-                .repo
-                .find_tree(tree)
-                .map_err(|e| Error::git("reading a tree", e))?;
-            for entry in tree.iter() {
-                let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
-                let side = tree_side(&entry);
-                names.entry(entry.filename().to_owned()).or_default().0 = Some(side);
+            for (name, side) in self.tree(tree)? {
+                names.entry(name).or_default().0 = Some(side);
             }
         }
         let entries = self.index.entries();
@@ -196,18 +189,22 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// The names in tree `id`, and what each is.
+    fn tree(&self, id: ObjectId) -> Result<Vec<(BString, TreeSide)>> {
+        let tree = self
+            .repo
+            .find_tree(id)
+            .map_err(|e| Error::git("reading a tree", e))?;
+        tree.iter()
+            .map(|entry| {
+                let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
+                Ok((entry.filename().to_owned(), tree_side(&entry)))
+            })
+            .collect()
+    }
+
     fn push(&mut self, path: BString, status: FileStatus, old: Side, new: Side) {
-        self.out.push(Typed {
-            file: ChangedFile {
-                path,
-                old_path: None,
-                status,
-                old: old.0,
-                new: new.0,
-            },
-            old: old.1,
-            new: new.1,
-        });
+        self.out.push(unpaired(path, status, old, new));
     }
 
     fn deleted(&mut self, side: TreeSide, path: BString) -> Result<()> {
@@ -218,15 +215,9 @@ impl Walk<'_> {
             TreeSide::Folder(id) => {
                 let mut prefix = path;
                 prefix.push(b'/');
-                let tree = self
-                    .repo
-                    .find_tree(id)
-                    .map_err(|e| Error::git("reading a tree", e))?;
-                for entry in tree.iter() {
-                    let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
+                for (name, side) in self.tree(id)? {
                     let mut child = prefix.clone();
-                    child.extend_from_slice(entry.filename());
-                    let side = tree_side(&entry);
+                    child.extend_from_slice(&name);
                     self.deleted(side, child)?;
                 }
             }

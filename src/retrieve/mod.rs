@@ -346,8 +346,7 @@ fn csr<'a>(start: &[u32], values: &'a [u32], key: usize) -> &'a [u32] {
     &values[start[key] as usize..start[key + 1] as usize]
 }
 
-/// The corpus's path globs, parsed on first use. A cache, not state: it is
-/// not serialised and never makes two corpora unequal.
+/// The corpus's path globs, parsed on first use: a cache, not serialised.
 #[derive(Clone, Default)]
 struct GlobCache(OnceLock<Vec<Option<PathGlob>>>);
 
@@ -356,18 +355,6 @@ impl GlobCache {
     fn get(&self, paths: Strs<'_>) -> &[Option<PathGlob>] {
         self.0
             .get_or_init(|| paths.iter().map(|p| PathGlob::parse(p).ok()).collect())
-    }
-}
-
-impl PartialEq for GlobCache {
-    fn eq(&self, _: &GlobCache) -> bool {
-        true
-    }
-}
-
-impl fmt::Debug for GlobCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("GlobCache")
     }
 }
 

@@ -419,37 +419,19 @@ mod tests {
         let c = corpus(&[dir("new", "Pin the toolchain version in CI")]);
         let q = query("toolchain");
         let part = |t: Track| c.score(&q, &move |_| t)[0].parts.clone();
+        let track = |applied, violated, shown| Track {
+            applied,
+            violated,
+            shown,
+        };
         assert_eq!(part(Track::default()).cold_start, COLD_START);
-        let shown_twice = Track {
-            shown: 2,
-            ..Track::default()
-        };
-        assert_eq!(part(shown_twice).cold_start, COLD_START);
-        let shown_thrice = Track {
-            shown: 3,
-            ..Track::default()
-        };
-        assert_eq!(part(shown_thrice).cold_start, 0.0);
-        let applied = Track {
-            applied: 1,
-            shown: 1,
-            ..Track::default()
-        };
-        let p = part(applied);
+        assert_eq!(part(track(0, 0, 2)).cold_start, COLD_START);
+        assert_eq!(part(track(0, 0, 3)).cold_start, 0.0);
+        let p = part(track(1, 0, 1));
         assert_eq!(p.cold_start, 0.0);
         assert!((p.outcome - 0.1 / 3.0).abs() < 1e-12);
-        let violated = Track {
-            applied: 0,
-            violated: 2,
-            shown: 5,
-        };
-        assert!((part(violated).outcome + 0.05).abs() < 1e-12);
-        let many = Track {
-            applied: 1_000_000,
-            violated: 0,
-            shown: 1_000_000,
-        };
-        assert!(part(many).outcome < OUTCOME_MAX);
+        assert!((part(track(0, 2, 5)).outcome + 0.05).abs() < 1e-12);
+        assert!(part(track(1_000_000, 0, 1_000_000)).outcome < OUTCOME_MAX);
         // Cold start alone never surfaces a directive.
         assert!(c.score(&query("nothing"), &fresh).is_empty());
     }
