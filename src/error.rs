@@ -123,12 +123,9 @@ impl Error {
             };
         }
         // Over a read limit: the file is bad input, not a failing machine.
-        if let Some(limit) = source
-            .get_ref()
-            .and_then(|e| e.downcast_ref::<crate::file_kind::TooLarge>())
-        {
+        if let Some(limit) = crate::file_kind::over_limit(&source) {
             return Error::Usage {
-                message: format!("{}: {limit}", path.display()),
+                message: format!("{}: {}", path.display(), crate::file_kind::TooLarge(limit)),
                 hint: Some("a file git-swarm reads under .swarm/ is small: cut it down".into()),
             };
         }

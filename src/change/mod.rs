@@ -344,7 +344,7 @@ impl Change {
                     if keep(p.as_bstr()) {
                         out.push(SnapshotFile {
                             path: p.clone(),
-                            content: Content::File(self.root.join(read::to_path(p.as_bstr()))),
+                            content: Content::File(self.root.join(crate::pathglob::bytes_path(p))),
                         });
                     }
                 }

@@ -15,10 +15,10 @@ use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode};
 
-use super::read::{ABSENT, unpaired};
+use super::read::{ABSENT, tree_entries, unpaired};
 use super::rename::{Kind, Typed};
 use super::{Content, FileStatus};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// One side of a name in a folder.
 enum TreeSide {
@@ -75,14 +75,13 @@ fn content(mode: u32, id: ObjectId) -> Side {
     }
 }
 
-fn tree_side(entry: &gix::object::tree::EntryRef<'_, '_>) -> TreeSide {
-    let mode = entry.mode();
-    if mode.is_tree() {
-        TreeSide::Folder(entry.oid().to_owned())
+fn tree_side(entry: &gix::objs::tree::Entry) -> TreeSide {
+    if entry.mode.is_tree() {
+        TreeSide::Folder(entry.oid)
     } else {
         TreeSide::File {
-            mode: u32::from(mode.value()),
-            id: entry.oid().to_owned(),
+            mode: u32::from(entry.mode.value()),
+            id: entry.oid,
         }
     }
 }
@@ -117,8 +116,9 @@ impl Walk<'_> {
         }
         let mut names: BTreeMap<BString, (Option<TreeSide>, Option<IndexSide>)> = BTreeMap::new();
         if let Some(tree) = tree {
-            for (name, side) in self.tree(tree)? {
-                names.entry(name).or_default().0 = Some(side);
+            for entry in tree_entries(self.repo, tree)? {
+                let side = tree_side(&entry);
+                names.entry(entry.filename).or_default().0 = Some(side);
             }
         }
         let entries = self.index.entries();
@@ -189,20 +189,6 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// The names in tree `id`, and what each is.
-    fn tree(&self, id: ObjectId) -> Result<Vec<(BString, TreeSide)>> {
-        let tree = self
-            .repo
-            .find_tree(id)
-            .map_err(|e| Error::git("reading a tree", e))?;
-        tree.iter()
-            .map(|entry| {
-                let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
-                Ok((entry.filename().to_owned(), tree_side(&entry)))
-            })
-            .collect()
-    }
-
     fn push(&mut self, path: BString, status: FileStatus, old: Side, new: Side) {
         self.out.push(unpaired(path, status, old, new));
     }
@@ -215,10 +201,10 @@ impl Walk<'_> {
             TreeSide::Folder(id) => {
                 let mut prefix = path;
                 prefix.push(b'/');
-                for (name, side) in self.tree(id)? {
+                for entry in tree_entries(self.repo, id)? {
                     let mut child = prefix.clone();
-                    child.extend_from_slice(&name);
-                    self.deleted(side, child)?;
+                    child.extend_from_slice(&entry.filename);
+                    self.deleted(tree_side(&entry), child)?;
                 }
             }
         }
