@@ -322,23 +322,14 @@ fn rank_order(a: &Scored, b: &Scored) -> std::cmp::Ordering {
         .then_with(|| a.doc.cmp(&b.doc))
 }
 
-/// The priority of document `doc`, from the ranks of [`priority_rank`].
+/// The priority of document `doc`, stored as its rank (`Priority as u32`,
+/// low to critical); low past the last one.
 fn priority_of(ranks: &[u32], doc: usize) -> Priority {
-    match ranks.get(doc) {
-        Some(3) => Priority::Critical,
-        Some(2) => Priority::High,
-        Some(1) => Priority::Medium,
-        _ => Priority::Low,
-    }
-}
-
-fn priority_rank(p: Priority) -> usize {
-    match p {
-        Priority::Low => 0,
-        Priority::Medium => 1,
-        Priority::High => 2,
-        Priority::Critical => 3,
-    }
+    ranks
+        .get(doc)
+        .and_then(|&r| Priority::ALL.get(r as usize))
+        .copied()
+        .unwrap_or(Priority::Low)
 }
 
 /// The values of `key` in a CSR list: `values[start[key]..start[key + 1]]`.

@@ -3,9 +3,9 @@
 //! that near-duplicates do not crowd out the other lessons.
 
 use super::block::View;
+use super::rank_order;
 use super::score::{Matches, SEEN};
 use super::{CONTEXT_PRIORITY, Corpus, MMR_LAMBDA, MMR_POOL, Parts, Scored, Track, csr};
-use super::{priority_rank, rank_order};
 use crate::directive::Priority;
 
 impl Corpus {
@@ -203,7 +203,7 @@ impl View<'_> {
 
     /// Does document `doc`, scored `parts`, match the query by more than its priority bonus?
     fn matches(&self, doc: usize, parts: &Parts) -> bool {
-        let own = CONTEXT_PRIORITY[priority_rank(self.priority(doc))];
+        let own = CONTEXT_PRIORITY[self.priority(doc) as usize];
         parts.bm25 > 0.0 || parts.trigger_recall > 0.0 || parts.context > own + 1e-9
     }
 
