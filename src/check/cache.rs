@@ -1,17 +1,14 @@
 //! Results of `grep_tree` predicates, keyed by what they searched.
 //!
-//! A `grep_tree` predicate reads every file its glob names in the snapshot
-//! and runs its regex over them. When those files are git blobs (a staged,
-//! range or commit check) the result is a function of the predicate and of
+//! When the files a `grep_tree` predicate searches are git blobs (a staged,
+//! range or commit check), its result is a function of the predicate and of
 //! the folder its glob names, so it is kept in
 //! `$GIT_COMMON_DIR/swarm/grep-tree` and reused while that folder does not
 //! change. A folder is recognised by the tree id of any folder above it
-//! (the root included: checking the same snapshot again reads no tree), by
-//! its own tree id, or by the paths and blob ids of the files searched (a
-//! staged folder whose cache-tree entry git has invalidated). A hook
-//! checking commit after commit reads only the trees along the changed
-//! paths and searches only folders that changed. Working-tree checks read
-//! files, not blobs, and are never cached.
+//! (checking the same snapshot again reads no tree), by its own, or by the
+//! paths and blob ids of the files searched (a staged folder whose
+//! cache-tree entry git has invalidated). Working-tree checks read files,
+//! not blobs, and are never cached.
 //!
 //! It is only a cache: a file that is missing, unreadable, from another
 //! version of git-swarm or corrupt is ignored, and a failed write is not an

@@ -511,17 +511,13 @@ fn evaluate_predicate<'a>(
         return Ok(r);
     }
     // A `grep_tree` result kept for a tree above every file its glob can
-    // name needs no parse either (a kept result was computed after the
-    // predicate parsed: a parse error is not kept). The keys of the trees
-    // that missed.
+    // name needs no parse either: a parse error is never kept.
     let mut tree_keys = Vec::new();
     if let Some(glob) = grep_tree_glob(source) {
-        // The folder every file the glob can name is in, read from its
-        // text as `PathGlob::literal_prefix` would give it.
+        // The folder every file the glob can name is in.
         let prefix = crate::pathglob::literal_prefix_of(glob);
         let folder = prefix.rfind('/').map_or("", |i| &prefix[..i]);
-        // Looked up from the root down, reading no tree below the first
-        // one recognised.
+        // From the root down, reading no tree below the first one recognised.
         let mut hit = None;
         change.folder_trees(repo, folder, |level, tree| {
             let key = GrepTreeCache::tree_key(source, level, tree);
@@ -724,13 +720,9 @@ fn grep_tree_glob(source: &str) -> Option<&str> {
 
 /// The result of a `file_modified`, `file_not_modified` or `grep`
 /// predicate whose glob names none of the change's paths, told from the
-/// glob's literal start without parsing the predicate: in a large set,
-/// most directives' globs name folders a change does not touch, and
-/// parsing a thousand of them was a tenth of a check's work. Only for a
-/// candidate whose file passed the actionability gate (`Candidate::gated`),
-/// which parsed every predicate, regex included: the results are then
-/// those the full evaluation gives. A directive that does not parse is
-/// parsed, and its predicate is an error.
+/// glob's literal start without parsing it (parsing a thousand predicates
+/// was a tenth of a check). Only for a gated candidate, whose predicates
+/// all parse: the result is the one the full evaluation gives.
 fn untouched<'a>(paths: &ChangedPaths, source: &'a str) -> Option<PredicateResult<'a>> {
     let (kind, arg) = crate::predicate::split_kind(source)?;
     let glob = match kind {

@@ -1,8 +1,7 @@
 //! Retrieval: rank the directives for a delegation query.
 //!
-//! *anchor* cut the corpus to 20 entries by metadata before looking at the
-//! text, so an exact text match could be missed, and it took seconds a query.
-//! Here every directive is scored, through an inverted index built once
+//! Every directive is scored (none is cut by metadata first, so an exact
+//! text match is never missed), through an inverted index built once
 //! ([`Corpus::build`]) and stored by the caller with its on-disk index:
 //!
 //! - BM25 over the unigrams and bigrams of the lesson, triggers, tags,
