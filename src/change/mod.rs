@@ -49,11 +49,11 @@ impl Selection {
     /// Parses `A..B` or `A...B`. As in git, a side left out is `HEAD`
     /// (`A..` is `A..HEAD`, `...B` is `HEAD...B`, `..` is `HEAD..HEAD`).
     pub fn range(spec: &str) -> Result<Selection> {
-        let bad = || Error::Usage {
-            message: format!("`{spec}` is not a range"),
-            hint: Some(
-                "write A..B (the change from A to B) or A...B (from their merge base to B)".into(),
-            ),
+        let bad = || {
+            Error::usage(
+                format!("`{spec}` is not a range"),
+                "write A..B (the change from A to B) or A...B (from their merge base to B)",
+            )
         };
         let (from, to, symmetric) = match spec.split_once("...") {
             Some((a, b)) => (a, b, true),

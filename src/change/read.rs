@@ -464,13 +464,17 @@ fn is_shallow(repo: &gix::Repository) -> bool {
 /// peels them), and its tree.
 pub fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
     // gix's own message names its parser's internals (`delegate.traverse(…)`).
-    let id = repo.rev_parse_single(spec).map_err(|_| Error::Usage {
-        message: format!("`{spec}` does not name a revision in this repository"),
-        hint: Some(if is_shallow(repo) {
-            format!("this clone is shallow, and it may lie beyond the history fetched: {DEEPEN}")
-        } else {
-            "name a commit, branch or tag that `git rev-parse --verify` accepts".into()
-        }),
+    let id = repo.rev_parse_single(spec).map_err(|_| {
+        Error::usage(
+            format!("`{spec}` does not name a revision in this repository"),
+            if is_shallow(repo) {
+                format!(
+                    "this clone is shallow, and it may lie beyond the history fetched: {DEEPEN}"
+                )
+            } else {
+                "name a commit, branch or tag that `git rev-parse --verify` accepts".into()
+            },
+        )
     })?;
     let object = id
         .object()
@@ -479,13 +483,10 @@ pub fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId
         .map_err(|e| Error::git(format!("peeling the tag {spec}"), e))?;
     let peeled = object.id;
     if object.kind == gix::object::Kind::Blob {
-        return Err(Error::Usage {
-            message: format!("`{spec}` names a file's content (a blob), not a commit"),
-            hint: Some(
-                "name a commit, branch or tag (`HEAD`, not `HEAD:path`); the whole tree is checked"
-                    .into(),
-            ),
-        });
+        return Err(Error::usage(
+            format!("`{spec}` names a file's content (a blob), not a commit"),
+            "name a commit, branch or tag (`HEAD`, not `HEAD:path`); the whole tree is checked",
+        ));
     }
     let tree = object
         .peel_to_tree()
@@ -518,10 +519,7 @@ pub fn range(repo: &gix::Repository, from: &str, to: &str, symmetric: bool) -> R
             };
             match source {
                 Some(source) => Error::refused(message, Some(hint), source),
-                None => Error::Usage {
-                    message,
-                    hint: Some(hint),
-                },
+                None => Error::usage(message, hint),
             }
         };
         let base = repo

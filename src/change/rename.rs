@@ -51,11 +51,11 @@ impl Renames {
     /// `diff.renameLimit` (1000 by default), as `git diff` does.
     pub fn of(repo: &gix::Repository) -> Result<Renames> {
         let config = repo.config_snapshot();
-        let bad = |key: &str, value: &BStr| Error::Usage {
-            message: format!("bad config value `{value}` for `{key}`"),
-            hint: Some(format!(
-                "fix it with `git config {key} <value>` (git refuses it too)"
-            )),
+        let bad = |key: &str, value: &BStr| {
+            Error::usage(
+                format!("bad config value `{value}` for `{key}`"),
+                format!("fix it with `git config {key} <value>` (git refuses it too)"),
+            )
         };
         let detect = match config.string("diff.renames") {
             None => {
