@@ -30,11 +30,13 @@ const MAGIC: &[u8] = b"git-swarm grep-tree cache 7\n";
 /// Keys kept from earlier runs besides those this run used.
 const KEEP: usize = 4096;
 
+/// Encoded as it always was: postcard writes the outcome's variant index as
+/// the one byte the format had, and a finding as its three fields.
 #[derive(Clone, Serialize, Deserialize)]
 struct Stored {
-    outcome: u8,
+    outcome: Outcome,
     message: Option<String>,
-    findings: Vec<(String, Option<u32>, Option<String>)>,
+    findings: Vec<Finding>,
     omitted: usize,
 }
 
@@ -173,11 +175,11 @@ impl GrepTreeCache {
     pub fn get<'a>(&mut self, key: u128, predicate: &'a str) -> Option<PredicateResult<'a>> {
         self.load();
         if let Some(stored) = self.used.get(&key) {
-            return result_of(predicate, (**stored).clone());
+            return Some(result_of(predicate, (**stored).clone()));
         }
         let (i, stored) = self.file.as_ref()?.find(key)?;
         self.hits.push((key, i));
-        result_of(predicate, stored)
+        Some(result_of(predicate, stored))
     }
 
     /// Keeps `result` under each of `keys`.
@@ -187,13 +189,9 @@ impl GrepTreeCache {
         }
         self.load();
         let stored = Rc::new(Stored {
-            outcome: outcome_code(result.outcome),
+            outcome: result.outcome,
             message: result.message.clone(),
-            findings: result
-                .findings
-                .iter()
-                .map(|f| (f.path.clone(), f.line, f.text.clone()))
-                .collect(),
+            findings: result.findings.clone(),
             omitted: result.omitted,
         });
         for &key in keys {
@@ -286,37 +284,12 @@ impl GrepTreeCache {
 }
 
 /// A kept result as the result of `predicate`.
-fn result_of(predicate: &str, stored: Stored) -> Option<PredicateResult<'_>> {
-    Some(PredicateResult {
+fn result_of(predicate: &str, stored: Stored) -> PredicateResult<'_> {
+    PredicateResult {
         predicate,
-        outcome: outcome_from(stored.outcome)?,
+        outcome: stored.outcome,
         message: stored.message,
-        findings: stored
-            .findings
-            .into_iter()
-            .map(|(path, line, text)| Finding { path, line, text })
-            .collect(),
+        findings: stored.findings,
         omitted: stored.omitted,
-    })
-}
-
-fn outcome_code(o: Outcome) -> u8 {
-    match o {
-        Outcome::Pass => 0,
-        Outcome::Fail => 1,
-        Outcome::NotApplicable => 2,
-        Outcome::Error => 3,
-        Outcome::Skipped => 4,
     }
-}
-
-fn outcome_from(code: u8) -> Option<Outcome> {
-    Some(match code {
-        0 => Outcome::Pass,
-        1 => Outcome::Fail,
-        2 => Outcome::NotApplicable,
-        3 => Outcome::Error,
-        4 => Outcome::Skipped,
-        _ => return None,
-    })
 }

@@ -153,7 +153,7 @@ impl ToolRunner for NoTools {
 }
 
 /// How a directive (or one predicate) came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Pass,
@@ -179,7 +179,7 @@ impl Outcome {
 }
 
 /// Where a predicate found the problem.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
     /// Repository-relative path (lossy UTF-8 for other paths).
     pub path: String,
