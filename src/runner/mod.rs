@@ -121,10 +121,6 @@ impl Allowlist {
     pub fn ignored(&self) -> &[String] {
         &self.ignored
     }
-
-    pub fn env(&self) -> &UserEnv {
-        &self.env
-    }
 }
 
 /// Bounds on one run.
