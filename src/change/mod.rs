@@ -526,6 +526,17 @@ impl Change {
     }
 }
 
+/// The entries of tree `id`.
+fn tree_entries(repo: &gix::Repository, id: ObjectId) -> Result<Vec<gix::objs::tree::Entry>> {
+    let tree = repo
+        .find_tree(id)
+        .map_err(|e| Error::git("reading a tree", e))?;
+    let decoded = tree
+        .decode()
+        .map_err(|e| Error::git("reading a tree entry", e))?;
+    Ok(decoded.to_owned().entries)
+}
+
 /// git's rule: a NUL byte in the first 8000 bytes makes a file binary.
 pub fn is_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(8000)].contains(&0)

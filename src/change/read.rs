@@ -7,38 +7,14 @@ use gix::ObjectId;
 use gix::bstr::BString;
 use gix::objs::tree::EntryKind;
 
-use super::rename::{self, Kind, Renames, Typed};
-use super::{ChangedFile, Content, FileStatus, Snapshot, bytes};
+use super::rename::{self, ABSENT, Kind, Renames, Typed, unpaired};
+use super::{ChangedFile, Content, FileStatus, Snapshot, bytes, tree_entries};
 use crate::error::{Error, Result};
 use crate::pathglob::bytes_path;
 
 /// The changed files, the snapshot, its tree (range, commit), and the
 /// `diff.renameLimit` rename detection would have needed, when it was exceeded.
 type Read = (Vec<ChangedFile>, Snapshot, Option<ObjectId>, Option<u64>);
-
-/// A changed file that is no rename or copy, with its content and kind
-/// on each side.
-pub(super) fn unpaired(
-    path: BString,
-    status: FileStatus,
-    (old, old_kind): (Content, Kind),
-    (new, new_kind): (Content, Kind),
-) -> Typed {
-    Typed {
-        file: ChangedFile {
-            path,
-            old_path: None,
-            status,
-            old,
-            new,
-        },
-        old: old_kind,
-        new: new_kind,
-    }
-}
-
-/// Neither content nor kind: the side of a change that has no file.
-pub(super) const ABSENT: (Content, Kind) = (Content::Absent, Kind::Absent);
 
 /// A file the index adds to HEAD's tree.
 fn index_added(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
@@ -663,20 +639,6 @@ pub fn flatten_folder(
         .filter(|(_, _, kind)| *kind != EntryKind::Commit)
         .map(|(p, id, _)| (p, id))
         .collect())
-}
-
-/// The entries of tree `id`.
-pub(super) fn tree_entries(
-    repo: &gix::Repository,
-    id: ObjectId,
-) -> Result<Vec<gix::objs::tree::Entry>> {
-    let tree = repo
-        .find_tree(id)
-        .map_err(|e| Error::git("reading a tree", e))?;
-    let decoded = tree
-        .decode()
-        .map_err(|e| Error::git("reading a tree entry", e))?;
-    Ok(decoded.to_owned().entries)
 }
 
 /// The subfolders of the tree `parent` whose names are UTF-8 (a glob's

@@ -15,9 +15,8 @@ use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode};
 
-use super::read::{ABSENT, tree_entries, unpaired};
-use super::rename::{Kind, Typed};
-use super::{Content, FileStatus};
+use super::rename::{ABSENT, Kind, Typed, unpaired};
+use super::{Content, FileStatus, tree_entries};
 use crate::error::Result;
 
 /// One side of a name in a folder.
