@@ -376,66 +376,105 @@ fn without<'i>(table: &DeTable<'i>, drop: &std::collections::HashSet<String>) ->
     out
 }
 
-/// The most `events.max_file_bytes` may be (64 GiB): a bound, not a size
-/// any month of events reaches.
-const MAX_FILE_BYTES_CAP: u64 = 64 << 30;
-
+/// Every key with a range, in the order the problems are listed. Counts
+/// are compared as f64: exact at these sizes, and `1000.0` displays as `1000`.
 fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    let e = &c.events;
-    if !(1..=600_000).contains(&e.lock_timeout_ms) {
-        problems.push(range_problem(
-            text,
-            path,
+    let (e, k, p) = (&c.events, &c.knowledge, &c.patterns);
+    let before = [
+        (
             "events.lock_timeout_ms",
-            "1 and 600000",
-        ));
-    }
-    if !(1024..=16 * 1024 * 1024).contains(&e.max_line_bytes) {
-        problems.push(range_problem(
-            text,
-            path,
+            e.lock_timeout_ms as f64,
+            1.0,
+            600_000.0,
+        ),
+        (
             "events.max_line_bytes",
-            "1024 and 16777216",
-        ));
-    }
-    if !(1024..=MAX_FILE_BYTES_CAP).contains(&e.max_file_bytes) {
-        problems.push(range_problem(
-            text,
-            path,
+            e.max_line_bytes as f64,
+            1024.0,
+            16_777_216.0,
+        ),
+        // 64 GiB: a bound, not a size any month of events reaches.
+        (
             "events.max_file_bytes",
-            "1024 and 68719476736",
-        ));
-    }
-    if !(1..=100).contains(&c.knowledge.delegate_max_inject_count) {
-        problems.push(range_problem(
-            text,
-            path,
+            e.max_file_bytes as f64,
+            1024.0,
+            68_719_476_736.0,
+        ),
+        (
             "knowledge.delegate_max_inject_count",
-            "1 and 100",
-        ));
-    }
-    if !(200..=100_000).contains(&c.knowledge.inject_char_budget) {
-        problems.push(range_problem(
-            text,
-            path,
+            k.delegate_max_inject_count as f64,
+            1.0,
+            100.0,
+        ),
+        (
             "knowledge.inject_char_budget",
-            "200 and 100000",
-        ));
-    }
-    if !(0.0..=1.0).contains(&c.retrieval.mmr_lambda) {
-        problems.push(range_problem(text, path, "retrieval.mmr_lambda", "0 and 1"));
-    }
-    problems.extend(patterns_problems(&c.patterns, text, path));
-    if !(1..=600).contains(&c.runner.timeout_secs) {
-        problems.push(range_problem(
-            text,
-            path,
+            k.inject_char_budget as f64,
+            200.0,
+            100_000.0,
+        ),
+        ("retrieval.mmr_lambda", c.retrieval.mmr_lambda, 0.0, 1.0),
+        ("patterns.decay_days", p.decay_days, 0.1, 3650.0),
+        ("patterns.rule_weight", p.rule_weight, 0.0, 10.0),
+        ("patterns.causal_weight", p.causal_weight, 0.0, 10.0),
+        ("patterns.context_boost", p.context_boost, 0.0, 10.0),
+        ("patterns.new_rate", p.new_rate, 0.0, 1.0),
+        ("patterns.min_score", p.min_score, 0.0, 10.0),
+        (
+            "patterns.default_ignore_weight",
+            p.default_ignore_weight,
+            0.0,
+            100.0,
+        ),
+        ("patterns.near_duplicate", p.near_duplicate, 0.0, 1.0),
+        ("patterns.finding_match", p.finding_match, 0.0, 1.0),
+        ("patterns.age_step_days", p.age_step_days, 0.0, 3650.0),
+        (
+            "patterns.deprecate_after_days",
+            p.deprecate_after_days,
+            1.0,
+            36500.0,
+        ),
+        ("patterns.outcome_weight", p.outcome_weight, 0.0, 100.0),
+    ];
+    let ignore_weights = p
+        .ignore_weights
+        .values()
+        .map(|w| ("patterns.ignore_weights", *w, 0.0, 100.0));
+    let after = [
+        (
+            "patterns.immune_after",
+            f64::from(p.immune_after),
+            1.0,
+            1000.0,
+        ),
+        (
+            "patterns.adversarial_budget",
+            p.adversarial_budget as f64,
+            1.0,
+            100_000.0,
+        ),
+        ("patterns.budget", p.budget as f64, 1.0, 100_000.0),
+        ("patterns.min_budget", p.min_budget as f64, 1.0, 100_000.0),
+        (
+            "patterns.reinforce_top",
+            p.reinforce_top as f64,
+            1.0,
+            1000.0,
+        ),
+        (
             "runner.timeout_secs",
-            "1 and 600",
-        ));
-    }
-    problems
+            c.runner.timeout_secs as f64,
+            1.0,
+            600.0,
+        ),
+    ];
+    before
+        .into_iter()
+        .chain(ignore_weights)
+        .chain(after)
+        .filter(|&(_, v, lo, hi)| !(lo..=hi).contains(&v))
+        .map(|(key, _, lo, hi)| range_problem(text, path, key, &format!("{lo} and {hi}")))
+        .collect()
 }
 
 /// For a config.toml that is valid TOML but not a valid configuration: one
@@ -510,62 +549,6 @@ fn one<'i>(
     let mut t = DeTable::new();
     t.insert(key.clone(), value.clone());
     t
-}
-
-fn patterns_problems(p: &PatternsConfig, text: &str, path: &str) -> Vec<Problem> {
-    // (key, value, lowest, highest), in the order the problems are listed.
-    let ignore_weights = p
-        .ignore_weights
-        .values()
-        .map(|w| ("ignore_weights", *w, 0.0, 100.0));
-    let floats = [
-        ("decay_days", p.decay_days, 0.1, 3650.0),
-        ("rule_weight", p.rule_weight, 0.0, 10.0),
-        ("causal_weight", p.causal_weight, 0.0, 10.0),
-        ("context_boost", p.context_boost, 0.0, 10.0),
-        ("new_rate", p.new_rate, 0.0, 1.0),
-        ("min_score", p.min_score, 0.0, 10.0),
-        ("default_ignore_weight", p.default_ignore_weight, 0.0, 100.0),
-        ("near_duplicate", p.near_duplicate, 0.0, 1.0),
-        ("finding_match", p.finding_match, 0.0, 1.0),
-        ("age_step_days", p.age_step_days, 0.0, 3650.0),
-        ("deprecate_after_days", p.deprecate_after_days, 1.0, 36500.0),
-        ("outcome_weight", p.outcome_weight, 0.0, 100.0),
-    ]
-    .into_iter()
-    .chain(ignore_weights);
-    let ints = [
-        ("immune_after", p.immune_after as usize, 1, 1000),
-        ("adversarial_budget", p.adversarial_budget, 1, 100_000),
-        ("budget", p.budget, 1, 100_000),
-        ("min_budget", p.min_budget, 1, 100_000),
-        ("reinforce_top", p.reinforce_top, 1, 1000),
-    ];
-    let floats =
-        floats.filter_map(|(key, v, lo, hi)| pattern_range_problem(text, path, key, v, lo, hi));
-    let ints = ints
-        .into_iter()
-        .filter_map(|(key, v, lo, hi)| pattern_range_problem(text, path, key, v, lo, hi));
-    floats.chain(ints).collect()
-}
-
-/// The problem with `patterns.{key}` when `v` is not between `lo` and `hi`.
-fn pattern_range_problem<T: Copy + PartialOrd + std::fmt::Display>(
-    text: &str,
-    path: &str,
-    key: &str,
-    v: T,
-    lo: T,
-    hi: T,
-) -> Option<Problem> {
-    (!(lo..=hi).contains(&v)).then(|| {
-        range_problem(
-            text,
-            path,
-            &format!("patterns.{key}"),
-            &format!("{lo} and {hi}"),
-        )
-    })
 }
 
 /// `key` is the dotted name (`events.lock_timeout_ms`); the problem points

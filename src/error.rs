@@ -100,6 +100,14 @@ impl Error {
         }
     }
 
+    /// Bad usage or input, with what to do about it.
+    pub fn usage(message: impl Into<String>, hint: impl Into<String>) -> Error {
+        Error::Usage {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+
     /// Bad usage or input that `source` refused, with what to do about it.
     pub fn refused(
         message: impl Into<String>,
@@ -123,14 +131,11 @@ impl Error {
             };
         }
         // Over a read limit: the file is bad input, not a failing machine.
-        if let Some(limit) = source
-            .get_ref()
-            .and_then(|e| e.downcast_ref::<crate::file_kind::TooLarge>())
-        {
-            return Error::Usage {
-                message: format!("{}: {limit}", path.display()),
-                hint: Some("a file git-swarm reads under .swarm/ is small: cut it down".into()),
-            };
+        if let Some(limit) = crate::file_kind::over_limit(&source) {
+            return Error::usage(
+                format!("{}: {}", path.display(), crate::file_kind::TooLarge(limit)),
+                "a file git-swarm reads under .swarm/ is small: cut it down",
+            );
         }
         Error::Io {
             path: path.to_path_buf(),

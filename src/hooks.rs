@@ -17,6 +17,7 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::safe_fs::is_executable;
 use crate::store::Repo;
 
 pub mod kept;
@@ -268,17 +269,6 @@ fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
 
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    true
-}
-
 /// What `install` did with one hook.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Installed {
@@ -445,9 +435,11 @@ pub fn shown_in(dir: &Path, path: &Path) -> String {
 /// Writes the shim whole or not at all (a temporary file renamed into place);
 /// only replaces an existing file when `replace` (an older shim of ours).
 fn write_shim(path: &Path, name: &str, replace: bool) -> Result<()> {
-    let text = shim(name).ok_or_else(|| Error::Usage {
-        message: format!("git-swarm has no `{name}` hook"),
-        hint: Some(format!("the hooks are {}", HOOKS.join(", "))),
+    let text = shim(name).ok_or_else(|| {
+        Error::usage(
+            format!("git-swarm has no `{name}` hook"),
+            format!("the hooks are {}", HOOKS.join(", ")),
+        )
     })?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
@@ -649,16 +641,15 @@ pub fn parse_push_updates(stdin: &[u8]) -> Result<Vec<PushUpdate>> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            let bad = |what: &str| Error::Usage {
-                message: format!(
-                    "pre-push input line {}: {what}: `{}`",
-                    i + 1,
-                    line.escape_debug()
-                ),
-                hint: Some(
-                    "git writes `<local ref> <local oid> <remote ref> <remote oid>` per line"
-                        .into(),
-                ),
+            let bad = |what: &str| {
+                Error::usage(
+                    format!(
+                        "pre-push input line {}: {what}: `{}`",
+                        i + 1,
+                        line.escape_debug()
+                    ),
+                    "git writes `<local ref> <local oid> <remote ref> <remote oid>` per line",
+                )
             };
             let fields: Vec<&str> = line.split(' ').collect();
             let [local_ref, local_oid, remote_ref, remote_oid] = fields[..] else {

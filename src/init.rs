@@ -58,10 +58,10 @@ pub fn init(repo: &Repo) -> Result<InitReport> {
         });
     }
     if swarm_dir.exists() && !swarm_dir.is_dir() {
-        return Err(Error::Usage {
-            message: format!("{} exists and is not a directory", swarm_dir.display()),
-            hint: Some("move the file away, then run `git swarm init` again".into()),
-        });
+        return Err(Error::usage(
+            format!("{} exists and is not a directory", swarm_dir.display()),
+            "move the file away, then run `git swarm init` again",
+        ));
     }
     // The example directives come with a new store only: one a user deleted stays deleted.
     let fresh = !swarm_dir.join("directives").exists();

@@ -340,14 +340,15 @@ fn literal_prefix_len(pattern: &str) -> usize {
     }
 }
 
+/// A repository-relative git path as a filesystem path (bytes kept as they are on Unix).
 #[cfg(unix)]
-fn bytes_path(path: &[u8]) -> std::path::PathBuf {
+pub fn bytes_path(path: &[u8]) -> std::path::PathBuf {
     use std::os::unix::ffi::OsStrExt;
     std::path::PathBuf::from(std::ffi::OsStr::from_bytes(path))
 }
 
 #[cfg(not(unix))]
-fn bytes_path(path: &[u8]) -> std::path::PathBuf {
+pub fn bytes_path(path: &[u8]) -> std::path::PathBuf {
     std::path::PathBuf::from(String::from_utf8_lossy(path).into_owned())
 }
 

@@ -68,12 +68,19 @@ const NFA_SIZE_LIMIT: usize = 10 * (1 << 20);
 /// The regex engine's limit on its lazy DFA's cache: the regex crate's default.
 const DFA_SIZE_LIMIT: usize = 2 * (1 << 20);
 
-/// The regex as a check compiles it.
-fn build(pattern: &str, size_limit: usize) -> Result<Regex, regex::Error> {
+/// The regex as a check compiles it, with the regex crate's own message.
+fn build(pattern: &str, size_limit: usize) -> Result<Regex, RegexError> {
     regex::bytes::RegexBuilder::new(pattern)
         .size_limit(size_limit)
         .dfa_size_limit(DFA_SIZE_LIMIT)
         .build()
+        .map_err(|e| {
+            let message = last_line(&e.to_string());
+            match e {
+                regex::Error::CompiledTooBig(_) => RegexError::TooLarge(message),
+                _ => RegexError::Syntax { message, at: None },
+            }
+        })
 }
 
 /// A regex parsed as a check parses it: as the regex crate parses a bytes
@@ -114,14 +121,10 @@ fn fits(pattern: &str, hir: &regex_syntax::hir::Hir) -> Result<(), RegexError> {
         return Ok(());
     }
     match build(pattern, NFA_SIZE_LIMIT) {
-        Ok(_) => Ok(()),
-        Err(regex::Error::CompiledTooBig(limit)) => Err(RegexError::TooLarge(format!(
-            "compiled, it would exceed the regex engine's limit of {limit} bytes"
+        Err(RegexError::TooLarge(_)) => Err(RegexError::TooLarge(format!(
+            "compiled, it would exceed the regex engine's limit of {NFA_SIZE_LIMIT} bytes"
         ))),
-        Err(e) => Err(RegexError::Syntax {
-            message: last_line(&e.to_string()),
-            at: None,
-        }),
+        built => built.map(drop),
     }
 }
 
@@ -147,17 +150,7 @@ impl LazyRegex {
     /// own message.
     pub fn get(&self) -> Result<&Regex, &RegexError> {
         self.compiled
-            .get_or_init(|| {
-                build(&self.pattern, NFA_SIZE_LIMIT).map_err(|e| match e {
-                    regex::Error::CompiledTooBig(_) => {
-                        RegexError::TooLarge(last_line(&e.to_string()))
-                    }
-                    _ => RegexError::Syntax {
-                        message: last_line(&e.to_string()),
-                        at: None,
-                    },
-                })
-            })
+            .get_or_init(|| build(&self.pattern, NFA_SIZE_LIMIT))
             .as_ref()
     }
 }
@@ -227,15 +220,8 @@ pub const KINDS: [&str; 5] = [
     "tool",
 ];
 
-/// Why a predicate string does not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct PredicateError {
-    pub message: String,
-    pub hint: String,
-    /// The byte offset in the predicate of what is wrong, when one place is.
-    pub at: Option<usize>,
-}
+/// Why a predicate string does not parse; `at` is an offset in the predicate.
+pub type PredicateError = crate::pathglob::GlobError;
 
 /// The longest predicate string accepted.
 pub const MAX_LEN: usize = 1024;
@@ -294,9 +280,8 @@ impl Predicate {
         let offset = |part: &str| part.as_ptr() as usize - source.as_ptr() as usize;
         let glob = |s: &str| {
             PathGlob::parse(s).map_err(|e| PredicateError {
-                message: e.message,
-                hint: e.hint,
                 at: e.at.map(|at| offset(s) + at),
+                ..e
             })
         };
         match kind {
@@ -569,18 +554,12 @@ mod tests {
 
     #[test]
     fn all_five_kinds_parse() {
-        assert_eq!(
-            Predicate::parse("file_modified:src/**")
-                .expect("valid test input")
-                .kind(),
-            "file_modified"
-        );
-        assert_eq!(
-            Predicate::parse("file_not_modified:Cargo.lock")
-                .expect("valid test input")
-                .kind(),
-            "file_not_modified"
-        );
+        for (source, kind) in [
+            ("file_modified:src/**", "file_modified"),
+            ("file_not_modified:Cargo.lock", "file_not_modified"),
+        ] {
+            assert_eq!(Predicate::parse(source).expect(source).kind(), kind);
+        }
         match Predicate::parse("grep:a:b:*.rs").expect("valid test input") {
             Predicate::Grep { regex, glob } => {
                 assert_eq!(regex.as_str(), "a:b");

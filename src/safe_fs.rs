@@ -134,6 +134,18 @@ pub fn linked_folder(swarm: &Path, dir: &Path) -> Option<(PathBuf, FileKind)> {
     None
 }
 
+/// Can the file run (any `x` bit)? Always, off Unix.
+#[cfg(unix)]
+pub fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+pub fn is_executable(_: &std::fs::Metadata) -> bool {
+    true
+}
+
 /// A temporary file in `dir`, to be renamed over a file under `.swarm/`:
 /// created with mode 0666 less the umask, as any other file the user
 /// writes (tempfile's own 0600 would make a shared checkout's directives

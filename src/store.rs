@@ -215,57 +215,43 @@ impl Store {
     pub fn open(repo: &Repo, clock: Clock) -> Result<Store> {
         let swarm_dir = repo.root.join(SWARM_DIR);
         // `.swarm/` as a link would make every file in it one: refused whole.
-        match crate::safe_fs::not_a_folder(&swarm_dir) {
-            Some(crate::safe_fs::FileKind::Symlink) => {
-                return Err(Error::LinkedFolder {
-                    path: swarm_dir,
-                    kind: crate::safe_fs::FileKind::Symlink,
-                });
-            }
-            Some(_) => {
-                return Err(Error::NotInitialised {
-                    root: repo.root.clone(),
-                });
-            }
-            None if !swarm_dir.is_dir() => {
-                return Err(Error::NotInitialised {
-                    root: repo.root.clone(),
-                });
-            }
-            None => {}
+        if let Some(kind @ crate::safe_fs::FileKind::Symlink) =
+            crate::safe_fs::not_a_folder(&swarm_dir)
+        {
+            return Err(Error::LinkedFolder {
+                path: swarm_dir,
+                kind,
+            });
+        }
+        if !swarm_dir.is_dir() {
+            return Err(Error::NotInitialised {
+                root: repo.root.clone(),
+            });
         }
         let config_path = swarm_dir.join("config.toml");
         let rel = ".swarm/config.toml";
+        let defaults = |problem: Problem| (Config::default(), vec![problem]);
         let (config, mut config_problems) = match crate::safe_fs::read(&config_path, CONFIG_MAX) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => Config::parse(&text, rel),
-                Err(_) => (
-                    Config::default(),
-                    vec![
-                        Problem::error(rel, "not_utf8", "file is not valid UTF-8")
-                            .with_hint("re-save config.toml as UTF-8"),
-                    ],
+                Err(_) => defaults(
+                    Problem::error(rel, "not_utf8", "file is not valid UTF-8")
+                        .with_hint("re-save config.toml as UTF-8"),
                 ),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Config::default(), Vec::new()),
             Err(e) => match crate::safe_fs::not_regular(&e) {
-                Some(kind) => (
-                    Config::default(),
-                    vec![
-                        Problem::error(
-                            rel,
-                            crate::event::NOT_REGULAR,
-                            format!("{kind}, not a regular file: not read, the defaults are in use"),
-                        )
-                        .with_hint("replace it with a regular file, or remove it: a link committed under .swarm/ could point anywhere"),
-                    ],
+                Some(kind) => defaults(
+                    Problem::error(
+                        rel,
+                        crate::event::NOT_REGULAR,
+                        format!("{kind}, not a regular file: not read, the defaults are in use"),
+                    )
+                    .with_hint("replace it with a regular file, or remove it: a link committed under .swarm/ could point anywhere"),
                 ),
-                None if crate::safe_fs::over_limit(&e).is_some() => (
-                    Config::default(),
-                    vec![
-                        Problem::error(rel, "too_large", format!("{e}: not read, the defaults are in use"))
-                            .with_hint("config.toml holds a few settings; remove what is not one"),
-                    ],
+                None if crate::safe_fs::over_limit(&e).is_some() => defaults(
+                    Problem::error(rel, "too_large", format!("{e}: not read, the defaults are in use"))
+                        .with_hint("config.toml holds a few settings; remove what is not one"),
                 ),
                 None => return Err(Error::io(&config_path, e)),
             },

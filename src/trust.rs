@@ -101,12 +101,10 @@ pub fn is_trusted(repo: &Repo, fingerprint: &str) -> bool {
 /// Returns false when it already was.
 pub fn record_trust(repo: &Repo, fingerprint: &str) -> Result<bool> {
     if fingerprint.starts_with(UNTRUSTABLE) {
-        return Err(Error::Usage {
-            message:
-                "the tool predicates look like a SHA-1 collision attack; they cannot be trusted"
-                    .into(),
-            hint: Some("inspect the directives' `verify` entries and where they came from".into()),
-        });
+        return Err(Error::usage(
+            "the tool predicates look like a SHA-1 collision attack; they cannot be trusted",
+            "inspect the directives' `verify` entries and where they came from",
+        ));
     }
     if is_trusted(repo, fingerprint) {
         return Ok(false);
@@ -125,13 +123,13 @@ pub fn record_trust(repo: &Repo, fingerprint: &str) -> Result<bool> {
             )
         })?;
     if !out.status.success() {
-        return Err(Error::Usage {
-            message: format!(
+        return Err(Error::usage(
+            format!(
                 "`git config --local --add {TRUST_KEY}` failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             ),
-            hint: Some("check that .git/config is writable".into()),
-        });
+            "check that .git/config is writable",
+        ));
     }
     Ok(true)
 }

@@ -158,14 +158,8 @@ fn check_top_level(store: &Store, r: &mut Report) -> Result<()> {
         let name = entry.file_name().to_string_lossy().into_owned();
         let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
         // A known folder that is a link is reported by the store.
-        if !is_dir && crate::store::FOLDERS.contains(&name.as_str()) {
-            continue;
-        }
-        let known = if is_dir {
-            crate::store::FOLDERS.contains(&name.as_str())
-        } else {
-            KNOWN_FILES.contains(&name.as_str())
-        };
+        let known = crate::store::FOLDERS.contains(&name.as_str())
+            || (!is_dir && KNOWN_FILES.contains(&name.as_str()));
         if !known {
             r.problems.push(
                 Problem::warning(

@@ -49,11 +49,11 @@ impl Selection {
     /// Parses `A..B` or `A...B`. As in git, a side left out is `HEAD`
     /// (`A..` is `A..HEAD`, `...B` is `HEAD...B`, `..` is `HEAD..HEAD`).
     pub fn range(spec: &str) -> Result<Selection> {
-        let bad = || Error::Usage {
-            message: format!("`{spec}` is not a range"),
-            hint: Some(
-                "write A..B (the change from A to B) or A...B (from their merge base to B)".into(),
-            ),
+        let bad = || {
+            Error::usage(
+                format!("`{spec}` is not a range"),
+                "write A..B (the change from A to B) or A...B (from their merge base to B)",
+            )
         };
         let (from, to, symmetric) = match spec.split_once("...") {
             Some((a, b)) => (a, b, true),
@@ -344,7 +344,7 @@ impl Change {
                     if keep(p.as_bstr()) {
                         out.push(SnapshotFile {
                             path: p.clone(),
-                            content: Content::File(self.root.join(read::to_path(p.as_bstr()))),
+                            content: Content::File(self.root.join(crate::pathglob::bytes_path(p))),
                         });
                     }
                 }
@@ -524,6 +524,17 @@ impl Change {
         let mut known = self.folder_trees.borrow_mut();
         Ok(*known.entry(folder.to_owned()).or_insert(None))
     }
+}
+
+/// The entries of tree `id`.
+fn tree_entries(repo: &gix::Repository, id: ObjectId) -> Result<Vec<gix::objs::tree::Entry>> {
+    let tree = repo
+        .find_tree(id)
+        .map_err(|e| Error::git("reading a tree", e))?;
+    let decoded = tree
+        .decode()
+        .map_err(|e| Error::git("reading a tree entry", e))?;
+    Ok(decoded.to_owned().entries)
 }
 
 /// git's rule: a NUL byte in the first 8000 bytes makes a file binary.

@@ -1,79 +1,40 @@
 //! Reading the four kinds of change with gix.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
-use gix::bstr::{BStr, BString, ByteSlice};
+use gix::bstr::BString;
 use gix::objs::tree::EntryKind;
 
-use super::rename::{self, Kind, Renames, Typed};
-use super::{ChangedFile, Content, FileStatus, Snapshot, bytes};
+use super::rename::{self, ABSENT, Kind, Renames, Typed, unpaired};
+use super::{ChangedFile, Content, FileStatus, Snapshot, bytes, tree_entries};
 use crate::error::{Error, Result};
+use crate::pathglob::bytes_path;
 
 /// The changed files, the snapshot, its tree (range, commit), and the
 /// `diff.renameLimit` rename detection would have needed, when it was exceeded.
 type Read = (Vec<ChangedFile>, Snapshot, Option<ObjectId>, Option<u64>);
 
-/// A repository-relative git path as a filesystem path (bytes kept as they are on Unix).
-pub fn to_path(path: &BStr) -> PathBuf {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        PathBuf::from(std::ffi::OsStr::from_bytes(path))
-    }
-    #[cfg(not(unix))]
-    {
-        PathBuf::from(path.to_str_lossy().into_owned())
-    }
-}
-
-/// A changed file that is no rename or copy, with its content and kind
-/// on each side.
-fn unpaired(
-    path: BString,
-    status: FileStatus,
-    (old, old_kind): (Content, Kind),
-    (new, new_kind): (Content, Kind),
-) -> Typed {
-    Typed {
-        file: ChangedFile {
-            path,
-            old_path: None,
-            status,
-            old,
-            new,
-        },
-        old: old_kind,
-        new: new_kind,
-    }
-}
-
-/// Neither content nor kind: the side of a change that has no file.
-fn absent() -> (Content, Kind) {
-    (Content::Absent, Kind::Absent)
-}
-
 /// A file the index adds to HEAD's tree.
 fn index_added(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
-    let new = (index_content(mode, id), index_kind(mode));
-    unpaired(path, FileStatus::Added, absent(), new)
+    unpaired(path, FileStatus::Added, ABSENT, index_side(mode, id))
 }
 
 /// A file of HEAD's tree the index deletes.
 fn index_deleted(path: BString, mode: gix::index::entry::Mode, id: &gix::oid) -> Typed {
-    let old = (index_content(mode, id), index_kind(mode));
-    unpaired(path, FileStatus::Deleted, old, absent())
+    unpaired(path, FileStatus::Deleted, index_side(mode, id), ABSENT)
 }
 
-fn index_content(mode: gix::index::entry::Mode, id: &gix::oid) -> Content {
-    if mode.contains(gix::index::entry::Mode::COMMIT)
-        && !mode.contains(gix::index::entry::Mode::FILE)
-    {
+/// The content and kind of an index entry.
+fn index_side(mode: gix::index::entry::Mode, id: &gix::oid) -> (Content, Kind) {
+    use gix::index::entry::Mode;
+    let content = if mode.contains(Mode::COMMIT) && !mode.contains(Mode::FILE) {
         Content::Gitlink(id.to_owned())
     } else {
         Content::Blob(id.to_owned())
-    }
+    };
+    (content, index_kind(mode))
 }
 
 fn is_type_change(a: gix::index::entry::Mode, b: gix::index::entry::Mode) -> bool {
@@ -146,21 +107,20 @@ pub fn staged(repo: &gix::Repository) -> Result<Read> {
                     entry_mode,
                     id,
                     ..
-                } => Typed {
-                    file: ChangedFile {
-                        path: location.into_owned(),
-                        old_path: None,
-                        status: if is_type_change(previous_entry_mode, entry_mode) {
-                            FileStatus::TypeChanged
-                        } else {
-                            FileStatus::Modified
-                        },
-                        old: index_content(previous_entry_mode, &previous_id),
-                        new: index_content(entry_mode, &id),
-                    },
-                    old: index_kind(previous_entry_mode),
-                    new: index_kind(entry_mode),
-                },
+                } => {
+                    let status = if is_type_change(previous_entry_mode, entry_mode) {
+                        FileStatus::TypeChanged
+                    } else {
+                        FileStatus::Modified
+                    };
+                    let old = index_side(previous_entry_mode, &previous_id);
+                    unpaired(
+                        location.into_owned(),
+                        status,
+                        old,
+                        index_side(entry_mode, &id),
+                    )
+                }
                 // Not reported with rename tracking disabled; kept as the
                 // two paths it touches.
                 ChangeRef::Rewrite {
@@ -213,7 +173,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
     let index = repo
         .index_or_empty()
         .map_err(|e| Error::git("reading the index", e))?;
-    let mut paths: BTreeMap<BString, ()> = BTreeMap::new();
+    let mut paths: BTreeSet<BString> = BTreeSet::new();
     let mut untracked = Vec::new();
     let status = repo
         .status(gix::progress::Discard)
@@ -230,12 +190,10 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
         let item = item.map_err(|e| Error::git("reading the working tree", e))?;
         match item {
             gix::status::Item::TreeIndex(change) => {
-                for p in tree_index_paths(&change) {
-                    paths.insert(p, ());
-                }
+                paths.extend(tree_index_paths(&change));
             }
             gix::status::Item::IndexWorktree(Wt::Modification { rela_path, .. }) => {
-                paths.insert(rela_path, ());
+                paths.insert(rela_path);
             }
             gix::status::Item::IndexWorktree(Wt::DirectoryContents { entry, .. }) => {
                 if entry.status == gix::dir::entry::Status::Untracked
@@ -245,7 +203,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
                     )
                 {
                     untracked.push(entry.rela_path.clone());
-                    paths.insert(entry.rela_path, ());
+                    paths.insert(entry.rela_path);
                 }
             }
             gix::status::Item::IndexWorktree(Wt::Rewrite {
@@ -253,8 +211,8 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
                 source,
                 ..
             }) => {
-                paths.insert(dirwalk_entry.rela_path, ());
-                paths.insert(source.rela_path().to_owned(), ());
+                paths.insert(dirwalk_entry.rela_path);
+                paths.insert(source.rela_path().to_owned());
             }
         }
     }
@@ -267,9 +225,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
         .filter(|e| e.stage_raw() == 0 && is_gitlink(e.mode))
         .map(|e| (e.path(&index).to_owned(), e.id))
         .collect();
-    for path in gitlinks.keys() {
-        paths.insert(path.clone(), ());
-    }
+    paths.extend(gitlinks.keys().cloned());
 
     let head = repo
         .head_tree_id_or_empty()
@@ -290,8 +246,8 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
             .collect()
     };
     let mut files = Vec::new();
-    for path in paths.into_keys() {
-        let on_disk = root.join(to_path(path.as_bstr()));
+    for path in paths {
+        let on_disk = root.join(bytes_path(&path));
         let entry = WorktreeEntry {
             head: head_files.get(&path).copied(),
             gitlink: gitlinks.get(&path).copied(),
@@ -323,7 +279,7 @@ pub fn worktree(repo: &gix::Repository, root: &Path) -> Result<Read> {
         .iter()
         .filter(|e| e.stage_raw() == 0 && !e.mode.contains(gix::index::entry::Mode::COMMIT))
         .map(|e| e.path(&index).to_owned())
-        .filter(|p| root.join(to_path(p.as_bstr())).is_file())
+        .filter(|p| root.join(bytes_path(p)).is_file())
         .collect();
     snapshot.extend(untracked);
     snapshot.sort();
@@ -484,13 +440,17 @@ fn is_shallow(repo: &gix::Repository) -> bool {
 /// peels them), and its tree.
 pub fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId)> {
     // gix's own message names its parser's internals (`delegate.traverse(…)`).
-    let id = repo.rev_parse_single(spec).map_err(|_| Error::Usage {
-        message: format!("`{spec}` does not name a revision in this repository"),
-        hint: Some(if is_shallow(repo) {
-            format!("this clone is shallow, and it may lie beyond the history fetched: {DEEPEN}")
-        } else {
-            "name a commit, branch or tag that `git rev-parse --verify` accepts".into()
-        }),
+    let id = repo.rev_parse_single(spec).map_err(|_| {
+        Error::usage(
+            format!("`{spec}` does not name a revision in this repository"),
+            if is_shallow(repo) {
+                format!(
+                    "this clone is shallow, and it may lie beyond the history fetched: {DEEPEN}"
+                )
+            } else {
+                "name a commit, branch or tag that `git rev-parse --verify` accepts".into()
+            },
+        )
     })?;
     let object = id
         .object()
@@ -499,13 +459,10 @@ pub fn tree_of(repo: &gix::Repository, spec: &str) -> Result<(ObjectId, ObjectId
         .map_err(|e| Error::git(format!("peeling the tag {spec}"), e))?;
     let peeled = object.id;
     if object.kind == gix::object::Kind::Blob {
-        return Err(Error::Usage {
-            message: format!("`{spec}` names a file's content (a blob), not a commit"),
-            hint: Some(
-                "name a commit, branch or tag (`HEAD`, not `HEAD:path`); the whole tree is checked"
-                    .into(),
-            ),
-        });
+        return Err(Error::usage(
+            format!("`{spec}` names a file's content (a blob), not a commit"),
+            "name a commit, branch or tag (`HEAD`, not `HEAD:path`); the whole tree is checked",
+        ));
     }
     let tree = object
         .peel_to_tree()
@@ -538,10 +495,7 @@ pub fn range(repo: &gix::Repository, from: &str, to: &str, symmetric: bool) -> R
             };
             match source {
                 Some(source) => Error::refused(message, Some(hint), source),
-                None => Error::Usage {
-                    message,
-                    hint: Some(hint),
-                },
+                None => Error::usage(message, hint),
             }
         };
         let base = repo
@@ -623,8 +577,8 @@ fn diff_trees(
             (Content::Blob(id), Kind::Regular)
         }
     };
-    let added = |path, mode, id| unpaired(path, FileStatus::Added, absent(), side(mode, id));
-    let deleted = |path, mode, id| unpaired(path, FileStatus::Deleted, side(mode, id), absent());
+    let added = |path, mode, id| unpaired(path, FileStatus::Added, ABSENT, side(mode, id));
+    let deleted = |path, mode, id| unpaired(path, FileStatus::Deleted, side(mode, id), ABSENT);
     let mut files = Vec::new();
     for change in recorder.records {
         files.push(match change {
@@ -653,23 +607,16 @@ fn diff_trees(
                 } else if entry_mode.is_tree() {
                     deleted(path, previous_entry_mode, previous_oid)
                 } else {
-                    let (old, old_kind) = side(previous_entry_mode, previous_oid);
-                    let (new, new_kind) = side(entry_mode, oid);
-                    Typed {
-                        file: ChangedFile {
-                            path,
-                            old_path: None,
-                            status: if old_kind == new_kind {
-                                FileStatus::Modified
-                            } else {
-                                FileStatus::TypeChanged
-                            },
-                            old,
-                            new,
-                        },
-                        old: old_kind,
-                        new: new_kind,
-                    }
+                    let (old, new) = (
+                        side(previous_entry_mode, previous_oid),
+                        side(entry_mode, oid),
+                    );
+                    let status = if old.1 == new.1 {
+                        FileStatus::Modified
+                    } else {
+                        FileStatus::TypeChanged
+                    };
+                    unpaired(path, status, old, new)
                 }
             }
             _ => continue,
@@ -697,19 +644,11 @@ pub fn flatten_folder(
 /// The subfolders of the tree `parent` whose names are UTF-8 (a glob's
 /// folder always is), with their tree ids.
 pub fn subtrees(repo: &gix::Repository, parent: ObjectId) -> Result<Vec<(String, ObjectId)>> {
-    let tree = repo
-        .find_tree(parent)
-        .map_err(|e| Error::git("reading a tree", e))?;
-    let mut out = Vec::new();
-    for entry in tree.iter() {
-        let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
-        if entry.mode().is_tree()
-            && let Ok(name) = std::str::from_utf8(entry.filename())
-        {
-            out.push((name.to_owned(), entry.oid().to_owned()));
-        }
-    }
-    Ok(out)
+    Ok(tree_entries(repo, parent)?
+        .into_iter()
+        .filter(|e| e.mode.is_tree())
+        .filter_map(|e| Some((String::from_utf8(e.filename.into()).ok()?, e.oid)))
+        .collect())
 }
 
 fn flatten_tree_modes(
@@ -720,21 +659,16 @@ fn flatten_tree_modes(
     let mut out = Vec::new();
     let mut stack = vec![(prefix, id)];
     while let Some((prefix, tree_id)) = stack.pop() {
-        let tree = repo
-            .find_tree(tree_id)
-            .map_err(|e| Error::git("reading a tree", e))?;
-        for entry in tree.iter() {
-            let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
+        for entry in tree_entries(repo, tree_id)? {
             let mut path = prefix.clone();
             if !path.is_empty() {
                 path.push(b'/');
             }
-            path.extend_from_slice(entry.filename());
-            let mode = entry.mode();
-            if mode.is_tree() {
-                stack.push((path, entry.oid().to_owned()));
+            path.extend_from_slice(&entry.filename);
+            if entry.mode.is_tree() {
+                stack.push((path, entry.oid));
             } else {
-                out.push((path, entry.oid().to_owned(), mode.kind()));
+                out.push((path, entry.oid, entry.mode.kind()));
             }
         }
     }

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use gix::ObjectId;
-use gix::bstr::{BStr, ByteSlice};
+use gix::bstr::{BStr, BString, ByteSlice};
 
 use super::{ChangedFile, Content, FileStatus, bytes};
 use crate::error::{Error, Result};
@@ -51,11 +51,11 @@ impl Renames {
     /// `diff.renameLimit` (1000 by default), as `git diff` does.
     pub fn of(repo: &gix::Repository) -> Result<Renames> {
         let config = repo.config_snapshot();
-        let bad = |key: &str, value: &BStr| Error::Usage {
-            message: format!("bad config value `{value}` for `{key}`"),
-            hint: Some(format!(
-                "fix it with `git config {key} <value>` (git refuses it too)"
-            )),
+        let bad = |key: &str, value: &BStr| {
+            Error::usage(
+                format!("bad config value `{value}` for `{key}`"),
+                format!("fix it with `git config {key} <value>` (git refuses it too)"),
+            )
         };
         let detect = match config.string("diff.renames") {
             None => {
@@ -107,6 +107,30 @@ pub struct Typed {
     pub old: Kind,
     pub new: Kind,
 }
+
+/// A changed file that is no rename or copy, with its content and kind
+/// on each side.
+pub(super) fn unpaired(
+    path: BString,
+    status: FileStatus,
+    (old, old_kind): (Content, Kind),
+    (new, new_kind): (Content, Kind),
+) -> Typed {
+    Typed {
+        file: ChangedFile {
+            path,
+            old_path: None,
+            status,
+            old,
+            new,
+        },
+        old: old_kind,
+        new: new_kind,
+    }
+}
+
+/// Neither content nor kind: the side of a change that has no file.
+pub(super) const ABSENT: (Content, Kind) = (Content::Absent, Kind::Absent);
 
 /// One side of a file, loaded on demand: its id, bytes and chunk counts.
 #[derive(Default)]

@@ -15,9 +15,9 @@ use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode};
 
-use super::rename::{Kind, Typed};
-use super::{ChangedFile, Content, FileStatus};
-use crate::error::{Error, Result};
+use super::rename::{ABSENT, Kind, Typed, unpaired};
+use super::{Content, FileStatus, tree_entries};
+use crate::error::Result;
 
 /// One side of a name in a folder.
 enum TreeSide {
@@ -66,8 +66,6 @@ pub fn staged(
 /// One side of a changed file: its content and its kind.
 type Side = (Content, Kind);
 
-const ABSENT: Side = (Content::Absent, Kind::Absent);
-
 fn content(mode: u32, id: ObjectId) -> Side {
     if mode == Mode::COMMIT.bits() {
         (Content::Gitlink(id), Kind::Gitlink)
@@ -76,14 +74,13 @@ fn content(mode: u32, id: ObjectId) -> Side {
     }
 }
 
-fn tree_side(entry: &gix::object::tree::EntryRef<'_, '_>) -> TreeSide {
-    let mode = entry.mode();
-    if mode.is_tree() {
-        TreeSide::Folder(entry.oid().to_owned())
+fn tree_side(entry: &gix::objs::tree::Entry) -> TreeSide {
+    if entry.mode.is_tree() {
+        TreeSide::Folder(entry.oid)
     } else {
         TreeSide::File {
-            mode: u32::from(mode.value()),
-            id: entry.oid().to_owned(),
+            mode: u32::from(entry.mode.value()),
+            id: entry.oid,
         }
     }
 }
@@ -118,14 +115,9 @@ impl Walk<'_> {
         }
         let mut names: BTreeMap<BString, (Option<TreeSide>, Option<IndexSide>)> = BTreeMap::new();
         if let Some(tree) = tree {
-            let tree = self
-                .repo
-                .find_tree(tree)
-                .map_err(|e| Error::git("reading a tree", e))?;
-            for entry in tree.iter() {
-                let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
+            for entry in tree_entries(self.repo, tree)? {
                 let side = tree_side(&entry);
-                names.entry(entry.filename().to_owned()).or_default().0 = Some(side);
+                names.entry(entry.filename).or_default().0 = Some(side);
             }
         }
         let entries = self.index.entries();
@@ -197,17 +189,7 @@ impl Walk<'_> {
     }
 
     fn push(&mut self, path: BString, status: FileStatus, old: Side, new: Side) {
-        self.out.push(Typed {
-            file: ChangedFile {
-                path,
-                old_path: None,
-                status,
-                old: old.0,
-                new: new.0,
-            },
-            old: old.1,
-            new: new.1,
-        });
+        self.out.push(unpaired(path, status, old, new));
     }
 
     fn deleted(&mut self, side: TreeSide, path: BString) -> Result<()> {
@@ -218,16 +200,10 @@ impl Walk<'_> {
             TreeSide::Folder(id) => {
                 let mut prefix = path;
                 prefix.push(b'/');
-                let tree = self
-                    .repo
-                    .find_tree(id)
-                    .map_err(|e| Error::git("reading a tree", e))?;
-                for entry in tree.iter() {
-                    let entry = entry.map_err(|e| Error::git("reading a tree entry", e))?;
+                for entry in tree_entries(self.repo, id)? {
                     let mut child = prefix.clone();
-                    child.extend_from_slice(entry.filename());
-                    let side = tree_side(&entry);
-                    self.deleted(side, child)?;
+                    child.extend_from_slice(&entry.filename);
+                    self.deleted(tree_side(&entry), child)?;
                 }
             }
         }

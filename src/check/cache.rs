@@ -1,17 +1,14 @@
 //! Results of `grep_tree` predicates, keyed by what they searched.
 //!
-//! A `grep_tree` predicate reads every file its glob names in the snapshot
-//! and runs its regex over them. When those files are git blobs (a staged,
-//! range or commit check) the result is a function of the predicate and of
+//! When the files a `grep_tree` predicate searches are git blobs (a staged,
+//! range or commit check), its result is a function of the predicate and of
 //! the folder its glob names, so it is kept in
 //! `$GIT_COMMON_DIR/swarm/grep-tree` and reused while that folder does not
 //! change. A folder is recognised by the tree id of any folder above it
-//! (the root included: checking the same snapshot again reads no tree), by
-//! its own tree id, or by the paths and blob ids of the files searched (a
-//! staged folder whose cache-tree entry git has invalidated). A hook
-//! checking commit after commit reads only the trees along the changed
-//! paths and searches only folders that changed. Working-tree checks read
-//! files, not blobs, and are never cached.
+//! (checking the same snapshot again reads no tree), by its own, or by the
+//! paths and blob ids of the files searched (a staged folder whose
+//! cache-tree entry git has invalidated). Working-tree checks read files,
+//! not blobs, and are never cached.
 //!
 //! It is only a cache: a file that is missing, unreadable, from another
 //! version of git-swarm or corrupt is ignored, and a failed write is not an
@@ -33,11 +30,13 @@ const MAGIC: &[u8] = b"git-swarm grep-tree cache 7\n";
 /// Keys kept from earlier runs besides those this run used.
 const KEEP: usize = 4096;
 
+/// Encoded as it always was: postcard writes the outcome's variant index as
+/// the one byte the format had, and a finding as its three fields.
 #[derive(Clone, Serialize, Deserialize)]
 struct Stored {
-    outcome: u8,
+    outcome: Outcome,
     message: Option<String>,
-    findings: Vec<(String, Option<u32>, Option<String>)>,
+    findings: Vec<Finding>,
     omitted: usize,
 }
 
@@ -176,11 +175,11 @@ impl GrepTreeCache {
     pub fn get<'a>(&mut self, key: u128, predicate: &'a str) -> Option<PredicateResult<'a>> {
         self.load();
         if let Some(stored) = self.used.get(&key) {
-            return result_of(predicate, (**stored).clone());
+            return Some(result_of(predicate, (**stored).clone()));
         }
         let (i, stored) = self.file.as_ref()?.find(key)?;
         self.hits.push((key, i));
-        result_of(predicate, stored)
+        Some(result_of(predicate, stored))
     }
 
     /// Keeps `result` under each of `keys`.
@@ -190,13 +189,9 @@ impl GrepTreeCache {
         }
         self.load();
         let stored = Rc::new(Stored {
-            outcome: outcome_code(result.outcome),
+            outcome: result.outcome,
             message: result.message.clone(),
-            findings: result
-                .findings
-                .iter()
-                .map(|f| (f.path.clone(), f.line, f.text.clone()))
-                .collect(),
+            findings: result.findings.clone(),
             omitted: result.omitted,
         });
         for &key in keys {
@@ -289,37 +284,12 @@ impl GrepTreeCache {
 }
 
 /// A kept result as the result of `predicate`.
-fn result_of(predicate: &str, stored: Stored) -> Option<PredicateResult<'_>> {
-    Some(PredicateResult {
+fn result_of(predicate: &str, stored: Stored) -> PredicateResult<'_> {
+    PredicateResult {
         predicate,
-        outcome: outcome_from(stored.outcome)?,
+        outcome: stored.outcome,
         message: stored.message,
-        findings: stored
-            .findings
-            .into_iter()
-            .map(|(path, line, text)| Finding { path, line, text })
-            .collect(),
+        findings: stored.findings,
         omitted: stored.omitted,
-    })
-}
-
-fn outcome_code(o: Outcome) -> u8 {
-    match o {
-        Outcome::Pass => 0,
-        Outcome::Fail => 1,
-        Outcome::NotApplicable => 2,
-        Outcome::Error => 3,
-        Outcome::Skipped => 4,
     }
-}
-
-fn outcome_from(code: u8) -> Option<Outcome> {
-    Some(match code {
-        0 => Outcome::Pass,
-        1 => Outcome::Fail,
-        2 => Outcome::NotApplicable,
-        3 => Outcome::Error,
-        4 => Outcome::Skipped,
-        _ => return None,
-    })
 }

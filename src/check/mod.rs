@@ -153,7 +153,7 @@ impl ToolRunner for NoTools {
 }
 
 /// How a directive (or one predicate) came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Pass,
@@ -179,7 +179,7 @@ impl Outcome {
 }
 
 /// Where a predicate found the problem.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
     /// Repository-relative path (lossy UTF-8 for other paths).
     pub path: String,
@@ -227,12 +227,14 @@ impl Found {
     /// its message made from how many there are.
     fn verdict(self, source: &str, message: impl FnOnce(usize) -> String) -> PredicateResult<'_> {
         if self.list.is_empty() {
-            return result(source, Outcome::Pass, None, Vec::new());
+            return result(source, Outcome::Pass, None);
         }
         let total = self.list.len() + self.omitted;
-        let mut r = result(source, Outcome::Fail, Some(message(total)), self.list);
-        r.omitted = self.omitted;
-        r
+        PredicateResult {
+            findings: self.list,
+            omitted: self.omitted,
+            ..result(source, Outcome::Fail, Some(message(total)))
+        }
     }
 }
 
@@ -351,23 +353,19 @@ pub fn evaluate<'a>(
             results.push(result);
             continue;
         }
-        match contain::catch(|| in_scope(d, change)) {
-            Ok(Ok(true)) => {}
-            Ok(Ok(false)) => {
+        let scope = contain::catch(|| in_scope(d, change))
+            .unwrap_or_else(|panic| Err(result_of_panic("paths", &panic)));
+        match scope {
+            Ok(true) => {}
+            Ok(false) => {
                 result.reason = Some("the change touches none of its paths");
                 results.push(result);
                 continue;
             }
             // Unknown scope: an error, never a silent n/a.
-            Ok(Err(bad)) => {
+            Err(bad) => {
                 result.outcome = Outcome::Error;
                 result.predicates.push(bad);
-                results.push(result);
-                continue;
-            }
-            Err(panic) => {
-                result.outcome = Outcome::Error;
-                result.predicates.push(result_of_panic("paths", &panic));
                 results.push(result);
                 continue;
             }
@@ -448,7 +446,6 @@ fn in_scope<'a>(
                     g,
                     Outcome::Error,
                     Some(format!("`paths` glob cannot be used: {}", e.message)),
-                    Vec::new(),
                 )
             })
         })
@@ -468,7 +465,6 @@ fn result_of_panic<'a>(source: &'a str, panic: &contain::Panicked) -> PredicateR
         Some(format!(
             "it could not be evaluated: git-swarm failed on it ({panic})"
         )),
-        Vec::new(),
     )
 }
 
@@ -488,20 +484,16 @@ fn cap(text: &[u8]) -> String {
 /// crate's size limits).
 fn unusable_regex(predicate: &str, e: impl std::fmt::Display) -> PredicateResult<'_> {
     let message = format!("the regex cannot be used: {e}");
-    result(predicate, Outcome::Error, Some(message), Vec::new())
+    result(predicate, Outcome::Error, Some(message))
 }
 
-fn result(
-    predicate: &str,
-    outcome: Outcome,
-    message: Option<String>,
-    findings: Vec<Finding>,
-) -> PredicateResult<'_> {
+/// A result with no finding.
+fn result(predicate: &str, outcome: Outcome, message: Option<String>) -> PredicateResult<'_> {
     PredicateResult {
         predicate,
         outcome,
         message,
-        findings,
+        findings: Vec::new(),
         omitted: 0,
     }
 }
@@ -519,17 +511,13 @@ fn evaluate_predicate<'a>(
         return Ok(r);
     }
     // A `grep_tree` result kept for a tree above every file its glob can
-    // name needs no parse either (a kept result was computed after the
-    // predicate parsed: a parse error is not kept). The keys of the trees
-    // that missed.
+    // name needs no parse either: a parse error is never kept.
     let mut tree_keys = Vec::new();
     if let Some(glob) = grep_tree_glob(source) {
-        // The folder every file the glob can name is in, read from its
-        // text as `PathGlob::literal_prefix` would give it.
+        // The folder every file the glob can name is in.
         let prefix = crate::pathglob::literal_prefix_of(glob);
         let folder = prefix.rfind('/').map_or("", |i| &prefix[..i]);
-        // Looked up from the root down, reading no tree below the first
-        // one recognised.
+        // From the root down, reading no tree below the first one recognised.
         let mut hit = None;
         change.folder_trees(repo, folder, |level, tree| {
             let key = GrepTreeCache::tree_key(source, level, tree);
@@ -547,7 +535,7 @@ fn evaluate_predicate<'a>(
     }
     let predicate = match Predicate::parse_gated(source) {
         Ok(p) => p,
-        Err(e) => return Ok(result(source, Outcome::Error, Some(e.message), Vec::new())),
+        Err(e) => return Ok(result(source, Outcome::Error, Some(e.message))),
     };
     Ok(match &predicate {
         Predicate::FileModified(glob) => {
@@ -557,7 +545,7 @@ fn evaluate_predicate<'a>(
                 .flat_map(|f| f.paths())
                 .any(|p| glob.is_match_bytes(p));
             if touched {
-                result(source, Outcome::Pass, None, Vec::new())
+                result(source, Outcome::Pass, None)
             } else {
                 result(
                     source,
@@ -566,7 +554,6 @@ fn evaluate_predicate<'a>(
                         "the change touches no path matching `{}`",
                         glob.as_str()
                     )),
-                    Vec::new(),
                 )
             }
         }
@@ -643,16 +630,10 @@ fn evaluate_predicate<'a>(
             r
         }
         Predicate::Tool { argv } => match tools.run(argv) {
-            ToolVerdict::Holds => result(source, Outcome::Pass, None, Vec::new()),
-            ToolVerdict::Fails { message } => {
-                result(source, Outcome::Fail, Some(message), Vec::new())
-            }
-            ToolVerdict::Error { message } => {
-                result(source, Outcome::Error, Some(message), Vec::new())
-            }
-            ToolVerdict::Skipped { message } => {
-                result(source, Outcome::Skipped, Some(message), Vec::new())
-            }
+            ToolVerdict::Holds => result(source, Outcome::Pass, None),
+            ToolVerdict::Fails { message } => result(source, Outcome::Fail, Some(message)),
+            ToolVerdict::Error { message } => result(source, Outcome::Error, Some(message)),
+            ToolVerdict::Skipped { message } => result(source, Outcome::Skipped, Some(message)),
         },
     })
 }
@@ -674,7 +655,6 @@ fn grep_tree<'a>(
             Some(format!(
                 "no file of the checked snapshot matches {what}, so nothing was searched"
             )),
-            Vec::new(),
         ));
     }
     let re = match regex.get() {
@@ -740,13 +720,9 @@ fn grep_tree_glob(source: &str) -> Option<&str> {
 
 /// The result of a `file_modified`, `file_not_modified` or `grep`
 /// predicate whose glob names none of the change's paths, told from the
-/// glob's literal start without parsing the predicate: in a large set,
-/// most directives' globs name folders a change does not touch, and
-/// parsing a thousand of them was a tenth of a check's work. Only for a
-/// candidate whose file passed the actionability gate (`Candidate::gated`),
-/// which parsed every predicate, regex included: the results are then
-/// those the full evaluation gives. A directive that does not parse is
-/// parsed, and its predicate is an error.
+/// glob's literal start without parsing it (parsing a thousand predicates
+/// was a tenth of a check). Only for a gated candidate, whose predicates
+/// all parse: the result is the one the full evaluation gives.
 fn untouched<'a>(paths: &ChangedPaths, source: &'a str) -> Option<PredicateResult<'a>> {
     let (kind, arg) = crate::predicate::split_kind(source)?;
     let glob = match kind {
@@ -764,10 +740,9 @@ fn untouched<'a>(paths: &ChangedPaths, source: &'a str) -> Option<PredicateResul
             source,
             Outcome::Fail,
             Some(format!("the change touches no path matching `{glob}`")),
-            Vec::new(),
         )
     } else {
-        result(source, Outcome::Pass, None, Vec::new())
+        result(source, Outcome::Pass, None)
     })
 }
 

@@ -9,7 +9,6 @@ use super::tokenise::each_token;
 use super::{
     Corpus, GlobCache, SYNONYM_MAX_PAIRS, SYNONYM_MIN_COOCCUR, SYNONYM_MIN_JACCARD,
     SYNONYM_TOKENS_PER_DOC, SYNONYMS_PER_TOKEN, TRIGGER_RECALL_MIN_TOKENS, next_token,
-    priority_rank,
 };
 use crate::directive::Directive;
 
@@ -30,9 +29,7 @@ impl Corpus {
         b.strings(block::IDS, docs.iter().map(|d| d.id.as_str()));
         b.array(
             block::PRIORITY,
-            docs.iter()
-                .map(|d| priority_rank(d.priority) as u32)
-                .collect(),
+            docs.iter().map(|d| d.priority as u32).collect(),
         );
         b.strings(block::TOKENS, tokens.iter().map(String::as_str));
         b.array(block::BIGRAMS, bigrams.into_iter().flatten().collect());

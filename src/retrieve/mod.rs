@@ -1,8 +1,7 @@
 //! Retrieval: rank the directives for a delegation query.
 //!
-//! *anchor* cut the corpus to 20 entries by metadata before looking at the
-//! text, so an exact text match could be missed, and it took seconds a query.
-//! Here every directive is scored, through an inverted index built once
+//! Every directive is scored (none is cut by metadata first, so an exact
+//! text match is never missed), through an inverted index built once
 //! ([`Corpus::build`]) and stored by the caller with its on-disk index:
 //!
 //! - BM25 over the unigrams and bigrams of the lesson, triggers, tags,
@@ -322,23 +321,14 @@ fn rank_order(a: &Scored, b: &Scored) -> std::cmp::Ordering {
         .then_with(|| a.doc.cmp(&b.doc))
 }
 
-/// The priority of document `doc`, from the ranks of [`priority_rank`].
+/// The priority of document `doc`, stored as its rank (`Priority as u32`,
+/// low to critical); low past the last one.
 fn priority_of(ranks: &[u32], doc: usize) -> Priority {
-    match ranks.get(doc) {
-        Some(3) => Priority::Critical,
-        Some(2) => Priority::High,
-        Some(1) => Priority::Medium,
-        _ => Priority::Low,
-    }
-}
-
-fn priority_rank(p: Priority) -> usize {
-    match p {
-        Priority::Low => 0,
-        Priority::Medium => 1,
-        Priority::High => 2,
-        Priority::Critical => 3,
-    }
+    ranks
+        .get(doc)
+        .and_then(|&r| Priority::ALL.get(r as usize))
+        .copied()
+        .unwrap_or(Priority::Low)
 }
 
 /// The values of `key` in a CSR list: `values[start[key]..start[key + 1]]`.
@@ -346,8 +336,7 @@ fn csr<'a>(start: &[u32], values: &'a [u32], key: usize) -> &'a [u32] {
     &values[start[key] as usize..start[key + 1] as usize]
 }
 
-/// The corpus's path globs, parsed on first use. A cache, not state: it is
-/// not serialised and never makes two corpora unequal.
+/// The corpus's path globs, parsed on first use: a cache, not serialised.
 #[derive(Clone, Default)]
 struct GlobCache(OnceLock<Vec<Option<PathGlob>>>);
 
@@ -356,18 +345,6 @@ impl GlobCache {
     fn get(&self, paths: Strs<'_>) -> &[Option<PathGlob>] {
         self.0
             .get_or_init(|| paths.iter().map(|p| PathGlob::parse(p).ok()).collect())
-    }
-}
-
-impl PartialEq for GlobCache {
-    fn eq(&self, _: &GlobCache) -> bool {
-        true
-    }
-}
-
-impl fmt::Debug for GlobCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("GlobCache")
     }
 }
 

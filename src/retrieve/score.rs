@@ -7,7 +7,7 @@ use super::tokenise::each_token;
 use super::{
     BM25_B, BM25_K1, COLD_START, COLD_START_MAX_SHOWN, CONTEXT_PATH, CONTEXT_PRIORITY,
     CONTEXT_ROLE, CONTEXT_TOOL, CONTEXT_TOOL_MAX, Corpus, OUTCOME_MAX, OUTCOME_PRIOR, Parts, Query,
-    SYNONYM_BONUS, Scored, TRIGGER_RECALL, Track, csr, priority_rank, rank_order,
+    SYNONYM_BONUS, Scored, TRIGGER_RECALL, Track, csr, rank_order,
 };
 use crate::pathglob::PathGlob;
 
@@ -62,7 +62,9 @@ impl Corpus {
     pub fn matches(&self, q: &Query) -> Matches {
         let v = self.view();
         let n = v.ids.len();
-        let mut found = Found {
+        let mut found = Matches {
+            corpus: self.token,
+            query: q.clone(),
             raw: vec![0f64; n],
             flags: vec![0u8; n],
             touched: Vec::new(),
@@ -77,13 +79,7 @@ impl Corpus {
                 found.files(&v, self.globs.get(v.paths), &q.files);
             }
         }
-        Matches {
-            corpus: self.token,
-            query: q.clone(),
-            raw: found.raw,
-            flags: found.flags,
-            touched: found.touched,
-        }
+        found
     }
 
     /// [`Corpus::score`], unsorted, from what [`Corpus::matches`] found
@@ -121,15 +117,9 @@ fn query_terms(v: &View<'_>, text: &str) -> (Vec<u32>, Vec<u32>) {
     (qids, terms)
 }
 
-/// Each document's BM25 and flags during [`Corpus::matches`], and the
-/// documents matched, in the order first matched.
-struct Found {
-    raw: Vec<f64>,
-    flags: Vec<u8>,
-    touched: Vec<u32>,
-}
-
-impl Found {
+/// How [`Corpus::matches`] fills in each document's BM25 and flags, and
+/// the documents matched, in the order first matched.
+impl Matches {
     fn mark(&mut self, d: u32, flag: u8) {
         let f = &mut self.flags[d as usize];
         if *f & SEEN == 0 {
@@ -250,7 +240,7 @@ impl<'a> View<'a> {
         let f = m.flags[d];
         let raw = m.raw[d];
         let bm25 = if best > 0.0 { raw / best } else { 0.0 };
-        let mut context = CONTEXT_PRIORITY[priority_rank(self.priority(d))];
+        let mut context = CONTEXT_PRIORITY[self.priority(d) as usize];
         if f & ROLE != 0 {
             context += CONTEXT_ROLE;
         }
@@ -419,37 +409,19 @@ mod tests {
         let c = corpus(&[dir("new", "Pin the toolchain version in CI")]);
         let q = query("toolchain");
         let part = |t: Track| c.score(&q, &move |_| t)[0].parts.clone();
+        let track = |applied, violated, shown| Track {
+            applied,
+            violated,
+            shown,
+        };
         assert_eq!(part(Track::default()).cold_start, COLD_START);
-        let shown_twice = Track {
-            shown: 2,
-            ..Track::default()
-        };
-        assert_eq!(part(shown_twice).cold_start, COLD_START);
-        let shown_thrice = Track {
-            shown: 3,
-            ..Track::default()
-        };
-        assert_eq!(part(shown_thrice).cold_start, 0.0);
-        let applied = Track {
-            applied: 1,
-            shown: 1,
-            ..Track::default()
-        };
-        let p = part(applied);
+        assert_eq!(part(track(0, 0, 2)).cold_start, COLD_START);
+        assert_eq!(part(track(0, 0, 3)).cold_start, 0.0);
+        let p = part(track(1, 0, 1));
         assert_eq!(p.cold_start, 0.0);
         assert!((p.outcome - 0.1 / 3.0).abs() < 1e-12);
-        let violated = Track {
-            applied: 0,
-            violated: 2,
-            shown: 5,
-        };
-        assert!((part(violated).outcome + 0.05).abs() < 1e-12);
-        let many = Track {
-            applied: 1_000_000,
-            violated: 0,
-            shown: 1_000_000,
-        };
-        assert!(part(many).outcome < OUTCOME_MAX);
+        assert!((part(track(0, 2, 5)).outcome + 0.05).abs() < 1e-12);
+        assert!(part(track(1_000_000, 0, 1_000_000)).outcome < OUTCOME_MAX);
         // Cold start alone never surfaces a directive.
         assert!(c.score(&query("nothing"), &fresh).is_empty());
     }

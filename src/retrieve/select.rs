@@ -3,19 +3,17 @@
 //! that near-duplicates do not crowd out the other lessons.
 
 use super::block::View;
+use super::rank_order;
 use super::score::{Matches, SEEN};
 use super::{CONTEXT_PRIORITY, Corpus, MMR_LAMBDA, MMR_POOL, Parts, Scored, Track, csr};
-use super::{priority_rank, rank_order};
 use crate::directive::Priority;
 
 impl Corpus {
     /// [`Corpus::select_with`] over every document `keep` keeps: those
-    /// that match (as [`Corpus::finish`] scores them) and, after them, those
-    /// that do not (a total of 0). Only what is picked gets a [`Scored`]:
-    /// the others are ranked by their total alone (with 10,000 directives
-    /// that matched, building, sorting and copying a record for each took
-    /// longer than the rest). Returns the picks and the number of
-    /// candidates.
+    /// that match (as [`Corpus::finish`] scores them), then those that do
+    /// not (a total of 0). Only what is picked gets a [`Scored`], which for
+    /// 10,000 matches is most of the time saved. Returns the picks and the
+    /// number of candidates.
     pub fn pick(
         &self,
         m: &Matches,
@@ -203,7 +201,7 @@ impl View<'_> {
 
     /// Does document `doc`, scored `parts`, match the query by more than its priority bonus?
     fn matches(&self, doc: usize, parts: &Parts) -> bool {
-        let own = CONTEXT_PRIORITY[priority_rank(self.priority(doc))];
+        let own = CONTEXT_PRIORITY[self.priority(doc) as usize];
         parts.bm25 > 0.0 || parts.trigger_recall > 0.0 || parts.context > own + 1e-9
     }
 

@@ -121,10 +121,6 @@ impl Allowlist {
     pub fn ignored(&self) -> &[String] {
         &self.ignored
     }
-
-    pub fn env(&self) -> &UserEnv {
-        &self.env
-    }
 }
 
 /// Bounds on one run.
@@ -185,6 +181,13 @@ pub enum ToolOutcome {
 }
 
 impl ToolOutcome {
+    fn error(message: String) -> ToolOutcome {
+        ToolOutcome::Error {
+            message,
+            hint: None,
+        }
+    }
+
     pub fn passed(&self) -> bool {
         matches!(self, ToolOutcome::Passed { .. })
     }
@@ -249,13 +252,10 @@ pub fn run_tool(
     let root = match std::fs::canonicalize(repo_root) {
         Ok(r) => r,
         Err(e) => {
-            return ToolOutcome::Error {
-                message: format!(
-                    "cannot resolve the repository root {}: {e}",
-                    repo_root.display()
-                ),
-                hint: None,
-            };
+            return ToolOutcome::error(format!(
+                "cannot resolve the repository root {}: {e}",
+                repo_root.display()
+            ));
         }
     };
     if let Err(refusal) = rules::check(argv, &root, allow) {

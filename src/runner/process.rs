@@ -254,29 +254,20 @@ pub fn run(
     let watch = match Watch::start() {
         Ok(watch) => watch,
         Err(e) => {
-            return ToolOutcome::Error {
-                message: format!("not running {}: {e}", program.display()),
-                hint: None,
-            };
+            return ToolOutcome::error(format!("not running {}: {e}", program.display()));
         }
     };
     if let Some(signal) = watch.pending() {
-        return ToolOutcome::Error {
-            message: format!(
-                "not running {}: signal {signal} received",
-                program.display()
-            ),
-            hint: None,
-        };
+        return ToolOutcome::error(format!(
+            "not running {}: signal {signal} received",
+            program.display()
+        ));
     }
     let start = Instant::now();
     let child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {
-            return ToolOutcome::Error {
-                message: format!("could not start {}: {e}", program.display()),
-                hint: None,
-            };
+            return ToolOutcome::error(format!("could not start {}: {e}", program.display()));
         }
     };
     let Ok(pgid) = libc::pid_t::try_from(child.id()) else {
@@ -284,10 +275,7 @@ pub fn run(
         let mut child = child;
         let _ = child.kill();
         let _ = child.wait();
-        return ToolOutcome::Error {
-            message: format!("process id {} does not fit a pid_t", child.id()),
-            hint: None,
-        };
+        return ToolOutcome::error(format!("process id {} does not fit a pid_t", child.id()));
     };
     let mut group = Group {
         child,
@@ -313,10 +301,7 @@ pub fn run(
                 }
             }
         }
-        Err(e) => ToolOutcome::Error {
-            message: format!("while running {}: {e}", program.display()),
-            hint: None,
-        },
+        Err(e) => ToolOutcome::error(format!("while running {}: {e}", program.display())),
     }
 }
 

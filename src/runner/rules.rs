@@ -5,6 +5,7 @@ use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 use super::{Allowlist, Refusal, RefusalKind};
+use crate::safe_fs::is_executable;
 
 /// Global options git may be given before its subcommand. Everything else
 /// is refused: `-c`, `--config-env`, `--exec-path`, `-C`, `--git-dir`,
@@ -366,21 +367,11 @@ pub fn resolve(name: &str, search: &[PathBuf], root: &Path) -> Result<PathBuf, R
     Err(Resolve::NotFound)
 }
 
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runner::UserEnv;
+    use RefusalKind::*;
 
     fn argv(s: &str) -> Vec<String> {
         shlex::split(s).expect("test argv quotes")
@@ -393,106 +384,95 @@ mod tests {
             .map(|r| r.kind)
     }
 
+    /// Each command line, and the refusal it meets (`None`: it may run).
+    fn expect(cases: &[(&str, Option<RefusalKind>)]) {
+        for (line, want) in cases {
+            assert_eq!(kind(line), *want, "{line}");
+        }
+    }
+
     #[test]
     fn git_global_options_are_refused_but_the_harmless_ones() {
-        assert_eq!(kind("git -c alias.x=!sh x"), Some(RefusalKind::GitOption));
-        assert_eq!(
-            kind("git --config-env=core.pager=X log"),
-            Some(RefusalKind::GitOption)
-        );
-        assert_eq!(
-            kind("git --exec-path=bin log"),
-            Some(RefusalKind::GitOption)
-        );
-        assert_eq!(kind("git --exec-path"), Some(RefusalKind::GitOption));
-        assert_eq!(kind("git -C sub log"), Some(RefusalKind::GitOption));
-        assert_eq!(kind("git --git-dir=x log"), Some(RefusalKind::GitOption));
-        assert_eq!(kind("git -p log"), Some(RefusalKind::GitOption));
-        assert_eq!(kind("git --no-pager --literal-pathspecs log -1"), None);
+        expect(&[
+            ("git -c alias.x=!sh x", Some(GitOption)),
+            ("git --config-env=core.pager=X log", Some(GitOption)),
+            ("git --exec-path=bin log", Some(GitOption)),
+            ("git --exec-path", Some(GitOption)),
+            ("git -C sub log", Some(GitOption)),
+            ("git --git-dir=x log", Some(GitOption)),
+            ("git -p log", Some(GitOption)),
+            ("git --no-pager --literal-pathspecs log -1", None),
+        ]);
     }
 
     #[test]
     fn only_read_only_subcommands_run() {
-        assert_eq!(kind("git"), Some(RefusalKind::GitSubcommand));
-        assert_eq!(kind("git x"), Some(RefusalKind::GitSubcommand));
-        assert_eq!(kind("git commit -m x"), Some(RefusalKind::GitSubcommand));
-        assert_eq!(
-            kind("git config core.pager x"),
-            Some(RefusalKind::GitSubcommand)
-        );
-        assert_eq!(kind("git diff --cached --quiet"), None);
+        expect(&[
+            ("git", Some(GitSubcommand)),
+            ("git x", Some(GitSubcommand)),
+            ("git commit -m x", Some(GitSubcommand)),
+            ("git config core.pager x", Some(GitSubcommand)),
+            ("git diff --cached --quiet", None),
+        ]);
     }
 
     #[test]
     fn options_that_write_or_run_are_refused_in_every_abbreviation() {
-        assert_eq!(kind("git log --output=x"), Some(RefusalKind::GitOption));
-        assert_eq!(kind("git diff --out x"), Some(RefusalKind::GitOption));
-        assert_eq!(
-            kind("git grep --open-files x"),
-            Some(RefusalKind::GitOption)
-        );
-        assert_eq!(kind("git grep -Ovi x"), Some(RefusalKind::GitOption));
-        assert_eq!(kind("git grep -nO x"), Some(RefusalKind::GitOption));
-        assert_eq!(kind("git diff --output-indicator-new=+ HEAD"), None);
-        assert_eq!(kind("git log --oneline -- --output"), None);
-        assert_eq!(kind("git grep -n TODO"), None);
+        expect(&[
+            ("git log --output=x", Some(GitOption)),
+            ("git diff --out x", Some(GitOption)),
+            ("git grep --open-files x", Some(GitOption)),
+            ("git grep -Ovi x", Some(GitOption)),
+            ("git grep -nO x", Some(GitOption)),
+            ("git diff --output-indicator-new=+ HEAD", None),
+            ("git log --oneline -- --output", None),
+            ("git grep -n TODO", None),
+        ]);
     }
 
     #[test]
     fn paths_may_not_leave_the_repository() {
-        assert_eq!(kind("grep x /etc/passwd"), Some(RefusalKind::AbsolutePath));
-        assert_eq!(
-            kind("grep -f/etc/passwd x"),
-            Some(RefusalKind::AbsolutePath)
-        );
-        assert_eq!(
-            kind("grep --file=/etc/passwd x"),
-            Some(RefusalKind::AbsolutePath)
-        );
-        assert_eq!(kind("grep x ../y"), Some(RefusalKind::ParentPath));
-        assert_eq!(kind("grep x a/../../y"), Some(RefusalKind::ParentPath));
-        assert_eq!(kind("grep -f../y x"), Some(RefusalKind::ParentPath));
-        assert_eq!(kind("grep x .."), Some(RefusalKind::ParentPath));
-        assert_eq!(kind("git log main..HEAD"), None);
-        assert_eq!(kind("git diff HEAD..."), None);
-        assert_eq!(kind("grep -r http://x src/"), None);
+        expect(&[
+            ("grep x /etc/passwd", Some(AbsolutePath)),
+            ("grep -f/etc/passwd x", Some(AbsolutePath)),
+            ("grep --file=/etc/passwd x", Some(AbsolutePath)),
+            ("grep x ../y", Some(ParentPath)),
+            ("grep x a/../../y", Some(ParentPath)),
+            ("grep -f../y x", Some(ParentPath)),
+            ("grep x ..", Some(ParentPath)),
+            ("git log main..HEAD", None),
+            ("git diff HEAD...", None),
+            ("grep -r http://x src/", None),
+        ]);
     }
 
     #[test]
     fn every_tail_of_a_short_option_bundle_is_a_path() {
-        assert_eq!(
-            kind("grep -qf/etc/passwd x"),
-            Some(RefusalKind::AbsolutePath)
-        );
-        assert_eq!(
-            kind("diff -qX/etc/passwd a b"),
-            Some(RefusalKind::AbsolutePath)
-        );
-        assert_eq!(kind("grep -qf../y x"), Some(RefusalKind::ParentPath));
-        assert_eq!(
-            kind("grep -qfa=/etc/passwd x"),
-            Some(RefusalKind::AbsolutePath)
-        );
-        assert_eq!(
-            kind("grep --x=a=/etc/passwd x"),
-            Some(RefusalKind::AbsolutePath)
-        );
-        // A value with a `/` in a bundle could be split anywhere: refused.
-        assert_eq!(kind("grep -fsrc/pat x"), Some(RefusalKind::AbsolutePath));
-        assert_eq!(kind("grep -f src/pat x"), None);
-        assert_eq!(kind("grep -qin x src/"), None);
-        // Long options are not bundles.
-        assert_eq!(kind("git log --format=%H/%s"), None);
+        expect(&[
+            ("grep -qf/etc/passwd x", Some(AbsolutePath)),
+            ("diff -qX/etc/passwd a b", Some(AbsolutePath)),
+            ("grep -qf../y x", Some(ParentPath)),
+            ("grep -qfa=/etc/passwd x", Some(AbsolutePath)),
+            ("grep --x=a=/etc/passwd x", Some(AbsolutePath)),
+            // A value with a `/` in a bundle could be split anywhere: refused.
+            ("grep -fsrc/pat x", Some(AbsolutePath)),
+            ("grep -f src/pat x", None),
+            ("grep -qin x src/", None),
+            // Long options are not bundles.
+            ("git log --format=%H/%s", None),
+        ]);
     }
 
     #[test]
     fn programs_are_bare_allowlisted_names() {
-        assert_eq!(kind(""), Some(RefusalKind::Empty));
-        assert_eq!(kind("./true"), Some(RefusalKind::ProgramPath));
-        assert_eq!(kind("/bin/true"), Some(RefusalKind::ProgramPath));
-        assert_eq!(kind(".."), Some(RefusalKind::ProgramPath));
-        assert_eq!(kind("sh -c x"), Some(RefusalKind::NotAllowed));
-        assert_eq!(kind("true"), None);
+        expect(&[
+            ("", Some(Empty)),
+            ("./true", Some(ProgramPath)),
+            ("/bin/true", Some(ProgramPath)),
+            ("..", Some(ProgramPath)),
+            ("sh -c x", Some(NotAllowed)),
+            ("true", None),
+        ]);
     }
 
     #[test]
