@@ -59,8 +59,9 @@ pub struct EventFileEntry {
 /// The whole index, its directive files parsed: what [`super::load`](fn@super::load) gives.
 ///
 /// The loaders build it section by section (see [`super::file`]); the
-/// fields the commands do not read say what a refresh needs to know.
-#[derive(Debug, Clone)]
+/// fields the commands do not read say what a refresh needs to know. It
+/// reads as its [`Summary`], which it holds.
+#[derive(Debug, Clone, Default)]
 pub struct Index {
     pub fingerprint: u64,
     pub(super) built_at_ns: i64,
@@ -70,43 +71,31 @@ pub struct Index {
     /// decoding the entries.
     pub(super) entries_fingerprint: u64,
     pub(super) entries_racy: bool,
-    pub(super) directive_count: usize,
-    pub(super) quarantine_count: usize,
     /// The directives folder's stamp and names, when the stamp was not racy.
     pub(super) listing: Option<(Stamp, Names)>,
     /// Stamps of the directive and quarantine files; loaded with the entries.
     pub(super) directive_stamps: Vec<FileStamp>,
     pub(super) quarantine_stamps: Vec<FileStamp>,
-    /// Errors in directive and quarantine files (counted without decoding them).
-    pub(super) entry_errors: u64,
     /// Parsed directive files, sorted by file name.
     pub directives: Vec<DirectiveEntry>,
     /// Parsed quarantine files, sorted by file name.
     pub quarantine: Vec<DirectiveEntry>,
-    pub event_files: Vec<EventFileEntry>,
-    pub fold: Fold,
+    pub summary: Summary,
     /// The retrieval corpus, when it was decoded or built on the way.
     pub(super) corpus: Option<crate::retrieve::Corpus>,
     /// The pattern fold, when it was decoded or updated on the way.
     pub(super) patterns: Option<crate::pattern::fold::PatternFold>,
 }
 
+impl std::ops::Deref for Index {
+    type Target = Summary;
+
+    fn deref(&self) -> &Summary {
+        &self.summary
+    }
+}
+
 impl Index {
-    /// Errors in all the files the index read.
-    pub fn error_count(&self) -> u64 {
-        error_count(self.entry_errors, &self.event_files)
-    }
-
-    /// How many directive files there are.
-    pub fn directive_count(&self) -> usize {
-        self.directive_count
-    }
-
-    /// How many quarantine files there are.
-    pub fn quarantine_count(&self) -> usize {
-        self.quarantine_count
-    }
-
     pub fn directive(&self, id: &str) -> Option<&DirectiveEntry> {
         find_entry(&self.directives, &format!("{id}.toml"))
     }
@@ -126,37 +115,29 @@ impl Index {
 
     /// The index without its parsed directive files, and those files.
     pub fn split_directives(self) -> (Summary, Vec<DirectiveEntry>) {
-        let directives = self.directives;
-        let summary = Summary {
-            event_files: self.event_files,
-            fold: self.fold,
-            directive_count: self.directive_count,
-            quarantine_count: self.quarantine_count,
-            entry_errors: self.entry_errors,
-        };
-        (summary, directives)
-    }
-
-    pub(super) fn into_summary(self) -> Summary {
-        self.split_directives().0
+        (self.summary, self.directives)
     }
 }
 
 /// The index without its parsed directive files: the event files, the fold
 /// of the event log, and the directive files counted.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Summary {
     pub event_files: Vec<EventFileEntry>,
     pub fold: Fold,
-    directive_count: usize,
-    quarantine_count: usize,
-    entry_errors: u64,
+    pub(super) directive_count: usize,
+    pub(super) quarantine_count: usize,
+    /// Errors in directive and quarantine files (counted without decoding them).
+    pub(super) entry_errors: u64,
 }
 
 impl Summary {
     /// Errors in all the files the index read.
     pub fn error_count(&self) -> u64 {
-        error_count(self.entry_errors, &self.event_files)
+        let events = (self.event_files.iter().flat_map(|e| &e.problems))
+            .filter(|p| p.is_error())
+            .count();
+        self.entry_errors + events as u64
     }
 
     /// How many directive files there are.
@@ -168,15 +149,6 @@ impl Summary {
     pub fn quarantine_count(&self) -> usize {
         self.quarantine_count
     }
-}
-
-fn error_count(entry_errors: u64, event_files: &[EventFileEntry]) -> u64 {
-    let events = event_files
-        .iter()
-        .flat_map(|e| &e.problems)
-        .filter(|p| p.is_error())
-        .count();
-    entry_errors + events as u64
 }
 
 /// What a loader read (`index`), and how the index was brought up to date

@@ -9,37 +9,17 @@ use crate::directive::{parse_directive_toml, parse_quarantined_toml};
 use crate::problem::Problem;
 use crate::store::Store;
 
-/// Reads and checks every file of `folder` (`directives` or `quarantine`).
-pub fn load_all(
-    store: &Store,
-    folder: &str,
-    files: &[(String, Stamp)],
-    quarantine: bool,
-) -> Vec<DirectiveEntry> {
-    let dir = store.swarm_dir.join(folder);
-    files
-        .iter()
-        .map(|(name, _)| {
-            read_entry(
-                &dir.join(name),
-                &format!(".swarm/{folder}/{name}"),
-                name,
-                quarantine,
-            )
-        })
-        .collect()
-}
-
-/// As [`load_all`], but keeps (moves) the entries of `old` whose file the
-/// index saw unchanged (`seen`), and reads only the others.
+/// Reads and checks the files of `folder` (`directives` or `quarantine`),
+/// but keeps (moves) the entries of `old` whose file the index saw
+/// unchanged (`seen`).
 pub fn load_changed(
     store: &Store,
     folder: &str,
     files: &[(String, Stamp)],
     old: Vec<DirectiveEntry>,
     seen: &[FileStamp],
-    quarantine: bool,
 ) -> Vec<DirectiveEntry> {
+    let quarantine = folder == "quarantine";
     let dir = store.swarm_dir.join(folder);
     let mut old = old.into_iter().peekable();
     let mut out = Vec::with_capacity(files.len());

@@ -1,7 +1,7 @@
 //! Event files as the index holds them: parsed in parallel on a rebuild,
 //! and only their appended bytes on a refresh.
 
-use super::contents::{EventFileEntry, Index, RebuildReason, Stamp, racy};
+use super::contents::{EventFileEntry, RebuildReason, Stamp, Summary, racy};
 use crate::error::{Error, Result};
 use crate::event::parse_event_line;
 use crate::fold::{EventHead, Fold};
@@ -184,15 +184,15 @@ fn hash_prefix(
     Ok(true)
 }
 
-/// Brings `index`'s event files and fold up to date, reading only what was
+/// Brings the event files and fold of `summary` up to date, reading only what was
 /// appended. `Ok(Err(reason))`: the whole log must be folded again.
 pub fn update(
     store: &Store,
     files: &[(String, Stamp)],
-    index: &mut Index,
+    summary: &mut Summary,
     built_at_ns: i64,
 ) -> Result<std::result::Result<Appended, RebuildReason>> {
-    let old = std::mem::take(&mut index.event_files);
+    let old = std::mem::take(&mut summary.event_files);
     if old.iter().any(|e| {
         files
             .binary_search_by(|(n, _)| n.as_str().cmp(&e.file))
@@ -292,11 +292,11 @@ pub fn update(
         });
         new_heads.extend(parsed.heads);
     }
-    let pattern_heads = match fold_new(&mut index.fold, new_heads) {
+    let pattern_heads = match fold_new(&mut summary.fold, new_heads) {
         Ok(p) => p,
         Err(reason) => return Ok(Err(reason)),
     };
-    index.event_files = entries;
+    summary.event_files = entries;
     Ok(Ok(Appended {
         files: changed,
         bytes: new_bytes,

@@ -21,7 +21,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::Error;
-use super::contents::{DirectiveEntry, EventFileEntry, FileStamp, Index, Names, Stamp, corpus_of};
+use super::contents::{
+    DirectiveEntry, EventFileEntry, FileStamp, Index, Names, Stamp, Summary, corpus_of,
+};
 use super::mapped::{Map, bytes_at, decode};
 use super::pattern_section::{PatternViews, decode_patterns, encode_patterns};
 use crate::error::Result;
@@ -114,8 +116,8 @@ impl OnDisk {
     pub fn load_rest(&mut self) -> Result<()> {
         let bytes = bytes_at(&self.map, self.rest.at, self.rest.len, "head")?;
         let rest: HeadRest = decode(bytes, "head")?;
-        self.index.event_files = rest.event_files;
-        self.index.fold = rest.fold;
+        self.index.summary.event_files = rest.event_files;
+        self.index.summary.fold = rest.fold;
         Ok(())
     }
 
@@ -297,25 +299,20 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         );
         (stamp, names)
     });
-    let head = start;
     let index = Index {
-        fingerprint: head.fingerprint,
-        built_at_ns: head.built_at_ns,
-        config: head.config,
-        entries_fingerprint: head.entries_fingerprint,
-        entries_racy: head.entries_racy,
-        directive_count: head.directive_count,
-        quarantine_count: head.quarantine_count,
+        fingerprint: start.fingerprint,
+        built_at_ns: start.built_at_ns,
+        config: start.config,
+        entries_fingerprint: start.entries_fingerprint,
+        entries_racy: start.entries_racy,
         listing,
-        directive_stamps: Vec::new(),
-        quarantine_stamps: Vec::new(),
-        entry_errors: head.entry_errors,
-        directives: Vec::new(),
-        quarantine: Vec::new(),
-        event_files: Vec::new(),
-        fold: Fold::default(),
-        corpus: None,
-        patterns: None,
+        summary: Summary {
+            directive_count: start.directive_count,
+            quarantine_count: start.quarantine_count,
+            entry_errors: start.entry_errors,
+            ..Summary::default()
+        },
+        ..Index::default()
     };
     Some(OnDisk {
         index,
@@ -354,8 +351,8 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
             listing: index.listing.as_ref().map(|(s, n)| (*s, n.as_str())),
             entry_errors: index.entry_errors,
         },
-        event_files: &index.event_files,
-        fold: &index.fold,
+        event_files: &index.summary.event_files,
+        fold: &index.summary.fold,
     })
     .map_err(encode_error)?;
     let dir = path.parent().unwrap_or(Path::new("."));

@@ -31,29 +31,23 @@ pub fn index_path(store: &Store) -> PathBuf {
 
 /// The index up to date with its parsed directives.
 pub fn load(store: &Store) -> Result<Loaded> {
-    let opened = open(
-        store,
-        Reads {
-            entries: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
+    let reads = Reads {
+        entries: true,
+        ..Reads::default()
+    };
+    let opened = open(store, reads, None)?;
     Ok(opened.loaded(|index| index))
 }
 
 /// The index brought up to date and written, without decoding the
 /// directives unless they changed: what `index refresh` and the hooks do.
 pub fn refresh(store: &Store) -> Result<Loaded<Summary>> {
-    let opened = open(
-        store,
-        Reads {
-            always_write: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
-    Ok(opened.loaded(Index::into_summary))
+    let reads = Reads {
+        always_write: true,
+        ..Reads::default()
+    };
+    let opened = open(store, reads, None)?;
+    Ok(opened.loaded(|index| index.summary))
 }
 
 /// The fold of the event log, up to date, for a command that takes its
@@ -62,15 +56,12 @@ pub fn refresh(store: &Store) -> Result<Loaded<Summary>> {
 /// The directive part of the index is left as it was (its counts are the
 /// last refresh's), to be brought up to date by the next command that reads it.
 pub fn load_fold(store: &Store) -> Result<Summary> {
-    let opened = open(
-        store,
-        Reads {
-            fold_only: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
-    Ok(opened.index.into_summary())
+    let reads = Reads {
+        fold_only: true,
+        ..Reads::default()
+    };
+    let opened = open(store, reads, None)?;
+    Ok(opened.index.summary)
 }
 
 /// What a command that ranks directives reads.
@@ -84,17 +75,14 @@ pub struct Ranking {
 /// The retrieval corpus, decoded from the index or built when the
 /// directives changed.
 pub fn load_corpus(store: &Store) -> Result<Ranking> {
-    let mut opened = open(
-        store,
-        Reads {
-            corpus: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
+    let reads = Reads {
+        corpus: true,
+        ..Reads::default()
+    };
+    let mut opened = open(store, reads, None)?;
     Ok(Ranking {
         corpus: opened.take_corpus(),
-        summary: opened.index.into_summary(),
+        summary: opened.index.summary,
     })
 }
 
@@ -114,15 +102,12 @@ pub struct Delegation {
 /// helpers stat), so that the ranking is mostly done by the time the index
 /// is known to be up to date.
 pub fn load_delegation(store: &Store, query: &Query) -> Result<Delegation> {
-    let mut opened = open(
-        store,
-        Reads {
-            corpus: true,
-            views: true,
-            ..Reads::default()
-        },
-        Some(query),
-    )?;
+    let reads = Reads {
+        corpus: true,
+        views: true,
+        ..Reads::default()
+    };
+    let mut opened = open(store, reads, Some(query))?;
     let corpus = opened.take_corpus();
     let matches = match opened.matches.take() {
         Some(m) => m,
@@ -132,34 +117,28 @@ pub fn load_delegation(store: &Store, query: &Query) -> Result<Delegation> {
         corpus,
         matches,
         patterns: opened.take_patterns(),
-        summary: opened.index.into_summary(),
+        summary: opened.index.summary,
     })
 }
 
 /// The observed patterns, read in place from the index without decoding
 /// the whole pattern fold.
 pub fn load_pattern_views(store: &Store) -> Result<Patterns> {
-    let mut opened = open(
-        store,
-        Reads {
-            views: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
+    let reads = Reads {
+        views: true,
+        ..Reads::default()
+    };
+    let mut opened = open(store, reads, None)?;
     Ok(opened.take_patterns())
 }
 
 /// The whole pattern fold, up to date.
 pub fn load_patterns(store: &Store) -> Result<PatternFold> {
-    let opened = open(
-        store,
-        Reads {
-            pattern_fold: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
+    let reads = Reads {
+        pattern_fold: true,
+        ..Reads::default()
+    };
+    let opened = open(store, reads, None)?;
     Ok(opened.index.patterns.unwrap_or_default())
 }
 
@@ -224,7 +203,7 @@ pub fn status(store: &Store) -> Result<(Option<Summary>, Scan, Health)> {
             _ => Health::Unreadable,
         },
     };
-    Ok((old.map(Index::into_summary), scan, health))
+    Ok((old.map(|o| o.summary), scan, health))
 }
 
 /// An index brought up to date, with what its loader asked for.
