@@ -147,7 +147,7 @@ pub fn rebuild(store: &Store) -> Result<Loaded> {
     let start = Instant::now();
     let scan = stamps::scan(store, None)?;
     let index = build(store, &scan)?;
-    file::write(&index_path(store), store, &index, file::Sources::encode())?;
+    file::write(&index_path(store), store, &index, file::Sources::default())?;
     Ok(Loaded {
         index,
         refresh: Refresh::Rebuilt {
@@ -336,7 +336,7 @@ fn rebuilt(store: &Store, scan: &Scan, reads: Reads, damaged: Option<Error>) -> 
     Ok(Updated {
         index,
         refresh: Refresh::Rebuilt { reason },
-        write: Some(file::Sources::encode()),
+        write: Some(file::Sources::default()),
         pending_patterns: Vec::new(),
     })
 }
