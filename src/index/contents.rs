@@ -175,62 +175,37 @@ pub enum Refresh {
 }
 
 /// Why the index was built from scratch, or its event log folded again.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum RebuildReason {
     /// No index, or one of another format or for another `.swarm/`.
+    #[error("no usable index")]
     Missing,
     /// A section that failed its checksum or did not decode.
+    #[error("the index was damaged: {0}")]
     Damaged(crate::Error),
     /// `git swarm index rebuild`.
+    #[error("asked for")]
     Asked,
+    #[error("config.toml changed")]
     ConfigChanged,
     /// `config.toml` has the stamp the index saw, but too close to when the
     /// index was built to tell.
+    #[error("config.toml may have changed (written within 2 s of the last refresh)")]
     ConfigMayHaveChanged,
+    #[error("an event file was removed")]
     EventFileRemoved,
-    EventFileNotRegular {
-        file: String,
-    },
-    EventFileTooLarge {
-        file: String,
-    },
-    EventFileRewritten {
-        file: String,
-    },
+    #[error("events/{file} is no longer a regular file")]
+    EventFileNotRegular { file: String },
+    #[error("events/{file} is over events.max_file_bytes")]
+    EventFileTooLarge { file: String },
+    #[error("events/{file} was rewritten, not appended to")]
+    EventFileRewritten { file: String },
     /// New events that sort before folded ones (a merge, rebase or cherry-pick).
+    #[error("new events sort before ones already folded (a merge, rebase or cherry-pick)")]
     EventsSortBefore,
     /// A new event whose id is older than its time.
+    #[error("a new event's id is older than its time (an edited or copied line)")]
     EventIdOlderThanTime,
-}
-
-impl std::fmt::Display for RebuildReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RebuildReason::Missing => f.write_str("no usable index"),
-            RebuildReason::Damaged(e) => write!(f, "the index was damaged: {e}"),
-            RebuildReason::Asked => f.write_str("asked for"),
-            RebuildReason::ConfigChanged => f.write_str("config.toml changed"),
-            RebuildReason::ConfigMayHaveChanged => {
-                f.write_str("config.toml may have changed (written within 2 s of the last refresh)")
-            }
-            RebuildReason::EventFileRemoved => f.write_str("an event file was removed"),
-            RebuildReason::EventFileNotRegular { file } => {
-                write!(f, "events/{file} is no longer a regular file")
-            }
-            RebuildReason::EventFileTooLarge { file } => {
-                write!(f, "events/{file} is over events.max_file_bytes")
-            }
-            RebuildReason::EventFileRewritten { file } => {
-                write!(f, "events/{file} was rewritten, not appended to")
-            }
-            RebuildReason::EventsSortBefore => f.write_str(
-                "new events sort before ones already folded (a merge, rebase or cherry-pick)",
-            ),
-            RebuildReason::EventIdOlderThanTime => {
-                f.write_str("a new event's id is older than its time (an edited or copied line)")
-            }
-        }
-    }
 }
 
 /// The corpus [`crate::retrieve`] ranks: the parsed active directives, in file-name order.
