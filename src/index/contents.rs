@@ -11,7 +11,7 @@ use crate::fold::Fold;
 use crate::problem::Problem;
 
 /// A directive (or quarantined entry) file as indexed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DirectiveEntry {
     /// File name in its folder (`<id>.toml`).
     pub file: String,
