@@ -6,6 +6,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use super::mapped::Map;
+use super::scan::Listing;
 use crate::directive::Directive;
 use crate::fold::Fold;
 use crate::problem::Problem;
@@ -71,8 +72,8 @@ pub struct Index {
     /// decoding the entries.
     pub(super) entries_fingerprint: u64,
     pub(super) entries_racy: bool,
-    /// The directives folder's stamp and names, when the stamp was not racy.
-    pub(super) listing: Option<(Stamp, Names)>,
+    /// The directives folder's listing, when its stamp was not racy.
+    pub(super) listing: Option<Listing>,
     /// Stamps of the directive and quarantine files; loaded with the entries.
     pub(super) directive_stamps: Vec<FileStamp>,
     pub(super) quarantine_stamps: Vec<FileStamp>,
@@ -267,13 +268,10 @@ pub(super) fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
     mtime_ns >= built_at_ns - RACY_NS
 }
 
-/// The directives folder's names as the index recorded them (see
-/// [`super::scan::Listing`]): left in the mapped file, or new.
+/// The directives folder's names, each followed by a newline, as the index
+/// recorded them (see [`super::scan::Listing`]): left in the mapped file, or new.
 #[derive(Clone)]
-pub struct Names(NamesIn);
-
-#[derive(Clone)]
-enum NamesIn {
+pub(super) enum Names {
     Mapped {
         map: Arc<Map>,
         at: usize,
@@ -283,22 +281,12 @@ enum NamesIn {
 }
 
 impl Names {
-    /// Names, each followed by a newline, at `at` in `map`.
-    pub(super) fn mapped(map: Arc<Map>, at: usize, len: usize) -> Names {
-        Names(NamesIn::Mapped { map, at, len })
-    }
-
-    /// Names, each followed by a newline.
-    pub fn owned(names: String) -> Names {
-        Names(NamesIn::Owned(names))
-    }
-
     /// The names, each followed by a newline (none if the mapped ones are
     /// not UTF-8, which a checked head never has).
-    pub fn as_str(&self) -> &str {
-        match &self.0 {
-            NamesIn::Owned(s) => s,
-            NamesIn::Mapped { map, at, len } => map
+    pub(super) fn as_str(&self) -> &str {
+        match self {
+            Names::Owned(s) => s,
+            Names::Mapped { map, at, len } => map
                 .bytes()
                 .get(*at..at + len)
                 .and_then(|b| std::str::from_utf8(b).ok())
@@ -309,7 +297,7 @@ impl Names {
 
 impl Default for Names {
     fn default() -> Names {
-        Names::owned(String::new())
+        Names::Owned(String::new())
     }
 }
 

@@ -24,6 +24,7 @@ use super::Error;
 use super::contents::{DirectiveEntry, FileStamp, Index, Names, Stamp, Summary, corpus_of};
 use super::mapped::{Map, bytes_at, decode};
 use super::pattern_section::{PatternViews, decode_patterns, encode_patterns};
+use super::scan::Listing;
 use crate::error::Result;
 use crate::pattern::fold::PatternFold;
 use crate::retrieve::Corpus;
@@ -256,13 +257,13 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     };
     // Where the names lie in the file: they stay there.
     let base = all.as_ptr() as usize;
-    let listing = start.listing.map(|(stamp, names)| {
-        let names = Names::mapped(
-            Arc::clone(&map),
-            names.as_ptr() as usize - base,
-            names.len(),
-        );
-        (stamp, names)
+    let listing = start.listing.map(|(dir, names)| Listing {
+        dir,
+        names: Names::Mapped {
+            map: Arc::clone(&map),
+            at: names.as_ptr() as usize - base,
+            len: names.len(),
+        },
     });
     let index = Index {
         fingerprint: start.fingerprint,
@@ -302,7 +303,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
         entries_racy: index.entries_racy,
         directive_count: index.directive_count,
         quarantine_count: index.quarantine_count,
-        listing: index.listing.as_ref().map(|(s, n)| (*s, n.as_str())),
+        listing: (index.listing.as_ref()).map(|l| (l.dir, l.names.as_str())),
         entry_errors: index.entry_errors,
     };
     let head =

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use super::contents::{Index, Loaded, RebuildReason, Refresh, Summary, corpus_of};
 use super::patterns::Patterns;
-use super::scan::{self as stamps, Listing, Scan, scan_events, scan_while};
+use super::scan::{self as stamps, Scan, scan_events, scan_while};
 use super::update::{Reads, Updated, build, update};
 use super::{file, watch};
 use crate::error::{Error, Result};
@@ -385,7 +385,7 @@ fn stat(
             let vouched = watcher.is_some_and(|w| {
                 !d.index.entries_racy && watch::vouches(store, w, d.index.entries_fingerprint)
             });
-            let listed = (d.index.listing.clone()).map(|(dir, names)| Listing { dir, names });
+            let listed = d.index.listing.clone();
             let mut meanwhile = || {
                 rest = d.load_rest();
                 crate::trace::mark("fold decoded");

@@ -37,10 +37,11 @@ pub struct Scan {
 /// The directives folder as the index last listed it. Creating, removing
 /// or renaming an entry changes a folder's mtime, so while the folder's
 /// stamp is the one recorded, its names are the ones recorded and only they
-/// need a stat: the listing itself, much of a scan's time, is skipped. A stamp recorded within two seconds of its
-/// change is not recorded at all (see [`super::contents::RACY_NS`]).
+/// need a stat: the listing itself, much of a scan's time, is skipped. A
+/// stamp within two seconds of its change is not recorded at all (see
+/// [`super::contents::RACY_NS`]).
 #[derive(Debug, Clone)]
-pub struct Listing {
+pub(super) struct Listing {
     pub dir: Stamp,
     /// The names, each followed by a newline, sorted.
     pub names: Names,
@@ -104,7 +105,7 @@ impl Scan {
 
 /// Stats every file the index depends on; with the directives folder's
 /// last [`Listing`], lists that folder only if it changed.
-pub fn scan(store: &Store, listing: Option<Listing>) -> Result<Scan> {
+pub(super) fn scan(store: &Store, listing: Option<Listing>) -> Result<Scan> {
     scan_while(store, listing, || {})
 }
 
@@ -118,7 +119,7 @@ pub fn scan(store: &Store, listing: Option<Listing>) -> Result<Scan> {
 /// next, out of its caches. A small folder is stat'ed here, after
 /// `meanwhile`, as a thread costs more than it saves (docs/performance.md
 /// has the measures).
-pub fn scan_while(
+pub(super) fn scan_while(
     store: &Store,
     listing: Option<Listing>,
     meanwhile: impl FnOnce(),
@@ -136,7 +137,7 @@ pub fn scan_while(
     // place, so that none is copied unless directives changed.
     let text = match listing {
         Some(l) if Some(l.dir) == dir_stamp => l.names,
-        _ => Names::owned(joined(
+        _ => Names::Owned(joined(
             list_dir(&dir, |n| n.ends_with(".toml"))?
                 .iter()
                 .map(String::as_str),
@@ -182,7 +183,7 @@ pub fn scan_while(
 }
 
 /// Stats `config.toml` and the event files only.
-pub fn scan_events(store: &Store) -> Result<Scan> {
+pub(super) fn scan_events(store: &Store) -> Result<Scan> {
     let swarm = &store.swarm_dir;
     Ok(Scan {
         config: config_stamp(swarm)?,

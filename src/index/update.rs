@@ -9,7 +9,7 @@ use super::contents::{
     DirectiveEntry, FileStamp, Index, Names, RebuildReason, Refresh, Stamp, Summary, corpus_of,
     racy,
 };
-use super::scan::Scan;
+use super::scan::{Listing, Scan};
 use super::{entries, events, file};
 use crate::error::Result;
 use crate::fold::{EventHead, fold_both};
@@ -71,16 +71,13 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
 }
 
 /// The listing to record for the directives folder, if its stamp can be trusted.
-fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, Names)> {
-    scan.directives_dir
+fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<Listing> {
+    let names = || super::scan::joined(scan.directives().iter().map(|(n, _)| n.as_str()));
+    (scan.directives_dir)
         .filter(|d| !racy(built_at_ns, d.mtime_ns))
-        .map(|d| {
-            (
-                d,
-                Names::owned(super::scan::joined(
-                    scan.directives().iter().map(|(n, _)| n.as_str()),
-                )),
-            )
+        .map(|dir| Listing {
+            dir,
+            names: Names::Owned(names()),
         })
 }
 
