@@ -270,7 +270,7 @@ pub(super) fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
 
 /// The directives folder's names, each followed by a newline, as the index
 /// recorded them (see [`super::scan::Listing`]): left in the mapped file, or new.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub(super) enum Names {
     Mapped {
         map: Arc<Map>,
@@ -298,14 +298,6 @@ impl Names {
 impl Default for Names {
     fn default() -> Names {
         Names::Owned(String::new())
-    }
-}
-
-impl std::fmt::Debug for Names {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Names")
-            .field("bytes", &self.as_str().len())
-            .finish_non_exhaustive()
     }
 }
 
