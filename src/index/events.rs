@@ -126,9 +126,16 @@ pub fn read_all(
                 })
             })
             .collect();
+        // A panic in a worker becomes an error, not a crash.
+        let panicked = || {
+            Err(super::Error::WorkerPanicked {
+                what: "event files",
+            }
+            .into())
+        };
         handles
             .into_iter()
-            .map(|h| join(h, "event files"))
+            .map(|h| h.join().unwrap_or_else(|_| panicked()))
             .collect()
     });
     let mut entries: Vec<Option<EventFileEntry>> = vec![None; files.len()];
@@ -136,6 +143,7 @@ pub fn read_all(
     for r in results {
         for (i, e, h) in r? {
             entries[i] = Some(e);
+            // The first (and largest) file's events are taken, not copied.
             if heads.is_empty() {
                 heads = h;
             } else {
@@ -342,13 +350,6 @@ fn fold_new(
     }
     heads.retain(|h| h.pattern.is_some());
     Ok(heads)
-}
-
-/// Waits for a worker thread; a panic in it becomes an error, not a crash.
-fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>, what: &'static str) -> Result<T> {
-    handle
-        .join()
-        .unwrap_or_else(|_| Err(super::Error::WorkerPanicked { what }.into()))
 }
 
 #[cfg(test)]
