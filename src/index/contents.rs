@@ -237,11 +237,7 @@ pub struct Stamp {
 
 impl Stamp {
     pub(super) fn of(meta: &std::fs::Metadata) -> Stamp {
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        let mtime_ns = meta.modified().map_or(0, epoch_ns);
         #[cfg(unix)]
         let (ino, ctime_ns) = {
             use std::os::unix::fs::MetadataExt;
@@ -257,6 +253,12 @@ impl Stamp {
             ino,
         }
     }
+}
+
+/// Nanoseconds from the epoch to `t` (0 for a time before it).
+pub(super) fn epoch_ns(t: SystemTime) -> i64 {
+    (t.duration_since(SystemTime::UNIX_EPOCH))
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// Files modified this close to a refresh are re-checked by content next time.

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use super::contents::{
     DirectiveEntry, FileStamp, Index, Names, RebuildReason, Refresh, Stamp, Summary, corpus_of,
-    racy,
+    epoch_ns, racy,
 };
 use super::scan::{Listing, Scan};
 use super::{entries, events, file};
@@ -38,12 +38,6 @@ pub(super) struct Reads {
 /// Appended event bytes a reading command folds without writing the index
 /// back (about 400 events): cheaper to fold again than to rewrite the file.
 const DEFER_WRITE_BYTES: u64 = 64 * 1024;
-
-pub(super) fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-}
 
 /// Which files an index must check by content: its entries (as one), and
 /// its event files by name.
@@ -82,7 +76,7 @@ fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<Listing> {
 }
 
 pub(super) fn build(store: &Store, scan: &Scan) -> Result<Index> {
-    let built_at_ns = now_ns();
+    let built_at_ns = epoch_ns(SystemTime::now());
     let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
     let (fold, patterns) = fold_both(heads);
     let mut index = Index {
@@ -197,20 +191,21 @@ pub(super) fn update(
     } else {
         scan.entries_fingerprint()
     };
-    if entries_unchanged
+    let fresh = entries_unchanged
         && config_unchanged
         && events_unchanged
-        && old.fingerprint == scan.fingerprint_with(entries_seen)
-    {
-        if reads.entries {
-            on_disk.load_entries()?;
-        }
-        if reads.corpus && on_disk.index.corpus.is_none() {
-            on_disk.load_corpus()?;
-        }
-        if reads.pattern_fold {
-            on_disk.load_patterns()?;
-        }
+        && old.fingerprint == scan.fingerprint_with(entries_seen);
+    // Of the sections that did not change, those the loader reads are decoded.
+    if entries_unchanged && reads.entries {
+        on_disk.load_entries()?;
+    }
+    if entries_unchanged && reads.corpus && on_disk.index.corpus.is_none() {
+        on_disk.load_corpus()?;
+    }
+    if reads.pattern_fold {
+        on_disk.load_patterns()?;
+    }
+    if fresh {
         return Ok(Updated {
             index: on_disk.index,
             refresh: Refresh::Fresh,
@@ -219,14 +214,9 @@ pub(super) fn update(
         });
     }
 
-    let built_at_ns = now_ns();
+    let built_at_ns = epoch_ns(SystemTime::now());
     let mut changed_directives = 0;
-    if entries_unchanged && reads.corpus && on_disk.index.corpus.is_none() {
-        on_disk.load_corpus()?;
-    }
-    if entries_unchanged && reads.entries {
-        on_disk.load_entries()?;
-    } else if !entries_unchanged {
+    if !entries_unchanged {
         on_disk.load_entries()?;
         let index = &mut on_disk.index;
         changed_directives = count_changed(scan.directives(), &index.directive_stamps)
@@ -251,9 +241,6 @@ pub(super) fn update(
     }
     // Unchanged entries are copied over as bytes; changed ones were decoded and are encoded again.
     let (mut index, mut old) = on_disk.into_parts();
-    if reads.pattern_fold {
-        index.patterns = Some(old.patterns()?);
-    }
 
     // The settings decide which event lines are accepted (events.max_line_bytes).
     let events = if config_unchanged {
