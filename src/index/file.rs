@@ -206,13 +206,6 @@ pub struct Sources {
     pub copy_patterns: bool,
 }
 
-/// [`read`], with the rest of the head decoded.
-pub fn read_whole_head(path: &Path, store: &Store) -> Option<OnDisk> {
-    let mut d = read(path, store)?;
-    d.load_rest().ok()?;
-    Some(d)
-}
-
 /// Reads the index's head, but for its event files and fold (see
 /// [`OnDisk::load_rest`]); `None` if it is missing, of another format, for
 /// another `.swarm/`, or damaged in any way (it is then rebuilt).

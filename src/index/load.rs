@@ -191,7 +191,7 @@ impl Health {
 pub fn status(store: &Store) -> Result<(Option<Summary>, Scan, Health)> {
     let scan = stamps::scan(store, None)?;
     let path = index_path(store);
-    let old = file::read_whole_head(&path, store).map(|d| d.index);
+    let old = file::read(&path, store).and_then(|mut d| d.load_rest().ok().map(|()| d.index));
     let health = match &old {
         // Racy entries are re-checked by the next refresh, but a matching
         // fingerprint means nothing visible has changed since the index was built.
@@ -267,36 +267,30 @@ fn open(store: &Store, reads: Reads, query: Option<&Query>) -> Result<Opened> {
     // the index rebuilt, as a missing one is: it is only a cache.
     let mut damaged = rest.err();
     let mut views = None;
-    if let Some(d) = &on_disk
-        && reads.views
+    let mut updated = None;
+    if let Some(d) = on_disk
+        && damaged.is_none()
     {
-        match d.pattern_views() {
-            Ok(v) => views = Some(v),
-            Err(e) => damaged = Some(e),
+        let tried = (|| {
+            views = reads.views.then(|| d.pattern_views()).transpose()?;
+            update(store, &scan, d, reads)
+        })();
+        match tried {
+            Ok(u) => updated = Some(u),
+            Err(e @ Error::Index(_)) => damaged = Some(e),
+            Err(e) => return Err(e),
         }
     }
-    let updated = match on_disk {
-        Some(on_disk) if damaged.is_none() => match update(store, &scan, on_disk, reads) {
-            Ok(updated) => Some(updated),
-            Err(e @ Error::Index(_)) => {
-                damaged = Some(e);
-                None
-            }
-            Err(e) => return Err(e),
-        },
-        _ => None,
-    };
-    let updated = match updated {
-        Some(updated) => updated,
-        None => rebuilt(store, &scan, reads, damaged)?,
-    };
-    crate::trace::mark("index updated");
     let Updated {
         index,
         refresh,
         write,
         pending_patterns,
-    } = updated;
+    } = match updated {
+        Some(updated) => updated,
+        None => rebuilt(store, &scan, reads, damaged)?,
+    };
+    crate::trace::mark("index updated");
     let mut write_error = None;
     if let Some(sources) = write {
         // The index is only a cache: a read-only git dir must not stop a command.
