@@ -201,10 +201,8 @@ pub enum RebuildReason {
     EventFileTooLarge { file: String },
     #[error("events/{file} was rewritten, not appended to")]
     EventFileRewritten { file: String },
-    /// New events that sort before folded ones (a merge, rebase or cherry-pick).
     #[error("new events sort before ones already folded (a merge, rebase or cherry-pick)")]
     EventsSortBefore,
-    /// A new event whose id is older than its time.
     #[error("a new event's id is older than its time (an edited or copied line)")]
     EventIdOlderThanTime,
 }
