@@ -6,7 +6,6 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use super::mapped::Map;
-use super::scan::Listing;
 use crate::directive::Directive;
 use crate::fold::Fold;
 use crate::problem::Problem;
@@ -268,8 +267,21 @@ pub(super) fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
     mtime_ns >= built_at_ns - RACY_NS
 }
 
+/// The directives folder as the index last listed it. Creating, removing
+/// or renaming an entry changes a folder's mtime, so while the folder's
+/// stamp is the one recorded, its names are the ones recorded and only they
+/// need a stat: the listing itself, much of a scan's time, is skipped. A
+/// stamp within two seconds of its change is not recorded at all (see
+/// [`RACY_NS`]).
+#[derive(Debug, Clone)]
+pub(super) struct Listing {
+    pub dir: Stamp,
+    /// The names, each followed by a newline, sorted.
+    pub names: Names,
+}
+
 /// The directives folder's names, each followed by a newline, as the index
-/// recorded them (see [`super::scan::Listing`]): left in the mapped file, or new.
+/// recorded them (see [`Listing`]): left in the mapped file, or new.
 #[derive(Debug, Clone)]
 pub(super) enum Names {
     Mapped {

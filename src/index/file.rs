@@ -21,10 +21,11 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::Error;
-use super::contents::{DirectiveEntry, FileStamp, Index, Names, Stamp, Summary, corpus_of};
+use super::contents::{
+    DirectiveEntry, FileStamp, Index, Listing, Names, Stamp, Summary, corpus_of,
+};
 use super::mapped::{Map, bytes_at, decode};
 use super::pattern_section::{PatternViews, decode_patterns, encode_patterns};
-use super::scan::Listing;
 use crate::error::Result;
 use crate::pattern::fold::PatternFold;
 use crate::retrieve::Corpus;

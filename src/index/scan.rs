@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::contents::{Names, Stamp};
+use super::contents::{Listing, Names, Stamp};
 use crate::error::{Error, Result};
 use crate::event::is_month_file;
 use crate::store::Store;
@@ -32,19 +32,6 @@ pub struct Scan {
     /// scan, or a watcher vouched for them): they are as the index last
     /// saw them.
     pub(super) unstamped: bool,
-}
-
-/// The directives folder as the index last listed it. Creating, removing
-/// or renaming an entry changes a folder's mtime, so while the folder's
-/// stamp is the one recorded, its names are the ones recorded and only they
-/// need a stat: the listing itself, much of a scan's time, is skipped. A
-/// stamp within two seconds of its change is not recorded at all (see
-/// [`super::contents::RACY_NS`]).
-#[derive(Debug, Clone)]
-pub(super) struct Listing {
-    pub dir: Stamp,
-    /// The names, each followed by a newline, sorted.
-    pub names: Names,
 }
 
 impl Scan {

@@ -6,10 +6,10 @@
 use std::time::SystemTime;
 
 use super::contents::{
-    DirectiveEntry, FileStamp, Index, Names, RebuildReason, Refresh, Stamp, Summary, corpus_of,
-    epoch_ns, racy,
+    DirectiveEntry, FileStamp, Index, Listing, Names, RebuildReason, Refresh, Stamp, Summary,
+    corpus_of, epoch_ns, racy,
 };
-use super::scan::{Listing, Scan};
+use super::scan::Scan;
 use super::{entries, events, file};
 use crate::error::Result;
 use crate::fold::{EventHead, fold_both};
