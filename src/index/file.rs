@@ -1,18 +1,18 @@
 //! The index on disk: `GITSWARM` magic, format version (u32 LE), four zero
 //! bytes, then four sections, each a length (u64 LE), the xxh3-64 of its
-//! bytes (u64 LE) and its bytes, zero-padded to a multiple of eight (so
-//! that every section starts on one) — checked before they are decoded, so that damage is
-//! found, and the index rebuilt, rather than decoded into wrong values: the head (event
-//! files, the fold, a fingerprint of the directive files), the pattern fold
-//! (decoded only by the pattern commands and when pattern events arrive), the entries
-//! (the directive files' stamps and parsed contents), all three postcard, and the retrieval
-//! corpus of the active directives (built from the entries whenever they
-//! are encoded, so `inject` never decodes the entries; stored as words and
-//! read in place, see [`crate::retrieve::Corpus::load`]).
+//! bytes (u64 LE) and its bytes, zero-padded to a multiple of eight. The
+//! checksums are checked before a section is decoded, so that damage makes
+//! the index rebuilt rather than decoded into wrong values. The sections:
+//! the head (event files, the fold, a fingerprint of the directive files),
+//! the pattern fold (decoded only by the pattern commands and when pattern
+//! events arrive), the entries (the directive files' stamps and parsed
+//! contents), all three postcard, and the retrieval corpus of the active
+//! directives (built whenever the entries are encoded, so `inject` never
+//! decodes them; read in place, see [`crate::retrieve::Corpus::load`]).
+//!
 //! Written atomically (temp file + rename), and read through a memory map:
-//! since the file is only ever replaced, never written in place, a mapping
-//! keeps seeing the version it opened, and sections are decoded straight
-//! from the page cache with no copy into fresh memory.
+//! since the file is only ever replaced, a mapping keeps seeing the version
+//! it opened, and sections are decoded straight from the page cache.
 
 use std::io::Write;
 use std::path::Path;
