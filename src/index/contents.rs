@@ -11,7 +11,7 @@ use crate::fold::Fold;
 use crate::problem::Problem;
 
 /// A directive (or quarantined entry) file as indexed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DirectiveEntry {
     /// File name in its folder (`<id>.toml`).
     pub file: String,
@@ -59,8 +59,9 @@ pub struct EventFileEntry {
 /// The whole index, its directive files parsed: what [`super::load`](fn@super::load) gives.
 ///
 /// The loaders build it section by section (see [`super::file`]); the
-/// fields the commands do not read say what a refresh needs to know.
-#[derive(Debug, Clone)]
+/// fields the commands do not read say what a refresh needs to know. It
+/// reads as its [`Summary`], which it holds.
+#[derive(Debug, Clone, Default)]
 pub struct Index {
     pub fingerprint: u64,
     pub(super) built_at_ns: i64,
@@ -70,43 +71,31 @@ pub struct Index {
     /// decoding the entries.
     pub(super) entries_fingerprint: u64,
     pub(super) entries_racy: bool,
-    pub(super) directive_count: usize,
-    pub(super) quarantine_count: usize,
-    /// The directives folder's stamp and names, when the stamp was not racy.
-    pub(super) listing: Option<(Stamp, Names)>,
+    /// The directives folder's listing, when its stamp was not racy.
+    pub(super) listing: Option<Listing>,
     /// Stamps of the directive and quarantine files; loaded with the entries.
     pub(super) directive_stamps: Vec<FileStamp>,
     pub(super) quarantine_stamps: Vec<FileStamp>,
-    /// Errors in directive and quarantine files (counted without decoding them).
-    pub(super) entry_errors: u64,
     /// Parsed directive files, sorted by file name.
     pub directives: Vec<DirectiveEntry>,
     /// Parsed quarantine files, sorted by file name.
     pub quarantine: Vec<DirectiveEntry>,
-    pub event_files: Vec<EventFileEntry>,
-    pub fold: Fold,
+    pub summary: Summary,
     /// The retrieval corpus, when it was decoded or built on the way.
     pub(super) corpus: Option<crate::retrieve::Corpus>,
     /// The pattern fold, when it was decoded or updated on the way.
     pub(super) patterns: Option<crate::pattern::fold::PatternFold>,
 }
 
+impl std::ops::Deref for Index {
+    type Target = Summary;
+
+    fn deref(&self) -> &Summary {
+        &self.summary
+    }
+}
+
 impl Index {
-    /// Errors in all the files the index read.
-    pub fn error_count(&self) -> u64 {
-        error_count(self.entry_errors, &self.event_files)
-    }
-
-    /// How many directive files there are.
-    pub fn directive_count(&self) -> usize {
-        self.directive_count
-    }
-
-    /// How many quarantine files there are.
-    pub fn quarantine_count(&self) -> usize {
-        self.quarantine_count
-    }
-
     pub fn directive(&self, id: &str) -> Option<&DirectiveEntry> {
         find_entry(&self.directives, &format!("{id}.toml"))
     }
@@ -126,37 +115,29 @@ impl Index {
 
     /// The index without its parsed directive files, and those files.
     pub fn split_directives(self) -> (Summary, Vec<DirectiveEntry>) {
-        let directives = self.directives;
-        let summary = Summary {
-            event_files: self.event_files,
-            fold: self.fold,
-            directive_count: self.directive_count,
-            quarantine_count: self.quarantine_count,
-            entry_errors: self.entry_errors,
-        };
-        (summary, directives)
-    }
-
-    pub(super) fn into_summary(self) -> Summary {
-        self.split_directives().0
+        (self.summary, self.directives)
     }
 }
 
 /// The index without its parsed directive files: the event files, the fold
 /// of the event log, and the directive files counted.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Summary {
     pub event_files: Vec<EventFileEntry>,
     pub fold: Fold,
-    directive_count: usize,
-    quarantine_count: usize,
-    entry_errors: u64,
+    pub(super) directive_count: usize,
+    pub(super) quarantine_count: usize,
+    /// Errors in directive and quarantine files (counted without decoding them).
+    pub(super) entry_errors: u64,
 }
 
 impl Summary {
     /// Errors in all the files the index read.
     pub fn error_count(&self) -> u64 {
-        error_count(self.entry_errors, &self.event_files)
+        let events = (self.event_files.iter().flat_map(|e| &e.problems))
+            .filter(|p| p.is_error())
+            .count();
+        self.entry_errors + events as u64
     }
 
     /// How many directive files there are.
@@ -168,15 +149,6 @@ impl Summary {
     pub fn quarantine_count(&self) -> usize {
         self.quarantine_count
     }
-}
-
-fn error_count(entry_errors: u64, event_files: &[EventFileEntry]) -> u64 {
-    let events = event_files
-        .iter()
-        .flat_map(|e| &e.problems)
-        .filter(|p| p.is_error())
-        .count();
-    entry_errors + events as u64
 }
 
 /// What a loader read (`index`), and how the index was brought up to date
@@ -203,62 +175,35 @@ pub enum Refresh {
 }
 
 /// Why the index was built from scratch, or its event log folded again.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum RebuildReason {
     /// No index, or one of another format or for another `.swarm/`.
+    #[error("no usable index")]
     Missing,
     /// A section that failed its checksum or did not decode.
+    #[error("the index was damaged: {0}")]
     Damaged(crate::Error),
     /// `git swarm index rebuild`.
+    #[error("asked for")]
     Asked,
+    #[error("config.toml changed")]
     ConfigChanged,
     /// `config.toml` has the stamp the index saw, but too close to when the
     /// index was built to tell.
+    #[error("config.toml may have changed (written within 2 s of the last refresh)")]
     ConfigMayHaveChanged,
+    #[error("an event file was removed")]
     EventFileRemoved,
-    EventFileNotRegular {
-        file: String,
-    },
-    EventFileTooLarge {
-        file: String,
-    },
-    EventFileRewritten {
-        file: String,
-    },
-    /// New events that sort before folded ones (a merge, rebase or cherry-pick).
+    #[error("events/{file} is no longer a regular file")]
+    EventFileNotRegular { file: String },
+    #[error("events/{file} is over events.max_file_bytes")]
+    EventFileTooLarge { file: String },
+    #[error("events/{file} was rewritten, not appended to")]
+    EventFileRewritten { file: String },
+    #[error("new events sort before ones already folded (a merge, rebase or cherry-pick)")]
     EventsSortBefore,
-    /// A new event whose id is older than its time.
+    #[error("a new event's id is older than its time (an edited or copied line)")]
     EventIdOlderThanTime,
-}
-
-impl std::fmt::Display for RebuildReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RebuildReason::Missing => f.write_str("no usable index"),
-            RebuildReason::Damaged(e) => write!(f, "the index was damaged: {e}"),
-            RebuildReason::Asked => f.write_str("asked for"),
-            RebuildReason::ConfigChanged => f.write_str("config.toml changed"),
-            RebuildReason::ConfigMayHaveChanged => {
-                f.write_str("config.toml may have changed (written within 2 s of the last refresh)")
-            }
-            RebuildReason::EventFileRemoved => f.write_str("an event file was removed"),
-            RebuildReason::EventFileNotRegular { file } => {
-                write!(f, "events/{file} is no longer a regular file")
-            }
-            RebuildReason::EventFileTooLarge { file } => {
-                write!(f, "events/{file} is over events.max_file_bytes")
-            }
-            RebuildReason::EventFileRewritten { file } => {
-                write!(f, "events/{file} was rewritten, not appended to")
-            }
-            RebuildReason::EventsSortBefore => f.write_str(
-                "new events sort before ones already folded (a merge, rebase or cherry-pick)",
-            ),
-            RebuildReason::EventIdOlderThanTime => {
-                f.write_str("a new event's id is older than its time (an edited or copied line)")
-            }
-        }
-    }
 }
 
 /// The corpus [`crate::retrieve`] ranks: the parsed active directives, in file-name order.
@@ -289,11 +234,7 @@ pub struct Stamp {
 
 impl Stamp {
     pub(super) fn of(meta: &std::fs::Metadata) -> Stamp {
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        let mtime_ns = meta.modified().map_or(0, epoch_ns);
         #[cfg(unix)]
         let (ino, ctime_ns) = {
             use std::os::unix::fs::MetadataExt;
@@ -311,6 +252,12 @@ impl Stamp {
     }
 }
 
+/// Nanoseconds from the epoch to `t` (0 for a time before it).
+pub(super) fn epoch_ns(t: SystemTime) -> i64 {
+    (t.duration_since(SystemTime::UNIX_EPOCH))
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
 /// Files modified this close to a refresh are re-checked by content next time.
 pub(super) const RACY_NS: i64 = 2_000_000_000;
 
@@ -320,13 +267,23 @@ pub(super) fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
     mtime_ns >= built_at_ns - RACY_NS
 }
 
-/// The directives folder's names as the index recorded them (see
-/// [`super::scan::Listing`]): left in the mapped file, or new.
-#[derive(Clone)]
-pub struct Names(NamesIn);
+/// The directives folder as the index last listed it. Creating, removing
+/// or renaming an entry changes a folder's mtime, so while the folder's
+/// stamp is the one recorded, its names are the ones recorded and only they
+/// need a stat: the listing itself, much of a scan's time, is skipped. A
+/// stamp within two seconds of its change is not recorded at all (see
+/// [`RACY_NS`]).
+#[derive(Debug, Clone)]
+pub(super) struct Listing {
+    pub dir: Stamp,
+    /// The names, each followed by a newline, sorted.
+    pub names: Names,
+}
 
-#[derive(Clone)]
-enum NamesIn {
+/// The directives folder's names, each followed by a newline, as the index
+/// recorded them (see [`Listing`]): left in the mapped file, or new.
+#[derive(Debug, Clone)]
+pub(super) enum Names {
     Mapped {
         map: Arc<Map>,
         at: usize,
@@ -336,22 +293,12 @@ enum NamesIn {
 }
 
 impl Names {
-    /// Names, each followed by a newline, at `at` in `map`.
-    pub(super) fn mapped(map: Arc<Map>, at: usize, len: usize) -> Names {
-        Names(NamesIn::Mapped { map, at, len })
-    }
-
-    /// Names, each followed by a newline.
-    pub fn owned(names: String) -> Names {
-        Names(NamesIn::Owned(names))
-    }
-
     /// The names, each followed by a newline (none if the mapped ones are
     /// not UTF-8, which a checked head never has).
-    pub fn as_str(&self) -> &str {
-        match &self.0 {
-            NamesIn::Owned(s) => s,
-            NamesIn::Mapped { map, at, len } => map
+    pub(super) fn as_str(&self) -> &str {
+        match self {
+            Names::Owned(s) => s,
+            Names::Mapped { map, at, len } => map
                 .bytes()
                 .get(*at..at + len)
                 .and_then(|b| std::str::from_utf8(b).ok())
@@ -362,15 +309,7 @@ impl Names {
 
 impl Default for Names {
     fn default() -> Names {
-        Names::owned(String::new())
-    }
-}
-
-impl std::fmt::Debug for Names {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Names")
-            .field("bytes", &self.as_str().len())
-            .finish_non_exhaustive()
+        Names::Owned(String::new())
     }
 }
 

@@ -9,37 +9,17 @@ use crate::directive::{parse_directive_toml, parse_quarantined_toml};
 use crate::problem::Problem;
 use crate::store::Store;
 
-/// Reads and checks every file of `folder` (`directives` or `quarantine`).
-pub fn load_all(
-    store: &Store,
-    folder: &str,
-    files: &[(String, Stamp)],
-    quarantine: bool,
-) -> Vec<DirectiveEntry> {
-    let dir = store.swarm_dir.join(folder);
-    files
-        .iter()
-        .map(|(name, _)| {
-            read_entry(
-                &dir.join(name),
-                &format!(".swarm/{folder}/{name}"),
-                name,
-                quarantine,
-            )
-        })
-        .collect()
-}
-
-/// As [`load_all`], but keeps (moves) the entries of `old` whose file the
-/// index saw unchanged (`seen`), and reads only the others.
+/// Reads and checks the files of `folder` (`directives` or `quarantine`),
+/// but keeps (moves) the entries of `old` whose file the index saw
+/// unchanged (`seen`).
 pub fn load_changed(
     store: &Store,
     folder: &str,
     files: &[(String, Stamp)],
     old: Vec<DirectiveEntry>,
     seen: &[FileStamp],
-    quarantine: bool,
 ) -> Vec<DirectiveEntry> {
+    let quarantine = folder == "quarantine";
     let dir = store.swarm_dir.join(folder);
     let mut old = old.into_iter().peekable();
     let mut out = Vec::with_capacity(files.len());
@@ -66,12 +46,6 @@ pub fn load_changed(
 
 /// Reads and checks one directive or quarantine file.
 pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> DirectiveEntry {
-    let mut entry = DirectiveEntry {
-        file: name.to_owned(),
-        directive: None,
-        quarantine: None,
-        problems: Vec::new(),
-    };
     let e = match crate::safe_fs::read(path, crate::directive::limits::FILE_MAX) {
         Ok(bytes) => return entry_from_bytes(&bytes, rel, name, quarantine),
         Err(e) => e,
@@ -84,14 +58,7 @@ pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> Direc
     } else {
         format!("cannot read: {e}")
     };
-    // The whole file is the problem: point at its start, so that the
-    // report keeps the `path:line:col` form that editors and CI parse.
-    entry.problems.push(
-        Problem::error(rel, "unreadable", message)
-            .at(1, 1)
-            .with_hint("a directive file is a small TOML file; replace this one"),
-    );
-    entry
+    unreadable_entry(rel, name, message)
 }
 
 /// The entry of a directive or quarantine file that is `kind` (a symlink,
@@ -111,18 +78,19 @@ pub fn not_regular_entry(rel: &str, name: &str, kind: crate::safe_fs::FileKind) 
 
 /// What is known of a directive or quarantine file over the size limit.
 pub fn too_large_entry(rel: &str, name: &str) -> DirectiveEntry {
+    let limit = crate::directive::limits::FILE_MAX;
+    unreadable_entry(rel, name, format!("file is over the {limit}-byte limit"))
+}
+
+/// The entry of a file that could not be read. The whole file is the
+/// problem: it points at its start, so that the report keeps the
+/// `path:line:col` form that editors and CI parse.
+fn unreadable_entry(rel: &str, name: &str, message: String) -> DirectiveEntry {
     unread_entry(
         name,
-        Problem::error(
-            rel,
-            "unreadable",
-            format!(
-                "file is over the {}-byte limit",
-                crate::directive::limits::FILE_MAX
-            ),
-        )
-        .at(1, 1)
-        .with_hint("a directive file is a small TOML file; replace this one"),
+        Problem::error(rel, "unreadable", message)
+            .at(1, 1)
+            .with_hint("a directive file is a small TOML file; replace this one"),
     )
 }
 
@@ -130,23 +98,20 @@ pub fn too_large_entry(rel: &str, name: &str) -> DirectiveEntry {
 fn unread_entry(name: &str, problem: Problem) -> DirectiveEntry {
     DirectiveEntry {
         file: name.to_owned(),
-        directive: None,
-        quarantine: None,
         problems: vec![problem],
+        ..DirectiveEntry::default()
     }
 }
 
 /// Checks one directive or quarantine file given as bytes (from disk or from a tree).
 pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -> DirectiveEntry {
-    let mut entry = DirectiveEntry {
-        file: name.to_owned(),
-        directive: None,
-        quarantine: None,
-        problems: Vec::new(),
-    };
     if bytes.len() as u64 > crate::directive::limits::FILE_MAX {
         return too_large_entry(rel, name);
     }
+    let mut entry = DirectiveEntry {
+        file: name.to_owned(),
+        ..DirectiveEntry::default()
+    };
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {

@@ -37,10 +37,6 @@ pub enum Error {
         source: crate::retrieve::DamagedCorpus,
     },
 
-    /// A write was told to copy sections from an index file it was not given.
-    #[error("no index to copy from")]
-    NothingToCopy,
-
     #[error("a thread reading {what} panicked")]
     WorkerPanicked { what: &'static str },
 

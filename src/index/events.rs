@@ -1,7 +1,7 @@
 //! Event files as the index holds them: parsed in parallel on a rebuild,
 //! and only their appended bytes on a refresh.
 
-use super::contents::{EventFileEntry, Index, RebuildReason, Stamp, racy};
+use super::contents::{EventFileEntry, RebuildReason, Stamp, Summary, racy};
 use crate::error::{Error, Result};
 use crate::event::parse_event_line;
 use crate::fold::{EventHead, Fold};
@@ -126,9 +126,16 @@ pub fn read_all(
                 })
             })
             .collect();
+        // A panic in a worker becomes an error, not a crash.
+        let panicked = || {
+            Err(super::Error::WorkerPanicked {
+                what: "event files",
+            }
+            .into())
+        };
         handles
             .into_iter()
-            .map(|h| join(h, "event files"))
+            .map(|h| h.join().unwrap_or_else(|_| panicked()))
             .collect()
     });
     let mut entries: Vec<Option<EventFileEntry>> = vec![None; files.len()];
@@ -136,6 +143,7 @@ pub fn read_all(
     for r in results {
         for (i, e, h) in r? {
             entries[i] = Some(e);
+            // The first (and largest) file's events are taken, not copied.
             if heads.is_empty() {
                 heads = h;
             } else {
@@ -184,15 +192,15 @@ fn hash_prefix(
     Ok(true)
 }
 
-/// Brings `index`'s event files and fold up to date, reading only what was
+/// Brings the event files and fold of `summary` up to date, reading only what was
 /// appended. `Ok(Err(reason))`: the whole log must be folded again.
 pub fn update(
     store: &Store,
     files: &[(String, Stamp)],
-    index: &mut Index,
+    summary: &mut Summary,
     built_at_ns: i64,
 ) -> Result<std::result::Result<Appended, RebuildReason>> {
-    let old = std::mem::take(&mut index.event_files);
+    let old = std::mem::take(&mut summary.event_files);
     if old.iter().any(|e| {
         files
             .binary_search_by(|(n, _)| n.as_str().cmp(&e.file))
@@ -292,11 +300,11 @@ pub fn update(
         });
         new_heads.extend(parsed.heads);
     }
-    let pattern_heads = match fold_new(&mut index.fold, new_heads) {
+    let pattern_heads = match fold_new(&mut summary.fold, new_heads) {
         Ok(p) => p,
         Err(reason) => return Ok(Err(reason)),
     };
-    index.event_files = entries;
+    summary.event_files = entries;
     Ok(Ok(Appended {
         files: changed,
         bytes: new_bytes,
@@ -342,13 +350,6 @@ fn fold_new(
     }
     heads.retain(|h| h.pattern.is_some());
     Ok(heads)
-}
-
-/// Waits for a worker thread; a panic in it becomes an error, not a crash.
-fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>, what: &'static str) -> Result<T> {
-    handle
-        .join()
-        .unwrap_or_else(|_| Err(super::Error::WorkerPanicked { what }.into()))
 }
 
 #[cfg(test)]

@@ -1,18 +1,18 @@
 //! The index on disk: `GITSWARM` magic, format version (u32 LE), four zero
 //! bytes, then four sections, each a length (u64 LE), the xxh3-64 of its
-//! bytes (u64 LE) and its bytes, zero-padded to a multiple of eight (so
-//! that every section starts on one) — checked before they are decoded, so that damage is
-//! found, and the index rebuilt, rather than decoded into wrong values: the head (event
-//! files, the fold, a fingerprint of the directive files), the pattern fold
-//! (decoded only by the pattern commands and when pattern events arrive), the entries
-//! (the directive files' stamps and parsed contents), all three postcard, and the retrieval
-//! corpus of the active directives (built from the entries whenever they
-//! are encoded, so `inject` never decodes the entries; stored as words and
-//! read in place, see [`crate::retrieve::Corpus::load`]).
+//! bytes (u64 LE) and its bytes, zero-padded to a multiple of eight. The
+//! checksums are checked before a section is decoded, so that damage makes
+//! the index rebuilt rather than decoded into wrong values. The sections:
+//! the head (event files, the fold, a fingerprint of the directive files),
+//! the pattern fold (decoded only by the pattern commands and when pattern
+//! events arrive), the entries (the directive files' stamps and parsed
+//! contents), all three postcard, and the retrieval corpus of the active
+//! directives (built whenever the entries are encoded, so `inject` never
+//! decodes them; read in place, see [`crate::retrieve::Corpus::load`]).
+//!
 //! Written atomically (temp file + rename), and read through a memory map:
-//! since the file is only ever replaced, never written in place, a mapping
-//! keeps seeing the version it opened, and sections are decoded straight
-//! from the page cache with no copy into fresh memory.
+//! since the file is only ever replaced, a mapping keeps seeing the version
+//! it opened, and sections are decoded straight from the page cache.
 
 use std::io::Write;
 use std::path::Path;
@@ -21,11 +21,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::Error;
-use super::contents::{DirectiveEntry, EventFileEntry, FileStamp, Index, Names, Stamp, corpus_of};
+use super::contents::{
+    DirectiveEntry, FileStamp, Index, Listing, Names, Stamp, Summary, corpus_of,
+};
 use super::mapped::{Map, bytes_at, decode};
 use super::pattern_section::{PatternViews, decode_patterns, encode_patterns};
 use crate::error::Result;
-use crate::fold::Fold;
 use crate::pattern::fold::PatternFold;
 use crate::retrieve::Corpus;
 use crate::store::Store;
@@ -36,9 +37,10 @@ const MAGIC: &[u8; 8] = b"GITSWARM";
 /// event file over a new bound); an index of another format is rebuilt.
 const FORMAT: u32 = 21;
 
-/// The head's first fields (written in [`HeadRef`], before those of
-/// [`HeadRest`]): enough to start stat'ing the directive files before the
-/// fold is decoded. Strings borrowed.
+/// The head's first fields, then the event files and the fold: enough to
+/// start stat'ing the directive files before the fold is decoded.
+/// postcard writes a struct or tuple as its fields one after the other, so
+/// `(HeadStart, event_files, fold)` is written and read back in two parts.
 #[derive(Serialize, Deserialize)]
 struct HeadStart<'a> {
     /// The `.swarm/` this was built from (an index copied elsewhere is rebuilt).
@@ -55,28 +57,14 @@ struct HeadStart<'a> {
     entry_errors: u64,
 }
 
-/// The rest of the head: the event files and the fold.
-#[derive(Deserialize)]
-struct HeadRest {
-    event_files: Vec<EventFileEntry>,
-    fold: Fold,
-}
-
-#[derive(Serialize)]
-struct EntriesRef<'a> {
-    directive_stamps: &'a [FileStamp],
-    quarantine_stamps: &'a [FileStamp],
-    directives: &'a [DirectiveEntry],
-    quarantine: &'a [DirectiveEntry],
-}
-
-#[derive(Deserialize)]
-struct Entries {
-    directive_stamps: Vec<FileStamp>,
-    quarantine_stamps: Vec<FileStamp>,
-    directives: Vec<DirectiveEntry>,
-    quarantine: Vec<DirectiveEntry>,
-}
+/// The entries section: the directive and quarantine files' stamps, then
+/// the parsed files.
+type Entries = (
+    Vec<FileStamp>,
+    Vec<FileStamp>,
+    Vec<DirectiveEntry>,
+    Vec<DirectiveEntry>,
+);
 
 /// An index read from disk: the head decoded; the entries section left in
 /// the file, read from the same open file (so from the same version of it,
@@ -85,7 +73,7 @@ pub struct OnDisk {
     /// `event_files` and `fold` are empty until [`OnDisk::load_rest`].
     pub index: Index,
     map: Arc<Map>,
-    /// The head's [`HeadRest`].
+    /// The head's event files and fold.
     rest: Span,
     patterns: Span,
     entries: Span,
@@ -93,7 +81,7 @@ pub struct OnDisk {
 }
 
 /// Where a section's bytes are in the file, and their checksum.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Span {
     at: u64,
     len: u64,
@@ -109,20 +97,34 @@ const FIXED: u64 = 16;
 /// Every section's fields (so its bytes) start on a multiple of this.
 const ALIGN: u64 = 8;
 
+/// The magic and the format, padded with zeros to [`FIXED`] bytes.
+fn magic_and_format() -> [u8; FIXED as usize] {
+    let mut fixed = [0; FIXED as usize];
+    fixed[..8].copy_from_slice(MAGIC);
+    fixed[8..12].copy_from_slice(&FORMAT.to_le_bytes());
+    fixed
+}
+
 impl OnDisk {
     /// Decodes the rest of the head (the event files and the fold) into `self.index`.
     pub fn load_rest(&mut self) -> Result<()> {
         let bytes = bytes_at(&self.map, self.rest.at, self.rest.len, "head")?;
-        let rest: HeadRest = decode(bytes, "head")?;
-        self.index.event_files = rest.event_files;
-        self.index.fold = rest.fold;
+        (self.index.summary.event_files, self.index.summary.fold) = decode(bytes, "head")?;
         Ok(())
     }
 
     /// Decodes the entries section into `self.index`.
     pub fn load_entries(&mut self) -> Result<()> {
         let bytes = section(&self.map, self.entries, "entries")?;
-        decode_entries(bytes, &mut self.index)
+        let index = &mut self.index;
+        let entries: Entries = decode(bytes, "entries")?;
+        (
+            index.directive_stamps,
+            index.quarantine_stamps,
+            index.directives,
+            index.quarantine,
+        ) = entries;
+        Ok(())
     }
 
     /// Loads the corpus section into `self.index.corpus`: checked, and
@@ -193,7 +195,8 @@ fn section<'a>(map: &'a Map, span: Span, what: &'static str) -> Result<&'a [u8]>
     Ok(bytes)
 }
 
-/// Where a written index's sections come from.
+/// Where a written index's sections come from; by default, encoded.
+#[derive(Default)]
 pub struct Sources {
     /// The old file, to copy from.
     pub old: Option<Old>,
@@ -204,24 +207,6 @@ pub struct Sources {
     pub copy_patterns: bool,
 }
 
-impl Sources {
-    /// Encode everything.
-    pub fn encode() -> Sources {
-        Sources {
-            old: None,
-            copy_entries: false,
-            copy_patterns: false,
-        }
-    }
-}
-
-/// [`read`], with the rest of the head decoded.
-pub fn read_whole_head(path: &Path, store: &Store) -> Option<OnDisk> {
-    let mut d = read(path, store)?;
-    d.load_rest().ok()?;
-    Some(d)
-}
-
 /// Reads the index's head, but for its event files and fold (see
 /// [`OnDisk::load_rest`]); `None` if it is missing, of another format, for
 /// another `.swarm/`, or damaged in any way (it is then rebuilt).
@@ -229,55 +214,32 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     let file = crate::safe_fs::open_read(path).ok()?;
     let map = Arc::new(Map::open(&file)?);
     let all = map.bytes();
-    let file_len = all.len() as u64;
-    let at = |at: u64, len: usize| -> Option<&[u8]> {
-        let at = usize::try_from(at).ok()?;
-        all.get(at..at.checked_add(len)?)
-    };
-    let fixed = at(0, FIXED as usize)?;
-    let (magic, rest) = fixed.split_at(8);
-    let (format, pad) = rest.split_at(4);
-    if magic != MAGIC || u32::from_le_bytes(format.try_into().ok()?) != FORMAT {
+    // Padding is zeros, checked too: a damaged byte anywhere in the file is found.
+    if all.get(..FIXED as usize)? != magic_and_format() {
         return None;
     }
-    // Padding is zeros: a damaged byte anywhere in the file is found.
-    let zeros = |from: u64, to: u64| {
-        at(from, usize::try_from(to - from).ok()?).map(|b| b.iter().all(|&z| z == 0))
+    let field = |at: u64| {
+        Some(u64::from_le_bytes(
+            all.get(at as usize..)?.get(..8)?.try_into().ok()?,
+        ))
     };
-    if pad.iter().any(|&z| z != 0) {
-        return None;
-    }
-    let field =
-        |at_: u64| -> Option<u64> { Some(u64::from_le_bytes(at(at_, 8)?.try_into().ok()?)) };
-    let mut spans = [Span {
-        at: 0,
-        len: 0,
-        sum: 0,
-    }; 4];
+    let mut spans = [Span::default(); 4];
     let mut pos = FIXED;
     for span in &mut spans {
-        let len = field(pos)?;
-        let sum = field(pos + 8)?;
-        let start = pos + SECTION_FIELDS;
-        let end = start.checked_add(len)?;
-        pos = end
-            .checked_next_multiple_of(ALIGN)
-            .filter(|next| *next <= file_len)?;
-        if zeros(end, pos) != Some(true) {
+        let (len, sum) = (field(pos)?, field(pos + 8)?);
+        let at = pos + SECTION_FIELDS;
+        let end = at.checked_add(len)?;
+        pos = (end.checked_next_multiple_of(ALIGN)).filter(|&next| next <= all.len() as u64)?;
+        if all[end as usize..pos as usize].iter().any(|&z| z != 0) {
             return None;
         }
-        *span = Span {
-            at: start,
-            len,
-            sum,
-        };
+        *span = Span { at, len, sum };
     }
-    if pos != file_len {
+    if pos != all.len() as u64 {
         return None;
     }
     let [head, patterns, entries, corpus] = spans;
-    let head_bytes = at(head.at, usize::try_from(head.len).ok()?)
-        .filter(|bytes| xxhash_rust::xxh3::xxh3_64(bytes) == head.sum)?;
+    let head_bytes = section(&map, head, "head").ok()?;
     let (start, rest) = postcard::take_from_bytes::<HeadStart>(head_bytes).ok()?;
     if start.swarm_dir != store.swarm_dir.to_string_lossy() {
         return None;
@@ -289,33 +251,28 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     };
     // Where the names lie in the file: they stay there.
     let base = all.as_ptr() as usize;
-    let listing = start.listing.map(|(stamp, names)| {
-        let names = Names::mapped(
-            Arc::clone(&map),
-            names.as_ptr() as usize - base,
-            names.len(),
-        );
-        (stamp, names)
+    let listing = start.listing.map(|(dir, names)| Listing {
+        dir,
+        names: Names::Mapped {
+            map: Arc::clone(&map),
+            at: names.as_ptr() as usize - base,
+            len: names.len(),
+        },
     });
-    let head = start;
     let index = Index {
-        fingerprint: head.fingerprint,
-        built_at_ns: head.built_at_ns,
-        config: head.config,
-        entries_fingerprint: head.entries_fingerprint,
-        entries_racy: head.entries_racy,
-        directive_count: head.directive_count,
-        quarantine_count: head.quarantine_count,
+        fingerprint: start.fingerprint,
+        built_at_ns: start.built_at_ns,
+        config: start.config,
+        entries_fingerprint: start.entries_fingerprint,
+        entries_racy: start.entries_racy,
         listing,
-        directive_stamps: Vec::new(),
-        quarantine_stamps: Vec::new(),
-        entry_errors: head.entry_errors,
-        directives: Vec::new(),
-        quarantine: Vec::new(),
-        event_files: Vec::new(),
-        fold: Fold::default(),
-        corpus: None,
-        patterns: None,
+        summary: Summary {
+            directive_count: start.directive_count,
+            quarantine_count: start.quarantine_count,
+            entry_errors: start.entry_errors,
+            ..Summary::default()
+        },
+        ..Index::default()
     };
     Some(OnDisk {
         index,
@@ -327,45 +284,30 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     })
 }
 
-/// Decodes an entries section into `index`.
-fn decode_entries(bytes: &[u8], index: &mut Index) -> Result<()> {
-    let entries: Entries = decode(bytes, "entries")?;
-    index.directive_stamps = entries.directive_stamps;
-    index.quarantine_stamps = entries.quarantine_stamps;
-    index.directives = entries.directives;
-    index.quarantine = entries.quarantine;
-    Ok(())
-}
-
 /// Writes `index` atomically; with [`Sources::copy_entries`] the entries
 /// section is copied from the old file (and `index.directives` need not be loaded).
 pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Result<()> {
     let encode_error = |source: postcard::Error| crate::Error::from(Error::Encode { source });
-    let head = postcard::to_stdvec(&HeadRef {
-        start: HeadStart {
-            swarm_dir: &store.swarm_dir.to_string_lossy(),
-            fingerprint: index.fingerprint,
-            built_at_ns: index.built_at_ns,
-            config: index.config,
-            entries_fingerprint: index.entries_fingerprint,
-            entries_racy: index.entries_racy,
-            directive_count: index.directive_count,
-            quarantine_count: index.quarantine_count,
-            listing: index.listing.as_ref().map(|(s, n)| (*s, n.as_str())),
-            entry_errors: index.entry_errors,
-        },
-        event_files: &index.event_files,
-        fold: &index.fold,
-    })
-    .map_err(encode_error)?;
+    let start = HeadStart {
+        swarm_dir: &store.swarm_dir.to_string_lossy(),
+        fingerprint: index.fingerprint,
+        built_at_ns: index.built_at_ns,
+        config: index.config,
+        entries_fingerprint: index.entries_fingerprint,
+        entries_racy: index.entries_racy,
+        directive_count: index.directive_count,
+        quarantine_count: index.quarantine_count,
+        listing: (index.listing.as_ref()).map(|l| (l.dir, l.names.as_str())),
+        entry_errors: index.entry_errors,
+    };
+    let head =
+        postcard::to_stdvec(&(start, &index.event_files, &index.fold)).map_err(encode_error)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| crate::Error::io(dir, e))?;
     let io = |e: std::io::Error| crate::Error::io(path, e);
     let mut fixed = Vec::with_capacity(FIXED as usize + 16 + head.len() + 8);
-    fixed.extend_from_slice(MAGIC);
-    fixed.extend_from_slice(&FORMAT.to_le_bytes());
-    fixed.resize(FIXED as usize, 0);
+    fixed.extend_from_slice(&magic_and_format());
     fixed.extend_from_slice(&section_fields(&head));
     fixed.extend_from_slice(&head);
     let mut out = Out {
@@ -373,13 +315,9 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
         pos: 0,
     };
     out.write(&fixed).map_err(io)?;
-    let old = sources.old;
     // Copied sections are not checked here: damage found when they are
     // decoded makes the index rebuilt then.
-    let copy = |out: &mut Out<_>, at: u64, len: u64| -> Result<()> {
-        let Some(old) = old.as_ref() else {
-            return Err(Error::NothingToCopy.into());
-        };
+    let copy = |out: &mut Out<_>, old: &Old, at: u64, len: u64| -> Result<()> {
         out.write(bytes_at(&old.map, at, len, "old sections")?)
             .map_err(io)
     };
@@ -387,9 +325,12 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
         out.write(&section_fields(bytes)).map_err(io)?;
         out.write(bytes).map_err(io)
     };
-    match (sources.copy_patterns, old.as_ref().map(|o| o.patterns)) {
+    match &sources.old {
         // With its length and checksum fields.
-        (true, Some(p)) => copy(&mut out, p.at - SECTION_FIELDS, p.len + SECTION_FIELDS)?,
+        Some(old) if sources.copy_patterns => {
+            let p = old.patterns;
+            copy(&mut out, old, p.at - SECTION_FIELDS, p.len + SECTION_FIELDS)?;
+        }
         _ => {
             let empty = PatternFold::default();
             let encoded =
@@ -397,29 +338,21 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
             write_section(&mut out, &encoded)?;
         }
     }
-    match (
-        sources.copy_entries,
-        old.as_ref().map(|o| (o.rest_at, o.rest_len)),
-    ) {
-        (true, Some((at, len))) => copy(&mut out, at, len)?,
+    match &sources.old {
+        Some(old) if sources.copy_entries => copy(&mut out, old, old.rest_at, old.rest_len)?,
         _ => {
-            let encoded = postcard::to_stdvec(&EntriesRef {
-                directive_stamps: &index.directive_stamps,
-                quarantine_stamps: &index.quarantine_stamps,
-                directives: &index.directives,
-                quarantine: &index.quarantine,
-            })
+            let encoded = postcard::to_stdvec(&(
+                &index.directive_stamps,
+                &index.quarantine_stamps,
+                &index.directives,
+                &index.quarantine,
+            ))
             .map_err(encode_error)?;
             write_section(&mut out, &encoded)?;
-            let built;
-            let corpus = match &index.corpus {
-                Some(c) => c,
-                None => {
-                    built = corpus_of(&index.directives);
-                    &built
-                }
-            };
-            write_section(&mut out, &corpus.encoded())?;
+            match &index.corpus {
+                Some(c) => write_section(&mut out, &c.encoded())?,
+                None => write_section(&mut out, &corpus_of(&index.directives).encoded())?,
+            }
         }
     }
     tmp.persist(path)
@@ -454,14 +387,4 @@ fn section_fields(bytes: &[u8]) -> [u8; SECTION_FIELDS as usize] {
     fields[..8].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
     fields[8..].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(bytes).to_le_bytes());
     fields
-}
-
-/// The head ([`HeadStart`] then [`HeadRest`]'s fields) borrowed, for
-/// writing without cloning. postcard writes a struct as its fields one
-/// after the other, so the nested `start` reads back as the first fields.
-#[derive(Serialize)]
-struct HeadRef<'a> {
-    start: HeadStart<'a>,
-    event_files: &'a [EventFileEntry],
-    fold: &'a Fold,
 }

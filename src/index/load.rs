@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use super::contents::{Index, Loaded, RebuildReason, Refresh, Summary, corpus_of};
 use super::patterns::Patterns;
-use super::scan::{self as stamps, Listing, Scan, scan_events, scan_while};
+use super::scan::{self as stamps, Scan, scan_events, scan_while};
 use super::update::{Reads, Updated, build, update};
 use super::{file, watch};
 use crate::error::{Error, Result};
@@ -31,29 +31,23 @@ pub fn index_path(store: &Store) -> PathBuf {
 
 /// The index up to date with its parsed directives.
 pub fn load(store: &Store) -> Result<Loaded> {
-    let opened = open(
-        store,
-        Reads {
-            entries: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
+    let reads = Reads {
+        entries: true,
+        ..Reads::default()
+    };
+    let opened = open(store, reads, None)?;
     Ok(opened.loaded(|index| index))
 }
 
 /// The index brought up to date and written, without decoding the
 /// directives unless they changed: what `index refresh` and the hooks do.
 pub fn refresh(store: &Store) -> Result<Loaded<Summary>> {
-    let opened = open(
-        store,
-        Reads {
-            always_write: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
-    Ok(opened.loaded(Index::into_summary))
+    let reads = Reads {
+        always_write: true,
+        ..Reads::default()
+    };
+    let opened = open(store, reads, None)?;
+    Ok(opened.loaded(|index| index.summary))
 }
 
 /// The fold of the event log, up to date, for a command that takes its
@@ -62,15 +56,12 @@ pub fn refresh(store: &Store) -> Result<Loaded<Summary>> {
 /// The directive part of the index is left as it was (its counts are the
 /// last refresh's), to be brought up to date by the next command that reads it.
 pub fn load_fold(store: &Store) -> Result<Summary> {
-    let opened = open(
-        store,
-        Reads {
-            fold_only: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
-    Ok(opened.index.into_summary())
+    let reads = Reads {
+        fold_only: true,
+        ..Reads::default()
+    };
+    let opened = open(store, reads, None)?;
+    Ok(opened.index.summary)
 }
 
 /// What a command that ranks directives reads.
@@ -84,17 +75,14 @@ pub struct Ranking {
 /// The retrieval corpus, decoded from the index or built when the
 /// directives changed.
 pub fn load_corpus(store: &Store) -> Result<Ranking> {
-    let mut opened = open(
-        store,
-        Reads {
-            corpus: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
+    let reads = Reads {
+        corpus: true,
+        ..Reads::default()
+    };
+    let mut opened = open(store, reads, None)?;
     Ok(Ranking {
         corpus: opened.take_corpus(),
-        summary: opened.index.into_summary(),
+        summary: opened.index.summary,
     })
 }
 
@@ -114,15 +102,12 @@ pub struct Delegation {
 /// helpers stat), so that the ranking is mostly done by the time the index
 /// is known to be up to date.
 pub fn load_delegation(store: &Store, query: &Query) -> Result<Delegation> {
-    let mut opened = open(
-        store,
-        Reads {
-            corpus: true,
-            views: true,
-            ..Reads::default()
-        },
-        Some(query),
-    )?;
+    let reads = Reads {
+        corpus: true,
+        views: true,
+        ..Reads::default()
+    };
+    let mut opened = open(store, reads, Some(query))?;
     let corpus = opened.take_corpus();
     let matches = match opened.matches.take() {
         Some(m) => m,
@@ -132,34 +117,28 @@ pub fn load_delegation(store: &Store, query: &Query) -> Result<Delegation> {
         corpus,
         matches,
         patterns: opened.take_patterns(),
-        summary: opened.index.into_summary(),
+        summary: opened.index.summary,
     })
 }
 
 /// The observed patterns, read in place from the index without decoding
 /// the whole pattern fold.
 pub fn load_pattern_views(store: &Store) -> Result<Patterns> {
-    let mut opened = open(
-        store,
-        Reads {
-            views: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
+    let reads = Reads {
+        views: true,
+        ..Reads::default()
+    };
+    let mut opened = open(store, reads, None)?;
     Ok(opened.take_patterns())
 }
 
 /// The whole pattern fold, up to date.
 pub fn load_patterns(store: &Store) -> Result<PatternFold> {
-    let opened = open(
-        store,
-        Reads {
-            pattern_fold: true,
-            ..Reads::default()
-        },
-        None,
-    )?;
+    let reads = Reads {
+        pattern_fold: true,
+        ..Reads::default()
+    };
+    let opened = open(store, reads, None)?;
     Ok(opened.index.patterns.unwrap_or_default())
 }
 
@@ -168,7 +147,7 @@ pub fn rebuild(store: &Store) -> Result<Loaded> {
     let start = Instant::now();
     let scan = stamps::scan(store, None)?;
     let index = build(store, &scan)?;
-    file::write(&index_path(store), store, &index, file::Sources::encode())?;
+    file::write(&index_path(store), store, &index, file::Sources::default())?;
     Ok(Loaded {
         index,
         refresh: Refresh::Rebuilt {
@@ -212,7 +191,7 @@ impl Health {
 pub fn status(store: &Store) -> Result<(Option<Summary>, Scan, Health)> {
     let scan = stamps::scan(store, None)?;
     let path = index_path(store);
-    let old = file::read_whole_head(&path, store).map(|d| d.index);
+    let old = file::read(&path, store).and_then(|mut d| d.load_rest().ok().map(|()| d.index));
     let health = match &old {
         // Racy entries are re-checked by the next refresh, but a matching
         // fingerprint means nothing visible has changed since the index was built.
@@ -224,7 +203,7 @@ pub fn status(store: &Store) -> Result<(Option<Summary>, Scan, Health)> {
             _ => Health::Unreadable,
         },
     };
-    Ok((old.map(Index::into_summary), scan, health))
+    Ok((old.map(|o| o.summary), scan, health))
 }
 
 /// An index brought up to date, with what its loader asked for.
@@ -288,36 +267,30 @@ fn open(store: &Store, reads: Reads, query: Option<&Query>) -> Result<Opened> {
     // the index rebuilt, as a missing one is: it is only a cache.
     let mut damaged = rest.err();
     let mut views = None;
-    if let Some(d) = &on_disk
-        && reads.views
+    let mut updated = None;
+    if let Some(d) = on_disk
+        && damaged.is_none()
     {
-        match d.pattern_views() {
-            Ok(v) => views = Some(v),
-            Err(e) => damaged = Some(e),
+        let tried = (|| {
+            views = reads.views.then(|| d.pattern_views()).transpose()?;
+            update(store, &scan, d, reads)
+        })();
+        match tried {
+            Ok(u) => updated = Some(u),
+            Err(e @ Error::Index(_)) => damaged = Some(e),
+            Err(e) => return Err(e),
         }
     }
-    let updated = match on_disk {
-        Some(on_disk) if damaged.is_none() => match update(store, &scan, on_disk, reads) {
-            Ok(updated) => Some(updated),
-            Err(e @ Error::Index(_)) => {
-                damaged = Some(e);
-                None
-            }
-            Err(e) => return Err(e),
-        },
-        _ => None,
-    };
-    let updated = match updated {
-        Some(updated) => updated,
-        None => rebuilt(store, &scan, reads, damaged)?,
-    };
-    crate::trace::mark("index updated");
     let Updated {
         index,
         refresh,
         write,
         pending_patterns,
-    } = updated;
+    } = match updated {
+        Some(updated) => updated,
+        None => rebuilt(store, &scan, reads, damaged)?,
+    };
+    crate::trace::mark("index updated");
     let mut write_error = None;
     if let Some(sources) = write {
         // The index is only a cache: a read-only git dir must not stop a command.
@@ -357,7 +330,7 @@ fn rebuilt(store: &Store, scan: &Scan, reads: Reads, damaged: Option<Error>) -> 
     Ok(Updated {
         index,
         refresh: Refresh::Rebuilt { reason },
-        write: Some(file::Sources::encode()),
+        write: Some(file::Sources::default()),
         pending_patterns: Vec::new(),
     })
 }
@@ -406,7 +379,7 @@ fn stat(
             let vouched = watcher.is_some_and(|w| {
                 !d.index.entries_racy && watch::vouches(store, w, d.index.entries_fingerprint)
             });
-            let listed = (d.index.listing.clone()).map(|(dir, names)| Listing { dir, names });
+            let listed = d.index.listing.clone();
             let mut meanwhile = || {
                 rest = d.load_rest();
                 crate::trace::mark("fold decoded");

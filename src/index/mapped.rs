@@ -13,6 +13,12 @@ pub(crate) enum Map {
     Read(Vec<u8>),
 }
 
+impl std::fmt::Debug for Map {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Map({} bytes)", self.bytes().len())
+    }
+}
+
 impl AsRef<[u8]> for Map {
     fn as_ref(&self) -> &[u8] {
         self.bytes()

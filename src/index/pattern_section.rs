@@ -11,28 +11,26 @@ use super::mapped::{Map, bytes_at, decode};
 use crate::error::Result;
 use crate::pattern::fold::{PatternFold, View};
 
-/// The pattern section: the whole pattern fold, encoded, and beside it
-/// each role's observed patterns as [`View`]s in id order (plus, under
-/// [`PROMOTED`], every promoted one) and the near-duplicate aliases, so
-/// that `pattern inject` and `pattern feedback` decode one role's
-/// patterns, with their strings borrowed from the mapped file, instead of
-/// the whole fold.
+/// The pattern section, as [`PatternViews::parts`] gives it: the whole
+/// pattern fold, encoded, and beside it each role's observed patterns as
+/// [`View`]s in id order (plus, under [`PROMOTED`], every promoted one) and
+/// what it takes to patch them with events that came after it (see [`super::Patterns`]).
 #[derive(Serialize, Deserialize)]
-struct PatternSection<'a> {
+pub struct PatternSection<'a> {
     #[serde(borrow, with = "serde_bytes")]
     fold: &'a [u8],
     #[serde(borrow)]
-    groups: Vec<(&'a str, &'a serde_bytes::Bytes)>,
+    pub groups: Vec<(&'a str, &'a serde_bytes::Bytes)>,
     /// alias → pattern, sorted by alias.
     #[serde(borrow)]
-    aliases: Vec<(&'a str, &'a str)>,
+    pub aliases: Vec<(&'a str, &'a str)>,
     /// Patterns never observed (shown or graded by id only), sorted: they
     /// have no view, so events for them need the whole fold.
     #[serde(borrow)]
-    unobserved: Vec<&'a str>,
+    pub unobserved: Vec<&'a str>,
     /// Runs with an outcome: run → (pass, ms), sorted by run.
     #[serde(borrow)]
-    outcomes: Vec<(&'a str, (bool, i64))>,
+    pub outcomes: Vec<(&'a str, (bool, i64))>,
 }
 
 /// The group of promoted patterns (not a role name: those have no `*`).
@@ -73,21 +71,8 @@ pub(super) fn encode_patterns(fold: &PatternFold) -> std::result::Result<Vec<u8>
     })
 }
 
-/// Near-duplicate aliases: alias → pattern, in alias order.
-pub type Aliases<'a> = Vec<(&'a str, &'a str)>;
-
-/// The pattern section without its fold: each group's encoded views (by
-/// group name: a role, or [`PROMOTED`]), the aliases, the ids of patterns
-/// that have no view, and the runs' outcomes.
-pub struct ViewParts<'a> {
-    pub groups: Vec<(&'a str, &'a [u8])>,
-    pub aliases: Aliases<'a>,
-    pub unobserved: Vec<&'a str>,
-    pub outcomes: Vec<(&'a str, (bool, i64))>,
-}
-
-impl<'a> ViewParts<'a> {
-    /// The views of group `name` (none when there is no such group).
+impl<'a> PatternSection<'a> {
+    /// The views of group `name` (a role, or [`PROMOTED`]; none when there is no such group).
     pub fn group(&self, name: &str) -> Result<Vec<View<'a>>> {
         match self.groups.binary_search_by(|(g, _)| (*g).cmp(name)) {
             Ok(i) => decode(self.groups[i].1, "patterns"),
@@ -97,19 +82,11 @@ impl<'a> ViewParts<'a> {
 }
 
 /// The patterns `pattern inject` reads, left in the mapped index file.
+#[derive(Debug)]
 pub struct PatternViews {
     map: Arc<Map>,
     at: u64,
     len: u64,
-}
-
-impl std::fmt::Debug for PatternViews {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PatternViews")
-            .field("at", &self.at)
-            .field("len", &self.len)
-            .finish_non_exhaustive()
-    }
 }
 
 impl PatternViews {
@@ -124,17 +101,11 @@ impl PatternViews {
         decode_patterns(bytes_at(&self.map, self.at, self.len, "patterns")?)
     }
 
-    /// The section's parts other than the fold: the views, and what it
-    /// takes to patch them with events that came after it (see
-    /// [`super::Patterns`]).
-    pub fn parts(&self) -> Result<ViewParts<'_>> {
-        let bytes = bytes_at(&self.map, self.at, self.len, "patterns")?;
-        let s: PatternSection = decode(bytes, "patterns")?;
-        Ok(ViewParts {
-            groups: s.groups.into_iter().map(|(g, b)| (g, &**b)).collect(),
-            aliases: s.aliases,
-            unobserved: s.unobserved,
-            outcomes: s.outcomes,
-        })
+    /// The section, its fold left encoded.
+    pub fn parts(&self) -> Result<PatternSection<'_>> {
+        decode(
+            bytes_at(&self.map, self.at, self.len, "patterns")?,
+            "patterns",
+        )
     }
 }

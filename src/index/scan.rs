@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::contents::{Names, Stamp};
+use super::contents::{Listing, Names, Stamp};
 use crate::error::{Error, Result};
 use crate::event::is_month_file;
 use crate::store::Store;
@@ -34,22 +34,9 @@ pub struct Scan {
     pub(super) unstamped: bool,
 }
 
-/// The directives folder as the index last listed it. Creating, removing
-/// or renaming an entry changes a folder's mtime, so while the folder's
-/// stamp is the one recorded, its names are the ones recorded and only they
-/// need a stat: the listing itself, much of a scan's time, is skipped. A stamp recorded within two seconds of its
-/// change is not recorded at all (see [`super::contents::RACY_NS`]).
-#[derive(Debug, Clone)]
-pub struct Listing {
-    pub dir: Stamp,
-    /// The names, each followed by a newline, sorted.
-    pub names: Names,
-}
-
 impl Scan {
-    /// The directive files, stamped, in name order. Put in one list only
-    /// when asked for (when directives changed): a refresh that finds them
-    /// unchanged needs their count and their [`file_hash`]es' sum alone.
+    /// The directive files, stamped, in name order: put in one list only
+    /// when directives changed.
     pub(super) fn directives(&self) -> &[(String, Stamp)] {
         self.directives
             .get_or_init(|| named(self.names.as_str(), &self.directive_chunks))
@@ -60,8 +47,8 @@ impl Scan {
     }
 
     /// Fingerprint of the directive and quarantine files alone: their
-    /// counts and the sums of their names' and stamps' hashes (a sum, so
-    /// that each thread stat'ing the files adds its share).
+    /// counts and the sums of their [`file_hash`]es (a sum, so that each
+    /// thread stat'ing the files adds its share).
     pub fn entries_fingerprint(&self) -> u64 {
         let mut fields = [0u8; 32];
         fields[..8].copy_from_slice(&(self.directive_count() as u64).to_le_bytes());
@@ -75,10 +62,8 @@ impl Scan {
         self.fingerprint_with(self.entries_fingerprint())
     }
 
-    /// [`Scan::fingerprint`] with the directive and quarantine files taken
-    /// as `entries` (their [`Scan::entries_fingerprint`]): what a scan of
-    /// the config and the event files alone gives, with the entries as an
-    /// index last saw them.
+    /// [`Scan::fingerprint`] with the directive and quarantine files'
+    /// fingerprint taken as `entries` (as an index last saw them).
     pub fn fingerprint_with(&self, entries: u64) -> u64 {
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         let mut add = |tag: &str, name: &str, s: &Stamp| {
@@ -104,21 +89,18 @@ impl Scan {
 
 /// Stats every file the index depends on; with the directives folder's
 /// last [`Listing`], lists that folder only if it changed.
-pub fn scan(store: &Store, listing: Option<Listing>) -> Result<Scan> {
+pub(super) fn scan(store: &Store, listing: Option<Listing>) -> Result<Scan> {
     scan_while(store, listing, || {})
 }
 
 /// [`scan`], while this thread runs `meanwhile`.
 ///
-/// A large directives folder is stat'ed on helper threads, one a core,
-/// which claim the names a chunk at a time: a helper slowed down (by
-/// `meanwhile`, or by the machine) takes fewer chunks, and none waits on
-/// another. This thread stamps the few other files and does not join in: a
-/// few thousand stats would push what it decoded for `meanwhile`, and reads
-/// next, out of its caches. A small folder is stat'ed here, after
-/// `meanwhile`, as a thread costs more than it saves (docs/performance.md
-/// has the measures).
-pub fn scan_while(
+/// A large directives folder is stat'ed on helper threads that claim the
+/// names a chunk at a time, so that none waits on another; this thread
+/// stamps the few other files and does not join in, to keep what it decoded
+/// for `meanwhile` in its caches. A small folder is stat'ed here, after
+/// `meanwhile`: a thread costs more than it saves (docs/performance.md).
+pub(super) fn scan_while(
     store: &Store,
     listing: Option<Listing>,
     meanwhile: impl FnOnce(),
@@ -136,7 +118,7 @@ pub fn scan_while(
     // place, so that none is copied unless directives changed.
     let text = match listing {
         Some(l) if Some(l.dir) == dir_stamp => l.names,
-        _ => Names::owned(joined(
+        _ => Names::Owned(joined(
             list_dir(&dir, |n| n.ends_with(".toml"))?
                 .iter()
                 .map(String::as_str),
@@ -182,7 +164,7 @@ pub fn scan_while(
 }
 
 /// Stats `config.toml` and the event files only.
-pub fn scan_events(store: &Store) -> Result<Scan> {
+pub(super) fn scan_events(store: &Store) -> Result<Scan> {
     let swarm = &store.swarm_dir;
     Ok(Scan {
         config: config_stamp(swarm)?,
@@ -273,9 +255,8 @@ struct Stamper<'a> {
     done: Mutex<Vec<(usize, ChunkStamps)>>,
 }
 
-/// The files of a chunk of names, stamped (the thread that stats them
-/// copies their names too), and the sum of their [`file_hash`]es; folders
-/// are left out. A symlink, FIFO or device is stamped as itself (never
+/// The files of a chunk of names, stamped, and the sum of their
+/// [`file_hash`]es. A symlink, FIFO or device is stamped as itself (never
 /// followed), for the reader to report and skip.
 type ChunkStamps = Result<(Stamps, u64)>;
 
@@ -307,8 +288,7 @@ fn file_hash(name: &str, s: &Stamp) -> u64 {
 const CHUNK: usize = 128;
 
 /// Fewer names than this are stat'ed by the calling thread: starting a
-/// thread costs as much as a few dozen stats, so only from a few hundred
-/// files do two threads shorten the wait.
+/// thread costs as much as a few dozen stats.
 const MIN_SHARED: usize = 2 * CHUNK;
 
 impl<'a> Stamper<'a> {
@@ -316,11 +296,7 @@ impl<'a> Stamper<'a> {
     fn new(dir: PathBuf, text: &'a str) -> Result<Stamper<'a>> {
         let names: Vec<&str> = text.lines().filter(|n| !n.is_empty()).collect();
         // A missing folder has no names, and needs no descriptor.
-        let folder = if names.is_empty() {
-            Folder::none(dir)
-        } else {
-            Folder::open(dir)?
-        };
+        let folder = Folder::open(dir, !names.is_empty())?;
         Ok(Stamper {
             folder,
             text,
@@ -374,13 +350,14 @@ impl<'a> Stamper<'a> {
             .extend(mine);
     }
 
-    /// The stamped names, in order; names that are missing (a dangling
-    /// link, a file removed meanwhile) or not files are left out.
     /// Where `name`, a slice of the text, starts in it.
     fn place(&self, name: &str) -> u32 {
         (name.as_ptr() as usize - self.text.as_ptr() as usize) as u32
     }
 
+    /// The stamped names, in order, and the sum of their hashes; names that
+    /// are missing (a dangling link, a file removed meanwhile) or folders
+    /// are left out.
     fn finish(self) -> Result<(Vec<Stamps>, u64)> {
         let mut done = self
             .done
@@ -412,23 +389,20 @@ struct Folder {
 }
 
 impl Folder {
-    fn open(path: PathBuf) -> Result<Folder> {
+    fn open(path: PathBuf, needed: bool) -> Result<Folder> {
         // Not through a link put in the folder's place since it was listed.
         #[cfg(target_os = "linux")]
-        let fd = Some(crate::safe_fs::open_folder(&path).map_err(|e| Error::io(&path, e))?);
+        let fd = match needed {
+            true => Some(crate::safe_fs::open_folder(&path).map_err(|e| Error::io(&path, e))?),
+            false => None,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let _ = needed;
         Ok(Folder {
             path,
             #[cfg(target_os = "linux")]
             fd,
         })
-    }
-
-    fn none(path: PathBuf) -> Folder {
-        Folder {
-            path,
-            #[cfg(target_os = "linux")]
-            fd: None,
-        }
     }
 
     /// The stamp of an entry of the folder, never following a link; `None`

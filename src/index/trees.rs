@@ -1,12 +1,10 @@
 //! What `check` reads of the directives of a committed (or staged)
-//! `.swarm/directives/` ([`CheckEntry`]), cached in the git dir under the folder's tree id (a commit's) or a hash
-//! of the files' names and blob ids (the index's), with the version of
-//! git-swarm that parsed them: a tree or blob never changes, so neither
-//! does its parse. `check --range` and pre-push read the directives of the
-//! pushed commit; parsing a thousand TOML files each time cost more than
-//! the diff, and a known tree is not even read. The cache file is mapped and
-//! its entries decoded with their strings borrowed from it: a thousand
-//! directives cost no string copies.
+//! `.swarm/directives/` ([`CheckEntry`]), cached in the git dir under the
+//! folder's tree id (a commit's) or a hash of the files' names and blob ids
+//! (the index's), with the version of git-swarm that parsed them: a tree
+//! never changes, so neither does its parse, and parsing a thousand TOML
+//! files on every pre-push cost more than the diff. The cache file is mapped
+//! and its entries decoded with their strings borrowed from it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

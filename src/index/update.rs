@@ -6,7 +6,8 @@
 use std::time::SystemTime;
 
 use super::contents::{
-    DirectiveEntry, FileStamp, Index, Names, RebuildReason, Refresh, Stamp, corpus_of, racy,
+    DirectiveEntry, FileStamp, Index, Listing, Names, RebuildReason, Refresh, Stamp, Summary,
+    corpus_of, epoch_ns, racy,
 };
 use super::scan::Scan;
 use super::{entries, events, file};
@@ -38,12 +39,6 @@ pub(super) struct Reads {
 /// back (about 400 events): cheaper to fold again than to rewrite the file.
 const DEFER_WRITE_BYTES: u64 = 64 * 1024;
 
-pub(super) fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-}
-
 /// Which files an index must check by content: its entries (as one), and
 /// its event files by name.
 fn racy_files(index: &Index) -> (bool, Vec<String>) {
@@ -70,57 +65,64 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
 }
 
 /// The listing to record for the directives folder, if its stamp can be trusted.
-fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<(Stamp, Names)> {
-    scan.directives_dir
+fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<Listing> {
+    let names = || super::scan::joined(scan.directives().iter().map(|(n, _)| n.as_str()));
+    (scan.directives_dir)
         .filter(|d| !racy(built_at_ns, d.mtime_ns))
-        .map(|d| {
-            (
-                d,
-                Names::owned(super::scan::joined(
-                    scan.directives().iter().map(|(n, _)| n.as_str()),
-                )),
-            )
+        .map(|dir| Listing {
+            dir,
+            names: Names::Owned(names()),
         })
 }
 
-fn any_racy(files: &[(String, Stamp)], built_at_ns: i64) -> bool {
-    files.iter().any(|(_, s)| racy(built_at_ns, s.mtime_ns))
-}
-
-fn count_errors(entries: &[DirectiveEntry]) -> u64 {
-    entries
-        .iter()
-        .flat_map(|e| &e.problems)
-        .filter(|p| p.is_error())
-        .count() as u64
-}
-
 pub(super) fn build(store: &Store, scan: &Scan) -> Result<Index> {
-    let built_at_ns = now_ns();
-    let directives = entries::load_all(store, "directives", scan.directives(), false);
-    let quarantine = entries::load_all(store, "quarantine", &scan.quarantine, true);
+    let built_at_ns = epoch_ns(SystemTime::now());
     let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
     let (fold, patterns) = fold_both(heads);
-    Ok(Index {
+    let mut index = Index {
         fingerprint: scan.fingerprint(),
         built_at_ns,
         config: scan.config,
-        entries_fingerprint: scan.entries_fingerprint(),
-        entries_racy: any_racy(scan.directives(), built_at_ns)
-            || any_racy(&scan.quarantine, built_at_ns),
-        directive_count: scan.directive_count(),
-        quarantine_count: scan.quarantine.len(),
-        listing: listing_of(scan, built_at_ns),
-        directive_stamps: stamps(scan.directives(), built_at_ns),
-        quarantine_stamps: stamps(&scan.quarantine, built_at_ns),
-        entry_errors: count_errors(&directives) + count_errors(&quarantine),
-        directives,
-        quarantine,
-        event_files,
-        fold,
-        corpus: None,
+        summary: Summary {
+            event_files,
+            fold,
+            ..Summary::default()
+        },
         patterns: Some(patterns),
-    })
+        ..Index::default()
+    };
+    let directives = entries::load_changed(store, "directives", scan.directives(), vec![], &[]);
+    let quarantine = entries::load_changed(store, "quarantine", &scan.quarantine, vec![], &[]);
+    set_entries(&mut index, scan, built_at_ns, directives, quarantine);
+    Ok(index)
+}
+
+/// Records in `index` the directive and quarantine files of `scan`, parsed
+/// as `directives` and `quarantine`.
+fn set_entries(
+    index: &mut Index,
+    scan: &Scan,
+    built_at_ns: i64,
+    directives: Vec<DirectiveEntry>,
+    quarantine: Vec<DirectiveEntry>,
+) {
+    let count_errors = |entries: &[DirectiveEntry]| {
+        (entries.iter().flat_map(|e| &e.problems))
+            .filter(|p| p.is_error())
+            .count() as u64
+    };
+    index.summary.entry_errors = count_errors(&directives) + count_errors(&quarantine);
+    index.summary.directive_count = scan.directive_count();
+    index.summary.quarantine_count = scan.quarantine.len();
+    index.directives = directives;
+    index.quarantine = quarantine;
+    index.directive_stamps = stamps(scan.directives(), built_at_ns);
+    index.quarantine_stamps = stamps(&scan.quarantine, built_at_ns);
+    index.entries_fingerprint = scan.entries_fingerprint();
+    let any_racy =
+        |files: &[(String, Stamp)]| files.iter().any(|(_, s)| racy(built_at_ns, s.mtime_ns));
+    index.entries_racy = any_racy(scan.directives()) || any_racy(&scan.quarantine);
+    index.listing = listing_of(scan, built_at_ns);
 }
 
 /// How many of `scan` differ from what the index saw (added, changed, racy or removed).
@@ -189,20 +191,21 @@ pub(super) fn update(
     } else {
         scan.entries_fingerprint()
     };
-    if entries_unchanged
+    let fresh = entries_unchanged
         && config_unchanged
         && events_unchanged
-        && old.fingerprint == scan.fingerprint_with(entries_seen)
-    {
-        if reads.entries {
-            on_disk.load_entries()?;
-        }
-        if reads.corpus && on_disk.index.corpus.is_none() {
-            on_disk.load_corpus()?;
-        }
-        if reads.pattern_fold {
-            on_disk.load_patterns()?;
-        }
+        && old.fingerprint == scan.fingerprint_with(entries_seen);
+    // Of the sections that did not change, those the loader reads are decoded.
+    if entries_unchanged && reads.entries {
+        on_disk.load_entries()?;
+    }
+    if entries_unchanged && reads.corpus && on_disk.index.corpus.is_none() {
+        on_disk.load_corpus()?;
+    }
+    if reads.pattern_fold {
+        on_disk.load_patterns()?;
+    }
+    if fresh {
         return Ok(Updated {
             index: on_disk.index,
             refresh: Refresh::Fresh,
@@ -211,55 +214,37 @@ pub(super) fn update(
         });
     }
 
-    let built_at_ns = now_ns();
+    let built_at_ns = epoch_ns(SystemTime::now());
     let mut changed_directives = 0;
-    if entries_unchanged && reads.corpus && on_disk.index.corpus.is_none() {
-        on_disk.load_corpus()?;
-    }
-    if entries_unchanged && reads.entries {
-        on_disk.load_entries()?;
-    } else if !entries_unchanged {
+    if !entries_unchanged {
         on_disk.load_entries()?;
         let index = &mut on_disk.index;
         changed_directives = count_changed(scan.directives(), &index.directive_stamps)
             + count_changed(&scan.quarantine, &index.quarantine_stamps);
-        index.directives = entries::load_changed(
+        let directives = entries::load_changed(
             store,
             "directives",
             scan.directives(),
             std::mem::take(&mut index.directives),
             &index.directive_stamps,
-            false,
         );
-        index.quarantine = entries::load_changed(
+        let quarantine = entries::load_changed(
             store,
             "quarantine",
             &scan.quarantine,
             std::mem::take(&mut index.quarantine),
             &index.quarantine_stamps,
-            true,
         );
-        index.entry_errors = count_errors(&index.directives) + count_errors(&index.quarantine);
-        index.directive_stamps = stamps(scan.directives(), built_at_ns);
-        index.quarantine_stamps = stamps(&scan.quarantine, built_at_ns);
-        index.entries_fingerprint = scan.entries_fingerprint();
-        index.entries_racy =
-            any_racy(scan.directives(), built_at_ns) || any_racy(&scan.quarantine, built_at_ns);
-        index.directive_count = scan.directive_count();
-        index.quarantine_count = scan.quarantine.len();
-        index.listing = listing_of(scan, built_at_ns);
+        set_entries(index, scan, built_at_ns, directives, quarantine);
         // Built now rather than when written, since it is wanted; else the write builds it.
         index.corpus = reads.corpus.then(|| corpus_of(&index.directives));
     }
     // Unchanged entries are copied over as bytes; changed ones were decoded and are encoded again.
     let (mut index, mut old) = on_disk.into_parts();
-    if reads.pattern_fold {
-        index.patterns = Some(old.patterns()?);
-    }
 
     // The settings decide which event lines are accepted (events.max_line_bytes).
     let events = if config_unchanged {
-        events::update(store, &scan.events, &mut index, built_at_ns)?
+        events::update(store, &scan.events, &mut index.summary, built_at_ns)?
     } else {
         Err(if config_same_stamp {
             // Its stamp is the same, but too close to when the index was built to tell.
@@ -312,9 +297,9 @@ pub(super) fn update(
         }
         Err(reason) => {
             let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
-            index.event_files = event_files;
             let (fold, patterns) = fold_both(heads);
-            index.fold = fold;
+            index.summary.event_files = event_files;
+            index.summary.fold = fold;
             index.patterns = Some(patterns);
             patterns_changed = true;
             Refresh::Rebuilt { reason }

@@ -1,39 +1,27 @@
 //! A watcher that vouches for the directive files, so that commands need
-//! not stat them (`git swarm index watch`).
-//!
-//! An index is up to date when every file it was built from has the stamp
-//! it recorded (DESIGN §2: paths, sizes and mtimes for the worktree). With
-//! many directives, stat'ing them is most of what `inject` does. As git's
-//! file-system monitor does for the worktree, a process holding inotify
-//! watches on `.swarm/directives/` and `.swarm/quarantine/` can tell a
-//! command that nothing there changed since a point both know, and the
-//! command then takes those files as its index last saw them. The few other
-//! files (config, event log) are still stat'ed: they change with every
-//! appended event, and are cheap.
+//! not stat them (`git swarm index watch`), as git's file-system monitor
+//! does for the worktree. The few other files (config, event log) are still
+//! stat'ed: they change with every appended event, and are cheap.
 //!
 //! The exchange:
-//! - The watcher keeps a *generation*, raised by every event in the two
-//!   folders (and by the folders being created, removed or renamed). Before
-//!   it answers a question it reads every event queued so far; the kernel
-//!   queues an event before the system call that caused it returns, so a
-//!   change made before the question is in the answer.
+//! - The watcher keeps a *generation*, raised by every inotify event in
+//!   `.swarm/directives/` and `.swarm/quarantine/` (and by the folders being
+//!   created, removed or renamed). Before it answers it reads every event
+//!   queued so far; the kernel queues an event before the system call that
+//!   caused it returns, so a change made before the question is in the answer.
 //! - A command asks (a Unix socket in the git dir) and, if its last record
 //!   (`watch-token`: the watcher, its generation, the fingerprint of the
 //!   stamps then) is this watcher and generation, and its index was built
 //!   from files with those stamps, does not stat the folders. Otherwise it
-//!   stats them, as without a watcher, and records what it found with the
-//!   answer it had before it looked: a change after the answer raises the
-//!   generation, so the record is never trusted for it.
+//!   stats them and records what it found with the answer it had before it
+//!   looked: a change after the answer raises the generation.
 //! - Each directive file is watched as well as its folder: a write through
-//!   another name of the file (a hard link elsewhere) reaches only a watch
-//!   of the file itself.
+//!   a hard link elsewhere reaches only a watch of the file itself.
 //! - A watcher that cannot see every change says so, and is not trusted: a
-//!   `.toml` entry or a folder that is a symbolic link (its target, or a
-//!   path it goes through, can be replaced elsewhere), a folder or file it
+//!   `.toml` entry or a folder that is a symbolic link, a folder or file it
 //!   could not watch (the inotify watch limit). A folder that is no longer
-//!   the one watched (something mounted on it) counts as a change and is
-//!   watched anew. A queue overflow raises the generation. When `.swarm/`
-//!   itself goes, the watcher stops.
+//!   the one watched (something mounted on it) counts as a change. A queue
+//!   overflow raises the generation. When `.swarm/` goes, the watcher stops.
 //!
 //! What inotify does not report is not seen: writes through a shared memory
 //! map (until the file is closed), changes made by another machine on a
@@ -585,16 +573,14 @@ mod daemon {
                     ),
                     Some(reason) => format!("no {reason}"),
                 },
-                "status" => match self.unable() {
-                    None => format!("status {} {} yes", std::process::id(), self.generation),
-                    Some(reason) => {
-                        format!(
-                            "status {} {} no {reason}",
-                            std::process::id(),
-                            self.generation
-                        )
-                    }
-                },
+                "status" => {
+                    let vouching = self.unable().map_or("yes".into(), |r| format!("no {r}"));
+                    format!(
+                        "status {} {} {vouching}",
+                        std::process::id(),
+                        self.generation
+                    )
+                }
                 "stop" => {
                     let _ = (&stream).write_all(b"stopping\n");
                     return Err(Stop::Asked);
