@@ -2,7 +2,6 @@
 //! the directive loop: a failure once per change while it stands, and a
 //! pass only where it clears a violation on the same branch.
 
-use crate::event::view::CheckKey;
 use crate::event::{Body, CheckOutcome, Event};
 use crate::fold::Fold;
 use crate::store::Store;
@@ -94,7 +93,7 @@ impl CheckRecord {
         let e = &self.event;
         line.kind == e.kind
             && line.directive == e.directive
-            && line.view::<CheckKey<'_>>() == e.view::<CheckKey<'_>>()
+            && line.check_key() == e.check_key()
             && self.after.is_none_or(|after| {
                 line.ts_millis()
                     .is_some_and(|ts| (ts, crate::event::id_key(&line.id)) > after)

@@ -18,10 +18,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::directive::Priority;
+
 mod append;
 mod kind;
 mod read;
-pub mod view;
 
 pub use append::{
     append, append_once, append_unrecorded, check_appendable, lock_with_retry, set_aside_torn_tail,
@@ -133,11 +134,50 @@ impl Event {
         self
     }
 
-    /// A typed view of the kind's fields, such as [`view::Fields`]: a field
-    /// of another type than its kind writes reads as absent.
-    pub fn view<'a, V: Deserialize<'a> + Default>(&'a self) -> V {
-        // A view's fields all default and take any value: reading one fails only on a broken map.
-        V::deserialize(&self.data).unwrap_or_default()
+    /// The kind's field `name` when it is a string. Absent or of another
+    /// type than its kind writes (a line of another version or tool), it
+    /// reads as `None`, and the event stays.
+    pub fn str_field(&self, name: &str) -> Option<&str> {
+        self.data.get(name)?.as_str()
+    }
+
+    /// The directives a `shown` event lists; `None` when `shown` is not a
+    /// list. An entry that is not an object with a string `id` and a known
+    /// `priority` is left out.
+    pub fn shown_entries(&self) -> Option<Vec<ShownEntry>> {
+        let entry = |v: &Value| {
+            Some(ShownEntry {
+                id: v.get("id")?.as_str()?.to_owned(),
+                priority: Priority::deserialize(v.get("priority")?).ok()?,
+            })
+        };
+        Some(
+            self.data
+                .get("shown")?
+                .as_array()?
+                .iter()
+                .filter_map(entry)
+                .collect(),
+        )
+    }
+
+    /// What makes two check records the same occasion: the change and the
+    /// branch, each absent (`None`), of another type (`Some(None)`) or a string.
+    pub fn check_key(&self) -> [Option<Option<&str>>; 2] {
+        ["change", "branch"].map(|k| self.data.get(k).map(Value::as_str))
+    }
+
+    /// Does the event name pattern `id` in `pattern` or `patterns`, each a
+    /// string or a list (of which the strings count)?
+    pub fn names_pattern(&self, id: &str) -> bool {
+        ["pattern", "patterns"]
+            .into_iter()
+            .filter_map(|k| self.data.get(k))
+            .any(|v| match v {
+                Value::String(s) => s == id,
+                Value::Array(list) => list.iter().any(|n| n.as_str() == Some(id)),
+                _ => false,
+            })
     }
 
     /// The kind, if this version knows it.
@@ -333,5 +373,74 @@ mod tests {
             ulid::Ulid::from_string(&a).expect("valid test input").0
         );
         assert_ne!(id_key("custom-1"), id_key("custom-2"));
+    }
+
+    fn event(line: &str) -> Event {
+        serde_json::from_str(line).expect("valid test input")
+    }
+
+    #[test]
+    fn a_field_of_another_type_reads_as_absent() {
+        let e = event(
+            r#"{"id":"x","ts":"t","kind":"ack","delegation":42,"status":"applied","reason":null,"phase":["p1"]}"#,
+        );
+        let f = |name| e.str_field(name);
+        assert_eq!(
+            (f("delegation"), f("status"), f("reason"), f("phase")),
+            (None, Some("applied"), None, None)
+        );
+    }
+
+    #[test]
+    fn shown_entries_are_read_one_by_one() {
+        let e = event(
+            r#"{"id":"x","ts":"t","kind":"shown","phase":3,"shown":[{"id":"ab","priority":"high","extra":1},["cd","critical"],{"id":"cd","priority":9},{"id":5,"priority":"low"},{"id":"ef","priority":"low"}]}"#,
+        );
+        assert_eq!(e.str_field("phase"), None);
+        let ids: Vec<(String, Priority)> = e
+            .shown_entries()
+            .expect("a list")
+            .into_iter()
+            .map(|s| (s.id, s.priority))
+            .collect();
+        assert_eq!(
+            ids,
+            [("ab".into(), Priority::High), ("ef".into(), Priority::Low)]
+        );
+        let not_a_list = event(r#"{"id":"x","ts":"t","kind":"shown","shown":"ab"}"#);
+        assert!(not_a_list.shown_entries().is_none());
+    }
+
+    #[test]
+    fn check_keys_tell_absent_from_another_type() {
+        let key = |line: &str| {
+            event(line)
+                .check_key()
+                .map(|k| k.map(|k| k.map(str::to_owned)))
+        };
+        assert_eq!(
+            key(r#"{"id":"x","ts":"t","kind":"check","change":"c","branch":17}"#),
+            [Some(Some("c".to_owned())), Some(None)]
+        );
+        assert_eq!(
+            key(r#"{"id":"x","ts":"t","kind":"check","change":"c"}"#),
+            [Some(Some("c".to_owned())), None]
+        );
+    }
+
+    #[test]
+    fn pattern_refs_name_a_pattern_in_a_string_or_a_list() {
+        for (line, named) in [
+            (r#"{"id":"x","ts":"t","kind":"k","pattern":"p1"}"#, true),
+            (r#"{"id":"x","ts":"t","kind":"k","pattern":[1,"p1"]}"#, true),
+            (r#"{"id":"x","ts":"t","kind":"k","patterns":"p1"}"#, true),
+            (
+                r#"{"id":"x","ts":"t","kind":"k","patterns":{"p1":1}}"#,
+                false,
+            ),
+            (r#"{"id":"x","ts":"t","kind":"k","pattern":"p2"}"#, false),
+        ] {
+            assert_eq!(event(line).names_pattern("p1"), named, "{line}");
+        }
     }
 }
