@@ -103,7 +103,7 @@ impl Event {
         };
         data.remove("kind");
         Event {
-            kind: body.kind().as_str().to_owned(),
+            kind: Kind::from(&body).as_str().to_owned(),
             data,
             ..Event::custom("", ts)
         }
@@ -182,7 +182,7 @@ impl Event {
 
     /// The kind, if this version knows it.
     pub fn known_kind(&self) -> Option<Kind> {
-        Kind::parse(&self.kind)
+        self.kind.parse().ok()
     }
 
     /// Milliseconds since the epoch, if `ts` parses.

@@ -146,7 +146,7 @@ impl EventHead {
             }
             h.digest()
         };
-        let known = Kind::parse(&raw.kind);
+        let known: Option<Kind> = raw.kind.parse().ok();
         let delegation = match known {
             Some(Kind::Ack | Kind::Unacknowledged) => raw
                 .delegation

@@ -580,7 +580,7 @@ mod tests {
             key,
             ts,
             kind: kind.into(),
-            known: Kind::parse(kind),
+            known: kind.parse().ok(),
             directives: vec![d.into()],
             change: None,
             branch: None,
