@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::directive::{Directive, Enforcement, Priority};
 use crate::event::Kind;
 use crate::pattern::fold::PatternFold;
 
@@ -83,22 +84,23 @@ pub struct DirectiveFold<'a> {
 impl DirectiveFold<'_> {
     /// Events per kind (kinds with none left out).
     pub fn counts(&self) -> BTreeMap<String, u64> {
-        let width = self.fold.kinds.len();
-        let row = &self.fold.counts[self.row * width..(self.row + 1) * width];
         self.fold
             .kinds
             .iter()
-            .zip(row)
+            .zip(self.kind_counts())
             .filter(|(_, n)| **n > 0)
             .map(|(k, n)| (k.clone(), *n))
             .collect()
     }
 
     pub fn total(&self) -> u64 {
+        self.kind_counts().iter().sum()
+    }
+
+    /// Its row of counts, by kind number.
+    fn kind_counts(&self) -> &[u64] {
         let width = self.fold.kinds.len();
-        self.fold.counts[self.row * width..(self.row + 1) * width]
-            .iter()
-            .sum()
+        &self.fold.counts[self.row * width..(self.row + 1) * width]
     }
 
     /// Time of the latest event about it, in ms since the epoch.
@@ -243,10 +245,7 @@ impl Fold {
 
     /// The priority and enforcement in force for a directive: what its file
     /// says, raised to critical and enforce while an escalation episode is open.
-    pub fn effective(
-        &self,
-        d: &crate::directive::Directive,
-    ) -> (crate::directive::Priority, crate::directive::Enforcement) {
+    pub fn effective(&self, d: &Directive) -> (Priority, Enforcement) {
         self.effective_of(&d.id, d.priority, d.enforcement)
     }
 
@@ -254,14 +253,11 @@ impl Fold {
     pub fn effective_of(
         &self,
         id: &str,
-        priority: crate::directive::Priority,
-        enforcement: crate::directive::Enforcement,
-    ) -> (crate::directive::Priority, crate::directive::Enforcement) {
+        priority: Priority,
+        enforcement: Enforcement,
+    ) -> (Priority, Enforcement) {
         if self.escalated(id).is_some() {
-            (
-                crate::directive::Priority::Critical,
-                crate::directive::Enforcement::Enforce,
-            )
+            (Priority::Critical, Enforcement::Enforce)
         } else {
             (priority, enforcement)
         }
@@ -290,13 +286,13 @@ impl Fold {
             .zip(self.kind_counts.iter().copied())
     }
 
+    /// Where the id of `row` starts in `ids`.
+    fn id_start(&self, row: usize) -> usize {
+        row.checked_sub(1).map_or(0, |r| self.id_ends[r] as usize)
+    }
+
     fn id(&self, row: usize) -> &str {
-        let start = if row == 0 {
-            0
-        } else {
-            self.id_ends[row - 1] as usize
-        };
-        &self.ids[start..self.id_ends[row] as usize]
+        &self.ids[self.id_start(row)..self.id_ends[row] as usize]
     }
 
     fn row(&self, id: &str) -> Result<usize, usize> {
@@ -331,11 +327,7 @@ impl Fold {
     }
 
     fn insert_row(&mut self, at: usize, id: &str) -> usize {
-        let start = if at == 0 {
-            0
-        } else {
-            self.id_ends[at - 1] as usize
-        };
+        let start = self.id_start(at);
         self.ids.insert_str(start, id);
         let len = u32::try_from(id.len()).unwrap_or(u32::MAX);
         for end in &mut self.id_ends[at..] {
@@ -390,13 +382,9 @@ impl PatternFold {
     }
 }
 
-/// Folds a batch of heads from scratch: de-duplicates by id (the earliest
-/// copy wins), orders by (ts, id), applies.
-pub fn fold_all(heads: Vec<EventHead>) -> Fold {
-    fold_both(heads).0
-}
-
-/// [`fold_all`], and the pattern fold of the same events.
+/// Folds a batch of heads from scratch, into the directive and the pattern
+/// fold: de-duplicates by id (the earliest copy wins), orders by (ts, id),
+/// applies.
 pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
     let total = heads.len() as u64;
     heads.sort_unstable_by_key(|h| (h.key, h.ts));
@@ -440,6 +428,21 @@ pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
 mod tests {
     use super::head::branch_key;
     use super::*;
+
+    fn fold_all(heads: Vec<EventHead>) -> Fold {
+        fold_both(heads).0
+    }
+
+    /// The fold of `heads` reversed, with a second copy of `heads[copy]`
+    /// (counted as a duplicate, then the count reset).
+    fn reordered(heads: &[EventHead], copy: usize) -> Fold {
+        let mut shuffled: Vec<_> = heads.iter().rev().cloned().collect();
+        shuffled.push(heads[copy].clone());
+        let mut fold = fold_all(shuffled);
+        assert_eq!(fold.duplicates, 1);
+        fold.duplicates = 0;
+        fold
+    }
 
     #[test]
     fn incremental_apply_matches_a_bulk_fold() {
@@ -606,7 +609,6 @@ mod tests {
 
     #[test]
     fn two_occasions_within_thirty_days_escalate_once_per_episode() {
-        use crate::directive::{Enforcement, Priority};
         // One occasion twice: not escalated.
         let f = fold_all(vec![violation(1, 0, "x", 7), violation(2, 1, "x", 7)]);
         assert!(f.escalated("x").is_none());
@@ -630,11 +632,7 @@ mod tests {
         .expect("valid test input");
         assert_eq!(f.effective(&d), (Priority::Critical, Enforcement::Enforce));
         // Any order, duplicates included, folds the same.
-        let mut shuffled: Vec<_> = heads.iter().rev().cloned().collect();
-        shuffled.push(heads[1].clone());
-        let mut g = fold_all(shuffled);
-        g.duplicates = 0;
-        assert_eq!(f, g);
+        assert_eq!(f, reordered(&heads, 1));
 
         // An escalation event records the episode; a deescalation ends it,
         // and the violations before it never count again.
@@ -698,11 +696,7 @@ mod tests {
         assert!(state.open_on_branch(main));
         assert!(f.escalated("x").is_none());
         // In any order, duplicates included.
-        let mut shuffled: Vec<_> = heads.iter().rev().cloned().collect();
-        shuffled.push(heads[1].clone());
-        let mut g = fold_all(shuffled);
-        g.duplicates = 0;
-        assert_eq!(f, g);
+        assert_eq!(f, reordered(&heads, 1));
         // A pass on another branch, or before the violation, clears nothing.
         let f = fold_all(vec![
             pass(1, 0),
@@ -733,13 +727,8 @@ mod tests {
             head(2, 20, "check", "x"),
             head(3, 5, "shown", "y"),
         ];
-        let mut b: Vec<_> = a.iter().rev().cloned().collect();
-        b.push(a[0].clone());
-        let fa = fold_all(a);
-        let mut fb = fold_all(b);
-        assert_eq!(fb.duplicates, 1);
-        fb.duplicates = 0;
-        assert_eq!(fa, fb);
+        let fa = fold_all(a.clone());
+        assert_eq!(fa, reordered(&a, 0));
         assert_eq!(
             fa.directive("x").expect("valid test input").counts()["check"],
             1
