@@ -29,9 +29,8 @@ pub use append::{
 };
 pub use kind::{Body, CheckOutcome, KNOWN_KINDS, Kind, Level, PhaseStatus, RunResult, ShownEntry};
 pub use read::{
-    EventFile, EventLine, NOT_REGULAR, TOO_LARGE, TornTail, event_files, is_skipped_file,
-    not_regular_problem, parse_event_bytes, parse_event_line, read_event_file, skipped_problem,
-    too_large_problem,
+    EventFile, EventLine, NOT_REGULAR, event_files, is_skipped_file, not_regular_problem,
+    parse_event_line, read_event_file, skipped_problem, too_large_problem,
 };
 
 /// One line of the event log.

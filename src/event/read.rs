@@ -21,15 +21,6 @@ pub struct EventLine {
 pub struct EventFile {
     pub events: Vec<EventLine>,
     pub problems: Vec<Problem>,
-    /// Bytes at the end after the last newline: a torn (or still being written) line.
-    pub torn_tail: Option<TornTail>,
-}
-
-#[derive(Debug, Clone)]
-pub struct TornTail {
-    pub line: u32,
-    pub offset: u64,
-    pub len: u64,
 }
 
 /// Reads and checks every line of an event file. `rel` is the path shown
@@ -69,7 +60,7 @@ pub fn too_large_problem(rel: &str, limit: u64) -> Problem {
 }
 
 /// The code of a problem about an event file over `events.max_file_bytes`, skipped.
-pub const TOO_LARGE: &str = "file_too_large";
+const TOO_LARGE: &str = "file_too_large";
 
 /// Whether a problem with `code` says a whole event file was skipped.
 pub fn is_skipped_file(code: &str) -> bool {
@@ -171,7 +162,7 @@ pub fn parse_event_line(
     Ok(event)
 }
 
-pub fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventFile {
+fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventFile {
     let mut out = EventFile::default();
     let mut start = 0usize;
     let mut line_no = 0u32;
@@ -183,11 +174,7 @@ pub fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventF
         };
         let raw = &bytes[start..end];
         if !complete {
-            out.torn_tail = Some(TornTail {
-                line: line_no,
-                offset: start as u64,
-                len: raw.len() as u64,
-            });
+            // A torn line, or one still being written.
             out.problems.push(
                 Problem::error(rel, "torn_line", format!("last line is incomplete ({} bytes with no newline)", raw.len()))
                     .at(line_no, 1)
