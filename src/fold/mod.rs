@@ -166,10 +166,10 @@ impl Fold {
         self.last = Some(self.last.map_or(e.order(), |l| l.max(e.order())));
     }
 
-    /// What ranking reads of each of `ids` (in any order; in one pass when
-    /// they come sorted): `shown` events, violations, remediations and
-    /// whether it is escalated — without decoding the loop states.
-    pub fn standings<'a>(&self, ids: impl Iterator<Item = &'a str> + Clone) -> Vec<Standing> {
+    /// What ranking reads of each of `ids` (in any order): `shown` events,
+    /// violations, remediations and whether it is escalated — without
+    /// decoding the loop states.
+    pub fn standings<'a>(&self, ids: impl Iterator<Item = &'a str>) -> Vec<Standing> {
         let shown = self.kinds.iter().position(|k| k == "shown");
         let width = self.kinds.len();
         // The standing of `id`, the rows before `row` being all smaller:
@@ -190,23 +190,11 @@ impl Fold {
                 Standing::default()
             }
         };
-        // As they come while they come sorted (a corpus's do)...
-        let mut out = Vec::with_capacity(ids.size_hint().0);
-        let (mut row, mut last, mut sorted) = (0, "", true);
-        for id in ids.clone() {
-            if id < last {
-                sorted = false;
-                break;
-            }
-            last = id;
-            out.push(seek(&mut row, id));
-        }
-        if sorted {
-            return out;
-        }
-        // ...else by id, in a sorted copy.
         let mut order: Vec<(&str, usize)> = ids.enumerate().map(|(i, id)| (id, i)).collect();
-        order.sort_by(|a, b| a.0.cmp(b.0));
+        // A corpus's ids come sorted already.
+        if !order.is_sorted() {
+            order.sort_unstable();
+        }
         let mut out = vec![Standing::default(); order.len()];
         let mut row = 0;
         for (id, i) in order {
