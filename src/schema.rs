@@ -31,25 +31,18 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
 fn event_schema() -> Value {
     let mut event = schema_for!(Event).to_value();
     let mut body = schema_for!(Body).to_value();
-    let mut kinds = match body.get_mut("oneOf").map(Value::take) {
-        Some(Value::Array(kinds)) => kinds,
-        _ => Vec::new(),
-    };
-    for kind in &mut kinds {
-        if let Some(fields) = kind.as_object_mut() {
-            fields.remove("required");
-        }
+    let mut kinds: Vec<Value> = serde_json::from_value(body["oneOf"].take()).unwrap_or_default();
+    for kind in kinds.iter_mut().filter_map(Value::as_object_mut) {
+        kind.remove("required");
     }
     kinds.push(json!({
         "description": "A kind this version does not know: kept, and ignored.",
         "properties": { "kind": { "not": { "enum": KNOWN_KINDS } } }
     }));
-    event["oneOf"] = Value::Array(kinds);
-    if let Some(Value::Object(defs)) = body.get_mut("$defs").map(Value::take) {
-        let all = event["$defs"].as_object_mut();
-        if let Some(all) = all {
-            all.extend(defs);
-        }
+    event["oneOf"] = kinds.into();
+    if let (Some(all), Value::Object(defs)) = (event["$defs"].as_object_mut(), body["$defs"].take())
+    {
+        all.extend(defs);
     }
     event
 }
