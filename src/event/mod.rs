@@ -29,8 +29,8 @@ pub use append::{
 };
 pub use kind::{Body, CheckOutcome, KNOWN_KINDS, Kind, Level, PhaseStatus, RunResult, ShownEntry};
 pub use read::{
-    EventFile, EventLine, NOT_REGULAR, event_files, is_skipped_file, not_regular_problem,
-    parse_event_line, read_event_file, skipped_problem, too_large_problem,
+    EventFile, EventLine, NOT_REGULAR, check_envelope, event_files, is_skipped_file,
+    not_regular_problem, parse_event_line, read_event_file, skipped_problem, too_large_problem,
 };
 
 /// One line of the event log.
@@ -191,9 +191,9 @@ impl Event {
 
     /// The month file this event belongs in (`2026-11.jsonl`), by its UTC time.
     pub fn month_file(&self) -> Option<String> {
-        let ms = self.ts_millis()?;
-        let ts = jiff::Timestamp::from_millisecond(ms).ok()?;
-        Some(month_file_name(ts))
+        let ts = jiff::Timestamp::from_millisecond(self.ts_millis()?).ok()?;
+        let dt = ts.to_zoned(jiff::tz::TimeZone::UTC);
+        Some(format!("{:04}-{:02}.jsonl", dt.year(), dt.month()))
     }
 
     /// The event as one JSON line, newline included.
@@ -311,11 +311,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
-}
-
-pub fn month_file_name(ts: jiff::Timestamp) -> String {
-    let dt = ts.to_zoned(jiff::tz::TimeZone::UTC);
-    format!("{:04}-{:02}.jsonl", dt.year(), dt.month())
 }
 
 /// Is `name` an event file name (`YYYY-MM.jsonl`)?

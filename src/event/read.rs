@@ -4,7 +4,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Event, format_ts, is_month_file, is_time_out_of_range, is_valid_kind};
+use super::{
+    Event, format_ts, is_month_file, is_time_out_of_range, is_valid_kind, parse_ts_millis,
+};
 use crate::config::EventsConfig;
 use crate::error::Error;
 use crate::problem::{Problem, line_col};
@@ -123,43 +125,44 @@ pub fn parse_event_line(
             "each line must be one JSON object with `id`, `ts` and `kind`",
         )
     })?;
-    if event.id.is_empty() || event.id.len() > 128 {
+    check_envelope(&event.id, &event.ts, &event.kind)
+        .map_err(|(message, hint)| (1, message, hint))?;
+    Ok(event)
+}
+
+/// Checks an event's id, time and kind, and returns the time in
+/// milliseconds. The fold checks lines with it too, so that it folds
+/// exactly the lines the readers accept.
+pub fn check_envelope(id: &str, ts: &str, kind: &str) -> Result<i64, (String, &'static str)> {
+    if id.is_empty() || id.len() > 128 {
         return Err((
-            1,
             "event id is empty or longer than 128 bytes".into(),
             "ids are ULIDs written by git-swarm",
         ));
     }
-    if event.ts_millis().is_none() {
-        return Err(if is_time_out_of_range(&event.ts) {
+    let Some(millis) = parse_ts_millis(ts) else {
+        return Err(if is_time_out_of_range(ts) {
             (
-                1,
                 format!(
-                    "event time `{}` is later than {}, the last time the event log holds",
-                    event.ts,
+                    "event time `{ts}` is later than {}, the last time the event log holds",
                     format_ts(jiff::Timestamp::MAX)
                 ),
                 "an event records when something happened: write the time it did, like 2026-11-22T10:00:00.000Z",
             )
         } else {
             (
-                1,
-                format!("event time `{}` is not an RFC 3339 time", event.ts),
+                format!("event time `{ts}` is not an RFC 3339 time"),
                 "write times like 2026-11-22T10:00:00.000Z",
             )
         });
-    }
-    if !is_valid_kind(&event.kind) {
+    };
+    if !is_valid_kind(kind) {
         return Err((
-            1,
-            format!(
-                "event kind `{}` is not a valid kind",
-                event.kind.escape_debug()
-            ),
+            format!("event kind `{}` is not a valid kind", kind.escape_debug()),
             "kinds are 1–64 lowercase letters, digits and `_`, starting with a letter",
         ));
     }
-    Ok(event)
+    Ok(millis)
 }
 
 fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventFile {

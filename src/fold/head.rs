@@ -115,10 +115,7 @@ impl EventHead {
         // UTF-8, so a line the readers reject would otherwise be folded.
         let text = std::str::from_utf8(line).ok()?;
         let raw: RawHead<'_> = serde_json::from_str(text).ok()?;
-        if raw.id.is_empty() || raw.id.len() > 128 || !crate::event::is_valid_kind(&raw.kind) {
-            return None;
-        }
-        let ts = crate::event::parse_ts_millis(&raw.ts)?;
+        let ts = crate::event::check_envelope(&raw.id, &raw.ts, &raw.kind).ok()?;
         let mut directives: Vec<String> = raw.directive.into_iter().map(Cow::into_owned).collect();
         directives.extend(raw.directives.and_then(Lenient::get).into_iter().flatten());
         let occasion = |parts: &[&str]| {
