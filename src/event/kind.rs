@@ -258,8 +258,9 @@ pub enum PhaseStatus {
 }
 
 /// How a run's merged work ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RunResult {
     Pass,
     Fail,
@@ -267,10 +268,7 @@ pub enum RunResult {
 
 impl RunResult {
     pub fn as_str(self) -> &'static str {
-        match self {
-            RunResult::Pass => "pass",
-            RunResult::Fail => "fail",
-        }
+        self.into()
     }
 }
 

@@ -150,14 +150,8 @@ impl Event {
                 priority: Priority::deserialize(v.get("priority")?).ok()?,
             })
         };
-        Some(
-            self.data
-                .get("shown")?
-                .as_array()?
-                .iter()
-                .filter_map(entry)
-                .collect(),
-        )
+        let list = self.data.get("shown")?.as_array()?;
+        Some(list.iter().filter_map(entry).collect())
     }
 
     /// What makes two check records the same occasion: the change and the
