@@ -128,28 +128,12 @@ impl Fold {
         self.events += 1;
         let kind = self.kind_number(&e.kind);
         self.kind_counts[kind] += 1;
-        for &row in rows {
+        // Only events that play a part in the loop decode the loop states.
+        let in_loop = e.signal != Signal::None || e.delegation.is_some();
+        for (d, &row) in e.directives.iter().zip(rows) {
             self.last_ts[row] = self.last_ts[row].max(e.ts);
-        }
-        if e.signal != Signal::None || e.delegation.is_some() {
-            let loops = self.loops.get_mut();
-            for (d, &row) in e.directives.iter().zip(rows) {
-                let state = match loops.get_mut(d) {
-                    Some(s) => s,
-                    None => loops.entry(d.clone()).or_default(),
-                };
-                // A void event is not counted for the directive either.
-                if state.apply(e) {
-                    self.counts[row * self.kinds.len() + kind] += 1;
-                }
-                self.standing[row] = RowLoop {
-                    violations: state.violations,
-                    remediations: state.remediations,
-                    escalated: state.open().is_some(),
-                };
-            }
-        } else {
-            for &row in rows {
+            // A void event is not counted for the directive either.
+            if !in_loop || self.apply_loop(d, row, e) {
                 self.counts[row * self.kinds.len() + kind] += 1;
             }
         }
@@ -164,6 +148,23 @@ impl Fold {
             }
         }
         self.last = Some(self.last.map_or(e.order(), |l| l.max(e.order())));
+    }
+
+    /// Applies `e` to the loop state of directive `d`, at `row`; false if it
+    /// is void for it.
+    fn apply_loop(&mut self, d: &str, row: usize, e: &EventHead) -> bool {
+        let loops = self.loops.get_mut();
+        let state = match loops.get_mut(d) {
+            Some(s) => s,
+            None => loops.entry(d.to_owned()).or_default(),
+        };
+        let counted = state.apply(e);
+        self.standing[row] = RowLoop {
+            violations: state.violations,
+            remediations: state.remediations,
+            escalated: state.open().is_some(),
+        };
+        counted
     }
 
     /// What ranking reads of each of `ids` (in any order): `shown` events,
