@@ -5,22 +5,22 @@
 use schemars::schema_for;
 use serde_json::{Value, json};
 
+use crate::check::Report;
 use crate::config::Config;
 use crate::directive::{Directive, Quarantined};
 use crate::event::{Body, Event, KNOWN_KINDS};
 
 /// `(file name, schema)` for every format under `schema/`.
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let value = |s: schemars::Schema| s.to_value();
     vec![
-        ("config.schema.json", value(schema_for!(Config))),
-        ("directive.schema.json", value(schema_for!(Directive))),
-        ("quarantined.schema.json", value(schema_for!(Quarantined))),
-        ("event.schema.json", event_schema()),
+        ("config.schema.json", schema_for!(Config).to_value()),
+        ("directive.schema.json", schema_for!(Directive).to_value()),
         (
-            "check-report.schema.json",
-            value(schema_for!(crate::check::Report)),
+            "quarantined.schema.json",
+            schema_for!(Quarantined).to_value(),
         ),
+        ("event.schema.json", event_schema()),
+        ("check-report.schema.json", schema_for!(Report).to_value()),
     ]
 }
 

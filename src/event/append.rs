@@ -10,14 +10,9 @@ use super::{Event, parse_event_line};
 use crate::config::{EventsConfig, FsyncPolicy};
 use crate::error::Error;
 
-/// Appends events to the log in `events_dir`, each to its month's file.
-///
-/// Per file: take the exclusive lock (retrying until `lock_timeout_ms`); if
-/// the file ends in a torn line (a writer died mid-write — no live writer
-/// can be, we hold the lock), save those bytes under `local/torn/` and cut
-/// them off; write all of this call's lines for that file with one `write`;
-/// optionally fsync; release. Returns the torn lines saved aside, for the
-/// caller to report.
+/// Appends events to the log in `events_dir`, each to its month's file, as
+/// [`append_to`] does. Returns the torn lines saved aside, for the caller to
+/// report.
 pub fn append(
     events_dir: &Path,
     events: &[Event],
@@ -200,8 +195,10 @@ enum ToWrite<'a, 'f> {
     Unrecorded(&'a mut (dyn FnMut(&[u8]) -> Vec<u8> + 'f)),
 }
 
-/// Appends `what` to the event file `path` under its lock, setting a torn
-/// tail aside first (named by `now_ms`).
+/// Appends `what` to the event file `path` with one `write`, under its
+/// exclusive lock (retried until `lock_timeout_ms`). A torn last line (a
+/// dead writer's: no live one can be writing, we hold the lock) is first
+/// saved under `local/torn/`, named by `now_ms`, and cut off.
 fn append_to(
     path: &Path,
     what: ToWrite<'_, '_>,

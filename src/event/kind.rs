@@ -1,11 +1,8 @@
 //! Every event kind this version writes, with its fields: the one list of
 //! kinds. Writers build a [`Body`]; the folds match on [`Kind`];
-//! `schema/event.schema.json` is generated from both.
-//!
-//! On disk an event stays a JSON object whose unknown fields (and unknown
-//! kinds) are kept: [`super::Event`] holds the kind's fields as a map, and a
-//! [`Body`] becomes that map when the event is made. Serialised through the
-//! map, a body's fields are written in the same (sorted) order as always.
+//! `schema/event.schema.json` is generated from both. A body becomes the
+//! event's map of fields when the event is made, so that fields and kinds
+//! unknown to this version are kept, and fields are written sorted.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

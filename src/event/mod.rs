@@ -7,9 +7,7 @@
 //!
 //! Appends are one `write` of whole lines under an exclusive lock on the
 //! month's file, retried until a bounded wait runs out — never skipped. A
-//! line torn by a crash is left where it is: the next append starts on a new
-//! line, so the torn bytes stay one malformed line (reported by readers,
-//! repaired by `doctor --fix`) and no later event is glued to it.
+//! line torn by a crash is set aside first, so no later event is glued to it.
 
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -286,11 +284,9 @@ pub fn parse_ts_millis(s: &str) -> Option<i64> {
         .map(|t| t.as_millisecond())
 }
 
-/// Is `s` a date, time and offset as RFC 3339 writes them, whose instant is
-/// past the last one the log holds ([`jiff::Timestamp::MAX`],
-/// 9999-12-30T22:00:00Z: the last instant whose date is within year 9999 at
-/// every offset)? What is wrong with `9999-12-31T23:59:59Z` is its range,
-/// not its syntax.
+/// Is `s`, which did not parse, an RFC 3339 time of year 9999 past the last
+/// instant the log holds ([`jiff::Timestamp::MAX`], within year 9999 at
+/// every offset)? What is wrong with it is then its range, not its syntax.
 fn is_time_out_of_range(s: &str) -> bool {
     jiff::fmt::temporal::Pieces::parse(s)
         .is_ok_and(|p| p.date().year() == 9999 && p.time().is_some() && p.offset().is_some())
