@@ -538,7 +538,7 @@ mod tests {
                 Standing::default(),
             ]
         );
-        // Sorted ids take the one-pass path; the same answers.
+        // Sorted ids give the same answers.
         let sorted = decoded.standings(["a", "b", "c", "z"].into_iter());
         assert_eq!(sorted, [st[1], st[0], Standing::default(), st[2]]);
         assert_eq!(decoded, fold);
@@ -547,13 +547,7 @@ mod tests {
         assert_eq!(postcard::to_stdvec(&decoded).expect("encode"), bytes);
         // Applying more events works on the decoded states.
         let mut more = decoded.clone();
-        more.apply(&signal(
-            6,
-            5,
-            "deescalation",
-            "a",
-            Signal::Deescalation { episode: None },
-        ));
+        more.apply(&deescalation(6, 5, "a", None));
         assert!(more.escalated("a").is_none());
         assert!(!more.standings(["a"].into_iter())[0].escalated);
         // A flipped byte in the encoded states fails the checksum.
@@ -596,6 +590,16 @@ mod tests {
         }
     }
 
+    fn deescalation(key: u128, day: i64, d: &str, episode: Option<u32>) -> EventHead {
+        signal(
+            key,
+            day,
+            "deescalation",
+            d,
+            Signal::Deescalation { episode },
+        )
+    }
+
     #[test]
     fn two_occasions_within_thirty_days_escalate_once_per_episode() {
         // One occasion twice: not escalated.
@@ -627,13 +631,7 @@ mod tests {
         // and the violations before it never count again.
         let mut with_end = heads.clone();
         with_end.push(signal(5, 33, "escalation", "x", Signal::Escalation));
-        with_end.push(signal(
-            6,
-            34,
-            "deescalation",
-            "x",
-            Signal::Deescalation { episode: Some(1) },
-        ));
+        with_end.push(deescalation(6, 34, "x", Some(1)));
         with_end.push(violation(7, 35, "x", 11));
         let f = fold_all(with_end.clone());
         let state = f.loop_state("x").expect("state");
@@ -672,11 +670,13 @@ mod tests {
     #[test]
     fn a_pass_on_the_branch_remediates_its_check_violations_only() {
         let main = "refs/heads/main";
-        let pass = |key, day| on_branch(signal(key, day, "check_passed", "x", Signal::Pass), main);
+        let pass = |key, day, branch| {
+            on_branch(signal(key, day, "check_passed", "x", Signal::Pass), branch)
+        };
         // Fixed on main: remediated, and out of the escalation window.
         let heads = vec![
             on_branch(violation(1, 0, "x", 7), main),
-            pass(2, 0),
+            pass(2, 0, main),
             on_branch(violation(3, 2, "x", 8), main),
         ];
         let f = fold_all(heads.clone());
@@ -688,18 +688,15 @@ mod tests {
         assert_eq!(f, reordered(&heads, 1));
         // A pass on another branch, or before the violation, clears nothing.
         let f = fold_all(vec![
-            pass(1, 0),
+            pass(1, 0, main),
             on_branch(violation(2, 1, "x", 7), main),
-            on_branch(
-                signal(3, 1, "check_passed", "x", Signal::Pass),
-                "refs/heads/topic",
-            ),
+            pass(3, 1, "refs/heads/topic"),
             on_branch(violation(4, 2, "x", 8), "refs/heads/topic"),
         ]);
         assert!(f.loop_state("x").expect("state").unremediated());
         assert!(f.escalated("x").is_some());
         // A violation on no branch is left to acks and verdicts.
-        let f = fold_all(vec![violation(1, 0, "x", 7), pass(2, 1)]);
+        let f = fold_all(vec![violation(1, 0, "x", 7), pass(2, 1, main)]);
         assert!(f.loop_state("x").expect("state").unremediated());
         let f = fold_all(vec![
             violation(1, 0, "x", 7),
