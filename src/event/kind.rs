@@ -278,11 +278,8 @@ mod tests {
     fn fields(body: Body) -> String {
         let ts = "2026-11-22T10:00:00Z".parse().expect("valid test input");
         let e = Event::new(body, ts);
-        format!(
-            "{} {}",
-            e.kind,
-            serde_json::to_string(&e.data).expect("JSON")
-        )
+        let data = serde_json::to_string(&e.data).expect("JSON");
+        format!("{} {data}", e.kind)
     }
 
     #[test]
