@@ -99,12 +99,9 @@ pub fn parse_event_line(
         ));
     }
     let text = std::str::from_utf8(raw).map_err(|e| {
-        let col = String::from_utf8_lossy(&raw[..e.valid_up_to()])
-            .chars()
-            .count()
-            + 1;
+        let valid = std::str::from_utf8(&raw[..e.valid_up_to()]).unwrap_or_default();
         (
-            u32::try_from(col).unwrap_or(u32::MAX),
+            line_col(valid, valid.len()).1,
             "line is not valid UTF-8".to_owned(),
             "event lines are UTF-8 JSON; remove or re-encode the line",
         )
