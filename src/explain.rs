@@ -15,7 +15,6 @@ use serde::Serialize;
 
 use crate::directive::{Directive, Enforcement, Priority};
 use crate::error::{Error, Result};
-use crate::event::view::Fields;
 use crate::event::{Event, Kind};
 use crate::fold::Fold;
 
@@ -140,8 +139,7 @@ pub fn explain(
     };
     let about = |e: &Event| {
         e.directive.as_deref() == Some(id)
-            || (e.known_kind() == Some(Kind::SpoofedAck)
-                && e.view::<Fields<'_>>().claimed == Some(id))
+            || (e.known_kind() == Some(Kind::SpoofedAck) && e.str_field("claimed") == Some(id))
     };
     let mine: Vec<&Event> = events
         .iter()

@@ -5,22 +5,22 @@
 use schemars::schema_for;
 use serde_json::{Value, json};
 
+use crate::check::Report;
 use crate::config::Config;
 use crate::directive::{Directive, Quarantined};
 use crate::event::{Body, Event, KNOWN_KINDS};
 
 /// `(file name, schema)` for every format under `schema/`.
 pub fn schemas() -> Vec<(&'static str, Value)> {
-    let value = |s: schemars::Schema| s.to_value();
     vec![
-        ("config.schema.json", value(schema_for!(Config))),
-        ("directive.schema.json", value(schema_for!(Directive))),
-        ("quarantined.schema.json", value(schema_for!(Quarantined))),
-        ("event.schema.json", event_schema()),
+        ("config.schema.json", schema_for!(Config).to_value()),
+        ("directive.schema.json", schema_for!(Directive).to_value()),
         (
-            "check-report.schema.json",
-            value(schema_for!(crate::check::Report)),
+            "quarantined.schema.json",
+            schema_for!(Quarantined).to_value(),
         ),
+        ("event.schema.json", event_schema()),
+        ("check-report.schema.json", schema_for!(Report).to_value()),
     ]
 }
 
@@ -31,25 +31,18 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
 fn event_schema() -> Value {
     let mut event = schema_for!(Event).to_value();
     let mut body = schema_for!(Body).to_value();
-    let mut kinds = match body.get_mut("oneOf").map(Value::take) {
-        Some(Value::Array(kinds)) => kinds,
-        _ => Vec::new(),
-    };
-    for kind in &mut kinds {
-        if let Some(fields) = kind.as_object_mut() {
-            fields.remove("required");
-        }
+    let mut kinds: Vec<Value> = serde_json::from_value(body["oneOf"].take()).unwrap_or_default();
+    for kind in kinds.iter_mut().filter_map(Value::as_object_mut) {
+        kind.remove("required");
     }
     kinds.push(json!({
         "description": "A kind this version does not know: kept, and ignored.",
         "properties": { "kind": { "not": { "enum": KNOWN_KINDS } } }
     }));
-    event["oneOf"] = Value::Array(kinds);
-    if let Some(Value::Object(defs)) = body.get_mut("$defs").map(Value::take) {
-        let all = event["$defs"].as_object_mut();
-        if let Some(all) = all {
-            all.extend(defs);
-        }
+    event["oneOf"] = kinds.into();
+    if let (Some(all), Value::Object(defs)) = (event["$defs"].as_object_mut(), body["$defs"].take())
+    {
+        all.extend(defs);
     }
     event
 }

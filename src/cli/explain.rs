@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::event::view::Fields;
 use git_swarm::event::{Event, Kind};
 use git_swarm::explain::{ExplainedEvent, Explanation};
 
@@ -152,7 +151,7 @@ fn line(x: &ExplainedEvent) -> String {
 }
 
 fn detail(e: &Event) -> String {
-    let f: Fields<'_> = e.view();
+    let f = |name| e.str_field(name);
     let with = |label: &str, v: Option<&str>| match v.unwrap_or_default() {
         "" => String::new(),
         v => format!(", {label} {v}"),
@@ -169,38 +168,38 @@ fn detail(e: &Event) -> String {
             } else {
                 "passed"
             },
-            match s(f.branch) {
+            match s(f("branch")) {
                 "" => "no branch",
                 b => b,
             },
-            with("change", f.selection)
+            with("change", f("selection"))
         ),
         Kind::Ack => format!(
             "{}{}{}",
-            s(f.status),
-            with("reason", f.reason),
-            with("delegation", f.delegation)
+            s(f("status")),
+            with("reason", f("reason")),
+            with("delegation", f("delegation"))
         ),
         Kind::Unacknowledged => format!(
             "shown and not acknowledged{}",
-            with("delegation", f.delegation)
+            with("delegation", f("delegation"))
         ),
         Kind::SpoofedAck => format!(
             "{} claimed but not shown{}",
-            s(f.status),
-            with("delegation", f.delegation)
+            s(f("status")),
+            with("delegation", f("delegation"))
         ),
         Kind::Verdict => format!(
             "{} (reviewer {}, machine {}){}",
-            s(f.verdict),
-            s(f.reviewer),
-            s(f.machine),
-            with("phase", f.phase)
+            s(f("verdict")),
+            s(f("reviewer")),
+            s(f("machine")),
+            with("phase", f("phase"))
         ),
-        Kind::Escalation => format!("{}: {}", s(f.episode), s(f.reason)),
-        Kind::Deescalation => format!("{}: {}", s(f.episode), s(f.justification)),
-        Kind::Override => format!("phase {}: {}", s(f.phase), s(f.justification)),
-        Kind::Retired => s(f.reason).to_owned(),
+        Kind::Escalation => format!("{}: {}", s(f("episode")), s(f("reason"))),
+        Kind::Deescalation => format!("{}: {}", s(f("episode")), s(f("justification"))),
+        Kind::Override => format!("phase {}: {}", s(f("phase")), s(f("justification"))),
+        Kind::Retired => s(f("reason")).to_owned(),
         _ => String::new(),
     }
 }

@@ -16,7 +16,6 @@ use crate::directive::Priority;
 use crate::directive_loop::marks::{self, AckStatus};
 use crate::directive_loop::records;
 use crate::error::{Error, Result};
-use crate::event::view::Fields;
 use crate::event::{Body, Event, Kind};
 use crate::store::Store;
 
@@ -107,25 +106,24 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
         });
     };
     // What this delegation has recorded already: a second run adds nothing.
-    let mine: Vec<(&Event, Fields<'_>)> = events
+    let mine: Vec<&Event> = events
         .iter()
-        .map(|e| (e, e.view::<Fields<'_>>()))
-        .filter(|(_, f)| f.delegation == Some(delegation.id.as_str()))
+        .filter(|e| e.str_field("delegation") == Some(delegation.id.as_str()))
         .collect();
     let already = |kind: Kind, id: &str| {
-        mine.iter().any(|(e, f)| {
+        mine.iter().any(|e| {
             e.known_kind() == Some(kind)
-                && (e.directive.as_deref() == Some(id) || f.claimed == Some(id))
+                && (e.directive.as_deref() == Some(id) || e.str_field("claimed") == Some(id))
         })
     };
     // The same ack, reason included: a second message that adds the reason
     // an earlier one lacked is recorded, and completes the ack for the gate.
     let same_ack = |id: &str, status: &str, reason: Option<&str>| {
-        mine.iter().any(|(e, f)| {
+        mine.iter().any(|e| {
             e.known_kind() == Some(Kind::Ack)
                 && e.directive.as_deref() == Some(id)
-                && f.status == Some(status)
-                && f.reason == reason
+                && e.str_field("status") == Some(status)
+                && e.str_field("reason") == reason
         })
     };
 

@@ -3,7 +3,6 @@
 //! pass only where it clears a violation on the same branch.
 
 use crate::change::Selection;
-use crate::event::view::CheckKey;
 use crate::event::{Body, CheckOutcome, Event};
 use crate::fold::Fold;
 use crate::store::Store;
@@ -90,7 +89,7 @@ impl CheckRecord {
         let e = &self.event;
         line.kind == e.kind
             && line.directive == e.directive
-            && line.view::<CheckKey<'_>>() == e.view::<CheckKey<'_>>()
+            && line.check_key() == e.check_key()
             && self.after.is_none_or(|after| {
                 line.ts_millis()
                     .is_some_and(|ts| (ts, crate::event::id_key(&line.id)) > after)

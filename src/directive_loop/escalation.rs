@@ -10,7 +10,6 @@ use std::path::PathBuf;
 
 use crate::directive::{Enforcement, Priority};
 use crate::error::{Error, Result};
-use crate::event::view::Fields;
 use crate::event::{Body, Event, Level};
 use crate::store::Store;
 
@@ -85,7 +84,7 @@ pub fn due_from_index(store: &Store) -> Result<Vec<Event>> {
 /// Appends one `escalation` event of [`due`], once for its episode: of
 /// several processes racing, one writes it.
 pub fn append(store: &Store, e: &Event) -> Result<Escalation> {
-    let episode = e.view::<Fields<'_>>().episode.unwrap_or("");
+    let episode = e.str_field("episode").unwrap_or("");
     let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
     let (written, torn) =
         crate::event::append_once(&store.events_dir(), e, &marker, &store.config.events)?;

@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use crate::directive::Priority;
 use crate::error::Result;
-use crate::event::view::{Fields, Shown};
 use crate::event::{Event, Kind, ShownEntry, event_files, read_event_file};
 use crate::fold::Fold;
 use crate::index::Index;
@@ -54,23 +53,12 @@ impl Delegation {
         if e.known_kind() != Some(Kind::Shown) {
             return None;
         }
-        let view: Shown<'_> = e.view();
-        let shown = view
-            .shown?
-            .iter()
-            .filter_map(|item| {
-                let item = item.get()?;
-                Some(ShownEntry {
-                    id: item.id.to_owned(),
-                    priority: item.priority,
-                })
-            })
-            .collect();
+        let shown = e.shown_entries()?;
         Some(Delegation {
             id: e.id.clone(),
             ts: e.ts.clone(),
             role: e.actor.role.clone(),
-            phase: view.phase.map(str::to_owned),
+            phase: e.str_field("phase").map(str::to_owned),
             shown,
         })
     }
@@ -92,9 +80,7 @@ pub fn delegation(events: &[Event], id: &str) -> Option<Delegation> {
 pub fn phase_delegations(events: &[Event], phase: &str) -> Vec<Delegation> {
     events
         .iter()
-        .filter(|e| {
-            e.known_kind() == Some(Kind::Shown) && e.view::<Fields<'_>>().phase == Some(phase)
-        })
+        .filter(|e| e.known_kind() == Some(Kind::Shown) && e.str_field("phase") == Some(phase))
         .filter_map(Delegation::from_event)
         .collect()
 }
@@ -142,22 +128,22 @@ pub fn phase_records(events: &[Event], phase: &str, index: &Index) -> Vec<PhaseR
         let Some(r) = records.get_mut(id) else {
             continue;
         };
-        let f: Fields<'_> = e.view();
-        let reason = f.reason.is_some_and(|r| !r.trim().is_empty());
+        let f = |name| e.str_field(name);
+        let reason = f("reason").is_some_and(|r| !r.trim().is_empty());
         match e.known_kind() {
-            Some(Kind::Ack) if f.delegation.is_some_and(|d| in_phase.contains(d)) => {
-                match f.status {
+            Some(Kind::Ack) if f("delegation").is_some_and(|d| in_phase.contains(d)) => {
+                match f("status") {
                     Some("applied") => r.terminal = Some("applied".into()),
                     Some(s @ ("ignored" | "n_a")) if reason => r.terminal = Some(s.into()),
                     _ => {}
                 }
             }
-            Some(Kind::Verdict) if f.phase == Some(phase) => match f.verdict {
+            Some(Kind::Verdict) if f("phase") == Some(phase) => match f("verdict") {
                 Some("verified") => r.terminal = Some("verified".into()),
                 Some("n_a") if reason => r.terminal = Some("n_a".into()),
                 _ => {}
             },
-            Some(Kind::Override) if f.phase == Some(phase) => r.overridden = true,
+            Some(Kind::Override) if f("phase") == Some(phase) => r.overridden = true,
             _ => {}
         }
     }
@@ -188,9 +174,10 @@ pub fn phase_blockers(records: &[PhaseRecord], fold: &Fold) -> Vec<Blocker> {
 
 /// Has the phase been recorded as complete?
 pub fn phase_completed<'a>(events: &'a [Event], phase: &str) -> Option<&'a Event> {
-    events.iter().rev().find(|e| {
-        e.known_kind() == Some(Kind::Phase) && e.view::<Fields<'_>>().phase == Some(phase)
-    })
+    events
+        .iter()
+        .rev()
+        .find(|e| e.known_kind() == Some(Kind::Phase) && e.str_field("phase") == Some(phase))
 }
 
 /// What to say of `phase`, in which no directive was shown: the closest
@@ -199,7 +186,7 @@ pub fn unknown_phase_hint(events: &[Event], phase: &str) -> String {
     let mut phases: Vec<&str> = events
         .iter()
         .filter(|e| e.known_kind() == Some(Kind::Shown))
-        .filter_map(|e| e.view::<Fields<'_>>().phase)
+        .filter_map(|e| e.str_field("phase"))
         .collect();
     phases.sort_unstable();
     phases.dedup();

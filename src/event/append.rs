@@ -10,34 +10,34 @@ use super::{Event, parse_event_line};
 use crate::config::{EventsConfig, FsyncPolicy};
 use crate::error::Error;
 
-/// Appends events to the log in `events_dir`, each to its month's file.
-///
-/// Per file: take the exclusive lock (retrying until `lock_timeout_ms`); if
-/// the file ends in a torn line (a writer died mid-write — no live writer
-/// can be, we hold the lock), save those bytes under `local/torn/` and cut
-/// them off; write all of this call's lines for that file with one `write`;
-/// optionally fsync; release. Returns the torn lines saved aside, for the
-/// caller to report.
+/// Appends events to the log in `events_dir`, each to its month's file, as
+/// [`append_to`] does. Returns the torn lines saved aside, for the caller to
+/// report.
 pub fn append(
     events_dir: &Path,
     events: &[Event],
     cfg: &EventsConfig,
 ) -> Result<Vec<PathBuf>, Error> {
-    let by_file = by_month_file(events, cfg)?;
-    let swarm = swarm_of(events_dir);
-    crate::safe_fs::create_dir_all(swarm, events_dir)?;
     let now_ms = events.first().and_then(Event::ts_millis).unwrap_or(0);
+    each_month_file(events_dir, events, cfg, |path, lines| {
+        let buf: String = lines.iter().map(|(_, line)| line.as_str()).collect();
+        append_to(path, ToWrite::Lines(buf.as_bytes()), cfg, now_ms)
+    })
+}
+
+/// Groups `events` by month file (see [`by_month_file`]) and gives each
+/// file's path and events to `append`; returns the torn lines it saved aside.
+fn each_month_file<'a>(
+    events_dir: &Path,
+    events: &'a [Event],
+    cfg: &EventsConfig,
+    mut append: impl FnMut(&Path, &[(&'a Event, String)]) -> Result<Option<PathBuf>, Error>,
+) -> Result<Vec<PathBuf>, Error> {
+    let by_file = by_month_file(events, cfg)?;
+    crate::safe_fs::create_dir_all(swarm_of(events_dir), events_dir)?;
     let mut saved = Vec::new();
     for (name, lines) in by_file {
-        let buf: String = lines.into_iter().map(|(_, line)| line).collect();
-        let aside = append_to(
-            &events_dir.join(name),
-            ToWrite::Lines(buf.as_bytes()),
-            cfg,
-            swarm,
-            now_ms,
-        )?;
-        saved.extend(aside);
+        saved.extend(append(&events_dir.join(name), &lines)?);
     }
     Ok(saved)
 }
@@ -133,16 +133,12 @@ pub fn append_unrecorded(
     recorded: impl Fn(&Event, &Event) -> bool,
     cfg: &EventsConfig,
 ) -> Result<(usize, Vec<PathBuf>), Error> {
-    let by_file = by_month_file(events, cfg)?;
-    let swarm = swarm_of(events_dir);
-    crate::safe_fs::create_dir_all(swarm, events_dir)?;
     let mut written = 0;
-    let mut saved = Vec::new();
-    for (name, lines) in by_file {
+    let saved = each_month_file(events_dir, events, cfg, |path, lines| {
         let now_ms = lines[0].0.ts_millis().unwrap_or(0);
         let mut unrecorded = |text: &[u8]| -> Vec<u8> {
             let mut out = Vec::new();
-            for (e, line) in &lines {
+            for (e, line) in lines {
                 let needle = needle(e);
                 let found = memchr::memmem::find_iter(text, needle.as_bytes()).any(|at| {
                     let start = text[..at]
@@ -163,15 +159,8 @@ pub fn append_unrecorded(
             }
             out
         };
-        let aside = append_to(
-            &events_dir.join(&name),
-            ToWrite::Unrecorded(&mut unrecorded),
-            cfg,
-            swarm,
-            now_ms,
-        )?;
-        saved.extend(aside);
-    }
+        append_to(path, ToWrite::Unrecorded(&mut unrecorded), cfg, now_ms)
+    })?;
     Ok((written, saved))
 }
 
@@ -206,13 +195,17 @@ enum ToWrite<'a, 'f> {
     Unrecorded(&'a mut (dyn FnMut(&[u8]) -> Vec<u8> + 'f)),
 }
 
+/// Appends `what` to the event file `path` with one `write`, under its
+/// exclusive lock (retried until `lock_timeout_ms`). A torn last line (a
+/// dead writer's: no live one can be writing, we hold the lock) is first
+/// saved under `local/torn/`, named by `now_ms`, and cut off.
 fn append_to(
     path: &Path,
     what: ToWrite<'_, '_>,
     cfg: &EventsConfig,
-    swarm: &Path,
     now_ms: i64,
 ) -> Result<Option<PathBuf>, Error> {
+    let swarm = swarm_of(path.parent().unwrap_or(path));
     let mut file = crate::safe_fs::open(
         path,
         OpenOptions::new().read(true).append(true).create(true),

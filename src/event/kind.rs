@@ -1,75 +1,33 @@
 //! Every event kind this version writes, with its fields: the one list of
 //! kinds. Writers build a [`Body`]; the folds match on [`Kind`];
-//! `schema/event.schema.json` is generated from both.
-//!
-//! On disk an event stays a JSON object whose unknown fields (and unknown
-//! kinds) are kept: [`super::Event`] holds the kind's fields as a map, and a
-//! [`Body`] becomes that map when the event is made. Serialised through the
-//! map, a body's fields are written in the same (sorted) order as always.
+//! `schema/event.schema.json` is generated from both. A body becomes the
+//! event's map of fields when the event is made, so that fields and kinds
+//! unknown to this version are kept, and fields are written sorted.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use strum::{EnumDiscriminants, EnumString, IntoStaticStr, VariantNames};
 
 use crate::directive::{Enforcement, Priority};
 use crate::pattern::text::Category;
 
-/// Defines [`Body`], [`Kind`] and [`KNOWN_KINDS`] from one list, so that a
-/// kind added to one is in all three.
-macro_rules! kinds {
-    ($(
-        $(#[$doc:meta])*
-        $name:literal => $Variant:ident { $($fields:tt)* }
-    )*) => {
-        /// An event's kind and the fields it writes.
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-        #[serde(tag = "kind")]
-        pub enum Body {
-            $( $(#[$doc])* #[serde(rename = $name)] $Variant { $($fields)* }, )*
-        }
-
-        /// The kinds this version knows, each a variant of [`Body`].
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Kind {
-            $( $(#[$doc])* $Variant, )*
-        }
-
-        /// Kinds this version knows, as written. Others are kept and folded as "other".
-        pub const KNOWN_KINDS: &[&str] = &[$($name),*];
-
-        impl Kind {
-            /// The kind named `name`, if this version knows it.
-            pub fn parse(name: &str) -> Option<Kind> {
-                match name {
-                    $( $name => Some(Kind::$Variant), )*
-                    _ => None,
-                }
-            }
-
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $( Kind::$Variant => $name, )*
-                }
-            }
-        }
-
-        impl Body {
-            pub fn kind(&self) -> Kind {
-                match self {
-                    $( Body::$Variant { .. } => Kind::$Variant, )*
-                }
-            }
-        }
-    };
-}
-
-kinds! {
+/// An event's kind and the fields it writes; [`Kind`] names the kind alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, EnumDiscriminants)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[strum_discriminants(
+    name(Kind),
+    doc = "The kinds this version knows, each a variant of [`Body`].",
+    derive(Hash, EnumString, IntoStaticStr, VariantNames),
+    strum(serialize_all = "snake_case")
+)]
+pub enum Body {
     /// `git swarm add`: an entry that passed the gate.
-    "added" => Added {
+    Added {
         /// The directive file written, relative to the repository.
         path: String,
-    }
+    },
     /// `inject`: the directives a delegate was shown. The event's id is the delegation's id.
-    "shown" => Shown {
+    Shown {
         tools: Vec<String>,
         /// The ids shown.
         directives: Vec<String>,
@@ -80,9 +38,9 @@ kinds! {
         patterns: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         phase: Option<String>,
-    }
+    },
     /// `ack`: a delegate's answer about a directive it was shown.
-    "ack" => Ack {
+    Ack {
         delegation: String,
         /// `applied`, `ignored`, `n_a` or `violated`.
         status: String,
@@ -90,22 +48,22 @@ kinds! {
         reason: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         phase: Option<String>,
-    }
+    },
     /// `ack`: an answer about a directive the delegation was not shown (not credited).
-    "spoofed_ack" => SpoofedAck {
+    SpoofedAck {
         delegation: String,
         /// The directive id claimed.
         claimed: String,
         status: String,
-    }
+    },
     /// `ack`: a critical directive shown and not acknowledged.
-    "unacknowledged" => Unacknowledged {
+    Unacknowledged {
         delegation: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         phase: Option<String>,
-    }
+    },
     /// `review`: the verdict that stands for a directive in a phase.
-    "verdict" => Verdict {
+    Verdict {
         phase: String,
         /// `verified`, `violated` or `n_a`.
         verdict: String,
@@ -119,9 +77,9 @@ kinds! {
         evidence: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
-    }
+    },
     /// `check --record`: a directive's predicates failed on a change.
-    "check" => Check {
+    Check {
         /// Always `fail`.
         outcome: CheckOutcome,
         /// The fingerprint of the change.
@@ -134,16 +92,16 @@ kinds! {
         /// The branch checked, as a full ref name, when on one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         branch: Option<String>,
-    }
+    },
     /// `check --record`: a pass on a branch where a check failure stands.
-    "check_passed" => CheckPassed {
+    CheckPassed {
         change: String,
         selection: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         branch: Option<String>,
-    }
+    },
     /// A directive's escalation episode began.
-    "escalation" => Escalation {
+    Escalation {
         /// The priority and enforcement its file declared (null: no file).
         from: Option<Level>,
         to: Level,
@@ -152,39 +110,37 @@ kinds! {
         violations: Vec<String>,
         /// `<directive>#<n>`: the n-th episode.
         episode: String,
-    }
+    },
     /// `deescalate`: an episode ended by a person.
-    "deescalation" => Deescalation {
+    Deescalation {
         justification: String,
         episode: String,
-    }
+    },
     /// `phase complete --accept`: a blocker accepted.
-    "override" => Override {
+    Override {
         phase: String,
         justification: String,
         /// The reason it blocked.
         blocked: String,
-    }
+    },
     /// `phase complete`: the phase closed.
-    "phase" => Phase {
+    Phase {
         phase: String,
         status: PhaseStatus,
         directives: Vec<String>,
-    }
+    },
     /// `git swarm add`: an entry that failed the gate.
-    "quarantined" => Quarantined {
+    Quarantined {
         path: String,
         reason: String,
         detail: String,
-    }
+    },
     /// Reserved: a quarantined entry promoted.
-    "promoted" => Promoted {}
+    Promoted {},
     /// `retire`.
-    "retired" => Retired {
-        reason: String,
-    }
+    Retired { reason: String },
     /// `pattern extract`: a pattern seen in a run.
-    "pattern_observed" => PatternObserved {
+    PatternObserved {
         pattern: String,
         /// The id of the observation's own text, when it joined a near-duplicate `pattern`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -195,16 +151,16 @@ kinds! {
         run: String,
         labels: Vec<String>,
         files: Vec<String>,
-    }
+    },
     /// `pattern feedback`: a pattern the validator's verdict confirmed.
-    "pattern_validated" => PatternValidated {
+    PatternValidated {
         pattern: String,
         run: String,
         /// 1 or 2.
         level: u8,
-    }
+    },
     /// `pattern feedback`: a pattern the validator called a false positive.
-    "pattern_ignored" => PatternIgnored {
+    PatternIgnored {
         pattern: String,
         run: String,
         /// The adversarial role's weight.
@@ -215,43 +171,45 @@ kinds! {
         /// How the false positive was matched to the finding.
         #[serde(rename = "match")]
         how: String,
-    }
+    },
     /// `pattern feedback`: a pattern not used in a run.
-    "pattern_aged" => PatternAged {
-        pattern: String,
-        run: String,
-    }
+    PatternAged { pattern: String, run: String },
     /// `pattern promote`.
-    "pattern_promoted" => PatternPromoted {
+    PatternPromoted {
         pattern: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         justification: Option<String>,
-    }
+    },
     /// `pattern deprecate`.
-    "pattern_deprecated" => PatternDeprecated {
+    PatternDeprecated {
         pattern: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
-    }
+    },
     /// `pattern inject --run`: the patterns injected.
-    "pattern_shown" => PatternShown {
-        patterns: Vec<String>,
-        run: String,
-    }
+    PatternShown { patterns: Vec<String>, run: String },
     /// `pattern outcome`: how a run's merged work ended.
-    "outcome" => Outcome {
+    Outcome {
         run: String,
         result: RunResult,
         /// The patterns graded.
         patterns: Vec<String>,
-    }
+    },
     /// Reserved: work handed from one agent to another.
-    "handoff" => Handoff {}
+    Handoff {},
     /// Reserved: a handoff that broke a directive.
-    "handoff_violation" => HandoffViolation {}
+    HandoffViolation {},
 }
 
+/// Kinds this version knows, as written. Others are kept and folded as "other".
+pub const KNOWN_KINDS: &[&str] = Kind::VARIANTS;
+
 impl Kind {
+    /// The kind as written.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
     /// Is this one of the pattern loop's kinds (read by the pattern fold)?
     pub fn is_pattern(self) -> bool {
         matches!(
@@ -297,8 +255,9 @@ pub enum PhaseStatus {
 }
 
 /// How a run's merged work ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RunResult {
     Pass,
     Fail,
@@ -306,10 +265,7 @@ pub enum RunResult {
 
 impl RunResult {
     pub fn as_str(self) -> &'static str {
-        match self {
-            RunResult::Pass => "pass",
-            RunResult::Fail => "fail",
-        }
+        self.into()
     }
 }
 
@@ -322,11 +278,8 @@ mod tests {
     fn fields(body: Body) -> String {
         let ts = "2026-11-22T10:00:00Z".parse().expect("valid test input");
         let e = Event::new(body, ts);
-        format!(
-            "{} {}",
-            e.kind,
-            serde_json::to_string(&e.data).expect("JSON")
-        )
+        let data = serde_json::to_string(&e.data).expect("JSON");
+        format!("{} {data}", e.kind)
     }
 
     #[test]

@@ -7,9 +7,7 @@
 //!
 //! Appends are one `write` of whole lines under an exclusive lock on the
 //! month's file, retried until a bounded wait runs out — never skipped. A
-//! line torn by a crash is left where it is: the next append starts on a new
-//! line, so the torn bytes stay one malformed line (reported by readers,
-//! repaired by `doctor --fix`) and no later event is glued to it.
+//! line torn by a crash is set aside first, so no later event is glued to it.
 
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -18,19 +16,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::directive::Priority;
+
 mod append;
 mod kind;
 mod read;
-pub mod view;
 
 pub use append::{
     append, append_once, append_unrecorded, check_appendable, lock_with_retry, set_aside_torn_tail,
 };
 pub use kind::{Body, CheckOutcome, KNOWN_KINDS, Kind, Level, PhaseStatus, RunResult, ShownEntry};
 pub use read::{
-    EventFile, EventLine, NOT_REGULAR, TOO_LARGE, TornTail, event_files, is_skipped_file,
-    not_regular_problem, parse_event_bytes, parse_event_line, read_event_file, skipped_problem,
-    too_large_problem,
+    EventFile, EventLine, NOT_REGULAR, check_envelope, event_files, is_skipped_file,
+    not_regular_problem, parse_event_line, read_event_file, skipped_problem, too_large_problem,
 };
 
 /// One line of the event log.
@@ -102,7 +100,7 @@ impl Event {
         };
         data.remove("kind");
         Event {
-            kind: body.kind().as_str().to_owned(),
+            kind: Kind::from(&body).as_str().to_owned(),
             data,
             ..Event::custom("", ts)
         }
@@ -133,16 +131,49 @@ impl Event {
         self
     }
 
-    /// A typed view of the kind's fields, such as [`view::Fields`]: a field
-    /// of another type than its kind writes reads as absent.
-    pub fn view<'a, V: Deserialize<'a> + Default>(&'a self) -> V {
-        // A view's fields all default and take any value: reading one fails only on a broken map.
-        V::deserialize(&self.data).unwrap_or_default()
+    /// The kind's field `name` when it is a string. Absent or of another
+    /// type than its kind writes (a line of another version or tool), it
+    /// reads as `None`, and the event stays.
+    pub fn str_field(&self, name: &str) -> Option<&str> {
+        self.data.get(name)?.as_str()
+    }
+
+    /// The directives a `shown` event lists; `None` when `shown` is not a
+    /// list. An entry that is not an object with a string `id` and a known
+    /// `priority` is left out.
+    pub fn shown_entries(&self) -> Option<Vec<ShownEntry>> {
+        let entry = |v: &Value| {
+            Some(ShownEntry {
+                id: v.get("id")?.as_str()?.to_owned(),
+                priority: Priority::deserialize(v.get("priority")?).ok()?,
+            })
+        };
+        let list = self.data.get("shown")?.as_array()?;
+        Some(list.iter().filter_map(entry).collect())
+    }
+
+    /// What makes two check records the same occasion: the change and the
+    /// branch, each absent (`None`), of another type (`Some(None)`) or a string.
+    pub fn check_key(&self) -> [Option<Option<&str>>; 2] {
+        ["change", "branch"].map(|k| self.data.get(k).map(Value::as_str))
+    }
+
+    /// Does the event name pattern `id` in `pattern` or `patterns`, each a
+    /// string or a list (of which the strings count)?
+    pub fn names_pattern(&self, id: &str) -> bool {
+        ["pattern", "patterns"]
+            .into_iter()
+            .filter_map(|k| self.data.get(k))
+            .any(|v| match v {
+                Value::String(s) => s == id,
+                Value::Array(list) => list.iter().any(|n| n.as_str() == Some(id)),
+                _ => false,
+            })
     }
 
     /// The kind, if this version knows it.
     pub fn known_kind(&self) -> Option<Kind> {
-        Kind::parse(&self.kind)
+        self.kind.parse().ok()
     }
 
     /// Milliseconds since the epoch, if `ts` parses.
@@ -152,9 +183,9 @@ impl Event {
 
     /// The month file this event belongs in (`2026-11.jsonl`), by its UTC time.
     pub fn month_file(&self) -> Option<String> {
-        let ms = self.ts_millis()?;
-        let ts = jiff::Timestamp::from_millisecond(ms).ok()?;
-        Some(month_file_name(ts))
+        let ts = jiff::Timestamp::from_millisecond(self.ts_millis()?).ok()?;
+        let dt = ts.to_zoned(jiff::tz::TimeZone::UTC);
+        Some(format!("{:04}-{:02}.jsonl", dt.year(), dt.month()))
     }
 
     /// The event as one JSON line, newline included.
@@ -253,11 +284,9 @@ pub fn parse_ts_millis(s: &str) -> Option<i64> {
         .map(|t| t.as_millisecond())
 }
 
-/// Is `s` a date, time and offset as RFC 3339 writes them, whose instant is
-/// past the last one the log holds ([`jiff::Timestamp::MAX`],
-/// 9999-12-30T22:00:00Z: the last instant whose date is within year 9999 at
-/// every offset)? What is wrong with `9999-12-31T23:59:59Z` is its range,
-/// not its syntax.
+/// Is `s`, which did not parse, an RFC 3339 time of year 9999 past the last
+/// instant the log holds ([`jiff::Timestamp::MAX`], within year 9999 at
+/// every offset)? What is wrong with it is then its range, not its syntax.
 fn is_time_out_of_range(s: &str) -> bool {
     jiff::fmt::temporal::Pieces::parse(s)
         .is_ok_and(|p| p.date().year() == 9999 && p.time().is_some() && p.offset().is_some())
@@ -272,11 +301,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
-}
-
-pub fn month_file_name(ts: jiff::Timestamp) -> String {
-    let dt = ts.to_zoned(jiff::tz::TimeZone::UTC);
-    format!("{:04}-{:02}.jsonl", dt.year(), dt.month())
 }
 
 /// Is `name` an event file name (`YYYY-MM.jsonl`)?
@@ -333,5 +357,74 @@ mod tests {
             ulid::Ulid::from_string(&a).expect("valid test input").0
         );
         assert_ne!(id_key("custom-1"), id_key("custom-2"));
+    }
+
+    fn event(line: &str) -> Event {
+        serde_json::from_str(line).expect("valid test input")
+    }
+
+    #[test]
+    fn a_field_of_another_type_reads_as_absent() {
+        let e = event(
+            r#"{"id":"x","ts":"t","kind":"ack","delegation":42,"status":"applied","reason":null,"phase":["p1"]}"#,
+        );
+        let f = |name| e.str_field(name);
+        assert_eq!(
+            (f("delegation"), f("status"), f("reason"), f("phase")),
+            (None, Some("applied"), None, None)
+        );
+    }
+
+    #[test]
+    fn shown_entries_are_read_one_by_one() {
+        let e = event(
+            r#"{"id":"x","ts":"t","kind":"shown","phase":3,"shown":[{"id":"ab","priority":"high","extra":1},["cd","critical"],{"id":"cd","priority":9},{"id":5,"priority":"low"},{"id":"ef","priority":"low"}]}"#,
+        );
+        assert_eq!(e.str_field("phase"), None);
+        let ids: Vec<(String, Priority)> = e
+            .shown_entries()
+            .expect("a list")
+            .into_iter()
+            .map(|s| (s.id, s.priority))
+            .collect();
+        assert_eq!(
+            ids,
+            [("ab".into(), Priority::High), ("ef".into(), Priority::Low)]
+        );
+        let not_a_list = event(r#"{"id":"x","ts":"t","kind":"shown","shown":"ab"}"#);
+        assert!(not_a_list.shown_entries().is_none());
+    }
+
+    #[test]
+    fn check_keys_tell_absent_from_another_type() {
+        let key = |line: &str| {
+            event(line)
+                .check_key()
+                .map(|k| k.map(|k| k.map(str::to_owned)))
+        };
+        assert_eq!(
+            key(r#"{"id":"x","ts":"t","kind":"check","change":"c","branch":17}"#),
+            [Some(Some("c".to_owned())), Some(None)]
+        );
+        assert_eq!(
+            key(r#"{"id":"x","ts":"t","kind":"check","change":"c"}"#),
+            [Some(Some("c".to_owned())), None]
+        );
+    }
+
+    #[test]
+    fn pattern_refs_name_a_pattern_in_a_string_or_a_list() {
+        for (line, named) in [
+            (r#"{"id":"x","ts":"t","kind":"k","pattern":"p1"}"#, true),
+            (r#"{"id":"x","ts":"t","kind":"k","pattern":[1,"p1"]}"#, true),
+            (r#"{"id":"x","ts":"t","kind":"k","patterns":"p1"}"#, true),
+            (
+                r#"{"id":"x","ts":"t","kind":"k","patterns":{"p1":1}}"#,
+                false,
+            ),
+            (r#"{"id":"x","ts":"t","kind":"k","pattern":"p2"}"#, false),
+        ] {
+            assert_eq!(event(line).names_pattern("p1"), named, "{line}");
+        }
     }
 }

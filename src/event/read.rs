@@ -4,7 +4,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Event, format_ts, is_month_file, is_time_out_of_range, is_valid_kind};
+use super::{
+    Event, format_ts, is_month_file, is_time_out_of_range, is_valid_kind, parse_ts_millis,
+};
 use crate::config::EventsConfig;
 use crate::error::Error;
 use crate::problem::{Problem, line_col};
@@ -21,15 +23,6 @@ pub struct EventLine {
 pub struct EventFile {
     pub events: Vec<EventLine>,
     pub problems: Vec<Problem>,
-    /// Bytes at the end after the last newline: a torn (or still being written) line.
-    pub torn_tail: Option<TornTail>,
-}
-
-#[derive(Debug, Clone)]
-pub struct TornTail {
-    pub line: u32,
-    pub offset: u64,
-    pub len: u64,
 }
 
 /// Reads and checks every line of an event file. `rel` is the path shown
@@ -69,7 +62,7 @@ pub fn too_large_problem(rel: &str, limit: u64) -> Problem {
 }
 
 /// The code of a problem about an event file over `events.max_file_bytes`, skipped.
-pub const TOO_LARGE: &str = "file_too_large";
+const TOO_LARGE: &str = "file_too_large";
 
 /// Whether a problem with `code` says a whole event file was skipped.
 pub fn is_skipped_file(code: &str) -> bool {
@@ -106,12 +99,9 @@ pub fn parse_event_line(
         ));
     }
     let text = std::str::from_utf8(raw).map_err(|e| {
-        let col = String::from_utf8_lossy(&raw[..e.valid_up_to()])
-            .chars()
-            .count()
-            + 1;
+        let valid = std::str::from_utf8(&raw[..e.valid_up_to()]).unwrap_or_default();
         (
-            u32::try_from(col).unwrap_or(u32::MAX),
+            line_col(valid, valid.len()).1,
             "line is not valid UTF-8".to_owned(),
             "event lines are UTF-8 JSON; remove or re-encode the line",
         )
@@ -132,46 +122,47 @@ pub fn parse_event_line(
             "each line must be one JSON object with `id`, `ts` and `kind`",
         )
     })?;
-    if event.id.is_empty() || event.id.len() > 128 {
+    check_envelope(&event.id, &event.ts, &event.kind)
+        .map_err(|(message, hint)| (1, message, hint))?;
+    Ok(event)
+}
+
+/// Checks an event's id, time and kind, and returns the time in
+/// milliseconds. The fold checks lines with it too, so that it folds
+/// exactly the lines the readers accept.
+pub fn check_envelope(id: &str, ts: &str, kind: &str) -> Result<i64, (String, &'static str)> {
+    if id.is_empty() || id.len() > 128 {
         return Err((
-            1,
             "event id is empty or longer than 128 bytes".into(),
             "ids are ULIDs written by git-swarm",
         ));
     }
-    if event.ts_millis().is_none() {
-        return Err(if is_time_out_of_range(&event.ts) {
+    let Some(millis) = parse_ts_millis(ts) else {
+        return Err(if is_time_out_of_range(ts) {
             (
-                1,
                 format!(
-                    "event time `{}` is later than {}, the last time the event log holds",
-                    event.ts,
+                    "event time `{ts}` is later than {}, the last time the event log holds",
                     format_ts(jiff::Timestamp::MAX)
                 ),
                 "an event records when something happened: write the time it did, like 2026-11-22T10:00:00.000Z",
             )
         } else {
             (
-                1,
-                format!("event time `{}` is not an RFC 3339 time", event.ts),
+                format!("event time `{ts}` is not an RFC 3339 time"),
                 "write times like 2026-11-22T10:00:00.000Z",
             )
         });
-    }
-    if !is_valid_kind(&event.kind) {
+    };
+    if !is_valid_kind(kind) {
         return Err((
-            1,
-            format!(
-                "event kind `{}` is not a valid kind",
-                event.kind.escape_debug()
-            ),
+            format!("event kind `{}` is not a valid kind", kind.escape_debug()),
             "kinds are 1–64 lowercase letters, digits and `_`, starting with a letter",
         ));
     }
-    Ok(event)
+    Ok(millis)
 }
 
-pub fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventFile {
+fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventFile {
     let mut out = EventFile::default();
     let mut start = 0usize;
     let mut line_no = 0u32;
@@ -183,11 +174,7 @@ pub fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventF
         };
         let raw = &bytes[start..end];
         if !complete {
-            out.torn_tail = Some(TornTail {
-                line: line_no,
-                offset: start as u64,
-                len: raw.len() as u64,
-            });
+            // A torn line, or one still being written.
             out.problems.push(
                 Problem::error(rel, "torn_line", format!("last line is incomplete ({} bytes with no newline)", raw.len()))
                     .at(line_no, 1)

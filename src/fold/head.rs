@@ -1,5 +1,10 @@
 //! What the fold reads of an event line, parsed without the rest.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
 use crate::event::Kind;
 use crate::pattern::fold::PatternEvent;
 
@@ -55,70 +60,51 @@ pub enum Signal {
 /// Violations on two occasions this close together escalate a directive.
 pub const ESCALATION_WINDOW_MS: i64 = 30 * 24 * 60 * 60 * 1000;
 
-#[derive(serde::Deserialize)]
+/// What [`EventHead::parse`] reads of a line, borrowed where no escape is in the way.
+#[derive(Deserialize)]
 struct RawHead<'a> {
     #[serde(borrow)]
-    id: std::borrow::Cow<'a, str>,
+    id: Cow<'a, str>,
     #[serde(borrow)]
-    ts: std::borrow::Cow<'a, str>,
+    ts: Cow<'a, str>,
     #[serde(borrow)]
-    kind: std::borrow::Cow<'a, str>,
-    #[serde(default, borrow)]
-    directive: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    directives: Option<Directives<'a>>,
-    /// For `check` events: the fingerprint of the change checked.
-    #[serde(default, borrow)]
-    change: Option<std::borrow::Cow<'a, str>>,
-    /// For `check` and `check_passed` events: the branch checked.
-    #[serde(default, borrow)]
-    branch: Option<Text<'a>>,
-    #[serde(default, borrow)]
-    delegation: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    phase: Option<std::borrow::Cow<'a, str>>,
-    /// For `verdict` events: the verdict that stands (verified, violated, n_a).
-    #[serde(default, borrow)]
-    verdict: Option<std::borrow::Cow<'a, str>>,
-    /// For `ack` events: applied, ignored, n_a.
-    #[serde(default, borrow)]
-    status: Option<std::borrow::Cow<'a, str>>,
-    /// For `deescalation` events: the episode ended.
-    #[serde(default, borrow)]
-    episode: Option<Text<'a>>,
-    // Checked, not used: the fold must accept exactly the lines the readers accept.
-    #[serde(default, borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    directive: Option<Cow<'a, str>>,
+    directives: Option<Lenient<Vec<String>>>,
+    #[serde(borrow)]
+    change: Option<Cow<'a, str>>,
+    branch: Option<Lenient<String>>,
+    #[serde(borrow)]
+    delegation: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    phase: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    verdict: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+    episode: Option<Lenient<String>>,
+    /// Checked, not used: the fold must accept exactly the lines the readers accept.
     #[allow(dead_code)]
-    actor: Option<RawActor<'a>>,
+    actor: Option<crate::event::Actor>,
 }
 
-#[derive(serde::Deserialize)]
-#[allow(dead_code)]
-struct RawActor<'a> {
-    #[serde(default, borrow)]
-    role: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    agent: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    user: Option<std::borrow::Cow<'a, str>>,
-}
-
-/// A kind's own field that the fold reads when it is a string; anything
-/// else is kept and ignored.
-#[derive(serde::Deserialize)]
+/// A kind's own field that the fold reads when it is a `T`; a value of
+/// another type is kept and ignored.
+#[derive(Deserialize)]
 #[serde(untagged)]
-enum Text<'a> {
-    Str(#[serde(borrow)] std::borrow::Cow<'a, str>),
-    Other(serde::de::IgnoredAny),
+enum Lenient<T> {
+    Is(T),
+    Other(IgnoredAny),
 }
 
-/// `directives` is a kind's own field: a list of ids where it means
-/// something to the fold, anything else is kept and ignored.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum Directives<'a> {
-    Ids(#[serde(borrow)] Vec<std::borrow::Cow<'a, str>>),
-    Other(serde::de::IgnoredAny),
+impl<T> Lenient<T> {
+    fn get(self) -> Option<T> {
+        match self {
+            Lenient::Is(v) => Some(v),
+            Lenient::Other(_) => None,
+        }
+    }
 }
 
 impl EventHead {
@@ -129,54 +115,46 @@ impl EventHead {
         // UTF-8, so a line the readers reject would otherwise be folded.
         let text = std::str::from_utf8(line).ok()?;
         let raw: RawHead<'_> = serde_json::from_str(text).ok()?;
-        if raw.id.is_empty() || raw.id.len() > 128 || !crate::event::is_valid_kind(&raw.kind) {
-            return None;
-        }
-        let ts = crate::event::parse_ts_millis(&raw.ts)?;
-        let mut directives: Vec<String> =
-            raw.directive.into_iter().map(|d| d.into_owned()).collect();
-        if let Some(Directives::Ids(ids)) = raw.directives {
-            directives.extend(ids.into_iter().map(|d| d.into_owned()));
-        }
-        let occasion = |parts: &[Option<&str>]| {
+        let ts = crate::event::check_envelope(&raw.id, &raw.ts, &raw.kind).ok()?;
+        let mut directives: Vec<String> = raw.directive.into_iter().map(Cow::into_owned).collect();
+        directives.extend(raw.directives.and_then(Lenient::get).into_iter().flatten());
+        let occasion = |parts: &[&str]| {
             let mut h = xxhash_rust::xxh3::Xxh3::new();
             for p in parts {
-                h.update(p.unwrap_or("").as_bytes());
+                h.update(p.as_bytes());
                 h.update(&[0]);
             }
             h.digest()
         };
-        let known = Kind::parse(&raw.kind);
+        let known: Option<Kind> = raw.kind.parse().ok();
         let delegation = match known {
             Some(Kind::Ack | Kind::Unacknowledged) => raw
                 .delegation
                 .as_deref()
-                .map(|d| occasion(&[Some("delegation"), Some(d)])),
-            _ => None,
-        };
-        let string = |t: &Option<Text<'_>>| match t {
-            Some(Text::Str(s)) => Some(s.to_string()),
+                .map(|d| occasion(&["delegation", d])),
             _ => None,
         };
         let branch = match known {
-            Some(Kind::Check | Kind::CheckPassed) => string(&raw.branch).map(|b| branch_key(&b)),
+            Some(Kind::Check | Kind::CheckPassed) => {
+                raw.branch.and_then(Lenient::get).map(|b| branch_key(&b))
+            }
             _ => None,
         };
         let signal = match (known, raw.verdict.as_deref(), raw.status.as_deref()) {
             (Some(Kind::CheckPassed), _, _) => Signal::Pass,
             (Some(Kind::Check), _, _) => Signal::Violation {
-                occasion: occasion(&[Some("check"), raw.change.as_deref().or(Some(&raw.id))]),
+                occasion: occasion(&["check", raw.change.as_deref().unwrap_or(&raw.id)]),
             },
             (Some(Kind::Unacknowledged), _, _) | (Some(Kind::Ack), _, Some("violated")) => {
                 Signal::Violation {
                     occasion: occasion(&[
-                        Some("delegation"),
-                        raw.delegation.as_deref().or(Some(&raw.id)),
+                        "delegation",
+                        raw.delegation.as_deref().unwrap_or(&raw.id),
                     ]),
                 }
             }
             (Some(Kind::Verdict), Some("violated"), _) => Signal::Violation {
-                occasion: occasion(&[Some("phase"), raw.phase.as_deref().or(Some(&raw.id))]),
+                occasion: occasion(&["phase", raw.phase.as_deref().unwrap_or(&raw.id)]),
             },
             (Some(Kind::Verdict), Some("verified"), _) | (Some(Kind::Ack), _, Some("applied")) => {
                 Signal::Remediation
@@ -184,14 +162,11 @@ impl EventHead {
             (Some(Kind::Escalation), _, _) => Signal::Escalation,
             (Some(Kind::Deescalation), _, _) => Signal::Deescalation {
                 // `<directive>#<n>`; a name that does not parse names no episode.
-                episode: match &raw.episode {
-                    Some(Text::Str(name)) => Some(
-                        name.rsplit_once('#')
-                            .and_then(|(_, n)| n.parse().ok())
-                            .unwrap_or(u32::MAX),
-                    ),
-                    _ => None,
-                },
+                episode: raw.episode.and_then(Lenient::get).map(|name| {
+                    name.rsplit_once('#')
+                        .and_then(|(_, n)| n.parse().ok())
+                        .unwrap_or(u32::MAX)
+                }),
             },
             _ => Signal::None,
         };
@@ -206,7 +181,7 @@ impl EventHead {
             kind: raw.kind.into_owned(),
             known,
             directives,
-            change: raw.change.map(|c| c.into_owned()),
+            change: raw.change.map(Cow::into_owned),
             branch,
             signal,
             delegation,

@@ -14,7 +14,7 @@ use crate::event::Kind;
 /// costliest part of the fold to decode. Stored as postcard bytes with an
 /// xxh3 checksum, checked when the index is read, so that decoding later
 /// cannot meet damaged bytes.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Loops {
     raw: Option<Vec<u8>>,
     map: std::sync::OnceLock<BTreeMap<String, LoopState>>,
@@ -41,19 +41,6 @@ impl Loops {
         self.get();
         self.raw = None;
         self.map.get_mut().expect("initialised just above")
-    }
-}
-
-impl Clone for Loops {
-    fn clone(&self) -> Self {
-        let map = std::sync::OnceLock::new();
-        if let Some(m) = self.map.get() {
-            let _ = map.set(m.clone());
-        }
-        Loops {
-            raw: self.raw.clone(),
-            map,
-        }
     }
 }
 
@@ -145,9 +132,7 @@ impl LoopState {
         self.open()
             .map(|_| format!("{directive}#{}", self.episodes.len()))
     }
-}
 
-impl LoopState {
     /// The open episode, if the directive is escalated now.
     pub fn open(&self) -> Option<&Episode> {
         self.episodes.last().filter(|e| e.ended.is_none())
@@ -220,11 +205,7 @@ impl LoopState {
                 }
             }
             Signal::Remediation => {
-                self.remediations += 1;
-                self.last_remediation = Some(
-                    self.last_remediation
-                        .map_or(e.order(), |r| r.max(e.order())),
-                );
+                self.remediated(e);
                 // Applied in (ts, id) order: every violation folded so far is earlier.
                 self.open_other = None;
                 self.open_checks.clear();
@@ -236,11 +217,7 @@ impl LoopState {
                 if !self.open_checks.iter().any(|(x, _, _)| *x == b) {
                     return true;
                 }
-                self.remediations += 1;
-                self.last_remediation = Some(
-                    self.last_remediation
-                        .map_or(e.order(), |r| r.max(e.order())),
-                );
+                self.remediated(e);
                 self.open_checks.retain(|(x, _, _)| *x != b);
                 // Fixed on its branch before another violation came: it no
                 // longer counts toward an escalation (a blocked commit that
@@ -271,5 +248,13 @@ impl LoopState {
             Signal::None => {}
         }
         true
+    }
+
+    fn remediated(&mut self, e: &EventHead) {
+        self.remediations += 1;
+        self.last_remediation = Some(
+            self.last_remediation
+                .map_or(e.order(), |r| r.max(e.order())),
+        );
     }
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::directive::{Directive, Enforcement, Priority};
 use crate::event::Kind;
 use crate::pattern::fold::PatternFold;
 
@@ -83,22 +84,23 @@ pub struct DirectiveFold<'a> {
 impl DirectiveFold<'_> {
     /// Events per kind (kinds with none left out).
     pub fn counts(&self) -> BTreeMap<String, u64> {
-        let width = self.fold.kinds.len();
-        let row = &self.fold.counts[self.row * width..(self.row + 1) * width];
         self.fold
             .kinds
             .iter()
-            .zip(row)
+            .zip(self.kind_counts())
             .filter(|(_, n)| **n > 0)
             .map(|(k, n)| (k.clone(), *n))
             .collect()
     }
 
     pub fn total(&self) -> u64 {
+        self.kind_counts().iter().sum()
+    }
+
+    /// Its row of counts, by kind number.
+    fn kind_counts(&self) -> &[u64] {
         let width = self.fold.kinds.len();
-        self.fold.counts[self.row * width..(self.row + 1) * width]
-            .iter()
-            .sum()
+        &self.fold.counts[self.row * width..(self.row + 1) * width]
     }
 
     /// Time of the latest event about it, in ms since the epoch.
@@ -126,28 +128,12 @@ impl Fold {
         self.events += 1;
         let kind = self.kind_number(&e.kind);
         self.kind_counts[kind] += 1;
-        for &row in rows {
+        // Only events that play a part in the loop decode the loop states.
+        let in_loop = e.signal != Signal::None || e.delegation.is_some();
+        for (d, &row) in e.directives.iter().zip(rows) {
             self.last_ts[row] = self.last_ts[row].max(e.ts);
-        }
-        if e.signal != Signal::None || e.delegation.is_some() {
-            let loops = self.loops.get_mut();
-            for (d, &row) in e.directives.iter().zip(rows) {
-                let state = match loops.get_mut(d) {
-                    Some(s) => s,
-                    None => loops.entry(d.clone()).or_default(),
-                };
-                // A void event is not counted for the directive either.
-                if state.apply(e) {
-                    self.counts[row * self.kinds.len() + kind] += 1;
-                }
-                self.standing[row] = RowLoop {
-                    violations: state.violations,
-                    remediations: state.remediations,
-                    escalated: state.open().is_some(),
-                };
-            }
-        } else {
-            for &row in rows {
+            // A void event is not counted for the directive either.
+            if !in_loop || self.apply_loop(d, row, e) {
                 self.counts[row * self.kinds.len() + kind] += 1;
             }
         }
@@ -164,10 +150,27 @@ impl Fold {
         self.last = Some(self.last.map_or(e.order(), |l| l.max(e.order())));
     }
 
-    /// What ranking reads of each of `ids` (in any order; in one pass when
-    /// they come sorted): `shown` events, violations, remediations and
-    /// whether it is escalated — without decoding the loop states.
-    pub fn standings<'a>(&self, ids: impl Iterator<Item = &'a str> + Clone) -> Vec<Standing> {
+    /// Applies `e` to the loop state of directive `d`, at `row`; false if it
+    /// is void for it.
+    fn apply_loop(&mut self, d: &str, row: usize, e: &EventHead) -> bool {
+        let loops = self.loops.get_mut();
+        let state = match loops.get_mut(d) {
+            Some(s) => s,
+            None => loops.entry(d.to_owned()).or_default(),
+        };
+        let counted = state.apply(e);
+        self.standing[row] = RowLoop {
+            violations: state.violations,
+            remediations: state.remediations,
+            escalated: state.open().is_some(),
+        };
+        counted
+    }
+
+    /// What ranking reads of each of `ids` (in any order): `shown` events,
+    /// violations, remediations and whether it is escalated — without
+    /// decoding the loop states.
+    pub fn standings<'a>(&self, ids: impl Iterator<Item = &'a str>) -> Vec<Standing> {
         let shown = self.kinds.iter().position(|k| k == "shown");
         let width = self.kinds.len();
         // The standing of `id`, the rows before `row` being all smaller:
@@ -188,23 +191,11 @@ impl Fold {
                 Standing::default()
             }
         };
-        // As they come while they come sorted (a corpus's do)...
-        let mut out = Vec::with_capacity(ids.size_hint().0);
-        let (mut row, mut last, mut sorted) = (0, "", true);
-        for id in ids.clone() {
-            if id < last {
-                sorted = false;
-                break;
-            }
-            last = id;
-            out.push(seek(&mut row, id));
-        }
-        if sorted {
-            return out;
-        }
-        // ...else by id, in a sorted copy.
         let mut order: Vec<(&str, usize)> = ids.enumerate().map(|(i, id)| (id, i)).collect();
-        order.sort_by(|a, b| a.0.cmp(b.0));
+        // A corpus's ids come sorted already.
+        if !order.is_sorted() {
+            order.sort_unstable();
+        }
         let mut out = vec![Standing::default(); order.len()];
         let mut row = 0;
         for (id, i) in order {
@@ -243,10 +234,7 @@ impl Fold {
 
     /// The priority and enforcement in force for a directive: what its file
     /// says, raised to critical and enforce while an escalation episode is open.
-    pub fn effective(
-        &self,
-        d: &crate::directive::Directive,
-    ) -> (crate::directive::Priority, crate::directive::Enforcement) {
+    pub fn effective(&self, d: &Directive) -> (Priority, Enforcement) {
         self.effective_of(&d.id, d.priority, d.enforcement)
     }
 
@@ -254,14 +242,11 @@ impl Fold {
     pub fn effective_of(
         &self,
         id: &str,
-        priority: crate::directive::Priority,
-        enforcement: crate::directive::Enforcement,
-    ) -> (crate::directive::Priority, crate::directive::Enforcement) {
+        priority: Priority,
+        enforcement: Enforcement,
+    ) -> (Priority, Enforcement) {
         if self.escalated(id).is_some() {
-            (
-                crate::directive::Priority::Critical,
-                crate::directive::Enforcement::Enforce,
-            )
+            (Priority::Critical, Enforcement::Enforce)
         } else {
             (priority, enforcement)
         }
@@ -290,13 +275,13 @@ impl Fold {
             .zip(self.kind_counts.iter().copied())
     }
 
+    /// Where the id of `row` starts in `ids`.
+    fn id_start(&self, row: usize) -> usize {
+        row.checked_sub(1).map_or(0, |r| self.id_ends[r] as usize)
+    }
+
     fn id(&self, row: usize) -> &str {
-        let start = if row == 0 {
-            0
-        } else {
-            self.id_ends[row - 1] as usize
-        };
-        &self.ids[start..self.id_ends[row] as usize]
+        &self.ids[self.id_start(row)..self.id_ends[row] as usize]
     }
 
     fn row(&self, id: &str) -> Result<usize, usize> {
@@ -331,11 +316,7 @@ impl Fold {
     }
 
     fn insert_row(&mut self, at: usize, id: &str) -> usize {
-        let start = if at == 0 {
-            0
-        } else {
-            self.id_ends[at - 1] as usize
-        };
+        let start = self.id_start(at);
         self.ids.insert_str(start, id);
         let len = u32::try_from(id.len()).unwrap_or(u32::MAX);
         for end in &mut self.id_ends[at..] {
@@ -390,13 +371,9 @@ impl PatternFold {
     }
 }
 
-/// Folds a batch of heads from scratch: de-duplicates by id (the earliest
-/// copy wins), orders by (ts, id), applies.
-pub fn fold_all(heads: Vec<EventHead>) -> Fold {
-    fold_both(heads).0
-}
-
-/// [`fold_all`], and the pattern fold of the same events.
+/// Folds a batch of heads from scratch, into the directive and the pattern
+/// fold: de-duplicates by id (the earliest copy wins), orders by (ts, id),
+/// applies.
 pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
     let total = heads.len() as u64;
     heads.sort_unstable_by_key(|h| (h.key, h.ts));
@@ -440,6 +417,21 @@ pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
 mod tests {
     use super::head::branch_key;
     use super::*;
+
+    fn fold_all(heads: Vec<EventHead>) -> Fold {
+        fold_both(heads).0
+    }
+
+    /// The fold of `heads` reversed, with a second copy of `heads[copy]`
+    /// (counted as a duplicate, then the count reset).
+    fn reordered(heads: &[EventHead], copy: usize) -> Fold {
+        let mut shuffled: Vec<_> = heads.iter().rev().cloned().collect();
+        shuffled.push(heads[copy].clone());
+        let mut fold = fold_all(shuffled);
+        assert_eq!(fold.duplicates, 1);
+        fold.duplicates = 0;
+        fold
+    }
 
     #[test]
     fn incremental_apply_matches_a_bulk_fold() {
@@ -546,7 +538,7 @@ mod tests {
                 Standing::default(),
             ]
         );
-        // Sorted ids take the one-pass path; the same answers.
+        // Sorted ids give the same answers.
         let sorted = decoded.standings(["a", "b", "c", "z"].into_iter());
         assert_eq!(sorted, [st[1], st[0], Standing::default(), st[2]]);
         assert_eq!(decoded, fold);
@@ -555,13 +547,7 @@ mod tests {
         assert_eq!(postcard::to_stdvec(&decoded).expect("encode"), bytes);
         // Applying more events works on the decoded states.
         let mut more = decoded.clone();
-        more.apply(&signal(
-            6,
-            5,
-            "deescalation",
-            "a",
-            Signal::Deescalation { episode: None },
-        ));
+        more.apply(&deescalation(6, 5, "a", None));
         assert!(more.escalated("a").is_none());
         assert!(!more.standings(["a"].into_iter())[0].escalated);
         // A flipped byte in the encoded states fails the checksum.
@@ -580,7 +566,7 @@ mod tests {
             key,
             ts,
             kind: kind.into(),
-            known: Kind::parse(kind),
+            known: kind.parse().ok(),
             directives: vec![d.into()],
             change: None,
             branch: None,
@@ -604,9 +590,18 @@ mod tests {
         }
     }
 
+    fn deescalation(key: u128, day: i64, d: &str, episode: Option<u32>) -> EventHead {
+        signal(
+            key,
+            day,
+            "deescalation",
+            d,
+            Signal::Deescalation { episode },
+        )
+    }
+
     #[test]
     fn two_occasions_within_thirty_days_escalate_once_per_episode() {
-        use crate::directive::{Enforcement, Priority};
         // One occasion twice: not escalated.
         let f = fold_all(vec![violation(1, 0, "x", 7), violation(2, 1, "x", 7)]);
         assert!(f.escalated("x").is_none());
@@ -630,23 +625,13 @@ mod tests {
         .expect("valid test input");
         assert_eq!(f.effective(&d), (Priority::Critical, Enforcement::Enforce));
         // Any order, duplicates included, folds the same.
-        let mut shuffled: Vec<_> = heads.iter().rev().cloned().collect();
-        shuffled.push(heads[1].clone());
-        let mut g = fold_all(shuffled);
-        g.duplicates = 0;
-        assert_eq!(f, g);
+        assert_eq!(f, reordered(&heads, 1));
 
         // An escalation event records the episode; a deescalation ends it,
         // and the violations before it never count again.
         let mut with_end = heads.clone();
         with_end.push(signal(5, 33, "escalation", "x", Signal::Escalation));
-        with_end.push(signal(
-            6,
-            34,
-            "deescalation",
-            "x",
-            Signal::Deescalation { episode: Some(1) },
-        ));
+        with_end.push(deescalation(6, 34, "x", Some(1)));
         with_end.push(violation(7, 35, "x", 11));
         let f = fold_all(with_end.clone());
         let state = f.loop_state("x").expect("state");
@@ -685,11 +670,13 @@ mod tests {
     #[test]
     fn a_pass_on_the_branch_remediates_its_check_violations_only() {
         let main = "refs/heads/main";
-        let pass = |key, day| on_branch(signal(key, day, "check_passed", "x", Signal::Pass), main);
+        let pass = |key, day, branch| {
+            on_branch(signal(key, day, "check_passed", "x", Signal::Pass), branch)
+        };
         // Fixed on main: remediated, and out of the escalation window.
         let heads = vec![
             on_branch(violation(1, 0, "x", 7), main),
-            pass(2, 0),
+            pass(2, 0, main),
             on_branch(violation(3, 2, "x", 8), main),
         ];
         let f = fold_all(heads.clone());
@@ -698,25 +685,18 @@ mod tests {
         assert!(state.open_on_branch(main));
         assert!(f.escalated("x").is_none());
         // In any order, duplicates included.
-        let mut shuffled: Vec<_> = heads.iter().rev().cloned().collect();
-        shuffled.push(heads[1].clone());
-        let mut g = fold_all(shuffled);
-        g.duplicates = 0;
-        assert_eq!(f, g);
+        assert_eq!(f, reordered(&heads, 1));
         // A pass on another branch, or before the violation, clears nothing.
         let f = fold_all(vec![
-            pass(1, 0),
+            pass(1, 0, main),
             on_branch(violation(2, 1, "x", 7), main),
-            on_branch(
-                signal(3, 1, "check_passed", "x", Signal::Pass),
-                "refs/heads/topic",
-            ),
+            pass(3, 1, "refs/heads/topic"),
             on_branch(violation(4, 2, "x", 8), "refs/heads/topic"),
         ]);
         assert!(f.loop_state("x").expect("state").unremediated());
         assert!(f.escalated("x").is_some());
         // A violation on no branch is left to acks and verdicts.
-        let f = fold_all(vec![violation(1, 0, "x", 7), pass(2, 1)]);
+        let f = fold_all(vec![violation(1, 0, "x", 7), pass(2, 1, main)]);
         assert!(f.loop_state("x").expect("state").unremediated());
         let f = fold_all(vec![
             violation(1, 0, "x", 7),
@@ -733,13 +713,8 @@ mod tests {
             head(2, 20, "check", "x"),
             head(3, 5, "shown", "y"),
         ];
-        let mut b: Vec<_> = a.iter().rev().cloned().collect();
-        b.push(a[0].clone());
-        let fa = fold_all(a);
-        let mut fb = fold_all(b);
-        assert_eq!(fb.duplicates, 1);
-        fb.duplicates = 0;
-        assert_eq!(fa, fb);
+        let fa = fold_all(a.clone());
+        assert_eq!(fa, reordered(&a, 0));
         assert_eq!(
             fa.directive("x").expect("valid test input").counts()["check"],
             1

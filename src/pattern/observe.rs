@@ -6,7 +6,6 @@
 //! a near-duplicate (token Jaccard of at least `patterns.near_duplicate`)
 //! joins the existing pattern. A pattern is observed at most once per run.
 
-use crate::event::view::Fields;
 use crate::event::{Body, Event, Kind};
 use crate::index::RolePatterns;
 use crate::pattern::text::{self, Observation};
@@ -85,7 +84,7 @@ pub fn observe(
             .is_some_and(|p| p.has(Kind::PatternObserved, req.run))
             || events
                 .iter()
-                .any(|e: &Event| e.view::<Fields<'_>>().pattern == Some(&id));
+                .any(|e: &Event| e.str_field("pattern") == Some(&id));
         if seen {
             how = "already recorded for this run".to_owned();
         } else {

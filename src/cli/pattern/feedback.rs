@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use git_swarm::event::view::Fields;
 use git_swarm::pattern::feedback;
 use git_swarm::pattern::text;
 
@@ -71,7 +70,7 @@ pub fn run(mut args: Args, ui: &mut Ui) -> Outcome {
             "run": args.run,
             "verdict": verdict.verdict,
             "evidence_level": report.level.map(|l| l.as_u8()),
-            "recorded": events.iter().map(|e| serde_json::json!({"kind": e.kind, "pattern": e.view::<Fields<'_>>().pattern})).collect::<Vec<_>>(),
+            "recorded": events.iter().map(|e| serde_json::json!({"kind": e.kind, "pattern": e.str_field("pattern")})).collect::<Vec<_>>(),
             "notes": report.notes,
         }))?;
         return Ok(ExitCode::SUCCESS);

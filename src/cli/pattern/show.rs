@@ -4,7 +4,6 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use git_swarm::event::Event;
-use git_swarm::event::view::PatternRefs;
 use git_swarm::pattern::fold;
 
 use crate::cli::{Format, Outcome, Ui};
@@ -30,7 +29,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .filter(|e| {
             e.known_kind()
                 .is_some_and(git_swarm::event::Kind::is_pattern)
-                && e.view::<PatternRefs<'_>>().names(id)
+                && e.names_pattern(id)
         })
         .collect();
     if args.format == Format::Json {
