@@ -161,6 +161,19 @@ pub fn temp_file_in(dir: &Path) -> Result<tempfile::NamedTempFile, Error> {
     builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))
 }
 
+/// Replaces `path` with `contents` atomically (a temporary file in the same
+/// folder, renamed over it): readers see the old file or the new one.
+pub fn replace(path: &Path, contents: &[u8]) -> Result<(), Error> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = temp_file_in(dir)?;
+    std::io::Write::write_all(&mut tmp, contents).map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
 /// Creates `dir`, a folder at or under `swarm` (the `.swarm/` folder), and
 /// the folders missing on the way, after checking that none of those that
 /// exist (`swarm` included) is a link or something other than a folder.

@@ -6,7 +6,6 @@
 //! passes the same gate as `add` and `validate` before it is written, and
 //! is written atomically: a reader sees the old file or the new one.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use toml::de::DeTable;
@@ -110,7 +109,7 @@ pub fn replace(store: &Store, id: &str, text: &str) -> Result<PathBuf> {
         return Err(Error::Invalid(found));
     }
     refuse_linked(store, &dir)?;
-    write_atomically(&path, text.as_bytes())?;
+    crate::safe_fs::replace(&path, text.as_bytes())?;
     Ok(path)
 }
 
@@ -195,20 +194,6 @@ pub fn with_status(text: &str, value: &str) -> Option<String> {
     }
     out.insert_str(after_id, &line);
     Some(out)
-}
-
-/// Replaces `path` with `contents` atomically (a temporary file in the same
-/// folder, renamed over it): readers see the old file or the new one.
-fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = crate::safe_fs::temp_file_in(dir)?;
-    tmp.write_all(contents)
-        .map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
 }
 
 #[cfg(test)]
