@@ -19,6 +19,8 @@
 //!   ([`pattern::inject`]);
 //! - [`check`]: a change against the directives' predicates (`check`, the
 //!   hooks); [`directive::lifecycle`]: `retire` and `edit`;
+//! - [`reflect`]: the loop finding lessons by itself — `reflect micro`
+//!   reads each tool call and keeps what did not succeed;
 //! - [`validate`] and [`doctor`]: linting and repairing the store.
 //!
 //! A decision is a function that takes plain inputs and returns the events
@@ -47,6 +49,7 @@ pub mod pathglob;
 pub mod pattern;
 pub mod predicate;
 pub mod problem;
+pub mod reflect;
 pub mod retrieve;
 pub mod runner;
 pub mod safe_fs;

@@ -129,6 +129,8 @@ pub enum Body {
         status: PhaseStatus,
         directives: Vec<String>,
     },
+    /// `phase start`: the phase that tool calls are reflected in from now on.
+    PhaseStarted { phase: String },
     /// `git swarm add`: an entry that failed the gate.
     Quarantined {
         path: String,

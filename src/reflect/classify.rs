@@ -1,0 +1,588 @@
+//! Micro reflection: what one finished tool call says. The rules are
+//! deterministic and read, in order, the harness's refusal, the exit code,
+//! and the summary lines of common runners, so that `42 passed, 0 failed`
+//! is a success and a word like `failed` or `revert` in passing is nothing.
+
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexSet};
+use serde::{Deserialize, Serialize};
+
+use super::payload::{ToolCall, ToolKind};
+
+/// How a tool call went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Success,
+    /// It ran to the end, but reports problems (failures with exit 0,
+    /// warnings) or undid earlier work.
+    Partial,
+    Failure,
+    /// The harness, a hook or a permission refused it.
+    Blocked,
+    /// It did not really run: interrupted, or nothing to run.
+    Skipped,
+    /// Nothing of the code changed or was checked: a read, a search, a plan.
+    Inapplicable,
+}
+
+/// What kind of work the call was, where one applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Sub {
+    Test,
+    Lint,
+    Typecheck,
+    Build,
+    Revert,
+    Command,
+    Write,
+}
+
+macro_rules! names {
+    ($ty:ty { $($variant:ident => $name:literal),* $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $name),* }
+            }
+        }
+    };
+}
+
+names!(Class { Success => "success", Partial => "partial", Failure => "failure",
+    Blocked => "blocked", Skipped => "skipped", Inapplicable => "inapplicable" });
+names!(Sub { Test => "test", Lint => "lint", Typecheck => "typecheck", Build => "build",
+    Revert => "revert", Command => "command", Write => "write" });
+
+/// The reading of one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reading {
+    pub class: Class,
+    pub sub: Option<Sub>,
+    /// The line that decided a non-success, as printed (for the candidate's
+    /// excerpt and signature).
+    pub evidence: Option<String>,
+}
+
+/// Classifies one tool call.
+pub fn classify(call: &ToolCall) -> Reading {
+    let sub = match call.kind {
+        ToolKind::Shell => Some(call.command.as_deref().map_or(Sub::Command, sub_of_command)),
+        ToolKind::Write => Some(Sub::Write),
+        ToolKind::Read | ToolKind::Other => None,
+    };
+    let reading = |class, evidence: Option<&str>| Reading {
+        class,
+        sub,
+        evidence: evidence.map(excerpt),
+    };
+    if let Some(reason) = &call.denied {
+        return reading(Class::Blocked, Some(reason));
+    }
+    let said = call.error.as_deref().unwrap_or(&call.output);
+    if let Some(line) = refusal_line(said) {
+        return reading(Class::Blocked, Some(line));
+    }
+    if call.kind == ToolKind::Read {
+        return reading(Class::Inapplicable, None);
+    }
+    if call.interrupted {
+        return reading(Class::Skipped, Some("interrupted"));
+    }
+    if call.kind != ToolKind::Shell {
+        return match &call.error {
+            Some(e) => reading(Class::Failure, Some(e)),
+            None => reading(Class::Success, None),
+        };
+    }
+    // A shell command.
+    if call.exit_code == Some(126) {
+        // The shell found the program but may not run it.
+        return reading(Class::Blocked, first_line(said));
+    }
+    let summary = Summary::of(&call.output);
+    if summary.ran_nothing {
+        return reading(Class::Skipped, summary.evidence.as_deref());
+    }
+    match call.exit_code {
+        Some(0) if summary.failed > 0 => reading(Class::Partial, summary.evidence.as_deref()),
+        Some(0)
+            if summary.warnings > 0
+                && matches!(sub, Some(Sub::Lint | Sub::Build | Sub::Typecheck)) =>
+        {
+            reading(Class::Partial, summary.evidence.as_deref())
+        }
+        Some(0) if sub == Some(Sub::Revert) => reading(Class::Partial, call.command.as_deref()),
+        Some(0) => reading(Class::Success, None),
+        Some(1) if answers_no(call.command.as_deref()) => reading(Class::Success, None),
+        Some(_) => {
+            let line = failing_test(said)
+                .map(str::to_owned)
+                .or(summary.evidence)
+                .or_else(|| failure_line(said).map(str::to_owned))
+                .or_else(|| first_line(said).map(str::to_owned));
+            reading(Class::Failure, line.as_deref())
+        }
+        // No exit code (Codex, a shell that did not start): the error, the
+        // summary, else the output's own words.
+        None if call.error.is_some() => reading(Class::Failure, call.error.as_deref()),
+        None if summary.failed > 0 => reading(
+            Class::Failure,
+            failing_test(said).or(summary.evidence.as_deref()),
+        ),
+        None if summary.passed > 0 => reading(Class::Success, None),
+        None => match failure_line(said) {
+            Some(line) => reading(Class::Failure, Some(line)),
+            None if sub == Some(Sub::Revert) => reading(Class::Partial, call.command.as_deref()),
+            None => reading(Class::Success, None),
+        },
+    }
+}
+
+/// Most characters of a reading's evidence.
+pub const EVIDENCE_CHARS: usize = 200;
+
+fn excerpt(line: &str) -> String {
+    let line = line.trim();
+    match line.char_indices().nth(EVIDENCE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    }
+}
+
+fn first_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|l| !l.is_empty())
+}
+
+/// Commands whose exit 1 means "no" rather than "failed": no match, a
+/// difference, a false test.
+fn answers_no(command: Option<&str>) -> bool {
+    let Some(command) = command else { return false };
+    let Some(last) = segments(command).last().map(|s| words(s)) else {
+        return false;
+    };
+    matches!(
+        last.first().map(String::as_str),
+        Some("grep" | "egrep" | "fgrep" | "rg" | "ag" | "diff" | "cmp" | "test" | "[")
+    )
+}
+
+static REFUSALS: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new([
+        r"(?i)^tool execution blocked\b",
+        r"(?i)\bblocked by (?:a |the )?(?:\w+ )?hook\b",
+        r"(?i)^(?:\w+ )?hook (?:error|blocked)\b",
+        r"(?i)\bpermission to use \S+ (?:has been|was) denied\b",
+        r"(?i)^the user doesn't want to proceed with this tool use\b",
+        r"(?i)\b(?:rejected|denied|declined) by (?:the )?(?:user|policy|permission rules?)\b",
+        r"(?i)^user (?:rejected|denied|declined)\b",
+        r"(?i)\bnot allowed by (?:the )?(?:policy|sandbox|permission)",
+    ])
+    .expect("constant patterns compile")
+});
+
+/// The first line of `text` in which a harness, a hook or a permission
+/// refused the call.
+fn refusal_line(text: &str) -> Option<&str> {
+    text.lines()
+        .take(5)
+        .map(str::trim)
+        .find(|l| REFUSALS.is_match(l))
+}
+
+static FAILURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?m)^\s*(?:error(?:\[\w+\])?:|Error:|FAILED\b|FAIL\b|fatal:|panicked at|thread '.*' panicked|Traceback \(most recent call last\)|npm ERR!|\S+: command not found|.*: No such file or directory$|E\s{3}|ERROR\b|\w*(?:Error|Exception): )",
+    )
+    .expect("a constant pattern compiles")
+});
+
+static FAILING_TEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?m)^(?:test \S+ \.\.\. FAILED$|\s*FAIL \[\s*[\d.]+s\] .+$|FAILED \S+|--- FAIL: \S+|\s*● .+›.+$|\s*(?:×|✗|FAIL) \S+.*>.+$)",
+    )
+    .expect("a constant pattern compiles")
+});
+
+/// The first line naming a test that failed (cargo test and nextest,
+/// pytest, go test, jest, vitest): two runs that fail the same test fail
+/// the same way, whatever their counts.
+fn failing_test(text: &str) -> Option<&str> {
+    FAILING_TEST.find(text).map(|m| m.as_str().trim())
+}
+
+/// The first line that reads as a failure, where no exit code says.
+fn failure_line(text: &str) -> Option<&str> {
+    FAILURE.find(text).map(|m| {
+        let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[m.start()..]
+            .find('\n')
+            .map_or(text.len(), |i| m.start() + i);
+        text[start..end].trim()
+    })
+}
+
+/// What the summary lines of the runners in an output add up to.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: u64,
+    /// Failed tests, errors.
+    pub failed: u64,
+    pub warnings: u64,
+    /// A runner said it ran nothing.
+    pub ran_nothing: bool,
+    /// The summary line that shows the worst of it.
+    pub evidence: Option<String>,
+}
+
+/// Summary lines of cargo test/nextest/clippy, pytest, jest/vitest, go
+/// test, tsc, eslint, ruff and mypy, each with whether the line alone says
+/// something failed. Counts are read only on these lines, so a log line
+/// that says `3 failed connections` counts nothing.
+const SUMMARY: &[(&str, bool)] = &[
+    (
+        r"^test result: (?:ok|FAILED)\. \d+ passed; \d+ failed",
+        false,
+    ),
+    (r"^\s*Summary \[.*\] \d+ tests? run: ", false),
+    (
+        r"^=+ .*\b(?:passed|failed|errors?|skipped|xfailed|deselected)\b.* in [\d.]+s\b.*=+$",
+        false,
+    ),
+    (r"^\d+ (?:passed|failed)\b.* in [\d.]+s", false),
+    (r"^Tests:\s+\d+ ", false),
+    (r"^\s*Tests\s+\d+ (?:passed|failed|skipped)", false),
+    (r"^Found \d+ errors?\b", false),
+    (r"^✖ \d+ problems? \(", false),
+    (r"^warning: .* generated \d+ warnings?", false),
+    (r"^error: could not compile\b", true),
+    (r"^ok\s+\S+\s+(?:[\d.]+s|\(cached\))", false),
+    (r"^FAIL\s+\S+\s+[\d.]+s", true),
+    (r"^--- FAIL: ", true),
+    (r"^Success: no issues found", false),
+    (r"^All checks passed!", false),
+];
+
+static SUMMARY_LINES: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(SUMMARY.iter().map(|(re, _)| re)).expect("constant patterns compile")
+});
+
+static COUNT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(\d+) (passed|failed|errors?|warnings?|problems?|tests? run|skipped|ignored|xfailed|xpassed)\b",
+    )
+    .expect("a constant pattern compiles")
+});
+
+static NOTHING_RAN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?m)^(?:running 0 tests$|=+ no tests ran\b|collected 0 items\b|No tests found\b|no test files$|\?\s+\S+\s+\[no test files\]$|Starting 0 tests\b)",
+    )
+    .expect("a constant pattern compiles")
+});
+
+impl Summary {
+    pub fn of(output: &str) -> Summary {
+        let mut s = Summary::default();
+        let mut worst: Option<(u64, &str)> = None;
+        for line in output.lines() {
+            let line = line.trim_end();
+            let matched = SUMMARY_LINES.matches(line);
+            if !matched.matched_any() {
+                continue;
+            }
+            let (mut passed, mut failed, mut warnings) = (0, 0, 0);
+            for c in COUNT.captures_iter(line) {
+                let n: u64 = c[1].parse().unwrap_or(0);
+                match &c[2] {
+                    "passed" => passed += n,
+                    "failed" | "error" | "errors" => failed += n,
+                    "warning" | "warnings" => warnings += n,
+                    // eslint's `✖ 5 problems (3 errors, 2 warnings)` counts
+                    // the errors and warnings again.
+                    _ => {}
+                }
+            }
+            if matched.iter().any(|i| SUMMARY[i].1) {
+                failed = failed.max(1);
+            }
+            // go test's `ok  pkg  0.01s` is a package that passed.
+            if line.starts_with("ok") && passed == 0 {
+                passed = 1;
+            }
+            s.passed += passed;
+            s.failed += failed;
+            s.warnings += warnings;
+            let weight = failed * 2 + warnings.min(1);
+            if weight > 0 && worst.is_none_or(|(w, _)| weight > w) {
+                worst = Some((weight, line));
+            }
+        }
+        s.evidence = worst.map(|(_, l)| excerpt(l));
+        if s.passed == 0
+            && s.failed == 0
+            && let Some(m) = NOTHING_RAN.find(output)
+        {
+            s.ran_nothing = true;
+            s.evidence = Some(excerpt(m.as_str()));
+        }
+        s
+    }
+}
+
+/// The sub-kind of a command line: the strongest of its parts (`cargo
+/// build && cargo test` is a test run). Only the command decides a revert,
+/// never what it printed.
+pub fn sub_of_command(command: &str) -> Sub {
+    segments(command)
+        .iter()
+        .map(|seg| sub_of_words(&words(seg)))
+        .min_by_key(|s| match s {
+            Sub::Revert => 0,
+            Sub::Test => 1,
+            Sub::Typecheck => 2,
+            Sub::Lint => 3,
+            Sub::Build => 4,
+            _ => 5,
+        })
+        .unwrap_or(Sub::Command)
+}
+
+/// The simple commands of a command line, split on `&&`, `||`, `;`, `|`
+/// and newlines (outside quotes).
+fn segments(command: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut quote, mut start) = (None, 0);
+    let bytes = command.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match (quote, b) {
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(b),
+            (None, b'&' | b'|' | b';' | b'\n') => {
+                out.push(&command[start..i]);
+                if matches!(bytes.get(i + 1), Some(b'&' | b'|')) {
+                    i += 1;
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push(&command[start..]);
+    out.into_iter()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The words of a simple command, without the environment assignments and
+/// wrappers (`sudo`, `env`, `time`, `timeout 60`, `npx`, `uv run`, …) in
+/// front of the program, the program by its file name.
+fn words(segment: &str) -> Vec<String> {
+    let mut w: Vec<String> = shlex::split(segment)
+        .unwrap_or_else(|| segment.split_whitespace().map(str::to_owned).collect());
+    while let Some(first) = w.first() {
+        let skip = if first.contains('=') && !first.starts_with('-') {
+            1
+        } else {
+            match first.as_str() {
+                "sudo" | "env" | "time" | "nice" | "nohup" | "exec" | "command" | "npx"
+                | "bunx" | "pnpx" | "stdbuf" => 1,
+                "timeout" => 2,
+                "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye"
+                    if w.get(1).is_some_and(|a| a == "run") =>
+                {
+                    2
+                }
+                "bundle" if w.get(1).is_some_and(|a| a == "exec") => 2,
+                "pnpm" | "yarn" if w.get(1).is_some_and(|a| a == "exec" || a == "dlx") => 2,
+                "python" | "python3" | "py" if w.get(1).is_some_and(|a| a == "-m") => 2,
+                _ => 0,
+            }
+        };
+        if skip == 0 {
+            break;
+        }
+        w.drain(..skip.min(w.len()));
+    }
+    if let Some(first) = w.first_mut()
+        && let Some(name) = first.rsplit('/').next()
+    {
+        *first = name.to_owned();
+    }
+    w
+}
+
+fn sub_of_words(w: &[String]) -> Sub {
+    let arg = |i: usize| w.get(i).map(String::as_str).unwrap_or("");
+    let has = |flag: &str| w.iter().any(|a| a == flag);
+    match arg(0) {
+        "git" => match arg(1) {
+            "revert" | "restore" => Sub::Revert,
+            "reset" if has("--hard") => Sub::Revert,
+            "checkout" if has("--") || has(".") => Sub::Revert,
+            _ => Sub::Command,
+        },
+        "jj" if matches!(arg(1), "undo" | "restore" | "abandon") => Sub::Revert,
+        "cargo" => match arg(1) {
+            "test" | "nextest" | "t" => Sub::Test,
+            "clippy" => Sub::Lint,
+            "fmt" if has("--check") => Sub::Lint,
+            "check" | "c" => Sub::Typecheck,
+            "build" | "b" | "install" => Sub::Build,
+            _ => Sub::Command,
+        },
+        "pytest" | "py.test" | "tox" | "nox" | "jest" | "vitest" | "mocha" | "ava" | "rspec"
+        | "phpunit" | "ctest" | "nextest" => Sub::Test,
+        "go" => match arg(1) {
+            "test" => Sub::Test,
+            "vet" => Sub::Typecheck,
+            "build" | "install" => Sub::Build,
+            _ => Sub::Command,
+        },
+        "tsc" | "vue-tsc" | "mypy" | "pyright" | "pyre" => Sub::Typecheck,
+        "eslint" | "ruff" | "flake8" | "pylint" | "golangci-lint" | "rubocop" | "shellcheck"
+        | "stylelint" | "biome" => Sub::Lint,
+        "prettier" | "black" if has("--check") => Sub::Lint,
+        "npm" | "pnpm" | "yarn" | "bun" | "deno" => {
+            let name = match arg(1) {
+                "run" | "run-script" => arg(2),
+                other => other,
+            };
+            // `test:unit`, `lint:fix`: the script's family is its first part.
+            match name.split(':').next().unwrap_or(name) {
+                "test" | "tests" => Sub::Test,
+                "lint" => Sub::Lint,
+                "typecheck" | "type-check" | "check" => Sub::Typecheck,
+                "build" => Sub::Build,
+                _ => Sub::Command,
+            }
+        }
+        "make" | "just" => match arg(1) {
+            "test" | "tests" | "check" => Sub::Test,
+            "lint" => Sub::Lint,
+            "" | "all" | "build" => Sub::Build,
+            _ => Sub::Command,
+        },
+        "mvn" | "gradle" | "./gradlew" | "gradlew" | "dotnet" => match arg(1) {
+            "test" | "verify" => Sub::Test,
+            "build" | "compile" | "package" | "assemble" => Sub::Build,
+            _ => Sub::Command,
+        },
+        "gcc" | "g++" | "clang" | "clang++" | "rustc" | "javac" | "cmake" | "ninja" => Sub::Build,
+        "docker" | "podman" if arg(1) == "build" => Sub::Build,
+        _ => Sub::Command,
+    }
+}
+
+/// Most characters of a signature.
+pub const SIGNATURE_CHARS: usize = 160;
+
+static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"0x[0-9a-f]+|\b[0-9a-f]{7,}\b|\d+(?:\.\d+)*").expect("a constant pattern compiles")
+});
+
+static PATHS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:[\w.~-]*/)+([\w.-]+)").expect("a constant pattern compiles"));
+
+/// What makes two failures "the same way": the sub-kind, the program and
+/// its first word, and the deciding line with numbers, hashes and folders
+/// taken out (`src/a.rs:12:5` and `lib/a.rs:40:1` read the same).
+pub fn signature(call: &ToolCall, reading: &Reading) -> String {
+    let program = call
+        .command
+        .as_deref()
+        .and_then(|c| segments(c).last().map(|s| words(s)))
+        .map(|w| {
+            // `npm run lint`: the script is what runs.
+            let n = if w.get(1).is_some_and(|a| a == "run") {
+                3
+            } else {
+                2
+            };
+            let w: Vec<&str> = w
+                .iter()
+                .map(String::as_str)
+                .filter(|a| !a.starts_with('-'))
+                .take(n)
+                .collect();
+            w.join(" ")
+        })
+        .unwrap_or_else(|| call.tool.to_lowercase());
+    let line = reading.evidence.as_deref().unwrap_or("").to_lowercase();
+    let line = PATHS.replace_all(&line, "$1");
+    let line = VOLATILE.replace_all(&line, "#");
+    let line: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    let sub = reading.sub.map_or("-", Sub::as_str);
+    let mut sig = format!("{}:{sub}:{program}:{line}", reading.class.as_str());
+    if let Some((at, _)) = sig.char_indices().nth(SIGNATURE_CHARS) {
+        sig.truncate(at);
+    }
+    sig
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sub_kinds_come_from_the_command_line() {
+        for (command, sub) in [
+            ("cargo test -p core", Sub::Test),
+            ("cd app && npm test", Sub::Test),
+            ("RUST_LOG=debug timeout 60 cargo nextest run", Sub::Test),
+            ("uv run pytest -x tests/", Sub::Test),
+            ("python3 -m pytest", Sub::Test),
+            ("npm run test:unit", Sub::Test),
+            ("cargo build && cargo test", Sub::Test),
+            ("cargo clippy --all-targets -- -D warnings", Sub::Lint),
+            ("npx eslint 'src/**/*.ts'", Sub::Lint),
+            ("ruff check .", Sub::Lint),
+            ("npx tsc --noEmit", Sub::Typecheck),
+            ("mypy src", Sub::Typecheck),
+            ("cargo build --release", Sub::Build),
+            ("make", Sub::Build),
+            ("git revert --no-edit HEAD", Sub::Revert),
+            ("git checkout -- src/a.rs", Sub::Revert),
+            ("git reset --hard HEAD~1", Sub::Revert),
+            ("git checkout main", Sub::Command),
+            ("echo 'cargo test && git revert' > notes.txt", Sub::Command),
+            ("ls -la", Sub::Command),
+            ("", Sub::Command),
+        ] {
+            assert_eq!(sub_of_command(command), sub, "{command:?}");
+        }
+    }
+
+    #[test]
+    fn counts_are_read_on_summary_lines_only() {
+        let s = Summary::of(
+            "3 failed connections were retried\ntest result: ok. 42 passed; 0 failed; 0 ignored",
+        );
+        assert_eq!((s.passed, s.failed, s.warnings), (42, 0, 0));
+        let s = Summary::of("✖ 5 problems (3 errors, 2 warnings)");
+        assert_eq!((s.failed, s.warnings), (3, 2));
+        let s = Summary::of(
+            "ok  \texample.com/a\t0.01s\n--- FAIL: TestB (0.00s)\nFAIL\texample.com/b\t0.02s",
+        );
+        assert!(s.passed >= 1 && s.failed >= 1, "{s:?}");
+        assert_eq!(s.evidence.as_deref(), Some("--- FAIL: TestB (0.00s)"));
+        assert!(Summary::of("running 0 tests\n\ntest result: ok. 0 passed; 0 failed").ran_nothing);
+        assert!(!Summary::of("running 3 tests\ntest result: ok. 3 passed; 0 failed").ran_nothing);
+    }
+
+    #[test]
+    fn segments_split_outside_quotes() {
+        assert_eq!(
+            segments("a && b || c; d | e\nf"),
+            ["a", "b", "c", "d", "e", "f"]
+        );
+        assert_eq!(segments("echo 'x && y' && z"), ["echo 'x && y'", "z"]);
+        assert_eq!(segments("  "), Vec::<&str>::new());
+    }
+}

@@ -1,0 +1,462 @@
+//! The tool call an agent harness hands its post-tool hook, read into one
+//! shape. Each harness documents its own payload; what they share is a tool
+//! name, its input and what it returned, with the exit code in a different
+//! place (or nowhere) in each.
+
+use std::str::FromStr;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Most bytes of a tool's output kept for classification: the head and the
+/// tail, where runners print what went wrong and their summaries.
+pub const OUTPUT_KEEP: usize = 32 * 1024;
+
+/// Where a payload came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Harness {
+    Claude,
+    Codex,
+    Gemini,
+    Opencode,
+    Generic,
+}
+
+impl Harness {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Harness::Claude => "claude",
+            Harness::Codex => "codex",
+            Harness::Gemini => "gemini",
+            Harness::Opencode => "opencode",
+            Harness::Generic => "generic",
+        }
+    }
+}
+
+/// The payload format `reflect micro --payload` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Auto,
+    Only(Harness),
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        Ok(match s {
+            "auto" => Format::Auto,
+            "claude" => Format::Only(Harness::Claude),
+            "codex" => Format::Only(Harness::Codex),
+            "gemini" => Format::Only(Harness::Gemini),
+            "opencode" => Format::Only(Harness::Opencode),
+            "generic" => Format::Only(Harness::Generic),
+            _ => return Err(format!("`{s}` is not a payload format")),
+        })
+    }
+}
+
+/// What a tool does, which decides what its outcome can teach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Runs a command line.
+    Shell,
+    /// Writes or edits a file.
+    Write,
+    /// Reads, searches or plans: nothing of the code changes.
+    Read,
+    /// Anything else (an MCP tool, a harness's own).
+    Other,
+}
+
+impl ToolKind {
+    /// The kind of a tool by the names the harnesses give their built-in
+    /// tools; an unknown name is `Other`.
+    pub fn of(tool: &str) -> ToolKind {
+        match tool.to_ascii_lowercase().as_str() {
+            "bash" | "shell" | "local_shell" | "shell_command" | "exec_command"
+            | "container.exec" | "run_shell_command" | "powershell" | "run_terminal_cmd" => {
+                ToolKind::Shell
+            }
+            "write" | "edit" | "multiedit" | "notebookedit" | "apply_patch" | "patch"
+            | "write_file" | "replace" => ToolKind::Write,
+            "read"
+            | "glob"
+            | "grep"
+            | "ls"
+            | "list"
+            | "list_directory"
+            | "read_file"
+            | "read_many_files"
+            | "grep_search"
+            | "search_file_content"
+            | "webfetch"
+            | "web_fetch"
+            | "websearch"
+            | "google_web_search"
+            | "todowrite"
+            | "todoread"
+            | "write_todos"
+            | "task"
+            | "exitplanmode"
+            | "save_memory" => ToolKind::Read,
+            _ => ToolKind::Other,
+        }
+    }
+}
+
+/// One finished tool call, whatever harness ran it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub harness: Harness,
+    /// The tool's name as the harness gives it.
+    pub tool: String,
+    pub kind: ToolKind,
+    /// The command line of a shell tool.
+    pub command: Option<String>,
+    /// What the tool printed or returned, at most [`OUTPUT_KEEP`] bytes.
+    pub output: String,
+    /// The exit code, where the harness reports one.
+    pub exit_code: Option<i64>,
+    /// The harness's error for a call that failed.
+    pub error: Option<String>,
+    /// The call was interrupted (by the user or a time limit).
+    pub interrupted: bool,
+    /// The harness refused the call, and why.
+    pub denied: Option<String>,
+    pub session: Option<String>,
+    /// The (sub)agent that made the call, where the harness says.
+    pub agent: Option<String>,
+    /// The agent's type, which git-swarm reads as its role.
+    pub agent_type: Option<String>,
+}
+
+/// Why a payload could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PayloadError(pub String);
+
+/// Reads a payload in `format`, telling the harness by its fields under
+/// [`Format::Auto`].
+pub fn parse(json: &str, format: Format) -> Result<ToolCall, PayloadError> {
+    let value: Value = serde_json::from_str(json)
+        .map_err(|e| PayloadError(format!("the payload is not JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(PayloadError("the payload is not a JSON object".into()));
+    }
+    let harness = match format {
+        Format::Only(h) => h,
+        Format::Auto => detect(&value).ok_or_else(|| {
+            PayloadError(
+                "the payload is of no known harness (no `hook_event_name`, `sessionID` or `tool`)"
+                    .into(),
+            )
+        })?,
+    };
+    let field_error =
+        |e: serde_json::Error| PayloadError(format!("not a {} payload: {e}", harness.as_str()));
+    match harness {
+        Harness::Claude | Harness::Codex => {
+            let p = HookPayload::deserialize(&value).map_err(field_error)?;
+            Ok(p.into_call(harness))
+        }
+        Harness::Gemini => {
+            let p = HookPayload::deserialize(&value).map_err(field_error)?;
+            Ok(p.into_gemini())
+        }
+        Harness::Opencode => {
+            let p = OpencodePayload::deserialize(&value).map_err(field_error)?;
+            Ok(p.into_call())
+        }
+        Harness::Generic => {
+            let p = GenericPayload::deserialize(&value).map_err(field_error)?;
+            Ok(p.into_call())
+        }
+    }
+}
+
+fn detect(value: &Value) -> Option<Harness> {
+    let has = |k: &str| value.get(k).is_some();
+    if let Some(event) = value.get("hook_event_name").and_then(Value::as_str) {
+        return Some(match event {
+            "AfterTool" => Harness::Gemini,
+            // Codex's payload alone carries the turn and the model.
+            _ if has("turn_id") || has("model") => Harness::Codex,
+            _ => Harness::Claude,
+        });
+    }
+    if has("sessionID") || has("callID") {
+        return Some(Harness::Opencode);
+    }
+    has("tool").then_some(Harness::Generic)
+}
+
+/// The stdin of a Claude Code, Codex or Gemini CLI post-tool hook.
+#[derive(Deserialize)]
+struct HookPayload {
+    hook_event_name: String,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    agent_type: Option<String>,
+    tool_name: String,
+    #[serde(default)]
+    tool_input: Value,
+    #[serde(default)]
+    tool_response: Value,
+    /// Claude Code's `PostToolUseFailure`.
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    is_interrupt: Option<bool>,
+    /// Claude Code's `PermissionDenied`.
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+impl HookPayload {
+    fn base(self, harness: Harness, output: String) -> ToolCall {
+        let command = command_of(&self.tool_input);
+        ToolCall {
+            harness,
+            kind: ToolKind::of(&self.tool_name),
+            tool: self.tool_name,
+            command,
+            output: keep(&output),
+            exit_code: None,
+            error: None,
+            interrupted: false,
+            denied: None,
+            session: self.session_id,
+            agent: self.agent_id,
+            agent_type: self.agent_type,
+        }
+    }
+
+    /// Claude Code and Codex: `PostToolUse` follows a call that completed
+    /// (for Claude Code, a command that exited 0), `PostToolUseFailure`
+    /// one that failed with `Exit code N` on its first line.
+    fn into_call(self, harness: Harness) -> ToolCall {
+        let event = self.hook_event_name.clone();
+        let error = self.error.clone();
+        let reason = self.reason.clone();
+        let interrupted = self.is_interrupt == Some(true)
+            || self
+                .tool_response
+                .get("interrupted")
+                .and_then(Value::as_bool)
+                == Some(true);
+        let output = match (&self.tool_response, &error) {
+            (_, Some(e)) => e.clone(),
+            (Value::Object(o), None) => {
+                let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("");
+                let joined = [
+                    text("stdout"),
+                    text("stderr"),
+                    text("output"),
+                    text("error"),
+                ]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n");
+                if joined.is_empty() {
+                    text_of(&self.tool_response)
+                } else {
+                    joined
+                }
+            }
+            (v, None) => text_of(v),
+        };
+        let write_failed =
+            self.tool_response.get("success").and_then(Value::as_bool) == Some(false);
+        let mut call = self.base(harness, output);
+        call.interrupted = interrupted;
+        match event.as_str() {
+            "PermissionDenied" => {
+                call.denied = Some(reason.unwrap_or_else(|| "permission denied".into()));
+            }
+            "PostToolUseFailure" => {
+                call.exit_code = exit_code_line(&call.output).or(Some(1));
+                call.error = error;
+            }
+            _ if harness == Harness::Claude && call.kind == ToolKind::Shell => {
+                call.exit_code = Some(0);
+            }
+            _ => call.exit_code = exit_code_line(&call.output),
+        }
+        if write_failed {
+            call.error
+                .get_or_insert_with(|| "the write did not succeed".into());
+        }
+        call
+    }
+
+    /// Gemini CLI's `AfterTool`: `tool_response` is `{llmContent,
+    /// returnDisplay, error}`, a shell's exit code an `Exit Code: N` line.
+    fn into_gemini(self) -> ToolCall {
+        let response = self.tool_response.clone();
+        let content = response
+            .get("llmContent")
+            .map(text_of)
+            .filter(|s| !s.is_empty())
+            .or_else(|| response.get("returnDisplay").map(text_of))
+            .unwrap_or_default();
+        let error = response
+            .get("error")
+            .and_then(|e| e.get("message").and_then(Value::as_str).map(str::to_owned));
+        let mut call = self.base(Harness::Gemini, content);
+        call.exit_code = exit_code_line(&call.output);
+        if call.kind == ToolKind::Shell && call.exit_code.is_none() && error.is_none() {
+            // The line is written only when the code is not 0.
+            call.exit_code = Some(0);
+        }
+        call.error = error;
+        call
+    }
+}
+
+/// What an opencode plugin's `tool.execute.after` sees, written as one
+/// object: its `input` (`tool`, `sessionID`, `callID`, `args`) and `output`
+/// (`{title, output, metadata}`, the bash tool's `metadata.exit` its code).
+#[derive(Deserialize)]
+struct OpencodePayload {
+    tool: String,
+    #[serde(default, rename = "sessionID")]
+    session_id: Option<String>,
+    #[serde(default)]
+    args: Value,
+    #[serde(default)]
+    output: Value,
+}
+
+impl OpencodePayload {
+    fn into_call(self) -> ToolCall {
+        let (text, metadata) = match &self.output {
+            Value::Object(o) => (
+                o.get("output").map(text_of).unwrap_or_default(),
+                o.get("metadata").cloned().unwrap_or(Value::Null),
+            ),
+            v => (text_of(v), Value::Null),
+        };
+        let kind = ToolKind::of(&self.tool);
+        let exit = metadata.get("exit");
+        let exit_code = exit.and_then(Value::as_i64);
+        ToolCall {
+            harness: Harness::Opencode,
+            command: command_of(&self.args),
+            tool: self.tool,
+            kind,
+            output: keep(&text),
+            exit_code,
+            error: None,
+            // A null exit is a process killed by a signal: a timeout or an abort.
+            interrupted: kind == ToolKind::Shell && exit.is_some_and(Value::is_null),
+            denied: None,
+            session: self.session_id,
+            agent: None,
+            agent_type: None,
+        }
+    }
+}
+
+/// The plain form, for harnesses without an adapter: `{tool, input,
+/// output, exit_code}`, with an optional `error`, `session` and `agent`.
+#[derive(Deserialize)]
+struct GenericPayload {
+    tool: String,
+    #[serde(default)]
+    input: Value,
+    #[serde(default)]
+    output: Value,
+    #[serde(default)]
+    exit_code: Option<i64>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    session: Option<String>,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    role: Option<String>,
+}
+
+impl GenericPayload {
+    fn into_call(self) -> ToolCall {
+        let command = match &self.input {
+            Value::String(s) => Some(s.clone()),
+            v => command_of(v),
+        };
+        ToolCall {
+            harness: Harness::Generic,
+            kind: ToolKind::of(&self.tool),
+            tool: self.tool,
+            command,
+            output: keep(&text_of(&self.output)),
+            exit_code: self.exit_code,
+            error: self.error,
+            interrupted: false,
+            denied: None,
+            session: self.session,
+            agent: self.agent,
+            agent_type: self.role,
+        }
+    }
+}
+
+/// The command line of a shell tool's input (`command`, as every harness
+/// names it; opencode's `args` too).
+fn command_of(input: &Value) -> Option<String> {
+    match input.get("command")? {
+        Value::String(s) => Some(s.clone()),
+        // Codex's older shell tool takes an argv.
+        Value::Array(argv) => {
+            let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+            Some(shlex::try_join(words.iter().copied()).unwrap_or_else(|_| words.join(" ")))
+        }
+        _ => None,
+    }
+}
+
+/// A value as text: a string as it is, anything else as its JSON.
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The head and tail of `text`, [`OUTPUT_KEEP`] bytes in all, cut on
+/// character boundaries.
+fn keep(text: &str) -> String {
+    if text.len() <= OUTPUT_KEEP {
+        return text.to_owned();
+    }
+    let half = OUTPUT_KEEP / 2;
+    let mut head = half;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - half;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}\n…\n{}", &text[..head], &text[tail..])
+}
+
+static EXIT_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?mi)^\s*(?:exit code|exit status|process exited with code)[: ]\s*(-?\d{1,4})\s*$")
+        .expect("a constant pattern compiles")
+});
+
+/// The exit code an `Exit code N` / `Exit Code: N` line of the output
+/// gives.
+fn exit_code_line(text: &str) -> Option<i64> {
+    EXIT_LINE.captures(text).and_then(|c| c[1].parse().ok())
+}
