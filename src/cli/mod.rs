@@ -21,6 +21,7 @@ mod log;
 mod pattern;
 mod phase;
 mod record;
+mod reflect;
 mod retire;
 mod review;
 mod run_tool;
@@ -190,7 +191,7 @@ enum Command {
     /// delegation was not shown), quarantined entries, events not yet committed,
     /// and the health of the hooks and the index.
     Status(status::Args),
-    /// Phases of work: the gate that closes one.
+    /// Phases of work: start one, and the gate that closes one.
     #[command(subcommand)]
     Phase(phase::Command),
     /// End a directive's escalation episode.
@@ -229,6 +230,12 @@ enum Command {
     /// the commit that recorded it (or `uncommitted`). `shown` events are
     /// counted, not listed.
     Explain(explain::Args),
+    /// Reflection: the loop finding lessons in what the agents did.
+    ///
+    /// `micro` classifies each tool call (run it from the harness's post-tool
+    /// hook) and keeps what did not succeed as insight candidates.
+    #[command(subcommand)]
+    Reflect(reflect::Command),
     /// Patterns learned from adversarial roles' deliberations.
     ///
     /// Store, score, re-inject and correct them. Every signal is an event;
@@ -369,6 +376,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Edit(args) => edit::run(args, ui),
         Command::Explain(args) => explain::run(args, ui),
         Command::Pattern(command) => pattern::run(command, ui),
+        Command::Reflect(command) => reflect::run(command, ui),
     }
 }
 
@@ -399,7 +407,7 @@ pub fn read_log(store: &Store, ui: &mut Ui) -> Result<Vec<git_swarm::event::Even
 }
 
 /// `GIT_SWARM_NOW` fixes the clock (tests and reproducible runs); otherwise the system clock.
-fn clock() -> Result<Clock, Error> {
+pub fn clock() -> Result<Clock, Error> {
     match std::env::var("GIT_SWARM_NOW") {
         Ok(s) if !s.is_empty() => s
             .parse::<jiff::Timestamp>()

@@ -1,11 +1,19 @@
 //! `git swarm phase …`: phases of work.
 
 mod complete;
+mod start;
 
 use super::{Outcome, Ui};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
+    /// Start a phase: tool calls are reflected in it from now on.
+    ///
+    /// Records a `phase_started` event and remembers the phase in
+    /// `.swarm/local/phase` (this clone only), where `git swarm reflect micro`
+    /// reads it when neither `--phase` nor GIT_SWARM_PHASE names one: a
+    /// harness's hook runs a fixed command line and cannot pass it.
+    Start(start::Args),
     /// Complete a phase, unless a critical directive of it is unresolved.
     ///
     /// The phase's directives are those shown by `git swarm inject --phase P`.
@@ -24,6 +32,7 @@ pub enum Command {
 
 pub fn run(command: Command, ui: &mut Ui) -> Outcome {
     match command {
+        Command::Start(args) => start::run(args, ui),
         Command::Complete(args) => complete::run(args, ui),
     }
 }

@@ -1,0 +1,102 @@
+//! `git swarm reflect micro`.
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use git_swarm::reflect::{self, Context, Format as Payload};
+
+use crate::cli::{Format, Outcome, Ui};
+
+/// Largest payload read from standard input.
+const PAYLOAD_MAX: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The payload's format: auto, claude, codex, gemini, opencode or generic
+    /// (`auto` tells it by its fields). An unknown one is a warning, not an
+    /// error: a hook's command line must never fail the agent's call.
+    #[arg(long, value_name = "FORMAT", default_value = "auto")]
+    payload: String,
+    /// The task the call belongs to [default: the payload's agent, else its session].
+    #[arg(long, value_name = "ID")]
+    task: Option<String>,
+    /// The phase [default: GIT_SWARM_PHASE, else the phase of `git swarm phase start`].
+    #[arg(long, value_name = "PHASE")]
+    phase: Option<String>,
+    /// The agent's role [default: the payload's agent type, if it is a role name].
+    #[arg(long)]
+    role: Option<String>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+    // A hook must not fail the agent's tool call: whatever goes wrong is one
+    // warning, and the exit is 0.
+    if let Err(message) = reflect_one(&args, ui) {
+        ui.warning(&format!("reflect micro: {message}; nothing recorded"), None);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn reflect_one(args: &Args, ui: &mut Ui) -> Result<(), String> {
+    let format: Payload = args.payload.parse()?;
+    if let Some(role) = &args.role {
+        crate::cli::args::check_role(role).map_err(|e| e.to_string())?;
+    }
+    let env_phase = std::env::var("GIT_SWARM_PHASE")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let phase = args.phase.clone().or(env_phase);
+    if let Some(p) = &phase {
+        crate::cli::args::check_phase_name(p).map_err(|e| e.to_string())?;
+    }
+    let mut payload = String::new();
+    std::io::stdin()
+        .take(PAYLOAD_MAX + 1)
+        .read_to_string(&mut payload)
+        .map_err(|e| format!("cannot read the payload: {e}"))?;
+    if payload.len() as u64 > PAYLOAD_MAX {
+        return Err(format!("the payload is over {PAYLOAD_MAX} bytes"));
+    }
+    let clock = crate::cli::clock().map_err(|e| e.to_string())?;
+    let context = Context {
+        task: args.task.clone(),
+        phase,
+        role: args.role.clone(),
+    };
+    let mut micro =
+        reflect::micro(&payload, format, context, clock.now()).map_err(|e| e.to_string())?;
+    let mut recorded = None;
+    if let Some(candidate) = &mut micro.candidate {
+        // The store is opened only for a call worth keeping: most succeed.
+        let store =
+            git_swarm::store::Store::open(&crate::cli::repo().map_err(|e| e.to_string())?, clock)
+                .map_err(|e| e.to_string())?;
+        if candidate.phase.is_none() {
+            candidate.phase = reflect::current_phase(&store);
+        }
+        let path = reflect::keep(&store, candidate).map_err(|e| e.to_string())?;
+        recorded = Some(store.rel(&path));
+    }
+    let sub = micro.reading.sub.map(|s| s.as_str());
+    if args.format == Format::Json {
+        ui.json(&serde_json::json!({
+            "class": micro.reading.class,
+            "sub": sub,
+            "harness": micro.call.harness,
+            "tool": micro.call.tool,
+            "evidence": micro.reading.evidence,
+            "candidate": micro.candidate,
+            "recorded": recorded,
+        }))
+        .map_err(|e| e.to_string())?;
+    } else {
+        let line = match sub {
+            Some(sub) => format!("{} {sub}", micro.reading.class.as_str()),
+            None => micro.reading.class.as_str().to_owned(),
+        };
+        writeln!(ui.out, "{line}").map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}

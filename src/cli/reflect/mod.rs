@@ -1,0 +1,31 @@
+//! `git swarm reflect …`: the loop finding lessons in what the agents did.
+
+mod micro;
+
+use super::{Outcome, Ui};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Classify one finished tool call (JSON on stdin); keep a non-success.
+    ///
+    /// Reads the post-tool hook payload of Claude Code (`PostToolUse`,
+    /// `PostToolUseFailure`, `PermissionDenied`) or Codex (`PostToolUse`),
+    /// Gemini CLI's `AfterTool`, what an opencode plugin's
+    /// `tool.execute.after` sees (`{tool, sessionID, args, output}`), or a
+    /// plain `{tool, input, output, exit_code}`, and prints its class
+    /// (success, partial, failure, blocked, skipped, inapplicable) and
+    /// sub-kind (test, lint, typecheck, build, revert, command, write).
+    /// Anything but a success or an inapplicable call is kept as an insight
+    /// candidate in `.swarm/local/candidates.jsonl` (never tracked), with the
+    /// tool, command, role, task, phase and a signature, for `reflect meso`.
+    ///
+    /// It runs after every tool call, so it never gets in the agent's way:
+    /// bad or unknown input prints one warning and exits 0, recording nothing.
+    Micro(micro::Args),
+}
+
+pub fn run(command: Command, ui: &mut Ui) -> Outcome {
+    match command {
+        Command::Micro(args) => micro::run(args, ui),
+    }
+}

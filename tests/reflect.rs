@@ -1,0 +1,268 @@
+//! `git swarm reflect micro` and `phase start`: tool calls read from the
+//! payloads the harnesses document, classified, and kept as insight
+//! candidates when they did not succeed.
+
+mod common;
+
+use common::TestEnv;
+use serde_json::{Value, json};
+
+/// The labelled corpus: one tool call a line, in the payload format of the
+/// harness that made it, with the class and sub-kind it must get.
+const CORPUS: &str = include_str!("fixtures/reflect/calls.jsonl");
+
+fn micro(env: &TestEnv, args: &[&str], env_vars: &[(&str, &str)], payload: &str) -> common::Run {
+    let mut all = vec!["reflect", "micro"];
+    all.extend_from_slice(args);
+    env.swarm_with(&all, env_vars, Some(payload.as_bytes()))
+}
+
+fn candidates(env: &TestEnv) -> Vec<Value> {
+    if !env.exists(".swarm/local/candidates.jsonl") {
+        return Vec::new();
+    }
+    env.read(".swarm/local/candidates.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a candidate is JSON"))
+        .collect()
+}
+
+#[test]
+fn the_labelled_corpus_is_classified_as_labelled() {
+    let env = TestEnv::initialised();
+    let (mut agree, mut total, mut misses) = (0, 0, Vec::new());
+    let mut harnesses = std::collections::BTreeSet::new();
+    for line in CORPUS.lines() {
+        let case: Value = serde_json::from_str(line).expect("corpus line");
+        let run = micro(
+            &env,
+            &["--format", "json"],
+            &[],
+            &case["payload"].to_string(),
+        );
+        run.success();
+        assert_eq!(run.stderr, "", "{}", case["name"]);
+        let out: Value = serde_json::from_str(&run.stdout).expect("json output");
+        harnesses.insert(out["harness"].as_str().expect("harness").to_owned());
+        total += 1;
+        if (&out["class"], &out["sub"]) == (&case["class"], &case["sub"]) {
+            agree += 1;
+        } else {
+            misses.push(format!(
+                "{}: want {} {}, got {} {}",
+                case["name"], case["class"], case["sub"], out["class"], out["sub"]
+            ));
+            // The existing tool's known false positives must all be right.
+            assert_ne!(case["known_false_positive"], true, "{}", misses.join("\n"));
+        }
+    }
+    assert!(total >= 60, "the corpus has {total} calls");
+    assert!(
+        agree * 100 >= total * 95,
+        "{agree}/{total} agree:\n{}",
+        misses.join("\n")
+    );
+    assert_eq!(
+        harnesses.into_iter().collect::<Vec<_>>(),
+        ["claude", "codex", "gemini", "generic", "opencode"]
+    );
+}
+
+#[test]
+fn a_failure_is_kept_with_its_context_and_a_success_is_not() {
+    let env = TestEnv::initialised();
+    let failing = json!({
+        "session_id": "sess-1",
+        "transcript_path": "/home/u/.claude/projects/p/sess-1.jsonl",
+        "cwd": "/home/u/proj",
+        "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash",
+        "tool_input": {"command": "cargo test", "description": "Run tests"},
+        "tool_use_id": "toolu_1",
+        "error": "Exit code 101\ntest cache::tests::tenant_key ... FAILED\n\ntest result: FAILED. 9 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out",
+        "agent_id": "agent-7",
+        "agent_type": "coder",
+    });
+    let run = micro(&env, &["--phase", "build-1"], &[], &failing.to_string());
+    run.success();
+    assert_eq!(run.stdout, "failure test\n");
+    assert_eq!(run.stderr, "");
+    let kept = candidates(&env);
+    assert_eq!(kept.len(), 1);
+    let c = &kept[0];
+    assert_eq!(c["class"], "failure");
+    assert_eq!(c["sub"], "test");
+    assert_eq!(c["harness"], "claude");
+    assert_eq!(c["tool"], "Bash");
+    assert_eq!(c["command"], "cargo test");
+    assert_eq!(c["role"], "coder");
+    // The subagent is the task, before the session.
+    assert_eq!(c["task"], "agent-7");
+    assert_eq!(c["phase"], "build-1");
+    assert_eq!(c["ts"], "2026-11-22T10:00:00.000Z");
+    assert_eq!(c["excerpt"], "test cache::tests::tenant_key ... FAILED");
+    assert_eq!(
+        c["signature"],
+        "failure:test:cargo test:test cache::tests::tenant_key ... failed"
+    );
+
+    let passing = json!({"tool": "bash", "input": "cargo test", "exit_code": 0,
+        "output": "test result: ok. 10 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out"});
+    let run = micro(&env, &[], &[], &passing.to_string());
+    run.success();
+    assert_eq!(run.stdout, "success test\n");
+    assert_eq!(candidates(&env).len(), 1, "a success is not kept");
+    // Candidates are per clone: nothing of them is tracked.
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn the_same_failure_in_two_tasks_has_one_signature() {
+    let env = TestEnv::initialised();
+    for (session, path) in [
+        ("s1", "/home/a/proj/src/cache.rs"),
+        ("s2", "/tmp/w2/src/cache.rs"),
+    ] {
+        let payload = json!({
+            "tool": "bash", "input": "cargo build", "exit_code": 101, "session": session,
+            "output": format!("error[E0425]: cannot find value `tenant` in this scope\n --> {path}:41:9\nerror: could not compile `app`"),
+        });
+        micro(&env, &[], &[], &payload.to_string()).success();
+    }
+    let kept = candidates(&env);
+    assert_eq!(kept.len(), 2);
+    assert_eq!(kept[0]["task"], "s1");
+    assert_eq!(kept[1]["task"], "s2");
+    assert_eq!(kept[0]["signature"], kept[1]["signature"]);
+}
+
+#[test]
+fn the_phase_comes_from_the_flag_then_the_environment_then_phase_start() {
+    let env = TestEnv::initialised();
+    let failing = json!({"tool": "bash", "input": "make", "output": "make: *** [all] Error 2", "exit_code": 2});
+    let payload = failing.to_string();
+    micro(&env, &[], &[], &payload).success();
+    let run = env.swarm(&["phase", "start", "design"]);
+    run.success();
+    assert_eq!(run.stdout, "phase design started\n");
+    let started = common::of_kind(&env, "phase_started");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["phase"], "design");
+    micro(&env, &[], &[], &payload).success();
+    micro(&env, &[], &[("GIT_SWARM_PHASE", "review")], &payload).success();
+    micro(
+        &env,
+        &["--phase", "ship"],
+        &[("GIT_SWARM_PHASE", "review")],
+        &payload,
+    )
+    .success();
+    let phases: Vec<Value> = candidates(&env)
+        .iter()
+        .map(|c| c["phase"].clone())
+        .collect();
+    assert_eq!(
+        phases,
+        [Value::Null, json!("design"), json!("review"), json!("ship")]
+    );
+
+    env.swarm(&["phase", "start", "not a phase"]).code(2);
+}
+
+#[test]
+fn bad_input_warns_once_exits_0_and_records_nothing() {
+    let env = TestEnv::initialised();
+    for (args, payload) in [
+        (&[][..], "not json"),
+        (&[], "[1, 2]"),
+        (&[], r#"{"hello": "world"}"#),
+        (&[], r#"{"hook_event_name": "PostToolUse", "tool_name": 7}"#),
+        (&["--payload", "opencode"], r#"{"tool_name": "Bash"}"#),
+        (
+            &["--phase", "no spaces"],
+            r#"{"tool": "bash", "exit_code": 1}"#,
+        ),
+        (
+            &["--role", "Not-A-Role"],
+            r#"{"tool": "bash", "exit_code": 1}"#,
+        ),
+        (
+            &["--payload", "cursor"],
+            r#"{"tool": "bash", "exit_code": 1}"#,
+        ),
+    ] {
+        let run = micro(&env, args, &[], payload);
+        assert_eq!(run.code, 0, "{args:?} {payload}:\n{}", run.snapshot());
+        assert_eq!(run.stdout, "", "{payload}");
+        assert_eq!(
+            run.stderr.lines().count(),
+            1,
+            "{args:?} {payload}:\n{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.starts_with("warning: reflect micro: "),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.ends_with("; nothing recorded\n"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(candidates(&env).is_empty());
+}
+
+#[test]
+fn outside_a_repository_a_success_is_read_and_a_failure_is_only_warned_about() {
+    let env = TestEnv::new();
+    let outside = env.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    let run_in = |payload: &str| {
+        let mut cmd = env.command(common::bin(), &outside);
+        cmd.args(["reflect", "micro"])
+            .stdin(std::process::Stdio::piped());
+        let mut child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(payload.as_bytes())
+            .expect("write");
+        child.wait_with_output().expect("wait")
+    };
+    let ok = run_in(r#"{"tool": "bash", "input": "ls", "output": "a", "exit_code": 0}"#);
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "success command\n");
+    let failed = run_in(r#"{"tool": "bash", "input": "ls x", "output": "no", "exit_code": 2}"#);
+    assert_eq!(failed.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("not a git repository"), "{stderr}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_linked_candidates_file_is_not_written_through() {
+    let env = TestEnv::initialised();
+    let target = env.tmp.path().join("outside.txt");
+    std::fs::write(&target, "").expect("write");
+    std::fs::create_dir_all(env.path(".swarm/local")).expect("mkdir");
+    std::os::unix::fs::symlink(&target, env.path(".swarm/local/candidates.jsonl")).expect("link");
+    let run = micro(
+        &env,
+        &[],
+        &[],
+        r#"{"tool": "bash", "input": "make", "exit_code": 2}"#,
+    );
+    run.success();
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("not a regular file"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&target).expect("read"), "");
+}
