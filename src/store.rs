@@ -345,6 +345,44 @@ impl Store {
         Ok(path)
     }
 
+    /// Mints an entry through the actionability gate: to `directives/` when
+    /// it passes, else to `quarantine/` with the reason, never lost. Returns
+    /// what was written with its `added` or `quarantined` event, for the
+    /// caller to append.
+    pub fn mint(&self, d: Directive) -> Result<Minted> {
+        match crate::directive::check_gate(&d) {
+            Ok(()) => {
+                let path = self.write_directive(&d)?;
+                let event = self
+                    .event(Body::Added {
+                        path: self.rel(&path),
+                    })
+                    .about(&d.id);
+                Ok(Minted::Added { path, event })
+            }
+            Err(failure) => {
+                let q = Quarantined {
+                    directive: d,
+                    quarantine_reason: failure.reason,
+                    quarantine_detail: Some(failure.detail()),
+                };
+                let path = self.write_quarantined(&q)?;
+                let event = self
+                    .event(Body::Quarantined {
+                        path: self.rel(&path),
+                        reason: failure.reason.as_str().to_owned(),
+                        detail: failure.detail(),
+                    })
+                    .about(&q.directive.id);
+                Ok(Minted::Quarantined {
+                    path,
+                    event,
+                    failure,
+                })
+            }
+        }
+    }
+
     /// Writes an entry that failed the gate to `quarantine/<id>.toml`.
     pub fn write_quarantined(&self, q: &Quarantined) -> Result<PathBuf> {
         let path = self
@@ -362,3 +400,17 @@ impl Store {
 }
 
 pub use crate::safe_fs::create_new;
+
+/// What [`Store::mint`] wrote.
+#[derive(Debug)]
+pub enum Minted {
+    Added {
+        path: PathBuf,
+        event: Event,
+    },
+    Quarantined {
+        path: PathBuf,
+        event: Event,
+        failure: crate::directive::GateFailure,
+    },
+}

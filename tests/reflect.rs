@@ -266,3 +266,216 @@ fn a_linked_candidates_file_is_not_written_through() {
     assert!(run.stderr.contains("not a regular file"), "{}", run.stderr);
     assert_eq!(std::fs::read_to_string(&target).expect("read"), "");
 }
+
+/// A Claude Code `PostToolUseFailure` of `command` in `session`, by `role`.
+fn failure(session: &str, role: Option<&str>, command: &str, output: &str) -> String {
+    let mut p = json!({
+        "session_id": session,
+        "transcript_path": format!("/home/u/.claude/projects/p/{session}.jsonl"),
+        "cwd": "/home/u/proj",
+        "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Run it"},
+        "tool_use_id": format!("toolu_{session}"),
+        "error": format!("Exit code 101\n{output}"),
+    });
+    if let Some(role) = role {
+        p["agent_id"] = json!(format!("{session}-agent"));
+        p["agent_type"] = json!(role);
+    }
+    p.to_string()
+}
+
+const TENANT_FAILS: &str = "test cache::tests::tenant_key ... FAILED\n\ntest result: FAILED. 9 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out";
+
+fn meso(env: &TestEnv, phase: &str) -> Value {
+    let run = env.swarm(&["reflect", "meso", "--phase", phase, "--format", "json"]);
+    run.success();
+    serde_json::from_str(&run.stdout).expect("meso json")
+}
+
+#[test]
+fn two_tasks_failing_the_same_way_make_one_lesson() {
+    let env = common::repo_without_directives();
+    for session in ["s1", "s2", "s3"] {
+        let p = failure(session, Some("coder"), "cargo test", TENANT_FAILS);
+        micro(&env, &["--phase", "p1"], &[], &p).success();
+    }
+    // Another phase's candidate stays.
+    micro(
+        &env,
+        &["--phase", "p2"],
+        &[],
+        &failure("s9", None, "cargo test", TENANT_FAILS),
+    )
+    .success();
+    let report = meso(&env, "p1");
+    let groups = report["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 1, "{report:#}");
+    assert_eq!(groups[0]["outcome"], "added");
+    assert_eq!(
+        groups[0]["tasks"],
+        json!(["s1-agent", "s2-agent", "s3-agent"])
+    );
+    let id = groups[0]["id"].as_str().expect("id");
+    assert!(id.starts_with("reflect-test-"), "{id}");
+    let file = env.read(&format!(".swarm/directives/{id}.toml"));
+    let d: toml::Value = toml::from_str(&file).expect("toml");
+    assert_eq!(
+        d["applies_to_agents"],
+        toml::Value::Array(vec!["coder".into()])
+    );
+    assert_eq!(
+        d["applies_to_tools"],
+        toml::Value::Array(vec!["bash".into()])
+    );
+    assert_eq!(
+        d["verify"],
+        toml::Value::Array(vec!["tool:cargo test".into()])
+    );
+    assert_eq!(d["category"].as_str(), Some("testing"));
+    let lesson = d["lesson"].as_str().expect("lesson");
+    assert!(
+        lesson.starts_with(
+            "Run `cargo test` before handing off: it failed the same way in 3 tasks of phase p1"
+        ),
+        "{lesson}"
+    );
+    env.swarm(&["validate"]).success();
+    // Used candidates are gone; the other phase's is kept.
+    let left = candidates(&env);
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["phase"], "p2");
+    let reflected = common::of_kind(&env, "reflected");
+    assert_eq!(reflected.len(), 1);
+    assert_eq!(reflected[0]["directive"], id);
+    assert_eq!(reflected[0]["outcome"], "added");
+    assert_eq!(reflected[0]["candidates"].as_array().map(Vec::len), Some(3));
+    assert_eq!(common::of_kind(&env, "added").len(), 1);
+    // Nothing left to fold.
+    let again = meso(&env, "p1");
+    assert_eq!(again["groups"], json!([]));
+}
+
+#[test]
+fn a_failure_of_one_task_waits_and_one_a_directive_covers_makes_none() {
+    let env = common::repo_without_directives();
+    common::directive(
+        &env,
+        "tests-pass",
+        "lesson = \"Run the test suite before handing work off\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:cargo test\"]",
+    );
+    micro(
+        &env,
+        &["--phase", "p1"],
+        &[],
+        &failure("s1", Some("coder"), "cargo test", TENANT_FAILS),
+    )
+    .success();
+    micro(
+        &env,
+        &["--phase", "p1"],
+        &[],
+        &failure("s2", Some("coder"), "cargo test", TENANT_FAILS),
+    )
+    .success();
+    micro(
+        &env,
+        &["--phase", "p1"],
+        &[],
+        &failure("s1", Some("coder"), "make lint", "make: *** [lint] Error 1"),
+    )
+    .success();
+    let report = meso(&env, "p1");
+    let outcomes: Vec<(&str, &str)> = report["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| {
+            (
+                g["outcome"].as_str().unwrap_or(""),
+                g["by"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [("waiting", ""), ("covered", "tests-pass")],
+        "{report:#}"
+    );
+    assert!(!env.exists(".swarm/directives/reflect"), "no lesson file");
+    let left = candidates(&env);
+    assert_eq!(left.len(), 1, "the single task's candidate waits");
+    assert_eq!(left[0]["command"], "make lint");
+    let run = env.swarm(&["reflect", "meso", "--phase", "p1"]);
+    run.success();
+    assert_eq!(
+        run.stdout,
+        "waiting for a second task: failure:lint:make lint:make: *** [lint] error #, 1 candidate in 1 task\n"
+    );
+}
+
+#[test]
+fn an_unscopable_lesson_is_quarantined_with_its_reason() {
+    let env = common::repo_without_directives();
+    for session in ["s1", "s2"] {
+        let payload = json!({"tool": "Deploy-Tool", "input": {"target": "prod"}, "session": session,
+            "error": "deploy refused: the release is not signed"});
+        micro(&env, &["--phase", "ship"], &[], &payload.to_string()).success();
+    }
+    let report = meso(&env, "ship");
+    let g = &report["groups"][0];
+    assert_eq!(g["outcome"], "quarantined", "{report:#}");
+    assert_eq!(g["reason"], "missing_scope");
+    let path = g["path"].as_str().expect("path");
+    assert!(
+        path.starts_with(".swarm/quarantine/reflect-call-"),
+        "{path}"
+    );
+    assert!(
+        env.read(path)
+            .contains("quarantine_reason = \"missing_scope\"")
+    );
+    assert_eq!(common::of_kind(&env, "quarantined").len(), 1);
+    assert!(
+        candidates(&env).is_empty(),
+        "consumed: the lesson is kept in quarantine"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_run_stopped_before_consuming_is_finished_by_the_next_without_a_duplicate() {
+    let env = common::repo_without_directives();
+    for session in ["s1", "s2"] {
+        micro(
+            &env,
+            &["--phase", "p1"],
+            &[],
+            &failure(session, Some("coder"), "cargo test", TENANT_FAILS),
+        )
+        .success();
+    }
+    // The candidates' lock cannot be taken: the run writes its lesson and
+    // records it, then stops before it consumes the candidates.
+    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm lock");
+    common::mkfifo(&env.path(".swarm/local/candidates.lock"));
+    let run = env.swarm(&["reflect", "meso", "--phase", "p1"]);
+    assert_ne!(run.code, 0, "{}", run.snapshot());
+    assert!(run.stderr.contains("candidates.lock"), "{}", run.stderr);
+    let written: Vec<_> = std::fs::read_dir(env.path(".swarm/directives"))
+        .expect("directives")
+        .collect();
+    assert_eq!(written.len(), 1);
+    assert_eq!(candidates(&env).len(), 2, "nothing lost");
+
+    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm fifo");
+    let report = meso(&env, "p1");
+    assert_eq!(report["groups"][0]["outcome"], "existing", "{report:#}");
+    let written: Vec<_> = std::fs::read_dir(env.path(".swarm/directives"))
+        .expect("directives")
+        .collect();
+    assert_eq!(written.len(), 1, "no duplicate");
+    assert!(candidates(&env).is_empty());
+    assert_eq!(common::of_kind(&env, "added").len(), 1);
+}

@@ -131,6 +131,19 @@ pub enum Body {
     },
     /// `phase start`: the phase that tool calls are reflected in from now on.
     PhaseStarted { phase: String },
+    /// `reflect meso`: a phase's insight candidates of one signature used.
+    /// The event is about the lesson written, or the directive covering them.
+    Reflected {
+        phase: String,
+        /// What the candidates share.
+        signature: String,
+        /// The ids of the candidates consumed.
+        candidates: Vec<String>,
+        tasks: Vec<String>,
+        /// `added`, `quarantined`, `existing` (written by a run that stopped
+        /// before consuming) or `covered`.
+        outcome: String,
+    },
     /// `git swarm add`: an entry that failed the gate.
     Quarantined {
         path: String,

@@ -193,7 +193,7 @@ fn refusal_line(text: &str) -> Option<&str> {
 
 static FAILURE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?m)^\s*(?:error(?:\[\w+\])?:|Error:|FAILED\b|FAIL\b|fatal:|panicked at|thread '.*' panicked|Traceback \(most recent call last\)|npm ERR!|\S+: command not found|.*: No such file or directory$|E\s{3}|ERROR\b|\w*(?:Error|Exception): )",
+        r"(?m)^\s*(?:error(?:\[\w+\])?:|Error:|FAILED\b|FAIL\b|fatal:|make: \*\*\*|panicked at|thread '.*' panicked|Traceback \(most recent call last\)|npm ERR!|\S+: command not found|.*: No such file or directory$|E\s{3}|ERROR\b|\w*(?:Error|Exception): )",
     )
     .expect("a constant pattern compiles")
 });

@@ -4,10 +4,11 @@
 //! reflection to fold at the phase's end.
 
 pub mod classify;
+pub mod meso;
 pub mod payload;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,7 @@ pub use classify::{Class, Reading, Sub, classify};
 pub use payload::{Format, Harness, ToolCall};
 
 use crate::error::{Error, Result};
+use crate::problem::Problem;
 use crate::store::Store;
 
 /// The candidates file, under `.swarm/local/`.
@@ -115,41 +117,115 @@ pub fn micro(
     })
 }
 
+/// `text` in at most `chars` characters, an ellipsis marking a cut.
 fn cap(text: &str, chars: usize) -> String {
-    match text.char_indices().nth(chars) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
+    if text.chars().count() <= chars {
+        return text.to_owned();
     }
+    let mut out: String = text.chars().take(chars.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
-/// Appends `candidate` to the candidates file, one write under the file's
-/// lock.
+/// The lock every writer of the candidates file holds: a file of its own,
+/// since `reflect meso` replaces the candidates file whole.
+const LOCK: &str = "candidates.lock";
+
+/// Appends `candidate` to the candidates file, in one write under the lock.
 pub fn keep(store: &Store, candidate: &Candidate) -> Result<PathBuf> {
-    let local = store.local_dir();
-    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
-    let path = local.join(CANDIDATES);
+    let (path, _lock) = lock_candidates(store)?;
     let mut line = serde_json::to_vec(candidate).expect("a candidate serialises");
     line.push(b'\n');
-    append_line(&path, &line, CANDIDATES_MAX)?;
-    Ok(path)
-}
-
-fn append_line(path: &Path, line: &[u8], max: u64) -> Result<()> {
-    let io = |e| Error::io(path, e);
+    let io = |e| Error::io(&path, e);
     let mut file =
-        crate::safe_fs::open(path, std::fs::OpenOptions::new().append(true).create(true))
+        crate::safe_fs::open(&path, std::fs::OpenOptions::new().append(true).create(true))
             .map_err(io)?;
-    crate::event::lock_with_retry(&file, path, Duration::from_secs(5))?;
     let len = file.metadata().map_err(io)?.len();
-    if len + line.len() as u64 > max {
+    if len + line.len() as u64 > CANDIDATES_MAX {
         return Err(Error::io(
-            path,
+            &path,
             std::io::Error::other(format!(
-                "it holds {len} bytes, the most is {max}: run `git swarm reflect meso` to fold it"
+                "it holds {len} bytes, the most is {CANDIDATES_MAX}: run `git swarm reflect meso` to fold it"
             )),
         ));
     }
-    file.write_all(line).map_err(io)
+    file.write_all(&line).map_err(io)?;
+    Ok(path)
+}
+
+/// Takes the candidates' lock; returns the candidates file's path and the
+/// locked file, which holds the lock until dropped.
+fn lock_candidates(store: &Store) -> Result<(PathBuf, std::fs::File)> {
+    let local = store.local_dir();
+    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
+    let lock_path = local.join(LOCK);
+    let lock = crate::safe_fs::open(
+        &lock_path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(|e| Error::io(&lock_path, e))?;
+    crate::event::lock_with_retry(&lock, &lock_path, Duration::from_secs(5))?;
+    Ok((local.join(CANDIDATES), lock))
+}
+
+/// Every candidate of the file, and a problem for each line that is not
+/// one (such a line is kept in the file).
+pub fn read_candidates(store: &Store) -> Result<(Vec<Candidate>, Vec<Problem>)> {
+    let path = store.local_dir().join(CANDIDATES);
+    let bytes = match crate::safe_fs::read(&path, CANDIDATES_MAX) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let rel = store.rel(&path);
+    let mut candidates = Vec::new();
+    let mut problems = Vec::new();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Candidate>(line) {
+            Ok(c) => candidates.push(c),
+            Err(e) => problems.push(
+                Problem::error(
+                    rel.clone(),
+                    "malformed_candidate",
+                    format!("not a candidate: {e}"),
+                )
+                .at_line(u32::try_from(i + 1).unwrap_or(u32::MAX))
+                .with_hint("the line is kept and skipped; remove it if it is not wanted"),
+            ),
+        }
+    }
+    Ok((candidates, problems))
+}
+
+/// Rewrites the candidates file under the lock, keeping the candidates
+/// `keep` says and every line that is not a candidate. Returns the path, or
+/// `None` when there is no file.
+pub fn rewrite_candidates(
+    store: &Store,
+    keep: impl Fn(&Candidate) -> bool,
+) -> Result<Option<PathBuf>> {
+    let (path, _lock) = lock_candidates(store)?;
+    let bytes = match crate::safe_fs::read(&path, CANDIDATES_MAX) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let mut out = Vec::with_capacity(bytes.len());
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        let kept =
+            serde_json::from_slice::<Candidate>(line.trim_ascii()).map_or(true, |c| keep(&c));
+        if kept && !line.trim_ascii().is_empty() {
+            out.extend_from_slice(line);
+        }
+    }
+    crate::safe_fs::replace(&path, &out)?;
+    Ok(Some(path))
 }
 
 /// The phase last opened with `phase start` in this clone, if any.

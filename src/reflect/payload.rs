@@ -283,6 +283,16 @@ impl HookPayload {
             }
             "PostToolUseFailure" => {
                 call.exit_code = exit_code_line(&call.output).or(Some(1));
+                // The code is read; what the command printed follows it.
+                if call.exit_code.is_some()
+                    && EXIT_LINE.find(&call.output).is_some_and(|m| m.start() == 0)
+                {
+                    call.output = call
+                        .output
+                        .split_once('\n')
+                        .map_or("", |(_, rest)| rest)
+                        .to_owned();
+                }
                 call.error = error;
             }
             _ if harness == Harness::Claude && call.kind == ToolKind::Shell => {

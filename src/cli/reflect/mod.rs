@@ -1,5 +1,6 @@
 //! `git swarm reflect …`: the loop finding lessons in what the agents did.
 
+mod meso;
 mod micro;
 
 use super::{Outcome, Ui};
@@ -22,10 +23,22 @@ pub enum Command {
     /// It runs after every tool call, so it never gets in the agent's way:
     /// bad or unknown input prints one warning and exits 0, recording nothing.
     Micro(micro::Args),
+    /// Fold a phase's insight candidates into lessons.
+    ///
+    /// Groups the candidates of the phase by signature. A group seen in at
+    /// least two tasks becomes a directive (`reflect-<sub>-<hash>`) scoped to
+    /// the roles and tools seen, with a `tool:` check when the failing command
+    /// is one program, through the actionability gate: it is added, or
+    /// quarantined with its reason. A group an active directive covers already
+    /// (the same `tool:` command, or most of the same words) makes none. The
+    /// candidates used are consumed and `reflected` events recorded; those of
+    /// a single task wait for a second.
+    Meso(meso::Args),
 }
 
 pub fn run(command: Command, ui: &mut Ui) -> Outcome {
     match command {
         Command::Micro(args) => micro::run(args, ui),
+        Command::Meso(args) => meso::run(args, ui),
     }
 }
