@@ -276,9 +276,9 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         && candidates.is_empty()
         && problems.is_empty()
     {
-        return Err(super::usage(
+        return Err(Error::usage(
             format!("no active directive `{id}` in the checked snapshot"),
-            Some("`git swarm list --state active` shows the ids"),
+            "`git swarm list --state active` shows the ids",
         )
         .into());
     }

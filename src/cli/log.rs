@@ -132,9 +132,9 @@ fn parse_since(s: &str, now: jiff::Timestamp) -> Result<i64, Error> {
     };
     match num.parse::<i64>() {
         Ok(n) if ms_per > 0 && n >= 0 => Ok(now.as_millisecond() - n.saturating_mul(ms_per)),
-        _ => Err(super::usage(
+        _ => Err(Error::usage(
             format!("--since `{s}` is not a time, a date or an age"),
-            Some("use 2026-11-22T10:00:00Z, 2026-11-22, or an age like 7d, 12h, 30m, 2w"),
+            "use 2026-11-22T10:00:00Z, 2026-11-22, or an age like 7d, 12h, 30m, 2w",
         )),
     }
 }

@@ -303,13 +303,6 @@ pub enum CliError {
 }
 
 /// Bad usage or bad input (exit 2).
-pub fn usage(message: impl Into<String>, hint: Option<&str>) -> Error {
-    Error::Usage {
-        message: message.into(),
-        hint: hint.map(str::to_owned),
-    }
-}
-
 pub fn main() -> ExitCode {
     if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
         git_swarm::trace::enable();
@@ -405,9 +398,9 @@ fn clock() -> Result<Clock, Error> {
             .parse::<jiff::Timestamp>()
             .map(|t| Clock { fixed: Some(t) })
             .map_err(|e| {
-                usage(
+                Error::usage(
                     format!("GIT_SWARM_NOW=`{s}` is not an RFC 3339 time: {e}"),
-                    Some("use a time like 2026-11-22T10:00:00Z, or unset it"),
+                    "use a time like 2026-11-22T10:00:00Z, or unset it",
                 )
             }),
         _ => Ok(Clock::default()),

@@ -31,7 +31,7 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     super::args::check_phase_name(&args.phase)?;
     if args.change.given() && args.verdicts.is_none() {
-        return Err(super::usage("a change (--staged, --worktree, --range, --commit) is only used with --verdicts", Some("pass the reviewer's message with --verdicts FILE to check their verdicts against the change"))
+        return Err(Error::usage("a change (--staged, --worktree, --range, --commit) is only used with --verdicts", "pass the reviewer's message with --verdicts FILE to check their verdicts against the change")
         .into());
     }
     let store = super::store(ui)?;

@@ -140,9 +140,9 @@ pub(super) fn unknown_directive(store: &git_swarm::Store, id: &str) -> Error {
         Some(m) => format!("did you mean `{m}`? {list}"),
         None => list.to_owned(),
     };
-    super::usage(
+    Error::usage(
         format!("no directive or quarantined entry with id `{id}`"),
-        Some(&hint),
+        hint,
     )
 }
 

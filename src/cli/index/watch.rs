@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use git_swarm::Error;
 use git_swarm::index::watch;
 
 use crate::cli::{Outcome, Ui};
@@ -24,15 +25,19 @@ pub fn run(Args { detach, stop }: Args, ui: &mut Ui) -> Outcome {
     let socket = store.rel(&watch::socket_path(store));
     if stop {
         watch::request(store, "stop").map_err(|e| {
-            crate::cli::usage(
+            Error::usage(
                 format!("no watcher answers at {socket}: {e}"),
-                Some("`git swarm index status` shows whether one runs"),
+                "`git swarm index status` shows whether one runs",
             )
         })?;
         if !watch::wait_stopped(store, std::time::Duration::from_secs(10)) {
             let message =
                 format!("the watcher at {socket} was asked to stop, but still runs after 10 s");
-            return Err(crate::cli::usage(message, None).into());
+            return Err(Error::Usage {
+                message,
+                hint: None,
+            }
+            .into());
         }
         writeln!(ui.out, "Stopped the watcher at {socket}.")?;
         return Ok(ExitCode::SUCCESS);
@@ -40,9 +45,9 @@ pub fn run(Args { detach, stop }: Args, ui: &mut Ui) -> Outcome {
     if let watch::State::Vouching { pid, .. } | watch::State::NotVouching { pid, .. } =
         watch::state(store)
     {
-        return Err(crate::cli::usage(
+        return Err(Error::usage(
             format!("a watcher already runs for this repository (pid {pid})"),
-            Some("`git swarm index watch --stop` ends it"),
+            "`git swarm index watch --stop` ends it",
         )
         .into());
     }
@@ -80,9 +85,9 @@ fn serve(_store: &git_swarm::Store, _ui: &mut Ui) -> Outcome {
 
 #[cfg(not(target_os = "linux"))]
 fn unsupported() -> git_swarm::Error {
-    crate::cli::usage(
+    Error::usage(
         "the watcher runs on Linux only (it uses inotify)",
-        Some("commands work without it: they stat the directive files"),
+        "commands work without it: they stat the directive files",
     )
 }
 
@@ -118,10 +123,12 @@ fn detach_watcher(store: &git_swarm::Store, ui: &mut Ui) -> Outcome {
     let started = std::time::Instant::now();
     loop {
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(crate::cli::usage(
-                format!("the watcher stopped as it started ({status}); it says why in {log_rel}"),
-                None,
-            )
+            return Err(Error::Usage {
+                message: format!(
+                    "the watcher stopped as it started ({status}); it says why in {log_rel}"
+                ),
+                hint: None,
+            }
             .into());
         }
         match watch::state(store) {
@@ -147,10 +154,10 @@ fn detach_watcher(store: &git_swarm::Store, ui: &mut Ui) -> Outcome {
         }
         if started.elapsed() > std::time::Duration::from_secs(10) {
             let _ = child.kill();
-            return Err(crate::cli::usage(
-                format!("the watcher did not answer within 10 s; see {log_rel}"),
-                None,
-            )
+            return Err(Error::Usage {
+                message: format!("the watcher did not answer within 10 s; see {log_rel}"),
+                hint: None,
+            }
             .into());
         }
         std::thread::sleep(std::time::Duration::from_millis(10));

@@ -135,9 +135,9 @@ pub(super) fn find<'a>(
     fold.resolve(id)
         .filter(|(_, p)| p.observations > 0)
         .ok_or_else(|| {
-            crate::cli::usage(
+            Error::usage(
                 format!("no pattern `{id}`"),
-                Some("`git swarm pattern list` shows the patterns and their ids"),
+                "`git swarm pattern list` shows the patterns and their ids",
             )
         })
 }
