@@ -18,18 +18,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    let reason = args.justification.trim();
-    if reason.chars().count() < git_swarm::directive_loop::gate::MIN_JUSTIFICATION {
-        return Err(Error::usage(
-            format!(
-                "the justification is {} character(s); it needs at least {}",
-                reason.chars().count(),
-                git_swarm::directive_loop::gate::MIN_JUSTIFICATION
-            ),
-            "say why the directive is retired, in a sentence",
-        )
-        .into());
-    }
+    let reason = git_swarm::directive_loop::gate::justification(
+        &args.justification,
+        "it",
+        "say why the directive is retired, in a sentence",
+    )?;
     let chars = reason.chars().count();
     if chars > git_swarm::directive_loop::acks::MAX_REASON_CHARS {
         return Err(Error::usage(
