@@ -155,40 +155,28 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
     // Ids and reasons come from the event log: each line is shown escaped.
     let mut buf = Vec::new();
     let out = &mut buf;
-    writeln!(out, "Recently escalated (last 7 days):")?;
-    if s.recently_escalated.is_empty() {
-        writeln!(out, "  none")?;
-    }
-    for e in &s.recently_escalated {
-        writeln!(
-            out,
-            "  {}  {} -> {}  since {}{}  ({})",
+    let escalated = s.recently_escalated.iter().map(|e| {
+        format!(
+            "{}  {} -> {}  since {}{}  ({})",
             e.id,
             e.from.as_deref().unwrap_or("?"),
             e.to,
             e.since,
             if e.open { "" } else { ", deescalated" },
             e.reason
-        )?;
-    }
-    writeln!(out, "Unremediated violations:")?;
-    if s.unremediated_violations.is_empty() {
-        writeln!(out, "  none")?;
-    }
-    for u in &s.unremediated_violations {
-        writeln!(
-            out,
-            "  {}  {} violation(s), last {}",
+        )
+    });
+    section(out, "Recently escalated (last 7 days):", escalated)?;
+    let unremediated = s.unremediated_violations.iter().map(|u| {
+        format!(
+            "{}  {} violation(s), last {}",
             u.id, u.violations, u.last_violation
-        )?;
-    }
-    writeln!(out, "Unacknowledged criticals:")?;
-    if s.unacknowledged_criticals.is_empty() {
-        writeln!(out, "  none")?;
-    }
-    for (id, n) in &s.unacknowledged_criticals {
-        writeln!(out, "  {id}  {n} time(s)")?;
-    }
+        )
+    });
+    section(out, "Unremediated violations:", unremediated)?;
+    let unacknowledged =
+        (s.unacknowledged_criticals.iter()).map(|(id, n)| format!("{id}  {n} time(s)"));
+    section(out, "Unacknowledged criticals:", unacknowledged)?;
     writeln!(out, "Spoofed acks: {}", s.spoofed_acks)?;
     writeln!(
         out,
@@ -207,6 +195,20 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
         writeln!(ui.out, "{}", super::clean(line))?;
     }
     Ok(())
+}
+
+/// A heading, then its lines indented, or `none`.
+fn section(
+    out: &mut Vec<u8>,
+    title: &str,
+    lines: impl Iterator<Item = String>,
+) -> std::io::Result<()> {
+    writeln!(out, "{title}")?;
+    let mut lines = lines.peekable();
+    if lines.peek().is_none() {
+        writeln!(out, "  none")?;
+    }
+    lines.try_for_each(|l| writeln!(out, "  {l}"))
 }
 
 fn ms(ts: i64) -> String {
