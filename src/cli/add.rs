@@ -87,7 +87,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         d.id = unique_id(&store, &slug_from_lesson(&d.lesson));
     } else if !is_valid_id(&d.id) {
         return Err(Error::usage(
-            format!("`{}` is not a valid directive id", d.id.escape_debug()), "ids are 2–80 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit",
+            format!("`{}` is not a valid directive id", d.id.escape_debug()),
+            "ids are 2–80 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit",
         )
         .into());
     }

@@ -200,18 +200,13 @@ fn warn_unknown_role(
     known.extend(store.config.roles.keys().map(String::as_str));
     known.sort_unstable();
     known.dedup();
+    let names = git_swarm::suggest::name_list(known.iter().copied(), 12);
     let hint = match git_swarm::suggest::closest(role, known.iter().copied()) {
-        Some(m) => format!(
-            "did you mean `{m}`? (roles named: {})",
-            git_swarm::suggest::name_list(known.iter().copied(), 12)
-        ),
+        Some(m) => format!("did you mean `{m}`? (roles named: {names})"),
         None if known.is_empty() => {
             "no directive names a role yet (`applies_to_agents`)".to_owned()
         }
-        None => format!(
-            "roles named: {}",
-            git_swarm::suggest::name_list(known.iter().copied(), 12)
-        ),
+        None => format!("roles named: {names}"),
     };
     ui.warning(
         &format!("no directive is for the role `{role}` (`applies_to_agents`)"),

@@ -302,7 +302,6 @@ pub enum CliError {
     Io(#[from] io::Error),
 }
 
-/// Bad usage or bad input (exit 2).
 pub fn main() -> ExitCode {
     if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
         git_swarm::trace::enable();
