@@ -131,26 +131,19 @@ fn detach_watcher(store: &git_swarm::Store, ui: &mut Ui) -> Outcome {
             }
             .into());
         }
-        match watch::state(store) {
-            watch::State::None => {}
-            watch::State::Vouching { pid, .. } => {
-                writeln!(
-                    ui.out,
-                    "Started the watcher (pid {pid}); it logs to {log_rel}."
-                )?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            watch::State::NotVouching { pid, reason } => {
-                writeln!(
-                    ui.out,
-                    "Started the watcher (pid {pid}); it logs to {log_rel}."
-                )?;
+        let state = watch::state(store);
+        if let watch::State::Vouching { pid, .. } | watch::State::NotVouching { pid, .. } = state {
+            writeln!(
+                ui.out,
+                "Started the watcher (pid {pid}); it logs to {log_rel}."
+            )?;
+            if let watch::State::NotVouching { reason, .. } = state {
                 ui.warning(
                     &format!("the watcher does not vouch for the directive files: {reason}"),
                     Some("commands stat them until it can"),
                 );
-                return Ok(ExitCode::SUCCESS);
             }
+            return Ok(ExitCode::SUCCESS);
         }
         if started.elapsed() > std::time::Duration::from_secs(10) {
             let _ = child.kill();
