@@ -46,6 +46,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         "the edit is kept in {copy_rel}; `git swarm edit {}` reopens it",
         args.id
     );
+    // The edit is kept, and the directive's file left as it was.
+    let unchanged =
+        |what: String| Error::usage(format!("{what}: {} is unchanged", file.rel), &kept_hint);
     let status = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!("{editor} \"$@\""))
@@ -59,23 +62,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             )
         })?;
     if !status.success() {
-        return Err(Error::usage(
-            format!(
-                "the editor `{editor}` failed ({status}): {} is unchanged",
-                file.rel
-            ),
-            kept_hint,
-        )
-        .into());
+        return Err(unchanged(format!("the editor `{editor}` failed ({status})")).into());
     }
     // A copy the editor removed is abandoned as an emptied one is.
     let text = match std::fs::symlink_metadata(&copy) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         // Over the size limit, say so and keep the edit, as for a bad one.
         _ => read_text(&copy, &copy_rel).map_err(|e| match e {
-            Error::Usage { message, .. } => {
-                Error::usage(format!("{message}: {} is unchanged", file.rel), &kept_hint)
-            }
+            Error::Usage { message, .. } => unchanged(message),
             other => other,
         })?,
     };
@@ -113,15 +107,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let problems = git_swarm::directive::lifecycle::problems(&args.id, &text, &copy_rel);
     if !problems.is_empty() {
         ui.problems(&problems);
-        return Err(Error::usage(
-            format!(
-                "the edited directive has {} problem(s): {} is unchanged",
-                problems.len(),
-                file.rel
-            ),
-            kept_hint,
-        )
-        .into());
+        let what = format!("the edited directive has {} problem(s)", problems.len());
+        return Err(unchanged(what).into());
     }
     let path = git_swarm::directive::lifecycle::replace(&store, &args.id, &text)?;
     discard(&copy, &base);
