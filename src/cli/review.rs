@@ -103,11 +103,7 @@ fn verdicts(
         super::append(store, &report.events, ui)?;
     }
     if report.violations() {
-        let due = escalation::due(store, |id| {
-            let d = index.directive(id)?.directive.as_ref()?;
-            Some((d.priority, d.enforcement))
-        })?;
-        super::escalate(store, &due, ui)?;
+        super::escalate(store, &escalation::due_from_index(store)?, ui)?;
     }
     if args.format == Format::Json {
         ui.json(&serde_json::json!({
