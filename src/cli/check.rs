@@ -367,12 +367,8 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         ui.warnings(&[w]);
     }
     git_swarm::trace::mark("rendered");
-    let code = if report.blocking(req.strict).is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    };
-    Ok(code)
+    let blocked = !report.blocking(req.strict).is_empty();
+    Ok(ExitCode::from(u8::from(blocked)))
 }
 
 /// git's warning when `diff.renameLimit` made rename detection skip its
