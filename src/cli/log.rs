@@ -61,10 +61,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             line.push_str(&format!("  role={role}"));
         }
         for (k, v) in &e.data {
-            match v {
-                serde_json::Value::String(s) => line.push_str(&format!("  {k}={s}")),
-                other => line.push_str(&format!("  {k}={other}")),
-            }
+            let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+            line.push_str(&format!("  {k}={v}"));
         }
         writeln!(out, "{}", super::clean(&line))?;
     }
