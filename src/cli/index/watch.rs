@@ -31,13 +31,9 @@ pub fn run(Args { detach, stop }: Args, ui: &mut Ui) -> Outcome {
             )
         })?;
         if !watch::wait_stopped(store, std::time::Duration::from_secs(10)) {
-            let message =
-                format!("the watcher at {socket} was asked to stop, but still runs after 10 s");
-            return Err(Error::Usage {
-                message,
-                hint: None,
-            }
-            .into());
+            return Err(failed(format!(
+                "the watcher at {socket} was asked to stop, but still runs after 10 s"
+            )));
         }
         writeln!(ui.out, "Stopped the watcher at {socket}.")?;
         return Ok(ExitCode::SUCCESS);
@@ -55,6 +51,15 @@ pub fn run(Args { detach, stop }: Args, ui: &mut Ui) -> Outcome {
         return detach_watcher(store, ui);
     }
     serve(store, ui)
+}
+
+/// A watcher that would not start or stop, with no more to say (exit 2).
+fn failed(message: String) -> crate::cli::CliError {
+    Error::Usage {
+        message,
+        hint: None,
+    }
+    .into()
 }
 
 #[cfg(target_os = "linux")]
@@ -123,13 +128,9 @@ fn detach_watcher(store: &git_swarm::Store, ui: &mut Ui) -> Outcome {
     let started = std::time::Instant::now();
     loop {
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(Error::Usage {
-                message: format!(
-                    "the watcher stopped as it started ({status}); it says why in {log_rel}"
-                ),
-                hint: None,
-            }
-            .into());
+            return Err(failed(format!(
+                "the watcher stopped as it started ({status}); it says why in {log_rel}"
+            )));
         }
         let state = watch::state(store);
         if let watch::State::Vouching { pid, .. } | watch::State::NotVouching { pid, .. } = state {
@@ -147,11 +148,9 @@ fn detach_watcher(store: &git_swarm::Store, ui: &mut Ui) -> Outcome {
         }
         if started.elapsed() > std::time::Duration::from_secs(10) {
             let _ = child.kill();
-            return Err(Error::Usage {
-                message: format!("the watcher did not answer within 10 s; see {log_rel}"),
-                hint: None,
-            }
-            .into());
+            return Err(failed(format!(
+                "the watcher did not answer within 10 s; see {log_rel}"
+            )));
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
