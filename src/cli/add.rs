@@ -31,11 +31,11 @@ pub struct Args {
     /// Why, in free text.
     #[arg(long)]
     rationale: Option<String>,
-    #[arg(long, value_parser = super::args::parse_enum::<Category>, help = format!("One of {}", Category::NAMES.join(", ")))]
+    #[arg(long, value_parser = str::parse::<Category>, help = format!("One of {}", Category::NAMES.join(", ")))]
     category: Option<Category>,
-    #[arg(long, value_parser = super::args::parse_enum::<Priority>, help = format!("One of {} (default medium)", Priority::NAMES.join(", ")))]
+    #[arg(long, value_parser = str::parse::<Priority>, help = format!("One of {} (default medium)", Priority::NAMES.join(", ")))]
     priority: Option<Priority>,
-    #[arg(long, value_parser = super::args::parse_enum::<Enforcement>, help = format!("One of {} (default warn); enforce blocks", Enforcement::NAMES.join(", ")))]
+    #[arg(long, value_parser = str::parse::<Enforcement>, help = format!("One of {} (default warn); enforce blocks", Enforcement::NAMES.join(", ")))]
     enforcement: Option<Enforcement>,
     /// How sure you are, 0..1 (default 0.5).
     #[arg(long)]

@@ -47,13 +47,6 @@ pub fn check_run(run: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// A value parser for the directive enums (category, priority…), by name.
-pub fn parse_enum<T: std::str::FromStr<Err = git_swarm::directive::UnknownName>>(
-    s: &str,
-) -> Result<T, git_swarm::directive::UnknownName> {
-    s.parse()
-}
-
 /// A comma-list option's items, trimmed, without empty ones and repeats.
 pub fn clean_list(items: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(items.len());

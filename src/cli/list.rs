@@ -19,10 +19,10 @@ pub struct Args {
     #[arg(long, alias = "tool", value_delimiter = ',', value_name = "TOOL,..")]
     tools: Vec<String>,
     /// Only directives in this state: active or retired.
-    #[arg(long, alias = "status", value_name = "STATE", value_parser = super::args::parse_enum::<Status>)]
+    #[arg(long, alias = "status", value_name = "STATE", value_parser = str::parse::<Status>)]
     state: Option<Status>,
     /// Only directives with this (effective) priority.
-    #[arg(long, value_parser = super::args::parse_enum::<Priority>)]
+    #[arg(long, value_parser = str::parse::<Priority>)]
     priority: Option<Priority>,
     /// List quarantined entries instead, with the reason.
     #[arg(long)]
