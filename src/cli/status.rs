@@ -109,22 +109,20 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .collect();
     let uncommitted_events = uncommitted(&store).unwrap_or(0);
     let repo = super::repo()?;
-    let hooks: Vec<(String, String)> = hooks::hooks_dir(&repo)
-        .and_then(|d| hooks::status(&d))
-        .map(|list| {
-            list.into_iter()
-                .map(|h| {
-                    let state = match h.state {
-                        HookState::Installed | HookState::Wrapped if h.current => "installed",
-                        HookState::Installed | HookState::Wrapped => "outdated",
-                        HookState::Absent => "absent",
-                        HookState::Foreign => "foreign",
-                    };
-                    (h.name.to_string(), state.to_owned())
-                })
-                .collect()
+    let hooks = hooks::hooks_dir(&repo).and_then(|d| hooks::status(&d));
+    let hooks: Vec<(String, String)> = hooks
+        .unwrap_or_default()
+        .into_iter()
+        .map(|h| {
+            let state = match h.state {
+                HookState::Installed | HookState::Wrapped if h.current => "installed",
+                HookState::Installed | HookState::Wrapped => "outdated",
+                HookState::Absent => "absent",
+                HookState::Foreign => "foreign",
+            };
+            (h.name.to_string(), state.to_owned())
         })
-        .unwrap_or_default();
+        .collect();
     let index_health = match (index.error_count(), &loaded.refresh) {
         (0, Refresh::Fresh) => "fresh".to_owned(),
         (0, Refresh::Updated { directives, events }) => format!(
@@ -174,8 +172,10 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
         )
     });
     section(out, "Unremediated violations:", unremediated)?;
-    let unacknowledged =
-        (s.unacknowledged_criticals.iter()).map(|(id, n)| format!("{id}  {n} time(s)"));
+    let unacknowledged = s
+        .unacknowledged_criticals
+        .iter()
+        .map(|(id, n)| format!("{id}  {n} time(s)"));
     section(out, "Unacknowledged criticals:", unacknowledged)?;
     writeln!(out, "Spoofed acks: {}", s.spoofed_acks)?;
     writeln!(
