@@ -70,7 +70,7 @@ enum Command {
     /// files merge with `merge=union`, a `.gitignore` for `local/`, and a short
     /// README for reviewers. Files that exist are left alone, so running it again
     /// changes nothing.
-    Init(init::Args),
+    Init,
     /// Add a directive: a lesson with what to check and whom it is for.
     ///
     /// The entry passes the actionability gate when it has something to check
@@ -334,7 +334,7 @@ pub fn main() -> ExitCode {
 
 fn run(command: Command, ui: &mut Ui) -> Outcome {
     match command {
-        Command::Init(args) => init::run(args, ui),
+        Command::Init => init::run(ui),
         Command::Add(args) => add::run(*args, ui),
         Command::List(args) => list::run(args, ui),
         Command::Show(args) => show::run(args, ui),
