@@ -4,7 +4,6 @@ mod extract;
 mod feedback;
 mod inject;
 mod list;
-mod outcome;
 mod show;
 
 use std::io::Write;
@@ -74,7 +73,7 @@ pub enum Command {
     /// validations on `--pass`, or to their weighted ignores on `--fail`. A
     /// run has one outcome: a second is refused, and so is an outcome for a
     /// run no pattern was observed in or injected for (a mistyped run id).
-    Outcome(outcome::Args),
+    Outcome(OutcomeArgs),
     /// Make a pattern active: shared with every role (a human decision, recorded).
     Promote(PromoteArgs),
     /// Deprecate a pattern: it is no longer injected (until promoted again).
@@ -88,7 +87,7 @@ pub fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Show(a) => show::run(a, ui),
         Command::Inject(a) => inject::run(a, ui),
         Command::Feedback(a) => feedback::run(a, ui),
-        Command::Outcome(a) => outcome::run(a, ui),
+        Command::Outcome(a) => outcome(a, ui),
         Command::Promote(a) => mark(&a.id, "Promoted", ui, |pattern| Body::PatternPromoted {
             pattern,
             justification: a.justification,
@@ -98,6 +97,37 @@ pub fn run(command: Command, ui: &mut Ui) -> Outcome {
             reason: a.reason,
         }),
     }
+}
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("result").required(true).args(["pass", "fail"])))]
+pub struct OutcomeArgs {
+    /// The pipeline run: one that patterns were observed in or injected for.
+    #[arg(long, value_name = "RUN")]
+    run: String,
+    /// The work held up.
+    #[arg(long)]
+    pass: bool,
+    /// The work failed.
+    #[arg(long)]
+    fail: bool,
+}
+
+/// `git swarm pattern outcome`.
+fn outcome(args: OutcomeArgs, ui: &mut Ui) -> Outcome {
+    crate::cli::args::check_run(&args.run)?;
+    let store = crate::cli::store(ui)?;
+    let fold = git_swarm::index::load_patterns(&store)?;
+    let report = git_swarm::pattern::outcome::record(&store, &fold, &args.run, args.pass)?;
+    crate::cli::append(&store, &[report.event], ui)?;
+    writeln!(
+        ui.out,
+        "Recorded outcome {} of run {}: {} pattern(s) graded.",
+        report.result,
+        crate::cli::clean(&args.run),
+        report.graded
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, clap::Args)]
