@@ -68,31 +68,19 @@ fn text(x: &Explanation, o: &mut Vec<u8>) -> std::io::Result<()> {
         _ => "unknown".to_owned(),
     };
     let retired = x.status.as_deref() == Some("retired");
-    if x.effective_priority.is_none() || retired {
-        // A retired directive, a quarantined entry or a broken file: nothing of it runs.
-        writeln!(
-            o,
-            "{}: nothing in force{}",
-            clean(&x.id),
-            if x.declared_priority.is_some() {
-                format!(
-                    " (declared {}{})",
-                    pair(x.declared_priority, x.declared_enforcement),
-                    if retired { ", retired" } else { "" }
-                )
-            } else {
-                String::new()
-            }
-        )?;
+    let declared = pair(x.declared_priority, x.declared_enforcement);
+    // A retired directive, a quarantined entry or a broken file: nothing of it runs.
+    let in_force = if x.effective_priority.is_none() || retired {
+        let retired = if retired { ", retired" } else { "" };
+        match x.declared_priority {
+            Some(_) => format!("nothing in force (declared {declared}{retired})"),
+            None => "nothing in force".to_owned(),
+        }
     } else {
-        writeln!(
-            o,
-            "{}: {} in force (declared {})",
-            clean(&x.id),
-            pair(x.effective_priority, x.effective_enforcement),
-            pair(x.declared_priority, x.declared_enforcement),
-        )?;
-    }
+        let effective = pair(x.effective_priority, x.effective_enforcement);
+        format!("{effective} in force (declared {declared})")
+    };
+    writeln!(o, "{}: {in_force}", clean(&x.id))?;
     writeln!(o, "  {}", clean(&x.why))?;
     if x.unremediated {
         writeln!(
