@@ -110,19 +110,12 @@ fn run_check(repo: &git_swarm::Repo, hook: &str, updates: &[PushUpdate], ui: &mu
             let mut seen = std::collections::HashSet::new();
             for update in updates {
                 match hooks::push_selections(&gix_repo, update) {
-                    Ok(selections) => {
-                        // `--follow-tags` pushes a branch and a tag on it: the
-                        // same commits, checked (and reported) once.
-                        for selection in selections {
-                            let new = match &selection {
-                                Selection::Commit(id) => seen.insert(id.clone()),
-                                _ => true,
-                            };
-                            if new {
-                                all.push(selection);
-                            }
-                        }
-                    }
+                    // `--follow-tags` pushes a branch and a tag on it: the
+                    // same commits, checked (and reported) once.
+                    Ok(selections) => all.extend(selections.into_iter().filter(|s| match s {
+                        Selection::Commit(id) => seen.insert(id.clone()),
+                        _ => true,
+                    })),
                     Err(e) => ui.warning(
                         &format!(
                             "git-swarm's pre-push hook did not check the commits pushed to {}: {e}",
