@@ -100,14 +100,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     if d.created_at.is_none() {
-        d.created_at = Some(
-            store
-                .clock
-                .now()
-                .round(jiff::Unit::Second)
-                .unwrap_or(store.clock.now())
-                .to_string(),
-        );
+        let now = store.clock.now();
+        d.created_at = Some(now.round(jiff::Unit::Second).unwrap_or(now).to_string());
     }
 
     // A directive file written whose `added` (or `quarantined`) event the
