@@ -67,21 +67,17 @@ pub fn row<'a>(
     fold: &Fold,
     quarantined: bool,
 ) -> Row<'a> {
-    let folder = if quarantined {
-        "quarantine"
+    let (folder, state) = if quarantined {
+        ("quarantine", "quarantined")
     } else {
-        "directives"
+        ("directives", d.status.as_str())
     };
     Row {
         // The file name is the identity: it is what `show` and events use. A
         // file whose `id` disagrees is reported by `validate`.
         id: entry.stem(),
         path: format!(".swarm/{folder}/{}", entry.file),
-        state: if quarantined {
-            "quarantined"
-        } else {
-            d.status.as_str()
-        },
+        state,
         effective: effective(d, fold),
         events: fold
             .directive(entry.stem())
@@ -127,8 +123,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             .iter()
             .map(|(e, d)| row(e, d, &index.fold, args.quarantined))
             .collect();
-        ui.json(&rows)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&rows);
     }
     if selected.is_empty() {
         let what = if args.quarantined {
