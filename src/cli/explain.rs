@@ -43,16 +43,12 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         Some(&gix_repo),
         store.config.events.max_file_bytes,
     )?;
-    if directive.is_none()
-        && index.directive(&args.id).is_none()
-        && quarantined.is_none()
-        && explanation.events.is_empty()
+    if index.directive(&args.id).is_none() && quarantined.is_none() && explanation.events.is_empty()
     {
         return Err(super::show::unknown_directive(&store, &args.id).into());
     }
     if args.format == Format::Json {
-        ui.json(&explanation)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&explanation);
     }
     let mut out = Vec::new();
     text(&explanation, &mut out)?;
