@@ -50,8 +50,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     if args.format == Format::Json {
         let list: Vec<&Event> = events.iter().map(|(_, e)| e).collect();
-        ui.json(&list)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&list);
     }
     let mut out = std::io::BufWriter::new(&mut ui.out);
     for (_, e) in &events {

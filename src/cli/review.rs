@@ -68,8 +68,7 @@ fn block(
                 })
             })
             .collect();
-        ui.json(&serde_json::json!({"phase": args.phase, "directives": list}))?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&serde_json::json!({"phase": args.phase, "directives": list}));
     }
     if records.is_empty() {
         ui.note(&format!(
@@ -106,12 +105,11 @@ fn verdicts(
         super::escalate(store, &escalation::due_from_index(store)?, ui)?;
     }
     if args.format == Format::Json {
-        ui.json(&serde_json::json!({
+        return ui.json_result(&serde_json::json!({
             "phase": args.phase,
             "verdicts": report.recorded,
             "not_in_phase": verdicts.outside,
-        }))?;
-        return Ok(ExitCode::SUCCESS);
+        }));
     }
     for r in &report.recorded {
         let mut line = format!(

@@ -62,8 +62,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     });
     scored.truncate(args.max_count);
     if args.format == Format::Json {
-        ui.json(&scored)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&scored);
     }
     if scored.is_empty() {
         writeln!(ui.out, "no directive matches")?;

@@ -41,8 +41,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         value["quarantine_detail"] =
             serde_json::json!(entry.quarantine.as_ref().and_then(|(_, d)| d.clone()));
         value["last_event"] = serde_json::json!(last);
-        ui.json(&value)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&value);
     }
     let o = &mut ui.out;
     let field = |o: &mut dyn Write, name: &str, value: &str| {

@@ -142,8 +142,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         index: index_health,
     };
     if args.format == Format::Json {
-        ui.json(&status)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&status);
     }
     text(&status, ui)?;
     Ok(ExitCode::SUCCESS)
