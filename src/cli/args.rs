@@ -63,7 +63,7 @@ pub fn clean_list(items: &[String]) -> Vec<String> {
 pub fn bad_file(file: &str, e: &git_swarm::pattern::text::TextError, what: &str) -> Error {
     Error::usage(
         format!("{file}:{}: {}", e.line, e.message),
-        &format!("fix the {what}; nothing was recorded"),
+        format!("fix the {what}; nothing was recorded"),
     )
 }
 
@@ -111,7 +111,7 @@ pub fn read_input(file: &str, what: &str) -> Result<String, Error> {
                 "{file}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
                 bytes.get(at).copied().unwrap_or(0)
             ),
-            &format!("save the {what} as UTF-8; nothing was recorded"),
+            format!("save the {what} as UTF-8; nothing was recorded"),
         )
     })
 }

@@ -78,7 +78,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         discard(&copy, &base);
         return Err(Error::usage(
             format!("the edit is empty: {} is unchanged", file.rel),
-            &format!(
+            format!(
                 "emptying the file abandons the edit; `git swarm retire {}` retires a directive",
                 args.id
             ),
