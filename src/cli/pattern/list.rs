@@ -57,8 +57,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             .iter()
             .map(|(id, p, _, _)| super::row(id, p, cfg, now))
             .collect();
-        ui.json(&out)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&out);
     }
     if rows.is_empty() {
         writeln!(ui.out, "no patterns")?;

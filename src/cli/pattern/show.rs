@@ -35,8 +35,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if args.format == Format::Json {
         let mut r = super::row(id, p, cfg, now);
         r["events"] = serde_json::to_value(&mine).unwrap_or_default();
-        ui.json(&r)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&r);
     }
     let s = fold::score(p, cfg, now, &[], &[]);
     let out = &mut ui.out;
