@@ -53,6 +53,16 @@ pub struct Answer {
     pub generation: u64,
 }
 
+impl Answer {
+    /// Reads `<instance in hex> <generation>` from `words`.
+    fn parse<'a>(words: &mut impl Iterator<Item = &'a str>) -> Option<Answer> {
+        Some(Answer {
+            instance: u64::from_str_radix(words.next()?, 16).ok()?,
+            generation: words.next()?.parse().ok()?,
+        })
+    }
+}
+
 /// Where the watcher of `store` listens.
 pub fn socket_path(store: &Store) -> PathBuf {
     store.git_dir.join("swarm").join("watch.sock")
@@ -117,24 +127,16 @@ pub fn request(_store: &Store, _line: &str) -> std::io::Result<String> {
 /// The answer of a watcher that vouches for the folders of this `.swarm/`;
 /// `None` when none runs, it does not answer in time, or it cannot vouch.
 pub fn ask(store: &Store) -> Option<Answer> {
-    let answer = request(store, "vouch").ok()?;
-    let mut words = answer.split(' ');
+    let reply = request(store, "vouch").ok()?;
+    let mut words = reply.split(' ');
     if words.next()? != "vouch" {
         return None;
     }
-    let instance = u64::from_str_radix(words.next()?, 16).ok()?;
-    let generation = words.next()?.parse().ok()?;
-    let dev: u64 = words.next()?.parse().ok()?;
-    let ino: u64 = words.next()?.parse().ok()?;
+    let answer = Answer::parse(&mut words)?;
+    let folder = (words.next()?.parse().ok()?, words.next()?.parse().ok()?);
     // It must watch this `.swarm/` (a git dir shared through GIT_DIR by two
     // worktrees has one socket).
-    if Some((dev, ino)) != folder_id(&store.swarm_dir) {
-        return None;
-    }
-    Some(Answer {
-        instance,
-        generation,
-    })
+    (folder_id(&store.swarm_dir) == Some(folder)).then_some(answer)
 }
 
 /// Device and inode of a folder.
@@ -165,19 +167,12 @@ fn recorded(store: &Store) -> Option<(Answer, u64)> {
         return None;
     }
     let mut words = lines.next()?.split(' ');
-    let instance = u64::from_str_radix(words.next()?, 16).ok()?;
-    let generation = words.next()?.parse().ok()?;
+    let answer = Answer::parse(&mut words)?;
     let entries = u64::from_str_radix(words.next()?, 16).ok()?;
     if words.next().is_some() || lines.next().is_some() {
         return None;
     }
-    Some((
-        Answer {
-            instance,
-            generation,
-        },
-        entries,
-    ))
+    Some((answer, entries))
 }
 
 /// Records that at `answer` the folders' stamps had the fingerprint
@@ -292,26 +287,6 @@ mod daemon {
         SocketGone,
     }
 
-    /// Events that change a folder's entries or a file's stamp or content.
-    fn folder_events() -> WatchFlags {
-        WatchFlags::MODIFY
-            | WatchFlags::ATTRIB
-            | WatchFlags::CLOSE_WRITE
-            | WatchFlags::CREATE
-            | WatchFlags::DELETE
-            | WatchFlags::MOVED_FROM
-            | WatchFlags::MOVED_TO
-            | WatchFlags::DELETE_SELF
-            | WatchFlags::MOVE_SELF
-            | WatchFlags::ONLYDIR
-    }
-
-    /// Events of a directive file, whichever of its names it is changed
-    /// through (a hard link made elsewhere, say).
-    fn file_events() -> WatchFlags {
-        WatchFlags::MODIFY | WatchFlags::ATTRIB | WatchFlags::CLOSE_WRITE | WatchFlags::DONT_FOLLOW
-    }
-
     /// Events of `.swarm/` itself: a folder created, removed or renamed.
     fn swarm_events() -> WatchFlags {
         WatchFlags::CREATE
@@ -324,21 +299,37 @@ mod daemon {
             | WatchFlags::ONLYDIR
     }
 
+    /// Events that change a folder's entries or a file's stamp or content.
+    fn folder_events() -> WatchFlags {
+        swarm_events() | WatchFlags::MODIFY | WatchFlags::CLOSE_WRITE
+    }
+
+    /// Events of a directive file, whichever of its names it is changed
+    /// through (a hard link made elsewhere, say).
+    fn file_events() -> WatchFlags {
+        WatchFlags::MODIFY | WatchFlags::ATTRIB | WatchFlags::CLOSE_WRITE | WatchFlags::DONT_FOLLOW
+    }
+
+    /// One of [`FOLDERS`] as watched.
+    #[derive(Default)]
+    struct Folder {
+        /// Its watch, if it exists, and the device and inode it watches.
+        wd: Option<i32>,
+        id: Option<(u64, u64)>,
+        /// Why it, or a file in it, could not be watched.
+        broken: Option<String>,
+    }
+
     struct Watcher {
         inotify: OwnedFd,
         swarm: PathBuf,
         swarm_id: (u64, u64),
         swarm_wd: i32,
-        /// The watch of each of [`FOLDERS`], if it exists, and the device
-        /// and inode it watches.
-        folders: [Option<i32>; 2],
-        folder_ids: [Option<(u64, u64)>; 2],
+        folders: [Folder; 2],
         instance: u64,
         generation: u64,
         /// `.toml` entries that are symbolic links: (folder, name).
         links: BTreeSet<(usize, String)>,
-        /// Why a folder, or a file in it, could not be watched.
-        broken: [Option<String>; 2],
     }
 
     impl Watcher {
@@ -367,12 +358,10 @@ mod daemon {
                 swarm,
                 swarm_id,
                 swarm_wd,
-                folders: [None, None],
-                folder_ids: [None, None],
+                folders: Default::default(),
                 instance,
                 generation: 0,
                 links: BTreeSet::new(),
-                broken: [None, None],
             };
             for i in 0..FOLDERS.len() {
                 w.rewatch(i);
@@ -385,27 +374,27 @@ mod daemon {
         fn rewatch(&mut self, i: usize) {
             let path = self.swarm.join(FOLDERS[i]);
             self.links.retain(|(f, _)| *f != i);
-            self.broken[i] = None;
+            let mut broken = None;
             // A folder that is a link may be swapped, or a path it goes
             // through, with no event here.
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                self.broken[i] = Some(format!(".swarm/{} is a symbolic link", FOLDERS[i]));
+                broken = Some(format!(".swarm/{} is a symbolic link", FOLDERS[i]));
             }
             let wd = match inotify::add_watch(&self.inotify, &path, folder_events()) {
                 Ok(wd) => Some(wd),
                 Err(Errno::NOENT | Errno::NOTDIR) => None,
                 Err(e) => {
-                    self.broken[i] = Some(cannot_watch(&path, e));
+                    broken = Some(cannot_watch(&path, e));
                     None
                 }
             };
-            if let Some(old) = self.folders[i]
+            if let Some(old) = self.folders[i].wd
                 && Some(old) != wd
             {
                 let _ = inotify::remove_watch(&self.inotify, old);
             }
-            self.folders[i] = wd;
-            self.folder_ids[i] = wd.and_then(|_| super::folder_id(&path));
+            let id = wd.and_then(|_| super::folder_id(&path));
+            self.folders[i] = Folder { wd, id, broken };
             if wd.is_some()
                 && let Ok(entries) = std::fs::read_dir(&path)
             {
@@ -430,7 +419,7 @@ mod daemon {
                 Ok(m) => {
                     match inotify::add_watch(&self.inotify, &path, file_events()) {
                         Ok(_) | Err(Errno::NOENT) => {}
-                        Err(e) => self.broken[i] = Some(cannot_watch(&path, e)),
+                        Err(e) => self.folders[i].broken = Some(cannot_watch(&path, e)),
                     }
                     m.file_type().is_symlink()
                 }
@@ -446,7 +435,7 @@ mod daemon {
 
         /// Why it cannot vouch, if it cannot.
         fn unable(&self) -> Option<String> {
-            if let Some(b) = self.broken.iter().flatten().next() {
+            if let Some(b) = self.folders.iter().find_map(|f| f.broken.as_ref()) {
                 return Some(b.clone());
             }
             self.links.first().map(|(i, name)| {
@@ -509,7 +498,7 @@ mod daemon {
                     // Any other event is a change (one from a watch given
                     // up since, too: counting it costs a scan, no more).
                     self.generation += 1;
-                    if let Some(i) = self.folders.iter().position(|w| *w == Some(event.wd())) {
+                    if let Some(i) = self.folders.iter().position(|f| f.wd == Some(event.wd())) {
                         if flags.intersects(
                             ReadFlags::IGNORED | ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF,
                         ) {
@@ -542,7 +531,7 @@ mod daemon {
             // it, a path through a link changed) sent no event here.
             for (i, folder) in FOLDERS.iter().enumerate() {
                 let now = super::folder_id(&self.swarm.join(folder));
-                if now != self.folder_ids[i] {
+                if now != self.folders[i].id {
                     self.generation += 1;
                     self.rewatch(i);
                 }
@@ -613,13 +602,10 @@ mod daemon {
             .open(&lock_path)
             .map_err(|e| Error::io(&lock_path, e))?;
         if lock.try_lock().is_err() {
-            return Err(Error::Usage {
-                message: "a watcher already runs for this repository".into(),
-                hint: Some(
-                    "`git swarm index status` shows it; `git swarm index watch --stop` ends it"
-                        .into(),
-                ),
-            });
+            return Err(Error::usage(
+                "a watcher already runs for this repository",
+                "`git swarm index status` shows it; `git swarm index watch --stop` ends it",
+            ));
         }
         // Watch first: a change from here on is counted.
         let mut watcher = Watcher::new(store)?;
@@ -630,11 +616,11 @@ mod daemon {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(&socket, e)),
         }
-        let listener = UnixListener::bind(&socket).map_err(|e| Error::Usage {
-            message: format!("cannot listen at {}: {e}", socket.display()),
-            hint: Some(
-                "a socket's path is limited to 107 bytes: a repository at a shorter path can be watched".into(),
-            ),
+        let listener = UnixListener::bind(&socket).map_err(|e| {
+            Error::usage(
+                format!("cannot listen at {}: {e}", socket.display()),
+                "a socket's path is limited to 107 bytes: a repository at a shorter path can be watched",
+            )
         })?;
         let socket_ino = std::fs::symlink_metadata(&socket)
             .map_err(|e| Error::io(&socket, e))?
