@@ -1,9 +1,6 @@
 //! What can go wrong reading or writing the index and the caches beside it.
-//!
 //! A damaged index is rebuilt, not reported: most of these reach the user
-//! only when a rebuild fails too, or from `index refresh`. The messages
-//! name the part of the index at fault; the cause, when there is one, is
-//! kept as the source.
+//! only when a rebuild fails too, or from `index refresh`.
 
 /// An index error; it becomes [`crate::Error::Index`].
 #[derive(Debug, thiserror::Error)]

@@ -148,11 +148,11 @@ impl OnDisk {
     /// The pattern section, for [`PatternViews`], once its bytes are checked.
     pub fn pattern_views(&self) -> Result<PatternViews> {
         section(&self.map, self.patterns, "patterns")?;
-        Ok(PatternViews::new(
-            Arc::clone(&self.map),
-            self.patterns.at,
-            self.patterns.len,
-        ))
+        Ok(PatternViews {
+            map: Arc::clone(&self.map),
+            at: self.patterns.at,
+            len: self.patterns.len,
+        })
     }
 
     /// The index, and the open file its sections can be copied or decoded from.
@@ -306,15 +306,11 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| crate::Error::io(dir, e))?;
     let io = |e: std::io::Error| crate::Error::io(path, e);
-    let mut fixed = Vec::with_capacity(FIXED as usize + 16 + head.len() + 8);
-    fixed.extend_from_slice(&magic_and_format());
-    fixed.extend_from_slice(&section_fields(&head));
-    fixed.extend_from_slice(&head);
     let mut out = Out {
         file: tmp.as_file_mut(),
         pos: 0,
     };
-    out.write(&fixed).map_err(io)?;
+    out.write(&magic_and_format()).map_err(io)?;
     // Copied sections are not checked here: damage found when they are
     // decoded makes the index rebuilt then.
     let copy = |out: &mut Out<_>, old: &Old, at: u64, len: u64| -> Result<()> {
@@ -325,6 +321,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
         out.write(&section_fields(bytes)).map_err(io)?;
         out.write(bytes).map_err(io)
     };
+    write_section(&mut out, &head)?;
     match &sources.old {
         // With its length and checksum fields.
         Some(old) if sources.copy_patterns => {

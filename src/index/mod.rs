@@ -2,12 +2,11 @@
 //! fold of the event log, and the stamps of the files they came from.
 //!
 //! Files are the truth; the index is a cache, keyed by a fingerprint of
-//! `.swarm/` (each file's path, size, mtime and inode), refreshed by
-//! whatever command finds it stale, never read back into files, and safe to
+//! `.swarm/`, refreshed by whatever command finds it stale, and safe to
 //! delete. A changed directive file is parsed again on its own; an event
-//! file that only grew has just its new lines folded, once the bytes
-//! already folded are found unchanged. As in git's index, a file modified
-//! within two seconds of the last refresh is "racy" and re-checked by content.
+//! file that only grew has just its new lines folded. As in git's index, a
+//! file modified within two seconds of the last refresh is "racy" and
+//! re-checked by content.
 //!
 //! Every new event must sort after the last one folded, (ts, id) being the
 //! fold's order: then it cannot be a copy of a folded event, so no set of

@@ -33,10 +33,6 @@ enum Body {
 }
 
 impl SnapshotDirectives {
-    fn none() -> Result<SnapshotDirectives> {
-        SnapshotDirectives::encode(&[])
-    }
-
     fn encode(entries: &[CheckEntry]) -> Result<SnapshotDirectives> {
         let body = postcard::to_stdvec(entries)
             .map_err(|source| super::Error::EncodeSnapshot { source })?;
@@ -78,11 +74,11 @@ pub fn directives_in_tree(
             Some(e) if e.mode().is_link() => return linked_folder(folder, FileKind::Symlink),
             Some(e) if e.mode().is_commit() => return linked_folder(folder, FileKind::Submodule),
             Some(e) if e.mode().is_tree() => entry = Some(e),
-            _ => return SnapshotDirectives::none(),
+            _ => return SnapshotDirectives::encode(&[]),
         }
     }
     let Some(entry) = entry else {
-        return SnapshotDirectives::none();
+        return SnapshotDirectives::encode(&[]);
     };
     // The folder's tree id fixes every file in it: a tree seen before is
     // not read again (a thousand entries), let alone its files.

@@ -1,27 +1,20 @@
 //! A watcher that vouches for the directive files, so that commands need
 //! not stat them (`git swarm index watch`), as git's file-system monitor
-//! does for the worktree. The few other files (config, event log) are still
-//! stat'ed: they change with every appended event, and are cheap.
+//! does for the worktree. Config and event files are still stat'ed: they
+//! change with every appended event, and are cheap.
 //!
-//! The exchange:
 //! - The watcher keeps a *generation*, raised by every inotify event in
-//!   `.swarm/directives/` and `.swarm/quarantine/` (and by the folders being
-//!   created, removed or renamed). Before it answers it reads every event
-//!   queued so far; the kernel queues an event before the system call that
-//!   caused it returns, so a change made before the question is in the answer.
+//!   [`FOLDERS`] (and by the folders being created, removed or renamed).
+//!   The kernel queues an event before the system call that caused it
+//!   returns, and the watcher reads every queued event before it answers:
+//!   a change made before the question is in the answer.
 //! - A command asks (a Unix socket in the git dir) and, if its last record
-//!   (`watch-token`: the watcher, its generation, the fingerprint of the
-//!   stamps then) is this watcher and generation, and its index was built
-//!   from files with those stamps, does not stat the folders. Otherwise it
-//!   stats them and records what it found with the answer it had before it
-//!   looked: a change after the answer raises the generation.
-//! - Each directive file is watched as well as its folder: a write through
-//!   a hard link elsewhere reaches only a watch of the file itself.
-//! - A watcher that cannot see every change says so, and is not trusted: a
+//!   (`watch-token`) is this watcher and generation with the stamps its
+//!   index was built from, does not stat the folders. Otherwise it stats
+//!   them and records what it found with the answer it had before it looked.
+//! - A watcher that cannot see every change says so and is not trusted: a
 //!   `.toml` entry or a folder that is a symbolic link, a folder or file it
-//!   could not watch (the inotify watch limit). A folder that is no longer
-//!   the one watched (something mounted on it) counts as a change. A queue
-//!   overflow raises the generation. When `.swarm/` goes, the watcher stops.
+//!   could not watch (the inotify watch limit).
 //!
 //! What inotify does not report is not seen: writes through a shared memory
 //! map (until the file is closed), changes made by another machine on a
