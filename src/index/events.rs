@@ -256,8 +256,8 @@ pub fn update(
             entries.push(skipped_entry(name, *stamp, built_at_ns, problem));
             continue;
         }
-        // The part folded already is only hashed, a block at a time, to
-        // know it is unchanged: a month's file can run to tens of MB.
+        // The part folded already is only hashed, a block at a time (a month's
+        // file can run to tens of MB).
         let mut hash = xxhash_rust::xxh3::Xxh3::new();
         let (start, lines, mut problems, events) = match prev {
             Some(p) => {
@@ -323,8 +323,7 @@ pub struct Appended {
 }
 
 /// Folds `heads` (new events) into `fold` if they all sort after what is
-/// folded; `Err` with the reason when the whole log must be folded again.
-/// Returns the pattern events among them, in order, for the pattern fold.
+/// folded, and returns the pattern events among them, in order.
 fn fold_new(
     fold: &mut Fold,
     mut heads: Vec<EventHead>,

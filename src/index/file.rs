@@ -37,10 +37,9 @@ const MAGIC: &[u8; 8] = b"GITSWARM";
 /// event file over a new bound); an index of another format is rebuilt.
 const FORMAT: u32 = 21;
 
-/// The head's first fields, then the event files and the fold: enough to
-/// start stat'ing the directive files before the fold is decoded.
-/// postcard writes a struct or tuple as its fields one after the other, so
-/// `(HeadStart, event_files, fold)` is written and read back in two parts.
+/// The head's first fields, enough to start stat'ing the directive files
+/// before the fold is decoded: `(HeadStart, event_files, fold)` is written
+/// in one and read back in two parts (postcard writes fields in a row).
 #[derive(Serialize, Deserialize)]
 struct HeadStart<'a> {
     /// The `.swarm/` this was built from (an index copied elsewhere is rebuilt).
@@ -57,8 +56,7 @@ struct HeadStart<'a> {
     entry_errors: u64,
 }
 
-/// The entries section: the directive and quarantine files' stamps, then
-/// the parsed files.
+/// The entries section: the directive and quarantine files' stamps, then the parses.
 type Entries = (
     Vec<FileStamp>,
     Vec<FileStamp>,
@@ -66,9 +64,8 @@ type Entries = (
     Vec<DirectiveEntry>,
 );
 
-/// An index read from disk: the head decoded; the entries section left in
-/// the file, read from the same open file (so from the same version of it,
-/// whatever has been renamed over the path since) only when needed.
+/// An index read from disk: the head decoded, the other sections left in
+/// the open file (the same version, whatever is renamed over it) until needed.
 pub struct OnDisk {
     /// `event_files` and `fold` are empty until [`OnDisk::load_rest`].
     pub index: Index,
@@ -200,16 +197,14 @@ fn section<'a>(map: &'a Map, span: Span, what: &'static str) -> Result<&'a [u8]>
 pub struct Sources {
     /// The old file, to copy from.
     pub old: Option<Old>,
-    /// Copy the entries and corpus from `old` rather than encode
-    /// `index.directives` and friends and the corpus (`index.corpus`, or built here).
+    /// Copy the entries and corpus from `old` rather than encode them.
     pub copy_entries: bool,
     /// Copy the pattern fold from `old` rather than encode `index.patterns`.
     pub copy_patterns: bool,
 }
 
-/// Reads the index's head, but for its event files and fold (see
-/// [`OnDisk::load_rest`]); `None` if it is missing, of another format, for
-/// another `.swarm/`, or damaged in any way (it is then rebuilt).
+/// Reads the index's head but for [`OnDisk::load_rest`]; `None` if it is
+/// missing, of another format, for another `.swarm/`, or damaged.
 pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     let file = crate::safe_fs::open_read(path).ok()?;
     let map = Arc::new(Map::open(&file)?);
@@ -284,8 +279,7 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     })
 }
 
-/// Writes `index` atomically; with [`Sources::copy_entries`] the entries
-/// section is copied from the old file (and `index.directives` need not be loaded).
+/// Writes `index` atomically, its sections taken from `sources`.
 pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Result<()> {
     let encode_error = |source: postcard::Error| crate::Error::from(Error::Encode { source });
     let start = HeadStart {
@@ -311,8 +305,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
         pos: 0,
     };
     out.write(&magic_and_format()).map_err(io)?;
-    // Copied sections are not checked here: damage found when they are
-    // decoded makes the index rebuilt then.
+    // Copied sections are checked when they are decoded.
     let copy = |out: &mut Out<_>, old: &Old, at: u64, len: u64| -> Result<()> {
         out.write(bytes_at(&old.map, at, len, "old sections")?)
             .map_err(io)

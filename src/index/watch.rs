@@ -28,13 +28,11 @@ use std::time::Duration;
 
 use crate::store::Store;
 
-/// The folders of `.swarm/` a watcher vouches for: those the entries'
-/// fingerprint is made of.
+/// The folders of `.swarm/` a watcher vouches for (the entries' fingerprint's).
 pub const FOLDERS: [&str; 2] = ["directives", "quarantine"];
 
-/// How long a command waits for a watcher's answer before it stats the files
-/// itself (a watcher that hangs must not hang the commands). A watcher
-/// answers in well under a millisecond.
+/// How long a command waits for a watcher's answer (given in well under a
+/// millisecond) before it stats the files itself.
 #[cfg(target_os = "linux")]
 const ANSWER_WAIT: Duration = Duration::from_millis(100);
 
@@ -77,10 +75,8 @@ pub fn log_path(store: &Store) -> PathBuf {
 }
 
 /// Sends `line` to the watcher of `store` and returns its one-line answer.
-///
-/// The connection is made without blocking: a watcher that has stopped
-/// (suspended, in a debugger) leaves its backlog full, and a blocking
-/// connect would then wait for good.
+/// The connection is made without blocking: a watcher suspended with a full
+/// backlog would hold a blocking connect for good.
 #[cfg(target_os = "linux")]
 pub fn request(store: &Store, line: &str) -> std::io::Result<String> {
     use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
@@ -127,8 +123,7 @@ pub fn ask(store: &Store) -> Option<Answer> {
     }
     let answer = Answer::parse(&mut words)?;
     let folder = (words.next()?.parse().ok()?, words.next()?.parse().ok()?);
-    // It must watch this `.swarm/` (a git dir shared through GIT_DIR by two
-    // worktrees has one socket).
+    // It must watch this `.swarm/` (two worktrees may share a git dir).
     (folder_id(&store.swarm_dir) == Some(folder)).then_some(answer)
 }
 
@@ -169,8 +164,7 @@ fn recorded(store: &Store) -> Option<(Answer, u64)> {
 }
 
 /// Records that at `answer` the folders' stamps had the fingerprint
-/// `entries` (unless that is the record already). The record is only a
-/// cache: a failure to write it costs the next command a scan, nothing else.
+/// `entries`. Only a cache: a failure to write it costs the next command a scan.
 pub fn record(store: &Store, answer: Answer, entries: u64) {
     if recorded(store) == Some((answer, entries)) {
         return;
@@ -332,8 +326,7 @@ mod daemon {
             let inotify =
                 inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).map_err(io)?;
             let swarm_wd = inotify::add_watch(&inotify, &swarm, swarm_events()).map_err(io)?;
-            // Taken after the watch: a `.swarm/` replaced in between is
-            // told by the command that compares it.
+            // Taken after the watch: the command compares it.
             let swarm_id = super::folder_id(&swarm).ok_or_else(|| {
                 Error::io(&swarm, std::io::Error::other("cannot stat the folder"))
             })?;
@@ -362,8 +355,7 @@ mod daemon {
             Ok(w)
         }
 
-        /// (Re)adds the watch of folder `i` and of its files, and looks at
-        /// its entries again.
+        /// (Re)adds the watch of folder `i` and of its files.
         fn rewatch(&mut self, i: usize) {
             let path = self.swarm.join(FOLDERS[i]);
             self.links.retain(|(f, _)| *f != i);
@@ -399,10 +391,9 @@ mod daemon {
             }
         }
 
-        /// Watches entry `name` of folder `i` (a write through another of
-        /// its names, a hard link elsewhere, reaches only a watch of the
-        /// file itself) and notes whether it is a symbolic link, whose
-        /// target may be replaced where no watch sees it.
+        /// Watches entry `name` of folder `i` (a write through a hard link
+        /// elsewhere reaches only a watch of the file itself) and notes
+        /// whether it is a symbolic link, whose target may change unseen.
         fn look_at(&mut self, i: usize, name: &str) {
             if !name.ends_with(".toml") {
                 return;
@@ -488,8 +479,7 @@ mod daemon {
                         }
                         continue;
                     }
-                    // Any other event is a change (one from a watch given
-                    // up since, too: counting it costs a scan, no more).
+                    // Any other event is a change (even from a watch given up since).
                     self.generation += 1;
                     if let Some(i) = self.folders.iter().position(|f| f.wd == Some(event.wd())) {
                         if flags.intersects(
@@ -520,8 +510,7 @@ mod daemon {
             if super::folder_id(&self.swarm) != Some(self.swarm_id) {
                 return Err(Stop::SwarmGone);
             }
-            // A folder that is not the one watched (something mounted on
-            // it, a path through a link changed) sent no event here.
+            // A folder that is not the one watched (something mounted on it) sent no event.
             for (i, folder) in FOLDERS.iter().enumerate() {
                 let now = super::folder_id(&self.swarm.join(folder));
                 if now != self.folders[i].id {
@@ -581,9 +570,8 @@ mod daemon {
         _lock: std::fs::File,
     }
 
-    /// Watches `.swarm/` of `store` and answers commands until asked to stop,
-    /// `.swarm/` goes, or the socket is taken away. `ready` is called once
-    /// the socket listens.
+    /// Watches `.swarm/` of `store` and answers commands until it must stop;
+    /// `ready` is called once the socket listens.
     pub fn serve(store: &Store, ready: &mut dyn FnMut(u32)) -> Result<Stopped> {
         let dir = store.git_dir.join("swarm");
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -667,8 +655,7 @@ mod daemon {
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                        // Out of descriptors, say: the connection stays
-                        // pending, so wait rather than spin on it.
+                        // Out of descriptors, say: wait rather than spin.
                         Err(_) => {
                             std::thread::sleep(Duration::from_millis(50));
                             break;
