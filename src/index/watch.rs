@@ -166,7 +166,7 @@ fn recorded(store: &Store) -> Option<(Answer, u64)> {
 /// Records that at `answer` the folders' stamps had the fingerprint
 /// `entries`. Only a cache: a failure to write it costs the next command a scan.
 pub fn record(store: &Store, answer: Answer, entries: u64) {
-    if recorded(store) == Some((answer, entries)) {
+    if vouches(store, answer, entries) {
         return;
     }
     let path = token_path(store);
@@ -174,22 +174,17 @@ pub fn record(store: &Store, answer: Answer, entries: u64) {
         "{TOKEN_MAGIC}\n{:016x} {} {entries:016x}\n",
         answer.instance, answer.generation
     );
-    let write = || -> std::io::Result<()> {
-        let dir = path.parent().unwrap_or(std::path::Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.write_all(text.as_bytes())?;
-        tmp.persist(&path).map_err(|e| e.error)?;
-        Ok(())
-    };
-    let _ = write();
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir)
+        && tmp.write_all(text.as_bytes()).is_ok()
+    {
+        let _ = tmp.persist(&path);
+    }
 }
 
 /// Waits until no watcher holds the lock (at most `wait`); whether none does.
 pub fn wait_stopped(store: &Store, wait: Duration) -> bool {
-    let Ok(file) = std::fs::OpenOptions::new()
-        .read(true)
-        .open(lock_path(store))
-    else {
+    let Ok(file) = std::fs::File::open(lock_path(store)) else {
         return true;
     };
     let start = std::time::Instant::now();
