@@ -182,8 +182,6 @@ pub enum RebuildReason {
     Asked,
     #[error("config.toml changed")]
     ConfigChanged,
-    /// `config.toml` has the stamp the index saw, but too close to when the
-    /// index was built to tell.
     #[error("config.toml may have changed (written within 2 s of the last refresh)")]
     ConfigMayHaveChanged,
     #[error("an event file was removed")]

@@ -5,11 +5,9 @@
 /// An index error; it becomes [`crate::Error::Index`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A section whose checksum does not match its bytes.
     #[error("the index's {what} are damaged (their checksum does not match)")]
     Damaged { what: &'static str },
 
-    /// A section said to lie beyond the end of the file.
     #[error("the index's {what} lies past its end")]
     Truncated { what: &'static str },
 
@@ -26,8 +24,6 @@ pub enum Error {
         source: postcard::Error,
     },
 
-    /// The retrieval corpus stored in the index is not one
-    /// [`crate::retrieve::Corpus::load`] can read.
     #[error("{source} (the index's corpus)")]
     Corpus {
         #[source]
@@ -52,7 +48,6 @@ pub enum Error {
         source: postcard::Error,
     },
 
-    /// A directive file changed between the index's refresh and its read.
     #[error("directive `{id}` changed while it was being read; run the command again")]
     DirectiveChanged { id: String },
 }

@@ -47,6 +47,5 @@ pub use load::{
 };
 pub use pattern_section::PatternViews;
 pub use patterns::{Patterns, RolePatterns};
-pub use scan::Scan;
 pub(crate) use sealed::{SealedFile, sealed};
 pub use trees::{DirectiveBlob, SnapshotDirectives, directives_from_blobs, directives_in_tree};

@@ -310,13 +310,9 @@ impl<'a> Stamper<'a> {
         let mut mine = Vec::new();
         loop {
             let chunk = self.next.fetch_add(1, Ordering::Relaxed);
-            let start = chunk.saturating_mul(CHUNK);
-            let Some(part) = self.names.get(start..self.names.len().min(start + CHUNK)) else {
+            let Some(part) = self.names.chunks(CHUNK).nth(chunk) else {
                 break;
             };
-            if part.is_empty() {
-                break;
-            }
             let mut sum = 0u64;
             let stamps = part
                 .iter()

@@ -63,17 +63,6 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
         .collect()
 }
 
-/// The listing to record for the directives folder, if its stamp can be trusted.
-fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<Listing> {
-    let names = || super::scan::joined(scan.directives().iter().map(|(n, _)| n.as_str()));
-    (scan.directives_dir)
-        .filter(|d| !racy(built_at_ns, d.mtime_ns))
-        .map(|dir| Listing {
-            dir,
-            names: Names::Owned(names()),
-        })
-}
-
 pub(super) fn build(store: &Store, scan: &Scan) -> Result<Index> {
     let built_at_ns = epoch_ns(SystemTime::now());
     let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
@@ -90,20 +79,27 @@ pub(super) fn build(store: &Store, scan: &Scan) -> Result<Index> {
         patterns: Some(patterns),
         ..Index::default()
     };
-    let directives = entries::load_changed(store, "directives", scan.directives(), vec![], &[]);
-    let quarantine = entries::load_changed(store, "quarantine", &scan.quarantine, vec![], &[]);
-    set_entries(&mut index, scan, built_at_ns, directives, quarantine);
+    set_entries(store, &mut index, scan, built_at_ns);
     Ok(index)
 }
 
-/// Records in `index` the directive and quarantine files of `scan`, and their parses.
-fn set_entries(
-    index: &mut Index,
-    scan: &Scan,
-    built_at_ns: i64,
-    directives: Vec<DirectiveEntry>,
-    quarantine: Vec<DirectiveEntry>,
-) {
+/// Records in `index` the directive and quarantine files of `scan`, those
+/// that changed since `index` saw them parsed again.
+fn set_entries(store: &Store, index: &mut Index, scan: &Scan, built_at_ns: i64) {
+    let directives = entries::load_changed(
+        store,
+        "directives",
+        scan.directives(),
+        std::mem::take(&mut index.directives),
+        &index.directive_stamps,
+    );
+    let quarantine = entries::load_changed(
+        store,
+        "quarantine",
+        &scan.quarantine,
+        std::mem::take(&mut index.quarantine),
+        &index.quarantine_stamps,
+    );
     let count_errors = |entries: &[DirectiveEntry]| {
         (entries.iter().flat_map(|e| &e.problems))
             .filter(|p| p.is_error())
@@ -120,7 +116,14 @@ fn set_entries(
     let any_racy =
         |files: &[(String, Stamp)]| files.iter().any(|(_, s)| racy(built_at_ns, s.mtime_ns));
     index.entries_racy = any_racy(scan.directives()) || any_racy(&scan.quarantine);
-    index.listing = listing_of(scan, built_at_ns);
+    // The listing is recorded only when the folder's stamp can be trusted.
+    let names = || super::scan::joined(scan.directives().iter().map(|(n, _)| n.as_str()));
+    index.listing = (scan.directives_dir)
+        .filter(|d| !racy(built_at_ns, d.mtime_ns))
+        .map(|dir| Listing {
+            dir,
+            names: Names::Owned(names()),
+        });
 }
 
 /// How many of `scan` differ from what the index saw (added, changed, racy or removed).
@@ -217,21 +220,7 @@ pub(super) fn update(
         let index = &mut on_disk.index;
         changed_directives = count_changed(scan.directives(), &index.directive_stamps)
             + count_changed(&scan.quarantine, &index.quarantine_stamps);
-        let directives = entries::load_changed(
-            store,
-            "directives",
-            scan.directives(),
-            std::mem::take(&mut index.directives),
-            &index.directive_stamps,
-        );
-        let quarantine = entries::load_changed(
-            store,
-            "quarantine",
-            &scan.quarantine,
-            std::mem::take(&mut index.quarantine),
-            &index.quarantine_stamps,
-        );
-        set_entries(index, scan, built_at_ns, directives, quarantine);
+        set_entries(store, index, scan, built_at_ns);
         // Built now rather than when written, since it is wanted; else the write builds it.
         index.corpus = reads
             .contains(Reads::CORPUS)

@@ -523,10 +523,10 @@ mod daemon {
             let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
             let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
             let mut line = String::new();
-            let Ok(mut reader) = stream.try_clone().map(|s| BufReader::new(s.take(256))) else {
-                return Ok(());
-            };
-            if reader.read_line(&mut line).is_err() {
+            if BufReader::new((&stream).take(256))
+                .read_line(&mut line)
+                .is_err()
+            {
                 return Ok(());
             }
             // Every change made before the question is in the answer.
