@@ -214,8 +214,7 @@ pub fn active(entries: &[DirectiveEntry]) -> Vec<&Directive> {
 
 /// Size, mtime, ctime and inode of a file: what the fingerprint is made of.
 /// The ctime, which no program can set, catches an edit that restores the
-/// mtime, size and inode (as git's index does); racy files are still told
-/// by their mtime (see [`RACY_NS`]).
+/// others (as git's index does); racy files are told by their mtime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     pub len: u64,

@@ -55,8 +55,7 @@ pub struct Ranking {
     pub summary: Summary,
 }
 
-/// The retrieval corpus, decoded from the index or built when the
-/// directives changed.
+/// The retrieval corpus, decoded from the index or built when the directives changed.
 pub fn load_corpus(store: &Store) -> Result<Ranking> {
     let mut opened = open(store, Reads::CORPUS, None)?;
     Ok(Ranking {
@@ -69,8 +68,8 @@ pub fn load_corpus(store: &Store) -> Result<Ranking> {
 #[derive(Debug)]
 pub struct Delegation {
     pub corpus: Corpus,
-    /// What the task matched in the corpus as the index held it (should the
-    /// corpus have been rebuilt since, ranking matches it again).
+    /// What the task matched in the corpus as the index held it (matched
+    /// again should the corpus have been rebuilt).
     pub matches: Matches,
     pub patterns: Patterns,
     pub summary: Summary,
@@ -91,8 +90,7 @@ pub fn load_delegation(store: &Store, query: &Query) -> Result<Delegation> {
     })
 }
 
-/// The observed patterns, read in place from the index without decoding
-/// the whole pattern fold.
+/// The observed patterns, read in place without decoding the whole pattern fold.
 pub fn load_pattern_views(store: &Store) -> Result<Patterns> {
     Ok(open(store, Reads::VIEWS, None)?.take_patterns())
 }
@@ -132,8 +130,7 @@ pub enum Health {
     Missing,
     /// A folder in its place: no command can write the index.
     Folder,
-    /// Something else there (damage, another format, a FIFO, a link): the
-    /// next command replaces it.
+    /// Something else there (damage, another format, a link): the next command replaces it.
     Unreadable,
 }
 
@@ -149,8 +146,7 @@ impl Health {
     }
 }
 
-/// The index on disk (without its parsed directives), the scan of
-/// `.swarm/` now, and how the two compare. `None` when there is no usable index.
+/// The index on disk (`None` when unusable), the scan of `.swarm/` now, and how they compare.
 pub fn status(store: &Store) -> Result<(Option<Summary>, Scan, Health)> {
     let scan = stamps::scan(store, None)?;
     let path = index_path(store);
@@ -174,8 +170,7 @@ struct Opened {
     refresh: Refresh,
     elapsed: std::time::Duration,
     write_error: Option<Error>,
-    /// The index file's pattern section, when the views were asked for and
-    /// the pattern fold was not decoded on the way.
+    /// The pattern section, when views were asked for and the fold was not decoded.
     views: Option<super::PatternViews>,
     pending_patterns: Vec<crate::fold::EventHead>,
     /// What the query matched in the corpus on disk, when it could be read.
@@ -267,8 +262,7 @@ fn open(store: &Store, reads: Reads, query: Option<&Query>) -> Result<Opened> {
     })
 }
 
-/// The index built from scratch, when there was none to update or it was
-/// `damaged`.
+/// The index built from scratch, when there was none to update or it was `damaged`.
 fn rebuilt(store: &Store, scan: &Scan, reads: Reads, damaged: Option<Error>) -> Result<Updated> {
     let full;
     let scan = if damaged.is_some() {
@@ -282,10 +276,7 @@ fn rebuilt(store: &Store, scan: &Scan, reads: Reads, damaged: Option<Error>) -> 
     if reads.contains(Reads::CORPUS) {
         index.corpus = Some(corpus_of(&index.directives));
     }
-    let reason = match damaged {
-        Some(e) => RebuildReason::Damaged(e),
-        None => RebuildReason::Missing,
-    };
+    let reason = damaged.map_or(RebuildReason::Missing, RebuildReason::Damaged);
     Ok(Updated {
         index,
         refresh: Refresh::Rebuilt { reason },

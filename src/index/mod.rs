@@ -14,14 +14,12 @@
 //! a cherry-pick), a file that shrank or was rewritten, or a removed event
 //! file make the whole log fold again.
 //!
-//! The modules: [`load`](mod@load) (one loader per kind of command, each
-//! decoding only the sections it reads), [`update`] (build and refresh),
-//! [`events`] and [`entries`] (reading event and directive files), [`scan`](mod@scan)
-//! (stamping the files), [`watch`] (the optional watcher that vouches for the
-//! directive files), [`contents`] (what the index holds), [`file`](mod@file),
+//! The modules: [`load`](mod@load) (one loader per kind of command),
+//! [`update`] (build and refresh), [`events`] and [`entries`] (reading
+//! files), [`scan`](mod@scan) (stamping them), [`watch`] (the optional
+//! watcher), [`contents`] (what the index holds), [`file`](mod@file),
 //! [`mapped`] and [`pattern_section`] (the format), [`patterns`] (one role's
-//! patterns read in place), [`trees`] and [`sealed`](mod@sealed) (the caches
-//! of committed directives for `check`).
+//! patterns read in place), [`trees`] and [`sealed`](mod@sealed) (caches for `check`).
 
 mod contents;
 mod entries;

@@ -28,8 +28,7 @@ enum Source {
 }
 
 /// The patterns the pending events touch, after those events: each seeded
-/// from its view (a view holds the whole record), or, when one of them has
-/// no view but a record in the fold, the whole fold.
+/// from its view, or the whole fold when one of them has a record but no view.
 #[derive(Debug)]
 enum Patched {
     Touched(PatternFold),

@@ -153,8 +153,7 @@ pub(super) struct Updated {
     pub refresh: Refresh,
     /// Where a write takes each section from; `None`: the write waits.
     pub write: Option<file::Sources>,
-    /// Pattern events appended since the index's pattern section, folded
-    /// into neither (see [`super::Patterns`]).
+    /// Pattern events appended since the pattern section, not folded (see [`super::Patterns`]).
     pub pending_patterns: Vec<EventHead>,
 }
 

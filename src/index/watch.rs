@@ -117,10 +117,7 @@ pub fn request(_store: &Store, _line: &str) -> std::io::Result<String> {
 /// `None` when none runs, it does not answer in time, or it cannot vouch.
 pub fn ask(store: &Store) -> Option<Answer> {
     let reply = request(store, "vouch").ok()?;
-    let mut words = reply.split(' ');
-    if words.next()? != "vouch" {
-        return None;
-    }
+    let mut words = reply.strip_prefix("vouch ")?.split(' ');
     let answer = Answer::parse(&mut words)?;
     let folder = (words.next()?.parse().ok()?, words.next()?.parse().ok()?);
     // It must watch this `.swarm/` (two worktrees may share a git dir).
@@ -142,8 +139,7 @@ pub(crate) fn folder_id(_path: &std::path::Path) -> Option<(u64, u64)> {
 
 const TOKEN_MAGIC: &str = "git-swarm watch token 1";
 
-/// Whether the last record says that at `answer` the folders had the stamps
-/// whose fingerprint is `entries`.
+/// Whether the last record says that at `answer` the folders' stamps had the fingerprint `entries`.
 pub fn vouches(store: &Store, answer: Answer, entries: u64) -> bool {
     recorded(store) == Some((answer, entries))
 }
@@ -216,11 +212,8 @@ pub fn state(store: &Store) -> State {
         return State::None;
     };
     // `status <pid> <generation> yes` or `status <pid> <generation> no <reason>`.
-    let mut words = answer.splitn(5, ' ');
     let parsed = (|| {
-        if words.next()? != "status" {
-            return None;
-        }
+        let mut words = answer.strip_prefix("status ")?.splitn(4, ' ');
         let pid = words.next()?.parse().ok()?;
         let generation = words.next()?.parse().ok()?;
         match words.next()? {
@@ -587,10 +580,10 @@ mod daemon {
         let mut watcher = Watcher::new(store)?;
         let socket = super::socket_path(store);
         // No watcher holds the lock, so a socket left there is stale.
-        match std::fs::remove_file(&socket) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&socket, e)),
+        if let Err(e) = std::fs::remove_file(&socket)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(Error::io(&socket, e));
         }
         let listener = UnixListener::bind(&socket).map_err(|e| {
             Error::usage(
