@@ -86,10 +86,7 @@ pub fn check_message(message: &str, source: &str) -> Result<()> {
 /// `lacks` says what it has none of, `hint` what to pass instead.
 pub(crate) fn refuse_empty(message: &str, source: &str, lacks: &str, hint: &str) -> Result<()> {
     if message.trim().is_empty() {
-        return Err(Error::Usage {
-            message: format!("{source} is empty: {lacks}"),
-            hint: Some(hint.into()),
-        });
+        return Err(Error::usage(format!("{source} is empty: {lacks}"), hint));
     }
     Ok(())
 }
@@ -98,13 +95,10 @@ pub(crate) fn refuse_empty(message: &str, source: &str, lacks: &str, hint: &str)
 /// [`records::read_log`]).
 pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Report> {
     let Some(delegation) = records::delegation(events, req.delegation) else {
-        return Err(Error::Usage {
-            message: format!("no delegation `{}` in the event log", req.delegation),
-            hint: Some(
-                "use the id in the `delegation=\"…\"` of the block `git swarm inject` printed"
-                    .into(),
-            ),
-        });
+        return Err(Error::usage(
+            format!("no delegation `{}` in the event log", req.delegation),
+            "use the id in the `delegation=\"…\"` of the block `git swarm inject` printed",
+        ));
     };
     // What this delegation has recorded already: a second run adds nothing.
     let mine: Vec<(&Event, Fields<'_>)> = events

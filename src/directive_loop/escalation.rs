@@ -108,10 +108,10 @@ pub fn deescalate(store: &Store, id: &str, justification: &str) -> Result<Event>
     // The justification is checked first: a refused command reads nothing.
     let fold = crate::index::load_fold(store)?.fold;
     let Some(episode) = fold.loop_state(id).and_then(|s| s.open_key(id)) else {
-        return Err(Error::Usage {
-            message: format!("`{id}` is not escalated"),
-            hint: Some("`git swarm status` lists the escalated directives".into()),
-        });
+        return Err(Error::usage(
+            format!("`{id}` is not escalated"),
+            "`git swarm status` lists the escalated directives",
+        ));
     };
     Ok(store
         .event(Body::Deescalation {

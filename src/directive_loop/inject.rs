@@ -103,7 +103,7 @@ pub fn select(
     load: &mut dyn FnMut(usize, &str) -> Result<Directive>,
 ) -> Result<Selection> {
     let matches = matches.unwrap_or_else(|| corpus.matches(&query(req)));
-    let standings = standings(fold, corpus);
+    let standings = fold.standings(corpus.ids());
     let track = |doc: usize| track(standings[doc]);
     let scope = corpus.in_scope(&req.role, &req.tools);
     // Every directive in scope is a candidate, those matching nothing (an
@@ -238,11 +238,6 @@ pub fn query(req: &Request) -> Query {
         tools: req.tools.clone(),
         files: req.files.clone(),
     }
-}
-
-/// What the fold says of each document of the corpus, by document number.
-pub fn standings(fold: &Fold, corpus: &Corpus) -> Vec<Standing> {
-    fold.standings(corpus.ids())
 }
 
 /// The retrieval signals of a directive's standing.

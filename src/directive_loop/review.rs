@@ -219,10 +219,10 @@ fn verdict_word(s: VerdictStatus) -> &'static str {
 /// ignored, and that is more often a mistyped name than a review of nothing.
 pub fn check_reviewable(events: &[Event], phase: &str, records: &[PhaseRecord]) -> Result<()> {
     if records.is_empty() {
-        return Err(Error::Usage {
-            message: format!("no directive was shown in phase `{phase}`: no verdict recorded"),
-            hint: Some(super::records::unknown_phase_hint(events, phase)),
-        });
+        return Err(Error::usage(
+            format!("no directive was shown in phase `{phase}`: no verdict recorded"),
+            super::records::unknown_phase_hint(events, phase),
+        ));
     }
     Ok(())
 }
