@@ -349,18 +349,23 @@ mod tests {
             "ab",
             "no-unwrap",
             "0b4c2a1e-9f7d-4e5b-8a3c-2d1e0f9a8b7c",
+            "550e8400-e29b-41d4-a716-446655440000",
             "a.b_c-d",
+            "no-console.log_v2",
+            &"a".repeat(80),
         ] {
             assert!(is_valid_id(ok), "{ok}");
         }
         for bad in [
             "a",
             "-ab",
+            ".ab",
             "Ab",
             "../etc",
             "a/b",
             "a b",
             "",
+            "<id>",
             &"a".repeat(81),
         ] {
             assert!(!is_valid_id(bad), "{bad}");
