@@ -238,32 +238,21 @@ impl Directive {
 
     fn fill_table(&self, t: &mut toml::Table) {
         use toml::Value;
-        let s = |v: &str| Value::String(v.to_owned());
-        let list = |v: &[String]| Value::Array(v.iter().map(|x| s(x)).collect());
-        t.insert("id".into(), s(&self.id));
-        t.insert("lesson".into(), s(&self.lesson));
-        if let Some(r) = &self.rationale {
-            t.insert("rationale".into(), s(r));
-        }
-        t.insert("category".into(), s(self.category.as_str()));
-        t.insert("priority".into(), s(self.priority.as_str()));
-        t.insert("enforcement".into(), s(self.enforcement.as_str()));
-        t.insert("status".into(), s(self.status.as_str()));
-        t.insert("confidence".into(), Value::Float(self.confidence));
-        for (key, v) in self.lists() {
-            if !v.is_empty() {
-                t.insert(key.into(), list(v));
+        // Serialised in field order; `None` fields are left out.
+        let Ok(Value::Table(fields)) = Value::try_from(self) else {
+            return;
+        };
+        for (key, value) in fields {
+            match value {
+                Value::Array(items) if items.is_empty() => {}
+                Value::String(c) if key == "created_at" => {
+                    let value = c.parse().map(Value::Datetime);
+                    t.insert(key, value.unwrap_or(Value::String(c)));
+                }
+                value => {
+                    t.insert(key, value);
+                }
             }
-        }
-        if let Some(c) = &self.created_at {
-            let value = c
-                .parse::<toml::value::Datetime>()
-                .map(Value::Datetime)
-                .unwrap_or_else(|_| s(c));
-            t.insert("created_at".into(), value);
-        }
-        if let Some(src) = &self.source {
-            t.insert("source".into(), s(src));
         }
     }
 
