@@ -86,17 +86,14 @@ fn tolerated_spellings() {
 
 #[test]
 fn a_placeholder_copied_from_the_contract_is_no_reason() {
+    let want = vec![ack("abc-123", Ignored, None, 1)];
     for text in [
         "KNOWLEDGE_IGNORED:abc-123 reason=<why>",
         "KNOWLEDGE_IGNORED:abc-123 reason: <reason>",
         "KNOWLEDGE_IGNORED:abc-123 reason=…",
         "KNOWLEDGE_IGNORED:abc-123 reason=...",
     ] {
-        assert_eq!(
-            parse_acks(text),
-            vec![ack("abc-123", Ignored, None, 1)],
-            "{text:?}"
-        );
+        assert_eq!(parse_acks(text), want, "{text:?}");
     }
     assert_eq!(
         parse_acks("KNOWLEDGE_IGNORED:abc-123 reason=<b> is bold here</b>")[0].reason,
@@ -143,17 +140,14 @@ fn reason_keeps_inner_quotes_and_punctuation() {
 
 #[test]
 fn ignored_without_reason() {
+    let want = vec![ack("abc", Ignored, None, 1)];
     for text in [
         "KNOWLEDGE_IGNORED:abc",
         "KNOWLEDGE_IGNORED:abc reason=",
         "KNOWLEDGE_IGNORED:abc reason=\"\"",
         "KNOWLEDGE_IGNORED:abc -",
     ] {
-        assert_eq!(
-            parse_acks(text),
-            vec![ack("abc", Ignored, None, 1)],
-            "{text:?}"
-        );
+        assert_eq!(parse_acks(text), want, "{text:?}");
     }
 }
 
