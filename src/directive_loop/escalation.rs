@@ -14,12 +14,10 @@ use crate::event::view::Fields;
 use crate::event::{Body, Event, Level};
 use crate::store::Store;
 
-/// After violations were recorded: the `escalation` events for the open
-/// episodes that no event records yet, from the fold as the index has it
-/// now. `declared` gives a directive's declared priority and enforcement
-/// (for the `from` part) when it is known. Each is appended with
-/// [`append`], one at a time, so that what was written is reported even
-/// when a later append fails.
+/// The `escalation` events for the open episodes no event records yet, from
+/// the index's fold; `declared` gives a directive's declared priority and
+/// enforcement when known. Append each with [`append`], one at a time, so
+/// that what was written is reported even when a later append fails.
 pub fn due(
     store: &Store,
     declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,

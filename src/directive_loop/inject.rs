@@ -89,12 +89,9 @@ pub struct Selection {
 
 /// Ranks the whole corpus for the request, keeps the directives in scope,
 /// pins the matching critical ones, fills with MMR, and bounds the result by
-/// count and characters. Only the picked directives are read, through
-/// `load` (given the corpus's document number and id).
-///
-/// `matches`, when given, is what [`Corpus::matches`] found for the
-/// request's [`query`] (in this corpus or, if it was rebuilt since, in the
-/// one it replaced: then it is searched again).
+/// count and characters. Only the picked directives are read, through `load`
+/// (document number, id). `matches`: what [`Corpus::matches`] found for the
+/// request's [`query`] in this corpus, if the caller has searched already.
 pub fn select(
     corpus: &Corpus,
     fold: &Fold,
