@@ -288,22 +288,16 @@ fn masked_ranges(text: &str) -> Vec<(usize, usize)> {
         let Some((at, k)) = best else { break };
         let (open, close) = BLOCKS[k];
         let open_end = at + open.len();
-        let closed = last_close[k].is_some_and(|c| c >= open_end);
-        let close_at = if closed {
-            lower[open_end..].find(close).map(|off| open_end + off)
-        } else {
-            None
-        };
+        let close_at = last_close[k]
+            .filter(|&c| c >= open_end)
+            .and_then(|_| lower[open_end..].find(close))
+            .map(|off| open_end + off);
         match close_at {
             Some(c) => {
                 let mut end = c + close.len();
-                let rest = &lower.as_bytes()[end..];
-                let ws = rest
-                    .iter()
-                    .take_while(|&&b| b == b' ' || b == b'\t')
-                    .count();
-                if rest.get(ws) == Some(&b'>') {
-                    end += ws + 1;
+                let rest = lower[end..].trim_start_matches([' ', '\t']);
+                if rest.starts_with('>') {
+                    end = lower.len() - rest.len() + 1;
                 }
                 out.push((at, end));
                 pos = end;
