@@ -1,11 +1,9 @@
 //! Directives: one reviewed lesson per TOML file under `.swarm/directives/`.
 //!
-//! The TOML stays what a human wrote and reviewed. Anything that changes
-//! over time (how often it was shown, violated, escalated) is derived from the
-//! event log by the fold, never written back here.
-//!
-//! [`lifecycle`] changes a directive's file through commands (`retire`,
-//! `edit`), keeping the rest of it as written.
+//! The TOML stays what a human wrote and reviewed: what changes over time
+//! (shown, violated, escalated) is derived from the event log by the fold,
+//! never written back here. [`lifecycle`] changes a file through commands
+//! (`retire`, `edit`), keeping the rest of it as written.
 
 /// An enumeration written as its names (`snake_case`) in files and events.
 macro_rules! string_enum {

@@ -1,11 +1,8 @@
-//! Recording a delegate's acks (`git swarm ack`): what its final message
-//! claims, checked against what the delegation was shown.
-//!
-//! An ack for a directive the delegation was not shown is not credited
-//! (recorded as spoofed), and every critical directive shown and not
-//! acknowledged is an `unacknowledged` violation. Running it again on the
-//! same message records nothing new: what the delegation has recorded
-//! already is looked up in the log.
+//! Recording a delegate's acks (`git swarm ack`), checked against what the
+//! delegation was shown: an ack for a directive not shown is not credited
+//! (recorded as spoofed), and a critical shown and not acknowledged is an
+//! `unacknowledged` violation. Running it again on the same message records
+//! nothing new: what the delegation recorded already is looked up in the log.
 
 use std::collections::BTreeMap;
 

@@ -1,10 +1,7 @@
 //! Escalation: a directive violated on two occasions within 30 days is
 //! critical + enforce until a human ends the episode (`git swarm
-//! deescalate`).
-//!
-//! The fold opens the episode from the log; what is here writes the one
-//! `escalation` event that records it, after the command that recorded the
-//! violations has appended them.
+//! deescalate`). The fold opens the episode from the log; this writes the
+//! one `escalation` event that records it, once the violations are appended.
 
 use std::path::PathBuf;
 
