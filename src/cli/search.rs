@@ -56,7 +56,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         files: args.files.clone(),
     };
     let fold = &ranking.summary.fold;
-    let standings = git_swarm::directive_loop::inject::standings(fold, corpus);
+    let standings = fold.standings(corpus.ids());
     let mut scored = corpus.score(&query, &|doc| {
         git_swarm::directive_loop::inject::track(standings[doc])
     });
