@@ -67,7 +67,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     for (id, p, score, state) in &rows {
         let record = p
             .record()
-            .unwrap_or_else(|| format!("{}x seen", p.observations));
+            .unwrap_or_else(|| format!("{}x seen", p.stats.observations));
         let line = format!(
             "{id}  {:<10} {score:>5.2}  {:<20} {:<10} {}",
             state.as_str(),
