@@ -265,11 +265,6 @@ impl Pattern {
             keys: self.keys.iter().flat_map(|k| k.to_le_bytes()).collect(),
         }
     }
-
-    /// See [`Stats::record`].
-    pub fn record(&self) -> Option<String> {
-        self.stats.record()
-    }
 }
 
 /// The numbers of a pattern's record, which its state and score are computed from.
@@ -710,7 +705,7 @@ mod tests {
         let p = &f.patterns["p1"];
         assert_eq!((p.stats.validated, p.stats.ignored), (1, 1));
         close(score(p, &cfg(), T0, &[], &[]).success_rate, 1.0 / 2.5);
-        assert_eq!(p.record().as_deref(), Some("0 net, 1x ignored"));
+        assert_eq!(p.stats.record().as_deref(), Some("0 net, 1x ignored"));
     }
 
     #[test]

@@ -66,6 +66,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     for (id, p, score, state) in &rows {
         let record = p
+            .stats
             .record()
             .unwrap_or_else(|| format!("{}x seen", p.stats.observations));
         let line = format!(

@@ -145,8 +145,7 @@ impl Extractor {
             let content = CHECKBOX
                 .find(content)
                 .map_or(content, |m| &content[m.end()..]);
-            let cleaned = clean_inline(content);
-            let skip = is_boilerplate(&cleaned) || META_FIELD.is_match(&cleaned);
+            let skip = is_boilerplate(&clean_inline(content));
             let (label, content) = labelled(content).unwrap_or((None, content));
             let kind = BlockKind::Item {
                 indent: marker_indent,
@@ -166,7 +165,7 @@ impl Extractor {
             return;
         }
         let cleaned = clean_inline(t);
-        if is_boilerplate(&cleaned) || META_FIELD.is_match(&cleaned) {
+        if is_boilerplate(&cleaned) {
             self.flush();
             return;
         }
@@ -343,10 +342,9 @@ fn bullet(line: &str) -> Option<(usize, &str)> {
     Some((indent, c.get(2).map_or("", |m| m.as_str())))
 }
 
-/// An ack line or a verdict line: said in every deliberation, so never a
-/// finding.
+/// An ack line, a verdict line or a metadata field: never a finding.
 fn is_boilerplate(cleaned: &str) -> bool {
-    ACK_LINE.is_match(cleaned) || VERDICT_LINE.is_match(cleaned)
+    ACK_LINE.is_match(cleaned) || VERDICT_LINE.is_match(cleaned) || META_FIELD.is_match(cleaned)
 }
 
 /// A line that only names a section: `Findings:`, `**Summary**`, or one or
