@@ -194,8 +194,8 @@ fn has_word(re: &Regex, text: &str) -> bool {
 }
 
 /// The category of an observation's text: a rule if it holds a modal or
-/// imperative marker ([`RULE`]) as a whole word, else causal if it holds a
-/// causal marker ([`CAUSAL`]), else an observation. `alwaysOn`,
+/// imperative marker (`RULE`) as a whole word, else causal if it holds a
+/// causal marker (`CAUSAL`), else an observation. `alwaysOn`,
 /// `always_on` and `always-on` are not `always`.
 pub fn classify(text: &str) -> Category {
     let norm = normalise(text);
