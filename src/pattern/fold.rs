@@ -480,12 +480,7 @@ impl PatternFold {
 }
 
 /// A pattern's lifecycle state at `now_ms`.
-pub fn state(p: &Pattern, cfg: &PatternsConfig, now_ms: i64) -> State {
-    state_of(&p.stats, cfg, now_ms)
-}
-
-/// [`state`] from a pattern's [`Stats`].
-pub fn state_of(p: &Stats, cfg: &PatternsConfig, now_ms: i64) -> State {
+pub fn state(p: &Stats, cfg: &PatternsConfig, now_ms: i64) -> State {
     if p.deprecated
         .is_some_and(|d| p.promoted.is_none_or(|pr| pr < d))
     {
@@ -736,21 +731,21 @@ mod tests {
         let c = cfg();
         let mut f = PatternFold::default();
         observe(&mut f, T0, "must do x", "r1", &["a"], &[]);
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Observed);
         // The same run again is not a second sighting.
         observe(&mut f, T0 + 1, "must do x", "r1", &["a"], &[]);
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Observed);
         observe(&mut f, T0 + 2, "must do x", "r2", &["a"], &[]);
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Candidate);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Candidate);
         observe(&mut f, T0 + 3, "must do x", "r3", &["b"], &[]);
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Verified);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Verified);
         f.apply(Kind::PatternPromoted, T0 + 4, &on("-"));
         assert_eq!(
-            state(&f.patterns["p1"], &c, T0 + 400 * 86_400_000),
+            state(&f.patterns["p1"].stats, &c, T0 + 400 * 86_400_000),
             State::Active
         );
         f.apply(Kind::PatternDeprecated, T0 + 5, &on("-"));
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Deprecated);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Deprecated);
     }
 
     #[test]
@@ -759,8 +754,8 @@ mod tests {
         let mut f = PatternFold::default();
         observe(&mut f, T0, "must do x", "r1", &[], &[]);
         let p = &f.patterns["p1"];
-        assert_eq!(state(p, &c, T0 + 90 * 86_400_000), State::Observed);
-        assert_eq!(state(p, &c, T0 + 91 * 86_400_000), State::Deprecated);
+        assert_eq!(state(&p.stats, &c, T0 + 90 * 86_400_000), State::Observed);
+        assert_eq!(state(&p.stats, &c, T0 + 91 * 86_400_000), State::Deprecated);
         // Each aged step adds seven days.
         f.apply(Kind::PatternAged, T0 + 1, &on("r9"));
         let p = &f.patterns["p1"];
@@ -791,6 +786,6 @@ mod tests {
         }
         let p = &f.patterns["p1"];
         assert_eq!((p.stats.observations, p.stats.validated), (2, 2));
-        assert_eq!(state(p, &cfg(), T0), State::Verified);
+        assert_eq!(state(&p.stats, &cfg(), T0), State::Verified);
     }
 }

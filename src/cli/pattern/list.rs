@@ -46,7 +46,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 id,
                 p,
                 fold::score(p, cfg, now, &[], &[]).total,
-                fold::state(p, cfg, now),
+                fold::state(&p.stats, cfg, now),
             )
         })
         .filter(|r| args.state.is_none_or(|s| s == r.3))

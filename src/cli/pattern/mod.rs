@@ -111,7 +111,7 @@ pub(super) fn row(
         "id": id,
         "role": p.role,
         "category": p.stats.category,
-        "state": fold::state(p, cfg, now),
+        "state": fold::state(&p.stats, cfg, now),
         "text": p.text,
         "observations": p.stats.observations,
         "validated": p.stats.validated,

@@ -48,7 +48,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         "category:  {}",
         p.stats.category.map_or("?", |c| c.as_str())
     )?;
-    writeln!(out, "state:     {}", fold::state(p, cfg, now).as_str())?;
+    writeln!(
+        out,
+        "state:     {}",
+        fold::state(&p.stats, cfg, now).as_str()
+    )?;
     writeln!(out, "text:      {}", crate::cli::clean(&p.text))?;
     writeln!(
         out,
