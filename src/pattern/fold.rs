@@ -180,21 +180,17 @@ fn key(kind: Kind, run: &str) -> u64 {
 }
 
 fn context_hash(labels: &[String], files: &[String]) -> u64 {
-    let mut l: Vec<&str> = labels.iter().map(String::as_str).collect();
-    let mut f: Vec<&str> = files.iter().map(String::as_str).collect();
-    l.sort_unstable();
-    l.dedup();
-    f.sort_unstable();
-    f.dedup();
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for x in l {
-        h.update(x.as_bytes());
-        h.update(&[0]);
-    }
-    h.update(&[1]);
-    for x in f {
-        h.update(x.as_bytes());
-        h.update(&[0]);
+    // Each list sorted and deduplicated, its items NUL-terminated; a 1 between the two.
+    for (list, end) in [(labels, &[1u8][..]), (files, &[])] {
+        let mut items: Vec<&str> = list.iter().map(String::as_str).collect();
+        items.sort_unstable();
+        items.dedup();
+        for x in items {
+            h.update(x.as_bytes());
+            h.update(&[0]);
+        }
+        h.update(end);
     }
     h.digest()
 }
