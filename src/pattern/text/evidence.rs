@@ -72,11 +72,8 @@ static CITATION: LazyLock<Regex> = LazyLock::new(|| {
 ///
 /// - [`Level::Execution`]: a fenced code block with a command line (`$ `
 ///   or `> ` prompt, or one of `RUNNERS`) followed in the block by at
-///   least one output line; or a test result line anywhere
-///   (`test result: ok. 12 passed`, `12 passed, 0 failed`,
-///   `3 passed in 0.2s`, `Tests: 3 passed`, `FAILED tests/x.py::t`,
-///   `exit code 0`, `exit status 1`, `exited with 2`, go's `ok pkg 0.1s`
-///   and `--- FAIL: TestX`).
+///   least one output line; or a test result line anywhere (`TEST_RESULT`:
+///   `test result: ok. 12 passed`, `exit code 0`, …).
 /// - [`Level::Citation`]: `path:line`, `path:line:col`, `path:12-20` or
 ///   `path#L12` whose path (a leading `./` ignored) is one of `changed`;
 ///   with no `changed` files, any cited path with an extension.
