@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::{MAX_EXCERPT_CHARS, front_matter_end, lines, regex};
 use crate::markdown::{Fence, is_quote};
 
-/// How well a deliberation grounds what it says; lower is better.
+/// How well a deliberation grounds what it says; lower is better (`as u8`
+/// gives the number events record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[repr(u8)]
@@ -19,12 +20,6 @@ pub enum Level {
     Citation = 2,
     /// Nothing but reasoning.
     Reasoning = 3,
-}
-
-impl Level {
-    pub fn as_u8(self) -> u8 {
-        self as u8
-    }
 }
 
 /// The evidence a deliberation gives.
@@ -362,7 +357,7 @@ mod tests {
     fn levels_order_and_number() {
         assert!(Level::Execution < Level::Citation && Level::Citation < Level::Reasoning);
         assert_eq!(
-            [Level::Execution, Level::Citation, Level::Reasoning].map(Level::as_u8),
+            [Level::Execution, Level::Citation, Level::Reasoning].map(|l| l as u8),
             [1, 2, 3]
         );
     }
