@@ -76,7 +76,7 @@ impl Patterns {
             Some(Patched::Whole(fold)) => return Ok(all(fold)),
             Some(Patched::Touched(touched)) => (
                 patch_group(own, touched, |p| p.role == role),
-                patch_group(promoted, touched, |p| p.promoted.is_some()),
+                patch_group(promoted, touched, |p| p.stats.promoted.is_some()),
             ),
         };
         let mut views: Vec<View<'_>> = own;

@@ -69,7 +69,7 @@ pub fn run(mut args: Args, ui: &mut Ui) -> Outcome {
         return ui.json_result(&serde_json::json!({
             "run": args.run,
             "verdict": verdict.verdict,
-            "evidence_level": report.level.map(|l| l.as_u8()),
+            "evidence_level": report.level.map(|l| l as u8),
             "recorded": events.iter().map(|e| serde_json::json!({"kind": e.kind, "pattern": e.str_field("pattern")})).collect::<Vec<_>>(),
             "notes": report.notes,
         }));

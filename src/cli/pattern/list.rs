@@ -46,7 +46,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 id,
                 p,
                 fold::score(p, cfg, now, &[], &[]).total,
-                fold::state(p, cfg, now),
+                fold::state(&p.stats, cfg, now),
             )
         })
         .filter(|r| args.state.is_none_or(|s| s == r.3))
@@ -65,8 +65,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     for (id, p, score, state) in &rows {
         let record = p
+            .stats
             .record()
-            .unwrap_or_else(|| format!("{}x seen", p.observations));
+            .unwrap_or_else(|| format!("{}x seen", p.stats.observations));
         let line = format!(
             "{id}  {:<10} {score:>5.2}  {:<20} {:<10} {}",
             state.as_str(),

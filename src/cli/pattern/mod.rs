@@ -164,17 +164,17 @@ pub(super) fn row(
     serde_json::json!({
         "id": id,
         "role": p.role,
-        "category": p.category,
-        "state": fold::state(p, cfg, now),
+        "category": p.stats.category,
+        "state": fold::state(&p.stats, cfg, now),
         "text": p.text,
-        "observations": p.observations,
-        "validated": p.validated,
-        "ignored": p.ignored,
-        "ignore_weight": p.ignore_weight,
-        "regressions": p.regressions,
-        "outcome_passes": p.outcome_passes,
-        "outcome_fails": p.outcome_fails,
-        "aged": p.aged,
+        "observations": p.stats.observations,
+        "validated": p.stats.validated,
+        "ignored": p.stats.ignored,
+        "ignore_weight": p.stats.ignore_weight,
+        "regressions": p.stats.regressions,
+        "outcome_passes": p.stats.outcome_passes,
+        "outcome_fails": p.stats.outcome_fails,
+        "aged": p.stats.aged,
         "labels": p.labels,
         "files": p.files,
         "score": s,
@@ -187,7 +187,7 @@ pub(super) fn find<'a>(
     id: &'a str,
 ) -> Result<(&'a str, &'a Pattern), Error> {
     fold.resolve(id)
-        .filter(|(_, p)| p.observations > 0)
+        .filter(|(_, p)| p.stats.observations > 0)
         .ok_or_else(|| {
             Error::usage(
                 format!("no pattern `{id}`"),

@@ -194,14 +194,9 @@ fn has_word(re: &Regex, text: &str) -> bool {
 }
 
 /// The category of an observation's text: a rule if it holds a modal or
-/// imperative marker as a whole word (`must`, `must not`, `mustn't`,
-/// `never`, `always`, `should`, `shouldn't`, `shall`, `do not`, `don't`,
-/// `required`, `forbidden`, `prohibited`, `mandatory`, `avoid`); else
-/// causal if it holds a causal marker (`because`, `causes`, `caused`,
-/// `leads to`, `results in`, `due to`, `so that`, `therefore`,
-/// `which means`, `hence`, `thus`, `as a result`, `consequently`, …); else
-/// an observation. `alwaysOn`, `always_on` and `always-on` are not
-/// `always`.
+/// imperative marker (`RULE`) as a whole word, else causal if it holds a
+/// causal marker (`CAUSAL`), else an observation. `alwaysOn`,
+/// `always_on` and `always-on` are not `always`.
 pub fn classify(text: &str) -> Category {
     let norm = normalise(text);
     if has_word(&RULE, &norm) {
