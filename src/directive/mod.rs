@@ -43,6 +43,7 @@ macro_rules! string_enum {
         }
     };
 }
+pub(crate) use string_enum;
 
 mod gate;
 pub mod lifecycle;

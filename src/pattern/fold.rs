@@ -98,37 +98,16 @@ impl std::fmt::Debug for Pattern {
     }
 }
 
-/// Lifecycle states, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    Observed,
-    Candidate,
-    Verified,
-    Active,
-    Deprecated,
-}
-
-impl State {
-    /// Every state, in order.
-    pub const ALL: [State; 5] = [
-        State::Observed,
-        State::Candidate,
-        State::Verified,
-        State::Active,
-        State::Deprecated,
-    ];
-
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            State::Observed => "observed",
-            State::Candidate => "candidate",
-            State::Verified => "verified",
-            State::Active => "active",
-            State::Deprecated => "deprecated",
-        }
+crate::directive::string_enum!(
+    /// Lifecycle states, in order.
+    State {
+        Observed => "observed",
+        Candidate => "candidate",
+        Verified => "verified",
+        Active => "active",
+        Deprecated => "deprecated",
     }
-}
+);
 
 /// Every part of a pattern's score.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]

@@ -22,12 +22,8 @@ pub struct Args {
 /// Parses `--state`: one of the lifecycle states, by name.
 fn state_parser() -> impl clap::builder::TypedValueParser<Value = State> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(State::ALL.map(|s| s.as_str())).map(|name| {
-        State::ALL
-            .into_iter()
-            .find(|s| s.as_str() == name)
-            .expect("a possible value is a state")
-    })
+    clap::builder::PossibleValuesParser::new(State::NAMES)
+        .map(|name| name.parse::<State>().expect("a possible value is a state"))
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {

@@ -59,25 +59,15 @@ pub const MAX_PARAGRAPH_CHARS: usize = 240;
 /// Most characters of [`Evidence::excerpt`].
 pub const MAX_EXCERPT_CHARS: usize = 120;
 
-/// What kind of knowledge an observation carries. Rules weigh more than
-/// causal links, which weigh more than plain observations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Category {
-    Rule,
-    Causal,
-    Observation,
-}
-
-impl Category {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Category::Rule => "rule",
-            Category::Causal => "causal",
-            Category::Observation => "observation",
-        }
+crate::directive::string_enum!(
+    /// What kind of knowledge an observation carries. Rules weigh more than
+    /// causal links, which weigh more than plain observations.
+    Category {
+        Rule => "rule",
+        Causal => "causal",
+        Observation => "observation",
     }
-}
+);
 
 /// One recurring observation read from a deliberation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
