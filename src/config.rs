@@ -376,104 +376,33 @@ fn without<'i>(table: &DeTable<'i>, drop: &std::collections::HashSet<String>) ->
     out
 }
 
-/// Every key with a range, in the order the problems are listed. Counts
-/// are compared as f64: exact at these sizes, and `1000.0` displays as `1000`.
+/// Every key with a `range` in the schema, and each ignore weight (0 to
+/// 100). Counts are compared as f64: exact at these sizes, and `1000.0`
+/// displays as `1000`; a NaN or infinite value (null in JSON) is out of range.
 fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
-    let (e, k, p) = (&c.events, &c.knowledge, &c.patterns);
-    let before = [
-        (
-            "events.lock_timeout_ms",
-            e.lock_timeout_ms as f64,
-            1.0,
-            600_000.0,
-        ),
-        (
-            "events.max_line_bytes",
-            e.max_line_bytes as f64,
-            1024.0,
-            16_777_216.0,
-        ),
-        // 64 GiB: a bound, not a size any month of events reaches.
-        (
-            "events.max_file_bytes",
-            e.max_file_bytes as f64,
-            1024.0,
-            68_719_476_736.0,
-        ),
-        (
-            "knowledge.delegate_max_inject_count",
-            k.delegate_max_inject_count as f64,
-            1.0,
-            100.0,
-        ),
-        (
-            "knowledge.inject_char_budget",
-            k.inject_char_budget as f64,
-            200.0,
-            100_000.0,
-        ),
-        ("retrieval.mmr_lambda", c.retrieval.mmr_lambda, 0.0, 1.0),
-        ("patterns.decay_days", p.decay_days, 0.1, 3650.0),
-        ("patterns.rule_weight", p.rule_weight, 0.0, 10.0),
-        ("patterns.causal_weight", p.causal_weight, 0.0, 10.0),
-        ("patterns.context_boost", p.context_boost, 0.0, 10.0),
-        ("patterns.new_rate", p.new_rate, 0.0, 1.0),
-        ("patterns.min_score", p.min_score, 0.0, 10.0),
-        (
-            "patterns.default_ignore_weight",
-            p.default_ignore_weight,
-            0.0,
-            100.0,
-        ),
-        ("patterns.near_duplicate", p.near_duplicate, 0.0, 1.0),
-        ("patterns.finding_match", p.finding_match, 0.0, 1.0),
-        ("patterns.age_step_days", p.age_step_days, 0.0, 3650.0),
-        (
-            "patterns.deprecate_after_days",
-            p.deprecate_after_days,
-            1.0,
-            36500.0,
-        ),
-        ("patterns.outcome_weight", p.outcome_weight, 0.0, 100.0),
-    ];
-    let ignore_weights = p
-        .ignore_weights
-        .values()
-        .map(|w| ("patterns.ignore_weights", *w, 0.0, 100.0));
-    let after = [
-        (
-            "patterns.immune_after",
-            f64::from(p.immune_after),
-            1.0,
-            1000.0,
-        ),
-        (
-            "patterns.adversarial_budget",
-            p.adversarial_budget as f64,
-            1.0,
-            100_000.0,
-        ),
-        ("patterns.budget", p.budget as f64, 1.0, 100_000.0),
-        ("patterns.min_budget", p.min_budget as f64, 1.0, 100_000.0),
-        (
-            "patterns.reinforce_top",
-            p.reinforce_top as f64,
-            1.0,
-            1000.0,
-        ),
-        (
-            "runner.timeout_secs",
-            c.runner.timeout_secs as f64,
-            1.0,
-            600.0,
-        ),
-    ];
-    before
+    let schema = schemars::schema_for!(Config).to_value();
+    let values = serde_json::to_value(c).unwrap_or_default();
+    let number = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    let mut ranges = Vec::new();
+    for section in SECTIONS {
+        let def = schema["properties"][section]["$ref"]
+            .as_str()
+            .unwrap_or_default();
+        let def = &schema["$defs"][def.rsplit('/').next().unwrap_or_default()];
+        for (name, field) in def["properties"].as_object().into_iter().flatten() {
+            if let (Some(lo), Some(hi)) = (field["minimum"].as_f64(), field["maximum"].as_f64()) {
+                let key = format!("{section}.{name}");
+                ranges.push((key, number(&values[section][name]), lo, hi));
+            }
+        }
+    }
+    for w in c.patterns.ignore_weights.values() {
+        ranges.push(("patterns.ignore_weights".into(), *w, 0.0, 100.0));
+    }
+    ranges
         .into_iter()
-        .chain(ignore_weights)
-        .chain(after)
         .filter(|&(_, v, lo, hi)| !(lo..=hi).contains(&v))
-        .map(|(key, _, lo, hi)| range_problem(text, path, key, &format!("{lo} and {hi}")))
+        .map(|(key, _, lo, hi)| range_problem(text, path, &key, &format!("{lo} and {hi}")))
         .collect()
 }
 

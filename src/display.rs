@@ -31,11 +31,6 @@ fn needs_escape(c: char) -> bool {
     c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || is_hidden(c)
 }
 
-fn push_escaped(out: &mut String, c: char) {
-    // `\t`, `\n`, `\r` by name; anything else as `\u{…}`.
-    out.extend(c.escape_default());
-}
-
 /// `s` as it may be shown on a terminal: every character of
 /// [`needs_escape`] written as a Rust-style escape (`\t`, `\n`, `\u{1b}`,
 /// `\u{202e}`), the rest as it is.
@@ -46,7 +41,8 @@ pub fn escape(s: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
         if needs_escape(c) {
-            push_escaped(&mut out, c);
+            // `\t`, `\n`, `\r` by name; anything else as `\u{…}`.
+            out.extend(c.escape_default());
         } else {
             out.push(c);
         }
@@ -62,7 +58,7 @@ pub fn escape_line(s: &str) -> String {
     let mut out = escape(body).into_owned();
     for c in s[body.len()..].chars() {
         match c {
-            '\t' | '\r' | '\n' => push_escaped(&mut out, c),
+            '\t' | '\r' | '\n' => out.extend(c.escape_default()),
             // `escape_default` leaves a space (printable ASCII) as it is.
             c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
         }

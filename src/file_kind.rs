@@ -39,20 +39,6 @@ impl FileKind {
             special(&t)
         })
     }
-
-    /// What the file is, for messages: "a symbolic link".
-    pub fn describe(self) -> &'static str {
-        match self {
-            FileKind::Symlink => "a symbolic link",
-            FileKind::Folder => "a folder",
-            FileKind::Fifo => "a FIFO (named pipe)",
-            FileKind::Socket => "a socket",
-            FileKind::Device => "a device",
-            FileKind::File => "a regular file",
-            FileKind::Submodule => "a submodule (gitlink)",
-            FileKind::Other => "not a regular file",
-        }
-    }
 }
 
 #[cfg(unix)]
@@ -74,9 +60,19 @@ fn special(_: &std::fs::FileType) -> FileKind {
     FileKind::Other
 }
 
+/// What the file is, for messages: "a symbolic link".
 impl fmt::Display for FileKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.describe())
+        f.write_str(match self {
+            FileKind::Symlink => "a symbolic link",
+            FileKind::Folder => "a folder",
+            FileKind::Fifo => "a FIFO (named pipe)",
+            FileKind::Socket => "a socket",
+            FileKind::Device => "a device",
+            FileKind::File => "a regular file",
+            FileKind::Submodule => "a submodule (gitlink)",
+            FileKind::Other => "not a regular file",
+        })
     }
 }
 

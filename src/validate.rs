@@ -48,18 +48,12 @@ pub fn validate(store: &Store) -> Result<Report> {
         for name in list(&store.swarm_dir.join(folder), folder, &mut r)? {
             let rel = format!(".swarm/{folder}/{name}");
             if !name.ends_with(".toml") {
-                if name != ".gitkeep" {
-                    r.problems.push(
-                        Problem::warning(
-                            &rel,
-                            "stray_file",
-                            format!("`{name}` is not a .toml file and is ignored"),
-                        )
-                        .with_hint(format!(
-                            "entries in {folder}/ are `<id>.toml` files; move or delete this one"
-                        )),
-                    );
-                }
+                r.problems.extend(stray(
+                    &rel,
+                    &name,
+                    "a .toml file",
+                    format!("entries in {folder}/ are `<id>.toml` files; move or delete this one"),
+                ));
                 continue;
             }
             r.files += 1;
@@ -93,16 +87,12 @@ pub fn validate(store: &Store) -> Result<Report> {
     for name in list(&store.events_dir(), "events", &mut r)? {
         let rel = format!(".swarm/events/{name}");
         if !is_month_file(&name) {
-            if name != ".gitkeep" {
-                r.problems.push(
-                    Problem::warning(
-                        &rel,
-                        "stray_file",
-                        format!("`{name}` is not an event file (YYYY-MM.jsonl) and is ignored"),
-                    )
-                    .with_hint("event files are named by month, e.g. 2026-11.jsonl"),
-                );
-            }
+            r.problems.extend(stray(
+                &rel,
+                &name,
+                "an event file (YYYY-MM.jsonl)",
+                "event files are named by month, e.g. 2026-11.jsonl".into(),
+            ));
             continue;
         }
         r.files += 1;
@@ -133,6 +123,18 @@ pub fn validate(store: &Store) -> Result<Report> {
     r.problems
         .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
     Ok(r)
+}
+
+/// A file that is not `what`, ignored (a `.gitkeep` is not reported).
+fn stray(rel: &str, name: &str, what: &str, hint: String) -> Option<Problem> {
+    (name != ".gitkeep").then(|| {
+        Problem::warning(
+            rel,
+            "stray_file",
+            format!("`{name}` is not {what} and is ignored"),
+        )
+        .with_hint(hint)
+    })
 }
 
 /// Places a problem about an entry's id at its `id` key (at the top of the

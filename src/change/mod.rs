@@ -273,6 +273,14 @@ impl Change {
         )
     }
 
+    /// Does the change touch a path (a rename's source too) matching `glob`?
+    pub fn touches(&self, glob: &PathGlob) -> bool {
+        self.files
+            .iter()
+            .flat_map(|f| f.paths())
+            .any(|p| glob.is_match_bytes(p))
+    }
+
     /// The lines file `index` (into `files`) adds. Binary files and submodules add none.
     pub fn added_lines(
         &self,

@@ -450,11 +450,7 @@ fn in_scope<'a>(
             })
         })
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    Ok(change
-        .files
-        .iter()
-        .flat_map(|f| f.paths())
-        .any(|p| globs.iter().any(|g| g.is_match_bytes(p))))
+    Ok(globs.iter().any(|g| change.touches(g)))
 }
 
 /// The error result of a predicate whose evaluation panicked.
@@ -539,12 +535,7 @@ fn evaluate_predicate<'a>(
     };
     Ok(match &predicate {
         Predicate::FileModified(glob) => {
-            let touched = change
-                .files
-                .iter()
-                .flat_map(|f| f.paths())
-                .any(|p| glob.is_match_bytes(p));
-            if touched {
+            if change.touches(glob) {
                 result(source, Outcome::Pass, None)
             } else {
                 result(

@@ -45,11 +45,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         super::escalate(&store, &escalation::due_from_index(&store)?, ui)?;
     }
     if args.format == Format::Json {
-        ui.json(&serde_json::json!({
+        return ui.json_result(&serde_json::json!({
             "delegation": report.delegation,
             "acks": report.lines,
-        }))?;
-        return Ok(ExitCode::SUCCESS);
+        }));
     }
     if report.lines.is_empty() {
         writeln!(

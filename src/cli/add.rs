@@ -31,11 +31,11 @@ pub struct Args {
     /// Why, in free text.
     #[arg(long)]
     rationale: Option<String>,
-    #[arg(long, value_parser = super::args::parse_enum::<Category>, help = format!("One of {}", Category::NAMES.join(", ")))]
+    #[arg(long, value_parser = str::parse::<Category>, help = format!("One of {}", Category::NAMES.join(", ")))]
     category: Option<Category>,
-    #[arg(long, value_parser = super::args::parse_enum::<Priority>, help = format!("One of {} (default medium)", Priority::NAMES.join(", ")))]
+    #[arg(long, value_parser = str::parse::<Priority>, help = format!("One of {} (default medium)", Priority::NAMES.join(", ")))]
     priority: Option<Priority>,
-    #[arg(long, value_parser = super::args::parse_enum::<Enforcement>, help = format!("One of {} (default warn); enforce blocks", Enforcement::NAMES.join(", ")))]
+    #[arg(long, value_parser = str::parse::<Enforcement>, help = format!("One of {} (default warn); enforce blocks", Enforcement::NAMES.join(", ")))]
     enforcement: Option<Enforcement>,
     /// How sure you are, 0..1 (default 0.5).
     #[arg(long)]
@@ -86,9 +86,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if d.id.is_empty() {
         d.id = unique_id(&store, &slug_from_lesson(&d.lesson));
     } else if !is_valid_id(&d.id) {
-        return Err(super::usage(
+        return Err(Error::usage(
             format!("`{}` is not a valid directive id", d.id.escape_debug()),
-            Some("ids are 2–80 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit"),
+            "ids are 2–80 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or digit",
         )
         .into());
     }
@@ -100,14 +100,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     if d.created_at.is_none() {
-        d.created_at = Some(
-            store
-                .clock
-                .now()
-                .round(jiff::Unit::Second)
-                .unwrap_or(store.clock.now())
-                .to_string(),
-        );
+        let now = store.clock.now();
+        d.created_at = Some(now.round(jiff::Unit::Second).unwrap_or(now).to_string());
     }
 
     // A directive file written whose `added` (or `quarantined`) event the

@@ -17,11 +17,9 @@ pub fn check_phase_name(phase: &str) -> Result<(), Error> {
     if ok {
         Ok(())
     } else {
-        Err(super::usage(
+        Err(Error::usage(
             format!("`{phase}` is not a phase name"),
-            Some(
-                "a phase is a letter or digit, then letters, digits, `.`, `_` or `-` (at most 64), e.g. `2` or `design`",
-            ),
+            "a phase is a letter or digit, then letters, digits, `.`, `_` or `-` (at most 64), e.g. `2` or `design`",
         ))
     }
 }
@@ -31,11 +29,9 @@ pub fn check_role(role: &str) -> Result<(), Error> {
     if git_swarm::directive::is_valid_scope_name(role) {
         Ok(())
     } else {
-        Err(super::usage(
+        Err(Error::usage(
             format!("`{role}` is not a role name"),
-            Some(
-                "a role is lowercase letters, digits and `_`, starting with a letter (as in applies_to_agents)",
-            ),
+            "a role is lowercase letters, digits and `_`, starting with a letter (as in applies_to_agents)",
         ))
     }
 }
@@ -43,19 +39,12 @@ pub fn check_role(role: &str) -> Result<(), Error> {
 /// A run id: 1 to 128 printable characters.
 pub fn check_run(run: &str) -> Result<(), Error> {
     if run.trim().is_empty() || run.chars().count() > 128 || run.chars().any(char::is_control) {
-        return Err(super::usage(
+        return Err(Error::usage(
             format!("`{run}` is not a run id"),
-            Some("a run id is 1 to 128 printable characters"),
+            "a run id is 1 to 128 printable characters",
         ));
     }
     Ok(())
-}
-
-/// A value parser for the directive enums (category, priority…), by name.
-pub fn parse_enum<T: std::str::FromStr<Err = git_swarm::directive::UnknownName>>(
-    s: &str,
-) -> Result<T, git_swarm::directive::UnknownName> {
-    s.parse()
 }
 
 /// A comma-list option's items, trimmed, without empty ones and repeats.
@@ -72,9 +61,9 @@ pub fn clean_list(items: &[String]) -> Vec<String> {
 
 /// Bad input in a file the user named: `FILE:LINE: message`, exit 2.
 pub fn bad_file(file: &str, e: &git_swarm::pattern::text::TextError, what: &str) -> Error {
-    super::usage(
+    Error::usage(
         format!("{file}:{}: {}", e.line, e.message),
-        Some(&format!("fix the {what}; nothing was recorded")),
+        format!("fix the {what}; nothing was recorded"),
     )
 }
 
@@ -98,9 +87,9 @@ pub fn read_input(file: &str, what: &str) -> Result<String, Error> {
     } else {
         bytes = std::fs::read(file).map_err(|e| match e.kind() {
             // A path the user typed: bad input, not a broken environment.
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory => super::usage(
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory => Error::usage(
                 format!("cannot read {file}: {e}"),
-                Some("name a text file, or `-` for standard input"),
+                "name a text file, or `-` for standard input",
             ),
             _ => Error::io(std::path::Path::new(file), e),
         })?;
@@ -117,12 +106,12 @@ pub fn read_input(file: &str, what: &str) -> Result<String, Error> {
             .filter(|&&b| b & 0xC0 != 0x80)
             .count()
             + 1;
-        super::usage(
+        Error::usage(
             format!(
                 "{file}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
                 bytes.get(at).copied().unwrap_or(0)
             ),
-            Some(&format!("save the {what} as UTF-8; nothing was recorded")),
+            format!("save the {what} as UTF-8; nothing was recorded"),
         )
     })
 }

@@ -33,8 +33,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             .iter()
             .map(|f| f.path.to_str_lossy().into_owned())
             .collect();
-        ui.json(&files)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&files);
     }
     let mut out = Vec::new();
     for (i, f) in change.files.iter().enumerate() {

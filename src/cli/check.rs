@@ -151,9 +151,8 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         .map(|rev| git_swarm::change::tree_of_revision(&gix_repo, rev))
         .transpose()?;
 
-    // A range, a commit and a staged change bring their own directives (the
-    // tree's, the index's): only the fold of the events is needed from the
-    // working tree, not its parsed directives.
+    // A range, a commit and a staged change bring their own directives: only
+    // the fold of the events is needed from the working tree.
     let loaded = match &store {
         Some(s)
             if knowledge_tree.is_some()
@@ -196,12 +195,10 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     };
     let entries: &[CheckEntry] = &entries;
     git_swarm::trace::mark("snapshot directives");
-    // Warnings about the change itself, reported with the results (in every
-    // format) ahead of the evaluation's own.
+    // Warnings about the change itself, reported ahead of the evaluation's own.
     let mut notes = Vec::new();
-    // An event file that is a link, FIFO or device, or over
-    // events.max_file_bytes, was skipped: the check goes on without its
-    // events, and says so.
+    // An event file skipped (a link, FIFO or device, or over events.max_file_bytes):
+    // the check goes on without its events, and says so.
     if let Some((summary, _)) = loaded.as_ref() {
         for p in summary.event_files.iter().flat_map(|e| &e.problems) {
             if git_swarm::event::is_skipped_file(&p.code) {
@@ -228,13 +225,14 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     }
     let (candidates, mut problems) = check::candidates(entries, fold, req.directive.as_deref());
     for path in change.unmerged_directive_files() {
-        let mut p = Problem::error(
-            path,
-            "unmerged",
-            "the file has an unresolved merge conflict, so the directive the commit will carry is not known",
+        problems.push(
+            Problem::error(
+                path,
+                "unmerged",
+                "the file has an unresolved merge conflict, so the directive the commit will carry is not known",
+            )
+            .with_hint("resolve the conflict and `git add` the file, then check again"),
         );
-        p.hint = Some("resolve the conflict and `git add` the file, then check again".into());
-        problems.push(p);
     }
     let unmerged = change
         .files
@@ -276,9 +274,9 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         && candidates.is_empty()
         && problems.is_empty()
     {
-        return Err(super::usage(
+        return Err(Error::usage(
             format!("no active directive `{id}` in the checked snapshot"),
-            Some("`git swarm list --state active` shows the ids"),
+            "`git swarm list --state active` shows the ids",
         )
         .into());
     }
@@ -327,10 +325,9 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         use git_swarm::directive_loop::{checks, escalation};
         let branch = checks::checked_branch(&gix_repo, &req.selection);
         let tip = checks::tip_time(&gix_repo, &req.selection);
-        // Recording is what the check leaves behind, never what decides it:
-        // a log that cannot take the record (a link or FIFO in its place, a
-        // lock held past `events.lock_timeout_ms`, a full disk) is a warning,
-        // and the result stands (a hook still blocks on it).
+        // Recording never decides the check: a log that cannot take the record
+        // (a link in its place, a lock held too long, a full disk) is a
+        // warning, and the result stands (a hook still blocks on it).
         let recorded = record(store, &summary.fold, &report, branch.as_deref(), tip, ui)
             .unwrap_or_else(|e| not_recorded(&mut report, "the failed checks", &e, false));
         // Nor do escalations: the next command that records appends what is due.
@@ -344,9 +341,8 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         } else {
             Vec::new()
         };
-        // The violation just recorded escalated these: judged as a check run
-        // now would judge them, the change that escalates a `warn`
-        // directive is blocked too.
+        // Escalated by the violation just recorded: judged as a check run now
+        // would judge them, the change that escalates a `warn` one is blocked.
         for r in report
             .results
             .iter_mut()
@@ -367,12 +363,8 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         ui.warnings(&[w]);
     }
     git_swarm::trace::mark("rendered");
-    let code = if report.blocking(req.strict).is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    };
-    Ok(code)
+    let blocked = !report.blocking(req.strict).is_empty();
+    Ok(ExitCode::from(u8::from(blocked)))
 }
 
 /// git's warning when `diff.renameLimit` made rename detection skip its

@@ -54,9 +54,5 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             ui.hint("`git swarm doctor --fix` repairs torn lines and the index; malformed lines need a person");
         }
     }
-    Ok(if errors > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(u8::from(errors > 0)))
 }

@@ -46,6 +46,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         "the edit is kept in {copy_rel}; `git swarm edit {}` reopens it",
         args.id
     );
+    // The edit is kept, and the directive's file left as it was.
+    let unchanged =
+        |what: String| Error::usage(format!("{what}: {} is unchanged", file.rel), &kept_hint);
     let status = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!("{editor} \"$@\""))
@@ -53,42 +56,32 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .arg(&copy)
         .status()
         .map_err(|e| {
-            super::usage(
+            Error::usage(
                 format!("the editor `{editor}` could not be started: {e}"),
-                Some("set GIT_EDITOR, core.editor, VISUAL or EDITOR to an editor that runs"),
+                "set GIT_EDITOR, core.editor, VISUAL or EDITOR to an editor that runs",
             )
         })?;
     if !status.success() {
-        return Err(super::usage(
-            format!(
-                "the editor `{editor}` failed ({status}): {} is unchanged",
-                file.rel
-            ),
-            Some(&kept_hint),
-        )
-        .into());
+        return Err(unchanged(format!("the editor `{editor}` failed ({status})")).into());
     }
     // A copy the editor removed is abandoned as an emptied one is.
     let text = match std::fs::symlink_metadata(&copy) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         // Over the size limit, say so and keep the edit, as for a bad one.
         _ => read_text(&copy, &copy_rel).map_err(|e| match e {
-            Error::Usage { message, .. } => super::usage(
-                format!("{message}: {} is unchanged", file.rel),
-                Some(&kept_hint),
-            ),
+            Error::Usage { message, .. } => unchanged(message),
             other => other,
         })?,
     };
     if text.trim().is_empty() {
         // As an empty commit message aborts a commit, an emptied file abandons the edit.
         discard(&copy, &base);
-        return Err(super::usage(
+        return Err(Error::usage(
             format!("the edit is empty: {} is unchanged", file.rel),
-            Some(&format!(
+            format!(
                 "emptying the file abandons the edit; `git swarm retire {}` retires a directive",
                 args.id
-            )),
+            ),
         )
         .into());
     }
@@ -104,7 +97,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             "the edit is kept in {copy_rel} (`diff {} {copy_rel}` compares them); `git swarm edit {}` reopens it to save it over the new version, or delete it to start again from the file",
             file.rel, args.id
         );
-        return Err(super::usage(message, Some(&hint)).into());
+        return Err(Error::usage(message, hint).into());
     }
     if text == now.text {
         discard(&copy, &base);
@@ -114,15 +107,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let problems = git_swarm::directive::lifecycle::problems(&args.id, &text, &copy_rel);
     if !problems.is_empty() {
         ui.problems(&problems);
-        return Err(super::usage(
-            format!(
-                "the edited directive has {} problem(s): {} is unchanged",
-                problems.len(),
-                file.rel
-            ),
-            Some(&kept_hint),
-        )
-        .into());
+        let what = format!("the edited directive has {} problem(s)", problems.len());
+        return Err(unchanged(what).into());
     }
     let path = git_swarm::directive::lifecycle::replace(&store, &args.id, &text)?;
     discard(&copy, &base);
@@ -140,8 +126,10 @@ fn discard(copy: &Path, base: &Path) {
 fn read_text(path: &Path, rel: &str) -> Result<String, Error> {
     let bytes = git_swarm::safe_fs::read(path, git_swarm::directive::limits::FILE_MAX)
         .map_err(|e| Error::io(path, e))?;
-    String::from_utf8(bytes)
-        .map_err(|_| super::usage(format!("{rel} is not valid UTF-8 (save it as UTF-8)"), None))
+    String::from_utf8(bytes).map_err(|_| Error::Usage {
+        message: format!("{rel} is not valid UTF-8 (save it as UTF-8)"),
+        hint: None,
+    })
 }
 
 /// The editor git would use: `GIT_EDITOR`, `core.editor`, `VISUAL` (not on
@@ -160,9 +148,9 @@ fn editor(repo: &Repo) -> Result<String, Error> {
         .or_else(|| var("EDITOR"));
     match chosen {
         Some(e) => Ok(e),
-        None if dumb => Err(super::usage(
+        None if dumb => Err(Error::usage(
             "no editor is set, and the terminal is dumb",
-            Some("set GIT_EDITOR, core.editor, VISUAL or EDITOR"),
+            "set GIT_EDITOR, core.editor, VISUAL or EDITOR",
         )),
         None => Ok("vi".into()),
     }

@@ -42,16 +42,12 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         Some(&gix_repo),
         store.config.events.max_file_bytes,
     )?;
-    if directive.is_none()
-        && index.directive(&args.id).is_none()
-        && quarantined.is_none()
-        && explanation.events.is_empty()
+    if index.directive(&args.id).is_none() && quarantined.is_none() && explanation.events.is_empty()
     {
         return Err(super::show::unknown_directive(&store, &args.id).into());
     }
     if args.format == Format::Json {
-        ui.json(&explanation)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&explanation);
     }
     let mut out = Vec::new();
     text(&explanation, &mut out)?;
@@ -67,31 +63,19 @@ fn text(x: &Explanation, o: &mut Vec<u8>) -> std::io::Result<()> {
         _ => "unknown".to_owned(),
     };
     let retired = x.status.as_deref() == Some("retired");
-    if x.effective_priority.is_none() || retired {
-        // A retired directive, a quarantined entry or a broken file: nothing of it runs.
-        writeln!(
-            o,
-            "{}: nothing in force{}",
-            clean(&x.id),
-            if x.declared_priority.is_some() {
-                format!(
-                    " (declared {}{})",
-                    pair(x.declared_priority, x.declared_enforcement),
-                    if retired { ", retired" } else { "" }
-                )
-            } else {
-                String::new()
-            }
-        )?;
+    let declared = pair(x.declared_priority, x.declared_enforcement);
+    // A retired directive, a quarantined entry or a broken file: nothing of it runs.
+    let in_force = if x.effective_priority.is_none() || retired {
+        let retired = if retired { ", retired" } else { "" };
+        match x.declared_priority {
+            Some(_) => format!("nothing in force (declared {declared}{retired})"),
+            None => "nothing in force".to_owned(),
+        }
     } else {
-        writeln!(
-            o,
-            "{}: {} in force (declared {})",
-            clean(&x.id),
-            pair(x.effective_priority, x.effective_enforcement),
-            pair(x.declared_priority, x.declared_enforcement),
-        )?;
-    }
+        let effective = pair(x.effective_priority, x.effective_enforcement);
+        format!("{effective} in force (declared {declared})")
+    };
+    writeln!(o, "{}: {in_force}", clean(&x.id))?;
     writeln!(o, "  {}", clean(&x.why))?;
     if x.unremediated {
         writeln!(

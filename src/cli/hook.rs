@@ -25,39 +25,11 @@ pub struct Args {
     args: Vec<OsString>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hook {
-    PreCommit,
-    PrePush,
-    PostMerge,
-    PostCheckout,
-}
-
-const HOOKS: [(Hook, &str); 4] = [
-    (Hook::PreCommit, "pre-commit"),
-    (Hook::PrePush, "pre-push"),
-    (Hook::PostMerge, "post-merge"),
-    (Hook::PostCheckout, "post-checkout"),
-];
-
-impl Hook {
-    fn as_str(self) -> &'static str {
-        HOOKS
-            .iter()
-            .find(|(h, _)| *h == self)
-            .map_or("", |(_, n)| n)
-    }
-
-    fn parse(name: &str) -> Option<Hook> {
-        HOOKS.iter().find(|(_, n)| *n == name).map(|(h, _)| *h)
-    }
-}
-
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if std::env::var_os(hooks::SKIP_ENV).is_some_and(|v| v == "1") {
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(hook) = Hook::parse(&args.name) else {
+    let Some(&hook) = hooks::HOOKS.iter().find(|&&h| h == args.name) else {
         ui.warning(
             &format!(
                 "git-swarm has no `{}` hook; nothing to do",
@@ -80,11 +52,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
 }
 
-fn run_hook(hook: Hook, args: Args, ui: &mut Ui) -> Outcome {
+fn run_hook(hook: &str, args: Args, ui: &mut Ui) -> Outcome {
     // git writes the pushed refs on a pre-push hook's stdin; a person running
     // this by hand at a terminal has none to give, so do not wait for them.
     let mut stdin = Vec::new();
-    if hook == Hook::PrePush && !std::io::stdin().is_terminal() {
+    if hook == "pre-push" && !std::io::stdin().is_terminal() {
         std::io::stdin().read_to_end(&mut stdin)?;
     }
     if std::env::var_os("GIT_SWARM_TRACE").is_some_and(|v| v == "1") {
@@ -99,13 +71,13 @@ fn run_hook(hook: Hook, args: Args, ui: &mut Ui) -> Outcome {
         Err(e) => return Err(e.into()),
     };
     match hook {
-        Hook::PostMerge | Hook::PostCheckout => {
+        "post-merge" | "post-checkout" => {
             ui.problems(&store.config_problems);
             git_swarm::index::refresh(&store)?;
             Ok(ExitCode::SUCCESS)
         }
-        Hook::PreCommit | Hook::PrePush => {
-            let updates = if hook == Hook::PrePush {
+        _ => {
+            let updates = if hook == "pre-push" {
                 hooks::parse_push_updates(&stdin)?
             } else {
                 Vec::new()
@@ -120,37 +92,30 @@ fn run_hook(hook: Hook, args: Args, ui: &mut Ui) -> Outcome {
 /// each commit once however many pushed refs bring it. A directive file that
 /// does not parse is reported and does not block; nor does a pushed ref or
 /// commit that cannot be checked (the others still are, and block).
-fn run_check(repo: &git_swarm::Repo, hook: Hook, updates: &[PushUpdate], ui: &mut Ui) -> Outcome {
+fn run_check(repo: &git_swarm::Repo, hook: &str, updates: &[PushUpdate], ui: &mut Ui) -> Outcome {
     use super::check::{CheckFormat, Request, run_request};
     let request = |selection| Request {
         selection,
         directive: None,
         strict: false,
-        record: hook == Hook::PreCommit,
+        record: hook == "pre-commit",
         format: CheckFormat::Text,
         hook: true,
         knowledge: None,
     };
     let selections = match hook {
-        Hook::PrePush => {
+        "pre-push" => {
             let gix_repo = super::check::open_gix(repo)?;
             let mut all = Vec::new();
             let mut seen = std::collections::HashSet::new();
             for update in updates {
                 match hooks::push_selections(&gix_repo, update) {
-                    Ok(selections) => {
-                        // `--follow-tags` pushes a branch and a tag on it: the
-                        // same commits, checked (and reported) once.
-                        for selection in selections {
-                            let new = match &selection {
-                                Selection::Commit(id) => seen.insert(id.clone()),
-                                _ => true,
-                            };
-                            if new {
-                                all.push(selection);
-                            }
-                        }
-                    }
+                    // `--follow-tags` pushes a branch and a tag on it: the
+                    // same commits, checked (and reported) once.
+                    Ok(selections) => all.extend(selections.into_iter().filter(|s| match s {
+                        Selection::Commit(id) => seen.insert(id.clone()),
+                        _ => true,
+                    })),
                     Err(e) => ui.warning(
                         &format!(
                             "git-swarm's pre-push hook did not check the commits pushed to {}: {e}",
@@ -199,13 +164,13 @@ fn run_check(repo: &git_swarm::Repo, hook: Hook, updates: &[PushUpdate], ui: &mu
 }
 
 /// Says what went wrong and that git carries on.
-fn not_blocking(ui: &mut Ui, hook: Hook, e: &CliError) {
+fn not_blocking(ui: &mut Ui, hook: &str, e: &CliError) {
     let hint = match e {
         CliError::Swarm(e) => e.hint(),
         CliError::Io(_) => None,
     };
     ui.warning(
-        &format!("git-swarm's {} hook did not run: {e}", hook.as_str()),
+        &format!("git-swarm's {hook} hook did not run: {e}"),
         hint.as_deref(),
     );
 }

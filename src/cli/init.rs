@@ -5,10 +5,7 @@ use std::process::ExitCode;
 
 use super::{Outcome, Ui};
 
-#[derive(Debug, clap::Args)]
-pub struct Args {}
-
-pub fn run(_args: Args, ui: &mut Ui) -> Outcome {
+pub fn run(ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     let report = git_swarm::init::init(&repo)?;
     if report.created.is_empty() {

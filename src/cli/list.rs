@@ -19,10 +19,10 @@ pub struct Args {
     #[arg(long, alias = "tool", value_delimiter = ',', value_name = "TOOL,..")]
     tools: Vec<String>,
     /// Only directives in this state: active or retired.
-    #[arg(long, alias = "status", value_name = "STATE", value_parser = super::args::parse_enum::<Status>)]
+    #[arg(long, alias = "status", value_name = "STATE", value_parser = str::parse::<Status>)]
     state: Option<Status>,
     /// Only directives with this (effective) priority.
-    #[arg(long, value_parser = super::args::parse_enum::<Priority>)]
+    #[arg(long, value_parser = str::parse::<Priority>)]
     priority: Option<Priority>,
     /// List quarantined entries instead, with the reason.
     #[arg(long)]
@@ -67,21 +67,17 @@ pub fn row<'a>(
     fold: &Fold,
     quarantined: bool,
 ) -> Row<'a> {
-    let folder = if quarantined {
-        "quarantine"
+    let (folder, state) = if quarantined {
+        ("quarantine", "quarantined")
     } else {
-        "directives"
+        ("directives", d.status.as_str())
     };
     Row {
         // The file name is the identity: it is what `show` and events use. A
         // file whose `id` disagrees is reported by `validate`.
         id: entry.stem(),
         path: format!(".swarm/{folder}/{}", entry.file),
-        state: if quarantined {
-            "quarantined"
-        } else {
-            d.status.as_str()
-        },
+        state,
         effective: effective(d, fold),
         events: fold
             .directive(entry.stem())
@@ -127,8 +123,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             .iter()
             .map(|(e, d)| row(e, d, &index.fold, args.quarantined))
             .collect();
-        ui.json(&rows)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&rows);
     }
     if selected.is_empty() {
         let what = if args.quarantined {
@@ -200,18 +195,13 @@ fn warn_unknown_role(
     known.extend(store.config.roles.keys().map(String::as_str));
     known.sort_unstable();
     known.dedup();
+    let names = git_swarm::suggest::name_list(known.iter().copied(), 12);
     let hint = match git_swarm::suggest::closest(role, known.iter().copied()) {
-        Some(m) => format!(
-            "did you mean `{m}`? (roles named: {})",
-            git_swarm::suggest::name_list(known.iter().copied(), 12)
-        ),
+        Some(m) => format!("did you mean `{m}`? (roles named: {names})"),
         None if known.is_empty() => {
             "no directive names a role yet (`applies_to_agents`)".to_owned()
         }
-        None => format!(
-            "roles named: {}",
-            git_swarm::suggest::name_list(known.iter().copied(), 12)
-        ),
+        None => format!("roles named: {names}"),
     };
     ui.warning(
         &format!("no directive is for the role `{role}` (`applies_to_agents`)"),

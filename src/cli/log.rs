@@ -50,8 +50,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     if args.format == Format::Json {
         let list: Vec<&Event> = events.iter().map(|(_, e)| e).collect();
-        ui.json(&list)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&list);
     }
     let mut out = std::io::BufWriter::new(&mut ui.out);
     for (_, e) in &events {
@@ -61,10 +60,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             line.push_str(&format!("  role={role}"));
         }
         for (k, v) in &e.data {
-            match v {
-                serde_json::Value::String(s) => line.push_str(&format!("  {k}={s}")),
-                other => line.push_str(&format!("  {k}={other}")),
-            }
+            let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+            line.push_str(&format!("  {k}={v}"));
         }
         writeln!(out, "{}", super::clean(&line))?;
     }
@@ -132,9 +129,9 @@ fn parse_since(s: &str, now: jiff::Timestamp) -> Result<i64, Error> {
     };
     match num.parse::<i64>() {
         Ok(n) if ms_per > 0 && n >= 0 => Ok(now.as_millisecond() - n.saturating_mul(ms_per)),
-        _ => Err(super::usage(
+        _ => Err(Error::usage(
             format!("--since `{s}` is not a time, a date or an age"),
-            Some("use 2026-11-22T10:00:00Z, 2026-11-22, or an age like 7d, 12h, 30m, 2w"),
+            "use 2026-11-22T10:00:00Z, 2026-11-22, or an age like 7d, 12h, 30m, 2w",
         )),
     }
 }

@@ -71,7 +71,7 @@ enum Command {
     /// files merge with `merge=union`, a `.gitignore` for `local/`, and a short
     /// README for reviewers. Files that exist are left alone, so running it again
     /// changes nothing.
-    Init(init::Args),
+    Init,
     /// Add a directive: a lesson with what to check and whom it is for.
     ///
     /// The entry passes the actionability gate when it has something to check
@@ -309,14 +309,6 @@ pub enum CliError {
     Io(#[from] io::Error),
 }
 
-/// Bad usage or bad input (exit 2).
-pub fn usage(message: impl Into<String>, hint: Option<&str>) -> Error {
-    Error::Usage {
-        message: message.into(),
-        hint: hint.map(str::to_owned),
-    }
-}
-
 pub fn main() -> ExitCode {
     if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
         git_swarm::trace::enable();
@@ -349,7 +341,7 @@ pub fn main() -> ExitCode {
 
 fn run(command: Command, ui: &mut Ui) -> Outcome {
     match command {
-        Command::Init(args) => init::run(args, ui),
+        Command::Init => init::run(ui),
         Command::Add(args) => add::run(*args, ui),
         Command::List(args) => list::run(args, ui),
         Command::Show(args) => show::run(args, ui),
@@ -413,9 +405,9 @@ pub fn clock() -> Result<Clock, Error> {
             .parse::<jiff::Timestamp>()
             .map(|t| Clock { fixed: Some(t) })
             .map_err(|e| {
-                usage(
+                Error::usage(
                     format!("GIT_SWARM_NOW=`{s}` is not an RFC 3339 time: {e}"),
-                    Some("use a time like 2026-11-22T10:00:00Z, or unset it"),
+                    "use a time like 2026-11-22T10:00:00Z, or unset it",
                 )
             }),
         _ => Ok(Clock::default()),

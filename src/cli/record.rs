@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use git_swarm::Error;
 use git_swarm::event::Event;
 
 use super::{Outcome, Ui};
@@ -34,9 +35,9 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
     if !git_swarm::event::is_valid_kind(&args.kind) {
-        return Err(super::usage(
+        return Err(Error::usage(
             format!("`{}` is not a valid event kind", args.kind.escape_debug()),
-            Some("kinds are lowercase letters, digits and `_`, starting with a letter"),
+            "kinds are lowercase letters, digits and `_`, starting with a letter",
         )
         .into());
     }
@@ -49,16 +50,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             super::log::kinds_hint(&args.kind, known)
         );
         let message = format!("`{}` is not an event kind git-swarm knows", args.kind);
-        return Err(super::usage(message, Some(&hint)).into());
+        return Err(Error::usage(message, hint).into());
     }
     if let Some(id) = &args.directive
         && !git_swarm::directive::is_valid_id(id)
     {
-        return Err(super::usage(
+        return Err(Error::usage(
             format!("`{}` is not a directive id", id.escape_debug()),
-            Some(
-                "ids are 2–80 lowercase letters, digits, `.`, `_` and `-`, as in `git swarm list`",
-            ),
+            "ids are 2–80 lowercase letters, digits, `.`, `_` and `-`, as in `git swarm list`",
         )
         .into());
     }
@@ -68,9 +67,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let mut fields = Vec::new();
     for f in &args.fields {
         let Some((k, v)) = f.split_once('=') else {
-            return Err(super::usage(
+            return Err(Error::usage(
                 format!("--field `{f}` has no `=`"),
-                Some("write --field key=value"),
+                "write --field key=value",
             )
             .into());
         };
@@ -79,16 +78,16 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             && k.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
         if !key_ok {
-            return Err(super::usage(
+            return Err(Error::usage(
                 format!("--field `{}` has no usable key", f.escape_debug()),
-                Some("a key is 1–64 ASCII letters, digits, `_`, `-` and `.`: --field key=value"),
+                "a key is 1–64 ASCII letters, digits, `_`, `-` and `.`: --field key=value",
             )
             .into());
         }
         if matches!(k, "id" | "ts" | "kind" | "actor" | "directive") {
-            return Err(super::usage(
+            return Err(Error::usage(
                 format!("--field cannot set `{k}`"),
-                Some("use the command's own options for these"),
+                "use the command's own options for these",
             )
             .into());
         }

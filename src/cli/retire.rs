@@ -18,26 +18,19 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    let reason = args.justification.trim();
-    if reason.chars().count() < git_swarm::directive_loop::gate::MIN_JUSTIFICATION {
-        return Err(super::usage(
-            format!(
-                "the justification is {} character(s); it needs at least {}",
-                reason.chars().count(),
-                git_swarm::directive_loop::gate::MIN_JUSTIFICATION
-            ),
-            Some("say why the directive is retired, in a sentence"),
-        )
-        .into());
-    }
+    let reason = git_swarm::directive_loop::gate::justification(
+        &args.justification,
+        "it",
+        "say why the directive is retired, in a sentence",
+    )?;
     let chars = reason.chars().count();
     if chars > git_swarm::directive_loop::acks::MAX_REASON_CHARS {
-        return Err(super::usage(
+        return Err(Error::usage(
             format!(
                 "the justification is {chars} characters; at most {} are recorded",
                 git_swarm::directive_loop::acks::MAX_REASON_CHARS
             ),
-            Some("say why in a sentence or two; the details belong in the commit message"),
+            "say why in a sentence or two; the details belong in the commit message",
         )
         .into());
     }
@@ -56,7 +49,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 "fix them with `git swarm edit {}`; setting `status = \"retired\"` there retires it too",
                 args.id
             );
-            return Err(super::usage(message, Some(&hint)).into());
+            return Err(Error::usage(message, hint).into());
         }
         Err(e) => return Err(super::show::with_suggestion(&store, e).into()),
     };

@@ -31,7 +31,7 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     super::args::check_phase_name(&args.phase)?;
     if args.change.given() && args.verdicts.is_none() {
-        return Err(super::usage("a change (--staged, --worktree, --range, --commit) is only used with --verdicts", Some("pass the reviewer's message with --verdicts FILE to check their verdicts against the change"))
+        return Err(Error::usage("a change (--staged, --worktree, --range, --commit) is only used with --verdicts", "pass the reviewer's message with --verdicts FILE to check their verdicts against the change")
         .into());
     }
     let store = super::store(ui)?;
@@ -68,8 +68,7 @@ fn block(
                 })
             })
             .collect();
-        ui.json(&serde_json::json!({"phase": args.phase, "directives": list}))?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&serde_json::json!({"phase": args.phase, "directives": list}));
     }
     if records.is_empty() {
         ui.note(&format!(
@@ -103,19 +102,14 @@ fn verdicts(
         super::append(store, &report.events, ui)?;
     }
     if report.violations() {
-        let due = escalation::due(store, |id| {
-            let d = index.directive(id)?.directive.as_ref()?;
-            Some((d.priority, d.enforcement))
-        })?;
-        super::escalate(store, &due, ui)?;
+        super::escalate(store, &escalation::due_from_index(store)?, ui)?;
     }
     if args.format == Format::Json {
-        ui.json(&serde_json::json!({
+        return ui.json_result(&serde_json::json!({
             "phase": args.phase,
             "verdicts": report.recorded,
             "not_in_phase": verdicts.outside,
-        }))?;
-        return Ok(ExitCode::SUCCESS);
+        }));
     }
     for r in &report.recorded {
         let mut line = format!(

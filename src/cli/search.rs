@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use git_swarm::Error;
 use git_swarm::retrieve::Query;
 
 use super::{Format, Outcome, Ui};
@@ -38,9 +39,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         && args.tools.is_empty()
         && args.files.is_empty()
     {
-        return Err(super::usage(
+        return Err(Error::usage(
             "the query is empty",
-            Some("give task words, or --role, --tools or --files to rank by"),
+            "give task words, or --role, --tools or --files to rank by",
         )
         .into());
     }
@@ -55,14 +56,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         files: args.files.clone(),
     };
     let fold = &ranking.summary.fold;
-    let standings = git_swarm::directive_loop::inject::standings(fold, corpus);
+    let standings = fold.standings(corpus.ids());
     let mut scored = corpus.score(&query, &|doc| {
         git_swarm::directive_loop::inject::track(standings[doc])
     });
     scored.truncate(args.max_count);
     if args.format == Format::Json {
-        ui.json(&scored)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&scored);
     }
     if scored.is_empty() {
         writeln!(ui.out, "no directive matches")?;

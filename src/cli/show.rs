@@ -41,13 +41,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         value["quarantine_detail"] =
             serde_json::json!(entry.quarantine.as_ref().and_then(|(_, d)| d.clone()));
         value["last_event"] = serde_json::json!(last);
-        ui.json(&value)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&value);
     }
     let o = &mut ui.out;
     let field = |o: &mut dyn Write, name: &str, value: &str| {
         writeln!(o, "{name:<12} {}", super::clean(value))
     };
+    // Nothing for none, a field for one (an optional field too), else a list.
     let list = |o: &mut dyn Write, name: &str, items: &[String]| -> std::io::Result<()> {
         match items {
             [] => Ok(()),
@@ -64,14 +64,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     field(o, "state", row.state)?;
     if let Some((reason, detail)) = &entry.quarantine {
         field(o, "quarantined", reason)?;
-        if let Some(detail) = detail {
-            field(o, "detail", detail)?;
-        }
+        list(o, "detail", detail.as_slice())?;
     }
     field(o, "lesson", &d.lesson)?;
-    if let Some(r) = &d.rationale {
-        field(o, "rationale", r)?;
-    }
+    list(o, "rationale", d.rationale.as_slice())?;
     field(o, "category", d.category.as_str())?;
     field(
         o,
@@ -93,12 +89,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     list(o, "checks", &d.verification_checks)?;
     list(o, "verify", &d.verify)?;
     list(o, "tags", &d.tags)?;
-    if let Some(c) = &d.created_at {
-        field(o, "created_at", c)?;
-    }
-    if let Some(s) = &d.source {
-        field(o, "source", s)?;
-    }
+    list(o, "created_at", d.created_at.as_slice())?;
+    list(o, "source", d.source.as_slice())?;
     if row.events.is_empty() {
         field(o, "events", "none")?;
     } else {
@@ -140,9 +132,9 @@ pub(super) fn unknown_directive(store: &git_swarm::Store, id: &str) -> Error {
         Some(m) => format!("did you mean `{m}`? {list}"),
         None => list.to_owned(),
     };
-    super::usage(
+    Error::usage(
         format!("no directive or quarantined entry with id `{id}`"),
-        Some(&hint),
+        hint,
     )
 }
 

@@ -109,22 +109,20 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .collect();
     let uncommitted_events = uncommitted(&store).unwrap_or(0);
     let repo = super::repo()?;
-    let hooks: Vec<(String, String)> = hooks::hooks_dir(&repo)
-        .and_then(|d| hooks::status(&d))
-        .map(|list| {
-            list.into_iter()
-                .map(|h| {
-                    let state = match h.state {
-                        HookState::Installed | HookState::Wrapped if h.current => "installed",
-                        HookState::Installed | HookState::Wrapped => "outdated",
-                        HookState::Absent => "absent",
-                        HookState::Foreign => "foreign",
-                    };
-                    (h.name.to_string(), state.to_owned())
-                })
-                .collect()
+    let hooks = hooks::hooks_dir(&repo).and_then(|d| hooks::status(&d));
+    let hooks: Vec<(String, String)> = hooks
+        .unwrap_or_default()
+        .into_iter()
+        .map(|h| {
+            let state = match h.state {
+                HookState::Installed | HookState::Wrapped if h.current => "installed",
+                HookState::Installed | HookState::Wrapped => "outdated",
+                HookState::Absent => "absent",
+                HookState::Foreign => "foreign",
+            };
+            (h.name.to_string(), state.to_owned())
         })
-        .unwrap_or_default();
+        .collect();
     let index_health = match (index.error_count(), &loaded.refresh) {
         (0, Refresh::Fresh) => "fresh".to_owned(),
         (0, Refresh::Updated { directives, events }) => format!(
@@ -144,8 +142,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         index: index_health,
     };
     if args.format == Format::Json {
-        ui.json(&status)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&status);
     }
     text(&status, ui)?;
     Ok(ExitCode::SUCCESS)
@@ -155,40 +152,30 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
     // Ids and reasons come from the event log: each line is shown escaped.
     let mut buf = Vec::new();
     let out = &mut buf;
-    writeln!(out, "Recently escalated (last 7 days):")?;
-    if s.recently_escalated.is_empty() {
-        writeln!(out, "  none")?;
-    }
-    for e in &s.recently_escalated {
-        writeln!(
-            out,
-            "  {}  {} -> {}  since {}{}  ({})",
+    let escalated = s.recently_escalated.iter().map(|e| {
+        format!(
+            "{}  {} -> {}  since {}{}  ({})",
             e.id,
             e.from.as_deref().unwrap_or("?"),
             e.to,
             e.since,
             if e.open { "" } else { ", deescalated" },
             e.reason
-        )?;
-    }
-    writeln!(out, "Unremediated violations:")?;
-    if s.unremediated_violations.is_empty() {
-        writeln!(out, "  none")?;
-    }
-    for u in &s.unremediated_violations {
-        writeln!(
-            out,
-            "  {}  {} violation(s), last {}",
+        )
+    });
+    section(out, "Recently escalated (last 7 days):", escalated)?;
+    let unremediated = s.unremediated_violations.iter().map(|u| {
+        format!(
+            "{}  {} violation(s), last {}",
             u.id, u.violations, u.last_violation
-        )?;
-    }
-    writeln!(out, "Unacknowledged criticals:")?;
-    if s.unacknowledged_criticals.is_empty() {
-        writeln!(out, "  none")?;
-    }
-    for (id, n) in &s.unacknowledged_criticals {
-        writeln!(out, "  {id}  {n} time(s)")?;
-    }
+        )
+    });
+    section(out, "Unremediated violations:", unremediated)?;
+    let unacknowledged = s
+        .unacknowledged_criticals
+        .iter()
+        .map(|(id, n)| format!("{id}  {n} time(s)"));
+    section(out, "Unacknowledged criticals:", unacknowledged)?;
     writeln!(out, "Spoofed acks: {}", s.spoofed_acks)?;
     writeln!(
         out,
@@ -207,6 +194,20 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
         writeln!(ui.out, "{}", super::clean(line))?;
     }
     Ok(())
+}
+
+/// A heading, then its lines indented, or `none`.
+fn section(
+    out: &mut Vec<u8>,
+    title: &str,
+    lines: impl Iterator<Item = String>,
+) -> std::io::Result<()> {
+    writeln!(out, "{title}")?;
+    let mut lines = lines.peekable();
+    if lines.peek().is_none() {
+        writeln!(out, "  none")?;
+    }
+    lines.try_for_each(|l| writeln!(out, "  {l}"))
 }
 
 fn ms(ts: i64) -> String {

@@ -128,6 +128,12 @@ impl Ui {
         buf.push(b'\n');
         self.write_out(&buf)
     }
+
+    /// [`Ui::json`] as a command's last word.
+    pub fn json_result<T: serde::Serialize>(&mut self, value: &T) -> super::Outcome {
+        self.json(value)?;
+        Ok(std::process::ExitCode::SUCCESS)
+    }
 }
 
 /// Is `bytes` UTF-8 text that anstream's stripping would leave as it is:

@@ -57,11 +57,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             )?;
         }
     }
-    Ok(if failed {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(if failed { 2 } else { 0 }))
 }
 
 pub fn plural(n: usize) -> &'static str {

@@ -242,21 +242,7 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
         (false, false) => Some(QuarantineReason::MissingPredicateAndScope),
     };
     if let Some(reason) = missing {
-        let what = [
-            (
-                !has_predicate,
-                "verify",
-                "nothing says what to check",
-                PREDICATE_HINT,
-            ),
-            (
-                !has_scope,
-                "applies_to_agents",
-                "nothing says whom it is for",
-                SCOPE_HINT,
-            ),
-        ];
-        for (_, field, message, hint) in what.into_iter().filter(|w| w.0) {
+        let mut lacks = |field, message: &str, hint: &str| {
             issues.push(ShapeIssue {
                 reason,
                 field,
@@ -264,7 +250,17 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
                 at: None,
                 message: message.to_owned(),
                 hint: hint.to_owned(),
-            });
+            })
+        };
+        if !has_predicate {
+            lacks("verify", "nothing says what to check", PREDICATE_HINT);
+        }
+        if !has_scope {
+            lacks(
+                "applies_to_agents",
+                "nothing says whom it is for",
+                SCOPE_HINT,
+            );
         }
     }
     // The entry is quarantined for the first rule it breaks, in this order.

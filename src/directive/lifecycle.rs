@@ -53,12 +53,12 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
             if crate::safe_fs::not_a_folder(&store.quarantine_dir()).is_none()
                 && std::fs::symlink_metadata(&quarantined).is_ok_and(|m| m.is_file())
             {
-                return Err(Error::Usage {
-                    message: format!("`{id}` is quarantined, not a directive"),
-                    hint: Some(format!(
+                return Err(Error::usage(
+                    format!("`{id}` is quarantined, not a directive"),
+                    format!(
                         "fix .swarm/quarantine/{id}.toml by hand (the reason is in it), or delete it"
-                    )),
-                });
+                    ),
+                ));
             }
             return Err(Error::UnknownDirective { id: id.to_owned() });
         }
@@ -147,12 +147,12 @@ pub fn retire(store: &Store, id: &str, reason: &str) -> Result<Retired> {
         .as_ref()
         .is_some_and(|d| d.status == Status::Retired)
     {
-        return Err(Error::Usage {
-            message: format!("`{id}` is retired already"),
-            hint: Some(format!(
+        return Err(Error::usage(
+            format!("`{id}` is retired already"),
+            format!(
                 "`git swarm explain {id}` shows its history; set `status = \"active\"` with `git swarm edit {id}` to bring it back"
-            )),
-        });
+            ),
+        ));
     }
     let text = with_status(&file.text, Status::Retired.as_str())
         .expect("a file that passed validation parses");

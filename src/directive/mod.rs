@@ -1,11 +1,9 @@
 //! Directives: one reviewed lesson per TOML file under `.swarm/directives/`.
 //!
-//! The TOML stays what a human wrote and reviewed. Anything that changes
-//! over time (how often it was shown, violated, escalated) is derived from the
-//! event log by the fold, never written back here.
-//!
-//! [`lifecycle`] changes a directive's file through commands (`retire`,
-//! `edit`), keeping the rest of it as written.
+//! The TOML stays what a human wrote and reviewed: what changes over time
+//! (shown, violated, escalated) is derived from the event log by the fold,
+//! never written back here. [`lifecycle`] changes a file through commands
+//! (`retire`, `edit`), keeping the rest of it as written.
 
 /// An enumeration written as its names (`snake_case`) in files and events.
 macro_rules! string_enum {
@@ -45,6 +43,7 @@ macro_rules! string_enum {
         }
     };
 }
+pub(crate) use string_enum;
 
 mod gate;
 pub mod lifecycle;
@@ -238,32 +237,21 @@ impl Directive {
 
     fn fill_table(&self, t: &mut toml::Table) {
         use toml::Value;
-        let s = |v: &str| Value::String(v.to_owned());
-        let list = |v: &[String]| Value::Array(v.iter().map(|x| s(x)).collect());
-        t.insert("id".into(), s(&self.id));
-        t.insert("lesson".into(), s(&self.lesson));
-        if let Some(r) = &self.rationale {
-            t.insert("rationale".into(), s(r));
-        }
-        t.insert("category".into(), s(self.category.as_str()));
-        t.insert("priority".into(), s(self.priority.as_str()));
-        t.insert("enforcement".into(), s(self.enforcement.as_str()));
-        t.insert("status".into(), s(self.status.as_str()));
-        t.insert("confidence".into(), Value::Float(self.confidence));
-        for (key, v) in self.lists() {
-            if !v.is_empty() {
-                t.insert(key.into(), list(v));
+        // Serialised in field order; `None` fields are left out.
+        let Ok(Value::Table(fields)) = Value::try_from(self) else {
+            return;
+        };
+        for (key, value) in fields {
+            match value {
+                Value::Array(items) if items.is_empty() => {}
+                Value::String(c) if key == "created_at" => {
+                    let value = c.parse().map(Value::Datetime);
+                    t.insert(key, value.unwrap_or(Value::String(c)));
+                }
+                value => {
+                    t.insert(key, value);
+                }
             }
-        }
-        if let Some(c) = &self.created_at {
-            let value = c
-                .parse::<toml::value::Datetime>()
-                .map(Value::Datetime)
-                .unwrap_or_else(|_| s(c));
-            t.insert("created_at".into(), value);
-        }
-        if let Some(src) = &self.source {
-            t.insert("source".into(), s(src));
         }
     }
 
@@ -349,18 +337,23 @@ mod tests {
             "ab",
             "no-unwrap",
             "0b4c2a1e-9f7d-4e5b-8a3c-2d1e0f9a8b7c",
+            "550e8400-e29b-41d4-a716-446655440000",
             "a.b_c-d",
+            "no-console.log_v2",
+            &"a".repeat(80),
         ] {
             assert!(is_valid_id(ok), "{ok}");
         }
         for bad in [
             "a",
             "-ab",
+            ".ab",
             "Ab",
             "../etc",
             "a/b",
             "a b",
             "",
+            "<id>",
             &"a".repeat(81),
         ] {
             assert!(!is_valid_id(bad), "{bad}");

@@ -1,11 +1,8 @@
-//! Recording a delegate's acks (`git swarm ack`): what its final message
-//! claims, checked against what the delegation was shown.
-//!
-//! An ack for a directive the delegation was not shown is not credited
-//! (recorded as spoofed), and every critical directive shown and not
-//! acknowledged is an `unacknowledged` violation. Running it again on the
-//! same message records nothing new: what the delegation has recorded
-//! already is looked up in the log.
+//! Recording a delegate's acks (`git swarm ack`), checked against what the
+//! delegation was shown: an ack for a directive not shown is not credited
+//! (recorded as spoofed), and a critical shown and not acknowledged is an
+//! `unacknowledged` violation. Running it again on the same message records
+//! nothing new: what the delegation recorded already is looked up in the log.
 
 use std::collections::BTreeMap;
 
@@ -85,10 +82,7 @@ pub fn check_message(message: &str, source: &str) -> Result<()> {
 /// `lacks` says what it has none of, `hint` what to pass instead.
 pub(crate) fn refuse_empty(message: &str, source: &str, lacks: &str, hint: &str) -> Result<()> {
     if message.trim().is_empty() {
-        return Err(Error::Usage {
-            message: format!("{source} is empty: {lacks}"),
-            hint: Some(hint.into()),
-        });
+        return Err(Error::usage(format!("{source} is empty: {lacks}"), hint));
     }
     Ok(())
 }
@@ -97,13 +91,10 @@ pub(crate) fn refuse_empty(message: &str, source: &str, lacks: &str, hint: &str)
 /// [`records::read_log`]).
 pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Report> {
     let Some(delegation) = records::delegation(events, req.delegation) else {
-        return Err(Error::Usage {
-            message: format!("no delegation `{}` in the event log", req.delegation),
-            hint: Some(
-                "use the id in the `delegation=\"…\"` of the block `git swarm inject` printed"
-                    .into(),
-            ),
-        });
+        return Err(Error::usage(
+            format!("no delegation `{}` in the event log", req.delegation),
+            "use the id in the `delegation=\"…\"` of the block `git swarm inject` printed",
+        ));
     };
     // What this delegation has recorded already: a second run adds nothing.
     let mine: Vec<&Event> = events

@@ -7,14 +7,11 @@ use crate::event::{Body, CheckOutcome, Event};
 use crate::fold::Fold;
 use crate::store::Store;
 
-/// The branch a checked change is on, as a full ref name: HEAD's branch for
-/// a staged or working-tree change (and for a range or commit whose tip is
-/// `HEAD`), the branch a range's or commit's tip names otherwise. During a
-/// rebase, HEAD is detached but git knows the branch being rebased (`git
-/// status` names it): a commit made then is on that branch. `None` on
-/// another detached HEAD or a tip that is not a branch name (`HEAD~2`, an
-/// id): a check there is on no branch, and its violations are remediated
-/// only by an applied ack or a verified verdict.
+/// The full ref name of the branch a checked change is on: HEAD's (during a
+/// rebase, the branch being rebased, as `git status` says), or the one a
+/// range's or commit's tip names. `None` on a detached HEAD or a tip that is
+/// no branch (`HEAD~2`, an id): violations found there are remediated only
+/// by an applied ack or a verified verdict.
 pub fn checked_branch(repo: &gix::Repository, selection: &Selection) -> Option<String> {
     let tip = tip(selection).unwrap_or("HEAD");
     let name = if tip == "HEAD" || tip == "@" {
@@ -97,14 +94,11 @@ impl CheckRecord {
     }
 }
 
-/// The events a recorded check appends: one `check` failure per failing
-/// directive not recorded for this change since its last remediation, and
-/// one `check_passed` per passing directive that has a check violation on
-/// `branch` no later outcome has remediated — a pass is recorded only where
-/// it clears something, so passing commits do not fill the log. A committed
-/// change (`tip`: when its tip was made, see [`tip_time`]) made before that
-/// violation was recorded is no fix of it: checking an older commit that
-/// passes must not clear a change blocked since.
+/// The events a recorded check appends: a `check` failure per failing
+/// directive not recorded for this change since its last remediation, and a
+/// `check_passed` only where it clears an unremediated violation on `branch`,
+/// so passing commits do not fill the log. A change whose `tip` (see
+/// [`tip_time`]) predates the violation is no fix of it.
 pub fn check_events(
     store: &Store,
     fold: &Fold,

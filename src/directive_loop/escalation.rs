@@ -1,10 +1,7 @@
 //! Escalation: a directive violated on two occasions within 30 days is
 //! critical + enforce until a human ends the episode (`git swarm
-//! deescalate`).
-//!
-//! The fold opens the episode from the log; what is here writes the one
-//! `escalation` event that records it, after the command that recorded the
-//! violations has appended them.
+//! deescalate`). The fold opens the episode from the log; this writes the
+//! one `escalation` event that records it, once the violations are appended.
 
 use std::path::PathBuf;
 
@@ -13,12 +10,10 @@ use crate::error::{Error, Result};
 use crate::event::{Body, Event, Level};
 use crate::store::Store;
 
-/// After violations were recorded: the `escalation` events for the open
-/// episodes that no event records yet, from the fold as the index has it
-/// now. `declared` gives a directive's declared priority and enforcement
-/// (for the `from` part) when it is known. Each is appended with
-/// [`append`], one at a time, so that what was written is reported even
-/// when a later append fails.
+/// The `escalation` events for the open episodes no event records yet, from
+/// the index's fold; `declared` gives a directive's declared priority and
+/// enforcement when known. Append each with [`append`], one at a time, so
+/// that what was written is reported even when a later append fails.
 pub fn due(
     store: &Store,
     declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,
@@ -107,10 +102,10 @@ pub fn deescalate(store: &Store, id: &str, justification: &str) -> Result<Event>
     // The justification is checked first: a refused command reads nothing.
     let fold = crate::index::load_fold(store)?.fold;
     let Some(episode) = fold.loop_state(id).and_then(|s| s.open_key(id)) else {
-        return Err(Error::Usage {
-            message: format!("`{id}` is not escalated"),
-            hint: Some("`git swarm status` lists the escalated directives".into()),
-        });
+        return Err(Error::usage(
+            format!("`{id}` is not escalated"),
+            "`git swarm status` lists the escalated directives",
+        ));
     };
     Ok(store
         .event(Body::Deescalation {

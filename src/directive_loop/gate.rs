@@ -22,12 +22,12 @@ pub fn justification<'a>(text: &'a str, needs: &str, hint: &str) -> Result<&'a s
     let text = text.trim();
     let chars = text.chars().count();
     if chars < MIN_JUSTIFICATION {
-        return Err(Error::Usage {
-            message: format!(
+        return Err(Error::usage(
+            format!(
                 "the justification is {chars} character(s); {needs} needs at least {MIN_JUSTIFICATION}"
             ),
-            hint: Some(hint.into()),
-        });
+            hint,
+        ));
     }
     Ok(text)
 }
@@ -97,12 +97,12 @@ pub fn complete(
         )?;
         for id in &accepted {
             if !records.iter().any(|r| &r.id == id) {
-                return Err(Error::Usage {
-                    message: format!("`{id}` was not shown in phase `{phase}`"),
-                    hint: Some(format!(
+                return Err(Error::usage(
+                    format!("`{id}` was not shown in phase `{phase}`"),
+                    format!(
                         "only the phase's directives can be accepted; `git swarm review --phase {phase}` lists them"
-                    )),
-                });
+                    ),
+                ));
             }
         }
         // An override records a decision about a blocker: an id that does
@@ -149,10 +149,10 @@ pub fn complete(
             "{}; --allow-empty completes a phase in which nothing was in scope",
             records::unknown_phase_hint(events, phase)
         );
-        return Err(Error::Usage {
-            message: format!("no directive was shown in phase `{phase}`: nothing recorded"),
-            hint: Some(hint),
-        });
+        return Err(Error::usage(
+            format!("no directive was shown in phase `{phase}`: nothing recorded"),
+            hint,
+        ));
     } else {
         let event = (!done).then(|| {
             store.event(Body::Phase {

@@ -89,12 +89,9 @@ pub struct Selection {
 
 /// Ranks the whole corpus for the request, keeps the directives in scope,
 /// pins the matching critical ones, fills with MMR, and bounds the result by
-/// count and characters. Only the picked directives are read, through
-/// `load` (given the corpus's document number and id).
-///
-/// `matches`, when given, is what [`Corpus::matches`] found for the
-/// request's [`query`] (in this corpus or, if it was rebuilt since, in the
-/// one it replaced: then it is searched again).
+/// count and characters. Only the picked directives are read, through `load`
+/// (document number, id). `matches`: what [`Corpus::matches`] found for the
+/// request's [`query`] in this corpus, if the caller has searched already.
 pub fn select(
     corpus: &Corpus,
     fold: &Fold,
@@ -103,7 +100,7 @@ pub fn select(
     load: &mut dyn FnMut(usize, &str) -> Result<Directive>,
 ) -> Result<Selection> {
     let matches = matches.unwrap_or_else(|| corpus.matches(&query(req)));
-    let standings = standings(fold, corpus);
+    let standings = fold.standings(corpus.ids());
     let track = |doc: usize| track(standings[doc]);
     let scope = corpus.in_scope(&req.role, &req.tools);
     // Every directive in scope is a candidate, those matching nothing (an
@@ -238,11 +235,6 @@ pub fn query(req: &Request) -> Query {
         tools: req.tools.clone(),
         files: req.files.clone(),
     }
-}
-
-/// What the fold says of each document of the corpus, by document number.
-pub fn standings(fold: &Fold, corpus: &Corpus) -> Vec<Standing> {
-    fold.standings(corpus.ids())
 }
 
 /// The retrieval signals of a directive's standing.

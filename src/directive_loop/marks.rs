@@ -3,86 +3,71 @@
 //! An agent ends its final message with one *ack* per directive it was
 //! shown (`KNOWLEDGE_APPLIED:<id>`, `KNOWLEDGE_IGNORED:<id> reason=…`,
 //! `KNOWLEDGE_N_A:<id> reason=…`); a reviewer writes one *verdict* per
-//! directive of the phase (`VERIFIED:<id> evidence=…`,
-//! `VIOLATED:<id> evidence=…`, `N/A:<id> reason=…`). Both parsers are
-//! pure: they never fail, never panic, and return every marker they
-//! recognise in text order, duplicates included (the caller decides what
-//! a second ack for the same id means, and whether an id was shown at all).
+//! directive of the phase (`VERIFIED:<id> evidence=…`, `VIOLATED:<id>
+//! evidence=…`, `N/A:<id> reason=…`). Both parsers are pure: they never
+//! fail or panic, and return every marker they recognise in text order,
+//! duplicates included (the caller decides what those mean).
 //!
-//! The parsers are tolerant on purpose: a strict regex once rejected
-//! `KNOWLEDGE_APPLIED: <id> - done` and deadlocked agent runs. They are
-//! strict only where a loose match would credit a marker nobody wrote.
+//! They are tolerant on purpose (a strict regex once rejected
+//! `KNOWLEDGE_APPLIED: <id> - done` and deadlocked agent runs), and strict
+//! only where a loose match would credit a marker nobody wrote.
 //!
 //! # What is a marker
 //!
-//! - **Keyword.** Matched in any letter case. Acks: `KNOWLEDGE_APPLIED`,
+//! - **Keyword**, in any letter case. Acks: `KNOWLEDGE_APPLIED`,
 //!   `KNOWLEDGE_IGNORED`, `KNOWLEDGE_N_A` and `KNOWLEDGE_VIOLATED` (the
-//!   agent admits it did not follow the directive); `KNOWLEDGE-` works as well
-//!   as `KNOWLEDGE_`, and the not-applicable form may be spelled `N_A`,
-//!   `N-A`, `N/A`, `NA` or `NOT_APPLICABLE` (`NOT-APPLICABLE`). Verdicts:
-//!   `VERIFIED`, `VIOLATED`, and `N/A`, `N-A`, `N_A`, `NOT_APPLICABLE`
-//!   (`NOT-APPLICABLE`) for not applicable.
-//! - **Boundary.** The keyword may be wrapped in emphasis or code (a run of
-//!   `*`, `_` and `` ` `` right before it); the character before the
-//!   keyword and its wrapping must not be a letter, a digit or `_`, so a
-//!   marker inside a word (`XKNOWLEDGE_APPLIED:a-b`,
-//!   `PREVIOUSLY_VERIFIED:abc`) is not one. List bullets (`- `, `* `,
-//!   `1. `), table pipes and punctuation are fine.
-//! - **Colon.** The colon after the keyword is required (`VERIFIED - abc`
-//!   is not a marker). Spaces, tabs and closing emphasis may come between
-//!   the keyword and the colon (`**VERIFIED**: abc`), and spaces and
-//!   opening wrappers (`*`, `_`, `` ` ``, `"`, `'`, `(`, `[`) between the
-//!   colon and the id.
-//! - **Id.** The longest run of ASCII letters, digits, `.`, `_` and `-`:
-//!   the id stops at the first other character (`abc - done.` gives
-//!   `abc`; `abc,` `abc;` `abc:` give `abc`). Trailing `.` are stripped
-//!   (`abc.` gives `abc`), and trailing `_` too when the marker is wrapped
-//!   in `_` emphasis (`__KNOWLEDGE_APPLIED:abc__`). The id is lowercased
-//!   and must then match the directive id grammar
-//!   `^[a-z0-9][a-z0-9._-]{1,79}$` ([`is_valid_id`]); otherwise the marker
-//!   is dropped. An empty id (`KNOWLEDGE_APPLIED:`) or a bracketed one
-//!   (`KNOWLEDGE_APPLIED:<abc>`) is invalid. Ids are not checked against
-//!   any store here.
-//! - **Several markers on a line** are all read. A marker's text runs from
+//!   agent admits it did not follow the directive), with `KNOWLEDGE-` as
+//!   well. Verdicts: `VERIFIED`, `VIOLATED`, `N/A`. Not applicable may be
+//!   spelled `N_A`, `N-A`, `N/A`, `NOT_APPLICABLE` or `NOT-APPLICABLE`, and
+//!   in acks `NA` too.
+//! - **Boundary.** The keyword may be wrapped in a run of `*`, `_` and
+//!   `` ` ``; the character before keyword and wrapping must not be a
+//!   letter, a digit or `_` (`XKNOWLEDGE_APPLIED:a-b` and
+//!   `PREVIOUSLY_VERIFIED:abc` are no markers). Bullets, table pipes and
+//!   punctuation are fine.
+//! - **Colon**, required (`VERIFIED - abc` is no marker). Spaces, tabs and
+//!   closing emphasis may precede it (`**VERIFIED**: abc`); spaces and
+//!   opening wrappers (`*`, `_`, `` ` ``, `"`, `'`, `(`, `[`) may follow.
+//! - **Id**: the longest run of ASCII letters, digits, `.`, `_` and `-`
+//!   (`abc - done.`, `abc,` and `abc:` give `abc`), less trailing `.` (and
+//!   trailing `_` inside `_` emphasis), lowercased. It must then match
+//!   [`is_valid_id`] (`^[a-z0-9][a-z0-9._-]{1,79}$`), or the marker is
+//!   dropped: `KNOWLEDGE_APPLIED:` and `KNOWLEDGE_APPLIED:<abc>` are none.
+//!   Ids are not checked against any store here.
+//! - **Several markers on a line** are all read; a marker's text runs from
 //!   its colon to the start (wrapping included) of the next marker of the
 //!   same family on the line, or to the end of the line.
 //!
 //! # Reason and evidence
 //!
-//! After the id, the marker's text is trimmed of whitespace, of the
-//! wrappers seen around the keyword and the id (`` `…` ``, `**…**`), and
-//! of leading and trailing separators (`-`, `–`, `—`, `,`, `;`, `|`, and a
-//! leading `:`). A wrapping pair of quotes, backticks, parentheses or
-//! brackets is removed. If the text then starts with a key (`reason` for
-//! acks; `evidence` or `reason` for verdicts) followed by `=` or `:`, the
-//! note is what follows the key, trimmed and unwrapped the same way.
-//! Without a key, the whole text is the note for `KNOWLEDGE_IGNORED`,
-//! `KNOWLEDGE_N_A` and every verdict (`KNOWLEDGE_IGNORED:abc - too slow`
-//! has reason `too slow`), and no note for `KNOWLEDGE_APPLIED` (so
-//! `KNOWLEDGE_APPLIED: abc - done.` has none). An empty note is `None`.
-//! A verdict's reason (the usual key for `N/A`) is stored as its evidence.
+//! The text after the id is trimmed of whitespace, of the wrappers seen
+//! around keyword and id, of leading and trailing separators (`-`, `–`,
+//! `—`, `,`, `;`, `|`, and a leading `:`), and of a wrapping pair of
+//! quotes, backticks, parentheses or brackets. If it then starts with a key
+//! (`reason` for acks; `evidence` or `reason` for verdicts) and `=` or `:`,
+//! the note is what follows, trimmed the same way. Without a key, the whole
+//! text is the note, except for `KNOWLEDGE_APPLIED` (so
+//! `KNOWLEDGE_APPLIED: abc - done.` has none). An empty note is `None`; a
+//! verdict's reason is stored as its evidence.
 //!
 //! # Text that is never read
 //!
-//! These rules keep an agent that quotes its own contract or prompt from
-//! acking on its behalf:
+//! So that an agent quoting its own contract or prompt does not ack for it:
 //!
-//! - **Echoed blocks.** Everything from `<delegate_knowledge_directives`
-//!   to the next `</delegate_knowledge_directives>`, and from
-//!   `<directives_to_verify` to the next `</directives_to_verify>`, tags
-//!   included, matched in any letter case, even within one line; the rest
-//!   of those lines is read. An opening tag must be followed by `>`,
-//!   whitespace or the end of the text. An opening tag with no closing tag
-//!   after it hides nothing: it is a mention of the block, not an echo.
-//! - **Fenced code blocks.** A line whose text starts (after any
-//!   indentation) with three or more `` ` `` or `~` opens a fence, as in
-//!   CommonMark: a backtick fence line must have no other backtick (so
-//!   ```` ```KNOWLEDGE_APPLIED:abc``` ```` is inline code and is read). The
-//!   fence closes at a line of at least as many of the same character and
-//!   nothing else but whitespace, or at the end of the text. The fence
-//!   lines and everything between them are skipped.
-//! - **Quotes.** A line whose text starts (after any indentation) with `>`.
-//! - **Placeholders.** A line containing `<id>` (any letter case).
+//! - **Echoed blocks**: from `<delegate_knowledge_directives` to the next
+//!   `</delegate_knowledge_directives>`, and from `<directives_to_verify`
+//!   to the next `</directives_to_verify>`, tags included, in any letter
+//!   case, even within one line (the rest of those lines is read). An
+//!   opening tag is followed by `>`, whitespace or the end of the text; one
+//!   with no closing tag after it is a mention, and hides nothing.
+//! - **Fenced code blocks**, as in CommonMark: a line starting (after
+//!   indentation) with three or more `` ` `` or `~` opens one (a backtick
+//!   fence line has no other backtick, so
+//!   ```` ```KNOWLEDGE_APPLIED:abc``` ```` is inline code and is read); it
+//!   closes at a line of at least as many of the same character and
+//!   whitespace, or at the end of the text.
+//! - **Quotes**: a line starting (after indentation) with `>`.
+//! - **Placeholders**: a line containing `<id>` (any letter case).
 //!
 //! Lines are split on `\n` (a trailing `\r` is dropped) and numbered from 1.
 
@@ -303,22 +288,16 @@ fn masked_ranges(text: &str) -> Vec<(usize, usize)> {
         let Some((at, k)) = best else { break };
         let (open, close) = BLOCKS[k];
         let open_end = at + open.len();
-        let closed = last_close[k].is_some_and(|c| c >= open_end);
-        let close_at = if closed {
-            lower[open_end..].find(close).map(|off| open_end + off)
-        } else {
-            None
-        };
+        let close_at = last_close[k]
+            .filter(|&c| c >= open_end)
+            .and_then(|_| lower[open_end..].find(close))
+            .map(|off| open_end + off);
         match close_at {
             Some(c) => {
                 let mut end = c + close.len();
-                let rest = &lower.as_bytes()[end..];
-                let ws = rest
-                    .iter()
-                    .take_while(|&&b| b == b' ' || b == b'\t')
-                    .count();
-                if rest.get(ws) == Some(&b'>') {
-                    end += ws + 1;
+                let rest = lower[end..].trim_start_matches([' ', '\t']);
+                if rest.starts_with('>') {
+                    end = lower.len() - rest.len() + 1;
                 }
                 out.push((at, end));
                 pos = end;

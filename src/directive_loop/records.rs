@@ -1,9 +1,7 @@
-//! The directive loop's reading of the event log: delegations (what was
-//! shown, what was acknowledged) and phases (verdicts, overrides, the gate).
-//!
-//! Counts and escalation state come from the fold (in the index); the
-//! commands here that need whole events (one delegation, one phase) read the
-//! log itself, de-duplicated by id and in (ts, id) order like the fold.
+//! The directive loop's reading of the event log: delegations and phases.
+//! Counts and escalation state come from the fold (in the index); what
+//! needs whole events (one delegation, one phase) reads the log itself,
+//! de-duplicated by id and in (ts, id) order like the fold.
 
 use std::collections::{BTreeMap, HashSet};
 

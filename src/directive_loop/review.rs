@@ -1,10 +1,8 @@
 //! The reviewer's side of a phase (`git swarm review`): the block of what
-//! to verify, and the verdicts read back, weighed against the machine's.
-//!
-//! Where the machine has an answer (the directive's predicates passed or
-//! failed on the change) and the reviewer disagrees, the machine's answer
-//! stands and both are recorded. A critical directive with no verdict is a
-//! violation (`reviewer_omitted`) unless the machine passed it.
+//! to verify, and the verdicts read back. Where the machine has an answer
+//! (the predicates passed or failed) and the reviewer disagrees, the
+//! machine's stands and both are recorded; a critical directive with no
+//! verdict is a violation (`reviewer_omitted`) unless the machine passed it.
 
 use std::collections::BTreeMap;
 
@@ -219,10 +217,10 @@ fn verdict_word(s: VerdictStatus) -> &'static str {
 /// ignored, and that is more often a mistyped name than a review of nothing.
 pub fn check_reviewable(events: &[Event], phase: &str, records: &[PhaseRecord]) -> Result<()> {
     if records.is_empty() {
-        return Err(Error::Usage {
-            message: format!("no directive was shown in phase `{phase}`: no verdict recorded"),
-            hint: Some(super::records::unknown_phase_hint(events, phase)),
-        });
+        return Err(Error::usage(
+            format!("no directive was shown in phase `{phase}`: no verdict recorded"),
+            super::records::unknown_phase_hint(events, phase),
+        ));
     }
     Ok(())
 }

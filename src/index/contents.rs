@@ -57,18 +57,14 @@ pub struct EventFileEntry {
 }
 
 /// The whole index, its directive files parsed: what [`super::load`](fn@super::load) gives.
-///
-/// The loaders build it section by section (see [`super::file`]); the
-/// fields the commands do not read say what a refresh needs to know. It
-/// reads as its [`Summary`], which it holds.
+/// The fields the commands do not read are what a refresh needs to know.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     pub fingerprint: u64,
     pub(super) built_at_ns: i64,
     pub(super) config: Option<Stamp>,
     /// Fingerprint of the directive and quarantine files' stamps, and whether
-    /// any of them was racy: enough to tell they are unchanged without
-    /// decoding the entries.
+    /// any was racy: enough to tell they are unchanged without decoding them.
     pub(super) entries_fingerprint: u64,
     pub(super) entries_racy: bool,
     /// The directives folder's listing, when its stamp was not racy.
@@ -105,8 +101,7 @@ impl Index {
     }
 
     /// Whether the directive `id` is retired: no longer checked, injected,
-    /// gating a phase or owing anything (its violations and missing acks
-    /// are answered by the retirement).
+    /// gating a phase or owing anything.
     pub fn is_retired(&self, id: &str) -> bool {
         self.directive(id)
             .and_then(|e| e.directive.as_ref())
@@ -151,15 +146,14 @@ impl Summary {
     }
 }
 
-/// What a loader read (`index`), and how the index was brought up to date
-/// to read it.
+/// What a loader read (`index`), and how the index was brought up to date.
 #[derive(Debug)]
 pub struct Loaded<T = Index> {
     pub index: T,
     pub refresh: Refresh,
     pub elapsed: std::time::Duration,
-    /// Why the updated index could not be written, if it could not: it is
-    /// only a cache, so commands go on (`index refresh` reports it).
+    /// Why the updated index could not be written: it is only a cache, so
+    /// commands go on (`index refresh` reports it).
     pub write_error: Option<crate::Error>,
 }
 
@@ -188,8 +182,6 @@ pub enum RebuildReason {
     Asked,
     #[error("config.toml changed")]
     ConfigChanged,
-    /// `config.toml` has the stamp the index saw, but too close to when the
-    /// index was built to tell.
     #[error("config.toml may have changed (written within 2 s of the last refresh)")]
     ConfigMayHaveChanged,
     #[error("an event file was removed")]
@@ -222,8 +214,7 @@ pub fn active(entries: &[DirectiveEntry]) -> Vec<&Directive> {
 
 /// Size, mtime, ctime and inode of a file: what the fingerprint is made of.
 /// The ctime, which no program can set, catches an edit that restores the
-/// mtime, size and inode (as git's index does); racy files are still told
-/// by their mtime (see [`RACY_NS`]).
+/// others (as git's index does); racy files are told by their mtime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     pub len: u64,
@@ -269,10 +260,8 @@ pub(super) fn racy(built_at_ns: i64, mtime_ns: i64) -> bool {
 
 /// The directives folder as the index last listed it. Creating, removing
 /// or renaming an entry changes a folder's mtime, so while the folder's
-/// stamp is the one recorded, its names are the ones recorded and only they
-/// need a stat: the listing itself, much of a scan's time, is skipped. A
-/// stamp within two seconds of its change is not recorded at all (see
-/// [`RACY_NS`]).
+/// stamp is the one recorded, the listing (much of a scan's time) is
+/// skipped. A racy stamp (see [`RACY_NS`]) is not recorded.
 #[derive(Debug, Clone)]
 pub(super) struct Listing {
     pub dir: Stamp,
@@ -280,8 +269,7 @@ pub(super) struct Listing {
     pub names: Names,
 }
 
-/// The directives folder's names, each followed by a newline, as the index
-/// recorded them (see [`Listing`]): left in the mapped file, or new.
+/// A [`Listing`]'s names: left in the mapped file, or new.
 #[derive(Debug, Clone)]
 pub(super) enum Names {
     Mapped {
@@ -293,8 +281,7 @@ pub(super) enum Names {
 }
 
 impl Names {
-    /// The names, each followed by a newline (none if the mapped ones are
-    /// not UTF-8, which a checked head never has).
+    /// The names, each followed by a newline (none if the mapped ones are not UTF-8).
     pub(super) fn as_str(&self) -> &str {
         match self {
             Names::Owned(s) => s,

@@ -10,8 +10,7 @@ use crate::problem::Problem;
 use crate::store::Store;
 
 /// Reads and checks the files of `folder` (`directives` or `quarantine`),
-/// but keeps (moves) the entries of `old` whose file the index saw
-/// unchanged (`seen`).
+/// but moves over the entries of `old` whose file is unchanged in `seen`.
 pub fn load_changed(
     store: &Store,
     folder: &str,
@@ -62,8 +61,7 @@ pub fn read_entry(path: &Path, rel: &str, name: &str, quarantine: bool) -> Direc
 }
 
 /// The entry of a directive or quarantine file that is `kind` (a symlink,
-/// in the working tree or committed; a FIFO; a device): not read, one
-/// problem that says what it is. Its target is never named, let alone read.
+/// a FIFO, a device): not read, nor its target named.
 pub fn not_regular_entry(rel: &str, name: &str, kind: crate::safe_fs::FileKind) -> DirectiveEntry {
     unread_entry(
         name,
@@ -82,9 +80,8 @@ pub fn too_large_entry(rel: &str, name: &str) -> DirectiveEntry {
     unreadable_entry(rel, name, format!("file is over the {limit}-byte limit"))
 }
 
-/// The entry of a file that could not be read. The whole file is the
-/// problem: it points at its start, so that the report keeps the
-/// `path:line:col` form that editors and CI parse.
+/// The entry of a file that could not be read, the problem at its start
+/// (reports keep the `path:line:col` form that editors and CI parse).
 fn unreadable_entry(rel: &str, name: &str, message: String) -> DirectiveEntry {
     unread_entry(
         name,
@@ -175,9 +172,8 @@ pub enum CappedReadError {
     TooLarge { max: u64 },
 }
 
-/// Reads a file the user named (not one under `.swarm/`, which
-/// [`crate::safe_fs::read`] reads) of at most `max` bytes; a larger one is
-/// refused unread.
+/// Reads a file the user named (not one under `.swarm/`) of at most `max`
+/// bytes; a larger one is refused unread.
 pub fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, CappedReadError> {
     let file = open_readable(path).map_err(CappedReadError::Io)?;
     let mut bytes = Vec::new();

@@ -1,18 +1,13 @@
 //! What can go wrong reading or writing the index and the caches beside it.
-//!
 //! A damaged index is rebuilt, not reported: most of these reach the user
-//! only when a rebuild fails too, or from `index refresh`. The messages
-//! name the part of the index at fault; the cause, when there is one, is
-//! kept as the source.
+//! only when a rebuild fails too, or from `index refresh`.
 
 /// An index error; it becomes [`crate::Error::Index`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A section whose checksum does not match its bytes.
     #[error("the index's {what} are damaged (their checksum does not match)")]
     Damaged { what: &'static str },
 
-    /// A section said to lie beyond the end of the file.
     #[error("the index's {what} lies past its end")]
     Truncated { what: &'static str },
 
@@ -29,8 +24,6 @@ pub enum Error {
         source: postcard::Error,
     },
 
-    /// The retrieval corpus stored in the index is not one
-    /// [`crate::retrieve::Corpus::load`] can read.
     #[error("{source} (the index's corpus)")]
     Corpus {
         #[source]
@@ -55,7 +48,6 @@ pub enum Error {
         source: postcard::Error,
     },
 
-    /// A directive file changed between the index's refresh and its read.
     #[error("directive `{id}` changed while it was being read; run the command again")]
     DirectiveChanged { id: String },
 }

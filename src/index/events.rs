@@ -32,12 +32,10 @@ fn parse_events(bytes: &[u8], rel: &str, first_line: u32, max_line: u64) -> Pars
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let head = if raw.len() as u64 > max_line {
-            None
-        } else {
-            EventHead::parse(raw)
-        };
-        match head {
+        match (raw.len() as u64 <= max_line)
+            .then(|| EventHead::parse(raw))
+            .flatten()
+        {
             Some(h) => out.heads.push(h),
             None => {
                 let (col, message, hint) = match parse_event_line(raw, max_line) {
@@ -67,7 +65,7 @@ fn parse_events(bytes: &[u8], rel: &str, first_line: u32, max_line: u64) -> Pars
     out
 }
 
-/// One event file read by a worker: its position in the scan, its entry, its events.
+/// One event file read by a worker: its place in the scan, its entry, its events.
 type ReadFile = (usize, EventFileEntry, Vec<EventHead>);
 
 /// Reads and parses every event file, in parallel.
@@ -154,8 +152,7 @@ pub fn read_all(
     Ok((entries.into_iter().flatten().collect(), heads))
 }
 
-/// The entry of an event file skipped (a symlink, FIFO or device, or one
-/// over `events.max_file_bytes`): no events, and the problem that says so.
+/// The entry of an event file skipped (not a regular file, or too large), with the problem.
 fn skipped_entry(name: &str, stamp: Stamp, built_at_ns: i64, problem: Problem) -> EventFileEntry {
     EventFileEntry {
         file: name.to_owned(),
@@ -169,8 +166,7 @@ fn skipped_entry(name: &str, stamp: Stamp, built_at_ns: i64, problem: Problem) -
     }
 }
 
-/// Feeds the first `len` bytes of `file` to `hash`, a block at a time;
-/// false when the file is shorter.
+/// Feeds the first `len` bytes of `file` to `hash`; false when the file is shorter.
 fn hash_prefix(
     file: &mut std::fs::File,
     len: usize,
@@ -256,8 +252,8 @@ pub fn update(
             entries.push(skipped_entry(name, *stamp, built_at_ns, problem));
             continue;
         }
-        // The part folded already is only hashed, a block at a time, to
-        // know it is unchanged: a month's file can run to tens of MB.
+        // The part folded already is only hashed, a block at a time (a month's
+        // file can run to tens of MB).
         let mut hash = xxhash_rust::xxh3::Xxh3::new();
         let (start, lines, mut problems, events) = match prev {
             Some(p) => {
@@ -323,8 +319,7 @@ pub struct Appended {
 }
 
 /// Folds `heads` (new events) into `fold` if they all sort after what is
-/// folded; `Err` with the reason when the whole log must be folded again.
-/// Returns the pattern events among them, in order, for the pattern fold.
+/// folded, and returns the pattern events among them, in order.
 fn fold_new(
     fold: &mut Fold,
     mut heads: Vec<EventHead>,

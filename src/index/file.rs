@@ -35,12 +35,11 @@ const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`), or what the readers let into it (an
 /// event file over a new bound); an index of another format is rebuilt.
-const FORMAT: u32 = 21;
+const FORMAT: u32 = 22;
 
-/// The head's first fields, then the event files and the fold: enough to
-/// start stat'ing the directive files before the fold is decoded.
-/// postcard writes a struct or tuple as its fields one after the other, so
-/// `(HeadStart, event_files, fold)` is written and read back in two parts.
+/// The head's first fields, enough to start stat'ing the directive files
+/// before the fold is decoded: `(HeadStart, event_files, fold)` is written
+/// in one and read back in two parts (postcard writes fields in a row).
 #[derive(Serialize, Deserialize)]
 struct HeadStart<'a> {
     /// The `.swarm/` this was built from (an index copied elsewhere is rebuilt).
@@ -57,8 +56,7 @@ struct HeadStart<'a> {
     entry_errors: u64,
 }
 
-/// The entries section: the directive and quarantine files' stamps, then
-/// the parsed files.
+/// The entries section: the directive and quarantine files' stamps, then the parses.
 type Entries = (
     Vec<FileStamp>,
     Vec<FileStamp>,
@@ -66,9 +64,8 @@ type Entries = (
     Vec<DirectiveEntry>,
 );
 
-/// An index read from disk: the head decoded; the entries section left in
-/// the file, read from the same open file (so from the same version of it,
-/// whatever has been renamed over the path since) only when needed.
+/// An index read from disk: the head decoded, the other sections left in
+/// the open file (the same version, whatever is renamed over it) until needed.
 pub struct OnDisk {
     /// `event_files` and `fold` are empty until [`OnDisk::load_rest`].
     pub index: Index,
@@ -148,11 +145,11 @@ impl OnDisk {
     /// The pattern section, for [`PatternViews`], once its bytes are checked.
     pub fn pattern_views(&self) -> Result<PatternViews> {
         section(&self.map, self.patterns, "patterns")?;
-        Ok(PatternViews::new(
-            Arc::clone(&self.map),
-            self.patterns.at,
-            self.patterns.len,
-        ))
+        Ok(PatternViews {
+            map: Arc::clone(&self.map),
+            at: self.patterns.at,
+            len: self.patterns.len,
+        })
     }
 
     /// The index, and the open file its sections can be copied or decoded from.
@@ -200,16 +197,14 @@ fn section<'a>(map: &'a Map, span: Span, what: &'static str) -> Result<&'a [u8]>
 pub struct Sources {
     /// The old file, to copy from.
     pub old: Option<Old>,
-    /// Copy the entries and corpus from `old` rather than encode
-    /// `index.directives` and friends and the corpus (`index.corpus`, or built here).
+    /// Copy the entries and corpus from `old` rather than encode them.
     pub copy_entries: bool,
     /// Copy the pattern fold from `old` rather than encode `index.patterns`.
     pub copy_patterns: bool,
 }
 
-/// Reads the index's head, but for its event files and fold (see
-/// [`OnDisk::load_rest`]); `None` if it is missing, of another format, for
-/// another `.swarm/`, or damaged in any way (it is then rebuilt).
+/// Reads the index's head but for [`OnDisk::load_rest`]; `None` if it is
+/// missing, of another format, for another `.swarm/`, or damaged.
 pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     let file = crate::safe_fs::open_read(path).ok()?;
     let map = Arc::new(Map::open(&file)?);
@@ -284,8 +279,7 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
     })
 }
 
-/// Writes `index` atomically; with [`Sources::copy_entries`] the entries
-/// section is copied from the old file (and `index.directives` need not be loaded).
+/// Writes `index` atomically, its sections taken from `sources`.
 pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Result<()> {
     let encode_error = |source: postcard::Error| crate::Error::from(Error::Encode { source });
     let start = HeadStart {
@@ -306,17 +300,12 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
     std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| crate::Error::io(dir, e))?;
     let io = |e: std::io::Error| crate::Error::io(path, e);
-    let mut fixed = Vec::with_capacity(FIXED as usize + 16 + head.len() + 8);
-    fixed.extend_from_slice(&magic_and_format());
-    fixed.extend_from_slice(&section_fields(&head));
-    fixed.extend_from_slice(&head);
     let mut out = Out {
         file: tmp.as_file_mut(),
         pos: 0,
     };
-    out.write(&fixed).map_err(io)?;
-    // Copied sections are not checked here: damage found when they are
-    // decoded makes the index rebuilt then.
+    out.write(&magic_and_format()).map_err(io)?;
+    // Copied sections are checked when they are decoded.
     let copy = |out: &mut Out<_>, old: &Old, at: u64, len: u64| -> Result<()> {
         out.write(bytes_at(&old.map, at, len, "old sections")?)
             .map_err(io)
@@ -325,6 +314,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
         out.write(&section_fields(bytes)).map_err(io)?;
         out.write(bytes).map_err(io)
     };
+    write_section(&mut out, &head)?;
     match &sources.old {
         // With its length and checksum fields.
         Some(old) if sources.copy_patterns => {

@@ -31,37 +31,20 @@ pub fn index_path(store: &Store) -> PathBuf {
 
 /// The index up to date with its parsed directives.
 pub fn load(store: &Store) -> Result<Loaded> {
-    let reads = Reads {
-        entries: true,
-        ..Reads::default()
-    };
-    let opened = open(store, reads, None)?;
-    Ok(opened.loaded(|index| index))
+    Ok(open(store, Reads::ENTRIES, None)?.loaded(|index| index))
 }
 
 /// The index brought up to date and written, without decoding the
 /// directives unless they changed: what `index refresh` and the hooks do.
 pub fn refresh(store: &Store) -> Result<Loaded<Summary>> {
-    let reads = Reads {
-        always_write: true,
-        ..Reads::default()
-    };
-    let opened = open(store, reads, None)?;
-    Ok(opened.loaded(|index| index.summary))
+    Ok(open(store, Reads::ALWAYS_WRITE, None)?.loaded(|index| index.summary))
 }
 
 /// The fold of the event log, up to date, for a command that takes its
-/// directives from elsewhere (a check of a range reads them from the
-/// range's tree): only `config.toml` and the event files are looked at.
-/// The directive part of the index is left as it was (its counts are the
-/// last refresh's), to be brought up to date by the next command that reads it.
+/// directives from elsewhere (a range's tree): only `config.toml` and the
+/// event files are looked at; the directive part is left as it was.
 pub fn load_fold(store: &Store) -> Result<Summary> {
-    let reads = Reads {
-        fold_only: true,
-        ..Reads::default()
-    };
-    let opened = open(store, reads, None)?;
-    Ok(opened.index.summary)
+    Ok(open(store, Reads::FOLD_ONLY, None)?.index.summary)
 }
 
 /// What a command that ranks directives reads.
@@ -72,14 +55,9 @@ pub struct Ranking {
     pub summary: Summary,
 }
 
-/// The retrieval corpus, decoded from the index or built when the
-/// directives changed.
+/// The retrieval corpus, decoded from the index or built when the directives changed.
 pub fn load_corpus(store: &Store) -> Result<Ranking> {
-    let reads = Reads {
-        corpus: true,
-        ..Reads::default()
-    };
-    let mut opened = open(store, reads, None)?;
+    let mut opened = open(store, Reads::CORPUS, None)?;
     Ok(Ranking {
         corpus: opened.take_corpus(),
         summary: opened.index.summary,
@@ -90,29 +68,20 @@ pub fn load_corpus(store: &Store) -> Result<Ranking> {
 #[derive(Debug)]
 pub struct Delegation {
     pub corpus: Corpus,
-    /// What the task matched in the corpus as the index held it (should the
-    /// corpus have been rebuilt since, ranking matches it again).
+    /// What the task matched in the corpus as the index held it (matched
+    /// again should the corpus have been rebuilt).
     pub matches: Matches,
     pub patterns: Patterns,
     pub summary: Summary,
 }
 
 /// The corpus and the pattern views. The corpus the index holds is matched
-/// against `query` while the files are stat'ed (on this thread, while
-/// helpers stat), so that the ranking is mostly done by the time the index
-/// is known to be up to date.
+/// against `query` while the files are stat'ed, so that the ranking is
+/// mostly done by the time the index is known to be up to date.
 pub fn load_delegation(store: &Store, query: &Query) -> Result<Delegation> {
-    let reads = Reads {
-        corpus: true,
-        views: true,
-        ..Reads::default()
-    };
-    let mut opened = open(store, reads, Some(query))?;
+    let mut opened = open(store, Reads::CORPUS | Reads::VIEWS, Some(query))?;
     let corpus = opened.take_corpus();
-    let matches = match opened.matches.take() {
-        Some(m) => m,
-        None => corpus.matches(query),
-    };
+    let matches = (opened.matches.take()).unwrap_or_else(|| corpus.matches(query));
     Ok(Delegation {
         corpus,
         matches,
@@ -121,25 +90,17 @@ pub fn load_delegation(store: &Store, query: &Query) -> Result<Delegation> {
     })
 }
 
-/// The observed patterns, read in place from the index without decoding
-/// the whole pattern fold.
+/// The observed patterns, read in place without decoding the whole pattern fold.
 pub fn load_pattern_views(store: &Store) -> Result<Patterns> {
-    let reads = Reads {
-        views: true,
-        ..Reads::default()
-    };
-    let mut opened = open(store, reads, None)?;
-    Ok(opened.take_patterns())
+    Ok(open(store, Reads::VIEWS, None)?.take_patterns())
 }
 
 /// The whole pattern fold, up to date.
 pub fn load_patterns(store: &Store) -> Result<PatternFold> {
-    let reads = Reads {
-        pattern_fold: true,
-        ..Reads::default()
-    };
-    let opened = open(store, reads, None)?;
-    Ok(opened.index.patterns.unwrap_or_default())
+    Ok(open(store, Reads::PATTERN_FOLD, None)?
+        .index
+        .patterns
+        .unwrap_or_default())
 }
 
 /// Builds the index from scratch and writes it.
@@ -169,8 +130,7 @@ pub enum Health {
     Missing,
     /// A folder in its place: no command can write the index.
     Folder,
-    /// Something else there (damage, another format, a FIFO, a link): the
-    /// next command replaces it.
+    /// Something else there (damage, another format, a link): the next command replaces it.
     Unreadable,
 }
 
@@ -186,15 +146,13 @@ impl Health {
     }
 }
 
-/// The index on disk (without its parsed directives), the scan of
-/// `.swarm/` now, and how the two compare. `None` when there is no usable index.
+/// The index on disk (`None` when unusable), the scan of `.swarm/` now, and how they compare.
 pub fn status(store: &Store) -> Result<(Option<Summary>, Scan, Health)> {
     let scan = stamps::scan(store, None)?;
     let path = index_path(store);
     let old = file::read(&path, store).and_then(|mut d| d.load_rest().ok().map(|()| d.index));
     let health = match &old {
-        // Racy entries are re-checked by the next refresh, but a matching
-        // fingerprint means nothing visible has changed since the index was built.
+        // Racy entries are re-checked by the next refresh, but nothing visible changed.
         Some(o) if o.fingerprint == scan.fingerprint() => Health::Fresh,
         Some(_) => Health::Stale,
         None => match std::fs::symlink_metadata(&path) {
@@ -206,15 +164,13 @@ pub fn status(store: &Store) -> Result<(Option<Summary>, Scan, Health)> {
     Ok((old.map(|o| o.summary), scan, health))
 }
 
-/// An index brought up to date, with what its loader asked for.
+/// An index brought up to date, the sections `Reads` asked for decoded (or built).
 struct Opened {
-    /// With the sections `Reads` asked for decoded (or built).
     index: Index,
     refresh: Refresh,
     elapsed: std::time::Duration,
     write_error: Option<Error>,
-    /// The index file's pattern section, when the views were asked for and
-    /// the pattern fold was not decoded on the way.
+    /// The pattern section, when views were asked for and the fold was not decoded.
     views: Option<super::PatternViews>,
     pending_patterns: Vec<crate::fold::EventHead>,
     /// What the query matched in the corpus on disk, when it could be read.
@@ -231,12 +187,12 @@ impl Opened {
         }
     }
 
-    /// The corpus, which `Reads::corpus` has decoded or built.
+    /// The corpus, which `Reads::CORPUS` has decoded or built.
     fn take_corpus(&mut self) -> Corpus {
         self.index.corpus.take().unwrap_or_default()
     }
 
-    /// The patterns for `Reads::views`: the fold when it was decoded on
+    /// The patterns for `Reads::VIEWS`: the fold when it was decoded on
     /// the way, else the file's section and the events that came after it.
     fn take_patterns(&mut self) -> Patterns {
         match (self.index.patterns.take(), self.views.take()) {
@@ -251,18 +207,13 @@ impl Opened {
 
 /// Reads the index, brings it up to date with `.swarm/` (built from
 /// scratch when there is none, or it is damaged) and writes it back when
-/// that is worth it. With a `query`, the corpus on disk is matched against
-/// it while the directive files are stat'ed.
+/// that is worth it.
 fn open(store: &Store, reads: Reads, query: Option<&Query>) -> Result<Opened> {
     let start = Instant::now();
     let path = index_path(store);
     let mut on_disk = file::read(&path, store);
     crate::trace::mark("index head read");
-    let Stat {
-        scan,
-        rest,
-        matches,
-    } = stat(store, on_disk.as_mut(), reads, query)?;
+    let (scan, rest, matches) = stat(store, on_disk.as_mut(), reads, query)?;
     // A section found damaged (by its checksum, or as it is decoded) makes
     // the index rebuilt, as a missing one is: it is only a cache.
     let mut damaged = rest.err();
@@ -272,7 +223,10 @@ fn open(store: &Store, reads: Reads, query: Option<&Query>) -> Result<Opened> {
         && damaged.is_none()
     {
         let tried = (|| {
-            views = reads.views.then(|| d.pattern_views()).transpose()?;
+            views = reads
+                .contains(Reads::VIEWS)
+                .then(|| d.pattern_views())
+                .transpose()?;
             update(store, &scan, d, reads)
         })();
         match tried {
@@ -308,8 +262,7 @@ fn open(store: &Store, reads: Reads, query: Option<&Query>) -> Result<Opened> {
     })
 }
 
-/// The index built from scratch, when there was none to update or it was
-/// `damaged`.
+/// The index built from scratch, when there was none to update or it was `damaged`.
 fn rebuilt(store: &Store, scan: &Scan, reads: Reads, damaged: Option<Error>) -> Result<Updated> {
     let full;
     let scan = if damaged.is_some() {
@@ -320,13 +273,10 @@ fn rebuilt(store: &Store, scan: &Scan, reads: Reads, damaged: Option<Error>) -> 
         scan
     };
     let mut index = build(store, scan)?;
-    if reads.corpus {
+    if reads.contains(Reads::CORPUS) {
         index.corpus = Some(corpus_of(&index.directives));
     }
-    let reason = match damaged {
-        Some(e) => RebuildReason::Damaged(e),
-        None => RebuildReason::Missing,
-    };
+    let reason = damaged.map_or(RebuildReason::Missing, RebuildReason::Damaged);
     Ok(Updated {
         index,
         refresh: Refresh::Rebuilt { reason },
@@ -335,30 +285,20 @@ fn rebuilt(store: &Store, scan: &Scan, reads: Reads, damaged: Option<Error>) -> 
     })
 }
 
-/// The scan of `.swarm/`, and what was read of the index file meanwhile.
-struct Stat {
-    scan: Scan,
-    /// How decoding the rest of the head (the event files and the fold) went.
-    rest: Result<()>,
-    /// What the query matched in the corpus on disk, when it could be read.
-    matches: Option<Matches>,
-}
-
-/// Stats `.swarm/` and, while it is done, decodes the rest of the index's
-/// head and (for `reads.corpus`) its corpus, matching `query` against it:
-/// both are likely still good, and the work is done by the time the index
-/// is known to be up to date.
+/// Stats `.swarm/` and meanwhile decodes the rest of the index's head and
+/// (for `Reads::CORPUS`) its corpus, matching `query` against it, as both
+/// are likely still good. Returns the scan, how decoding the rest went, and
+/// what the query matched in the corpus on disk.
 ///
-/// The directive files are left out when `reads.fold_only`, or when a
-/// watcher vouches that they are as the index saw them. The watcher is
-/// optional: without one, or when it cannot vouch, they are stat'ed.
+/// The directive files are left out for `Reads::FOLD_ONLY`, or when a
+/// watcher (optional) vouches that they are as the index saw them.
 fn stat(
     store: &Store,
     on_disk: Option<&mut file::OnDisk>,
     reads: Reads,
     query: Option<&Query>,
-) -> Result<Stat> {
-    let watcher = if reads.fold_only {
+) -> Result<(Scan, Result<()>, Option<Matches>)> {
+    let watcher = if reads.contains(Reads::FOLD_ONLY) {
         None
     } else {
         watch::ask(store)
@@ -370,7 +310,7 @@ fn stat(
         None => stamps::scan(store, None)?,
         // The directive files are left as the index saw them (their stamps
         // are not even decoded): see `entries_seen` in `update`.
-        Some(d) if reads.fold_only => {
+        Some(d) if reads.contains(Reads::FOLD_ONLY) => {
             rest = d.load_rest();
             scan_events(store)?
         }
@@ -383,7 +323,7 @@ fn stat(
             let mut meanwhile = || {
                 rest = d.load_rest();
                 crate::trace::mark("fold decoded");
-                if rest.is_ok() && reads.corpus {
+                if rest.is_ok() && reads.contains(Reads::CORPUS) {
                     // A damaged section is found again, and reported, by the update.
                     let _ = d.load_corpus();
                     crate::trace::mark("corpus loaded");
@@ -410,9 +350,5 @@ fn stat(
     {
         watch::record(store, w, scan.entries_fingerprint());
     }
-    Ok(Stat {
-        scan,
-        rest,
-        matches,
-    })
+    Ok((scan, rest, matches))
 }

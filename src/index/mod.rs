@@ -2,12 +2,11 @@
 //! fold of the event log, and the stamps of the files they came from.
 //!
 //! Files are the truth; the index is a cache, keyed by a fingerprint of
-//! `.swarm/` (each file's path, size, mtime and inode), refreshed by
-//! whatever command finds it stale, never read back into files, and safe to
+//! `.swarm/`, refreshed by whatever command finds it stale, and safe to
 //! delete. A changed directive file is parsed again on its own; an event
-//! file that only grew has just its new lines folded, once the bytes
-//! already folded are found unchanged. As in git's index, a file modified
-//! within two seconds of the last refresh is "racy" and re-checked by content.
+//! file that only grew has just its new lines folded. As in git's index, a
+//! file modified within two seconds of the last refresh is "racy" and
+//! re-checked by content.
 //!
 //! Every new event must sort after the last one folded, (ts, id) being the
 //! fold's order: then it cannot be a copy of a folded event, so no set of
@@ -15,14 +14,12 @@
 //! a cherry-pick), a file that shrank or was rewritten, or a removed event
 //! file make the whole log fold again.
 //!
-//! The modules: [`load`](mod@load) (one loader per kind of command, each
-//! decoding only the sections it reads), [`update`] (build and refresh),
-//! [`events`] and [`entries`] (reading event and directive files), [`scan`](mod@scan)
-//! (stamping the files), [`watch`] (the optional watcher that vouches for the
-//! directive files), [`contents`] (what the index holds), [`file`](mod@file),
+//! The modules: [`load`](mod@load) (one loader per kind of command),
+//! [`update`] (build and refresh), [`events`] and [`entries`] (reading
+//! files), [`scan`](mod@scan) (stamping them), [`watch`] (the optional
+//! watcher), [`contents`] (what the index holds), [`file`](mod@file),
 //! [`mapped`] and [`pattern_section`] (the format), [`patterns`] (one role's
-//! patterns read in place), [`trees`] and [`sealed`](mod@sealed) (the caches
-//! of committed directives for `check`).
+//! patterns read in place), [`trees`] and [`sealed`](mod@sealed) (caches for `check`).
 
 mod contents;
 mod entries;
@@ -48,6 +45,5 @@ pub use load::{
 };
 pub use pattern_section::PatternViews;
 pub use patterns::{Patterns, RolePatterns};
-pub use scan::Scan;
 pub(crate) use sealed::{SealedFile, sealed};
 pub use trees::{DirectiveBlob, SnapshotDirectives, directives_from_blobs, directives_in_tree};

@@ -84,18 +84,13 @@ impl<'a> PatternSection<'a> {
 /// The patterns `pattern inject` reads, left in the mapped index file.
 #[derive(Debug)]
 pub struct PatternViews {
-    map: Arc<Map>,
-    at: u64,
-    len: u64,
+    /// An index file whose checksums were found right, and where the section is in it.
+    pub(super) map: Arc<Map>,
+    pub(super) at: u64,
+    pub(super) len: u64,
 }
 
 impl PatternViews {
-    /// The section at `at`, `len` bytes long, of an index file whose
-    /// checksums were found right.
-    pub(super) fn new(map: Arc<Map>, at: u64, len: u64) -> PatternViews {
-        PatternViews { map, at, len }
-    }
-
     /// The whole pattern fold, decoded.
     pub fn fold(&self) -> Result<PatternFold> {
         decode_patterns(bytes_at(&self.map, self.at, self.len, "patterns")?)

@@ -1,7 +1,6 @@
 //! The patterns `pattern inject`, `extract` and `feedback` read: one
 //! role's views, read in place from the index's pattern section, patched
-//! with the pattern events appended since that section was written (rather
-//! than the whole fold decoded, updated and written back for a few events).
+//! with the pattern events appended since it was written.
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -29,8 +28,7 @@ enum Source {
 }
 
 /// The patterns the pending events touch, after those events: each seeded
-/// from its view (a view holds the whole record), or, when one of them has
-/// no view but a record in the fold, the whole fold.
+/// from its view, or the whole fold when one of them has a record but no view.
 #[derive(Debug)]
 enum Patched {
     Touched(PatternFold),
@@ -78,7 +76,7 @@ impl Patterns {
             Some(Patched::Whole(fold)) => return Ok(all(fold)),
             Some(Patched::Touched(touched)) => (
                 patch_group(own, touched, |p| p.role == role),
-                patch_group(promoted, touched, |p| p.promoted.is_some()),
+                patch_group(promoted, touched, |p| p.stats.promoted.is_some()),
             ),
         };
         let mut views: Vec<View<'_>> = own;
@@ -137,8 +135,8 @@ impl Patterns {
     }
 
     /// The pending pattern events applied to the patterns they touch, once
-    /// (`known`, groups the reader decoded already, its own `role`'s first,
-    /// are only where to look first); `None` when there are none.
+    /// (`known`: groups decoded already, where to look first); `None` when
+    /// there are none.
     fn patched(&self, role: &str, known: &[&[View<'_>]]) -> Result<Option<&Patched>> {
         let Source::Section {
             views,
@@ -235,9 +233,8 @@ fn patch(
             Err(_) => true,
         });
     }
-    // Every observed pattern is in its role's group, in id order (and a
-    // promoted one in that group too): the groups the reader has first
-    // (the patterns it was shown are there), then the others only as needed.
+    // Every observed pattern is in its role's group (a promoted one in
+    // that group too): the reader's groups first, the others as needed.
     for views in known {
         seed(views, &mut wanted, &mut fold);
     }

@@ -13,30 +13,25 @@ use crate::store::Store;
 #[derive(Debug, Default)]
 pub struct Scan {
     pub(super) config: Option<Stamp>,
-    /// The directive files, as the threads that stat them left them (in
-    /// order); see [`Scan::directives`].
+    /// The directive files, as the threads that stat them left them.
     directive_chunks: Vec<Stamps>,
-    /// The directive files' names, each followed by a newline: what
-    /// `directive_chunks` refer to.
+    /// The names `directive_chunks` refer to, each followed by a newline.
     names: Names,
     directives: std::cell::OnceCell<Vec<(String, Stamp)>>,
     pub(super) quarantine: Vec<(String, Stamp)>,
-    /// The wrapping sums of the [`file_hash`]es of `directives` and of
-    /// `quarantine`, computed by the threads that stat them.
+    /// The wrapping sums of the [`file_hash`]es of `directives` and `quarantine`.
     directives_sum: u64,
     quarantine_sum: u64,
     pub(super) events: Vec<(String, Stamp)>,
     /// The stamp of the directives folder, as it was before it was listed.
     pub(super) directives_dir: Option<Stamp>,
-    /// The directive and quarantine files were not stat'ed (a fold-only
-    /// scan, or a watcher vouched for them): they are as the index last
-    /// saw them.
+    /// The directive and quarantine files were not stat'ed: they are as
+    /// the index last saw them.
     pub(super) unstamped: bool,
 }
 
 impl Scan {
-    /// The directive files, stamped, in name order: put in one list only
-    /// when directives changed.
+    /// The directive files, stamped, in name order (made on first use).
     pub(super) fn directives(&self) -> &[(String, Stamp)] {
         self.directives
             .get_or_init(|| named(self.names.as_str(), &self.directive_chunks))
@@ -93,13 +88,10 @@ pub(super) fn scan(store: &Store, listing: Option<Listing>) -> Result<Scan> {
     scan_while(store, listing, || {})
 }
 
-/// [`scan`], while this thread runs `meanwhile`.
-///
-/// A large directives folder is stat'ed on helper threads that claim the
-/// names a chunk at a time, so that none waits on another; this thread
-/// stamps the few other files and does not join in, to keep what it decoded
-/// for `meanwhile` in its caches. A small folder is stat'ed here, after
-/// `meanwhile`: a thread costs more than it saves (docs/performance.md).
+/// [`scan`], while this thread runs `meanwhile`. A large directives folder
+/// is stat'ed on helper threads, which this thread does not join, to keep
+/// what `meanwhile` decoded in its caches; a small one is stat'ed here,
+/// after `meanwhile` (docs/performance.md).
 pub(super) fn scan_while(
     store: &Store,
     listing: Option<Listing>,
@@ -114,8 +106,7 @@ pub(super) fn scan_while(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::io(&dir, e)),
     };
-    // The names, each followed by a newline: the stamps refer to them by
-    // place, so that none is copied unless directives changed.
+    // The stamps refer to the names by place: none is copied unless directives changed.
     let text = match listing {
         Some(l) if Some(l.dir) == dir_stamp => l.names,
         _ => Names::Owned(joined(
@@ -141,8 +132,7 @@ pub(super) fn scan_while(
             stamper.work();
         }
         for h in helpers {
-            // A helper that panicked leaves chunks unclaimed or unrecorded,
-            // which `finish` reports.
+            // A helper that panicked leaves chunks unrecorded: `finish` reports it.
             let _ = h.join();
         }
         others
@@ -255,13 +245,11 @@ struct Stamper<'a> {
     done: Mutex<Vec<(usize, ChunkStamps)>>,
 }
 
-/// The files of a chunk of names, stamped, and the sum of their
-/// [`file_hash`]es. A symlink, FIFO or device is stamped as itself (never
-/// followed), for the reader to report and skip.
+/// The files of a chunk of names, stamped (a link, FIFO or device as
+/// itself), and the sum of their [`file_hash`]es.
 type ChunkStamps = Result<(Stamps, u64)>;
 
-/// Files and their stamps, each name as its place (byte offset and length)
-/// in the names' text.
+/// Files and their stamps, each name as its offset and length in the names' text.
 type Stamps = Vec<(u32, u32, Stamp)>;
 
 /// The hash of a file's name and stamp, for [`Scan::entries_fingerprint`].
@@ -322,13 +310,9 @@ impl<'a> Stamper<'a> {
         let mut mine = Vec::new();
         loop {
             let chunk = self.next.fetch_add(1, Ordering::Relaxed);
-            let start = chunk.saturating_mul(CHUNK);
-            let Some(part) = self.names.get(start..self.names.len().min(start + CHUNK)) else {
+            let Some(part) = self.names.chunks(CHUNK).nth(chunk) else {
                 break;
             };
-            if part.is_empty() {
-                break;
-            }
             let mut sum = 0u64;
             let stamps = part
                 .iter()
@@ -355,9 +339,8 @@ impl<'a> Stamper<'a> {
         (name.as_ptr() as usize - self.text.as_ptr() as usize) as u32
     }
 
-    /// The stamped names, in order, and the sum of their hashes; names that
-    /// are missing (a dangling link, a file removed meanwhile) or folders
-    /// are left out.
+    /// The stamped names, in order, and the sum of their hashes; missing
+    /// names and folders are left out.
     fn finish(self) -> Result<(Vec<Stamps>, u64)> {
         let mut done = self
             .done

@@ -1,10 +1,8 @@
 //! What `check` reads of the directives of a committed (or staged)
 //! `.swarm/directives/` ([`CheckEntry`]), cached in the git dir under the
-//! folder's tree id (a commit's) or a hash of the files' names and blob ids
-//! (the index's), with the version of git-swarm that parsed them: a tree
+//! folder's tree id or a hash of the files' names and blob ids: a tree
 //! never changes, so neither does its parse, and parsing a thousand TOML
-//! files on every pre-push cost more than the diff. The cache file is mapped
-//! and its entries decoded with their strings borrowed from it.
+//! files on every pre-push cost more than the diff.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,10 +31,6 @@ enum Body {
 }
 
 impl SnapshotDirectives {
-    fn none() -> Result<SnapshotDirectives> {
-        SnapshotDirectives::encode(&[])
-    }
-
     fn encode(entries: &[CheckEntry]) -> Result<SnapshotDirectives> {
         let body = postcard::to_stdvec(entries)
             .map_err(|source| super::Error::EncodeSnapshot { source })?;
@@ -78,14 +72,13 @@ pub fn directives_in_tree(
             Some(e) if e.mode().is_link() => return linked_folder(folder, FileKind::Symlink),
             Some(e) if e.mode().is_commit() => return linked_folder(folder, FileKind::Submodule),
             Some(e) if e.mode().is_tree() => entry = Some(e),
-            _ => return SnapshotDirectives::none(),
+            _ => return SnapshotDirectives::encode(&[]),
         }
     }
     let Some(entry) = entry else {
-        return SnapshotDirectives::none();
+        return SnapshotDirectives::encode(&[]);
     };
-    // The folder's tree id fixes every file in it: a tree seen before is
-    // not read again (a thousand entries), let alone its files.
+    // The folder's tree id fixes every file in it: a tree seen before is not read again.
     let mut key = cache_key();
     key.update(b"tree\0");
     key.update(entry.oid().as_bytes());

@@ -1,7 +1,5 @@
 //! Bringing the index up to date: built from scratch, or refreshed from
-//! what changed since it was written — a changed directive file parsed
-//! again on its own, an event file that only grew read from where the
-//! index stopped (see [`super::events`]).
+//! what changed since it was written.
 
 use std::time::SystemTime;
 
@@ -15,32 +13,33 @@ use crate::error::Result;
 use crate::fold::{EventHead, fold_both};
 use crate::store::Store;
 
-/// What a loader reads beyond the index's head: a refresh decodes (or
-/// builds) just that, and it decides whether a write can wait.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Reads {
-    /// Stat only `config.toml` and the event files: the directive files
-    /// are taken as the index last saw them.
-    pub fold_only: bool,
-    /// The parsed directive files.
-    pub entries: bool,
-    /// The retrieval corpus.
-    pub corpus: bool,
-    /// The pattern section, for views patched with new pattern events.
-    pub views: bool,
-    /// The whole pattern fold, decoded.
-    pub pattern_fold: bool,
-    /// Write the index whenever it changed. Else a few appended events are
-    /// folded again by the next command rather than the file rewritten.
-    pub always_write: bool,
+bitflags::bitflags! {
+    /// What a loader reads beyond the index's head: a refresh decodes (or
+    /// builds) just that, and it decides whether a write can wait.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) struct Reads: u8 {
+        /// Stat only `config.toml` and the event files: the directive files
+        /// are taken as the index last saw them.
+        const FOLD_ONLY = 1;
+        /// The parsed directive files.
+        const ENTRIES = 1 << 1;
+        /// The retrieval corpus.
+        const CORPUS = 1 << 2;
+        /// The pattern section, for views patched with new pattern events.
+        const VIEWS = 1 << 3;
+        /// The whole pattern fold, decoded.
+        const PATTERN_FOLD = 1 << 4;
+        /// Write the index whenever it changed. Else a few appended events are
+        /// folded again by the next command rather than the file rewritten.
+        const ALWAYS_WRITE = 1 << 5;
+    }
 }
 
 /// Appended event bytes a reading command folds without writing the index
 /// back (about 400 events): cheaper to fold again than to rewrite the file.
 const DEFER_WRITE_BYTES: u64 = 64 * 1024;
 
-/// Which files an index must check by content: its entries (as one), and
-/// its event files by name.
+/// Which files an index must check by content: its entries, and its event files.
 fn racy_files(index: &Index) -> (bool, Vec<String>) {
     (
         index.entries_racy,
@@ -64,17 +63,6 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
         .collect()
 }
 
-/// The listing to record for the directives folder, if its stamp can be trusted.
-fn listing_of(scan: &Scan, built_at_ns: i64) -> Option<Listing> {
-    let names = || super::scan::joined(scan.directives().iter().map(|(n, _)| n.as_str()));
-    (scan.directives_dir)
-        .filter(|d| !racy(built_at_ns, d.mtime_ns))
-        .map(|dir| Listing {
-            dir,
-            names: Names::Owned(names()),
-        })
-}
-
 pub(super) fn build(store: &Store, scan: &Scan) -> Result<Index> {
     let built_at_ns = epoch_ns(SystemTime::now());
     let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
@@ -91,21 +79,27 @@ pub(super) fn build(store: &Store, scan: &Scan) -> Result<Index> {
         patterns: Some(patterns),
         ..Index::default()
     };
-    let directives = entries::load_changed(store, "directives", scan.directives(), vec![], &[]);
-    let quarantine = entries::load_changed(store, "quarantine", &scan.quarantine, vec![], &[]);
-    set_entries(&mut index, scan, built_at_ns, directives, quarantine);
+    set_entries(store, &mut index, scan, built_at_ns);
     Ok(index)
 }
 
-/// Records in `index` the directive and quarantine files of `scan`, parsed
-/// as `directives` and `quarantine`.
-fn set_entries(
-    index: &mut Index,
-    scan: &Scan,
-    built_at_ns: i64,
-    directives: Vec<DirectiveEntry>,
-    quarantine: Vec<DirectiveEntry>,
-) {
+/// Records in `index` the directive and quarantine files of `scan`, those
+/// that changed since `index` saw them parsed again.
+fn set_entries(store: &Store, index: &mut Index, scan: &Scan, built_at_ns: i64) {
+    let directives = entries::load_changed(
+        store,
+        "directives",
+        scan.directives(),
+        std::mem::take(&mut index.directives),
+        &index.directive_stamps,
+    );
+    let quarantine = entries::load_changed(
+        store,
+        "quarantine",
+        &scan.quarantine,
+        std::mem::take(&mut index.quarantine),
+        &index.quarantine_stamps,
+    );
     let count_errors = |entries: &[DirectiveEntry]| {
         (entries.iter().flat_map(|e| &e.problems))
             .filter(|p| p.is_error())
@@ -122,7 +116,14 @@ fn set_entries(
     let any_racy =
         |files: &[(String, Stamp)]| files.iter().any(|(_, s)| racy(built_at_ns, s.mtime_ns));
     index.entries_racy = any_racy(scan.directives()) || any_racy(&scan.quarantine);
-    index.listing = listing_of(scan, built_at_ns);
+    // The listing is recorded only when the folder's stamp can be trusted.
+    let names = || super::scan::joined(scan.directives().iter().map(|(n, _)| n.as_str()));
+    index.listing = (scan.directives_dir)
+        .filter(|d| !racy(built_at_ns, d.mtime_ns))
+        .map(|dir| Listing {
+            dir,
+            names: Names::Owned(names()),
+        });
 }
 
 /// How many of `scan` differ from what the index saw (added, changed, racy or removed).
@@ -152,8 +153,7 @@ pub(super) struct Updated {
     pub refresh: Refresh,
     /// Where a write takes each section from; `None`: the write waits.
     pub write: Option<file::Sources>,
-    /// Pattern events appended since the index's pattern section, folded
-    /// into neither (see [`super::Patterns`]).
+    /// Pattern events appended since the pattern section, not folded (see [`super::Patterns`]).
     pub pending_patterns: Vec<EventHead>,
 }
 
@@ -162,10 +162,9 @@ pub(super) struct Updated {
 pub(super) fn update(
     store: &Store,
     scan: &Scan,
-    on_disk: file::OnDisk,
+    mut on_disk: file::OnDisk,
     reads: Reads,
 ) -> Result<Updated> {
-    let mut on_disk = on_disk;
     let old = &on_disk.index;
     // Racy files are checked by content until a write records them settled.
     let was_racy = old.entries_racy || old.event_files.iter().any(|e| e.racy);
@@ -184,8 +183,7 @@ pub(super) fn update(
             .zip(&old.event_files)
             .all(|((n, s), e)| *n == e.file && *s == e.stamp && !e.racy);
 
-    // A scan that did not stat the directive files (fold-only, or vouched
-    // for by a watcher) takes them as the index last saw them.
+    // A scan that did not stat the directive files takes them as the index saw them.
     let entries_seen = if scan.unstamped {
         old.entries_fingerprint
     } else {
@@ -196,13 +194,13 @@ pub(super) fn update(
         && events_unchanged
         && old.fingerprint == scan.fingerprint_with(entries_seen);
     // Of the sections that did not change, those the loader reads are decoded.
-    if entries_unchanged && reads.entries {
+    if entries_unchanged && reads.contains(Reads::ENTRIES) {
         on_disk.load_entries()?;
     }
-    if entries_unchanged && reads.corpus && on_disk.index.corpus.is_none() {
+    if entries_unchanged && reads.contains(Reads::CORPUS) && on_disk.index.corpus.is_none() {
         on_disk.load_corpus()?;
     }
-    if reads.pattern_fold {
+    if reads.contains(Reads::PATTERN_FOLD) {
         on_disk.load_patterns()?;
     }
     if fresh {
@@ -221,23 +219,11 @@ pub(super) fn update(
         let index = &mut on_disk.index;
         changed_directives = count_changed(scan.directives(), &index.directive_stamps)
             + count_changed(&scan.quarantine, &index.quarantine_stamps);
-        let directives = entries::load_changed(
-            store,
-            "directives",
-            scan.directives(),
-            std::mem::take(&mut index.directives),
-            &index.directive_stamps,
-        );
-        let quarantine = entries::load_changed(
-            store,
-            "quarantine",
-            &scan.quarantine,
-            std::mem::take(&mut index.quarantine),
-            &index.quarantine_stamps,
-        );
-        set_entries(index, scan, built_at_ns, directives, quarantine);
+        set_entries(store, index, scan, built_at_ns);
         // Built now rather than when written, since it is wanted; else the write builds it.
-        index.corpus = reads.corpus.then(|| corpus_of(&index.directives));
+        index.corpus = reads
+            .contains(Reads::CORPUS)
+            .then(|| corpus_of(&index.directives));
     }
     // Unchanged entries are copied over as bytes; changed ones were decoded and are encoded again.
     let (mut index, mut old) = on_disk.into_parts();
@@ -259,7 +245,7 @@ pub(super) fn update(
     let mut pending = Vec::new();
     // Whether a write can wait (see `defer` below), but for the pattern events.
     let could_defer = |index: &Index, appended: u64| {
-        !reads.always_write
+        !reads.contains(Reads::ALWAYS_WRITE)
             && (!was_racy || racy_files(index) == racy_before)
             && entries_unchanged
             && config_unchanged
@@ -275,7 +261,7 @@ pub(super) fn update(
             // A reader of views patches them with a few new pattern events
             // rather than decoding the whole fold and writing it back.
             if !pattern_heads.is_empty()
-                && reads.views
+                && reads.contains(Reads::VIEWS)
                 && index.patterns.is_none()
                 && could_defer(&index, bytes)
             {
@@ -308,10 +294,9 @@ pub(super) fn update(
     index.fingerprint = scan.fingerprint_with(index.entries_fingerprint);
     index.built_at_ns = built_at_ns;
     index.config = scan.config;
-    // A few appended events (the `shown` event of the last `inject`, say) are
-    // folded again by each command rather than the whole file rewritten for them.
-    // A write while the same files are still racy would record nothing new:
-    // the next command checks them by content all the same.
+    // A few appended events (the last `inject`'s `shown`, say) are folded again
+    // by each command rather than the file rewritten for them; so are files
+    // still racy, which a write would record no better.
     let defer = could_defer(&index, appended) && !patterns_changed;
     let sources = file::Sources {
         old: Some(old),

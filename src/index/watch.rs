@@ -1,27 +1,20 @@
 //! A watcher that vouches for the directive files, so that commands need
 //! not stat them (`git swarm index watch`), as git's file-system monitor
-//! does for the worktree. The few other files (config, event log) are still
-//! stat'ed: they change with every appended event, and are cheap.
+//! does for the worktree. Config and event files are still stat'ed: they
+//! change with every appended event, and are cheap.
 //!
-//! The exchange:
 //! - The watcher keeps a *generation*, raised by every inotify event in
-//!   `.swarm/directives/` and `.swarm/quarantine/` (and by the folders being
-//!   created, removed or renamed). Before it answers it reads every event
-//!   queued so far; the kernel queues an event before the system call that
-//!   caused it returns, so a change made before the question is in the answer.
+//!   [`FOLDERS`] (and by the folders being created, removed or renamed).
+//!   The kernel queues an event before the system call that caused it
+//!   returns, and the watcher reads every queued event before it answers:
+//!   a change made before the question is in the answer.
 //! - A command asks (a Unix socket in the git dir) and, if its last record
-//!   (`watch-token`: the watcher, its generation, the fingerprint of the
-//!   stamps then) is this watcher and generation, and its index was built
-//!   from files with those stamps, does not stat the folders. Otherwise it
-//!   stats them and records what it found with the answer it had before it
-//!   looked: a change after the answer raises the generation.
-//! - Each directive file is watched as well as its folder: a write through
-//!   a hard link elsewhere reaches only a watch of the file itself.
-//! - A watcher that cannot see every change says so, and is not trusted: a
+//!   (`watch-token`) is this watcher and generation with the stamps its
+//!   index was built from, does not stat the folders. Otherwise it stats
+//!   them and records what it found with the answer it had before it looked.
+//! - A watcher that cannot see every change says so and is not trusted: a
 //!   `.toml` entry or a folder that is a symbolic link, a folder or file it
-//!   could not watch (the inotify watch limit). A folder that is no longer
-//!   the one watched (something mounted on it) counts as a change. A queue
-//!   overflow raises the generation. When `.swarm/` goes, the watcher stops.
+//!   could not watch (the inotify watch limit).
 //!
 //! What inotify does not report is not seen: writes through a shared memory
 //! map (until the file is closed), changes made by another machine on a
@@ -35,13 +28,11 @@ use std::time::Duration;
 
 use crate::store::Store;
 
-/// The folders of `.swarm/` a watcher vouches for: those the entries'
-/// fingerprint is made of.
+/// The folders of `.swarm/` a watcher vouches for (the entries' fingerprint's).
 pub const FOLDERS: [&str; 2] = ["directives", "quarantine"];
 
-/// How long a command waits for a watcher's answer before it stats the files
-/// itself (a watcher that hangs must not hang the commands). A watcher
-/// answers in well under a millisecond.
+/// How long a command waits for a watcher's answer (given in well under a
+/// millisecond) before it stats the files itself.
 #[cfg(target_os = "linux")]
 const ANSWER_WAIT: Duration = Duration::from_millis(100);
 
@@ -51,6 +42,16 @@ const ANSWER_WAIT: Duration = Duration::from_millis(100);
 pub struct Answer {
     pub instance: u64,
     pub generation: u64,
+}
+
+impl Answer {
+    /// Reads `<instance in hex> <generation>` from `words`.
+    fn parse<'a>(words: &mut impl Iterator<Item = &'a str>) -> Option<Answer> {
+        Some(Answer {
+            instance: u64::from_str_radix(words.next()?, 16).ok()?,
+            generation: words.next()?.parse().ok()?,
+        })
+    }
 }
 
 /// Where the watcher of `store` listens.
@@ -74,10 +75,8 @@ pub fn log_path(store: &Store) -> PathBuf {
 }
 
 /// Sends `line` to the watcher of `store` and returns its one-line answer.
-///
-/// The connection is made without blocking: a watcher that has stopped
-/// (suspended, in a debugger) leaves its backlog full, and a blocking
-/// connect would then wait for good.
+/// The connection is made without blocking: a watcher suspended with a full
+/// backlog would hold a blocking connect for good.
 #[cfg(target_os = "linux")]
 pub fn request(store: &Store, line: &str) -> std::io::Result<String> {
     use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
@@ -117,24 +116,12 @@ pub fn request(_store: &Store, _line: &str) -> std::io::Result<String> {
 /// The answer of a watcher that vouches for the folders of this `.swarm/`;
 /// `None` when none runs, it does not answer in time, or it cannot vouch.
 pub fn ask(store: &Store) -> Option<Answer> {
-    let answer = request(store, "vouch").ok()?;
-    let mut words = answer.split(' ');
-    if words.next()? != "vouch" {
-        return None;
-    }
-    let instance = u64::from_str_radix(words.next()?, 16).ok()?;
-    let generation = words.next()?.parse().ok()?;
-    let dev: u64 = words.next()?.parse().ok()?;
-    let ino: u64 = words.next()?.parse().ok()?;
-    // It must watch this `.swarm/` (a git dir shared through GIT_DIR by two
-    // worktrees has one socket).
-    if Some((dev, ino)) != folder_id(&store.swarm_dir) {
-        return None;
-    }
-    Some(Answer {
-        instance,
-        generation,
-    })
+    let reply = request(store, "vouch").ok()?;
+    let mut words = reply.strip_prefix("vouch ")?.split(' ');
+    let answer = Answer::parse(&mut words)?;
+    let folder = (words.next()?.parse().ok()?, words.next()?.parse().ok()?);
+    // It must watch this `.swarm/` (two worktrees may share a git dir).
+    (folder_id(&store.swarm_dir) == Some(folder)).then_some(answer)
 }
 
 /// Device and inode of a folder.
@@ -152,8 +139,7 @@ pub(crate) fn folder_id(_path: &std::path::Path) -> Option<(u64, u64)> {
 
 const TOKEN_MAGIC: &str = "git-swarm watch token 1";
 
-/// Whether the last record says that at `answer` the folders had the stamps
-/// whose fingerprint is `entries`.
+/// Whether the last record says that at `answer` the folders' stamps had the fingerprint `entries`.
 pub fn vouches(store: &Store, answer: Answer, entries: u64) -> bool {
     recorded(store) == Some((answer, entries))
 }
@@ -165,26 +151,18 @@ fn recorded(store: &Store) -> Option<(Answer, u64)> {
         return None;
     }
     let mut words = lines.next()?.split(' ');
-    let instance = u64::from_str_radix(words.next()?, 16).ok()?;
-    let generation = words.next()?.parse().ok()?;
+    let answer = Answer::parse(&mut words)?;
     let entries = u64::from_str_radix(words.next()?, 16).ok()?;
     if words.next().is_some() || lines.next().is_some() {
         return None;
     }
-    Some((
-        Answer {
-            instance,
-            generation,
-        },
-        entries,
-    ))
+    Some((answer, entries))
 }
 
 /// Records that at `answer` the folders' stamps had the fingerprint
-/// `entries` (unless that is the record already). The record is only a
-/// cache: a failure to write it costs the next command a scan, nothing else.
+/// `entries`. Only a cache: a failure to write it costs the next command a scan.
 pub fn record(store: &Store, answer: Answer, entries: u64) {
-    if recorded(store) == Some((answer, entries)) {
+    if vouches(store, answer, entries) {
         return;
     }
     let path = token_path(store);
@@ -192,22 +170,17 @@ pub fn record(store: &Store, answer: Answer, entries: u64) {
         "{TOKEN_MAGIC}\n{:016x} {} {entries:016x}\n",
         answer.instance, answer.generation
     );
-    let write = || -> std::io::Result<()> {
-        let dir = path.parent().unwrap_or(std::path::Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.write_all(text.as_bytes())?;
-        tmp.persist(&path).map_err(|e| e.error)?;
-        Ok(())
-    };
-    let _ = write();
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir)
+        && tmp.write_all(text.as_bytes()).is_ok()
+    {
+        let _ = tmp.persist(&path);
+    }
 }
 
 /// Waits until no watcher holds the lock (at most `wait`); whether none does.
 pub fn wait_stopped(store: &Store, wait: Duration) -> bool {
-    let Ok(file) = std::fs::OpenOptions::new()
-        .read(true)
-        .open(lock_path(store))
-    else {
+    let Ok(file) = std::fs::File::open(lock_path(store)) else {
         return true;
     };
     let start = std::time::Instant::now();
@@ -239,11 +212,8 @@ pub fn state(store: &Store) -> State {
         return State::None;
     };
     // `status <pid> <generation> yes` or `status <pid> <generation> no <reason>`.
-    let mut words = answer.splitn(5, ' ');
     let parsed = (|| {
-        if words.next()? != "status" {
-            return None;
-        }
+        let mut words = answer.strip_prefix("status ")?.splitn(4, ' ');
         let pid = words.next()?.parse().ok()?;
         let generation = words.next()?.parse().ok()?;
         match words.next()? {
@@ -292,26 +262,6 @@ mod daemon {
         SocketGone,
     }
 
-    /// Events that change a folder's entries or a file's stamp or content.
-    fn folder_events() -> WatchFlags {
-        WatchFlags::MODIFY
-            | WatchFlags::ATTRIB
-            | WatchFlags::CLOSE_WRITE
-            | WatchFlags::CREATE
-            | WatchFlags::DELETE
-            | WatchFlags::MOVED_FROM
-            | WatchFlags::MOVED_TO
-            | WatchFlags::DELETE_SELF
-            | WatchFlags::MOVE_SELF
-            | WatchFlags::ONLYDIR
-    }
-
-    /// Events of a directive file, whichever of its names it is changed
-    /// through (a hard link made elsewhere, say).
-    fn file_events() -> WatchFlags {
-        WatchFlags::MODIFY | WatchFlags::ATTRIB | WatchFlags::CLOSE_WRITE | WatchFlags::DONT_FOLLOW
-    }
-
     /// Events of `.swarm/` itself: a folder created, removed or renamed.
     fn swarm_events() -> WatchFlags {
         WatchFlags::CREATE
@@ -324,21 +274,37 @@ mod daemon {
             | WatchFlags::ONLYDIR
     }
 
+    /// Events that change a folder's entries or a file's stamp or content.
+    fn folder_events() -> WatchFlags {
+        swarm_events() | WatchFlags::MODIFY | WatchFlags::CLOSE_WRITE
+    }
+
+    /// Events of a directive file, whichever of its names it is changed
+    /// through (a hard link made elsewhere, say).
+    fn file_events() -> WatchFlags {
+        WatchFlags::MODIFY | WatchFlags::ATTRIB | WatchFlags::CLOSE_WRITE | WatchFlags::DONT_FOLLOW
+    }
+
+    /// One of [`FOLDERS`] as watched.
+    #[derive(Default)]
+    struct Folder {
+        /// Its watch, if it exists, and the device and inode it watches.
+        wd: Option<i32>,
+        id: Option<(u64, u64)>,
+        /// Why it, or a file in it, could not be watched.
+        broken: Option<String>,
+    }
+
     struct Watcher {
         inotify: OwnedFd,
         swarm: PathBuf,
         swarm_id: (u64, u64),
         swarm_wd: i32,
-        /// The watch of each of [`FOLDERS`], if it exists, and the device
-        /// and inode it watches.
-        folders: [Option<i32>; 2],
-        folder_ids: [Option<(u64, u64)>; 2],
+        folders: [Folder; 2],
         instance: u64,
         generation: u64,
         /// `.toml` entries that are symbolic links: (folder, name).
         links: BTreeSet<(usize, String)>,
-        /// Why a folder, or a file in it, could not be watched.
-        broken: [Option<String>; 2],
     }
 
     impl Watcher {
@@ -348,8 +314,7 @@ mod daemon {
             let inotify =
                 inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).map_err(io)?;
             let swarm_wd = inotify::add_watch(&inotify, &swarm, swarm_events()).map_err(io)?;
-            // Taken after the watch: a `.swarm/` replaced in between is
-            // told by the command that compares it.
+            // Taken after the watch: the command compares it.
             let swarm_id = super::folder_id(&swarm).ok_or_else(|| {
                 Error::io(&swarm, std::io::Error::other("cannot stat the folder"))
             })?;
@@ -367,12 +332,10 @@ mod daemon {
                 swarm,
                 swarm_id,
                 swarm_wd,
-                folders: [None, None],
-                folder_ids: [None, None],
+                folders: Default::default(),
                 instance,
                 generation: 0,
                 links: BTreeSet::new(),
-                broken: [None, None],
             };
             for i in 0..FOLDERS.len() {
                 w.rewatch(i);
@@ -380,32 +343,31 @@ mod daemon {
             Ok(w)
         }
 
-        /// (Re)adds the watch of folder `i` and of its files, and looks at
-        /// its entries again.
+        /// (Re)adds the watch of folder `i` and of its files.
         fn rewatch(&mut self, i: usize) {
             let path = self.swarm.join(FOLDERS[i]);
             self.links.retain(|(f, _)| *f != i);
-            self.broken[i] = None;
+            let mut broken = None;
             // A folder that is a link may be swapped, or a path it goes
             // through, with no event here.
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                self.broken[i] = Some(format!(".swarm/{} is a symbolic link", FOLDERS[i]));
+                broken = Some(format!(".swarm/{} is a symbolic link", FOLDERS[i]));
             }
             let wd = match inotify::add_watch(&self.inotify, &path, folder_events()) {
                 Ok(wd) => Some(wd),
                 Err(Errno::NOENT | Errno::NOTDIR) => None,
                 Err(e) => {
-                    self.broken[i] = Some(cannot_watch(&path, e));
+                    broken = Some(cannot_watch(&path, e));
                     None
                 }
             };
-            if let Some(old) = self.folders[i]
+            if let Some(old) = self.folders[i].wd
                 && Some(old) != wd
             {
                 let _ = inotify::remove_watch(&self.inotify, old);
             }
-            self.folders[i] = wd;
-            self.folder_ids[i] = wd.and_then(|_| super::folder_id(&path));
+            let id = wd.and_then(|_| super::folder_id(&path));
+            self.folders[i] = Folder { wd, id, broken };
             if wd.is_some()
                 && let Ok(entries) = std::fs::read_dir(&path)
             {
@@ -417,10 +379,9 @@ mod daemon {
             }
         }
 
-        /// Watches entry `name` of folder `i` (a write through another of
-        /// its names, a hard link elsewhere, reaches only a watch of the
-        /// file itself) and notes whether it is a symbolic link, whose
-        /// target may be replaced where no watch sees it.
+        /// Watches entry `name` of folder `i` (a write through a hard link
+        /// elsewhere reaches only a watch of the file itself) and notes
+        /// whether it is a symbolic link, whose target may change unseen.
         fn look_at(&mut self, i: usize, name: &str) {
             if !name.ends_with(".toml") {
                 return;
@@ -430,7 +391,7 @@ mod daemon {
                 Ok(m) => {
                     match inotify::add_watch(&self.inotify, &path, file_events()) {
                         Ok(_) | Err(Errno::NOENT) => {}
-                        Err(e) => self.broken[i] = Some(cannot_watch(&path, e)),
+                        Err(e) => self.folders[i].broken = Some(cannot_watch(&path, e)),
                     }
                     m.file_type().is_symlink()
                 }
@@ -446,7 +407,7 @@ mod daemon {
 
         /// Why it cannot vouch, if it cannot.
         fn unable(&self) -> Option<String> {
-            if let Some(b) = self.broken.iter().flatten().next() {
+            if let Some(b) = self.folders.iter().find_map(|f| f.broken.as_ref()) {
                 return Some(b.clone());
             }
             self.links.first().map(|(i, name)| {
@@ -506,10 +467,9 @@ mod daemon {
                         }
                         continue;
                     }
-                    // Any other event is a change (one from a watch given
-                    // up since, too: counting it costs a scan, no more).
+                    // Any other event is a change (even from a watch given up since).
                     self.generation += 1;
-                    if let Some(i) = self.folders.iter().position(|w| *w == Some(event.wd())) {
+                    if let Some(i) = self.folders.iter().position(|f| f.wd == Some(event.wd())) {
                         if flags.intersects(
                             ReadFlags::IGNORED | ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF,
                         ) {
@@ -538,11 +498,10 @@ mod daemon {
             if super::folder_id(&self.swarm) != Some(self.swarm_id) {
                 return Err(Stop::SwarmGone);
             }
-            // A folder that is not the one watched (something mounted on
-            // it, a path through a link changed) sent no event here.
+            // A folder that is not the one watched (something mounted on it) sent no event.
             for (i, folder) in FOLDERS.iter().enumerate() {
                 let now = super::folder_id(&self.swarm.join(folder));
-                if now != self.folder_ids[i] {
+                if now != self.folders[i].id {
                     self.generation += 1;
                     self.rewatch(i);
                 }
@@ -557,10 +516,10 @@ mod daemon {
             let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
             let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
             let mut line = String::new();
-            let Ok(mut reader) = stream.try_clone().map(|s| BufReader::new(s.take(256))) else {
-                return Ok(());
-            };
-            if reader.read_line(&mut line).is_err() {
+            if BufReader::new((&stream).take(256))
+                .read_line(&mut line)
+                .is_err()
+            {
                 return Ok(());
             }
             // Every change made before the question is in the answer.
@@ -599,9 +558,8 @@ mod daemon {
         _lock: std::fs::File,
     }
 
-    /// Watches `.swarm/` of `store` and answers commands until asked to stop,
-    /// `.swarm/` goes, or the socket is taken away. `ready` is called once
-    /// the socket listens.
+    /// Watches `.swarm/` of `store` and answers commands until it must stop;
+    /// `ready` is called once the socket listens.
     pub fn serve(store: &Store, ready: &mut dyn FnMut(u32)) -> Result<Stopped> {
         let dir = store.git_dir.join("swarm");
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -613,28 +571,25 @@ mod daemon {
             .open(&lock_path)
             .map_err(|e| Error::io(&lock_path, e))?;
         if lock.try_lock().is_err() {
-            return Err(Error::Usage {
-                message: "a watcher already runs for this repository".into(),
-                hint: Some(
-                    "`git swarm index status` shows it; `git swarm index watch --stop` ends it"
-                        .into(),
-                ),
-            });
+            return Err(Error::usage(
+                "a watcher already runs for this repository",
+                "`git swarm index status` shows it; `git swarm index watch --stop` ends it",
+            ));
         }
         // Watch first: a change from here on is counted.
         let mut watcher = Watcher::new(store)?;
         let socket = super::socket_path(store);
         // No watcher holds the lock, so a socket left there is stale.
-        match std::fs::remove_file(&socket) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&socket, e)),
+        if let Err(e) = std::fs::remove_file(&socket)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(Error::io(&socket, e));
         }
-        let listener = UnixListener::bind(&socket).map_err(|e| Error::Usage {
-            message: format!("cannot listen at {}: {e}", socket.display()),
-            hint: Some(
-                "a socket's path is limited to 107 bytes: a repository at a shorter path can be watched".into(),
-            ),
+        let listener = UnixListener::bind(&socket).map_err(|e| {
+            Error::usage(
+                format!("cannot listen at {}: {e}", socket.display()),
+                "a socket's path is limited to 107 bytes: a repository at a shorter path can be watched",
+            )
         })?;
         let socket_ino = std::fs::symlink_metadata(&socket)
             .map_err(|e| Error::io(&socket, e))?
@@ -688,8 +643,7 @@ mod daemon {
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                        // Out of descriptors, say: the connection stays
-                        // pending, so wait rather than spin on it.
+                        // Out of descriptors, say: wait rather than spin.
                         Err(_) => {
                             std::thread::sleep(Duration::from_millis(50));
                             break;

@@ -150,7 +150,7 @@ pub fn decide(
         } else {
             lines.push(format!(
                 "evidence level {} ({}){}",
-                ev.level.as_u8(),
+                ev.level as u8,
                 if ev.level == Level::Execution {
                     "execution output"
                 } else {
@@ -195,7 +195,7 @@ pub fn decide(
                     events.push(new_event(Body::PatternValidated {
                         pattern: id.to_string(),
                         run: req.run.to_owned(),
-                        level: ev.level.as_u8(),
+                        level: ev.level as u8,
                     }));
                     lines.push(format!(
                         "validated {id}{}: {}",

@@ -54,74 +54,60 @@ impl PatternEvent {
 }
 
 /// One pattern's record.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Pattern {
     /// The role whose deliberations it was learned from.
     pub role: String,
-    pub category: Option<Category>,
     /// The text as first observed (empty until an observation is folded).
     pub text: String,
-    /// When it was first observed, in ms since the epoch.
-    pub first_seen: i64,
-    /// Observations: one per run it was seen in.
-    pub observations: u32,
-    /// Seen in at least two runs whose contexts (labels and files) differ.
-    pub distinct_contexts: bool,
-    /// The context hash of the first observation.
-    first_context: Option<u64>,
+    pub stats: Stats,
     /// Labels and files of the runs it was seen in (at most [`MAX_CONTEXT`] each).
     pub labels: Vec<String>,
     pub files: Vec<String>,
-    pub validated: u32,
-    pub ignored: u32,
-    /// Sum of the ignores' weights.
-    pub ignore_weight: f64,
-    pub outcome_passes: u32,
-    pub outcome_fails: u32,
-    pub regressions: u32,
-    /// `pattern_aged` events since the last use.
-    pub aged: u32,
-    /// The last observation, validation or injection with a run, in ms.
-    pub last_use: i64,
-    /// The latest `pattern_promoted` and `pattern_deprecated`, in ms.
-    pub promoted: Option<i64>,
-    pub deprecated: Option<i64>,
     /// Sorted hashes of (kind, run) already folded: the same signal for the
     /// same run counts once, however often it was recorded or merged.
     keys: Vec<u64>,
 }
 
-/// Lifecycle states, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    Observed,
-    Candidate,
-    Verified,
-    Active,
-    Deprecated,
-}
-
-impl State {
-    /// Every state, in order.
-    pub const ALL: [State; 5] = [
-        State::Observed,
-        State::Candidate,
-        State::Verified,
-        State::Active,
-        State::Deprecated,
-    ];
-
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            State::Observed => "observed",
-            State::Candidate => "candidate",
-            State::Verified => "verified",
-            State::Active => "active",
-            State::Deprecated => "deprecated",
-        }
+/// Printed flat, with the fields in the order the fold's snapshot test pins.
+impl std::fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.stats;
+        f.debug_struct("Pattern")
+            .field("role", &self.role)
+            .field("category", &s.category)
+            .field("text", &self.text)
+            .field("first_seen", &s.first_seen)
+            .field("observations", &s.observations)
+            .field("distinct_contexts", &s.distinct_contexts)
+            .field("first_context", &s.first_context)
+            .field("labels", &self.labels)
+            .field("files", &self.files)
+            .field("validated", &s.validated)
+            .field("ignored", &s.ignored)
+            .field("ignore_weight", &s.ignore_weight)
+            .field("outcome_passes", &s.outcome_passes)
+            .field("outcome_fails", &s.outcome_fails)
+            .field("regressions", &s.regressions)
+            .field("aged", &s.aged)
+            .field("last_use", &s.last_use)
+            .field("promoted", &s.promoted)
+            .field("deprecated", &s.deprecated)
+            .field("keys", &self.keys)
+            .finish()
     }
 }
+
+crate::directive::string_enum!(
+    /// Lifecycle states, in order.
+    State {
+        Observed => "observed",
+        Candidate => "candidate",
+        Verified => "verified",
+        Active => "active",
+        Deprecated => "deprecated",
+    }
+);
 
 /// Every part of a pattern's score.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -173,21 +159,17 @@ fn key(kind: Kind, run: &str) -> u64 {
 }
 
 fn context_hash(labels: &[String], files: &[String]) -> u64 {
-    let mut l: Vec<&str> = labels.iter().map(String::as_str).collect();
-    let mut f: Vec<&str> = files.iter().map(String::as_str).collect();
-    l.sort_unstable();
-    l.dedup();
-    f.sort_unstable();
-    f.dedup();
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for x in l {
-        h.update(x.as_bytes());
-        h.update(&[0]);
-    }
-    h.update(&[1]);
-    for x in f {
-        h.update(x.as_bytes());
-        h.update(&[0]);
+    // Each list sorted and deduplicated, its items NUL-terminated; a 1 between the two.
+    for (list, end) in [(labels, &[1u8][..]), (files, &[])] {
+        let mut items: Vec<&str> = list.iter().map(String::as_str).collect();
+        items.sort_unstable();
+        items.dedup();
+        for x in items {
+            h.update(x.as_bytes());
+            h.update(&[0]);
+        }
+        h.update(end);
     }
     h.digest()
 }
@@ -227,58 +209,15 @@ impl Pattern {
         self.keys.binary_search(&key(kind, run)).is_ok()
     }
 
-    fn used(&mut self, ts: i64) {
-        if ts >= self.last_use {
-            self.last_use = ts;
-            self.aged = 0;
-        }
-    }
-
-    /// The numbers its state and score are computed from.
-    pub fn stats(&self) -> Stats {
-        Stats {
-            category: self.category,
-            observations: self.observations,
-            distinct_contexts: self.distinct_contexts,
-            validated: self.validated,
-            ignored: self.ignored,
-            ignore_weight: self.ignore_weight,
-            outcome_passes: self.outcome_passes,
-            outcome_fails: self.outcome_fails,
-            aged: self.aged,
-            last_use: self.last_use,
-            promoted: self.promoted,
-            deprecated: self.deprecated,
-            first_seen: self.first_seen,
-            first_context: self.first_context,
-            regressions: self.regressions,
-        }
-    }
-
     /// The whole record back from its view: a view holds every field, so
     /// events can be applied to it as to the fold's copy.
     pub fn from_view(v: &View<'_>) -> Pattern {
-        let s = &v.stats;
         Pattern {
             role: v.role.to_owned(),
-            category: s.category,
             text: v.text.to_owned(),
-            first_seen: s.first_seen,
-            observations: s.observations,
-            distinct_contexts: s.distinct_contexts,
-            first_context: s.first_context,
+            stats: v.stats,
             labels: v.labels.iter().map(|l| (*l).to_owned()).collect(),
             files: v.files.iter().map(|f| (*f).to_owned()).collect(),
-            validated: s.validated,
-            ignored: s.ignored,
-            ignore_weight: s.ignore_weight,
-            outcome_passes: s.outcome_passes,
-            outcome_fails: s.outcome_fails,
-            regressions: s.regressions,
-            aged: s.aged,
-            last_use: s.last_use,
-            promoted: s.promoted,
-            deprecated: s.deprecated,
             keys: v
                 .keys
                 .as_chunks::<8>()
@@ -295,38 +234,40 @@ impl Pattern {
             id,
             role: &self.role,
             text: &self.text,
-            stats: self.stats(),
+            stats: self.stats,
             labels: self.labels.iter().map(String::as_str).collect(),
             files: self.files.iter().map(String::as_str).collect(),
             keys: self.keys.iter().flat_map(|k| k.to_le_bytes()).collect(),
         }
     }
-
-    /// See [`Stats::record`].
-    pub fn record(&self) -> Option<String> {
-        self.stats().record()
-    }
 }
 
-/// The numbers of a pattern's record that its state and score are computed from.
+/// The numbers of a pattern's record, which its state and score are computed from.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Stats {
     pub category: Option<Category>,
+    /// When it was first observed, in ms since the epoch.
+    pub first_seen: i64,
+    /// Observations: one per run it was seen in.
     pub observations: u32,
+    /// Seen in at least two runs whose contexts (labels and files) differ.
     pub distinct_contexts: bool,
+    /// The context hash of the first observation.
+    pub first_context: Option<u64>,
     pub validated: u32,
     pub ignored: u32,
+    /// Sum of the ignores' weights.
     pub ignore_weight: f64,
     pub outcome_passes: u32,
     pub outcome_fails: u32,
+    pub regressions: u32,
+    /// `pattern_aged` events since the last use.
     pub aged: u32,
+    /// The last observation, validation or injection with a run, in ms.
     pub last_use: i64,
+    /// The latest `pattern_promoted` and `pattern_deprecated`, in ms.
     pub promoted: Option<i64>,
     pub deprecated: Option<i64>,
-    /// Kept so that a view holds the whole record (see [`Pattern::from_view`]).
-    pub first_seen: i64,
-    pub first_context: Option<u64>,
-    pub regressions: u32,
 }
 
 /// A pattern as `pattern inject` reads it: borrowed, so that the index's
@@ -363,6 +304,13 @@ impl View<'_> {
 }
 
 impl Stats {
+    fn used(&mut self, ts: i64) {
+        if ts >= self.last_use {
+            self.last_use = ts;
+            self.aged = 0;
+        }
+    }
+
     /// Not deprecated by hand since the last promotion.
     fn promoted_now(&self) -> bool {
         self.promoted
@@ -389,7 +337,7 @@ impl PatternFold {
     pub fn unobserved(&self) -> impl Iterator<Item = &str> {
         self.patterns
             .iter()
-            .filter(|(_, p)| p.observations == 0)
+            .filter(|(_, p)| p.stats.observations == 0)
             .map(|(id, _)| id.as_str())
     }
 
@@ -425,9 +373,9 @@ impl PatternFold {
                 let p = self.patterns.entry(id.clone()).or_default();
                 if p.first(kind, Some(run)) {
                     if pass {
-                        p.outcome_passes += 1;
+                        p.stats.outcome_passes += 1;
                     } else {
-                        p.outcome_fails += 1;
+                        p.stats.outcome_fails += 1;
                     }
                 }
             }
@@ -451,47 +399,47 @@ impl PatternFold {
                     if p.text.is_empty() {
                         p.text = e.text.clone().unwrap_or_default();
                         p.role = e.role.clone().unwrap_or_default();
-                        p.category = e.category;
-                        p.first_seen = ts;
+                        p.stats.category = e.category;
+                        p.stats.first_seen = ts;
                     }
-                    p.observations += 1;
+                    p.stats.observations += 1;
                     let ctx = context_hash(&e.labels, &e.files);
-                    match p.first_context {
-                        None => p.first_context = Some(ctx),
-                        Some(first) if first != ctx => p.distinct_contexts = true,
+                    match p.stats.first_context {
+                        None => p.stats.first_context = Some(ctx),
+                        Some(first) if first != ctx => p.stats.distinct_contexts = true,
                         Some(_) => {}
                     }
                     merge_into(&mut p.labels, &e.labels);
                     merge_into(&mut p.files, &e.files);
-                    p.used(ts);
+                    p.stats.used(ts);
                 }
                 Kind::PatternValidated => {
                     if p.first(kind, run) {
-                        p.validated += 1;
-                        p.used(ts);
+                        p.stats.validated += 1;
+                        p.stats.used(ts);
                     }
                 }
                 Kind::PatternIgnored => {
                     if p.first(kind, run) {
-                        p.ignored += 1;
-                        p.ignore_weight += e.weight.unwrap_or(1.0).clamp(0.0, 100.0);
+                        p.stats.ignored += 1;
+                        p.stats.ignore_weight += e.weight.unwrap_or(1.0).clamp(0.0, 100.0);
                         if e.regression {
-                            p.regressions += 1;
+                            p.stats.regressions += 1;
                         }
                     }
                 }
                 Kind::PatternAged => {
-                    if p.first(kind, run) && ts >= p.last_use {
-                        p.aged += 1;
+                    if p.first(kind, run) && ts >= p.stats.last_use {
+                        p.stats.aged += 1;
                     }
                 }
                 Kind::PatternShown => {
                     if run.is_some() && p.first(kind, run) {
-                        p.used(ts);
+                        p.stats.used(ts);
                     }
                 }
-                Kind::PatternPromoted => p.promoted = Some(ts),
-                Kind::PatternDeprecated => p.deprecated = Some(ts),
+                Kind::PatternPromoted => p.stats.promoted = Some(ts),
+                Kind::PatternDeprecated => p.stats.deprecated = Some(ts),
                 _ => {}
             }
         }
@@ -500,17 +448,14 @@ impl PatternFold {
     /// Patterns that have been observed (a pattern only validated or
     /// ignored on one branch has no text until its observation merges).
     pub fn observed(&self) -> impl Iterator<Item = (&String, &Pattern)> {
-        self.patterns.iter().filter(|(_, p)| p.observations > 0)
+        self.patterns
+            .iter()
+            .filter(|(_, p)| p.stats.observations > 0)
     }
 }
 
 /// A pattern's lifecycle state at `now_ms`.
-pub fn state(p: &Pattern, cfg: &PatternsConfig, now_ms: i64) -> State {
-    state_of(&p.stats(), cfg, now_ms)
-}
-
-/// [`state`] from a pattern's [`Stats`].
-pub fn state_of(p: &Stats, cfg: &PatternsConfig, now_ms: i64) -> State {
+pub fn state(p: &Stats, cfg: &PatternsConfig, now_ms: i64) -> State {
     if p.deprecated
         .is_some_and(|d| p.promoted.is_none_or(|pr| pr < d))
     {
@@ -556,7 +501,7 @@ pub fn score(
     labels: &[String],
     files: &[String],
 ) -> Score {
-    score_of(&p.stats(), &p.labels, &p.files, cfg, now_ms, labels, files)
+    score_of(&p.stats, &p.labels, &p.files, cfg, now_ms, labels, files)
 }
 
 /// [`score`] from a pattern's [`Stats`] and the labels and files it was seen with (sorted).
@@ -673,7 +618,9 @@ mod tests {
         };
         f.apply(Kind::Outcome, T0 + 7, &outcome);
         let p = &f.patterns["p1"];
-        assert!(p.regressions == 1 && p.distinct_contexts && p.outcome_passes == 1);
+        assert!(
+            p.stats.regressions == 1 && p.stats.distinct_contexts && p.stats.outcome_passes == 1
+        );
         assert_eq!(&Pattern::from_view(&p.view("p1")), p);
     }
 
@@ -713,7 +660,7 @@ mod tests {
         close(at(&f.patterns["p1"], 28).decay, (-2f64).exp());
         f.apply(Kind::PatternValidated, T0, &on("r3"));
         let p = &f.patterns["p1"];
-        assert_eq!(p.validated, 3);
+        assert_eq!(p.stats.validated, 3);
         close(at(p, 28).decay, 1.0);
         close(at(p, 28).total, 1.0 * 1.3);
     }
@@ -726,9 +673,9 @@ mod tests {
         f.apply(Kind::PatternIgnored, T0, &on("r2"));
         f.apply(Kind::PatternIgnored, T0, &on("r2"));
         let p = &f.patterns["p1"];
-        assert_eq!((p.validated, p.ignored), (1, 1));
+        assert_eq!((p.stats.validated, p.stats.ignored), (1, 1));
         close(score(p, &cfg(), T0, &[], &[]).success_rate, 1.0 / 2.5);
-        assert_eq!(p.record().as_deref(), Some("0 net, 1x ignored"));
+        assert_eq!(p.stats.record().as_deref(), Some("0 net, 1x ignored"));
     }
 
     #[test]
@@ -759,21 +706,21 @@ mod tests {
         let c = cfg();
         let mut f = PatternFold::default();
         observe(&mut f, T0, "must do x", "r1", &["a"], &[]);
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Observed);
         // The same run again is not a second sighting.
         observe(&mut f, T0 + 1, "must do x", "r1", &["a"], &[]);
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Observed);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Observed);
         observe(&mut f, T0 + 2, "must do x", "r2", &["a"], &[]);
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Candidate);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Candidate);
         observe(&mut f, T0 + 3, "must do x", "r3", &["b"], &[]);
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Verified);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Verified);
         f.apply(Kind::PatternPromoted, T0 + 4, &on("-"));
         assert_eq!(
-            state(&f.patterns["p1"], &c, T0 + 400 * 86_400_000),
+            state(&f.patterns["p1"].stats, &c, T0 + 400 * 86_400_000),
             State::Active
         );
         f.apply(Kind::PatternDeprecated, T0 + 5, &on("-"));
-        assert_eq!(state(&f.patterns["p1"], &c, T0), State::Deprecated);
+        assert_eq!(state(&f.patterns["p1"].stats, &c, T0), State::Deprecated);
     }
 
     #[test]
@@ -782,8 +729,8 @@ mod tests {
         let mut f = PatternFold::default();
         observe(&mut f, T0, "must do x", "r1", &[], &[]);
         let p = &f.patterns["p1"];
-        assert_eq!(state(p, &c, T0 + 90 * 86_400_000), State::Observed);
-        assert_eq!(state(p, &c, T0 + 91 * 86_400_000), State::Deprecated);
+        assert_eq!(state(&p.stats, &c, T0 + 90 * 86_400_000), State::Observed);
+        assert_eq!(state(&p.stats, &c, T0 + 91 * 86_400_000), State::Deprecated);
         // Each aged step adds seven days.
         f.apply(Kind::PatternAged, T0 + 1, &on("r9"));
         let p = &f.patterns["p1"];
@@ -813,7 +760,7 @@ mod tests {
             f.apply(*k, *ts, e);
         }
         let p = &f.patterns["p1"];
-        assert_eq!((p.observations, p.validated), (2, 2));
-        assert_eq!(state(p, &cfg(), T0), State::Verified);
+        assert_eq!((p.stats.observations, p.stats.validated), (2, 2));
+        assert_eq!(state(&p.stats, &cfg(), T0), State::Verified);
     }
 }

@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use super::fold::{State, View, score_of, state_of};
+use super::fold::{State, View, score_of, state};
 use crate::config::PatternsConfig;
 
 /// Estimated tokens of a text: characters / 4, rounded up.
@@ -88,7 +88,7 @@ pub fn select<'a>(
             continue;
         }
         let own = p.role == q.role;
-        let st = state_of(&p.stats, cfg, q.now_ms);
+        let st = state(&p.stats, cfg, q.now_ms);
         if st == State::Deprecated || (!own && st != State::Active) {
             continue;
         }

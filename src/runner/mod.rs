@@ -134,15 +134,9 @@ pub struct Limits {
     pub output_cap: usize,
 }
 
-/// The default timeout, in seconds.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 15;
-
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
-            output_cap: 1024 * 1024,
-        }
+        Limits::from_config(&RunnerConfig::default())
     }
 }
 
@@ -151,7 +145,7 @@ impl Limits {
     pub fn from_config(config: &RunnerConfig) -> Limits {
         Limits {
             timeout: Duration::from_secs(config.timeout_secs),
-            ..Limits::default()
+            output_cap: 1024 * 1024,
         }
     }
 }

@@ -13,11 +13,12 @@
 //! shell) would otherwise be passed on through git-swarm to the program.
 
 use std::collections::VecDeque;
+use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::interrupt::Watch;
@@ -314,8 +315,18 @@ fn supervise(
     limits: &Limits,
 ) -> io::Result<(ExitStatus, bool, Captured)> {
     let mut pipes = Pipes {
-        out: group.child.stdout.take(),
-        err: group.child.stderr.take(),
+        streams: [
+            group
+                .child
+                .stdout
+                .take()
+                .map(|o| File::from(OwnedFd::from(o))),
+            group
+                .child
+                .stderr
+                .take()
+                .map(|e| File::from(OwnedFd::from(e))),
+        ],
         collect: [
             Collector::new(limits.output_cap),
             Collector::new(limits.output_cap),
@@ -352,26 +363,22 @@ fn supervise(
 }
 
 struct Pipes {
-    out: Option<ChildStdout>,
-    err: Option<ChildStderr>,
+    /// stdout and stderr, each until it is closed.
+    streams: [Option<File>; 2],
     collect: [Collector; 2],
     buf: Vec<u8>,
 }
 
 impl Pipes {
     fn open(&self) -> bool {
-        self.out.is_some() || self.err.is_some()
+        self.streams.iter().any(Option::is_some)
     }
 
     /// Waits up to `wait` for output and reads what is there (once per stream).
     fn pump(&mut self, wait: Duration) -> io::Result<()> {
-        let mut fds = Vec::with_capacity(2);
-        if let Some(out) = &self.out {
-            fds.push(pollfd(out.as_raw_fd()));
-        }
-        if let Some(err) = &self.err {
-            fds.push(pollfd(err.as_raw_fd()));
-        }
+        let (which, mut fds): (Vec<usize>, Vec<libc::pollfd>) = (0..2)
+            .filter_map(|i| Some((i, pollfd(self.streams[i].as_ref()?.as_raw_fd()))))
+            .unzip();
         if fds.is_empty() {
             std::thread::sleep(wait);
             return Ok(());
@@ -387,32 +394,18 @@ impl Pipes {
                 Err(e)
             };
         }
-        for fd in fds {
-            if fd.revents == 0 {
+        for (i, fd) in which.into_iter().zip(fds) {
+            let Some(stream) = self.streams[i].as_mut().filter(|_| fd.revents != 0) else {
                 continue;
-            }
-            let stdout = self.out.as_ref().is_some_and(|o| o.as_raw_fd() == fd.fd);
-            let read = if stdout {
-                self.out.as_mut().map(|r| r.read(&mut self.buf))
-            } else {
-                self.err.as_mut().map(|r| r.read(&mut self.buf))
             };
-            match read {
-                Some(Ok(0)) | None => self.close(stdout),
-                Some(Ok(n)) => self.collect[usize::from(!stdout)].push(&self.buf[..n]),
-                Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-                Some(Err(e)) => return Err(e),
+            match stream.read(&mut self.buf) {
+                Ok(0) => self.streams[i] = None,
+                Ok(n) => self.collect[i].push(&self.buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
         }
         Ok(())
-    }
-
-    fn close(&mut self, stdout: bool) {
-        if stdout {
-            self.out = None;
-        } else {
-            self.err = None;
-        }
     }
 }
 

@@ -46,15 +46,12 @@ fn for_completion() -> clap::Command {
         .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
         .cloned()
         .collect();
-    let mut root = clap::Command::new("git-swarm")
+    clap::Command::new("git-swarm")
         .bin_name("git-swarm")
         .version(env!("CARGO_PKG_VERSION"))
         .propagate_version(true)
-        .subcommands(visible);
-    if let Some(about) = full.get_about() {
-        root = root.about(about.clone());
-    }
-    root
+        .about(full.get_about().cloned().unwrap_or_default())
+        .subcommands(visible)
 }
 
 /// Appended to the bash script: git's own completion completes `git swarm

@@ -60,12 +60,12 @@ fn default_man_dir() -> Result<(PathBuf, PathBuf), Error> {
         .filter(|prefix| !prefix.as_os_str().is_empty())
         .map(|prefix| (prefix.join("share/man/man1"), bin.clone()))
         .ok_or_else(|| {
-            crate::cli::usage(
+            Error::usage(
                 format!(
                     "there is no folder above {} for the man pages",
                     bin.display()
                 ),
-                Some("give the folder: `git swarm generate man DIR`"),
+                "give the folder: `git swarm generate man DIR`",
             )
         })
 }

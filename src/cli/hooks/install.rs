@@ -92,11 +92,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             "This repository has no .swarm/ yet: the hooks do nothing until `git swarm init`."
         )?;
     }
-    Ok(if report.refused() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(u8::from(report.refused())))
 }
 
 fn write_instructions(ui: &mut Ui, detected: &Detected) -> std::io::Result<()> {

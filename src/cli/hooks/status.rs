@@ -27,13 +27,12 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let default = dir == hooks::default_hooks_dir(&repo);
     let shown = super::shown(&repo, &dir);
     if args.format == Format::Json {
-        ui.json(&serde_json::json!({
+        return ui.json_result(&serde_json::json!({
             "hooks_dir": shown,
             "from_core_hooks_path": !default,
             "hooks": statuses,
             "frameworks": frameworks,
-        }))?;
-        return Ok(ExitCode::SUCCESS);
+        }));
     }
     let whence = if default {
         ""

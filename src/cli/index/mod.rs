@@ -1,10 +1,12 @@
 //! `git swarm index status|refresh|rebuild|watch`.
 
-mod rebuild;
-mod refresh;
 mod status;
 mod watch;
 
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::index::Refresh;
 use git_swarm::{Error, Store};
 
 use super::{Format, Outcome, Ui};
@@ -52,8 +54,8 @@ pub struct Formatted {
 pub fn run(command: Command, ui: &mut Ui) -> Outcome {
     match command {
         Command::Status(a) => status::run(a.format, ui),
-        Command::Refresh(a) => refresh::run(a.format, ui),
-        Command::Rebuild(a) => rebuild::run(a.format, ui),
+        Command::Refresh(a) => refresh(a.format, ui),
+        Command::Rebuild(a) => rebuild(a.format, ui),
         Command::Watch(a) => watch::run(a, ui),
     }
 }
@@ -63,4 +65,59 @@ fn store_and_path(ui: &mut Ui) -> Result<(Store, String), Error> {
     let store = super::store(ui)?;
     let path = store.rel(&git_swarm::index::index_path(&store));
     Ok((store, path))
+}
+
+/// `git swarm index refresh`.
+fn refresh(format: Format, ui: &mut Ui) -> Outcome {
+    let (store, path) = store_and_path(ui)?;
+    let mut loaded = git_swarm::index::refresh(&store)?;
+    // Other commands go on without the cache; asked to refresh it, say it failed.
+    if let Some(e) = loaded.write_error.take() {
+        return Err(e.into());
+    }
+    let ms = loaded.elapsed.as_secs_f64() * 1000.0;
+    let (what, detail) = match &loaded.refresh {
+        Refresh::Fresh => ("fresh", "already up to date".to_owned()),
+        Refresh::Updated { directives, events } => (
+            "updated",
+            format!("re-read {directives} directive file(s) and {events} event file(s)"),
+        ),
+        Refresh::Rebuilt { reason } => ("rebuilt", format!("rebuilt: {reason}")),
+    };
+    if format == Format::Json {
+        ui.json(&serde_json::json!({ "path": path, "refresh": what, "detail": detail, "millis": ms, "events": loaded.index.fold.events }))?;
+    } else {
+        writeln!(ui.out, "Index {path}: {detail} in {ms:.1} ms.")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `git swarm index rebuild`.
+fn rebuild(format: Format, ui: &mut Ui) -> Outcome {
+    let (store, path) = store_and_path(ui)?;
+    let loaded = git_swarm::index::rebuild(&store)?;
+    let i = &loaded.index;
+    let ms = loaded.elapsed.as_secs_f64() * 1000.0;
+    if format == Format::Json {
+        ui.json(&serde_json::json!({
+            "path": path,
+            "directives": i.directive_count(),
+            "quarantined": i.quarantine_count(),
+            "event_files": i.event_files.len(),
+            "events": i.fold.events,
+            "duplicates": i.fold.duplicates,
+            "millis": ms,
+        }))?;
+    } else {
+        debug_assert!(matches!(loaded.refresh, Refresh::Rebuilt { .. }));
+        writeln!(
+            ui.out,
+            "Rebuilt {path}: {} directives, {} quarantined, {} events from {} file(s) in {ms:.0} ms.",
+            i.directive_count(),
+            i.quarantine_count(),
+            i.fold.events,
+            i.event_files.len()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -21,7 +21,7 @@ pub fn run(format: Format, ui: &mut Ui) -> Outcome {
         );
     }
     if format == Format::Json {
-        ui.json(&serde_json::json!({
+        return ui.json_result(&serde_json::json!({
                 "path": path,
                 "exists": index.is_some(),
                 "state": health.as_str(),
@@ -37,8 +37,7 @@ pub fn run(format: Format, ui: &mut Ui) -> Outcome {
                     watch::State::Vouching { pid, generation } => serde_json::json!({"pid": pid, "vouching": true, "generation": generation}),
                     watch::State::NotVouching { pid, reason } => serde_json::json!({"pid": pid, "vouching": false, "reason": reason}),
                 },
-            }))?;
-        return Ok(ExitCode::SUCCESS);
+            }));
     }
     writeln!(ui.out, "index:       {path}")?;
     writeln!(ui.out, "fingerprint: {fingerprint} (of .swarm/ now)")?;

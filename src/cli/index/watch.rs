@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use git_swarm::Error;
 use git_swarm::index::watch;
 
 use crate::cli::{Outcome, Ui};
@@ -24,15 +25,15 @@ pub fn run(Args { detach, stop }: Args, ui: &mut Ui) -> Outcome {
     let socket = store.rel(&watch::socket_path(store));
     if stop {
         watch::request(store, "stop").map_err(|e| {
-            crate::cli::usage(
+            Error::usage(
                 format!("no watcher answers at {socket}: {e}"),
-                Some("`git swarm index status` shows whether one runs"),
+                "`git swarm index status` shows whether one runs",
             )
         })?;
         if !watch::wait_stopped(store, std::time::Duration::from_secs(10)) {
-            let message =
-                format!("the watcher at {socket} was asked to stop, but still runs after 10 s");
-            return Err(crate::cli::usage(message, None).into());
+            return Err(failed(format!(
+                "the watcher at {socket} was asked to stop, but still runs after 10 s"
+            )));
         }
         writeln!(ui.out, "Stopped the watcher at {socket}.")?;
         return Ok(ExitCode::SUCCESS);
@@ -40,9 +41,9 @@ pub fn run(Args { detach, stop }: Args, ui: &mut Ui) -> Outcome {
     if let watch::State::Vouching { pid, .. } | watch::State::NotVouching { pid, .. } =
         watch::state(store)
     {
-        return Err(crate::cli::usage(
+        return Err(Error::usage(
             format!("a watcher already runs for this repository (pid {pid})"),
-            Some("`git swarm index watch --stop` ends it"),
+            "`git swarm index watch --stop` ends it",
         )
         .into());
     }
@@ -50,6 +51,15 @@ pub fn run(Args { detach, stop }: Args, ui: &mut Ui) -> Outcome {
         return detach_watcher(store, ui);
     }
     serve(store, ui)
+}
+
+/// A watcher that would not start or stop, with no more to say (exit 2).
+fn failed(message: String) -> crate::cli::CliError {
+    Error::Usage {
+        message,
+        hint: None,
+    }
+    .into()
 }
 
 #[cfg(target_os = "linux")]
@@ -80,9 +90,9 @@ fn serve(_store: &git_swarm::Store, _ui: &mut Ui) -> Outcome {
 
 #[cfg(not(target_os = "linux"))]
 fn unsupported() -> git_swarm::Error {
-    crate::cli::usage(
+    Error::usage(
         "the watcher runs on Linux only (it uses inotify)",
-        Some("commands work without it: they stat the directive files"),
+        "commands work without it: they stat the directive files",
     )
 }
 
@@ -118,40 +128,29 @@ fn detach_watcher(store: &git_swarm::Store, ui: &mut Ui) -> Outcome {
     let started = std::time::Instant::now();
     loop {
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(crate::cli::usage(
-                format!("the watcher stopped as it started ({status}); it says why in {log_rel}"),
-                None,
-            )
-            .into());
+            return Err(failed(format!(
+                "the watcher stopped as it started ({status}); it says why in {log_rel}"
+            )));
         }
-        match watch::state(store) {
-            watch::State::None => {}
-            watch::State::Vouching { pid, .. } => {
-                writeln!(
-                    ui.out,
-                    "Started the watcher (pid {pid}); it logs to {log_rel}."
-                )?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            watch::State::NotVouching { pid, reason } => {
-                writeln!(
-                    ui.out,
-                    "Started the watcher (pid {pid}); it logs to {log_rel}."
-                )?;
+        let state = watch::state(store);
+        if let watch::State::Vouching { pid, .. } | watch::State::NotVouching { pid, .. } = state {
+            writeln!(
+                ui.out,
+                "Started the watcher (pid {pid}); it logs to {log_rel}."
+            )?;
+            if let watch::State::NotVouching { reason, .. } = state {
                 ui.warning(
                     &format!("the watcher does not vouch for the directive files: {reason}"),
                     Some("commands stat them until it can"),
                 );
-                return Ok(ExitCode::SUCCESS);
             }
+            return Ok(ExitCode::SUCCESS);
         }
         if started.elapsed() > std::time::Duration::from_secs(10) {
             let _ = child.kill();
-            return Err(crate::cli::usage(
-                format!("the watcher did not answer within 10 s; see {log_rel}"),
-                None,
-            )
-            .into());
+            return Err(failed(format!(
+                "the watcher did not answer within 10 s; see {log_rel}"
+            )));
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }

@@ -65,8 +65,7 @@ pub fn run(mut args: Args, ui: &mut Ui) -> Outcome {
                 serde_json::json!({"id": r.id, "stored": r.how, "category": o.category, "line": o.line, "text": o.text})
             })
             .collect();
-        ui.json(&serde_json::json!({"run": args.run, "role": args.role, "recorded": events.len(), "observations": rows}))?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&serde_json::json!({"run": args.run, "role": args.role, "recorded": events.len(), "observations": rows}));
     }
     for r in &report.rows {
         let o = &observations[r.observation];

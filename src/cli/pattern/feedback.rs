@@ -66,14 +66,13 @@ pub fn run(mut args: Args, ui: &mut Ui) -> Outcome {
         crate::cli::append(&store, events, ui)?;
     }
     if args.format == Format::Json {
-        ui.json(&serde_json::json!({
+        return ui.json_result(&serde_json::json!({
             "run": args.run,
             "verdict": verdict.verdict,
-            "evidence_level": report.level.map(|l| l.as_u8()),
+            "evidence_level": report.level.map(|l| l as u8),
             "recorded": events.iter().map(|e| serde_json::json!({"kind": e.kind, "pattern": e.str_field("pattern")})).collect::<Vec<_>>(),
             "notes": report.notes,
-        }))?;
-        return Ok(ExitCode::SUCCESS);
+        }));
     }
     for l in &report.notes {
         writeln!(ui.out, "{}", crate::cli::clean(l))?;

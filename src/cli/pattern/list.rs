@@ -22,12 +22,8 @@ pub struct Args {
 /// Parses `--state`: one of the lifecycle states, by name.
 fn state_parser() -> impl clap::builder::TypedValueParser<Value = State> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(State::ALL.map(|s| s.as_str())).map(|name| {
-        State::ALL
-            .into_iter()
-            .find(|s| s.as_str() == name)
-            .expect("a possible value is a state")
-    })
+    clap::builder::PossibleValuesParser::new(State::NAMES)
+        .map(|name| name.parse::<State>().expect("a possible value is a state"))
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
@@ -46,7 +42,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 id,
                 p,
                 fold::score(p, cfg, now, &[], &[]).total,
-                fold::state(p, cfg, now),
+                fold::state(&p.stats, cfg, now),
             )
         })
         .filter(|r| args.state.is_none_or(|s| s == r.3))
@@ -57,8 +53,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             .iter()
             .map(|(id, p, _, _)| super::row(id, p, cfg, now))
             .collect();
-        ui.json(&out)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&out);
     }
     if rows.is_empty() {
         writeln!(ui.out, "no patterns")?;
@@ -66,8 +61,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     for (id, p, score, state) in &rows {
         let record = p
+            .stats
             .record()
-            .unwrap_or_else(|| format!("{}x seen", p.observations));
+            .unwrap_or_else(|| format!("{}x seen", p.stats.observations));
         let line = format!(
             "{id}  {:<10} {score:>5.2}  {:<20} {:<10} {}",
             state.as_str(),

@@ -1,12 +1,9 @@
 //! `git swarm pattern …`: the pattern learning loop (docs/patterns.md).
 
-mod deprecate;
 mod extract;
 mod feedback;
 mod inject;
 mod list;
-mod outcome;
-mod promote;
 mod show;
 
 use std::io::Write;
@@ -76,11 +73,11 @@ pub enum Command {
     /// validations on `--pass`, or to their weighted ignores on `--fail`. A
     /// run has one outcome: a second is refused, and so is an outcome for a
     /// run no pattern was observed in or injected for (a mistyped run id).
-    Outcome(outcome::Args),
+    Outcome(OutcomeArgs),
     /// Make a pattern active: shared with every role (a human decision, recorded).
-    Promote(promote::Args),
+    Promote(PromoteArgs),
     /// Deprecate a pattern: it is no longer injected (until promoted again).
-    Deprecate(deprecate::Args),
+    Deprecate(DeprecateArgs),
 }
 
 pub fn run(command: Command, ui: &mut Ui) -> Outcome {
@@ -90,10 +87,67 @@ pub fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Show(a) => show::run(a, ui),
         Command::Inject(a) => inject::run(a, ui),
         Command::Feedback(a) => feedback::run(a, ui),
-        Command::Outcome(a) => outcome::run(a, ui),
-        Command::Promote(a) => promote::run(a, ui),
-        Command::Deprecate(a) => deprecate::run(a, ui),
+        Command::Outcome(a) => outcome(a, ui),
+        Command::Promote(a) => mark(&a.id, "Promoted", ui, |pattern| Body::PatternPromoted {
+            pattern,
+            justification: a.justification,
+        }),
+        Command::Deprecate(a) => mark(&a.id, "Deprecated", ui, |pattern| Body::PatternDeprecated {
+            pattern,
+            reason: a.reason,
+        }),
     }
+}
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("result").required(true).args(["pass", "fail"])))]
+pub struct OutcomeArgs {
+    /// The pipeline run: one that patterns were observed in or injected for.
+    #[arg(long, value_name = "RUN")]
+    run: String,
+    /// The work held up.
+    #[arg(long)]
+    pass: bool,
+    /// The work failed.
+    #[arg(long)]
+    fail: bool,
+}
+
+/// `git swarm pattern outcome`.
+fn outcome(args: OutcomeArgs, ui: &mut Ui) -> Outcome {
+    crate::cli::args::check_run(&args.run)?;
+    let store = crate::cli::store(ui)?;
+    let fold = git_swarm::index::load_patterns(&store)?;
+    let report = git_swarm::pattern::outcome::record(&store, &fold, &args.run, args.pass)?;
+    crate::cli::append(&store, &[report.event], ui)?;
+    writeln!(
+        ui.out,
+        "Recorded outcome {} of run {}: {} pattern(s) graded.",
+        report.result,
+        crate::cli::clean(&args.run),
+        report.graded
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PromoteArgs {
+    /// The pattern's id (as `pattern list` shows), or an alias of it.
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Why (recorded with the event).
+    #[arg(long, value_name = "TEXT")]
+    justification: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DeprecateArgs {
+    /// The pattern's id (as `pattern list` shows), or an alias of it.
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Why (recorded with the event, as its `reason`).
+    #[arg(long = "justification", alias = "reason", value_name = "TEXT")]
+    reason: Option<String>,
 }
 
 fn now_ms(store: &git_swarm::Store) -> i64 {
@@ -110,17 +164,17 @@ pub(super) fn row(
     serde_json::json!({
         "id": id,
         "role": p.role,
-        "category": p.category,
-        "state": fold::state(p, cfg, now),
+        "category": p.stats.category,
+        "state": fold::state(&p.stats, cfg, now),
         "text": p.text,
-        "observations": p.observations,
-        "validated": p.validated,
-        "ignored": p.ignored,
-        "ignore_weight": p.ignore_weight,
-        "regressions": p.regressions,
-        "outcome_passes": p.outcome_passes,
-        "outcome_fails": p.outcome_fails,
-        "aged": p.aged,
+        "observations": p.stats.observations,
+        "validated": p.stats.validated,
+        "ignored": p.stats.ignored,
+        "ignore_weight": p.stats.ignore_weight,
+        "regressions": p.stats.regressions,
+        "outcome_passes": p.stats.outcome_passes,
+        "outcome_fails": p.stats.outcome_fails,
+        "aged": p.stats.aged,
         "labels": p.labels,
         "files": p.files,
         "score": s,
@@ -133,37 +187,21 @@ pub(super) fn find<'a>(
     id: &'a str,
 ) -> Result<(&'a str, &'a Pattern), Error> {
     fold.resolve(id)
-        .filter(|(_, p)| p.observations > 0)
+        .filter(|(_, p)| p.stats.observations > 0)
         .ok_or_else(|| {
-            crate::cli::usage(
+            Error::usage(
                 format!("no pattern `{id}`"),
-                Some("`git swarm pattern list` shows the patterns and their ids"),
+                "`git swarm pattern list` shows the patterns and their ids",
             )
         })
 }
 
-/// A person's decision about a pattern, with why.
-pub(super) enum Mark {
-    Promote(Option<String>),
-    Deprecate(Option<String>),
-}
-
-pub(super) fn mark(id: &str, how: Mark, ui: &mut Ui) -> Outcome {
+/// Records a person's decision about a pattern (promote, deprecate).
+fn mark(id: &str, what: &str, ui: &mut Ui, body: impl FnOnce(String) -> Body) -> Outcome {
     let store = crate::cli::store(ui)?;
     let fold = git_swarm::index::load_patterns(&store)?;
     let (id, _) = find(&fold, id)?;
-    let pattern = id.to_owned();
-    let (body, what) = match how {
-        Mark::Promote(justification) => (
-            Body::PatternPromoted {
-                pattern,
-                justification,
-            },
-            "Promoted",
-        ),
-        Mark::Deprecate(reason) => (Body::PatternDeprecated { pattern, reason }, "Deprecated"),
-    };
-    crate::cli::append(&store, &[store.event(body)], ui)?;
+    crate::cli::append(&store, &[store.event(body(id.to_owned()))], ui)?;
     writeln!(ui.out, "{what} {id}.")?;
     Ok(ExitCode::SUCCESS)
 }

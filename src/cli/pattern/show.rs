@@ -35,27 +35,34 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if args.format == Format::Json {
         let mut r = super::row(id, p, cfg, now);
         r["events"] = serde_json::to_value(&mine).unwrap_or_default();
-        ui.json(&r)?;
-        return Ok(ExitCode::SUCCESS);
+        return ui.json_result(&r);
     }
     let s = fold::score(p, cfg, now, &[], &[]);
     let out = &mut ui.out;
     writeln!(out, "pattern {id}")?;
     writeln!(out, "role:      {}", p.role)?;
-    writeln!(out, "category:  {}", p.category.map_or("?", |c| c.as_str()))?;
-    writeln!(out, "state:     {}", fold::state(p, cfg, now).as_str())?;
+    writeln!(
+        out,
+        "category:  {}",
+        p.stats.category.map_or("?", |c| c.as_str())
+    )?;
+    writeln!(
+        out,
+        "state:     {}",
+        fold::state(&p.stats, cfg, now).as_str()
+    )?;
     writeln!(out, "text:      {}", crate::cli::clean(&p.text))?;
     writeln!(
         out,
         "record:    {} observed, {} validated, {} ignored (weight {:.2}), {} regression(s), outcomes {} pass / {} fail, aged {}",
-        p.observations,
-        p.validated,
-        p.ignored,
-        p.ignore_weight,
-        p.regressions,
-        p.outcome_passes,
-        p.outcome_fails,
-        p.aged
+        p.stats.observations,
+        p.stats.validated,
+        p.stats.ignored,
+        p.stats.ignore_weight,
+        p.stats.regressions,
+        p.stats.outcome_passes,
+        p.stats.outcome_fails,
+        p.stats.aged
     )?;
     writeln!(
         out,

@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::{MAX_EXCERPT_CHARS, front_matter_end, lines, regex};
 use crate::markdown::{Fence, is_quote};
 
-/// How well a deliberation grounds what it says; lower is better.
+/// How well a deliberation grounds what it says; lower is better (`as u8`
+/// gives the number events record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[repr(u8)]
@@ -19,12 +20,6 @@ pub enum Level {
     Citation = 2,
     /// Nothing but reasoning.
     Reasoning = 3,
-}
-
-impl Level {
-    pub fn as_u8(self) -> u8 {
-        self as u8
-    }
 }
 
 /// The evidence a deliberation gives.
@@ -71,13 +66,9 @@ static CITATION: LazyLock<Regex> = LazyLock::new(|| {
 /// Classify a deliberation's evidence.
 ///
 /// - [`Level::Execution`]: a fenced code block with a command line (`$ `
-///   or `> ` prompt, or a runner: `cargo`, `npm`, `npx`, `pnpm`, `yarn`,
-///   `pytest`, `go test`, `make`, `git`, `node`, `python`) followed in the
-///   block by at least one output line; or a test result line anywhere
-///   (`test result: ok. 12 passed`, `12 passed, 0 failed`,
-///   `3 passed in 0.2s`, `Tests: 3 passed`, `FAILED tests/x.py::t`,
-///   `exit code 0`, `exit status 1`, `exited with 2`, go's `ok pkg 0.1s`
-///   and `--- FAIL: TestX`).
+///   or `> ` prompt, or one of `RUNNERS`) followed in the block by at
+///   least one output line; or a test result line anywhere (`TEST_RESULT`:
+///   `test result: ok. 12 passed`, `exit code 0`, …).
 /// - [`Level::Citation`]: `path:line`, `path:line:col`, `path:12-20` or
 ///   `path#L12` whose path (a leading `./` ignored) is one of `changed`;
 ///   with no `changed` files, any cited path with an extension.
@@ -87,7 +78,10 @@ static CITATION: LazyLock<Regex> = LazyLock::new(|| {
 /// matter (as [`extract`](fn@super::extract) skips it) are not read. A code fence that never
 /// closes runs to the end.
 pub fn evidence(deliberation: &str, changed: &[String]) -> Evidence {
-    let wanted: Vec<(&str, &String)> = changed.iter().map(|c| (strip_dot(c), c)).collect();
+    let wanted: Vec<(&str, &String)> = changed
+        .iter()
+        .map(|c| (c.trim_start_matches("./"), c))
+        .collect();
     let mut exec: Option<(usize, &str)> = None;
     let mut cite: Option<(usize, &str)> = None;
     let mut cited_files: Vec<String> = Vec::new();
@@ -126,7 +120,7 @@ pub fn evidence(deliberation: &str, changed: &[String]) -> Evidence {
             if line[all.end()..].starts_with(|ch: char| ch.is_alphanumeric() || ch == '_') {
                 continue; // `a.rs:12px`, not a line number
             }
-            let path = strip_dot(path.as_str());
+            let path = path.as_str().trim_start_matches("./");
             if let Some(&(_, spelled)) = wanted.iter().find(|(w, _)| *w == path) {
                 cite.get_or_insert((n, line));
                 if !cited_files.contains(spelled) {
@@ -159,14 +153,6 @@ fn is_command(t: &str) -> bool {
         t.strip_prefix(r)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
     })
-}
-
-fn strip_dot(path: &str) -> &str {
-    let mut p = path;
-    while let Some(rest) = p.strip_prefix("./") {
-        p = rest;
-    }
-    p
 }
 
 /// Does the last path segment have an extension with a letter in it
@@ -371,7 +357,7 @@ mod tests {
     fn levels_order_and_number() {
         assert!(Level::Execution < Level::Citation && Level::Citation < Level::Reasoning);
         assert_eq!(
-            [Level::Execution, Level::Citation, Level::Reasoning].map(Level::as_u8),
+            [Level::Execution, Level::Citation, Level::Reasoning].map(|l| l as u8),
             [1, 2, 3]
         );
     }

@@ -1,49 +1,21 @@
-//! Findings of a deliberation.
+//! Findings of a deliberation (the rules users read are in
+//! docs/patterns.md, "Extract").
 //!
-//! # What [`extract`] reads
+//! pulldown-cmark says which lines are paragraph text, in a list item or
+//! not ([`Document`]); the heuristics below read those lines (split on
+//! `\n`, a trailing `\r` dropped, numbered from 1). Findings are bullet
+//! items with their deeper-indented continuation lines, lines opening with
+//! a finding label (`Finding 3:`, dropped from the text) up to a blank
+//! line, and other paragraphs of at most [`MAX_PARAGRAPH_CHARS`] that do
+//! not greet or wrap up and are not under a prose heading (`Summary`, …).
+//! Label-only lines, metadata fields, verdict lines and ack lines are never
+//! findings.
 //!
-//! pulldown-cmark parses the deliberation as CommonMark (with tables) and
-//! says which lines are paragraph text, in a list item or not; the
-//! heuristics below read those lines. Lines are split on `\n` (a trailing
-//! `\r` is dropped) and numbered from 1.
-//!
-//! - **Bullet items** (`-`, `*`, `+`, `1.`, `1)`), checklist items
-//!   (`- [ ]`, `- [x]`) included. A following line indented deeper than
-//!   the item's marker joins the item; a blank line, another bullet or an
-//!   unindented line ends it. Nested bullets are items of their own.
-//! - **Finding lines**: a line (or bullet) starting with a label such as
-//!   `Finding:`, `Issue 2:`, `**Finding 3**:`, `Risk (high) - …`
-//!   (`finding`, `issue`, `problem`, `concern`, `risk`, `bug`, `blocker`,
-//!   `defect`, `observation`, any case, optionally numbered). The label is
-//!   dropped; following lines up to a blank line join the finding.
-//! - **Short paragraphs**: other runs of text lines, when at most 240
-//!   characters long, not opening with a greeting or a wrap-up (`Hi,`,
-//!   `Thanks for …`, `Here is my review`, `I have reviewed …`,
-//!   `Overall, …`, `In summary …`, `Looks good …`, `This seems fine …`,
-//!   `All good`, `No further comments …`, `Nothing else to add`,
-//!   `That's all …`), and not under a heading or label that
-//!   introduces prose (`Summary`, `Overview`, `Context`, `Background`,
-//!   `Introduction`, `TL;DR`, `Description`, `Verdict`, `Conclusion`). A
-//!   line opening with a bold key (`**Impact**: …`) starts a paragraph.
-//!
-//! Never read: YAML front matter (a first line `---`, then `key:` lines,
-//! up to a `---` or `...` line), what CommonMark makes a heading, a
-//! horizontal rule, a table, a blockquote, a code block or an html block
-//! (html comments included, `<!-- jkz:verdict-json … -->` too), inline
-//! html comments, lines opening with `|` (a table without its separator
-//! row), label-only lines (`Findings:`, `**Summary**`, a line of one or
-//! two words on its own), metadata fields (`Severity: high`,
-//! `**Location**: src/a.rs:3`, `File:`, `Id:`, …), verdict lines
-//! (`Verdict: PASS`, `Status - approved`) and ack lines
-//! (`KNOWLEDGE_APPLIED:abc`, `VERIFIED:abc`, any `UPPER_SNAKE:` marker).
-//!
-//! Each observation's `text` has links replaced by their text, emphasis
-//! and code backticks removed (code content kept verbatim) and whitespace
-//! collapsed. An observation is dropped when its normalised text has fewer
-//! than 4 words (stop words count) or its text is over 400 characters
+//! An observation is dropped when its normalised text has fewer than
+//! [`MIN_WORDS`] words or its text is over [`MAX_CHARS`] characters
 //! (dropped, not cut: a cut text would hash differently on every run).
-//! Within one deliberation the first of several observations with the same
-//! normalised text is kept.
+//! Within one deliberation the first of several with the same normalised
+//! text is kept.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -145,8 +117,7 @@ impl Extractor {
             let content = CHECKBOX
                 .find(content)
                 .map_or(content, |m| &content[m.end()..]);
-            let cleaned = clean_inline(content);
-            let skip = is_boilerplate(&cleaned) || META_FIELD.is_match(&cleaned);
+            let skip = is_boilerplate(&clean_inline(content));
             let (label, content) = labelled(content).unwrap_or((None, content));
             let kind = BlockKind::Item {
                 indent: marker_indent,
@@ -166,7 +137,7 @@ impl Extractor {
             return;
         }
         let cleaned = clean_inline(t);
-        if is_boilerplate(&cleaned) || META_FIELD.is_match(&cleaned) {
+        if is_boilerplate(&cleaned) {
             self.flush();
             return;
         }
@@ -343,10 +314,9 @@ fn bullet(line: &str) -> Option<(usize, &str)> {
     Some((indent, c.get(2).map_or("", |m| m.as_str())))
 }
 
-/// An ack line or a verdict line: said in every deliberation, so never a
-/// finding.
+/// An ack line, a verdict line or a metadata field: never a finding.
 fn is_boilerplate(cleaned: &str) -> bool {
-    ACK_LINE.is_match(cleaned) || VERDICT_LINE.is_match(cleaned)
+    ACK_LINE.is_match(cleaned) || VERDICT_LINE.is_match(cleaned) || META_FIELD.is_match(cleaned)
 }
 
 /// A line that only names a section: `Findings:`, `**Summary**`, or one or

@@ -45,19 +45,10 @@ pub(super) static LABEL_ONLY: LazyLock<Regex> = LazyLock::new(|| {
 /// A [`label_key`] without the word that names it a finding: `Finding 3`,
 /// `issue #3` and `#3` all name finding `3`, `Finding S3` names `s3`.
 pub(super) fn bare_label(key: &str) -> &str {
-    const WORDS: [&str; 9] = [
-        "finding",
-        "issue",
-        "problem",
-        "concern",
-        "risk",
-        "bug",
-        "blocker",
-        "defect",
-        "observation",
-    ];
+    // The words `FINDING_LABEL` and `LABEL_ONLY` take.
+    const WORDS: &str = "finding|issue|problem|concern|risk|bug|blocker|defect|observation";
     key.split_once(' ')
-        .filter(|(word, _)| WORDS.contains(&word.trim_end_matches('s')))
+        .filter(|(word, _)| WORDS.split('|').any(|w| w == word.trim_end_matches('s')))
         .map_or(key, |(_, rest)| rest)
 }
 

@@ -59,25 +59,15 @@ pub const MAX_PARAGRAPH_CHARS: usize = 240;
 /// Most characters of [`Evidence::excerpt`].
 pub const MAX_EXCERPT_CHARS: usize = 120;
 
-/// What kind of knowledge an observation carries. Rules weigh more than
-/// causal links, which weigh more than plain observations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Category {
-    Rule,
-    Causal,
-    Observation,
-}
-
-impl Category {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Category::Rule => "rule",
-            Category::Causal => "causal",
-            Category::Observation => "observation",
-        }
+crate::directive::string_enum!(
+    /// What kind of knowledge an observation carries. Rules weigh more than
+    /// causal links, which weigh more than plain observations.
+    Category {
+        Rule => "rule",
+        Causal => "causal",
+        Observation => "observation",
     }
-}
+);
 
 /// One recurring observation read from a deliberation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,14 +184,9 @@ fn has_word(re: &Regex, text: &str) -> bool {
 }
 
 /// The category of an observation's text: a rule if it holds a modal or
-/// imperative marker as a whole word (`must`, `must not`, `mustn't`,
-/// `never`, `always`, `should`, `shouldn't`, `shall`, `do not`, `don't`,
-/// `required`, `forbidden`, `prohibited`, `mandatory`, `avoid`); else
-/// causal if it holds a causal marker (`because`, `causes`, `caused`,
-/// `leads to`, `results in`, `due to`, `so that`, `therefore`,
-/// `which means`, `hence`, `thus`, `as a result`, `consequently`, …); else
-/// an observation. `alwaysOn`, `always_on` and `always-on` are not
-/// `always`.
+/// imperative marker (`RULE`) as a whole word, else causal if it holds a
+/// causal marker (`CAUSAL`), else an observation. `alwaysOn`,
+/// `always_on` and `always-on` are not `always`.
 pub fn classify(text: &str) -> Category {
     let norm = normalise(text);
     if has_word(&RULE, &norm) {

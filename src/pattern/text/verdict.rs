@@ -24,18 +24,6 @@ pub enum VerdictKind {
 }
 
 impl VerdictKind {
-    /// `PASS` or `FAIL` in any letter case, surrounding whitespace ignored.
-    pub fn parse(s: &str) -> Option<VerdictKind> {
-        let s = s.trim();
-        if s.eq_ignore_ascii_case("pass") {
-            Some(VerdictKind::Pass)
-        } else if s.eq_ignore_ascii_case("fail") {
-            Some(VerdictKind::Fail)
-        } else {
-            None
-        }
-    }
-
     pub fn as_str(&self) -> &'static str {
         match self {
             VerdictKind::Pass => "PASS",
@@ -44,16 +32,16 @@ impl VerdictKind {
     }
 }
 
-/// `"PASS"` or `"FAIL"`, in any letter case.
+/// `"PASS"` or `"FAIL"`, in any letter case, surrounding whitespace ignored.
 impl<'de> Deserialize<'de> for VerdictKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Value::deserialize(d)? {
-            Value::String(s) => VerdictKind::parse(&s).ok_or_else(|| {
-                D::Error::custom(format!(
-                    "must be \"PASS\" or \"FAIL\", found {}",
-                    Value::String(s)
-                ))
-            }),
+            Value::String(s) if s.trim().eq_ignore_ascii_case("pass") => Ok(VerdictKind::Pass),
+            Value::String(s) if s.trim().eq_ignore_ascii_case("fail") => Ok(VerdictKind::Fail),
+            Value::String(s) => Err(D::Error::custom(format!(
+                "must be \"PASS\" or \"FAIL\", found {}",
+                Value::String(s)
+            ))),
             other => Err(found("a string", json_kind(&other))),
         }
     }

@@ -1,4 +1,4 @@
-//! `git swarm phase complete`.
+//! `git swarm phase …`: phases of work.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -6,10 +6,61 @@ use std::process::ExitCode;
 use git_swarm::directive_loop::gate::{self, Decision};
 use git_swarm::directive_loop::records::Blocker;
 
-use crate::cli::{Format, Outcome, Ui};
+use super::{Format, Outcome, Ui};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Start a phase: tool calls are reflected in it from now on.
+    ///
+    /// Records a `phase_started` event and remembers the phase in
+    /// `.swarm/local/phase` (this clone only), where `git swarm reflect micro`
+    /// reads it when neither `--phase` nor GIT_SWARM_PHASE names one: a
+    /// harness's hook runs a fixed command line and cannot pass it.
+    Start(StartArgs),
+    /// Complete a phase, unless a critical directive of it is unresolved.
+    ///
+    /// The phase's directives are those shown by `git swarm inject --phase P`.
+    /// Each critical one (critical when shown, or escalated since) needs a
+    /// terminal outcome in the phase (an `applied` ack or a `verified` verdict,
+    /// or an `ignored`/`n_a` one with a reason), and its last violation must be
+    /// followed by an applied or verified outcome. Otherwise this prints
+    /// `PHASE_COMPLETE_BLOCKED:` and one `- <id>: <reason>` line per directive,
+    /// and exits 1. `--accept-violations` overrides named directives, with a
+    /// justification of at least 10 characters, recorded as `override` events.
+    ///
+    /// A phase in which no directive was shown is refused (exit 2) as a likely
+    /// typo, naming the phases that exist; `--allow-empty` completes it.
+    Complete(CompleteArgs),
+}
+
+pub fn run(command: Command, ui: &mut Ui) -> Outcome {
+    match command {
+        Command::Start(args) => start(args, ui),
+        Command::Complete(args) => complete(args, ui),
+    }
+}
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub struct StartArgs {
+    /// The phase.
+    #[arg(value_name = "PHASE")]
+    phase: String,
+}
+
+fn start(args: StartArgs, ui: &mut Ui) -> Outcome {
+    super::args::check_phase_name(&args.phase)?;
+    let store = super::store(ui)?;
+    let event = store.event(git_swarm::event::Body::PhaseStarted {
+        phase: args.phase.clone(),
+    });
+    super::append(&store, &[event], ui)?;
+    git_swarm::reflect::open_phase(&store, &args.phase)?;
+    writeln!(ui.out, "phase {} started", args.phase)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompleteArgs {
     /// The phase.
     #[arg(value_name = "PHASE")]
     phase: String,
@@ -31,11 +82,12 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    crate::cli::args::check_phase_name(&args.phase)?;
-    let store = crate::cli::store(ui)?;
+/// `git swarm phase complete`.
+fn complete(args: CompleteArgs, ui: &mut Ui) -> Outcome {
+    super::args::check_phase_name(&args.phase)?;
+    let store = super::store(ui)?;
     let index = git_swarm::index::load(&store)?.index;
-    let events = crate::cli::read_log(&store, ui)?;
+    let events = super::read_log(&store, ui)?;
     let report = gate::complete(
         &store,
         &index,
@@ -49,7 +101,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     )?;
     ui.warnings(&report.warnings);
     if !report.overrides.is_empty() {
-        crate::cli::append(&store, &report.overrides, ui)?;
+        super::append(&store, &report.overrides, ui)?;
         ui.note(&format!(
             "recorded {} override(s) for phase {}",
             report.overrides.len(),
@@ -68,7 +120,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         } => (records, already, event),
     };
     if let Some(e) = event {
-        crate::cli::append(&store, &[e], ui)?;
+        super::append(&store, &[e], ui)?;
     }
     if args.format == Format::Json {
         ui.json(&serde_json::json!({
@@ -95,7 +147,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-fn render_blocked(args: &Args, blockers: &[Blocker], ui: &mut Ui) -> std::io::Result<()> {
+fn render_blocked(args: &CompleteArgs, blockers: &[Blocker], ui: &mut Ui) -> std::io::Result<()> {
     if args.format == Format::Json {
         return ui.json(&serde_json::json!({
             "phase": args.phase,
@@ -108,8 +160,8 @@ fn render_blocked(args: &Args, blockers: &[Blocker], ui: &mut Ui) -> std::io::Re
         writeln!(
             ui.out,
             "- {}: {}",
-            crate::cli::clean(&b.id),
-            crate::cli::clean(&b.reason)
+            super::clean(&b.id),
+            super::clean(&b.reason)
         )?;
     }
     ui.hint(&format!(
