@@ -6,54 +6,38 @@
 use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet};
-use serde::{Deserialize, Serialize};
 
 use super::payload::{ToolCall, ToolKind};
 
-/// How a tool call went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Class {
-    Success,
-    /// It ran to the end, but reports problems (failures with exit 0,
-    /// warnings) or undid earlier work.
-    Partial,
-    Failure,
-    /// The harness, a hook or a permission refused it.
-    Blocked,
-    /// It did not really run: interrupted, or nothing to run.
-    Skipped,
-    /// Nothing of the code changed or was checked: a read, a search, a plan.
-    Inapplicable,
-}
+crate::directive::string_enum!(
+    /// How a tool call went.
+    Class {
+        Success => "success",
+        /// It ran to the end, but reports problems (failures with exit 0,
+        /// warnings) or undid earlier work.
+        Partial => "partial",
+        Failure => "failure",
+        /// The harness, a hook or a permission refused it.
+        Blocked => "blocked",
+        /// It did not really run: interrupted, or nothing to run.
+        Skipped => "skipped",
+        /// Nothing of the code changed or was checked: a read, a search, a plan.
+        Inapplicable => "inapplicable",
+    }
+);
 
-/// What kind of work the call was, where one applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Sub {
-    Test,
-    Lint,
-    Typecheck,
-    Build,
-    Revert,
-    Command,
-    Write,
-}
-
-macro_rules! names {
-    ($ty:ty { $($variant:ident => $name:literal),* $(,)? }) => {
-        impl $ty {
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $name),* }
-            }
-        }
-    };
-}
-
-names!(Class { Success => "success", Partial => "partial", Failure => "failure",
-    Blocked => "blocked", Skipped => "skipped", Inapplicable => "inapplicable" });
-names!(Sub { Test => "test", Lint => "lint", Typecheck => "typecheck", Build => "build",
-    Revert => "revert", Command => "command", Write => "write" });
+crate::directive::string_enum!(
+    /// What kind of work the call was, where one applies.
+    Sub {
+        Test => "test",
+        Lint => "lint",
+        Typecheck => "typecheck",
+        Build => "build",
+        Revert => "revert",
+        Command => "command",
+        Write => "write",
+    }
+);
 
 /// The reading of one call.
 #[derive(Debug, Clone, PartialEq, Eq)]

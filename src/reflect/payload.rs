@@ -14,30 +14,19 @@ use serde_json::Value;
 /// tail, where runners print what went wrong and their summaries.
 pub const OUTPUT_KEEP: usize = 32 * 1024;
 
-/// Where a payload came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Harness {
-    Claude,
-    Codex,
-    Gemini,
-    Opencode,
-    Generic,
-}
-
-impl Harness {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Harness::Claude => "claude",
-            Harness::Codex => "codex",
-            Harness::Gemini => "gemini",
-            Harness::Opencode => "opencode",
-            Harness::Generic => "generic",
-        }
+crate::directive::string_enum!(
+    /// Where a payload came from.
+    Harness {
+        Claude => "claude",
+        Codex => "codex",
+        Gemini => "gemini",
+        Opencode => "opencode",
+        Generic => "generic",
     }
-}
+);
 
-/// The payload format `reflect micro --payload` asks for.
+/// The payload format `reflect micro --payload` asks for: `auto`, or a
+/// harness by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Auto,
@@ -47,15 +36,13 @@ pub enum Format {
 impl FromStr for Format {
     type Err = String;
     fn from_str(s: &str) -> Result<Format, String> {
-        Ok(match s {
-            "auto" => Format::Auto,
-            "claude" => Format::Only(Harness::Claude),
-            "codex" => Format::Only(Harness::Codex),
-            "gemini" => Format::Only(Harness::Gemini),
-            "opencode" => Format::Only(Harness::Opencode),
-            "generic" => Format::Only(Harness::Generic),
-            _ => return Err(format!("`{s}` is not a payload format")),
-        })
+        match s {
+            "auto" => Ok(Format::Auto),
+            _ => s
+                .parse()
+                .map(Format::Only)
+                .map_err(|_| format!("`{s}` is not a payload format")),
+        }
     }
 }
 
