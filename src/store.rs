@@ -9,17 +9,13 @@ use crate::error::{Error, Result};
 use crate::event::{Body, Clock, Event};
 use crate::problem::Problem;
 
-/// The environment variables that tell git where the repository is, as the
-/// front end read them: the library does not read the environment itself.
-/// (gix, which discovers the repository, also reads `GIT_DIR` and
-/// `GIT_WORK_TREE`; these are what git does beyond it.)
+/// `GIT_DIR`, `GIT_WORK_TREE` and `GIT_IMPLICIT_WORK_TREE` as the front end
+/// read them: the library does not read the environment itself. (gix also
+/// reads the first two; these are what git does beyond it.)
 #[derive(Debug, Clone, Default)]
 pub struct GitEnv {
-    /// `GIT_DIR`, when set.
     pub git_dir: Option<std::ffi::OsString>,
-    /// `GIT_WORK_TREE`, when set.
     pub work_tree: Option<std::ffi::OsString>,
-    /// `GIT_IMPLICIT_WORK_TREE`, when set.
     pub implicit_work_tree: Option<std::ffi::OsString>,
 }
 
@@ -334,28 +330,22 @@ impl Store {
     /// Writes a directive that passed the gate to `directives/<id>.toml`;
     /// refuses to overwrite.
     pub fn write_directive(&self, d: &Directive) -> Result<PathBuf> {
-        let path = self.directives_dir().join(format!("{}.toml", d.id));
-        create_new(
-            &self.swarm_dir,
-            &path,
-            d.to_toml().as_bytes(),
-            &self.rel(&path),
-            &d.id,
-        )?;
-        Ok(path)
+        self.write_entry(self.directives_dir(), &d.id, &d.to_toml())
     }
 
     /// Writes an entry that failed the gate to `quarantine/<id>.toml`.
     pub fn write_quarantined(&self, q: &Quarantined) -> Result<PathBuf> {
-        let path = self
-            .quarantine_dir()
-            .join(format!("{}.toml", q.directive.id));
+        self.write_entry(self.quarantine_dir(), &q.directive.id, &q.to_toml())
+    }
+
+    fn write_entry(&self, dir: PathBuf, id: &str, toml: &str) -> Result<PathBuf> {
+        let path = dir.join(format!("{id}.toml"));
         create_new(
             &self.swarm_dir,
             &path,
-            q.to_toml().as_bytes(),
+            toml.as_bytes(),
             &self.rel(&path),
-            &q.directive.id,
+            id,
         )?;
         Ok(path)
     }
