@@ -36,11 +36,9 @@ pub struct Repo {
 
 impl Repo {
     /// Every value of the multi-valued git config `key` (e.g.
-    /// `swarm.allowTool`), in the order git lists them: system (unless
-    /// `GIT_CONFIG_NOSYSTEM`), global (`GIT_CONFIG_GLOBAL` or `~/.gitconfig`),
-    /// local, worktree, then the environment and `git -c`. Never a file of the
-    /// work tree. Empty when the key is unset or the configuration cannot be
-    /// read.
+    /// `swarm.allowTool`), in git's order (system, global, local, worktree,
+    /// environment, `git -c`), never from a file of the work tree. Empty when
+    /// the key is unset or the configuration cannot be read.
     pub fn config_values(&self, key: &str) -> Vec<String> {
         self.gix()
             .config_snapshot()
@@ -103,18 +101,12 @@ impl Repo {
 }
 
 /// The work tree git uses when `GIT_DIR` names the repository
-/// (`setup_explicit_git_dir` in git's `setup.c`), applied to what gix opened.
-///
-/// `GIT_WORK_TREE` wins, and gix honours it. Otherwise git has no work tree
-/// when `core.bare` is true; takes `core.worktree` (relative to the git
-/// dir) when it is set; has none when `GIT_IMPLICIT_WORK_TREE` is false; and
-/// otherwise takes the current directory as the top of the work tree. gix
-/// takes the parent of a `.git` directory instead, a linked worktree's
-/// checkout, or nothing for a git dir of another name, and misses
-/// `core.worktree` when `GIT_DIR` is relative. As in git, only the
-/// repository's own config files (in the git dir: `config`,
-/// `config.worktree`) count for `core.bare` and `core.worktree`; a linked
-/// worktree does not take them from the main repository's.
+/// (`setup_explicit_git_dir` in git's `setup.c`), applied to what gix opened,
+/// which guesses otherwise. Unless `GIT_WORK_TREE` is set (gix honours it):
+/// none when `core.bare`; else `core.worktree` (relative to the git dir);
+/// else none when `GIT_IMPLICIT_WORK_TREE` is false; else the current
+/// directory. As in git, only the git dir's own `config` and
+/// `config.worktree` count for `core.bare` and `core.worktree`.
 fn explicit_git_dir_work_tree(
     repo: gix::ThreadSafeRepository,
     cwd: &Path,
