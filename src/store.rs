@@ -174,10 +174,9 @@ pub struct Store {
     pub swarm_dir: PathBuf,
     pub git_dir: PathBuf,
     pub config: Config,
-    /// Problems found opening `.swarm/`: with `config.toml` (the defaults
-    /// are in use while it has any), and folders of `.swarm/` that are
-    /// links or not folders (skipped: nothing is read or written through
-    /// them). Every command reports them; `validate` fails on them.
+    /// Problems with `config.toml` (the defaults are then in use) and with
+    /// folders of `.swarm/` (a link or not a folder is skipped). Every
+    /// command reports them; `validate` fails on them.
     pub config_problems: Vec<Problem>,
     pub clock: Clock,
 }
