@@ -130,7 +130,6 @@ impl Error {
                 kind,
             };
         }
-        // Over a read limit: the file is bad input, not a failing machine.
         if let Some(limit) = crate::file_kind::over_limit(&source) {
             return Error::usage(
                 format!("{}: {}", path.display(), crate::file_kind::TooLarge(limit)),

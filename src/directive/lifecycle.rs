@@ -175,8 +175,8 @@ pub fn with_status(text: &str, value: &str) -> Option<String> {
         Some(v.span())
     };
     let quoted = format!("\"{value}\"");
+    let mut out = text.to_owned();
     if let Some(span) = span("status") {
-        let mut out = text.to_owned();
         out.replace_range(span, &quoted);
         return Some(out);
     }
@@ -185,7 +185,6 @@ pub fn with_status(text: &str, value: &str) -> Option<String> {
             .find('\n')
             .map_or(text.len(), |n| id.end + n + 1)
     });
-    let mut out = text.to_owned();
     let mut line = format!("status = {quoted}\n");
     if after_id == text.len() && !text.is_empty() && !text.ends_with('\n') {
         line.insert(0, '\n');
