@@ -17,6 +17,9 @@ mod read;
 mod rename;
 mod staged;
 
+pub use bytes::content;
+pub use read::tree_of;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -87,12 +90,6 @@ impl Selection {
             Selection::Commit(c) => format!("commit {c}"),
         }
     }
-}
-
-/// The tree of the commit (or tree) `spec` names, as the sides of a
-/// range are read: bad input when it names nothing or a blob.
-pub fn tree_of_revision(repo: &gix::Repository, spec: &str) -> Result<ObjectId> {
-    Ok(read::tree_of(repo, spec)?.1)
 }
 
 /// How a file changed.
@@ -472,15 +469,6 @@ impl Change {
                     .then(|| f.path.to_str_lossy().into_owned())
             })
             .collect()
-    }
-
-    /// The bytes of a snapshot file (`None` when it cannot be read as a file).
-    pub fn read_snapshot_file(
-        &self,
-        repo: &gix::Repository,
-        file: &SnapshotFile,
-    ) -> Result<Option<Vec<u8>>> {
-        bytes::content(repo, &file.content)
     }
 
     fn tree_folder(

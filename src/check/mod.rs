@@ -112,16 +112,10 @@ pub struct Candidate<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolVerdict {
     Holds,
-    Fails {
-        message: String,
-    },
-    Error {
-        message: String,
-    },
+    Fails(String),
+    Error(String),
     /// Not run (untrusted tool predicates): neither a pass nor a failure.
-    Skipped {
-        message: String,
-    },
+    Skipped(String),
 }
 
 /// Runs `tool:` predicates; the CLI supplies the sandboxed runner and the trust decision.
@@ -142,9 +136,7 @@ pub struct NoTools {
 
 impl ToolRunner for NoTools {
     fn run(&self, _argv: &[String]) -> ToolVerdict {
-        ToolVerdict::Skipped {
-            message: self.message.clone(),
-        }
+        ToolVerdict::Skipped(self.message.clone())
     }
 
     fn skip_hint(&self) -> Option<&str> {
@@ -614,7 +606,7 @@ fn evaluate_predicate<'a>(
                 Some(hit) => hit,
                 None => {
                     keys.extend(key);
-                    grep_tree(repo, change, source, regex, glob.as_ref(), &files)?
+                    grep_tree(repo, source, regex, glob.as_ref(), &files)?
                 }
             };
             cache.put(&keys, &r);
@@ -622,9 +614,9 @@ fn evaluate_predicate<'a>(
         }
         Predicate::Tool { argv } => match tools.run(argv) {
             ToolVerdict::Holds => result(source, Outcome::Pass, None),
-            ToolVerdict::Fails { message } => result(source, Outcome::Fail, Some(message)),
-            ToolVerdict::Error { message } => result(source, Outcome::Error, Some(message)),
-            ToolVerdict::Skipped { message } => result(source, Outcome::Skipped, Some(message)),
+            ToolVerdict::Fails(message) => result(source, Outcome::Fail, Some(message)),
+            ToolVerdict::Error(message) => result(source, Outcome::Error, Some(message)),
+            ToolVerdict::Skipped(message) => result(source, Outcome::Skipped, Some(message)),
         },
     })
 }
@@ -632,7 +624,6 @@ fn evaluate_predicate<'a>(
 /// Searches `files` of the snapshot, whole, for `regex`: zero files is an error.
 fn grep_tree<'a>(
     repo: &gix::Repository,
-    change: &Change,
     source: &'a str,
     regex: &crate::predicate::LazyRegex,
     glob: Option<&PathGlob>,
@@ -655,7 +646,7 @@ fn grep_tree<'a>(
     let mut found = Found::default();
     for file in files {
         let path = &file.path;
-        let Some(bytes) = change.read_snapshot_file(repo, file)? else {
+        let Some(bytes) = crate::change::content(repo, &file.content)? else {
             continue;
         };
         if crate::change::is_binary(&bytes) {

@@ -148,7 +148,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     let knowledge_tree = req
         .knowledge
         .as_deref()
-        .map(|rev| git_swarm::change::tree_of_revision(&gix_repo, rev))
+        .map(|rev| git_swarm::change::tree_of(&gix_repo, rev).map(|(_, tree)| tree))
         .transpose()?;
 
     // A range, a commit and a staged change bring their own directives: only
@@ -460,25 +460,19 @@ impl ToolRunner for Sandboxed {
                 } else {
                     format!(": {}", excerpt.trim())
                 };
-                ToolVerdict::Fails {
-                    message: format!("`{shown}` {how}{excerpt}"),
-                }
+                ToolVerdict::Fails(format!("`{shown}` {how}{excerpt}"))
             }
-            ToolOutcome::Refused(r) => ToolVerdict::Error {
-                message: format!("`{shown}` refused: {} ({})", r.message, r.hint),
-            },
-            ToolOutcome::TimedOut { after, .. } => ToolVerdict::Error {
-                message: format!(
-                    "`{shown}` ran past {:.0} s and was killed (runner.timeout_secs)",
-                    after.as_secs_f64()
-                ),
-            },
-            ToolOutcome::Error { message, hint } => ToolVerdict::Error {
-                message: match hint {
-                    Some(h) => format!("`{shown}`: {message} ({h})"),
-                    None => format!("`{shown}`: {message}"),
-                },
-            },
+            ToolOutcome::Refused(r) => {
+                ToolVerdict::Error(format!("`{shown}` refused: {} ({})", r.message, r.hint))
+            }
+            ToolOutcome::TimedOut { after, .. } => ToolVerdict::Error(format!(
+                "`{shown}` ran past {:.0} s and was killed (runner.timeout_secs)",
+                after.as_secs_f64()
+            )),
+            ToolOutcome::Error { message, hint } => ToolVerdict::Error(match hint {
+                Some(h) => format!("`{shown}`: {message} ({h})"),
+                None => format!("`{shown}`: {message}"),
+            }),
         }
     }
 }
