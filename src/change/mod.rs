@@ -93,14 +93,17 @@ impl Selection {
 }
 
 /// How a file changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum FileStatus {
     Added,
     Deleted,
     Modified,
     Renamed,
     Copied,
+    /// Called "type changed" in a finding's text.
+    #[strum(serialize = "type changed")]
     TypeChanged,
     /// A merge conflict not yet resolved: no staged content, only the path.
     Unmerged,

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use render::{github_annotations, sarif};
 
-use crate::change::{Change, Content, FileStatus};
+use crate::change::{Change, Content};
 use crate::directive::{Directive, Enforcement, Priority, Status};
 use crate::error::Result;
 use crate::pathglob::PathGlob;
@@ -145,13 +145,17 @@ impl ToolRunner for NoTools {
 }
 
 /// How a directive (or one predicate) came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Outcome {
     Pass,
     Fail,
     /// Out of scope, or nothing to check by machine.
     #[serde(rename = "n/a")]
+    #[strum(serialize = "n/a")]
     NotApplicable,
     Error,
     /// A predicate that was not run (an untrusted tool).
@@ -160,13 +164,7 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "fail",
-            Outcome::NotApplicable => "n/a",
-            Outcome::Error => "error",
-            Outcome::Skipped => "skipped",
-        }
+        self.into()
     }
 }
 
@@ -547,7 +545,7 @@ fn evaluate_predicate<'a>(
                     found.push(|| Finding {
                         path: lossy(p),
                         line: None,
-                        text: Some(status_word(f.status).to_owned()),
+                        text: Some(<&str>::from(f.status).to_owned()),
                     });
                 }
             }
@@ -733,18 +731,6 @@ fn untouched<'a>(paths: &ChangedPaths, source: &'a str) -> Option<PredicateResul
 /// fail the commit that adds it.
 fn skips_swarm(glob: Option<&PathGlob>, path: &[u8]) -> bool {
     path.starts_with(b".swarm/") && !glob.is_some_and(|g| g.literal_prefix().starts_with(".swarm/"))
-}
-
-fn status_word(s: FileStatus) -> &'static str {
-    match s {
-        FileStatus::Added => "added",
-        FileStatus::Deleted => "deleted",
-        FileStatus::Modified => "modified",
-        FileStatus::Renamed => "renamed",
-        FileStatus::Copied => "copied",
-        FileStatus::TypeChanged => "type changed",
-        FileStatus::Unmerged => "unmerged",
-    }
 }
 
 /// The directives checked in a snapshot, and the problems of their files.
