@@ -193,22 +193,17 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         (None, Some((_, directives))) => directives.iter().map(CheckEntry::of).collect(),
         (None, None) => Vec::new(),
     };
-    let entries: &[CheckEntry] = &entries;
     git_swarm::trace::mark("snapshot directives");
     // Warnings about the change itself, reported ahead of the evaluation's own.
-    let mut notes = Vec::new();
     // An event file skipped (a link, FIFO or device, or over events.max_file_bytes):
     // the check goes on without its events, and says so.
-    if let Some((summary, _)) = loaded.as_ref() {
-        for p in summary.event_files.iter().flat_map(|e| &e.problems) {
-            if git_swarm::event::is_skipped_file(&p.code) {
-                notes.push(Warning::new(p.to_string(), p.hint.as_deref()));
-            }
-        }
-    }
-    if let Some(warning) = rename_limit_warning(&change) {
-        notes.push(warning);
-    }
+    let mut notes: Vec<Warning> = loaded
+        .iter()
+        .flat_map(|(summary, _)| summary.event_files.iter().flat_map(|e| &e.problems))
+        .filter(|p| git_swarm::event::is_skipped_file(&p.code))
+        .map(|p| Warning::new(p.to_string(), p.hint.as_deref()))
+        .chain(rename_limit_warning(&change))
+        .collect();
     let nothing_staged = entries.is_empty()
         && knowledge_tree.is_none()
         && change.selection == Selection::Staged
@@ -223,7 +218,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             Some("`git add .swarm` (and commit it) to check with the directives in the working tree"),
         ));
     }
-    let (candidates, mut problems) = check::candidates(entries, fold, req.directive.as_deref());
+    let (candidates, mut problems) = check::candidates(&entries, fold, req.directive.as_deref());
     for path in change.unmerged_directive_files() {
         problems.push(
             Problem::error(
@@ -249,8 +244,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     }
     // A check of nothing must not read as a pass (a branch from before the
     // knowledge existed has no `.swarm/`).
-    let mut zero = None;
-    if candidates.is_empty() && req.directive.is_none() && !nothing_staged {
+    let zero = (candidates.is_empty() && req.directive.is_none() && !nothing_staged).then(|| {
         let whose = match (&req.knowledge, &change.selection) {
             (Some(rev), _) => format!("`{rev}`"),
             (None, Selection::Range { to, .. }) => format!("`{to}`"),
@@ -258,17 +252,16 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             (None, Selection::Staged) => "the index".into(),
             (None, Selection::Worktree) => "the working tree".into(),
         };
-        let warning = Warning::new(
+        Warning::new(
             format!(
                 "no active directive in {whose}'s .swarm/directives/: the change was checked against none"
             ),
             Some(
                 "`--knowledge REV` takes the directives from another revision, e.g. the base branch of a pull request",
             ),
-        );
-        zero = Some(warning.clone());
-        notes.push(warning);
-    }
+        )
+    });
+    notes.extend(zero.clone());
     git_swarm::trace::mark("candidates");
     if let Some(id) = &req.directive
         && candidates.is_empty()
@@ -280,11 +273,11 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         )
         .into());
     }
-    if !problems.is_empty() && !req.hook {
-        ui.warnings(&notes);
-        return Err(Error::Invalid(problems).into());
-    }
     if !problems.is_empty() {
+        if !req.hook {
+            ui.warnings(&notes);
+            return Err(Error::Invalid(problems).into());
+        }
         ui.problems(&problems);
         // A directive read despite its problems is checked all the same.
         let checked = problems
@@ -313,7 +306,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     let limits = store
         .as_ref()
         .map_or_else(Limits::default, |s| Limits::from_config(&s.config.runner));
-    let tools = tool_runner(&repo, entries, &candidates, limits, ui);
+    let tools = tool_runner(&repo, &entries, &candidates, limits, ui);
     let mut report = check::evaluate(&gix_repo, &change, &candidates, tools.as_ref())?;
     notes.append(&mut report.warnings);
     report.warnings = notes;
