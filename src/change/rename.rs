@@ -248,7 +248,7 @@ impl Pairing<'_> {
                     dst: Some(d),
                     src: s,
                     score: self.similarity(s, d, MIN_SCORE)?,
-                    name: u8::from(basename_same(self.src_path(s), self.dst_path(d))),
+                    name: u8::from(basename(self.src_path(s)) == basename(self.dst_path(d))),
                 };
                 record_if_better(&mut best, candidate);
             }
@@ -309,7 +309,7 @@ impl Pairing<'_> {
                     continue;
                 }
                 let score = i32::from(self.used[s] == 0)
-                    + i32::from(basename_same(self.src_path(s), self.dst_path(d)));
+                    + i32::from(basename(self.src_path(s)) == basename(self.dst_path(d)));
                 if score > best_score {
                     best = Some(s);
                     best_score = score;
@@ -513,10 +513,6 @@ fn by_unique_basename<'p>(
             .or_insert(Some(i));
     }
     map
-}
-
-fn basename_same(a: &BStr, b: &BStr) -> bool {
-    basename(a) == basename(b)
 }
 
 /// git's chunk counts (diffcore-delta): the content cut after each LF or
