@@ -338,30 +338,25 @@ pub fn evaluate<'a>(
             reason: None,
             predicates: Vec::new(),
         };
-        if change.files.is_empty() {
-            result.reason = Some("the change is empty");
-            results.push(result);
-            continue;
-        }
-        let scope = contain::catch(|| in_scope(d, change))
-            .unwrap_or_else(|panic| Err(result_of_panic("paths", &panic)));
+        let scope = (!change.files.is_empty()).then(|| {
+            contain::catch(|| in_scope(d, change))
+                .unwrap_or_else(|panic| Err(result_of_panic("paths", &panic)))
+        });
         match scope {
-            Ok(true) => {}
-            Ok(false) => {
-                result.reason = Some("the change touches none of its paths");
-                results.push(result);
-                continue;
-            }
+            None => result.reason = Some("the change is empty"),
+            Some(Ok(false)) => result.reason = Some("the change touches none of its paths"),
             // Unknown scope: an error, never a silent n/a.
-            Err(bad) => {
+            Some(Err(bad)) => {
                 result.outcome = Outcome::Error;
                 result.predicates.push(bad);
-                results.push(result);
-                continue;
             }
+            Some(Ok(true)) if d.verify.is_empty() => {
+                result.reason =
+                    Some("no machine-checkable predicate (`verify`); a reviewer checks it");
+            }
+            Some(Ok(true)) => {}
         }
-        if d.verify.is_empty() {
-            result.reason = Some("no machine-checkable predicate (`verify`); a reviewer checks it");
+        if result.reason.is_some() || result.outcome == Outcome::Error {
             results.push(result);
             continue;
         }
