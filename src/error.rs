@@ -130,7 +130,6 @@ impl Error {
                 kind,
             };
         }
-        // Over a read limit: the file is bad input, not a failing machine.
         if let Some(limit) = crate::file_kind::over_limit(&source) {
             return Error::usage(
                 format!("{}: {}", path.display(), crate::file_kind::TooLarge(limit)),
@@ -144,21 +143,11 @@ impl Error {
     }
 
     /// Does this error come from bad usage or bad input (exit 2), rather
-    /// than from the environment (exit 3)?
+    /// than from the environment (exit 3: I/O, a lock, the index, git data)?
     pub fn is_user_error(&self) -> bool {
-        matches!(
+        !matches!(
             self,
-            Error::NotARepository { .. }
-                | Error::BareRepository { .. }
-                | Error::NotInitialised { .. }
-                | Error::AlreadyExists { .. }
-                | Error::UnknownDirective { .. }
-                | Error::InvalidEvent { .. }
-                | Error::Invalid(_)
-                | Error::Usage { .. }
-                | Error::Refused { .. }
-                | Error::NotRegular { .. }
-                | Error::LinkedFolder { .. }
+            Error::Io { .. } | Error::LockTimeout { .. } | Error::Index(_) | Error::Git { .. }
         )
     }
 

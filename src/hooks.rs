@@ -129,8 +129,9 @@ fn lexical(path: &Path) -> PathBuf {
 }
 
 /// A hook manager that owns the hooks of a repository.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Framework {
     Husky,
     Lefthook,
@@ -139,11 +140,7 @@ pub enum Framework {
 
 impl Framework {
     pub fn name(self) -> &'static str {
-        match self {
-            Framework::Husky => "husky",
-            Framework::Lefthook => "lefthook",
-            Framework::PreCommit => "pre-commit",
-        }
+        self.into()
     }
 }
 

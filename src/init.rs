@@ -1,6 +1,6 @@
 //! `git swarm init`: lays out `.swarm/` from the template built into the binary.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::store::{Repo, SWARM_DIR, create_new};
@@ -71,7 +71,8 @@ pub fn init(repo: &Repo) -> Result<InitReport> {
             continue;
         }
         let shown = format!("{SWARM_DIR}/{rel}");
-        if path.exists() || is_dangling_link(&path) {
+        // Anything there is kept, a dangling link too.
+        if path.symlink_metadata().is_ok() {
             report.kept.push(shown);
             continue;
         }
@@ -94,8 +95,4 @@ pub fn init(repo: &Repo) -> Result<InitReport> {
         }
     }
     Ok(report)
-}
-
-fn is_dangling_link(path: &Path) -> bool {
-    path.symlink_metadata().is_ok()
 }

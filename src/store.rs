@@ -9,17 +9,13 @@ use crate::error::{Error, Result};
 use crate::event::{Body, Clock, Event};
 use crate::problem::Problem;
 
-/// The environment variables that tell git where the repository is, as the
-/// front end read them: the library does not read the environment itself.
-/// (gix, which discovers the repository, also reads `GIT_DIR` and
-/// `GIT_WORK_TREE`; these are what git does beyond it.)
+/// `GIT_DIR`, `GIT_WORK_TREE` and `GIT_IMPLICIT_WORK_TREE` as the front end
+/// read them: the library does not read the environment itself. (gix also
+/// reads the first two; these are what git does beyond it.)
 #[derive(Debug, Clone, Default)]
 pub struct GitEnv {
-    /// `GIT_DIR`, when set.
     pub git_dir: Option<std::ffi::OsString>,
-    /// `GIT_WORK_TREE`, when set.
     pub work_tree: Option<std::ffi::OsString>,
-    /// `GIT_IMPLICIT_WORK_TREE`, when set.
     pub implicit_work_tree: Option<std::ffi::OsString>,
 }
 
@@ -40,11 +36,9 @@ pub struct Repo {
 
 impl Repo {
     /// Every value of the multi-valued git config `key` (e.g.
-    /// `swarm.allowTool`), in the order git lists them: system (unless
-    /// `GIT_CONFIG_NOSYSTEM`), global (`GIT_CONFIG_GLOBAL` or `~/.gitconfig`),
-    /// local, worktree, then the environment and `git -c`. Never a file of the
-    /// work tree. Empty when the key is unset or the configuration cannot be
-    /// read.
+    /// `swarm.allowTool`), in git's order (system, global, local, worktree,
+    /// environment, `git -c`), never from a file of the work tree. Empty when
+    /// the key is unset or the configuration cannot be read.
     pub fn config_values(&self, key: &str) -> Vec<String> {
         self.gix()
             .config_snapshot()
@@ -107,18 +101,12 @@ impl Repo {
 }
 
 /// The work tree git uses when `GIT_DIR` names the repository
-/// (`setup_explicit_git_dir` in git's `setup.c`), applied to what gix opened.
-///
-/// `GIT_WORK_TREE` wins, and gix honours it. Otherwise git has no work tree
-/// when `core.bare` is true; takes `core.worktree` (relative to the git
-/// dir) when it is set; has none when `GIT_IMPLICIT_WORK_TREE` is false; and
-/// otherwise takes the current directory as the top of the work tree. gix
-/// takes the parent of a `.git` directory instead, a linked worktree's
-/// checkout, or nothing for a git dir of another name, and misses
-/// `core.worktree` when `GIT_DIR` is relative. As in git, only the
-/// repository's own config files (in the git dir: `config`,
-/// `config.worktree`) count for `core.bare` and `core.worktree`; a linked
-/// worktree does not take them from the main repository's.
+/// (`setup_explicit_git_dir` in git's `setup.c`), applied to what gix opened,
+/// which guesses otherwise. Unless `GIT_WORK_TREE` is set (gix honours it):
+/// none when `core.bare`; else `core.worktree` (relative to the git dir);
+/// else none when `GIT_IMPLICIT_WORK_TREE` is false; else the current
+/// directory. As in git, only the git dir's own `config` and
+/// `config.worktree` count for `core.bare` and `core.worktree`.
 fn explicit_git_dir_work_tree(
     repo: gix::ThreadSafeRepository,
     cwd: &Path,
@@ -186,10 +174,9 @@ pub struct Store {
     pub swarm_dir: PathBuf,
     pub git_dir: PathBuf,
     pub config: Config,
-    /// Problems found opening `.swarm/`: with `config.toml` (the defaults
-    /// are in use while it has any), and folders of `.swarm/` that are
-    /// links or not folders (skipped: nothing is read or written through
-    /// them). Every command reports them; `validate` fails on them.
+    /// Problems with `config.toml` (the defaults are then in use) and with
+    /// folders of `.swarm/` (a link or not a folder is skipped). Every
+    /// command reports them; `validate` fails on them.
     pub config_problems: Vec<Problem>,
     pub clock: Clock,
 }
@@ -334,15 +321,7 @@ impl Store {
     /// Writes a directive that passed the gate to `directives/<id>.toml`;
     /// refuses to overwrite.
     pub fn write_directive(&self, d: &Directive) -> Result<PathBuf> {
-        let path = self.directives_dir().join(format!("{}.toml", d.id));
-        create_new(
-            &self.swarm_dir,
-            &path,
-            d.to_toml().as_bytes(),
-            &self.rel(&path),
-            &d.id,
-        )?;
-        Ok(path)
+        self.write_entry(self.directives_dir(), &d.id, &d.to_toml())
     }
 
     /// Mints an entry through the actionability gate: to `directives/` when
@@ -385,15 +364,17 @@ impl Store {
 
     /// Writes an entry that failed the gate to `quarantine/<id>.toml`.
     pub fn write_quarantined(&self, q: &Quarantined) -> Result<PathBuf> {
-        let path = self
-            .quarantine_dir()
-            .join(format!("{}.toml", q.directive.id));
+        self.write_entry(self.quarantine_dir(), &q.directive.id, &q.to_toml())
+    }
+
+    fn write_entry(&self, dir: PathBuf, id: &str, toml: &str) -> Result<PathBuf> {
+        let path = dir.join(format!("{id}.toml"));
         create_new(
             &self.swarm_dir,
             &path,
-            q.to_toml().as_bytes(),
+            toml.as_bytes(),
             &self.rel(&path),
-            &q.directive.id,
+            id,
         )?;
         Ok(path)
     }

@@ -17,6 +17,9 @@ mod read;
 mod rename;
 mod staged;
 
+pub use bytes::content;
+pub use read::tree_of;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -89,21 +92,18 @@ impl Selection {
     }
 }
 
-/// The tree of the commit (or tree) `spec` names, as the sides of a
-/// range are read: bad input when it names nothing or a blob.
-pub fn tree_of_revision(repo: &gix::Repository, spec: &str) -> Result<ObjectId> {
-    Ok(read::tree_of(repo, spec)?.1)
-}
-
 /// How a file changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum FileStatus {
     Added,
     Deleted,
     Modified,
     Renamed,
     Copied,
+    /// Called "type changed" in a finding's text.
+    #[strum(serialize = "type changed")]
     TypeChanged,
     /// A merge conflict not yet resolved: no staged content, only the path.
     Unmerged,
@@ -472,15 +472,6 @@ impl Change {
                     .then(|| f.path.to_str_lossy().into_owned())
             })
             .collect()
-    }
-
-    /// The bytes of a snapshot file (`None` when it cannot be read as a file).
-    pub fn read_snapshot_file(
-        &self,
-        repo: &gix::Repository,
-        file: &SnapshotFile,
-    ) -> Result<Option<Vec<u8>>> {
-        bytes::content(repo, &file.content)
     }
 
     fn tree_folder(

@@ -248,7 +248,7 @@ impl Pairing<'_> {
                     dst: Some(d),
                     src: s,
                     score: self.similarity(s, d, MIN_SCORE)?,
-                    name: u8::from(basename_same(self.src_path(s), self.dst_path(d))),
+                    name: u8::from(basename(self.src_path(s)) == basename(self.dst_path(d))),
                 };
                 record_if_better(&mut best, candidate);
             }
@@ -309,7 +309,7 @@ impl Pairing<'_> {
                     continue;
                 }
                 let score = i32::from(self.used[s] == 0)
-                    + i32::from(basename_same(self.src_path(s), self.dst_path(d)));
+                    + i32::from(basename(self.src_path(s)) == basename(self.dst_path(d)));
                 if score > best_score {
                     best = Some(s);
                     best_score = score;
@@ -333,22 +333,9 @@ impl Pairing<'_> {
     /// whose base name no other open destination has: paired when they
     /// are at least 75% similar, before the matrix is looked at.
     fn basenames(&mut self, live: &[usize]) -> Result<()> {
-        let mut sources: HashMap<&[u8], Option<usize>> = HashMap::new();
-        for &s in live {
-            let base = basename(self.src_path(s));
-            sources
-                .entry(base)
-                .and_modify(|v| *v = None)
-                .or_insert(Some(s));
-        }
-        let mut dests: HashMap<&[u8], Option<usize>> = HashMap::new();
-        for d in (0..self.dsts.len()).filter(|&d| self.paired[d].is_none()) {
-            let base = basename(self.dst_path(d));
-            dests
-                .entry(base)
-                .and_modify(|v| *v = None)
-                .or_insert(Some(d));
-        }
+        let sources = by_unique_basename(live.iter().map(|&s| (s, self.src_path(s))));
+        let open = (0..self.dsts.len()).filter(|&d| self.paired[d].is_none());
+        let dests = by_unique_basename(open.map(|d| (d, self.dst_path(d))));
         let mut found = Vec::new();
         for &s in live {
             let base = basename(self.src_path(s));
@@ -515,8 +502,17 @@ fn basename(path: &BStr) -> &[u8] {
     path.rfind_byte(b'/').map_or(path, |i| &path[i + 1..])
 }
 
-fn basename_same(a: &BStr, b: &BStr) -> bool {
-    basename(a) == basename(b)
+/// Each base name, with the one index whose path has it (`None`: several do).
+fn by_unique_basename<'p>(
+    paths: impl Iterator<Item = (usize, &'p BStr)>,
+) -> HashMap<&'p [u8], Option<usize>> {
+    let mut map = HashMap::new();
+    for (i, path) in paths {
+        map.entry(basename(path))
+            .and_modify(|v| *v = None)
+            .or_insert(Some(i));
+    }
+    map
 }
 
 /// git's chunk counts (diffcore-delta): the content cut after each LF or

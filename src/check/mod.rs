@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use render::{github_annotations, sarif};
 
-use crate::change::{Change, Content, FileStatus};
+use crate::change::{Change, Content};
 use crate::directive::{Directive, Enforcement, Priority, Status};
 use crate::error::Result;
 use crate::pathglob::PathGlob;
@@ -112,16 +112,10 @@ pub struct Candidate<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolVerdict {
     Holds,
-    Fails {
-        message: String,
-    },
-    Error {
-        message: String,
-    },
+    Fails(String),
+    Error(String),
     /// Not run (untrusted tool predicates): neither a pass nor a failure.
-    Skipped {
-        message: String,
-    },
+    Skipped(String),
 }
 
 /// Runs `tool:` predicates; the CLI supplies the sandboxed runner and the trust decision.
@@ -142,9 +136,7 @@ pub struct NoTools {
 
 impl ToolRunner for NoTools {
     fn run(&self, _argv: &[String]) -> ToolVerdict {
-        ToolVerdict::Skipped {
-            message: self.message.clone(),
-        }
+        ToolVerdict::Skipped(self.message.clone())
     }
 
     fn skip_hint(&self) -> Option<&str> {
@@ -153,13 +145,17 @@ impl ToolRunner for NoTools {
 }
 
 /// How a directive (or one predicate) came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Outcome {
     Pass,
     Fail,
     /// Out of scope, or nothing to check by machine.
     #[serde(rename = "n/a")]
+    #[strum(serialize = "n/a")]
     NotApplicable,
     Error,
     /// A predicate that was not run (an untrusted tool).
@@ -168,13 +164,7 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "fail",
-            Outcome::NotApplicable => "n/a",
-            Outcome::Error => "error",
-            Outcome::Skipped => "skipped",
-        }
+        self.into()
     }
 }
 
@@ -348,30 +338,25 @@ pub fn evaluate<'a>(
             reason: None,
             predicates: Vec::new(),
         };
-        if change.files.is_empty() {
-            result.reason = Some("the change is empty");
-            results.push(result);
-            continue;
-        }
-        let scope = contain::catch(|| in_scope(d, change))
-            .unwrap_or_else(|panic| Err(result_of_panic("paths", &panic)));
+        let scope = (!change.files.is_empty()).then(|| {
+            contain::catch(|| in_scope(d, change))
+                .unwrap_or_else(|panic| Err(result_of_panic("paths", &panic)))
+        });
         match scope {
-            Ok(true) => {}
-            Ok(false) => {
-                result.reason = Some("the change touches none of its paths");
-                results.push(result);
-                continue;
-            }
+            None => result.reason = Some("the change is empty"),
+            Some(Ok(false)) => result.reason = Some("the change touches none of its paths"),
             // Unknown scope: an error, never a silent n/a.
-            Err(bad) => {
+            Some(Err(bad)) => {
                 result.outcome = Outcome::Error;
                 result.predicates.push(bad);
-                results.push(result);
-                continue;
             }
+            Some(Ok(true)) if d.verify.is_empty() => {
+                result.reason =
+                    Some("no machine-checkable predicate (`verify`); a reviewer checks it");
+            }
+            Some(Ok(true)) => {}
         }
-        if d.verify.is_empty() {
-            result.reason = Some("no machine-checkable predicate (`verify`); a reviewer checks it");
+        if result.reason.is_some() || result.outcome == Outcome::Error {
             results.push(result);
             continue;
         }
@@ -555,7 +540,7 @@ fn evaluate_predicate<'a>(
                     found.push(|| Finding {
                         path: lossy(p),
                         line: None,
-                        text: Some(status_word(f.status).to_owned()),
+                        text: Some(<&str>::from(f.status).to_owned()),
                     });
                 }
             }
@@ -614,7 +599,7 @@ fn evaluate_predicate<'a>(
                 Some(hit) => hit,
                 None => {
                     keys.extend(key);
-                    grep_tree(repo, change, source, regex, glob.as_ref(), &files)?
+                    grep_tree(repo, source, regex, glob.as_ref(), &files)?
                 }
             };
             cache.put(&keys, &r);
@@ -622,9 +607,9 @@ fn evaluate_predicate<'a>(
         }
         Predicate::Tool { argv } => match tools.run(argv) {
             ToolVerdict::Holds => result(source, Outcome::Pass, None),
-            ToolVerdict::Fails { message } => result(source, Outcome::Fail, Some(message)),
-            ToolVerdict::Error { message } => result(source, Outcome::Error, Some(message)),
-            ToolVerdict::Skipped { message } => result(source, Outcome::Skipped, Some(message)),
+            ToolVerdict::Fails(message) => result(source, Outcome::Fail, Some(message)),
+            ToolVerdict::Error(message) => result(source, Outcome::Error, Some(message)),
+            ToolVerdict::Skipped(message) => result(source, Outcome::Skipped, Some(message)),
         },
     })
 }
@@ -632,7 +617,6 @@ fn evaluate_predicate<'a>(
 /// Searches `files` of the snapshot, whole, for `regex`: zero files is an error.
 fn grep_tree<'a>(
     repo: &gix::Repository,
-    change: &Change,
     source: &'a str,
     regex: &crate::predicate::LazyRegex,
     glob: Option<&PathGlob>,
@@ -655,7 +639,7 @@ fn grep_tree<'a>(
     let mut found = Found::default();
     for file in files {
         let path = &file.path;
-        let Some(bytes) = change.read_snapshot_file(repo, file)? else {
+        let Some(bytes) = crate::change::content(repo, &file.content)? else {
             continue;
         };
         if crate::change::is_binary(&bytes) {
@@ -742,18 +726,6 @@ fn untouched<'a>(paths: &ChangedPaths, source: &'a str) -> Option<PredicateResul
 /// fail the commit that adds it.
 fn skips_swarm(glob: Option<&PathGlob>, path: &[u8]) -> bool {
     path.starts_with(b".swarm/") && !glob.is_some_and(|g| g.literal_prefix().starts_with(".swarm/"))
-}
-
-fn status_word(s: FileStatus) -> &'static str {
-    match s {
-        FileStatus::Added => "added",
-        FileStatus::Deleted => "deleted",
-        FileStatus::Modified => "modified",
-        FileStatus::Renamed => "renamed",
-        FileStatus::Copied => "copied",
-        FileStatus::TypeChanged => "type changed",
-        FileStatus::Unmerged => "unmerged",
-    }
 }
 
 /// The directives checked in a snapshot, and the problems of their files.

@@ -50,9 +50,8 @@ pub fn github_annotations(report: &Report) -> String {
         .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Error))
     {
         let command = match level(r) {
-            "error" => "error",
-            "warning" => "warning",
-            _ => "notice",
+            "note" => "notice",
+            level => level,
         };
         let title = escape_property(&format!("{} ({})", r.id, r.outcome.as_str()));
         for p in r

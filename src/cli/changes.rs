@@ -1,7 +1,5 @@
 //! `git swarm changes`: plumbing that prints the change a check would see.
 
-use std::process::ExitCode;
-
 use git_swarm::change::Change;
 use gix::bstr::ByteSlice;
 
@@ -52,6 +50,5 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         }
         out.push(v);
     }
-    ui.json(&out)?;
-    Ok(ExitCode::SUCCESS)
+    ui.json_result(&out)
 }

@@ -148,7 +148,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     let knowledge_tree = req
         .knowledge
         .as_deref()
-        .map(|rev| git_swarm::change::tree_of_revision(&gix_repo, rev))
+        .map(|rev| git_swarm::change::tree_of(&gix_repo, rev).map(|(_, tree)| tree))
         .transpose()?;
 
     // A range, a commit and a staged change bring their own directives: only
@@ -193,22 +193,17 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         (None, Some((_, directives))) => directives.iter().map(CheckEntry::of).collect(),
         (None, None) => Vec::new(),
     };
-    let entries: &[CheckEntry] = &entries;
     git_swarm::trace::mark("snapshot directives");
     // Warnings about the change itself, reported ahead of the evaluation's own.
-    let mut notes = Vec::new();
     // An event file skipped (a link, FIFO or device, or over events.max_file_bytes):
     // the check goes on without its events, and says so.
-    if let Some((summary, _)) = loaded.as_ref() {
-        for p in summary.event_files.iter().flat_map(|e| &e.problems) {
-            if git_swarm::event::is_skipped_file(&p.code) {
-                notes.push(Warning::new(p.to_string(), p.hint.as_deref()));
-            }
-        }
-    }
-    if let Some(warning) = rename_limit_warning(&change) {
-        notes.push(warning);
-    }
+    let mut notes: Vec<Warning> = loaded
+        .iter()
+        .flat_map(|(summary, _)| summary.event_files.iter().flat_map(|e| &e.problems))
+        .filter(|p| git_swarm::event::is_skipped_file(&p.code))
+        .map(|p| Warning::new(p.to_string(), p.hint.as_deref()))
+        .chain(rename_limit_warning(&change))
+        .collect();
     let nothing_staged = entries.is_empty()
         && knowledge_tree.is_none()
         && change.selection == Selection::Staged
@@ -223,7 +218,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             Some("`git add .swarm` (and commit it) to check with the directives in the working tree"),
         ));
     }
-    let (candidates, mut problems) = check::candidates(entries, fold, req.directive.as_deref());
+    let (candidates, mut problems) = check::candidates(&entries, fold, req.directive.as_deref());
     for path in change.unmerged_directive_files() {
         problems.push(
             Problem::error(
@@ -249,8 +244,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     }
     // A check of nothing must not read as a pass (a branch from before the
     // knowledge existed has no `.swarm/`).
-    let mut zero = None;
-    if candidates.is_empty() && req.directive.is_none() && !nothing_staged {
+    let zero = (candidates.is_empty() && req.directive.is_none() && !nothing_staged).then(|| {
         let whose = match (&req.knowledge, &change.selection) {
             (Some(rev), _) => format!("`{rev}`"),
             (None, Selection::Range { to, .. }) => format!("`{to}`"),
@@ -258,17 +252,16 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
             (None, Selection::Staged) => "the index".into(),
             (None, Selection::Worktree) => "the working tree".into(),
         };
-        let warning = Warning::new(
+        Warning::new(
             format!(
                 "no active directive in {whose}'s .swarm/directives/: the change was checked against none"
             ),
             Some(
                 "`--knowledge REV` takes the directives from another revision, e.g. the base branch of a pull request",
             ),
-        );
-        zero = Some(warning.clone());
-        notes.push(warning);
-    }
+        )
+    });
+    notes.extend(zero.clone());
     git_swarm::trace::mark("candidates");
     if let Some(id) = &req.directive
         && candidates.is_empty()
@@ -280,11 +273,11 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         )
         .into());
     }
-    if !problems.is_empty() && !req.hook {
-        ui.warnings(&notes);
-        return Err(Error::Invalid(problems).into());
-    }
     if !problems.is_empty() {
+        if !req.hook {
+            ui.warnings(&notes);
+            return Err(Error::Invalid(problems).into());
+        }
         ui.problems(&problems);
         // A directive read despite its problems is checked all the same.
         let checked = problems
@@ -313,7 +306,7 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     let limits = store
         .as_ref()
         .map_or_else(Limits::default, |s| Limits::from_config(&s.config.runner));
-    let tools = tool_runner(&repo, entries, &candidates, limits, ui);
+    let tools = tool_runner(&repo, &entries, &candidates, limits, ui);
     let mut report = check::evaluate(&gix_repo, &change, &candidates, tools.as_ref())?;
     notes.append(&mut report.warnings);
     report.warnings = notes;
@@ -460,25 +453,19 @@ impl ToolRunner for Sandboxed {
                 } else {
                     format!(": {}", excerpt.trim())
                 };
-                ToolVerdict::Fails {
-                    message: format!("`{shown}` {how}{excerpt}"),
-                }
+                ToolVerdict::Fails(format!("`{shown}` {how}{excerpt}"))
             }
-            ToolOutcome::Refused(r) => ToolVerdict::Error {
-                message: format!("`{shown}` refused: {} ({})", r.message, r.hint),
-            },
-            ToolOutcome::TimedOut { after, .. } => ToolVerdict::Error {
-                message: format!(
-                    "`{shown}` ran past {:.0} s and was killed (runner.timeout_secs)",
-                    after.as_secs_f64()
-                ),
-            },
-            ToolOutcome::Error { message, hint } => ToolVerdict::Error {
-                message: match hint {
-                    Some(h) => format!("`{shown}`: {message} ({h})"),
-                    None => format!("`{shown}`: {message}"),
-                },
-            },
+            ToolOutcome::Refused(r) => {
+                ToolVerdict::Error(format!("`{shown}` refused: {} ({})", r.message, r.hint))
+            }
+            ToolOutcome::TimedOut { after, .. } => ToolVerdict::Error(format!(
+                "`{shown}` ran past {:.0} s and was killed (runner.timeout_secs)",
+                after.as_secs_f64()
+            )),
+            ToolOutcome::Error { message, hint } => ToolVerdict::Error(match hint {
+                Some(h) => format!("`{shown}`: {message} ({h})"),
+                None => format!("`{shown}`: {message}"),
+            }),
         }
     }
 }

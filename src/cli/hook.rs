@@ -42,13 +42,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // The one place where a hook's errors become exit codes: only a failed
     // check blocks; anything else is said and git carries on.
     match run_hook(hook, args, ui) {
-        Ok(code) => Ok(code),
-        // Nobody is reading any more: nothing to say, and main exits quietly.
-        Err(CliError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(CliError::Io(e)),
-        Err(e) => {
-            not_blocking(ui, hook, &e);
-            Ok(ExitCode::SUCCESS)
-        }
+        Err(e) => not_blocking(ui, hook, e).map(|()| ExitCode::SUCCESS),
+        ok => ok,
     }
 }
 
@@ -149,11 +144,8 @@ fn run_check(repo: &git_swarm::Repo, hook: &str, updates: &[PushUpdate], ui: &mu
         match run_request(&request(selection), ui) {
             Ok(code) if code == ExitCode::SUCCESS => {}
             Ok(_) => blocked = true,
-            Err(CliError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                return Err(CliError::Io(e));
-            }
             // One commit that cannot be checked does not let the others through.
-            Err(e) => not_blocking(ui, hook, &e),
+            Err(e) => not_blocking(ui, hook, e)?,
         }
     }
     if blocked {
@@ -163,9 +155,11 @@ fn run_check(repo: &git_swarm::Repo, hook: &str, updates: &[PushUpdate], ui: &mu
     Ok(ExitCode::SUCCESS)
 }
 
-/// Says what went wrong and that git carries on.
-fn not_blocking(ui: &mut Ui, hook: &str, e: &CliError) {
-    let hint = match e {
+/// Says what went wrong and that git carries on. A closed stdout is passed
+/// up: nobody is reading any more, and main exits quietly.
+fn not_blocking(ui: &mut Ui, hook: &str, e: CliError) -> Result<(), CliError> {
+    let hint = match &e {
+        CliError::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe => return Err(e),
         CliError::Swarm(e) => e.hint(),
         CliError::Io(_) => None,
     };
@@ -173,6 +167,7 @@ fn not_blocking(ui: &mut Ui, hook: &str, e: &CliError) {
         &format!("git-swarm's {hook} hook did not run: {e}"),
         hint.as_deref(),
     );
+    Ok(())
 }
 
 /// With GIT_SWARM_TRACE=1, one stderr line per hook run (and per ref line

@@ -77,11 +77,7 @@ fn block(
         ));
         return Ok(ExitCode::SUCCESS);
     }
-    write!(
-        ui.out,
-        "{}",
-        review::render_block(&args.phase, records, index)
-    )?;
+    ui.write_out(review::render_block(&args.phase, records, index).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -98,48 +98,43 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             unacknowledged_criticals.push((id.to_owned(), n));
         }
     }
-    let spoofed_acks = fold
-        .kinds()
-        .find(|(k, _)| *k == "spoofed_ack")
-        .map_or(0, |(_, n)| n);
-    let quarantined: Vec<String> = index
-        .quarantine
-        .iter()
-        .map(|e| e.stem().to_owned())
-        .collect();
-    let uncommitted_events = uncommitted(&store).unwrap_or(0);
     let repo = super::repo()?;
     let hooks = hooks::hooks_dir(&repo).and_then(|d| hooks::status(&d));
-    let hooks: Vec<(String, String)> = hooks
-        .unwrap_or_default()
-        .into_iter()
-        .map(|h| {
-            let state = match h.state {
-                HookState::Installed | HookState::Wrapped if h.current => "installed",
-                HookState::Installed | HookState::Wrapped => "outdated",
-                HookState::Absent => "absent",
-                HookState::Foreign => "foreign",
-            };
-            (h.name.to_string(), state.to_owned())
-        })
-        .collect();
-    let index_health = match (index.error_count(), &loaded.refresh) {
-        (0, Refresh::Fresh) => "fresh".to_owned(),
-        (0, Refresh::Updated { directives, events }) => format!(
-            "refreshed ({directives} directive file(s) and {events} event file(s) had changed)"
-        ),
-        (0, Refresh::Rebuilt { reason }) => format!("rebuilt ({reason})"),
-        (n, _) => format!("{n} problem(s) in .swarm/ (`git swarm validate` lists them)"),
-    };
     let status = Status {
         recently_escalated,
         unremediated_violations,
         unacknowledged_criticals,
-        spoofed_acks,
-        quarantined,
-        uncommitted_events,
-        hooks,
-        index: index_health,
+        spoofed_acks: fold
+            .kinds()
+            .find(|(k, _)| *k == "spoofed_ack")
+            .map_or(0, |(_, n)| n),
+        quarantined: index
+            .quarantine
+            .iter()
+            .map(|e| e.stem().to_owned())
+            .collect(),
+        uncommitted_events: uncommitted(&store).unwrap_or(0),
+        hooks: hooks
+            .unwrap_or_default()
+            .into_iter()
+            .map(|h| {
+                let state = match h.state {
+                    HookState::Installed | HookState::Wrapped if h.current => "installed",
+                    HookState::Installed | HookState::Wrapped => "outdated",
+                    HookState::Absent => "absent",
+                    HookState::Foreign => "foreign",
+                };
+                (h.name.to_string(), state.to_owned())
+            })
+            .collect(),
+        index: match (index.error_count(), &loaded.refresh) {
+            (0, Refresh::Fresh) => "fresh".to_owned(),
+            (0, Refresh::Updated { directives, events }) => format!(
+                "refreshed ({directives} directive file(s) and {events} event file(s) had changed)"
+            ),
+            (0, Refresh::Rebuilt { reason }) => format!("rebuilt ({reason})"),
+            (n, _) => format!("{n} problem(s) in .swarm/ (`git swarm validate` lists them)"),
+        },
     };
     if args.format == Format::Json {
         return ui.json_result(&status);

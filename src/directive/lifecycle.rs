@@ -39,13 +39,12 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
     refuse_linked(store, &dir)?;
     let path = dir.join(format!("{id}.toml"));
     let rel = store.rel(&path);
-    let unreadable = |code: &str, message: String| {
+    let unreadable = |code: &str, message: String, hint: &str| {
         Error::Invalid(vec![
-            Problem::error(&rel, code, message)
-                .at(1, 1)
-                .with_hint("a directive is a small, regular TOML file; replace this one"),
+            Problem::error(&rel, code, message).at(1, 1).with_hint(hint),
         ])
     };
+    let replace_it = "a directive is a small, regular TOML file; replace this one";
     let bytes = match crate::safe_fs::read(&path, crate::directive::limits::FILE_MAX) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -67,20 +66,18 @@ pub fn read(store: &Store, id: &str) -> Result<DirectiveFile> {
                 Some(kind) => unreadable(
                     crate::event::NOT_REGULAR,
                     format!("{kind}, not a regular file: not read"),
+                    replace_it,
                 ),
                 None if crate::safe_fs::over_limit(&e).is_some() => {
-                    unreadable("unreadable", e.to_string())
+                    unreadable("unreadable", e.to_string(), replace_it)
                 }
                 None => Error::io(&path, e),
             });
         }
     };
     let text = String::from_utf8(bytes).map_err(|_| {
-        Error::Invalid(vec![
-            Problem::error(&rel, "not_utf8", "file is not valid UTF-8")
-                .at(1, 1)
-                .with_hint("TOML files are UTF-8; re-save the file as UTF-8"),
-        ])
+        let hint = "TOML files are UTF-8; re-save the file as UTF-8";
+        unreadable("not_utf8", "file is not valid UTF-8".into(), hint)
     })?;
     Ok(DirectiveFile { path, rel, text })
 }
@@ -177,8 +174,8 @@ pub fn with_status(text: &str, value: &str) -> Option<String> {
         Some(v.span())
     };
     let quoted = format!("\"{value}\"");
+    let mut out = text.to_owned();
     if let Some(span) = span("status") {
-        let mut out = text.to_owned();
         out.replace_range(span, &quoted);
         return Some(out);
     }
@@ -187,7 +184,6 @@ pub fn with_status(text: &str, value: &str) -> Option<String> {
             .find('\n')
             .map_or(text.len(), |n| id.end + n + 1)
     });
-    let mut out = text.to_owned();
     let mut line = format!("status = {quoted}\n");
     if after_id == text.len() && !text.is_empty() && !text.ends_with('\n') {
         line.insert(0, '\n');

@@ -16,7 +16,7 @@ use crate::problem::Problem;
 
 /// A directive file as read: the directive, if it could be built, and every
 /// problem found on the way.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct LoadedDirective {
     pub directive: Option<Directive>,
     pub problems: Vec<Problem>,
@@ -168,14 +168,7 @@ fn parse(
     quarantine: bool,
     require_id: bool,
 ) -> (LoadedDirective, Option<QuarantineReason>, Option<String>) {
-    let mut out = LoadedDirective {
-        directive: None,
-        problems: Vec::new(),
-        spans: HashMap::new(),
-        partial: None,
-        bad_fields: Vec::new(),
-        bad_items: Vec::new(),
-    };
+    let mut out = LoadedDirective::default();
     let (table, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
         for e in errors {

@@ -196,13 +196,11 @@ impl Event {
     }
 }
 
-/// A new sortable id for an event at `ts`: a ULID whose time is `ts` and
-/// whose 80 other bits start with the wall clock in nanoseconds (then 19
-/// random bits). Readers order events by (ts, id), so events written later
-/// sort later even at the same `ts` — a clock fixed by `GIT_SWARM_NOW`, or
-/// two processes within one millisecond — and the index folds them onto
-/// what it has instead of folding the whole log again. Monotonic within
-/// the process.
+/// A new sortable id for an event at `ts`: a ULID of time `ts` whose other
+/// 80 bits are the wall clock in nanoseconds, then 19 random bits. Events
+/// written later sort later even at the same `ts` (a fixed clock, two
+/// processes in one millisecond), so the index folds them onto what it has
+/// rather than folding the whole log again. Monotonic within the process.
 pub fn new_id(ts: jiff::Timestamp) -> String {
     let millis = u64::try_from(ts.as_millisecond()).unwrap_or(0);
     let wall_ns = SystemTime::now()

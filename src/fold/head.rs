@@ -9,7 +9,7 @@ use crate::event::Kind;
 use crate::pattern::fold::PatternEvent;
 
 /// The parts of an event the fold reads, parsed without allocating the rest.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct EventHead {
     /// [`crate::event::id_key`] of the id.
     pub key: u128,

@@ -9,11 +9,9 @@ use super::head::branch_key;
 use super::{ESCALATION_WINDOW_MS, EventHead, Signal};
 use crate::event::Kind;
 
-/// The loop states, decoded from the index only when first read: most
-/// commands never look at them, and with many directives they are the
-/// costliest part of the fold to decode. Stored as postcard bytes with an
-/// xxh3 checksum, checked when the index is read, so that decoding later
-/// cannot meet damaged bytes.
+/// The loop states, decoded only when first read: most commands never look
+/// at them, and they are the costliest part of the fold to decode. Their
+/// postcard bytes carry an xxh3 checksum, checked when the index is read.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Loops {
     raw: Option<Vec<u8>>,

@@ -568,11 +568,7 @@ mod tests {
             kind: kind.into(),
             known: kind.parse().ok(),
             directives: vec![d.into()],
-            change: None,
-            branch: None,
-            signal: Signal::None,
-            delegation: None,
-            pattern: None,
+            ..EventHead::default()
         }
     }
 
@@ -591,13 +587,8 @@ mod tests {
     }
 
     fn deescalation(key: u128, day: i64, d: &str, episode: Option<u32>) -> EventHead {
-        signal(
-            key,
-            day,
-            "deescalation",
-            d,
-            Signal::Deescalation { episode },
-        )
+        let end = Signal::Deescalation { episode };
+        signal(key, day, "deescalation", d, end)
     }
 
     #[test]

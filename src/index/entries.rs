@@ -122,29 +122,25 @@ pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -
         }
     };
     let stem = name.strip_suffix(".toml").unwrap_or(name);
-    // The id of a directive file with other problems, still checked against its name.
-    let mut partial_id = None;
-    if quarantine {
+    // The id the file gives, checked against its name even in a file with other problems.
+    let id = if quarantine {
         let (q, problems) = parse_quarantined_toml(text, rel);
         entry.problems = problems;
+        let id = q.as_ref().map(|q| q.directive.id.clone());
         if let Some(q) = q {
             entry.quarantine = Some((q.quarantine_reason.as_str().to_owned(), q.quarantine_detail));
             entry.directive = Some(q.directive);
         }
+        id
     } else {
         let loaded = parse_directive_toml(text, rel);
         entry.problems = loaded.problems.clone();
         entry.problems.extend(loaded.gate_problems(text, rel));
-        if loaded.directive.is_none() {
-            partial_id = loaded.id().map(str::to_owned);
-        }
+        let id = loaded.id().map(str::to_owned);
         entry.directive = loaded.directive;
-    }
-    if let Some(id) = entry
-        .directive
-        .as_ref()
-        .map(|d| d.id.as_str())
-        .or(partial_id.as_deref())
+        id
+    };
+    if let Some(id) = id
         && id != stem
     {
         let offset = crate::directive::key_offset(text, "id").unwrap_or(0);

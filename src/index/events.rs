@@ -88,26 +88,20 @@ pub fn read_all(
             Ok(bytes) => bytes,
             Err(e) => match crate::event::skipped_problem(&rel, &e) {
                 Some(problem) => {
-                    return Ok((
-                        skipped_entry(name, *stamp, built_at_ns, problem),
-                        Vec::new(),
-                    ));
+                    return Ok((entry(name, *stamp, built_at_ns, vec![problem]), Vec::new()));
                 }
                 None => return Err(Error::io(&path, e)),
             },
         };
         let parsed = parse_events(&bytes, &rel, 0, max_line);
-        let entry = EventFileEntry {
-            file: name.clone(),
-            stamp: *stamp,
-            racy: racy(built_at_ns, stamp.mtime_ns),
+        let read = EventFileEntry {
             consumed: parsed.consumed as u64,
             consumed_hash: xxhash_rust::xxh3::xxh3_64(&bytes[..parsed.consumed]),
             lines: parsed.lines,
             events: parsed.heads.len() as u64,
-            problems: parsed.problems,
+            ..entry(name, *stamp, built_at_ns, parsed.problems)
         };
-        Ok((entry, parsed.heads))
+        Ok((read, parsed.heads))
     };
     // Largest files first, dealt round-robin, keeps the workers about even.
     let mut order: Vec<usize> = (0..files.len()).collect();
@@ -152,8 +146,8 @@ pub fn read_all(
     Ok((entries.into_iter().flatten().collect(), heads))
 }
 
-/// The entry of an event file skipped (not a regular file, or too large), with the problem.
-fn skipped_entry(name: &str, stamp: Stamp, built_at_ns: i64, problem: Problem) -> EventFileEntry {
+/// The entry of an event file nothing is folded from (yet, or ever: one skipped).
+fn entry(name: &str, stamp: Stamp, built_at_ns: i64, problems: Vec<Problem>) -> EventFileEntry {
     EventFileEntry {
         file: name.to_owned(),
         stamp,
@@ -162,7 +156,7 @@ fn skipped_entry(name: &str, stamp: Stamp, built_at_ns: i64, problem: Problem) -
         consumed_hash: xxhash_rust::xxh3::xxh3_64(&[]),
         lines: 0,
         events: 0,
-        problems: vec![problem],
+        problems,
     }
 }
 
@@ -235,7 +229,7 @@ pub fn update(
                 }
                 Some(kind) => {
                     let problem = crate::event::not_regular_problem(&rel, kind);
-                    entries.push(skipped_entry(name, *stamp, built_at_ns, problem));
+                    entries.push(entry(name, *stamp, built_at_ns, vec![problem]));
                     continue;
                 }
                 None => return Err(io(e)),
@@ -249,7 +243,7 @@ pub fn update(
                 return Ok(Err(RebuildReason::EventFileTooLarge { file: name.clone() }));
             }
             let problem = crate::event::too_large_problem(&rel, max_file);
-            entries.push(skipped_entry(name, *stamp, built_at_ns, problem));
+            entries.push(entry(name, *stamp, built_at_ns, vec![problem]));
             continue;
         }
         // The part folded already is only hashed, a block at a time (a month's
@@ -285,14 +279,11 @@ pub fn update(
         hash.update(&rest[..parsed.consumed]);
         new_bytes += rest.len() as u64;
         entries.push(EventFileEntry {
-            file: name.clone(),
-            stamp: *stamp,
-            racy: racy(built_at_ns, stamp.mtime_ns),
             consumed: (start + parsed.consumed) as u64,
             consumed_hash: hash.digest(),
             lines: parsed.lines,
             events: events + parsed.heads.len() as u64,
-            problems,
+            ..entry(name, *stamp, built_at_ns, problems)
         });
         new_heads.extend(parsed.heads);
     }

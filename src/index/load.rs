@@ -120,7 +120,8 @@ pub fn rebuild(store: &Store) -> Result<Loaded> {
 }
 
 /// What `index status` and `doctor` find at the index's path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum Health {
     /// An index that matches `.swarm/` now.
     Fresh,
@@ -136,13 +137,7 @@ pub enum Health {
 
 impl Health {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Health::Fresh => "fresh",
-            Health::Stale => "stale",
-            Health::Missing => "missing",
-            Health::Folder => "folder",
-            Health::Unreadable => "unreadable",
-        }
+        self.into()
     }
 }
 

@@ -100,12 +100,7 @@ pub(super) fn scan_while(
     let swarm = &store.swarm_dir;
     let dir = swarm.join("directives");
     // A linked folder is not listed (the store reports it): as if missing.
-    let dir_stamp = match std::fs::symlink_metadata(&dir) {
-        Ok(m) if !m.is_dir() => None,
-        Ok(m) => Some(Stamp::of(&m)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(&dir, e)),
-    };
+    let dir_stamp = lstat(&dir)?.filter(|m| m.is_dir()).map(|m| Stamp::of(&m));
     // The stamps refer to the names by place: none is copied unless directives changed.
     let text = match listing {
         Some(l) if Some(l.dir) == dir_stamp => l.names,
@@ -167,10 +162,15 @@ pub(super) fn scan_events(store: &Store) -> Result<Scan> {
 /// The stamp of `config.toml`, or of the link or FIFO in its place (which
 /// the store reports and does not read).
 fn config_stamp(swarm: &Path) -> Result<Option<Stamp>> {
-    match std::fs::symlink_metadata(swarm.join("config.toml")) {
-        Ok(m) => Ok(Some(Stamp::of(&m))),
+    Ok(lstat(&swarm.join("config.toml"))?.map(|m| Stamp::of(&m)))
+}
+
+/// The metadata of `path` itself, never of a link's target; `None` if it is missing.
+fn lstat(path: &Path) -> Result<Option<std::fs::Metadata>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => Ok(Some(m)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(&swarm.join("config.toml"), e)),
+        Err(e) => Err(Error::io(path, e)),
     }
 }
 
@@ -425,12 +425,7 @@ impl Folder {
 
     #[cfg(not(target_os = "linux"))]
     fn stamp(&self, name: &str) -> Result<Option<Stamp>> {
-        let path = self.path.join(name);
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if !meta.is_dir() => Ok(Some(Stamp::of(&meta))),
-            Ok(_) => Ok(None),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io(&path, e)),
-        }
+        let meta = lstat(&self.path.join(name))?;
+        Ok(meta.filter(|m| !m.is_dir()).map(|m| Stamp::of(&m)))
     }
 }

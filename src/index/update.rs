@@ -4,8 +4,8 @@
 use std::time::SystemTime;
 
 use super::contents::{
-    DirectiveEntry, FileStamp, Index, Listing, Names, RebuildReason, Refresh, Stamp, Summary,
-    corpus_of, epoch_ns, racy,
+    DirectiveEntry, FileStamp, Index, Listing, Names, RebuildReason, Refresh, Stamp, corpus_of,
+    epoch_ns, racy,
 };
 use super::scan::Scan;
 use super::{entries, events, file};
@@ -65,22 +65,24 @@ fn stamps(files: &[(String, Stamp)], built_at_ns: i64) -> Vec<FileStamp> {
 
 pub(super) fn build(store: &Store, scan: &Scan) -> Result<Index> {
     let built_at_ns = epoch_ns(SystemTime::now());
-    let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
-    let (fold, patterns) = fold_both(heads);
     let mut index = Index {
         fingerprint: scan.fingerprint(),
         built_at_ns,
         config: scan.config,
-        summary: Summary {
-            event_files,
-            fold,
-            ..Summary::default()
-        },
-        patterns: Some(patterns),
         ..Index::default()
     };
+    fold_log(store, scan, built_at_ns, &mut index)?;
     set_entries(store, &mut index, scan, built_at_ns);
     Ok(index)
+}
+
+/// Reads every event file of `scan` into `index` and folds the whole log.
+fn fold_log(store: &Store, scan: &Scan, built_at_ns: i64, index: &mut Index) -> Result<()> {
+    let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
+    let (fold, patterns) = fold_both(heads);
+    (index.summary.event_files, index.summary.fold) = (event_files, fold);
+    index.patterns = Some(patterns);
+    Ok(())
 }
 
 /// Records in `index` the directive and quarantine files of `scan`, those
@@ -282,11 +284,7 @@ pub(super) fn update(
             }
         }
         Err(reason) => {
-            let (event_files, heads) = events::read_all(store, &scan.events, built_at_ns)?;
-            let (fold, patterns) = fold_both(heads);
-            index.summary.event_files = event_files;
-            index.summary.fold = fold;
-            index.patterns = Some(patterns);
+            fold_log(store, scan, built_at_ns, &mut index)?;
             patterns_changed = true;
             Refresh::Rebuilt { reason }
         }

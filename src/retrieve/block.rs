@@ -121,10 +121,10 @@ impl Builder {
 
     /// Array `k` as the offsets of `strings` in the text.
     pub(super) fn strings<'s>(&mut self, k: usize, strings: impl IntoIterator<Item = &'s str>) {
-        let mut offsets = vec![text_offset(&self.text)];
+        let mut offsets = vec![stored(self.text.len())];
         for s in strings {
             self.text.push_str(s);
-            offsets.push(text_offset(&self.text));
+            offsets.push(stored(self.text.len()));
         }
         self.arrays[k] = offsets;
     }
@@ -134,8 +134,8 @@ impl Builder {
             HEADER + self.arrays.iter().map(Vec::len).sum::<usize>() + self.text.len().div_ceil(4);
         let mut words = Vec::with_capacity(total);
         words.push(ARRAYS as u32);
-        words.extend(self.arrays.iter().map(|a| word_count(a.len())));
-        words.push(word_count(self.text.len()));
+        words.extend(self.arrays.iter().map(|a| stored(a.len())));
+        words.push(stored(self.text.len()));
         let mut arrays: [Range<usize>; ARRAYS] = Default::default();
         for (range, a) in arrays.iter_mut().zip(&self.arrays) {
             *range = words.len()..words.len() + a.len();
@@ -155,13 +155,9 @@ impl Builder {
     }
 }
 
-/// A text offset as stored. A corpus's text past 4 GiB gets offsets that
-/// fail its load's checks: it is rebuilt, never read wrong.
-fn text_offset(text: &str) -> u32 {
-    u32::try_from(text.len()).unwrap_or(u32::MAX)
-}
-
-fn word_count(n: usize) -> u32 {
+/// A text offset or a count as stored. A corpus's text past 4 GiB gets
+/// offsets that fail its load's checks: it is rebuilt, never read wrong.
+fn stored(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 

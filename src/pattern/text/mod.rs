@@ -230,8 +230,7 @@ pub fn jaccard(a: &[String], b: &[String]) -> f64 {
 
 /// The pattern id of a normalised text as written by `role`: `p` and the
 /// first 16 lowercase hex digits of the 128-bit XXH3 (seed 0) of the bytes
-/// of `role`, a NUL byte, and the bytes of `normalised`; that is, the high
-/// 64 bits of the hash as 16 hex digits.
+/// of `role`, a NUL byte, and the bytes of `normalised`.
 ///
 /// Ids are stored in event files, so this function is stable across
 /// versions: changing it (or [`normalise`]) would orphan every recorded

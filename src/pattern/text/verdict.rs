@@ -16,8 +16,9 @@ use super::blocks::{comment_open, unclosed_fence};
 
 /// A validator's overall verdict. Serialized as `"PASS"` / `"FAIL"`; read
 /// in any letter case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "UPPERCASE")]
+#[strum(serialize_all = "UPPERCASE")]
 pub enum VerdictKind {
     Pass,
     Fail,
@@ -25,10 +26,7 @@ pub enum VerdictKind {
 
 impl VerdictKind {
     pub fn as_str(&self) -> &'static str {
-        match self {
-            VerdictKind::Pass => "PASS",
-            VerdictKind::Fail => "FAIL",
-        }
+        self.into()
     }
 }
 
