@@ -6,11 +6,12 @@ use std::process::ExitCode;
 
 use git_swarm::Error;
 use git_swarm::directive::{
-    Category, Directive, Enforcement, Priority, Quarantined, check_gate, is_valid_id,
-    parse_directive_toml_without_id, slug_from_lesson,
+    Category, Directive, Enforcement, Priority, is_valid_id, parse_directive_toml_without_id,
+    slug_from_lesson,
 };
 use git_swarm::event::Body;
 use git_swarm::problem::Problem;
+use git_swarm::store::Minted;
 
 use super::{Format, Outcome, Ui};
 
@@ -109,34 +110,24 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     store.check_appendable(&store.event(Body::Added {
         path: String::new(),
     }))?;
-    match check_gate(&d) {
-        Ok(()) => {
-            let path = store.write_directive(&d)?;
+    let id = d.id.clone();
+    match store.mint(d)? {
+        Minted::Added { path, event } => {
             let rel = store.rel(&path);
-            let event = store.event(Body::Added { path: rel.clone() }).about(&d.id);
             super::append(&store, &[event], ui)?;
             if args.format == Format::Json {
-                ui.json(&serde_json::json!({ "status": "added", "id": d.id, "path": rel }))?;
+                ui.json(&serde_json::json!({ "status": "added", "id": id, "path": rel }))?;
             } else {
-                writeln!(ui.out, "Added directive `{}` at {rel}", d.id)?;
+                writeln!(ui.out, "Added directive `{id}` at {rel}")?;
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(failure) => {
-            let q = Quarantined {
-                directive: d,
-                quarantine_reason: failure.reason,
-                quarantine_detail: Some(failure.detail()),
-            };
-            let path = store.write_quarantined(&q)?;
+        Minted::Quarantined {
+            path,
+            event,
+            failure,
+        } => {
             let rel = store.rel(&path);
-            let event = store
-                .event(Body::Quarantined {
-                    path: rel.clone(),
-                    reason: failure.reason.as_str().to_owned(),
-                    detail: failure.detail(),
-                })
-                .about(&q.directive.id);
             super::append(&store, &[event], ui)?;
             if args.format == Format::Json {
                 let issues: Vec<_> = failure
@@ -144,13 +135,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                     .iter()
                     .map(|i| serde_json::json!({ "field": i.field, "index": i.index, "message": i.message, "hint": i.hint }))
                     .collect();
-                ui.json(&serde_json::json!({ "status": "quarantined", "id": q.directive.id, "path": rel, "reason": failure.reason, "issues": issues }))?;
+                ui.json(&serde_json::json!({ "status": "quarantined", "id": id, "path": rel, "reason": failure.reason, "issues": issues }))?;
             } else {
-                writeln!(
-                    ui.out,
-                    "Quarantined `{}` at {rel}: {}",
-                    q.directive.id, failure.reason
-                )?;
+                writeln!(ui.out, "Quarantined `{id}` at {rel}: {}", failure.reason)?;
                 for issue in &failure.issues {
                     let field = match issue.index {
                         Some(i) => format!("{}[{i}]", issue.field),
