@@ -86,3 +86,33 @@ fn every_directive_path_matches_a_file() {
         "these directives name files that are not in the repository (moved or renamed?): {lost:#?}"
     );
 }
+
+/// `docs/architecture.md` tells a newcomer in which file each command
+/// decides: every source path it names (`src/…`, `cli/…`, `tests/…`) must
+/// exist, or the map leads nowhere after a file moves.
+#[test]
+fn the_architecture_names_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/architecture.md")).expect("architecture.md");
+    let mut missing = Vec::new();
+    for quoted in text.split('`').skip(1).step_by(2) {
+        let is_path = (quoted.ends_with(".rs") || quoted.ends_with('/'))
+            && !quoted.starts_with('.')
+            && !quoted.contains(['*', '{', ' ', '<']);
+        if !is_path {
+            continue;
+        }
+        let path = if quoted.starts_with("src/") || quoted.starts_with("tests/") {
+            root.join(quoted)
+        } else {
+            root.join("src").join(quoted)
+        };
+        if !path.exists() {
+            missing.push(quoted.to_owned());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md names files that do not exist: {missing:?}"
+    );
+}

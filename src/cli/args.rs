@@ -6,14 +6,7 @@ use git_swarm::Error;
 
 /// A phase name: a letter or digit, then letters, digits, `.`, `_`, `-` (at most 64).
 pub fn check_phase_name(phase: &str) -> Result<(), Error> {
-    let ok = phase.len() <= 64
-        && phase
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric())
-        && phase
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let ok = git_swarm::reflect::is_phase_name(phase);
     if ok {
         Ok(())
     } else {
