@@ -18,15 +18,15 @@ use common::{env_num, git, ms};
 /// A Claude Code `PostToolUseFailure` payload of a `cargo test` whose
 /// output is some 10 KB, or its `PostToolUse` when `passed`.
 fn payload(passed: bool) -> String {
-    let mut out = String::from("running 240 tests\n");
-    for i in 0..240 {
+    let mut out = String::from("running 280 tests\n");
+    for i in 0..280 {
         let result = if !passed && i == 117 { "FAILED" } else { "ok" };
         out.push_str(&format!("test cache::tests::case_{i:03} ... {result}\n"));
     }
     let (failed, status) = if passed { (0, "ok") } else { (1, "FAILED") };
     out.push_str(&format!(
         "\ntest result: {status}. {} passed; {failed} failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.42s\n",
-        240 - failed
+        280 - failed
     ));
     let common = serde_json::json!({
         "session_id": "bench-session",

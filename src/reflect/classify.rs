@@ -5,6 +5,7 @@
 
 use std::sync::LazyLock;
 
+use regex::bytes::{Regex as BytesRegex, RegexSet as BytesSet};
 use regex::{Regex, RegexSet};
 
 use super::payload::{ToolCall, ToolKind};
@@ -154,14 +155,14 @@ fn answers_no(command: Option<&str>) -> bool {
 
 static REFUSALS: LazyLock<RegexSet> = LazyLock::new(|| {
     RegexSet::new([
-        r"(?i)^tool execution blocked\b",
-        r"(?i)\bblocked by (?:a |the )?(?:\w+ )?hook\b",
-        r"(?i)^(?:\w+ )?hook (?:error|blocked)\b",
-        r"(?i)\bpermission to use \S+ (?:has been|was) denied\b",
-        r"(?i)^the user doesn't want to proceed with this tool use\b",
-        r"(?i)\b(?:rejected|denied|declined) by (?:the )?(?:user|policy|permission rules?)\b",
-        r"(?i)^user (?:rejected|denied|declined)\b",
-        r"(?i)\bnot allowed by (?:the )?(?:policy|sandbox|permission)",
+        r"(?i)^tool execution blocked(?-u:\b)",
+        r"(?i)(?-u:\b)blocked by (?:a |the )?(?:[0-9A-Za-z_]+ )?hook(?-u:\b)",
+        r"(?i)^(?:[0-9A-Za-z_]+ )?hook (?:error|blocked)(?-u:\b)",
+        r"(?i)(?-u:\b)permission to use \S+ (?:has been|was) denied(?-u:\b)",
+        r"(?i)^the user doesn't want to proceed with this tool use(?-u:\b)",
+        r"(?i)(?-u:\b)(?:rejected|denied|declined) by (?:the )?(?:user|policy|permission rules?)(?-u:\b)",
+        r"(?i)^user (?:rejected|denied|declined)(?-u:\b)",
+        r"(?i)(?-u:\b)not allowed by (?:the )?(?:policy|sandbox|permission)",
     ])
     .expect("constant patterns compile")
 });
@@ -169,22 +170,36 @@ static REFUSALS: LazyLock<RegexSet> = LazyLock::new(|| {
 /// The first line of `text` in which a harness, a hook or a permission
 /// refused the call.
 fn refusal_line(text: &str) -> Option<&str> {
+    // Most calls were not refused: the patterns are compiled only for text
+    // with one of their words.
+    const WORDS: [&str; 6] = [
+        "block",
+        "denied",
+        "reject",
+        "declin",
+        "allowed",
+        "doesn't want",
+    ];
     text.lines()
         .take(5)
         .map(str::trim)
+        .filter(|l| {
+            let lower = l.to_ascii_lowercase();
+            WORDS.iter().any(|w| lower.contains(w))
+        })
         .find(|l| REFUSALS.is_match(l))
 }
 
 static FAILURE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?m)^\s*(?:error(?:\[\w+\])?:|Error:|FAILED\b|FAIL\b|fatal:|make: \*\*\*|panicked at|thread '.*' panicked|Traceback \(most recent call last\)|npm ERR!|\S+: command not found|.*: No such file or directory$|E\s{3}|ERROR\b|\w*(?:Error|Exception): )",
+        r"(?m)^\s*(?:error(?:\[[0-9A-Za-z_]+\])?:|Error:|FAILED(?-u:\b)|FAIL(?-u:\b)|fatal:|make: \*\*\*|panicked at|thread '.*' panicked|Traceback \(most recent call last\)|npm ERR!|\S+: command not found|.*: No such file or directory$|E\s{3}|ERROR(?-u:\b)|[0-9A-Za-z_]*(?:Error|Exception): )",
     )
     .expect("a constant pattern compiles")
 });
 
 static FAILING_TEST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?m)^(?:test \S+ \.\.\. FAILED$|\s*FAIL \[\s*[\d.]+s\] .+$|FAILED \S+|--- FAIL: \S+|\s*● .+›.+$|\s*(?:×|✗|FAIL) \S+.*>.+$)",
+        r"(?m)^(?:test \S+ \.\.\. FAILED$|\s*FAIL \[\s*[0-9.]+s\] .+$|FAILED \S+|--- FAIL: \S+|\s*● .+›.+$|\s*(?:×|✗|FAIL) \S+.*>.+$)",
     )
     .expect("a constant pattern compiles")
 });
@@ -226,44 +241,48 @@ pub struct Summary {
 /// that says `3 failed connections` counts nothing.
 const SUMMARY: &[(&str, bool)] = &[
     (
-        r"^test result: (?:ok|FAILED)\. \d+ passed; \d+ failed",
+        r"^test result: (?:ok|FAILED)\. [0-9]+ passed; [0-9]+ failed",
         false,
     ),
-    (r"^\s*Summary \[.*\] \d+ tests? run: ", false),
+    (r"^\s*Summary \[.*\] [0-9]+ tests? run: ", false),
     (
-        r"^=+ .*\b(?:passed|failed|errors?|skipped|xfailed|deselected)\b.* in [\d.]+s\b.*=+$",
+        r"^=+ .*(?-u:\b)(?:passed|failed|errors?|skipped|xfailed|deselected)(?-u:\b).* in [0-9.]+s(?-u:\b).*=+$",
         false,
     ),
-    (r"^\d+ (?:passed|failed)\b.* in [\d.]+s", false),
-    (r"^Tests:\s+\d+ ", false),
-    (r"^\s*Tests\s+\d+ (?:passed|failed|skipped)", false),
-    (r"^Found \d+ errors?\b", false),
-    (r"^✖ \d+ problems? \(", false),
-    (r"^warning: .* generated \d+ warnings?", false),
-    (r"^error: could not compile\b", true),
-    (r"^ok\s+\S+\s+(?:[\d.]+s|\(cached\))", false),
-    (r"^FAIL\s+\S+\s+[\d.]+s", true),
+    (r"^[0-9]+ (?:passed|failed)(?-u:\b).* in [0-9.]+s", false),
+    (r"^Tests:\s+[0-9]+ ", false),
+    (r"^\s*Tests\s+[0-9]+ (?:passed|failed|skipped)", false),
+    (r"^Found [0-9]+ errors?(?-u:\b)", false),
+    (r"^✖ [0-9]+ problems? \(", false),
+    (r"^warning: .* generated [0-9]+ warnings?", false),
+    (r"^error: could not compile(?-u:\b)", true),
+    (r"^ok\s+\S+\s+(?:[0-9.]+s|\(cached\))", false),
+    (r"^FAIL\s+\S+\s+[0-9.]+s", true),
     (r"^--- FAIL: ", true),
     (r"^Success: no issues found", false),
     (r"^All checks passed!", false),
 ];
 
-static SUMMARY_LINES: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new(SUMMARY.iter().map(|(re, _)| re)).expect("constant patterns compile")
+// Summary lines are ASCII but for a marker or two: read as bytes without
+// Unicode classes, these compile several times faster, and reflect micro
+// compiles them on every tool call.
+static SUMMARY_LINES: LazyLock<BytesSet> = LazyLock::new(|| {
+    regex::bytes::RegexSetBuilder::new(SUMMARY.iter().map(|(re, _)| re))
+        .unicode(false)
+        .build()
+        .expect("constant patterns compile")
 });
 
-static COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(\d+) (passed|failed|errors?|warnings?|problems?|tests? run|skipped|ignored|xfailed|xpassed)\b",
+static COUNT: LazyLock<BytesRegex> = LazyLock::new(|| {
+    bytes_regex(
+        r"([0-9]+) (passed|failed|errors?|warnings?|problems?|tests? run|skipped|ignored|xfailed|xpassed)(?-u:\b)",
     )
-    .expect("a constant pattern compiles")
 });
 
-static NOTHING_RAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?m)^(?:running 0 tests$|=+ no tests ran\b|collected 0 items\b|No tests found\b|no test files$|\?\s+\S+\s+\[no test files\]$|Starting 0 tests\b)",
+static NOTHING_RAN: LazyLock<BytesRegex> = LazyLock::new(|| {
+    bytes_regex(
+        r"(?m)^(?:running 0 tests$|=+ no tests ran(?-u:\b)|collected 0 items(?-u:\b)|No tests found(?-u:\b)|no test files$|\?\s+\S+\s+\[no test files\]$|Starting 0 tests(?-u:\b))",
     )
-    .expect("a constant pattern compiles")
 });
 
 impl Summary {
@@ -272,17 +291,17 @@ impl Summary {
         let mut worst: Option<(u64, &str)> = None;
         for line in output.lines() {
             let line = line.trim_end();
-            let matched = SUMMARY_LINES.matches(line);
+            let matched = SUMMARY_LINES.matches(line.as_bytes());
             if !matched.matched_any() {
                 continue;
             }
             let (mut passed, mut failed, mut warnings) = (0, 0, 0);
-            for c in COUNT.captures_iter(line) {
-                let n: u64 = c[1].parse().unwrap_or(0);
+            for c in COUNT.captures_iter(line.as_bytes()) {
+                let n: u64 = std::str::from_utf8(&c[1]).map_or(0, |d| d.parse().unwrap_or(0));
                 match &c[2] {
-                    "passed" => passed += n,
-                    "failed" | "error" | "errors" => failed += n,
-                    "warning" | "warnings" => warnings += n,
+                    b"passed" => passed += n,
+                    b"failed" | b"error" | b"errors" => failed += n,
+                    b"warning" | b"warnings" => warnings += n,
                     // eslint's `✖ 5 problems (3 errors, 2 warnings)` counts
                     // the errors and warnings again.
                     _ => {}
@@ -306,10 +325,10 @@ impl Summary {
         s.evidence = worst.map(|(_, l)| excerpt(l));
         if s.passed == 0
             && s.failed == 0
-            && let Some(m) = NOTHING_RAN.find(output)
+            && let Some(m) = NOTHING_RAN.find(output.as_bytes())
         {
             s.ran_nothing = true;
-            s.evidence = Some(excerpt(m.as_str()));
+            s.evidence = Some(excerpt(&String::from_utf8_lossy(m.as_bytes())));
         }
         s
     }
@@ -464,15 +483,24 @@ fn sub_of_words(w: &[String]) -> Sub {
     }
 }
 
+fn bytes_regex(pattern: &str) -> BytesRegex {
+    regex::bytes::RegexBuilder::new(pattern)
+        .unicode(false)
+        .build()
+        .expect("a constant pattern compiles")
+}
+
 /// Most characters of a signature.
 pub const SIGNATURE_CHARS: usize = 160;
 
 static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"0x[0-9a-f]+|\b[0-9a-f]{7,}\b|\d+(?:\.\d+)*").expect("a constant pattern compiles")
+    Regex::new(r"0x[0-9a-f]+|(?-u:\b)[0-9a-f]{7,}(?-u:\b)|[0-9]+(?:\.[0-9]+)*")
+        .expect("a constant pattern compiles")
 });
 
-static PATHS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?:[\w.~-]*/)+([\w.-]+)").expect("a constant pattern compiles"));
+static PATHS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:[[0-9A-Za-z_].~-]*/)+([[0-9A-Za-z_].-]+)").expect("a constant pattern compiles")
+});
 
 /// What makes two failures "the same way": the sub-kind, the program and
 /// its first word, and the deciding line with numbers, hashes and folders

@@ -448,8 +448,10 @@ fn keep(text: &str) -> String {
 }
 
 static EXIT_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?mi)^\s*(?:exit code|exit status|process exited with code)[: ]\s*(-?\d{1,4})\s*$")
-        .expect("a constant pattern compiles")
+    Regex::new(
+        r"(?mi)^\s*(?:exit code|exit status|process exited with code)[: ]\s*(-?[0-9]{1,4})\s*$",
+    )
+    .expect("a constant pattern compiles")
 });
 
 /// The exit code an `Exit code N` / `Exit Code: N` line of the output
