@@ -65,12 +65,16 @@ pub fn classify(call: &ToolCall) -> Reading {
     if let Some(reason) = &call.denied {
         return reading(Class::Blocked, Some(reason));
     }
-    let said = call.error.as_deref().unwrap_or(&call.output);
-    if let Some(line) = refusal_line(said) {
-        return reading(Class::Blocked, Some(line));
-    }
     if call.kind == ToolKind::Read {
         return reading(Class::Inapplicable, None);
+    }
+    let said = call.error.as_deref().unwrap_or(&call.output);
+    // A refusal is what a call that did not succeed says: the output of one
+    // that did may quote the words.
+    if (call.error.is_some() || call.exit_code != Some(0))
+        && let Some(line) = refusal_line(said)
+    {
+        return reading(Class::Blocked, Some(line));
     }
     if call.interrupted {
         return reading(Class::Skipped, Some("interrupted"));
@@ -87,7 +91,12 @@ pub fn classify(call: &ToolCall) -> Reading {
         return reading(Class::Blocked, first_line(said));
     }
     let summary = Summary::of(&call.output);
-    if summary.ran_nothing {
+    // pytest exits 5 when it collected nothing; any other failure, or a
+    // failing line beside a package without tests, is a failure.
+    if summary.ran_nothing
+        && matches!(call.exit_code, None | Some(0) | Some(5))
+        && failure_line(said).is_none()
+    {
         return reading(Class::Skipped, summary.evidence.as_deref());
     }
     match call.exit_code {

@@ -269,23 +269,25 @@ impl HookPayload {
                 call.denied = Some(reason.unwrap_or_else(|| "permission denied".into()));
             }
             "PostToolUseFailure" => {
-                call.exit_code = exit_code_line(&call.output).or(Some(1));
-                // The code is read; what the command printed follows it.
-                if call.exit_code.is_some()
-                    && EXIT_LINE.find(&call.output).is_some_and(|m| m.start() == 0)
+                // `Exit code N` is the first line; what the command printed follows.
+                let (first, rest) = call.output.split_once('\n').unwrap_or((&call.output, ""));
+                match first
+                    .strip_prefix("Exit code ")
+                    .and_then(|n| n.trim().parse().ok())
                 {
-                    call.output = call
-                        .output
-                        .split_once('\n')
-                        .map_or("", |(_, rest)| rest)
-                        .to_owned();
+                    Some(code) => {
+                        call.exit_code = Some(code);
+                        call.output = rest.to_owned();
+                    }
+                    None => call.exit_code = Some(1),
                 }
                 call.error = error;
             }
             _ if harness == Harness::Claude && call.kind == ToolKind::Shell => {
                 call.exit_code = Some(0);
             }
-            _ => call.exit_code = exit_code_line(&call.output),
+            // Codex says no exit code; the output is read instead.
+            _ => {}
         }
         if write_failed {
             call.error
@@ -307,6 +309,12 @@ impl HookPayload {
         let error = response
             .get("error")
             .and_then(|e| e.get("message").and_then(Value::as_str).map(str::to_owned));
+        // Gemini's own `Error: (none)` field is no error of the command.
+        let content = content
+            .lines()
+            .filter(|l| l.trim() != "Error: (none)")
+            .collect::<Vec<_>>()
+            .join("\n");
         let mut call = self.base(Harness::Gemini, content);
         call.exit_code = exit_code_line(&call.output);
         if call.kind == ToolKind::Shell && call.exit_code.is_none() && error.is_none() {
@@ -448,14 +456,14 @@ fn keep(text: &str) -> String {
 }
 
 static EXIT_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?mi)^\s*(?:exit code|exit status|process exited with code)[: ]\s*(-?[0-9]{1,4})\s*$",
-    )
-    .expect("a constant pattern compiles")
+    Regex::new(r"(?m)^Exit Code: (-?[0-9]{1,4})$").expect("a constant pattern compiles")
 });
 
-/// The exit code an `Exit code N` / `Exit Code: N` line of the output
-/// gives.
+/// The exit code of Gemini CLI's `Exit Code: N` line. Gemini writes its
+/// fields after the command's output, so the last such line is its own.
 fn exit_code_line(text: &str) -> Option<i64> {
-    EXIT_LINE.captures(text).and_then(|c| c[1].parse().ok())
+    EXIT_LINE
+        .captures_iter(text)
+        .last()
+        .and_then(|c| c[1].parse().ok())
 }

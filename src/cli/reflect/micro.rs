@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use git_swarm::reflect::{self, Context, Format as Payload};
 
-use crate::cli::{Format, Outcome, Ui};
+use crate::cli::{Outcome, Ui};
 
 /// Largest payload read from standard input.
 const PAYLOAD_MAX: u64 = 16 * 1024 * 1024;
@@ -26,8 +26,9 @@ pub struct Args {
     /// The agent's role [default: the payload's agent type, if it is a role name].
     #[arg(long)]
     role: Option<String>,
-    #[arg(long, value_enum, default_value_t)]
-    format: Format,
+    /// text or json. An unknown one is a warning, as for --payload.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    format: String,
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
@@ -41,6 +42,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
 
 fn reflect_one(args: &Args, ui: &mut Ui) -> Result<(), String> {
     let format: Payload = args.payload.parse()?;
+    let json = match args.format.as_str() {
+        "text" => false,
+        "json" => true,
+        other => return Err(format!("`{other}` is not an output format (text or json)")),
+    };
     if let Some(role) = &args.role {
         crate::cli::args::check_role(role).map_err(|e| e.to_string())?;
     }
@@ -80,7 +86,7 @@ fn reflect_one(args: &Args, ui: &mut Ui) -> Result<(), String> {
         recorded = Some(store.rel(&path));
     }
     let sub = micro.reading.sub.map(|s| s.as_str());
-    if args.format == Format::Json {
+    if json {
         ui.json(&serde_json::json!({
             "class": micro.reading.class,
             "sub": sub,
