@@ -479,3 +479,39 @@ fn a_run_stopped_before_consuming_is_finished_by_the_next_without_a_duplicate() 
     assert!(candidates(&env).is_empty());
     assert_eq!(common::of_kind(&env, "added").len(), 1);
 }
+
+#[test]
+fn a_malformed_candidate_line_is_reported_with_its_line_and_kept() {
+    let env = common::repo_without_directives();
+    for session in ["s1", "s2"] {
+        micro(
+            &env,
+            &["--phase", "p1"],
+            &[],
+            &failure(session, Some("coder"), "cargo test", TENANT_FAILS),
+        )
+        .success();
+    }
+    let path = env.path(".swarm/local/candidates.jsonl");
+    let mut text = std::fs::read_to_string(&path).expect("candidates");
+    text.insert_str(0, "not a candidate\n");
+    std::fs::write(&path, text).expect("write");
+    let run = env.swarm(&["reflect", "meso", "--phase", "p1"]);
+    run.success();
+    assert!(
+        run.stderr
+            .starts_with(".swarm/local/candidates.jsonl:1: error: not a candidate"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.starts_with("added reflect-test-"),
+        "{}",
+        run.stdout
+    );
+    // The two used candidates are consumed; the bad line stays for a person to see.
+    assert_eq!(
+        env.read(".swarm/local/candidates.jsonl"),
+        "not a candidate\n"
+    );
+}
