@@ -53,6 +53,16 @@ pub fn escape(s: &str) -> Cow<'_, str> {
 /// A line of a file as a finding shows it: [`escape`]d (a tab is `\t`, a
 /// CR `\r`), and the whitespace it ends with escaped too (a space is
 /// `\u{20}`), so a finding about trailing whitespace shows what it found.
+/// `s` cut to `max` characters, the last of them `…`.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
 pub fn escape_line(s: &str) -> String {
     let body = s.trim_end_matches(char::is_whitespace);
     let mut out = escape(body).into_owned();

@@ -156,15 +156,7 @@ pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     git_swarm::display::escape(s)
 }
 
-/// `s` cut to `max` characters, the last of them `…`.
-pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
-    }
-    let mut t: String = s.chars().take(max - 1).collect();
-    t.push('…');
-    t
-}
+pub use git_swarm::display::truncate;
 
 fn write_problem(w: &mut impl Write, p: &Problem) -> io::Result<()> {
     let (style, label) = match p.severity {

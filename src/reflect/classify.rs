@@ -138,11 +138,7 @@ pub fn classify(call: &ToolCall) -> Reading {
 pub const EVIDENCE_CHARS: usize = 200;
 
 fn excerpt(line: &str) -> String {
-    let line = line.trim();
-    match line.char_indices().nth(EVIDENCE_CHARS) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_owned(),
-    }
+    crate::display::truncate(line.trim(), EVIDENCE_CHARS)
 }
 
 fn first_line(text: &str) -> Option<&str> {

@@ -8,8 +8,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{Candidate, Class, Sub, cap};
+use super::{Candidate, Class, Sub};
 use crate::directive::{Category, Directive, Status};
+use crate::display::truncate;
 use crate::error::Result;
 use crate::event::{Body, Event};
 use crate::pattern::text::{jaccard, tokens};
@@ -231,11 +232,11 @@ fn lesson(
     let text = match (first.class, first.sub, &command) {
         (Class::Blocked, _, Some(c)) => {
             d.forbidden_actions
-                .push(cap(&format!("running `{c}`"), 200));
+                .push(truncate(&format!("running `{c}`"), 200));
             format!("Do not run `{c}`: it was refused in {seen}")
         }
         (_, Some(Sub::Test | Sub::Lint | Sub::Typecheck | Sub::Build), Some(c)) => {
-            d.required_actions.push(cap(
+            d.required_actions.push(truncate(
                 &format!("run `{c}` and fix what it reports before handing off"),
                 200,
             ));
@@ -251,18 +252,18 @@ fn lesson(
         }
         (_, _, Some(c)) => {
             d.verification_checks
-                .push(cap(&format!("`{c}` runs without this failure"), 200));
+                .push(truncate(&format!("`{c}` runs without this failure"), 200));
             format!("`{c}` failed the same way in {seen}")
         }
         (_, _, None) => {
-            d.verification_checks.push(cap(
+            d.verification_checks.push(truncate(
                 &format!("{} calls do not fail this way", first.tool),
                 200,
             ));
             format!("{} calls failed the same way in {seen}", first.tool)
         }
     };
-    d.lesson = cap(
+    d.lesson = truncate(
         &match &what {
             Some(w) => format!("{text} ({w})"),
             None => text,

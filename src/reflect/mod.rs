@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use classify::{Class, Reading, Sub, classify};
 pub use payload::{Format, Harness, ToolCall};
 
+use crate::display::truncate;
 use crate::error::{Error, Result};
 use crate::problem::Problem;
 use crate::store::Store;
@@ -99,7 +100,7 @@ pub fn micro(
             sub: reading.sub,
             harness: call.harness,
             tool: call.tool.clone(),
-            command: call.command.as_deref().map(|c| cap(c, COMMAND_CHARS)),
+            command: call.command.as_deref().map(|c| truncate(c, COMMAND_CHARS)),
             role,
             task: context
                 .task
@@ -115,16 +116,6 @@ pub fn micro(
         reading,
         candidate,
     })
-}
-
-/// `text` in at most `chars` characters, an ellipsis marking a cut.
-fn cap(text: &str, chars: usize) -> String {
-    if text.chars().count() <= chars {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(chars.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 /// The lock every writer of the candidates file holds: a file of its own,

@@ -169,13 +169,7 @@ fn has_extension(path: &str) -> bool {
 }
 
 fn excerpt(line: &str) -> String {
-    let t = line.trim();
-    if t.chars().count() <= MAX_EXCERPT_CHARS {
-        return t.to_owned();
-    }
-    let mut s: String = t.chars().take(MAX_EXCERPT_CHARS - 1).collect();
-    s.push('…');
-    s
+    crate::display::truncate(line.trim(), MAX_EXCERPT_CHARS)
 }
 
 #[cfg(test)]
