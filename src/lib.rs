@@ -49,6 +49,7 @@ pub mod pathglob;
 pub mod pattern;
 pub mod predicate;
 pub mod problem;
+pub mod proposal;
 pub mod reflect;
 pub mod retrieve;
 pub mod runner;

@@ -144,6 +144,24 @@ pub enum Body {
         /// before consuming) or `covered`.
         outcome: String,
     },
+    /// `reflect macro`, `cochange`: a proposal written for a person to decide on.
+    /// The event is about the proposal's slug.
+    Proposed {
+        /// The proposal file, relative to the repository.
+        path: String,
+        /// The command that proposed it.
+        source: String,
+        /// What the motif is (a signature, a directive, a pair of files).
+        key: String,
+    },
+    /// `proposal accept`: a proposal turned into a directive through the gate.
+    ProposalAccepted {
+        path: String,
+        /// `added` or `quarantined`.
+        outcome: String,
+    },
+    /// `proposal reject`: a proposal declined.
+    ProposalRejected { path: String, reason: String },
     /// `git swarm add`: an entry that failed the gate.
     Quarantined {
         path: String,

@@ -1,0 +1,312 @@
+//! Proposals: lessons the loop found but a person decides on, one Markdown
+//! file each under `.swarm/proposals/<slug>.md` — YAML front matter with
+//! the draft directive and its evidence, then the evidence in prose.
+//! `reflect macro` and `cochange` write them; `proposal accept` turns one
+//! into a directive through the actionability gate, `proposal reject`
+//! records why not. Either way the file stays, with its decision, so the
+//! same motif is not proposed again.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::directive::{Category, Directive};
+use crate::error::{Error, Result};
+use crate::problem::Problem;
+use crate::store::Store;
+
+/// Largest proposal file read, in bytes: front matter and a page of prose.
+pub const PROPOSAL_MAX: u64 = 256 * 1024;
+/// Most proposals one run of a command writes.
+pub const MAX_PER_RUN: usize = 10;
+/// The line that opens and closes the front matter.
+const FENCE: &str = "---";
+
+crate::directive::string_enum! {
+    /// Where a proposal stands.
+    ProposalStatus {
+        /// Waiting for a person.
+        Open => "open",
+        /// Turned into a directive (active or quarantined).
+        Accepted => "accepted",
+        /// Declined, with the reason.
+        Rejected => "rejected",
+    } default Open
+}
+
+/// The front matter: the draft directive, its evidence and its decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Proposal {
+    /// The file stem, and the id of the directive accepting it makes.
+    pub slug: String,
+    /// The lesson: one line, 15–280 characters.
+    pub title: String,
+    #[serde(default)]
+    pub status: ProposalStatus,
+    /// The command that proposed it (`reflect macro`, `cochange`).
+    pub source: String,
+    #[serde(default)]
+    pub category: Category,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applies_to_agents: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applies_to_tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// The suggested predicates (`kind:argument`), each one that parses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verify: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_actions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden_actions: Vec<String>,
+    /// The ids of the events that show the motif.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    /// What the motif is, for telling the same one found again.
+    pub key: String,
+    pub created_at: String,
+    /// When it was accepted or rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<String>,
+    /// Why it was rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The directive (or quarantined entry) accepting it made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directive: Option<String>,
+    /// The evidence in prose: the Markdown after the front matter.
+    #[serde(skip)]
+    pub body: String,
+}
+
+impl Proposal {
+    /// The file's text: front matter between `---` lines, then the prose.
+    pub fn render(&self) -> String {
+        // Serialising plain strings, lists and enums does not fail.
+        let yaml = serde_saphyr::to_string(self).unwrap_or_default();
+        let mut out = format!("{FENCE}\n{yaml}");
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(FENCE);
+        out.push_str("\n\n");
+        out.push_str(self.body.trim_end());
+        out.push('\n');
+        out
+    }
+
+    /// Reads a proposal's text; `rel` names the file in the problem.
+    pub fn parse(text: &str, rel: &str) -> std::result::Result<Proposal, Problem> {
+        let problem = |line: u32, message: String| {
+            Problem::error(rel, "bad_proposal", message)
+                .at_line(line)
+                .with_hint("a proposal is YAML front matter between `---` lines, then prose (docs/formats.md)")
+        };
+        let mut lines = text.split_inclusive('\n');
+        if lines.next().map(str::trim_end) != Some(FENCE) {
+            return Err(problem(
+                1,
+                "no front matter: the first line is not `---`".into(),
+            ));
+        }
+        let start = FENCE.len() + 1;
+        let mut at = start;
+        let mut end = None;
+        for line in lines {
+            if line.trim_end() == FENCE {
+                end = Some((at, at + line.len()));
+                break;
+            }
+            at += line.len();
+        }
+        let Some((yaml_end, body_start)) = end else {
+            return Err(problem(
+                1,
+                "the front matter is not closed with `---`".into(),
+            ));
+        };
+        let yaml = text.get(start..yaml_end).unwrap_or_default();
+        let mut p: Proposal = serde_saphyr::from_str(yaml).map_err(|e| {
+            let line = e.location().map_or(1, |l| l.line() as u32 + 1);
+            let message = e.to_string();
+            let first = message.lines().next().unwrap_or("not valid YAML");
+            problem(line, first.to_owned())
+        })?;
+        if !crate::directive::is_valid_id(&p.slug) {
+            return Err(problem(
+                2,
+                format!("slug `{}` is not a valid directive id", p.slug),
+            ));
+        }
+        p.body = text.get(body_start..).unwrap_or_default().trim().to_owned();
+        Ok(p)
+    }
+
+    /// The directive accepting it makes, to go through the gate.
+    pub fn to_directive(&self, now: &str) -> Directive {
+        let mut d = Directive::new(self.slug.clone(), self.title.clone());
+        d.category = self.category;
+        d.applies_to_agents = self.applies_to_agents.clone();
+        d.applies_to_tools = self.applies_to_tools.clone();
+        d.paths = self.paths.clone();
+        d.verify = self.verify.clone();
+        d.required_actions = self.required_actions.clone();
+        d.forbidden_actions = self.forbidden_actions.clone();
+        d.rationale = Some(crate::display::truncate(&self.body, 4000));
+        d.source = Some(format!("proposal {} ({})", self.slug, self.source));
+        d.created_at = Some(now.to_owned());
+        d
+    }
+}
+
+/// The folder proposals are kept in.
+pub fn dir(store: &Store) -> PathBuf {
+    store.swarm_dir.join("proposals")
+}
+
+/// The file of the proposal `slug`.
+pub fn path(store: &Store, slug: &str) -> PathBuf {
+    dir(store).join(format!("{slug}.md"))
+}
+
+/// Every proposal, sorted by slug, with the problems of the files that
+/// could not be read (a link, too large, bad front matter), which are skipped.
+pub fn load_all(store: &Store) -> Result<(Vec<Proposal>, Vec<Problem>)> {
+    let dir = dir(store);
+    let mut names = Vec::new();
+    if let Some(listing) = crate::safe_fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+        for entry in listing {
+            let entry = entry.map_err(|e| Error::io(&dir, e))?;
+            if let Some(name) = entry.file_name().to_str()
+                && name.ends_with(".md")
+            {
+                names.push(name.to_owned());
+            }
+        }
+    }
+    names.sort();
+    let (mut proposals, mut problems) = (Vec::new(), Vec::new());
+    for name in names {
+        match load(store, &dir.join(&name)) {
+            Ok(p) => proposals.push(p),
+            Err(problem) => problems.push(problem),
+        }
+    }
+    Ok((proposals, problems))
+}
+
+/// One proposal file, checked to be a regular file within the size limit
+/// whose slug is its file stem.
+pub fn load(store: &Store, path: &Path) -> std::result::Result<Proposal, Problem> {
+    let rel = store.rel(path);
+    let bytes = crate::safe_fs::read(path, PROPOSAL_MAX).map_err(|e| {
+        match crate::safe_fs::not_regular(&e) {
+            Some(kind) => Problem::error(
+                &rel,
+                crate::event::NOT_REGULAR,
+                format!("{kind}, not a regular file: not read"),
+            )
+            .with_hint("replace it with a regular file: a link committed under .swarm/ could point anywhere"),
+            None => Problem::error(&rel, "unreadable", e.to_string()),
+        }
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Problem::error(&rel, "not_utf8", "file is not valid UTF-8"))?;
+    let p = Proposal::parse(&text, &rel)?;
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    if p.slug != stem {
+        return Err(Problem::error(
+            &rel,
+            "bad_proposal",
+            format!("slug `{}` is not the file's name `{stem}`", p.slug),
+        )
+        .at_line(2)
+        .with_hint("a proposal's slug is its file stem"));
+    }
+    Ok(p)
+}
+
+/// Writes a new proposal; refuses to overwrite one.
+pub fn write_new(store: &Store, p: &Proposal) -> Result<PathBuf> {
+    let path = path(store, &p.slug);
+    crate::safe_fs::create_new(
+        &store.swarm_dir,
+        &path,
+        p.render().as_bytes(),
+        &store.rel(&path),
+        &p.slug,
+    )?;
+    Ok(path)
+}
+
+/// Replaces a proposal's file with `p` (its decision recorded), atomically.
+pub fn rewrite(store: &Store, p: &Proposal) -> Result<PathBuf> {
+    let path = path(store, &p.slug);
+    crate::safe_fs::create_dir_all(&store.swarm_dir, &dir(store))?;
+    crate::safe_fs::replace(&path, p.render().as_bytes())?;
+    Ok(path)
+}
+
+/// A slug for `title` under `prefix` that no proposal, directive or
+/// quarantined entry has, made from the words of the title and `key`'s hash.
+pub fn slug(prefix: &str, title: &str, key: &str) -> String {
+    let hash = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
+    let words = crate::directive::slug_from_lesson(title);
+    let mut s = format!("{prefix}-{words}");
+    s.truncate(80 - 9);
+    let s = s.trim_end_matches(['-', '.', '_']);
+    format!("{s}-{:08x}", hash as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Proposal {
+        Proposal {
+            slug: "macro-run-cargo-test-1234abcd".into(),
+            title: "Run `cargo test` before handing off: it failed in 2 phases".into(),
+            status: ProposalStatus::Open,
+            source: "git swarm reflect macro".into(),
+            category: Category::Testing,
+            applies_to_agents: vec!["coder".into()],
+            applies_to_tools: vec!["bash".into()],
+            paths: vec![],
+            verify: vec!["tool:cargo test".into()],
+            required_actions: vec![],
+            forbidden_actions: vec![],
+            evidence: vec!["01JABC".into(), "01JDEF".into()],
+            key: "signature: test cargo test".into(),
+            created_at: "2026-01-02T03:04:05Z".into(),
+            decided_at: None,
+            reason: None,
+            directive: None,
+            body: "Seen in phases `a` and `b`:\n\n- one\n- two: with a colon".into(),
+        }
+    }
+
+    #[test]
+    fn a_proposal_reads_back_as_written() {
+        let p = sample();
+        let text = p.render();
+        assert!(text.starts_with("---\n"), "{text}");
+        assert_eq!(Proposal::parse(&text, "x.md").expect("parses"), p);
+    }
+
+    #[test]
+    fn bad_front_matter_is_a_problem_with_a_line() {
+        let p = Proposal::parse("no fence\n", "x.md").expect_err("refused");
+        assert_eq!(p.line, Some(1));
+        let text = sample().render().replace("status: open", "status: maybe");
+        let p = Proposal::parse(&text, "x.md").expect_err("refused");
+        assert_eq!(p.code, "bad_proposal");
+        assert!(p.line.unwrap_or(0) > 1, "{p:?}");
+        let unclosed = "---\nslug: a\n";
+        assert!(Proposal::parse(unclosed, "x.md").is_err());
+    }
+}
