@@ -515,3 +515,42 @@ fn a_malformed_candidate_line_is_reported_with_its_line_and_kept() {
         "not a candidate\n"
     );
 }
+
+#[test]
+fn candidates_older_than_thirty_days_are_dropped_and_said_to_be() {
+    let env = common::repo_without_directives();
+    // Of no phase, and of a single task: neither would ever be folded.
+    let old = [("GIT_SWARM_NOW", "2026-10-01T10:00:00Z")];
+    micro(
+        &env,
+        &[],
+        &old,
+        &failure("s1", None, "make lint", "make: *** [lint] Error 1"),
+    )
+    .success();
+    micro(
+        &env,
+        &["--phase", "p1"],
+        &old,
+        &failure("s1", Some("coder"), "cargo test", TENANT_FAILS),
+    )
+    .success();
+    let recent = [("GIT_SWARM_NOW", "2026-11-01T10:00:00Z")];
+    micro(
+        &env,
+        &[],
+        &recent,
+        &failure("s2", None, "make lint", "make: *** [lint] Error 1"),
+    )
+    .success();
+    assert_eq!(candidates(&env).len(), 3);
+    let run = env.swarm(&["reflect", "meso", "--phase", "p1"]);
+    run.success();
+    assert_eq!(
+        run.stdout,
+        "no insight candidates in phase p1\ndropped 2 insight candidate(s) older than 30 days, of any phase, never folded\n"
+    );
+    let left = candidates(&env);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["ts"], "2026-11-01T10:00:00.000Z");
+}

@@ -23,6 +23,9 @@ pub const MIN_TASKS: usize = 2;
 /// Token overlap with an active directive's text above which a failure is
 /// covered by it.
 pub const COVERED_SIMILARITY: f64 = 0.5;
+/// Days a candidate waits to be folded: one of no phase, or seen in a
+/// single task, would otherwise stay until the file is full.
+pub const CANDIDATE_DAYS: i64 = 30;
 
 /// What became of one signature's candidates.
 #[derive(Debug, Clone, Serialize)]
@@ -62,6 +65,8 @@ pub enum GroupOutcome {
 pub struct Report {
     pub phase: String,
     pub groups: Vec<Group>,
+    /// Candidates of any phase older than [`CANDIDATE_DAYS`], dropped unfolded.
+    pub expired: usize,
     /// Malformed lines of the candidates file (kept, and skipped).
     #[serde(skip)]
     pub problems: Vec<Problem>,
@@ -81,19 +86,31 @@ pub struct Report {
 /// repeated, by the next.
 pub fn fold(store: &Store, active: &[Directive], phase: &str) -> Result<Report> {
     let (candidates, problems) = super::read_candidates(store)?;
+    let cutoff = store
+        .clock
+        .now()
+        .checked_sub(jiff::SignedDuration::from_hours(CANDIDATE_DAYS * 24))
+        .unwrap_or(jiff::Timestamp::MIN);
+    // A time that does not parse is no reason to keep a candidate forever.
+    let expired: HashSet<String> = candidates
+        .iter()
+        .filter(|c| c.ts.parse::<jiff::Timestamp>().map_or(true, |t| t < cutoff))
+        .map(|c| c.id.clone())
+        .collect();
     let mut groups: BTreeMap<&str, Vec<&Candidate>> = BTreeMap::new();
     for c in candidates
         .iter()
-        .filter(|c| c.phase.as_deref() == Some(phase))
+        .filter(|c| c.phase.as_deref() == Some(phase) && !expired.contains(&c.id))
     {
         groups.entry(c.signature.as_str()).or_default().push(c);
     }
     let mut report = Report {
         phase: phase.to_owned(),
         groups: Vec::new(),
+        expired: expired.len(),
         problems,
         events: Vec::new(),
-        used: HashSet::new(),
+        used: expired,
     };
     for (signature, members) in groups {
         let tasks: BTreeSet<String> = members

@@ -36,6 +36,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if report.groups.is_empty() {
         writeln!(ui.out, "no insight candidates in phase {}", args.phase)?;
     }
+    if report.expired > 0 {
+        writeln!(
+            ui.out,
+            "dropped {} insight candidate(s) older than {} days, of any phase, never folded",
+            report.expired,
+            meso::CANDIDATE_DAYS
+        )?;
+    }
     for g in &report.groups {
         let seen = format!(
             "{} candidate{} in {} task{}",
