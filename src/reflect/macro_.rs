@@ -341,7 +341,13 @@ fn draft_proposal(
         notes.push(format!("Directive `{}` {state}: {advice}.", k.directive.id));
     }
     let title = truncate(&title, 280);
-    let slug = proposal::slug("macro", &title, key);
+    // A title built around a directive's lesson starts with words of its
+    // own ("Still failing in…"): the slug is made of the lesson's words.
+    let words = match named.first() {
+        Some(k) if violated.is_some() || motif.candidates.is_empty() => &k.directive.lesson,
+        _ => &title,
+    };
+    let slug = proposal::slug("macro", words, key);
     let mut p = Proposal {
         slug,
         title,
@@ -431,12 +437,12 @@ fn prose(key: &str, motif: &Motif<'_>, seen: &str, p: &Proposal, notes: &[String
                     .unwrap_or_default()
             ),
             _ => format!(
-                "{}{}",
+                "violated{}{}",
                 e.actor
                     .role
                     .as_deref()
-                    .map(|r| format!("by {r}"))
-                    .unwrap_or_else(|| "violated".to_owned()),
+                    .map(|r| format!(", by {r}"))
+                    .unwrap_or_default(),
                 e.str_field("reason")
                     .map(|r| format!(": {}", truncate(&one_line(r), 200)))
                     .unwrap_or_default()
