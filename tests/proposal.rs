@@ -599,3 +599,34 @@ fn since_leaves_out_older_evidence() {
     run.success();
     assert!(run.stdout.starts_with("proposed "), "{}", run.stdout);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_run_stopped_before_consuming_is_finished_by_the_next() {
+    let env = common::repo_without_directives();
+    plain_failure(&env, "p1", "s1", "cargo test -p app");
+    plain_failure(&env, "p2", "s2", "cargo test -p app");
+    // The candidates' lock cannot be taken: the run writes its proposal and
+    // records it, then stops before it consumes the candidates.
+    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm lock");
+    common::mkfifo(&env.path(".swarm/local/candidates.lock"));
+    let run = swarm(&env, &["reflect", "macro"]);
+    assert_ne!(run.code, 0, "{}", run.snapshot());
+    assert!(run.stderr.contains("candidates.lock"), "{}", run.stderr);
+    let slug = the_proposal(&env);
+    assert_eq!(candidates(&env), 2, "nothing lost");
+    assert_eq!(of_kind(&env, "proposed").len(), 1);
+
+    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm fifo");
+    let run = swarm(&env, &["reflect", "macro"]);
+    run.success();
+    assert!(
+        run.stdout
+            .starts_with(&format!("already proposed as {slug} (open): ")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(candidates(&env), 0, "consumed now");
+    assert_eq!(proposal_files(&env).len(), 1, "no duplicate");
+    assert_eq!(of_kind(&env, "proposed").len(), 1);
+}

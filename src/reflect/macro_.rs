@@ -4,8 +4,8 @@
 //! and in insight candidates still waiting (one task a phase never reaches
 //! meso's two tasks, but recurring across phases it is exactly a motif) —
 //! or one directive violated in at least two phases (`violated` verdicts and
-//! acks). Each motif has a key; one already proposed, whatever became of
-//! it, is not proposed again.
+//! acks, a critical one left unacknowledged). Each motif has a key; one
+//! already proposed, whatever became of it, is not proposed again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -222,21 +222,20 @@ fn gather<'a>(
         let Some(phase) = e.str_field("phase") else {
             continue;
         };
-        let key = match e.known_kind() {
-            Some(Kind::Reflected) => match e.str_field("signature") {
+        // The violations the fold counts (`fold::head`), but for check
+        // failures, which are of a change and carry no phase.
+        let violation = match e.known_kind() {
+            Some(Kind::Verdict) => e.str_field("verdict") == Some("violated"),
+            Some(Kind::Ack) => e.str_field("status") == Some("violated"),
+            Some(Kind::Unacknowledged) => true,
+            _ => false,
+        };
+        let key = match (e.known_kind(), &e.directive) {
+            (Some(Kind::Reflected), _) => match e.str_field("signature") {
                 Some(sig) => format!("signature: {sig}"),
                 None => continue,
             },
-            Some(Kind::Verdict) if e.str_field("verdict") == Some("violated") => {
-                match &e.directive {
-                    Some(id) => format!("violated: {id}"),
-                    None => continue,
-                }
-            }
-            Some(Kind::Ack) if e.str_field("status") == Some("violated") => match &e.directive {
-                Some(id) => format!("violated: {id}"),
-                None => continue,
-            },
+            (_, Some(id)) if violation => format!("violated: {id}"),
             _ => continue,
         };
         let m = motifs.entry(key).or_default();
