@@ -9,7 +9,7 @@ use super::{Format, Outcome, Ui, clean};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// List proposals: slug, status, phases or source, title.
+    /// List proposals: slug, status, title.
     ///
     /// A proposal file that cannot be read (bad front matter, a link) is
     /// reported with its file and line, and the others are listed.
@@ -48,8 +48,11 @@ enum Which {
     /// Waiting for a decision.
     #[default]
     Open,
+    /// Turned into a directive.
     Accepted,
+    /// Declined, with a reason.
     Rejected,
+    /// Every one.
     All,
 }
 

@@ -40,7 +40,8 @@ pub enum Command {
     /// A motif is the same failure (one signature) seen in at least two
     /// phases — in the `reflected` events of `reflect meso` and in the insight
     /// candidates still waiting — or a directive violated in at least two
-    /// phases (`violated` verdicts and acks). Each new one is written to
+    /// phases (`violated` verdicts and acks, a critical one left
+    /// unacknowledged). Each new one is written to
     /// `.swarm/proposals/<slug>.md` (YAML front matter: the draft directive
     /// with a suggested predicate derived as meso derives one, its evidence
     /// ids and the motif's key; then the evidence in prose), at most 10 a run,
