@@ -197,6 +197,23 @@ fn a_motif_across_two_phases_makes_one_proposal_whose_predicate_parses() {
     );
     assert_eq!(proposal_files(&env).len(), 1);
     assert_eq!(of_kind(&env, "proposed").len(), 1);
+
+    // A run stopped after writing the proposal, before its event: the next
+    // records the event, once.
+    let month = ".swarm/events/2026-11.jsonl";
+    let log: String = env
+        .read(month)
+        .lines()
+        .filter(|l| !l.contains("\"kind\":\"proposed\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    env.write(month, log);
+    assert!(of_kind(&env, "proposed").is_empty());
+    swarm(&env, &["reflect", "macro"]).success();
+    swarm(&env, &["reflect", "macro"]).success();
+    let proposed = of_kind(&env, "proposed");
+    assert_eq!(proposed.len(), 1);
+    assert_eq!(proposed[0]["directive"], slug);
 }
 
 #[test]
