@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::directive::{Category, Directive};
 use crate::error::{Error, Result};
+use crate::event::{Body, Event, Kind};
 use crate::problem::Problem;
-use crate::store::Store;
+use crate::store::{Minted, Store};
 
 /// Largest proposal file read, in bytes: front matter and a page of prose.
 pub const PROPOSAL_MAX: u64 = 256 * 1024;
@@ -132,6 +133,12 @@ impl Proposal {
             let line = e.location().map_or(1, |l| l.line() as u32 + 1);
             let message = e.to_string();
             let first = message.lines().next().unwrap_or("not valid YAML");
+            // The problem carries the line: saphyr's own `error: line L column C: ` prefix goes.
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            let first = match first.strip_prefix("line ").and_then(|r| r.split_once(": ")) {
+                Some((place, rest)) if place.contains(" column ") => rest,
+                _ => first,
+            };
             problem(line, first.to_owned())
         })?;
         if !crate::directive::is_valid_id(&p.slug) {
@@ -261,6 +268,251 @@ pub fn slug(prefix: &str, title: &str, key: &str) -> String {
     s.truncate(80 - 9);
     let s = s.trim_end_matches(['-', '.', '_']);
     format!("{s}-{:08x}", hash as u32)
+}
+
+/// The proposal `slug`: an error naming the closest slug when there is no
+/// such proposal, or the file's problem when it cannot be read.
+pub fn find(store: &Store, slug: &str) -> Result<Proposal> {
+    let (proposals, problems) = load_all(store)?;
+    if let Some(p) = proposals.into_iter().find(|p| p.slug == slug) {
+        return Ok(p);
+    }
+    let rel = store.rel(&path(store, slug));
+    let mine: Vec<Problem> = problems.into_iter().filter(|p| p.path == rel).collect();
+    if !mine.is_empty() {
+        return Err(Error::Invalid(mine));
+    }
+    let slugs = slugs(store);
+    let list = "`git swarm proposal list --status all` lists them";
+    let hint = match crate::suggest::closest(slug, slugs.iter().map(String::as_str)) {
+        Some(m) => format!("did you mean `{m}`? {list}"),
+        None => list.to_owned(),
+    };
+    Err(Error::usage(format!("no proposal `{slug}`"), hint))
+}
+
+/// The file stems of the proposals folder, readable or not.
+fn slugs(store: &Store) -> Vec<String> {
+    let Ok(Some(listing)) = crate::safe_fs::read_dir(&dir(store)) else {
+        return Vec::new();
+    };
+    listing
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".md").map(str::to_owned)
+        })
+        .collect()
+}
+
+/// A decided proposal cannot be decided again.
+fn check_open(p: &Proposal) -> Result<()> {
+    match p.status {
+        ProposalStatus::Open => Ok(()),
+        ProposalStatus::Accepted => Err(Error::usage(
+            format!(
+                "proposal `{}` was accepted already{}",
+                p.slug,
+                p.directive
+                    .as_deref()
+                    .map(|d| format!(": it made `{d}`"))
+                    .unwrap_or_default()
+            ),
+            "a decision stays; `git swarm show ID` shows the directive, `git swarm retire ID --reason TEXT` retires it",
+        )),
+        ProposalStatus::Rejected => Err(Error::usage(
+            format!(
+                "proposal `{}` was rejected already{}",
+                p.slug,
+                p.reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            ),
+            "a decision stays; `git swarm add` writes the directive by hand if it is wanted after all",
+        )),
+    }
+}
+
+/// What accepting a proposal made of it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Made {
+    /// A directive that passed the gate.
+    Added { id: String, path: String },
+    /// An entry that failed it, kept in `quarantine/` with the reason.
+    Quarantined {
+        id: String,
+        path: String,
+        reason: String,
+        detail: String,
+    },
+}
+
+/// An accepted proposal: what it made, the proposal with its decision (to
+/// write once the events are appended) and the events to append.
+#[derive(Debug, Clone)]
+pub struct Acceptance {
+    pub made: Made,
+    pub proposal: Proposal,
+    pub events: Vec<Event>,
+    /// The directive was written by an earlier run that stopped before it
+    /// recorded the decision; this one finishes it.
+    pub finished: bool,
+}
+
+/// Accepts the open proposal `slug`: its directive goes through the
+/// actionability gate ([`Store::mint`]), to `directives/` or `quarantine/`.
+/// The directive is written first and the proposal last, so an accept cut
+/// short is finished by the next: one that finds the id taken by this
+/// proposal's own directive records what `log` lacks and the decision.
+pub fn accept(store: &Store, slug: &str, log: &[Event]) -> Result<Acceptance> {
+    let mut p = find(store, slug)?;
+    check_open(&p)?;
+    let now = store
+        .clock
+        .now()
+        .round(jiff::Unit::Second)
+        .unwrap_or(store.clock.now())
+        .to_string();
+    let draft = p.to_directive(&now);
+    let logged = |kind: Kind| {
+        log.iter()
+            .any(|e| e.known_kind() == Some(kind) && e.directive.as_deref() == Some(slug))
+    };
+    let mut events = Vec::new();
+    let (made, finished) = match store.id_taken(slug) {
+        Some(taken) => {
+            let made = made_by(store, &taken, &draft)?;
+            let (kind, body) = match &made {
+                Made::Added { path, .. } => (Kind::Added, Body::Added { path: path.clone() }),
+                Made::Quarantined {
+                    path,
+                    reason,
+                    detail,
+                    ..
+                } => (
+                    Kind::Quarantined,
+                    Body::Quarantined {
+                        path: path.clone(),
+                        reason: reason.clone(),
+                        detail: detail.clone(),
+                    },
+                ),
+            };
+            if !logged(kind) {
+                events.push(store.event(body).about(slug));
+            }
+            (made, true)
+        }
+        None => match store.mint(draft)? {
+            Minted::Added { path, event } => {
+                events.push(event);
+                let path = store.rel(&path);
+                let id = slug.to_owned();
+                (Made::Added { id, path }, false)
+            }
+            Minted::Quarantined {
+                path,
+                event,
+                failure,
+            } => {
+                events.push(event);
+                let made = Made::Quarantined {
+                    id: slug.to_owned(),
+                    path: store.rel(&path),
+                    reason: failure.reason.as_str().to_owned(),
+                    detail: failure.detail(),
+                };
+                (made, false)
+            }
+        },
+    };
+    if !logged(Kind::ProposalAccepted) {
+        let outcome = match made {
+            Made::Added { .. } => "added",
+            Made::Quarantined { .. } => "quarantined",
+        };
+        events.push(
+            store
+                .event(Body::ProposalAccepted {
+                    path: store.rel(&path(store, slug)),
+                    outcome: outcome.to_owned(),
+                })
+                .about(slug),
+        );
+    }
+    p.status = ProposalStatus::Accepted;
+    p.directive = Some(slug.to_owned());
+    p.decided_at = Some(crate::event::format_ts(store.clock.now()));
+    Ok(Acceptance {
+        made,
+        proposal: p,
+        events,
+        finished,
+    })
+}
+
+/// What the entry at `taken` is, when accepting `draft`'s proposal made it;
+/// an error when it is someone else's.
+fn made_by(store: &Store, taken: &Path, draft: &Directive) -> Result<Made> {
+    let rel = store.rel(taken);
+    let bytes = crate::safe_fs::read(taken, crate::directive::limits::FILE_MAX)
+        .map_err(|e| Error::io(taken, e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let quarantined = taken.starts_with(store.quarantine_dir());
+    let (source, q) = if quarantined {
+        let (q, _) = crate::directive::parse_quarantined_toml(&text, &rel);
+        (q.as_ref().and_then(|q| q.directive.source.clone()), q)
+    } else {
+        let loaded = crate::directive::parse_directive_toml(&text, &rel);
+        (loaded.directive.and_then(|d| d.source), None)
+    };
+    if source != draft.source {
+        return Err(Error::usage(
+            format!("{rel} exists and did not come from proposal `{}`", draft.id),
+            "ids are unique across directives/ and quarantine/: rename that entry, or reject the proposal",
+        ));
+    }
+    Ok(match q {
+        Some(q) => Made::Quarantined {
+            id: draft.id.clone(),
+            path: rel,
+            reason: q.quarantine_reason.as_str().to_owned(),
+            detail: q.quarantine_detail.unwrap_or_default(),
+        },
+        None => Made::Added {
+            id: draft.id.clone(),
+            path: rel,
+        },
+    })
+}
+
+/// Most characters of a rejection's reason.
+pub const REASON_MAX: usize = 1000;
+
+/// Rejects the open proposal `slug` with `reason`: the proposal with its
+/// decision, to write, and its `proposal_rejected` event.
+pub fn reject(store: &Store, slug: &str, reason: &str) -> Result<(Proposal, Event)> {
+    let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+    if reason.is_empty() || reason.chars().count() > REASON_MAX {
+        return Err(Error::usage(
+            format!("--reason must say why, in 1 to {REASON_MAX} characters"),
+            "the reason is kept in the proposal, so that the next person to find the motif knows why",
+        ));
+    }
+    let mut p = find(store, slug)?;
+    check_open(&p)?;
+    let now = crate::event::format_ts(store.clock.now());
+    let event = store
+        .event(Body::ProposalRejected {
+            path: store.rel(&path(store, slug)),
+            reason: reason.clone(),
+        })
+        .about(slug);
+    p.status = ProposalStatus::Rejected;
+    p.reason = Some(reason);
+    p.decided_at = Some(now);
+    Ok((p, event))
 }
 
 #[cfg(test)]

@@ -119,6 +119,11 @@ pub fn validate(store: &Store) -> Result<Report> {
         r.problems.extend(file.problems);
     }
 
+    // Proposals are read by `proposal` and `reflect macro`, which skip a bad one.
+    let (proposals, problems) = crate::proposal::load_all(store)?;
+    r.files += proposals.len() + problems.len();
+    r.problems.extend(problems);
+
     check_gitattributes(store, &mut r);
     r.problems
         .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));

@@ -20,6 +20,7 @@ mod list;
 mod log;
 mod pattern;
 mod phase;
+mod proposal;
 mod record;
 mod reflect;
 mod retire;
@@ -233,9 +234,18 @@ enum Command {
     /// Reflection: the loop finding lessons in what the agents did.
     ///
     /// `micro` classifies each tool call (run it from the harness's post-tool
-    /// hook) and keeps what did not succeed as insight candidates.
+    /// hook) and keeps what did not succeed as insight candidates; `meso`
+    /// folds a phase's candidates into lessons; `macro` proposes the motifs
+    /// that recur across phases (see `git swarm proposal`).
     #[command(subcommand)]
     Reflect(reflect::Command),
+    /// Proposals: lessons the loop found, for a person to accept or reject.
+    ///
+    /// `reflect macro` writes them to `.swarm/proposals/<slug>.md`; accepting
+    /// one makes a directive through the actionability gate, rejecting one
+    /// records why. Either way the file stays, with its decision.
+    #[command(subcommand)]
+    Proposal(proposal::Command),
     /// Patterns learned from adversarial roles' deliberations.
     ///
     /// Store, score, re-inject and correct them. Every signal is an event;
@@ -369,6 +379,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Explain(args) => explain::run(args, ui),
         Command::Pattern(command) => pattern::run(command, ui),
         Command::Reflect(command) => reflect::run(command, ui),
+        Command::Proposal(command) => proposal::run(command, ui),
     }
 }
 

@@ -231,8 +231,8 @@ fn covered_by(lesson: &Directive, active: &[Directive]) -> Option<String> {
         .map(|d| d.id.clone())
 }
 
-/// The lesson a group of candidates teaches, scoped to the roles and tools
-/// seen, with a `tool:` check where the failing command is one program.
+/// The lesson a group of candidates teaches, with its id, rationale and
+/// source: meso's own.
 fn lesson(
     first: &Candidate,
     members: &[&Candidate],
@@ -242,10 +242,33 @@ fn lesson(
 ) -> Directive {
     let hash = xxhash_rust::xxh3::xxh3_64(first.signature.as_bytes());
     let sub = first.sub.map_or("call", Sub::as_str);
-    let mut d = Directive::new(format!("reflect-{sub}-{hash:016x}"), String::new());
+    let mut d = draft(first, members, &format!("{tasks} tasks of phase {phase}"));
+    d.id = format!("reflect-{sub}-{hash:016x}");
+    d.rationale = Some(format!(
+        "Reflected from {} insight candidates of phase {phase} (signature `{}`).",
+        members.len(),
+        one_line(&first.signature)
+    ));
+    d.source = Some(format!("git swarm reflect meso --phase {phase}"));
+    d.created_at = Some(
+        store
+            .clock
+            .now()
+            .round(jiff::Unit::Second)
+            .unwrap_or(store.clock.now())
+            .to_string(),
+    );
+    d
+}
+
+/// What a group of the same failure teaches, `seen` saying where it was
+/// seen: the lesson, its actions, a `tool:` check where the failing command
+/// is one program, the category and the scope (the roles and tools seen).
+/// No id: meso and macro reflection each name what they make.
+pub(super) fn draft(first: &Candidate, members: &[&Candidate], seen: &str) -> Directive {
+    let mut d = Directive::new(String::new(), String::new());
     let command = first.command.as_deref().map(one_line);
     let what = first.excerpt.as_deref().map(one_line);
-    let seen = format!("{tasks} tasks of phase {phase}");
     let text = match (first.class, first.sub, &command) {
         (Class::Blocked, _, Some(c)) => {
             d.forbidden_actions
@@ -303,24 +326,10 @@ fn lesson(
     };
     d.applies_to_agents = scope(members.iter().map(|c| c.role.clone()).collect());
     d.applies_to_tools = scope(members.iter().map(|c| Some(c.tool.clone())).collect());
-    d.rationale = Some(format!(
-        "Reflected from {} insight candidates of phase {phase} (signature `{}`).",
-        members.len(),
-        one_line(&first.signature)
-    ));
-    d.source = Some(format!("git swarm reflect meso --phase {phase}"));
-    d.created_at = Some(
-        store
-            .clock
-            .now()
-            .round(jiff::Unit::Second)
-            .unwrap_or(store.clock.now())
-            .to_string(),
-    );
     d
 }
 
-fn one_line(s: &str) -> String {
+pub(super) fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

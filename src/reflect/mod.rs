@@ -4,6 +4,7 @@
 //! reflection to fold at the phase's end.
 
 pub mod classify;
+pub mod macro_;
 pub mod meso;
 pub mod payload;
 

@@ -1,5 +1,6 @@
 //! `git swarm reflect …`: the loop finding lessons in what the agents did.
 
+mod macro_;
 mod meso;
 mod micro;
 
@@ -34,11 +35,28 @@ pub enum Command {
     /// candidates used are consumed and `reflected` events recorded; those of
     /// a single task wait for a second.
     Meso(meso::Args),
+    /// Propose the motifs that recur across phases.
+    ///
+    /// A motif is the same failure (one signature) seen in at least two
+    /// phases — in the `reflected` events of `reflect meso` and in the insight
+    /// candidates still waiting — or a directive violated in at least two
+    /// phases (`violated` verdicts and acks, a critical one left
+    /// unacknowledged). Each new one is written to
+    /// `.swarm/proposals/<slug>.md` (YAML front matter: the draft directive
+    /// with a suggested predicate derived as meso derives one, its evidence
+    /// ids and the motif's key; then the evidence in prose), at most 10 a run,
+    /// the strongest first (most phases, then most recent), with a `proposed`
+    /// event. A motif a proposal already has, whatever its status, is not
+    /// proposed again. The waiting candidates a proposal used are consumed.
+    /// `git swarm proposal` decides on them.
+    #[command(name = "macro")]
+    Macro(macro_::Args),
 }
 
 pub fn run(command: Command, ui: &mut Ui) -> Outcome {
     match command {
         Command::Micro(args) => micro::run(args, ui),
         Command::Meso(args) => meso::run(args, ui),
+        Command::Macro(args) => macro_::run(args, ui),
     }
 }
