@@ -702,3 +702,31 @@ fn a_curator_named_without_a_path_is_found_on_path() {
     assert_eq!(promoted["source"].as_str(), Some("curated by a test"));
     assert_eq!(requests(&log)[0]["id"], "by-name");
 }
+
+#[test]
+fn a_quarantine_file_that_does_not_parse_is_reported_and_left_alone() {
+    let env = with_quarantined(&["fine-entry"]);
+    env.write(".swarm/quarantine/bad\u{1b}[31mname.toml", "lesson = \n");
+    let before = tracked_files(&env);
+    let run = env.swarm(&["harden"]);
+    run.success();
+    assert!(
+        !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout
+            .contains("unreadable bad\\u{1b}[31mname: TOML syntax"),
+        "{}",
+        run.snapshot()
+    );
+    // Reported with its place, as validate does.
+    assert!(run.stderr.contains(".toml:1:"), "{}", run.snapshot());
+    assert!(
+        run.stdout.contains("skipped fine-entry"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(tracked_files(&env), before);
+}

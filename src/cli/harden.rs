@@ -43,6 +43,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         return Ok(code);
     }
     for w in &report.entries {
+        // A file name under quarantine/ came in a pull request, like its contents.
+        let id = clean(&w.id);
         let reason = w.reason.as_deref().map(clean).unwrap_or_default();
         let calls = match w.calls {
             0 => String::new(),
@@ -55,22 +57,26 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                     Some(By::Curator) => "by the curator",
                     _ => "by hand",
                 };
-                let path = w.path.as_deref().unwrap_or_default();
-                format!("promoted {} {by}{calls}: {path}", w.id)
+                let path = clean(w.path.as_deref().unwrap_or_default());
+                format!("promoted {id} {by}{calls}: {path}")
             }
-            Done::Repaired => format!("repaired {}: {reason}", w.id),
-            Done::Conflict => format!("conflict {}: {reason}", w.id),
-            Done::Unreadable => format!("unreadable {}: {reason}", w.id),
-            Done::Kept => format!("kept {}{calls}: {reason}", w.id),
-            Done::RetireCandidate => format!("retire candidate {}{calls}: {reason}", w.id),
-            Done::Skipped => format!("skipped {}: {reason}", w.id),
+            Done::Repaired => format!("repaired {id}: {reason}"),
+            Done::Conflict => format!("conflict {id}: {reason}"),
+            Done::Unreadable => format!("unreadable {id}: {reason}"),
+            Done::Kept => format!("kept {id}{calls}: {reason}"),
+            Done::RetireCandidate => format!("retire candidate {id}{calls}: {reason}"),
+            Done::Skipped => format!("skipped {id}: {reason}"),
         };
         writeln!(ui.out, "{line}")?;
     }
     let tools: Vec<String> = report
         .entries
         .iter()
-        .flat_map(|w| w.untrusted_tools.iter().map(|t| format!("{}: {t}", w.id)))
+        .flat_map(|w| {
+            w.untrusted_tools
+                .iter()
+                .map(|t| format!("{}: {}", clean(&w.id), clean(t)))
+        })
         .collect();
     if !tools.is_empty() {
         ui.warning(
