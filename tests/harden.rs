@@ -626,6 +626,8 @@ fn a_curator_from_the_repository_or_a_relative_path_never_runs() {
         );
         assert!(!marker.exists(), "{value} ran");
         assert_eq!(tracked_files(&env), before);
+        // A program that never ran is no call against the quota.
+        assert!(!env.exists(".swarm/local/curator-calls.jsonl"));
     }
     // Unbalanced quotes are a usage error that names the key.
     env.git(&["config", "swarm.curator", "curate 'oops"]);

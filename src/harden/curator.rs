@@ -86,6 +86,13 @@ impl Curator {
         crate::runner::display_argv(&self.argv)
     }
 
+    /// Why the curator cannot run at all (not found, refused), if so:
+    /// asked once, before any call is counted against the quota.
+    pub fn unusable(&self, root: &std::path::Path) -> Option<Answer> {
+        let outcome = crate::runner::resolve_user_program(&self.argv, root, &self.env).err()?;
+        Some(unusable(*outcome))
+    }
+
     /// Sends `request` and waits for the reply within the time limit.
     pub fn call(&self, root: &std::path::Path, request: &Request) -> Answer {
         let input = serde_json::to_vec(request).expect("a request serialises");
@@ -127,15 +134,26 @@ impl Curator {
                 "the curator did not answer within {}s (git config {TIMEOUT_KEY})",
                 after.as_secs()
             )),
-            ToolOutcome::Refused(r) => Answer::Unusable {
-                message: format!("the curator cannot run: {}", r.message),
-                hint: r.hint,
-            },
-            ToolOutcome::Error { message, hint } => Answer::Unusable {
-                message: format!("the curator cannot run: {message}"),
-                hint: hint.unwrap_or_else(|| format!("check `git config {CURATOR_KEY}`")),
-            },
+            outcome @ (ToolOutcome::Refused(_) | ToolOutcome::Error { .. }) => unusable(outcome),
         }
+    }
+}
+
+/// A refusal or an error of the runner as a curator that cannot run.
+fn unusable(outcome: ToolOutcome) -> Answer {
+    match outcome {
+        ToolOutcome::Refused(r) => Answer::Unusable {
+            message: format!("the curator cannot run: {}", r.message),
+            hint: r.hint,
+        },
+        ToolOutcome::Error { message, hint } => Answer::Unusable {
+            message: format!("the curator cannot run: {message}"),
+            hint: hint.unwrap_or_else(|| format!("check `git config {CURATOR_KEY}`")),
+        },
+        _ => Answer::Unusable {
+            message: "the curator cannot run".into(),
+            hint: format!("check `git config {CURATOR_KEY}`"),
+        },
     }
 }
 

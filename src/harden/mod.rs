@@ -201,13 +201,17 @@ pub fn harden(
         }
     }
     let _lock = lock(store)?;
+    // A curator that cannot run is said once, and no call is counted for it.
+    if let Some(Answer::Unusable { message, hint }) = curator.and_then(|c| c.unusable(root)) {
+        report.unusable = Some(Unusable { message, hint });
+    }
     let mut ledger = match curator {
-        Some(c) => {
+        Some(c) if report.unusable.is_none() => {
             let (ledger, problems) = ledger::Ledger::open(store, c.quota)?;
             report.problems.extend(problems);
             Some(ledger)
         }
-        None => None,
+        _ => None,
     };
     let mut run = Run {
         store,
@@ -327,12 +331,12 @@ impl Run<'_> {
                 )),
             );
         }
-        let (Some(curator), Some(ledger)) = (curator, ledger) else {
-            return skipped(format!("{}; fix it by hand", q.quarantine_reason));
-        };
         if let Some(unusable) = &report.unusable {
             return skipped(unusable.message.clone());
         }
+        let (Some(curator), Some(ledger)) = (curator, ledger) else {
+            return skipped(format!("{}; fix it by hand", q.quarantine_reason));
+        };
         if self.worked >= max {
             return skipped(format!(
                 "over --max {max} entries sent to the curator in one run"
