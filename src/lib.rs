@@ -21,6 +21,8 @@
 //!   hooks); [`directive::lifecycle`]: `retire` and `edit`;
 //! - [`reflect`]: the loop finding lessons by itself — `reflect micro`
 //!   reads each tool call and keeps what did not succeed;
+//! - [`harden`]: the quarantine worked — hand-fixed entries promoted,
+//!   the others sent to the user's curator program;
 //! - [`validate`] and [`doctor`]: linting and repairing the store.
 //!
 //! A decision is a function that takes plain inputs and returns the events
@@ -41,6 +43,7 @@ pub mod event;
 pub mod explain;
 pub mod file_kind;
 pub mod fold;
+pub mod harden;
 pub mod hooks;
 pub mod index;
 pub mod init;

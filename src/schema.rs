@@ -9,6 +9,7 @@ use crate::check::Report;
 use crate::config::Config;
 use crate::directive::{Directive, Quarantined};
 use crate::event::{Body, Event, KNOWN_KINDS};
+use crate::harden::curator::{ECHOED, Request};
 
 /// `(file name, schema)` for every format under `schema/`.
 pub fn schemas() -> Vec<(&'static str, Value)> {
@@ -21,7 +22,29 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         ("event.schema.json", event_schema()),
         ("check-report.schema.json", schema_for!(Report).to_value()),
+        (
+            "curator-request.schema.json",
+            schema_for!(Request).to_value(),
+        ),
+        ("curator-reply.schema.json", curator_reply_schema()),
     ]
+}
+
+/// What a curator writes on stdout: any of a directive's fields (those it
+/// leaves out keep the entry's values), and the request's own keys, which
+/// may be echoed back and are ignored.
+fn curator_reply_schema() -> Value {
+    let mut reply = schema_for!(Directive).to_value();
+    reply["title"] = "git-swarm curator reply".into();
+    reply["description"] = "The enriched entry: a directive's fields, each optional (one left out keeps the entry's value); `id`, if given, is the entry's.".into();
+    if let Some(fields) = reply.as_object_mut() {
+        fields.remove("required");
+    }
+    for key in ECHOED {
+        reply["properties"][*key] =
+            json!({ "description": "A key of the request, echoed back: ignored." });
+    }
+    reply
 }
 
 /// The event envelope, and one of: the fields of each kind this version

@@ -340,11 +340,7 @@ impl Store {
                 Ok(Minted::Added { path, event })
             }
             Err(failure) => {
-                let q = Quarantined {
-                    directive: d,
-                    quarantine_reason: failure.reason,
-                    quarantine_detail: Some(failure.detail()),
-                };
+                let q = Quarantined::new(d, failure.reason, Some(failure.detail()));
                 let path = self.write_quarantined(&q)?;
                 let event = self
                     .event(Body::Quarantined {

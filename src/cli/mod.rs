@@ -11,6 +11,7 @@ mod doctor;
 mod edit;
 mod explain;
 mod generate;
+mod harden;
 mod hook;
 mod hooks;
 mod index;
@@ -231,6 +232,29 @@ enum Command {
     /// the commit that recorded it (or `uncommitted`). `shown` events are
     /// counted, not listed.
     Explain(explain::Args),
+    /// Work the quarantine: promote fixed entries, send the rest to a curator.
+    ///
+    /// An entry fixed by hand in its `.swarm/quarantine/<id>.toml` (it passes
+    /// the actionability gate as it stands) is promoted: written to
+    /// `.swarm/directives/<id>.toml` with every field and comment kept and the
+    /// quarantine keys left out, then its quarantine file is removed. A run
+    /// cut short between the two leaves both; the next run removes the
+    /// quarantine file when the two agree, and reports a conflict (exit 1)
+    /// when they differ.
+    ///
+    /// Other entries go to your curator program, when `git config
+    /// swarm.curator` names one (never a file of the repository): it reads
+    /// the entry as JSON on stdin and writes the enriched entry as JSON on
+    /// stdout, within `swarm.curatorTimeout` seconds (default 120). A reply
+    /// that still fails the gate is retried once with the missing fields
+    /// named. Calls count against a daily quota (`swarm.curatorQuota`,
+    /// default 50) kept in `.swarm/local/`. A failure is recorded in the
+    /// quarantine file (`harden_reason`, `harden_attempts`); an entry the
+    /// curator answered twice without fixing it is flagged
+    /// `retire_candidate` and no longer sent. A `tool:` predicate the curator
+    /// writes does not run until `git swarm trust`. Without a curator only
+    /// hand-fixed entries are touched.
+    Harden(harden::Args),
     /// Reflection: the loop finding lessons in what the agents did.
     ///
     /// `micro` classifies each tool call (run it from the harness's post-tool
@@ -380,6 +404,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Pattern(command) => pattern::run(command, ui),
         Command::Reflect(command) => reflect::run(command, ui),
         Command::Proposal(command) => proposal::run(command, ui),
+        Command::Harden(args) => harden::run(args, ui),
     }
 }
 

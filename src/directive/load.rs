@@ -147,19 +147,33 @@ pub fn parse_directive_toml_without_id(text: &str, path: &str) -> LoadedDirectiv
 }
 
 /// Parses the text of `quarantine/<id>.toml`: a directive plus
-/// `quarantine_reason` (required) and `quarantine_detail`.
+/// `quarantine_reason` (required), `quarantine_detail`, and what `harden`
+/// recorded (`harden_reason`, `harden_attempts`, `retire_candidate`).
 pub fn parse_quarantined_toml(text: &str, path: &str) -> (Option<Quarantined>, Vec<Problem>) {
-    let (loaded, reason, detail) = parse(text, path, true, true);
+    let (loaded, keys) = parse(text, path, true, true);
     // A missing or bad `quarantine_reason` is among the problems.
-    let q = match (loaded.directive, reason) {
+    let q = match (loaded.directive, keys.reason) {
         (Some(directive), Some(quarantine_reason)) => Some(Quarantined {
             directive,
             quarantine_reason,
-            quarantine_detail: detail,
+            quarantine_detail: keys.detail,
+            harden_reason: keys.harden_reason,
+            harden_attempts: keys.harden_attempts,
+            retire_candidate: keys.retire_candidate,
         }),
         _ => None,
     };
     (q, loaded.problems)
+}
+
+/// The keys of a quarantine file beyond a directive's.
+#[derive(Default)]
+struct QuarantineKeys {
+    reason: Option<QuarantineReason>,
+    detail: Option<String>,
+    harden_reason: Option<String>,
+    harden_attempts: u32,
+    retire_candidate: bool,
 }
 
 fn parse(
@@ -167,7 +181,7 @@ fn parse(
     path: &str,
     quarantine: bool,
     require_id: bool,
-) -> (LoadedDirective, Option<QuarantineReason>, Option<String>) {
+) -> (LoadedDirective, QuarantineKeys) {
     let mut out = LoadedDirective::default();
     let (table, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
@@ -183,7 +197,7 @@ fn parse(
                 .with_hint("fix the TOML syntax; see https://toml.io"),
             );
         }
-        return (out, None, None);
+        return (out, QuarantineKeys::default());
     }
     let table = table.into_inner();
     let mut x = Extract {
@@ -192,8 +206,7 @@ fn parse(
         problems: Vec::new(),
     };
     let mut d = Directive::new(String::new(), String::new());
-    let mut reason = None;
-    let mut detail = None;
+    let mut keys = QuarantineKeys::default();
 
     for (key, value) in table.iter() {
         let name: &str = key.get_ref();
@@ -202,7 +215,7 @@ fn parse(
             if quarantine && name == "quarantine_reason" {
                 if let Some(s) = x.string(name, value) {
                     match s.parse() {
-                        Ok(r) => reason = Some(r),
+                        Ok(r) => keys.reason = Some(r),
                         Err(_) => x.push(
                             span.start,
                             "bad_value",
@@ -214,7 +227,30 @@ fn parse(
                 continue;
             }
             if quarantine && name == "quarantine_detail" {
-                detail = x.string(name, value);
+                keys.detail = x.string(name, value);
+                continue;
+            }
+            if quarantine && name == "harden_reason" {
+                keys.harden_reason = x.string(name, value);
+                continue;
+            }
+            if quarantine && name == "harden_attempts" {
+                match value.get_ref() {
+                    DeValue::Integer(i) if i.radix() == 10 => {
+                        match i.as_str().replace('_', "").parse::<u32>() {
+                            Ok(n) => keys.harden_attempts = n,
+                            Err(_) => x.type_error(name, value, "a count (0 or more)"),
+                        }
+                    }
+                    _ => x.type_error(name, value, "a count (0 or more)"),
+                }
+                continue;
+            }
+            if quarantine && name == "retire_candidate" {
+                match value.get_ref() {
+                    DeValue::Boolean(b) => keys.retire_candidate = *b,
+                    _ => x.type_error(name, value, "true or false"),
+                }
                 continue;
             }
             x.push(
@@ -336,7 +372,7 @@ fn parse(
     } else {
         out.partial = Some(d);
     }
-    (out, reason, detail)
+    (out, keys)
 }
 
 /// Byte offset of the top-level key `key` in the TOML `text`: where a

@@ -145,6 +145,20 @@ pub struct Quarantined {
     /// What exactly is missing or wrong, and what to add.
     #[serde(default)]
     pub quarantine_detail: Option<String>,
+    /// Why `git swarm harden`'s last attempt with the curator failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harden_reason: Option<String>,
+    /// Curator calls made for this entry, over every run of `harden`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub harden_attempts: u32,
+    /// The curator could not make the entry actionable: a person should fix
+    /// it by hand or delete it; `harden` no longer sends it to the curator.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retire_candidate: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 pub fn default_confidence() -> f64 {
@@ -293,6 +307,32 @@ impl Directive {
 }
 
 impl Quarantined {
+    /// The quarantined entry `directive`, failing the gate for `reason`,
+    /// not yet worked by `harden`.
+    pub fn new(
+        directive: Directive,
+        reason: QuarantineReason,
+        detail: Option<String>,
+    ) -> Quarantined {
+        Quarantined {
+            directive,
+            quarantine_reason: reason,
+            quarantine_detail: detail,
+            harden_reason: None,
+            harden_attempts: 0,
+            retire_candidate: false,
+        }
+    }
+
+    /// The keys a quarantine file has beyond a directive's, in file order.
+    pub const KEYS: &'static [&'static str] = &[
+        "quarantine_reason",
+        "quarantine_detail",
+        "harden_reason",
+        "harden_attempts",
+        "retire_candidate",
+    ];
+
     pub fn to_toml(&self) -> String {
         let mut t = toml::Table::new();
         t.insert(
@@ -301,6 +341,18 @@ impl Quarantined {
         );
         if let Some(d) = &self.quarantine_detail {
             t.insert("quarantine_detail".into(), toml::Value::String(d.clone()));
+        }
+        if let Some(r) = &self.harden_reason {
+            t.insert("harden_reason".into(), toml::Value::String(r.clone()));
+        }
+        if self.harden_attempts > 0 {
+            t.insert(
+                "harden_attempts".into(),
+                toml::Value::Integer(self.harden_attempts.into()),
+            );
+        }
+        if self.retire_candidate {
+            t.insert("retire_candidate".into(), toml::Value::Boolean(true));
         }
         self.directive.fill_table(&mut t);
         toml::to_string(&t).unwrap_or_default()

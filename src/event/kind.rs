@@ -168,8 +168,28 @@ pub enum Body {
         reason: String,
         detail: String,
     },
-    /// Reserved: a quarantined entry promoted.
-    Promoted {},
+    /// `harden`: a quarantined entry promoted to `directives/`.
+    Promoted {
+        /// The directive file written, relative to the repository.
+        path: String,
+        /// The quarantine file it came from, now removed.
+        from: String,
+        /// `hand` (fixed in its file by a person), `curator` (enriched by
+        /// the user's curator program), or `repair` (a promotion cut short
+        /// between writing the directive and removing the quarantine file).
+        by: String,
+    },
+    /// `harden`: the curator did not make a quarantined entry actionable;
+    /// the entry stays in quarantine with the reason.
+    HardenFailed {
+        /// The quarantine file, relative to the repository.
+        path: String,
+        reason: String,
+        /// Curator calls made for it in this run.
+        calls: u32,
+        /// Flagged for a person to fix by hand or delete.
+        retire_candidate: bool,
+    },
     /// `retire`.
     Retired { reason: String },
     /// `pattern extract`: a pattern seen in a run.
@@ -365,6 +385,13 @@ mod tests {
             }),
             r#"pattern_ignored {"false_positive":"fp","match":"phrase","pattern":"p","regression":false,"run":"r","weight":0.5}"#
         );
-        assert_eq!(fields(Body::Promoted {}), "promoted {}");
+        assert_eq!(
+            fields(Body::Promoted {
+                path: ".swarm/directives/ab.toml".into(),
+                from: ".swarm/quarantine/ab.toml".into(),
+                by: "hand".into(),
+            }),
+            r#"promoted {"by":"hand","from":".swarm/quarantine/ab.toml","path":".swarm/directives/ab.toml"}"#
+        );
     }
 }

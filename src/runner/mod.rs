@@ -271,3 +271,103 @@ pub fn run_tool(
     };
     process::run(&program, &argv[1..], &root, &search, &allow.env, limits)
 }
+
+/// Runs the user's own program `argv` — a command line from their git
+/// config, such as `swarm.curator`, never from a file of the repository —
+/// in `repo_root` with their environment, `input` on its stdin, within
+/// `limits` (its process group killed at the timeout, its output capped).
+/// The program is found as [`resolve_user_program`] says.
+pub fn run_user_program(
+    argv: &[String],
+    repo_root: &Path,
+    env: &UserEnv,
+    input: &[u8],
+    limits: &Limits,
+) -> ToolOutcome {
+    let (program, root) = match resolve_user_program(argv, repo_root, env) {
+        Ok(found) => found,
+        Err(outcome) => return *outcome,
+    };
+    process::run_with_input(&program, &argv[1..], &root, input, limits)
+}
+
+/// The program `argv` names and the canonical repository root, or why it
+/// cannot run ([`ToolOutcome::Refused`] or [`ToolOutcome::Error`]).
+///
+/// The program is an absolute path, `~/…` under `env.home`, or a bare
+/// name looked up in the absolute `PATH` directories outside the
+/// repository: a relative path, or a program inside the repository, would
+/// run a file that a pull request can change, and is refused.
+pub fn resolve_user_program(
+    argv: &[String],
+    repo_root: &Path,
+    env: &UserEnv,
+) -> Result<(PathBuf, PathBuf), Box<ToolOutcome>> {
+    let refused = |kind, message: String, hint: &str| {
+        Box::new(ToolOutcome::Refused(Refusal {
+            kind,
+            message,
+            hint: hint.to_owned(),
+        }))
+    };
+    let root = std::fs::canonicalize(repo_root).map_err(|e| {
+        Box::new(ToolOutcome::error(format!(
+            "cannot resolve the repository root {}: {e}",
+            repo_root.display()
+        )))
+    })?;
+    let Some(name) = argv.first().filter(|n| !n.is_empty()) else {
+        return Err(refused(
+            RefusalKind::Empty,
+            "no program to run".into(),
+            "give a program",
+        ));
+    };
+    if argv.iter().any(|a| a.contains('\0')) {
+        return Err(refused(
+            RefusalKind::Nul,
+            "an argument contains a NUL byte".into(),
+            "remove the NUL byte",
+        ));
+    }
+    if rules::is_bare_name(name) {
+        let search = rules::search_path(env.path.as_deref(), &root);
+        return match rules::resolve(name, &search, &root) {
+            Ok(p) => Ok((p, root)),
+            Err(rules::Resolve::Refused(r)) => Err(Box::new(ToolOutcome::Refused(r))),
+            Err(rules::Resolve::NotFound) => Err(Box::new(ToolOutcome::Error {
+                message: format!("`{name}` is not found on PATH"),
+                hint: Some(
+                    "install it, or give its absolute path (only absolute PATH directories outside the repository are searched)"
+                        .into(),
+                ),
+            })),
+        };
+    }
+    let path = match (name.strip_prefix("~/"), &env.home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(name),
+    };
+    if !path.is_absolute() {
+        return Err(refused(
+            RefusalKind::ProgramPath,
+            format!("`{}` is a relative path", name.escape_debug()),
+            "give an absolute path or a program on PATH: a relative path would name a file of the repository",
+        ));
+    }
+    let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    if real.starts_with(&root) {
+        return Err(refused(
+            RefusalKind::ProgramInRepository,
+            format!("`{}` is a file in the repository", path.display()),
+            "programs from the repository never run; install it outside the repository",
+        ));
+    }
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() && crate::safe_fs::is_executable(&m) => Ok((path, root)),
+        _ => Err(Box::new(ToolOutcome::Error {
+            message: format!("`{}` is not an executable file", path.display()),
+            hint: Some("check the path, and that the file is executable".into()),
+        })),
+    }
+}

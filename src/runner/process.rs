@@ -213,7 +213,8 @@ impl Drop for Group {
     }
 }
 
-/// Starts `program` and waits for it within `limits`.
+/// Starts `program` (a `tool:` predicate's) in the minimal environment and
+/// waits for it within `limits`.
 pub fn run(
     program: &Path,
     args: &[String],
@@ -223,13 +224,7 @@ pub fn run(
     limits: &Limits,
 ) -> ToolOutcome {
     let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(root)
-        .env_clear()
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    cmd.args(args).env_clear();
     if let Ok(path) = std::env::join_paths(search) {
         cmd.env("PATH", path);
     }
@@ -244,6 +239,42 @@ pub fn run(
         cmd.env("GIT_INDEX_FILE", index);
     }
     cmd.envs(FIXED_ENV.iter().copied());
+    supervised(cmd, program, root, None, limits)
+}
+
+/// Starts the user's own `program` (configured in their git config, never
+/// in the repository) with their environment, writes `input` to its stdin,
+/// and waits for it within `limits`, as [`run`] does.
+pub fn run_with_input(
+    program: &Path,
+    args: &[String],
+    root: &Path,
+    input: &[u8],
+    limits: &Limits,
+) -> ToolOutcome {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    supervised(cmd, program, root, Some(input), limits)
+}
+
+/// Runs `cmd` in `root`, in a process group of its own, with `input` (or
+/// nothing) on stdin, and waits for it within `limits`.
+fn supervised(
+    mut cmd: Command,
+    program: &Path,
+    root: &Path,
+    input: Option<&[u8]>,
+    limits: &Limits,
+) -> ToolOutcome {
+    cmd.current_dir(root)
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
     let fd_limit = fd_limit();
     // SAFETY: the hook runs in the child between fork and exec, where only
     // async-signal-safe calls are allowed: it makes system calls on plain
@@ -265,15 +296,26 @@ pub fn run(
         ));
     }
     let start = Instant::now();
-    let child = match cmd.spawn() {
+    let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {
             return ToolOutcome::error(format!("could not start {}: {e}", program.display()));
         }
     };
+    // Written from a thread of its own, so that a program that prints
+    // before it has read all of its input cannot block on a full pipe while
+    // this one blocks on writing. A program that never reads is killed at
+    // its timeout, which closes the pipe and ends the write; the thread is
+    // not waited for, in case a process that left the group holds the pipe.
+    if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
+        let input = input.to_vec();
+        std::thread::spawn(move || {
+            // A program may exit without reading it all: its business.
+            let _ = std::io::Write::write_all(&mut stdin, &input);
+        });
+    }
     let Ok(pgid) = libc::pid_t::try_from(child.id()) else {
         // Dropping the child leaves it running; kill it directly first.
-        let mut child = child;
         let _ = child.kill();
         let _ = child.wait();
         return ToolOutcome::error(format!("process id {} does not fit a pid_t", child.id()));
