@@ -216,7 +216,12 @@ pub fn load(store: &Store, path: &Path) -> std::result::Result<Proposal, Problem
                 format!("{kind}, not a regular file: not read"),
             )
             .with_hint("replace it with a regular file: a link committed under .swarm/ could point anywhere"),
-            None => Problem::error(&rel, "unreadable", e.to_string()),
+            None => match crate::safe_fs::over_limit(&e) {
+                Some(limit) => Problem::error(&rel, "too_large", e.to_string()).with_hint(format!(
+                    "a proposal is at most {limit} bytes: shorten its prose or its evidence list, or remove the file if it is not one"
+                )),
+                None => Problem::error(&rel, "unreadable", e.to_string()),
+            },
         }
     })?;
     let text = String::from_utf8(bytes)
@@ -238,24 +243,41 @@ pub fn load(store: &Store, path: &Path) -> std::result::Result<Proposal, Problem
     Ok(p)
 }
 
-/// Writes a new proposal; refuses to overwrite one.
+/// `p`'s text, refused when it is more than [`load`] reads back: a
+/// proposal written but never read would keep its motif from being
+/// proposed again while no one can decide on it.
+fn render_bounded(store: &Store, p: &Proposal) -> Result<String> {
+    let text = p.render();
+    if text.len() as u64 > PROPOSAL_MAX {
+        return Err(Error::usage(
+            format!(
+                "proposal `{}` would be {} bytes, more than the {PROPOSAL_MAX} a proposal may hold: not written to {}",
+                p.slug,
+                text.len(),
+                store.rel(&path(store, &p.slug))
+            ),
+            "its evidence is too long to keep: shorten the prose or the lists of its front matter",
+        ));
+    }
+    Ok(text)
+}
+
+/// Writes a new proposal; refuses to overwrite one (or anything else at
+/// its path), and one too large to read back.
 pub fn write_new(store: &Store, p: &Proposal) -> Result<PathBuf> {
     let path = path(store, &p.slug);
-    crate::safe_fs::create_new(
-        &store.swarm_dir,
-        &path,
-        p.render().as_bytes(),
-        &store.rel(&path),
-        &p.slug,
-    )?;
+    let rel = store.rel(&path);
+    let text = render_bounded(store, p)?;
+    crate::safe_fs::create_new(&store.swarm_dir, &path, text.as_bytes(), &rel, &p.slug)?;
     Ok(path)
 }
 
 /// Replaces a proposal's file with `p` (its decision recorded), atomically.
 pub fn rewrite(store: &Store, p: &Proposal) -> Result<PathBuf> {
     let path = path(store, &p.slug);
+    let text = render_bounded(store, p)?;
     crate::safe_fs::create_dir_all(&store.swarm_dir, &dir(store))?;
-    crate::safe_fs::replace(&path, p.render().as_bytes())?;
+    crate::safe_fs::replace(&path, text.as_bytes())?;
     Ok(path)
 }
 

@@ -647,3 +647,89 @@ fn a_run_stopped_before_consuming_is_finished_by_the_next() {
     assert_eq!(proposal_files(&env).len(), 1, "no duplicate");
     assert_eq!(of_kind(&env, "proposed").len(), 1);
 }
+
+#[test]
+fn a_motif_of_a_thousand_calls_makes_a_proposal_that_reads_back() {
+    let env = common::repo_without_directives();
+    plain_failure(&env, "p1", "s1", "cargo test -p big");
+    plain_failure(&env, "p2", "s2", "cargo test -p big");
+    // 1,200 more failing calls of the same motif, across the two phases,
+    // each with a long task name.
+    let file = ".swarm/local/candidates.jsonl";
+    let template: Value =
+        serde_json::from_str(env.read(file).lines().next().expect("a candidate")).expect("json");
+    let mut lines = env.read(file);
+    for i in 0..1200 {
+        let mut c = template.clone();
+        c["id"] = json!(format!("{}{i:04}", template["id"].as_str().expect("id")));
+        c["phase"] = json!(if i % 2 == 0 { "p1" } else { "p2" });
+        c["task"] = json!(format!("task-{i}-{}", "x".repeat(150)));
+        lines.push_str(&format!("{c}\n"));
+    }
+    env.write(file, lines);
+    assert_eq!(candidates(&env), 1202);
+
+    let run = swarm(&env, &["reflect", "macro"]);
+    run.success();
+    assert!(!run.stderr.contains("error"), "{}", run.snapshot());
+    let slug = the_proposal(&env);
+    let rel = format!(".swarm/proposals/{slug}.md");
+    let size = std::fs::metadata(env.path(&rel)).expect("stat").len();
+    assert!(size < 64 * 1024, "{size} bytes");
+    assert_eq!(candidates(&env), 0, "every candidate of the motif consumed");
+
+    // It reads back: listed without a problem, the latest evidence listed
+    // and the rest counted.
+    let list = swarm(&env, &["proposal", "list"]);
+    list.success();
+    assert_eq!(list.stderr, "", "{}", list.snapshot());
+    assert!(
+        list.stdout.starts_with(&format!("{slug}  open")),
+        "{}",
+        list.stdout
+    );
+    let p = show(&env, &slug);
+    assert_eq!(p["evidence"].as_array().map(Vec::len), Some(50));
+    let text = env.read(&rel);
+    assert!(text.contains("-1199-"), "the latest is listed");
+    assert!(!text.contains("task-0-"), "the earliest is not");
+    let body = p["body"].as_str().expect("body");
+    assert!(
+        body.contains(
+            "- and 1182 more before these (0 events and 1202 insight candidates in all)\n"
+        ),
+        "{body}"
+    );
+    assert_eq!(
+        body.lines()
+            .filter(|l| l.contains("insight candidate "))
+            .count(),
+        20,
+        "{body}"
+    );
+}
+
+#[test]
+fn a_proposal_too_large_is_reported_with_a_hint() {
+    let env = common::repo_without_directives();
+    env.write(
+        ".swarm/proposals/huge.md",
+        format!(
+            "---\nslug: huge\ntitle: A proposal far too long to be read back\nsource: x\nkey: k\ncreated_at: 2026-11-22T10:00:00Z\n---\n\n{}\n",
+            "word ".repeat(60_000)
+        ),
+    );
+    let run = swarm(&env, &["proposal", "list"]);
+    run.success();
+    assert!(
+        run.stderr.starts_with(".swarm/proposals/huge.md: error: "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: a proposal is at most 262144 bytes"),
+        "{}",
+        run.stderr
+    );
+}
