@@ -733,3 +733,55 @@ fn a_proposal_too_large_is_reported_with_a_hint() {
         run.stderr
     );
 }
+
+#[test]
+fn two_runs_at_once_record_each_proposal_once() {
+    let env = common::repo_without_directives();
+    let crates = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+    ];
+    for (i, name) in crates.iter().enumerate() {
+        let command = format!("cargo test -p {name}");
+        plain_failure(&env, "p1", &format!("a{i}"), &command);
+        plain_failure(&env, "p2", &format!("b{i}"), &command);
+    }
+    let now = tick();
+    let runs: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            env.command(common::bin(), &env.root)
+                .args(["reflect", "macro"])
+                .env("GIT_SWARM_NOW", &now)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn reflect macro")
+        })
+        .collect();
+    let mut proposed = 0;
+    for child in runs {
+        let out = child.wait_with_output().expect("wait");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stdout}{stderr}");
+        assert!(!stderr.contains("error"), "{stderr}");
+        // One run proposes, the other finds the proposals readable.
+        assert!(!stdout.contains("unreadable"), "{stdout}");
+        proposed += stdout
+            .lines()
+            .filter(|l| l.starts_with("proposed "))
+            .count();
+    }
+    assert_eq!(proposed, 8, "each motif proposed by one run");
+    assert_eq!(proposal_files(&env).len(), 8);
+    let mut slugs: Vec<String> = of_kind(&env, "proposed")
+        .iter()
+        .map(|e| e["directive"].as_str().expect("slug").to_owned())
+        .collect();
+    slugs.sort();
+    let files: Vec<String> = proposal_files(&env)
+        .iter()
+        .map(|f| f.trim_end_matches(".md").to_owned())
+        .collect();
+    assert_eq!(slugs, files, "one `proposed` event a proposal");
+    assert_eq!(candidates(&env), 0);
+}

@@ -8,6 +8,7 @@
 //! already proposed, whatever became of it, is not proposed again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -34,6 +35,31 @@ const TITLE_PHASES: usize = 4;
 pub const EVIDENCE_IDS: usize = 50;
 /// See [`EVIDENCE_IDS`].
 pub const EVIDENCE_LINES: usize = 20;
+/// The lock a run holds, under `.swarm/local/`: two runs at once would
+/// each find a motif new and record its proposal twice.
+const LOCK: &str = "reflect-macro.lock";
+/// How long a run waits for another to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Takes the lock of `reflect macro`, waiting for a run that holds it; it
+/// is held until the returned file is dropped. Take it before reading the
+/// log, and keep it until the candidates are consumed: what another run
+/// proposed meanwhile is then in the log read.
+pub fn lock(store: &Store) -> Result<std::fs::File> {
+    let local = store.local_dir();
+    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
+    let path = local.join(LOCK);
+    let file = crate::safe_fs::open(
+        &path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(|e| crate::error::Error::io(&path, e))?;
+    crate::event::lock_with_retry(&file, &path, LOCK_WAIT)?;
+    Ok(file)
+}
 
 /// A directive known to the store, and whether it is in quarantine.
 #[derive(Debug, Clone, Copy)]
