@@ -268,8 +268,13 @@ pub fn write_new(store: &Store, p: &Proposal) -> Result<PathBuf> {
     let path = path(store, &p.slug);
     let rel = store.rel(&path);
     let text = render_bounded(store, p)?;
-    crate::safe_fs::create_new(&store.swarm_dir, &path, text.as_bytes(), &rel, &p.slug)?;
-    Ok(path)
+    match crate::safe_fs::create_new(&store.swarm_dir, &path, text.as_bytes(), &rel, &p.slug) {
+        Err(Error::AlreadyExists { .. }) => Err(Error::usage(
+            format!("proposal `{}` already exists at {rel}", p.slug),
+            "a proposal's file is never replaced: `git swarm proposal show SLUG` shows it; remove an entry there that is not a proposal",
+        )),
+        other => other.map(|()| path),
+    }
 }
 
 /// Replaces a proposal's file with `p` (its decision recorded), atomically.

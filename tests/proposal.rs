@@ -785,3 +785,67 @@ fn two_runs_at_once_record_each_proposal_once() {
     assert_eq!(slugs, files, "one `proposed` event a proposal");
     assert_eq!(candidates(&env), 0);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_link_to_nowhere_at_a_proposals_path_is_reported_and_the_run_goes_on() {
+    // The slug the motif gets, from a repository of its own.
+    let first = common::repo_without_directives();
+    plain_failure(&first, "p1", "s1", "cargo test -p app");
+    plain_failure(&first, "p2", "s2", "cargo test -p app");
+    macro_json(&first);
+    let slug = the_proposal(&first);
+
+    let env = common::repo_without_directives();
+    plain_failure(&env, "p1", "s1", "cargo test -p app");
+    plain_failure(&env, "p2", "s2", "cargo test -p app");
+    plain_failure(&env, "p1", "s3", "cargo test -p web");
+    plain_failure(&env, "p2", "s4", "cargo test -p web");
+    std::fs::create_dir_all(env.path(".swarm/proposals")).expect("mkdir");
+    let rel = format!(".swarm/proposals/{slug}.md");
+    std::os::unix::fs::symlink("/nonexistent/elsewhere.md", env.path(&rel)).expect("symlink");
+
+    for round in 0..2 {
+        let run = swarm(&env, &["reflect", "macro"]);
+        run.success();
+        assert!(
+            run.stderr.starts_with(&format!(
+                "{rel}: error: a symbolic link, not a regular file: not read\n"
+            )),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("--id"), "{}", run.stderr);
+        assert!(
+            run.stdout
+                .contains(&format!("already proposed as {slug} (unreadable): ")),
+            "{}",
+            run.stdout
+        );
+        // The other motif is proposed all the same, once.
+        assert_eq!(
+            run.stdout.contains("proposed macro-run-cargo-test-p-web"),
+            round == 0,
+            "{}",
+            run.stdout
+        );
+    }
+    assert_eq!(of_kind(&env, "proposed").len(), 1);
+    assert_eq!(candidates(&env), 2, "the motif's candidates are kept");
+    assert!(
+        std::fs::symlink_metadata(env.path(&rel))
+            .expect("stat")
+            .is_symlink()
+    );
+
+    // The link removed, the motif is proposed.
+    std::fs::remove_file(env.path(&rel)).expect("rm link");
+    let run = swarm(&env, &["reflect", "macro"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with(&format!("proposed {slug} ")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(candidates(&env), 0);
+}

@@ -200,13 +200,28 @@ pub fn propose(
             continue;
         }
         let p = draft_proposal(&key, &motif, &directives, &now);
-        if proposal::path(store, &p.slug).exists() {
-            // A file of that name that could not be read (its problem is
-            // reported) holds the slug: it is not overwritten.
+        let path = proposal::path(store, &p.slug);
+        // Anything at the path holds the slug, a link to nowhere included
+        // (which `exists` would not see): it is not overwritten.
+        if std::fs::symlink_metadata(&path).is_ok() {
+            let rel = store.rel(&path);
+            let status = existing.iter().find(|e| e.slug == p.slug).map(|e| e.status);
+            if status.is_none() && !report.problems.iter().any(|pr| pr.path == rel) {
+                report.problems.push(
+                    Problem::error(
+                        &rel,
+                        "unreadable",
+                        "not a proposal that can be read: not replaced",
+                    )
+                    .with_hint(
+                        "remove it, and the next `git swarm reflect macro` proposes the motif",
+                    ),
+                );
+            }
             report.already.push(Already {
                 key,
                 slug: p.slug,
-                status: None,
+                status,
             });
             continue;
         }
