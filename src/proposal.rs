@@ -517,9 +517,33 @@ fn made_by(store: &Store, taken: &Path, draft: &Directive) -> Result<Made> {
 /// Most characters of a rejection's reason.
 pub const REASON_MAX: usize = 1000;
 
-/// Rejects the open proposal `slug` with `reason`: the proposal with its
-/// decision, to write, and its `proposal_rejected` event.
-pub fn reject(store: &Store, slug: &str, reason: &str) -> Result<(Proposal, Event)> {
+/// A rejected proposal: the proposal with its decision, to write once the
+/// event (if any) is appended.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    pub proposal: Proposal,
+    /// The `proposal_rejected` event to append; `None` when the log has it.
+    pub event: Option<Event>,
+    /// What this run finished of an earlier one cut short, if anything.
+    pub finished: Option<Finished>,
+}
+
+/// The part of a reject an earlier run did not get to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// The event was recorded, the proposal not marked: marked now, with
+    /// the reason recorded.
+    Marked,
+    /// The proposal was marked, the event not recorded: recorded now, with
+    /// the proposal's reason.
+    Recorded,
+}
+
+/// Rejects the open proposal `slug` with `reason`. The event goes first
+/// and the proposal's file last, so a reject cut short is finished by the
+/// next: an open proposal whose rejection `log` has is marked with the
+/// reason recorded, a rejected one whose event `log` lacks has it recorded.
+pub fn reject(store: &Store, slug: &str, reason: &str, log: &[Event]) -> Result<Rejection> {
     let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
     if reason.is_empty() || reason.chars().count() > REASON_MAX {
         return Err(Error::usage(
@@ -528,18 +552,46 @@ pub fn reject(store: &Store, slug: &str, reason: &str) -> Result<(Proposal, Even
         ));
     }
     let mut p = find(store, slug)?;
-    check_open(&p)?;
-    let now = crate::event::format_ts(store.clock.now());
-    let event = store
-        .event(Body::ProposalRejected {
-            path: store.rel(&path(store, slug)),
-            reason: reason.clone(),
-        })
-        .about(slug);
+    let logged = log.iter().rev().find(|e| {
+        e.known_kind() == Some(Kind::ProposalRejected) && e.directive.as_deref() == Some(slug)
+    });
+    let event = |reason: String| {
+        store
+            .event(Body::ProposalRejected {
+                path: store.rel(&path(store, slug)),
+                reason,
+            })
+            .about(slug)
+    };
+    match (p.status, logged) {
+        (ProposalStatus::Rejected, None) => {
+            let reason = p.reason.clone().unwrap_or_default();
+            return Ok(Rejection {
+                event: Some(event(reason)),
+                proposal: p,
+                finished: Some(Finished::Recorded),
+            });
+        }
+        (ProposalStatus::Open, Some(e)) => {
+            p.status = ProposalStatus::Rejected;
+            p.reason = Some(e.str_field("reason").unwrap_or(&reason).to_owned());
+            p.decided_at = Some(e.ts.clone());
+            return Ok(Rejection {
+                proposal: p,
+                event: None,
+                finished: Some(Finished::Marked),
+            });
+        }
+        _ => check_open(&p)?,
+    }
     p.status = ProposalStatus::Rejected;
-    p.reason = Some(reason);
-    p.decided_at = Some(now);
-    Ok((p, event))
+    p.reason = Some(reason.clone());
+    p.decided_at = Some(crate::event::format_ts(store.clock.now()));
+    Ok(Rejection {
+        proposal: p,
+        event: Some(event(reason)),
+        finished: None,
+    })
 }
 
 #[cfg(test)]

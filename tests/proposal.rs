@@ -849,3 +849,73 @@ fn a_link_to_nowhere_at_a_proposals_path_is_reported_and_the_run_goes_on() {
     );
     assert_eq!(candidates(&env), 0);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_reject_cut_short_is_finished_by_the_next_with_one_event() {
+    let env = common::repo_without_directives();
+    plain_failure(&env, "p1", "s1", "npm test");
+    plain_failure(&env, "p2", "s2", "npm test");
+    macro_json(&env);
+    let slug = the_proposal(&env);
+    let rel = format!(".swarm/proposals/{slug}.md");
+    let open = env.read(&rel);
+    let reject = |reason: &str| swarm(&env, &["proposal", "reject", &slug, "--reason", reason]);
+
+    // The log cannot be appended to: nothing is decided.
+    let month = ".swarm/events/2026-11.jsonl";
+    let log = env.read(month);
+    std::fs::remove_file(env.path(month)).expect("rm log");
+    common::mkfifo(&env.path(month));
+    let run = reject("flaky runner");
+    run.code(2);
+    assert!(
+        run.stderr.contains("2026-11.jsonl is a FIFO"),
+        "the append refused it: {}",
+        run.stderr
+    );
+    assert_eq!(env.read(&rel), open, "the proposal is still open");
+    std::fs::remove_file(env.path(month)).expect("rm fifo");
+    env.write(month, &log);
+
+    // Recorded, then cut short before the proposal was marked: the next
+    // reject marks it with the reason recorded, and records nothing more.
+    reject("flaky runner").success();
+    env.write(&rel, &open);
+    let run = reject("another reason");
+    run.success();
+    assert!(run.stderr.contains("marked now"), "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!("rejected {slug} ({rel}): flaky runner\n")
+    );
+    assert!(env.read(&rel).contains("\nreason: flaky runner\n"));
+    assert_eq!(of_kind(&env, "proposal_rejected").len(), 1);
+
+    // Marked but never recorded (as a reject that wrote the file first
+    // left it): the next records it, with the proposal's reason.
+    let log: String = env
+        .read(month)
+        .lines()
+        .filter(|l| !l.contains("\"kind\":\"proposal_rejected\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    env.write(month, log);
+    let run = reject("yet another");
+    run.success();
+    assert!(run.stderr.contains("recorded now"), "{}", run.stderr);
+    let rejected = of_kind(&env, "proposal_rejected");
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0]["reason"], "flaky runner");
+    assert_eq!(rejected[0]["directive"], slug);
+
+    // Both done: decided is decided.
+    let run = reject("once more");
+    run.code(2);
+    assert!(
+        run.stderr.contains("was rejected already"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(of_kind(&env, "proposal_rejected").len(), 1);
+}
