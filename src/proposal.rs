@@ -286,8 +286,12 @@ pub fn rewrite(store: &Store, p: &Proposal) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// A slug for `title` under `prefix` that no proposal, directive or
-/// quarantined entry has, made from the words of the title and `key`'s hash.
+/// A slug for `title` under `prefix`, made from the words of the title and
+/// `key`'s hash: the same motif always has the same slug, and two motifs
+/// of the same words differ by the hash. It is not checked against the
+/// store: an entry already at the proposal's path is left and reported by
+/// `reflect macro`, and an id another directive holds is refused by
+/// [`accept`].
 pub fn slug(prefix: &str, title: &str, key: &str) -> String {
     let hash = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
     let words = crate::directive::slug_from_lesson(title);
