@@ -168,12 +168,20 @@ pub fn propose(
     for (key, motif) in motifs {
         if let Some(p) = by_key.get(key.as_str()) {
             // A run that stopped after writing the proposal left its
-            // candidates and perhaps its event: finish that run's work.
+            // candidates and perhaps its event: finish that run's work. Its
+            // evidence lists the latest only; the candidates before the
+            // proposal was made were the motif's all the same.
+            let made = crate::event::parse_ts_millis(&p.created_at);
             report.used.extend(
                 motif
                     .candidates
                     .iter()
-                    .filter(|c| p.evidence.contains(&c.id))
+                    .filter(|c| {
+                        p.evidence.contains(&c.id)
+                            || made.is_some_and(|m| {
+                                crate::event::parse_ts_millis(&c.ts).is_some_and(|t| t <= m)
+                            })
+                    })
                     .map(|c| c.id.clone()),
             );
             if !recorded.contains(p.slug.as_str()) {
