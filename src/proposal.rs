@@ -216,7 +216,12 @@ pub fn load(store: &Store, path: &Path) -> std::result::Result<Proposal, Problem
                 format!("{kind}, not a regular file: not read"),
             )
             .with_hint("replace it with a regular file: a link committed under .swarm/ could point anywhere"),
-            None => Problem::error(&rel, "unreadable", e.to_string()),
+            None => match crate::safe_fs::over_limit(&e) {
+                Some(limit) => Problem::error(&rel, "too_large", e.to_string()).with_hint(format!(
+                    "a proposal is at most {limit} bytes: shorten its prose or its evidence list, or remove the file if it is not one"
+                )),
+                None => Problem::error(&rel, "unreadable", e.to_string()),
+            },
         }
     })?;
     let text = String::from_utf8(bytes)
@@ -238,29 +243,55 @@ pub fn load(store: &Store, path: &Path) -> std::result::Result<Proposal, Problem
     Ok(p)
 }
 
-/// Writes a new proposal; refuses to overwrite one.
+/// `p`'s text, refused when it is more than [`load`] reads back: a
+/// proposal written but never read would keep its motif from being
+/// proposed again while no one can decide on it.
+fn render_bounded(store: &Store, p: &Proposal) -> Result<String> {
+    let text = p.render();
+    if text.len() as u64 > PROPOSAL_MAX {
+        return Err(Error::usage(
+            format!(
+                "proposal `{}` would be {} bytes, more than the {PROPOSAL_MAX} a proposal may hold: not written to {}",
+                p.slug,
+                text.len(),
+                store.rel(&path(store, &p.slug))
+            ),
+            "its evidence is too long to keep: shorten the prose or the lists of its front matter",
+        ));
+    }
+    Ok(text)
+}
+
+/// Writes a new proposal; refuses to overwrite one (or anything else at
+/// its path), and one too large to read back.
 pub fn write_new(store: &Store, p: &Proposal) -> Result<PathBuf> {
     let path = path(store, &p.slug);
-    crate::safe_fs::create_new(
-        &store.swarm_dir,
-        &path,
-        p.render().as_bytes(),
-        &store.rel(&path),
-        &p.slug,
-    )?;
-    Ok(path)
+    let rel = store.rel(&path);
+    let text = render_bounded(store, p)?;
+    match crate::safe_fs::create_new(&store.swarm_dir, &path, text.as_bytes(), &rel, &p.slug) {
+        Err(Error::AlreadyExists { .. }) => Err(Error::usage(
+            format!("proposal `{}` already exists at {rel}", p.slug),
+            "a proposal's file is never replaced: `git swarm proposal show SLUG` shows it; remove an entry there that is not a proposal",
+        )),
+        other => other.map(|()| path),
+    }
 }
 
 /// Replaces a proposal's file with `p` (its decision recorded), atomically.
 pub fn rewrite(store: &Store, p: &Proposal) -> Result<PathBuf> {
     let path = path(store, &p.slug);
+    let text = render_bounded(store, p)?;
     crate::safe_fs::create_dir_all(&store.swarm_dir, &dir(store))?;
-    crate::safe_fs::replace(&path, p.render().as_bytes())?;
+    crate::safe_fs::replace(&path, text.as_bytes())?;
     Ok(path)
 }
 
-/// A slug for `title` under `prefix` that no proposal, directive or
-/// quarantined entry has, made from the words of the title and `key`'s hash.
+/// A slug for `title` under `prefix`, made from the words of the title and
+/// `key`'s hash: the same motif always has the same slug, and two motifs
+/// of the same words differ by the hash. It is not checked against the
+/// store: an entry already at the proposal's path is left and reported by
+/// `reflect macro`, and an id another directive holds is refused by
+/// [`accept`].
 pub fn slug(prefix: &str, title: &str, key: &str) -> String {
     let hash = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
     let words = crate::directive::slug_from_lesson(title);
@@ -490,9 +521,33 @@ fn made_by(store: &Store, taken: &Path, draft: &Directive) -> Result<Made> {
 /// Most characters of a rejection's reason.
 pub const REASON_MAX: usize = 1000;
 
-/// Rejects the open proposal `slug` with `reason`: the proposal with its
-/// decision, to write, and its `proposal_rejected` event.
-pub fn reject(store: &Store, slug: &str, reason: &str) -> Result<(Proposal, Event)> {
+/// A rejected proposal: the proposal with its decision, to write once the
+/// event (if any) is appended.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    pub proposal: Proposal,
+    /// The `proposal_rejected` event to append; `None` when the log has it.
+    pub event: Option<Event>,
+    /// What this run finished of an earlier one cut short, if anything.
+    pub finished: Option<Finished>,
+}
+
+/// The part of a reject an earlier run did not get to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// The event was recorded, the proposal not marked: marked now, with
+    /// the reason recorded.
+    Marked,
+    /// The proposal was marked, the event not recorded: recorded now, with
+    /// the proposal's reason.
+    Recorded,
+}
+
+/// Rejects the open proposal `slug` with `reason`. The event goes first
+/// and the proposal's file last, so a reject cut short is finished by the
+/// next: an open proposal whose rejection `log` has is marked with the
+/// reason recorded, a rejected one whose event `log` lacks has it recorded.
+pub fn reject(store: &Store, slug: &str, reason: &str, log: &[Event]) -> Result<Rejection> {
     let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
     if reason.is_empty() || reason.chars().count() > REASON_MAX {
         return Err(Error::usage(
@@ -501,18 +556,46 @@ pub fn reject(store: &Store, slug: &str, reason: &str) -> Result<(Proposal, Even
         ));
     }
     let mut p = find(store, slug)?;
-    check_open(&p)?;
-    let now = crate::event::format_ts(store.clock.now());
-    let event = store
-        .event(Body::ProposalRejected {
-            path: store.rel(&path(store, slug)),
-            reason: reason.clone(),
-        })
-        .about(slug);
+    let logged = log.iter().rev().find(|e| {
+        e.known_kind() == Some(Kind::ProposalRejected) && e.directive.as_deref() == Some(slug)
+    });
+    let event = |reason: String| {
+        store
+            .event(Body::ProposalRejected {
+                path: store.rel(&path(store, slug)),
+                reason,
+            })
+            .about(slug)
+    };
+    match (p.status, logged) {
+        (ProposalStatus::Rejected, None) => {
+            let reason = p.reason.clone().unwrap_or_default();
+            return Ok(Rejection {
+                event: Some(event(reason)),
+                proposal: p,
+                finished: Some(Finished::Recorded),
+            });
+        }
+        (ProposalStatus::Open, Some(e)) => {
+            p.status = ProposalStatus::Rejected;
+            p.reason = Some(e.str_field("reason").unwrap_or(&reason).to_owned());
+            p.decided_at = Some(e.ts.clone());
+            return Ok(Rejection {
+                proposal: p,
+                event: None,
+                finished: Some(Finished::Marked),
+            });
+        }
+        _ => check_open(&p)?,
+    }
     p.status = ProposalStatus::Rejected;
-    p.reason = Some(reason);
-    p.decided_at = Some(now);
-    Ok((p, event))
+    p.reason = Some(reason.clone());
+    p.decided_at = Some(crate::event::format_ts(store.clock.now()));
+    Ok(Rejection {
+        proposal: p,
+        event: Some(event(reason)),
+        finished: None,
+    })
 }
 
 #[cfg(test)]

@@ -647,3 +647,284 @@ fn a_run_stopped_before_consuming_is_finished_by_the_next() {
     assert_eq!(proposal_files(&env).len(), 1, "no duplicate");
     assert_eq!(of_kind(&env, "proposed").len(), 1);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_motif_of_a_thousand_calls_makes_a_proposal_that_reads_back() {
+    let env = common::repo_without_directives();
+    plain_failure(&env, "p1", "s1", "cargo test -p big");
+    plain_failure(&env, "p2", "s2", "cargo test -p big");
+    // 1,200 more failing calls of the same motif, across the two phases,
+    // each with a long task name.
+    let file = ".swarm/local/candidates.jsonl";
+    let template: Value =
+        serde_json::from_str(env.read(file).lines().next().expect("a candidate")).expect("json");
+    let mut lines = env.read(file);
+    for i in 0..1200 {
+        let mut c = template.clone();
+        c["id"] = json!(format!("{}{i:04}", template["id"].as_str().expect("id")));
+        c["phase"] = json!(if i % 2 == 0 { "p1" } else { "p2" });
+        c["task"] = json!(format!("task-{i}-{}", "x".repeat(150)));
+        lines.push_str(&format!("{c}\n"));
+    }
+    env.write(file, lines);
+    assert_eq!(candidates(&env), 1202);
+
+    // The first run stops before it consumes the candidates (their lock
+    // cannot be taken); the next consumes them all, not only those listed.
+    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm lock");
+    common::mkfifo(&env.path(".swarm/local/candidates.lock"));
+    let run = swarm(&env, &["reflect", "macro"]);
+    assert_ne!(run.code, 0, "{}", run.snapshot());
+    assert_eq!(candidates(&env), 1202);
+    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm fifo");
+    let run = swarm(&env, &["reflect", "macro"]);
+    run.success();
+    assert!(!run.stderr.contains("error"), "{}", run.snapshot());
+    let slug = the_proposal(&env);
+    let rel = format!(".swarm/proposals/{slug}.md");
+    let size = std::fs::metadata(env.path(&rel)).expect("stat").len();
+    assert!(size < 64 * 1024, "{size} bytes");
+    assert_eq!(candidates(&env), 0, "every candidate of the motif consumed");
+
+    // It reads back: listed without a problem, the latest evidence listed
+    // and the rest counted.
+    let list = swarm(&env, &["proposal", "list"]);
+    list.success();
+    assert_eq!(list.stderr, "", "{}", list.snapshot());
+    assert!(
+        list.stdout.starts_with(&format!("{slug}  open")),
+        "{}",
+        list.stdout
+    );
+    let p = show(&env, &slug);
+    assert_eq!(p["evidence"].as_array().map(Vec::len), Some(50));
+    let text = env.read(&rel);
+    assert!(text.contains("-1199-"), "the latest is listed");
+    assert!(!text.contains("task-0-"), "the earliest is not");
+    let body = p["body"].as_str().expect("body");
+    assert!(
+        body.contains(
+            "- and 1182 more before these (0 events and 1202 insight candidates in all)\n"
+        ),
+        "{body}"
+    );
+    assert_eq!(
+        body.lines()
+            .filter(|l| l.contains("insight candidate "))
+            .count(),
+        20,
+        "{body}"
+    );
+}
+
+#[test]
+fn a_proposal_too_large_is_reported_with_a_hint() {
+    let env = common::repo_without_directives();
+    env.write(
+        ".swarm/proposals/huge.md",
+        format!(
+            "---\nslug: huge\ntitle: A proposal far too long to be read back\nsource: x\nkey: k\ncreated_at: 2026-11-22T10:00:00Z\n---\n\n{}\n",
+            "word ".repeat(60_000)
+        ),
+    );
+    let run = swarm(&env, &["proposal", "list"]);
+    run.success();
+    assert!(
+        run.stderr.starts_with(".swarm/proposals/huge.md: error: "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: a proposal is at most 262144 bytes"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn two_runs_at_once_record_each_proposal_once() {
+    let env = common::repo_without_directives();
+    let crates = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+    ];
+    for (i, name) in crates.iter().enumerate() {
+        let command = format!("cargo test -p {name}");
+        plain_failure(&env, "p1", &format!("a{i}"), &command);
+        plain_failure(&env, "p2", &format!("b{i}"), &command);
+    }
+    let now = tick();
+    let runs: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            env.command(common::bin(), &env.root)
+                .args(["reflect", "macro"])
+                .env("GIT_SWARM_NOW", &now)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn reflect macro")
+        })
+        .collect();
+    let mut proposed = 0;
+    for child in runs {
+        let out = child.wait_with_output().expect("wait");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stdout}{stderr}");
+        assert!(!stderr.contains("error"), "{stderr}");
+        // One run proposes, the other finds the proposals readable.
+        assert!(!stdout.contains("unreadable"), "{stdout}");
+        proposed += stdout
+            .lines()
+            .filter(|l| l.starts_with("proposed "))
+            .count();
+    }
+    assert_eq!(proposed, 8, "each motif proposed by one run");
+    assert_eq!(proposal_files(&env).len(), 8);
+    let mut slugs: Vec<String> = of_kind(&env, "proposed")
+        .iter()
+        .map(|e| e["directive"].as_str().expect("slug").to_owned())
+        .collect();
+    slugs.sort();
+    let files: Vec<String> = proposal_files(&env)
+        .iter()
+        .map(|f| f.trim_end_matches(".md").to_owned())
+        .collect();
+    assert_eq!(slugs, files, "one `proposed` event a proposal");
+    assert_eq!(candidates(&env), 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_to_nowhere_at_a_proposals_path_is_reported_and_the_run_goes_on() {
+    // The slug the motif gets, from a repository of its own.
+    let first = common::repo_without_directives();
+    plain_failure(&first, "p1", "s1", "cargo test -p app");
+    plain_failure(&first, "p2", "s2", "cargo test -p app");
+    macro_json(&first);
+    let slug = the_proposal(&first);
+
+    let env = common::repo_without_directives();
+    plain_failure(&env, "p1", "s1", "cargo test -p app");
+    plain_failure(&env, "p2", "s2", "cargo test -p app");
+    plain_failure(&env, "p1", "s3", "cargo test -p web");
+    plain_failure(&env, "p2", "s4", "cargo test -p web");
+    std::fs::create_dir_all(env.path(".swarm/proposals")).expect("mkdir");
+    let rel = format!(".swarm/proposals/{slug}.md");
+    std::os::unix::fs::symlink("/nonexistent/elsewhere.md", env.path(&rel)).expect("symlink");
+
+    for round in 0..2 {
+        let run = swarm(&env, &["reflect", "macro"]);
+        run.success();
+        assert!(
+            run.stderr.starts_with(&format!(
+                "{rel}: error: a symbolic link, not a regular file: not read\n"
+            )),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("--id"), "{}", run.stderr);
+        assert!(
+            run.stdout
+                .contains(&format!("already proposed as {slug} (unreadable): ")),
+            "{}",
+            run.stdout
+        );
+        // The other motif is proposed all the same, once.
+        assert_eq!(
+            run.stdout.contains("proposed macro-run-cargo-test-p-web"),
+            round == 0,
+            "{}",
+            run.stdout
+        );
+    }
+    assert_eq!(of_kind(&env, "proposed").len(), 1);
+    assert_eq!(candidates(&env), 2, "the motif's candidates are kept");
+    assert!(
+        std::fs::symlink_metadata(env.path(&rel))
+            .expect("stat")
+            .is_symlink()
+    );
+
+    // The link removed, the motif is proposed.
+    std::fs::remove_file(env.path(&rel)).expect("rm link");
+    let run = swarm(&env, &["reflect", "macro"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with(&format!("proposed {slug} ")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(candidates(&env), 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_reject_cut_short_is_finished_by_the_next_with_one_event() {
+    let env = common::repo_without_directives();
+    plain_failure(&env, "p1", "s1", "npm test");
+    plain_failure(&env, "p2", "s2", "npm test");
+    macro_json(&env);
+    let slug = the_proposal(&env);
+    let rel = format!(".swarm/proposals/{slug}.md");
+    let open = env.read(&rel);
+    let reject = |reason: &str| swarm(&env, &["proposal", "reject", &slug, "--reason", reason]);
+
+    // The log cannot be appended to: nothing is decided.
+    let month = ".swarm/events/2026-11.jsonl";
+    let log = env.read(month);
+    std::fs::remove_file(env.path(month)).expect("rm log");
+    common::mkfifo(&env.path(month));
+    let run = reject("flaky runner");
+    run.code(2);
+    assert!(
+        run.stderr.contains("2026-11.jsonl is a FIFO"),
+        "the append refused it: {}",
+        run.stderr
+    );
+    assert_eq!(env.read(&rel), open, "the proposal is still open");
+    std::fs::remove_file(env.path(month)).expect("rm fifo");
+    env.write(month, &log);
+
+    // Recorded, then cut short before the proposal was marked: the next
+    // reject marks it with the reason recorded, and records nothing more.
+    reject("flaky runner").success();
+    env.write(&rel, &open);
+    let run = reject("another reason");
+    run.success();
+    assert!(run.stderr.contains("marked now"), "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!("rejected {slug} ({rel}): flaky runner\n")
+    );
+    assert!(env.read(&rel).contains("\nreason: flaky runner\n"));
+    assert_eq!(of_kind(&env, "proposal_rejected").len(), 1);
+
+    // Marked but never recorded (as a reject that wrote the file first
+    // left it): the next records it, with the proposal's reason.
+    let log: String = env
+        .read(month)
+        .lines()
+        .filter(|l| !l.contains("\"kind\":\"proposal_rejected\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    env.write(month, log);
+    let run = reject("yet another");
+    run.success();
+    assert!(run.stderr.contains("recorded now"), "{}", run.stderr);
+    let rejected = of_kind(&env, "proposal_rejected");
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0]["reason"], "flaky runner");
+    assert_eq!(rejected[0]["directive"], slug);
+
+    // Both done: decided is decided.
+    let run = reject("once more");
+    run.code(2);
+    assert!(
+        run.stderr.contains("was rejected already"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(of_kind(&env, "proposal_rejected").len(), 1);
+}

@@ -29,7 +29,7 @@ pub enum Command {
     ///
     /// The proposal stays, marked `rejected` with the reason and the time, so
     /// that the same motif is not proposed again; a `proposal_rejected` event
-    /// is recorded.
+    /// is recorded first. A reject cut short is finished by running it again.
     Reject(RejectArgs),
 }
 
@@ -230,9 +230,24 @@ pub struct RejectArgs {
 
 fn reject(args: RejectArgs, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
-    let (p, event) = proposal::reject(&store, &args.slug, &args.reason)?;
-    let path = proposal::rewrite(&store, &p)?;
-    super::append(&store, &[event], ui)?;
+    let log = super::read_log(&store, ui)?;
+    let r = proposal::reject(&store, &args.slug, &args.reason, &log)?;
+    // The event first, then the proposal's decision: a reject cut short
+    // before the last is finished by the next.
+    if let Some(event) = &r.event {
+        super::append(&store, std::slice::from_ref(event), ui)?;
+    }
+    let path = proposal::rewrite(&store, &r.proposal)?;
+    let p = &r.proposal;
+    match r.finished {
+        Some(proposal::Finished::Recorded) => ui.note(
+            "the proposal was rejected by a reject that stopped before it recorded the decision: recorded now, with the proposal's reason",
+        ),
+        Some(proposal::Finished::Marked) => ui.note(
+            "the rejection was recorded by a reject that stopped before it marked the proposal: marked now, with the reason recorded",
+        ),
+        None => {}
+    }
     writeln!(
         ui.out,
         "rejected {} ({}): {}",

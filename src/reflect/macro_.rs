@@ -8,6 +8,7 @@
 //! already proposed, whatever became of it, is not proposed again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -28,6 +29,37 @@ pub const MIN_PHASES: usize = 2;
 pub const SOURCE: &str = "git swarm reflect macro";
 /// Most phases named in a proposal's title.
 const TITLE_PHASES: usize = 4;
+/// Most evidence ids a proposal lists, and most lines of evidence in its
+/// prose: the latest. A motif of a thousand failing calls would otherwise
+/// make a file too large to read back; the rest are counted, not listed.
+pub const EVIDENCE_IDS: usize = 50;
+/// See [`EVIDENCE_IDS`].
+pub const EVIDENCE_LINES: usize = 20;
+/// The lock a run holds, under `.swarm/local/`: two runs at once would
+/// each find a motif new and record its proposal twice.
+const LOCK: &str = "reflect-macro.lock";
+/// How long a run waits for another to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Takes the lock of `reflect macro`, waiting for a run that holds it; it
+/// is held until the returned file is dropped. Take it before reading the
+/// log, and keep it until the candidates are consumed: what another run
+/// proposed meanwhile is then in the log read.
+pub fn lock(store: &Store) -> Result<std::fs::File> {
+    let local = store.local_dir();
+    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
+    let path = local.join(LOCK);
+    let file = crate::safe_fs::open(
+        &path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(|e| crate::error::Error::io(&path, e))?;
+    crate::event::lock_with_retry(&file, &path, LOCK_WAIT)?;
+    Ok(file)
+}
 
 /// A directive known to the store, and whether it is in quarantine.
 #[derive(Debug, Clone, Copy)]
@@ -136,12 +168,20 @@ pub fn propose(
     for (key, motif) in motifs {
         if let Some(p) = by_key.get(key.as_str()) {
             // A run that stopped after writing the proposal left its
-            // candidates and perhaps its event: finish that run's work.
+            // candidates and perhaps its event: finish that run's work. Its
+            // evidence lists the latest only; the candidates before the
+            // proposal was made were the motif's all the same.
+            let made = crate::event::parse_ts_millis(&p.created_at);
             report.used.extend(
                 motif
                     .candidates
                     .iter()
-                    .filter(|c| p.evidence.contains(&c.id))
+                    .filter(|c| {
+                        p.evidence.contains(&c.id)
+                            || made.is_some_and(|m| {
+                                crate::event::parse_ts_millis(&c.ts).is_some_and(|t| t <= m)
+                            })
+                    })
                     .map(|c| c.id.clone()),
             );
             if !recorded.contains(p.slug.as_str()) {
@@ -168,13 +208,28 @@ pub fn propose(
             continue;
         }
         let p = draft_proposal(&key, &motif, &directives, &now);
-        if proposal::path(store, &p.slug).exists() {
-            // A file of that name that could not be read (its problem is
-            // reported) holds the slug: it is not overwritten.
+        let path = proposal::path(store, &p.slug);
+        // Anything at the path holds the slug, a link to nowhere included
+        // (which `exists` would not see): it is not overwritten.
+        if std::fs::symlink_metadata(&path).is_ok() {
+            let rel = store.rel(&path);
+            let status = existing.iter().find(|e| e.slug == p.slug).map(|e| e.status);
+            if status.is_none() && !report.problems.iter().any(|pr| pr.path == rel) {
+                report.problems.push(
+                    Problem::error(
+                        &rel,
+                        "unreadable",
+                        "not a proposal that can be read: not replaced",
+                    )
+                    .with_hint(
+                        "remove it, and the next `git swarm reflect macro` proposes the motif",
+                    ),
+                );
+            }
             report.already.push(Already {
                 key,
                 slug: p.slug,
-                status: None,
+                status,
             });
             continue;
         }
@@ -359,11 +414,9 @@ fn draft_proposal(
         verify: Vec::new(),
         required_actions: Vec::new(),
         forbidden_actions: Vec::new(),
-        evidence: motif
-            .events
-            .iter()
-            .map(|e| e.id.clone())
-            .chain(motif.candidates.iter().map(|c| c.id.clone()))
+        evidence: latest(motif, EVIDENCE_IDS)
+            .into_iter()
+            .map(|item| item.id().to_owned())
             .collect(),
         key: key.to_owned(),
         created_at: now.to_owned(),
@@ -409,66 +462,63 @@ fn draft_proposal(
     p
 }
 
-/// The evidence in prose: the phases, then each event and candidate with
-/// its phase, task and what it said, then the suggested predicates.
+/// One piece of a motif's evidence.
+#[derive(Clone, Copy)]
+enum Item<'a> {
+    Event(&'a Event),
+    Candidate(&'a Candidate),
+}
+
+impl Item<'_> {
+    fn id(&self) -> &str {
+        match self {
+            Item::Event(e) => &e.id,
+            Item::Candidate(c) => &c.id,
+        }
+    }
+
+    fn millis(&self) -> i64 {
+        match self {
+            Item::Event(e) => e.ts_millis().unwrap_or(0),
+            Item::Candidate(c) => crate::event::parse_ts_millis(&c.ts).unwrap_or(0),
+        }
+    }
+}
+
+/// The latest `n` pieces of `motif`'s evidence, oldest first.
+fn latest<'a>(motif: &Motif<'a>, n: usize) -> Vec<Item<'a>> {
+    let mut items: Vec<Item<'a>> = motif
+        .events
+        .iter()
+        .map(|&e| Item::Event(e))
+        .chain(motif.candidates.iter().map(|&c| Item::Candidate(c)))
+        .collect();
+    // Stable: events of one time keep the log's order.
+    items.sort_by_key(Item::millis);
+    let skip = items.len().saturating_sub(n);
+    items.split_off(skip)
+}
+
+/// The evidence in prose: the phases, then the latest events and candidates
+/// with their phase, task and what they said (the earlier ones counted),
+/// then the suggested predicates.
 fn prose(key: &str, motif: &Motif<'_>, seen: &str, p: &Proposal, notes: &[String]) -> String {
     let mut out = format!("Seen in {seen}. Motif: `{}`.\n\n", one_line(key));
     out.push_str("Evidence:\n\n");
-    for e in &motif.events {
-        let phase = e.str_field("phase").unwrap_or("?");
-        let what = match e.known_kind() {
-            Some(Kind::Reflected) => format!(
-                "tasks {}, outcome {}{}",
-                e.data
-                    .get("tasks")
-                    .and_then(|t| t.as_array())
-                    .map(|t| {
-                        t.iter()
-                            .filter_map(|v| v.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .unwrap_or_default(),
-                e.str_field("outcome").unwrap_or("?"),
-                e.directive
-                    .as_deref()
-                    .map(|d| format!(", directive `{d}`"))
-                    .unwrap_or_default()
-            ),
-            _ => format!(
-                "violated{}{}",
-                e.actor
-                    .role
-                    .as_deref()
-                    .map(|r| format!(", by {r}"))
-                    .unwrap_or_default(),
-                e.str_field("reason")
-                    .map(|r| format!(": {}", truncate(&one_line(r), 200)))
-                    .unwrap_or_default()
-            ),
-        };
+    let shown = latest(motif, EVIDENCE_LINES);
+    let more = motif.events.len() + motif.candidates.len() - shown.len();
+    if more > 0 {
         out.push_str(&format!(
-            "- phase `{phase}`: `{}` event {} at {} ({what})\n",
-            e.kind, e.id, e.ts
+            "- and {more} more before these ({} events and {} insight candidates in all)\n",
+            motif.events.len(),
+            motif.candidates.len()
         ));
     }
-    for c in &motif.candidates {
-        let mut line = format!(
-            "- phase `{}`: insight candidate {} at {}, {} `{}`",
-            c.phase.as_deref().unwrap_or("?"),
-            c.id,
-            c.ts,
-            c.tool,
-            truncate(&one_line(c.command.as_deref().unwrap_or("")), 200)
-        );
-        if let Some(task) = &c.task {
-            line.push_str(&format!(" in task {task}"));
+    for item in shown {
+        match item {
+            Item::Event(e) => out.push_str(&event_line(e)),
+            Item::Candidate(c) => out.push_str(&candidate_line(c)),
         }
-        if let Some(excerpt) = &c.excerpt {
-            line.push_str(&format!(": {}", truncate(&one_line(excerpt), 200)));
-        }
-        out.push_str(&line);
-        out.push('\n');
     }
     out.push('\n');
     for n in notes {
@@ -490,4 +540,64 @@ fn prose(key: &str, motif: &Motif<'_>, seen: &str, p: &Proposal, notes: &[String
         ));
     }
     out
+}
+
+/// One `reflected` or violation event, as a line of the prose.
+fn event_line(e: &Event) -> String {
+    let phase = truncate(e.str_field("phase").unwrap_or("?"), 64);
+    let what = match e.known_kind() {
+        Some(Kind::Reflected) => format!(
+            "tasks {}, outcome {}{}",
+            e.data
+                .get("tasks")
+                .and_then(|t| t.as_array())
+                .map(|t| {
+                    t.iter()
+                        .filter_map(|v| v.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default(),
+            e.str_field("outcome").unwrap_or("?"),
+            e.directive
+                .as_deref()
+                .map(|d| format!(", directive `{d}`"))
+                .unwrap_or_default()
+        ),
+        _ => format!(
+            "violated{}{}",
+            e.actor
+                .role
+                .as_deref()
+                .map(|r| format!(", by {r}"))
+                .unwrap_or_default(),
+            e.str_field("reason")
+                .map(|r| format!(": {}", truncate(&one_line(r), 200)))
+                .unwrap_or_default()
+        ),
+    };
+    format!(
+        "- phase `{phase}`: `{}` event {} at {} ({what})\n",
+        e.kind, e.id, e.ts
+    )
+}
+
+/// One insight candidate, as a line of the prose.
+fn candidate_line(c: &Candidate) -> String {
+    let mut line = format!(
+        "- phase `{}`: insight candidate {} at {}, {} `{}`",
+        truncate(c.phase.as_deref().unwrap_or("?"), 64),
+        c.id,
+        c.ts,
+        c.tool,
+        truncate(&one_line(c.command.as_deref().unwrap_or("")), 200)
+    );
+    if let Some(task) = &c.task {
+        line.push_str(&format!(" in task {}", truncate(&one_line(task), 200)));
+    }
+    if let Some(excerpt) = &c.excerpt {
+        line.push_str(&format!(": {}", truncate(&one_line(excerpt), 200)));
+    }
+    line.push('\n');
+    line
 }

@@ -23,6 +23,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .as_deref()
         .map(|s| crate::cli::log::parse_since(s, store.clock.now()))
         .transpose()?;
+    // Held from reading the log to consuming the candidates: a run started
+    // meanwhile waits, then finds this one's proposals recorded.
+    let lock = macro_::lock(&store)?;
     let log = crate::cli::read_log(&store, ui)?;
     let (_, entries) = crate::cli::load_index(&store, ui)?.index.split_directives();
     let known: Vec<Known<'_>> = entries
@@ -42,6 +45,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if !report.used.is_empty() {
         git_swarm::reflect::rewrite_candidates(&store, |c| !report.used.contains(&c.id))?;
     }
+    drop(lock);
     if args.format == Format::Json {
         return ui.json_result(&report);
     }
