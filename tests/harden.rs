@@ -732,3 +732,22 @@ fn a_quarantine_file_that_does_not_parse_is_reported_and_left_alone() {
     );
     assert_eq!(tracked_files(&env), before);
 }
+
+#[test]
+fn a_file_named_with_toml_twice_keeps_its_own_id() {
+    let env = with_quarantined(&["twice"]);
+    std::fs::rename(
+        env.path(&q("twice")),
+        env.path(".swarm/quarantine/twice.toml.toml"),
+    )
+    .expect("rename");
+    let (code, report) = harden_json(&env, &[]);
+    assert_eq!(code, 0);
+    let entries = report["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 1, "{report:#}");
+    // The file says `id = "twice"`, its name `twice.toml`: a mismatch, left alone.
+    assert_eq!(entries[0]["id"], "twice.toml", "{report:#}");
+    assert_eq!(entries[0]["outcome"], "unreadable", "{report:#}");
+    assert!(env.exists(".swarm/quarantine/twice.toml.toml"));
+    assert!(!env.exists(&d("twice")));
+}

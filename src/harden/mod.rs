@@ -286,7 +286,8 @@ impl Run<'_> {
         report: &mut Report,
     ) -> Result<Worked> {
         let store = self.store;
-        let id = name.trim_end_matches(".toml");
+        // One `.toml` off: `x.toml.toml` is the file of id `x.toml`.
+        let id = name.strip_suffix(".toml").unwrap_or(name);
         let path = store.quarantine_dir().join(name);
         let rel = store.rel(&path);
         let directive = store.directives_dir().join(name);
