@@ -307,9 +307,12 @@ fn a_curator_that_returns_garbage_leaves_the_entry_with_the_reason() {
     let (code, report) = harden_json(&env, &[]);
     assert_eq!(code, 0);
     let e = entry(&report, "garbled");
-    assert_eq!(e["outcome"], "retire_candidate", "{report:#}");
-    assert_eq!(e["calls"], 2);
+    // A reply that is not JSON is the curator's failure, as a hang is: no
+    // retry, no flag.
+    assert_eq!(e["outcome"], "kept", "{report:#}");
+    assert_eq!(e["calls"], 1);
     assert!(e["reason"].as_str().expect("reason").contains("not JSON"));
+    assert_eq!(requests(&log).len(), 1);
 
     let kept = env.read(&q("garbled"));
     let table = toml_table(&kept);
@@ -320,54 +323,92 @@ fn a_curator_that_returns_garbage_leaves_the_entry_with_the_reason() {
             .starts_with("the curator's reply is not JSON"),
         "{kept}"
     );
-    assert_eq!(table["harden_attempts"].as_integer(), Some(2));
-    assert_eq!(table["retire_candidate"].as_bool(), Some(true));
+    assert_eq!(table["harden_attempts"].as_integer(), Some(1));
+    assert!(table.get("retire_candidate").is_none(), "{kept}");
     assert_eq!(table["quarantine_reason"].as_str(), Some("missing_scope"));
     assert!(!env.exists(&d("garbled")));
     env.swarm(&["validate"]).success();
-
-    // The request, then the retry naming what is missing and why, both as
-    // the documented schema says.
-    let sent = requests(&log);
-    assert_eq!(sent.len(), 2);
-    let request_schema = schema("curator-request.schema.json");
-    for request in &sent {
-        let errors: Vec<String> = request_schema
-            .iter_errors(request)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errors.is_empty(), "{request:#}: {errors:?}");
-    }
-    assert_eq!(sent[0]["id"], "garbled");
-    assert_eq!(sent[0]["attempt"], 1);
-    assert_eq!(sent[0]["quarantine_reason"], "missing_scope");
-    assert_eq!(sent[0]["verify"][0], "file_modified:tests/**");
-    assert!(sent[0].get("missing").is_none());
-    assert_eq!(sent[1]["attempt"], 2);
-    assert_eq!(sent[1]["missing"], serde_json::json!(["applies_to_agents"]));
-    assert!(
-        sent[1]["refused"]
-            .as_str()
-            .expect("refused")
-            .contains("not JSON")
-    );
-
     let failed = of_kind(&env, "harden_failed");
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["directive"], "garbled");
-    assert_eq!(failed[0]["calls"], 2);
-    assert_eq!(failed[0]["retire_candidate"], true);
+    assert_eq!(failed[0]["calls"], 1);
+    assert_eq!(failed[0]["retire_candidate"], false);
 
-    // Flagged: not sent again, and said so.
+    // Not flagged: a later run asks again.
     let run = env.swarm(&["harden"]);
     run.success();
     assert!(
         run.stdout
-            .starts_with("retire candidate garbled: flagged before"),
+            .starts_with("kept garbled (1 curator call): the curator's reply is not JSON"),
         "{}",
         run.snapshot()
     );
     assert_eq!(requests(&log).len(), 2);
+    assert_eq!(
+        toml_table(&env.read(&q("garbled")))["harden_attempts"].as_integer(),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_broken_curator_never_flags_good_entries() {
+    let env = with_quarantined(&["binary", "huge", "no-entry"]);
+    // Not UTF-8, over the reply limit, or JSON that is no entry (another
+    // program's output): each entry is kept, the reason recorded.
+    let replies = [
+        (
+            "binary",
+            "printf '\\377\\376\\000'",
+            "the curator's reply is not UTF-8",
+        ),
+        (
+            "huge",
+            "head -c 300000 /dev/zero | tr '\\000' ' '; echo '{}'",
+            "the curator's reply is 300003 bytes, over the 262144-byte limit",
+        ),
+        (
+            "no-entry",
+            "echo '{\"result\": \"ok\"}'",
+            "the curator's reply is not a directive: unknown field `result`",
+        ),
+    ];
+    let cases: String = replies
+        .iter()
+        .map(|(id, reply, _)| format!("  *'\"{id}\"'*) {reply} ;;\n"))
+        .collect();
+    curator(
+        &env,
+        &format!("input=$(cat)\ncase \"$input\" in\n{cases}esac"),
+    );
+    let (code, report) = harden_json(&env, &[]);
+    assert_eq!(code, 0);
+    for (id, _, why) in replies {
+        let e = entry(&report, id);
+        assert_eq!(e["outcome"], "kept", "{report:#}");
+        assert!(
+            e["reason"].as_str().expect("reason").starts_with(why),
+            "{report:#}"
+        );
+        let table = toml_table(&env.read(&q(id)));
+        assert!(table.get("retire_candidate").is_none(), "{id}");
+        assert!(
+            table["harden_reason"]
+                .as_str()
+                .expect("reason")
+                .starts_with(why),
+            "{id}"
+        );
+    }
+    // Garbage is not retried; JSON that is no entry is, once, with why.
+    assert_eq!(entry(&report, "binary")["calls"], 1);
+    assert_eq!(entry(&report, "huge")["calls"], 1);
+    assert_eq!(entry(&report, "no-entry")["calls"], 2);
+    assert!(
+        of_kind(&env, "harden_failed")
+            .iter()
+            .all(|e| e["retire_candidate"] == false)
+    );
+    env.swarm(&["validate"]).success();
 }
 
 #[test]
@@ -384,11 +425,49 @@ fn an_entry_still_failing_after_the_retry_is_a_retire_candidate() {
         "{}",
         run.snapshot()
     );
+    // The request, then the retry naming what is missing and why, both as
+    // the documented schema says.
     let sent = requests(&log);
     assert_eq!(sent.len(), 2);
+    let request_schema = schema("curator-request.schema.json");
+    for request in &sent {
+        let errors: Vec<String> = request_schema
+            .iter_errors(request)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{request:#}: {errors:?}");
+    }
+    assert_eq!(sent[0]["id"], "hopeless");
+    assert_eq!(sent[0]["attempt"], 1);
+    assert_eq!(sent[0]["quarantine_reason"], "missing_scope");
+    assert_eq!(sent[0]["verify"][0], "file_modified:tests/**");
+    assert!(sent[0].get("missing").is_none());
+    assert_eq!(sent[1]["attempt"], 2);
     assert_eq!(sent[1]["missing"], serde_json::json!(["applies_to_agents"]));
+    assert!(
+        sent[1]["refused"]
+            .as_str()
+            .expect("refused")
+            .contains("still fails the gate")
+    );
     let table = toml_table(&env.read(&q("hopeless")));
     assert_eq!(table["retire_candidate"].as_bool(), Some(true));
+    assert_eq!(table["harden_attempts"].as_integer(), Some(2));
+    let failed = of_kind(&env, "harden_failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["calls"], 2);
+    assert_eq!(failed[0]["retire_candidate"], true);
+
+    // Flagged: not sent again, and said so.
+    let run = env.swarm(&["harden"]);
+    run.success();
+    assert!(
+        run.stdout
+            .starts_with("retire candidate hopeless: flagged before"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(requests(&log).len(), 2);
     // The reply was not written: the entry is as it was but for the record.
     assert!(table.get("rationale").is_none());
 

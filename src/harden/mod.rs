@@ -13,10 +13,11 @@
 //! gate is written into the quarantine file first, then promoted as above,
 //! so a crash at any point leaves something the next run finishes. A
 //! failure is recorded in the quarantine file (`harden_reason`,
-//! `harden_attempts`) with an event; an entry the curator answered twice
-//! without making it actionable is flagged `retire_candidate` and not sent
-//! again. A curator that failed or hung, or a quota used up, is not the
-//! entry's fault: it is tried again on a later run. Without a curator,
+//! `harden_attempts`) with an event; an entry for which the curator twice
+//! wrote an entry that still fails the gate is flagged `retire_candidate`
+//! and not sent again. A curator that failed, hung, printed what is not
+//! JSON or no entry at all, or a quota used up, is not the entry's fault:
+//! it is tried again on a later run. Without a curator,
 //! nothing but hand-fixed entries is touched.
 //!
 //! A curator-written `tool:` predicate runs a program, and the trust of
@@ -470,23 +471,15 @@ impl Run<'_> {
                     return Ok(w);
                 }
                 Answer::Failed(why) => break why,
-                Answer::Reply(Err(why)) => {
-                    answered += 1;
-                    curator::Refused {
-                        why,
-                        missing: check_gate(&q.directive)
-                            .err()
-                            .map(|f| curator::fields(&f))
-                            .unwrap_or_default(),
-                    }
-                }
-                Answer::Reply(Ok(reply)) => {
-                    answered += 1;
-                    match curator::read_reply(q, &reply).and_then(|d| self.enriched(entry, q, d)) {
+                Answer::Reply(reply) => {
+                    match curator::read_reply(q, reply).and_then(|d| self.enriched(entry, q, d)) {
                         Ok((d, text)) => {
                             return self.promote_curated(entry, d, &text, calls);
                         }
-                        Err(refused) => refused,
+                        Err(refused) => {
+                            answered += u32::from(refused.made_entry);
+                            refused
+                        }
                     }
                 }
             };
@@ -547,6 +540,7 @@ impl Run<'_> {
         let refused = |why: String| curator::Refused {
             why,
             missing: Vec::new(),
+            made_entry: true,
         };
         if text.len() as u64 > limits::FILE_MAX {
             return Err(refused(format!(
