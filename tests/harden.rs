@@ -830,3 +830,95 @@ fn a_file_named_with_toml_twice_keeps_its_own_id() {
     assert!(env.exists(".swarm/quarantine/twice.toml.toml"));
     assert!(!env.exists(&d("twice")));
 }
+
+/// The entry `id` of `env`'s quarantine given a scope: it passes the gate.
+fn fix_by_hand(env: &TestEnv, id: &str) -> String {
+    let text = env
+        .read(&q(id))
+        .replace("verify = [", "applies_to_agents = [\"coder\"]\nverify = [");
+    env.write(&q(id), &text);
+    text
+}
+
+#[test]
+fn a_promotion_whose_event_cannot_be_appended_keeps_the_quarantine_file() {
+    let env = with_quarantined(&["held"]);
+    fix_by_hand(&env, "held");
+    let config = env
+        .read(".swarm/config.toml")
+        .replace("lock_timeout_ms = 10000", "lock_timeout_ms = 200");
+    env.write(".swarm/config.toml", &config);
+    let holder = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(env.path(".swarm/events/2026-11.jsonl"))
+        .expect("open the month file");
+    holder.lock().expect("hold the log's lock");
+    let run = env.swarm(&["harden"]);
+    run.code(3);
+    assert!(
+        run.stderr.contains("waiting for the lock"),
+        "{}",
+        run.snapshot()
+    );
+    // The directive is written but not recorded: the quarantine file stays,
+    // so the next run can tell and record it.
+    assert!(env.exists(&d("held")));
+    assert!(env.exists(&q("held")), "{}", run.snapshot());
+    assert!(of_kind(&env, "promoted").is_empty());
+
+    holder.unlock().expect("unlock");
+    let run = env.swarm(&["harden"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with("repaired held:"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!env.exists(&q("held")));
+    let promoted = of_kind(&env, "promoted");
+    assert_eq!(promoted.len(), 1);
+    assert_eq!(promoted[0]["by"], "repair");
+    assert_eq!(promoted[0]["directive"], "held");
+    env.swarm(&["validate"]).success();
+}
+
+#[test]
+fn a_promotion_cut_short_after_its_event_is_not_recorded_twice() {
+    let env = with_quarantined(&["recorded"]);
+    let fixed = fix_by_hand(&env, "recorded");
+    env.swarm(&["harden"]).success();
+    assert_eq!(of_kind(&env, "promoted").len(), 1);
+    // What a run cut short after the event, before the removal, leaves.
+    env.write(&q("recorded"), &fixed);
+    let (code, report) = harden_json(&env, &[]);
+    assert_eq!(code, 0);
+    let e = entry(&report, "recorded");
+    assert_eq!(e["outcome"], "repaired", "{report:#}");
+    assert!(
+        e["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("written and recorded"),
+        "{report:#}"
+    );
+    assert!(!env.exists(&q("recorded")));
+    let promoted = of_kind(&env, "promoted");
+    assert_eq!(promoted.len(), 1, "{promoted:#?}");
+    assert_eq!(promoted[0]["by"], "hand");
+
+    // Quarantined again later (a new life of the id): a repair then is recorded.
+    std::fs::remove_file(env.path(&d("recorded"))).expect("rm");
+    quarantine(&env, "recorded");
+    let fixed = fix_by_hand(&env, "recorded");
+    let directive: String = fixed
+        .lines()
+        .filter(|l| !l.starts_with("quarantine_"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    env.write(&d("recorded"), directive);
+    env.swarm(&["harden"]).success();
+    let promoted = of_kind(&env, "promoted");
+    assert_eq!(promoted.len(), 2, "{promoted:#?}");
+    assert_eq!(promoted[1]["by"], "repair");
+}

@@ -2,10 +2,11 @@
 //!
 //! An entry a person fixed in its quarantine file (it passes the gate as
 //! it stands) is promoted: its text, every field and comment kept and the
-//! quarantine keys left out, is written to `directives/` *before* the
-//! quarantine file is removed. A run cut short between the two leaves both;
-//! the next run finds them equal and removes the quarantine file, or, if
-//! they differ, leaves both for a person.
+//! quarantine keys left out, is written to `directives/`, then its
+//! `promoted` event appended, and only then is the quarantine file removed.
+//! A run cut short in between leaves both files; the next run finds them
+//! equal, records the promotion if the log lacks it (`by: repair`) and
+//! removes the quarantine file, or, if they differ, leaves both for a person.
 //!
 //! Other entries go to the user's curator program, when one is configured
 //! ([`curator`]): one call, and one retry naming what is still missing,
@@ -39,7 +40,7 @@ use crate::directive::{
     parse_quarantined_toml,
 };
 use crate::error::{Error, Result};
-use crate::event::{Body, Event};
+use crate::event::{Body, Event, Kind};
 use crate::predicate::Predicate;
 use crate::problem::{Problem, Severity};
 use crate::store::Store;
@@ -382,19 +383,26 @@ impl Run<'_> {
         if !same {
             return conflict(format!("{} and {rel} both exist and differ", file.rel));
         }
+        let mut w = Worked::new(id, rel, Outcome::Repaired);
+        w.path = Some(file.rel.clone());
+        // Cut short after its event was appended: the log has it already.
+        if promotion_recorded(store, id, &mut report.problems)? {
+            remove(path)?;
+            return Ok(w.because(
+                "a promotion cut short: the directive was written and recorded, the quarantine file is now removed",
+            ));
+        }
         let event = store
             .event(Body::Promoted {
-                path: file.rel.clone(),
+                path: file.rel,
                 from: rel.to_owned(),
                 by: By::Repair.as_str().to_owned(),
             })
             .about(id);
         store.check_appendable(&event)?;
-        remove(path)?;
         (self.record)(&event)?;
-        let mut w = Worked::new(id, rel, Outcome::Repaired);
+        remove(path)?;
         w.by = Some(By::Repair);
-        w.path = Some(file.rel);
         Ok(w.because(
             "a promotion cut short: the directive was written, the quarantine file is now removed",
         ))
@@ -433,8 +441,10 @@ impl Run<'_> {
             &rel,
             &entry.id,
         )?;
-        remove(&entry.path)?;
+        // The event before the removal: a run cut short in between leaves
+        // both files, which the next run finds recorded (see `both`).
         (self.record)(&event)?;
+        remove(&entry.path)?;
         let mut w = Worked::new(&entry.id, &entry.rel, Outcome::Promoted);
         w.by = Some(by);
         w.path = Some(rel);
@@ -581,6 +591,23 @@ impl Run<'_> {
             .collect();
         Ok(w)
     }
+}
+
+/// Whether the log already records the promotion of `id`: its last
+/// `quarantined` or `promoted` event is a `promoted`. A quarantine file
+/// always comes with a `quarantined` event, so a `promoted` after it is
+/// this promotion's, not one of an earlier life of the id. Lines of the
+/// log that cannot be read are added to `problems`.
+fn promotion_recorded(store: &Store, id: &str, problems: &mut Vec<Problem>) -> Result<bool> {
+    let (events, found) = crate::directive_loop::records::read_log(store)?;
+    problems.extend(found);
+    let last = events
+        .iter()
+        .rev()
+        .filter(|e| e.directive.as_deref() == Some(id))
+        .filter_map(Event::known_kind)
+        .find(|k| matches!(k, Kind::Quarantined | Kind::Promoted));
+    Ok(last == Some(Kind::Promoted))
 }
 
 fn read_text(path: &Path) -> Result<String> {
