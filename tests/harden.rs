@@ -922,3 +922,67 @@ fn a_promotion_cut_short_after_its_event_is_not_recorded_twice() {
     assert_eq!(promoted.len(), 2, "{promoted:#?}");
     assert_eq!(promoted[1]["by"], "repair");
 }
+
+#[test]
+fn a_second_run_refuses_at_once_naming_the_first() {
+    let env = with_quarantined(&["busy-one"]);
+    let started = env.tmp.path().join("started");
+    curator(
+        &env,
+        &format!(
+            "cat > /dev/null\ntouch '{}'\nsleep 3\necho '{{\"applies_to_agents\": [\"coder\"]}}'",
+            started.display()
+        ),
+    );
+    let mut first = env
+        .command(common::bin(), &env.root)
+        .args(["harden"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the first run");
+    let wait = std::time::Instant::now();
+    while !started.exists() {
+        assert!(wait.elapsed().as_secs() < 30, "the curator never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let before = tracked_files(&env);
+    let start = std::time::Instant::now();
+    let run = env.swarm(&["harden"]);
+    assert!(
+        start.elapsed() < std::time::Duration::from_millis(1500),
+        "took {:?}",
+        start.elapsed()
+    );
+    run.code(3);
+    assert!(run.stdout.is_empty(), "{}", run.snapshot());
+    assert!(
+        run.stderr.contains(&format!(
+            "error: another `git swarm harden` is running (pid {})",
+            first.id()
+        )),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stderr
+            .contains("hint: wait for it to finish, then run `git swarm harden` again"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        !run.stderr.contains("lock_timeout_ms"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        tracked_files(&env),
+        before,
+        "the second run changed nothing"
+    );
+
+    assert!(first.wait().expect("first run").success());
+    assert!(env.exists(&d("busy-one")));
+    // Once it ended, a run goes ahead.
+    env.swarm(&["harden"]).success();
+}

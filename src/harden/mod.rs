@@ -30,8 +30,8 @@ pub mod curator;
 mod ledger;
 mod text;
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Serialize;
 
@@ -246,19 +246,45 @@ fn quarantine_files(store: &Store) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// Takes the run's lock, or refuses at once when another run holds it
+/// (naming its pid): a run may wait minutes on its curator, and the lock is
+/// the kernel's, released when its holder ends, so there is never a stale
+/// one to wait out or remove.
 fn lock(store: &Store) -> Result<std::fs::File> {
     let local = store.local_dir();
     crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
     let path = local.join(LOCK);
-    let file = crate::safe_fs::open(
+    let io = |e| Error::io(&path, e);
+    let mut file = crate::safe_fs::open(
         &path,
         std::fs::OpenOptions::new()
+            .read(true)
             .write(true)
             .create(true)
             .truncate(false),
     )
-    .map_err(|e| Error::io(&path, e))?;
-    crate::event::lock_with_retry(&file, &path, Duration::from_secs(2))?;
+    .map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            // Bounded: a pid is a few digits.
+            let pid = (&mut file)
+                .take(32)
+                .read_to_string(&mut holder)
+                .ok()
+                .and_then(|_| holder.trim().parse().ok());
+            return Err(Error::Running {
+                command: "harden",
+                pid,
+                lock: store.rel(&path),
+            });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+    }
+    file.set_len(0).map_err(io)?;
+    file.write_all(std::process::id().to_string().as_bytes())
+        .map_err(io)?;
     Ok(file)
 }
 
