@@ -986,3 +986,27 @@ fn a_second_run_refuses_at_once_naming_the_first() {
     // Once it ended, a run goes ahead.
     env.swarm(&["harden"]).success();
 }
+
+#[cfg(unix)]
+#[test]
+fn a_linked_quarantine_is_said_to_be_unread_not_empty() {
+    let env = with_quarantined(&["behind-link"]);
+    let elsewhere = env.tmp.path().join("elsewhere");
+    std::fs::rename(env.path(".swarm/quarantine"), &elsewhere).expect("move");
+    std::os::unix::fs::symlink(&elsewhere, env.path(".swarm/quarantine")).expect("symlink");
+    for format in ["text", "json"] {
+        let run = env.swarm(&["harden", "--format", format]);
+        run.code(2);
+        assert!(run.stdout.is_empty(), "{}", run.snapshot());
+        assert!(
+            run.stderr.contains(
+                "error: $TMP/repo/.swarm/quarantine is a symbolic link, not a folder of its own: git-swarm does not read or write through it"
+            ),
+            "{}",
+            run.snapshot()
+        );
+        assert!(run.stderr.contains("hint: replace it with a real folder"));
+    }
+    assert!(elsewhere.join("behind-link.toml").exists());
+    assert!(!env.exists(&d("behind-link")));
+}

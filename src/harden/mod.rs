@@ -193,15 +193,17 @@ pub fn harden(
         problems: Vec::new(),
         unusable: None,
     };
+    // A linked quarantine lists as empty: say it is not read instead.
+    let linked = |dir: PathBuf| match crate::safe_fs::linked_folder(&store.swarm_dir, &dir) {
+        Some((path, kind)) => Err(Error::LinkedFolder { path, kind }),
+        None => Ok(()),
+    };
+    linked(store.quarantine_dir())?;
     let names = quarantine_files(store)?;
     if names.is_empty() {
         return Ok(report);
     }
-    for dir in [store.quarantine_dir(), store.directives_dir()] {
-        if let Some((path, kind)) = crate::safe_fs::linked_folder(&store.swarm_dir, &dir) {
-            return Err(Error::LinkedFolder { path, kind });
-        }
-    }
+    linked(store.directives_dir())?;
     let _lock = lock(store)?;
     // A curator that cannot run is said once, and no call is counted for it.
     if let Some(Answer::Unusable { message, hint }) = curator.and_then(|c| c.unusable(root)) {
