@@ -21,7 +21,7 @@ fn with_quarantined(ids: &[&str]) -> TestEnv {
 
 /// Quarantines `id` through `git swarm add` (it has no scope).
 fn quarantine(env: &TestEnv, id: &str) {
-    env.swarm(&[
+    let run = env.swarm(&[
         "add",
         "--id",
         id,
@@ -29,9 +29,18 @@ fn quarantine(env: &TestEnv, id: &str) {
         &format!("Run the test suite before handing back {id}"),
         "--verify",
         "file_modified:tests/**",
-    ])
-    .code(1);
+    ]);
+    run.code(1);
     assert!(env.exists(&q(id)));
+    // `add` points at the way out of quarantine.
+    assert!(
+        run.stderr.contains(&format!(
+            "hint: fix {}, then `git swarm harden` promotes it",
+            q(id)
+        )),
+        "{}",
+        run.snapshot()
+    );
 }
 
 fn q(id: &str) -> String {
