@@ -252,9 +252,10 @@ enum Command {
     /// quarantine file (`harden_reason`, `harden_attempts`); an entry for
     /// which the curator twice wrote an entry that still fails the gate is
     /// flagged `retire_candidate` and no longer sent (a curator that fails,
-    /// hangs or prints what is not JSON flags nothing). A `tool:` predicate the curator
-    /// writes does not run until `git swarm trust`. Without a curator only
-    /// hand-fixed entries are touched.
+    /// hangs or prints what is not JSON flags nothing). A `tool:` predicate
+    /// the curator writes does not run until `git swarm trust`. Without a
+    /// curator only hand-fixed entries are touched. A second run while one
+    /// runs is refused (exit 3).
     Harden(harden::Args),
     /// Reflection: the loop finding lessons in what the agents did.
     ///

@@ -490,7 +490,8 @@ impl Run<'_> {
         let store = self.store;
         let mut request = Request::first(q);
         let mut calls = 0;
-        let mut answered = 0;
+        // Replies that made an entry still failing the gate: only they flag it.
+        let mut made_entries = 0;
         let failure = loop {
             if !ledger.reserve(store, &entry.id)? {
                 break "the daily curator quota ran out before the retry".to_owned();
@@ -515,7 +516,7 @@ impl Run<'_> {
                             return self.promote_curated(entry, d, &text, calls);
                         }
                         Err(refused) => {
-                            answered += u32::from(refused.made_entry);
+                            made_entries += u32::from(refused.made_entry);
                             refused
                         }
                     }
@@ -531,7 +532,7 @@ impl Run<'_> {
                 ..Request::first(q)
             };
         };
-        let retire = answered >= 2;
+        let retire = made_entries >= 2;
         let attempts = q.harden_attempts.saturating_add(calls);
         let mut set = vec![
             ("harden_reason", toml::Value::String(failure.clone())),
