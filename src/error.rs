@@ -50,6 +50,17 @@ pub enum Error {
     #[error("timed out after {:.1} s waiting for the lock on {}", waited.as_secs_f64(), path.display())]
     LockTimeout { path: PathBuf, waited: Duration },
 
+    /// A command that must run alone found another run of it holding its
+    /// lock: refused at once, as git refuses when its index is locked,
+    /// rather than waiting on a run that may take minutes.
+    #[error("another `git swarm {command}` is running{}", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    Running {
+        command: &'static str,
+        pid: Option<u32>,
+        /// The lock file, relative to the repository.
+        lock: String,
+    },
+
     #[error("directive `{id}` already exists at {path}")]
     AlreadyExists { id: String, path: String },
 
@@ -147,7 +158,11 @@ impl Error {
     pub fn is_user_error(&self) -> bool {
         !matches!(
             self,
-            Error::Io { .. } | Error::LockTimeout { .. } | Error::Index(_) | Error::Git { .. }
+            Error::Io { .. }
+                | Error::LockTimeout { .. }
+                | Error::Running { .. }
+                | Error::Index(_)
+                | Error::Git { .. }
         )
     }
 
@@ -159,6 +174,7 @@ impl Error {
             Error::AlreadyExists { .. } => Some("choose another `--id`, or edit the existing file and commit it".into()),
             Error::UnknownDirective { .. } => Some("`git swarm list` shows the ids (add `--quarantined` for quarantined ones)".into()),
             Error::LockTimeout { .. } => Some("another git-swarm process holds the lock; retry, or raise `events.lock_timeout_ms`".into()),
+            Error::Running { command, lock, .. } => Some(format!("wait for it to finish, then run `git swarm {command}` again; its lock ({lock}) is released when it ends, so there is nothing to remove")),
             Error::Invalid(problems) => problems.first().and_then(|p| p.hint.clone()),
             Error::Usage { hint, .. } | Error::Refused { hint, .. } => hint.clone(),
             Error::NotRegular { .. } => Some("replace it with a regular file, or remove it: a link committed under .swarm/ could point anywhere".into()),

@@ -21,7 +21,7 @@ fn with_quarantined(ids: &[&str]) -> TestEnv {
 
 /// Quarantines `id` through `git swarm add` (it has no scope).
 fn quarantine(env: &TestEnv, id: &str) {
-    env.swarm(&[
+    let run = env.swarm(&[
         "add",
         "--id",
         id,
@@ -29,9 +29,18 @@ fn quarantine(env: &TestEnv, id: &str) {
         &format!("Run the test suite before handing back {id}"),
         "--verify",
         "file_modified:tests/**",
-    ])
-    .code(1);
+    ]);
+    run.code(1);
     assert!(env.exists(&q(id)));
+    // `add` points at the way out of quarantine.
+    assert!(
+        run.stderr.contains(&format!(
+            "hint: fix {}, then `git swarm harden` promotes it",
+            q(id)
+        )),
+        "{}",
+        run.snapshot()
+    );
 }
 
 fn q(id: &str) -> String {
@@ -307,9 +316,12 @@ fn a_curator_that_returns_garbage_leaves_the_entry_with_the_reason() {
     let (code, report) = harden_json(&env, &[]);
     assert_eq!(code, 0);
     let e = entry(&report, "garbled");
-    assert_eq!(e["outcome"], "retire_candidate", "{report:#}");
-    assert_eq!(e["calls"], 2);
+    // A reply that is not JSON is the curator's failure, as a hang is: no
+    // retry, no flag.
+    assert_eq!(e["outcome"], "kept", "{report:#}");
+    assert_eq!(e["calls"], 1);
     assert!(e["reason"].as_str().expect("reason").contains("not JSON"));
+    assert_eq!(requests(&log).len(), 1);
 
     let kept = env.read(&q("garbled"));
     let table = toml_table(&kept);
@@ -320,54 +332,92 @@ fn a_curator_that_returns_garbage_leaves_the_entry_with_the_reason() {
             .starts_with("the curator's reply is not JSON"),
         "{kept}"
     );
-    assert_eq!(table["harden_attempts"].as_integer(), Some(2));
-    assert_eq!(table["retire_candidate"].as_bool(), Some(true));
+    assert_eq!(table["harden_attempts"].as_integer(), Some(1));
+    assert!(table.get("retire_candidate").is_none(), "{kept}");
     assert_eq!(table["quarantine_reason"].as_str(), Some("missing_scope"));
     assert!(!env.exists(&d("garbled")));
     env.swarm(&["validate"]).success();
-
-    // The request, then the retry naming what is missing and why, both as
-    // the documented schema says.
-    let sent = requests(&log);
-    assert_eq!(sent.len(), 2);
-    let request_schema = schema("curator-request.schema.json");
-    for request in &sent {
-        let errors: Vec<String> = request_schema
-            .iter_errors(request)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errors.is_empty(), "{request:#}: {errors:?}");
-    }
-    assert_eq!(sent[0]["id"], "garbled");
-    assert_eq!(sent[0]["attempt"], 1);
-    assert_eq!(sent[0]["quarantine_reason"], "missing_scope");
-    assert_eq!(sent[0]["verify"][0], "file_modified:tests/**");
-    assert!(sent[0].get("missing").is_none());
-    assert_eq!(sent[1]["attempt"], 2);
-    assert_eq!(sent[1]["missing"], serde_json::json!(["applies_to_agents"]));
-    assert!(
-        sent[1]["refused"]
-            .as_str()
-            .expect("refused")
-            .contains("not JSON")
-    );
-
     let failed = of_kind(&env, "harden_failed");
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["directive"], "garbled");
-    assert_eq!(failed[0]["calls"], 2);
-    assert_eq!(failed[0]["retire_candidate"], true);
+    assert_eq!(failed[0]["calls"], 1);
+    assert_eq!(failed[0]["retire_candidate"], false);
 
-    // Flagged: not sent again, and said so.
+    // Not flagged: a later run asks again.
     let run = env.swarm(&["harden"]);
     run.success();
     assert!(
         run.stdout
-            .starts_with("retire candidate garbled: flagged before"),
+            .starts_with("kept garbled (1 curator call): the curator's reply is not JSON"),
         "{}",
         run.snapshot()
     );
     assert_eq!(requests(&log).len(), 2);
+    assert_eq!(
+        toml_table(&env.read(&q("garbled")))["harden_attempts"].as_integer(),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_broken_curator_never_flags_good_entries() {
+    let env = with_quarantined(&["binary", "huge", "no-entry"]);
+    // Not UTF-8, over the reply limit, or JSON that is no entry (another
+    // program's output): each entry is kept, the reason recorded.
+    let replies = [
+        (
+            "binary",
+            "printf '\\377\\376\\000'",
+            "the curator's reply is not UTF-8",
+        ),
+        (
+            "huge",
+            "head -c 300000 /dev/zero | tr '\\000' ' '; echo '{}'",
+            "the curator's reply is 300003 bytes, over the 262144-byte limit",
+        ),
+        (
+            "no-entry",
+            "echo '{\"result\": \"ok\"}'",
+            "the curator's reply is not a directive: unknown field `result`",
+        ),
+    ];
+    let cases: String = replies
+        .iter()
+        .map(|(id, reply, _)| format!("  *'\"{id}\"'*) {reply} ;;\n"))
+        .collect();
+    curator(
+        &env,
+        &format!("input=$(cat)\ncase \"$input\" in\n{cases}esac"),
+    );
+    let (code, report) = harden_json(&env, &[]);
+    assert_eq!(code, 0);
+    for (id, _, why) in replies {
+        let e = entry(&report, id);
+        assert_eq!(e["outcome"], "kept", "{report:#}");
+        assert!(
+            e["reason"].as_str().expect("reason").starts_with(why),
+            "{report:#}"
+        );
+        let table = toml_table(&env.read(&q(id)));
+        assert!(table.get("retire_candidate").is_none(), "{id}");
+        assert!(
+            table["harden_reason"]
+                .as_str()
+                .expect("reason")
+                .starts_with(why),
+            "{id}"
+        );
+    }
+    // Garbage is not retried; JSON that is no entry is, once, with why.
+    assert_eq!(entry(&report, "binary")["calls"], 1);
+    assert_eq!(entry(&report, "huge")["calls"], 1);
+    assert_eq!(entry(&report, "no-entry")["calls"], 2);
+    assert!(
+        of_kind(&env, "harden_failed")
+            .iter()
+            .all(|e| e["retire_candidate"] == false)
+    );
+    env.swarm(&["validate"]).success();
 }
 
 #[test]
@@ -384,11 +434,49 @@ fn an_entry_still_failing_after_the_retry_is_a_retire_candidate() {
         "{}",
         run.snapshot()
     );
+    // The request, then the retry naming what is missing and why, both as
+    // the documented schema says.
     let sent = requests(&log);
     assert_eq!(sent.len(), 2);
+    let request_schema = schema("curator-request.schema.json");
+    for request in &sent {
+        let errors: Vec<String> = request_schema
+            .iter_errors(request)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{request:#}: {errors:?}");
+    }
+    assert_eq!(sent[0]["id"], "hopeless");
+    assert_eq!(sent[0]["attempt"], 1);
+    assert_eq!(sent[0]["quarantine_reason"], "missing_scope");
+    assert_eq!(sent[0]["verify"][0], "file_modified:tests/**");
+    assert!(sent[0].get("missing").is_none());
+    assert_eq!(sent[1]["attempt"], 2);
     assert_eq!(sent[1]["missing"], serde_json::json!(["applies_to_agents"]));
+    assert!(
+        sent[1]["refused"]
+            .as_str()
+            .expect("refused")
+            .contains("still fails the gate")
+    );
     let table = toml_table(&env.read(&q("hopeless")));
     assert_eq!(table["retire_candidate"].as_bool(), Some(true));
+    assert_eq!(table["harden_attempts"].as_integer(), Some(2));
+    let failed = of_kind(&env, "harden_failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["calls"], 2);
+    assert_eq!(failed[0]["retire_candidate"], true);
+
+    // Flagged: not sent again, and said so.
+    let run = env.swarm(&["harden"]);
+    run.success();
+    assert!(
+        run.stdout
+            .starts_with("retire candidate hopeless: flagged before"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(requests(&log).len(), 2);
     // The reply was not written: the entry is as it was but for the record.
     assert!(table.get("rationale").is_none());
 
@@ -731,4 +819,203 @@ fn a_quarantine_file_that_does_not_parse_is_reported_and_left_alone() {
         run.snapshot()
     );
     assert_eq!(tracked_files(&env), before);
+}
+
+#[test]
+fn a_file_named_with_toml_twice_keeps_its_own_id() {
+    let env = with_quarantined(&["twice"]);
+    std::fs::rename(
+        env.path(&q("twice")),
+        env.path(".swarm/quarantine/twice.toml.toml"),
+    )
+    .expect("rename");
+    let (code, report) = harden_json(&env, &[]);
+    assert_eq!(code, 0);
+    let entries = report["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 1, "{report:#}");
+    // The file says `id = "twice"`, its name `twice.toml`: a mismatch, left alone.
+    assert_eq!(entries[0]["id"], "twice.toml", "{report:#}");
+    assert_eq!(entries[0]["outcome"], "unreadable", "{report:#}");
+    assert!(env.exists(".swarm/quarantine/twice.toml.toml"));
+    assert!(!env.exists(&d("twice")));
+}
+
+/// The entry `id` of `env`'s quarantine given a scope: it passes the gate.
+fn fix_by_hand(env: &TestEnv, id: &str) -> String {
+    let text = env
+        .read(&q(id))
+        .replace("verify = [", "applies_to_agents = [\"coder\"]\nverify = [");
+    env.write(&q(id), &text);
+    text
+}
+
+#[test]
+fn a_promotion_whose_event_cannot_be_appended_keeps_the_quarantine_file() {
+    let env = with_quarantined(&["held"]);
+    fix_by_hand(&env, "held");
+    let config = env
+        .read(".swarm/config.toml")
+        .replace("lock_timeout_ms = 10000", "lock_timeout_ms = 200");
+    env.write(".swarm/config.toml", &config);
+    let holder = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(env.path(".swarm/events/2026-11.jsonl"))
+        .expect("open the month file");
+    holder.lock().expect("hold the log's lock");
+    let run = env.swarm(&["harden"]);
+    run.code(3);
+    assert!(
+        run.stderr.contains("waiting for the lock"),
+        "{}",
+        run.snapshot()
+    );
+    // The directive is written but not recorded: the quarantine file stays,
+    // so the next run can tell and record it.
+    assert!(env.exists(&d("held")));
+    assert!(env.exists(&q("held")), "{}", run.snapshot());
+    assert!(of_kind(&env, "promoted").is_empty());
+
+    holder.unlock().expect("unlock");
+    let run = env.swarm(&["harden"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with("repaired held:"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!env.exists(&q("held")));
+    let promoted = of_kind(&env, "promoted");
+    assert_eq!(promoted.len(), 1);
+    assert_eq!(promoted[0]["by"], "repair");
+    assert_eq!(promoted[0]["directive"], "held");
+    env.swarm(&["validate"]).success();
+}
+
+#[test]
+fn a_promotion_cut_short_after_its_event_is_not_recorded_twice() {
+    let env = with_quarantined(&["recorded"]);
+    let fixed = fix_by_hand(&env, "recorded");
+    env.swarm(&["harden"]).success();
+    assert_eq!(of_kind(&env, "promoted").len(), 1);
+    // What a run cut short after the event, before the removal, leaves.
+    env.write(&q("recorded"), &fixed);
+    let (code, report) = harden_json(&env, &[]);
+    assert_eq!(code, 0);
+    let e = entry(&report, "recorded");
+    assert_eq!(e["outcome"], "repaired", "{report:#}");
+    assert!(
+        e["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("written and recorded"),
+        "{report:#}"
+    );
+    assert!(!env.exists(&q("recorded")));
+    let promoted = of_kind(&env, "promoted");
+    assert_eq!(promoted.len(), 1, "{promoted:#?}");
+    assert_eq!(promoted[0]["by"], "hand");
+
+    // Quarantined again later (a new life of the id): a repair then is recorded.
+    std::fs::remove_file(env.path(&d("recorded"))).expect("rm");
+    quarantine(&env, "recorded");
+    let fixed = fix_by_hand(&env, "recorded");
+    let directive: String = fixed
+        .lines()
+        .filter(|l| !l.starts_with("quarantine_"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    env.write(&d("recorded"), directive);
+    env.swarm(&["harden"]).success();
+    let promoted = of_kind(&env, "promoted");
+    assert_eq!(promoted.len(), 2, "{promoted:#?}");
+    assert_eq!(promoted[1]["by"], "repair");
+}
+
+#[test]
+fn a_second_run_refuses_at_once_naming_the_first() {
+    let env = with_quarantined(&["busy-one"]);
+    let started = env.tmp.path().join("started");
+    curator(
+        &env,
+        &format!(
+            "cat > /dev/null\ntouch '{}'\nsleep 3\necho '{{\"applies_to_agents\": [\"coder\"]}}'",
+            started.display()
+        ),
+    );
+    let mut first = env
+        .command(common::bin(), &env.root)
+        .args(["harden"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the first run");
+    let wait = std::time::Instant::now();
+    while !started.exists() {
+        assert!(wait.elapsed().as_secs() < 30, "the curator never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let before = tracked_files(&env);
+    let start = std::time::Instant::now();
+    let run = env.swarm(&["harden"]);
+    assert!(
+        start.elapsed() < std::time::Duration::from_millis(1500),
+        "took {:?}",
+        start.elapsed()
+    );
+    run.code(3);
+    assert!(run.stdout.is_empty(), "{}", run.snapshot());
+    assert!(
+        run.stderr.contains(&format!(
+            "error: another `git swarm harden` is running (pid {})",
+            first.id()
+        )),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stderr
+            .contains("hint: wait for it to finish, then run `git swarm harden` again"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        !run.stderr.contains("lock_timeout_ms"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        tracked_files(&env),
+        before,
+        "the second run changed nothing"
+    );
+
+    assert!(first.wait().expect("first run").success());
+    assert!(env.exists(&d("busy-one")));
+    // Once it ended, a run goes ahead.
+    env.swarm(&["harden"]).success();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_linked_quarantine_is_said_to_be_unread_not_empty() {
+    let env = with_quarantined(&["behind-link"]);
+    let elsewhere = env.tmp.path().join("elsewhere");
+    std::fs::rename(env.path(".swarm/quarantine"), &elsewhere).expect("move");
+    std::os::unix::fs::symlink(&elsewhere, env.path(".swarm/quarantine")).expect("symlink");
+    for format in ["text", "json"] {
+        let run = env.swarm(&["harden", "--format", format]);
+        run.code(2);
+        assert!(run.stdout.is_empty(), "{}", run.snapshot());
+        assert!(
+            run.stderr.contains(
+                "error: $TMP/repo/.swarm/quarantine is a symbolic link, not a folder of its own: git-swarm does not read or write through it"
+            ),
+            "{}",
+            run.snapshot()
+        );
+        assert!(run.stderr.contains("hint: replace it with a real folder"));
+    }
+    assert!(elsewhere.join("behind-link.toml").exists());
+    assert!(!env.exists(&d("behind-link")));
 }

@@ -147,7 +147,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                     ui.hint(&issue.hint);
                 }
                 ui.hint(&format!(
-                    "fix {rel} and move it to .swarm/directives/ (`git swarm validate` checks it), or delete it and run `git swarm add` again with the missing fields"
+                    "fix {rel}, then `git swarm harden` promotes it to .swarm/directives/; or delete it and run `git swarm add` again with the missing fields"
                 ));
             }
             Ok(ExitCode::from(1))

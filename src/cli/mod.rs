@@ -249,11 +249,13 @@ enum Command {
     /// that still fails the gate is retried once with the missing fields
     /// named. Calls count against a daily quota (`swarm.curatorQuota`,
     /// default 50) kept in `.swarm/local/`. A failure is recorded in the
-    /// quarantine file (`harden_reason`, `harden_attempts`); an entry the
-    /// curator answered twice without fixing it is flagged
-    /// `retire_candidate` and no longer sent. A `tool:` predicate the curator
-    /// writes does not run until `git swarm trust`. Without a curator only
-    /// hand-fixed entries are touched.
+    /// quarantine file (`harden_reason`, `harden_attempts`); an entry for
+    /// which the curator twice wrote an entry that still fails the gate is
+    /// flagged `retire_candidate` and no longer sent (a curator that fails,
+    /// hangs or prints what is not JSON flags nothing). A `tool:` predicate
+    /// the curator writes does not run until `git swarm trust`. Without a
+    /// curator only hand-fixed entries are touched. A second run while one
+    /// runs is refused (exit 3).
     Harden(harden::Args),
     /// Reflection: the loop finding lessons in what the agents did.
     ///

@@ -176,7 +176,7 @@ pub enum Body {
         from: String,
         /// `hand` (fixed in its file by a person), `curator` (enriched by
         /// the user's curator program), or `repair` (a promotion cut short
-        /// between writing the directive and removing the quarantine file).
+        /// after writing the directive, before recording it).
         by: String,
     },
     /// `harden`: the curator did not make a quarantined entry actionable;

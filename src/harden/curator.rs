@@ -103,12 +103,14 @@ impl Curator {
         match crate::runner::run_user_program(&self.argv, root, &self.env, &input, &limits) {
             ToolOutcome::Passed { output, .. } => {
                 if output.stdout.total() > REPLY_MAX as u64 {
-                    Answer::Reply(Err(format!(
+                    return Answer::Failed(format!(
                         "the curator's reply is {} bytes, over the {REPLY_MAX}-byte limit",
                         output.stdout.total()
-                    )))
-                } else {
-                    Answer::Reply(Ok(output.stdout.head))
+                    ));
+                }
+                match parse_reply(&output.stdout.head) {
+                    Ok(value) => Answer::Reply(value),
+                    Err(why) => Answer::Failed(why),
                 }
             }
             ToolOutcome::Failed {
@@ -157,12 +159,25 @@ fn unusable(outcome: ToolOutcome) -> Answer {
     }
 }
 
+/// The JSON a curator printed. Anything else (an error page, a debug
+/// print, nothing) says the curator is broken, not that the entry is
+/// hopeless.
+fn parse_reply(reply: &[u8]) -> std::result::Result<Value, String> {
+    let text =
+        std::str::from_utf8(reply).map_err(|_| "the curator's reply is not UTF-8".to_owned())?;
+    serde_json::from_str(text).map_err(|e| {
+        let start = crate::display::truncate(text.trim(), 60);
+        format!("the curator's reply is not JSON ({e}): `{start}`")
+    })
+}
+
 /// How a call went.
 #[derive(Debug)]
 pub enum Answer {
-    /// It exited 0: what it printed (or why that is refused unread).
-    Reply(std::result::Result<Vec<u8>, String>),
-    /// It failed or hung: the curator's trouble, not the entry's.
+    /// It exited 0 and printed JSON.
+    Reply(Value),
+    /// It failed, hung, or printed something that is not JSON (or too
+    /// much): the curator's trouble, not the entry's.
     Failed(String),
     /// It could not be started: no entry can be worked in this run.
     Unusable { message: String, hint: String },
@@ -218,24 +233,24 @@ pub const ECHOED: &[&str] = &[
 pub struct Refused {
     pub why: String,
     pub missing: Vec<String>,
+    /// The reply made an entry, which still fails the gate or `validate`:
+    /// only such replies count towards `retire_candidate`. A reply that
+    /// is no entry at all (a wrong shape, an unknown key, another id) is
+    /// as likely a curator misconfigured as an entry beyond repair.
+    pub made_entry: bool,
 }
 
 /// The entry a reply makes of `q`: its fields over the entry's (a field the
 /// reply leaves out keeps the entry's value), the id unchanged, through
 /// the gate.
-pub fn read_reply(q: &Quarantined, reply: &[u8]) -> std::result::Result<Directive, Refused> {
+pub fn read_reply(q: &Quarantined, reply: Value) -> std::result::Result<Directive, Refused> {
     let gate_missing = |d: &Directive| check_gate(d).err().map(|f| fields(&f)).unwrap_or_default();
     let refuse = |why: String| Refused {
         why,
         missing: gate_missing(&q.directive),
+        made_entry: false,
     };
-    let text = std::str::from_utf8(reply)
-        .map_err(|_| refuse("the curator's reply is not UTF-8".into()))?;
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        let start = crate::display::truncate(text.trim(), 60);
-        refuse(format!("the curator's reply is not JSON ({e}): `{start}`"))
-    })?;
-    let Value::Object(reply) = value else {
+    let Value::Object(reply) = reply else {
         return Err(refuse("the curator's reply is not a JSON object".into()));
     };
     let Ok(Value::Object(mut merged)) = serde_json::to_value(&q.directive) else {
@@ -262,6 +277,7 @@ pub fn read_reply(q: &Quarantined, reply: &[u8]) -> std::result::Result<Directiv
                 failure.detail()
             ),
             missing: fields(&failure),
+            made_entry: true,
         }),
     }
 }

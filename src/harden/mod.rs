@@ -2,10 +2,11 @@
 //!
 //! An entry a person fixed in its quarantine file (it passes the gate as
 //! it stands) is promoted: its text, every field and comment kept and the
-//! quarantine keys left out, is written to `directives/` *before* the
-//! quarantine file is removed. A run cut short between the two leaves both;
-//! the next run finds them equal and removes the quarantine file, or, if
-//! they differ, leaves both for a person.
+//! quarantine keys left out, is written to `directives/`, then its
+//! `promoted` event appended, and only then is the quarantine file removed.
+//! A run cut short in between leaves both files; the next run finds them
+//! equal, records the promotion if the log lacks it (`by: repair`) and
+//! removes the quarantine file, or, if they differ, leaves both for a person.
 //!
 //! Other entries go to the user's curator program, when one is configured
 //! ([`curator`]): one call, and one retry naming what is still missing,
@@ -13,10 +14,11 @@
 //! gate is written into the quarantine file first, then promoted as above,
 //! so a crash at any point leaves something the next run finishes. A
 //! failure is recorded in the quarantine file (`harden_reason`,
-//! `harden_attempts`) with an event; an entry the curator answered twice
-//! without making it actionable is flagged `retire_candidate` and not sent
-//! again. A curator that failed or hung, or a quota used up, is not the
-//! entry's fault: it is tried again on a later run. Without a curator,
+//! `harden_attempts`) with an event; an entry for which the curator twice
+//! wrote an entry that still fails the gate is flagged `retire_candidate`
+//! and not sent again. A curator that failed, hung, printed what is not
+//! JSON or no entry at all, or a quota used up, is not the entry's fault:
+//! it is tried again on a later run. Without a curator,
 //! nothing but hand-fixed entries is touched.
 //!
 //! A curator-written `tool:` predicate runs a program, and the trust of
@@ -28,8 +30,8 @@ pub mod curator;
 mod ledger;
 mod text;
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Serialize;
 
@@ -38,7 +40,7 @@ use crate::directive::{
     parse_quarantined_toml,
 };
 use crate::error::{Error, Result};
-use crate::event::{Body, Event};
+use crate::event::{Body, Event, Kind};
 use crate::predicate::Predicate;
 use crate::problem::{Problem, Severity};
 use crate::store::Store;
@@ -191,15 +193,17 @@ pub fn harden(
         problems: Vec::new(),
         unusable: None,
     };
+    // A linked quarantine lists as empty: say it is not read instead.
+    let linked = |dir: PathBuf| match crate::safe_fs::linked_folder(&store.swarm_dir, &dir) {
+        Some((path, kind)) => Err(Error::LinkedFolder { path, kind }),
+        None => Ok(()),
+    };
+    linked(store.quarantine_dir())?;
     let names = quarantine_files(store)?;
     if names.is_empty() {
         return Ok(report);
     }
-    for dir in [store.quarantine_dir(), store.directives_dir()] {
-        if let Some((path, kind)) = crate::safe_fs::linked_folder(&store.swarm_dir, &dir) {
-            return Err(Error::LinkedFolder { path, kind });
-        }
-    }
+    linked(store.directives_dir())?;
     let _lock = lock(store)?;
     // A curator that cannot run is said once, and no call is counted for it.
     if let Some(Answer::Unusable { message, hint }) = curator.and_then(|c| c.unusable(root)) {
@@ -244,19 +248,45 @@ fn quarantine_files(store: &Store) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// Takes the run's lock, or refuses at once when another run holds it
+/// (naming its pid): a run may wait minutes on its curator, and the lock is
+/// the kernel's, released when its holder ends, so there is never a stale
+/// one to wait out or remove.
 fn lock(store: &Store) -> Result<std::fs::File> {
     let local = store.local_dir();
     crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
     let path = local.join(LOCK);
-    let file = crate::safe_fs::open(
+    let io = |e| Error::io(&path, e);
+    let mut file = crate::safe_fs::open(
         &path,
         std::fs::OpenOptions::new()
+            .read(true)
             .write(true)
             .create(true)
             .truncate(false),
     )
-    .map_err(|e| Error::io(&path, e))?;
-    crate::event::lock_with_retry(&file, &path, Duration::from_secs(2))?;
+    .map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            // Bounded: a pid is a few digits.
+            let pid = (&mut file)
+                .take(32)
+                .read_to_string(&mut holder)
+                .ok()
+                .and_then(|_| holder.trim().parse().ok());
+            return Err(Error::Running {
+                command: "harden",
+                pid,
+                lock: store.rel(&path),
+            });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+    }
+    file.set_len(0).map_err(io)?;
+    file.write_all(std::process::id().to_string().as_bytes())
+        .map_err(io)?;
     Ok(file)
 }
 
@@ -286,7 +316,8 @@ impl Run<'_> {
         report: &mut Report,
     ) -> Result<Worked> {
         let store = self.store;
-        let id = name.trim_end_matches(".toml");
+        // One `.toml` off: `x.toml.toml` is the file of id `x.toml`.
+        let id = name.strip_suffix(".toml").unwrap_or(name);
         let path = store.quarantine_dir().join(name);
         let rel = store.rel(&path);
         let directive = store.directives_dir().join(name);
@@ -380,19 +411,26 @@ impl Run<'_> {
         if !same {
             return conflict(format!("{} and {rel} both exist and differ", file.rel));
         }
+        let mut w = Worked::new(id, rel, Outcome::Repaired);
+        w.path = Some(file.rel.clone());
+        // Cut short after its event was appended: the log has it already.
+        if promotion_recorded(store, id, &mut report.problems)? {
+            remove(path)?;
+            return Ok(w.because(
+                "a promotion cut short: the directive was written and recorded, the quarantine file is now removed",
+            ));
+        }
         let event = store
             .event(Body::Promoted {
-                path: file.rel.clone(),
+                path: file.rel,
                 from: rel.to_owned(),
                 by: By::Repair.as_str().to_owned(),
             })
             .about(id);
         store.check_appendable(&event)?;
-        remove(path)?;
         (self.record)(&event)?;
-        let mut w = Worked::new(id, rel, Outcome::Repaired);
+        remove(path)?;
         w.by = Some(By::Repair);
-        w.path = Some(file.rel);
         Ok(w.because(
             "a promotion cut short: the directive was written, the quarantine file is now removed",
         ))
@@ -431,8 +469,10 @@ impl Run<'_> {
             &rel,
             &entry.id,
         )?;
-        remove(&entry.path)?;
+        // The event before the removal: a run cut short in between leaves
+        // both files, which the next run finds recorded (see `both`).
         (self.record)(&event)?;
+        remove(&entry.path)?;
         let mut w = Worked::new(&entry.id, &entry.rel, Outcome::Promoted);
         w.by = Some(by);
         w.path = Some(rel);
@@ -450,7 +490,8 @@ impl Run<'_> {
         let store = self.store;
         let mut request = Request::first(q);
         let mut calls = 0;
-        let mut answered = 0;
+        // Replies that made an entry still failing the gate: only they flag it.
+        let mut made_entries = 0;
         let failure = loop {
             if !ledger.reserve(store, &entry.id)? {
                 break "the daily curator quota ran out before the retry".to_owned();
@@ -469,23 +510,15 @@ impl Run<'_> {
                     return Ok(w);
                 }
                 Answer::Failed(why) => break why,
-                Answer::Reply(Err(why)) => {
-                    answered += 1;
-                    curator::Refused {
-                        why,
-                        missing: check_gate(&q.directive)
-                            .err()
-                            .map(|f| curator::fields(&f))
-                            .unwrap_or_default(),
-                    }
-                }
-                Answer::Reply(Ok(reply)) => {
-                    answered += 1;
-                    match curator::read_reply(q, &reply).and_then(|d| self.enriched(entry, q, d)) {
+                Answer::Reply(reply) => {
+                    match curator::read_reply(q, reply).and_then(|d| self.enriched(entry, q, d)) {
                         Ok((d, text)) => {
                             return self.promote_curated(entry, d, &text, calls);
                         }
-                        Err(refused) => refused,
+                        Err(refused) => {
+                            made_entries += u32::from(refused.made_entry);
+                            refused
+                        }
                     }
                 }
             };
@@ -499,7 +532,7 @@ impl Run<'_> {
                 ..Request::first(q)
             };
         };
-        let retire = answered >= 2;
+        let retire = made_entries >= 2;
         let attempts = q.harden_attempts.saturating_add(calls);
         let mut set = vec![
             ("harden_reason", toml::Value::String(failure.clone())),
@@ -546,6 +579,7 @@ impl Run<'_> {
         let refused = |why: String| curator::Refused {
             why,
             missing: Vec::new(),
+            made_entry: true,
         };
         if text.len() as u64 > limits::FILE_MAX {
             return Err(refused(format!(
@@ -586,6 +620,23 @@ impl Run<'_> {
             .collect();
         Ok(w)
     }
+}
+
+/// Whether the log already records the promotion of `id`: its last
+/// `quarantined` or `promoted` event is a `promoted`. A quarantine file
+/// always comes with a `quarantined` event, so a `promoted` after it is
+/// this promotion's, not one of an earlier life of the id. Lines of the
+/// log that cannot be read are added to `problems`.
+fn promotion_recorded(store: &Store, id: &str, problems: &mut Vec<Problem>) -> Result<bool> {
+    let (events, found) = crate::directive_loop::records::read_log(store)?;
+    problems.extend(found);
+    let last = events
+        .iter()
+        .rev()
+        .filter(|e| e.directive.as_deref() == Some(id))
+        .filter_map(Event::known_kind)
+        .find(|k| matches!(k, Kind::Quarantined | Kind::Promoted));
+    Ok(last == Some(Kind::Promoted))
 }
 
 fn read_text(path: &Path) -> Result<String> {
