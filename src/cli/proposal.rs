@@ -210,7 +210,7 @@ fn accept(args: AcceptArgs, ui: &mut Ui) -> Outcome {
                 args.slug
             )?;
             ui.hint(&format!(
-                "{}; fix {path} and move it to .swarm/directives/ (`git swarm validate` checks it)",
+                "{}; fix {path}, then `git swarm harden` promotes it to .swarm/directives/",
                 clean(detail)
             ));
         }
