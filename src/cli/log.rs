@@ -110,7 +110,7 @@ fn mentions(e: &Event, id: &str) -> bool {
 }
 
 /// Milliseconds since the epoch of a `--since` value.
-fn parse_since(s: &str, now: jiff::Timestamp) -> Result<i64, Error> {
+pub(super) fn parse_since(s: &str, now: jiff::Timestamp) -> Result<i64, Error> {
     if let Ok(t) = s.parse::<jiff::Timestamp>() {
         return Ok(t.as_millisecond());
     }
