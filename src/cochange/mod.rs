@@ -121,8 +121,10 @@ enum Alias {
     Gone,
 }
 
-struct Miner<'a> {
-    head_tree: gix::Tree<'a>,
+struct Miner {
+    /// Every file at HEAD: read once, as looking each path up in HEAD's
+    /// tree would copy its large folders again and again.
+    at_head: std::collections::HashSet<BString>,
     /// Paths as they stood at the point of the walk, and what each is now.
     aliases: HashMap<BString, Alias>,
     names: Vec<String>,
@@ -133,19 +135,14 @@ struct Miner<'a> {
     commit_ids: Vec<ObjectId>,
 }
 
-impl Miner<'_> {
+impl Miner {
     /// The file at HEAD that `path` names at this point of the walk.
-    fn resolve(&mut self, path: &BStr) -> Result<Alias> {
+    fn resolve(&mut self, path: &BStr) -> Alias {
         if let Some(a) = self.aliases.get(path) {
-            return Ok(*a);
+            return *a;
         }
-        let at_head = self
-            .head_tree
-            .lookup_entry(path.split(|b| *b == b'/'))
-            .map_err(|e| Error::git("reading HEAD's tree", e))?
-            .filter(|e| !e.mode().is_tree());
-        let alias = match (at_head, path.to_str()) {
-            (Some(_), Ok(name)) if !rules::ignored(name) => {
+        let alias = match path.to_str() {
+            Ok(name) if self.at_head.contains(path) && !rules::ignored(name) => {
                 let n = self.names.len() as u32;
                 self.names.push(name.to_owned());
                 self.file_raw.push(0);
@@ -155,23 +152,23 @@ impl Miner<'_> {
             _ => Alias::Gone,
         };
         self.aliases.insert(path.to_owned(), alias);
-        Ok(alias)
+        alias
     }
 
     /// Counts one commit's files, then moves the names it changed to what
     /// they were before it, for the older commits.
-    fn commit(&mut self, files: &[ChangedFile], counted: Option<f64>) -> Result<usize> {
+    fn commit(&mut self, files: &[ChangedFile], counted: Option<f64>) -> usize {
         let mut ids = Vec::new();
         let mut renames = 0;
         for f in files {
-            if let Alias::File(n) = self.resolve(f.path.as_bstr())? {
+            if let Alias::File(n) = self.resolve(f.path.as_bstr()) {
                 ids.push(n);
             }
         }
         for f in files {
             match (f.status, &f.old_path) {
                 (FileStatus::Renamed, Some(old)) => {
-                    let now = self.resolve(f.path.as_bstr())?;
+                    let now = self.resolve(f.path.as_bstr());
                     self.aliases.insert(old.clone(), now);
                     self.aliases.insert(f.path.clone(), Alias::Gone);
                     renames += 1;
@@ -188,7 +185,7 @@ impl Miner<'_> {
             }
         }
         let Some(weight) = counted else {
-            return Ok(renames);
+            return renames;
         };
         ids.sort_unstable();
         ids.dedup();
@@ -209,7 +206,7 @@ impl Miner<'_> {
                 pair.weight += weight;
             }
         }
-        Ok(renames)
+        renames
     }
 
     fn rules(&self, options: &Options) -> Vec<Rule> {
@@ -294,8 +291,16 @@ pub fn npmi(pxy: f64, px: f64, py: f64) -> f64 {
 /// nothing is found.
 pub fn mine(repo: &gix::Repository, options: &Options) -> Result<Mined> {
     let mut repo = repo.clone();
-    // Trees are read again and again by neighbouring commits' diffs.
+    // Trees are read again and again by neighbouring commits' diffs, and
+    // each is a delta on another in a pack: without a cache of delta bases
+    // (git's `core.deltaBaseCacheLimit`, 96 MB), every read inflates its
+    // whole chain again, most of the run's time.
     repo.object_cache_size_if_unset(64 * 1024 * 1024);
+    repo.objects.set_pack_cache(|| {
+        Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+            96 * 1024 * 1024,
+        ))
+    });
     let repo = &repo;
     let mut mined = Mined {
         stopped_at: "history",
@@ -327,8 +332,18 @@ pub fn mine(repo: &gix::Repository, options: &Options) -> Result<Mined> {
         .sorting(sorting)
         .all()
         .map_err(|e| Error::git("walking the history", e))?;
+    let mut files_at_head = gix::traverse::tree::Recorder::default();
+    head_tree
+        .traverse()
+        .breadthfirst(&mut files_at_head)
+        .map_err(|e| Error::git("reading HEAD's tree", e))?;
     let mut miner = Miner {
-        head_tree,
+        at_head: files_at_head
+            .records
+            .into_iter()
+            .filter(|e| !e.mode.is_tree())
+            .map(|e| e.filepath)
+            .collect(),
         aliases: HashMap::new(),
         names: Vec::new(),
         file_raw: Vec::new(),
@@ -374,7 +389,7 @@ pub fn mine(repo: &gix::Repository, options: &Options) -> Result<Mined> {
         } else {
             Some(weight(newest - time, options.half_life_days))
         };
-        mined.renames += miner.commit(&files, counted)?;
+        mined.renames += miner.commit(&files, counted);
     }
     if options.since.is_some() && mined.stopped_at == "history" && mined.commits > 0 {
         // The cut-off walk ends quietly at the first older commit.
