@@ -18,7 +18,7 @@ mod rename;
 mod staged;
 
 pub use bytes::content;
-pub use read::{diff_trees, tree_of};
+pub use read::{diff_trees, diff_trees_in, tree_of};
 pub use rename::{Detect, Renames};
 
 use std::collections::HashMap;

@@ -553,6 +553,18 @@ pub fn diff_trees(
     new: ObjectId,
     renames: Renames,
 ) -> Result<(Vec<ChangedFile>, Option<u64>)> {
+    diff_trees_in(repo, &repo.objects, old, new, renames)
+}
+
+/// [`diff_trees`], with the folders below the top read from `objects`
+/// (a history walk reads them through a cache of its own).
+pub fn diff_trees_in(
+    repo: &gix::Repository,
+    objects: &impl gix::objs::Find,
+    old: Option<ObjectId>,
+    new: ObjectId,
+    renames: Renames,
+) -> Result<(Vec<ChangedFile>, Option<u64>)> {
     use gix::diff::tree::recorder::Change as R;
     let find = |id: ObjectId| {
         repo.find_tree(id)
@@ -568,7 +580,7 @@ pub fn diff_trees(
         gix::objs::TreeRefIter::from_bytes(&old_tree.data, old_tree.id.kind()),
         gix::objs::TreeRefIter::from_bytes(&new_tree.data, new_tree.id.kind()),
         gix::diff::tree::State::default(),
-        &repo.objects,
+        objects,
         &mut recorder,
     )
     .map_err(|e| Error::git("comparing trees", e))?;

@@ -12,6 +12,7 @@
 //! Recent commits weigh more: a commit's weight halves every `half_life_days`
 //! before the newest one read. See docs/cochange.md.
 
+mod bases;
 pub mod propose;
 pub mod rules;
 
@@ -301,7 +302,10 @@ pub fn mine(repo: &gix::Repository, options: &Options) -> Result<Mined> {
             96 * 1024 * 1024,
         ))
     });
+    // Pack entries are read by location to follow delta chains (`bases`).
+    repo.objects.prevent_pack_unload();
     let repo = &repo;
+    let bases = bases::Bases::new(repo);
     let mut mined = Mined {
         stopped_at: "history",
         ..Mined::default()
@@ -377,7 +381,7 @@ pub fn mine(repo: &gix::Repository, options: &Options) -> Result<Mined> {
             Some(&parent) => Some(tree(parent)?),
             None => None,
         };
-        let (files, needed) = crate::change::diff_trees(repo, old, new, renames)?;
+        let (files, needed) = crate::change::diff_trees_in(repo, &bases, old, new, renames)?;
         if let Some(n) = needed {
             mined.rename_limit_needed = mined.rename_limit_needed.max(Some(n));
         }
