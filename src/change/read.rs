@@ -553,14 +553,17 @@ pub fn diff_trees(
     new: ObjectId,
     renames: Renames,
 ) -> Result<(Vec<ChangedFile>, Option<u64>)> {
-    diff_trees_in(repo, &repo.objects, old, new, renames)
+    let mut state = gix::diff::tree::State::default();
+    diff_trees_in(repo, &repo.objects, &mut state, old, new, renames)
 }
 
 /// [`diff_trees`], with the folders below the top read from `objects`
-/// (a history walk reads them through a cache of its own).
+/// and the diff's buffers kept in `state`: a history walk reads through a
+/// cache of its own, and reuses buffers as large as its largest folder.
 pub fn diff_trees_in(
     repo: &gix::Repository,
     objects: &impl gix::objs::Find,
+    state: &mut gix::diff::tree::State,
     old: Option<ObjectId>,
     new: ObjectId,
     renames: Renames,
@@ -579,7 +582,7 @@ pub fn diff_trees_in(
     gix::diff::tree(
         gix::objs::TreeRefIter::from_bytes(&old_tree.data, old_tree.id.kind()),
         gix::objs::TreeRefIter::from_bytes(&new_tree.data, new_tree.id.kind()),
-        gix::diff::tree::State::default(),
+        &mut *state,
         objects,
         &mut recorder,
     )

@@ -85,7 +85,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         half_life_days: args.half_life,
     };
     let repo = crate::cli::repo()?;
-    let mined = cochange::mine(&repo.gix(), &options)?;
+    // Commits are diffed on every core: each diff is independent of the others.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let mined = cochange::mine(&repo.gix(), &options, threads)?;
     git_swarm::trace::mark("history mined");
     if let Some(needed) = mined.rename_limit_needed {
         ui.warning(

@@ -288,15 +288,24 @@ pub fn npmi(pxy: f64, px: f64, py: f64) -> f64 {
     (libm::log(pxy / (px * py)) / h).clamp(-1.0, 1.0)
 }
 
-/// Mines the history of `repo` from HEAD. An unborn HEAD has no history:
-/// nothing is found.
-pub fn mine(repo: &gix::Repository, options: &Options) -> Result<Mined> {
+/// A commit to diff: its id, its parent (none: against the empty tree) and
+/// its commit time.
+struct ToDiff {
+    id: ObjectId,
+    parent: Option<ObjectId>,
+    time: i64,
+}
+
+/// The files one commit changed and the `diff.renameLimit` its renames needed.
+type Diffed = (Vec<ChangedFile>, Option<u64>);
+
+/// A handle on `repo` with the caches a history walk needs. Trees are read
+/// again by neighbouring commits' diffs, and each is a delta on another in
+/// a pack: without a cache of delta bases (git's `core.deltaBaseCacheLimit`,
+/// 96 MB) every read inflates its whole chain again.
+fn walking(repo: &gix::Repository) -> gix::Repository {
     let mut repo = repo.clone();
-    // Trees are read again and again by neighbouring commits' diffs, and
-    // each is a delta on another in a pack: without a cache of delta bases
-    // (git's `core.deltaBaseCacheLimit`, 96 MB), every read inflates its
-    // whole chain again, most of the run's time.
-    repo.object_cache_size_if_unset(64 * 1024 * 1024);
+    repo.object_cache_size(32 * 1024 * 1024);
     repo.objects.set_pack_cache(|| {
         Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
             96 * 1024 * 1024,
@@ -304,8 +313,89 @@ pub fn mine(repo: &gix::Repository, options: &Options) -> Result<Mined> {
     });
     // Pack entries are read by location to follow delta chains (`bases`).
     repo.objects.prevent_pack_unload();
-    let repo = &repo;
-    let bases = bases::Bases::new(repo);
+    repo
+}
+
+/// Diffs `commits` in order, each against its parent.
+fn diff_all(repo: &gix::Repository, commits: &[ToDiff], renames: Renames) -> Result<Vec<Diffed>> {
+    let repo = walking(repo);
+    let bases = bases::Bases::new(&repo);
+    let mut state = gix::diff::tree::State::default();
+    let tree = |id: ObjectId| -> Result<ObjectId> {
+        repo.find_commit(id)
+            .and_then(|c| c.tree_id())
+            .map(|t| t.detach())
+            .map_err(|e| Error::git(format!("reading commit {id}"), e))
+    };
+    let mut out = Vec::with_capacity(commits.len());
+    // The parent's tree is the next commit's own, most often: read once.
+    let mut last: Option<(ObjectId, ObjectId)> = None;
+    for c in commits {
+        let new = match last {
+            Some((id, tree)) if id == c.id => tree,
+            _ => tree(c.id)?,
+        };
+        let old = match c.parent {
+            Some(p) => {
+                let t = tree(p)?;
+                last = Some((p, t));
+                Some(t)
+            }
+            None => None,
+        };
+        out.push(crate::change::diff_trees_in(
+            &repo, &bases, &mut state, old, new, renames,
+        )?);
+    }
+    Ok(out)
+}
+
+/// Commits below this many are diffed on one thread.
+const PARALLEL_FROM: usize = 256;
+
+/// Diffs `commits` on up to `threads` threads, each a run of neighbouring
+/// commits (whose trees share deltas), in the order given.
+fn diff_parallel(
+    repo: &gix::Repository,
+    commits: &[ToDiff],
+    renames: Renames,
+    threads: usize,
+) -> Result<Vec<Diffed>> {
+    if threads < 2 || commits.len() < PARALLEL_FROM {
+        return diff_all(repo, commits, renames);
+    }
+    let shared = repo.clone().into_sync();
+    let chunk = commits.len().div_ceil(threads);
+    let results: Vec<Result<Vec<Diffed>>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = commits
+            .chunks(chunk)
+            .map(|part| {
+                let shared = &shared;
+                scope.spawn(move || diff_all(&shared.to_thread_local(), part, renames))
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    Err(Error::git(
+                        "diffing the history",
+                        std::io::Error::other("a diff thread panicked"),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(commits.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// Mines the history of `repo` from HEAD, diffing on up to `threads`
+/// threads. An unborn HEAD has no history: nothing is found.
+pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result<Mined> {
     let mut mined = Mined {
         stopped_at: "history",
         ..Mined::default()
@@ -336,6 +426,36 @@ pub fn mine(repo: &gix::Repository, options: &Options) -> Result<Mined> {
         .sorting(sorting)
         .all()
         .map_err(|e| Error::git("walking the history", e))?;
+    let mut commits = Vec::new();
+    for info in walk {
+        let info = info.map_err(|e| Error::git("walking the history", e))?;
+        if info.parent_ids.len() > 1 {
+            mined.merges_skipped += 1;
+            continue;
+        }
+        if commits.len() >= options.max_commits {
+            mined.stopped_at = "max_commits";
+            break;
+        }
+        let parent = match info.parent_ids.first() {
+            // As in git, a commit at a shallow clone's boundary has no parents.
+            Some(_) if boundary.contains(&info.id) => None,
+            Some(&p) => Some(p),
+            None => None,
+        };
+        commits.push(ToDiff {
+            id: info.id,
+            parent,
+            time: info.commit_time.unwrap_or_default(),
+        });
+    }
+    if options.since.is_some() && mined.stopped_at == "history" && !commits.is_empty() {
+        // The cut-off walk ends quietly at the first older commit.
+        mined.stopped_at = "since";
+    }
+    crate::trace::mark("history walked");
+    let diffs = diff_parallel(repo, &commits, renames, threads)?;
+    crate::trace::mark("commits diffed");
     let mut files_at_head = gix::traverse::tree::Recorder::default();
     head_tree
         .traverse()
@@ -354,50 +474,22 @@ pub fn mine(repo: &gix::Repository, options: &Options) -> Result<Mined> {
         file_weight: Vec::new(),
         pairs: HashMap::new(),
         total_weight: 0.0,
-        commit_ids: Vec::new(),
+        commit_ids: Vec::with_capacity(commits.len()),
     };
-    let mut newest: Option<i64> = None;
-    for info in walk {
-        let info = info.map_err(|e| Error::git("walking the history", e))?;
-        if info.parent_ids.len() > 1 {
-            mined.merges_skipped += 1;
-            continue;
-        }
-        if mined.commits >= options.max_commits {
-            mined.stopped_at = "max_commits";
-            break;
-        }
-        let time = info.commit_time.unwrap_or_default();
-        let newest = *newest.get_or_insert(time);
-        let tree = |id: ObjectId| -> Result<ObjectId> {
-            repo.find_commit(id)
-                .and_then(|c| c.tree_id())
-                .map(|t| t.detach())
-                .map_err(|e| Error::git(format!("reading commit {id}"), e))
-        };
-        let new = tree(info.id)?;
-        let old = match info.parent_ids.first() {
-            Some(_) if boundary.contains(&info.id) => None,
-            Some(&parent) => Some(tree(parent)?),
-            None => None,
-        };
-        let (files, needed) = crate::change::diff_trees_in(repo, &bases, old, new, renames)?;
+    let newest = commits.first().map_or(0, |c| c.time);
+    for (c, (files, needed)) in commits.iter().zip(diffs) {
         if let Some(n) = needed {
             mined.rename_limit_needed = mined.rename_limit_needed.max(Some(n));
         }
         mined.commits += 1;
-        miner.commit_ids.push(info.id);
+        miner.commit_ids.push(c.id);
         let counted = if files.len() > options.max_files {
             mined.bulk_skipped += 1;
             None
         } else {
-            Some(weight(newest - time, options.half_life_days))
+            Some(weight(newest - c.time, options.half_life_days))
         };
         mined.renames += miner.commit(&files, counted);
-    }
-    if options.since.is_some() && mined.stopped_at == "history" && mined.commits > 0 {
-        // The cut-off walk ends quietly at the first older commit.
-        mined.stopped_at = "since";
     }
     mined.files = miner.file_raw.iter().filter(|&&n| n > 0).count();
     mined.rules = miner.rules(options);
@@ -425,6 +517,27 @@ mod tests {
         assert_eq!(npmi(1.0, 1.0, 1.0), 1.0);
         let x = npmi(0.05, 0.1, 0.2);
         assert!(x > 0.0 && x < 1.0, "{x}");
+    }
+
+    /// Diffing on several threads finds what one thread finds, on this
+    /// repository's own history (when it has one to read).
+    #[test]
+    fn threads_change_nothing_found() {
+        let Ok(repo) = gix::open(env!("CARGO_MANIFEST_DIR")) else {
+            return;
+        };
+        let options = Options {
+            max_commits: 600,
+            ..Options::default()
+        };
+        let one = mine(&repo, &options, 1).expect("mined");
+        let two = mine(&repo, &options, 3).expect("mined");
+        assert_eq!(one.commits, two.commits);
+        assert_eq!(one.renames, two.renames);
+        assert_eq!(
+            serde_json::to_string(&one).expect("json"),
+            serde_json::to_string(&two).expect("json")
+        );
     }
 
     #[test]
