@@ -299,16 +299,23 @@ struct ToDiff {
 /// The files one commit changed and the `diff.renameLimit` its renames needed.
 type Diffed = (Vec<ChangedFile>, Option<u64>);
 
+/// Bytes of delta bases kept, shared by the threads: git's
+/// `core.deltaBaseCacheLimit`.
+const DELTA_BASES: usize = 96 * 1024 * 1024;
+/// Bytes of whole objects (trees, commits) each thread keeps for the next
+/// commit's diff, which reads the same folders on its other side.
+const OBJECTS: usize = 32 * 1024 * 1024;
+
 /// A handle on `repo` with the caches a history walk needs. Trees are read
 /// again by neighbouring commits' diffs, and each is a delta on another in
-/// a pack: without a cache of delta bases (git's `core.deltaBaseCacheLimit`,
-/// 96 MB) every read inflates its whole chain again.
-fn walking(repo: &gix::Repository) -> gix::Repository {
+/// a pack: without a cache of delta bases every read inflates its whole
+/// chain again.
+fn walking(repo: &gix::Repository, delta_bases: usize) -> gix::Repository {
     let mut repo = repo.clone();
-    repo.object_cache_size(32 * 1024 * 1024);
-    repo.objects.set_pack_cache(|| {
+    repo.object_cache_size(OBJECTS);
+    repo.objects.set_pack_cache(move || {
         Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
-            96 * 1024 * 1024,
+            delta_bases,
         ))
     });
     // Pack entries are read by location to follow delta chains (`bases`).
@@ -317,8 +324,13 @@ fn walking(repo: &gix::Repository) -> gix::Repository {
 }
 
 /// Diffs `commits` in order, each against its parent.
-fn diff_all(repo: &gix::Repository, commits: &[ToDiff], renames: Renames) -> Result<Vec<Diffed>> {
-    let repo = walking(repo);
+fn diff_all(
+    repo: &gix::Repository,
+    commits: &[ToDiff],
+    renames: Renames,
+    delta_bases: usize,
+) -> Result<Vec<Diffed>> {
+    let repo = walking(repo, delta_bases);
     let bases = bases::Bases::new(&repo);
     let mut state = gix::diff::tree::State::default();
     let tree = |id: ObjectId| -> Result<ObjectId> {
@@ -362,16 +374,17 @@ fn diff_parallel(
     threads: usize,
 ) -> Result<Vec<Diffed>> {
     if threads < 2 || commits.len() < PARALLEL_FROM {
-        return diff_all(repo, commits, renames);
+        return diff_all(repo, commits, renames, DELTA_BASES);
     }
     let shared = repo.clone().into_sync();
     let chunk = commits.len().div_ceil(threads);
+    let delta_bases = DELTA_BASES / threads;
     let results: Vec<Result<Vec<Diffed>>> = std::thread::scope(|scope| {
         let workers: Vec<_> = commits
             .chunks(chunk)
             .map(|part| {
                 let shared = &shared;
-                scope.spawn(move || diff_all(&shared.to_thread_local(), part, renames))
+                scope.spawn(move || diff_all(&shared.to_thread_local(), part, renames, delta_bases))
             })
             .collect();
         workers
