@@ -160,31 +160,31 @@ impl Miner {
     /// they were before it, for the older commits.
     fn commit(&mut self, files: &[ChangedFile], counted: Option<f64>) -> usize {
         let mut ids = Vec::new();
-        let mut renames = 0;
         for f in files {
             if let Alias::File(n) = self.resolve(f.path.as_bstr()) {
                 ids.push(n);
             }
         }
+        // What each renamed file is now, read before any name moves.
+        let moved: Vec<(&BString, Alias)> = files
+            .iter()
+            .filter(|f| f.status == FileStatus::Renamed)
+            .filter_map(|f| Some((f.old_path.as_ref()?, self.resolve(f.path.as_bstr()))))
+            .collect();
         for f in files {
-            match (f.status, &f.old_path) {
-                (FileStatus::Renamed, Some(old)) => {
-                    let now = self.resolve(f.path.as_bstr());
-                    self.aliases.insert(old.clone(), now);
-                    self.aliases.insert(f.path.clone(), Alias::Gone);
-                    renames += 1;
-                }
-                (FileStatus::Copied, Some(_)) => {
-                    self.aliases.insert(f.path.clone(), Alias::Gone);
-                }
-                // Before it was added the name was free: an older file of
-                // that name is another file.
-                (FileStatus::Added, _) | (FileStatus::Deleted, _) => {
-                    self.aliases.insert(f.path.clone(), Alias::Gone);
-                }
-                _ => {}
+            // Before it was added (or a rename's or copy's destination)
+            // the name was free, and a deleted file is not at HEAD: an
+            // older file of that name is another file.
+            if f.status != FileStatus::Modified && f.status != FileStatus::TypeChanged {
+                self.aliases.insert(f.path.clone(), Alias::Gone);
             }
         }
+        // Last, so that a name freed by a rename and taken by a new file in
+        // the same commit still leads to the renamed file before it.
+        for (old, now) in &moved {
+            self.aliases.insert((*old).clone(), *now);
+        }
+        let renames = moved.len();
         let Some(weight) = counted else {
             return renames;
         };
