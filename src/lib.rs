@@ -33,6 +33,7 @@
 
 pub mod change;
 pub mod check;
+pub mod cochange;
 pub mod config;
 pub mod directive;
 pub mod directive_loop;

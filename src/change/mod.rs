@@ -18,7 +18,8 @@ mod rename;
 mod staged;
 
 pub use bytes::content;
-pub use read::tree_of;
+pub use read::{diff_trees, diff_trees_in, tree_of};
+pub use rename::{Detect, Renames};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -506,7 +506,7 @@ pub fn range(repo: &gix::Repository, from: &str, to: &str, symmetric: bool) -> R
     } else {
         from_tree
     };
-    let (files, needed) = diff_trees(repo, Some(old_tree), to_tree)?;
+    let (files, needed) = diff_trees(repo, Some(old_tree), to_tree, Renames::of(repo)?)?;
     Ok((files, Snapshot::Tree(to_tree), Some(to_tree), needed))
 }
 
@@ -540,14 +540,33 @@ pub fn commit(repo: &gix::Repository, spec: &str) -> Result<Read> {
         }
         None => None,
     };
-    let (files, needed) = diff_trees(repo, parent_tree, tree)?;
+    let (files, needed) = diff_trees(repo, parent_tree, tree, Renames::of(repo)?)?;
     Ok((files, Snapshot::Tree(tree), Some(tree), needed))
 }
 
-fn diff_trees(
+/// The files that differ between the trees `old` (none: the empty tree)
+/// and `new`, renames paired as `renames` says, sorted by path; and the
+/// `diff.renameLimit` pairing would have needed, when it was exceeded.
+pub fn diff_trees(
     repo: &gix::Repository,
     old: Option<ObjectId>,
     new: ObjectId,
+    renames: Renames,
+) -> Result<(Vec<ChangedFile>, Option<u64>)> {
+    let mut state = gix::diff::tree::State::default();
+    diff_trees_in(repo, &repo.objects, &mut state, old, new, renames)
+}
+
+/// [`diff_trees`], with the folders below the top read from `objects`
+/// and the diff's buffers kept in `state`: a history walk reads through a
+/// cache of its own, and reuses buffers as large as its largest folder.
+pub fn diff_trees_in(
+    repo: &gix::Repository,
+    objects: &impl gix::objs::Find,
+    state: &mut gix::diff::tree::State,
+    old: Option<ObjectId>,
+    new: ObjectId,
+    renames: Renames,
 ) -> Result<(Vec<ChangedFile>, Option<u64>)> {
     use gix::diff::tree::recorder::Change as R;
     let find = |id: ObjectId| {
@@ -563,8 +582,8 @@ fn diff_trees(
     gix::diff::tree(
         gix::objs::TreeRefIter::from_bytes(&old_tree.data, old_tree.id.kind()),
         gix::objs::TreeRefIter::from_bytes(&new_tree.data, new_tree.id.kind()),
-        gix::diff::tree::State::default(),
-        &repo.objects,
+        &mut *state,
+        objects,
         &mut recorder,
     )
     .map_err(|e| Error::git("comparing trees", e))?;
@@ -622,7 +641,7 @@ fn diff_trees(
             _ => continue,
         });
     }
-    let (mut files, needed) = rename::pair(repo, files, Renames::of(repo)?, false)?;
+    let (mut files, needed) = rename::pair(repo, files, renames, false)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok((files, needed))
 }

@@ -6,6 +6,7 @@ mod add;
 mod args;
 mod changes;
 mod check;
+mod cochange;
 mod deescalate;
 mod doctor;
 mod edit;
@@ -272,6 +273,23 @@ enum Command {
     /// records why. Either way the file stays, with its decision.
     #[command(subcommand)]
     Proposal(proposal::Command),
+    /// Propose "when X changes, Y changes too" from files the history changes together.
+    ///
+    /// Reads the non-merge commits from HEAD, newest first (at most
+    /// --max-commits, none older than --since), with renames followed as
+    /// `git diff` pairs them (`diff.renames`), so a file's older names count
+    /// as its current one; files gone at HEAD, `.swarm/`, lock files and
+    /// vendored trees are left out, and bulk commits (over --max-files files)
+    /// count for nothing. Pairs are scored by normalised pointwise mutual
+    /// information, recent commits weighing more (--half-life); a pair is kept
+    /// with --min-support co-changes and --min-npmi, a test beside its
+    /// implementation never. "When X changes, Y changes too" is kept when Y
+    /// changed in --min-confidence of X's commits. At most 10 new ones a run
+    /// are written as proposals (`.swarm/proposals/`, for the coder role, with
+    /// `verify = ["file_modified:Y"]`), each with a `proposed` event; one
+    /// proposed before, in any status, is not proposed again. Never writes a
+    /// directive: `git swarm proposal accept` does, through the gate.
+    Cochange(cochange::Args),
     /// Patterns learned from adversarial roles' deliberations.
     ///
     /// Store, score, re-inject and correct them. Every signal is an event;
@@ -407,6 +425,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Reflect(command) => reflect::run(command, ui),
         Command::Proposal(command) => proposal::run(command, ui),
         Command::Harden(args) => harden::run(args, ui),
+        Command::Cochange(args) => cochange::run(args, ui),
     }
 }
 

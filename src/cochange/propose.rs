@@ -1,0 +1,199 @@
+//! Co-change rules as proposals: "when X changes, Y changes too", for a
+//! person to accept or reject (`git swarm proposal`), never written
+//! straight into `directives/`: mined pairs are often noise.
+
+use serde::Serialize;
+
+use super::{Mined, Options, Rule};
+use crate::directive::Category;
+use crate::error::{Error, Result};
+use crate::event::{Body, Event};
+use crate::predicate::Predicate;
+use crate::problem::Problem;
+use crate::proposal::{self, Proposal, ProposalStatus};
+use crate::store::Store;
+
+/// The `source` of a co-change proposal and its event.
+pub const SOURCE: &str = "git swarm cochange";
+/// The role co-change lessons are for: the one that edits files.
+pub const ROLE: &str = "coder";
+
+/// A proposal written (or, with a dry run, that would be).
+#[derive(Debug, Clone, Serialize)]
+pub struct Written {
+    pub slug: String,
+    /// The file, relative to the repository.
+    pub path: String,
+    pub when: String,
+    pub then: String,
+}
+
+/// What proposing did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Proposed {
+    pub written: Vec<Written>,
+    /// Rules proposed before, in any status (open, accepted, rejected).
+    pub already_proposed: usize,
+    /// Rules left for a later run: at most `proposal::MAX_PER_RUN` a run.
+    pub left_for_later: usize,
+    /// Rules whose paths cannot be written as a literal glob (they hold
+    /// `*`, `?`, `[`, `{` or `\`): not proposed.
+    pub not_expressible: usize,
+    /// Proposal files that could not be read (skipped, their keys unknown).
+    #[serde(skip)]
+    pub problems: Vec<Problem>,
+    /// One `proposed` event per proposal written, for the caller to append.
+    #[serde(skip)]
+    pub events: Vec<Event>,
+}
+
+/// `path` as a glob that matches that file only, or `None` when it holds a
+/// glob's special characters. A path with no `/` is anchored with `./`
+/// (a bare name would match at any depth).
+pub fn literal_glob(path: &str) -> Option<String> {
+    if path.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) {
+        return None;
+    }
+    Some(if path.contains('/') {
+        path.to_owned()
+    } else {
+        format!("./{path}")
+    })
+}
+
+/// The proposal for `rule`, or `None` when its paths make no glob that parses.
+pub fn proposal_for(rule: &Rule, mined: &Mined, options: &Options, now: &str) -> Option<Proposal> {
+    let (when, then) = (literal_glob(&rule.when)?, literal_glob(&rule.then)?);
+    let verify = format!("file_modified:{then}");
+    Predicate::parse(&verify).ok()?;
+    crate::pathglob::PathGlob::parse(&when).ok()?;
+    let title = crate::display::truncate(
+        &format!(
+            "When {} changes, {} changes too: together in {} of its {} commits",
+            rule.when, rule.then, rule.support, rule.when_commits
+        ),
+        280,
+    );
+    let recency = if options.half_life_days > 0.0 {
+        format!(
+            "recent commits weigh more, half as much every {} days",
+            options.half_life_days
+        )
+    } else {
+        "every commit weighs the same".to_owned()
+    };
+    let body = format!(
+        "`{w}` and `{t}` changed together in {s} commits of the {n} read from HEAD \
+         (merge commits and commits of more than {max} files left out): `{w}` changed \
+         in {wc} of them, `{t}` in {tc}.\n\n\
+         NPMI {npmi:.2}, P(`{t}` | `{w}`) = {conf:.2} ({recency}).\n\n\
+         Commits that changed both: {commits}.\n\n\
+         Accepted, it is a directive for the `{ROLE}` role: a change that touches \
+         `{w}` is checked to touch `{t}` too.",
+        w = rule.when,
+        t = rule.then,
+        s = rule.support,
+        n = mined.commits - mined.bulk_skipped,
+        max = options.max_files,
+        wc = rule.when_commits,
+        tc = rule.then_commits,
+        npmi = rule.npmi,
+        conf = rule.confidence,
+        commits = rule.commits.join(", "),
+    );
+    Some(Proposal {
+        slug: proposal::slug(
+            "cochange",
+            &format!("{} {}", rule.when, rule.then),
+            &rule.key,
+        ),
+        title,
+        status: ProposalStatus::Open,
+        source: SOURCE.into(),
+        category: Category::Architecture,
+        applies_to_agents: vec![ROLE.into()],
+        applies_to_tools: Vec::new(),
+        paths: vec![when],
+        verify: vec![verify],
+        required_actions: Vec::new(),
+        forbidden_actions: Vec::new(),
+        evidence: Vec::new(),
+        key: rule.key.clone(),
+        created_at: now.to_owned(),
+        decided_at: None,
+        reason: None,
+        directive: None,
+        body,
+    })
+}
+
+/// Writes proposals for the best rules not proposed before, at most
+/// `proposal::MAX_PER_RUN`; with `dry_run`, says which it would write and
+/// writes nothing.
+pub fn propose(store: &Store, mined: &Mined, options: &Options, dry_run: bool) -> Result<Proposed> {
+    let (existing, problems) = proposal::load_all(store)?;
+    let known: std::collections::HashSet<&str> = existing.iter().map(|p| p.key.as_str()).collect();
+    let now = crate::event::format_ts(store.clock.now());
+    let mut out = Proposed {
+        problems,
+        ..Proposed::default()
+    };
+    for rule in &mined.rules {
+        if known.contains(rule.key.as_str()) {
+            out.already_proposed += 1;
+            continue;
+        }
+        let Some(p) = proposal_for(rule, mined, options, &now) else {
+            out.not_expressible += 1;
+            continue;
+        };
+        if out.written.len() >= proposal::MAX_PER_RUN {
+            out.left_for_later += 1;
+            continue;
+        }
+        let path = store.rel(&proposal::path(store, &p.slug));
+        if !dry_run {
+            match proposal::write_new(store, &p) {
+                Ok(_) => {}
+                // A file of that slug is this key's (the slug hashes it)
+                // in a file that did not read: proposed already.
+                Err(Error::AlreadyExists { .. }) => {
+                    out.already_proposed += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+            out.events.push(
+                store
+                    .event(Body::Proposed {
+                        path: path.clone(),
+                        source: SOURCE.into(),
+                        key: rule.key.clone(),
+                    })
+                    .about(p.slug.clone()),
+            );
+        }
+        out.written.push(Written {
+            slug: p.slug,
+            path,
+            when: rule.when.clone(),
+            then: rule.then.clone(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_becomes_a_glob_of_that_file_alone() {
+        assert_eq!(literal_glob("src/a.rs").as_deref(), Some("src/a.rs"));
+        assert_eq!(literal_glob("build.rs").as_deref(), Some("./build.rs"));
+        assert_eq!(literal_glob("src/[id].ts"), None);
+        let glob = crate::pathglob::PathGlob::parse("./build.rs").expect("parses");
+        assert!(glob.is_match("build.rs"));
+        assert!(!glob.is_match("sub/build.rs"));
+    }
+}
