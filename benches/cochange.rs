@@ -17,29 +17,13 @@ use std::time::Duration;
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{env_num, git, ms};
+use common::{Rng, env_num, git, ms};
 
 /// Files of the generated repository: `d{0..30}/s{0..40}/f{0..25}.txt`.
 const DIRS: usize = 30;
 const SUBDIRS: usize = 40;
 const FILES: usize = 25;
 const COMMITS: usize = 5_500;
-
-/// A small deterministic generator, so every run measures the same history.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 fn path(d: usize, s: usize, f: usize) -> String {
     format!("d{d:02}/s{s:02}/f{f:02}.txt")
