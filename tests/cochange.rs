@@ -368,6 +368,60 @@ fn proposals_are_written_once_with_an_event_each() {
     assert_eq!(events_after, 4);
 }
 
+/// A run cut short: an entry planted at one proposal's path is reported
+/// and left, the others are written and recorded; events lost after the
+/// writes are appended by the next run, one per proposal.
+#[test]
+fn a_run_cut_short_is_finished_by_the_next() {
+    let h = planted();
+    let dry = h.json(&["--dry-run"]);
+    let written = dry["proposals"]["written"].as_array().expect("written");
+    assert_eq!(written.len(), 4, "{dry}");
+    let blocked = written[1]["path"].as_str().expect("path").to_owned();
+    std::fs::create_dir_all(h.env.path(&blocked)).expect("plant a folder");
+    let run = h.env.swarm(&["cochange"]);
+    run.success();
+    assert!(run.stderr.contains(&blocked), "{}", run.stderr);
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    let proposed = |h: &History| -> Vec<String> {
+        h.env
+            .event_lines()
+            .iter()
+            .map(|l| serde_json::from_str::<Value>(l).expect("event"))
+            .filter(|e| e["kind"] == "proposed")
+            .map(|e| e["path"].as_str().expect("path").to_owned())
+            .collect()
+    };
+    let mut first = proposed(&h);
+    first.sort();
+    assert_eq!(first.len(), 3, "{first:?}");
+    assert!(!first.contains(&blocked), "{first:?}");
+    // The events of the three are lost, as by a run stopped after writing.
+    for e in std::fs::read_dir(h.env.path(".swarm/events")).expect("events") {
+        let path = e.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("read log");
+        let kept: String = text
+            .lines()
+            .filter(|l| !l.contains("\"proposed\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&path, kept).expect("write log");
+    }
+    assert!(proposed(&h).is_empty());
+    std::fs::remove_dir(h.env.path(&blocked)).expect("unplant");
+    h.env.swarm(&["cochange"]).success();
+    let mut after = proposed(&h);
+    after.sort();
+    let mut all: Vec<String> = written
+        .iter()
+        .map(|w| w["path"].as_str().expect("path").to_owned())
+        .collect();
+    all.sort();
+    assert_eq!(after, all, "one event per proposal");
+    h.env.swarm(&["cochange"]).success();
+    assert_eq!(proposed(&h).len(), 4, "recorded once");
+}
+
 #[test]
 fn at_most_ten_proposals_a_run() {
     let h = History::new();

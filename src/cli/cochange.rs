@@ -99,9 +99,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             )),
         );
     }
-    let proposed = propose::propose(&store, &mined, &options, args.dry_run)?;
+    let log = crate::cli::read_log(&store, ui)?;
+    let mut proposed = propose::propose(&store, &mined, &options, &log, args.dry_run)?;
     ui.problems(&proposed.problems);
+    // What was written is recorded even when a later write failed.
     crate::cli::append(&store, &proposed.events, ui)?;
+    if let Some(e) = proposed.error.take() {
+        return Err(e.into());
+    }
     if args.format == Format::Json {
         return ui.json_result(&Answer {
             mined: &mined,
