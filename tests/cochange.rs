@@ -474,6 +474,21 @@ fn bad_arguments_are_refused_with_a_hint() {
 }
 
 #[test]
+fn a_negative_min_npmi_is_taken() {
+    let h = planted();
+    let strict = h.json(&["--dry-run"]);
+    let loose = h.json(&["--dry-run", "--min-npmi", "-0.2"]);
+    assert!(rules(&loose).len() >= rules(&strict).len(), "{loose}");
+    let run = h.env.swarm(&["cochange", "--min-npmi", "-1.5"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("--min-npmi -1.5 is out of range"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn since_stops_the_walk_at_a_date() {
     let h = History::new();
     // Ten commits on 1 October, the rest from 2 October.

@@ -20,7 +20,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = Options::default().min_support)]
     min_support: u32,
     /// Keep a pair only if its normalised pointwise mutual information is at least X (-1..1).
-    #[arg(long, value_name = "X", default_value_t = Options::default().min_npmi)]
+    #[arg(long, value_name = "X", allow_negative_numbers = true, default_value_t = Options::default().min_npmi)]
     min_npmi: f64,
     /// Keep "when X changes, Y changes too" only if Y changed in at least this share of X's commits (0..1).
     #[arg(long, value_name = "P", default_value_t = Options::default().min_confidence)]
