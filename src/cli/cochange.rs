@@ -172,7 +172,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     if proposed.not_expressible > 0 {
         notes.push(format!(
-            "{} whose paths hold glob characters",
+            "{} whose paths hold glob or control characters",
             proposed.not_expressible
         ));
     }

@@ -37,7 +37,7 @@ pub struct Proposed {
     /// Rules left for a later run: at most `proposal::MAX_PER_RUN` a run.
     pub left_for_later: usize,
     /// Rules whose paths cannot be written as a literal glob (they hold
-    /// `*`, `?`, `[`, `{` or `\`): not proposed.
+    /// `*`, `?`, `[`, `{`, `\` or a control character): not proposed.
     pub not_expressible: usize,
     /// Proposal files that could not be read (skipped, their keys unknown),
     /// and entries at a proposal's path that are not one (not replaced).
@@ -54,10 +54,11 @@ pub struct Proposed {
 }
 
 /// `path` as a glob that matches that file only, or `None` when it holds a
-/// glob's special characters. A path with no `/` is anchored with `./`
-/// (a bare name would match at any depth).
+/// glob's special characters or a control character (a newline: a
+/// directive's path that the actionability gate would quarantine). A path
+/// with no `/` is anchored with `./` (a bare name would match at any depth).
 pub fn literal_glob(path: &str) -> Option<String> {
-    if path.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) {
+    if path.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) || path.contains(char::is_control) {
         return None;
     }
     Some(if path.contains('/') {
@@ -213,6 +214,9 @@ mod tests {
         assert_eq!(literal_glob("src/a.rs").as_deref(), Some("src/a.rs"));
         assert_eq!(literal_glob("build.rs").as_deref(), Some("./build.rs"));
         assert_eq!(literal_glob("src/[id].ts"), None);
+        assert_eq!(literal_glob("src/a\nb.rs"), None);
+        assert_eq!(literal_glob("src/a\tb.rs"), None);
+        assert_eq!(literal_glob("src/a\u{7f}b.rs"), None);
         let glob = crate::pathglob::PathGlob::parse("./build.rs").expect("parses");
         assert!(glob.is_match("build.rs"));
         assert!(!glob.is_match("sub/build.rs"));
