@@ -488,6 +488,62 @@ fn a_negative_min_npmi_is_taken() {
     );
 }
 
+/// A shallow clone whose boundary is a merge: git reads the boundary as a
+/// root (`git log --no-merges` lists it), and so does cochange.
+#[test]
+fn a_merge_at_a_shallow_boundary_is_a_root() {
+    let h = History::new();
+    h.noise(3);
+    h.env.git(&["checkout", "-q", "-b", "side"]);
+    h.change(&["side.txt"], "side");
+    h.env.git(&["checkout", "-q", "-"]);
+    h.change(&["main.txt"], "main");
+    let date = h.date();
+    let out = h
+        .env
+        .command("git", &h.env.root)
+        .args(["merge", "-q", "--no-ff", "-m", "merge", "side"])
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .expect("git merge");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    h.change(&["after.txt"], "after");
+    h.change(&["after.txt"], "after");
+    let clone = h.env.tmp.path().join("shallow");
+    let url = format!("file://{}", h.env.root.display());
+    let out = h
+        .env
+        .command("git", h.env.tmp.path())
+        .args(["clone", "-q", "--depth", "3", &url])
+        .arg(&clone)
+        .output()
+        .expect("git clone");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let boundary = std::fs::read_to_string(clone.join(".git/shallow")).expect("shallow file");
+    let merge = h.env.git_in(&clone, &["rev-parse", "HEAD~2"]);
+    assert_eq!(boundary.trim(), merge.trim(), "the boundary is the merge");
+    let count = h
+        .env
+        .git_in(&clone, &["rev-list", "--count", "--no-merges", "HEAD"]);
+    assert_eq!(count.trim(), "3");
+    let run = h
+        .env
+        .swarm_in(&clone, &["cochange", "--dry-run", "--format", "json"]);
+    run.success();
+    let answer: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(answer["commits"], 3, "{answer}");
+    assert_eq!(answer["merges_skipped"], 0, "{answer}");
+}
+
 #[test]
 fn since_stops_the_walk_at_a_date() {
     let h = History::new();

@@ -443,7 +443,10 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
     let mut commits = Vec::new();
     for info in walk {
         let info = info.map_err(|e| Error::git("walking the history", e))?;
-        if info.parent_ids.len() > 1 {
+        // As in git, a commit at a shallow clone's boundary has no parents:
+        // a root, even when it was a merge.
+        let at_boundary = boundary.contains(&info.id);
+        if info.parent_ids.len() > 1 && !at_boundary {
             mined.merges_skipped += 1;
             continue;
         }
@@ -452,10 +455,8 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
             break;
         }
         let parent = match info.parent_ids.first() {
-            // As in git, a commit at a shallow clone's boundary has no parents.
-            Some(_) if boundary.contains(&info.id) => None,
-            Some(&p) => Some(p),
-            None => None,
+            Some(&p) if !at_boundary => Some(p),
+            _ => None,
         };
         commits.push(ToDiff {
             id: info.id,
