@@ -552,6 +552,14 @@ fn since_stops_the_walk_at_a_date() {
     let answer = h.json(&["--since", "2026-10-02", "--dry-run"]);
     assert_eq!(answer["commits"], 6, "{answer}");
     assert_eq!(answer["stopped_at"], "since");
+    // Every commit is newer: the whole history was read.
+    let answer = h.json(&["--since", "2026-09-30", "--dry-run"]);
+    assert_eq!(answer["commits"], 31, "{answer}");
+    assert_eq!(answer["stopped_at"], "history", "{answer}");
+    let run = h
+        .env
+        .swarm(&["cochange", "--since", "2026-09-30", "--dry-run"]);
+    assert!(run.stdout.contains("(the whole history;"), "{}", run.stdout);
 }
 
 #[test]

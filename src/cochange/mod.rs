@@ -430,19 +430,23 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
         .unwrap_or_default();
     use gix::revision::walk::Sorting;
     use gix::traverse::commit::simple::CommitTimeOrder;
-    let order = CommitTimeOrder::NewestFirst;
-    let sorting = match options.since {
-        Some(seconds) => Sorting::ByCommitTimeCutoff { order, seconds },
-        None => Sorting::ByCommitTime(order),
-    };
+    // Newest first over every queued commit: the first commit older than
+    // `since` says that all the rest are older too, and that the walk
+    // stopped there (a cut-off walk would end as quietly as a history
+    // read to its root).
     let walk = repo
         .rev_walk([head])
-        .sorting(sorting)
+        .sorting(Sorting::ByCommitTime(CommitTimeOrder::NewestFirst))
         .all()
         .map_err(|e| Error::git("walking the history", e))?;
     let mut commits = Vec::new();
     for info in walk {
         let info = info.map_err(|e| Error::git("walking the history", e))?;
+        let time = info.commit_time.unwrap_or_default();
+        if options.since.is_some_and(|since| time < since) {
+            mined.stopped_at = "since";
+            break;
+        }
         // As in git, a commit at a shallow clone's boundary has no parents:
         // a root, even when it was a merge.
         let at_boundary = boundary.contains(&info.id);
@@ -461,12 +465,8 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
         commits.push(ToDiff {
             id: info.id,
             parent,
-            time: info.commit_time.unwrap_or_default(),
+            time,
         });
-    }
-    if options.since.is_some() && mined.stopped_at == "history" && !commits.is_empty() {
-        // The cut-off walk ends quietly at the first older commit.
-        mined.stopped_at = "since";
     }
     crate::trace::mark("history walked");
     let diffs = diff_parallel(repo, &commits, renames, threads)?;
