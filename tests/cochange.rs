@@ -468,6 +468,17 @@ fn bad_arguments_are_refused_with_a_hint() {
         run.stderr
     );
     assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    for bad in ["0.5", "-1", "NaN"] {
+        let run = h.env.swarm(&["cochange", &format!("--half-life={bad}")]);
+        run.code(2);
+        assert!(
+            run.stderr
+                .contains(&format!("--half-life {bad} is out of range")),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("hint: give 0"), "{}", run.stderr);
+    }
     let run = h.env.swarm(&["cochange", "--since", "yesterday"]);
     run.code(2);
     assert!(run.stderr.contains("--since `yesterday`"), "{}", run.stderr);

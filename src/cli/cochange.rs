@@ -28,7 +28,7 @@ pub struct Args {
     /// A commit that changes more files than N is bulk: its renames are followed, nothing else counts.
     #[arg(long, value_name = "N", default_value_t = Options::default().max_files)]
     max_files: usize,
-    /// A commit weighs half as much every DAYS before the newest commit read; 0 weighs all the same.
+    /// A commit weighs half as much every DAYS before the newest commit read (1 to 1000000); 0 weighs all the same.
     #[arg(long, value_name = "DAYS", default_value_t = Options::default().half_life_days)]
     half_life: f64,
     /// Print what would be proposed; write no proposal and record nothing.
@@ -60,7 +60,15 @@ fn check_range(name: &str, value: f64, low: f64, high: f64) -> Result<(), Error>
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     check_range("min-npmi", args.min_npmi, -1.0, 1.0)?;
     check_range("min-confidence", args.min_confidence, 0.0, 1.0)?;
-    check_range("half-life", args.half_life, 0.0, 1e6)?;
+    // Below a day, all but the newest commits would weigh next to nothing.
+    if args.half_life != 0.0 {
+        check_range("half-life", args.half_life, 1.0, 1e6).map_err(|_| {
+            Error::usage(
+                format!("--half-life {} is out of range", args.half_life),
+                "give 0 (every commit weighs the same) or a number of days from 1 to 1000000",
+            )
+        })?;
+    }
     if args.min_support == 0 {
         return Err(Error::usage(
             "--min-support 0 would keep pairs that never changed together",

@@ -241,6 +241,10 @@ impl Miner {
                 })
                 .collect();
             for (when, then) in [(a, b), (b, a)] {
+                // No weight, no confidence: 0/0 is not "always".
+                if self.file_weight[when] <= 0.0 {
+                    continue;
+                }
                 let confidence = pair.weight / self.file_weight[when];
                 if confidence < options.min_confidence {
                     continue;
@@ -511,13 +515,18 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
     Ok(mined)
 }
 
+/// Most half-lives a commit's age counts for: 2^-300 is far from
+/// underflowing to 0, even multiplied by another such weight (NPMI's
+/// p(x) p(y)), so every commit read keeps a weight.
+const MAX_HALF_LIVES: f64 = 300.0;
+
 /// The weight of a commit `age` seconds older than the newest read.
 fn weight(age: i64, half_life_days: f64) -> f64 {
     if half_life_days <= 0.0 {
         return 1.0;
     }
     let days = age.max(0) as f64 / 86_400.0;
-    libm::exp2(-days / half_life_days)
+    libm::exp2(-(days / half_life_days).min(MAX_HALF_LIVES))
 }
 
 #[cfg(test)]
@@ -560,5 +569,39 @@ mod tests {
         assert_eq!(weight(0, 180.0), 1.0);
         assert!((weight(180 * 86_400, 180.0) - 0.5).abs() < 1e-12);
         assert_eq!(weight(10_000_000, 0.0), 1.0);
+        // A century at a half-life of a day keeps a weight, and a square.
+        let old = weight(100 * 365 * 86_400, 1.0);
+        assert!(old > 0.0 && old * old > 0.0, "{old}");
+    }
+
+    /// A pair whose files have no weight has no confidence, not 1.
+    #[test]
+    fn a_direction_with_no_weight_is_not_a_rule() {
+        let mut pairs = HashMap::new();
+        pairs.insert(
+            1,
+            PairStat {
+                raw: 3,
+                weight: 0.0,
+                commits: [0; EVIDENCE],
+            },
+        );
+        let miner = Miner {
+            at_head: Default::default(),
+            aliases: HashMap::new(),
+            names: vec!["a.rs".into(), "b.rs".into()],
+            file_raw: vec![3, 3],
+            file_weight: vec![0.0, 0.0],
+            pairs,
+            total_weight: 1.0,
+            commit_ids: vec![ObjectId::null(gix::hash::Kind::Sha1)],
+        };
+        let options = Options {
+            min_npmi: -1.0,
+            min_confidence: 0.0,
+            ..Options::default()
+        };
+        let rules = miner.rules(&options);
+        assert!(rules.is_empty(), "{rules:?}");
     }
 }
