@@ -479,6 +479,15 @@ fn bad_arguments_are_refused_with_a_hint() {
         );
         assert!(run.stderr.contains("hint: give 0"), "{}", run.stderr);
     }
+    for bad in ["1", "1001", "100000"] {
+        let run = h.env.swarm(&["cochange", "--max-files", bad]);
+        run.code(2);
+        assert!(run.stderr.contains("--max-files"), "{}", run.stderr);
+        assert!(run.stderr.contains("2..=1000"), "{}", run.stderr);
+    }
+    h.env
+        .swarm(&["cochange", "--max-files", "1000", "--dry-run"])
+        .success();
     let run = h.env.swarm(&["cochange", "--since", "yesterday"]);
     run.code(2);
     assert!(run.stderr.contains("--since `yesterday`"), "{}", run.stderr);

@@ -25,8 +25,9 @@ pub struct Args {
     /// Keep "when X changes, Y changes too" only if Y changed in at least this share of X's commits (0..1).
     #[arg(long, value_name = "P", default_value_t = Options::default().min_confidence)]
     min_confidence: f64,
-    /// A commit that changes more files than N is bulk: its renames are followed, nothing else counts.
-    #[arg(long, value_name = "N", default_value_t = Options::default().max_files)]
+    /// A commit that changes more files than N (2 to 1000) is bulk: its renames are followed, nothing else counts.
+    #[arg(long, value_name = "N", default_value_t = Options::default().max_files,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=1000))]
     max_files: usize,
     /// A commit weighs half as much every DAYS before the newest commit read (1 to 1000000); 0 weighs all the same.
     #[arg(long, value_name = "DAYS", default_value_t = Options::default().half_life_days)]

@@ -300,8 +300,36 @@ struct ToDiff {
     time: i64,
 }
 
-/// The files one commit changed and the `diff.renameLimit` its renames needed.
-type Diffed = (Vec<ChangedFile>, Option<u64>);
+/// What one commit's diff keeps: the files it changed (of a bulk commit,
+/// only those that move names: see [`Diffed::of`]), whether it is bulk, and
+/// the `diff.renameLimit` its renames needed.
+struct Diffed {
+    files: Vec<ChangedFile>,
+    bulk: bool,
+    rename_limit_needed: Option<u64>,
+}
+
+impl Diffed {
+    /// A commit of more than `max_files` files counts for nothing: of its
+    /// diff only the renames, additions, deletions and copies are kept,
+    /// which move or end a name's history for the older commits. Its
+    /// modifications, most of a bulk commit, are dropped before the next
+    /// commit is diffed rather than kept until counting.
+    fn of(mut files: Vec<ChangedFile>, needed: Option<u64>, max_files: usize) -> Diffed {
+        let bulk = files.len() > max_files;
+        if bulk {
+            files.retain(|f| {
+                f.status != FileStatus::Modified && f.status != FileStatus::TypeChanged
+            });
+            files.shrink_to_fit();
+        }
+        Diffed {
+            files,
+            bulk,
+            rename_limit_needed: needed,
+        }
+    }
+}
 
 /// Bytes of delta bases kept, shared by the threads: a third of git's
 /// `core.deltaBaseCacheLimit` kept the same speed with half the memory.
@@ -333,6 +361,7 @@ fn diff_all(
     repo: &gix::Repository,
     commits: &[ToDiff],
     renames: Renames,
+    max_files: usize,
     delta_bases: usize,
 ) -> Result<Vec<Diffed>> {
     let repo = walking(repo, delta_bases);
@@ -360,9 +389,9 @@ fn diff_all(
             }
             None => None,
         };
-        out.push(crate::change::diff_trees_in(
-            &repo, &bases, &mut state, old, new, renames,
-        )?);
+        let (files, needed) =
+            crate::change::diff_trees_in(&repo, &bases, &mut state, old, new, renames)?;
+        out.push(Diffed::of(files, needed, max_files));
     }
     Ok(out)
 }
@@ -376,10 +405,11 @@ fn diff_parallel(
     repo: &gix::Repository,
     commits: &[ToDiff],
     renames: Renames,
+    max_files: usize,
     threads: usize,
 ) -> Result<Vec<Diffed>> {
     if threads < 2 || commits.len() < PARALLEL_FROM {
-        return diff_all(repo, commits, renames, DELTA_BASES);
+        return diff_all(repo, commits, renames, max_files, DELTA_BASES);
     }
     let shared = repo.clone().into_sync();
     let chunk = commits.len().div_ceil(threads);
@@ -389,7 +419,15 @@ fn diff_parallel(
             .chunks(chunk)
             .map(|part| {
                 let shared = &shared;
-                scope.spawn(move || diff_all(&shared.to_thread_local(), part, renames, delta_bases))
+                scope.spawn(move || {
+                    diff_all(
+                        &shared.to_thread_local(),
+                        part,
+                        renames,
+                        max_files,
+                        delta_bases,
+                    )
+                })
             })
             .collect();
         workers
@@ -473,7 +511,7 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
         });
     }
     crate::trace::mark("history walked");
-    let diffs = diff_parallel(repo, &commits, renames, threads)?;
+    let diffs = diff_parallel(repo, &commits, renames, options.max_files, threads)?;
     crate::trace::mark("commits diffed");
     let mut files_at_head = gix::traverse::tree::Recorder::default();
     head_tree
@@ -496,19 +534,19 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
         commit_ids: Vec::with_capacity(commits.len()),
     };
     let newest = commits.first().map_or(0, |c| c.time);
-    for (c, (files, needed)) in commits.iter().zip(diffs) {
-        if let Some(n) = needed {
+    for (c, diffed) in commits.iter().zip(diffs) {
+        if let Some(n) = diffed.rename_limit_needed {
             mined.rename_limit_needed = mined.rename_limit_needed.max(Some(n));
         }
         mined.commits += 1;
         miner.commit_ids.push(c.id);
-        let counted = if files.len() > options.max_files {
+        let counted = if diffed.bulk {
             mined.bulk_skipped += 1;
             None
         } else {
             Some(weight(newest - c.time, options.half_life_days))
         };
-        mined.renames += miner.commit(&files, counted);
+        mined.renames += miner.commit(&diffed.files, counted);
     }
     mined.files = miner.file_raw.iter().filter(|&&n| n > 0).count();
     mined.rules = miner.rules(options);
@@ -572,6 +610,34 @@ mod tests {
         // A century at a half-life of a day keeps a weight, and a square.
         let old = weight(100 * 365 * 86_400, 1.0);
         assert!(old > 0.0 && old * old > 0.0, "{old}");
+    }
+
+    /// A bulk commit keeps only what moves names: its modifications go.
+    #[test]
+    fn a_bulk_diff_keeps_only_what_moves_names() {
+        let file = |path: &str, status, old: Option<&str>| ChangedFile {
+            path: path.into(),
+            old_path: old.map(Into::into),
+            status,
+            old: crate::change::Content::Absent,
+            new: crate::change::Content::Absent,
+        };
+        let files = || {
+            vec![
+                file("a.rs", FileStatus::Modified, None),
+                file("b.rs", FileStatus::Renamed, Some("old_b.rs")),
+                file("c.rs", FileStatus::Added, None),
+                file("d.rs", FileStatus::TypeChanged, None),
+            ]
+        };
+        let small = Diffed::of(files(), None, 4);
+        assert!(!small.bulk);
+        assert_eq!(small.files.len(), 4);
+        let bulk = Diffed::of(files(), Some(7), 3);
+        assert!(bulk.bulk);
+        assert_eq!(bulk.rename_limit_needed, Some(7));
+        let kept: Vec<String> = bulk.files.iter().map(|f| f.path.to_string()).collect();
+        assert_eq!(kept, ["b.rs", "c.rs"]);
     }
 
     /// A pair whose files have no weight has no confidence, not 1.
