@@ -564,6 +564,32 @@ fn a_merge_at_a_shallow_boundary_is_a_root() {
     assert_eq!(answer["merges_skipped"], 0, "{answer}");
 }
 
+/// A file whose path is not UTF-8 cannot be named by a directive: it is
+/// left out, and said so.
+#[cfg(unix)]
+#[test]
+fn a_path_not_utf8_is_left_out_and_counted() {
+    use std::os::unix::ffi::OsStrExt;
+    let h = History::new();
+    let bad = h.env.root.join(std::ffi::OsStr::from_bytes(b"odd\xff.txt"));
+    for n in 0..4 {
+        std::fs::write(&bad, format!("{n}\n")).expect("write");
+        h.change(&["src/good.rs"], "pair");
+    }
+    h.noise(8);
+    let answer = h.json(&["--dry-run", "--min-support", "1", "--min-npmi", "-1"]);
+    assert_eq!(answer["non_utf8_paths"], 1, "{answer}");
+    assert!(!names_file(&answer, |p| p.starts_with("odd")), "{answer}");
+    let run = h.env.swarm(&["cochange", "--dry-run"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains("1 file left out: its path is not UTF-8"),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn since_stops_the_walk_at_a_date() {
     let h = History::new();

@@ -141,6 +141,19 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         mined.renames,
         plural(mined.renames),
     )?;
+    if mined.non_utf8_paths > 0 {
+        writeln!(
+            ui.out,
+            "{} file{} left out: {} not UTF-8, which a directive's path cannot name",
+            mined.non_utf8_paths,
+            plural(mined.non_utf8_paths),
+            if mined.non_utf8_paths == 1 {
+                "its path is"
+            } else {
+                "their paths are"
+            },
+        )?;
+    }
     if mined.rules.is_empty() {
         writeln!(
             ui.out,

@@ -91,6 +91,9 @@ pub struct Mined {
     pub renames: usize,
     /// Files counted (existing at HEAD, not ignored).
     pub files: usize,
+    /// Files at HEAD left out because their paths are not UTF-8: a
+    /// directive's path glob cannot name them.
+    pub non_utf8_paths: usize,
     /// Why the walk stopped: `max_commits`, `since` or `history` (it ran out).
     pub stopped_at: &'static str,
     /// The `diff.renameLimit` rename detection would have needed in some
@@ -134,6 +137,8 @@ struct Miner {
     pairs: HashMap<u64, PairStat>,
     total_weight: f64,
     commit_ids: Vec<ObjectId>,
+    /// Files at HEAD whose paths are not UTF-8, left out.
+    non_utf8: usize,
 }
 
 impl Miner {
@@ -149,6 +154,10 @@ impl Miner {
                 self.file_raw.push(0);
                 self.file_weight.push(0.0);
                 Alias::File(n)
+            }
+            Err(_) if self.at_head.contains(path) => {
+                self.non_utf8 += 1;
+                Alias::Gone
             }
             _ => Alias::Gone,
         };
@@ -532,6 +541,7 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
         pairs: HashMap::new(),
         total_weight: 0.0,
         commit_ids: Vec::with_capacity(commits.len()),
+        non_utf8: 0,
     };
     let newest = commits.first().map_or(0, |c| c.time);
     for (c, diffed) in commits.iter().zip(diffs) {
@@ -549,6 +559,7 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
         mined.renames += miner.commit(&diffed.files, counted);
     }
     mined.files = miner.file_raw.iter().filter(|&&n| n > 0).count();
+    mined.non_utf8_paths = miner.non_utf8;
     mined.rules = miner.rules(options);
     Ok(mined)
 }
@@ -661,6 +672,7 @@ mod tests {
             pairs,
             total_weight: 1.0,
             commit_ids: vec![ObjectId::null(gix::hash::Kind::Sha1)],
+            non_utf8: 0,
         };
         let options = Options {
             min_npmi: -1.0,
