@@ -321,7 +321,7 @@ pub fn rewrite(store: &Store, p: &Proposal) -> Result<PathBuf> {
 /// `key`'s hash: the same motif always has the same slug, and two motifs
 /// of the same words differ by the hash. It is not checked against the
 /// store: an entry already at the proposal's path is left and reported by
-/// `reflect macro`, and an id another directive holds is refused by
+/// `reflect macro` and `cochange`, and an id another directive holds is refused by
 /// [`accept`].
 pub fn slug(prefix: &str, title: &str, key: &str) -> String {
     let hash = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
