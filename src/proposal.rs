@@ -277,6 +277,37 @@ pub fn write_new(store: &Store, p: &Proposal) -> Result<PathBuf> {
     }
 }
 
+/// The `proposed` event of `p`: its file, source and key, about its slug.
+pub fn proposed_event(store: &Store, p: &Proposal) -> Event {
+    store
+        .event(Body::Proposed {
+            path: store.rel(&path(store, &p.slug)),
+            source: p.source.clone(),
+            key: p.key.clone(),
+        })
+        .about(&p.slug)
+}
+
+/// `proposed` events for those of `proposals` that have none in `log`: a
+/// run that stopped after writing a proposal and before appending its
+/// event left it unrecorded, and the next run records it.
+pub fn unrecorded<'a>(
+    store: &Store,
+    proposals: impl IntoIterator<Item = &'a Proposal>,
+    log: &[Event],
+) -> Vec<Event> {
+    let recorded: std::collections::HashSet<&str> = log
+        .iter()
+        .filter(|e| e.known_kind() == Some(Kind::Proposed))
+        .filter_map(|e| e.directive.as_deref())
+        .collect();
+    proposals
+        .into_iter()
+        .filter(|p| !recorded.contains(p.slug.as_str()))
+        .map(|p| proposed_event(store, p))
+        .collect()
+}
+
 /// Replaces a proposal's file with `p` (its decision recorded), atomically.
 pub fn rewrite(store: &Store, p: &Proposal) -> Result<PathBuf> {
     let path = path(store, &p.slug);
@@ -290,7 +321,7 @@ pub fn rewrite(store: &Store, p: &Proposal) -> Result<PathBuf> {
 /// `key`'s hash: the same motif always has the same slug, and two motifs
 /// of the same words differ by the hash. It is not checked against the
 /// store: an entry already at the proposal's path is left and reported by
-/// `reflect macro`, and an id another directive holds is refused by
+/// `reflect macro` and `cochange`, and an id another directive holds is refused by
 /// [`accept`].
 pub fn slug(prefix: &str, title: &str, key: &str) -> String {
     let hash = xxhash_rust::xxh3::xxh3_64(key.as_bytes());

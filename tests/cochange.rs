@@ -368,6 +368,60 @@ fn proposals_are_written_once_with_an_event_each() {
     assert_eq!(events_after, 4);
 }
 
+/// A run cut short: an entry planted at one proposal's path is reported
+/// and left, the others are written and recorded; events lost after the
+/// writes are appended by the next run, one per proposal.
+#[test]
+fn a_run_cut_short_is_finished_by_the_next() {
+    let h = planted();
+    let dry = h.json(&["--dry-run"]);
+    let written = dry["proposals"]["written"].as_array().expect("written");
+    assert_eq!(written.len(), 4, "{dry}");
+    let blocked = written[1]["path"].as_str().expect("path").to_owned();
+    std::fs::create_dir_all(h.env.path(&blocked)).expect("plant a folder");
+    let run = h.env.swarm(&["cochange"]);
+    run.success();
+    assert!(run.stderr.contains(&blocked), "{}", run.stderr);
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    let proposed = |h: &History| -> Vec<String> {
+        h.env
+            .event_lines()
+            .iter()
+            .map(|l| serde_json::from_str::<Value>(l).expect("event"))
+            .filter(|e| e["kind"] == "proposed")
+            .map(|e| e["path"].as_str().expect("path").to_owned())
+            .collect()
+    };
+    let mut first = proposed(&h);
+    first.sort();
+    assert_eq!(first.len(), 3, "{first:?}");
+    assert!(!first.contains(&blocked), "{first:?}");
+    // The events of the three are lost, as by a run stopped after writing.
+    for e in std::fs::read_dir(h.env.path(".swarm/events")).expect("events") {
+        let path = e.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("read log");
+        let kept: String = text
+            .lines()
+            .filter(|l| !l.contains("\"proposed\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&path, kept).expect("write log");
+    }
+    assert!(proposed(&h).is_empty());
+    std::fs::remove_dir(h.env.path(&blocked)).expect("unplant");
+    h.env.swarm(&["cochange"]).success();
+    let mut after = proposed(&h);
+    after.sort();
+    let mut all: Vec<String> = written
+        .iter()
+        .map(|w| w["path"].as_str().expect("path").to_owned())
+        .collect();
+    all.sort();
+    assert_eq!(after, all, "one event per proposal");
+    h.env.swarm(&["cochange"]).success();
+    assert_eq!(proposed(&h).len(), 4, "recorded once");
+}
+
 #[test]
 fn at_most_ten_proposals_a_run() {
     let h = History::new();
@@ -414,9 +468,126 @@ fn bad_arguments_are_refused_with_a_hint() {
         run.stderr
     );
     assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    for bad in ["0.5", "-1", "NaN"] {
+        let run = h.env.swarm(&["cochange", &format!("--half-life={bad}")]);
+        run.code(2);
+        assert!(
+            run.stderr
+                .contains(&format!("--half-life {bad} is out of range")),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("hint: give 0"), "{}", run.stderr);
+    }
+    for bad in ["1", "1001", "100000"] {
+        let run = h.env.swarm(&["cochange", "--max-files", bad]);
+        run.code(2);
+        assert!(run.stderr.contains("--max-files"), "{}", run.stderr);
+        assert!(run.stderr.contains("2..=1000"), "{}", run.stderr);
+    }
+    h.env
+        .swarm(&["cochange", "--max-files", "1000", "--dry-run"])
+        .success();
     let run = h.env.swarm(&["cochange", "--since", "yesterday"]);
     run.code(2);
     assert!(run.stderr.contains("--since `yesterday`"), "{}", run.stderr);
+}
+
+#[test]
+fn a_negative_min_npmi_is_taken() {
+    let h = planted();
+    let strict = h.json(&["--dry-run"]);
+    let loose = h.json(&["--dry-run", "--min-npmi", "-0.2"]);
+    assert!(rules(&loose).len() >= rules(&strict).len(), "{loose}");
+    let run = h.env.swarm(&["cochange", "--min-npmi", "-1.5"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("--min-npmi -1.5 is out of range"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A shallow clone whose boundary is a merge: git reads the boundary as a
+/// root (`git log --no-merges` lists it), and so does cochange.
+#[test]
+fn a_merge_at_a_shallow_boundary_is_a_root() {
+    let h = History::new();
+    h.noise(3);
+    h.env.git(&["checkout", "-q", "-b", "side"]);
+    h.change(&["side.txt"], "side");
+    h.env.git(&["checkout", "-q", "-"]);
+    h.change(&["main.txt"], "main");
+    let date = h.date();
+    let out = h
+        .env
+        .command("git", &h.env.root)
+        .args(["merge", "-q", "--no-ff", "-m", "merge", "side"])
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .expect("git merge");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    h.change(&["after.txt"], "after");
+    h.change(&["after.txt"], "after");
+    let clone = h.env.tmp.path().join("shallow");
+    let url = format!("file://{}", h.env.root.display());
+    let out = h
+        .env
+        .command("git", h.env.tmp.path())
+        .args(["clone", "-q", "--depth", "3", &url])
+        .arg(&clone)
+        .output()
+        .expect("git clone");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let boundary = std::fs::read_to_string(clone.join(".git/shallow")).expect("shallow file");
+    let merge = h.env.git_in(&clone, &["rev-parse", "HEAD~2"]);
+    assert_eq!(boundary.trim(), merge.trim(), "the boundary is the merge");
+    let count = h
+        .env
+        .git_in(&clone, &["rev-list", "--count", "--no-merges", "HEAD"]);
+    assert_eq!(count.trim(), "3");
+    let run = h
+        .env
+        .swarm_in(&clone, &["cochange", "--dry-run", "--format", "json"]);
+    run.success();
+    let answer: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(answer["commits"], 3, "{answer}");
+    assert_eq!(answer["merges_skipped"], 0, "{answer}");
+}
+
+/// A file whose path is not UTF-8 cannot be named by a directive: it is
+/// left out, and said so.
+#[cfg(unix)]
+#[test]
+fn a_path_not_utf8_is_left_out_and_counted() {
+    use std::os::unix::ffi::OsStrExt;
+    let h = History::new();
+    let bad = h.env.root.join(std::ffi::OsStr::from_bytes(b"odd\xff.txt"));
+    for n in 0..4 {
+        std::fs::write(&bad, format!("{n}\n")).expect("write");
+        h.change(&["src/good.rs"], "pair");
+    }
+    h.noise(8);
+    let answer = h.json(&["--dry-run", "--min-support", "1", "--min-npmi", "-1"]);
+    assert_eq!(answer["non_utf8_paths"], 1, "{answer}");
+    assert!(!names_file(&answer, |p| p.starts_with("odd")), "{answer}");
+    let run = h.env.swarm(&["cochange", "--dry-run"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains("1 file left out: its path is not UTF-8"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -427,6 +598,14 @@ fn since_stops_the_walk_at_a_date() {
     let answer = h.json(&["--since", "2026-10-02", "--dry-run"]);
     assert_eq!(answer["commits"], 6, "{answer}");
     assert_eq!(answer["stopped_at"], "since");
+    // Every commit is newer: the whole history was read.
+    let answer = h.json(&["--since", "2026-09-30", "--dry-run"]);
+    assert_eq!(answer["commits"], 31, "{answer}");
+    assert_eq!(answer["stopped_at"], "history", "{answer}");
+    let run = h
+        .env
+        .swarm(&["cochange", "--since", "2026-09-30", "--dry-run"]);
+    assert!(run.stdout.contains("(the whole history;"), "{}", run.stdout);
 }
 
 #[test]
@@ -509,8 +688,13 @@ fn this_repository_s_own_history() {
             let p = p.trim_end_matches("/mod.rs").trim_end_matches(".rs");
             p.rsplit('/').next().unwrap_or(p).to_owned()
         };
+        let parent = |p: &str| p.rsplit('/').nth(1).unwrap_or("").to_owned();
         if is_test(&w) != is_test(&t) && w.ends_with(".rs") && t.ends_with(".rs") {
-            assert_ne!(stem(&w), stem(&t), "a test beside its code: {w} {t}");
+            let (test, code) = if is_test(&w) { (&w, &t) } else { (&t, &w) };
+            let test_stem = stem(test);
+            let first_word = test_stem.split('_').next().unwrap_or("");
+            assert_ne!(first_word, stem(code), "a test beside its code: {w} {t}");
+            assert_ne!(first_word, parent(code), "a test beside its code: {w} {t}");
         }
     }
     assert_eq!(

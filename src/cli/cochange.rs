@@ -20,15 +20,16 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = Options::default().min_support)]
     min_support: u32,
     /// Keep a pair only if its normalised pointwise mutual information is at least X (-1..1).
-    #[arg(long, value_name = "X", default_value_t = Options::default().min_npmi)]
+    #[arg(long, value_name = "X", allow_negative_numbers = true, default_value_t = Options::default().min_npmi)]
     min_npmi: f64,
     /// Keep "when X changes, Y changes too" only if Y changed in at least this share of X's commits (0..1).
     #[arg(long, value_name = "P", default_value_t = Options::default().min_confidence)]
     min_confidence: f64,
-    /// A commit that changes more files than N is bulk: its renames are followed, nothing else counts.
-    #[arg(long, value_name = "N", default_value_t = Options::default().max_files)]
+    /// A commit that changes more files than N (2 to 1000) is bulk: its renames are followed, nothing else counts.
+    #[arg(long, value_name = "N", default_value_t = Options::default().max_files,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=1000))]
     max_files: usize,
-    /// A commit weighs half as much every DAYS before the newest commit read; 0 weighs all the same.
+    /// A commit weighs half as much every DAYS before the newest commit read (1 to 1000000); 0 weighs all the same.
     #[arg(long, value_name = "DAYS", default_value_t = Options::default().half_life_days)]
     half_life: f64,
     /// Print what would be proposed; write no proposal and record nothing.
@@ -60,7 +61,15 @@ fn check_range(name: &str, value: f64, low: f64, high: f64) -> Result<(), Error>
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     check_range("min-npmi", args.min_npmi, -1.0, 1.0)?;
     check_range("min-confidence", args.min_confidence, 0.0, 1.0)?;
-    check_range("half-life", args.half_life, 0.0, 1e6)?;
+    // Below a day, all but the newest commits would weigh next to nothing.
+    if args.half_life != 0.0 {
+        check_range("half-life", args.half_life, 1.0, 1e6).map_err(|_| {
+            Error::usage(
+                format!("--half-life {} is out of range", args.half_life),
+                "give 0 (every commit weighs the same) or a number of days from 1 to 1000000",
+            )
+        })?;
+    }
     if args.min_support == 0 {
         return Err(Error::usage(
             "--min-support 0 would keep pairs that never changed together",
@@ -99,9 +108,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             )),
         );
     }
-    let proposed = propose::propose(&store, &mined, &options, args.dry_run)?;
+    let log = crate::cli::read_log(&store, ui)?;
+    let mut proposed = propose::propose(&store, &mined, &options, &log, args.dry_run)?;
     ui.problems(&proposed.problems);
+    // What was written is recorded even when a later write failed.
     crate::cli::append(&store, &proposed.events, ui)?;
+    if let Some(e) = proposed.error.take() {
+        return Err(e.into());
+    }
     if args.format == Format::Json {
         return ui.json_result(&Answer {
             mined: &mined,
@@ -127,6 +141,19 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         mined.renames,
         plural(mined.renames),
     )?;
+    if mined.non_utf8_paths > 0 {
+        writeln!(
+            ui.out,
+            "{} file{} left out: {} not UTF-8, which a directive's path cannot name",
+            mined.non_utf8_paths,
+            plural(mined.non_utf8_paths),
+            if mined.non_utf8_paths == 1 {
+                "its path is"
+            } else {
+                "their paths are"
+            },
+        )?;
+    }
     if mined.rules.is_empty() {
         writeln!(
             ui.out,
@@ -167,7 +194,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     if proposed.not_expressible > 0 {
         notes.push(format!(
-            "{} whose paths hold glob characters",
+            "{} whose paths hold glob or control characters",
             proposed.not_expressible
         ));
     }

@@ -91,6 +91,9 @@ pub struct Mined {
     pub renames: usize,
     /// Files counted (existing at HEAD, not ignored).
     pub files: usize,
+    /// Files at HEAD left out because their paths are not UTF-8: a
+    /// directive's path glob cannot name them.
+    pub non_utf8_paths: usize,
     /// Why the walk stopped: `max_commits`, `since` or `history` (it ran out).
     pub stopped_at: &'static str,
     /// The `diff.renameLimit` rename detection would have needed in some
@@ -134,6 +137,8 @@ struct Miner {
     pairs: HashMap<u64, PairStat>,
     total_weight: f64,
     commit_ids: Vec<ObjectId>,
+    /// Files at HEAD whose paths are not UTF-8, left out.
+    non_utf8: usize,
 }
 
 impl Miner {
@@ -149,6 +154,10 @@ impl Miner {
                 self.file_raw.push(0);
                 self.file_weight.push(0.0);
                 Alias::File(n)
+            }
+            Err(_) if self.at_head.contains(path) => {
+                self.non_utf8 += 1;
+                Alias::Gone
             }
             _ => Alias::Gone,
         };
@@ -241,6 +250,10 @@ impl Miner {
                 })
                 .collect();
             for (when, then) in [(a, b), (b, a)] {
+                // No weight, no confidence: 0/0 is not "always".
+                if self.file_weight[when] <= 0.0 {
+                    continue;
+                }
                 let confidence = pair.weight / self.file_weight[when];
                 if confidence < options.min_confidence {
                     continue;
@@ -296,8 +309,36 @@ struct ToDiff {
     time: i64,
 }
 
-/// The files one commit changed and the `diff.renameLimit` its renames needed.
-type Diffed = (Vec<ChangedFile>, Option<u64>);
+/// What one commit's diff keeps: the files it changed (of a bulk commit,
+/// only those that move names: see [`Diffed::of`]), whether it is bulk, and
+/// the `diff.renameLimit` its renames needed.
+struct Diffed {
+    files: Vec<ChangedFile>,
+    bulk: bool,
+    rename_limit_needed: Option<u64>,
+}
+
+impl Diffed {
+    /// A commit of more than `max_files` files counts for nothing: of its
+    /// diff only the renames, additions, deletions and copies are kept,
+    /// which move or end a name's history for the older commits. Its
+    /// modifications, most of a bulk commit, are dropped before the next
+    /// commit is diffed rather than kept until counting.
+    fn of(mut files: Vec<ChangedFile>, needed: Option<u64>, max_files: usize) -> Diffed {
+        let bulk = files.len() > max_files;
+        if bulk {
+            files.retain(|f| {
+                f.status != FileStatus::Modified && f.status != FileStatus::TypeChanged
+            });
+            files.shrink_to_fit();
+        }
+        Diffed {
+            files,
+            bulk,
+            rename_limit_needed: needed,
+        }
+    }
+}
 
 /// Bytes of delta bases kept, shared by the threads: a third of git's
 /// `core.deltaBaseCacheLimit` kept the same speed with half the memory.
@@ -329,6 +370,7 @@ fn diff_all(
     repo: &gix::Repository,
     commits: &[ToDiff],
     renames: Renames,
+    max_files: usize,
     delta_bases: usize,
 ) -> Result<Vec<Diffed>> {
     let repo = walking(repo, delta_bases);
@@ -356,9 +398,9 @@ fn diff_all(
             }
             None => None,
         };
-        out.push(crate::change::diff_trees_in(
-            &repo, &bases, &mut state, old, new, renames,
-        )?);
+        let (files, needed) =
+            crate::change::diff_trees_in(&repo, &bases, &mut state, old, new, renames)?;
+        out.push(Diffed::of(files, needed, max_files));
     }
     Ok(out)
 }
@@ -372,10 +414,11 @@ fn diff_parallel(
     repo: &gix::Repository,
     commits: &[ToDiff],
     renames: Renames,
+    max_files: usize,
     threads: usize,
 ) -> Result<Vec<Diffed>> {
     if threads < 2 || commits.len() < PARALLEL_FROM {
-        return diff_all(repo, commits, renames, DELTA_BASES);
+        return diff_all(repo, commits, renames, max_files, DELTA_BASES);
     }
     let shared = repo.clone().into_sync();
     let chunk = commits.len().div_ceil(threads);
@@ -385,7 +428,15 @@ fn diff_parallel(
             .chunks(chunk)
             .map(|part| {
                 let shared = &shared;
-                scope.spawn(move || diff_all(&shared.to_thread_local(), part, renames, delta_bases))
+                scope.spawn(move || {
+                    diff_all(
+                        &shared.to_thread_local(),
+                        part,
+                        renames,
+                        max_files,
+                        delta_bases,
+                    )
+                })
             })
             .collect();
         workers
@@ -430,20 +481,27 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
         .unwrap_or_default();
     use gix::revision::walk::Sorting;
     use gix::traverse::commit::simple::CommitTimeOrder;
-    let order = CommitTimeOrder::NewestFirst;
-    let sorting = match options.since {
-        Some(seconds) => Sorting::ByCommitTimeCutoff { order, seconds },
-        None => Sorting::ByCommitTime(order),
-    };
+    // Newest first over every queued commit: the first commit older than
+    // `since` says that all the rest are older too, and that the walk
+    // stopped there (a cut-off walk would end as quietly as a history
+    // read to its root).
     let walk = repo
         .rev_walk([head])
-        .sorting(sorting)
+        .sorting(Sorting::ByCommitTime(CommitTimeOrder::NewestFirst))
         .all()
         .map_err(|e| Error::git("walking the history", e))?;
     let mut commits = Vec::new();
     for info in walk {
         let info = info.map_err(|e| Error::git("walking the history", e))?;
-        if info.parent_ids.len() > 1 {
+        let time = info.commit_time.unwrap_or_default();
+        if options.since.is_some_and(|since| time < since) {
+            mined.stopped_at = "since";
+            break;
+        }
+        // As in git, a commit at a shallow clone's boundary has no parents:
+        // a root, even when it was a merge.
+        let at_boundary = boundary.contains(&info.id);
+        if info.parent_ids.len() > 1 && !at_boundary {
             mined.merges_skipped += 1;
             continue;
         }
@@ -452,23 +510,17 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
             break;
         }
         let parent = match info.parent_ids.first() {
-            // As in git, a commit at a shallow clone's boundary has no parents.
-            Some(_) if boundary.contains(&info.id) => None,
-            Some(&p) => Some(p),
-            None => None,
+            Some(&p) if !at_boundary => Some(p),
+            _ => None,
         };
         commits.push(ToDiff {
             id: info.id,
             parent,
-            time: info.commit_time.unwrap_or_default(),
+            time,
         });
     }
-    if options.since.is_some() && mined.stopped_at == "history" && !commits.is_empty() {
-        // The cut-off walk ends quietly at the first older commit.
-        mined.stopped_at = "since";
-    }
     crate::trace::mark("history walked");
-    let diffs = diff_parallel(repo, &commits, renames, threads)?;
+    let diffs = diff_parallel(repo, &commits, renames, options.max_files, threads)?;
     crate::trace::mark("commits diffed");
     let mut files_at_head = gix::traverse::tree::Recorder::default();
     head_tree
@@ -489,26 +541,33 @@ pub fn mine(repo: &gix::Repository, options: &Options, threads: usize) -> Result
         pairs: HashMap::new(),
         total_weight: 0.0,
         commit_ids: Vec::with_capacity(commits.len()),
+        non_utf8: 0,
     };
     let newest = commits.first().map_or(0, |c| c.time);
-    for (c, (files, needed)) in commits.iter().zip(diffs) {
-        if let Some(n) = needed {
+    for (c, diffed) in commits.iter().zip(diffs) {
+        if let Some(n) = diffed.rename_limit_needed {
             mined.rename_limit_needed = mined.rename_limit_needed.max(Some(n));
         }
         mined.commits += 1;
         miner.commit_ids.push(c.id);
-        let counted = if files.len() > options.max_files {
+        let counted = if diffed.bulk {
             mined.bulk_skipped += 1;
             None
         } else {
             Some(weight(newest - c.time, options.half_life_days))
         };
-        mined.renames += miner.commit(&files, counted);
+        mined.renames += miner.commit(&diffed.files, counted);
     }
     mined.files = miner.file_raw.iter().filter(|&&n| n > 0).count();
+    mined.non_utf8_paths = miner.non_utf8;
     mined.rules = miner.rules(options);
     Ok(mined)
 }
+
+/// Most half-lives a commit's age counts for: 2^-300 is far from
+/// underflowing to 0, even multiplied by another such weight (NPMI's
+/// p(x) p(y)), so every commit read keeps a weight.
+const MAX_HALF_LIVES: f64 = 300.0;
 
 /// The weight of a commit `age` seconds older than the newest read.
 fn weight(age: i64, half_life_days: f64) -> f64 {
@@ -516,7 +575,7 @@ fn weight(age: i64, half_life_days: f64) -> f64 {
         return 1.0;
     }
     let days = age.max(0) as f64 / 86_400.0;
-    libm::exp2(-days / half_life_days)
+    libm::exp2(-(days / half_life_days).min(MAX_HALF_LIVES))
 }
 
 #[cfg(test)]
@@ -559,5 +618,68 @@ mod tests {
         assert_eq!(weight(0, 180.0), 1.0);
         assert!((weight(180 * 86_400, 180.0) - 0.5).abs() < 1e-12);
         assert_eq!(weight(10_000_000, 0.0), 1.0);
+        // A century at a half-life of a day keeps a weight, and a square.
+        let old = weight(100 * 365 * 86_400, 1.0);
+        assert!(old > 0.0 && old * old > 0.0, "{old}");
+    }
+
+    /// A bulk commit keeps only what moves names: its modifications go.
+    #[test]
+    fn a_bulk_diff_keeps_only_what_moves_names() {
+        let file = |path: &str, status, old: Option<&str>| ChangedFile {
+            path: path.into(),
+            old_path: old.map(Into::into),
+            status,
+            old: crate::change::Content::Absent,
+            new: crate::change::Content::Absent,
+        };
+        let files = || {
+            vec![
+                file("a.rs", FileStatus::Modified, None),
+                file("b.rs", FileStatus::Renamed, Some("old_b.rs")),
+                file("c.rs", FileStatus::Added, None),
+                file("d.rs", FileStatus::TypeChanged, None),
+            ]
+        };
+        let small = Diffed::of(files(), None, 4);
+        assert!(!small.bulk);
+        assert_eq!(small.files.len(), 4);
+        let bulk = Diffed::of(files(), Some(7), 3);
+        assert!(bulk.bulk);
+        assert_eq!(bulk.rename_limit_needed, Some(7));
+        let kept: Vec<String> = bulk.files.iter().map(|f| f.path.to_string()).collect();
+        assert_eq!(kept, ["b.rs", "c.rs"]);
+    }
+
+    /// A pair whose files have no weight has no confidence, not 1.
+    #[test]
+    fn a_direction_with_no_weight_is_not_a_rule() {
+        let mut pairs = HashMap::new();
+        pairs.insert(
+            1,
+            PairStat {
+                raw: 3,
+                weight: 0.0,
+                commits: [0; EVIDENCE],
+            },
+        );
+        let miner = Miner {
+            at_head: Default::default(),
+            aliases: HashMap::new(),
+            names: vec!["a.rs".into(), "b.rs".into()],
+            file_raw: vec![3, 3],
+            file_weight: vec![0.0, 0.0],
+            pairs,
+            total_weight: 1.0,
+            commit_ids: vec![ObjectId::null(gix::hash::Kind::Sha1)],
+            non_utf8: 0,
+        };
+        let options = Options {
+            min_npmi: -1.0,
+            min_confidence: 0.0,
+            ..Options::default()
+        };
+        let rules = miner.rules(&options);
+        assert!(rules.is_empty(), "{rules:?}");
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{Mined, Options, Rule};
 use crate::directive::Category;
 use crate::error::{Error, Result};
-use crate::event::{Body, Event};
+use crate::event::Event;
 use crate::predicate::Predicate;
 use crate::problem::Problem;
 use crate::proposal::{self, Proposal, ProposalStatus};
@@ -29,7 +29,7 @@ pub struct Written {
 }
 
 /// What proposing did.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct Proposed {
     pub written: Vec<Written>,
     /// Rules proposed before, in any status (open, accepted, rejected).
@@ -37,21 +37,28 @@ pub struct Proposed {
     /// Rules left for a later run: at most `proposal::MAX_PER_RUN` a run.
     pub left_for_later: usize,
     /// Rules whose paths cannot be written as a literal glob (they hold
-    /// `*`, `?`, `[`, `{` or `\`): not proposed.
+    /// `*`, `?`, `[`, `{`, `\` or a control character): not proposed.
     pub not_expressible: usize,
-    /// Proposal files that could not be read (skipped, their keys unknown).
+    /// Proposal files that could not be read (skipped, their keys unknown),
+    /// and entries at a proposal's path that are not one (not replaced).
     #[serde(skip)]
     pub problems: Vec<Problem>,
-    /// One `proposed` event per proposal written, for the caller to append.
+    /// One `proposed` event per proposal written, and one per co-change
+    /// proposal the log has none for, for the caller to append.
     #[serde(skip)]
     pub events: Vec<Event>,
+    /// The write that failed, stopping the run: the caller appends
+    /// `events` (for what was written before it) first, then reports it.
+    #[serde(skip)]
+    pub error: Option<Error>,
 }
 
 /// `path` as a glob that matches that file only, or `None` when it holds a
-/// glob's special characters. A path with no `/` is anchored with `./`
-/// (a bare name would match at any depth).
+/// glob's special characters or a control character (a newline: a
+/// directive's path that the actionability gate would quarantine). A path
+/// with no `/` is anchored with `./` (a bare name would match at any depth).
 pub fn literal_glob(path: &str) -> Option<String> {
-    if path.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) {
+    if path.contains(['*', '?', '[', ']', '{', '}', '\\', '!']) || path.contains(char::is_control) {
         return None;
     }
     Some(if path.contains('/') {
@@ -129,8 +136,15 @@ pub fn proposal_for(rule: &Rule, mined: &Mined, options: &Options, now: &str) ->
 
 /// Writes proposals for the best rules not proposed before, at most
 /// `proposal::MAX_PER_RUN`; with `dry_run`, says which it would write and
-/// writes nothing.
-pub fn propose(store: &Store, mined: &Mined, options: &Options, dry_run: bool) -> Result<Proposed> {
+/// writes nothing. Co-change proposals with no `proposed` event in `log`
+/// (a run stopped between writing and recording) get theirs.
+pub fn propose(
+    store: &Store,
+    mined: &Mined,
+    options: &Options,
+    log: &[Event],
+    dry_run: bool,
+) -> Result<Proposed> {
     let (existing, problems) = proposal::load_all(store)?;
     let known: std::collections::HashSet<&str> = existing.iter().map(|p| p.key.as_str()).collect();
     let now = crate::event::format_ts(store.clock.now());
@@ -138,6 +152,10 @@ pub fn propose(store: &Store, mined: &Mined, options: &Options, dry_run: bool) -
         problems,
         ..Proposed::default()
     };
+    if !dry_run {
+        out.events =
+            proposal::unrecorded(store, existing.iter().filter(|p| p.source == SOURCE), log);
+    }
     for rule in &mined.rules {
         if known.contains(rule.key.as_str()) {
             out.already_proposed += 1;
@@ -151,27 +169,31 @@ pub fn propose(store: &Store, mined: &Mined, options: &Options, dry_run: bool) -
             out.left_for_later += 1;
             continue;
         }
-        let path = store.rel(&proposal::path(store, &p.slug));
-        if !dry_run {
-            match proposal::write_new(store, &p) {
-                Ok(_) => {}
-                // A file of that slug is this key's (the slug hashes it)
-                // in a file that did not read: proposed already.
-                Err(Error::AlreadyExists { .. }) => {
-                    out.already_proposed += 1;
-                    continue;
-                }
-                Err(e) => return Err(e),
+        let full = proposal::path(store, &p.slug);
+        let path = store.rel(&full);
+        // Anything at the path holds the slug (which hashes the key), a
+        // link to nowhere included: a file that did not read, or another
+        // entry. It is not replaced, and said unless load_all said it.
+        if std::fs::symlink_metadata(&full).is_ok() {
+            if !out.problems.iter().any(|pr| pr.path == path) {
+                out.problems.push(
+                    Problem::error(
+                        &path,
+                        "unreadable",
+                        "not a proposal that can be read: not replaced",
+                    )
+                    .with_hint("remove it, and the next `git swarm cochange` proposes the rule"),
+                );
             }
-            out.events.push(
-                store
-                    .event(Body::Proposed {
-                        path: path.clone(),
-                        source: SOURCE.into(),
-                        key: rule.key.clone(),
-                    })
-                    .about(p.slug.clone()),
-            );
+            out.already_proposed += 1;
+            continue;
+        }
+        if !dry_run {
+            if let Err(e) = proposal::write_new(store, &p) {
+                out.error = Some(e);
+                break;
+            }
+            out.events.push(proposal::proposed_event(store, &p));
         }
         out.written.push(Written {
             slug: p.slug,
@@ -192,6 +214,9 @@ mod tests {
         assert_eq!(literal_glob("src/a.rs").as_deref(), Some("src/a.rs"));
         assert_eq!(literal_glob("build.rs").as_deref(), Some("./build.rs"));
         assert_eq!(literal_glob("src/[id].ts"), None);
+        assert_eq!(literal_glob("src/a\nb.rs"), None);
+        assert_eq!(literal_glob("src/a\tb.rs"), None);
+        assert_eq!(literal_glob("src/a\u{7f}b.rs"), None);
         let glob = crate::pathglob::PathGlob::parse("./build.rs").expect("parses");
         assert!(glob.is_match("build.rs"));
         assert!(!glob.is_match("sub/build.rs"));

@@ -73,11 +73,19 @@ fn family(ext: &str) -> &str {
     }
 }
 
-/// What a file is about, for telling a test from its implementation:
-/// `(is a test, subject, language family)`. The subject is the file name
-/// without extension and test markers, lowercased; a module's index file
-/// (`mod.rs`, `__init__.py`, `index.ts`) is about its folder.
-fn subject(path: &str) -> (bool, String, String) {
+/// What a file is about, for telling a test from its implementation.
+struct About {
+    is_test: bool,
+    /// The file name without extension and test markers, lowercased; a
+    /// module's index file (`mod.rs`, `__init__.py`, `index.ts`) is about
+    /// its folder.
+    subject: String,
+    family: String,
+    /// The folders the file is in, lowercased.
+    folders: Vec<String>,
+}
+
+fn about(path: &str) -> About {
     let mut parts: Vec<&str> = path.split('/').collect();
     let name = parts.pop().unwrap_or(path);
     let in_test_dir = parts.iter().any(|p| TEST_DIRS.contains(p));
@@ -115,17 +123,38 @@ fn subject(path: &str) -> (bool, String, String) {
     {
         stem = (*folder).to_owned();
     }
-    (is_test, stem.to_lowercase(), family(&ext).to_owned())
+    About {
+        is_test,
+        subject: stem.to_lowercase(),
+        family: family(&ext).to_owned(),
+        folders: parts.iter().map(|p| p.to_lowercase()).collect(),
+    }
 }
 
-/// Is one of `a` and `b` a test of the other? `tests/foo.rs`↔`src/foo.rs`,
-/// `foo_test.go`↔`foo.go`, `test_foo.py`/`foo_test.py`↔`foo.py`,
-/// `foo.test.ts`/`foo.spec.ts`↔`foo.ts`, `FooTest.java`↔`Foo.java`,
-/// `foo_spec.rb`↔`foo.rb`: the same subject and language, one a test.
+/// Is a test about `test` one of `name`: the same, or `name` and more
+/// words (`list_show` is about `list`, `cli-help` about `cli`)?
+fn covers(test: &str, name: &str) -> bool {
+    test == name
+        || test
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with(['_', '-']))
+}
+
+/// Is one of `a` and `b` a test of the other? Both of one language family,
+/// one a test (in a test folder, or named as one), and the test's subject
+/// is the other's subject or one of its folders, alone or followed by more
+/// words: `tests/foo.rs`, `tests/foo_bar.rs`↔`src/foo.rs`, `src/x/foo.rs`
+/// and anything under `src/foo/`; `foo_test.go`↔`foo.go`,
+/// `test_foo.py`/`foo_test.py`↔`foo.py`, `foo.test.ts`/`foo.spec.ts`↔
+/// `foo.ts`, `FooTest.java`↔`Foo.java`, `foo_spec.rb`↔`foo.rb`, and each
+/// of those tests with the files of a `foo/` package or module folder.
 pub fn test_and_implementation(a: &str, b: &str) -> bool {
-    let (a_test, a_subject, a_family) = subject(a);
-    let (b_test, b_subject, b_family) = subject(b);
-    a_test != b_test && a_subject == b_subject && a_family == b_family
+    let (a, b) = (about(a), about(b));
+    if a.is_test == b.is_test || a.family != b.family {
+        return false;
+    }
+    let (test, code) = if a.is_test { (a, b) } else { (b, a) };
+    covers(&test.subject, &code.subject) || code.folders.iter().any(|f| covers(&test.subject, f))
 }
 
 #[cfg(test)]
@@ -163,6 +192,12 @@ mod tests {
             ("web/foo.spec.tsx", "web/foo.tsx"),
             ("src/test/java/FooTest.java", "src/main/java/Foo.java"),
             ("spec/foo_spec.rb", "lib/foo.rb"),
+            ("tests/list_show.rs", "src/cli/list.rs"),
+            ("tests/harden.rs", "src/harden/curator.rs"),
+            ("tests/cli_help.rs", "src/cli/mod.rs"),
+            ("tests/event_fold.rs", "src/event/kind.rs"),
+            ("tests/test_foo_parse.py", "pkg/foo/reader.py"),
+            ("web/foo.test.ts", "web/foo/index.ts"),
         ] {
             assert!(test_and_implementation(a, b), "{a} {b}");
             assert!(test_and_implementation(b, a), "{b} {a}");
@@ -173,6 +208,10 @@ mod tests {
             ("tests/foo.rs", "tests/bar.rs"),
             ("src/foo.rs", "src/foo.rs"),
             ("tests/foo.rs", "src/bar.rs"),
+            ("tests/foobar.rs", "src/foo.rs"),
+            ("tests/foo.rs", "src/foo_bar.rs"),
+            ("tests/list_show.rs", "docs/list.md"),
+            ("tests/harden.rs", "docs/harden/curator.md"),
         ] {
             assert!(!test_and_implementation(a, b), "{a} {b}");
         }

@@ -17,7 +17,7 @@ use super::meso::{draft, one_line};
 use crate::directive::{Directive, Status};
 use crate::display::truncate;
 use crate::error::Result;
-use crate::event::{Body, Event, Kind};
+use crate::event::{Event, Kind};
 use crate::predicate::Predicate;
 use crate::problem::Problem;
 use crate::proposal::{self, Proposal, ProposalStatus};
@@ -185,7 +185,7 @@ pub fn propose(
                     .map(|c| c.id.clone()),
             );
             if !recorded.contains(p.slug.as_str()) {
-                report.events.push(proposed_event(store, p));
+                report.events.push(proposal::proposed_event(store, p));
             }
             report.already.push(Already {
                 key,
@@ -234,7 +234,7 @@ pub fn propose(
             continue;
         }
         let path = proposal::write_new(store, &p)?;
-        report.events.push(proposed_event(store, &p));
+        report.events.push(proposal::proposed_event(store, &p));
         report
             .used
             .extend(motif.candidates.iter().map(|c| c.id.clone()));
@@ -248,16 +248,6 @@ pub fn propose(
         });
     }
     Ok(report)
-}
-
-fn proposed_event(store: &Store, p: &Proposal) -> Event {
-    store
-        .event(Body::Proposed {
-            path: store.rel(&proposal::path(store, &p.slug)),
-            source: SOURCE.to_owned(),
-            key: p.key.clone(),
-        })
-        .about(&p.slug)
 }
 
 /// The motifs seen in at least [`MIN_PHASES`] phases, by key: `signature:
