@@ -146,19 +146,15 @@ pub struct Quarantined {
     #[serde(default)]
     pub quarantine_detail: Option<String>,
     /// Why `git swarm harden`'s last attempt with the curator failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub harden_reason: Option<String>,
     /// Curator calls made for this entry, over every run of `harden`.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default)]
     pub harden_attempts: u32,
     /// The curator could not make the entry actionable: a person should fix
     /// it by hand or delete it; `harden` no longer sends it to the curator.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default)]
     pub retire_candidate: bool,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 pub fn default_confidence() -> f64 {
