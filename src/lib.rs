@@ -42,6 +42,7 @@ pub mod doctor;
 pub mod error;
 pub mod event;
 pub mod explain;
+pub mod export;
 pub mod file_kind;
 pub mod fold;
 pub mod harden;

@@ -11,6 +11,7 @@ mod deescalate;
 mod doctor;
 mod edit;
 mod explain;
+mod export;
 mod generate;
 mod harden;
 mod hook;
@@ -290,6 +291,19 @@ enum Command {
     /// proposed before, in any status, is not proposed again. Never writes a
     /// directive: `git swarm proposal accept` does, through the gate.
     Cochange(cochange::Args),
+    /// Write the active directives for harnesses without hooks, and for humans.
+    ///
+    /// `agents-md` writes a marked block (`<!-- git-swarm:begin … -->` to
+    /// `<!-- git-swarm:end -->`) in AGENTS.md, created when missing, and in
+    /// CLAUDE.md when present; every byte outside the block is kept.
+    /// `claude-rules` writes `.claude/rules/<id>.md` (`paths:` from the
+    /// directive's paths) and `cursor-rules` `.cursor/rules/<id>.mdc`
+    /// (`globs`, or `alwaysApply: true` when the directive has no paths). A
+    /// rules file is git-swarm's when its front matter carries the
+    /// `# git-swarm:generated` comment: those of retired or removed directives
+    /// are removed, any other file is never touched. A second run writes
+    /// nothing; a link at a target is refused and nothing is written.
+    Export(export::Args),
     /// Patterns learned from adversarial roles' deliberations.
     ///
     /// Store, score, re-inject and correct them. Every signal is an event;
@@ -426,6 +440,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Proposal(command) => proposal::run(command, ui),
         Command::Harden(args) => harden::run(args, ui),
         Command::Cochange(args) => cochange::run(args, ui),
+        Command::Export(args) => export::run(args, ui),
     }
 }
 
