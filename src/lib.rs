@@ -47,6 +47,7 @@ pub mod file_kind;
 pub mod fold;
 pub mod harden;
 pub mod hooks;
+pub mod import;
 pub mod index;
 pub mod init;
 pub mod markdown;

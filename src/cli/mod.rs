@@ -16,6 +16,7 @@ mod generate;
 mod harden;
 mod hook;
 mod hooks;
+mod import;
 mod index;
 mod init;
 mod inject;
@@ -304,6 +305,16 @@ enum Command {
     /// are removed, any other file is never touched. A second run writes
     /// nothing; a link at a target is refused and nothing is written.
     Export(export::Args),
+    /// Bring another tool's knowledge in through the actionability gate.
+    ///
+    /// `opencode-swarm PATH` reads its `knowledge.jsonl`: each entry becomes a
+    /// directive, or a quarantined entry with the reason, keeping its id (a
+    /// UUID is a valid id; another is derived from the lesson and reported).
+    /// `verification_predicate` becomes a `verify` predicate when it is one
+    /// git-swarm runs, else a prose verification check, reported. An id
+    /// already present is skipped, so a second import changes nothing; a
+    /// malformed line is reported with its line and skipped (exit 2).
+    Import(import::Args),
     /// Patterns learned from adversarial roles' deliberations.
     ///
     /// Store, score, re-inject and correct them. Every signal is an event;
@@ -441,6 +452,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Harden(args) => harden::run(args, ui),
         Command::Cochange(args) => cochange::run(args, ui),
         Command::Export(args) => export::run(args, ui),
+        Command::Import(args) => import::run(args, ui),
     }
 }
 
