@@ -219,6 +219,19 @@ fn plan_block(root: &Path, active: &[&Entry<'_>]) -> Result<Vec<Change>> {
     let block = render_block(active);
     let mut changes = Vec::new();
     for (name, create) in [("AGENTS.md", true), ("CLAUDE.md", false)] {
+        // CLAUDE.md as a link to AGENTS.md is the documented bridge: the
+        // block reaches it through AGENTS.md, and a link is never written through.
+        if !create
+            && std::fs::symlink_metadata(root.join(name)).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            changes.push(Change {
+                path: name.to_owned(),
+                action: Action::Skipped,
+                reason: Some("a symbolic link, not followed (linked to AGENTS.md, it shows AGENTS.md's block)".into()),
+                contents: None,
+            });
+            continue;
+        }
         let old = read_existing(root, name)?;
         if old.is_none() && !create {
             continue;

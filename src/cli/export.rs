@@ -72,7 +72,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             Action::Unchanged => {}
             Action::Skipped => ui.warning(
                 &format!("skipped {}: {}", c.path, c.reason.as_deref().unwrap_or("")),
-                Some("rename or remove it to let git-swarm write its own file there"),
+                Some("git-swarm writes only its own files and never through a link; move that one away to have git-swarm's written there"),
             ),
             a => writeln!(ui.out, "{}: {would}{}", c.path, a.as_str())?,
         }
