@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::directive::{Directive, Priority, Status};
+use crate::directive::{Directive, Priority, Status, is_valid_id};
 use crate::file_kind::FileKind;
 use crate::problem::Problem;
 use crate::{Error, Result, safe_fs};
@@ -103,6 +103,9 @@ pub fn plan(root: &Path, target: Target, entries: &[Entry<'_>]) -> Result<Vec<Ch
     let mut active: Vec<&Entry<'_>> = entries
         .iter()
         .filter(|e| e.directive.status == Status::Active)
+        // The id names a file: one that is no valid id (which `validate`
+        // reports) could hold a `/` and is never turned into a path.
+        .filter(|e| is_valid_id(&e.directive.id))
         .collect();
     active.sort_by(|a, b| {
         rank(b.priority)
@@ -582,6 +585,18 @@ mod tests {
             panic!("{err}")
         };
         assert_eq!(p[0].line, Some(3));
+    }
+
+    #[test]
+    fn an_invalid_id_never_becomes_a_path() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = Directive::new("../escape", "A lesson long enough to pass");
+        let entries = [Entry {
+            directive: &d,
+            priority: Priority::High,
+        }];
+        let changes = plan(dir.path(), Target::CursorRules, &entries).expect("planned");
+        assert!(changes.is_empty(), "{changes:?}");
     }
 
     #[test]

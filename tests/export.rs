@@ -327,3 +327,24 @@ fn dry_run_lists_the_changes_and_writes_nothing() {
     assert_eq!(report["files"][0]["action"], "written");
     assert!(!env.exists("AGENTS.md"));
 }
+
+#[test]
+fn a_directive_whose_id_is_no_valid_id_never_names_a_file() {
+    let env = store();
+    env.write(
+        ".swarm/directives/escape.toml",
+        r#"id = "../../escape"
+lesson = "A directive whose id field tries to leave the folder"
+applies_to_agents = ["coder"]
+required_actions = ["nothing"]
+"#,
+    );
+    let run = env.swarm(&["export", "claude-rules"]);
+    run.success();
+    assert!(!run.stdout.contains("escape"), "{}", run.stdout);
+    assert!(!env.exists("escape.md"));
+    assert_eq!(
+        listing(&env, ".claude/rules"),
+        ["lockfile-with-manifest.md", "no-private-keys.md"]
+    );
+}

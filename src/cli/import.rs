@@ -45,6 +45,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let rel = args.path.display().to_string();
     let (items, problems) = git_swarm::import::read(&args.path, &rel)?;
     ui.problems(&problems);
+    if !args.dry_run {
+        // A file written whose event the log then refused could never be
+        // recorded (its id is taken by then): check the log first, as `add` does.
+        store.check_appendable(&store.event(git_swarm::event::Body::Added {
+            path: String::new(),
+        }))?;
+    }
     let mut outcomes = Vec::new();
     let mut seen = Vec::new();
     for item in items {
