@@ -11,10 +11,12 @@ mod deescalate;
 mod doctor;
 mod edit;
 mod explain;
+mod export;
 mod generate;
 mod harden;
 mod hook;
 mod hooks;
+mod import;
 mod index;
 mod init;
 mod inject;
@@ -290,6 +292,29 @@ enum Command {
     /// proposed before, in any status, is not proposed again. Never writes a
     /// directive: `git swarm proposal accept` does, through the gate.
     Cochange(cochange::Args),
+    /// Write the active directives for harnesses without hooks, and for humans.
+    ///
+    /// `agents-md` writes a marked block (`<!-- git-swarm:begin … -->` to
+    /// `<!-- git-swarm:end -->`) in AGENTS.md, created when missing, and in
+    /// CLAUDE.md when present; every byte outside the block is kept.
+    /// `claude-rules` writes `.claude/rules/<id>.md` (`paths:` from the
+    /// directive's paths) and `cursor-rules` `.cursor/rules/<id>.mdc`
+    /// (`globs`, or `alwaysApply: true` when the directive has no paths). A
+    /// rules file is git-swarm's when its front matter carries the
+    /// `# git-swarm:generated` comment: those of retired or removed directives
+    /// are removed, any other file is never touched. A second run writes
+    /// nothing; a link at a target is refused and nothing is written.
+    Export(export::Args),
+    /// Bring another tool's knowledge in through the actionability gate.
+    ///
+    /// `opencode-swarm PATH` reads its `knowledge.jsonl`: each entry becomes a
+    /// directive, or a quarantined entry with the reason, keeping its id (a
+    /// UUID is a valid id; another is derived from the lesson and reported).
+    /// `verification_predicate` becomes a `verify` predicate when it is one
+    /// git-swarm runs, else a prose verification check, reported. An id
+    /// already present is skipped, so a second import changes nothing; a
+    /// malformed line is reported with its line and skipped (exit 2).
+    Import(import::Args),
     /// Patterns learned from adversarial roles' deliberations.
     ///
     /// Store, score, re-inject and correct them. Every signal is an event;
@@ -426,6 +451,8 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Proposal(command) => proposal::run(command, ui),
         Command::Harden(args) => harden::run(args, ui),
         Command::Cochange(args) => cochange::run(args, ui),
+        Command::Export(args) => export::run(args, ui),
+        Command::Import(args) => import::run(args, ui),
     }
 }
 
