@@ -49,6 +49,7 @@ pub mod hooks;
 pub mod index;
 pub mod init;
 pub mod markdown;
+pub mod mcp;
 pub mod pathglob;
 pub mod pattern;
 pub mod predicate;
