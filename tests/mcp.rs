@@ -220,7 +220,7 @@ fn inject_ack_review_through_the_server() {
     env.git(&["add", "src/lib.rs"]);
     let r = c.ok(
         "review_verdicts",
-        json!({"phase": "p1", "verdicts": "- VERIFIED:no-todo evidence=looked fine\n", "selection": "staged"}),
+        json!({"phase": "p1", "verdicts": "- VERIFIED:no-todo evidence=looked fine\n"}),
     );
     assert_eq!(r["exit_code"], 0, "{r}");
     let v = of_kind(&env, "verdict");
@@ -316,6 +316,12 @@ fn propose_lesson_writes_an_open_proposal_not_a_directive() {
     // A person accepts it, through the gate.
     let run = env.swarm(&["proposal", "accept", &slug]);
     common::assert_no_panic(&run);
+    assert!(
+        env.exists(&format!(".swarm/directives/{slug}.toml"))
+            || env.exists(&format!(".swarm/quarantine/{slug}.toml")),
+        "{}",
+        run.snapshot()
+    );
     assert_eq!(c.finish().0, 0);
 }
 

@@ -149,9 +149,10 @@ impl ReviewVerdictsArgs {
     pub fn invocation(&self) -> Invocation {
         let mut i = Invocation::new("review").opt("phase", Some(&self.phase));
         i.args.push("--verdicts=-".to_owned());
-        if let Some(s) = self.selection {
-            i.args.push(s.flag().to_owned());
-        }
+        // Staged by default, as for `check`: the machine's answer is what
+        // makes a verdict worth more than the reviewer's word.
+        i.args
+            .push(self.selection.unwrap_or_default().flag().to_owned());
         i.stdin = Some(self.verdicts.clone());
         i
     }
