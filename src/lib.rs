@@ -51,6 +51,7 @@ pub mod import;
 pub mod index;
 pub mod init;
 pub mod markdown;
+pub mod mcp;
 pub mod pathglob;
 pub mod pattern;
 pub mod predicate;

@@ -22,6 +22,7 @@ mod init;
 mod inject;
 mod list;
 mod log;
+mod mcp;
 mod pattern;
 mod phase;
 mod proposal;
@@ -196,6 +197,17 @@ enum Command {
     /// delegation was not shown), quarantined entries, events not yet committed,
     /// and the health of the hooks and the index.
     Status(status::Args),
+    /// Serve the Model Context Protocol over standard input and output.
+    ///
+    /// An agent's harness starts `git swarm mcp` in the repository and calls
+    /// its tools: `inject`, `ack`, `review_checklist`, `review_verdicts`,
+    /// `check`, `search`, `propose_lesson` and `status`. Each runs the
+    /// command of the same name with `--format json` (same decisions, same
+    /// trust rules for `tool:` predicates); `propose_lesson` writes an open
+    /// proposal under `.swarm/proposals/` for a person to accept. A failing
+    /// call is a tool result marked as an error, and the server keeps
+    /// serving until its input ends. See docs/mcp.md.
+    Mcp(mcp::Args),
     /// Phases of work: start one, and the gate that closes one.
     #[command(subcommand)]
     Phase(phase::Command),
@@ -437,6 +449,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Record(args) => record::run(args, ui),
         Command::RunTool(args) => run_tool::run(args, ui),
         Command::Status(args) => status::run(args, ui),
+        Command::Mcp(args) => mcp::run(args, ui),
         Command::Inject(args) => inject::run(args, ui),
         Command::Search(args) => search::run(args, ui),
         Command::Ack(args) => ack::run(args, ui),
