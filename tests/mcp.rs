@@ -30,7 +30,7 @@ impl Client {
                 "clientInfo": {"name": "git-swarm-test", "version": "0"},
             }),
         );
-        assert_eq!(init["result"]["serverInfo"]["name"], "rmcp", "{init}");
+        assert_eq!(init["result"]["serverInfo"]["name"], "git-swarm", "{init}");
         assert!(
             init["result"]["capabilities"]["tools"].is_object(),
             "{init}"

@@ -132,7 +132,11 @@ impl Swarm {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Swarm {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+        // The SDK's default names the SDK itself; a client shows this name.
+        let me = rmcp::model::Implementation::new("git-swarm", env!("CARGO_PKG_VERSION"));
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(me)
+            .with_instructions(
             "git-swarm: the team's directives for this repository. Call `inject` before delegating, \
              `ack` with the delegate's final message, `check` before committing, and \
              `propose_lesson` for something learned.",
