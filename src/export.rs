@@ -432,13 +432,67 @@ struct ClaudeFront<'a> {
     paths: &'a [String],
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CursorFront<'a> {
-    description: String,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    globs: &'a [String],
-    always_apply: bool,
+/// Cursor reads its front matter line by line, not as YAML: `globs` must be one
+/// line of bare comma-separated globs and `description` one line. So it is
+/// written by hand; `None` when a path cannot be said that way (a comma left
+/// after expanding simple `{a,b}` alternatives).
+fn cursor_front(d: &Directive) -> Option<String> {
+    let mut out = format!("description: {}\n", yaml_line(&prose(&d.lesson)));
+    if !d.paths.is_empty() {
+        let mut globs = Vec::new();
+        for p in &d.paths {
+            globs.extend(expand_braces(p)?);
+        }
+        if globs
+            .iter()
+            .any(|g| g.is_empty() || g.contains([',', '{', '}']) || g.trim() != g)
+        {
+            return None;
+        }
+        out.push_str(&format!("globs: {}\n", globs.join(",")));
+    }
+    out.push_str(&format!("alwaysApply: {}\n", d.paths.is_empty()));
+    Some(out)
+}
+
+/// One-line YAML scalar: plain when that reads back unchanged, else
+/// double-quoted (a JSON string is a valid YAML double-quoted scalar).
+fn yaml_line(s: &str) -> String {
+    let plain = s.chars().next().is_some_and(|c| c.is_alphanumeric())
+        && !s.contains(": ")
+        && !s.contains(" #")
+        && !s.ends_with(':')
+        && !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off"
+        )
+        && s.parse::<f64>().is_err();
+    if plain {
+        s.to_owned()
+    } else {
+        serde_json::to_string(s).unwrap_or_default()
+    }
+}
+
+/// `src/{a,b}/*.rs` → `src/a/*.rs`, `src/b/*.rs`; `None` for nested or
+/// unbalanced braces. Bounded: at most 64 alternatives in all.
+fn expand_braces(glob: &str) -> Option<Vec<String>> {
+    let Some(open) = glob.find('{') else {
+        return (!glob.contains('}')).then(|| vec![glob.to_owned()]);
+    };
+    let close = open + glob[open..].find('}')?;
+    let inner = &glob[open + 1..close];
+    if inner.contains('{') {
+        return None;
+    }
+    let rest = expand_braces(&glob[close + 1..])?;
+    let mut out = Vec::new();
+    for alt in inner.split(',') {
+        for r in &rest {
+            out.push(format!("{}{alt}{r}", &glob[..open]));
+        }
+    }
+    (out.len() <= 64).then_some(out)
 }
 
 fn rules_dir(target: Target) -> (&'static str, &'static str) {
@@ -455,16 +509,16 @@ fn is_ours(bytes: &[u8]) -> bool {
     lines.next() == Some("---") && lines.take_while(|l| *l != "---").any(|l| l == RULE_MARKER)
 }
 
-fn render_rule(target: Target, d: &Directive, priority: Priority) -> Result<String> {
+/// The rules file for `d`; `None` when its paths cannot be written for `target`.
+fn render_rule(target: Target, d: &Directive, priority: Priority) -> Result<Option<String>> {
     let yaml = match target {
-        Target::CursorRules => serde_saphyr::to_string(&CursorFront {
-            description: prose(&d.lesson),
-            globs: &d.paths,
-            always_apply: d.paths.is_empty(),
-        }),
-        _ => serde_saphyr::to_string(&ClaudeFront { paths: &d.paths }),
-    }
-    .map_err(|e| Error::refused(format!("directive `{}`: front matter", d.id), None, e))?;
+        Target::CursorRules => match cursor_front(d) {
+            Some(front) => front,
+            None => return Ok(None),
+        },
+        _ => serde_saphyr::to_string(&ClaudeFront { paths: &d.paths })
+            .map_err(|e| Error::refused(format!("directive `{}`: front matter", d.id), None, e))?,
+    };
     let yaml = if yaml.trim() == "{}" {
         String::new()
     } else {
@@ -487,7 +541,7 @@ fn render_rule(target: Target, d: &Directive, priority: Priority) -> Result<Stri
         scope_line(d)
     ));
     out.push_str(&action_lines(d, ""));
-    Ok(out)
+    Ok(Some(out))
 }
 
 fn plan_rules(root: &Path, target: Target, active: &[&Entry<'_>]) -> Result<Vec<Change>> {
@@ -519,7 +573,19 @@ fn plan_rules(root: &Path, target: Target, active: &[&Entry<'_>]) -> Result<Vec<
             });
             continue;
         }
-        let new = render_rule(target, d, e.priority)?.into_bytes();
+        let Some(new) = render_rule(target, d, e.priority)? else {
+            changes.push(Change {
+                path: rel,
+                action: Action::Skipped,
+                reason: Some(
+                    "a path holds a comma or nested braces, which Cursor's one-line `globs` cannot say"
+                        .into(),
+                ),
+                contents: None,
+            });
+            continue;
+        };
+        let new = new.into_bytes();
         changes.push(change(rel, old.as_deref(), new));
     }
     // Stale files: git-swarm's own whose directive is no longer active.

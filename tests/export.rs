@@ -256,14 +256,14 @@ fn cursor_rules_set_globs_or_always_apply_and_skip_a_users_file() {
     assert_eq!(env.read(".cursor/rules/no-private-keys.mdc"), mine);
     assert_eq!(env.read(".cursor/rules/mine.mdc"), mine);
 
+    // Cursor reads the front matter line by line: globs one bare comma list.
     let rule = env.read(".cursor/rules/lockfile-with-manifest.mdc");
-    assert_eq!(
-        front_matter(&rule),
-        serde_json::json!({
-            "description": "Change a lockfile only together with the manifest it locks",
-            "globs": ["Cargo.lock", "web/**/package-lock.json"],
-            "alwaysApply": false,
-        })
+    assert!(
+        rule.contains(
+            "\ndescription: Change a lockfile only together with the manifest it locks\n\
+             globs: Cargo.lock,web/**/package-lock.json\nalwaysApply: false\n---\n"
+        ),
+        "{rule}"
     );
 
     // Without the user's file, the pathless directive is always applied.
@@ -346,5 +346,49 @@ required_actions = ["nothing"]
     assert_eq!(
         listing(&env, ".claude/rules"),
         ["lockfile-with-manifest.md", "no-private-keys.md"]
+    );
+}
+
+#[test]
+fn cursor_front_matter_is_one_line_per_key_and_brace_globs_are_expanded_or_skipped() {
+    let env = repo_without_directives();
+    directive(
+        &env,
+        "long-lesson",
+        r#"lesson = "When a migration changes a column type, write the backfill: it runs before the new code reads the column, and it must be idempotent #always"
+applies_to_agents = ["coder"]
+paths = ["src/{api,db}/*.rs", "docs/*.md"]"#,
+    );
+    directive(
+        &env,
+        "nested-braces",
+        r#"lesson = "Nested alternatives cannot be listed"
+applies_to_agents = ["coder"]
+paths = ["src/{a,{b,c}}.rs"]"#,
+    );
+    let run = env.swarm(&["export", "cursor-rules"]);
+    run.success();
+    assert!(
+        run.stderr.contains(".cursor/rules/nested-braces.mdc")
+            && run.stderr.contains("comma or nested braces"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.path(".cursor/rules/nested-braces.mdc").exists());
+    let rule = env.read(".cursor/rules/long-lesson.mdc");
+    let front: Vec<&str> = rule.lines().skip(2).take_while(|l| *l != "---").collect();
+    assert_eq!(
+        front,
+        [
+            "description: \"When a migration changes a column type, write the backfill: it runs \
+             before the new code reads the column, and it must be idempotent #always\"",
+            "globs: src/api/*.rs,src/db/*.rs,docs/*.md",
+            "alwaysApply: false",
+        ]
+    );
+    assert_eq!(
+        front_matter(&rule)["description"],
+        "When a migration changes a column type, write the backfill: it runs before the new \
+         code reads the column, and it must be idempotent #always"
     );
 }
