@@ -262,8 +262,28 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
     let mut begins = Vec::new();
     let mut ends = Vec::new();
     let mut offset = 0;
+    // Markers shown inside a fenced code example are text, not the block.
+    let mut fence: Option<(u8, usize)> = None;
     for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
         let trimmed = line.trim_ascii();
+        let run = fence_run(line);
+        match (fence, run) {
+            (None, Some((c, n, _))) => {
+                fence = Some((c, n));
+                offset += line.len();
+                continue;
+            }
+            (Some((c, n)), Some((c2, n2, true))) if c == c2 && n2 >= n => {
+                fence = None;
+                offset += line.len();
+                continue;
+            }
+            (Some(_), _) => {
+                offset += line.len();
+                continue;
+            }
+            (None, None) => {}
+        }
         if trimmed.starts_with(BEGIN_PREFIX.as_bytes()) {
             begins.push((i + 1, offset));
         } else if trimmed == END.as_bytes() {
@@ -323,6 +343,27 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
 
 /// One line of prose, safe inside Markdown and the block: no newlines or
 /// control characters, and no `<!--`/`-->` that could forge a marker.
+/// A CommonMark code fence line: its char, its length, and whether nothing
+/// follows the run (only such a line can close a fence).
+fn fence_run(line: &[u8]) -> Option<(u8, usize, bool)> {
+    let indent = line.iter().take_while(|&&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let c = *rest.first().filter(|&&c| c == b'`' || c == b'~')?;
+    let n = rest.iter().take_while(|&&b| b == c).count();
+    if n < 3 {
+        return None;
+    }
+    let info = &rest[n..];
+    // A backtick fence's info string may not hold a backtick.
+    if c == b'`' && info.contains(&b'`') {
+        return None;
+    }
+    Some((c, n, info.trim_ascii().is_empty()))
+}
+
 fn prose(s: &str) -> String {
     let one: String = s
         .chars()

@@ -392,3 +392,29 @@ paths = ["src/{a,{b,c}}.rs"]"#,
          code reads the column, and it must be idempotent #always"
     );
 }
+
+#[test]
+fn markers_inside_a_fenced_code_example_are_not_the_block() {
+    let env = store();
+    let example = "# Notes\n\nThe block looks like this:\n\n````markdown\n<!-- git-swarm:begin example -->\n```\nnested\n```\n<!-- git-swarm:end -->\n````\n\n~~~\n<!-- git-swarm:end -->\n~~~\n";
+    env.write(
+        "AGENTS.md",
+        format!("{example}\n<!-- git-swarm:begin old -->\nstale line\n<!-- git-swarm:end -->\n\nAfter.\n"),
+    );
+    env.swarm(&["export", "agents-md"]).success();
+    let text = env.read("AGENTS.md");
+    assert!(text.starts_with(example), "{text}");
+    assert!(!text.contains("stale line"), "{text}");
+    assert!(
+        text.ends_with("<!-- git-swarm:end -->\n\nAfter.\n"),
+        "{text}"
+    );
+    assert!(text.contains("no-private-keys"), "{text}");
+
+    // Only a fenced example: the real block is appended, the example kept.
+    env.write("AGENTS.md", example);
+    env.swarm(&["export", "agents-md"]).success();
+    let text = env.read("AGENTS.md");
+    assert!(text.starts_with(example), "{text}");
+    assert_eq!(text.matches("<!-- git-swarm:begin").count(), 2, "{text}");
+}
