@@ -134,7 +134,7 @@ pub fn read(path: &Path, rel: &str) -> Result<(Vec<Item>, Vec<Problem>)> {
 /// opencode-swarm's predicate language is ours for these kinds (ours is a
 /// superset: `grep`'s glob split at the last `:`, `tool:` argv with no
 /// shell); a path of `file_modified`/`file_not_modified` was compared
-/// literally there and is a glob here, which matches the same literal path.
+/// literally there and is a glob here, so its glob characters are escaped.
 fn translate_predicate(source: &str) -> std::result::Result<String, String> {
     let source = source.trim();
     let Some((kind, arg)) = source.split_once(':') else {
@@ -142,7 +142,7 @@ fn translate_predicate(source: &str) -> std::result::Result<String, String> {
     };
     let kind = kind.trim();
     let arg = match kind {
-        "file_modified" | "file_not_modified" => arg.trim().trim_start_matches("./").to_owned(),
+        "file_modified" | "file_not_modified" => literal_glob(arg.trim().trim_start_matches("./")),
         "grep" | "tool" => arg.to_owned(),
         other => {
             return Err(format!(
@@ -153,6 +153,23 @@ fn translate_predicate(source: &str) -> std::result::Result<String, String> {
     let ours = format!("{kind}:{arg}");
     Predicate::parse(&ours).map_err(|e| e.message)?;
     Ok(ours)
+}
+
+/// A glob matching exactly the path `p`: each glob metacharacter becomes a
+/// one-character class (backslash escapes are off in `pathglob`).
+fn literal_glob(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    for c in p.chars() {
+        match c {
+            '[' | '*' | '?' | '{' | '}' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn translate(e: Entry, line: u32) -> Item {
@@ -311,5 +328,13 @@ mod tests {
         );
         assert!(translate_predicate("lint:eslint").is_err());
         assert!(translate_predicate("grep:(unclosed:src/**").is_err());
+    }
+
+    #[test]
+    fn an_escaped_path_matches_only_itself() {
+        let g = crate::pathglob::PathGlob::parse(&super::literal_glob("app/[slug]/{a,b}*?.tsx"))
+            .expect("glob");
+        assert!(g.is_match("app/[slug]/{a,b}*?.tsx"));
+        assert!(!g.is_match("app/s/ax1.tsx"));
     }
 }

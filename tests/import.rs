@@ -190,3 +190,18 @@ fn a_clean_file_imports_with_exit_zero_and_a_missing_one_is_an_error() {
     assert!(missing.stderr.contains("hint:"), "{}", missing.stderr);
     assert!(missing.stderr.contains("nope.jsonl"), "{}", missing.stderr);
 }
+
+#[test]
+fn a_file_modified_path_stays_literal_even_with_glob_characters() {
+    let env = repo_without_directives();
+    let entry = r#"{"id": "7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "lesson": "Keep the slug page in step with its loader", "applies_to_agents": ["coder"], "status": "established", "verification_predicate": "file_modified:app/[slug]/page.tsx", "created_at": "2026-05-01T08:00:00.000Z"}"#;
+    env.write("k.jsonl", format!("{entry}\n"));
+    let k = env.path("k.jsonl");
+    env.swarm(&["import", "opencode-swarm", k.to_str().expect("utf-8")])
+        .success();
+    let d = env.read(".swarm/directives/7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.toml");
+    assert!(
+        d.contains("verify = [\"file_modified:app/[[]slug]/page.tsx\"]"),
+        "{d}"
+    );
+}
