@@ -132,8 +132,9 @@ pub fn read(path: &Path, rel: &str) -> Result<(Vec<Item>, Vec<Problem>)> {
 }
 
 /// opencode-swarm's predicate language is ours for these kinds (ours is a
-/// superset: `grep`'s glob split at the last `:`, `tool:` argv with no
-/// shell); a path of `file_modified`/`file_not_modified` was compared
+/// superset: the glob split at the last `:`, `tool:` argv with no shell).
+/// Their `grep` passes when the files hold no match — our `grep_tree`; our
+/// `grep` looks only at the lines a change adds. A path of `file_modified`/`file_not_modified` was compared
 /// literally there and is a glob here, so its glob characters are escaped.
 fn translate_predicate(source: &str) -> std::result::Result<String, String> {
     let source = source.trim();
@@ -143,7 +144,8 @@ fn translate_predicate(source: &str) -> std::result::Result<String, String> {
     let kind = kind.trim();
     let arg = match kind {
         "file_modified" | "file_not_modified" => literal_glob(arg.trim().trim_start_matches("./")),
-        "grep" | "tool" => arg.to_owned(),
+        "grep" => return grep_tree(arg),
+        "tool" => arg.to_owned(),
         other => {
             return Err(format!(
                 "`{other}` is not a predicate opencode-swarm or git-swarm knows"
@@ -151,6 +153,12 @@ fn translate_predicate(source: &str) -> std::result::Result<String, String> {
         }
     };
     let ours = format!("{kind}:{arg}");
+    Predicate::parse(&ours).map_err(|e| e.message)?;
+    Ok(ours)
+}
+
+fn grep_tree(arg: &str) -> std::result::Result<String, String> {
+    let ours = format!("grep_tree:{arg}");
     Predicate::parse(&ours).map_err(|e| e.message)?;
     Ok(ours)
 }
@@ -324,7 +332,7 @@ mod tests {
         );
         assert_eq!(
             translate_predicate("grep:console\\.log:src/**/*.ts").as_deref(),
-            Ok("grep:console\\.log:src/**/*.ts")
+            Ok("grep_tree:console\\.log:src/**/*.ts")
         );
         assert!(translate_predicate("lint:eslint").is_err());
         assert!(translate_predicate("grep:(unclosed:src/**").is_err());

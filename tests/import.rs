@@ -74,7 +74,7 @@ fn entries_go_through_the_gate_and_a_second_import_changes_nothing() {
     );
     assert!(good.contains("applies_to_agents = [\"coder\"]"), "{good}");
     assert!(
-        good.contains(r"verify = ['grep:console\.log\(:src/**/*.ts']"),
+        good.contains(r"verify = ['grep_tree:console\.log\(:src/**/*.ts']"),
         "{good}"
     );
     assert!(good.contains("created_at = 2026-05-01T08:00:00Z"), "{good}");
