@@ -13,7 +13,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::directive::{
-    Category, Directive, Enforcement, Priority, Status, check_gate, is_valid_id, slug_from_lesson,
+    Category, Directive, Enforcement, Priority, QuarantineReason, Quarantined, Status, check_gate,
+    is_valid_id, slug_from_lesson,
 };
 use crate::predicate::Predicate;
 use crate::problem::Problem;
@@ -73,6 +74,18 @@ pub struct Item {
     pub original_id: Option<String>,
     /// Notes on what did not translate as it was.
     pub notes: Vec<String>,
+    /// opencode-swarm had quarantined the entry (its `status`): it stays so.
+    pub quarantined_upstream: Option<String>,
+}
+
+/// Why an entry opencode-swarm had quarantined goes to `quarantine/` here,
+/// with the gate's own findings when there are some.
+fn upstream_quarantine(d: &Directive, status: &str) -> (QuarantineReason, String) {
+    let said = format!("quarantined in opencode-swarm: status `{status}`");
+    match check_gate(d) {
+        Ok(()) => (QuarantineReason::InvalidShape, said),
+        Err(f) => (f.reason, format!("{said}; {}", f.detail())),
+    }
 }
 
 /// What became of one entry.
@@ -252,11 +265,20 @@ fn translate(e: Entry, line: u32) -> Item {
         Some(p) => format!("opencode-swarm knowledge.jsonl ({p}), line {line}"),
         None => format!("opencode-swarm knowledge.jsonl, line {line}"),
     });
+    let quarantined_upstream = e
+        .status
+        .filter(|s| matches!(s.as_str(), "quarantined" | "quarantined_unactionable"));
+    if let Some(s) = &quarantined_upstream {
+        notes.push(format!(
+            "status `{s}` in opencode-swarm: kept in quarantine"
+        ));
+    }
     Item {
         line,
         directive: d,
         original_id,
         notes,
+        quarantined_upstream,
     }
 }
 
@@ -278,6 +300,9 @@ pub fn preview(store: &Store, item: &Item, seen: &[String]) -> Outcome {
     } else if seen.contains(&d.id) {
         out.status = "skipped";
         out.reason = Some("the same id appears earlier in the file".into());
+    } else if let Some(status) = &item.quarantined_upstream {
+        out.status = "quarantined";
+        out.reason = Some(upstream_quarantine(d, status).0.as_str().to_owned());
     } else if let Err(f) = check_gate(d) {
         out.status = "quarantined";
         out.reason = Some(f.reason.as_str().to_owned());
@@ -290,6 +315,29 @@ pub fn mint(store: &Store, item: Item) -> Result<(Outcome, crate::event::Event)>
     let notes = item.notes;
     let line = item.line;
     let id = item.directive.id.clone();
+    if let Some(status) = &item.quarantined_upstream {
+        let (reason, detail) = upstream_quarantine(&item.directive, status);
+        let q = Quarantined::new(item.directive, reason, Some(detail.clone()));
+        let path = store.write_quarantined(&q)?;
+        let event = store
+            .event(crate::event::Body::Quarantined {
+                path: store.rel(&path),
+                reason: reason.as_str().to_owned(),
+                detail,
+            })
+            .about(&id);
+        return Ok((
+            Outcome {
+                line,
+                id,
+                status: "quarantined",
+                path: Some(store.rel(&path)),
+                reason: Some(reason.as_str().to_owned()),
+                notes,
+            },
+            event,
+        ));
+    }
     Ok(match store.mint(item.directive)? {
         Minted::Added { path, event } => (
             Outcome {

@@ -205,3 +205,30 @@ fn a_file_modified_path_stays_literal_even_with_glob_characters() {
         "{d}"
     );
 }
+
+#[test]
+fn an_entry_opencode_swarm_had_quarantined_stays_quarantined() {
+    let env = repo_without_directives();
+    let entry = r#"{"id": "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a", "lesson": "Always run the database migrations in a transaction", "applies_to_agents": ["coder"], "required_actions": ["wrap the migration in BEGIN/COMMIT"], "status": "quarantined_unactionable"}"#;
+    env.write("k.jsonl", format!("{entry}\n"));
+    let k = env.path("k.jsonl");
+    let run = env.swarm(&["import", "opencode-swarm", k.to_str().expect("utf-8")]);
+    run.success();
+    assert!(
+        run.stdout
+            .ends_with("0 added, 1 quarantined, 0 skipped, 0 malformed lines.\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !env.exists(".swarm/directives/9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a.toml"),
+        "an entry quarantined there is not active here"
+    );
+    let q = env.read(".swarm/quarantine/9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a.toml");
+    assert!(
+        q.contains(
+            "quarantine_detail = \"quarantined in opencode-swarm: status `quarantined_unactionable`\""
+        ),
+        "{q}"
+    );
+}
