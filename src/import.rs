@@ -282,6 +282,35 @@ fn translate(e: Entry, line: u32) -> Item {
     }
 }
 
+/// A derived id (the lesson's slug, cut short) may be taken by an entry
+/// with another lesson: then a short hash of this lesson is added, so the
+/// entry is not skipped as already present. Same lesson: left as is, so a
+/// second import still skips it.
+pub fn settle_id(store: &Store, item: &mut Item) {
+    if item.original_id.is_none() {
+        return;
+    }
+    let d = &mut item.directive;
+    let Some(path) = store.id_taken(&d.id) else {
+        return;
+    };
+    let theirs = safe_fs::read(&path, crate::directive::limits::FILE_MAX)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("lesson").and_then(|l| l.as_str()).map(str::to_owned));
+    if theirs.as_deref() == Some(d.lesson.as_str()) {
+        return;
+    }
+    let hash = xxhash_rust::xxh3::xxh3_64(d.lesson.as_bytes());
+    let id = format!("{}-{:08x}", d.id, hash as u32);
+    item.notes.push(format!(
+        "id `{}` is taken by another lesson; imported as `{id}`",
+        d.id
+    ));
+    d.id = id;
+}
+
 /// What [`Store::mint`] would do with `item`, without writing: for
 /// `--dry-run`, and to skip ids already present.
 pub fn preview(store: &Store, item: &Item, seen: &[String]) -> Outcome {

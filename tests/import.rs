@@ -232,3 +232,44 @@ fn an_entry_opencode_swarm_had_quarantined_stays_quarantined() {
         "{q}"
     );
 }
+
+#[test]
+fn a_derived_id_taken_by_another_lesson_gets_a_hash_and_a_reimport_skips() {
+    let env = repo_without_directives();
+    let a = r#"{"id": "no id one", "lesson": "Run the database migrations inside one transaction before deploying the api", "applies_to_agents": ["coder"], "required_actions": ["BEGIN; migrate; COMMIT"]}"#;
+    let b = r#"{"id": "no id two", "lesson": "Run the database migrations inside one transaction before deploying the web app", "applies_to_agents": ["coder"], "required_actions": ["BEGIN; migrate; COMMIT"]}"#;
+    env.write("a.jsonl", format!("{a}\n"));
+    env.write("b.jsonl", format!("{b}\n"));
+    let (pa, pb) = (env.path("a.jsonl"), env.path("b.jsonl"));
+    let (pa, pb) = (pa.to_str().expect("utf-8"), pb.to_str().expect("utf-8"));
+    env.swarm(&["import", "opencode-swarm", pa]).success();
+    let run = env.swarm(&["import", "opencode-swarm", pb, "--format", "json"]);
+    run.success();
+    let report: Value = serde_json::from_str(&run.stdout).expect("json");
+    let entry = &report["entries"][0];
+    assert_eq!(entry["status"], "added", "{report}");
+    let id = entry["id"].as_str().expect("id");
+    // The first entry kept the plain slug; this one has a hash added.
+    assert!(env.exists(".swarm/directives/run-the-database-migrations-inside-one.toml"));
+    assert_eq!(
+        id.strip_prefix("run-the-database-migrations-inside-one-")
+            .map(str::len),
+        Some(8),
+        "{id}"
+    );
+    assert!(
+        env.read(&format!(".swarm/directives/{id}.toml"))
+            .contains("web app")
+    );
+
+    // The same lesson again is the same entry: skipped, nothing written.
+    let before = tree(&env);
+    let again = env.swarm(&["import", "opencode-swarm", pb]);
+    again.success();
+    assert!(
+        again.stdout.contains("0 added, 0 quarantined, 1 skipped"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(tree(&env), before);
+}
