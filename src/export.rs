@@ -248,6 +248,18 @@ fn plan_block(root: &Path, active: &[&Entry<'_>]) -> Result<Vec<Change>> {
 /// `text` with its block replaced by `block` (or `block` appended when it
 /// has none); every byte outside the block kept.
 fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
+    // A file written with CRLF line endings keeps them, block included.
+    let crlf = text
+        .iter()
+        .position(|&b| b == b'\n')
+        .is_some_and(|i| i > 0 && text[i - 1] == b'\r');
+    let eol: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+    let block = if crlf {
+        block.replace('\n', "\r\n")
+    } else {
+        block.to_owned()
+    };
+    let block = block.as_str();
     let marker_problem = |line: usize, message: String| {
         Error::Invalid(vec![
             Problem::error(name, "export_marker", message)
@@ -265,7 +277,13 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
     // Markers shown inside a fenced code example are text, not the block.
     let mut fence: Option<(u8, usize)> = None;
     for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
-        let trimmed = line.trim_ascii();
+        // A byte-order mark opening the file does not hide a marker on line 1.
+        let bare = if i == 0 {
+            line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line)
+        } else {
+            line
+        };
+        let trimmed = bare.trim_ascii();
         let run = fence_run(line);
         match (fence, run) {
             (None, Some((c, n, _))) => {
@@ -285,7 +303,7 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
             (None, None) => {}
         }
         if trimmed.starts_with(BEGIN_PREFIX.as_bytes()) {
-            begins.push((i + 1, offset));
+            begins.push((i + 1, offset + line.len() - bare.len()));
         } else if trimmed == END.as_bytes() {
             ends.push((i + 1, offset + line.len()));
         }
@@ -296,9 +314,9 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
             let mut out = text.to_vec();
             if !out.is_empty() {
                 if !out.ends_with(b"\n") {
-                    out.push(b'\n');
+                    out.extend_from_slice(eol);
                 }
-                out.push(b'\n');
+                out.extend_from_slice(eol);
             }
             out.extend_from_slice(block.as_bytes());
             Ok(out)
@@ -310,7 +328,7 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
             let rest = &text[*end..];
             if !text[..*end].ends_with(b"\n") {
                 // A file whose end marker is its last line without a newline.
-                out.pop();
+                out.truncate(out.len() - eol.len());
             }
             out.extend_from_slice(rest);
             Ok(out)

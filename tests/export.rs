@@ -418,3 +418,34 @@ fn markers_inside_a_fenced_code_example_are_not_the_block() {
     assert!(text.starts_with(example), "{text}");
     assert_eq!(text.matches("<!-- git-swarm:begin").count(), 2, "{text}");
 }
+
+#[test]
+fn a_byte_order_mark_does_not_hide_a_marker_and_crlf_files_stay_crlf() {
+    let env = store();
+    env.write(
+        "AGENTS.md",
+        "\u{feff}<!-- git-swarm:begin old -->\nstale line\n<!-- git-swarm:end -->\nAfter.\n",
+    );
+    env.swarm(&["export", "agents-md"]).success();
+    let text = env.read("AGENTS.md");
+    assert!(text.starts_with("\u{feff}<!-- git-swarm:begin"), "{text}");
+    assert!(!text.contains("stale line"), "{text}");
+    assert_eq!(text.matches("<!-- git-swarm:begin").count(), 1, "{text}");
+    assert!(text.ends_with("<!-- git-swarm:end -->\nAfter.\n"), "{text}");
+
+    // A CRLF file without a final newline: the block is appended in CRLF.
+    env.write("AGENTS.md", "# Rules\r\n\r\nBe kind.");
+    env.swarm(&["export", "agents-md"]).success();
+    let text = env.read("AGENTS.md");
+    assert!(
+        text.starts_with("# Rules\r\n\r\nBe kind.\r\n\r\n<!-- git-swarm:begin"),
+        "{text:?}"
+    );
+    assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
+    let again = env.swarm(&["export", "agents-md"]);
+    again.success();
+    assert_eq!(
+        again.stdout,
+        "Nothing to change: 1 file already up to date.\n"
+    );
+}
