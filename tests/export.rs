@@ -328,8 +328,10 @@ fn dry_run_lists_the_changes_and_writes_nothing() {
     assert!(!env.exists("AGENTS.md"));
 }
 
+/// The store's index drops a file whose `id` is invalid or not its stem, so
+/// such an entry is not exported at all (and so never names a file).
 #[test]
-fn a_directive_whose_id_is_no_valid_id_never_names_a_file() {
+fn a_directive_file_with_a_bad_id_is_left_out_of_the_export() {
     let env = store();
     env.write(
         ".swarm/directives/escape.toml",
