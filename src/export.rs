@@ -248,6 +248,18 @@ fn plan_block(root: &Path, active: &[&Entry<'_>]) -> Result<Vec<Change>> {
 /// `text` with its block replaced by `block` (or `block` appended when it
 /// has none); every byte outside the block kept.
 fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
+    // A file written with CRLF line endings keeps them, block included.
+    let crlf = text
+        .iter()
+        .position(|&b| b == b'\n')
+        .is_some_and(|i| i > 0 && text[i - 1] == b'\r');
+    let eol: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+    let block = if crlf {
+        block.replace('\n', "\r\n")
+    } else {
+        block.to_owned()
+    };
+    let block = block.as_str();
     let marker_problem = |line: usize, message: String| {
         Error::Invalid(vec![
             Problem::error(name, "export_marker", message)
@@ -262,10 +274,36 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
     let mut begins = Vec::new();
     let mut ends = Vec::new();
     let mut offset = 0;
+    // Markers shown inside a fenced code example are text, not the block.
+    let mut fence: Option<(u8, usize)> = None;
     for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
-        let trimmed = line.trim_ascii();
+        // A byte-order mark opening the file does not hide a marker on line 1.
+        let bare = if i == 0 {
+            line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line)
+        } else {
+            line
+        };
+        let trimmed = bare.trim_ascii();
+        let run = fence_run(line);
+        match (fence, run) {
+            (None, Some((c, n, _))) => {
+                fence = Some((c, n));
+                offset += line.len();
+                continue;
+            }
+            (Some((c, n)), Some((c2, n2, true))) if c == c2 && n2 >= n => {
+                fence = None;
+                offset += line.len();
+                continue;
+            }
+            (Some(_), _) => {
+                offset += line.len();
+                continue;
+            }
+            (None, None) => {}
+        }
         if trimmed.starts_with(BEGIN_PREFIX.as_bytes()) {
-            begins.push((i + 1, offset));
+            begins.push((i + 1, offset + line.len() - bare.len()));
         } else if trimmed == END.as_bytes() {
             ends.push((i + 1, offset + line.len()));
         }
@@ -276,9 +314,9 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
             let mut out = text.to_vec();
             if !out.is_empty() {
                 if !out.ends_with(b"\n") {
-                    out.push(b'\n');
+                    out.extend_from_slice(eol);
                 }
-                out.push(b'\n');
+                out.extend_from_slice(eol);
             }
             out.extend_from_slice(block.as_bytes());
             Ok(out)
@@ -290,7 +328,7 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
             let rest = &text[*end..];
             if !text[..*end].ends_with(b"\n") {
                 // A file whose end marker is its last line without a newline.
-                out.pop();
+                out.truncate(out.len() - eol.len());
             }
             out.extend_from_slice(rest);
             Ok(out)
@@ -323,6 +361,27 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
 
 /// One line of prose, safe inside Markdown and the block: no newlines or
 /// control characters, and no `<!--`/`-->` that could forge a marker.
+/// A CommonMark code fence line: its char, its length, and whether nothing
+/// follows the run (only such a line can close a fence).
+fn fence_run(line: &[u8]) -> Option<(u8, usize, bool)> {
+    let indent = line.iter().take_while(|&&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let c = *rest.first().filter(|&&c| c == b'`' || c == b'~')?;
+    let n = rest.iter().take_while(|&&b| b == c).count();
+    if n < 3 {
+        return None;
+    }
+    let info = &rest[n..];
+    // A backtick fence's info string may not hold a backtick.
+    if c == b'`' && info.contains(&b'`') {
+        return None;
+    }
+    Some((c, n, info.trim_ascii().is_empty()))
+}
+
 fn prose(s: &str) -> String {
     let one: String = s
         .chars()
@@ -432,13 +491,67 @@ struct ClaudeFront<'a> {
     paths: &'a [String],
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CursorFront<'a> {
-    description: String,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    globs: &'a [String],
-    always_apply: bool,
+/// Cursor reads its front matter line by line, not as YAML: `globs` must be one
+/// line of bare comma-separated globs and `description` one line. So it is
+/// written by hand; `None` when a path cannot be said that way (a comma left
+/// after expanding simple `{a,b}` alternatives).
+fn cursor_front(d: &Directive) -> Option<String> {
+    let mut out = format!("description: {}\n", yaml_line(&prose(&d.lesson)));
+    if !d.paths.is_empty() {
+        let mut globs = Vec::new();
+        for p in &d.paths {
+            globs.extend(expand_braces(p)?);
+        }
+        if globs
+            .iter()
+            .any(|g| g.is_empty() || g.contains([',', '{', '}']) || g.trim() != g)
+        {
+            return None;
+        }
+        out.push_str(&format!("globs: {}\n", globs.join(",")));
+    }
+    out.push_str(&format!("alwaysApply: {}\n", d.paths.is_empty()));
+    Some(out)
+}
+
+/// One-line YAML scalar: plain when that reads back unchanged, else
+/// double-quoted (a JSON string is a valid YAML double-quoted scalar).
+fn yaml_line(s: &str) -> String {
+    let plain = s.chars().next().is_some_and(|c| c.is_alphanumeric())
+        && !s.contains(": ")
+        && !s.contains(" #")
+        && !s.ends_with(':')
+        && !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off"
+        )
+        && s.parse::<f64>().is_err();
+    if plain {
+        s.to_owned()
+    } else {
+        serde_json::to_string(s).unwrap_or_default()
+    }
+}
+
+/// `src/{a,b}/*.rs` → `src/a/*.rs`, `src/b/*.rs`; `None` for nested or
+/// unbalanced braces. Bounded: at most 64 alternatives in all.
+fn expand_braces(glob: &str) -> Option<Vec<String>> {
+    let Some(open) = glob.find('{') else {
+        return (!glob.contains('}')).then(|| vec![glob.to_owned()]);
+    };
+    let close = open + glob[open..].find('}')?;
+    let inner = &glob[open + 1..close];
+    if inner.contains('{') {
+        return None;
+    }
+    let rest = expand_braces(&glob[close + 1..])?;
+    let mut out = Vec::new();
+    for alt in inner.split(',') {
+        for r in &rest {
+            out.push(format!("{}{alt}{r}", &glob[..open]));
+        }
+    }
+    (out.len() <= 64).then_some(out)
 }
 
 fn rules_dir(target: Target) -> (&'static str, &'static str) {
@@ -455,16 +568,16 @@ fn is_ours(bytes: &[u8]) -> bool {
     lines.next() == Some("---") && lines.take_while(|l| *l != "---").any(|l| l == RULE_MARKER)
 }
 
-fn render_rule(target: Target, d: &Directive, priority: Priority) -> Result<String> {
+/// The rules file for `d`; `None` when its paths cannot be written for `target`.
+fn render_rule(target: Target, d: &Directive, priority: Priority) -> Result<Option<String>> {
     let yaml = match target {
-        Target::CursorRules => serde_saphyr::to_string(&CursorFront {
-            description: prose(&d.lesson),
-            globs: &d.paths,
-            always_apply: d.paths.is_empty(),
-        }),
-        _ => serde_saphyr::to_string(&ClaudeFront { paths: &d.paths }),
-    }
-    .map_err(|e| Error::refused(format!("directive `{}`: front matter", d.id), None, e))?;
+        Target::CursorRules => match cursor_front(d) {
+            Some(front) => front,
+            None => return Ok(None),
+        },
+        _ => serde_saphyr::to_string(&ClaudeFront { paths: &d.paths })
+            .map_err(|e| Error::refused(format!("directive `{}`: front matter", d.id), None, e))?,
+    };
     let yaml = if yaml.trim() == "{}" {
         String::new()
     } else {
@@ -487,7 +600,7 @@ fn render_rule(target: Target, d: &Directive, priority: Priority) -> Result<Stri
         scope_line(d)
     ));
     out.push_str(&action_lines(d, ""));
-    Ok(out)
+    Ok(Some(out))
 }
 
 fn plan_rules(root: &Path, target: Target, active: &[&Entry<'_>]) -> Result<Vec<Change>> {
@@ -519,7 +632,19 @@ fn plan_rules(root: &Path, target: Target, active: &[&Entry<'_>]) -> Result<Vec<
             });
             continue;
         }
-        let new = render_rule(target, d, e.priority)?.into_bytes();
+        let Some(new) = render_rule(target, d, e.priority)? else {
+            changes.push(Change {
+                path: rel,
+                action: Action::Skipped,
+                reason: Some(
+                    "a path holds a comma or nested braces, which Cursor's one-line `globs` cannot say"
+                        .into(),
+                ),
+                contents: None,
+            });
+            continue;
+        };
+        let new = new.into_bytes();
         changes.push(change(rel, old.as_deref(), new));
     }
     // Stale files: git-swarm's own whose directive is no longer active.

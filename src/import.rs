@@ -13,7 +13,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::directive::{
-    Category, Directive, Enforcement, Priority, Status, check_gate, is_valid_id, slug_from_lesson,
+    Category, Directive, Enforcement, Priority, QuarantineReason, Quarantined, Status, check_gate,
+    is_valid_id, slug_from_lesson,
 };
 use crate::predicate::Predicate;
 use crate::problem::Problem;
@@ -73,6 +74,18 @@ pub struct Item {
     pub original_id: Option<String>,
     /// Notes on what did not translate as it was.
     pub notes: Vec<String>,
+    /// opencode-swarm had quarantined the entry (its `status`): it stays so.
+    pub quarantined_upstream: Option<String>,
+}
+
+/// Why an entry opencode-swarm had quarantined goes to `quarantine/` here,
+/// with the gate's own findings when there are some.
+fn upstream_quarantine(d: &Directive, status: &str) -> (QuarantineReason, String) {
+    let said = format!("quarantined in opencode-swarm: status `{status}`");
+    match check_gate(d) {
+        Ok(()) => (QuarantineReason::InvalidShape, said),
+        Err(f) => (f.reason, format!("{said}; {}", f.detail())),
+    }
 }
 
 /// What became of one entry.
@@ -132,9 +145,10 @@ pub fn read(path: &Path, rel: &str) -> Result<(Vec<Item>, Vec<Problem>)> {
 }
 
 /// opencode-swarm's predicate language is ours for these kinds (ours is a
-/// superset: `grep`'s glob split at the last `:`, `tool:` argv with no
-/// shell); a path of `file_modified`/`file_not_modified` was compared
-/// literally there and is a glob here, which matches the same literal path.
+/// superset: the glob split at the last `:`, `tool:` argv with no shell).
+/// Their `grep` passes when the files hold no match — our `grep_tree`; our
+/// `grep` looks only at the lines a change adds. A path of `file_modified`/`file_not_modified` was compared
+/// literally there and is a glob here, so its glob characters are escaped.
 fn translate_predicate(source: &str) -> std::result::Result<String, String> {
     let source = source.trim();
     let Some((kind, arg)) = source.split_once(':') else {
@@ -142,8 +156,9 @@ fn translate_predicate(source: &str) -> std::result::Result<String, String> {
     };
     let kind = kind.trim();
     let arg = match kind {
-        "file_modified" | "file_not_modified" => arg.trim().trim_start_matches("./").to_owned(),
-        "grep" | "tool" => arg.to_owned(),
+        "file_modified" | "file_not_modified" => literal_glob(arg.trim().trim_start_matches("./")),
+        "grep" => return grep_tree(arg),
+        "tool" => arg.to_owned(),
         other => {
             return Err(format!(
                 "`{other}` is not a predicate opencode-swarm or git-swarm knows"
@@ -153,6 +168,29 @@ fn translate_predicate(source: &str) -> std::result::Result<String, String> {
     let ours = format!("{kind}:{arg}");
     Predicate::parse(&ours).map_err(|e| e.message)?;
     Ok(ours)
+}
+
+fn grep_tree(arg: &str) -> std::result::Result<String, String> {
+    let ours = format!("grep_tree:{arg}");
+    Predicate::parse(&ours).map_err(|e| e.message)?;
+    Ok(ours)
+}
+
+/// A glob matching exactly the path `p`: each glob metacharacter becomes a
+/// one-character class (backslash escapes are off in `pathglob`).
+fn literal_glob(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    for c in p.chars() {
+        match c {
+            '[' | '*' | '?' | '{' | '}' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn translate(e: Entry, line: u32) -> Item {
@@ -227,12 +265,50 @@ fn translate(e: Entry, line: u32) -> Item {
         Some(p) => format!("opencode-swarm knowledge.jsonl ({p}), line {line}"),
         None => format!("opencode-swarm knowledge.jsonl, line {line}"),
     });
+    let quarantined_upstream = e
+        .status
+        .filter(|s| matches!(s.as_str(), "quarantined" | "quarantined_unactionable"));
+    if let Some(s) = &quarantined_upstream {
+        notes.push(format!(
+            "status `{s}` in opencode-swarm: kept in quarantine"
+        ));
+    }
     Item {
         line,
         directive: d,
         original_id,
         notes,
+        quarantined_upstream,
     }
+}
+
+/// A derived id (the lesson's slug, cut short) may be taken by an entry
+/// with another lesson: then a short hash of this lesson is added, so the
+/// entry is not skipped as already present. Same lesson: left as is, so a
+/// second import still skips it.
+pub fn settle_id(store: &Store, item: &mut Item) {
+    if item.original_id.is_none() {
+        return;
+    }
+    let d = &mut item.directive;
+    let Some(path) = store.id_taken(&d.id) else {
+        return;
+    };
+    let theirs = safe_fs::read(&path, crate::directive::limits::FILE_MAX)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("lesson").and_then(|l| l.as_str()).map(str::to_owned));
+    if theirs.as_deref() == Some(d.lesson.as_str()) {
+        return;
+    }
+    let hash = xxhash_rust::xxh3::xxh3_64(d.lesson.as_bytes());
+    let id = format!("{}-{:08x}", d.id, hash as u32);
+    item.notes.push(format!(
+        "id `{}` is taken by another lesson; imported as `{id}`",
+        d.id
+    ));
+    d.id = id;
 }
 
 /// What [`Store::mint`] would do with `item`, without writing: for
@@ -253,6 +329,9 @@ pub fn preview(store: &Store, item: &Item, seen: &[String]) -> Outcome {
     } else if seen.contains(&d.id) {
         out.status = "skipped";
         out.reason = Some("the same id appears earlier in the file".into());
+    } else if let Some(status) = &item.quarantined_upstream {
+        out.status = "quarantined";
+        out.reason = Some(upstream_quarantine(d, status).0.as_str().to_owned());
     } else if let Err(f) = check_gate(d) {
         out.status = "quarantined";
         out.reason = Some(f.reason.as_str().to_owned());
@@ -265,6 +344,29 @@ pub fn mint(store: &Store, item: Item) -> Result<(Outcome, crate::event::Event)>
     let notes = item.notes;
     let line = item.line;
     let id = item.directive.id.clone();
+    if let Some(status) = &item.quarantined_upstream {
+        let (reason, detail) = upstream_quarantine(&item.directive, status);
+        let q = Quarantined::new(item.directive, reason, Some(detail.clone()));
+        let path = store.write_quarantined(&q)?;
+        let event = store
+            .event(crate::event::Body::Quarantined {
+                path: store.rel(&path),
+                reason: reason.as_str().to_owned(),
+                detail,
+            })
+            .about(&id);
+        return Ok((
+            Outcome {
+                line,
+                id,
+                status: "quarantined",
+                path: Some(store.rel(&path)),
+                reason: Some(reason.as_str().to_owned()),
+                notes,
+            },
+            event,
+        ));
+    }
     Ok(match store.mint(item.directive)? {
         Minted::Added { path, event } => (
             Outcome {
@@ -307,9 +409,17 @@ mod tests {
         );
         assert_eq!(
             translate_predicate("grep:console\\.log:src/**/*.ts").as_deref(),
-            Ok("grep:console\\.log:src/**/*.ts")
+            Ok("grep_tree:console\\.log:src/**/*.ts")
         );
         assert!(translate_predicate("lint:eslint").is_err());
         assert!(translate_predicate("grep:(unclosed:src/**").is_err());
+    }
+
+    #[test]
+    fn an_escaped_path_matches_only_itself() {
+        let g = crate::pathglob::PathGlob::parse(&super::literal_glob("app/[slug]/{a,b}*?.tsx"))
+            .expect("glob");
+        assert!(g.is_match("app/[slug]/{a,b}*?.tsx"));
+        assert!(!g.is_match("app/s/ax1.tsx"));
     }
 }

@@ -256,14 +256,14 @@ fn cursor_rules_set_globs_or_always_apply_and_skip_a_users_file() {
     assert_eq!(env.read(".cursor/rules/no-private-keys.mdc"), mine);
     assert_eq!(env.read(".cursor/rules/mine.mdc"), mine);
 
+    // Cursor reads the front matter line by line: globs one bare comma list.
     let rule = env.read(".cursor/rules/lockfile-with-manifest.mdc");
-    assert_eq!(
-        front_matter(&rule),
-        serde_json::json!({
-            "description": "Change a lockfile only together with the manifest it locks",
-            "globs": ["Cargo.lock", "web/**/package-lock.json"],
-            "alwaysApply": false,
-        })
+    assert!(
+        rule.contains(
+            "\ndescription: Change a lockfile only together with the manifest it locks\n\
+             globs: Cargo.lock,web/**/package-lock.json\nalwaysApply: false\n---\n"
+        ),
+        "{rule}"
     );
 
     // Without the user's file, the pathless directive is always applied.
@@ -328,8 +328,10 @@ fn dry_run_lists_the_changes_and_writes_nothing() {
     assert!(!env.exists("AGENTS.md"));
 }
 
+/// The store's index drops a file whose `id` is invalid or not its stem, so
+/// such an entry is not exported at all (and so never names a file).
 #[test]
-fn a_directive_whose_id_is_no_valid_id_never_names_a_file() {
+fn a_directive_file_with_a_bad_id_is_left_out_of_the_export() {
     let env = store();
     env.write(
         ".swarm/directives/escape.toml",
@@ -346,5 +348,106 @@ required_actions = ["nothing"]
     assert_eq!(
         listing(&env, ".claude/rules"),
         ["lockfile-with-manifest.md", "no-private-keys.md"]
+    );
+}
+
+#[test]
+fn cursor_front_matter_is_one_line_per_key_and_brace_globs_are_expanded_or_skipped() {
+    let env = repo_without_directives();
+    directive(
+        &env,
+        "long-lesson",
+        r#"lesson = "When a migration changes a column type, write the backfill: it runs before the new code reads the column, and it must be idempotent #always"
+applies_to_agents = ["coder"]
+paths = ["src/{api,db}/*.rs", "docs/*.md"]"#,
+    );
+    directive(
+        &env,
+        "nested-braces",
+        r#"lesson = "Nested alternatives cannot be listed"
+applies_to_agents = ["coder"]
+paths = ["src/{a,{b,c}}.rs"]"#,
+    );
+    let run = env.swarm(&["export", "cursor-rules"]);
+    run.success();
+    assert!(
+        run.stderr.contains(".cursor/rules/nested-braces.mdc")
+            && run.stderr.contains("comma or nested braces"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.path(".cursor/rules/nested-braces.mdc").exists());
+    let rule = env.read(".cursor/rules/long-lesson.mdc");
+    let front: Vec<&str> = rule.lines().skip(2).take_while(|l| *l != "---").collect();
+    assert_eq!(
+        front,
+        [
+            "description: \"When a migration changes a column type, write the backfill: it runs \
+             before the new code reads the column, and it must be idempotent #always\"",
+            "globs: src/api/*.rs,src/db/*.rs,docs/*.md",
+            "alwaysApply: false",
+        ]
+    );
+    assert_eq!(
+        front_matter(&rule)["description"],
+        "When a migration changes a column type, write the backfill: it runs before the new \
+         code reads the column, and it must be idempotent #always"
+    );
+}
+
+#[test]
+fn markers_inside_a_fenced_code_example_are_not_the_block() {
+    let env = store();
+    let example = "# Notes\n\nThe block looks like this:\n\n````markdown\n<!-- git-swarm:begin example -->\n```\nnested\n```\n<!-- git-swarm:end -->\n````\n\n~~~\n<!-- git-swarm:end -->\n~~~\n";
+    env.write(
+        "AGENTS.md",
+        format!("{example}\n<!-- git-swarm:begin old -->\nstale line\n<!-- git-swarm:end -->\n\nAfter.\n"),
+    );
+    env.swarm(&["export", "agents-md"]).success();
+    let text = env.read("AGENTS.md");
+    assert!(text.starts_with(example), "{text}");
+    assert!(!text.contains("stale line"), "{text}");
+    assert!(
+        text.ends_with("<!-- git-swarm:end -->\n\nAfter.\n"),
+        "{text}"
+    );
+    assert!(text.contains("no-private-keys"), "{text}");
+
+    // Only a fenced example: the real block is appended, the example kept.
+    env.write("AGENTS.md", example);
+    env.swarm(&["export", "agents-md"]).success();
+    let text = env.read("AGENTS.md");
+    assert!(text.starts_with(example), "{text}");
+    assert_eq!(text.matches("<!-- git-swarm:begin").count(), 2, "{text}");
+}
+
+#[test]
+fn a_byte_order_mark_does_not_hide_a_marker_and_crlf_files_stay_crlf() {
+    let env = store();
+    env.write(
+        "AGENTS.md",
+        "\u{feff}<!-- git-swarm:begin old -->\nstale line\n<!-- git-swarm:end -->\nAfter.\n",
+    );
+    env.swarm(&["export", "agents-md"]).success();
+    let text = env.read("AGENTS.md");
+    assert!(text.starts_with("\u{feff}<!-- git-swarm:begin"), "{text}");
+    assert!(!text.contains("stale line"), "{text}");
+    assert_eq!(text.matches("<!-- git-swarm:begin").count(), 1, "{text}");
+    assert!(text.ends_with("<!-- git-swarm:end -->\nAfter.\n"), "{text}");
+
+    // A CRLF file without a final newline: the block is appended in CRLF.
+    env.write("AGENTS.md", "# Rules\r\n\r\nBe kind.");
+    env.swarm(&["export", "agents-md"]).success();
+    let text = env.read("AGENTS.md");
+    assert!(
+        text.starts_with("# Rules\r\n\r\nBe kind.\r\n\r\n<!-- git-swarm:begin"),
+        "{text:?}"
+    );
+    assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
+    let again = env.swarm(&["export", "agents-md"]);
+    again.success();
+    assert_eq!(
+        again.stdout,
+        "Nothing to change: 1 file already up to date.\n"
     );
 }

@@ -74,7 +74,7 @@ fn entries_go_through_the_gate_and_a_second_import_changes_nothing() {
     );
     assert!(good.contains("applies_to_agents = [\"coder\"]"), "{good}");
     assert!(
-        good.contains(r"verify = ['grep:console\.log\(:src/**/*.ts']"),
+        good.contains(r"verify = ['grep_tree:console\.log\(:src/**/*.ts']"),
         "{good}"
     );
     assert!(good.contains("created_at = 2026-05-01T08:00:00Z"), "{good}");
@@ -189,4 +189,87 @@ fn a_clean_file_imports_with_exit_zero_and_a_missing_one_is_an_error() {
     missing.code(2);
     assert!(missing.stderr.contains("hint:"), "{}", missing.stderr);
     assert!(missing.stderr.contains("nope.jsonl"), "{}", missing.stderr);
+}
+
+#[test]
+fn a_file_modified_path_stays_literal_even_with_glob_characters() {
+    let env = repo_without_directives();
+    let entry = r#"{"id": "7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "lesson": "Keep the slug page in step with its loader", "applies_to_agents": ["coder"], "status": "established", "verification_predicate": "file_modified:app/[slug]/page.tsx", "created_at": "2026-05-01T08:00:00.000Z"}"#;
+    env.write("k.jsonl", format!("{entry}\n"));
+    let k = env.path("k.jsonl");
+    env.swarm(&["import", "opencode-swarm", k.to_str().expect("utf-8")])
+        .success();
+    let d = env.read(".swarm/directives/7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.toml");
+    assert!(
+        d.contains("verify = [\"file_modified:app/[[]slug]/page.tsx\"]"),
+        "{d}"
+    );
+}
+
+#[test]
+fn an_entry_opencode_swarm_had_quarantined_stays_quarantined() {
+    let env = repo_without_directives();
+    let entry = r#"{"id": "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a", "lesson": "Always run the database migrations in a transaction", "applies_to_agents": ["coder"], "required_actions": ["wrap the migration in BEGIN/COMMIT"], "status": "quarantined_unactionable"}"#;
+    env.write("k.jsonl", format!("{entry}\n"));
+    let k = env.path("k.jsonl");
+    let run = env.swarm(&["import", "opencode-swarm", k.to_str().expect("utf-8")]);
+    run.success();
+    assert!(
+        run.stdout
+            .ends_with("0 added, 1 quarantined, 0 skipped, 0 malformed lines.\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !env.exists(".swarm/directives/9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a.toml"),
+        "an entry quarantined there is not active here"
+    );
+    let q = env.read(".swarm/quarantine/9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a.toml");
+    assert!(
+        q.contains(
+            "quarantine_detail = \"quarantined in opencode-swarm: status `quarantined_unactionable`\""
+        ),
+        "{q}"
+    );
+}
+
+#[test]
+fn a_derived_id_taken_by_another_lesson_gets_a_hash_and_a_reimport_skips() {
+    let env = repo_without_directives();
+    let a = r#"{"id": "no id one", "lesson": "Run the database migrations inside one transaction before deploying the api", "applies_to_agents": ["coder"], "required_actions": ["BEGIN; migrate; COMMIT"]}"#;
+    let b = r#"{"id": "no id two", "lesson": "Run the database migrations inside one transaction before deploying the web app", "applies_to_agents": ["coder"], "required_actions": ["BEGIN; migrate; COMMIT"]}"#;
+    env.write("a.jsonl", format!("{a}\n"));
+    env.write("b.jsonl", format!("{b}\n"));
+    let (pa, pb) = (env.path("a.jsonl"), env.path("b.jsonl"));
+    let (pa, pb) = (pa.to_str().expect("utf-8"), pb.to_str().expect("utf-8"));
+    env.swarm(&["import", "opencode-swarm", pa]).success();
+    let run = env.swarm(&["import", "opencode-swarm", pb, "--format", "json"]);
+    run.success();
+    let report: Value = serde_json::from_str(&run.stdout).expect("json");
+    let entry = &report["entries"][0];
+    assert_eq!(entry["status"], "added", "{report}");
+    let id = entry["id"].as_str().expect("id");
+    // The first entry kept the plain slug; this one has a hash added.
+    assert!(env.exists(".swarm/directives/run-the-database-migrations-inside-one.toml"));
+    assert_eq!(
+        id.strip_prefix("run-the-database-migrations-inside-one-")
+            .map(str::len),
+        Some(8),
+        "{id}"
+    );
+    assert!(
+        env.read(&format!(".swarm/directives/{id}.toml"))
+            .contains("web app")
+    );
+
+    // The same lesson again is the same entry: skipped, nothing written.
+    let before = tree(&env);
+    let again = env.swarm(&["import", "opencode-swarm", pb]);
+    again.success();
+    assert!(
+        again.stdout.contains("0 added, 0 quarantined, 1 skipped"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(tree(&env), before);
 }

@@ -54,7 +54,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     let mut outcomes = Vec::new();
     let mut seen = Vec::new();
-    for item in items {
+    for mut item in items {
+        git_swarm::import::settle_id(&store, &mut item);
         let preview = git_swarm::import::preview(&store, &item, &seen);
         seen.push(item.directive.id.clone());
         if args.dry_run || preview.status == "skipped" {
