@@ -206,12 +206,15 @@ pub fn add_hooks(h: Harness, rel: &str, text: Option<&str>) -> Result<(String, V
         if present(&o, hook) {
             continue;
         }
+        o.ensure_multiline();
         let hooks = o
             .object_value_or_create("hooks")
             .ok_or_else(|| shape(rel, "`hooks` is not an object"))?;
+        hooks.ensure_multiline();
         let array = hooks
             .array_value_or_create(hook.key)
             .ok_or_else(|| shape(rel, &format!("`hooks.{}` is not an array", hook.key)))?;
+        array.ensure_multiline();
         array.append(entry(h, hook));
         added.push(hook.key.to_owned());
     }
@@ -329,6 +332,9 @@ pub fn add_mcp(h: Harness, rel: &str, text: Option<&str>) -> Result<Option<Strin
     if servers.get(MCP_NAME).is_some() {
         return Ok(None);
     }
+    // A one-line object would get a multi-line entry inside it.
+    o.ensure_multiline();
+    servers.ensure_multiline();
     servers.append(MCP_NAME, mcp_entry(h));
     Ok(Some(root.to_string()))
 }
