@@ -466,3 +466,37 @@ fn status_before_and_after_install_and_for_a_partial_install() {
     let json: Value = serde_json::from_str(&off_path.success().stdout).expect("json");
     assert_eq!(json["binary_on_path"], false);
 }
+
+#[test]
+fn each_worktree_keeps_its_own_record() {
+    let env = TestEnv::new();
+    // A one-line array install spreads over lines: only the record gives
+    // the bytes back, so the two worktrees' records must not mix.
+    let (rel, original) = user_config("cursor");
+    env.write(rel, original);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "settings"]);
+    let linked = env.tmp.path().join("linked");
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        linked.to_str().expect("utf-8"),
+        "-b",
+        "other",
+    ]);
+    let edited = original.replace("format.sh", "fmt.sh");
+    std::fs::write(linked.join(rel), &edited).expect("write");
+
+    env.swarm(&["agents", "install", "cursor"]).success();
+    env.swarm_in(&linked, &["agents", "install", "cursor"])
+        .success();
+    env.swarm_in(&linked, &["agents", "uninstall", "cursor"])
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(linked.join(rel)).expect("read"),
+        edited
+    );
+    env.swarm(&["agents", "uninstall", "cursor"]).success();
+    assert_eq!(env.read(rel), original);
+}

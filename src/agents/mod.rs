@@ -189,10 +189,35 @@ pub struct Report {
     pub unchanged: Vec<FileChange>,
 }
 
-/// Where install works: the work tree and the git dir every worktree shares.
+/// Where install works: the work tree, and the folder of its records.
 pub struct Place<'a> {
     pub root: &'a Path,
-    pub common_dir: &'a Path,
+    records: PathBuf,
+}
+
+impl<'a> Place<'a> {
+    /// The records live in the git dir every worktree shares
+    /// (`swarm/agents/installed/`), one folder per worktree: each has its
+    /// own `.claude/settings.json`.
+    pub fn of(repo: &'a crate::store::Repo) -> Place<'a> {
+        let worktree = if repo.git_dir == repo.common_dir {
+            std::ffi::OsString::from("main")
+        } else {
+            let name = repo.git_dir.file_name().unwrap_or_default();
+            let mut tagged = std::ffi::OsString::from("worktree-");
+            tagged.push(name);
+            tagged
+        };
+        Place {
+            root: &repo.root,
+            records: repo
+                .common_dir
+                .join("swarm")
+                .join("agents")
+                .join("installed")
+                .join(worktree),
+        }
+    }
 }
 
 /// One file of a plan: its bytes on disk and what the plan makes of them.
@@ -388,14 +413,14 @@ fn holds_ours(rel: &str, text: &str) -> bool {
 
 /// Writes what the plan changed and keeps the records up to date.
 fn apply(place: &Place<'_>, plan: &Plan<'_>, installing: bool) -> Result<()> {
-    let mut dirs = record::created_dirs(place.common_dir);
+    let mut dirs = record::created_dirs(&place.records);
     let mut removed_any = false;
     for (rel, p) in &plan.files {
         if p.after == p.before {
             continue;
         }
         // The record holds while the file is exactly what git-swarm last wrote.
-        let current = record::load(place.common_dir, rel)
+        let current = record::load(&place.records, rel)
             .filter(|r| r.version == record::VERSION)
             .filter(|r| p.before.as_deref() == Some(r.written.as_str()));
         if installing {
@@ -408,7 +433,7 @@ fn apply(place: &Place<'_>, plan: &Plan<'_>, installing: bool) -> Result<()> {
                 }
                 None => record::Record::new(p.before.clone(), after.to_owned()),
             };
-            record::save(place.common_dir, rel, &r)?;
+            record::save(&place.records, rel, &r)?;
             continue;
         }
         let ours_left = p.after.as_deref().is_some_and(|t| holds_ours(rel, t));
@@ -430,9 +455,9 @@ fn apply(place: &Place<'_>, plan: &Plan<'_>, installing: bool) -> Result<()> {
         match current {
             Some(mut r) if ours_left => {
                 r.written = p.after.clone().unwrap_or_default();
-                record::save(place.common_dir, rel, &r)?;
+                record::save(&place.records, rel, &r)?;
             }
-            _ => record::forget(place.common_dir, rel)?,
+            _ => record::forget(&place.records, rel)?,
         }
     }
     if removed_any {
@@ -445,7 +470,7 @@ fn apply(place: &Place<'_>, plan: &Plan<'_>, installing: bool) -> Result<()> {
     }
     dirs.sort();
     dirs.dedup();
-    record::save_created_dirs(place.common_dir, &dirs)
+    record::save_created_dirs(&place.records, &dirs)
 }
 
 /// Reads the config `rel`, `None` when it is missing; a link (at the file

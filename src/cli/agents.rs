@@ -79,10 +79,7 @@ pub struct StatusArgs {
 
 pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
-    let place = Place {
-        root: &repo.root,
-        common_dir: &repo.common_dir,
-    };
+    let place = Place::of(&repo);
     match cmd {
         Command::Install(args) => {
             let harnesses = harnesses(&args);
