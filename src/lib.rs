@@ -31,6 +31,7 @@
 //! `src/cli/`, one file per command) parses the arguments, calls it,
 //! appends and renders.
 
+pub mod agents;
 pub mod change;
 pub mod check;
 pub mod cochange;

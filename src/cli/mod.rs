@@ -3,6 +3,7 @@
 
 mod ack;
 mod add;
+mod agents;
 mod args;
 mod changes;
 mod check;
@@ -208,6 +209,16 @@ enum Command {
     /// call is a tool result marked as an error, and the server keeps
     /// serving until its input ends. See docs/mcp.md.
     Mcp(mcp::Args),
+    /// Register git-swarm's hooks in a coding agent harness's project config.
+    ///
+    /// `install` merges git-swarm's lifecycle hooks (session start, the
+    /// spawn of a subagent, its stop, each tool call) into the config of
+    /// Claude Code, Codex, Gemini CLI or Cursor, keeping every entry of
+    /// yours, or writes an opencode plugin; `--mcp` registers `git swarm mcp`
+    /// as well. `uninstall` removes exactly that; `status` shows where each
+    /// harness stands and the trust step it asks of you. See docs/agents.md.
+    #[command(subcommand)]
+    Agents(agents::Command),
     /// Phases of work: start one, and the gate that closes one.
     #[command(subcommand)]
     Phase(phase::Command),
@@ -450,6 +461,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::RunTool(args) => run_tool::run(args, ui),
         Command::Status(args) => status::run(args, ui),
         Command::Mcp(args) => mcp::run(args, ui),
+        Command::Agents(cmd) => agents::run(cmd, ui),
         Command::Inject(args) => inject::run(args, ui),
         Command::Search(args) => search::run(args, ui),
         Command::Ack(args) => ack::run(args, ui),

@@ -1,0 +1,401 @@
+//! The JSON harness configs, edited through jsonc-parser's concrete syntax
+//! tree: what is not git-swarm's keeps its bytes (order, indent, comments).
+
+use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
+use serde_json::Value;
+
+use super::{BINARY, Harness, Hook};
+use crate::problem::Problem;
+use crate::{Error, Result};
+
+/// The key git-swarm's MCP server is registered under.
+pub const MCP_NAME: &str = "git-swarm";
+
+/// What removing git-swarm's MCP entry found.
+pub enum Removed {
+    Yes(String),
+    Absent,
+    /// A `git-swarm` entry that is not the one install writes: the user's.
+    Differs,
+}
+
+/// Claude Code and Codex read strict JSON; Gemini CLI and opencode strip
+/// comments first, so a comment there is the user's and is kept.
+fn options(h: Harness) -> ParseOptions {
+    let comments = matches!(h, Harness::Gemini | Harness::Opencode);
+    ParseOptions {
+        allow_comments: comments,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: comments,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    }
+}
+
+/// Parses `text` (the file `rel`) to its root object; an error names the
+/// file, line and column and says nothing was written.
+fn parse(h: Harness, rel: &str, text: &str) -> Result<(CstRootNode, CstObject)> {
+    let root = CstRootNode::parse(text, &options(h)).map_err(|e| {
+        invalid(
+            Problem::error(
+                rel,
+                "agents-config-syntax",
+                format!("{} does not parse: {}", rel, e.kind()),
+            )
+            .at(e.line_display() as u32, e.column_display() as u32),
+        )
+    })?;
+    match root.object_value_or_create() {
+        Some(obj) => Ok((root, obj)),
+        None => Err(invalid(
+            Problem::error(
+                rel,
+                "agents-config-shape",
+                format!("{rel} is not a JSON object"),
+            )
+            .at(1, 1),
+        )),
+    }
+}
+
+fn invalid(p: Problem) -> Error {
+    Error::Invalid(vec![p.with_hint(
+        "fix the file (or move it away) and run again; nothing was written",
+    )])
+}
+
+fn shape(rel: &str, what: &str) -> Error {
+    invalid(Problem::error(
+        rel,
+        "agents-config-shape",
+        format!("{rel}: {what}"),
+    ))
+}
+
+fn s(v: &str) -> CstInputValue {
+    CstInputValue::String(v.to_owned())
+}
+
+fn n(v: u64) -> CstInputValue {
+    CstInputValue::Number(v.to_string())
+}
+
+fn obj(fields: Vec<(&str, CstInputValue)>) -> CstInputValue {
+    CstInputValue::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+/// The entry git-swarm adds to `hooks.<key>` for `hook` (contract.md).
+fn entry(h: Harness, hook: &Hook) -> CstInputValue {
+    let shell = format!("{BINARY} hook agent {} {}", h.name(), hook.event);
+    let handler = match h {
+        Harness::ClaudeCode => obj(vec![
+            ("type", s("command")),
+            ("command", s(BINARY)),
+            (
+                "args",
+                CstInputValue::Array(
+                    ["hook", "agent", h.name(), hook.event]
+                        .into_iter()
+                        .map(s)
+                        .collect(),
+                ),
+            ),
+            ("timeout", n(10)),
+        ]),
+        Harness::Codex => obj(vec![
+            ("type", s("command")),
+            ("command", s(&shell)),
+            ("timeout", n(10)),
+        ]),
+        Harness::Gemini => obj(vec![
+            ("type", s("command")),
+            ("name", s(&format!("{BINARY} {}", hook.event))),
+            ("command", s(&shell)),
+            ("timeout", n(10_000)),
+        ]),
+        // Cursor's entries are the handlers themselves, matcher beside the command.
+        Harness::Cursor | Harness::Opencode => {
+            let mut fields = vec![("command", s(&shell))];
+            if let Some(m) = hook.matcher {
+                fields.push(("matcher", s(m)));
+            }
+            return obj(fields);
+        }
+    };
+    let mut fields = Vec::new();
+    if let Some(m) = hook.matcher {
+        fields.push(("matcher", s(m)));
+    }
+    fields.push(("hooks", CstInputValue::Array(vec![handler])));
+    obj(fields)
+}
+
+/// git-swarm's event, when `handler` is one of git-swarm's hook handlers
+/// (found by its command, whatever its position or other fields).
+fn our_event(handler: &Value) -> Option<String> {
+    let command = handler.get("command")?.as_str()?;
+    let words: Vec<&str> = match handler.get("args").and_then(Value::as_array) {
+        Some(args) if command == BINARY => std::iter::once(command)
+            .chain(args.iter().filter_map(Value::as_str))
+            .collect(),
+        _ => command.split_whitespace().collect(),
+    };
+    match words.as_slice() {
+        [BINARY, "hook", "agent", _, event, ..] => Some((*event).to_owned()),
+        _ => None,
+    }
+}
+
+/// The handlers inside one element of a `hooks.<key>` array: the element
+/// itself for Cursor, its `hooks` array for the others.
+fn handlers_of(element: &CstNode) -> Vec<(CstNode, Value)> {
+    let Some(o) = element.as_object() else {
+        return vec![];
+    };
+    match o.array_value("hooks") {
+        Some(a) => a
+            .elements()
+            .into_iter()
+            .filter_map(|e| e.to_serde_value().map(|v| (e, v)))
+            .collect(),
+        None => element
+            .to_serde_value()
+            .map(|v| vec![(element.clone(), v)])
+            .unwrap_or_default(),
+    }
+}
+
+/// Is git-swarm's handler for `hook` in the array of `hooks.<key>`?
+fn present(root: &CstObject, hook: &Hook) -> bool {
+    let Some(array) = root
+        .object_value("hooks")
+        .and_then(|hooks| hooks.array_value(hook.key))
+    else {
+        return false;
+    };
+    array.elements().iter().any(|e| {
+        let matcher = e
+            .as_object()
+            .and_then(|o| o.get("matcher"))
+            .and_then(|p| p.value())
+            .and_then(|v| v.to_serde_value());
+        let matcher_ok = matcher.as_ref().and_then(Value::as_str) == hook.matcher;
+        matcher_ok
+            && handlers_of(e)
+                .iter()
+                .any(|(_, v)| our_event(v).as_deref() == Some(hook.event))
+    })
+}
+
+/// Adds git-swarm's hooks for `h`; returns the new text and the harness
+/// events added (none: the text is unchanged).
+pub fn add_hooks(h: Harness, rel: &str, text: Option<&str>) -> Result<(String, Vec<String>)> {
+    let created = text.is_none();
+    let (root, o) = parse(h, rel, text.unwrap_or("{}\n"))?;
+    if created && h == Harness::Cursor {
+        o.append("version", n(1));
+    }
+    let mut added = Vec::new();
+    for hook in h.hooks() {
+        if present(&o, hook) {
+            continue;
+        }
+        o.ensure_multiline();
+        let hooks = o
+            .object_value_or_create("hooks")
+            .ok_or_else(|| shape(rel, "`hooks` is not an object"))?;
+        hooks.ensure_multiline();
+        let array = hooks
+            .array_value_or_create(hook.key)
+            .ok_or_else(|| shape(rel, &format!("`hooks.{}` is not an array", hook.key)))?;
+        array.ensure_multiline();
+        array.append(entry(h, hook));
+        added.push(hook.key.to_owned());
+    }
+    Ok((root.to_string(), added))
+}
+
+/// The harness events of `h` without git-swarm's hook in `text`.
+pub fn missing_hooks(h: Harness, rel: &str, text: &str) -> Result<Vec<String>> {
+    let (_, o) = parse(h, rel, text)?;
+    Ok(h.hooks()
+        .iter()
+        .filter(|hook| !present(&o, hook))
+        .map(|hook| hook.key.to_owned())
+        .collect())
+}
+
+/// Removes every git-swarm hook handler (whatever harness or event it
+/// names), then the entries and keys that only held them; returns the new
+/// text and the harness events it removed from.
+pub fn remove_hooks(h: Harness, rel: &str, text: &str) -> Result<(String, Vec<String>)> {
+    let (root, o) = parse(h, rel, text)?;
+    let mut removed = Vec::new();
+    if let Some(hooks) = o.object_value("hooks") {
+        for prop in hooks.properties() {
+            let Some(array) = prop.array_value() else {
+                continue;
+            };
+            let mut any = false;
+            for element in array.elements() {
+                let handlers = handlers_of(&element);
+                let ours: Vec<CstNode> = handlers
+                    .iter()
+                    .filter(|(_, v)| our_event(v).is_some())
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                if ours.is_empty() {
+                    continue;
+                }
+                any = true;
+                let whole = ours.len() == handlers.len();
+                if whole {
+                    element.remove();
+                } else {
+                    ours.into_iter().for_each(CstNode::remove);
+                }
+            }
+            if any {
+                removed.push(prop.decoded_name().unwrap_or_default());
+                if array.elements().is_empty() {
+                    prop.remove();
+                }
+            }
+        }
+        if !removed.is_empty()
+            && hooks.properties().is_empty()
+            && let Some(p) = o.get("hooks")
+        {
+            p.remove();
+        }
+    }
+    Ok((root.to_string(), removed))
+}
+
+/// The key holding MCP servers in `h`'s config.
+fn servers_key(h: Harness) -> &'static str {
+    if h == Harness::Opencode {
+        "mcp"
+    } else {
+        "mcpServers"
+    }
+}
+
+/// git-swarm's MCP server entry for `h` (contract.md; research §1–5).
+fn mcp_entry(h: Harness) -> CstInputValue {
+    let argv = || CstInputValue::Array(vec![s("swarm"), s("mcp")]);
+    match h {
+        Harness::ClaudeCode => obj(vec![
+            ("type", s("stdio")),
+            ("command", s("git")),
+            ("args", argv()),
+        ]),
+        Harness::Opencode => obj(vec![
+            ("type", s("local")),
+            (
+                "command",
+                CstInputValue::Array(vec![s("git"), s("swarm"), s("mcp")]),
+            ),
+            ("enabled", CstInputValue::Bool(true)),
+        ]),
+        _ => obj(vec![("command", s("git")), ("args", argv())]),
+    }
+}
+
+fn to_value(v: &CstInputValue) -> Value {
+    match v {
+        CstInputValue::Null => Value::Null,
+        CstInputValue::Bool(b) => Value::Bool(*b),
+        CstInputValue::Number(n) => serde_json::from_str(n).unwrap_or(Value::Null),
+        CstInputValue::String(s) => Value::String(s.clone()),
+        CstInputValue::Array(a) => Value::Array(a.iter().map(to_value).collect()),
+        CstInputValue::Object(o) => {
+            Value::Object(o.iter().map(|(k, v)| (k.clone(), to_value(v))).collect())
+        }
+    }
+}
+
+/// Registers git-swarm's MCP server; `None` when a `git-swarm` entry is
+/// there already (ours, or the user's, which is kept).
+pub fn add_mcp(h: Harness, rel: &str, text: Option<&str>) -> Result<Option<String>> {
+    let (root, o) = parse(h, rel, text.unwrap_or("{}\n"))?;
+    let key = servers_key(h);
+    let servers = o
+        .object_value_or_create(key)
+        .ok_or_else(|| shape(rel, &format!("`{key}` is not an object")))?;
+    if servers.get(MCP_NAME).is_some() {
+        return Ok(None);
+    }
+    // A one-line object would get a multi-line entry inside it.
+    o.ensure_multiline();
+    servers.ensure_multiline();
+    servers.append(MCP_NAME, mcp_entry(h));
+    Ok(Some(root.to_string()))
+}
+
+/// Removes git-swarm's MCP server entry when it is exactly the one install
+/// writes (then the servers key too, if that left it empty).
+pub fn remove_mcp(h: Harness, rel: &str, text: &str) -> Result<Removed> {
+    let (root, o) = parse(h, rel, text)?;
+    let key = servers_key(h);
+    let Some(servers) = o.object_value(key) else {
+        return Ok(Removed::Absent);
+    };
+    let Some(prop) = servers.get(MCP_NAME) else {
+        return Ok(Removed::Absent);
+    };
+    if prop.value().and_then(|v| v.to_serde_value()) != Some(to_value(&mcp_entry(h))) {
+        return Ok(Removed::Differs);
+    }
+    prop.remove();
+    if servers.properties().is_empty()
+        && let Some(p) = o.get(key)
+    {
+        p.remove();
+    }
+    Ok(Removed::Yes(root.to_string()))
+}
+
+/// Is a `git-swarm` MCP server registered in `text`?
+pub fn has_mcp(h: Harness, text: &str) -> bool {
+    let Ok(root) = CstRootNode::parse(text, &options(h)) else {
+        return false;
+    };
+    root.object_value()
+        .and_then(|o| o.object_value(servers_key(h)))
+        .is_some_and(|s| s.get(MCP_NAME).is_some())
+}
+
+/// Does `text` hold any git-swarm hook handler, or git-swarm's MCP entry
+/// as install writes it for any harness?
+pub fn holds_ours(text: &str) -> bool {
+    let Ok(root) = CstRootNode::parse(text, &options(Harness::Opencode)) else {
+        return true;
+    };
+    let Some(o) = root.object_value() else {
+        return false;
+    };
+    let hooks = o.object_value("hooks").is_some_and(|hooks| {
+        hooks.properties().iter().any(|p| {
+            p.array_value().is_some_and(|a| {
+                a.elements()
+                    .iter()
+                    .any(|e| handlers_of(e).iter().any(|(_, v)| our_event(v).is_some()))
+            })
+        })
+    });
+    hooks
+        || Harness::ALL.iter().any(|&h| {
+            o.object_value(servers_key(h))
+                .and_then(|s| s.get(MCP_NAME))
+                .and_then(|p| p.value())
+                .and_then(|v| v.to_serde_value())
+                == Some(to_value(&mcp_entry(h)))
+        })
+}

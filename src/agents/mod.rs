@@ -1,0 +1,655 @@
+//! `git swarm agents install|uninstall|status`: git-swarm's lifecycle hooks
+//! (and, with `--mcp`, its MCP server) registered in a coding agent
+//! harness's project config (docs/agents.md).
+//!
+//! The configs are the user's files: every edit goes through a concrete
+//! syntax tree (`json`, `codex`) so each key, order, indent and comment of
+//! theirs stays as it was, and git-swarm's entries are found by their
+//! command (`git-swarm hook agent …`), never by position. Every edit is
+//! planned first and written only when every file parsed, so a malformed
+//! config leaves all of them untouched.
+//!
+//! So that uninstall gives back the very bytes a file had, install keeps a
+//! record per file in the git common dir (`swarm/agents/installed/`): what
+//! the file was before and what install wrote. Uninstall restores the
+//! former when the file is still exactly the latter and nothing of
+//! git-swarm's is left in it; otherwise it removes its entries one by one.
+
+mod codex;
+mod json;
+mod record;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::file_kind::FileKind;
+use crate::{Error, Result, safe_fs};
+
+/// Largest harness config read (settings files are a few kilobytes).
+const READ_MAX: u64 = 4 * 1024 * 1024;
+
+/// The binary the hooks run, called directly (not `git swarm`): it saves
+/// git's own start-up on every tool call.
+pub const BINARY: &str = "git-swarm";
+
+/// The opencode plugin: written whole, removed whole. Its first line is the
+/// marker that makes the file git-swarm's.
+pub const OPENCODE_PLUGIN: &str = include_str!("opencode-plugin.ts");
+const PLUGIN_MARKER: &str = "// git-swarm:generated";
+
+/// A coding agent harness git-swarm installs into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Harness {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Cursor,
+    Opencode,
+}
+
+/// One hook entry: the harness's event, its matcher, and git-swarm's event.
+#[derive(Debug, Clone, Copy)]
+pub struct Hook {
+    pub key: &'static str,
+    pub matcher: Option<&'static str>,
+    pub event: &'static str,
+}
+
+const fn hook(key: &'static str, matcher: Option<&'static str>, event: &'static str) -> Hook {
+    Hook {
+        key,
+        matcher,
+        event,
+    }
+}
+
+const CLAUDE_HOOKS: &[Hook] = &[
+    hook("SessionStart", None, "session-start"),
+    hook("PreToolUse", Some("Agent|Task"), "pre-tool-use"),
+    hook("SubagentStart", None, "subagent-start"),
+    hook("SubagentStop", None, "subagent-stop"),
+    hook("PostToolUse", None, "post-tool-use"),
+    hook("PostToolUseFailure", None, "post-tool-use"),
+];
+const CODEX_HOOKS: &[Hook] = &[
+    hook("SessionStart", None, "session-start"),
+    hook("PreToolUse", Some("spawn_agent"), "pre-tool-use"),
+    hook("SubagentStart", None, "subagent-start"),
+    hook("SubagentStop", None, "subagent-stop"),
+    hook("PostToolUse", None, "post-tool-use"),
+];
+const GEMINI_HOOKS: &[Hook] = &[
+    hook("SessionStart", None, "session-start"),
+    hook("AfterTool", None, "post-tool-use"),
+];
+const CURSOR_HOOKS: &[Hook] = &[
+    hook("sessionStart", None, "session-start"),
+    hook("preToolUse", Some("Task"), "pre-tool-use"),
+    hook("subagentStart", None, "subagent-start"),
+    hook("subagentStop", None, "subagent-stop"),
+    hook("postToolUse", None, "post-tool-use"),
+];
+
+impl Harness {
+    pub const ALL: [Harness; 5] = [
+        Harness::ClaudeCode,
+        Harness::Codex,
+        Harness::Gemini,
+        Harness::Cursor,
+        Harness::Opencode,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-code",
+            Harness::Codex => "codex",
+            Harness::Gemini => "gemini",
+            Harness::Cursor => "cursor",
+            Harness::Opencode => "opencode",
+        }
+    }
+
+    /// Where the hooks go, relative to the work tree.
+    pub fn hooks_file(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => ".claude/settings.json",
+            Harness::Codex => ".codex/hooks.json",
+            Harness::Gemini => ".gemini/settings.json",
+            Harness::Cursor => ".cursor/hooks.json",
+            Harness::Opencode => ".opencode/plugins/git-swarm.ts",
+        }
+    }
+
+    /// Where `--mcp` registers the MCP server.
+    pub fn mcp_file(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => ".mcp.json",
+            Harness::Codex => ".codex/config.toml",
+            Harness::Gemini => ".gemini/settings.json",
+            Harness::Cursor => ".cursor/mcp.json",
+            Harness::Opencode => "opencode.json",
+        }
+    }
+
+    /// The hook entries of a harness with a JSON hooks file (none for
+    /// opencode, whose plugin handles every event).
+    pub fn hooks(self) -> &'static [Hook] {
+        match self {
+            Harness::ClaudeCode => CLAUDE_HOOKS,
+            Harness::Codex => CODEX_HOOKS,
+            Harness::Gemini => GEMINI_HOOKS,
+            Harness::Cursor => CURSOR_HOOKS,
+            Harness::Opencode => &[],
+        }
+    }
+
+    /// What the user still has to do before the harness runs what install wrote.
+    pub fn trust_step(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => {
+                "Claude Code runs project hooks from .claude/settings.json once the folder is trusted; a project MCP server in .mcp.json waits for your approval at the next start (or `claude mcp` to approve it)"
+            }
+            Harness::Codex => {
+                "Codex runs a project hook only once you have reviewed and trusted it: open `/hooks` in Codex and trust git-swarm's (again after any change to them); .codex/config.toml is read only in a trusted project"
+            }
+            Harness::Gemini => {
+                "Gemini CLI fingerprints project hooks and warns about new or changed ones at the next start: accept git-swarm's there"
+            }
+            Harness::Cursor => {
+                "Cursor loads .cursor/hooks.json when the project opens: restart Cursor (or reopen the project); turn the MCP server on under Customize > MCPs"
+            }
+            Harness::Opencode => {
+                "opencode loads project plugins when it starts: restart opencode; the plugin needs git-swarm on PATH"
+            }
+        }
+    }
+}
+
+/// What happened to one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileChange {
+    pub harness: Harness,
+    /// Relative to the work tree, `/`-separated.
+    pub path: String,
+    /// What was added or removed: harness event names, `mcp`, `plugin`.
+    pub entries: Vec<String>,
+    /// Entries left alone, with why (a user's `git-swarm` MCP entry that differs from ours).
+    pub kept: Vec<String>,
+}
+
+/// What install or uninstall did.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Report {
+    /// Files written (or, for uninstall, restored or removed).
+    pub changed: Vec<FileChange>,
+    /// Files that already were as asked: nothing written.
+    pub unchanged: Vec<FileChange>,
+}
+
+/// Where install works: the work tree, and the folder of its records.
+pub struct Place<'a> {
+    pub root: &'a Path,
+    records: PathBuf,
+}
+
+impl<'a> Place<'a> {
+    /// The records live in the git dir every worktree shares
+    /// (`swarm/agents/installed/`), one folder per worktree: each has its
+    /// own `.claude/settings.json`.
+    pub fn of(repo: &'a crate::store::Repo) -> Place<'a> {
+        let worktree = if repo.git_dir == repo.common_dir {
+            std::ffi::OsString::from("main")
+        } else {
+            let name = repo.git_dir.file_name().unwrap_or_default();
+            let mut tagged = std::ffi::OsString::from("worktree-");
+            tagged.push(name);
+            tagged
+        };
+        Place {
+            root: &repo.root,
+            records: repo
+                .common_dir
+                .join("swarm")
+                .join("agents")
+                .join("installed")
+                .join(worktree),
+        }
+    }
+}
+
+/// One file of a plan: its bytes on disk and what the plan makes of them.
+struct Planned {
+    before: Option<String>,
+    after: Option<String>,
+}
+
+/// The files a command reads and writes, read once and edited in memory.
+struct Plan<'a> {
+    place: &'a Place<'a>,
+    files: BTreeMap<String, Planned>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(place: &'a Place<'a>) -> Self {
+        Plan {
+            place,
+            files: BTreeMap::new(),
+        }
+    }
+
+    /// The file's text as planned so far.
+    fn text(&mut self, rel: &str) -> Result<Option<String>> {
+        if let Some(p) = self.files.get(rel) {
+            return Ok(p.after.clone());
+        }
+        let before = read(self.place.root, rel)?;
+        let after = before.clone();
+        self.files.insert(rel.to_owned(), Planned { before, after });
+        Ok(self.files[rel].after.clone())
+    }
+
+    fn set(&mut self, rel: &str, after: Option<String>) {
+        if let Some(p) = self.files.get_mut(rel) {
+            p.after = after;
+        }
+    }
+}
+
+/// Adds git-swarm's hooks (and, with `mcp`, its MCP server) for each of
+/// `harnesses`. Nothing is written unless every file involved parses.
+pub fn install(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Report> {
+    let mut plan = Plan::new(place);
+    let mut changes = Vec::new();
+    for &h in dedup(harnesses).iter() {
+        changes.push(install_hooks(&mut plan, h)?);
+        if mcp {
+            changes.push(install_mcp(&mut plan, h)?);
+        }
+    }
+    apply(place, &plan, true)?;
+    Ok(split(changes))
+}
+
+/// Removes what [`install`] added for each of `harnesses` (with `mcp`, the
+/// MCP server too), restoring a file's bytes from before install where it
+/// can (see the module documentation).
+pub fn uninstall(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Report> {
+    let mut plan = Plan::new(place);
+    let mut changes = Vec::new();
+    for &h in dedup(harnesses).iter() {
+        changes.push(uninstall_hooks(&mut plan, h)?);
+        if mcp {
+            changes.push(uninstall_mcp(&mut plan, h)?);
+        }
+    }
+    apply(place, &plan, false)?;
+    Ok(split(changes))
+}
+
+fn dedup(harnesses: &[Harness]) -> Vec<Harness> {
+    let mut v = harnesses.to_vec();
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn split(changes: Vec<FileChange>) -> Report {
+    let (changed, unchanged) = changes.into_iter().partition(|c| !c.entries.is_empty());
+    Report { changed, unchanged }
+}
+
+fn change(harness: Harness, path: &str, entries: Vec<String>) -> FileChange {
+    FileChange {
+        harness,
+        path: path.to_owned(),
+        entries,
+        kept: Vec::new(),
+    }
+}
+
+fn install_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
+    let rel = h.hooks_file();
+    let text = plan.text(rel)?;
+    if h == Harness::Opencode {
+        return match text {
+            Some(t) if t == OPENCODE_PLUGIN => Ok(change(h, rel, vec![])),
+            Some(t) if !t.starts_with(PLUGIN_MARKER) => Err(Error::usage(
+                format!(
+                    "{rel} is there and is not git-swarm's plugin (its first line is not `{PLUGIN_MARKER}`): nothing was written"
+                ),
+                "move your own plugin to another name under .opencode/plugins/, then install again",
+            )),
+            _ => {
+                plan.set(rel, Some(OPENCODE_PLUGIN.to_owned()));
+                Ok(change(h, rel, vec!["plugin".into()]))
+            }
+        };
+    }
+    let (after, added) = json::add_hooks(h, rel, text.as_deref())?;
+    if !added.is_empty() {
+        plan.set(rel, Some(after));
+    }
+    Ok(change(h, rel, added))
+}
+
+fn install_mcp(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
+    let rel = h.mcp_file();
+    let text = plan.text(rel)?;
+    let added = if h == Harness::Codex {
+        codex::add_mcp(rel, text.as_deref())?
+    } else {
+        json::add_mcp(h, rel, text.as_deref())?
+    };
+    let entries = match added {
+        Some(after) => {
+            plan.set(rel, Some(after));
+            vec!["mcp".to_owned()]
+        }
+        None => vec![],
+    };
+    Ok(change(h, rel, entries))
+}
+
+fn uninstall_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
+    let rel = h.hooks_file();
+    let Some(text) = plan.text(rel)? else {
+        return Ok(change(h, rel, vec![]));
+    };
+    if h == Harness::Opencode {
+        if !text.starts_with(PLUGIN_MARKER) {
+            let mut c = change(h, rel, vec![]);
+            c.kept.push(format!(
+                "{rel} is not git-swarm's plugin (no `{PLUGIN_MARKER}` first line)"
+            ));
+            return Ok(c);
+        }
+        plan.set(rel, None);
+        return Ok(change(h, rel, vec!["plugin".into()]));
+    }
+    let (after, removed) = json::remove_hooks(h, rel, &text)?;
+    if !removed.is_empty() {
+        plan.set(rel, Some(after));
+    }
+    Ok(change(h, rel, removed))
+}
+
+fn uninstall_mcp(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
+    let rel = h.mcp_file();
+    let Some(text) = plan.text(rel)? else {
+        return Ok(change(h, rel, vec![]));
+    };
+    let removed = if h == Harness::Codex {
+        codex::remove_mcp(rel, &text)?
+    } else {
+        json::remove_mcp(h, rel, &text)?
+    };
+    let mut c = change(h, rel, vec![]);
+    match removed {
+        json::Removed::Yes(after) => {
+            plan.set(rel, Some(after));
+            c.entries.push("mcp".into());
+        }
+        json::Removed::Absent => {}
+        json::Removed::Differs => c.kept.push(
+            "the `git-swarm` MCP server entry is not the one install writes; left as it is".into(),
+        ),
+    }
+    Ok(c)
+}
+
+/// Does `text` (the file `rel`) still hold anything of git-swarm's?
+fn holds_ours(rel: &str, text: &str) -> bool {
+    if rel.ends_with(".ts") {
+        return text.starts_with(PLUGIN_MARKER);
+    }
+    if rel.ends_with(".toml") {
+        return codex::holds_mcp(text);
+    }
+    json::holds_ours(text)
+}
+
+/// Writes what the plan changed and keeps the records up to date.
+fn apply(place: &Place<'_>, plan: &Plan<'_>, installing: bool) -> Result<()> {
+    let mut dirs = record::created_dirs(&place.records);
+    let mut removed_any = false;
+    for (rel, p) in &plan.files {
+        if p.after == p.before {
+            continue;
+        }
+        // The record holds while the file is exactly what git-swarm last wrote.
+        let current = record::load(&place.records, rel)
+            .filter(|r| r.version == record::VERSION)
+            .filter(|r| p.before.as_deref() == Some(r.written.as_str()));
+        if installing {
+            let after = p.after.as_deref().unwrap_or_default();
+            dirs.extend(write(place.root, rel, after)?);
+            let r = match current {
+                Some(mut r) => {
+                    r.written = after.to_owned();
+                    r
+                }
+                None => record::Record::new(p.before.clone(), after.to_owned()),
+            };
+            record::save(&place.records, rel, &r)?;
+            continue;
+        }
+        let ours_left = p.after.as_deref().is_some_and(|t| holds_ours(rel, t));
+        // Nothing of git-swarm's left and nothing else changed: the bytes
+        // from before install (or no file, when install created it).
+        let target = match &current {
+            Some(r) if !ours_left => r.original.as_deref(),
+            _ => p.after.as_deref(),
+        };
+        match target {
+            Some(t) => {
+                write(place.root, rel, t)?;
+            }
+            None => {
+                remove(place.root, rel)?;
+                removed_any = true;
+            }
+        }
+        match current {
+            Some(mut r) if ours_left => {
+                r.written = p.after.clone().unwrap_or_default();
+                record::save(&place.records, rel, &r)?;
+            }
+            _ => record::forget(&place.records, rel)?,
+        }
+    }
+    if removed_any {
+        // Deepest first; a folder the user put something into stays.
+        dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
+        for d in &dirs {
+            let _ = std::fs::remove_dir(place.root.join(d));
+        }
+        dirs.retain(|d| place.root.join(d).is_dir());
+    }
+    dirs.sort();
+    dirs.dedup();
+    record::save_created_dirs(&place.records, &dirs)
+}
+
+/// Reads the config `rel`, `None` when it is missing; a link (at the file
+/// or a folder on the way), anything but a regular file, or a file that is
+/// not UTF-8 is refused.
+fn read(root: &Path, rel: &str) -> Result<Option<String>> {
+    refuse_link(root, rel)?;
+    let path = root.join(rel);
+    let bytes = match safe_fs::read(&path, READ_MAX) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            if let Some(kind) = safe_fs::not_regular(&e) {
+                return Err(refused(rel, kind, "a regular file"));
+            }
+            return Err(Error::io(&path, e));
+        }
+    };
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        Error::usage(
+            format!("{rel} is not UTF-8 text: nothing was written"),
+            "a harness config is JSON or TOML text; fix or move the file, then run again",
+        )
+    })
+}
+
+/// Writes `rel` atomically, creating the folders on the way; returns the
+/// folders it created (relative, deepest last) so uninstall can remove them.
+fn write(root: &Path, rel: &str, text: &str) -> Result<Vec<String>> {
+    refuse_link(root, rel)?;
+    let mut created = Vec::new();
+    let mut at = PathBuf::from(root);
+    let parts: Vec<&str> = rel.split('/').collect();
+    for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_err() {
+            std::fs::create_dir(&at).map_err(|e| Error::io(&at, e))?;
+            created.push(parts[..=i].join("/"));
+        }
+    }
+    refuse_link(root, rel)?;
+    safe_fs::replace(&root.join(rel), text.as_bytes())?;
+    Ok(created)
+}
+
+/// Removes `rel` (gone already is fine).
+fn remove(root: &Path, rel: &str) -> Result<()> {
+    refuse_link(root, rel)?;
+    let path = root.join(rel);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses `rel` when it, or a folder on the way to it, is a link or not
+/// what it should be: a config is never read or written through a link.
+fn refuse_link(root: &Path, rel: &str) -> Result<()> {
+    let mut at = root.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            return Ok(());
+        };
+        let kind = FileKind::of(&meta);
+        let shown = parts[..=i].join("/");
+        if i + 1 == parts.len() {
+            if let Some(kind) = kind {
+                return Err(refused(&shown, kind, "a regular file"));
+            }
+        } else if kind != Some(FileKind::Folder) {
+            return Err(refused(&shown, kind.unwrap_or(FileKind::File), "a folder"));
+        }
+    }
+    Ok(())
+}
+
+fn refused(rel: &str, kind: FileKind, wanted: &str) -> Error {
+    Error::usage(
+        format!(
+            "{rel} is {kind}, not {wanted}: git-swarm does not read or write a harness config through it; nothing was written"
+        ),
+        "replace the link with the file itself (or move it away), then run again",
+    )
+}
+
+/// Where one harness stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Installed,
+    /// Some of git-swarm's entries are there, not all (or the plugin is an older one).
+    Partial,
+    NotInstalled,
+    /// The config could not be read or parsed.
+    Unreadable,
+}
+
+/// `agents status` for one harness.
+#[derive(Debug, Clone, Serialize)]
+pub struct HarnessStatus {
+    pub harness: Harness,
+    pub file: String,
+    pub state: State,
+    /// Harness events without git-swarm's hook (for `partial`).
+    pub missing: Vec<String>,
+    pub mcp_file: String,
+    pub mcp_registered: bool,
+    pub trust_step: String,
+    /// Why the config could not be read, for `unreadable`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// Where each harness stands in this work tree.
+pub fn status(root: &Path) -> Vec<HarnessStatus> {
+    Harness::ALL
+        .iter()
+        .map(|&h| {
+            let mut s = HarnessStatus {
+                harness: h,
+                file: h.hooks_file().to_owned(),
+                state: State::NotInstalled,
+                missing: Vec::new(),
+                mcp_file: h.mcp_file().to_owned(),
+                mcp_registered: false,
+                trust_step: h.trust_step().to_owned(),
+                problem: None,
+            };
+            match hook_state(root, h) {
+                Ok((state, missing)) => {
+                    s.state = state;
+                    s.missing = missing;
+                }
+                Err(e) => {
+                    s.state = State::Unreadable;
+                    s.problem = Some(e.to_string());
+                }
+            }
+            s.mcp_registered = match read(root, h.mcp_file()) {
+                Ok(Some(text)) if h == Harness::Codex => codex::holds_mcp(&text),
+                Ok(Some(text)) => json::has_mcp(h, &text),
+                _ => false,
+            };
+            s
+        })
+        .collect()
+}
+
+fn hook_state(root: &Path, h: Harness) -> Result<(State, Vec<String>)> {
+    let rel = h.hooks_file();
+    let Some(text) = read(root, rel)? else {
+        return Ok((State::NotInstalled, vec![]));
+    };
+    if h == Harness::Opencode {
+        return Ok(if text == OPENCODE_PLUGIN {
+            (State::Installed, vec![])
+        } else if text.starts_with(PLUGIN_MARKER) {
+            (
+                State::Partial,
+                vec!["plugin (an older version: install again)".into()],
+            )
+        } else {
+            (State::NotInstalled, vec![])
+        });
+    }
+    let missing = json::missing_hooks(h, rel, &text)?;
+    let state = if missing.is_empty() {
+        State::Installed
+    } else if missing.len() == h.hooks().len() {
+        State::NotInstalled
+    } else {
+        State::Partial
+    };
+    let missing = if state == State::Partial {
+        missing
+    } else {
+        vec![]
+    };
+    Ok((state, missing))
+}

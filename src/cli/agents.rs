@@ -1,0 +1,214 @@
+//! `git swarm agents install|uninstall|status`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use git_swarm::agents::{self, Harness, Place, Report, State};
+use serde::Serialize;
+
+use super::{Format, Outcome, Ui};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Add git-swarm's lifecycle hooks to a harness's project config.
+    ///
+    /// Merges git-swarm's entries into the config each harness reads
+    /// (claude-code: .claude/settings.json, codex: .codex/hooks.json, gemini:
+    /// .gemini/settings.json, cursor: .cursor/hooks.json), keeping every key,
+    /// hook, comment and indent of yours; for opencode it writes the plugin
+    /// .opencode/plugins/git-swarm.ts. Each hook runs `git-swarm hook agent
+    /// <harness> <event>`, so git-swarm must be on PATH. Running it again
+    /// changes nothing. A config that does not parse is reported with its
+    /// line and column (exit 2) and nothing is written; a link is refused.
+    /// With --mcp, also registers `git swarm mcp` as the harness's MCP server.
+    /// Then take the trust step it prints. See docs/agents.md.
+    Install(ChangeArgs),
+    /// Remove what `agents install` added, and nothing else.
+    ///
+    /// A file install created is removed (with the folders it created, when
+    /// empty); a file that was there gets back its bytes from before install
+    /// when nothing else changed it since, else only git-swarm's entries
+    /// (found by their `git-swarm hook agent` command) are taken out. With
+    /// --mcp, the MCP server entry too, when it is the one install wrote.
+    Uninstall(ChangeArgs),
+    /// Show, per harness, whether git-swarm's hooks and MCP server are installed.
+    ///
+    /// States: installed, partly installed (the harness events still missing
+    /// git-swarm's hook), not installed, unreadable (the config does not
+    /// parse). Also whether `git-swarm` is on PATH (every hook calls it) and
+    /// the trust step each harness still asks of you.
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+enum HarnessArg {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Cursor,
+    Opencode,
+}
+
+impl From<HarnessArg> for Harness {
+    fn from(h: HarnessArg) -> Harness {
+        match h {
+            HarnessArg::ClaudeCode => Harness::ClaudeCode,
+            HarnessArg::Codex => Harness::Codex,
+            HarnessArg::Gemini => Harness::Gemini,
+            HarnessArg::Cursor => Harness::Cursor,
+            HarnessArg::Opencode => Harness::Opencode,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ChangeArgs {
+    /// The harnesses.
+    #[arg(value_enum, required = true)]
+    harnesses: Vec<HarnessArg>,
+    /// The MCP server entry too (`git swarm mcp`).
+    #[arg(long)]
+    mcp: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
+    let repo = super::repo()?;
+    let place = Place::of(&repo);
+    match cmd {
+        Command::Install(args) => {
+            let harnesses = harnesses(&args);
+            let report = agents::install(&place, &harnesses, args.mcp)?;
+            render(ui, &report, "added", &harnesses)?;
+            for &h in &harnesses {
+                writeln!(ui.out, "{}: {}", h.name(), h.trust_step())?;
+            }
+            if !args.mcp {
+                let names: Vec<&str> = harnesses.iter().map(|h| h.name()).collect();
+                writeln!(
+                    ui.out,
+                    "To register the MCP server too: git swarm agents install {} --mcp",
+                    names.join(" ")
+                )?;
+            }
+            warn_path(ui);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Uninstall(args) => {
+            let harnesses = harnesses(&args);
+            let report = agents::uninstall(&place, &harnesses, args.mcp)?;
+            render(ui, &report, "removed", &harnesses)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Status(args) => status(ui, &repo.root, args.format),
+    }
+}
+
+fn harnesses(args: &ChangeArgs) -> Vec<Harness> {
+    let mut v = args.harnesses.clone();
+    v.sort();
+    v.dedup();
+    v.into_iter().map(Harness::from).collect()
+}
+
+fn render(ui: &mut Ui, report: &Report, verb: &str, harnesses: &[Harness]) -> std::io::Result<()> {
+    for c in &report.changed {
+        writeln!(
+            ui.out,
+            "{}: {}: {verb} {}",
+            c.harness.name(),
+            c.path,
+            c.entries.join(", ")
+        )?;
+    }
+    for c in report.changed.iter().chain(&report.unchanged) {
+        for k in &c.kept {
+            ui.warning(
+                &format!("{}: {}: {k}", c.harness.name(), c.path),
+                Some("git-swarm removes only what it wrote; edit the file by hand if you want it gone"),
+            );
+        }
+    }
+    if report.changed.is_empty() {
+        let names: Vec<&str> = harnesses.iter().map(|h| h.name()).collect();
+        let what = if verb == "added" {
+            "already installed"
+        } else {
+            "not installed"
+        };
+        writeln!(ui.out, "{}: {what}; nothing changed.", names.join(", "))?;
+    }
+    Ok(())
+}
+
+/// Is `git-swarm` a file in one of PATH's folders? Every hook calls it.
+fn on_path() -> bool {
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|dir| {
+        let candidate = dir.join(agents::BINARY);
+        candidate.is_file() || candidate.with_extension("exe").is_file()
+    })
+}
+
+fn warn_path(ui: &mut Ui) {
+    if !on_path() {
+        ui.warning(
+            "git-swarm is not on PATH: the hooks call `git-swarm` and will fail (harmlessly) until it is",
+            Some("install it (`cargo install --path .`) or add its folder to PATH"),
+        );
+    }
+}
+
+#[derive(Serialize)]
+struct StatusReport {
+    binary_on_path: bool,
+    harnesses: Vec<agents::HarnessStatus>,
+}
+
+fn status(ui: &mut Ui, root: &std::path::Path, format: Format) -> Outcome {
+    let report = StatusReport {
+        binary_on_path: on_path(),
+        harnesses: agents::status(root),
+    };
+    if format == Format::Json {
+        return ui.json_result(&report);
+    }
+    for s in &report.harnesses {
+        let state = match s.state {
+            State::Installed => "installed".to_owned(),
+            State::Partial => format!("partly installed (missing: {})", s.missing.join(", ")),
+            State::NotInstalled => "not installed".to_owned(),
+            State::Unreadable => format!(
+                "unreadable: {}",
+                super::clean(s.problem.as_deref().unwrap_or(""))
+            ),
+        };
+        let mcp = if s.mcp_registered {
+            "registered"
+        } else {
+            "not registered"
+        };
+        writeln!(ui.out, "{:<12} {state} ({})", s.harness.name(), s.file)?;
+        writeln!(ui.out, "{:<12} MCP server {mcp} ({})", "", s.mcp_file)?;
+        if matches!(s.state, State::Installed | State::Partial) {
+            writeln!(ui.out, "{:<12} trust: {}", "", s.trust_step)?;
+        }
+    }
+    writeln!(
+        ui.out,
+        "git-swarm on PATH: {}",
+        if report.binary_on_path {
+            "yes"
+        } else {
+            "no (the hooks call it)"
+        }
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

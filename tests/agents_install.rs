@@ -1,0 +1,502 @@
+//! `git swarm agents install|uninstall|status`: git-swarm's hooks merged
+//! into each harness's project config beside the user's own, idempotent,
+//! taken out again to the byte; malformed configs and links refused with
+//! nothing written.
+
+mod common;
+
+use common::TestEnv;
+use serde_json::Value;
+
+const HARNESSES: [&str; 5] = ["claude-code", "codex", "gemini", "cursor", "opencode"];
+
+/// A config of the user's per harness: their own hooks and other keys, in
+/// an indent of their own, so a test sees both kept.
+fn user_config(harness: &str) -> (&'static str, &'static str) {
+    match harness {
+        "claude-code" => (
+            ".claude/settings.json",
+            r#"{
+    "model": "opus",
+    "permissions": {"allow": ["Bash(cargo test:*)"]},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "./scripts/guard.sh"}]}
+        ],
+        "Stop": [
+            {"hooks": [{"type": "command", "command": "say done"}]}
+        ]
+    }
+}
+"#,
+        ),
+        "codex" => (
+            ".codex/hooks.json",
+            "{\n\t\"hooks\": {\n\t\t\"PostToolUse\": [\n\t\t\t{\"hooks\": [{\"type\": \"command\", \"command\": \"./log.sh\", \"timeout\": 5}]}\n\t\t]\n\t}\n}\n",
+        ),
+        "gemini" => (
+            ".gemini/settings.json",
+            r#"{
+  // the user's comment stays
+  "theme": "GitHub",
+  "hooks": {
+    "BeforeTool": [
+      {"matcher": "write_file", "hooks": [{"type": "command", "command": "./check.sh"}]}
+    ]
+  },
+  "mcpServers": {"docs": {"command": "docs-mcp"}}
+}
+"#,
+        ),
+        "cursor" => (
+            ".cursor/hooks.json",
+            r#"{
+  "version": 1,
+  "hooks": {
+    "afterFileEdit": [{"command": "./format.sh"}],
+    "preToolUse": [{"command": "./audit.sh", "matcher": "Shell"}]
+  }
+}
+"#,
+        ),
+        _ => (
+            ".opencode/plugins/mine.ts",
+            "export const Mine = async () => ({})\n",
+        ),
+    }
+}
+
+fn install(env: &TestEnv, args: &[&str]) -> common::Run {
+    let mut all = vec!["agents", "install"];
+    all.extend_from_slice(args);
+    env.swarm(&all)
+}
+
+fn uninstall(env: &TestEnv, args: &[&str]) -> common::Run {
+    let mut all = vec!["agents", "uninstall"];
+    all.extend_from_slice(args);
+    env.swarm(&all)
+}
+
+/// Every file of the work tree, `.git` left out, folders with a `/`.
+fn listing(env: &TestEnv) -> Vec<String> {
+    fn walk(dir: &std::path::Path, base: &std::path::Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).expect("read dir").flatten() {
+            let path = e.path();
+            let rel = path
+                .strip_prefix(base)
+                .expect("inside")
+                .display()
+                .to_string();
+            if rel == ".git" {
+                continue;
+            }
+            if path.is_dir() {
+                out.push(format!("{rel}/"));
+                walk(&path, base, out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&env.root, &env.root, &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn each_harness_installs_beside_the_users_hooks_once_and_uninstalls_to_the_byte() {
+    // A user's hook entry, written on one line.
+    let theirs = regex::Regex::new(r#"\{"(?:matcher|hooks|command)"[^\n]*\}"#).expect("regex");
+    for harness in HARNESSES {
+        let env = TestEnv::new();
+        let (rel, original) = user_config(harness);
+        env.write(rel, original);
+
+        install(&env, &[harness]).success();
+        let written_path = if harness == "opencode" {
+            ".opencode/plugins/git-swarm.ts"
+        } else {
+            rel
+        };
+        let written = env.read(written_path);
+        insta::assert_snapshot!(format!("installed-{harness}"), written);
+        // Every entry of the user's is still there, as it was written.
+        let entries: Vec<&str> = theirs.find_iter(original).map(|m| m.as_str()).collect();
+        assert_eq!(
+            entries.is_empty(),
+            harness == "opencode",
+            "{harness}: {entries:?}"
+        );
+        for e in entries {
+            assert!(written.contains(e), "{harness}: kept {e:?}");
+        }
+        assert_eq!(
+            env.read(rel),
+            if harness == "opencode" {
+                original.to_owned()
+            } else {
+                written.clone()
+            }
+        );
+
+        let again = install(&env, &[harness]);
+        again.success();
+        assert!(
+            again
+                .stdout
+                .contains(&format!("{harness}: already installed; nothing changed.")),
+            "{}",
+            again.snapshot()
+        );
+        assert_eq!(
+            env.read(written_path),
+            written,
+            "{harness}: a second install writes nothing"
+        );
+
+        let out = uninstall(&env, &[harness]);
+        out.success();
+        assert!(
+            out.stdout
+                .contains(&format!("{harness}: {written_path}: removed")),
+            "{}",
+            out.snapshot()
+        );
+        assert_eq!(
+            env.read(rel),
+            original,
+            "{harness}: the user's file is back to the byte"
+        );
+        assert!(!env.exists(".opencode/plugins/git-swarm.ts"));
+    }
+}
+
+#[test]
+fn the_installed_output_names_the_files_and_the_trust_step() {
+    let env = TestEnv::new();
+    let out = install(&env, &["codex", "claude-code"]);
+    insta::assert_snapshot!(out.success().snapshot());
+}
+
+#[test]
+fn installing_into_no_config_then_uninstalling_leaves_nothing() {
+    let env = TestEnv::new();
+    let mut args = HARNESSES.to_vec();
+    args.push("--mcp");
+    install(&env, &args).success();
+    insta::assert_snapshot!(listing(&env).join("\n"));
+    for harness in HARNESSES {
+        let status: Value = serde_json::from_str(
+            &env.swarm(&["agents", "status", "--format", "json"])
+                .success()
+                .stdout,
+        )
+        .expect("json");
+        let s = status["harnesses"]
+            .as_array()
+            .expect("harnesses")
+            .iter()
+            .find(|s| s["harness"] == harness)
+            .expect("listed");
+        assert_eq!(s["state"], "installed", "{harness}");
+        assert_eq!(s["mcp_registered"], true, "{harness}");
+    }
+    uninstall(&env, &args).success();
+    assert_eq!(
+        listing(&env),
+        Vec::<String>::new(),
+        "no file and no folder left"
+    );
+}
+
+#[test]
+fn folders_shared_by_two_files_go_with_the_last_of_them() {
+    let env = TestEnv::new();
+    install(&env, &["cursor", "--mcp"]).success();
+    uninstall(&env, &["cursor"]).success();
+    assert_eq!(listing(&env), [".cursor/", ".cursor/mcp.json"]);
+    uninstall(&env, &["cursor", "--mcp"]).success();
+    assert_eq!(listing(&env), Vec::<String>::new());
+}
+
+#[test]
+fn mcp_servers_are_registered_beside_the_users_and_removed_to_the_byte() {
+    let env = TestEnv::new();
+    let files = [
+        (
+            ".mcp.json",
+            "{\n  \"mcpServers\": {\n    \"db\": {\"command\": \"db-mcp\"}\n  }\n}\n",
+        ),
+        (
+            ".codex/config.toml",
+            "# my codex settings\nmodel = \"o3\"\n\n[mcp_servers.db]\ncommand = \"db-mcp\" # local\n",
+        ),
+        (".gemini/settings.json", "{\n  \"theme\": \"GitHub\"\n}\n"),
+        (".cursor/mcp.json", "{\"mcpServers\": {}}\n"),
+        (
+            "opencode.json",
+            "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"model\": \"x/y\"\n}\n",
+        ),
+    ];
+    for (rel, text) in files {
+        env.write(rel, text);
+    }
+    let mut args = HARNESSES.to_vec();
+    args.push("--mcp");
+    install(&env, &args).success();
+    let mut shown = String::new();
+    for (rel, _) in files {
+        shown.push_str(&format!("=== {rel}\n{}", env.read(rel)));
+    }
+    insta::assert_snapshot!(shown);
+    // A second install changes no byte of any of them.
+    install(&env, &args).success();
+    let mut again = String::new();
+    for (rel, _) in files {
+        again.push_str(&format!("=== {rel}\n{}", env.read(rel)));
+    }
+    assert_eq!(again, shown);
+
+    uninstall(&env, &args).success();
+    for (rel, text) in files {
+        assert_eq!(env.read(rel), text, "{rel} back to the byte");
+    }
+    assert!(!env.exists(".claude"));
+}
+
+#[test]
+fn without_mcp_install_says_how_to_register_it() {
+    let env = TestEnv::new();
+    let out = install(&env, &["gemini"]);
+    assert!(
+        out.success()
+            .stdout
+            .contains("To register the MCP server too: git swarm agents install gemini --mcp"),
+        "{}",
+        out.snapshot()
+    );
+    assert!(!env.exists(".mcp.json"));
+}
+
+#[test]
+fn uninstall_after_the_user_edited_the_file_takes_out_only_git_swarms_entries() {
+    let env = TestEnv::new();
+    let (rel, original) = user_config("claude-code");
+    env.write(rel, original);
+    install(&env, &["claude-code", "--mcp"]).success();
+    // The user adds a key of their own after install.
+    let edited = env.read(rel).replacen(
+        "\"model\": \"opus\",",
+        "\"model\": \"opus\",\n    \"env\": {\"RUST_LOG\": \"debug\"},",
+        1,
+    );
+    env.write(rel, &edited);
+
+    uninstall(&env, &["claude-code", "--mcp"]).success();
+    let left = env.read(rel);
+    assert!(!left.contains("git-swarm"), "{left}");
+    let expected = original.replacen(
+        "\"model\": \"opus\",",
+        "\"model\": \"opus\",\n    \"env\": {\"RUST_LOG\": \"debug\"},",
+        1,
+    );
+    assert_eq!(
+        left, expected,
+        "the user's edit kept, every other byte as before"
+    );
+    assert!(!env.exists(".mcp.json"), "the file install created is gone");
+}
+
+#[test]
+fn a_users_own_git_swarm_mcp_entry_is_left_alone() {
+    let env = TestEnv::new();
+    let mine = "{\"mcpServers\": {\"git-swarm\": {\"command\": \"/opt/git-swarm\", \"args\": [\"mcp\"]}}}\n";
+    env.write(".cursor/mcp.json", mine);
+    install(&env, &["cursor", "--mcp"]).success();
+    assert_eq!(env.read(".cursor/mcp.json"), mine);
+    let out = uninstall(&env, &["cursor", "--mcp"]);
+    out.success();
+    assert!(
+        out.stderr.contains("not the one install writes"),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(".cursor/mcp.json"), mine);
+}
+
+#[test]
+fn a_malformed_config_is_refused_at_its_line_and_column_and_nothing_is_written() {
+    let env = TestEnv::new();
+    let bad = "{\n  \"model\": \"opus\",\n}\n";
+    env.write(".claude/settings.json", bad);
+    let out = install(&env, &["codex", "claude-code"]);
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains(".claude/settings.json:2:18: error: .claude/settings.json does not parse"),
+        "{}",
+        out.snapshot()
+    );
+    assert!(out.stderr.contains("hint: "), "{}", out.snapshot());
+    assert_eq!(env.read(".claude/settings.json"), bad);
+    assert!(
+        !env.exists(".codex"),
+        "no harness is installed when one config is bad"
+    );
+
+    let toml = "[mcp_servers\ncommand = 1\n";
+    env.write(".codex/config.toml", toml);
+    let out = install(&env, &["codex", "--mcp"]);
+    out.code(2);
+    assert!(
+        out.stderr.contains(".codex/config.toml:1:13: error:"),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(".codex/config.toml"), toml);
+    assert!(!env.exists(".codex/hooks.json"));
+
+    let status = env.swarm(&["agents", "status"]);
+    assert!(
+        status.success().stdout.contains("claude-code  unreadable:"),
+        "{}",
+        status.snapshot()
+    );
+}
+
+#[test]
+fn a_symlinked_config_or_folder_is_refused() {
+    let env = TestEnv::new();
+    let outside = env.tmp.path().join("outside.json");
+    std::fs::write(&outside, "{}\n").expect("write");
+    std::fs::create_dir_all(env.path(".claude")).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, env.path(".claude/settings.json")).expect("symlink");
+    let out = install(&env, &["claude-code"]);
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains(".claude/settings.json is a symbolic link"),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(std::fs::read_to_string(&outside).expect("read"), "{}\n");
+
+    let elsewhere = env.tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    std::os::unix::fs::symlink(&elsewhere, env.path(".cursor")).expect("symlink");
+    let out = install(&env, &["cursor"]);
+    out.code(2);
+    assert!(
+        out.stderr.contains(".cursor is a symbolic link"),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(std::fs::read_dir(&elsewhere).expect("list").count(), 0);
+}
+
+#[test]
+fn an_opencode_plugin_of_the_users_at_git_swarms_path_is_not_overwritten() {
+    let env = TestEnv::new();
+    let theirs = "export const Theirs = async () => ({})\n";
+    env.write(".opencode/plugins/git-swarm.ts", theirs);
+    let out = install(&env, &["opencode"]);
+    out.code(2);
+    assert!(
+        out.stderr.contains("is not git-swarm's plugin"),
+        "{}",
+        out.snapshot()
+    );
+    let out = uninstall(&env, &["opencode"]);
+    out.success();
+    assert_eq!(env.read(".opencode/plugins/git-swarm.ts"), theirs);
+}
+
+#[test]
+fn an_unknown_harness_is_a_usage_error_listing_the_known_ones() {
+    let env = TestEnv::new();
+    let out = install(&env, &["vscode"]);
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("[possible values: claude-code, codex, gemini, cursor, opencode]"),
+        "{}",
+        out.snapshot()
+    );
+}
+
+#[test]
+fn status_before_and_after_install_and_for_a_partial_install() {
+    let env = TestEnv::new();
+    let before = env.swarm(&["agents", "status"]);
+    insta::assert_snapshot!("status-before", before.success().snapshot());
+
+    install(&env, &["claude-code", "opencode", "--mcp"]).success();
+    // A user took one of git-swarm's hooks out by hand.
+    let settings = env.read(".claude/settings.json");
+    let mut v: Value = serde_json::from_str(&settings).expect("json");
+    v["hooks"]
+        .as_object_mut()
+        .expect("hooks")
+        .remove("SubagentStop");
+    env.write(
+        ".claude/settings.json",
+        serde_json::to_string_pretty(&v).expect("json"),
+    );
+    let after = env.swarm(&["agents", "status"]);
+    insta::assert_snapshot!("status-after", after.success().snapshot());
+
+    let json: Value = serde_json::from_str(
+        &env.swarm(&["agents", "status", "--format", "json"])
+            .success()
+            .stdout,
+    )
+    .expect("json");
+    let claude = &json["harnesses"][0];
+    assert_eq!(claude["state"], "partial");
+    assert_eq!(claude["missing"], serde_json::json!(["SubagentStop"]));
+    assert_eq!(json["binary_on_path"], true);
+
+    let off_path = env.swarm_with(
+        &["agents", "status", "--format", "json"],
+        &[("PATH", "/nonexistent")],
+        None,
+    );
+    let json: Value = serde_json::from_str(&off_path.success().stdout).expect("json");
+    assert_eq!(json["binary_on_path"], false);
+}
+
+#[test]
+fn each_worktree_keeps_its_own_record() {
+    let env = TestEnv::new();
+    // A one-line array install spreads over lines: only the record gives
+    // the bytes back, so the two worktrees' records must not mix.
+    let (rel, original) = user_config("cursor");
+    env.write(rel, original);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "settings"]);
+    let linked = env.tmp.path().join("linked");
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        linked.to_str().expect("utf-8"),
+        "-b",
+        "other",
+    ]);
+    let edited = original.replace("format.sh", "fmt.sh");
+    std::fs::write(linked.join(rel), &edited).expect("write");
+
+    env.swarm(&["agents", "install", "cursor"]).success();
+    env.swarm_in(&linked, &["agents", "install", "cursor"])
+        .success();
+    env.swarm_in(&linked, &["agents", "uninstall", "cursor"])
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(linked.join(rel)).expect("read"),
+        edited
+    );
+    env.swarm(&["agents", "uninstall", "cursor"]).success();
+    assert_eq!(env.read(rel), original);
+}
