@@ -64,7 +64,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         sel,
         patterns,
         event,
-    } = prepare(&store, req, ui)?;
+    } = prepare(&store, req, true, ui)?;
     let Some(e) = event else {
         if args.format == Format::Json {
             ui.json(&serde_json::json!({"delegation": null, "role": args.role, "directives": [], "patterns": patterns}))?;
@@ -120,9 +120,14 @@ pub struct Prepared {
 }
 
 /// Selects the directives and patterns for `req`, as `git swarm inject`
-/// shows them (an unknown role is warned about), without recording
-/// anything: the caller renders, then appends the event.
-pub fn prepare(store: &git_swarm::Store, req: Request, ui: &mut Ui) -> Result<Prepared, Error> {
+/// shows them (an unknown role is warned about with `warn_role`), without
+/// recording anything: the caller renders, then appends the event.
+pub fn prepare(
+    store: &git_swarm::Store,
+    req: Request,
+    warn_role: bool,
+    ui: &mut Ui,
+) -> Result<Prepared, Error> {
     // The task is matched against the corpus while the index is checked.
     let query = inject::query(&req);
     let git_swarm::index::Delegation {
@@ -132,7 +137,9 @@ pub fn prepare(store: &git_swarm::Store, req: Request, ui: &mut Ui) -> Result<Pr
         summary,
     } = git_swarm::index::load_delegation(store, &query)?;
     super::warn_problems(summary.error_count(), ui);
-    warn_unknown_role(&req.role, store, &corpus, ui);
+    if warn_role {
+        warn_unknown_role(&req.role, store, &corpus, ui);
+    }
     let mut entries = None;
     let sel = inject::select(
         &corpus,
