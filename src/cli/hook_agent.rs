@@ -98,8 +98,12 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
     match event {
         Event::SessionStart => session_start(harness, &p, &repo, clock, ui),
         Event::PreToolUse => {
-            // Only the spawning tool is of interest; never a permission decision.
-            if let Some(spawn) = p.spawn {
+            // Only the spawning tool is of interest; never a permission
+            // decision. A harness whose subagents take no context (Cursor)
+            // would never collect the spawn.
+            if let Some(spawn) = p.spawn
+                && agent_hook::context_answer(harness, Event::SubagentStart, "").is_some()
+            {
                 state::update(&repo.common_dir, &session, now, |s| s.stash(spawn, now))?;
             }
             Ok(None)
@@ -307,6 +311,13 @@ fn subagent_stop(
     if !report.events.is_empty() {
         super::append(&store, &report.events, ui)?;
     }
+    if !report.audit.is_empty() {
+        acks::write_audit(&store, &report.audit)?;
+    }
+    // A violation the subagent admits counts whether or not it is asked on.
+    if report.violations {
+        super::escalate(&store, &escalation::due_from_index(&store)?, ui)?;
+    }
     if may_ask && !report.missing.is_empty() {
         // Remembered before it is asked, so that it is never asked twice.
         let now = clock.now().as_millisecond();
@@ -317,12 +328,6 @@ fn subagent_stop(
         })?;
         let reason = agent_hook::ask_reason(&delegation, &report.missing);
         return Ok(agent_hook::block_answer(harness, &reason));
-    }
-    if !report.audit.is_empty() {
-        acks::write_audit(&store, &report.audit)?;
-    }
-    if report.violations {
-        super::escalate(&store, &escalation::due_from_index(&store)?, ui)?;
     }
     Ok(None)
 }
