@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn a_long_briefing_is_cut_at_a_line_with_a_pointer() {
-        let text: String = (0..400).map(|i| format!("line {i}\n")).collect();
+        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
         let cut = bound_briefing(&text);
         assert!(cut.len() <= BRIEFING_MAX);
         assert!(cut.ends_with("show the rest)\n"));
