@@ -759,3 +759,42 @@ fn opencode_records_acks_without_asking() {
     assert_eq!(unack.len(), 1);
     assert_eq!(unack[0]["directive"], "run-tests-first");
 }
+
+/// However many directives the coordinator has, the briefing stays within
+/// 4 KB, cut at a line, and says where the rest is.
+#[test]
+fn the_briefing_is_bounded() {
+    let env = repo_without_directives();
+    let config = env.read(".swarm/config.toml").replace(
+        "delegate_max_inject_count = 8",
+        "delegate_max_inject_count = 100",
+    );
+    env.write(".swarm/config.toml", config);
+    for i in 0..60 {
+        directive(
+            &env,
+            &format!("coordinate-{i:02}"),
+            &format!(
+                "lesson = \"Coordinate rule number {i} for delegating work across many agents at once\"\npriority = \"high\"\napplies_to_agents = [\"coordinator\"]\nrequired_actions = [\"follow coordination rule {i} whenever a delegate is given files to change\"]"
+            ),
+        );
+    }
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "session-start",
+        &claude(
+            "SessionStart",
+            json!({"cwd": env.root, "source": "startup"}),
+        ),
+    ));
+    let text = context_of(&v);
+    assert!(text.len() <= 4096, "{} bytes", text.len());
+    assert!(text.contains("- id: coordinate-00"), "{text}");
+    assert!(
+        text.ends_with("… (cut to 4 KB: `git swarm status` and `git swarm list` show the rest)\n"),
+        "{text}"
+    );
+}
