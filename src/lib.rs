@@ -21,6 +21,10 @@
 //!   hooks); [`directive::lifecycle`]: `retire` and `edit`;
 //! - [`reflect`]: the loop finding lessons by itself — `reflect micro`
 //!   reads each tool call and keeps what did not succeed;
+//! - [`agent_hook`]: the agent harnesses' hooks read and answered in their
+//!   own formats, and the state linking a subagent to its delegation;
+//!   [`agents`]: `agents install`, which registers those hooks in each
+//!   harness's project config and takes them out again exactly;
 //! - [`harden`]: the quarantine worked — hand-fixed entries promoted,
 //!   the others sent to the user's curator program;
 //! - [`validate`] and [`doctor`]: linting and repairing the store.
@@ -31,6 +35,7 @@
 //! `src/cli/`, one file per command) parses the arguments, calls it,
 //! appends and renders.
 
+pub mod agent_hook;
 pub mod agents;
 pub mod change;
 pub mod check;

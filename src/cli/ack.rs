@@ -32,6 +32,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             delegation: &args.delegation,
             message: &text,
             source,
+            defer_unacknowledged: false,
         },
     )?;
     ui.warnings(&report.warnings);

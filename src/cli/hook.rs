@@ -18,7 +18,9 @@ use super::{CliError, Outcome, Ui};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The hook git is running: pre-commit, pre-push, post-merge or post-checkout.
+    /// The hook git is running: pre-commit, pre-push, post-merge or
+    /// post-checkout; or `agent`, for an agent harness's hook (`agent
+    /// HARNESS EVENT`, the payload on standard input).
     name: String,
     /// The arguments git gave the hook.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -28,6 +30,9 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if std::env::var_os(hooks::SKIP_ENV).is_some_and(|v| v == "1") {
         return Ok(ExitCode::SUCCESS);
+    }
+    if args.name == "agent" {
+        return super::hook_agent::run(&args.args, ui);
     }
     let Some(&hook) = hooks::HOOKS.iter().find(|&&h| h == args.name) else {
         ui.warning(

@@ -50,9 +50,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         (None, None) => String::new(),
     };
     let store = super::store(ui)?;
-    let cfg = &store.config;
     let req = Request::new(
-        cfg,
+        &store.config,
         &args.role,
         args.tools.clone(),
         task,
@@ -60,45 +59,20 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         args.files.clone(),
         args.max_count,
     );
-    // The task is matched against the corpus while the index is checked.
-    let query = inject::query(&req);
-    let git_swarm::index::Delegation {
-        corpus,
-        matches,
+    let Prepared {
+        req,
+        sel,
         patterns,
-        summary,
-    } = git_swarm::index::load_delegation(&store, &query)?;
-    super::warn_problems(summary.error_count(), ui);
-    warn_unknown_role(&args.role, &store, &corpus, ui);
-    let mut entries = None;
-    let sel = inject::select(
-        &corpus,
-        &summary.fold,
-        &req,
-        Some(matches),
-        &mut |doc, id| load(&store, &mut entries, doc, id),
-    )?;
-    git_swarm::trace::mark("directives ranked");
-    // The role's historical patterns follow the directives (docs/patterns.md).
-    let patterns = super::pattern::block_for(
-        &store,
-        &patterns,
-        &args.role,
-        &[],
-        &args.files,
-        cfg.patterns.budget_for(&args.role),
-    )?;
-    git_swarm::trace::mark("selected");
-    let pattern_ids: Vec<&str> = patterns.lines.iter().map(|l| l.id.as_str()).collect();
-    if sel.shown.is_empty() {
+        event,
+    } = prepare(&store, req, true, ui)?;
+    let Some(e) = event else {
         if args.format == Format::Json {
             ui.json(&serde_json::json!({"delegation": null, "role": args.role, "directives": [], "patterns": patterns}))?;
         } else {
             write!(ui.out, "{}", patterns.render())?;
         }
         return Ok(ExitCode::SUCCESS);
-    }
-    let e = inject::shown_event(&store, &req, &sel, &pattern_ids);
+    };
     // Nor is a block printed whose delegation the log would then refuse.
     if !args.dry_run {
         store.check_appendable(&e)?;
@@ -133,6 +107,68 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     super::append(&store, &[e], ui)?;
     git_swarm::trace::mark("appended");
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `inject` decided for one request: the directives selected, the
+/// role's pattern block, and the `shown` event that records the delegation
+/// (none when no directive is in scope: nothing is recorded then).
+pub struct Prepared {
+    pub req: Request,
+    pub sel: inject::Selection,
+    pub patterns: git_swarm::pattern::inject::Block,
+    pub event: Option<git_swarm::event::Event>,
+}
+
+/// Selects the directives and patterns for `req`, as `git swarm inject`
+/// shows them (an unknown role is warned about with `warn_role`), without
+/// recording anything: the caller renders, then appends the event.
+pub fn prepare(
+    store: &git_swarm::Store,
+    req: Request,
+    warn_role: bool,
+    ui: &mut Ui,
+) -> Result<Prepared, Error> {
+    // The task is matched against the corpus while the index is checked.
+    let query = inject::query(&req);
+    let git_swarm::index::Delegation {
+        corpus,
+        matches,
+        patterns,
+        summary,
+    } = git_swarm::index::load_delegation(store, &query)?;
+    super::warn_problems(summary.error_count(), ui);
+    if warn_role {
+        warn_unknown_role(&req.role, store, &corpus, ui);
+    }
+    let mut entries = None;
+    let sel = inject::select(
+        &corpus,
+        &summary.fold,
+        &req,
+        Some(matches),
+        &mut |doc, id| load(store, &mut entries, doc, id),
+    )?;
+    git_swarm::trace::mark("directives ranked");
+    // The role's historical patterns follow the directives (docs/patterns.md).
+    let patterns = super::pattern::block_for(
+        store,
+        &patterns,
+        &req.role,
+        &[],
+        &req.files,
+        store.config.patterns.budget_for(&req.role),
+    )?;
+    git_swarm::trace::mark("selected");
+    let event = (!sel.shown.is_empty()).then(|| {
+        let pattern_ids: Vec<&str> = patterns.lines.iter().map(|l| l.id.as_str()).collect();
+        inject::shown_event(store, &req, &sel, &pattern_ids)
+    });
+    Ok(Prepared {
+        req,
+        sel,
+        patterns,
+        event,
+    })
 }
 
 /// Warns of a role that nothing names (see [`inject::role_is_known`]).

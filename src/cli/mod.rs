@@ -16,6 +16,7 @@ mod export;
 mod generate;
 mod harden;
 mod hook;
+mod hook_agent;
 mod hooks;
 mod import;
 mod index;
@@ -484,12 +485,18 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
 /// The repository around the current directory.
 pub fn repo() -> Result<Repo, Error> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(std::path::Path::new("."), e))?;
+    repo_at(&cwd)
+}
+
+/// The repository around `dir`, found as git would from there.
+pub fn repo_at(dir: &std::path::Path) -> Result<Repo, Error> {
+    let cwd = dir;
     let env = git_swarm::store::GitEnv {
         git_dir: std::env::var_os("GIT_DIR"),
         work_tree: std::env::var_os("GIT_WORK_TREE"),
         implicit_work_tree: std::env::var_os("GIT_IMPLICIT_WORK_TREE"),
     };
-    Repo::discover(&cwd, &env)
+    Repo::discover(cwd, &env)
 }
 
 /// The `.swarm/` of the repository around the current directory.

@@ -52,6 +52,65 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let loaded = super::load_index(&store, ui)?;
     let index = &loaded.index;
     let fold = &index.fold;
+    let Attention {
+        recently_escalated,
+        unremediated_violations,
+        unacknowledged_criticals,
+    } = attention(&store, index);
+    let repo = super::repo()?;
+    let hooks = hooks::hooks_dir(&repo).and_then(|d| hooks::status(&d));
+    let status = Status {
+        recently_escalated,
+        unremediated_violations,
+        unacknowledged_criticals,
+        spoofed_acks: fold
+            .kinds()
+            .find(|(k, _)| *k == "spoofed_ack")
+            .map_or(0, |(_, n)| n),
+        quarantined: index
+            .quarantine
+            .iter()
+            .map(|e| e.stem().to_owned())
+            .collect(),
+        uncommitted_events: uncommitted(&store).unwrap_or(0),
+        hooks: hooks
+            .unwrap_or_default()
+            .into_iter()
+            .map(|h| {
+                let state = match h.state {
+                    HookState::Installed | HookState::Wrapped if h.current => "installed",
+                    HookState::Installed | HookState::Wrapped => "outdated",
+                    HookState::Absent => "absent",
+                    HookState::Foreign => "foreign",
+                };
+                (h.name.to_string(), state.to_owned())
+            })
+            .collect(),
+        index: match (index.error_count(), &loaded.refresh) {
+            (0, Refresh::Fresh) => "fresh".to_owned(),
+            (0, Refresh::Updated { directives, events }) => format!(
+                "refreshed ({directives} directive file(s) and {events} event file(s) had changed)"
+            ),
+            (0, Refresh::Rebuilt { reason }) => format!("rebuilt ({reason})"),
+            (n, _) => format!("{n} problem(s) in .swarm/ (`git swarm validate` lists them)"),
+        },
+    };
+    if args.format == Format::Json {
+        return ui.json_result(&status);
+    }
+    text(&status, ui)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What in the directive loop needs someone's attention.
+struct Attention {
+    recently_escalated: Vec<Escalated>,
+    unremediated_violations: Vec<Unremediated>,
+    unacknowledged_criticals: Vec<(String, u64)>,
+}
+
+fn attention(store: &git_swarm::Store, index: &git_swarm::index::Index) -> Attention {
+    let fold = &index.fold;
     let now = store.clock.now().as_millisecond();
     let declared = |id: &str| {
         index
@@ -98,49 +157,50 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             unacknowledged_criticals.push((id.to_owned(), n));
         }
     }
-    let repo = super::repo()?;
-    let hooks = hooks::hooks_dir(&repo).and_then(|d| hooks::status(&d));
-    let status = Status {
+    Attention {
         recently_escalated,
         unremediated_violations,
         unacknowledged_criticals,
-        spoofed_acks: fold
-            .kinds()
-            .find(|(k, _)| *k == "spoofed_ack")
-            .map_or(0, |(_, n)| n),
-        quarantined: index
-            .quarantine
-            .iter()
-            .map(|e| e.stem().to_owned())
-            .collect(),
-        uncommitted_events: uncommitted(&store).unwrap_or(0),
-        hooks: hooks
-            .unwrap_or_default()
-            .into_iter()
-            .map(|h| {
-                let state = match h.state {
-                    HookState::Installed | HookState::Wrapped if h.current => "installed",
-                    HookState::Installed | HookState::Wrapped => "outdated",
-                    HookState::Absent => "absent",
-                    HookState::Foreign => "foreign",
-                };
-                (h.name.to_string(), state.to_owned())
-            })
-            .collect(),
-        index: match (index.error_count(), &loaded.refresh) {
-            (0, Refresh::Fresh) => "fresh".to_owned(),
-            (0, Refresh::Updated { directives, events }) => format!(
-                "refreshed ({directives} directive file(s) and {events} event file(s) had changed)"
-            ),
-            (0, Refresh::Rebuilt { reason }) => format!("rebuilt ({reason})"),
-            (n, _) => format!("{n} problem(s) in .swarm/ (`git swarm validate` lists them)"),
-        },
-    };
-    if args.format == Format::Json {
-        return ui.json_result(&status);
     }
-    text(&status, ui)?;
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The status's highlights as a few lines for an agent's briefing: open
+/// escalations, unremediated violations, unacknowledged criticals and the
+/// quarantine's size; empty when nothing needs attention. Hooks and
+/// uncommitted events are left to `git swarm status` (a person's concern,
+/// and they cost the repository's index to read).
+pub fn highlights(store: &git_swarm::Store, index: &git_swarm::index::Index) -> Vec<String> {
+    let a = attention(store, index);
+    let mut lines = Vec::new();
+    for e in a.recently_escalated.iter().filter(|e| e.open) {
+        lines.push(format!(
+            "- escalated to critical/enforce since {}: {} ({})",
+            e.since, e.id, e.reason
+        ));
+    }
+    for u in &a.unremediated_violations {
+        lines.push(format!(
+            "- violated and not yet remediated: {} ({} violation(s), last {})",
+            u.id, u.violations, u.last_violation
+        ));
+    }
+    for (id, n) in &a.unacknowledged_criticals {
+        lines.push(format!(
+            "- critical left unacknowledged: {id} ({n} time(s))"
+        ));
+    }
+    if !index.quarantine.is_empty() {
+        lines.push(format!(
+            "- {} quarantined entr{} waiting for a fix (`git swarm harden`)",
+            index.quarantine.len(),
+            if index.quarantine.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            }
+        ));
+    }
+    lines
 }
 
 fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {

@@ -32,6 +32,10 @@ pub struct Request<'a> {
     pub message: &'a str,
     /// The message's file as warnings name it (`standard input` for `-`).
     pub source: &'a str,
+    /// Leave the criticals shown and not acknowledged unrecorded (listed in
+    /// [`Report::missing`]): an agent hook asks the delegate for them once
+    /// before they count as `unacknowledged`.
+    pub defer_unacknowledged: bool,
 }
 
 /// One directive's line in the report.
@@ -65,6 +69,9 @@ pub struct Report {
     /// The delegation was shown a critical directive (what to say when the
     /// message records nothing).
     pub criticals_shown: bool,
+    /// The critical directives shown that neither this message nor an
+    /// earlier one for the delegation acknowledges, in id order.
+    pub missing: Vec<String>,
 }
 
 /// Refuses an empty message: every critical would become an
@@ -191,9 +198,14 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
     // A critical acknowledged by this message or an earlier one for the
     // same delegation is acknowledged: a follow-up message need not repeat it.
     let mut audit = Vec::new();
+    let mut missing = Vec::new();
     for s in delegation.shown.iter().filter(|s| {
         s.priority == Priority::Critical && !acks.contains_key(&s.id) && !already(Kind::Ack, &s.id)
     }) {
+        missing.push(s.id.clone());
+        if req.defer_unacknowledged {
+            continue;
+        }
         let recorded = !already(Kind::Unacknowledged, &s.id);
         if recorded {
             let e = store
@@ -237,6 +249,7 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
         warnings,
         violations,
         criticals_shown,
+        missing,
     })
 }
 

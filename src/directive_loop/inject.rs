@@ -280,6 +280,22 @@ pub fn render(sel: &Selection, role: &str, delegation: &str) -> String {
     out
 }
 
+/// Renders the directives as a briefing: the block without a delegation
+/// and without the ack contract, for an agent that nothing is asked back
+/// from (an agent hook's session start records no delegation).
+pub fn render_briefing(sel: &Selection, role: &str) -> String {
+    let mut out = format!("<{TAG} role=\"{}\">\n", sanitise(role));
+    out.push_str(&format!(
+        "Lessons this repository learned the hard way, for the {} role: follow each that applies to your work. (A briefing: nothing to acknowledge. Delegates are shown theirs when they start.)\n",
+        sanitise(role)
+    ));
+    for s in &sel.shown {
+        out.push_str(&render_entry(s));
+    }
+    out.push_str(&format!("</{TAG}>\n"));
+    out
+}
+
 /// A critical entry too long for the `room` left in the character budget:
 /// the lesson and the first item of each list, cut to a length the room
 /// suggests (within 80 to 400 characters), with a pointer to the whole.

@@ -40,6 +40,46 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
+/// One tool call read and classified, and where its candidate was kept.
+pub struct Reflected {
+    pub micro: reflect::Micro,
+    /// The candidates file (relative to the work tree), when one was kept.
+    pub recorded: Option<String>,
+}
+
+/// Reads and classifies the tool call in `payload` and keeps a
+/// non-success as an insight candidate in the `.swarm/` of the repository
+/// around `dir` (default: the current directory). Most calls succeed, so
+/// the repository is opened only for a candidate.
+pub fn reflect_payload(
+    payload: &str,
+    format: Payload,
+    context: Context,
+    clock: git_swarm::event::Clock,
+    dir: Option<&std::path::Path>,
+) -> Result<Reflected, git_swarm::Error> {
+    let mut micro = reflect::micro(payload, format, context, clock.now()).map_err(|e| {
+        git_swarm::Error::usage(
+            e.to_string(),
+            "pass the harness's post-tool hook payload on standard input",
+        )
+    })?;
+    let mut recorded = None;
+    if let Some(candidate) = &mut micro.candidate {
+        let repo = match dir {
+            Some(dir) => crate::cli::repo_at(dir)?,
+            None => crate::cli::repo()?,
+        };
+        let store = git_swarm::store::Store::open(&repo, clock)?;
+        if candidate.phase.is_none() {
+            candidate.phase = reflect::current_phase(&store);
+        }
+        let path = reflect::keep(&store, candidate)?;
+        recorded = Some(store.rel(&path));
+    }
+    Ok(Reflected { micro, recorded })
+}
+
 fn reflect_one(args: &Args, ui: &mut Ui) -> Result<(), String> {
     let format: Payload = args.payload.parse()?;
     let json = match args.format.as_str() {
@@ -71,20 +111,8 @@ fn reflect_one(args: &Args, ui: &mut Ui) -> Result<(), String> {
         phase,
         role: args.role.clone(),
     };
-    let mut micro =
-        reflect::micro(&payload, format, context, clock.now()).map_err(|e| e.to_string())?;
-    let mut recorded = None;
-    if let Some(candidate) = &mut micro.candidate {
-        // The store is opened only for a call worth keeping: most succeed.
-        let store =
-            git_swarm::store::Store::open(&crate::cli::repo().map_err(|e| e.to_string())?, clock)
-                .map_err(|e| e.to_string())?;
-        if candidate.phase.is_none() {
-            candidate.phase = reflect::current_phase(&store);
-        }
-        let path = reflect::keep(&store, candidate).map_err(|e| e.to_string())?;
-        recorded = Some(store.rel(&path));
-    }
+    let Reflected { micro, recorded } =
+        reflect_payload(&payload, format, context, clock, None).map_err(|e| e.to_string())?;
     let sub = micro.reading.sub.map(|s| s.as_str());
     if json {
         ui.json(&serde_json::json!({

@@ -2,7 +2,7 @@
 
 mod macro_;
 mod meso;
-mod micro;
+pub mod micro;
 
 use super::{Outcome, Ui};
 

@@ -1,0 +1,404 @@
+//! What `git swarm hook agent <harness> <event>` decides: the harness's
+//! payload read into one shape, the answer written in the harness's own
+//! output format, and the per-session state that links a subagent to the
+//! delegation it was shown (see [`state`]).
+//!
+//! Each harness documents its own names and fields; this module is the one
+//! place that knows them, so the command line only runs the loop's
+//! operations (inject, ack, reflect) and prints what is decided here.
+//! Answers carry only fields the harness defines: Codex rejects a whole
+//! answer for one unknown key.
+
+pub mod state;
+
+use serde_json::{Value, json};
+
+pub use state::{Agent, Pending, SessionState, Spawn};
+
+/// The harnesses `agents install` registers, by the names on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Harness {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Cursor,
+    Opencode,
+}
+
+impl Harness {
+    pub const ALL: [Harness; 5] = [
+        Harness::ClaudeCode,
+        Harness::Codex,
+        Harness::Gemini,
+        Harness::Cursor,
+        Harness::Opencode,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-code",
+            Harness::Codex => "codex",
+            Harness::Gemini => "gemini",
+            Harness::Cursor => "cursor",
+            Harness::Opencode => "opencode",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Harness> {
+        Harness::ALL.into_iter().find(|h| h.as_str() == name)
+    }
+
+    /// The payload format `reflect micro` reads this harness's post-tool
+    /// payload in (Cursor's is mapped onto the generic one first).
+    pub fn reflect_format(self) -> crate::reflect::Format {
+        use crate::reflect::{Format, Harness as H};
+        Format::Only(match self {
+            Harness::ClaudeCode => H::Claude,
+            Harness::Codex => H::Codex,
+            Harness::Gemini => H::Gemini,
+            Harness::Opencode => H::Opencode,
+            Harness::Cursor => H::Generic,
+        })
+    }
+
+    /// Whether the harness has subagent events at all (Gemini CLI has none).
+    pub fn has_subagents(self) -> bool {
+        self != Harness::Gemini
+    }
+
+    /// Whether the harness can keep a subagent running from its stop hook
+    /// (opencode's plugin sees the task tool's result only after the fact).
+    pub fn can_block_stop(self) -> bool {
+        matches!(self, Harness::ClaudeCode | Harness::Codex | Harness::Cursor)
+    }
+}
+
+/// The hook events, by git-swarm's names (the contract with `agents install`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    SessionStart,
+    PreToolUse,
+    SubagentStart,
+    SubagentStop,
+    PostToolUse,
+}
+
+impl Event {
+    pub const ALL: [Event; 5] = [
+        Event::SessionStart,
+        Event::PreToolUse,
+        Event::SubagentStart,
+        Event::SubagentStop,
+        Event::PostToolUse,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Event::SessionStart => "session-start",
+            Event::PreToolUse => "pre-tool-use",
+            Event::SubagentStart => "subagent-start",
+            Event::SubagentStop => "subagent-stop",
+            Event::PostToolUse => "post-tool-use",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Event> {
+        Event::ALL.into_iter().find(|e| e.as_str() == name)
+    }
+}
+
+/// Why a payload could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PayloadError(pub String);
+
+/// What git-swarm needs of a payload, whatever harness sent it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Payload {
+    /// The session (Claude/Codex/Gemini `session_id`, Cursor
+    /// `conversation_id`, opencode `sessionID`).
+    pub session: Option<String>,
+    /// The directory the harness runs in, where it says.
+    pub cwd: Option<String>,
+    /// The subagent (Claude/Codex `agent_id`, opencode's task `callID`).
+    pub agent_id: Option<String>,
+    /// The agent's type, which git-swarm reads as its role.
+    pub agent_type: Option<String>,
+    /// A spawn seen before the subagent starts (pre-tool-use), or the task
+    /// opencode hands its subagent (subagent-start).
+    pub spawn: Option<Spawn>,
+    /// The subagent's final message (subagent-stop).
+    pub message: Option<String>,
+    /// The harness is already continuing the agent because a stop hook
+    /// blocked it once (Claude Code and Codex; Cursor has no such field).
+    pub stop_hook_active: bool,
+    /// The tool a pre- or post-tool payload is about.
+    pub tool: Option<String>,
+}
+
+/// Reads `json`, the payload `harness` sent for `event`. Fields are read
+/// leniently (a harness adds fields between versions); a payload that is
+/// not a JSON object is refused.
+pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, PayloadError> {
+    if json.trim().is_empty() {
+        return Err(PayloadError("the payload is empty".into()));
+    }
+    let v: Value = serde_json::from_str(json)
+        .map_err(|e| PayloadError(format!("the payload is not JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(PayloadError("the payload is not a JSON object".into()));
+    }
+    let s = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let mut p = Payload {
+        stop_hook_active: v.get("stop_hook_active").and_then(Value::as_bool) == Some(true),
+        ..Payload::default()
+    };
+    match harness {
+        Harness::Opencode => {
+            p.session = s(&v, "sessionID");
+            p.agent_id = s(&v, "callID");
+            p.tool = s(&v, "tool");
+            let args = v.get("args").unwrap_or(&Value::Null);
+            if p.tool.as_deref() == Some("task") {
+                p.agent_type = s(args, "subagent_type");
+                if event == Event::SubagentStart {
+                    p.spawn = Some(Spawn {
+                        agent_type: spawn_type(harness, p.agent_type.as_deref()),
+                        task: s(args, "prompt").unwrap_or_default(),
+                    });
+                }
+            }
+            p.message = v.get("output").and_then(|o| s(o, "output"));
+        }
+        _ => {
+            p.session = s(&v, "session_id").or_else(|| s(&v, "conversation_id"));
+            p.cwd = s(&v, "cwd").or_else(|| {
+                v.get("workspace_roots")
+                    .and_then(Value::as_array)
+                    .and_then(|r| r.first())
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
+            p.agent_id = s(&v, "agent_id").or_else(|| s(&v, "subagent_id"));
+            p.agent_type = s(&v, "agent_type").or_else(|| s(&v, "subagent_type"));
+            p.tool = s(&v, "tool_name");
+            p.message = s(&v, "last_assistant_message").or_else(|| s(&v, "result"));
+            if event == Event::PreToolUse
+                && let Some(tool) = p.tool.as_deref()
+                && is_spawn_tool(harness, tool)
+            {
+                let input = v.get("tool_input").unwrap_or(&Value::Null);
+                let (task, kind) = match harness {
+                    // Codex's `spawn_agent` takes `{message, agent_type}`.
+                    Harness::Codex => (s(input, "message"), s(input, "agent_type")),
+                    _ => (s(input, "prompt"), s(input, "subagent_type")),
+                };
+                p.spawn = Some(Spawn {
+                    agent_type: spawn_type(harness, kind.as_deref()),
+                    task: task.unwrap_or_default(),
+                });
+            }
+        }
+    }
+    if p.session.is_none() {
+        return Err(PayloadError(format!(
+            "the payload has no session id (`{}`)",
+            match harness {
+                Harness::Opencode => "sessionID",
+                Harness::Cursor => "conversation_id",
+                _ => "session_id",
+            }
+        )));
+    }
+    Ok(p)
+}
+
+/// The tool that spawns a subagent, by the harness's name for it: Claude
+/// Code's `Agent` (called `Task` before v2.1.63), Codex's `spawn_agent`,
+/// Cursor's `Task`.
+pub fn is_spawn_tool(harness: Harness, tool: &str) -> bool {
+    match harness {
+        Harness::ClaudeCode => matches!(tool, "Agent" | "Task"),
+        Harness::Codex => matches!(tool, "spawn_agent" | "Agent"),
+        Harness::Cursor => tool == "Task",
+        Harness::Opencode => tool == "task",
+        Harness::Gemini => false,
+    }
+}
+
+/// The agent type a spawn will start under: the type named, else the
+/// harness's default (Claude Code's `general-purpose`; Codex's `default`),
+/// so that the spawn and the start it causes pair up.
+fn spawn_type(harness: Harness, named: Option<&str>) -> String {
+    match named {
+        Some(t) => t.to_owned(),
+        None => match harness {
+            Harness::ClaudeCode => "general-purpose".into(),
+            Harness::Opencode => "general".into(),
+            _ => "default".into(),
+        },
+    }
+}
+
+/// The role an agent type names: lowercase, `-` as `_`, a plugin agent's
+/// `plugin:name` by its name; `None` when that is no role name.
+pub fn role_of(agent_type: &str) -> Option<String> {
+    let name = agent_type.rsplit(':').next().unwrap_or(agent_type);
+    let role = name.to_lowercase().replace('-', "_");
+    crate::directive::is_valid_scope_name(&role).then_some(role)
+}
+
+/// Most bytes of the session-start briefing.
+pub const BRIEFING_MAX: usize = 4 * 1024;
+
+/// `text` cut at a line so that it, and the pointer that says where the
+/// rest is, fit [`BRIEFING_MAX`] bytes.
+pub fn bound_briefing(text: &str) -> String {
+    if text.len() <= BRIEFING_MAX {
+        return text.to_owned();
+    }
+    let pointer = "… (cut to 4 KB: `git swarm status` and `git swarm list` show the rest)\n";
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        if out.len() + line.len() + pointer.len() > BRIEFING_MAX {
+            break;
+        }
+        out.push_str(line);
+    }
+    out.push_str(pointer);
+    out
+}
+
+/// The answer that hands `text` to the agent as context: at session start
+/// (the briefing) or at a subagent's start (its directives). `None` where
+/// the harness has no way to take it.
+pub fn context_answer(harness: Harness, event: Event, text: &str) -> Option<Value> {
+    let hook_event = match event {
+        Event::SessionStart => "SessionStart",
+        Event::SubagentStart => "SubagentStart",
+        _ => return None,
+    };
+    match (harness, event) {
+        (Harness::Opencode, Event::SessionStart) => Some(json!({ "context": text })),
+        (Harness::Opencode, _) => Some(json!({ "prepend": text })),
+        // Cursor's sessionStart takes `additional_context`; its subagentStart
+        // answers only whether the subagent may start.
+        (Harness::Cursor, Event::SessionStart) => Some(json!({ "additional_context": text })),
+        (Harness::Cursor, _) => None,
+        (Harness::Gemini, Event::SubagentStart) => None,
+        _ => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": hook_event,
+                "additionalContext": text,
+            }
+        })),
+    }
+}
+
+/// The answer that keeps a subagent running with `reason` as its next
+/// instruction. Codex accepts only `decision` and `reason` on SubagentStop;
+/// Cursor's stop hooks submit `followup_message` as the next message.
+pub fn block_answer(harness: Harness, reason: &str) -> Option<Value> {
+    match harness {
+        Harness::ClaudeCode | Harness::Codex => {
+            Some(json!({ "decision": "block", "reason": reason }))
+        }
+        Harness::Cursor => Some(json!({ "followup_message": reason })),
+        Harness::Gemini | Harness::Opencode => None,
+    }
+}
+
+/// What a subagent is asked when its final message lacks the acks of
+/// critical directives it was shown: the exact lines to add.
+pub fn ask_reason(delegation: &str, missing: &[String]) -> String {
+    let mut out = format!(
+        "Before you finish: your final message must acknowledge each critical directive of delegation {delegation} you were shown. End it with these lines (use KNOWLEDGE_IGNORED:<id> reason=<why>, KNOWLEDGE_N_A:<id> reason=<why> or KNOWLEDGE_VIOLATED:<id> reason=<what> instead where that is the truth):"
+    );
+    for id in missing {
+        out.push_str(&format!("\nKNOWLEDGE_APPLIED:{id}"));
+    }
+    out
+}
+
+/// Cursor's postToolUse payload as the generic one `reflect micro` reads
+/// (`{tool, input, output, error, exit_code}`).
+pub fn cursor_tool_call(json: &str) -> Result<String, PayloadError> {
+    let v: Value = serde_json::from_str(json)
+        .map_err(|e| PayloadError(format!("the payload is not JSON: {e}")))?;
+    let tool = v
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| PayloadError("the payload has no `tool_name`".into()))?;
+    // `tool_output` is documented as a JSON string: read it as JSON when it is.
+    let output = match v.get("tool_output") {
+        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+        Some(o) => o.clone(),
+        None => Value::Null,
+    };
+    let mut call = json!({
+        "tool": tool,
+        "input": v.get("tool_input").cloned().unwrap_or(Value::Null),
+        "output": output,
+        "session": v.get("conversation_id").cloned().unwrap_or(Value::Null),
+    });
+    if let Some(e) = v.get("error_message").and_then(Value::as_str) {
+        call["error"] = Value::String(e.to_owned());
+    }
+    if let Some(code) = v
+        .get("tool_output")
+        .and_then(|o| match o {
+            Value::String(s) => serde_json::from_str::<Value>(s).ok(),
+            o => Some(o.clone()),
+        })
+        .and_then(|o| o.get("exitCode").or_else(|| o.get("exit_code")).cloned())
+        .and_then(|c| c.as_i64())
+    {
+        call["exit_code"] = Value::from(code);
+    }
+    Ok(call.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_types_become_role_names() {
+        assert_eq!(role_of("coder").as_deref(), Some("coder"));
+        assert_eq!(role_of("Test-Engineer").as_deref(), Some("test_engineer"));
+        assert_eq!(role_of("my-plugin:reviewer").as_deref(), Some("reviewer"));
+        assert_eq!(
+            role_of("general-purpose").as_deref(),
+            Some("general_purpose")
+        );
+        assert_eq!(role_of("9lives"), None);
+        assert_eq!(role_of(""), None);
+    }
+
+    #[test]
+    fn a_long_briefing_is_cut_at_a_line_with_a_pointer() {
+        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        let cut = bound_briefing(&text);
+        assert!(cut.len() <= BRIEFING_MAX);
+        assert!(cut.ends_with("show the rest)\n"));
+        assert!(
+            cut.lines()
+                .rev()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("line "))
+        );
+        assert_eq!(bound_briefing("short\n"), "short\n");
+    }
+
+    #[test]
+    fn codex_stop_answers_carry_only_decision_and_reason() {
+        let a = block_answer(Harness::Codex, "why").expect("codex blocks");
+        let keys: Vec<&String> = a.as_object().expect("object").keys().collect();
+        assert_eq!(keys, ["decision", "reason"]);
+    }
+}

@@ -1,0 +1,236 @@
+//! The state `hook agent` keeps between a harness's events: per session,
+//! the spawns seen and not yet started (so a subagent's start can find the
+//! task its spawn carried), and each subagent's delegation (so its stop can
+//! record its acks, and be asked once for a missing one).
+//!
+//! It lives under the git *common* dir (`<common-dir>/swarm/agents/`), one
+//! small JSON file per session: every linked worktree shares it, so a
+//! subagent working in another worktree still finds its delegation. It is
+//! per clone and disposable, like the index. Each update holds the
+//! session's lock (retried, never skipped) and replaces the file atomically.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Largest state file read: a session's file holds a few dozen entries.
+pub const STATE_MAX: u64 = 1024 * 1024;
+/// A spawn its subagent has not started within this long is forgotten.
+pub const PENDING_TTL_MS: i64 = 60 * 60 * 1000;
+/// A subagent's delegation is kept this long for its stop (and resumes).
+pub const AGENT_TTL_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+/// Most spawns and subagents a session's file keeps (the oldest go first).
+const PENDING_MAX: usize = 64;
+const AGENTS_MAX: usize = 256;
+/// Most characters of a task kept.
+pub const TASK_MAX_CHARS: usize = 8 * 1024;
+
+/// A spawn of a subagent: the type it starts under and the task it is given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spawn {
+    pub agent_type: String,
+    pub task: String,
+}
+
+/// A spawn seen at pre-tool-use, waiting for its subagent's start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pending {
+    pub agent_type: String,
+    pub task: String,
+    pub at: i64,
+}
+
+/// A subagent that was shown directives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Agent {
+    /// The `shown` event's id; `None` when nothing was in scope.
+    pub delegation: Option<String>,
+    /// The work tree whose `.swarm/events/` holds the `shown` event.
+    pub root: PathBuf,
+    /// What the subagent was given, answered again on a repeated start.
+    pub block: String,
+    /// Its stop was asked once for missing acks.
+    #[serde(default)]
+    pub asked: bool,
+    pub at: i64,
+}
+
+/// One session's state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionState {
+    #[serde(default)]
+    pub pending: Vec<Pending>,
+    /// Agent types that had parallel spawns: their tasks cannot be told
+    /// apart until no spawn of the type is waiting.
+    #[serde(default)]
+    pub ambiguous: Vec<String>,
+    #[serde(default)]
+    pub agents: BTreeMap<String, Agent>,
+}
+
+impl SessionState {
+    /// Drops what has expired at `now` (milliseconds), and the oldest
+    /// entries past the caps.
+    pub fn expire(&mut self, now: i64) {
+        self.pending.retain(|p| now - p.at <= PENDING_TTL_MS);
+        self.agents.retain(|_, a| now - a.at <= AGENT_TTL_MS);
+        if self.pending.len() > PENDING_MAX {
+            let extra = self.pending.len() - PENDING_MAX;
+            self.pending.drain(..extra);
+        }
+        while self.agents.len() > AGENTS_MAX {
+            let oldest = self
+                .agents
+                .iter()
+                .min_by_key(|(_, a)| a.at)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => self.agents.remove(&k),
+                None => break,
+            };
+        }
+        let pending = &self.pending;
+        self.ambiguous
+            .retain(|t| pending.iter().any(|p| &p.agent_type == t));
+    }
+
+    /// Remembers a spawn.
+    pub fn stash(&mut self, spawn: Spawn, now: i64) {
+        let task: String = spawn.task.chars().take(TASK_MAX_CHARS).collect();
+        self.pending.push(Pending {
+            agent_type: spawn.agent_type,
+            task,
+            at: now,
+        });
+    }
+
+    /// The task of the subagent of `agent_type` that starts now, taking its
+    /// spawn off the list: only when it is unambiguous (exactly one spawn
+    /// of the type waits, and none of the type was ambiguous since). Parallel
+    /// spawns of one type are otherwise indistinguishable (no start payload
+    /// names its spawn), and one subagent must never get another's task.
+    pub fn take_task(&mut self, agent_type: &str) -> Option<String> {
+        let of_type: Vec<usize> = (self.pending.iter().enumerate())
+            .filter(|(_, p)| p.agent_type == agent_type)
+            .map(|(i, _)| i)
+            .collect();
+        let first = *of_type.first()?;
+        let clear = of_type.len() == 1 && !self.ambiguous.iter().any(|t| t == agent_type);
+        if of_type.len() > 1 && !self.ambiguous.iter().any(|t| t == agent_type) {
+            self.ambiguous.push(agent_type.to_owned());
+        }
+        let taken = self.pending.remove(first);
+        if of_type.len() == 1 {
+            // The last waiting spawn of the type: what follows is clear again.
+            self.ambiguous.retain(|t| t != agent_type);
+        }
+        clear.then_some(taken.task)
+    }
+}
+
+/// Where the state of `session` lives under `common_dir`: a file named by
+/// a hash of the session id, so no id can name a path.
+pub fn path(common_dir: &Path, session: &str) -> PathBuf {
+    let hash = xxhash_rust::xxh3::xxh3_64(session.as_bytes());
+    dir(common_dir).join(format!("{hash:016x}.json"))
+}
+
+/// The state folder.
+pub fn dir(common_dir: &Path) -> PathBuf {
+    common_dir.join("swarm").join("agents")
+}
+
+/// Reads the state of `session`, lets `change` update it under the
+/// session's lock, and writes it back when it changed. A file that is
+/// not a session's state (damaged, from another version) is started over:
+/// it is only a cache of what the harness said.
+pub fn update<T>(
+    common_dir: &Path,
+    session: &str,
+    now: i64,
+    change: impl FnOnce(&mut SessionState) -> T,
+) -> Result<T> {
+    let path = path(common_dir, session);
+    let dir = dir(common_dir);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let lock_path = path.with_extension("lock");
+    let lock = crate::safe_fs::open(
+        &lock_path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(|e| Error::io(&lock_path, e))?;
+    crate::event::lock_with_retry(&lock, &lock_path, Duration::from_secs(5))?;
+    let before = read(&path)?;
+    let mut state = before.clone();
+    state.expire(now);
+    let out = change(&mut state);
+    if state != before {
+        let bytes = serde_json::to_vec(&state).expect("the state serialises");
+        crate::safe_fs::replace(&path, &bytes)?;
+    }
+    Ok(out)
+}
+
+/// The state of `session`, read without the lock (a reader sees the old
+/// file or the new one).
+pub fn read_session(common_dir: &Path, session: &str) -> Result<SessionState> {
+    read(&path(common_dir, session))
+}
+
+fn read(path: &Path) -> Result<SessionState> {
+    match crate::safe_fs::read(path, STATE_MAX) {
+        Ok(bytes) => Ok(serde_json::from_slice(&bytes).unwrap_or_default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SessionState::default()),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spawn(t: &str, task: &str) -> Spawn {
+        Spawn {
+            agent_type: t.into(),
+            task: task.into(),
+        }
+    }
+
+    #[test]
+    fn one_spawn_then_its_start_pairs_up() {
+        let mut s = SessionState::default();
+        s.stash(spawn("coder", "fix the parser"), 0);
+        assert_eq!(s.take_task("coder").as_deref(), Some("fix the parser"));
+        assert!(s.pending.is_empty());
+        assert_eq!(s.take_task("coder"), None);
+    }
+
+    #[test]
+    fn parallel_spawns_of_a_type_get_no_task_not_each_others() {
+        let mut s = SessionState::default();
+        s.stash(spawn("coder", "task A"), 0);
+        s.stash(spawn("coder", "task B"), 1);
+        s.stash(spawn("reviewer", "review"), 2);
+        assert_eq!(s.take_task("coder"), None);
+        assert_eq!(s.take_task("coder"), None, "still ambiguous");
+        assert_eq!(s.take_task("reviewer").as_deref(), Some("review"));
+        // Once both have started, the next spawn of the type is clear again.
+        s.stash(spawn("coder", "task C"), 3);
+        assert_eq!(s.take_task("coder").as_deref(), Some("task C"));
+    }
+
+    #[test]
+    fn stale_spawns_expire() {
+        let mut s = SessionState::default();
+        s.stash(spawn("coder", "old"), 0);
+        s.expire(PENDING_TTL_MS + 1);
+        assert_eq!(s.take_task("coder"), None);
+    }
+}

@@ -1,0 +1,440 @@
+//! `git-swarm hook agent <harness> <event>`: what the entries `git swarm
+//! agents install` writes into an agent harness's hook config call. The
+//! harness's payload comes on standard input; the answer, when there is
+//! one, goes to standard output in the harness's own format.
+//!
+//! It fails open: a hook must never break the agent's session, so any
+//! error (a malformed payload, an unreadable store, a lock held too long)
+//! is one `warning:` line on stderr, nothing on stdout, and exit 0. An
+//! uninitialised repository, or none, is not git-swarm's to speak for:
+//! exit 0 silently.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use git_swarm::agent_hook::{self, Agent, Event, Harness, Payload, state};
+use git_swarm::directive_loop::{acks, escalation, inject as loop_inject};
+use git_swarm::{Error, Repo, Store};
+
+use super::inject::{Prepared, prepare};
+use super::{CliError, Outcome, Ui};
+
+/// Largest payload read: a post-tool payload carries the tool's output.
+const PAYLOAD_MAX: u64 = 16 * 1024 * 1024;
+
+/// The role of the agent a session starts, when its payload names none.
+const COORDINATOR: &str = "coordinator";
+
+pub fn run(args: &[OsString], ui: &mut Ui) -> Outcome {
+    let name = |i: usize| args.get(i).map(|a| a.to_string_lossy().into_owned());
+    let (harness_name, event_name) = (name(0).unwrap_or_default(), name(1).unwrap_or_default());
+    let Some(harness) = Harness::parse(&harness_name) else {
+        ui.warning(
+            &format!(
+                "git-swarm has no agent hook for the harness `{}` (claude-code, codex, gemini, cursor or opencode); nothing to do",
+                harness_name.escape_debug()
+            ),
+            None,
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    let Some(event) = Event::parse(&event_name) else {
+        ui.warning(
+            &format!(
+                "git-swarm's agent hook has no event `{}` (session-start, pre-tool-use, subagent-start, subagent-stop or post-tool-use); nothing to do",
+                event_name.escape_debug()
+            ),
+            None,
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    match answer(harness, event, ui) {
+        Ok(Some(v)) => {
+            let mut line = v.to_string();
+            line.push('\n');
+            ui.write_out(line.as_bytes())?;
+            ui.out.flush()?;
+        }
+        Ok(None) => {}
+        Err(CliError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            return Err(CliError::Io(e));
+        }
+        Err(e) => ui.warning(
+            &format!(
+                "git-swarm's {} {} hook did nothing: {}",
+                harness.as_str(),
+                event.as_str(),
+                one_line(&e.to_string())
+            ),
+            None,
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The answer to print, if any.
+fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, CliError> {
+    let json = read_payload()?;
+    let clock = super::clock()?;
+    if event == Event::PostToolUse {
+        return post_tool_use(harness, &json, clock).map(|()| None);
+    }
+    if matches!(event, Event::SubagentStart | Event::SubagentStop) && !harness.has_subagents() {
+        return Err(usage(format!(
+            "{} has no subagent events",
+            harness.as_str()
+        )));
+    }
+    let p = agent_hook::parse(harness, event, &json).map_err(|e| usage(e.to_string()))?;
+    let Some(repo) = repo_for(&p)? else {
+        return Ok(None);
+    };
+    let session = p.session.clone().unwrap_or_default();
+    let now = clock.now().as_millisecond();
+    match event {
+        Event::SessionStart => session_start(harness, &p, &repo, clock, ui),
+        Event::PreToolUse => {
+            // Only the spawning tool is of interest; never a permission
+            // decision. A harness whose subagents take no context (Cursor)
+            // would never collect the spawn.
+            if let Some(spawn) = p.spawn
+                && agent_hook::context_answer(harness, Event::SubagentStart, "").is_some()
+            {
+                state::update(&repo.common_dir, &session, now, |s| s.stash(spawn, now))?;
+            }
+            Ok(None)
+        }
+        Event::SubagentStart => subagent_start(harness, &p, &repo, clock, ui),
+        Event::SubagentStop => subagent_stop(harness, &p, &repo, clock, ui),
+        Event::PostToolUse => Ok(None),
+    }
+}
+
+/// The briefing: the directives for the session's role, shown and not
+/// recorded, then what needs attention, bounded.
+fn session_start(
+    harness: Harness,
+    p: &Payload,
+    repo: &Repo,
+    clock: git_swarm::event::Clock,
+    ui: &mut Ui,
+) -> Result<Option<Value>, CliError> {
+    let Some(store) = open_store(repo, clock)? else {
+        return Ok(None);
+    };
+    let role = (p.agent_type.as_deref())
+        .and_then(agent_hook::role_of)
+        .unwrap_or_else(|| COORDINATOR.to_owned());
+    let req = loop_inject::Request::new(
+        &store.config,
+        &role,
+        Vec::new(),
+        String::new(),
+        None,
+        Vec::new(),
+        None,
+    );
+    let Prepared { sel, patterns, .. } = prepare(&store, req, false, ui)?;
+    let mut text = String::new();
+    if !sel.shown.is_empty() {
+        text.push_str(&loop_inject::render_briefing(&sel, &role));
+    }
+    text.push_str(&patterns.render());
+    let index = git_swarm::index::load(&store)?.index;
+    let highlights = super::status::highlights(&store, &index);
+    if !highlights.is_empty() {
+        text.push_str("Needs attention in this repository's directive loop (`git swarm status` has the details):\n");
+        for l in highlights {
+            text.push_str(&l);
+            text.push('\n');
+        }
+    }
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let text = agent_hook::bound_briefing(&text);
+    Ok(agent_hook::context_answer(
+        harness,
+        Event::SessionStart,
+        &text,
+    ))
+}
+
+/// The subagent's directives, for its role and (when its spawn is known
+/// without doubt) its task, recorded as a delegation its stop acks.
+fn subagent_start(
+    harness: Harness,
+    p: &Payload,
+    repo: &Repo,
+    clock: git_swarm::event::Clock,
+    ui: &mut Ui,
+) -> Result<Option<Value>, CliError> {
+    // Cursor's subagentStart takes no context: there is nothing to deliver,
+    // so nothing is recorded either.
+    if agent_hook::context_answer(harness, Event::SubagentStart, "").is_none() {
+        return Ok(None);
+    }
+    let agent_id = p
+        .agent_id
+        .clone()
+        .ok_or_else(|| usage("the payload names no subagent (`agent_id`)".into()))?;
+    let session = p.session.clone().unwrap_or_default();
+    let common = &repo.common_dir;
+    let now = clock.now().as_millisecond();
+    // Started again (a resume): the same block, and nothing new recorded.
+    if let Some(a) = state::read_session(common, &session)?.agents.get(&agent_id) {
+        return Ok(agent_hook::context_answer(
+            harness,
+            Event::SubagentStart,
+            &a.block,
+        ));
+    }
+    let agent_type = (p.agent_type.clone())
+        .or_else(|| p.spawn.as_ref().map(|s| s.agent_type.clone()))
+        .unwrap_or_default();
+    let Some(role) = agent_hook::role_of(&agent_type) else {
+        return Err(usage(format!(
+            "the subagent's type `{}` is no role name",
+            agent_type.escape_debug()
+        )));
+    };
+    let Some(store) = open_store(repo, clock)? else {
+        return Ok(None);
+    };
+    let task = match harness {
+        Harness::Opencode => p.spawn.as_ref().map(|s| s.task.clone()),
+        _ => state::update(common, &session, now, |s| s.take_task(&agent_type))?,
+    };
+    let phase = std::env::var("GIT_SWARM_PHASE")
+        .ok()
+        .filter(|p| git_swarm::reflect::is_phase_name(p))
+        .or_else(|| git_swarm::reflect::current_phase(&store));
+    let req = loop_inject::Request::new(
+        &store.config,
+        &role,
+        Vec::new(),
+        task.unwrap_or_default(),
+        phase,
+        Vec::new(),
+        None,
+    );
+    let Prepared {
+        sel,
+        patterns,
+        event,
+        ..
+    } = prepare(&store, req, false, ui)?;
+    let mut block = String::new();
+    let delegation = event.as_ref().map(|e| e.id.clone());
+    if let (Some(e), Some(d)) = (&event, &delegation) {
+        store.check_appendable(e)?;
+        block.push_str(&loop_inject::render(&sel, &role, d));
+    }
+    block.push_str(&patterns.render());
+    if block.is_empty() {
+        return Ok(None);
+    }
+    // Recorded before it is answered, unlike `inject`: a hook that fails
+    // must print nothing, so the answer is the last thing it does. A block
+    // that then never reaches the subagent shows at its stop, as missing acks.
+    if let Some(e) = event {
+        super::append(&store, &[e], ui)?;
+    }
+    let root = repo.root.clone();
+    let block = state::update(common, &session, now, |s| {
+        s.agents
+            .entry(agent_id)
+            .or_insert(Agent {
+                delegation,
+                root,
+                block,
+                asked: false,
+                at: now,
+            })
+            .block
+            .clone()
+    })?;
+    Ok(agent_hook::context_answer(
+        harness,
+        Event::SubagentStart,
+        &block,
+    ))
+}
+
+/// The subagent's acks, from its final message: asked for once when a
+/// critical one is missing, then recorded as `ack` records them.
+fn subagent_stop(
+    harness: Harness,
+    p: &Payload,
+    repo: &Repo,
+    clock: git_swarm::event::Clock,
+    ui: &mut Ui,
+) -> Result<Option<Value>, CliError> {
+    let Some(agent_id) = p.agent_id.clone() else {
+        return Ok(None);
+    };
+    let session = p.session.clone().unwrap_or_default();
+    let common = &repo.common_dir;
+    let Some(agent) = state::read_session(common, &session)?
+        .agents
+        .remove(&agent_id)
+    else {
+        return Ok(None);
+    };
+    let Some(delegation) = agent.delegation.clone() else {
+        return Ok(None);
+    };
+    // The delegation is in the log of the work tree the subagent started
+    // in, wherever it stops.
+    let home = super::repo_at(&agent.root)?;
+    let Some(store) = open_store(&home, clock)? else {
+        return Ok(None);
+    };
+    let (events, _problems) = git_swarm::directive_loop::records::read_log(&store)?;
+    let message = p.message.clone().unwrap_or_default();
+    let may_ask = harness.can_block_stop() && !p.stop_hook_active && !agent.asked;
+    let report = acks::record(
+        &store,
+        &events,
+        &acks::Request {
+            delegation: &delegation,
+            message: &message,
+            source: "the subagent's final message",
+            defer_unacknowledged: may_ask,
+        },
+    )?;
+    ui.warnings(&report.warnings);
+    if !report.events.is_empty() {
+        super::append(&store, &report.events, ui)?;
+    }
+    if !report.audit.is_empty() {
+        acks::write_audit(&store, &report.audit)?;
+    }
+    // A violation the subagent admits counts whether or not it is asked on.
+    if report.violations {
+        super::escalate(&store, &escalation::due_from_index(&store)?, ui)?;
+    }
+    if may_ask && !report.missing.is_empty() {
+        // Remembered before it is asked, so that it is never asked twice.
+        let now = clock.now().as_millisecond();
+        state::update(common, &session, now, |s| {
+            if let Some(a) = s.agents.get_mut(&agent_id) {
+                a.asked = true;
+            }
+        })?;
+        let reason = agent_hook::ask_reason(&delegation, &report.missing);
+        return Ok(agent_hook::block_answer(harness, &reason));
+    }
+    Ok(None)
+}
+
+/// `reflect micro` on the payload; nothing is printed (Claude Code would
+/// take it as context).
+fn post_tool_use(
+    harness: Harness,
+    json: &str,
+    clock: git_swarm::event::Clock,
+) -> Result<(), CliError> {
+    let mapped;
+    let payload = if harness == Harness::Cursor {
+        mapped = agent_hook::cursor_tool_call(json).map_err(|e| usage(e.to_string()))?;
+        mapped.as_str()
+    } else {
+        json
+    };
+    if payload.trim().is_empty() {
+        return Err(usage("the payload is empty".into()));
+    }
+    let context = git_swarm::reflect::Context {
+        task: None,
+        phase: std::env::var("GIT_SWARM_PHASE")
+            .ok()
+            .filter(|p| git_swarm::reflect::is_phase_name(p)),
+        role: None,
+    };
+    let dir = payload_cwd(payload);
+    match super::reflect::micro::reflect_payload(
+        payload,
+        harness.reflect_format(),
+        context,
+        clock,
+        dir.as_deref().map(Path::new),
+    ) {
+        Ok(_) => Ok(()),
+        Err(e) if quiet(&e) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The payload's `cwd`, if it names a folder.
+fn payload_cwd(json: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(json).ok()?;
+    let cwd = v.get("cwd")?.as_str()?;
+    Path::new(cwd).is_dir().then(|| cwd.to_owned())
+}
+
+/// The repository the payload's `cwd` is in (else the current
+/// directory's); `None` outside any, which is not git-swarm's business.
+fn repo_for(p: &Payload) -> Result<Option<Repo>, CliError> {
+    let found = match p.cwd.as_deref().map(Path::new).filter(|d| d.is_dir()) {
+        Some(dir) => super::repo_at(dir),
+        None => super::repo(),
+    };
+    match found {
+        Ok(repo) => Ok(Some(repo)),
+        Err(e) if quiet(&e) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The store, opened without reporting `config.toml`'s problems (a
+/// harness shows a hook's stderr to nobody or to everybody); `None` when
+/// the repository has no `.swarm/`.
+fn open_store(repo: &Repo, clock: git_swarm::event::Clock) -> Result<Option<Store>, CliError> {
+    match Store::open(repo, clock) {
+        Ok(store) => Ok(Some(store)),
+        Err(e) if quiet(&e) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Errors that mean git-swarm has nothing to say here: no repository, or
+/// one without `.swarm/`.
+fn quiet(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::NotInitialised { .. } | Error::NotARepository { .. } | Error::BareRepository { .. }
+    )
+}
+
+/// Standard input, bounded; nothing when it is a terminal (a person
+/// trying the command has no payload to give).
+fn read_payload() -> Result<String, CliError> {
+    let mut stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(String::new());
+    }
+    let mut buf = Vec::new();
+    (&mut stdin).take(PAYLOAD_MAX + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > PAYLOAD_MAX {
+        return Err(usage(format!("the payload is over {PAYLOAD_MAX} bytes")));
+    }
+    String::from_utf8(buf).map_err(|_| usage("the payload is not UTF-8".into()))
+}
+
+fn usage(message: String) -> CliError {
+    Error::usage(
+        message,
+        "the payload is the harness's hook input, on standard input",
+    )
+    .into()
+}
+
+/// An error's message on one line, as the single warning line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
