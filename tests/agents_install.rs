@@ -316,6 +316,18 @@ fn a_users_own_git_swarm_mcp_entry_is_left_alone() {
     env.write(".cursor/mcp.json", mine);
     install(&env, &["cursor", "--mcp"]).success();
     assert_eq!(env.read(".cursor/mcp.json"), mine);
+    // Registered, but status does not pass it off as git-swarm's.
+    let s = status_of(&env, "cursor");
+    assert_eq!(s["mcp_registered"], true, "{s}");
+    assert_eq!(s["mcp_foreign"], true, "{s}");
+    let text = env.swarm(&["agents", "status"]);
+    assert!(
+        text.success().stdout.contains(
+            "MCP server registered, but not git-swarm's entry (yours, left alone) (.cursor/mcp.json)"
+        ),
+        "{}",
+        text.snapshot()
+    );
     let out = uninstall(&env, &["cursor", "--mcp"]);
     out.success();
     assert!(
@@ -499,4 +511,71 @@ fn each_worktree_keeps_its_own_record() {
     );
     env.swarm(&["agents", "uninstall", "cursor"]).success();
     assert_eq!(env.read(rel), original);
+}
+
+/// The harness entry of `agents status --format json`.
+fn status_of(env: &TestEnv, harness: &str) -> Value {
+    let status: Value = serde_json::from_str(
+        &env.swarm(&["agents", "status", "--format", "json"])
+            .success()
+            .stdout,
+    )
+    .expect("json");
+    status["harnesses"]
+        .as_array()
+        .expect("harnesses")
+        .iter()
+        .find(|s| s["harness"] == harness)
+        .expect("listed")
+        .clone()
+}
+
+#[test]
+fn a_codex_inline_mcp_servers_table_gets_the_entry_and_loses_it_again() {
+    let env = TestEnv::new();
+    let original = "model = \"o3\"\nmcp_servers = { db = { command = \"db-mcp\" } }\n";
+    env.write(".codex/config.toml", original);
+    install(&env, &["codex", "--mcp"]).success();
+    let installed = env.read(".codex/config.toml");
+    assert!(installed.contains("git-swarm"), "{installed}");
+    assert_eq!(status_of(&env, "codex")["mcp_registered"], true);
+    // The user edits the file, so the record cannot simply give the bytes back.
+    env.write(
+        ".codex/config.toml",
+        installed.replace("model = \"o3\"", "model = \"o4\""),
+    );
+    let out = uninstall(&env, &["codex", "--mcp"]);
+    out.success();
+    assert!(
+        out.stdout
+            .contains("codex: .codex/config.toml: removed mcp"),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(
+        env.read(".codex/config.toml"),
+        original.replace("o3", "o4"),
+        "the entry taken out of the inline table, the rest as it was"
+    );
+    assert_eq!(status_of(&env, "codex")["mcp_registered"], false);
+}
+
+#[test]
+fn a_crlf_codex_config_keeps_its_line_endings() {
+    let env = TestEnv::new();
+    let original = "# mine\r\nmodel = \"o3\"\r\n\r\n[mcp_servers.db]\r\ncommand = \"db-mcp\"\r\n";
+    env.write(".codex/config.toml", original);
+    install(&env, &["codex", "--mcp"]).success();
+    let installed = env.read(".codex/config.toml");
+    assert!(
+        installed.contains("[mcp_servers.git-swarm]\r\n"),
+        "{installed:?}"
+    );
+    assert_eq!(
+        installed.matches('\n').count(),
+        installed.matches("\r\n").count(),
+        "no bare LF: {installed:?}"
+    );
+    uninstall(&env, &["codex", "--mcp"]).success();
+    assert_eq!(env.read(".codex/config.toml"), original);
 }

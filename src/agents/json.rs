@@ -362,14 +362,23 @@ pub fn remove_mcp(h: Harness, rel: &str, text: &str) -> Result<Removed> {
     Ok(Removed::Yes(root.to_string()))
 }
 
-/// Is a `git-swarm` MCP server registered in `text`?
-pub fn has_mcp(h: Harness, text: &str) -> bool {
+/// Whose `git-swarm` MCP server entry `text` holds, if any.
+pub fn mcp_state(h: Harness, text: &str) -> super::McpState {
     let Ok(root) = CstRootNode::parse(text, &options(h)) else {
-        return false;
+        return super::McpState::Absent;
     };
-    root.object_value()
+    let Some(prop) = root
+        .object_value()
         .and_then(|o| o.object_value(servers_key(h)))
-        .is_some_and(|s| s.get(MCP_NAME).is_some())
+        .and_then(|s| s.get(MCP_NAME))
+    else {
+        return super::McpState::Absent;
+    };
+    if prop.value().and_then(|v| v.to_serde_value()) == Some(to_value(&mcp_entry(h))) {
+        super::McpState::Ours
+    } else {
+        super::McpState::Foreign
+    }
 }
 
 /// Does `text` hold any git-swarm hook handler, or git-swarm's MCP entry

@@ -253,7 +253,10 @@ impl<'a> Plan<'a> {
 
     fn set(&mut self, rel: &str, after: Option<String>) {
         if let Some(p) = self.files.get_mut(rel) {
-            p.after = after;
+            p.after = after.map(|a| match &p.before {
+                Some(b) => line_endings_of(b, a),
+                None => a,
+            });
         }
     }
 }
@@ -400,13 +403,43 @@ fn uninstall_mcp(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
     Ok(c)
 }
 
+/// `after` with the line endings of `before`: the editors write `\n`, so a
+/// file whose every line ends in `\r\n` would get lines of another kind.
+/// A file mixing both is left as the edit made it.
+fn line_endings_of(before: &str, after: String) -> String {
+    let crlf = before.matches("\r\n").count();
+    if crlf == 0 || crlf != before.matches('\n').count() {
+        return after;
+    }
+    let mut out = String::with_capacity(after.len() + after.len() / 16);
+    let mut prev = '\0';
+    for c in after.chars() {
+        if c == '\n' && prev != '\r' {
+            out.push('\r');
+        }
+        out.push(c);
+        prev = c;
+    }
+    out
+}
+
+/// Whose `git-swarm` MCP server entry a config holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpState {
+    Absent,
+    /// Exactly the entry install writes.
+    Ours,
+    /// An entry of that name the user wrote: registered, but not git-swarm's.
+    Foreign,
+}
+
 /// Does `text` (the file `rel`) still hold anything of git-swarm's?
 fn holds_ours(rel: &str, text: &str) -> bool {
     if rel.ends_with(".ts") {
         return text.starts_with(PLUGIN_MARKER);
     }
     if rel.ends_with(".toml") {
-        return codex::holds_mcp(text);
+        return codex::mcp_state(text) == McpState::Ours;
     }
     json::holds_ours(text)
 }
@@ -579,7 +612,11 @@ pub struct HarnessStatus {
     /// Harness events without git-swarm's hook (for `partial`).
     pub missing: Vec<String>,
     pub mcp_file: String,
+    /// A `git-swarm` MCP server entry is there (git-swarm's or the user's own).
     pub mcp_registered: bool,
+    /// The registered `git-swarm` entry is not the one install writes: the
+    /// user's own, which install and uninstall leave alone.
+    pub mcp_foreign: bool,
     pub trust_step: String,
     /// Why the config could not be read, for `unreadable`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -598,6 +635,7 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
                 missing: Vec::new(),
                 mcp_file: h.mcp_file().to_owned(),
                 mcp_registered: false,
+                mcp_foreign: false,
                 trust_step: h.trust_step().to_owned(),
                 problem: None,
             };
@@ -611,11 +649,13 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
                     s.problem = Some(e.to_string());
                 }
             }
-            s.mcp_registered = match read(root, h.mcp_file()) {
-                Ok(Some(text)) if h == Harness::Codex => codex::holds_mcp(&text),
-                Ok(Some(text)) => json::has_mcp(h, &text),
-                _ => false,
+            let mcp = match read(root, h.mcp_file()) {
+                Ok(Some(text)) if h == Harness::Codex => codex::mcp_state(&text),
+                Ok(Some(text)) => json::mcp_state(h, &text),
+                _ => McpState::Absent,
             };
+            s.mcp_registered = mcp != McpState::Absent;
+            s.mcp_foreign = mcp == McpState::Foreign;
             s
         })
         .collect()

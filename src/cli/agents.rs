@@ -190,7 +190,9 @@ fn status(ui: &mut Ui, root: &std::path::Path, format: Format) -> Outcome {
                 super::clean(s.problem.as_deref().unwrap_or(""))
             ),
         };
-        let mcp = if s.mcp_registered {
+        let mcp = if s.mcp_foreign {
+            "registered, but not git-swarm's entry (yours, left alone)"
+        } else if s.mcp_registered {
             "registered"
         } else {
             "not registered"
