@@ -530,6 +530,65 @@ fn status_of(env: &TestEnv, harness: &str) -> Value {
         .clone()
 }
 
+/// Runs each of `commands` (`git-swarm ARGS`) at the same time; each must succeed.
+fn all_at_once(env: &TestEnv, commands: &[&[&str]]) {
+    let children: Vec<_> = commands
+        .iter()
+        .map(|args| {
+            env.command(common::bin(), &env.root)
+                .args(*args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for (child, args) in children.into_iter().zip(commands) {
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn installs_and_uninstalls_run_at_the_same_time_lose_nothing() {
+    for round in 0..6 {
+        let env = TestEnv::new();
+        all_at_once(
+            &env,
+            &[
+                &["agents", "install", "gemini"],
+                &["agents", "install", "gemini", "--mcp"],
+                &["agents", "install", "cursor", "--mcp"],
+                &["agents", "install", "cursor"],
+                &["agents", "install", "codex", "--mcp"],
+                &["agents", "install", "codex"],
+            ],
+        );
+        for harness in ["gemini", "cursor", "codex"] {
+            let s = status_of(&env, harness);
+            assert_eq!(s["state"], "installed", "round {round}: {harness}: {s}");
+            assert_eq!(s["mcp_registered"], true, "round {round}: {harness}: {s}");
+        }
+        all_at_once(
+            &env,
+            &[
+                &["agents", "uninstall", "gemini", "--mcp"],
+                &["agents", "uninstall", "cursor", "--mcp"],
+                &["agents", "uninstall", "codex", "--mcp"],
+            ],
+        );
+        assert_eq!(
+            listing(&env),
+            Vec::<String>::new(),
+            "round {round}: no file and no folder left"
+        );
+    }
+}
+
 #[test]
 fn a_codex_inline_mcp_servers_table_gets_the_entry_and_loses_it_again() {
     let env = TestEnv::new();

@@ -264,6 +264,7 @@ impl<'a> Plan<'a> {
 /// Adds git-swarm's hooks (and, with `mcp`, its MCP server) for each of
 /// `harnesses`. Nothing is written unless every file involved parses.
 pub fn install(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Report> {
+    let _lock = lock(place)?;
     let mut plan = Plan::new(place);
     let mut changes = Vec::new();
     for &h in dedup(harnesses).iter() {
@@ -280,6 +281,7 @@ pub fn install(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Re
 /// MCP server too), restoring a file's bytes from before install where it
 /// can (see the module documentation).
 pub fn uninstall(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Report> {
+    let _lock = lock(place)?;
     let mut plan = Plan::new(place);
     let mut changes = Vec::new();
     for &h in dedup(harnesses).iter() {
@@ -290,6 +292,30 @@ pub fn uninstall(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<
     }
     apply(place, &plan, false)?;
     Ok(split(changes))
+}
+
+/// How long a command waits for another install or uninstall to finish.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Takes this worktree's lock, waiting for a run that holds it; held until
+/// the file is dropped. Two runs at once would each read the configs and
+/// the records, then write them back over each other's entries (two
+/// harnesses share `.gemini/settings.json`, every file the list of created
+/// folders), so every file is read only once the lock is held.
+fn lock(place: &Place<'_>) -> Result<std::fs::File> {
+    let dir = &place.records;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let path = dir.join("lock");
+    let file = safe_fs::open(
+        &path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(|e| Error::io(&path, e))?;
+    crate::event::lock_with_retry(&file, &path, LOCK_WAIT)?;
+    Ok(file)
 }
 
 fn dedup(harnesses: &[Harness]) -> Vec<Harness> {
