@@ -638,3 +638,171 @@ fn a_crlf_codex_config_keeps_its_line_endings() {
     uninstall(&env, &["codex", "--mcp"]).success();
     assert_eq!(env.read(".codex/config.toml"), original);
 }
+
+#[test]
+fn malformed_gemini_cursor_and_opencode_configs_are_refused_at_their_line_and_column() {
+    let cases = [
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "{\n  // mine\n  \"theme\": \"GitHub\"\n  \"model\": \"pro\"\n}\n",
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            "{\n  \"version\": 1,\n  \"hooks\": {,}\n}\n",
+        ),
+        (
+            "opencode",
+            "opencode.json",
+            "{\n  \"model\": \"x/y\",\n  \"mcp\": [\n}\n",
+        ),
+    ];
+    for (harness, rel, bad) in cases {
+        let env = TestEnv::new();
+        env.write(rel, bad);
+        let out = install(&env, &[harness, "--mcp"]);
+        out.code(2);
+        insta::assert_snapshot!(format!("malformed-{harness}"), out.snapshot());
+        assert!(out.stderr.contains("hint: "), "{}", out.snapshot());
+        assert_eq!(env.read(rel), bad, "{harness}: not written");
+        let mut files = listing(&env);
+        files.retain(|f| !rel.starts_with(f.as_str()) && f != rel);
+        assert_eq!(
+            files,
+            Vec::<String>::new(),
+            "{harness}: nothing else written"
+        );
+    }
+}
+
+#[test]
+fn a_key_twice_in_one_object_is_refused_at_the_second() {
+    let env = TestEnv::new();
+    let twice = "{\n  \"hooks\": {\"Stop\": []},\n  \"hooks\": {\"PreToolUse\": []}\n}\n";
+    env.write(".claude/settings.json", twice);
+    let out = install(&env, &["claude-code"]);
+    out.code(2);
+    assert!(
+        out.stderr.contains(
+            ".claude/settings.json:3:3: error: .claude/settings.json: the key `hooks` is there twice in one object"
+        ),
+        "{}",
+        out.snapshot()
+    );
+    assert!(
+        out.stderr.contains("hint: merge the two `hooks`"),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(".claude/settings.json"), twice);
+    assert_eq!(status_of(&env, "claude-code")["state"], "unreadable");
+
+    // Two `git-swarm` servers, the harness keeping the user's: not ours.
+    let servers = "{\"mcpServers\": {\n  \"git-swarm\": {\"command\": \"git\", \"args\": [\"swarm\", \"mcp\"]},\n  \"git-swarm\": {\"command\": \"/opt/mine\"}\n}}\n";
+    env.write(".cursor/mcp.json", servers);
+    let out = install(&env, &["cursor", "--mcp"]);
+    out.code(2);
+    assert!(
+        out.stderr.contains(".cursor/mcp.json:3:3: error:"),
+        "{}",
+        out.snapshot()
+    );
+    let s = status_of(&env, "cursor");
+    assert_eq!(s["mcp_registered"], false, "{s}");
+    assert!(
+        s["mcp_problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("twice")),
+        "{s}"
+    );
+    let out = uninstall(&env, &["cursor", "--mcp"]);
+    out.code(2);
+    assert_eq!(env.read(".cursor/mcp.json"), servers);
+    assert!(!env.exists(".cursor/hooks.json"));
+}
+
+#[test]
+fn a_byte_order_mark_is_read_past_and_kept() {
+    let env = TestEnv::new();
+    let claude = "\u{feff}{\n  \"model\": \"opus\"\n}\n";
+    let codex = "\u{feff}model = \"o3\"\n";
+    env.write(".claude/settings.json", claude);
+    env.write(".codex/config.toml", codex);
+    install(&env, &["claude-code", "codex", "--mcp"]).success();
+    let settings = env.read(".claude/settings.json");
+    assert!(settings.starts_with('\u{feff}'), "{settings:?}");
+    assert_eq!(settings.matches('\u{feff}').count(), 1);
+    let v: Value = serde_json::from_str(&settings['\u{feff}'.len_utf8()..]).expect("json");
+    assert_eq!(v["model"], "opus");
+    assert!(v["hooks"]["SessionStart"].is_array(), "{settings}");
+    let config = env.read(".codex/config.toml");
+    assert!(config.starts_with("\u{feff}model = \"o3\"\n"), "{config:?}");
+    assert!(config.contains("[mcp_servers.git-swarm]"), "{config:?}");
+    assert_eq!(status_of(&env, "claude-code")["state"], "installed");
+    assert_eq!(status_of(&env, "codex")["mcp_registered"], true);
+
+    // Edited since: uninstall takes the entries out one by one.
+    env.write(".codex/config.toml", config.replace("o3", "o4"));
+    uninstall(&env, &["claude-code", "codex", "--mcp"]).success();
+    assert_eq!(env.read(".claude/settings.json"), claude);
+    assert_eq!(env.read(".codex/config.toml"), codex.replace("o3", "o4"));
+}
+
+#[test]
+fn a_config_too_large_or_of_the_wrong_kind_gets_a_hint_about_what_was_found() {
+    let env = TestEnv::new();
+    let mut big = String::from("{\"theme\": \"");
+    big.push_str(&"x".repeat(4 * 1024 * 1024));
+    big.push_str("\"}\n");
+    env.write(".gemini/settings.json", &big);
+    let out = install(&env, &["gemini"]);
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("hint: a harness config is a few kilobytes"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains(".swarm/"), "{}", out.stderr);
+
+    std::fs::create_dir_all(env.path(".cursor")).expect("mkdir");
+    common::mkfifo(&env.path(".cursor/hooks.json"));
+    let out = install(&env, &["cursor"]);
+    out.code(2);
+    assert!(!out.stderr.contains("link"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(".cursor/hooks.json is a FIFO (named pipe), not a regular file")
+            && out
+                .stderr
+                .contains("hint: remove .cursor/hooks.json (or move it away)"),
+        "{}",
+        out.snapshot()
+    );
+
+    std::fs::create_dir_all(env.path(".claude/settings.json")).expect("mkdir");
+    let out = install(&env, &["claude-code"]);
+    out.code(2);
+    assert!(!out.stderr.contains("link"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(".claude/settings.json is a folder, not a regular file")
+            && out.stderr.contains("hint: .claude/settings.json should be a file the harness reads: move the folder away"),
+        "{}",
+        out.snapshot()
+    );
+
+    env.write(".codex", "not a folder\n");
+    let out = install(&env, &["codex"]);
+    out.code(2);
+    assert!(!out.stderr.contains("link"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(".codex is a regular file, not a folder")
+            && out
+                .stderr
+                .contains("hint: the harness config goes inside a folder named .codex"),
+        "{}",
+        out.snapshot()
+    );
+}

@@ -94,18 +94,18 @@ pub fn remove_mcp(rel: &str, text: &str) -> Result<Removed> {
     Ok(Removed::Yes(doc.to_string()))
 }
 
-/// Whose `git-swarm` MCP server entry `text` holds, if any.
-pub fn mcp_state(text: &str) -> super::McpState {
-    let Ok(doc) = text.parse::<DocumentMut>() else {
-        return super::McpState::Absent;
-    };
-    match doc
-        .get("mcp_servers")
-        .and_then(Item::as_table_like)
-        .and_then(|s| s.get(MCP_NAME))
-    {
-        None => super::McpState::Absent,
-        Some(item) if item.as_table_like().is_some_and(is_ours) => super::McpState::Ours,
-        Some(_) => super::McpState::Foreign,
-    }
+/// Whose `git-swarm` MCP server entry `text` (the file `rel`) holds, if any.
+pub fn mcp_state(rel: &str, text: &str) -> Result<super::McpState> {
+    let doc = parse(rel, text)?;
+    Ok(
+        match doc
+            .get("mcp_servers")
+            .and_then(Item::as_table_like)
+            .and_then(|s| s.get(MCP_NAME))
+        {
+            None => super::McpState::Absent,
+            Some(item) if item.as_table_like().is_some_and(is_ours) => super::McpState::Ours,
+            Some(_) => super::McpState::Foreign,
+        },
+    )
 }

@@ -240,21 +240,32 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// The file's text as planned so far.
+    /// The file's text as planned so far, without a byte-order mark.
     fn text(&mut self, rel: &str) -> Result<Option<String>> {
-        if let Some(p) = self.files.get(rel) {
-            return Ok(p.after.clone());
+        if !self.files.contains_key(rel) {
+            let before = read(self.place.root, rel)?;
+            let after = before.clone();
+            self.files.insert(rel.to_owned(), Planned { before, after });
         }
-        let before = read(self.place.root, rel)?;
-        let after = before.clone();
-        self.files.insert(rel.to_owned(), Planned { before, after });
-        Ok(self.files[rel].after.clone())
+        Ok(self.files[rel]
+            .after
+            .as_deref()
+            .map(|t| without_bom(t).to_owned()))
     }
 
+    /// Plans `after` for `rel`, with the byte-order mark and the line
+    /// endings the file had.
     fn set(&mut self, rel: &str, after: Option<String>) {
         if let Some(p) = self.files.get_mut(rel) {
             p.after = after.map(|a| match &p.before {
-                Some(b) => line_endings_of(b, a),
+                Some(b) => {
+                    let a = line_endings_of(b, a);
+                    if b.starts_with(BOM) {
+                        format!("{BOM}{a}")
+                    } else {
+                        a
+                    }
+                }
                 None => a,
             });
         }
@@ -429,6 +440,15 @@ fn uninstall_mcp(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
     Ok(c)
 }
 
+/// A UTF-8 byte-order mark: some Windows editors open a file with one.
+/// The parsers refuse it, the harnesses' readers skip it, so it is set
+/// aside for the edit and put back when writing.
+const BOM: char = '\u{feff}';
+
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix(BOM).unwrap_or(text)
+}
+
 /// `after` with the line endings of `before`: the editors write `\n`, so a
 /// file whose every line ends in `\r\n` would get lines of another kind.
 /// A file mixing both is left as the edit made it.
@@ -461,11 +481,16 @@ pub enum McpState {
 
 /// Does `text` (the file `rel`) still hold anything of git-swarm's?
 fn holds_ours(rel: &str, text: &str) -> bool {
+    let text = without_bom(text);
     if rel.ends_with(".ts") {
         return text.starts_with(PLUGIN_MARKER);
     }
     if rel.ends_with(".toml") {
-        return codex::mcp_state(text) == McpState::Ours;
+        // Unreadable counts as holding ours: the bytes are not restored over it.
+        return !matches!(
+            codex::mcp_state(rel, text),
+            Ok(McpState::Absent | McpState::Foreign)
+        );
     }
     json::holds_ours(text)
 }
@@ -545,6 +570,15 @@ fn read(root: &Path, rel: &str) -> Result<Option<String>> {
             if let Some(kind) = safe_fs::not_regular(&e) {
                 return Err(refused(rel, kind, "a regular file"));
             }
+            if let Some(limit) = safe_fs::over_limit(&e) {
+                return Err(Error::usage(
+                    format!(
+                        "{rel}: {}: nothing was written",
+                        crate::file_kind::TooLarge(limit)
+                    ),
+                    "a harness config is a few kilobytes of settings: check that this is the file you meant, cut it down (or move it away), then run again",
+                ));
+            }
             return Err(Error::io(&path, e));
         }
     };
@@ -609,11 +643,27 @@ fn refuse_link(root: &Path, rel: &str) -> Result<()> {
 }
 
 fn refused(rel: &str, kind: FileKind, wanted: &str) -> Error {
+    let what = match kind {
+        FileKind::Other => "something other than a regular file".to_owned(),
+        k => k.to_string(),
+    };
+    let hint = match kind {
+        FileKind::Symlink => {
+            "replace the link with the file itself (or move it away), then run again".to_owned()
+        }
+        FileKind::Folder => format!(
+            "{rel} should be a file the harness reads: move the folder away (or rename it), then run again"
+        ),
+        FileKind::File => format!(
+            "the harness config goes inside a folder named {rel}: move that file away (or rename it), then run again"
+        ),
+        _ => format!("remove {rel} (or move it away), then run again"),
+    };
     Error::usage(
         format!(
-            "{rel} is {kind}, not {wanted}: git-swarm does not read or write a harness config through it; nothing was written"
+            "{rel} is {what}, not {wanted}: git-swarm does not read or write a harness config through it; nothing was written"
         ),
-        "replace the link with the file itself (or move it away), then run again",
+        hint,
     )
 }
 
@@ -647,6 +697,9 @@ pub struct HarnessStatus {
     /// Why the config could not be read, for `unreadable`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// Why the MCP config could not be read (then `mcp_registered` is false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_problem: Option<String>,
 }
 
 /// Where each harness stands in this work tree.
@@ -664,6 +717,7 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
                 mcp_foreign: false,
                 trust_step: h.trust_step().to_owned(),
                 problem: None,
+                mcp_problem: None,
             };
             match hook_state(root, h) {
                 Ok((state, missing)) => {
@@ -675,11 +729,10 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
                     s.problem = Some(e.to_string());
                 }
             }
-            let mcp = match read(root, h.mcp_file()) {
-                Ok(Some(text)) if h == Harness::Codex => codex::mcp_state(&text),
-                Ok(Some(text)) => json::mcp_state(h, &text),
-                _ => McpState::Absent,
-            };
+            let mcp = mcp_state(root, h).unwrap_or_else(|e| {
+                s.mcp_problem = Some(e.to_string());
+                McpState::Absent
+            });
             s.mcp_registered = mcp != McpState::Absent;
             s.mcp_foreign = mcp == McpState::Foreign;
             s
@@ -687,11 +740,25 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
         .collect()
 }
 
+fn mcp_state(root: &Path, h: Harness) -> Result<McpState> {
+    let rel = h.mcp_file();
+    let Some(text) = read(root, rel)? else {
+        return Ok(McpState::Absent);
+    };
+    let text = without_bom(&text);
+    if h == Harness::Codex {
+        codex::mcp_state(rel, text)
+    } else {
+        json::mcp_state(h, rel, text)
+    }
+}
+
 fn hook_state(root: &Path, h: Harness) -> Result<(State, Vec<String>)> {
     let rel = h.hooks_file();
     let Some(text) = read(root, rel)? else {
         return Ok((State::NotInstalled, vec![]));
     };
+    let text = without_bom(&text).to_owned();
     if h == Harness::Opencode {
         return Ok(if text == OPENCODE_PLUGIN {
             (State::Installed, vec![])

@@ -190,12 +190,14 @@ fn status(ui: &mut Ui, root: &std::path::Path, format: Format) -> Outcome {
                 super::clean(s.problem.as_deref().unwrap_or(""))
             ),
         };
-        let mcp = if s.mcp_foreign {
-            "registered, but not git-swarm's entry (yours, left alone)"
+        let mcp = if let Some(p) = &s.mcp_problem {
+            format!("unreadable: {}", super::clean(p))
+        } else if s.mcp_foreign {
+            "registered, but not git-swarm's entry (yours, left alone)".to_owned()
         } else if s.mcp_registered {
-            "registered"
+            "registered".to_owned()
         } else {
-            "not registered"
+            "not registered".to_owned()
         };
         writeln!(ui.out, "{:<12} {state} ({})", s.harness.name(), s.file)?;
         writeln!(ui.out, "{:<12} MCP server {mcp} ({})", "", s.mcp_file)?;
