@@ -806,3 +806,58 @@ fn a_config_too_large_or_of_the_wrong_kind_gets_a_hint_about_what_was_found() {
         out.snapshot()
     );
 }
+
+#[test]
+fn an_opencode_plugin_edited_since_install_is_kept_by_uninstall() {
+    let env = TestEnv::new();
+    install(&env, &["opencode"]).success();
+    let rel = ".opencode/plugins/git-swarm.ts";
+    let edited = format!("{}// my own tweak\n", env.read(rel));
+    env.write(rel, &edited);
+    let out = uninstall(&env, &["opencode"]);
+    out.success();
+    assert!(
+        out.stderr.contains(&format!(
+            "opencode: {rel}: {rel} was edited since git-swarm wrote it; left as it is"
+        )) && out
+            .stderr
+            .contains("hint: git-swarm removes only what it wrote; edit or delete it by hand"),
+        "{}",
+        out.snapshot()
+    );
+    assert!(
+        out.stdout
+            .contains("opencode: not installed; nothing changed."),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(rel), edited);
+}
+
+#[test]
+fn an_opencode_jsonc_config_is_the_one_edited() {
+    let env = TestEnv::new();
+    let original = "{\n  // mine\n  \"model\": \"x/y\",\n}\n";
+    env.write("opencode.jsonc", original);
+    let out = install(&env, &["opencode", "--mcp"]);
+    out.success();
+    assert!(
+        out.stdout.contains("opencode: opencode.jsonc: added mcp"),
+        "{}",
+        out.snapshot()
+    );
+    assert!(!env.exists("opencode.json"), "no second config");
+    let written = env.read("opencode.jsonc");
+    assert!(
+        written.contains("// mine") && written.contains("\"git-swarm\""),
+        "{written}"
+    );
+    let s = status_of(&env, "opencode");
+    assert_eq!(s["mcp_file"], "opencode.jsonc", "{s}");
+    assert_eq!(s["mcp_registered"], true, "{s}");
+    assert_eq!(s["mcp_foreign"], false, "{s}");
+    uninstall(&env, &["opencode", "--mcp"]).success();
+    assert_eq!(env.read("opencode.jsonc"), original);
+    assert!(!env.exists("opencode.json"));
+    assert_eq!(status_of(&env, "opencode")["mcp_registered"], false);
+}

@@ -123,7 +123,8 @@ impl Harness {
         }
     }
 
-    /// Where `--mcp` registers the MCP server.
+    /// Where `--mcp` registers the MCP server (for opencode, when there is
+    /// no `opencode.jsonc`: see [`mcp_target`]).
     pub fn mcp_file(self) -> &'static str {
         match self {
             Harness::ClaudeCode => ".mcp.json",
@@ -166,6 +167,41 @@ impl Harness {
             }
         }
     }
+}
+
+/// opencode's other project config name: it reads `opencode.jsonc` and
+/// `opencode.json` both, so a user who has the former would get a second
+/// file beside it.
+const OPENCODE_JSONC: &str = "opencode.jsonc";
+
+/// Is there something at `rel` (a link or a folder too: [`read`] refuses those)?
+fn is_there(root: &Path, rel: &str) -> bool {
+    std::fs::symlink_metadata(root.join(rel)).is_ok()
+}
+
+/// The MCP config install edits: `opencode.jsonc` when there is one.
+fn mcp_target(root: &Path, h: Harness) -> &'static str {
+    if h == Harness::Opencode && is_there(root, OPENCODE_JSONC) {
+        OPENCODE_JSONC
+    } else {
+        h.mcp_file()
+    }
+}
+
+/// The MCP configs uninstall and status look into: for opencode, each of
+/// its two names that is there (the entry may be in either, if the user
+/// created `opencode.jsonc` after install).
+fn mcp_candidates(root: &Path, h: Harness) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if h == Harness::Opencode && is_there(root, OPENCODE_JSONC) {
+        v.push(OPENCODE_JSONC);
+        if is_there(root, h.mcp_file()) {
+            v.push(h.mcp_file());
+        }
+    } else {
+        v.push(h.mcp_file());
+    }
+    v
 }
 
 /// What happened to one file.
@@ -281,7 +317,7 @@ pub fn install(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Re
     for &h in dedup(harnesses).iter() {
         changes.push(install_hooks(&mut plan, h)?);
         if mcp {
-            changes.push(install_mcp(&mut plan, h)?);
+            changes.push(install_mcp(&mut plan, h, mcp_target(place.root, h))?);
         }
     }
     apply(place, &plan, true)?;
@@ -298,7 +334,9 @@ pub fn uninstall(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<
     for &h in dedup(harnesses).iter() {
         changes.push(uninstall_hooks(&mut plan, h)?);
         if mcp {
-            changes.push(uninstall_mcp(&mut plan, h)?);
+            for rel in mcp_candidates(place.root, h) {
+                changes.push(uninstall_mcp(&mut plan, h, rel)?);
+            }
         }
     }
     apply(place, &plan, false)?;
@@ -375,8 +413,7 @@ fn install_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
     Ok(change(h, rel, added))
 }
 
-fn install_mcp(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
-    let rel = h.mcp_file();
+fn install_mcp(plan: &mut Plan<'_>, h: Harness, rel: &str) -> Result<FileChange> {
     let text = plan.text(rel)?;
     let added = if h == Harness::Codex {
         codex::add_mcp(rel, text.as_deref())?
@@ -406,6 +443,18 @@ fn uninstall_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
             ));
             return Ok(c);
         }
+        // Only the very bytes git-swarm wrote (this version's plugin, or the
+        // one install recorded) go: a plugin the user edited is theirs now.
+        let written = record::load(&plan.place.records, rel)
+            .filter(|r| r.version == record::VERSION)
+            .is_some_and(|r| without_bom(&r.written) == text);
+        if text != OPENCODE_PLUGIN && !written {
+            let mut c = change(h, rel, vec![]);
+            c.kept.push(format!(
+                "{rel} was edited since git-swarm wrote it; left as it is"
+            ));
+            return Ok(c);
+        }
         plan.set(rel, None);
         return Ok(change(h, rel, vec!["plugin".into()]));
     }
@@ -416,8 +465,7 @@ fn uninstall_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
     Ok(change(h, rel, removed))
 }
 
-fn uninstall_mcp(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
-    let rel = h.mcp_file();
+fn uninstall_mcp(plan: &mut Plan<'_>, h: Harness, rel: &str) -> Result<FileChange> {
     let Some(text) = plan.text(rel)? else {
         return Ok(change(h, rel, vec![]));
     };
@@ -712,7 +760,7 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
                 file: h.hooks_file().to_owned(),
                 state: State::NotInstalled,
                 missing: Vec::new(),
-                mcp_file: h.mcp_file().to_owned(),
+                mcp_file: mcp_target(root, h).to_owned(),
                 mcp_registered: false,
                 mcp_foreign: false,
                 trust_step: h.trust_step().to_owned(),
@@ -729,10 +777,22 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
                     s.problem = Some(e.to_string());
                 }
             }
-            let mcp = mcp_state(root, h).unwrap_or_else(|e| {
-                s.mcp_problem = Some(e.to_string());
-                McpState::Absent
-            });
+            let mut mcp = McpState::Absent;
+            for rel in mcp_candidates(root, h) {
+                match mcp_state(root, h, rel) {
+                    Ok(McpState::Absent) => {}
+                    Ok(state) => {
+                        mcp = state;
+                        s.mcp_file = rel.to_owned();
+                        break;
+                    }
+                    Err(e) => {
+                        s.mcp_problem = Some(e.to_string());
+                        s.mcp_file = rel.to_owned();
+                        break;
+                    }
+                }
+            }
             s.mcp_registered = mcp != McpState::Absent;
             s.mcp_foreign = mcp == McpState::Foreign;
             s
@@ -740,8 +800,7 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
         .collect()
 }
 
-fn mcp_state(root: &Path, h: Harness) -> Result<McpState> {
-    let rel = h.mcp_file();
+fn mcp_state(root: &Path, h: Harness, rel: &str) -> Result<McpState> {
     let Some(text) = read(root, rel)? else {
         return Ok(McpState::Absent);
     };

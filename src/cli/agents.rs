@@ -130,7 +130,7 @@ fn render(ui: &mut Ui, report: &Report, verb: &str, harnesses: &[Harness]) -> st
         for k in &c.kept {
             ui.warning(
                 &format!("{}: {}: {k}", c.harness.name(), c.path),
-                Some("git-swarm removes only what it wrote; edit the file by hand if you want it gone"),
+                Some("git-swarm removes only what it wrote; edit or delete it by hand if you want it gone"),
             );
         }
     }
