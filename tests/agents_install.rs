@@ -637,6 +637,18 @@ fn a_crlf_codex_config_keeps_its_line_endings() {
     );
     uninstall(&env, &["codex", "--mcp"]).success();
     assert_eq!(env.read(".codex/config.toml"), original);
+
+    // The JSON configs too.
+    let gemini = "{\r\n  \"theme\": \"GitHub\"\r\n}\r\n";
+    env.write(".gemini/settings.json", gemini);
+    install(&env, &["gemini", "--mcp"]).success();
+    let installed = env.read(".gemini/settings.json");
+    assert!(installed.contains("\"AfterTool\""), "{installed:?}");
+    assert_eq!(
+        installed.matches('\n').count(),
+        installed.matches("\r\n").count(),
+        "no bare LF: {installed:?}"
+    );
 }
 
 #[test]
