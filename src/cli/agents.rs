@@ -28,15 +28,19 @@ pub enum Command {
     /// A file install created is removed (with the folders it created, when
     /// empty); a file that was there gets back its bytes from before install
     /// when nothing else changed it since, else only git-swarm's entries
-    /// (found by their `git-swarm hook agent` command) are taken out. With
-    /// --mcp, the MCP server entry too, when it is the one install wrote.
+    /// (found by their `git-swarm hook agent` command) are taken out. The
+    /// opencode plugin goes only while it is exactly what git-swarm wrote (an
+    /// edited one is kept, with a warning). With --mcp, the MCP server entry
+    /// too, when it is the one install wrote.
     Uninstall(ChangeArgs),
     /// Show, per harness, whether git-swarm's hooks and MCP server are installed.
     ///
     /// States: installed, partly installed (the harness events still missing
     /// git-swarm's hook), not installed, unreadable (the config does not
-    /// parse). Also whether `git-swarm` is on PATH (every hook calls it) and
-    /// the trust step each harness still asks of you.
+    /// parse). Also whether the MCP server is registered, and whether that
+    /// `git-swarm` entry is git-swarm's or your own; whether `git-swarm` is on
+    /// PATH (every hook calls it); and the trust step each harness still asks
+    /// of you.
     Status(StatusArgs),
 }
 
