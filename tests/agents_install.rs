@@ -316,6 +316,18 @@ fn a_users_own_git_swarm_mcp_entry_is_left_alone() {
     env.write(".cursor/mcp.json", mine);
     install(&env, &["cursor", "--mcp"]).success();
     assert_eq!(env.read(".cursor/mcp.json"), mine);
+    // Registered, but status does not pass it off as git-swarm's.
+    let s = status_of(&env, "cursor");
+    assert_eq!(s["mcp_registered"], true, "{s}");
+    assert_eq!(s["mcp_foreign"], true, "{s}");
+    let text = env.swarm(&["agents", "status"]);
+    assert!(
+        text.success().stdout.contains(
+            "MCP server registered, but not git-swarm's entry (yours, left alone) (.cursor/mcp.json)"
+        ),
+        "{}",
+        text.snapshot()
+    );
     let out = uninstall(&env, &["cursor", "--mcp"]);
     out.success();
     assert!(
@@ -499,4 +511,365 @@ fn each_worktree_keeps_its_own_record() {
     );
     env.swarm(&["agents", "uninstall", "cursor"]).success();
     assert_eq!(env.read(rel), original);
+}
+
+/// The harness entry of `agents status --format json`.
+fn status_of(env: &TestEnv, harness: &str) -> Value {
+    let status: Value = serde_json::from_str(
+        &env.swarm(&["agents", "status", "--format", "json"])
+            .success()
+            .stdout,
+    )
+    .expect("json");
+    status["harnesses"]
+        .as_array()
+        .expect("harnesses")
+        .iter()
+        .find(|s| s["harness"] == harness)
+        .expect("listed")
+        .clone()
+}
+
+/// Runs each of `commands` (`git-swarm ARGS`) at the same time; each must succeed.
+fn all_at_once(env: &TestEnv, commands: &[&[&str]]) {
+    let children: Vec<_> = commands
+        .iter()
+        .map(|args| {
+            env.command(common::bin(), &env.root)
+                .args(*args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for (child, args) in children.into_iter().zip(commands) {
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn installs_and_uninstalls_run_at_the_same_time_lose_nothing() {
+    for round in 0..6 {
+        let env = TestEnv::new();
+        all_at_once(
+            &env,
+            &[
+                &["agents", "install", "gemini"],
+                &["agents", "install", "gemini", "--mcp"],
+                &["agents", "install", "cursor", "--mcp"],
+                &["agents", "install", "cursor"],
+                &["agents", "install", "codex", "--mcp"],
+                &["agents", "install", "codex"],
+            ],
+        );
+        for harness in ["gemini", "cursor", "codex"] {
+            let s = status_of(&env, harness);
+            assert_eq!(s["state"], "installed", "round {round}: {harness}: {s}");
+            assert_eq!(s["mcp_registered"], true, "round {round}: {harness}: {s}");
+        }
+        all_at_once(
+            &env,
+            &[
+                &["agents", "uninstall", "gemini", "--mcp"],
+                &["agents", "uninstall", "cursor", "--mcp"],
+                &["agents", "uninstall", "codex", "--mcp"],
+            ],
+        );
+        assert_eq!(
+            listing(&env),
+            Vec::<String>::new(),
+            "round {round}: no file and no folder left"
+        );
+    }
+}
+
+#[test]
+fn a_codex_inline_mcp_servers_table_gets_the_entry_and_loses_it_again() {
+    let env = TestEnv::new();
+    let original = "model = \"o3\"\nmcp_servers = { db = { command = \"db-mcp\" } }\n";
+    env.write(".codex/config.toml", original);
+    install(&env, &["codex", "--mcp"]).success();
+    let installed = env.read(".codex/config.toml");
+    assert!(installed.contains("git-swarm"), "{installed}");
+    assert_eq!(status_of(&env, "codex")["mcp_registered"], true);
+    // The user edits the file, so the record cannot simply give the bytes back.
+    env.write(
+        ".codex/config.toml",
+        installed.replace("model = \"o3\"", "model = \"o4\""),
+    );
+    let out = uninstall(&env, &["codex", "--mcp"]);
+    out.success();
+    assert!(
+        out.stdout
+            .contains("codex: .codex/config.toml: removed mcp"),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(
+        env.read(".codex/config.toml"),
+        original.replace("o3", "o4"),
+        "the entry taken out of the inline table, the rest as it was"
+    );
+    assert_eq!(status_of(&env, "codex")["mcp_registered"], false);
+}
+
+#[test]
+fn a_crlf_codex_config_keeps_its_line_endings() {
+    let env = TestEnv::new();
+    let original = "# mine\r\nmodel = \"o3\"\r\n\r\n[mcp_servers.db]\r\ncommand = \"db-mcp\"\r\n";
+    env.write(".codex/config.toml", original);
+    install(&env, &["codex", "--mcp"]).success();
+    let installed = env.read(".codex/config.toml");
+    assert!(
+        installed.contains("[mcp_servers.git-swarm]\r\n"),
+        "{installed:?}"
+    );
+    assert_eq!(
+        installed.matches('\n').count(),
+        installed.matches("\r\n").count(),
+        "no bare LF: {installed:?}"
+    );
+    uninstall(&env, &["codex", "--mcp"]).success();
+    assert_eq!(env.read(".codex/config.toml"), original);
+
+    // The JSON configs too.
+    let gemini = "{\r\n  \"theme\": \"GitHub\"\r\n}\r\n";
+    env.write(".gemini/settings.json", gemini);
+    install(&env, &["gemini", "--mcp"]).success();
+    let installed = env.read(".gemini/settings.json");
+    assert!(installed.contains("\"AfterTool\""), "{installed:?}");
+    assert_eq!(
+        installed.matches('\n').count(),
+        installed.matches("\r\n").count(),
+        "no bare LF: {installed:?}"
+    );
+}
+
+#[test]
+fn malformed_gemini_cursor_and_opencode_configs_are_refused_at_their_line_and_column() {
+    let cases = [
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "{\n  // mine\n  \"theme\": \"GitHub\"\n  \"model\": \"pro\"\n}\n",
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            "{\n  \"version\": 1,\n  \"hooks\": {,}\n}\n",
+        ),
+        (
+            "opencode",
+            "opencode.json",
+            "{\n  \"model\": \"x/y\",\n  \"mcp\": [\n}\n",
+        ),
+    ];
+    for (harness, rel, bad) in cases {
+        let env = TestEnv::new();
+        env.write(rel, bad);
+        let out = install(&env, &[harness, "--mcp"]);
+        out.code(2);
+        insta::assert_snapshot!(format!("malformed-{harness}"), out.snapshot());
+        assert!(out.stderr.contains("hint: "), "{}", out.snapshot());
+        assert_eq!(env.read(rel), bad, "{harness}: not written");
+        let mut files = listing(&env);
+        files.retain(|f| !rel.starts_with(f.as_str()) && f != rel);
+        assert_eq!(
+            files,
+            Vec::<String>::new(),
+            "{harness}: nothing else written"
+        );
+    }
+}
+
+#[test]
+fn a_key_twice_in_one_object_is_refused_at_the_second() {
+    let env = TestEnv::new();
+    let twice = "{\n  \"hooks\": {\"Stop\": []},\n  \"hooks\": {\"PreToolUse\": []}\n}\n";
+    env.write(".claude/settings.json", twice);
+    let out = install(&env, &["claude-code"]);
+    out.code(2);
+    assert!(
+        out.stderr.contains(
+            ".claude/settings.json:3:3: error: .claude/settings.json: the key `hooks` is there twice in one object"
+        ),
+        "{}",
+        out.snapshot()
+    );
+    assert!(
+        out.stderr.contains("hint: merge the two `hooks`"),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(".claude/settings.json"), twice);
+    assert_eq!(status_of(&env, "claude-code")["state"], "unreadable");
+
+    // Two `git-swarm` servers, the harness keeping the user's: not ours.
+    let servers = "{\"mcpServers\": {\n  \"git-swarm\": {\"command\": \"git\", \"args\": [\"swarm\", \"mcp\"]},\n  \"git-swarm\": {\"command\": \"/opt/mine\"}\n}}\n";
+    env.write(".cursor/mcp.json", servers);
+    let out = install(&env, &["cursor", "--mcp"]);
+    out.code(2);
+    assert!(
+        out.stderr.contains(".cursor/mcp.json:3:3: error:"),
+        "{}",
+        out.snapshot()
+    );
+    let s = status_of(&env, "cursor");
+    assert_eq!(s["mcp_registered"], false, "{s}");
+    assert!(
+        s["mcp_problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("twice")),
+        "{s}"
+    );
+    let out = uninstall(&env, &["cursor", "--mcp"]);
+    out.code(2);
+    assert_eq!(env.read(".cursor/mcp.json"), servers);
+    assert!(!env.exists(".cursor/hooks.json"));
+}
+
+#[test]
+fn a_byte_order_mark_is_read_past_and_kept() {
+    let env = TestEnv::new();
+    let claude = "\u{feff}{\n  \"model\": \"opus\"\n}\n";
+    let codex = "\u{feff}model = \"o3\"\n";
+    env.write(".claude/settings.json", claude);
+    env.write(".codex/config.toml", codex);
+    install(&env, &["claude-code", "codex", "--mcp"]).success();
+    let settings = env.read(".claude/settings.json");
+    assert!(settings.starts_with('\u{feff}'), "{settings:?}");
+    assert_eq!(settings.matches('\u{feff}').count(), 1);
+    let v: Value = serde_json::from_str(&settings['\u{feff}'.len_utf8()..]).expect("json");
+    assert_eq!(v["model"], "opus");
+    assert!(v["hooks"]["SessionStart"].is_array(), "{settings}");
+    let config = env.read(".codex/config.toml");
+    assert!(config.starts_with("\u{feff}model = \"o3\"\n"), "{config:?}");
+    assert!(config.contains("[mcp_servers.git-swarm]"), "{config:?}");
+    assert_eq!(status_of(&env, "claude-code")["state"], "installed");
+    assert_eq!(status_of(&env, "codex")["mcp_registered"], true);
+
+    // Edited since: uninstall takes the entries out one by one.
+    env.write(".codex/config.toml", config.replace("o3", "o4"));
+    uninstall(&env, &["claude-code", "codex", "--mcp"]).success();
+    assert_eq!(env.read(".claude/settings.json"), claude);
+    assert_eq!(env.read(".codex/config.toml"), codex.replace("o3", "o4"));
+}
+
+#[test]
+fn a_config_too_large_or_of_the_wrong_kind_gets_a_hint_about_what_was_found() {
+    let env = TestEnv::new();
+    let mut big = String::from("{\"theme\": \"");
+    big.push_str(&"x".repeat(4 * 1024 * 1024));
+    big.push_str("\"}\n");
+    env.write(".gemini/settings.json", &big);
+    let out = install(&env, &["gemini"]);
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("hint: a harness config is a few kilobytes"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains(".swarm/"), "{}", out.stderr);
+
+    std::fs::create_dir_all(env.path(".cursor")).expect("mkdir");
+    common::mkfifo(&env.path(".cursor/hooks.json"));
+    let out = install(&env, &["cursor"]);
+    out.code(2);
+    assert!(!out.stderr.contains("link"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(".cursor/hooks.json is a FIFO (named pipe), not a regular file")
+            && out
+                .stderr
+                .contains("hint: remove .cursor/hooks.json (or move it away)"),
+        "{}",
+        out.snapshot()
+    );
+
+    std::fs::create_dir_all(env.path(".claude/settings.json")).expect("mkdir");
+    let out = install(&env, &["claude-code"]);
+    out.code(2);
+    assert!(!out.stderr.contains("link"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(".claude/settings.json is a folder, not a regular file")
+            && out.stderr.contains("hint: .claude/settings.json should be a file the harness reads: move the folder away"),
+        "{}",
+        out.snapshot()
+    );
+
+    env.write(".codex", "not a folder\n");
+    let out = install(&env, &["codex"]);
+    out.code(2);
+    assert!(!out.stderr.contains("link"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(".codex is a regular file, not a folder")
+            && out
+                .stderr
+                .contains("hint: the harness config goes inside a folder named .codex"),
+        "{}",
+        out.snapshot()
+    );
+}
+
+#[test]
+fn an_opencode_plugin_edited_since_install_is_kept_by_uninstall() {
+    let env = TestEnv::new();
+    install(&env, &["opencode"]).success();
+    let rel = ".opencode/plugins/git-swarm.ts";
+    let edited = format!("{}// my own tweak\n", env.read(rel));
+    env.write(rel, &edited);
+    let out = uninstall(&env, &["opencode"]);
+    out.success();
+    assert!(
+        out.stderr.contains(&format!(
+            "opencode: {rel}: {rel} was edited since git-swarm wrote it; left as it is"
+        )) && out
+            .stderr
+            .contains("hint: git-swarm removes only what it wrote; edit or delete it by hand"),
+        "{}",
+        out.snapshot()
+    );
+    assert!(
+        out.stdout
+            .contains("opencode: not installed; nothing changed."),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(rel), edited);
+}
+
+#[test]
+fn an_opencode_jsonc_config_is_the_one_edited() {
+    let env = TestEnv::new();
+    let original = "{\n  // mine\n  \"model\": \"x/y\",\n}\n";
+    env.write("opencode.jsonc", original);
+    let out = install(&env, &["opencode", "--mcp"]);
+    out.success();
+    assert!(
+        out.stdout.contains("opencode: opencode.jsonc: added mcp"),
+        "{}",
+        out.snapshot()
+    );
+    assert!(!env.exists("opencode.json"), "no second config");
+    let written = env.read("opencode.jsonc");
+    assert!(
+        written.contains("// mine") && written.contains("\"git-swarm\""),
+        "{written}"
+    );
+    let s = status_of(&env, "opencode");
+    assert_eq!(s["mcp_file"], "opencode.jsonc", "{s}");
+    assert_eq!(s["mcp_registered"], true, "{s}");
+    assert_eq!(s["mcp_foreign"], false, "{s}");
+    uninstall(&env, &["opencode", "--mcp"]).success();
+    assert_eq!(env.read("opencode.jsonc"), original);
+    assert!(!env.exists("opencode.json"));
+    assert_eq!(status_of(&env, "opencode")["mcp_registered"], false);
 }

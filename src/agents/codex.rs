@@ -1,7 +1,7 @@
 //! `.codex/config.toml`: `[mcp_servers.git-swarm]`, edited with toml_edit so
 //! every other table, key, comment and blank line stays as the user wrote it.
 
-use toml_edit::{Array, DocumentMut, Item, Table, value};
+use toml_edit::{Array, DocumentMut, Item, Table, TableLike, value};
 
 use super::json::{MCP_NAME, Removed};
 use crate::problem::Problem;
@@ -32,8 +32,9 @@ fn entry() -> Table {
     t
 }
 
-/// Is `table` exactly the entry install writes?
-fn is_ours(table: &Table) -> bool {
+/// Is `table` exactly the entry install writes? A `[mcp_servers.git-swarm]`
+/// table, or an inline one when install put it into an inline `mcp_servers`.
+fn is_ours(table: &dyn TableLike) -> bool {
     table.len() == 2
         && table.get("command").and_then(Item::as_str) == Some("git")
         && table.get("args").and_then(Item::as_array).is_some_and(|a| {
@@ -70,26 +71,41 @@ pub fn add_mcp(rel: &str, text: Option<&str>) -> Result<Option<String>> {
 /// Removes `[mcp_servers.git-swarm]` when it is the entry install writes.
 pub fn remove_mcp(rel: &str, text: &str) -> Result<Removed> {
     let mut doc = parse(rel, text)?;
-    let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_mut) else {
+    // `mcp_servers = { … }` is as much the user's way as `[mcp_servers.db]`.
+    let Some(servers) = doc.get_mut("mcp_servers").and_then(Item::as_table_like_mut) else {
         return Ok(Removed::Absent);
     };
     match servers.get(MCP_NAME) {
         None => return Ok(Removed::Absent),
-        Some(item) if !item.as_table().is_some_and(is_ours) => return Ok(Removed::Differs),
+        Some(item) if !item.as_table_like().is_some_and(is_ours) => {
+            return Ok(Removed::Differs);
+        }
         Some(_) => {}
     }
     servers.remove(MCP_NAME);
-    if servers.is_empty() && servers.is_implicit() {
+    // Only the implicit table install may have brought goes with its last entry.
+    if doc
+        .get("mcp_servers")
+        .and_then(Item::as_table)
+        .is_some_and(|t| t.is_empty() && t.is_implicit())
+    {
         doc.remove("mcp_servers");
     }
     Ok(Removed::Yes(doc.to_string()))
 }
 
-/// Is a `git-swarm` MCP server registered in `text`?
-pub fn holds_mcp(text: &str) -> bool {
-    text.parse::<DocumentMut>().is_ok_and(|doc| {
-        doc.get("mcp_servers")
+/// Whose `git-swarm` MCP server entry `text` (the file `rel`) holds, if any.
+pub fn mcp_state(rel: &str, text: &str) -> Result<super::McpState> {
+    let doc = parse(rel, text)?;
+    Ok(
+        match doc
+            .get("mcp_servers")
             .and_then(Item::as_table_like)
-            .is_some_and(|s| s.contains_key(MCP_NAME))
-    })
+            .and_then(|s| s.get(MCP_NAME))
+        {
+            None => super::McpState::Absent,
+            Some(item) if item.as_table_like().is_some_and(is_ours) => super::McpState::Ours,
+            Some(_) => super::McpState::Foreign,
+        },
+    )
 }

@@ -1,8 +1,8 @@
 //! The JSON harness configs, edited through jsonc-parser's concrete syntax
 //! tree: what is not git-swarm's keeps its bytes (order, indent, comments).
 
-use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
+use jsonc_parser::{ParseOptions, ast};
 use serde_json::Value;
 
 use super::{BINARY, Harness, Hook};
@@ -41,6 +41,57 @@ fn options(h: Harness) -> ParseOptions {
 /// Parses `text` (the file `rel`) to its root object; an error names the
 /// file, line and column and says nothing was written.
 fn parse(h: Harness, rel: &str, text: &str) -> Result<(CstRootNode, CstObject)> {
+    let parsed = parse_root(h, rel, text)?;
+    refuse_duplicates(h, rel, text)?;
+    Ok(parsed)
+}
+
+/// A key twice in one object: the harness's `JSON.parse` keeps the last,
+/// while the tree edited here would find (and add to) the first, so status
+/// would say installed of hooks the harness never sees. Refused instead,
+/// at the second one.
+fn refuse_duplicates(h: Harness, rel: &str, text: &str) -> Result<()> {
+    let Ok(ast) = jsonc_parser::parse_to_ast(text, &Default::default(), &options(h)) else {
+        return Ok(());
+    };
+    // The first in the file, where the user reads from.
+    let mut first: Option<(usize, &str)> = None;
+    let mut stack: Vec<&ast::Value> = ast.value.iter().collect();
+    while let Some(v) = stack.pop() {
+        match v {
+            ast::Value::Object(o) => {
+                let mut seen = std::collections::HashSet::new();
+                for p in &o.properties {
+                    let name = p.name.as_str();
+                    if !seen.insert(name) && first.is_none_or(|(at, _)| p.range.start < at) {
+                        first = Some((p.range.start, name));
+                    }
+                    stack.push(&p.value);
+                }
+            }
+            ast::Value::Array(a) => stack.extend(a.elements.iter()),
+            _ => {}
+        }
+    }
+    let Some((at, name)) = first else {
+        return Ok(());
+    };
+    Err(Error::Invalid(vec![
+        Problem::error(
+            rel,
+            "agents-config-duplicate-key",
+            format!(
+                "{rel}: the key `{name}` is there twice in one object; the harness would keep only the last"
+            ),
+        )
+        .at_offset(text, at)
+        .with_hint(format!(
+            "merge the two `{name}` into one, then run again; nothing was written"
+        )),
+    ]))
+}
+
+fn parse_root(h: Harness, rel: &str, text: &str) -> Result<(CstRootNode, CstObject)> {
     let root = CstRootNode::parse(text, &options(h)).map_err(|e| {
         invalid(
             Problem::error(
@@ -362,14 +413,19 @@ pub fn remove_mcp(h: Harness, rel: &str, text: &str) -> Result<Removed> {
     Ok(Removed::Yes(root.to_string()))
 }
 
-/// Is a `git-swarm` MCP server registered in `text`?
-pub fn has_mcp(h: Harness, text: &str) -> bool {
-    let Ok(root) = CstRootNode::parse(text, &options(h)) else {
-        return false;
+/// Whose `git-swarm` MCP server entry `text` (the file `rel`) holds, if any.
+pub fn mcp_state(h: Harness, rel: &str, text: &str) -> Result<super::McpState> {
+    let (_, o) = parse(h, rel, text)?;
+    let Some(prop) = o.object_value(servers_key(h)).and_then(|s| s.get(MCP_NAME)) else {
+        return Ok(super::McpState::Absent);
     };
-    root.object_value()
-        .and_then(|o| o.object_value(servers_key(h)))
-        .is_some_and(|s| s.get(MCP_NAME).is_some())
+    Ok(
+        if prop.value().and_then(|v| v.to_serde_value()) == Some(to_value(&mcp_entry(h))) {
+            super::McpState::Ours
+        } else {
+            super::McpState::Foreign
+        },
+    )
 }
 
 /// Does `text` hold any git-swarm hook handler, or git-swarm's MCP entry

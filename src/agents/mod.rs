@@ -123,7 +123,8 @@ impl Harness {
         }
     }
 
-    /// Where `--mcp` registers the MCP server.
+    /// Where `--mcp` registers the MCP server (for opencode, when there is
+    /// no `opencode.jsonc`: see [`mcp_target`]).
     pub fn mcp_file(self) -> &'static str {
         match self {
             Harness::ClaudeCode => ".mcp.json",
@@ -166,6 +167,41 @@ impl Harness {
             }
         }
     }
+}
+
+/// opencode's other project config name: it reads `opencode.jsonc` and
+/// `opencode.json` both, so a user who has the former would get a second
+/// file beside it.
+const OPENCODE_JSONC: &str = "opencode.jsonc";
+
+/// Is there something at `rel` (a link or a folder too: [`read`] refuses those)?
+fn is_there(root: &Path, rel: &str) -> bool {
+    std::fs::symlink_metadata(root.join(rel)).is_ok()
+}
+
+/// The MCP config install edits: `opencode.jsonc` when there is one.
+fn mcp_target(root: &Path, h: Harness) -> &'static str {
+    if h == Harness::Opencode && is_there(root, OPENCODE_JSONC) {
+        OPENCODE_JSONC
+    } else {
+        h.mcp_file()
+    }
+}
+
+/// The MCP configs uninstall and status look into: for opencode, each of
+/// its two names that is there (the entry may be in either, if the user
+/// created `opencode.jsonc` after install).
+fn mcp_candidates(root: &Path, h: Harness) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if h == Harness::Opencode && is_there(root, OPENCODE_JSONC) {
+        v.push(OPENCODE_JSONC);
+        if is_there(root, h.mcp_file()) {
+            v.push(h.mcp_file());
+        }
+    } else {
+        v.push(h.mcp_file());
+    }
+    v
 }
 
 /// What happened to one file.
@@ -240,20 +276,34 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// The file's text as planned so far.
+    /// The file's text as planned so far, without a byte-order mark.
     fn text(&mut self, rel: &str) -> Result<Option<String>> {
-        if let Some(p) = self.files.get(rel) {
-            return Ok(p.after.clone());
+        if !self.files.contains_key(rel) {
+            let before = read(self.place.root, rel)?;
+            let after = before.clone();
+            self.files.insert(rel.to_owned(), Planned { before, after });
         }
-        let before = read(self.place.root, rel)?;
-        let after = before.clone();
-        self.files.insert(rel.to_owned(), Planned { before, after });
-        Ok(self.files[rel].after.clone())
+        Ok(self.files[rel]
+            .after
+            .as_deref()
+            .map(|t| without_bom(t).to_owned()))
     }
 
+    /// Plans `after` for `rel`, with the byte-order mark and the line
+    /// endings the file had.
     fn set(&mut self, rel: &str, after: Option<String>) {
         if let Some(p) = self.files.get_mut(rel) {
-            p.after = after;
+            p.after = after.map(|a| match &p.before {
+                Some(b) => {
+                    let a = line_endings_of(b, a);
+                    if b.starts_with(BOM) {
+                        format!("{BOM}{a}")
+                    } else {
+                        a
+                    }
+                }
+                None => a,
+            });
         }
     }
 }
@@ -261,12 +311,13 @@ impl<'a> Plan<'a> {
 /// Adds git-swarm's hooks (and, with `mcp`, its MCP server) for each of
 /// `harnesses`. Nothing is written unless every file involved parses.
 pub fn install(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Report> {
+    let _lock = lock(place)?;
     let mut plan = Plan::new(place);
     let mut changes = Vec::new();
     for &h in dedup(harnesses).iter() {
         changes.push(install_hooks(&mut plan, h)?);
         if mcp {
-            changes.push(install_mcp(&mut plan, h)?);
+            changes.push(install_mcp(&mut plan, h, mcp_target(place.root, h))?);
         }
     }
     apply(place, &plan, true)?;
@@ -277,16 +328,43 @@ pub fn install(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Re
 /// MCP server too), restoring a file's bytes from before install where it
 /// can (see the module documentation).
 pub fn uninstall(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Report> {
+    let _lock = lock(place)?;
     let mut plan = Plan::new(place);
     let mut changes = Vec::new();
     for &h in dedup(harnesses).iter() {
         changes.push(uninstall_hooks(&mut plan, h)?);
         if mcp {
-            changes.push(uninstall_mcp(&mut plan, h)?);
+            for rel in mcp_candidates(place.root, h) {
+                changes.push(uninstall_mcp(&mut plan, h, rel)?);
+            }
         }
     }
     apply(place, &plan, false)?;
     Ok(split(changes))
+}
+
+/// How long a command waits for another install or uninstall to finish.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Takes this worktree's lock, waiting for a run that holds it; held until
+/// the file is dropped. Two runs at once would each read the configs and
+/// the records, then write them back over each other's entries (two
+/// harnesses share `.gemini/settings.json`, every file the list of created
+/// folders), so every file is read only once the lock is held.
+fn lock(place: &Place<'_>) -> Result<std::fs::File> {
+    let dir = &place.records;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let path = dir.join("lock");
+    let file = safe_fs::open(
+        &path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(|e| Error::io(&path, e))?;
+    crate::event::lock_with_retry(&file, &path, LOCK_WAIT)?;
+    Ok(file)
 }
 
 fn dedup(harnesses: &[Harness]) -> Vec<Harness> {
@@ -335,8 +413,7 @@ fn install_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
     Ok(change(h, rel, added))
 }
 
-fn install_mcp(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
-    let rel = h.mcp_file();
+fn install_mcp(plan: &mut Plan<'_>, h: Harness, rel: &str) -> Result<FileChange> {
     let text = plan.text(rel)?;
     let added = if h == Harness::Codex {
         codex::add_mcp(rel, text.as_deref())?
@@ -366,6 +443,18 @@ fn uninstall_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
             ));
             return Ok(c);
         }
+        // Only the very bytes git-swarm wrote (this version's plugin, or the
+        // one install recorded) go: a plugin the user edited is theirs now.
+        let written = record::load(&plan.place.records, rel)
+            .filter(|r| r.version == record::VERSION)
+            .is_some_and(|r| without_bom(&r.written) == text);
+        if text != OPENCODE_PLUGIN && !written {
+            let mut c = change(h, rel, vec![]);
+            c.kept.push(format!(
+                "{rel} was edited since git-swarm wrote it; left as it is"
+            ));
+            return Ok(c);
+        }
         plan.set(rel, None);
         return Ok(change(h, rel, vec!["plugin".into()]));
     }
@@ -376,8 +465,7 @@ fn uninstall_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
     Ok(change(h, rel, removed))
 }
 
-fn uninstall_mcp(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
-    let rel = h.mcp_file();
+fn uninstall_mcp(plan: &mut Plan<'_>, h: Harness, rel: &str) -> Result<FileChange> {
     let Some(text) = plan.text(rel)? else {
         return Ok(change(h, rel, vec![]));
     };
@@ -400,13 +488,57 @@ fn uninstall_mcp(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
     Ok(c)
 }
 
+/// A UTF-8 byte-order mark: some Windows editors open a file with one.
+/// The parsers refuse it, the harnesses' readers skip it, so it is set
+/// aside for the edit and put back when writing.
+const BOM: char = '\u{feff}';
+
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix(BOM).unwrap_or(text)
+}
+
+/// `after` with the line endings of `before`: the editors write `\n`, so a
+/// file whose every line ends in `\r\n` would get lines of another kind.
+/// A file mixing both is left as the edit made it.
+fn line_endings_of(before: &str, after: String) -> String {
+    let crlf = before.matches("\r\n").count();
+    if crlf == 0 || crlf != before.matches('\n').count() {
+        return after;
+    }
+    let mut out = String::with_capacity(after.len() + after.len() / 16);
+    let mut prev = '\0';
+    for c in after.chars() {
+        if c == '\n' && prev != '\r' {
+            out.push('\r');
+        }
+        out.push(c);
+        prev = c;
+    }
+    out
+}
+
+/// Whose `git-swarm` MCP server entry a config holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpState {
+    Absent,
+    /// Exactly the entry install writes.
+    Ours,
+    /// An entry of that name the user wrote: registered, but not git-swarm's.
+    Foreign,
+}
+
 /// Does `text` (the file `rel`) still hold anything of git-swarm's?
 fn holds_ours(rel: &str, text: &str) -> bool {
+    let text = without_bom(text);
     if rel.ends_with(".ts") {
         return text.starts_with(PLUGIN_MARKER);
     }
     if rel.ends_with(".toml") {
-        return codex::holds_mcp(text);
+        // Unreadable counts as holding ours: the bytes are not restored over it.
+        return !matches!(
+            codex::mcp_state(rel, text),
+            Ok(McpState::Absent | McpState::Foreign)
+        );
     }
     json::holds_ours(text)
 }
@@ -486,6 +618,15 @@ fn read(root: &Path, rel: &str) -> Result<Option<String>> {
             if let Some(kind) = safe_fs::not_regular(&e) {
                 return Err(refused(rel, kind, "a regular file"));
             }
+            if let Some(limit) = safe_fs::over_limit(&e) {
+                return Err(Error::usage(
+                    format!(
+                        "{rel}: {}: nothing was written",
+                        crate::file_kind::TooLarge(limit)
+                    ),
+                    "a harness config is a few kilobytes of settings: check that this is the file you meant, cut it down (or move it away), then run again",
+                ));
+            }
             return Err(Error::io(&path, e));
         }
     };
@@ -550,11 +691,27 @@ fn refuse_link(root: &Path, rel: &str) -> Result<()> {
 }
 
 fn refused(rel: &str, kind: FileKind, wanted: &str) -> Error {
+    let what = match kind {
+        FileKind::Other => "something other than a regular file".to_owned(),
+        k => k.to_string(),
+    };
+    let hint = match kind {
+        FileKind::Symlink => {
+            "replace the link with the file itself (or move it away), then run again".to_owned()
+        }
+        FileKind::Folder => format!(
+            "{rel} should be a file the harness reads: move the folder away (or rename it), then run again"
+        ),
+        FileKind::File => format!(
+            "the harness config goes inside a folder named {rel}: move that file away (or rename it), then run again"
+        ),
+        _ => format!("remove {rel} (or move it away), then run again"),
+    };
     Error::usage(
         format!(
-            "{rel} is {kind}, not {wanted}: git-swarm does not read or write a harness config through it; nothing was written"
+            "{rel} is {what}, not {wanted}: git-swarm does not read or write a harness config through it; nothing was written"
         ),
-        "replace the link with the file itself (or move it away), then run again",
+        hint,
     )
 }
 
@@ -579,11 +736,18 @@ pub struct HarnessStatus {
     /// Harness events without git-swarm's hook (for `partial`).
     pub missing: Vec<String>,
     pub mcp_file: String,
+    /// A `git-swarm` MCP server entry is there (git-swarm's or the user's own).
     pub mcp_registered: bool,
+    /// The registered `git-swarm` entry is not the one install writes: the
+    /// user's own, which install and uninstall leave alone.
+    pub mcp_foreign: bool,
     pub trust_step: String,
     /// Why the config could not be read, for `unreadable`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// Why the MCP config could not be read (then `mcp_registered` is false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_problem: Option<String>,
 }
 
 /// Where each harness stands in this work tree.
@@ -596,10 +760,12 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
                 file: h.hooks_file().to_owned(),
                 state: State::NotInstalled,
                 missing: Vec::new(),
-                mcp_file: h.mcp_file().to_owned(),
+                mcp_file: mcp_target(root, h).to_owned(),
                 mcp_registered: false,
+                mcp_foreign: false,
                 trust_step: h.trust_step().to_owned(),
                 problem: None,
+                mcp_problem: None,
             };
             match hook_state(root, h) {
                 Ok((state, missing)) => {
@@ -611,14 +777,39 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
                     s.problem = Some(e.to_string());
                 }
             }
-            s.mcp_registered = match read(root, h.mcp_file()) {
-                Ok(Some(text)) if h == Harness::Codex => codex::holds_mcp(&text),
-                Ok(Some(text)) => json::has_mcp(h, &text),
-                _ => false,
-            };
+            let mut mcp = McpState::Absent;
+            for rel in mcp_candidates(root, h) {
+                match mcp_state(root, h, rel) {
+                    Ok(McpState::Absent) => {}
+                    Ok(state) => {
+                        mcp = state;
+                        s.mcp_file = rel.to_owned();
+                        break;
+                    }
+                    Err(e) => {
+                        s.mcp_problem = Some(e.to_string());
+                        s.mcp_file = rel.to_owned();
+                        break;
+                    }
+                }
+            }
+            s.mcp_registered = mcp != McpState::Absent;
+            s.mcp_foreign = mcp == McpState::Foreign;
             s
         })
         .collect()
+}
+
+fn mcp_state(root: &Path, h: Harness, rel: &str) -> Result<McpState> {
+    let Some(text) = read(root, rel)? else {
+        return Ok(McpState::Absent);
+    };
+    let text = without_bom(&text);
+    if h == Harness::Codex {
+        codex::mcp_state(rel, text)
+    } else {
+        json::mcp_state(h, rel, text)
+    }
 }
 
 fn hook_state(root: &Path, h: Harness) -> Result<(State, Vec<String>)> {
@@ -626,6 +817,7 @@ fn hook_state(root: &Path, h: Harness) -> Result<(State, Vec<String>)> {
     let Some(text) = read(root, rel)? else {
         return Ok((State::NotInstalled, vec![]));
     };
+    let text = without_bom(&text).to_owned();
     if h == Harness::Opencode {
         return Ok(if text == OPENCODE_PLUGIN {
             (State::Installed, vec![])

@@ -28,15 +28,19 @@ pub enum Command {
     /// A file install created is removed (with the folders it created, when
     /// empty); a file that was there gets back its bytes from before install
     /// when nothing else changed it since, else only git-swarm's entries
-    /// (found by their `git-swarm hook agent` command) are taken out. With
-    /// --mcp, the MCP server entry too, when it is the one install wrote.
+    /// (found by their `git-swarm hook agent` command) are taken out. The
+    /// opencode plugin goes only while it is exactly what git-swarm wrote (an
+    /// edited one is kept, with a warning). With --mcp, the MCP server entry
+    /// too, when it is the one install wrote.
     Uninstall(ChangeArgs),
     /// Show, per harness, whether git-swarm's hooks and MCP server are installed.
     ///
     /// States: installed, partly installed (the harness events still missing
     /// git-swarm's hook), not installed, unreadable (the config does not
-    /// parse). Also whether `git-swarm` is on PATH (every hook calls it) and
-    /// the trust step each harness still asks of you.
+    /// parse). Also whether the MCP server is registered, and whether that
+    /// `git-swarm` entry is git-swarm's or your own; whether `git-swarm` is on
+    /// PATH (every hook calls it); and the trust step each harness still asks
+    /// of you.
     Status(StatusArgs),
 }
 
@@ -130,7 +134,7 @@ fn render(ui: &mut Ui, report: &Report, verb: &str, harnesses: &[Harness]) -> st
         for k in &c.kept {
             ui.warning(
                 &format!("{}: {}: {k}", c.harness.name(), c.path),
-                Some("git-swarm removes only what it wrote; edit the file by hand if you want it gone"),
+                Some("git-swarm removes only what it wrote; edit or delete it by hand if you want it gone"),
             );
         }
     }
@@ -190,10 +194,14 @@ fn status(ui: &mut Ui, root: &std::path::Path, format: Format) -> Outcome {
                 super::clean(s.problem.as_deref().unwrap_or(""))
             ),
         };
-        let mcp = if s.mcp_registered {
-            "registered"
+        let mcp = if let Some(p) = &s.mcp_problem {
+            format!("unreadable: {}", super::clean(p))
+        } else if s.mcp_foreign {
+            "registered, but not git-swarm's entry (yours, left alone)".to_owned()
+        } else if s.mcp_registered {
+            "registered".to_owned()
         } else {
-            "not registered"
+            "not registered".to_owned()
         };
         writeln!(ui.out, "{:<12} {state} ({})", s.harness.name(), s.file)?;
         writeln!(ui.out, "{:<12} MCP server {mcp} ({})", "", s.mcp_file)?;
