@@ -85,12 +85,12 @@ const GEMINI_HOOKS: &[Hook] = &[
     hook("SessionStart", None, "session-start"),
     hook("AfterTool", None, "post-tool-use"),
 ];
+// Cursor's subagentStart can only allow or deny a subagent, not give it
+// context, so its subagents get their directives from `export cursor-rules`.
 const CURSOR_HOOKS: &[Hook] = &[
     hook("sessionStart", None, "session-start"),
-    hook("preToolUse", Some("Task"), "pre-tool-use"),
-    hook("subagentStart", None, "subagent-start"),
-    hook("subagentStop", None, "subagent-stop"),
     hook("postToolUse", None, "post-tool-use"),
+    hook("postToolUseFailure", None, "post-tool-use"),
 ];
 
 impl Harness {
