@@ -440,18 +440,12 @@ fn post_tool_use(
 }
 
 /// The few fields of a post-tool payload read before `reflect micro`
-/// reads it whole.
-#[derive(serde::Deserialize, Default)]
+/// reads it whole (the rest is skipped unread).
+#[derive(Default)]
 struct PostHead {
-    #[serde(default, alias = "conversation_id")]
     session_id: Option<String>,
-    #[serde(default)]
     cwd: Option<String>,
-    #[serde(default)]
-    workspace_roots: Vec<String>,
-    #[serde(default)]
     tool_name: Option<String>,
-    #[serde(default)]
     tool_use_id: Option<String>,
 }
 
@@ -459,15 +453,33 @@ impl PostHead {
     /// `None` for a payload that is no JSON object, or opencode's (whose
     /// plugin runs the hook in the session's directory).
     fn read(harness: Harness, json: &str) -> Option<PostHead> {
+        /// Each field as any JSON, so that one of an unexpected type is
+        /// ignored rather than failing the others.
+        #[derive(serde::Deserialize)]
+        struct Raw {
+            session_id: Option<Value>,
+            conversation_id: Option<Value>,
+            cwd: Option<Value>,
+            workspace_roots: Option<Value>,
+            tool_name: Option<Value>,
+            tool_use_id: Option<Value>,
+        }
         if harness == Harness::Opencode {
             return None;
         }
-        let mut head: PostHead = serde_json::from_str(json).ok()?;
+        let raw: Raw = serde_json::from_str(json).ok()?;
+        let text = |v: Option<Value>| match v {
+            Some(Value::String(s)) if !s.is_empty() => Some(s),
+            _ => None,
+        };
         // Cursor names the workspace where others name the directory.
-        if head.cwd.is_none() {
-            head.cwd = head.workspace_roots.first().cloned();
-        }
-        Some(head)
+        let first_root = raw.workspace_roots.and_then(|r| r.get(0).cloned());
+        Some(PostHead {
+            session_id: text(raw.session_id).or_else(|| text(raw.conversation_id)),
+            cwd: text(raw.cwd).or_else(|| text(first_root)),
+            tool_name: text(raw.tool_name),
+            tool_use_id: text(raw.tool_use_id),
+        })
     }
 }
 
