@@ -1310,6 +1310,23 @@ fn cursor_failures_are_reflected_and_its_subagent_events_left_alone() {
     let candidates = env.read(".swarm/local/candidates.jsonl");
     assert_eq!(candidates.lines().count(), 1, "{candidates}");
     assert!(candidates.contains("Cannot find module"), "{candidates}");
+    // Cursor's `session_id` beside `conversation_id`, and a `cwd` that is
+    // no string, do not lose the workspace.
+    let mut p: Value =
+        serde_json::from_str(&fixture("cursor", "post-tool-use-failure", &env.root)).expect("json");
+    p["session_id"] = p["conversation_id"].clone();
+    p["cwd"] = json!(7);
+    p["tool_input"] = json!({"command": "cargo build"});
+    p["error_message"] = json!("error[E0425]: cannot find value `x` in this scope");
+    silent(&hook_in(
+        &env,
+        &elsewhere,
+        "cursor",
+        "post-tool-use",
+        &p.to_string(),
+    ));
+    let candidates = env.read(".swarm/local/candidates.jsonl");
+    assert_eq!(candidates.lines().count(), 2, "{candidates}");
     for event in ["pre-tool-use", "subagent-start", "subagent-stop"] {
         let run = hook_in(
             &env,
