@@ -111,10 +111,17 @@ fn claude(event: &str, fields: Value) -> Value {
     p
 }
 
+/// A spawn of the `Agent` tool, each with a call id of its own.
 fn spawn(cwd: &Path, session: &str, task: &str, kind: &str) -> Value {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    spawn_call(cwd, session, task, kind, &format!("toolu_{n}"))
+}
+
+fn spawn_call(cwd: &Path, session: &str, task: &str, kind: &str, id: &str) -> Value {
     claude(
         "PreToolUse",
-        json!({"session_id": session, "cwd": cwd, "tool_name": "Agent", "tool_use_id": "toolu_1",
+        json!({"session_id": session, "cwd": cwd, "tool_name": "Agent", "tool_use_id": id,
                "tool_input": {"description": "work", "prompt": task, "subagent_type": kind}}),
     )
 }
@@ -761,10 +768,11 @@ fn opencode_records_acks_without_asking() {
 }
 
 /// However many directives the coordinator has, the briefing stays within
-/// 4 KB, cut at a line, and says where the rest is.
+/// 4 KB: what needs attention is kept, the directive list is cut between
+/// entries and its block closed, and a pointer says where the rest is.
 #[test]
 fn the_briefing_is_bounded() {
-    let env = repo_without_directives();
+    let env = repo();
     let config = env.read(".swarm/config.toml").replace(
         "delegate_max_inject_count = 8",
         "delegate_max_inject_count = 100",
@@ -781,20 +789,558 @@ fn the_briefing_is_bounded() {
     }
     env.git(&["add", "-A"]);
     env.git(&["commit", "-q", "-m", "directives"]);
+    // Something that needs attention: a coder that never acked its critical.
+    let root = env.root.clone();
+    answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "a1", "coder"),
+    ));
+    silent(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "s", "a1", "Done.", true),
+    ));
     let v = answer(&hook(
         &env,
         "claude-code",
         "session-start",
-        &claude(
-            "SessionStart",
-            json!({"cwd": env.root, "source": "startup"}),
-        ),
+        &claude("SessionStart", json!({"cwd": root, "source": "startup"})),
     ));
     let text = context_of(&v);
     assert!(text.len() <= 4096, "{} bytes", text.len());
     assert!(text.contains("- id: coordinate-00"), "{text}");
     assert!(
+        text.contains("- critical left unacknowledged: run-tests-first (1 time(s))\n"),
+        "{text}"
+    );
+    // Cut after a whole entry, and closed.
+    let (list, after) = text
+        .split_once("</delegate_knowledge_directives>\n")
+        .unwrap_or_else(|| panic!("no closing tag:\n{text}"));
+    assert!(
+        list.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("  required: follow coordination rule")),
+        "{text}"
+    );
+    assert!(!list.contains("coordinate-59"), "{text}");
+    assert!(after.contains("Needs attention"), "{text}");
+    assert!(
         text.ends_with("… (cut to 4 KB: `git swarm status` and `git swarm list` show the rest)\n"),
         "{text}"
     );
+}
+
+/// Runs the hook once per payload, all at once: every process is started
+/// and waits on its stdin before any is given its payload.
+fn hooks_at_once(env: &TestEnv, harness: &str, event: &str, payloads: &[Value]) -> Vec<Run> {
+    use std::io::Write;
+    let mut children: Vec<_> = payloads
+        .iter()
+        .map(|_| {
+            env.command(common::bin(), &env.root)
+                .args(["hook", "agent", harness, event])
+                .env("GIT_SWARM_NOW", tick())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn git-swarm")
+        })
+        .collect();
+    for (child, payload) in children.iter_mut().zip(payloads) {
+        let mut stdin = child.stdin.take().expect("stdin");
+        let _ = stdin.write_all(payload.to_string().as_bytes());
+    }
+    children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("wait git-swarm");
+            Run {
+                code: out.status.code().unwrap_or(-1),
+                stdout: env.normalise(&String::from_utf8_lossy(&out.stdout)),
+                stderr: env.normalise(&String::from_utf8_lossy(&out.stderr)),
+            }
+        })
+        .collect()
+}
+
+/// The session state files in the repository's common git dir.
+fn state_files(env: &TestEnv) -> Vec<std::path::PathBuf> {
+    let dir = env.root.join(".git/swarm/agents");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every event line in `dir`'s `.swarm/events/`.
+fn events_in(dir: &Path) -> Vec<Value> {
+    std::fs::read_dir(dir.join(".swarm/events"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .flat_map(|t| {
+            t.lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A repository where each of `n` roles (`worker_0`…) is shown, with room
+/// for one directive, `fuzz-<i>` for a task about parser grammar fuzzing
+/// and `plain-<i>` otherwise.
+fn roles_repo(n: usize) -> TestEnv {
+    let env = repo_without_directives();
+    let config = env.read(".swarm/config.toml").replace(
+        "delegate_max_inject_count = 8",
+        "delegate_max_inject_count = 1",
+    );
+    env.write(".swarm/config.toml", config);
+    for i in 0..n {
+        directive(
+            &env,
+            &format!("fuzz-{i}"),
+            &format!(
+                "lesson = \"Fuzz the parser after changing its grammar, worker {i}\"\napplies_to_agents = [\"worker_{i}\"]\ntriggers = [\"parser grammar fuzzing\"]\nrequired_actions = [\"run the parser fuzzer for a minute\"]"
+            ),
+        );
+        directive(
+            &env,
+            &format!("plain-{i}"),
+            &format!(
+                "lesson = \"Keep each test hermetic, worker {i}: no network\"\npriority = \"high\"\napplies_to_agents = [\"worker_{i}\"]\nrequired_actions = [\"stub the network in tests\"]"
+            ),
+        );
+    }
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    env
+}
+
+const FUZZ_TASK: &str = "change the parser grammar and run parser grammar fuzzing";
+
+/// Hook processes of one session run at once: every spawn is kept and
+/// every start finds its own, none lost to another's write.
+#[test]
+fn hooks_running_at_once_lose_nothing() {
+    const N: usize = 6;
+    let env = roles_repo(N);
+    let root = env.root.clone();
+    let pres: Vec<Value> = (0..N)
+        .map(|i| spawn(&root, "s", FUZZ_TASK, &format!("worker_{i}")))
+        .collect();
+    for run in hooks_at_once(&env, "claude-code", "pre-tool-use", &pres) {
+        silent(&run);
+    }
+    let starts: Vec<Value> = (0..N)
+        .map(|i| start(&root, "s", &format!("agent-{i}"), &format!("worker_{i}")))
+        .collect();
+    let runs = hooks_at_once(&env, "claude-code", "subagent-start", &starts);
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(shown_ids(&answer(run)), [format!("fuzz-{i}")]);
+    }
+    assert_eq!(of_kind(&env, "shown").len(), N);
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_files(&env)[0]).expect("state"))
+            .expect("json");
+    assert_eq!(state["agents"].as_object().expect("agents").len(), N);
+    assert_eq!(state["pending"], json!([]));
+}
+
+/// Two stops of one subagent at once: exactly one asks, and an ack is
+/// recorded once however many stops carry it.
+#[test]
+fn simultaneous_stops_ask_once_and_record_once() {
+    let env = repo();
+    let root = env.root.clone();
+    for (agent, message) in [
+        ("a1", "Done."),
+        ("a2", "Done.\nKNOWLEDGE_APPLIED: run-tests-first"),
+    ] {
+        silent(&hook(
+            &env,
+            "claude-code",
+            "pre-tool-use",
+            &spawn(&root, "s", "Fix the parser", "coder"),
+        ));
+        answer(&hook(
+            &env,
+            "claude-code",
+            "subagent-start",
+            &start(&root, "s", agent, "coder"),
+        ));
+        let stops = vec![stop(&root, "s", agent, message, false); 6];
+        let runs = hooks_at_once(&env, "claude-code", "subagent-stop", &stops);
+        let asked = runs.iter().filter(|r| !r.stdout.is_empty()).count();
+        for run in &runs {
+            run.success();
+            assert_eq!(run.stderr, "", "{}", run.snapshot());
+        }
+        if agent == "a1" {
+            assert_eq!(asked, 1, "one stop asks");
+        } else {
+            assert_eq!(asked, 0);
+            assert_eq!(of_kind(&env, "ack").len(), 1, "{:?}", of_kind(&env, "ack"));
+        }
+    }
+    // The one asked was asked once: its other stops recorded it unacknowledged, once.
+    assert_eq!(of_kind(&env, "unacknowledged").len(), 1);
+}
+
+/// A spawn that never starts (the user denied it) is dropped by its own
+/// post-tool event, or after two minutes, and then neither makes the
+/// next spawn of its type ambiguous nor hands its task to another start.
+#[test]
+fn an_orphaned_spawn_is_dropped() {
+    let env = ranking_repo();
+    let root = env.root.clone();
+    let parser = "change the parser grammar and run parser grammar fuzzing";
+    let migration = "write the database migration, database migration backup first";
+    let at = |t: &str, event: &str, payload: Value| {
+        hook_env(
+            &env,
+            &root,
+            "claude-code",
+            event,
+            &payload.to_string(),
+            &[("GIT_SWARM_NOW", t)],
+        )
+    };
+    // Denied: its PostToolUseFailure drops it at once.
+    silent(&at(
+        "2026-11-24T10:00:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", parser, "tester", "toolu_denied"),
+    ));
+    silent(&at(
+        "2026-11-24T10:00:05Z",
+        "post-tool-use",
+        claude(
+            "PostToolUseFailure",
+            json!({"session_id": "s", "cwd": root, "tool_name": "Agent", "tool_use_id": "toolu_denied",
+                   "tool_input": {"prompt": parser, "subagent_type": "tester"},
+                   "error": "The user doesn't want to proceed with this tool use.", "is_interrupt": false}),
+        ),
+    ));
+    silent(&at(
+        "2026-11-24T10:00:10Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", migration, "tester", "toolu_2"),
+    ));
+    let v = answer(&at(
+        "2026-11-24T10:00:11Z",
+        "subagent-start",
+        start(&root, "s", "a", "tester"),
+    ));
+    assert_eq!(shown_ids(&v), ["back-up-before-migrating"]);
+
+    // Never heard of again: gone after two minutes.
+    silent(&at(
+        "2026-11-24T11:00:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", parser, "tester", "toolu_lost"),
+    ));
+    // A start with no spawn of its own is not handed the orphan's task…
+    let v = answer(&at(
+        "2026-11-24T11:03:00Z",
+        "subagent-start",
+        start(&root, "s", "b", "tester"),
+    ));
+    assert_eq!(shown_ids(&v), ["keep-tests-hermetic"]);
+    // …and the orphan does not make the next spawn of its type ambiguous.
+    silent(&at(
+        "2026-11-24T12:00:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", parser, "tester", "toolu_lost2"),
+    ));
+    silent(&at(
+        "2026-11-24T12:03:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", migration, "tester", "toolu_3"),
+    ));
+    let v = answer(&at(
+        "2026-11-24T12:03:01Z",
+        "subagent-start",
+        start(&root, "s", "c", "tester"),
+    ));
+    assert_eq!(shown_ids(&v), ["back-up-before-migrating"]);
+}
+
+/// A state file grown past 1 MiB (by an older version, or by hand) is
+/// started over with one warning, not an error on every later hook; and
+/// what is written stays well under the limit, the oldest subagents going
+/// first.
+#[test]
+fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
+    let env = repo();
+    let root = env.root.clone();
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "s", "Fix the parser", "coder"),
+    ));
+    let file = state_files(&env).pop().expect("a state file");
+    let mut big = b"{\"pending\":[]}".to_vec();
+    big.resize(1024 * 1024 + 10, b' ');
+    std::fs::write(&file, &big).expect("write");
+    let run = hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "a1", "coder"),
+    );
+    run.success();
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.snapshot());
+    assert!(
+        run.stderr.starts_with("warning: the agent hook's state ")
+            && run.stderr.contains("started over"),
+        "{}",
+        run.snapshot()
+    );
+    let v: Value = serde_json::from_str(&run.stdout).expect("an answer");
+    assert!(context_of(&v).contains("run-tests-first"));
+    // Its stop finds the delegation in the state started over.
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "s", "a1", "Done.", false),
+    ));
+    assert_eq!(v["decision"], "block");
+
+    // A readable file near the limit: 200 subagents of 4 KB each.
+    let mut state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("state")).expect("json");
+    let base = state["agents"]["a1"]["at"].as_i64().expect("at");
+    for i in 0..200 {
+        state["agents"][format!("old-{i:03}")] = json!({
+            "delegation": null, "root": root, "block": "x".repeat(4096), "asked": false,
+            "at": base - 1000 + i,
+        });
+    }
+    std::fs::write(&file, state.to_string()).expect("write");
+    answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "a2", "coder"),
+    ));
+    let written = std::fs::read_to_string(&file).expect("state");
+    assert!(written.len() <= 512 * 1024, "{} bytes", written.len());
+    let state: Value = serde_json::from_str(&written).expect("json");
+    let agents = state["agents"].as_object().expect("agents");
+    assert!(agents.contains_key("a1") && agents.contains_key("a2"));
+    assert!(agents.contains_key("old-199") && !agents.contains_key("old-000"));
+}
+
+/// No `.swarm/`: a spawn leaves no state behind. Session files untouched
+/// for a week are swept at a session's start; a live one is kept.
+#[test]
+fn state_is_only_kept_where_git_swarm_is_and_old_sessions_are_swept() {
+    let env = TestEnv::new();
+    silent(&hook_in(
+        &env,
+        &env.root,
+        "claude-code",
+        "pre-tool-use",
+        &fixture("claude-code", "pre-tool-use", &env.root),
+    ));
+    assert!(!env.root.join(".git/swarm").exists());
+
+    let env = repo();
+    let root = env.root.clone();
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "live", "Fix the parser", "coder"),
+    ));
+    let dir = root.join(".git/swarm/agents");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 24 * 3600);
+    for name in [
+        "00000000000000aa.json",
+        "00000000000000aa.lock",
+        "00000000000000bb.lock",
+    ] {
+        let f = std::fs::File::create(dir.join(name)).expect("create");
+        f.set_modified(old).expect("mtime");
+    }
+    answer(&hook(
+        &env,
+        "claude-code",
+        "session-start",
+        &claude("SessionStart", json!({"cwd": root, "source": "startup"})),
+    ));
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(
+        left.iter().all(|n| !n.starts_with("00000000000000")),
+        "{left:?}"
+    );
+}
+
+/// A subagent that starts in a linked worktree is recorded there; its
+/// stop from the main work tree acks it there. Once that worktree is
+/// removed, a stop says so in one line and exits 0.
+#[test]
+fn a_subagent_started_in_a_linked_worktree_and_one_whose_worktree_is_gone() {
+    let env = repo();
+    let root = env.root.clone();
+    let wt = env.tmp.path().join("wt");
+    let wt_str = wt.to_str().expect("utf-8").to_owned();
+    env.git(&["worktree", "add", "-q", "-b", "side", &wt_str]);
+    for agent in ["w1", "w2"] {
+        silent(&hook_in(
+            &env,
+            &wt,
+            "claude-code",
+            "pre-tool-use",
+            &spawn(&wt, "s", "Fix the parser", "coder").to_string(),
+        ));
+        let v = answer(&hook_in(
+            &env,
+            &wt,
+            "claude-code",
+            "subagent-start",
+            &start(&wt, "s", agent, "coder").to_string(),
+        ));
+        assert!(context_of(&v).contains("run-tests-first"));
+    }
+    let shown: Vec<Value> = events_in(&wt)
+        .into_iter()
+        .filter(|e| e["kind"] == "shown")
+        .collect();
+    assert_eq!(shown.len(), 2);
+    assert!(of_kind(&env, "shown").is_empty());
+    silent(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(
+            &root,
+            "s",
+            "w1",
+            "Done. KNOWLEDGE_APPLIED:run-tests-first",
+            false,
+        ),
+    ));
+    let acks: Vec<Value> = events_in(&wt)
+        .into_iter()
+        .filter(|e| e["kind"] == "ack")
+        .collect();
+    assert_eq!(acks.len(), 1);
+    assert_eq!(acks[0]["delegation"], shown[0]["id"]);
+
+    env.git(&["worktree", "remove", "--force", &wt_str]);
+    let run = hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "s", "w2", "Done.", false),
+    );
+    run.success();
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.snapshot());
+    assert!(
+        run.stderr
+            .contains("the work tree $TMP/wt where subagent `w2` was shown delegation")
+            && run.stderr.contains("is gone"),
+        "{}",
+        run.snapshot()
+    );
+    // Said once: the entry went with its work tree.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "s", "w2", "Done.", false),
+    ));
+}
+
+/// A subagent whose state entry cannot be written is not recorded as a
+/// delegation either: nothing could ever ack it.
+#[test]
+fn no_delegation_without_its_state_entry() {
+    let env = repo();
+    std::fs::create_dir_all(env.root.join(".git/swarm")).expect("mkdir");
+    std::fs::write(env.root.join(".git/swarm/agents"), "not a folder").expect("write");
+    let run = hook_in(
+        &env,
+        &env.root,
+        "opencode",
+        "subagent-start",
+        &fixture("opencode", "subagent-start", &env.root),
+    );
+    run.success();
+    assert_eq!(run.stdout, "", "{}", run.snapshot());
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.snapshot());
+    assert!(run.stderr.starts_with("warning: "), "{}", run.snapshot());
+    assert!(of_kind(&env, "shown").is_empty());
+}
+
+/// Cursor: a failed tool call (postToolUseFailure, its `error_message`)
+/// becomes an insight candidate in the workspace the payload names,
+/// wherever the hook runs; its subagent events are not taken.
+#[test]
+fn cursor_failures_are_reflected_and_its_subagent_events_left_alone() {
+    let env = repo();
+    let elsewhere = env.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    silent(&hook_in(
+        &env,
+        &elsewhere,
+        "cursor",
+        "post-tool-use",
+        &fixture("cursor", "post-tool-use-failure", &env.root),
+    ));
+    let candidates = env.read(".swarm/local/candidates.jsonl");
+    assert_eq!(candidates.lines().count(), 1, "{candidates}");
+    assert!(candidates.contains("Cannot find module"), "{candidates}");
+    // Cursor's `session_id` beside `conversation_id`, and a `cwd` that is
+    // no string, do not lose the workspace.
+    let mut p: Value =
+        serde_json::from_str(&fixture("cursor", "post-tool-use-failure", &env.root)).expect("json");
+    p["session_id"] = p["conversation_id"].clone();
+    p["cwd"] = json!(7);
+    p["tool_input"] = json!({"command": "cargo build"});
+    p["error_message"] = json!("error[E0425]: cannot find value `x` in this scope");
+    silent(&hook_in(
+        &env,
+        &elsewhere,
+        "cursor",
+        "post-tool-use",
+        &p.to_string(),
+    ));
+    let candidates = env.read(".swarm/local/candidates.jsonl");
+    assert_eq!(candidates.lines().count(), 2, "{candidates}");
+    for event in ["pre-tool-use", "subagent-start", "subagent-stop"] {
+        let run = hook_in(
+            &env,
+            &env.root,
+            "cursor",
+            event,
+            &json!({"conversation_id": "c", "workspace_roots": [env.root], "tool_name": "Task",
+                    "tool_input": {"prompt": "x", "subagent_type": "coder"}, "subagent_id": "s1",
+                    "subagent_type": "coder"})
+            .to_string(),
+        );
+        run.success();
+        assert_eq!(run.stdout, "", "{event}: {}", run.snapshot());
+        assert!(state_files(&env).is_empty(), "{event}");
+    }
+    assert!(of_kind(&env, "shown").is_empty());
 }

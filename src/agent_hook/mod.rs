@@ -61,15 +61,18 @@ impl Harness {
         })
     }
 
-    /// Whether the harness has subagent events at all (Gemini CLI has none).
+    /// Whether git-swarm takes the harness's subagent events. Gemini CLI
+    /// has none; Cursor's subagentStart takes no context, so its subagents
+    /// get their directives from the rules files `git swarm export
+    /// cursor-rules` writes, and no delegation is recorded to ack.
     pub fn has_subagents(self) -> bool {
-        self != Harness::Gemini
+        !matches!(self, Harness::Gemini | Harness::Cursor)
     }
 
     /// Whether the harness can keep a subagent running from its stop hook
     /// (opencode's plugin sees the task tool's result only after the fact).
     pub fn can_block_stop(self) -> bool {
-        matches!(self, Harness::ClaudeCode | Harness::Codex | Harness::Cursor)
+        matches!(self, Harness::ClaudeCode | Harness::Codex)
     }
 }
 
@@ -134,6 +137,9 @@ pub struct Payload {
     pub stop_hook_active: bool,
     /// The tool a pre- or post-tool payload is about.
     pub tool: Option<String>,
+    /// That tool call's id (Claude/Codex `tool_use_id`), which pairs a
+    /// spawn's pre-tool event with its post-tool one.
+    pub tool_use_id: Option<String>,
 }
 
 /// Reads `json`, the payload `harness` sent for `event`. Fields are read
@@ -187,6 +193,7 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
             p.agent_id = s(&v, "agent_id").or_else(|| s(&v, "subagent_id"));
             p.agent_type = s(&v, "agent_type").or_else(|| s(&v, "subagent_type"));
             p.tool = s(&v, "tool_name");
+            p.tool_use_id = s(&v, "tool_use_id");
             p.message = s(&v, "last_assistant_message").or_else(|| s(&v, "result"));
             if event == Event::PreToolUse
                 && let Some(tool) = p.tool.as_deref()
@@ -220,14 +227,14 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
 
 /// The tool that spawns a subagent, by the harness's name for it: Claude
 /// Code's `Agent` (called `Task` before v2.1.63), Codex's `spawn_agent`,
-/// Cursor's `Task`.
+/// opencode's `task`. None for a harness whose subagent events git-swarm
+/// does not take.
 pub fn is_spawn_tool(harness: Harness, tool: &str) -> bool {
     match harness {
         Harness::ClaudeCode => matches!(tool, "Agent" | "Task"),
         Harness::Codex => matches!(tool, "spawn_agent" | "Agent"),
-        Harness::Cursor => tool == "Task",
         Harness::Opencode => tool == "task",
-        Harness::Gemini => false,
+        Harness::Gemini | Harness::Cursor => false,
     }
 }
 
@@ -256,21 +263,76 @@ pub fn role_of(agent_type: &str) -> Option<String> {
 /// Most bytes of the session-start briefing.
 pub const BRIEFING_MAX: usize = 4 * 1024;
 
-/// `text` cut at a line so that it, and the pointer that says where the
-/// rest is, fit [`BRIEFING_MAX`] bytes.
-pub fn bound_briefing(text: &str) -> String {
-    if text.len() <= BRIEFING_MAX {
-        return text.to_owned();
+/// A session's briefing, in the parts a cut must respect.
+#[derive(Debug, Clone, Default)]
+pub struct Briefing {
+    /// The directive block's opening, one string per entry, and its
+    /// closing tag (see `inject::briefing_parts`); all empty when no
+    /// directive is in scope.
+    pub head: String,
+    pub entries: Vec<String>,
+    pub tail: String,
+    /// The role's patterns, rendered.
+    pub patterns: String,
+    /// What needs attention, one line each.
+    pub highlights: Vec<String>,
+}
+
+const HIGHLIGHTS_HEADING: &str =
+    "Needs attention in this repository's directive loop (`git swarm status` has the details):\n";
+const CUT_POINTER: &str =
+    "… (cut to 4 KB: `git swarm status` and `git swarm list` show the rest)\n";
+
+/// The briefing as text, within [`BRIEFING_MAX`] bytes. What needs
+/// attention is kept first (up to half the room), the directive block is
+/// cut between entries and keeps its closing tag, the patterns get what is
+/// left, and a pointer says where the rest is.
+pub fn bound_briefing(b: &Briefing) -> String {
+    let mut highlights = String::new();
+    if !b.highlights.is_empty() {
+        highlights.push_str(HIGHLIGHTS_HEADING);
+        for l in &b.highlights {
+            highlights.push_str(l);
+            highlights.push('\n');
+        }
     }
-    let pointer = "… (cut to 4 KB: `git swarm status` and `git swarm list` show the rest)\n";
+    let whole = format!(
+        "{}{}{}{}{highlights}",
+        b.head,
+        b.entries.concat(),
+        b.tail,
+        b.patterns
+    );
+    if whole.len() <= BRIEFING_MAX {
+        return whole;
+    }
+    let highlights = lines_within(&highlights, BRIEFING_MAX / 2);
+    let mut room = BRIEFING_MAX
+        .saturating_sub(CUT_POINTER.len() + highlights.len() + b.head.len() + b.tail.len());
+    let mut out = b.head.clone();
+    for e in &b.entries {
+        if e.len() > room {
+            break;
+        }
+        out.push_str(e);
+        room -= e.len();
+    }
+    out.push_str(&b.tail);
+    out.push_str(&lines_within(&b.patterns, room));
+    out.push_str(&highlights);
+    out.push_str(CUT_POINTER);
+    out
+}
+
+/// The whole lines of `text` that fit `max` bytes.
+fn lines_within(text: &str, max: usize) -> String {
     let mut out = String::new();
     for line in text.split_inclusive('\n') {
-        if out.len() + line.len() + pointer.len() > BRIEFING_MAX {
+        if out.len() + line.len() > max {
             break;
         }
         out.push_str(line);
     }
-    out.push_str(pointer);
     out
 }
 
@@ -286,11 +348,9 @@ pub fn context_answer(harness: Harness, event: Event, text: &str) -> Option<Valu
     match (harness, event) {
         (Harness::Opencode, Event::SessionStart) => Some(json!({ "context": text })),
         (Harness::Opencode, _) => Some(json!({ "prepend": text })),
-        // Cursor's sessionStart takes `additional_context`; its subagentStart
-        // answers only whether the subagent may start.
+        // Cursor's sessionStart takes `additional_context`.
         (Harness::Cursor, Event::SessionStart) => Some(json!({ "additional_context": text })),
-        (Harness::Cursor, _) => None,
-        (Harness::Gemini, Event::SubagentStart) => None,
+        (Harness::Cursor | Harness::Gemini, Event::SubagentStart) => None,
         _ => Some(json!({
             "hookSpecificOutput": {
                 "hookEventName": hook_event,
@@ -301,16 +361,11 @@ pub fn context_answer(harness: Harness, event: Event, text: &str) -> Option<Valu
 }
 
 /// The answer that keeps a subagent running with `reason` as its next
-/// instruction. Codex accepts only `decision` and `reason` on SubagentStop;
-/// Cursor's stop hooks submit `followup_message` as the next message.
+/// instruction. Codex accepts only `decision` and `reason` on SubagentStop.
 pub fn block_answer(harness: Harness, reason: &str) -> Option<Value> {
-    match harness {
-        Harness::ClaudeCode | Harness::Codex => {
-            Some(json!({ "decision": "block", "reason": reason }))
-        }
-        Harness::Cursor => Some(json!({ "followup_message": reason })),
-        Harness::Gemini | Harness::Opencode => None,
-    }
+    harness
+        .can_block_stop()
+        .then(|| json!({ "decision": "block", "reason": reason }))
 }
 
 /// What a subagent is asked when its final message lacks the acks of
@@ -325,8 +380,10 @@ pub fn ask_reason(delegation: &str, missing: &[String]) -> String {
     out
 }
 
-/// Cursor's postToolUse payload as the generic one `reflect micro` reads
-/// (`{tool, input, output, error, exit_code}`).
+/// Cursor's postToolUse or postToolUseFailure payload as the generic one
+/// `reflect micro` reads (`{tool, input, output, error, exit_code}`). A
+/// failure carries no `tool_output`, only `error_message` (and, by third
+/// parties' account, a `failure_type`): either is the call's error.
 pub fn cursor_tool_call(json: &str) -> Result<String, PayloadError> {
     let v: Value = serde_json::from_str(json)
         .map_err(|e| PayloadError(format!("the payload is not JSON: {e}")))?;
@@ -346,7 +403,12 @@ pub fn cursor_tool_call(json: &str) -> Result<String, PayloadError> {
         "output": output,
         "session": v.get("conversation_id").cloned().unwrap_or(Value::Null),
     });
-    if let Some(e) = v.get("error_message").and_then(Value::as_str) {
+    let text = |k: &str| v.get(k).and_then(Value::as_str).filter(|t| !t.is_empty());
+    let failed = v.get("hook_event_name").and_then(Value::as_str) == Some("postToolUseFailure");
+    if let Some(e) = text("error_message")
+        .or_else(|| text("failure_type"))
+        .or(failed.then_some("the tool call failed"))
+    {
         call["error"] = Value::String(e.to_owned());
     }
     if let Some(code) = v
@@ -381,18 +443,27 @@ mod tests {
     }
 
     #[test]
-    fn a_long_briefing_is_cut_at_a_line_with_a_pointer() {
-        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
-        let cut = bound_briefing(&text);
+    fn a_long_briefing_keeps_its_highlights_and_closing_tag() {
+        let b = Briefing {
+            head: "<tag>\n".into(),
+            entries: (0..200)
+                .map(|i| format!("- id: rule-{i}\n  lesson: x\n"))
+                .collect(),
+            tail: "</tag>\n".into(),
+            patterns: "patterns\n".into(),
+            highlights: vec!["- critical left unacknowledged: a (1 time(s))".into()],
+        };
+        let cut = bound_briefing(&b);
         assert!(cut.len() <= BRIEFING_MAX);
+        assert!(cut.starts_with("<tag>\n- id: rule-0\n"));
+        assert!(cut.contains("  lesson: x\n</tag>\npatterns\n"));
+        assert!(cut.contains("critical left unacknowledged: a"));
         assert!(cut.ends_with("show the rest)\n"));
-        assert!(
-            cut.lines()
-                .rev()
-                .nth(1)
-                .is_some_and(|l| l.starts_with("line "))
-        );
-        assert_eq!(bound_briefing("short\n"), "short\n");
+        let short = Briefing {
+            patterns: "short\n".into(),
+            ..Briefing::default()
+        };
+        assert_eq!(bound_briefing(&short), "short\n");
     }
 
     #[test]

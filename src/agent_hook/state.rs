@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -19,8 +19,16 @@ use crate::error::{Error, Result};
 
 /// Largest state file read: a session's file holds a few dozen entries.
 pub const STATE_MAX: u64 = 1024 * 1024;
-/// A spawn its subagent has not started within this long is forgotten.
-pub const PENDING_TTL_MS: i64 = 60 * 60 * 1000;
+/// Largest state file written: the oldest subagents (then spawns) go
+/// first, so that a file always stays readable with room to grow.
+pub const STATE_WRITE_MAX: usize = (STATE_MAX / 2) as usize;
+/// A spawn its subagent has not started within this long is forgotten: a
+/// start follows its spawn at once, bar a permission prompt, and a spawn
+/// that never starts (the user denied it) must not linger to be taken by,
+/// or make ambiguous, the spawns after it.
+pub const PENDING_TTL_MS: i64 = 2 * 60 * 1000;
+/// A session's files untouched this long are swept away.
+pub const SESSION_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// A subagent's delegation is kept this long for its stop (and resumes).
 pub const AGENT_TTL_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 /// Most spawns and subagents a session's file keeps (the oldest go first).
@@ -39,6 +47,10 @@ pub struct Spawn {
 /// A spawn seen at pre-tool-use, waiting for its subagent's start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pending {
+    /// The spawning tool call's id (Claude/Codex `tool_use_id`), by which
+    /// its own post-tool event drops it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub agent_type: String,
     pub task: String,
     pub at: i64,
@@ -98,14 +110,28 @@ impl SessionState {
             .retain(|t| pending.iter().any(|p| &p.agent_type == t));
     }
 
-    /// Remembers a spawn.
-    pub fn stash(&mut self, spawn: Spawn, now: i64) {
+    /// Remembers a spawn, by the id of its tool call when there is one (a
+    /// hook fired twice for one call is one spawn).
+    pub fn stash(&mut self, spawn: Spawn, id: Option<String>, now: i64) {
         let task: String = spawn.task.chars().take(TASK_MAX_CHARS).collect();
+        if id.is_some() {
+            self.pending.retain(|p| p.id != id);
+        }
         self.pending.push(Pending {
+            id,
             agent_type: spawn.agent_type,
             task,
             at: now,
         });
+    }
+
+    /// Drops the spawn of the tool call `id`: its tool returned or failed,
+    /// so no start of its own is still to come.
+    pub fn forget(&mut self, id: &str) {
+        self.pending.retain(|p| p.id.as_deref() != Some(id));
+        let pending = &self.pending;
+        self.ambiguous
+            .retain(|t| pending.iter().any(|p| &p.agent_type == t));
     }
 
     /// The task of the subagent of `agent_type` that starts now, taking its
@@ -145,13 +171,15 @@ pub fn dir(common_dir: &Path) -> PathBuf {
 }
 
 /// Reads the state of `session`, lets `change` update it under the
-/// session's lock, and writes it back when it changed. A file that is
-/// not a session's state (damaged, from another version) is started over:
-/// it is only a cache of what the harness said.
+/// session's lock, and writes it back when it changed. A file that cannot
+/// be read as a session's state (damaged, too large, unreadable) is
+/// started over with a warning in `warnings`: it is only a cache of what
+/// the harness said, and must never stop the session's later hooks.
 pub fn update<T>(
     common_dir: &Path,
     session: &str,
     now: i64,
+    warnings: &mut Vec<String>,
     change: impl FnOnce(&mut SessionState) -> T,
 ) -> Result<T> {
     let path = path(common_dir, session);
@@ -167,28 +195,118 @@ pub fn update<T>(
     )
     .map_err(|e| Error::io(&lock_path, e))?;
     crate::event::lock_with_retry(&lock, &lock_path, Duration::from_secs(5))?;
-    let before = read(&path)?;
+    let (before, warning) = read(&path);
+    warnings.extend(warning);
     let mut state = before.clone();
     state.expire(now);
     let out = change(&mut state);
     if state != before {
-        let bytes = serde_json::to_vec(&state).expect("the state serialises");
-        crate::safe_fs::replace(&path, &bytes)?;
+        crate::safe_fs::replace(&path, &bounded(&mut state))?;
     }
     Ok(out)
 }
 
 /// The state of `session`, read without the lock (a reader sees the old
-/// file or the new one).
-pub fn read_session(common_dir: &Path, session: &str) -> Result<SessionState> {
+/// file or the new one); started over, with a warning, as [`update`] does.
+pub fn read_session(common_dir: &Path, session: &str) -> (SessionState, Option<String>) {
     read(&path(common_dir, session))
 }
 
-fn read(path: &Path) -> Result<SessionState> {
+fn read(path: &Path) -> (SessionState, Option<String>) {
+    let warn = |why: String| {
+        Some(format!(
+            "the agent hook's state {} {why}; it is started over (a subagent started before loses its delegation)",
+            path.display()
+        ))
+    };
     match crate::safe_fs::read(path, STATE_MAX) {
-        Ok(bytes) => Ok(serde_json::from_slice(&bytes).unwrap_or_default()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SessionState::default()),
-        Err(e) => Err(Error::io(path, e)),
+        Ok(bytes) => match serde_json::from_slice(&bytes) {
+            Ok(state) => (state, None),
+            Err(e) => (
+                SessionState::default(),
+                warn(format!("is not a session's state ({e})")),
+            ),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (SessionState::default(), None),
+        Err(e) => (
+            SessionState::default(),
+            warn(format!("could not be read ({e})")),
+        ),
+    }
+}
+
+/// `state` as the bytes to write, within [`STATE_WRITE_MAX`]: the oldest
+/// subagents are dropped first, then the oldest spawns.
+fn bounded(state: &mut SessionState) -> Vec<u8> {
+    let bytes = serde_json::to_vec(&*state).expect("the state serialises");
+    let Some(mut excess) = bytes.len().checked_sub(STATE_WRITE_MAX) else {
+        return bytes;
+    };
+    // Each entry's share of the file, measured once: `"key":{…},`.
+    let mut by_age: Vec<(i64, String, usize)> = (state.agents.iter())
+        .map(|(k, a)| (a.at, k.clone(), size(a) + k.len() + 4))
+        .collect();
+    by_age.sort();
+    for (_, key, n) in by_age {
+        if excess == 0 {
+            break;
+        }
+        state.agents.remove(&key);
+        excess = excess.saturating_sub(n);
+    }
+    while excess > 0 && !state.pending.is_empty() {
+        let p = state.pending.remove(0);
+        excess = excess.saturating_sub(size(&p) + 1);
+    }
+    serde_json::to_vec(&*state).expect("the state serialises")
+}
+
+/// An entry's serialised length.
+fn size<T: Serialize>(v: &T) -> usize {
+    serde_json::to_vec(v).map_or(0, |b| b.len())
+}
+
+/// Removes the files of sessions untouched for [`SESSION_TTL`] at `now`
+/// (a session's state and its lock), skipping any whose lock is held.
+/// Best effort: what cannot be removed now is tried again next time.
+pub fn sweep(common_dir: &Path, now: SystemTime) {
+    let dir = dir(common_dir);
+    let Ok(Some(listing)) = crate::safe_fs::read_dir(&dir) else {
+        return;
+    };
+    let stale = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .and_then(|m| m.modified())
+            .map_or(true, |t| {
+                now.duration_since(t).is_ok_and(|age| age > SESSION_TTL)
+            })
+    };
+    for entry in listing.flatten() {
+        let lock_path = entry.path();
+        if lock_path.extension().and_then(|e| e.to_str()) != Some("lock") {
+            // A state file without its lock: older than any lock-holding
+            // version, or left by a sweep cut short.
+            if lock_path.extension().and_then(|e| e.to_str()) == Some("json")
+                && !lock_path.with_extension("lock").exists()
+                && stale(&lock_path)
+            {
+                let _ = std::fs::remove_file(&lock_path);
+            }
+            continue;
+        }
+        let state_path = lock_path.with_extension("json");
+        if !stale(&lock_path) || (state_path.exists() && !stale(&state_path)) {
+            continue;
+        }
+        let Ok(lock) = crate::safe_fs::open(&lock_path, std::fs::OpenOptions::new().write(true))
+        else {
+            continue;
+        };
+        if lock.try_lock().is_err() {
+            continue;
+        }
+        let _ = std::fs::remove_file(&state_path);
+        let _ = std::fs::remove_file(&lock_path);
     }
 }
 
@@ -206,7 +324,7 @@ mod tests {
     #[test]
     fn one_spawn_then_its_start_pairs_up() {
         let mut s = SessionState::default();
-        s.stash(spawn("coder", "fix the parser"), 0);
+        s.stash(spawn("coder", "fix the parser"), None, 0);
         assert_eq!(s.take_task("coder").as_deref(), Some("fix the parser"));
         assert!(s.pending.is_empty());
         assert_eq!(s.take_task("coder"), None);
@@ -215,21 +333,54 @@ mod tests {
     #[test]
     fn parallel_spawns_of_a_type_get_no_task_not_each_others() {
         let mut s = SessionState::default();
-        s.stash(spawn("coder", "task A"), 0);
-        s.stash(spawn("coder", "task B"), 1);
-        s.stash(spawn("reviewer", "review"), 2);
+        s.stash(spawn("coder", "task A"), None, 0);
+        s.stash(spawn("coder", "task B"), None, 1);
+        s.stash(spawn("reviewer", "review"), None, 2);
         assert_eq!(s.take_task("coder"), None);
         assert_eq!(s.take_task("coder"), None, "still ambiguous");
         assert_eq!(s.take_task("reviewer").as_deref(), Some("review"));
         // Once both have started, the next spawn of the type is clear again.
-        s.stash(spawn("coder", "task C"), 3);
+        s.stash(spawn("coder", "task C"), None, 3);
         assert_eq!(s.take_task("coder").as_deref(), Some("task C"));
+    }
+
+    #[test]
+    fn a_spawn_its_own_tool_call_ended_is_forgotten() {
+        let mut s = SessionState::default();
+        s.stash(spawn("coder", "denied"), Some("t1".into()), 0);
+        s.stash(spawn("coder", "denied"), Some("t1".into()), 0);
+        assert_eq!(s.pending.len(), 1, "one call, one spawn");
+        s.stash(spawn("coder", "task B"), Some("t2".into()), 1);
+        s.forget("t1");
+        assert_eq!(s.take_task("coder").as_deref(), Some("task B"));
+    }
+
+    #[test]
+    fn the_written_state_is_bounded_oldest_first() {
+        let mut s = SessionState::default();
+        for i in 0..200 {
+            s.agents.insert(
+                format!("a{i:03}"),
+                Agent {
+                    delegation: None,
+                    root: PathBuf::from("/r"),
+                    block: "x".repeat(4096),
+                    asked: false,
+                    at: i,
+                },
+            );
+        }
+        let bytes = bounded(&mut s);
+        assert!(bytes.len() <= STATE_WRITE_MAX);
+        assert!(s.agents.contains_key("a199") && !s.agents.contains_key("a000"));
+        let back: SessionState = serde_json::from_slice(&bytes).expect("json");
+        assert_eq!(back, s);
     }
 
     #[test]
     fn stale_spawns_expire() {
         let mut s = SessionState::default();
-        s.stash(spawn("coder", "old"), 0);
+        s.stash(spawn("coder", "old"), None, 0);
         s.expire(PENDING_TTL_MS + 1);
         assert_eq!(s.take_task("coder"), None);
     }

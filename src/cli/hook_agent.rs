@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use git_swarm::agent_hook::{self, Agent, Event, Harness, Payload, state};
+use git_swarm::agent_hook::{self, Agent, Briefing, Event, Harness, Payload, state};
 use git_swarm::directive_loop::{acks, escalation, inject as loop_inject};
 use git_swarm::{Error, Repo, Store};
 
@@ -81,7 +81,7 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
     let json = read_payload()?;
     let clock = super::clock()?;
     if event == Event::PostToolUse {
-        return post_tool_use(harness, &json, clock).map(|()| None);
+        return post_tool_use(harness, &json, clock, ui).map(|()| None);
     }
     if matches!(event, Event::SubagentStart | Event::SubagentStop) && !harness.has_subagents() {
         return Err(usage(format!(
@@ -90,21 +90,35 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
         )));
     }
     let p = agent_hook::parse(harness, event, &json).map_err(|e| usage(e.to_string()))?;
-    let Some(repo) = repo_for(&p)? else {
+    let Some(repo) = repo_for(p.cwd.as_deref())? else {
         return Ok(None);
     };
+    // A repository git-swarm was never set up in is not its business: a
+    // stat, before any state is read or written.
+    if !repo.root.join(".swarm").is_dir() {
+        return Ok(None);
+    }
     let session = p.session.clone().unwrap_or_default();
     let now = clock.now().as_millisecond();
     match event {
-        Event::SessionStart => session_start(harness, &p, &repo, clock, ui),
+        Event::SessionStart => {
+            // Here only, so that the frequent events stay cheap.
+            state::sweep(&repo.common_dir, std::time::SystemTime::now());
+            session_start(harness, &p, &repo, clock, ui)
+        }
         Event::PreToolUse => {
             // Only the spawning tool is of interest; never a permission
-            // decision. A harness whose subagents take no context (Cursor)
-            // would never collect the spawn.
+            // decision.
             if let Some(spawn) = p.spawn
-                && agent_hook::context_answer(harness, Event::SubagentStart, "").is_some()
+                && harness.has_subagents()
             {
-                state::update(&repo.common_dir, &session, now, |s| s.stash(spawn, now))?;
+                let id = p.tool_use_id.clone();
+                let mut warnings = Vec::new();
+                let r = state::update(&repo.common_dir, &session, now, &mut warnings, |s| {
+                    s.stash(spawn, id, now)
+                });
+                warn_all(ui, &warnings);
+                r?;
             }
             Ok(None)
         }
@@ -139,24 +153,19 @@ fn session_start(
         None,
     );
     let Prepared { sel, patterns, .. } = prepare(&store, req, false, ui)?;
-    let mut text = String::new();
+    let mut briefing = Briefing {
+        patterns: patterns.render(),
+        ..Briefing::default()
+    };
     if !sel.shown.is_empty() {
-        text.push_str(&loop_inject::render_briefing(&sel, &role));
+        (briefing.head, briefing.entries, briefing.tail) = loop_inject::briefing_parts(&sel, &role);
     }
-    text.push_str(&patterns.render());
     let index = git_swarm::index::load(&store)?.index;
-    let highlights = super::status::highlights(&store, &index);
-    if !highlights.is_empty() {
-        text.push_str("Needs attention in this repository's directive loop (`git swarm status` has the details):\n");
-        for l in highlights {
-            text.push_str(&l);
-            text.push('\n');
-        }
-    }
+    briefing.highlights = super::status::highlights(&store, &index);
+    let text = agent_hook::bound_briefing(&briefing);
     if text.is_empty() {
         return Ok(None);
     }
-    let text = agent_hook::bound_briefing(&text);
     Ok(agent_hook::context_answer(
         harness,
         Event::SessionStart,
@@ -173,11 +182,6 @@ fn subagent_start(
     clock: git_swarm::event::Clock,
     ui: &mut Ui,
 ) -> Result<Option<Value>, CliError> {
-    // Cursor's subagentStart takes no context: there is nothing to deliver,
-    // so nothing is recorded either.
-    if agent_hook::context_answer(harness, Event::SubagentStart, "").is_none() {
-        return Ok(None);
-    }
     let agent_id = p
         .agent_id
         .clone()
@@ -185,8 +189,12 @@ fn subagent_start(
     let session = p.session.clone().unwrap_or_default();
     let common = &repo.common_dir;
     let now = clock.now().as_millisecond();
+    let mut warnings = Vec::new();
     // Started again (a resume): the same block, and nothing new recorded.
-    if let Some(a) = state::read_session(common, &session)?.agents.get(&agent_id) {
+    let (known, warning) = state::read_session(common, &session);
+    warnings.extend(warning);
+    if let Some(a) = known.agents.get(&agent_id) {
+        warn_all(ui, &warnings);
         return Ok(agent_hook::context_answer(
             harness,
             Event::SubagentStart,
@@ -207,7 +215,9 @@ fn subagent_start(
     };
     let task = match harness {
         Harness::Opencode => p.spawn.as_ref().map(|s| s.task.clone()),
-        _ => state::update(common, &session, now, |s| s.take_task(&agent_type))?,
+        _ => state::update(common, &session, now, &mut Vec::new(), |s| {
+            s.take_task(&agent_type)
+        })?,
     };
     let phase = std::env::var("GIT_SWARM_PHASE")
         .ok()
@@ -236,28 +246,55 @@ fn subagent_start(
     }
     block.push_str(&patterns.render());
     if block.is_empty() {
+        warn_all(ui, &warnings);
         return Ok(None);
     }
-    // Recorded before it is answered, unlike `inject`: a hook that fails
-    // must print nothing, so the answer is the last thing it does. A block
-    // that then never reaches the subagent shows at its stop, as missing acks.
-    if let Some(e) = event {
-        super::append(&store, &[e], ui)?;
-    }
+    // The entry that lets the stop ack the delegation is written first,
+    // then the delegation: a state that cannot be written leaves no
+    // delegation that nothing could ack. Both come before the answer: a
+    // hook that fails must print nothing, so the answer is the last thing
+    // it does. A block that then never reaches the subagent shows at its
+    // stop, as missing acks.
     let root = repo.root.clone();
-    let block = state::update(common, &session, now, |s| {
-        s.agents
-            .entry(agent_id)
-            .or_insert(Agent {
-                delegation,
-                root,
-                block,
-                asked: false,
-                at: now,
-            })
-            .block
-            .clone()
+    let entry = Agent {
+        delegation,
+        root,
+        block,
+        asked: false,
+        at: now,
+    };
+    let (block, mine) = state::update(common, &session, now, &mut warnings, |s| {
+        // A start of the same subagent that won the race answers its block.
+        match s.agents.get(&agent_id) {
+            Some(a) => (a.block.clone(), false),
+            None => {
+                s.agents.insert(agent_id.clone(), entry.clone());
+                (entry.block.clone(), true)
+            }
+        }
     })?;
+    warn_all(ui, &warnings);
+    if mine
+        && let Some(e) = event
+        && let Err(err) = super::append(&store, &[e], ui)
+    {
+        // Without its `shown` event the entry would ask the stop for
+        // acks of a delegation that does not exist: take it back.
+        let undone = state::update(common, &session, now, &mut Vec::new(), |s| {
+            s.agents.remove(&agent_id);
+        });
+        if let Err(u) = undone {
+            ui.warning(
+                &format!(
+                    "subagent `{}`'s state entry could not be removed either: {}",
+                    agent_id.escape_debug(),
+                    one_line(&u.to_string())
+                ),
+                None,
+            );
+        }
+        return Err(err.into());
+    }
     Ok(agent_hook::context_answer(
         harness,
         Event::SubagentStart,
@@ -266,7 +303,10 @@ fn subagent_start(
 }
 
 /// The subagent's acks, from its final message: asked for once when a
-/// critical one is missing, then recorded as `ack` records them.
+/// critical one is missing, then recorded as `ack` records them. The whole
+/// stop holds the session's lock, so that two stops of one subagent at
+/// once neither both ask nor both record: the second sees what the first
+/// did.
 fn subagent_stop(
     harness: Harness,
     p: &Payload,
@@ -279,66 +319,98 @@ fn subagent_stop(
     };
     let session = p.session.clone().unwrap_or_default();
     let common = &repo.common_dir;
-    let Some(agent) = state::read_session(common, &session)?
-        .agents
-        .remove(&agent_id)
-    else {
-        return Ok(None);
-    };
-    let Some(delegation) = agent.delegation.clone() else {
-        return Ok(None);
-    };
-    // The delegation is in the log of the work tree the subagent started
-    // in, wherever it stops.
-    let home = super::repo_at(&agent.root)?;
-    let Some(store) = open_store(&home, clock)? else {
-        return Ok(None);
-    };
-    let (events, _problems) = git_swarm::directive_loop::records::read_log(&store)?;
-    let message = p.message.clone().unwrap_or_default();
-    let may_ask = harness.can_block_stop() && !p.stop_hook_active && !agent.asked;
-    let report = acks::record(
-        &store,
-        &events,
-        &acks::Request {
-            delegation: &delegation,
-            message: &message,
-            source: "the subagent's final message",
-            defer_unacknowledged: may_ask,
-        },
-    )?;
-    ui.warnings(&report.warnings);
-    if !report.events.is_empty() {
-        super::append(&store, &report.events, ui)?;
-    }
-    if !report.audit.is_empty() {
-        acks::write_audit(&store, &report.audit)?;
-    }
-    // A violation the subagent admits counts whether or not it is asked on.
-    if report.violations {
-        super::escalate(&store, &escalation::due_from_index(&store)?, ui)?;
-    }
-    if may_ask && !report.missing.is_empty() {
-        // Remembered before it is asked, so that it is never asked twice.
-        let now = clock.now().as_millisecond();
-        state::update(common, &session, now, |s| {
+    let now = clock.now().as_millisecond();
+    let mut warnings = Vec::new();
+    let mut said = Vec::new();
+    let out = state::update(common, &session, now, &mut warnings, |s| {
+        let Some(agent) = s.agents.get(&agent_id).cloned() else {
+            return Ok(None);
+        };
+        let Some(delegation) = agent.delegation.clone() else {
+            return Ok(None);
+        };
+        // The delegation is in the log of the work tree the subagent
+        // started in, wherever it stops.
+        if !agent.root.is_dir() {
+            s.agents.remove(&agent_id);
+            return Err(usage(format!(
+                "the work tree {} where subagent `{}` was shown delegation {delegation} is gone, so its acks are not recorded",
+                agent.root.display(),
+                agent_id.escape_debug()
+            )));
+        }
+        let home = super::repo_at(&agent.root)?;
+        let Some(store) = open_store(&home, clock)? else {
+            return Ok(None);
+        };
+        let (events, _problems) = git_swarm::directive_loop::records::read_log(&store)?;
+        let message = p.message.clone().unwrap_or_default();
+        let may_ask = harness.can_block_stop() && !p.stop_hook_active && !agent.asked;
+        let report = acks::record(
+            &store,
+            &events,
+            &acks::Request {
+                delegation: &delegation,
+                message: &message,
+                source: "the subagent's final message",
+                defer_unacknowledged: may_ask,
+            },
+        )?;
+        said.extend(report.warnings.iter().cloned());
+        if !report.events.is_empty() {
+            super::append(&store, &report.events, ui)?;
+        }
+        if !report.audit.is_empty() {
+            acks::write_audit(&store, &report.audit)?;
+        }
+        // A violation the subagent admits counts whether or not it is asked on.
+        if report.violations {
+            super::escalate(&store, &escalation::due_from_index(&store)?, ui)?;
+        }
+        if may_ask && !report.missing.is_empty() {
+            // Claimed in the state this lock guards, so never asked twice.
             if let Some(a) = s.agents.get_mut(&agent_id) {
                 a.asked = true;
             }
-        })?;
-        let reason = agent_hook::ask_reason(&delegation, &report.missing);
-        return Ok(agent_hook::block_answer(harness, &reason));
-    }
-    Ok(None)
+            let reason = agent_hook::ask_reason(&delegation, &report.missing);
+            return Ok(agent_hook::block_answer(harness, &reason));
+        }
+        Ok(None)
+    });
+    warn_all(ui, &warnings);
+    ui.warnings(&said);
+    out?
 }
 
 /// `reflect micro` on the payload; nothing is printed (Claude Code would
-/// take it as context).
+/// take it as context). The spawning tool's own post-tool event (it
+/// returned, failed or was denied) drops its spawn from those waiting.
 fn post_tool_use(
     harness: Harness,
     json: &str,
     clock: git_swarm::event::Clock,
+    ui: &mut Ui,
 ) -> Result<(), CliError> {
+    if json.trim().is_empty() {
+        return Err(usage("the payload is empty".into()));
+    }
+    let head = PostHead::read(harness, json);
+    if let Some(head) = &head
+        && harness.has_subagents()
+        && let (Some(tool), Some(id), Some(session)) =
+            (&head.tool_name, &head.tool_use_id, &head.session_id)
+        && agent_hook::is_spawn_tool(harness, tool)
+        && let Some(repo) = repo_for(head.cwd.as_deref())?
+        && repo.root.join(".swarm").is_dir()
+    {
+        let now = clock.now().as_millisecond();
+        let mut warnings = Vec::new();
+        let r = state::update(&repo.common_dir, session, now, &mut warnings, |s| {
+            s.forget(id)
+        });
+        warn_all(ui, &warnings);
+        r?;
+    }
     let mapped;
     let payload = if harness == Harness::Cursor {
         mapped = agent_hook::cursor_tool_call(json).map_err(|e| usage(e.to_string()))?;
@@ -346,9 +418,6 @@ fn post_tool_use(
     } else {
         json
     };
-    if payload.trim().is_empty() {
-        return Err(usage("the payload is empty".into()));
-    }
     let context = git_swarm::reflect::Context {
         task: None,
         phase: std::env::var("GIT_SWARM_PHASE")
@@ -356,7 +425,7 @@ fn post_tool_use(
             .filter(|p| git_swarm::reflect::is_phase_name(p)),
         role: None,
     };
-    let dir = payload_cwd(payload);
+    let dir = head.and_then(|h| h.cwd).filter(|d| Path::new(d).is_dir());
     match super::reflect::micro::reflect_payload(
         payload,
         harness.reflect_format(),
@@ -370,17 +439,54 @@ fn post_tool_use(
     }
 }
 
-/// The payload's `cwd`, if it names a folder.
-fn payload_cwd(json: &str) -> Option<String> {
-    let v: Value = serde_json::from_str(json).ok()?;
-    let cwd = v.get("cwd")?.as_str()?;
-    Path::new(cwd).is_dir().then(|| cwd.to_owned())
+/// The few fields of a post-tool payload read before `reflect micro`
+/// reads it whole (the rest is skipped unread).
+#[derive(Default)]
+struct PostHead {
+    session_id: Option<String>,
+    cwd: Option<String>,
+    tool_name: Option<String>,
+    tool_use_id: Option<String>,
+}
+
+impl PostHead {
+    /// `None` for a payload that is no JSON object, or opencode's (whose
+    /// plugin runs the hook in the session's directory).
+    fn read(harness: Harness, json: &str) -> Option<PostHead> {
+        /// Each field as any JSON, so that one of an unexpected type is
+        /// ignored rather than failing the others.
+        #[derive(serde::Deserialize)]
+        struct Raw {
+            session_id: Option<Value>,
+            conversation_id: Option<Value>,
+            cwd: Option<Value>,
+            workspace_roots: Option<Value>,
+            tool_name: Option<Value>,
+            tool_use_id: Option<Value>,
+        }
+        if harness == Harness::Opencode {
+            return None;
+        }
+        let raw: Raw = serde_json::from_str(json).ok()?;
+        let text = |v: Option<Value>| match v {
+            Some(Value::String(s)) if !s.is_empty() => Some(s),
+            _ => None,
+        };
+        // Cursor names the workspace where others name the directory.
+        let first_root = raw.workspace_roots.and_then(|r| r.get(0).cloned());
+        Some(PostHead {
+            session_id: text(raw.session_id).or_else(|| text(raw.conversation_id)),
+            cwd: text(raw.cwd).or_else(|| text(first_root)),
+            tool_name: text(raw.tool_name),
+            tool_use_id: text(raw.tool_use_id),
+        })
+    }
 }
 
 /// The repository the payload's `cwd` is in (else the current
 /// directory's); `None` outside any, which is not git-swarm's business.
-fn repo_for(p: &Payload) -> Result<Option<Repo>, CliError> {
-    let found = match p.cwd.as_deref().map(Path::new).filter(|d| d.is_dir()) {
+fn repo_for(cwd: Option<&str>) -> Result<Option<Repo>, CliError> {
+    let found = match cwd.map(Path::new).filter(|d| d.is_dir()) {
         Some(dir) => super::repo_at(dir),
         None => super::repo(),
     };
@@ -437,4 +543,11 @@ fn usage(message: String) -> CliError {
 /// An error's message on one line, as the single warning line.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Each of the state's warnings, on its own line.
+fn warn_all(ui: &mut Ui, warnings: &[String]) {
+    for w in warnings {
+        ui.warning(w, None);
+    }
 }

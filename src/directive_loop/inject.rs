@@ -284,16 +284,21 @@ pub fn render(sel: &Selection, role: &str, delegation: &str) -> String {
 /// and without the ack contract, for an agent that nothing is asked back
 /// from (an agent hook's session start records no delegation).
 pub fn render_briefing(sel: &Selection, role: &str) -> String {
-    let mut out = format!("<{TAG} role=\"{}\">\n", sanitise(role));
-    out.push_str(&format!(
+    let (head, entries, tail) = briefing_parts(sel, role);
+    head + &entries.concat() + &tail
+}
+
+/// [`render_briefing`] in its parts: the opening (tag and preamble), one
+/// string per entry, and the closing tag, so that a bounded briefing can
+/// be cut between entries and still close its block.
+pub fn briefing_parts(sel: &Selection, role: &str) -> (String, Vec<String>, String) {
+    let mut head = format!("<{TAG} role=\"{}\">\n", sanitise(role));
+    head.push_str(&format!(
         "Lessons this repository learned the hard way, for the {} role: follow each that applies to your work. (A briefing: nothing to acknowledge. Delegates are shown theirs when they start.)\n",
         sanitise(role)
     ));
-    for s in &sel.shown {
-        out.push_str(&render_entry(s));
-    }
-    out.push_str(&format!("</{TAG}>\n"));
-    out
+    let entries = sel.shown.iter().map(render_entry).collect();
+    (head, entries, format!("</{TAG}>\n"))
 }
 
 /// A critical entry too long for the `room` left in the character budget:
