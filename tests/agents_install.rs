@@ -873,3 +873,33 @@ fn an_opencode_jsonc_config_is_the_one_edited() {
     assert!(!env.exists("opencode.json"));
     assert_eq!(status_of(&env, "opencode")["mcp_registered"], false);
 }
+
+#[test]
+fn status_calls_unreadable_each_hooks_shape_install_refuses_with_the_same_reason() {
+    let env = TestEnv::new();
+    for (config, reason) in [
+        ("{\"hooks\": []}\n", "`hooks` is not an object"),
+        ("{\"hooks\": null}\n", "`hooks` is not an object"),
+        (
+            "{\"hooks\": {\"SessionStart\": {}}}\n",
+            "`hooks.SessionStart` is not an array",
+        ),
+    ] {
+        env.write(".claude/settings.json", config);
+        let out = install(&env, &["claude-code"]);
+        out.code(2);
+        assert!(out.stderr.contains(reason), "{}", out.snapshot());
+        assert_eq!(env.read(".claude/settings.json"), config);
+        let s = status_of(&env, "claude-code");
+        assert_eq!(s["state"], "unreadable", "{config}: {s}");
+        assert!(
+            s["problem"].as_str().is_some_and(|p| p.contains(reason)),
+            "{config}: {s}"
+        );
+        let text = env.swarm(&["agents", "status"]).success().stdout.clone();
+        assert!(
+            text.contains("claude-code  unreadable: ") && text.contains(reason),
+            "{text}"
+        );
+    }
+}
