@@ -837,13 +837,86 @@ fn an_opencode_plugin_edited_since_install_is_kept_by_uninstall() {
         "{}",
         out.snapshot()
     );
-    assert!(
-        out.stdout
-            .contains("opencode: not installed; nothing changed."),
+    assert_eq!(
+        out.stdout,
+        format!("opencode: kept {rel} as it is; nothing changed.\n"),
         "{}",
         out.snapshot()
     );
     assert_eq!(env.read(rel), edited);
+
+    // Status says what it is: not an older plugin to install again.
+    let s = status_of(&env, "opencode");
+    assert_eq!(
+        (&s["state"], &s["missing"]),
+        (&serde_json::json!("edited"), &serde_json::json!([])),
+        "{s}"
+    );
+    let text = env.swarm(&["agents", "status"]).success().stdout.clone();
+    assert!(
+        text.contains(&format!("opencode     edited since git-swarm wrote it (yours now: install and uninstall leave it alone; delete it, then install, for git-swarm's current plugin) ({rel})")),
+        "{text}"
+    );
+
+    // Install keeps the edit too, and says how to get git-swarm's plugin.
+    let out = install(&env, &["opencode"]);
+    out.success();
+    assert!(
+        out.stderr.contains(&format!(
+            "opencode: {rel}: {rel} was edited since git-swarm wrote it; left as it is"
+        )) && out.stderr.contains(
+            "hint: git-swarm does not write over what it did not write: delete it, then install again, to get git-swarm's current one"
+        ),
+        "{}",
+        out.snapshot()
+    );
+    assert!(
+        out.stdout.starts_with(&format!(
+            "opencode: kept {rel} as it is; nothing changed.\n"
+        )),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(rel), edited);
+    std::fs::remove_file(env.path(rel)).expect("rm");
+    install(&env, &["opencode"]).success();
+    assert_eq!(status_of(&env, "opencode")["state"], "installed");
+}
+
+#[test]
+fn an_older_plugin_install_wrote_is_replaced_and_status_says_to_install_again() {
+    let env = TestEnv::new();
+    install(&env, &["opencode"]).success();
+    let rel = ".opencode/plugins/git-swarm.ts";
+    let current = env.read(rel);
+    // What an older git-swarm wrote, as its record says.
+    let older = current.replacen("10_000", "5_000", 1);
+    assert_ne!(older, current, "the plugin has a 10 s timeout to change");
+    let records = env.root.join(".git/swarm/agents/installed/main");
+    let record = std::fs::read_dir(&records)
+        .expect("records")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("git-swarm:generated")))
+        .expect("the plugin's record");
+    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&record).expect("read"))
+        .expect("record json");
+    r["written"] = serde_json::json!(older);
+    std::fs::write(&record, r.to_string()).expect("write");
+    env.write(rel, &older);
+    assert_eq!(
+        status_of(&env, "opencode")["missing"],
+        serde_json::json!(["plugin (an older version: install again)"])
+    );
+    let out = install(&env, &["opencode"]);
+    out.success();
+    assert!(
+        out.stdout
+            .contains(&format!("opencode: {rel}: added plugin")),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(rel), current);
 }
 
 #[test]
