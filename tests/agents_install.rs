@@ -976,3 +976,55 @@ fn status_calls_unreadable_each_hooks_shape_install_refuses_with_the_same_reason
         );
     }
 }
+
+#[test]
+fn install_without_a_swarm_folder_warns_and_still_installs() {
+    let env = TestEnv::new();
+    let out = install(&env, &["claude-code"]);
+    out.success();
+    assert!(
+        out.stderr.contains(
+            "warning: this repository has no .swarm/: the hooks installed do nothing until it has one\nhint: run `git swarm init`"
+        ),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(status_of(&env, "claude-code")["state"], "installed");
+
+    let env = TestEnv::initialised();
+    let out = install(&env, &["claude-code"]);
+    out.success();
+    assert!(!out.stderr.contains(".swarm/"), "{}", out.snapshot());
+}
+
+#[test]
+fn the_trust_steps_printed_are_for_what_was_written() {
+    let env = TestEnv::initialised();
+    for h in ["claude-code", "codex", "cursor"] {
+        let out = install(&env, &[h]);
+        let said = out.success().stdout.clone();
+        let step = said
+            .lines()
+            .find(|l| l.starts_with(&format!("{h}: ")) && !l.contains(": added "))
+            .unwrap_or_else(|| panic!("{said}"));
+        for mcp_word in [".mcp.json", "MCP", "config.toml"] {
+            assert!(!step.contains(mcp_word), "{step}");
+        }
+        assert_eq!(status_of(&env, h)["trust_step"], step[h.len() + 2..]);
+    }
+    let out = install(&env, &["claude-code", "--mcp"]);
+    assert!(
+        out.success().stdout.contains(
+            "claude-code: Claude Code runs project hooks from .claude/settings.json once the folder is trusted; a project MCP server in .mcp.json waits for your approval"
+        ),
+        "{}",
+        out.snapshot()
+    );
+    let s = status_of(&env, "claude-code");
+    assert!(
+        s["trust_step"]
+            .as_str()
+            .is_some_and(|t| t.contains(".mcp.json")),
+        "{s}"
+    );
+}

@@ -147,24 +147,36 @@ impl Harness {
         }
     }
 
-    /// What the user still has to do before the harness runs what install wrote.
-    pub fn trust_step(self) -> &'static str {
-        match self {
-            Harness::ClaudeCode => {
-                "Claude Code runs project hooks from .claude/settings.json once the folder is trusted; a project MCP server in .mcp.json waits for your approval at the next start (or `claude mcp` to approve it)"
-            }
-            Harness::Codex => {
-                "Codex runs a project hook only once you have reviewed and trusted it: open `/hooks` in Codex and trust git-swarm's (again after any change to them); .codex/config.toml is read only in a trusted project"
-            }
-            Harness::Gemini => {
-                "Gemini CLI fingerprints project hooks and warns about new or changed ones at the next start: accept git-swarm's there"
-            }
-            Harness::Cursor => {
-                "Cursor loads .cursor/hooks.json when the project opens: restart Cursor (or reopen the project); turn the MCP server on under Customize > MCPs"
-            }
-            Harness::Opencode => {
-                "opencode loads project plugins when it starts: restart opencode; the plugin needs git-swarm on PATH"
-            }
+    /// What the user still has to do before the harness runs what install
+    /// wrote: the hooks, and with `mcp` the MCP server too (a step for a
+    /// server that was not registered would send the user looking for it).
+    pub fn trust_step(self, mcp: bool) -> String {
+        let (hooks, server) = match self {
+            Harness::ClaudeCode => (
+                "Claude Code runs project hooks from .claude/settings.json once the folder is trusted",
+                "; a project MCP server in .mcp.json waits for your approval at the next start (or `claude mcp` to approve it)",
+            ),
+            Harness::Codex => (
+                "Codex runs a project hook only once you have reviewed and trusted it: open `/hooks` in Codex and trust git-swarm's (again after any change to them)",
+                "; .codex/config.toml, where the MCP server is, is read only in a trusted project",
+            ),
+            Harness::Gemini => (
+                "Gemini CLI fingerprints project hooks and warns about new or changed ones at the next start: accept git-swarm's there",
+                "",
+            ),
+            Harness::Cursor => (
+                "Cursor loads .cursor/hooks.json when the project opens: restart Cursor (or reopen the project)",
+                "; turn the MCP server on under Customize > MCPs",
+            ),
+            Harness::Opencode => (
+                "opencode loads project plugins when it starts: restart opencode; the plugin needs git-swarm on PATH",
+                "",
+            ),
+        };
+        if mcp {
+            format!("{hooks}{server}")
+        } else {
+            hooks.to_owned()
         }
     }
 }
@@ -223,6 +235,9 @@ pub struct Report {
     pub changed: Vec<FileChange>,
     /// Files that already were as asked: nothing written.
     pub unchanged: Vec<FileChange>,
+    /// The repository has no `.swarm/`: every hook installed does nothing
+    /// until it has one (`git swarm init`).
+    pub no_swarm: bool,
 }
 
 /// Where install works: the work tree, and the folder of its records.
@@ -321,7 +336,11 @@ pub fn install(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Re
         }
     }
     apply(place, &plan, true)?;
-    Ok(split(changes))
+    let mut report = split(changes);
+    // The hooks look for the store and quietly do nothing without it, so
+    // install says so (and still installs: `init` may come next).
+    report.no_swarm = !place.root.join(crate::store::SWARM_DIR).is_dir();
+    Ok(report)
 }
 
 /// Removes what [`install`] added for each of `harnesses` (with `mcp`, the
@@ -376,7 +395,11 @@ fn dedup(harnesses: &[Harness]) -> Vec<Harness> {
 
 fn split(changes: Vec<FileChange>) -> Report {
     let (changed, unchanged) = changes.into_iter().partition(|c| !c.entries.is_empty());
-    Report { changed, unchanged }
+    Report {
+        changed,
+        unchanged,
+        no_swarm: false,
+    }
 }
 
 fn change(harness: Harness, path: &str, entries: Vec<String>) -> FileChange {
@@ -805,7 +828,7 @@ pub fn status(place: &Place<'_>) -> Vec<HarnessStatus> {
                 mcp_file: mcp_target(root, h).to_owned(),
                 mcp_registered: false,
                 mcp_foreign: false,
-                trust_step: h.trust_step().to_owned(),
+                trust_step: String::new(),
                 problem: None,
                 mcp_problem: None,
             };
@@ -837,6 +860,7 @@ pub fn status(place: &Place<'_>) -> Vec<HarnessStatus> {
             }
             s.mcp_registered = mcp != McpState::Absent;
             s.mcp_foreign = mcp == McpState::Foreign;
+            s.trust_step = h.trust_step(s.mcp_registered);
             s
         })
         .collect()

@@ -93,7 +93,7 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             let report = agents::install(&place, &harnesses, args.mcp)?;
             render(ui, &report, "added", &harnesses)?;
             for &h in &harnesses {
-                writeln!(ui.out, "{}: {}", h.name(), h.trust_step())?;
+                writeln!(ui.out, "{}: {}", h.name(), h.trust_step(args.mcp))?;
             }
             if !args.mcp {
                 let names: Vec<&str> = harnesses.iter().map(|h| h.name()).collect();
@@ -102,6 +102,12 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
                     "To register the MCP server too: git swarm agents install {} --mcp",
                     names.join(" ")
                 )?;
+            }
+            if report.no_swarm {
+                ui.warning(
+                    "this repository has no .swarm/: the hooks installed do nothing until it has one",
+                    Some("run `git swarm init`"),
+                );
             }
             warn_path(ui);
             Ok(ExitCode::SUCCESS)
