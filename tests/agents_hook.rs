@@ -1344,3 +1344,47 @@ fn cursor_failures_are_reflected_and_its_subagent_events_left_alone() {
     }
     assert!(of_kind(&env, "shown").is_empty());
 }
+
+#[test]
+fn a_post_tool_use_run_twice_for_one_call_keeps_one_candidate() {
+    let env = TestEnv::initialised();
+    let root = env.root.clone();
+    let failed = |id: &str| {
+        claude(
+            "PostToolUseFailure",
+            json!({"cwd": root, "tool_name": "Bash", "tool_use_id": id,
+                   "tool_input": {"command": "cargo test"},
+                   "error": "Exit code 101\ntest parse::flaky ... FAILED"}),
+        )
+    };
+    // Cursor runs Claude Code's hooks beside its own: the same call twice.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "post-tool-use",
+        &failed("toolu_a"),
+    ));
+    silent(&hook(
+        &env,
+        "claude-code",
+        "post-tool-use",
+        &failed("toolu_a"),
+    ));
+    let opencode = json!({"tool": "bash", "sessionID": "ses_1", "callID": "call_1",
+        "args": {"command": "make"},
+        "output": {"title": "make", "output": "make: *** [all] Error 2\n", "metadata": {"exit": 2}}});
+    silent(&hook(&env, "opencode", "post-tool-use", &opencode));
+    silent(&hook(&env, "opencode", "post-tool-use", &opencode));
+    silent(&hook(
+        &env,
+        "claude-code",
+        "post-tool-use",
+        &failed("toolu_b"),
+    ));
+    let ids: Vec<Value> = env
+        .read(".swarm/local/candidates.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json")["call_id"].clone())
+        .collect();
+    assert_eq!(ids, [json!("toolu_a"), json!("call_1"), json!("toolu_b")]);
+}

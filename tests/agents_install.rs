@@ -837,13 +837,86 @@ fn an_opencode_plugin_edited_since_install_is_kept_by_uninstall() {
         "{}",
         out.snapshot()
     );
-    assert!(
-        out.stdout
-            .contains("opencode: not installed; nothing changed."),
+    assert_eq!(
+        out.stdout,
+        format!("opencode: kept {rel} as it is; nothing changed.\n"),
         "{}",
         out.snapshot()
     );
     assert_eq!(env.read(rel), edited);
+
+    // Status says what it is: not an older plugin to install again.
+    let s = status_of(&env, "opencode");
+    assert_eq!(
+        (&s["state"], &s["missing"]),
+        (&serde_json::json!("edited"), &serde_json::json!([])),
+        "{s}"
+    );
+    let text = env.swarm(&["agents", "status"]).success().stdout.clone();
+    assert!(
+        text.contains(&format!("opencode     edited since git-swarm wrote it (yours now: install and uninstall leave it alone; delete it, then install, for git-swarm's current plugin) ({rel})")),
+        "{text}"
+    );
+
+    // Install keeps the edit too, and says how to get git-swarm's plugin.
+    let out = install(&env, &["opencode"]);
+    out.success();
+    assert!(
+        out.stderr.contains(&format!(
+            "opencode: {rel}: {rel} was edited since git-swarm wrote it; left as it is"
+        )) && out.stderr.contains(
+            "hint: git-swarm does not write over what it did not write: delete it, then install again, to get git-swarm's current one"
+        ),
+        "{}",
+        out.snapshot()
+    );
+    assert!(
+        out.stdout.starts_with(&format!(
+            "opencode: kept {rel} as it is; nothing changed.\n"
+        )),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(rel), edited);
+    std::fs::remove_file(env.path(rel)).expect("rm");
+    install(&env, &["opencode"]).success();
+    assert_eq!(status_of(&env, "opencode")["state"], "installed");
+}
+
+#[test]
+fn an_older_plugin_install_wrote_is_replaced_and_status_says_to_install_again() {
+    let env = TestEnv::new();
+    install(&env, &["opencode"]).success();
+    let rel = ".opencode/plugins/git-swarm.ts";
+    let current = env.read(rel);
+    // What an older git-swarm wrote, as its record says.
+    let older = current.replacen("10_000", "5_000", 1);
+    assert_ne!(older, current, "the plugin has a 10 s timeout to change");
+    let records = env.root.join(".git/swarm/agents/installed/main");
+    let record = std::fs::read_dir(&records)
+        .expect("records")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("git-swarm:generated")))
+        .expect("the plugin's record");
+    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&record).expect("read"))
+        .expect("record json");
+    r["written"] = serde_json::json!(older);
+    std::fs::write(&record, r.to_string()).expect("write");
+    env.write(rel, &older);
+    assert_eq!(
+        status_of(&env, "opencode")["missing"],
+        serde_json::json!(["plugin (an older version: install again)"])
+    );
+    let out = install(&env, &["opencode"]);
+    out.success();
+    assert!(
+        out.stdout
+            .contains(&format!("opencode: {rel}: added plugin")),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(env.read(rel), current);
 }
 
 #[test]
@@ -872,4 +945,86 @@ fn an_opencode_jsonc_config_is_the_one_edited() {
     assert_eq!(env.read("opencode.jsonc"), original);
     assert!(!env.exists("opencode.json"));
     assert_eq!(status_of(&env, "opencode")["mcp_registered"], false);
+}
+
+#[test]
+fn status_calls_unreadable_each_hooks_shape_install_refuses_with_the_same_reason() {
+    let env = TestEnv::new();
+    for (config, reason) in [
+        ("{\"hooks\": []}\n", "`hooks` is not an object"),
+        ("{\"hooks\": null}\n", "`hooks` is not an object"),
+        (
+            "{\"hooks\": {\"SessionStart\": {}}}\n",
+            "`hooks.SessionStart` is not an array",
+        ),
+    ] {
+        env.write(".claude/settings.json", config);
+        let out = install(&env, &["claude-code"]);
+        out.code(2);
+        assert!(out.stderr.contains(reason), "{}", out.snapshot());
+        assert_eq!(env.read(".claude/settings.json"), config);
+        let s = status_of(&env, "claude-code");
+        assert_eq!(s["state"], "unreadable", "{config}: {s}");
+        assert!(
+            s["problem"].as_str().is_some_and(|p| p.contains(reason)),
+            "{config}: {s}"
+        );
+        let text = env.swarm(&["agents", "status"]).success().stdout.clone();
+        assert!(
+            text.contains("claude-code  unreadable: ") && text.contains(reason),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn install_without_a_swarm_folder_warns_and_still_installs() {
+    let env = TestEnv::new();
+    let out = install(&env, &["claude-code"]);
+    out.success();
+    assert!(
+        out.stderr.contains(
+            "warning: this repository has no .swarm/: the hooks installed do nothing until it has one\nhint: run `git swarm init`"
+        ),
+        "{}",
+        out.snapshot()
+    );
+    assert_eq!(status_of(&env, "claude-code")["state"], "installed");
+
+    let env = TestEnv::initialised();
+    let out = install(&env, &["claude-code"]);
+    out.success();
+    assert!(!out.stderr.contains(".swarm/"), "{}", out.snapshot());
+}
+
+#[test]
+fn the_trust_steps_printed_are_for_what_was_written() {
+    let env = TestEnv::initialised();
+    for h in ["claude-code", "codex", "cursor"] {
+        let out = install(&env, &[h]);
+        let said = out.success().stdout.clone();
+        let step = said
+            .lines()
+            .find(|l| l.starts_with(&format!("{h}: ")) && !l.contains(": added "))
+            .unwrap_or_else(|| panic!("{said}"));
+        for mcp_word in [".mcp.json", "MCP", "config.toml"] {
+            assert!(!step.contains(mcp_word), "{step}");
+        }
+        assert_eq!(status_of(&env, h)["trust_step"], step[h.len() + 2..]);
+    }
+    let out = install(&env, &["claude-code", "--mcp"]);
+    assert!(
+        out.success().stdout.contains(
+            "claude-code: Claude Code runs project hooks from .claude/settings.json once the folder is trusted; a project MCP server in .mcp.json waits for your approval"
+        ),
+        "{}",
+        out.snapshot()
+    );
+    let s = status_of(&env, "claude-code");
+    assert!(
+        s["trust_step"]
+            .as_str()
+            .is_some_and(|t| t.contains(".mcp.json")),
+        "{s}"
+    );
 }

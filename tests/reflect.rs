@@ -267,8 +267,11 @@ fn a_linked_candidates_file_is_not_written_through() {
     assert_eq!(std::fs::read_to_string(&target).expect("read"), "");
 }
 
-/// A Claude Code `PostToolUseFailure` of `command` in `session`, by `role`.
+/// A Claude Code `PostToolUseFailure` of `command` in `session`, by `role`,
+/// each a tool call of its own.
 fn failure(session: &str, role: Option<&str>, command: &str, output: &str) -> String {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut p = json!({
         "session_id": session,
         "transcript_path": format!("/home/u/.claude/projects/p/{session}.jsonl"),
@@ -276,7 +279,7 @@ fn failure(session: &str, role: Option<&str>, command: &str, output: &str) -> St
         "hook_event_name": "PostToolUseFailure",
         "tool_name": "Bash",
         "tool_input": {"command": command, "description": "Run it"},
-        "tool_use_id": format!("toolu_{session}"),
+        "tool_use_id": format!("toolu_{session}_{n}"),
         "error": format!("Exit code 101\n{output}"),
     });
     if let Some(role) = role {
@@ -553,4 +556,59 @@ fn candidates_older_than_thirty_days_are_dropped_and_said_to_be() {
     let left = candidates(&env);
     assert_eq!(left.len(), 1, "{left:?}");
     assert_eq!(left[0]["ts"], "2026-11-01T10:00:00.000Z");
+}
+
+#[test]
+fn a_tool_call_reported_twice_is_kept_once() {
+    let env = TestEnv::initialised();
+    let claude = json!({
+        "session_id": "sess-1",
+        "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash",
+        "tool_input": {"command": "cargo test"},
+        "tool_use_id": "toolu_1",
+        "error": format!("Exit code 101\n{TENANT_FAILS}"),
+    });
+    let opencode = json!({"tool": "bash", "sessionID": "ses_1", "callID": "call_1",
+        "args": {"command": "make"}, "output": {"title": "make", "output": "make: *** [all] Error 2\n",
+        "metadata": {"exit": 2}}});
+    // A harness may run the hook twice for one call (Cursor loading Claude
+    // Code's hooks beside its own).
+    for payload in [&claude, &claude, &opencode, &opencode] {
+        micro(&env, &[], &[], &payload.to_string()).success();
+    }
+    let ids = |env: &TestEnv| -> Vec<Value> {
+        candidates(env)
+            .iter()
+            .map(|c| c["call_id"].clone())
+            .collect()
+    };
+    assert_eq!(ids(&env), [json!("toolu_1"), json!("call_1")]);
+    // The duplicate is read and classified like any call, only not kept again.
+    let run = micro(&env, &["--format", "json"], &[], &claude.to_string());
+    let out: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(
+        (&out["class"], &out["recorded"]),
+        (&json!("failure"), &Value::Null)
+    );
+
+    // Another call of the same command is another candidate.
+    let mut other = claude.clone();
+    other["tool_use_id"] = json!("toolu_2");
+    micro(&env, &[], &[], &other.to_string()).success();
+    assert_eq!(ids(&env).len(), 3);
+    // Without a call id there is nothing to tell a repeat by: kept each time.
+    let plain = json!({"tool": "bash", "input": "make", "exit_code": 2});
+    micro(&env, &[], &[], &plain.to_string()).success();
+    micro(&env, &[], &[], &plain.to_string()).success();
+    assert_eq!(
+        ids(&env),
+        [
+            json!("toolu_1"),
+            json!("call_1"),
+            json!("toolu_2"),
+            Value::Null,
+            Value::Null
+        ]
+    );
 }

@@ -244,11 +244,32 @@ fn present(root: &CstObject, hook: &Hook) -> bool {
     })
 }
 
+/// Refuses a `hooks` that is not an object, or a `hooks.<key>` of `h`'s
+/// that is not an array: install could not add to it, and the harness
+/// would not read git-swarm's hooks there, so status says so too.
+fn check_hooks_shape(h: Harness, rel: &str, o: &CstObject) -> Result<()> {
+    let Some(hooks) = o.get("hooks") else {
+        return Ok(());
+    };
+    let Some(hooks) = hooks.value().and_then(|v| v.as_object()) else {
+        return Err(shape(rel, "`hooks` is not an object"));
+    };
+    for hook in h.hooks() {
+        if let Some(p) = hooks.get(hook.key)
+            && p.value().and_then(|v| v.as_array()).is_none()
+        {
+            return Err(shape(rel, &format!("`hooks.{}` is not an array", hook.key)));
+        }
+    }
+    Ok(())
+}
+
 /// Adds git-swarm's hooks for `h`; returns the new text and the harness
 /// events added (none: the text is unchanged).
 pub fn add_hooks(h: Harness, rel: &str, text: Option<&str>) -> Result<(String, Vec<String>)> {
     let created = text.is_none();
     let (root, o) = parse(h, rel, text.unwrap_or("{}\n"))?;
+    check_hooks_shape(h, rel, &o)?;
     if created && h == Harness::Cursor {
         o.append("version", n(1));
     }
@@ -275,6 +296,7 @@ pub fn add_hooks(h: Harness, rel: &str, text: Option<&str>) -> Result<(String, V
 /// The harness events of `h` without git-swarm's hook in `text`.
 pub fn missing_hooks(h: Harness, rel: &str, text: &str) -> Result<Vec<String>> {
     let (_, o) = parse(h, rel, text)?;
+    check_hooks_shape(h, rel, &o)?;
     Ok(h.hooks()
         .iter()
         .filter(|hook| !present(&o, hook))

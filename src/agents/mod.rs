@@ -147,24 +147,36 @@ impl Harness {
         }
     }
 
-    /// What the user still has to do before the harness runs what install wrote.
-    pub fn trust_step(self) -> &'static str {
-        match self {
-            Harness::ClaudeCode => {
-                "Claude Code runs project hooks from .claude/settings.json once the folder is trusted; a project MCP server in .mcp.json waits for your approval at the next start (or `claude mcp` to approve it)"
-            }
-            Harness::Codex => {
-                "Codex runs a project hook only once you have reviewed and trusted it: open `/hooks` in Codex and trust git-swarm's (again after any change to them); .codex/config.toml is read only in a trusted project"
-            }
-            Harness::Gemini => {
-                "Gemini CLI fingerprints project hooks and warns about new or changed ones at the next start: accept git-swarm's there"
-            }
-            Harness::Cursor => {
-                "Cursor loads .cursor/hooks.json when the project opens: restart Cursor (or reopen the project); turn the MCP server on under Customize > MCPs"
-            }
-            Harness::Opencode => {
-                "opencode loads project plugins when it starts: restart opencode; the plugin needs git-swarm on PATH"
-            }
+    /// What the user still has to do before the harness runs what install
+    /// wrote: the hooks, and with `mcp` the MCP server too (a step for a
+    /// server that was not registered would send the user looking for it).
+    pub fn trust_step(self, mcp: bool) -> String {
+        let (hooks, server) = match self {
+            Harness::ClaudeCode => (
+                "Claude Code runs project hooks from .claude/settings.json once the folder is trusted",
+                "; a project MCP server in .mcp.json waits for your approval at the next start (or `claude mcp` to approve it)",
+            ),
+            Harness::Codex => (
+                "Codex runs a project hook only once you have reviewed and trusted it: open `/hooks` in Codex and trust git-swarm's (again after any change to them)",
+                "; .codex/config.toml, where the MCP server is, is read only in a trusted project",
+            ),
+            Harness::Gemini => (
+                "Gemini CLI fingerprints project hooks and warns about new or changed ones at the next start: accept git-swarm's there",
+                "",
+            ),
+            Harness::Cursor => (
+                "Cursor loads .cursor/hooks.json when the project opens: restart Cursor (or reopen the project)",
+                "; turn the MCP server on under Customize > MCPs",
+            ),
+            Harness::Opencode => (
+                "opencode loads project plugins when it starts: restart opencode; the plugin needs git-swarm on PATH",
+                "",
+            ),
+        };
+        if mcp {
+            format!("{hooks}{server}")
+        } else {
+            hooks.to_owned()
         }
     }
 }
@@ -223,6 +235,9 @@ pub struct Report {
     pub changed: Vec<FileChange>,
     /// Files that already were as asked: nothing written.
     pub unchanged: Vec<FileChange>,
+    /// The repository has no `.swarm/`: every hook installed does nothing
+    /// until it has one (`git swarm init`).
+    pub no_swarm: bool,
 }
 
 /// Where install works: the work tree, and the folder of its records.
@@ -321,7 +336,11 @@ pub fn install(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Re
         }
     }
     apply(place, &plan, true)?;
-    Ok(split(changes))
+    let mut report = split(changes);
+    // The hooks look for the store and quietly do nothing without it, so
+    // install says so (and still installs: `init` may come next).
+    report.no_swarm = !place.root.join(crate::store::SWARM_DIR).is_dir();
+    Ok(report)
 }
 
 /// Removes what [`install`] added for each of `harnesses` (with `mcp`, the
@@ -376,7 +395,11 @@ fn dedup(harnesses: &[Harness]) -> Vec<Harness> {
 
 fn split(changes: Vec<FileChange>) -> Report {
     let (changed, unchanged) = changes.into_iter().partition(|c| !c.entries.is_empty());
-    Report { changed, unchanged }
+    Report {
+        changed,
+        unchanged,
+        no_swarm: false,
+    }
 }
 
 fn change(harness: Harness, path: &str, entries: Vec<String>) -> FileChange {
@@ -392,15 +415,27 @@ fn install_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
     let rel = h.hooks_file();
     let text = plan.text(rel)?;
     if h == Harness::Opencode {
-        return match text {
-            Some(t) if t == OPENCODE_PLUGIN => Ok(change(h, rel, vec![])),
-            Some(t) if !t.starts_with(PLUGIN_MARKER) => Err(Error::usage(
+        let Some(text) = text else {
+            plan.set(rel, Some(OPENCODE_PLUGIN.to_owned()));
+            return Ok(change(h, rel, vec!["plugin".into()]));
+        };
+        return match plugin_state(&plan.place.records, &text) {
+            Plugin::Current => Ok(change(h, rel, vec![])),
+            Plugin::Foreign => Err(Error::usage(
                 format!(
                     "{rel} is there and is not git-swarm's plugin (its first line is not `{PLUGIN_MARKER}`): nothing was written"
                 ),
                 "move your own plugin to another name under .opencode/plugins/, then install again",
             )),
-            _ => {
+            // An edit is the user's, as for uninstall: never written over.
+            Plugin::Edited => {
+                let mut c = change(h, rel, vec![]);
+                c.kept.push(format!(
+                    "{rel} was edited since git-swarm wrote it; left as it is"
+                ));
+                Ok(c)
+            }
+            Plugin::Older => {
                 plan.set(rel, Some(OPENCODE_PLUGIN.to_owned()));
                 Ok(change(h, rel, vec!["plugin".into()]))
             }
@@ -436,27 +471,20 @@ fn uninstall_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
         return Ok(change(h, rel, vec![]));
     };
     if h == Harness::Opencode {
-        if !text.starts_with(PLUGIN_MARKER) {
-            let mut c = change(h, rel, vec![]);
-            c.kept.push(format!(
+        let mut c = change(h, rel, vec![]);
+        match plugin_state(&plan.place.records, &text) {
+            Plugin::Foreign => c.kept.push(format!(
                 "{rel} is not git-swarm's plugin (no `{PLUGIN_MARKER}` first line)"
-            ));
-            return Ok(c);
-        }
-        // Only the very bytes git-swarm wrote (this version's plugin, or the
-        // one install recorded) go: a plugin the user edited is theirs now.
-        let written = record::load(&plan.place.records, rel)
-            .filter(|r| r.version == record::VERSION)
-            .is_some_and(|r| without_bom(&r.written) == text);
-        if text != OPENCODE_PLUGIN && !written {
-            let mut c = change(h, rel, vec![]);
-            c.kept.push(format!(
+            )),
+            Plugin::Edited => c.kept.push(format!(
                 "{rel} was edited since git-swarm wrote it; left as it is"
-            ));
-            return Ok(c);
+            )),
+            Plugin::Current | Plugin::Older => {
+                plan.set(rel, None);
+                c.entries.push("plugin".into());
+            }
         }
-        plan.set(rel, None);
-        return Ok(change(h, rel, vec!["plugin".into()]));
+        return Ok(c);
     }
     let (after, removed) = json::remove_hooks(h, rel, &text)?;
     if !removed.is_empty() {
@@ -486,6 +514,39 @@ fn uninstall_mcp(plan: &mut Plan<'_>, h: Harness, rel: &str) -> Result<FileChang
         ),
     }
     Ok(c)
+}
+
+/// Whose the opencode plugin at git-swarm's path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plugin {
+    /// This version's plugin.
+    Current,
+    /// Exactly what install last wrote here (an older git-swarm's plugin).
+    Older,
+    /// git-swarm's marker, but bytes git-swarm did not write: the user's
+    /// edit, which install and uninstall both leave alone.
+    Edited,
+    /// Not git-swarm's at all (no marker first line).
+    Foreign,
+}
+
+/// One decision for install, uninstall and status: `text` is the plugin
+/// without a byte-order mark.
+fn plugin_state(records: &Path, text: &str) -> Plugin {
+    if text == OPENCODE_PLUGIN {
+        return Plugin::Current;
+    }
+    if !text.starts_with(PLUGIN_MARKER) {
+        return Plugin::Foreign;
+    }
+    let written = record::load(records, Harness::Opencode.hooks_file())
+        .filter(|r| r.version == record::VERSION)
+        .is_some_and(|r| without_bom(&r.written) == text);
+    if written {
+        Plugin::Older
+    } else {
+        Plugin::Edited
+    }
 }
 
 /// A UTF-8 byte-order mark: some Windows editors open a file with one.
@@ -722,6 +783,9 @@ pub enum State {
     Installed,
     /// Some of git-swarm's entries are there, not all (or the plugin is an older one).
     Partial,
+    /// The opencode plugin was edited since git-swarm wrote it: it runs,
+    /// and install and uninstall leave it alone.
+    Edited,
     NotInstalled,
     /// The config could not be read or parsed.
     Unreadable,
@@ -751,7 +815,8 @@ pub struct HarnessStatus {
 }
 
 /// Where each harness stands in this work tree.
-pub fn status(root: &Path) -> Vec<HarnessStatus> {
+pub fn status(place: &Place<'_>) -> Vec<HarnessStatus> {
+    let root = place.root;
     Harness::ALL
         .iter()
         .map(|&h| {
@@ -763,11 +828,11 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
                 mcp_file: mcp_target(root, h).to_owned(),
                 mcp_registered: false,
                 mcp_foreign: false,
-                trust_step: h.trust_step().to_owned(),
+                trust_step: String::new(),
                 problem: None,
                 mcp_problem: None,
             };
-            match hook_state(root, h) {
+            match hook_state(place, h) {
                 Ok((state, missing)) => {
                     s.state = state;
                     s.missing = missing;
@@ -795,6 +860,7 @@ pub fn status(root: &Path) -> Vec<HarnessStatus> {
             }
             s.mcp_registered = mcp != McpState::Absent;
             s.mcp_foreign = mcp == McpState::Foreign;
+            s.trust_step = h.trust_step(s.mcp_registered);
             s
         })
         .collect()
@@ -812,22 +878,21 @@ fn mcp_state(root: &Path, h: Harness, rel: &str) -> Result<McpState> {
     }
 }
 
-fn hook_state(root: &Path, h: Harness) -> Result<(State, Vec<String>)> {
+fn hook_state(place: &Place<'_>, h: Harness) -> Result<(State, Vec<String>)> {
     let rel = h.hooks_file();
-    let Some(text) = read(root, rel)? else {
+    let Some(text) = read(place.root, rel)? else {
         return Ok((State::NotInstalled, vec![]));
     };
     let text = without_bom(&text).to_owned();
     if h == Harness::Opencode {
-        return Ok(if text == OPENCODE_PLUGIN {
-            (State::Installed, vec![])
-        } else if text.starts_with(PLUGIN_MARKER) {
-            (
+        return Ok(match plugin_state(&place.records, &text) {
+            Plugin::Current => (State::Installed, vec![]),
+            Plugin::Older => (
                 State::Partial,
                 vec!["plugin (an older version: install again)".into()],
-            )
-        } else {
-            (State::NotInstalled, vec![])
+            ),
+            Plugin::Edited => (State::Edited, vec![]),
+            Plugin::Foreign => (State::NotInstalled, vec![]),
         });
     }
     let missing = json::missing_hooks(h, rel, &text)?;

@@ -20,6 +20,8 @@ pub enum Command {
     /// <harness> <event>`, so git-swarm must be on PATH. Running it again
     /// changes nothing. A config that does not parse is reported with its
     /// line and column (exit 2) and nothing is written; a link is refused.
+    /// An opencode plugin edited since git-swarm wrote it is kept, with a
+    /// warning (delete it, then install, for git-swarm's current one).
     /// With --mcp, also registers `git swarm mcp` as the harness's MCP server.
     /// Then take the trust step it prints. See docs/agents.md.
     Install(ChangeArgs),
@@ -36,8 +38,9 @@ pub enum Command {
     /// Show, per harness, whether git-swarm's hooks and MCP server are installed.
     ///
     /// States: installed, partly installed (the harness events still missing
-    /// git-swarm's hook), not installed, unreadable (the config does not
-    /// parse). Also whether the MCP server is registered, and whether that
+    /// git-swarm's hook, or an older plugin), edited (the opencode plugin,
+    /// changed since git-swarm wrote it: yours now), not installed,
+    /// unreadable (the config does not parse, or has a shape install refuses). Also whether the MCP server is registered, and whether that
     /// `git-swarm` entry is git-swarm's or your own; whether `git-swarm` is on
     /// PATH (every hook calls it); and the trust step each harness still asks
     /// of you.
@@ -90,7 +93,7 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             let report = agents::install(&place, &harnesses, args.mcp)?;
             render(ui, &report, "added", &harnesses)?;
             for &h in &harnesses {
-                writeln!(ui.out, "{}: {}", h.name(), h.trust_step())?;
+                writeln!(ui.out, "{}: {}", h.name(), h.trust_step(args.mcp))?;
             }
             if !args.mcp {
                 let names: Vec<&str> = harnesses.iter().map(|h| h.name()).collect();
@@ -99,6 +102,12 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
                     "To register the MCP server too: git swarm agents install {} --mcp",
                     names.join(" ")
                 )?;
+            }
+            if report.no_swarm {
+                ui.warning(
+                    "this repository has no .swarm/: the hooks installed do nothing until it has one",
+                    Some("run `git swarm init`"),
+                );
             }
             warn_path(ui);
             Ok(ExitCode::SUCCESS)
@@ -109,7 +118,7 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             render(ui, &report, "removed", &harnesses)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Status(args) => status(ui, &repo.root, args.format),
+        Command::Status(args) => status(ui, &place, args.format),
     }
 }
 
@@ -130,22 +139,47 @@ fn render(ui: &mut Ui, report: &Report, verb: &str, harnesses: &[Harness]) -> st
             c.entries.join(", ")
         )?;
     }
+    let hint = if verb == "added" {
+        "git-swarm does not write over what it did not write: delete it, then install again, to get git-swarm's current one"
+    } else {
+        "git-swarm removes only what it wrote; edit or delete it by hand if you want it gone"
+    };
     for c in report.changed.iter().chain(&report.unchanged) {
         for k in &c.kept {
             ui.warning(
                 &format!("{}: {}: {k}", c.harness.name(), c.path),
-                Some("git-swarm removes only what it wrote; edit or delete it by hand if you want it gone"),
+                Some(hint),
             );
         }
     }
     if report.changed.is_empty() {
-        let names: Vec<&str> = harnesses.iter().map(|h| h.name()).collect();
+        // A harness whose file was kept is neither installed nor not: say so.
+        let kept: Vec<&agents::FileChange> = report
+            .unchanged
+            .iter()
+            .filter(|c| !c.kept.is_empty())
+            .collect();
+        let names: Vec<&str> = harnesses
+            .iter()
+            .filter(|h| !kept.iter().any(|c| c.harness == **h))
+            .map(|h| h.name())
+            .collect();
         let what = if verb == "added" {
             "already installed"
         } else {
             "not installed"
         };
-        writeln!(ui.out, "{}: {what}; nothing changed.", names.join(", "))?;
+        if !names.is_empty() {
+            writeln!(ui.out, "{}: {what}; nothing changed.", names.join(", "))?;
+        }
+        for c in kept {
+            writeln!(
+                ui.out,
+                "{}: kept {} as it is; nothing changed.",
+                c.harness.name(),
+                c.path
+            )?;
+        }
     }
     Ok(())
 }
@@ -176,10 +210,10 @@ struct StatusReport {
     harnesses: Vec<agents::HarnessStatus>,
 }
 
-fn status(ui: &mut Ui, root: &std::path::Path, format: Format) -> Outcome {
+fn status(ui: &mut Ui, place: &Place<'_>, format: Format) -> Outcome {
     let report = StatusReport {
         binary_on_path: on_path(),
-        harnesses: agents::status(root),
+        harnesses: agents::status(place),
     };
     if format == Format::Json {
         return ui.json_result(&report);
@@ -189,6 +223,7 @@ fn status(ui: &mut Ui, root: &std::path::Path, format: Format) -> Outcome {
             State::Installed => "installed".to_owned(),
             State::Partial => format!("partly installed (missing: {})", s.missing.join(", ")),
             State::NotInstalled => "not installed".to_owned(),
+            State::Edited => "edited since git-swarm wrote it (yours now: install and uninstall leave it alone; delete it, then install, for git-swarm's current plugin)".to_owned(),
             State::Unreadable => format!(
                 "unreadable: {}",
                 super::clean(s.problem.as_deref().unwrap_or(""))
@@ -205,7 +240,7 @@ fn status(ui: &mut Ui, root: &std::path::Path, format: Format) -> Outcome {
         };
         writeln!(ui.out, "{:<12} {state} ({})", s.harness.name(), s.file)?;
         writeln!(ui.out, "{:<12} MCP server {mcp} ({})", "", s.mcp_file)?;
-        if matches!(s.state, State::Installed | State::Partial) {
+        if matches!(s.state, State::Installed | State::Partial | State::Edited) {
             writeln!(ui.out, "{:<12} trust: {}", "", s.trust_step)?;
         }
     }

@@ -56,6 +56,10 @@ pub struct Candidate {
     /// The line that decided it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excerpt: Option<String>,
+    /// The harness's id of the tool call: one candidate per call, however
+    /// many times the harness runs the hook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 /// What `reflect micro` is told besides the payload.
@@ -110,6 +114,7 @@ pub fn micro(
             phase: context.phase,
             signature: classify::signature(&call, &reading),
             excerpt: reading.evidence.clone(),
+            call_id: call.call_id.clone(),
         }
     });
     Ok(Micro {
@@ -123,9 +128,15 @@ pub fn micro(
 /// since `reflect meso` replaces the candidates file whole.
 const LOCK: &str = "candidates.lock";
 
-/// Appends `candidate` to the candidates file, in one write under the lock.
-pub fn keep(store: &Store, candidate: &Candidate) -> Result<PathBuf> {
+/// Appends `candidate` to the candidates file, in one write under the
+/// lock; returns the file's path, or `None` when a candidate of the same
+/// tool call (its harness and call id) is there already: a harness may run
+/// the hook twice for one call (Cursor loading Claude Code's hooks too).
+pub fn keep(store: &Store, candidate: &Candidate) -> Result<Option<PathBuf>> {
     let (path, _lock) = lock_candidates(store)?;
+    if candidate.call_id.is_some() && holds_call(&path, candidate)? {
+        return Ok(None);
+    }
     let mut line = serde_json::to_vec(candidate).expect("a candidate serialises");
     line.push(b'\n');
     let io = |e| Error::io(&path, e);
@@ -142,7 +153,24 @@ pub fn keep(store: &Store, candidate: &Candidate) -> Result<PathBuf> {
         ));
     }
     file.write_all(&line).map_err(io)?;
-    Ok(path)
+    Ok(Some(path))
+}
+
+/// Does the candidates file at `path` (read under the lock) hold a
+/// candidate of `candidate`'s tool call?
+fn holds_call(path: &std::path::Path, candidate: &Candidate) -> Result<bool> {
+    let bytes = match crate::safe_fs::read(path, CANDIDATES_MAX) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let id = serde_json::to_string(&candidate.call_id).expect("an id serialises");
+    Ok(bytes
+        .split(|&b| b == b'\n')
+        // Most lines are of other calls: parsed only when the id is in them.
+        .filter(|line| line.windows(id.len()).any(|w| w == id.as_bytes()))
+        .filter_map(|line| serde_json::from_slice::<Candidate>(line).ok())
+        .any(|c| c.call_id == candidate.call_id && c.harness == candidate.harness))
 }
 
 /// Takes the candidates' lock; returns the candidates file's path and the

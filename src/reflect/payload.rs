@@ -119,6 +119,9 @@ pub struct ToolCall {
     pub agent: Option<String>,
     /// The agent's type, which git-swarm reads as its role.
     pub agent_type: Option<String>,
+    /// The harness's id of this tool call (Claude/Codex `tool_use_id`,
+    /// opencode `callID`): a harness may run a hook twice for one call.
+    pub call_id: Option<String>,
 }
 
 /// Why a payload could not be read.
@@ -191,6 +194,8 @@ struct HookPayload {
     agent_id: Option<String>,
     #[serde(default)]
     agent_type: Option<String>,
+    #[serde(default)]
+    tool_use_id: Option<String>,
     tool_name: String,
     #[serde(default)]
     tool_input: Value,
@@ -222,6 +227,7 @@ impl HookPayload {
             session: self.session_id,
             agent: self.agent_id,
             agent_type: self.agent_type,
+            call_id: self.tool_use_id,
         }
     }
 
@@ -334,6 +340,8 @@ struct OpencodePayload {
     tool: String,
     #[serde(default, rename = "sessionID")]
     session_id: Option<String>,
+    #[serde(default, rename = "callID")]
+    call_id: Option<String>,
     #[serde(default)]
     args: Value,
     #[serde(default)]
@@ -366,6 +374,7 @@ impl OpencodePayload {
             session: self.session_id,
             agent: None,
             agent_type: None,
+            call_id: self.call_id,
         }
     }
 }
@@ -410,6 +419,7 @@ impl GenericPayload {
             session: self.session,
             agent: self.agent,
             agent_type: self.role,
+            call_id: None,
         }
     }
 }

@@ -74,8 +74,8 @@ pub fn reflect_payload(
         if candidate.phase.is_none() {
             candidate.phase = reflect::current_phase(&store);
         }
-        let path = reflect::keep(&store, candidate)?;
-        recorded = Some(store.rel(&path));
+        // `None`: this tool call's candidate is kept already.
+        recorded = reflect::keep(&store, candidate)?.map(|path| store.rel(&path));
     }
     Ok(Reflected { micro, recorded })
 }
