@@ -454,3 +454,76 @@ fn list_and_prune() {
         "Nothing to prune.\n"
     );
 }
+
+#[test]
+fn a_relative_core_hooks_path_works_when_committed_and_is_warned_about_when_not() {
+    let env = repo();
+    env.git(&["config", "core.hooksPath", ".githooks"]);
+    env.swarm(&["hooks", "install"]).success();
+    assert!(env.exists(".githooks/pre-commit"));
+
+    // Not committed: the new worktree has no .githooks, and is told so.
+    let run = env.swarm(&["worktree", "create", "bare-hooks"]);
+    run.success();
+    assert!(
+        run.stderr.contains(
+            "but git runs the new worktree's hooks from $TMP/repo.worktrees/bare-hooks/.githooks"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: core.hooksPath is relative"),
+        "{}",
+        run.stderr
+    );
+
+    // Committed: the worktree carries them, and they block there.
+    env.git(&["add", ".githooks"]);
+    env.git(&["commit", "-q", "-m", "share the hooks"]);
+    hooks_block_in_the_task_worktree(&env);
+}
+
+#[test]
+fn inject_works_inside_the_task_worktree_with_its_own_index() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    let run = env.swarm_in(
+        &dir,
+        &["inject", "--role", "coder", "--task", "add a deploy key"],
+    );
+    run.success();
+    assert!(
+        run.stdout.contains("<delegate_knowledge_directives"),
+        "{}",
+        run.stdout
+    );
+    // The delegation is recorded in the worktree's own .swarm/, and its
+    // index lives in the worktree's git dir.
+    let log = env.swarm_in(&dir, &["log", "--kind", "shown", "--format", "json"]);
+    log.success();
+    assert_eq!(json(&log.stdout).as_array().expect("array").len(), 1);
+    assert!(env.exists(".git/worktrees/t1/swarm/index"));
+    let main_log = env.swarm(&["log", "--kind", "shown", "--format", "json"]);
+    assert_eq!(json(&main_log.stdout).as_array().expect("array").len(), 0);
+}
+
+#[test]
+fn an_outer_hooks_git_variables_do_not_redirect_the_merge() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    commit_in(&env, &dir, "g.txt", "g\n", "add g");
+    // As a hook would see them: another index, git's prefix.
+    let run = env.swarm_with(
+        &["worktree", "merge", "t1"],
+        &[
+            ("GIT_INDEX_FILE", "elsewhere.index"),
+            ("GIT_PREFIX", "src/"),
+        ],
+        None,
+    );
+    run.success();
+    assert!(!env.exists("elsewhere.index"));
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    assert_eq!(env.read("g.txt"), "g\n");
+}

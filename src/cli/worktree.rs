@@ -75,7 +75,9 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     match cmd {
         Command::Create(args) => {
-            let record = worktree::create(&repo, &args.task, args.base.as_deref())?;
+            let created = worktree::create(&repo, &args.task, args.base.as_deref())?;
+            ui.warnings(&created.warnings);
+            let record = created.record;
             ui.note(&format!(
                 "Created {} on the new branch {} at {}.",
                 record.path.display(),

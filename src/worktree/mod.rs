@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::Warning;
 use crate::error::{Error, Result};
 use crate::problem::Problem;
 use crate::store::Repo;
@@ -250,7 +251,7 @@ fn no_record(task: &str) -> Error {
 
 /// Creates `task`'s worktree and branch at `base` (else the handoff's
 /// base, else `HEAD`), and remembers them.
-pub fn create(repo: &Repo, task: &str, base: Option<&str>) -> Result<Record> {
+pub fn create(repo: &Repo, task: &str, base: Option<&str>) -> Result<Created> {
     check_task(task)?;
     let branch = branch_name(task);
     ok(
@@ -347,10 +348,56 @@ pub fn create(repo: &Repo, task: &str, base: Option<&str>) -> Result<Record> {
         let _ = std::fs::remove_file(&record_file);
         return Err(e);
     }
-    Ok(Record {
+    let record = Record {
         path: canonical(&path),
         ..record
-    })
+    };
+    let warnings = hooks_left_behind(repo, &record.path);
+    Ok(Created { record, warnings })
+}
+
+/// What `create` made, and what the user should know about it.
+#[derive(Debug, Clone)]
+pub struct Created {
+    pub record: Record,
+    pub warnings: Vec<Warning>,
+}
+
+/// git-swarm's hooks, installed for `repo`, that git will not run in the
+/// new worktree: a relative `core.hooksPath` is relative to each
+/// worktree's top, so a hooks folder that is not committed is not there.
+fn hooks_left_behind(repo: &Repo, worktree: &Path) -> Vec<Warning> {
+    let ours = |dir: &Path| {
+        crate::hooks::status(dir).is_ok_and(|hooks| {
+            hooks.iter().any(|h| {
+                matches!(
+                    h.state,
+                    crate::hooks::HookState::Installed | crate::hooks::HookState::Wrapped
+                )
+            })
+        })
+    };
+    let Ok(main_dir) = crate::hooks::hooks_dir(repo) else {
+        return Vec::new();
+    };
+    let Ok(task_repo) = Repo::discover(worktree, &crate::store::GitEnv::default()) else {
+        return Vec::new();
+    };
+    match crate::hooks::hooks_dir(&task_repo) {
+        Ok(task_dir) if task_dir != main_dir && ours(&main_dir) && !ours(&task_dir) => {
+            vec![Warning::new(
+                format!(
+                    "git-swarm's hooks are installed in {}, but git runs the new worktree's hooks from {}, where they are not",
+                    main_dir.display(),
+                    task_dir.display()
+                ),
+                Some(
+                    "core.hooksPath is relative to each worktree: commit the hooks folder, set core.hooksPath to an absolute path, or run `git swarm hooks install` in the new worktree",
+                ),
+            )]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// `path` with its longest existing prefix resolved (the rest as written),
