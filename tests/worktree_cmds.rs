@@ -527,3 +527,23 @@ fn an_outer_hooks_git_variables_do_not_redirect_the_merge() {
     assert_eq!(env.git(&["status", "--porcelain"]), "");
     assert_eq!(env.read("g.txt"), "g\n");
 }
+
+#[test]
+fn abort_after_the_folder_was_deleted_by_hand() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    std::fs::remove_dir_all(&dir).expect("rm");
+    let run = env.swarm(&["worktree", "abort", "t1"]);
+    run.success();
+    assert!(
+        run.stdout.starts_with(
+            "The worktree $TMP/repo.worktrees/t1 was already gone.\nDeleted the branch swarm/t1"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(!branch_exists(&env, "swarm/t1"));
+    assert!(!env.git(&["worktree", "list"]).contains("repo.worktrees/t1"));
+    // Nothing left: the task can start over.
+    create(&env, "t1");
+}

@@ -9,6 +9,9 @@ use crate::store::Repo;
 use super::git::{branch_tip, canonical, commit_of, git, ok, z_list};
 use super::{Merged, Picked, listing, load, no_record, refuse};
 
+/// Paths named on one git command line.
+const PATHS_PER_CALL: usize = 1000;
+
 /// Cherry-picks `task`'s commits since its base onto the current branch of
 /// `repo`, oldest first; on a stop, rolls back every pick and the index.
 pub fn merge(repo: &Repo, task: &str) -> Result<Merged> {
@@ -112,9 +115,17 @@ pub fn merge(repo: &Repo, task: &str) -> Result<Merged> {
         )?,
         "listing the files the task changed",
     )?);
-    let mut args: Vec<&str> = vec!["--literal-pathspecs", "ls-files", "-z", "--others", "--"];
-    args.extend(touched.iter().map(String::as_str));
-    let in_the_way = z_list(&ok(git(repo, &args)?, "looking for untracked files")?);
+    // Ignored files count too: a pick would overwrite them without a word.
+    // In chunks, so that a task touching many files stays within argv limits.
+    let mut in_the_way = Vec::new();
+    for chunk in touched.chunks(PATHS_PER_CALL) {
+        let mut args: Vec<&str> = vec!["--literal-pathspecs", "ls-files", "-z", "--others", "--"];
+        args.extend(chunk.iter().map(String::as_str));
+        in_the_way.extend(z_list(&ok(
+            git(repo, &args)?,
+            "looking for untracked files",
+        )?));
+    }
     if !in_the_way.is_empty() {
         return Err(refuse(
             format!(

@@ -488,8 +488,14 @@ pub fn abort(repo: &Repo, task: &str, force: bool) -> Result<Aborted> {
     }
     let ours = worktrees.iter().find(|w| w.path == path);
     let mut removed_worktree = false;
-    if ours.is_some() {
-        if path.is_dir() && !force {
+    if ours.is_some() && !path.is_dir() {
+        // Deleted by hand: git forgets it, there is nothing to remove.
+        ok(
+            git(repo, &["worktree", "prune"])?,
+            "`git worktree prune` failed",
+        )?;
+    } else if ours.is_some() {
+        if !force {
             let dirty = z_list(&ok(
                 git_in(
                     &path,
