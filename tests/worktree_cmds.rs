@@ -547,3 +547,36 @@ fn abort_after_the_folder_was_deleted_by_hand() {
     // Nothing left: the task can start over.
     create(&env, "t1");
 }
+
+#[test]
+fn a_damaged_record_is_reported_with_its_path_and_pruned() {
+    let env = repo();
+    create(&env, "t1");
+    env.write(
+        ".git/swarm/worktrees/t2.json",
+        "{\"task\": \"t2\", \"path\": \"/x\", \"branch\": \"swarm/t2\", \"base\": \"--all\"}\n",
+    );
+    env.write(".git/swarm/worktrees/t3.json", "{ not json\n");
+    let run = env.swarm(&["worktree", "list", "--format", "json"]);
+    run.success();
+    assert_eq!(json(&run.stdout).as_array().expect("array").len(), 1);
+    assert!(run.stderr.contains("t2.json"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not a full commit id"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("t3.json:1:3"), "{}", run.stderr);
+    let merge = env.swarm(&["worktree", "merge", "t2"]);
+    merge.code(2);
+    assert!(
+        merge.stderr.contains("not a full commit id"),
+        "{}",
+        merge.stderr
+    );
+
+    env.swarm(&["worktree", "prune"]).success();
+    assert!(!env.exists(".git/swarm/worktrees/t2.json"));
+    assert!(!env.exists(".git/swarm/worktrees/t3.json"));
+    assert!(env.exists(".git/swarm/worktrees/t1.json"));
+}

@@ -17,6 +17,9 @@ pub(super) fn git_in(dir: &Path, args: &[&OsStr]) -> Result<Output> {
     for var in REDIRECTING_ENV {
         cmd.env_remove(var);
     }
+    // `git status` would otherwise refresh the index file on the side, and
+    // `merge` promises the index exactly as it was when a pick stops.
+    cmd.env("GIT_OPTIONAL_LOCKS", "0");
     cmd.stdin(std::process::Stdio::null());
     cmd.output()
         .map_err(|e| Error::refused("could not run git", Some("git must be on PATH".into()), e))

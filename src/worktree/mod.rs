@@ -199,15 +199,31 @@ fn read_record(path: &Path) -> std::result::Result<Record, ReadError> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     match serde_json::from_slice::<Record>(&bytes) {
-        Ok(record) if record.task == expected => Ok(record),
-        Ok(record) => Err(ReadError::Bad(
-            Problem::error(
-                shown,
-                "id_mismatch",
-                format!("the record names task `{}`, not `{expected}`", record.task),
-            )
-            .with_hint("remove it; git-swarm writes these records itself"),
-        )),
+        Ok(record) if record.task != expected || !is_valid_task(&record.task) => {
+            Err(ReadError::Bad(
+                Problem::error(
+                    shown,
+                    "id_mismatch",
+                    format!("the record names task `{}`, not `{expected}`", record.task),
+                )
+                .with_hint("remove it; git-swarm writes these records itself"),
+            ))
+        }
+        // The base is passed to git: only a full object id, never an option.
+        Ok(record)
+            if !matches!(record.base.len(), 40 | 64)
+                || !record.base.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            Err(ReadError::Bad(
+                Problem::error(
+                    shown,
+                    "invalid_record",
+                    format!("`base` is `{}`, not a full commit id", record.base),
+                )
+                .with_hint("remove it; git-swarm writes these records itself"),
+            ))
+        }
+        Ok(record) => Ok(record),
         Err(e) => Err(ReadError::Bad(
             Problem::error(shown, "invalid_record", e.to_string())
                 .at(e.line() as u32, e.column() as u32)
