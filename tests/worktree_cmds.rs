@@ -580,3 +580,53 @@ fn a_damaged_record_is_reported_with_its_path_and_pruned() {
     assert!(!env.exists(".git/swarm/worktrees/t3.json"));
     assert!(env.exists(".git/swarm/worktrees/t1.json"));
 }
+
+#[test]
+fn merging_twice_adds_nothing_the_second_time() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    commit_in(&env, &dir, "a.txt", "a\n", "add a");
+    env.swarm(&["worktree", "merge", "t1"]).success();
+    let after_first = head(&env, &env.root);
+
+    let again = env.swarm(&["worktree", "merge", "t1"]);
+    again.success();
+    assert_eq!(
+        again.stdout,
+        "Nothing to merge: the 1 commit of swarm/t1 since its base is already on this branch.\n"
+    );
+    assert_eq!(head(&env, &env.root), after_first);
+
+    // A later commit alone is picked; the merged one is left out.
+    commit_in(&env, &dir, "b.txt", "b\n", "add b");
+    let third = env.swarm(&["worktree", "merge", "t1"]);
+    third.success();
+    assert!(
+        third.stdout.starts_with("Picked 1 commit onto main"),
+        "{}",
+        third.stdout
+    );
+    assert!(
+        third
+            .stderr
+            .contains("Left out 1 commit whose change main already has."),
+        "{}",
+        third.stderr
+    );
+    assert_eq!(
+        env.git(&["log", "--format=%s", "-3"]),
+        "add b\nadd a\nadd f\n"
+    );
+}
+
+#[test]
+fn a_branch_without_new_commits_has_nothing_to_merge() {
+    let env = repo();
+    create(&env, "t1");
+    let run = env.swarm(&["worktree", "merge", "t1"]);
+    run.success();
+    assert_eq!(
+        run.stdout,
+        "Nothing to merge: swarm/t1 has no commit since its base.\n"
+    );
+}

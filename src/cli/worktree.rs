@@ -170,20 +170,39 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
 
 fn merge(repo: &git_swarm::Repo, task: &str, ui: &mut Ui) -> Outcome {
     match worktree::merge(repo, task)? {
-        Merged::Nothing { branch } => {
-            writeln!(
-                ui.out,
-                "Nothing to merge: {branch} has no commit since its base."
-            )?;
+        Merged::Nothing { branch, already } => {
+            if already == 0 {
+                writeln!(
+                    ui.out,
+                    "Nothing to merge: {branch} has no commit since its base."
+                )?;
+            } else {
+                writeln!(
+                    ui.out,
+                    "Nothing to merge: the {already} commit{} of {branch} since its base {} already on this branch.",
+                    plural(already),
+                    if already == 1 { "is" } else { "are" }
+                )?;
+            }
             Ok(ExitCode::SUCCESS)
         }
-        Merged::Picked { onto, picks } => {
+        Merged::Picked {
+            onto,
+            picks,
+            already,
+        } => {
             let n = picks.len();
             writeln!(
                 ui.out,
                 "Picked {n} commit{} onto {onto}, oldest first:",
-                if n == 1 { "" } else { "s" }
+                plural(n)
             )?;
+            if already > 0 {
+                ui.note(&format!(
+                    "Left out {already} commit{} whose change {onto} already has.",
+                    plural(already)
+                ));
+            }
             for p in &picks {
                 writeln!(
                     ui.out,
@@ -235,4 +254,8 @@ fn merge(repo: &git_swarm::Repo, task: &str, ui: &mut Ui) -> Outcome {
             Ok(ExitCode::from(1))
         }
     }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }

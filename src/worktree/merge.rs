@@ -68,16 +68,40 @@ pub fn merge(repo: &Repo, task: &str) -> Result<Merged> {
             "cherry-picks take single-parent commits: rebase the task branch onto its base without merges first",
         ));
     }
+    let all = ok(
+        git(repo, &["rev-list", "--count", &range])?,
+        "counting the task's commits",
+    )?
+    .trim()
+    .parse::<usize>()
+    .unwrap_or(0);
+    // A commit whose change the current branch already has (an earlier
+    // merge, say) is left out, so that merging twice adds nothing.
+    let symmetric = format!("HEAD...{tip}");
+    let not_base = format!("^{}", record.base);
     let commits: Vec<String> = ok(
-        git(repo, &["rev-list", "--reverse", "--topo-order", &range])?,
+        git(
+            repo,
+            &[
+                "rev-list",
+                "--reverse",
+                "--topo-order",
+                "--cherry-pick",
+                "--right-only",
+                &symmetric,
+                &not_base,
+            ],
+        )?,
         "listing the task's commits",
     )?
     .lines()
     .map(str::to_owned)
     .collect();
+    let already = all.saturating_sub(commits.len());
     if commits.is_empty() {
         return Ok(Merged::Nothing {
             branch: record.branch,
+            already,
         });
     }
     let dirty = z_list(&ok(
@@ -171,7 +195,11 @@ pub fn merge(repo: &Repo, task: &str) -> Result<Merged> {
             rolled_back: picks.len(),
         });
     }
-    Ok(Merged::Picked { onto, picks })
+    Ok(Merged::Picked {
+        onto,
+        picks,
+        already,
+    })
 }
 
 fn subject(repo: &Repo, commit: &str) -> Result<String> {

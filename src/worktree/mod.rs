@@ -449,9 +449,14 @@ pub struct Picked {
 #[derive(Debug, Clone)]
 pub enum Merged {
     /// Every commit picked, oldest first, onto `onto` (a branch, or `HEAD` when detached).
-    Picked { onto: String, picks: Vec<Picked> },
-    /// The branch has no commit since its base.
-    Nothing { branch: String },
+    /// `already`: commits left out because the branch has their change.
+    Picked {
+        onto: String,
+        picks: Vec<Picked>,
+        already: usize,
+    },
+    /// No commit to pick: none since the base, or `already` on the branch.
+    Nothing { branch: String, already: usize },
     /// A pick stopped; everything was put back as it was.
     Conflict {
         commit: String,
