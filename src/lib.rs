@@ -73,6 +73,7 @@ pub mod suggest;
 pub mod trace;
 pub mod trust;
 pub mod validate;
+pub mod worktree;
 
 pub use error::{Error, Result};
 pub use store::{Repo, Store};

@@ -39,6 +39,7 @@ mod status;
 mod trust;
 mod ui;
 mod validate;
+mod worktree;
 
 use std::io;
 use std::process::ExitCode;
@@ -372,6 +373,15 @@ enum Command {
     /// GIT_SWARM_SKIP=1 skips git-swarm's part for one command.
     #[command(subcommand)]
     Hooks(hooks::Command),
+    /// Give a task its own linked worktree and branch; merge, remove or list them.
+    ///
+    /// `create` makes the worktree outside the working tree on a new branch
+    /// `swarm/TASK` at the task's base; `merge` cherry-picks the task's commits
+    /// onto the current branch and rolls every pick back on a conflict; `abort`
+    /// removes the worktree and the branch it made, nothing else. The check, the
+    /// hooks and `inject` work inside the worktree (its own index and `.swarm/`).
+    #[command(subcommand)]
+    Worktree(worktree::Command),
     /// Run git-swarm's part of a git hook (called by the installed shims).
     #[command(hide = true)]
     Hook(hook::Args),
@@ -456,6 +466,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Doctor(args) => doctor::run(args, ui),
         Command::Generate(cmd) => generate::run(cmd, ui),
         Command::Hooks(cmd) => hooks::run(cmd, ui),
+        Command::Worktree(cmd) => worktree::run(cmd, ui),
         Command::Hook(args) => hook::run(args, ui),
         Command::Trust(args) => trust::run(args, ui),
         Command::Record(args) => record::run(args, ui),
