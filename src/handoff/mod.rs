@@ -6,6 +6,7 @@
 //! stands (open, in review, completed…) is a fold of the event log, so
 //! that two branches recording on the same handoff merge.
 
+pub mod epic;
 pub mod ownership;
 
 use std::path::{Path, PathBuf};
@@ -418,6 +419,271 @@ pub fn standing(task: &str, events: &[Event], max_attempts: u32) -> Standing {
     } else {
         Standing::Open
     }
+}
+
+/// What `handoff create` was asked, the base already resolved to a commit.
+#[derive(Debug, Clone, Default)]
+pub struct CreateRequest {
+    pub task: String,
+    pub epic: Option<String>,
+    pub role: Option<String>,
+    pub owns: Vec<String>,
+    pub readonly: Vec<String>,
+    pub depends: Vec<String>,
+    pub criteria: Vec<String>,
+    pub summary: Option<String>,
+    pub next: Option<String>,
+    /// 40 hex digits.
+    pub base: String,
+}
+
+/// What `handoff create` decided.
+#[derive(Debug, Clone)]
+pub enum Created {
+    /// The handoff to write.
+    Ready(Box<Handoff>),
+    /// `owns` overlaps a handoff still holding its ownership.
+    Overlaps { task: String, overlap: Overlap },
+}
+
+/// Checks a request against the handoffs there are and the log, and makes
+/// the handoff to write: bad input is an error (exit 2), an overlap with a
+/// handoff still holding its paths is [`Created::Overlaps`].
+pub fn create(
+    store: &Store,
+    req: CreateRequest,
+    handoffs: &[Handoff],
+    log: &[Event],
+    tracked: &[String],
+) -> Result<Created> {
+    if !is_valid_task(&req.task) {
+        return Err(Error::usage(
+            format!("`{}` is not a valid task id", req.task),
+            "a task id is 2 to 80 lowercase letters, digits, `-`, `_` or `.`, starting with a letter or digit (as a directive id)",
+        ));
+    }
+    if let Some(epic) = req.epic.as_deref().filter(|e| !is_valid_task(e)) {
+        return Err(Error::usage(
+            format!("`{epic}` is not a valid epic id"),
+            "an epic id follows the task id rule: lowercase letters, digits, `-`, `_` or `.`",
+        ));
+    }
+    if req.owns.is_empty() {
+        return Err(Error::usage(
+            "a handoff owns at least one path",
+            "name what the task alone may change: `--owns 'src/auth/**'`",
+        ));
+    }
+    for glob in req.owns.iter().chain(&req.readonly) {
+        if let Err(e) = crate::pathglob::PathGlob::parse(glob) {
+            return Err(Error::usage(e.message, e.hint));
+        }
+    }
+    let rel = store.rel(&path(store, &req.task));
+    if handoffs.iter().any(|h| h.task == req.task)
+        || path(store, &req.task).symlink_metadata().is_ok()
+    {
+        return Err(exists(&req.task, &rel));
+    }
+    for d in &req.depends {
+        if d == &req.task {
+            return Err(Error::usage(
+                format!("task `{d}` cannot depend on itself"),
+                "name the tasks that must be completed before this one",
+            ));
+        }
+        if !handoffs.iter().any(|h| &h.task == d) {
+            let list = "create that handoff first, or `git swarm handoff list` lists them";
+            let hint = match crate::suggest::closest(d, handoffs.iter().map(|h| h.task.as_str())) {
+                Some(m) => format!("did you mean `{m}`? {list}"),
+                None => list.to_owned(),
+            };
+            return Err(Error::usage(
+                format!("dependency `{d}` is not a handoff"),
+                hint,
+            ));
+        }
+    }
+    let max = store.config.handoffs.max_review_attempts;
+    for other in handoffs {
+        if !standing(&other.task, log, max).holds_ownership() {
+            continue;
+        }
+        if let Some(overlap) = overlaps(&req.owns, &other.contract.owns, tracked) {
+            return Ok(Created::Overlaps {
+                task: other.task.clone(),
+                overlap,
+            });
+        }
+    }
+    // Whole seconds: the time a person reads in the file, not the log's.
+    let now = store
+        .clock
+        .now()
+        .round(jiff::Unit::Second)
+        .unwrap_or(store.clock.now());
+    let created_at = now
+        .to_string()
+        .parse::<toml::value::Datetime>()
+        .map_err(|e| {
+            Error::usage(
+                format!("the clock's time cannot be written: {e}"),
+                "set GIT_SWARM_NOW to an RFC 3339 time",
+            )
+        })?;
+    Ok(Created::Ready(Box::new(Handoff {
+        task: req.task,
+        epic: req.epic,
+        role: req.role,
+        created_at,
+        contract: Contract {
+            owns: req.owns,
+            readonly: req.readonly,
+            depends: req.depends,
+            criteria: req.criteria,
+            base: req.base,
+        },
+        context: Context {
+            summary: req.summary,
+            next: req.next,
+        },
+        escalation: Escalation::default(),
+    })))
+}
+
+/// The commit `spec` names (a tag peeled), as 40 hex digits.
+pub fn resolve_base(repo: &gix::Repository, spec: &str) -> Result<String> {
+    let not_commit = |what: &str| {
+        Error::usage(
+            format!("--base `{spec}` {what}"),
+            "name a commit, branch or tag that `git rev-parse --verify REV^{commit}` accepts (default: HEAD)",
+        )
+    };
+    let id = repo
+        .rev_parse_single(spec)
+        .map_err(|_| not_commit("does not name a revision in this repository"))?;
+    let object = id
+        .object()
+        .map_err(|e| Error::git(format!("reading {spec}"), e))?
+        .peel_tags_to_end()
+        .map_err(|e| Error::git(format!("peeling the tag {spec}"), e))?;
+    if object.kind != gix::object::Kind::Commit {
+        return Err(not_commit(&format!(
+            "names a {}, not a commit",
+            object.kind
+        )));
+    }
+    Ok(object.id.to_string())
+}
+
+/// The files git tracks (its index), the overlap test's fallback witnesses.
+pub fn tracked_files(repo: &gix::Repository) -> Vec<String> {
+    let Ok(index) = repo.index_or_empty() else {
+        return Vec::new();
+    };
+    index
+        .entries()
+        .iter()
+        .filter_map(|e| std::str::from_utf8(e.path(&index)).ok().map(str::to_owned))
+        .collect()
+}
+
+/// Most lines of context a brief gives beside its contract.
+pub const BRIEF_LINES: usize = 50;
+
+/// What a worker is given: the contract as JSON, then a few lines of context.
+#[derive(Debug, Clone, Serialize)]
+pub struct Brief {
+    pub contract: serde_json::Value,
+    pub context: Vec<String>,
+}
+
+/// The brief of `h`: its contract, and what the worker needs around it —
+/// the epic's summary, its role, what each dependency produced and whether
+/// it is done, what comes next, how to escalate — at most [`BRIEF_LINES`] lines.
+pub fn brief(h: &Handoff, handoffs: &[Handoff], log: &[Event], max_attempts: u32) -> Brief {
+    let c = &h.contract;
+    let contract = serde_json::json!({
+        "task": h.task,
+        "owns": c.owns,
+        "readonly": c.readonly,
+        "depends": c.depends,
+        "criteria": c.criteria,
+        "base": c.base,
+    });
+    let line = |s: String| crate::display::truncate(&s.replace(['\n', '\r'], " "), 300);
+    let mut lines = Vec::new();
+    if let Some(epic) = &h.epic {
+        lines.push(line(format!("Epic: {epic}")));
+    }
+    if let Some(summary) = &h.context.summary {
+        lines.push(line(format!("Summary: {summary}")));
+    }
+    if let Some(role) = &h.role {
+        lines.push(line(format!("Role: {role}")));
+    }
+    for d in &c.depends {
+        let standing = standing(d, log, max_attempts);
+        let done = events_of(d, log)
+            .filter(|e| e.known_kind() == Some(Kind::HandoffCompleted))
+            .last()
+            .map(|e| format!(" at {}", e.ts))
+            .unwrap_or_default();
+        lines.push(line(format!("Depends on {d}: {}{done}", standing.as_str())));
+        if let Some(dep) = handoffs.iter().find(|x| &x.task == d) {
+            if let Some(summary) = &dep.context.summary {
+                lines.push(line(format!("  produced: {summary}")));
+            }
+            if !dep.contract.criteria.is_empty() {
+                lines.push(line(format!("  met: {}", dep.contract.criteria.join("; "))));
+            }
+        }
+    }
+    if let Some(next) = &h.context.next {
+        lines.push(line(format!("Next: {next}")));
+    }
+    lines.push(line(format!(
+        "Escalate to {}: {}",
+        h.escalation.contact, h.escalation.scope_change
+    )));
+    if lines.len() > BRIEF_LINES {
+        // The escalation line is kept: a worker must always know whom to ask.
+        let last = lines.pop().unwrap_or_default();
+        lines.truncate(BRIEF_LINES - 2);
+        lines.push("(more context left out)".into());
+        lines.push(last);
+    }
+    Brief {
+        contract,
+        context: lines,
+    }
+}
+
+/// What `handoff release` decided.
+#[derive(Debug, Clone)]
+pub enum Released {
+    /// The `handoff_released` event to append.
+    Now(Event),
+    /// Completed or released already: it holds nothing to give back.
+    Already(Standing),
+}
+
+/// `handoff release`: the `handoff_released` event, or the standing that
+/// refuses it (a handoff completed or released holds nothing).
+pub fn release(store: &Store, h: &Handoff, reason: &str, log: &[Event]) -> Result<Released> {
+    let reason = crate::directive_loop::gate::justification(
+        reason,
+        "releasing a handoff",
+        "say why the task is given up, e.g. `--reason \"the epic was dropped\"`",
+    )?;
+    let now = standing(&h.task, log, store.config.handoffs.max_review_attempts);
+    if !now.holds_ownership() {
+        return Ok(Released::Already(now));
+    }
+    Ok(Released::Now(store.event(Body::HandoffReleased {
+        task: h.task.clone(),
+        reason: reason.to_owned(),
+    })))
 }
 
 #[cfg(test)]

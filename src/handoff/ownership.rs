@@ -133,15 +133,14 @@ fn walk(
     found
 }
 
-/// A name matching the single part `part`: its wildcards left out (`*`),
-/// or filled with the first thing they allow.
+/// A name matching the single part `part`: its wildcards filled with `x`,
+/// or with the first thing they allow.
 fn sample(part: &str) -> String {
     let mut out = String::new();
     let mut chars = part.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '*' => {}
-            '?' => out.push('x'),
+            '*' | '?' => out.push('x'),
             '[' => {
                 let mut first = None;
                 for c in chars.by_ref() {
