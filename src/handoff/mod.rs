@@ -212,6 +212,8 @@ pub fn load_all(store: &Store) -> Result<(Vec<Handoff>, Vec<Problem>)> {
             Err(problem) => problems.push(problem),
         }
     }
+    // By task, not file name: `auth.toml` would sort after `auth-2.toml`.
+    handoffs.sort_by(|a, b| a.task.cmp(&b.task));
     Ok((handoffs, problems))
 }
 
