@@ -118,7 +118,13 @@ fn walk(
             }
             Some(rest)
         }),
-        (_, Some("**")) => walk(b, a, memo),
+        // Written out rather than `walk(b, a, memo)`: the memo's positions are (a, b).
+        (Some(first), Some("**")) => walk(a, &b[1..], memo).or_else(|| {
+            let mut rest = walk(&a[1..], b, memo)?;
+            rest.insert(0, sample(first));
+            Some(rest)
+        }),
+        (None, Some("**")) => walk(a, &b[1..], memo),
         (Some(x), Some(y)) => {
             let name = meet(x, y)?;
             let mut rest = walk(&a[1..], &b[1..], memo)?;
@@ -231,6 +237,11 @@ mod tests {
         assert!(check("src/a*.rs", "src/*b.rs").is_some());
         assert!(check("**/test/**", "src/**").is_some());
         assert!(check("src/auth/**", "src/auth/").is_some());
+        assert!(check("src/auth/*.rs", "src/**").is_some());
+        assert_eq!(
+            check("a/**/b/*.rs", "a/x/**").as_deref(),
+            Some("a/x/b/x.rs")
+        );
     }
 
     #[test]
