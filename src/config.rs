@@ -16,6 +16,7 @@ pub struct Config {
     pub knowledge: KnowledgeConfig,
     pub retrieval: RetrievalConfig,
     pub patterns: PatternsConfig,
+    pub handoffs: HandoffsConfig,
     /// The tools each agent role is expected to use: `inject --role R`
     /// without `--tools` shows R the directives scoped to these tools.
     /// A role named here replaces its default; others keep theirs.
@@ -204,6 +205,24 @@ impl Default for RetrievalConfig {
     }
 }
 
+/// How handoffs are reviewed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct HandoffsConfig {
+    /// `needs_changes` reviews after which a handoff is `blocked` and goes
+    /// back to its coordinator rather than round again.
+    #[schemars(range(min = 1, max = 100))]
+    pub max_review_attempts: u32,
+}
+
+impl Default for HandoffsConfig {
+    fn default() -> Self {
+        HandoffsConfig {
+            max_review_attempts: 3,
+        }
+    }
+}
+
 /// How the event log is written and read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -324,7 +343,14 @@ const CONFIG_HINT: &str =
     "see docs/formats.md for every key and its default; the defaults are used until this is fixed";
 
 /// The sections that are tables of settings.
-const SECTIONS: [&str; 5] = ["events", "runner", "knowledge", "retrieval", "patterns"];
+const SECTIONS: [&str; 6] = [
+    "events",
+    "runner",
+    "knowledge",
+    "retrieval",
+    "patterns",
+    "handoffs",
+];
 
 fn deserialize(
     span: std::ops::Range<usize>,

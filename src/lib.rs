@@ -51,6 +51,7 @@ pub mod explain;
 pub mod export;
 pub mod file_kind;
 pub mod fold;
+pub mod handoff;
 pub mod harden;
 pub mod hooks;
 pub mod import;

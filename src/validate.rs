@@ -124,6 +124,11 @@ pub fn validate(store: &Store) -> Result<Report> {
     r.files += proposals.len() + problems.len();
     r.problems.extend(problems);
 
+    // Handoffs are read by `handoff` and `epic`, which skip a bad one.
+    let (handoffs, problems) = crate::handoff::load_all(store)?;
+    r.files += handoffs.len() + problems.len();
+    r.problems.extend(problems);
+
     check_gitattributes(store, &mut r);
     r.problems
         .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));

@@ -11,9 +11,11 @@ mod cochange;
 mod deescalate;
 mod doctor;
 mod edit;
+mod epic;
 mod explain;
 mod export;
 mod generate;
+mod handoff;
 mod harden;
 mod hook;
 mod hook_agent;
@@ -300,6 +302,18 @@ enum Command {
     /// records why. Either way the file stays, with its decision.
     #[command(subcommand)]
     Proposal(proposal::Command),
+    /// Handoffs: one task's contract for one worker, with paths it alone owns.
+    ///
+    /// The contract names the paths the task alone may change, those it may
+    /// only read, the tasks it waits for and what done means.
+    /// `create` writes `.swarm/handoffs/<task>.toml` (never rewritten) and
+    /// prints the worker's brief; where a handoff stands is a fold of the
+    /// event log. Two handoffs holding ownership never own a path in common.
+    #[command(subcommand)]
+    Handoff(handoff::Command),
+    /// Epics: the handoffs sharing `--epic`, in dependency order.
+    #[command(subcommand)]
+    Epic(epic::Command),
     /// Propose "when X changes, Y changes too" from files the history changes together.
     ///
     /// Reads the non-merge commits from HEAD, newest first (at most
@@ -486,6 +500,8 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Pattern(command) => pattern::run(command, ui),
         Command::Reflect(command) => reflect::run(command, ui),
         Command::Proposal(command) => proposal::run(command, ui),
+        Command::Handoff(command) => handoff::run(command, ui),
+        Command::Epic(command) => epic::run(command, ui),
         Command::Harden(args) => harden::run(args, ui),
         Command::Cochange(args) => cochange::run(args, ui),
         Command::Export(args) => export::run(args, ui),

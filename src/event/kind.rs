@@ -250,8 +250,48 @@ pub enum Body {
     },
     /// Reserved: work handed from one agent to another.
     Handoff {},
-    /// Reserved: a handoff that broke a directive.
-    HandoffViolation {},
+    /// `handoff create`: a task's contract written to `.swarm/handoffs/<task>.toml`.
+    HandoffCreated {
+        task: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        epic: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        role: Option<String>,
+    },
+    /// `handoff check`, `handoff complete`: one run of a handoff's check.
+    HandoffChecked {
+        task: String,
+        /// No violation was found.
+        ok: bool,
+        /// The commits checked (`BASE..HEAD`).
+        range: String,
+        violations: u32,
+    },
+    /// `handoff check`: one thing a handoff's work broke. The event's
+    /// directive is set on the copy a path-scoped directive sees.
+    HandoffViolation {
+        task: String,
+        /// `scope_creep`, `readonly_touched`, `dependency_open` or `criterion_failed`.
+        violation: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        criterion: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    /// `handoff review`: a reviewer's verdict on a handoff's work.
+    HandoffReview {
+        task: String,
+        /// `approve` or `needs_changes`.
+        verdict: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// `handoff complete`: the work is done; its ownership is given back.
+    HandoffCompleted { task: String },
+    /// `handoff release`: the task given up; its ownership is given back.
+    HandoffReleased { task: String, reason: String },
 }
 
 /// Kinds this version knows, as written. Others are kept and folded as "other".

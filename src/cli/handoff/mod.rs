@@ -1,0 +1,60 @@
+//! `git swarm handoff …`: the contracts a coordinator gives its workers.
+
+mod create;
+mod manage;
+
+use super::{Outcome, Ui};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Write a task's contract and print the brief for the worker's prompt.
+    ///
+    /// Everything is checked before anything is written: the task id (as a
+    /// directive id), every glob, each `--depends` naming an existing
+    /// handoff, `--base` naming a commit. An id already taken is exit 2; an
+    /// `--owns` glob that could match a path a handoff still holding its
+    /// ownership owns (any standing but completed and released) is exit 1,
+    /// naming that task, the two globs and a path both match.
+    ///
+    /// The file `.swarm/handoffs/TASK.toml` is created (never rewritten) and
+    /// `handoff_created` recorded. The output is the contract as JSON, at
+    /// most 50 lines of context (summary, role, what each dependency
+    /// produced and whether it is complete, what comes next, how to
+    /// escalate), then with `--role` the block `inject` shows that role,
+    /// recorded as a delegation as `inject` records it (its id is printed).
+    Create(create::Args),
+    /// List handoffs: task, standing, epic, role, owned globs.
+    ///
+    /// The standing is a fold of the event log: open, in_review, violated,
+    /// blocked, completed or released. A handoff file that cannot be read is
+    /// reported with its file and line, and the others are listed.
+    List(manage::ListArgs),
+    /// Show one handoff: its file and its events (checks, violations, reviews).
+    Show(manage::ShowArgs),
+    /// Give a task up: its owned paths are free for another handoff.
+    ///
+    /// Records `handoff_released` with the reason (at least 10 characters).
+    /// A handoff completed or released already is exit 1.
+    Release(manage::ReleaseArgs),
+}
+
+pub fn run(command: Command, ui: &mut Ui) -> Outcome {
+    match command {
+        Command::Create(args) => create::run(args, ui),
+        Command::List(args) => manage::list(args, ui),
+        Command::Show(args) => manage::show(args, ui),
+        Command::Release(args) => manage::release(args, ui),
+    }
+}
+
+/// The brief as text: the contract's JSON on one line, then the context.
+pub fn render_brief(brief: &git_swarm::handoff::Brief) -> String {
+    let mut out = String::from("CONTRACT ");
+    out.push_str(&serde_json::to_string(&brief.contract).unwrap_or_default());
+    out.push('\n');
+    for line in &brief.context {
+        out.push_str(&super::clean(line));
+        out.push('\n');
+    }
+    out
+}
