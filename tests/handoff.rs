@@ -703,3 +703,24 @@ fn validate_warns_of_handoffs_that_overlap_after_a_merge() {
         run.snapshot()
     );
 }
+
+/// A pair the search cannot decide within its bounds is never let through.
+#[test]
+fn a_pair_too_complex_to_decide_is_refused_as_overlapping() {
+    let env = TestEnv::initialised();
+    // "The 15th character from the end is `a`" (resp. `b`): each automaton
+    // needs 2^15 states to remember the last 15 characters.
+    let tail = "?".repeat(14);
+    create(&env, "first", &["--owns", &format!("src/*a{tail}")]).success();
+    let run = create(&env, "second", &["--owns", &format!("src/*b{tail}")]);
+    run.code(1);
+    assert!(
+        run.stderr.contains(&format!(
+            "could not decide whether `src/*b{tail}` and handoff `first`'s `src/*a{tail}` share a path"
+        )) && run.stderr.contains("refused as overlapping")
+            && run.stderr.contains("hint: write plainer globs"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!env.exists(".swarm/handoffs/second.toml"));
+}

@@ -22,7 +22,7 @@ use crate::pathglob::PathGlob;
 pub const MAX_STATES: usize = 20_000;
 
 /// How large one glob's DFA may grow, in bytes, before it gives up.
-const DFA_LIMIT: usize = 1 << 20;
+pub const DFA_LIMIT: usize = 1 << 20;
 
 type Dfa = dense::DFA<Vec<u32>>;
 

@@ -76,10 +76,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         Created::Overlaps { task, overlap } if !overlap.decided => {
             ui.error(
                 &format!(
-                    "could not decide whether `{}` and handoff `{task}`'s `{}` share a path (the search stopped at {} states): refused as overlapping",
+                    "could not decide whether `{}` and handoff `{task}`'s `{}` share a path within the search's bounds ({} pairs of states, {} bytes per automaton): refused as overlapping",
                     overlap.mine,
                     overlap.theirs,
-                    handoff::ownership::MAX_STATES
+                    handoff::ownership::MAX_STATES,
+                    handoff::ownership::DFA_LIMIT
                 ),
                 None,
                 Some(&format!(
