@@ -84,6 +84,8 @@ pub fn validate(store: &Store) -> Result<Report> {
         }
     }
 
+    // The log, for the standing of handoffs below.
+    let mut log = Vec::new();
     for name in list(&store.events_dir(), "events", &mut r)? {
         let rel = format!(".swarm/events/{name}");
         if !is_month_file(&name) {
@@ -115,6 +117,7 @@ pub fn validate(store: &Store) -> Result<Report> {
                 );
             }
         }
+        log.extend(file.events.iter().map(|line| line.event.clone()));
         r.events += file.events.len();
         r.problems.extend(file.problems);
     }
@@ -128,6 +131,13 @@ pub fn validate(store: &Store) -> Result<Report> {
     let (handoffs, problems) = crate::handoff::load_all(store)?;
     r.files += handoffs.len() + problems.len();
     r.problems.extend(problems);
+    // Overlaps only a merge can bring: `handoff create` refuses the others.
+    // In the order `records::read_log` folds it: by time, then id, each id once.
+    log.sort_by(|a: &crate::event::Event, b| (a.ts_millis(), &a.id).cmp(&(b.ts_millis(), &b.id)));
+    let mut seen = std::collections::HashSet::new();
+    log.retain(|e| seen.insert(e.id.clone()));
+    r.problems
+        .extend(crate::handoff::standing_overlaps(store, &handoffs, &log));
 
     check_gitattributes(store, &mut r);
     r.problems

@@ -491,3 +491,236 @@ fn epic_next_offers_what_is_ready_and_never_what_is_done() {
         none.snapshot()
     );
 }
+
+/// Handoffs are made before their files exist: whether two globs share a
+/// path is decided on the globs, not on the files there are.
+#[test]
+fn globs_sharing_a_path_no_file_has_yet_are_refused_with_a_witness() {
+    let env = TestEnv::initialised();
+    let pairs = [
+        ("src/*auth*", "src/*login*"),
+        ("*a*", "*b*"),
+        ("src/{a,b}.rs", "src/{c,b}.rs"),
+        ("src/[ab].rs", "src/[cb].rs"),
+        ("src/[a-c]*", "src/[!a]*"),
+        ("src/a?c", "src/?b?"),
+        ("{docs,src}/**", "{lib,src}/*.rs"),
+        ("{src/a,lib}/**", "src/a/x.rs"),
+    ];
+    for (i, (first, second)) in pairs.iter().enumerate() {
+        let (a, b) = (format!("first-{i}"), format!("second-{i}"));
+        create(&env, &a, &["--owns", first]).success();
+        let run = create(&env, &b, &["--owns", second]);
+        run.code(1);
+        let said = format!("`{second}` overlaps handoff `{a}`'s `{first}`: both own ");
+        let witness = run
+            .stderr
+            .split(&said)
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .unwrap_or_else(|| panic!("{said}\n{}", run.snapshot()))
+            .to_owned();
+        // The witness is a path both globs match, as directives' `paths` read it.
+        for glob in [first, second] {
+            let parsed = git_swarm::pathglob::PathGlob::parse(glob).expect("a glob");
+            assert!(parsed.is_match(&witness), "{glob} matches {witness}");
+        }
+        assert!(run.stderr.contains("hint:"), "{}", run.snapshot());
+        assert!(!env.exists(&format!(".swarm/handoffs/{b}.toml")));
+        swarm(
+            &env,
+            &[
+                "handoff",
+                "release",
+                &a,
+                "--reason",
+                "done with this pair of globs",
+            ],
+        )
+        .success();
+    }
+}
+
+#[test]
+fn globs_that_share_no_path_are_both_accepted() {
+    let pairs = [
+        ("src/a/**", "src/b/**"),
+        ("*.md", "*.rs"),
+        // `*` stays within a folder: `docs/*.md` is not `docs/x/y.md`.
+        ("docs/*.md", "docs/x/*.md"),
+        ("src/[ab].rs", "src/[cd].rs"),
+    ];
+    for (first, second) in pairs {
+        let env = TestEnv::initialised();
+        create(&env, "first", &["--owns", first]).success();
+        create(&env, "second", &["--owns", second]).success();
+        assert_eq!(of_kind(&env, "handoff_created").len(), 2);
+    }
+}
+
+/// Two creates at once read the handoffs under one lock: only one of them
+/// can take a path.
+#[test]
+fn parallel_creates_of_the_same_paths_let_exactly_one_through() {
+    // A few rounds: without the lock, one round lets two through only now and then.
+    for _ in 0..3 {
+        parallel_round();
+    }
+}
+
+fn parallel_round() {
+    let env = TestEnv::initialised();
+    let runs: Vec<Run> = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..6)
+            .map(|i| {
+                let env = &env;
+                s.spawn(move || create(env, &format!("task-{i}"), &["--owns", "src/**"]))
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a run"))
+            .collect()
+    });
+    let codes: Vec<i32> = runs.iter().map(|r| r.code).collect();
+    assert_eq!(codes.iter().filter(|&&c| c == 0).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|&&c| c == 1).count(), 5, "{codes:?}");
+    for r in runs.iter().filter(|r| r.code == 1) {
+        assert!(
+            r.stderr.contains("`src/**` overlaps handoff"),
+            "{}",
+            r.snapshot()
+        );
+    }
+    assert_eq!(of_kind(&env, "handoff_created").len(), 1);
+}
+
+/// A task id names the branch `swarm/<task>`: what git refuses in a branch
+/// name is refused here.
+#[test]
+fn a_task_id_that_cannot_name_a_branch_is_refused() {
+    let env = TestEnv::initialised();
+    for (task, why) in [
+        ("a..b", "contains `..`"),
+        ("x.lock", "ends with `.lock`"),
+        ("ab.", "ends with `.`"),
+        (".ab", "starting with a letter or digit"),
+    ] {
+        let run = create(
+            &env,
+            task,
+            &["--owns", &format!("{}/**", task.replace('.', "d"))],
+        );
+        run.code(2);
+        assert!(
+            run.stderr
+                .contains(&format!("`{task}` is not a valid task id"))
+                && run.stderr.contains(why)
+                && run.stderr.contains("hint:"),
+            "{task}\n{}",
+            run.snapshot()
+        );
+    }
+    let run = create(&env, "x.y", &["--owns", "src/**", "--epic", "e..1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("`e..1` is not a valid epic id"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(of_kind(&env, "handoff_created").is_empty());
+}
+
+/// `create` refuses an overlap it can see; one that arrives by a merge of
+/// two branches, each creating a handoff on the same paths, is what
+/// `validate` reports, as long as both hold their ownership.
+#[test]
+fn validate_warns_of_handoffs_that_overlap_after_a_merge() {
+    let env = TestEnv::initialised();
+    let main = env
+        .git(&["rev-parse", "--abbrev-ref", "HEAD"])
+        .trim()
+        .to_owned();
+    env.git(&["checkout", "-q", "-b", "other"]);
+    create(&env, "theirs", &["--owns", "src/*login*"]).success();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "theirs"]);
+    env.git(&["checkout", "-q", &main]);
+    create(&env, "mine", &["--owns", "src/*auth*"]).success();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "mine"]);
+    env.git(&["merge", "-q", "--no-edit", "other"]);
+    assert_eq!(of_kind(&env, "handoff_created").len(), 2);
+
+    let run = swarm(&env, &["validate"]);
+    // `mine` was created after `theirs` (the clock ticks): the warning is at its `owns`.
+    let line = run
+        .stdout
+        .lines()
+        .chain(run.stderr.lines())
+        .find(|l| l.contains("handoff_overlap") || l.contains("overlaps handoff"))
+        .unwrap_or_else(|| panic!("{}", run.snapshot()))
+        .to_owned();
+    assert!(
+        line.starts_with(".swarm/handoffs/mine.toml:")
+            && line.contains("warning")
+            && line.contains("handoff `mine`'s `src/*auth*` overlaps handoff `theirs`'s `src/*login*`: both own src/"),
+        "{}",
+        run.snapshot()
+    );
+    let owns_line = std::fs::read_to_string(env.path(".swarm/handoffs/mine.toml"))
+        .expect("the file")
+        .lines()
+        .position(|l| l.starts_with("owns"))
+        .expect("an owns line")
+        + 1;
+    assert!(
+        line.starts_with(&format!(".swarm/handoffs/mine.toml:{owns_line}:")),
+        "{line}"
+    );
+    assert!(
+        run.stdout.contains("hint:") || run.stderr.contains("hint:"),
+        "{}",
+        run.snapshot()
+    );
+
+    // Released, `theirs` no longer owns anything: no warning.
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "release",
+            "theirs",
+            "--reason",
+            "merged twice by mistake",
+        ],
+    )
+    .success();
+    let run = swarm(&env, &["validate"]);
+    assert!(
+        !run.stdout.contains("overlaps handoff") && !run.stderr.contains("overlaps handoff"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+/// A pair the search cannot decide within its bounds is never let through.
+#[test]
+fn a_pair_too_complex_to_decide_is_refused_as_overlapping() {
+    let env = TestEnv::initialised();
+    // "The 15th character from the end is `a`" (resp. `b`): each automaton
+    // needs 2^15 states to remember the last 15 characters.
+    let tail = "?".repeat(14);
+    create(&env, "first", &["--owns", &format!("src/*a{tail}")]).success();
+    let run = create(&env, "second", &["--owns", &format!("src/*b{tail}")]);
+    run.code(1);
+    assert!(
+        run.stderr.contains(&format!(
+            "could not decide whether `src/*b{tail}` and handoff `first`'s `src/*a{tail}` share a path"
+        )) && run.stderr.contains("refused as overlapping")
+            && run.stderr.contains("hint: write plainer globs"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(!env.exists(".swarm/handoffs/second.toml"));
+}

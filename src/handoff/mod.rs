@@ -168,9 +168,50 @@ impl Handoff {
 }
 
 /// A task id: what a directive id may be (lowercase ASCII letters, digits,
-/// `-`, `_`, `.`; 2 to 80 bytes), since both name a file under `.swarm/`.
+/// `-`, `_`, `.`; 2 to 80 bytes), since both name a file under `.swarm/`,
+/// and a valid part of the branch name `swarm/<task>` (see [`task_problem`]).
 pub fn is_valid_task(id: &str) -> bool {
-    crate::directive::is_valid_id(id)
+    task_problem(id).is_none()
+}
+
+/// Why `id` cannot be a task id, in a phrase, or `None` when it can. Beyond
+/// the directive id rule, what `git check-ref-format` refuses in a part of a
+/// ref name: `..`, a `.lock` ending, a trailing `.` (a leading `.` or `-`
+/// and control characters are already outside the directive id rule).
+pub fn task_problem(id: &str) -> Option<&'static str> {
+    if !crate::directive::is_valid_id(id) {
+        Some(
+            "a task id is 2 to 80 lowercase letters, digits, `-`, `_` or `.`, starting with a letter or digit",
+        )
+    } else if id.contains("..") {
+        Some("it contains `..`, which a git branch name `swarm/<task>` may not")
+    } else if id.ends_with(".lock") {
+        Some("it ends with `.lock`, which a git branch name `swarm/<task>` may not")
+    } else if id.ends_with('.') {
+        Some("it ends with `.`, which a git branch name `swarm/<task>` may not")
+    } else {
+        None
+    }
+}
+
+/// The lock `handoff create` holds from reading the handoffs until the new
+/// one is written and its event appended, so that two creates at once
+/// cannot both take the same paths. Waits for a create that holds it; held
+/// until the returned file is dropped.
+pub fn lock(store: &Store) -> Result<std::fs::File> {
+    let local = store.local_dir();
+    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
+    let path = local.join("handoff-create.lock");
+    let file = crate::safe_fs::open(
+        &path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(|e| Error::io(&path, e))?;
+    crate::event::lock_with_retry(&file, &path, std::time::Duration::from_secs(10))?;
+    Ok(file)
 }
 
 fn is_commit_id(s: &str) -> bool {
@@ -215,6 +256,65 @@ pub fn load_all(store: &Store) -> Result<(Vec<Handoff>, Vec<Problem>)> {
     // By task, not file name: `auth.toml` would sort after `auth-2.toml`.
     handoffs.sort_by(|a, b| a.task.cmp(&b.task));
     Ok((handoffs, problems))
+}
+
+/// Handoffs holding ownership whose `owns` overlap: only `create` refuses
+/// an overlap, so two branches each creating a handoff on the same paths
+/// meet only when merged. One warning per such pair, at the `owns` line of
+/// the later one (by `created_at`, then task), naming both tasks and a path
+/// both own.
+pub fn standing_overlaps(store: &Store, handoffs: &[Handoff], log: &[Event]) -> Vec<Problem> {
+    let max = store.config.handoffs.max_review_attempts;
+    let mut holding: Vec<&Handoff> = handoffs
+        .iter()
+        .filter(|h| standing(&h.task, log, max).holds_ownership())
+        .collect();
+    holding.sort_by_key(|h| (h.created_at.to_string(), h.task.clone()));
+    let mut problems = Vec::new();
+    for (i, later) in holding.iter().enumerate() {
+        for earlier in &holding[..i] {
+            let Some(o) = overlaps(&later.contract.owns, &earlier.contract.owns, &[]) else {
+                continue;
+            };
+            let file = path(store, &later.task);
+            let rel = store.rel(&file);
+            let shared = if o.decided {
+                format!("both own {}", o.witness)
+            } else {
+                "whether they share a path could not be decided".to_owned()
+            };
+            let mut problem = Problem::warning(
+                &rel,
+                "handoff_overlap",
+                format!(
+                    "handoff `{}`'s `{}` overlaps handoff `{}`'s `{}`: {shared}",
+                    later.task, o.mine, earlier.task, o.theirs
+                ),
+            )
+            .with_hint(format!(
+                "a path is owned by one open handoff at a time (they met in a merge): `git swarm handoff release {} --reason TEXT` for the one given up",
+                later.task
+            ));
+            // The file was read a moment ago; without it the warning has no line.
+            if let Some(text) = crate::safe_fs::read(&file, HANDOFF_MAX)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+            {
+                let at = text
+                    .lines()
+                    .scan(0, |start, line| {
+                        let here = *start;
+                        *start += line.len() + 1;
+                        Some((here, line))
+                    })
+                    .find(|(_, line)| line.trim_start().starts_with("owns"))
+                    .map_or(0, |(at, _)| at);
+                problem = problem.at_offset(&text, at);
+            }
+            problems.push(problem);
+        }
+    }
+    problems
 }
 
 /// One handoff file, checked to be a regular file within the size limit
@@ -458,16 +558,18 @@ pub fn create(
     log: &[Event],
     tracked: &[String],
 ) -> Result<Created> {
-    if !is_valid_task(&req.task) {
+    if let Some(why) = task_problem(&req.task) {
         return Err(Error::usage(
-            format!("`{}` is not a valid task id", req.task),
-            "a task id is 2 to 80 lowercase letters, digits, `-`, `_` or `.`, starting with a letter or digit (as a directive id)",
+            format!("`{}` is not a valid task id: {why}", req.task),
+            "a task id is 2 to 80 lowercase letters, digits, `-`, `_` or `.`, starting with a letter or digit, with no `..` and not ending in `.` or `.lock` (it names the branch `swarm/<task>`)",
         ));
     }
-    if let Some(epic) = req.epic.as_deref().filter(|e| !is_valid_task(e)) {
+    if let Some(epic) = req.epic.as_deref()
+        && let Some(why) = task_problem(epic)
+    {
         return Err(Error::usage(
-            format!("`{epic}` is not a valid epic id"),
-            "an epic id follows the task id rule: lowercase letters, digits, `-`, `_` or `.`",
+            format!("`{epic}` is not a valid epic id: {why}"),
+            "an epic id follows the task id rule: lowercase letters, digits, `-`, `_` or `.`, with no `..` and not ending in `.` or `.lock`",
         ));
     }
     if req.owns.is_empty() {

@@ -1,223 +1,210 @@
-//! Exclusive ownership: two handoffs may not own a path in common. Whether
-//! two globs could match the same path is decided on the globs themselves,
-//! before any such file exists, by walking them a path part at a time:
-//! `**` stands for any number of parts, two single parts meet when some
-//! name matches both, and a glob is read as `pathglob` reads it (a glob
-//! without `/` matches its name at any depth, so `*.md` owns
-//! `docs/a.md`; a last part without wildcard owns what is below it). Every
-//! witness the walk builds is matched against both globs before it is
-//! believed; when the walk finds none (shapes it does not model, such as a
-//! `{a/b,c}` alternative across folders), a tracked file matching both is
-//! the witness.
+//! Exclusive ownership: two handoffs may not own a path in common. Handoffs
+//! are made before their files exist, so whether two globs could match one
+//! path is decided on the globs themselves, exactly: each glob is compiled
+//! to the regex `pathglob` matches with (globset's, plus "or below" for a
+//! last part without wildcard), each regex to a DFA, and a breadth-first
+//! search over pairs of states looks for a path both accept. The path it
+//! finds is the witness, the shortest there is. The search is bounded: a
+//! pair it cannot decide within the bound counts as overlapping (unless a
+//! tracked file decides it), so no pair gets through undecided.
 
 use globset::GlobBuilder;
+use regex_automata::{
+    Anchored,
+    dfa::{Automaton, StartKind, dense},
+    nfa::thompson,
+    util::{primitives::StateID, start, syntax},
+};
 
 use crate::pathglob::PathGlob;
+
+/// How many pairs of states the search visits before it gives up.
+pub const MAX_STATES: usize = 20_000;
+
+/// How large one glob's DFA may grow, in bytes, before it gives up.
+pub const DFA_LIMIT: usize = 1 << 20;
+
+type Dfa = dense::DFA<Vec<u32>>;
 
 /// Two globs, one of each set, and a path both match.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Overlap {
     pub mine: String,
     pub theirs: String,
+    /// A path both globs match; empty when `decided` is false.
     pub witness: String,
+    /// False when the search hit its bound (or a glob's automaton grew too
+    /// large) without finding a shared path or proving there is none: the
+    /// pair is then refused as if it overlapped.
+    pub decided: bool,
 }
 
 /// The first pair of globs of `a` and `b` that could match one path, with
-/// that path; `tracked` (the repository's files) gives a witness for
-/// shapes the walk on the globs does not decide. Globs that do not parse
-/// own nothing.
+/// that path. `tracked` (the repository's files) gives a witness for a pair
+/// the search could not decide. Globs that do not parse own nothing.
 pub fn overlaps(a: &[String], b: &[String], tracked: &[String]) -> Option<Overlap> {
-    for ga in a {
-        let Ok(pa) = PathGlob::parse(ga) else {
-            continue;
-        };
-        for gb in b {
-            let Ok(pb) = PathGlob::parse(gb) else {
-                continue;
+    let compiled = |globs: &[String]| -> Vec<(String, PathGlob, Option<Dfa>)> {
+        globs
+            .iter()
+            .filter_map(|g| {
+                let parsed = PathGlob::parse(g).ok()?;
+                Some((g.clone(), parsed, dfa(g)))
+            })
+            .collect()
+    };
+    let (ca, cb) = (compiled(a), compiled(b));
+    for (ga, pa, da) in &ca {
+        for (gb, pb, db) in &cb {
+            // A witness whose parts do not start with `.` reads better
+            // (`src/x.rs`, not `src/.rs`); only when there is none is every
+            // path searched.
+            let found = match (da, db) {
+                (Some(da), Some(db)) => match search(da, db, false) {
+                    Search::Shared(w) => Search::Shared(w),
+                    _ => search(da, db, true),
+                },
+                _ => Search::Undecided,
             };
-            if let Some(witness) = witness(ga, &pa, gb, &pb, tracked) {
-                return Some(Overlap {
-                    mine: ga.clone(),
-                    theirs: gb.clone(),
-                    witness,
-                });
+            let overlap = |witness: String, decided| Overlap {
+                mine: ga.clone(),
+                theirs: gb.clone(),
+                witness,
+                decided,
+            };
+            match found {
+                Search::Disjoint => {}
+                Search::Shared(witness) => return Some(overlap(witness, true)),
+                Search::Undecided => {
+                    return Some(
+                        match tracked.iter().find(|p| pa.is_match(p) && pb.is_match(p)) {
+                            Some(p) => overlap(p.clone(), true),
+                            None => overlap(String::new(), false),
+                        },
+                    );
+                }
             }
         }
     }
     None
 }
 
-/// A path both globs match, if the walk or the tracked files find one.
-fn witness(ga: &str, pa: &PathGlob, gb: &str, pb: &PathGlob, tracked: &[String]) -> Option<String> {
-    let both = |p: &str| pa.is_match(p) && pb.is_match(p);
-    let (sa, sb) = (parts(ga), parts(gb));
-    let mut memo = std::collections::HashSet::new();
-    if let Some(found) = walk(&sa, &sb, &mut memo) {
-        let path = found.join("/");
-        // A folder's glob (`src/**`) wants something below the folder.
-        for candidate in [
-            path.clone(),
-            format!("{path}/file"),
-            format!("{path}/f/file"),
-        ] {
-            let candidate = candidate.trim_start_matches('/').to_owned();
-            if !candidate.is_empty() && both(&candidate) {
-                return Some(candidate);
-            }
-        }
-    }
-    tracked.iter().find(|p| both(p)).cloned()
-}
-
-/// The glob's parts as `pathglob` reads it: a bare name at any depth
-/// (`**/name`), a trailing `/` or a literal last part also covering what is
-/// below (`**` appended).
-fn parts(source: &str) -> Vec<String> {
+/// The anchored regex `pathglob` matches `source` with, as a DFA; `None`
+/// when it does not build within [`DFA_LIMIT`].
+fn dfa(source: &str) -> Option<Dfa> {
+    // The normalisation `PathGlob::parse` applies: a bare name matches at
+    // any depth, a trailing `/` covers what is below.
     let trimmed = source.trim_end_matches('/');
-    let pattern = match trimmed.strip_prefix("./") {
+    let mut pattern = match trimmed.strip_prefix("./") {
         Some(rest) => rest.to_owned(),
         None if trimmed.contains('/') => trimmed.to_owned(),
         None => format!("**/{trimmed}"),
     };
-    let mut parts: Vec<String> = pattern.split('/').map(str::to_owned).collect();
-    let last_is_literal = parts.last().is_some_and(|p| !has_wildcard(p));
-    if source.ends_with('/') || last_is_literal {
-        parts.push("**".to_owned());
+    if source.ends_with('/') {
+        pattern.push_str("/**");
     }
-    parts
+    let glob = GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .backslash_escape(false)
+        .empty_alternates(true)
+        .build()
+        .ok()?;
+    let last = pattern.rsplit('/').next().unwrap_or_default();
+    let or_below = !last.contains(['*', '?', '[', ']', '{', '}', ',']);
+    let regex = glob.regex();
+    // A last part without wildcard names a folder too: what is below matches.
+    let regex = match (or_below, regex.strip_suffix('$')) {
+        (true, Some(body)) => format!("{body}(?:/.*)?$"),
+        _ => regex.to_owned(),
+    };
+    dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .start_kind(StartKind::Anchored)
+                .dfa_size_limit(Some(DFA_LIMIT))
+                .determinize_size_limit(Some(DFA_LIMIT)),
+        )
+        // As globset builds its matcher: bytes, `.` matching any byte.
+        .syntax(
+            syntax::Config::new()
+                .unicode(false)
+                .utf8(false)
+                .dot_matches_new_line(true),
+        )
+        .thompson(thompson::Config::new().utf8(false))
+        .build(&regex)
+        .ok()
 }
 
-fn has_wildcard(part: &str) -> bool {
-    part.contains(['*', '?', '[', ']', '{', '}'])
+enum Search {
+    Disjoint,
+    Shared(String),
+    Undecided,
 }
 
-/// Path parts matching both part lists, `**` matching zero or more parts.
-/// `memo` holds the positions already found to lead nowhere, so that the
-/// walk stays quadratic in the number of parts.
-fn walk(
-    a: &[String],
-    b: &[String],
-    memo: &mut std::collections::HashSet<(usize, usize)>,
-) -> Option<Vec<String>> {
-    let key = (a.len(), b.len());
-    if memo.contains(&key) {
-        return None;
-    }
-    let found = match (a.first().map(String::as_str), b.first().map(String::as_str)) {
-        (None, None) => Some(Vec::new()),
-        (Some("**"), _) => walk(&a[1..], b, memo).or_else(|| {
-            let first = b.first()?;
-            let name = if first == "**" {
-                None
-            } else {
-                Some(sample(first))
-            };
-            let mut rest = walk(a, &b[1..], memo)?;
-            if let Some(name) = name {
-                rest.insert(0, name);
+/// Bytes in the order the search tries them, so that a witness reads as a
+/// path: lowercase letters and digits first, then the rest.
+fn byte_order() -> Vec<u8> {
+    let first = b"xabcdefghijklmnopqrstuvwyz0123456789._-/";
+    let mut order = first.to_vec();
+    order.extend((1..=255u8).filter(|b| !first.contains(b)));
+    order
+}
+
+/// A breadth-first search over pairs of DFA states for a path both accept.
+/// A path is non-empty, has no NUL, no empty part and no trailing `/`; the
+/// third part of a node says whether the next byte starts a part.
+/// Without `dotted`, parts starting with `.` are left out.
+fn search(a: &Dfa, b: &Dfa, dotted: bool) -> Search {
+    let config = start::Config::new().anchored(Anchored::Yes);
+    let (Ok(sa), Ok(sb)) = (a.start_state(&config), b.start_state(&config)) else {
+        return Search::Undecided;
+    };
+    type Node = (StateID, StateID, bool);
+    let mut seen: std::collections::HashMap<Node, Option<(Node, u8)>> =
+        std::collections::HashMap::new();
+    let mut queue = std::collections::VecDeque::new();
+    let root = (sa, sb, true);
+    seen.insert(root, None);
+    queue.push_back(root);
+    let order = byte_order();
+    while let Some(node) = queue.pop_front() {
+        let (x, y, at_part_start) = node;
+        if !at_part_start
+            && a.is_match_state(a.next_eoi_state(x))
+            && b.is_match_state(b.next_eoi_state(y))
+        {
+            let mut bytes = Vec::new();
+            let mut at = node;
+            while let Some(Some((parent, byte))) = seen.get(&at) {
+                bytes.push(*byte);
+                at = *parent;
             }
-            Some(rest)
-        }),
-        // Written out rather than `walk(b, a, memo)`: the memo's positions are (a, b).
-        (Some(first), Some("**")) => walk(a, &b[1..], memo).or_else(|| {
-            let mut rest = walk(&a[1..], b, memo)?;
-            rest.insert(0, sample(first));
-            Some(rest)
-        }),
-        (None, Some("**")) => walk(a, &b[1..], memo),
-        (Some(x), Some(y)) => {
-            let name = meet(x, y)?;
-            let mut rest = walk(&a[1..], &b[1..], memo)?;
-            rest.insert(0, name);
-            Some(rest)
+            bytes.reverse();
+            return Search::Shared(String::from_utf8_lossy(&bytes).into_owned());
         }
-        _ => None,
-    };
-    if found.is_none() {
-        memo.insert(key);
-    }
-    found
-}
-
-/// A name matching the single part `part`: its wildcards filled with `x`,
-/// or with the first thing they allow.
-fn sample(part: &str) -> String {
-    let mut out = String::new();
-    let mut chars = part.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '*' | '?' => out.push('x'),
-            '[' => {
-                let mut first = None;
-                for c in chars.by_ref() {
-                    if c == ']' {
-                        break;
-                    }
-                    if first.is_none() && c != '!' && c != '^' {
-                        first = Some(c);
-                    }
-                }
-                out.push(first.unwrap_or('x'));
+        for &byte in &order {
+            if at_part_start && (byte == b'/' || (byte == b'.' && !dotted)) {
+                continue;
             }
-            '{' => {
-                let mut depth = 1;
-                let mut taking = true;
-                for c in chars.by_ref() {
-                    match c {
-                        '{' => depth += 1,
-                        '}' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        ',' if depth == 1 => taking = false,
-                        _ if taking => out.push(c),
-                        _ => {}
-                    }
-                }
+            let (nx, ny) = (a.next_state(x, byte), b.next_state(y, byte));
+            if a.is_dead_state(nx) || b.is_dead_state(ny) {
+                continue;
             }
-            c => out.push(c),
+            if a.is_quit_state(nx) || b.is_quit_state(ny) {
+                return Search::Undecided;
+            }
+            let next = (nx, ny, byte == b'/');
+            if seen.contains_key(&next) {
+                continue;
+            }
+            if seen.len() >= MAX_STATES {
+                return Search::Undecided;
+            }
+            seen.insert(next, Some((node, byte)));
+            queue.push_back(next);
         }
     }
-    if out.is_empty() { "x".to_owned() } else { out }
-}
-
-/// A name both single parts match, tried from their literal starts and ends.
-fn meet(x: &str, y: &str) -> Option<String> {
-    if !has_wildcard(x) && !has_wildcard(y) {
-        return (x == y).then(|| x.to_owned());
-    }
-    let matcher = |part: &str| {
-        GlobBuilder::new(part)
-            .literal_separator(true)
-            .backslash_escape(false)
-            .build()
-            .ok()
-            .map(|g| g.compile_matcher())
-    };
-    let (mx, my) = (matcher(x)?, matcher(y)?);
-    let ends = |p: &str| {
-        let start = p.find(['*', '?', '[', '{']).map_or(p.len(), |i| i);
-        let end = p.rfind(['*', '?', ']', '}']).map_or(0, |i| i + 1);
-        (p[..start].to_owned(), p[end.max(start)..].to_owned())
-    };
-    let ((px, sx), (py, sy)) = (ends(x), ends(y));
-    let candidates = [
-        sample(x),
-        sample(y),
-        format!("{px}{sy}"),
-        format!("{py}{sx}"),
-        format!("{px}{py}{sy}{sx}"),
-        format!("{py}{px}{sx}{sy}"),
-        format!("{px}{py}{sx}{sy}"),
-        format!("{py}{px}{sy}{sx}"),
-        format!("{px}x{sy}"),
-        format!("{py}x{sx}"),
-    ];
-    candidates
-        .into_iter()
-        .find(|c| !c.is_empty() && mx.is_match(c) && my.is_match(c))
+    Search::Disjoint
 }
 
 #[cfg(test)]
@@ -225,41 +212,54 @@ mod tests {
     use super::*;
 
     fn check(a: &str, b: &str) -> Option<String> {
-        overlaps(&[a.to_owned()], &[b.to_owned()], &[]).map(|o| o.witness)
+        let o = overlaps(&[a.to_owned()], &[b.to_owned()], &[])?;
+        assert!(o.decided, "{a} vs {b} undecided");
+        let (pa, pb) = (PathGlob::parse(a).unwrap(), PathGlob::parse(b).unwrap());
+        assert!(
+            pa.is_match(&o.witness) && pb.is_match(&o.witness),
+            "{a} vs {b}: witness {} matches both",
+            o.witness
+        );
+        Some(o.witness)
     }
 
     #[test]
     fn globs_that_share_a_path_overlap() {
-        let w = check("src/**", "src/auth/*.rs").expect("overlap");
-        assert!(w.starts_with("src/auth/") && w.ends_with(".rs"), "{w}");
+        for (a, b) in [
+            ("src/**", "src/auth/*.rs"),
+            ("src", "src/a/b.rs"),
+            ("src/a*.rs", "src/*b.rs"),
+            ("**/test/**", "src/**"),
+            ("src/auth/**", "src/auth/"),
+            ("a/**/b/*.rs", "a/x/**"),
+            ("src/*auth*", "src/*login*"),
+            ("*a*", "*b*"),
+            ("src/{a,b}.rs", "src/{c,b}.rs"),
+            ("src/[ab].rs", "src/[cb].rs"),
+            ("src/[a-c]*", "src/[!a]*"),
+            ("src/a?c", "src/?b?"),
+            ("{docs,src}/**", "{lib,src}/*.rs"),
+            ("{src/a,lib}/**", "src/a/x.rs"),
+        ] {
+            assert!(check(a, b).is_some(), "{a} vs {b}");
+            assert!(check(b, a).is_some(), "{b} vs {a}");
+        }
         assert_eq!(check("*.md", "docs/a.md").as_deref(), Some("docs/a.md"));
-        assert!(check("src", "src/a/b.rs").is_some());
-        assert!(check("src/a*.rs", "src/*b.rs").is_some());
-        assert!(check("**/test/**", "src/**").is_some());
-        assert!(check("src/auth/**", "src/auth/").is_some());
-        assert!(check("src/auth/*.rs", "src/**").is_some());
-        assert_eq!(
-            check("a/**/b/*.rs", "a/x/**").as_deref(),
-            Some("a/x/b/x.rs")
-        );
     }
 
     #[test]
     fn disjoint_globs_do_not() {
-        assert_eq!(check("src/auth/**", "src/db/**"), None);
-        assert_eq!(check("*.rs", "*.md"), None);
-        assert_eq!(check("docs/*.md", "docs/api/x.md"), None);
-        assert_eq!(check("src/a.rs", "src/ab.rs"), None);
-    }
-
-    #[test]
-    fn a_tracked_file_is_the_witness_the_walk_misses() {
-        let tracked = vec!["lib/x/y.rs".to_owned()];
-        let o = overlaps(
-            &["{lib/x,bin}/**".to_owned()],
-            &["lib/**/*.rs".to_owned()],
-            &tracked,
-        );
-        assert_eq!(o.map(|o| o.witness).as_deref(), Some("lib/x/y.rs"));
+        for (a, b) in [
+            ("src/auth/**", "src/db/**"),
+            ("src/a/**", "src/b/**"),
+            ("*.rs", "*.md"),
+            ("docs/*.md", "docs/api/x.md"),
+            ("docs/*.md", "docs/x/*.md"),
+            ("src/a.rs", "src/ab.rs"),
+            ("src/[ab].rs", "src/[cd].rs"),
+        ] {
+            assert_eq!(check(a, b), None, "{a} vs {b}");
+            assert_eq!(check(b, a), None, "{b} vs {a}");
+        }
     }
 }

@@ -52,6 +52,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = super::super::store(ui)?;
     let gix = repo.gix();
     let base = handoff::resolve_base(&gix, &args.base)?;
+    // Held until the handoff is written and its event appended: a create
+    // running meanwhile reads this one, and so cannot take the same paths.
+    let _lock = handoff::lock(&store)?;
     let (handoffs, problems) = handoff::load_all(&store)?;
     ui.problems(&problems);
     let log = super::super::read_log(&store, ui)?;
@@ -70,6 +73,22 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     };
     let h = match handoff::create(&store, req, &handoffs, &log, &tracked)? {
         Created::Ready(h) => h,
+        Created::Overlaps { task, overlap } if !overlap.decided => {
+            ui.error(
+                &format!(
+                    "could not decide whether `{}` and handoff `{task}`'s `{}` share a path within the search's bounds ({} pairs of states, {} bytes per automaton): refused as overlapping",
+                    overlap.mine,
+                    overlap.theirs,
+                    handoff::ownership::MAX_STATES,
+                    handoff::ownership::DFA_LIMIT
+                ),
+                None,
+                Some(&format!(
+                    "write plainer globs (a folder such as `src/auth/**`, or `src/auth/*.rs`) so that ownership can be decided, or `git swarm handoff release {task} --reason TEXT` if that task is given up"
+                )),
+            );
+            return Ok(ExitCode::from(1));
+        }
         Created::Overlaps { task, overlap } => {
             ui.error(
                 &format!(
