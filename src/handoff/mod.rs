@@ -168,9 +168,10 @@ impl Handoff {
 }
 
 /// A task id: what a directive id may be (lowercase ASCII letters, digits,
-/// `-`, `_`, `.`; 2 to 80 bytes), since both name a file under `.swarm/`.
+/// `-`, `_`, `.`; 2 to 80 bytes), since both name a file under `.swarm/`,
+/// without `..` or a `.lock` ending, since it also names the task's branch.
 pub fn is_valid_task(id: &str) -> bool {
-    crate::directive::is_valid_id(id)
+    crate::directive::is_valid_id(id) && !id.contains("..") && !id.ends_with(".lock")
 }
 
 fn is_commit_id(s: &str) -> bool {
@@ -220,7 +221,17 @@ pub fn load_all(store: &Store) -> Result<(Vec<Handoff>, Vec<Problem>)> {
 /// One handoff file, checked to be a regular file within the size limit
 /// whose task is its file stem.
 pub fn load(store: &Store, path: &Path) -> std::result::Result<Handoff, Problem> {
-    let rel = store.rel(path);
+    load_in(&store.root, path)
+}
+
+/// [`load`] for a caller with a work tree but maybe no `.swarm/` store
+/// (`worktree create`); `root` is the work tree the problems are named from.
+pub fn load_in(root: &Path, path: &Path) -> std::result::Result<Handoff, Problem> {
+    let rel = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/");
     let bytes = crate::safe_fs::read(path, HANDOFF_MAX).map_err(|e| {
         match crate::safe_fs::not_regular(&e) {
             Some(kind) => Problem::error(
@@ -769,5 +780,15 @@ mod tests {
         let text = "task = \"t1\"\nsurprise = 1\n";
         let p = Handoff::parse(text, "h.toml").expect_err("unknown key");
         assert_eq!(p.line, Some(2), "{p}");
+    }
+
+    #[test]
+    fn task_ids_are_safe_file_stems_and_branch_names() {
+        assert!(is_valid_task("auth-login"));
+        assert!(is_valid_task("v1.2_x"));
+        assert!(!is_valid_task("a..b"));
+        assert!(!is_valid_task("x.lock"));
+        assert!(!is_valid_task("Auth"));
+        assert!(!is_valid_task("../x"));
     }
 }
