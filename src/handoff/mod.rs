@@ -6,8 +6,10 @@
 //! stands (open, in review, completed…) is a fold of the event log, so
 //! that two branches recording on the same handoff merge.
 
+pub mod check;
 pub mod epic;
 pub mod ownership;
+pub mod review;
 
 use std::path::{Path, PathBuf};
 
