@@ -435,3 +435,65 @@ fn a_path_scoped_directive_escalates_on_the_second_handoff_violation() {
     show.success();
     assert!(show.stdout.contains("escalat"), "{}", show.snapshot());
 }
+
+#[test]
+fn status_shows_open_handoffs_blocked_reviews_and_recent_violations() {
+    let env = repo();
+    let run = swarm(&env, &["status"]);
+    run.success();
+    assert!(
+        run.stdout.contains("Open handoffs: 0\n"),
+        "{}",
+        run.snapshot()
+    );
+    swarm(
+        &env,
+        &["handoff", "create", "auth", "--owns", "src/auth/**"],
+    )
+    .success();
+    swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]).success();
+    swarm(&env, &["handoff", "create", "done", "--owns", "lib/**"]).success();
+    swarm(
+        &env,
+        &["handoff", "complete", "done", "--range", "HEAD..HEAD"],
+    )
+    .success();
+    for _ in 0..3 {
+        swarm(
+            &env,
+            &["handoff", "review", "db", "--needs-changes", "not yet"],
+        )
+        .success();
+    }
+    env.write("docs/guide.md", "outside\n");
+    commit_all(&env, "outside");
+    swarm(&env, &["handoff", "check", "auth"]).code(1);
+
+    let run = swarm(&env, &["status"]);
+    run.success();
+    let out = &run.stdout;
+    assert!(
+        out.contains("Open handoffs: 2 (auth, db)\n"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        out.contains("Blocked reviews:\n  db  sent back 3 time(s)\n"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        out.contains(
+            "Handoff violations (last 7 days):\n  auth  scope_creep docs/guide.md  2026-11-22T"
+        ),
+        "{}",
+        run.snapshot()
+    );
+
+    let run = swarm(&env, &["status", "--format", "json"]);
+    run.success();
+    let h = &json(&run)["handoffs"];
+    assert_eq!(h["open"], serde_json::json!(["auth", "db"]));
+    assert_eq!(h["blocked"], serde_json::json!([["db", 3]]));
+    assert_eq!(h["recent_violations"][0]["what"], "docs/guide.md");
+}

@@ -56,3 +56,54 @@ pub fn review(store: &Store, h: &Handoff, note: Option<&str>, log: &[Event]) -> 
         note,
     }))
 }
+
+/// What `status` shows of the handoffs.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Attention {
+    /// The tasks still holding their paths, blocked ones included.
+    pub open: Vec<String>,
+    /// Blocked tasks and their needs-changes reviews.
+    pub blocked: Vec<(String, usize)>,
+    /// Violations recorded since `since_ms`: one per violation, not its
+    /// copies for directives.
+    pub recent_violations: Vec<RecentViolation>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RecentViolation {
+    pub task: String,
+    pub violation: String,
+    /// The path, criterion or dependency.
+    pub what: String,
+    pub ts: String,
+}
+
+/// The open and blocked handoffs, and the violations since `since_ms`.
+pub fn attention(handoffs: &[Handoff], log: &[Event], max: u32, since_ms: i64) -> Attention {
+    let mut a = Attention::default();
+    for h in handoffs {
+        let s = standing(&h.task, log, max);
+        if s.holds_ownership() {
+            a.open.push(h.task.clone());
+        }
+        if s == Standing::Blocked {
+            a.blocked.push((h.task.clone(), attempts(&h.task, log)));
+        }
+    }
+    a.recent_violations = log
+        .iter()
+        .filter(|e| e.known_kind() == Some(Kind::HandoffViolation) && e.directive.is_none())
+        .filter(|e| e.ts_millis().is_some_and(|ms| ms >= since_ms))
+        .map(|e| RecentViolation {
+            task: e.str_field("task").unwrap_or("?").to_owned(),
+            violation: e.str_field("violation").unwrap_or("?").to_owned(),
+            what: ["path", "criterion", "detail"]
+                .iter()
+                .find_map(|f| e.str_field(f))
+                .unwrap_or_default()
+                .to_owned(),
+            ts: e.ts.clone(),
+        })
+        .collect();
+    a
+}
