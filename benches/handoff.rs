@@ -69,8 +69,8 @@ fn path_of(i: usize) -> String {
 }
 
 /// The files and directives committed with fast-import (tag `base`), the
-/// handoffs and their events in the working tree, and 20 files of
-/// `src/m000/` changed and committed (tag `changed`).
+/// handoffs and their events in the working tree, and 20 files
+/// changed and committed (tag `changed`).
 fn generate(repo: &Path, files: usize, handoffs: usize) {
     let _ = std::fs::remove_dir_all(repo);
     std::fs::create_dir_all(repo).expect("mkdir");
@@ -120,16 +120,17 @@ fn generate(repo: &Path, files: usize, handoffs: usize) {
     std::fs::create_dir_all(repo.join(".swarm/events")).expect("mkdir");
     let mut events = String::new();
     for n in 0..handoffs {
-        // t0000 owns the changed folder; the others own folders of their own.
+        // t0000 owns the changed files (a clean check, the common case);
+        // the others own folders of their own.
         let owns = if n == 0 {
-            "src/m000/**".to_owned()
+            "src/**".to_owned()
         } else {
             format!("lib/t{n:04}/**")
         };
         std::fs::write(
             repo.join(format!(".swarm/handoffs/t{n:04}.toml")),
             format!(
-                "task = \"t{n:04}\"\ncreated_at = 2026-11-20T10:00:00Z\n[contract]\nowns = [\"{owns}\"]\nreadonly = [\"src/m001/**\"]\ncriteria = [\"grep:dbg!:src/**/*.rs\", \"The code reads well\"]\nbase = \"{base}\"\n"
+                "task = \"t{n:04}\"\ncreated_at = 2026-11-20T10:00:00Z\n[contract]\nowns = [\"{owns}\"]\nreadonly = [\"docs/**\"]\ncriteria = [\"grep:dbg!:src/**/*.rs\", \"The code reads well\"]\nbase = \"{base}\"\n"
             ),
         )
         .expect("write handoff");

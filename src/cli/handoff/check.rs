@@ -58,18 +58,29 @@ struct Ctx {
     repo: Repo,
     store: Store,
     handoff: Handoff,
+    /// Every readable handoff: whose tool criteria are trusted is decided on the set.
+    all: Vec<Handoff>,
     log: Vec<Event>,
 }
 
 fn open(task: &str, ui: &mut Ui) -> Result<Ctx, Error> {
     let repo = super::super::repo()?;
     let store = super::super::store(ui)?;
-    let handoff = handoff::find(&store, task)?;
+    // Read once: the set is needed for the trust of its tool criteria.
+    let (all, _) = handoff::load_all(&store)?;
+    let handoff = match all.iter().find(|h| h.task == task) {
+        Some(h) => h.clone(),
+        // The error naming the file's problem or the closest task.
+        None => handoff::find(&store, task)?,
+    };
+    git_swarm::trace::mark("handoff read");
     let log = super::super::read_log(&store, ui)?;
+    git_swarm::trace::mark("log read");
     Ok(Ctx {
         repo,
         store,
         handoff,
+        all,
         log,
     })
 }
@@ -127,8 +138,7 @@ fn selection(
 /// The runner of the handoff's `tool:` criteria: the sandboxed one when
 /// the user trusted the handoffs' set of tool criteria, else none.
 fn tools(ctx: &Ctx, root: &std::path::Path, ui: &mut Ui) -> Result<Box<dyn ToolRunner>, Error> {
-    let (all, _) = handoff::load_all(&ctx.store)?;
-    let set = hcheck::tool_criteria(&all);
+    let set = hcheck::tool_criteria(&ctx.all);
     if !set.iter().any(|t| t.directive == ctx.handoff.task) {
         return Ok(Box::new(NoTools {
             message: "no tool criteria".into(),
@@ -153,19 +163,27 @@ fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<Checked, Error
     let (selection, root) = selection(ctx, args, ui)?;
     let gix = super::super::check::open_gix(&ctx.repo)?;
     let change = Change::read(&gix, &ctx.repo.root, &selection)?;
+    git_swarm::trace::mark("change read");
     let tools = tools(ctx, &root, ui)?;
     let max = ctx.store.config.handoffs.max_review_attempts;
     let checked = hcheck::check(&gix, &change, &ctx.handoff, &ctx.log, max, tools.as_ref())?;
-    let loaded = git_swarm::index::load(&ctx.store)?;
-    let directives: Vec<&git_swarm::directive::Directive> = loaded
-        .index
-        .directives
+    git_swarm::trace::mark("checked");
+    // The directives are read only for a path to hold them against.
+    let loaded = checked
+        .violations
         .iter()
+        .any(|v| v.path.is_some())
+        .then(|| git_swarm::index::load(&ctx.store))
+        .transpose()?;
+    let directives: Vec<&git_swarm::directive::Directive> = loaded
+        .iter()
+        .flat_map(|l| &l.index.directives)
         .filter_map(|e| e.directive.as_ref())
         .collect();
     let mut events = hcheck::events(&ctx.store, &checked, &directives);
     let ran = events.remove(0);
     super::super::append(&ctx.store, std::slice::from_ref(&ran), ui)?;
+    git_swarm::trace::mark("recorded");
     if !events.is_empty() {
         let (_, saved) = git_swarm::event::append_unrecorded(
             &ctx.store.events_dir(),
