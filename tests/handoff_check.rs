@@ -497,3 +497,53 @@ fn status_shows_open_handoffs_blocked_reviews_and_recent_violations() {
     assert_eq!(h["blocked"], serde_json::json!([["db", 3]]));
     assert_eq!(h["recent_violations"][0]["what"], "docs/guide.md");
 }
+
+#[test]
+fn the_default_change_is_the_tasks_worktree_branch_and_its_tools_run_there() {
+    let env = repo();
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "t1",
+            "--owns",
+            "src/auth/**",
+            "--criteria",
+            "Tests pass: sh -c 'test -f src/auth/ok.txt'",
+        ],
+    )
+    .success();
+    commit_all(&env, "handoff");
+    swarm(&env, &["trust"]).success();
+    env.git(&["config", "--add", "swarm.allowTool", "sh"]);
+    let run = swarm(&env, &["worktree", "create", "t1"]);
+    run.success();
+    // The output names it with the temporary folder normalised.
+    assert_eq!(run.stdout.trim(), "$TMP/repo.worktrees/t1");
+    let dir = env.root.with_file_name("repo.worktrees").join("t1");
+    std::fs::write(dir.join("src/auth/ok.txt"), "ok\n").expect("write");
+    std::fs::write(dir.join("docs/guide.md"), "outside\n").expect("write");
+    env.git_in(&dir, &["add", "-A"]);
+    env.git_in(&dir, &["commit", "-q", "-m", "work in the worktree"]);
+
+    // Checked from the main worktree, whose HEAD has none of it.
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some("scope_creep docs/guide.md"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout.contains("met: Tests pass:"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout.contains("..swarm/t1 (2 paths)"),
+        "{}",
+        run.snapshot()
+    );
+}
