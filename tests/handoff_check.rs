@@ -288,6 +288,18 @@ fn complete_gives_the_paths_back_and_only_once() {
 fn three_needs_changes_block_and_approve_completes() {
     let env = repo();
     swarm(&env, &["handoff", "create", "t1", "--owns", "src/auth/**"]).success();
+    // A verdict is required, and a note says what to change.
+    let run = swarm(&env, &["handoff", "review", "t1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("--approve|--needs-changes"),
+        "{}",
+        run.snapshot()
+    );
+    let run = swarm(&env, &["handoff", "review", "t1", "--needs-changes", " "]);
+    run.code(2);
+    assert!(run.stderr.contains("hint:"), "{}", run.snapshot());
+    assert!(of_kind(&env, "handoff_review").is_empty());
     for n in 1..=3 {
         let run = swarm(
             &env,

@@ -41,15 +41,16 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("verdict").required(true).args(["approve", "needs_changes"])))]
 pub struct ReviewArgs {
     /// The task's id.
     #[arg(value_name = "TASK")]
     task: String,
     /// The work is done: check it as `complete` does, and complete it.
-    #[arg(long, group = "verdict", required = true)]
+    #[arg(long)]
     approve: bool,
     /// Send the work back, saying what to change.
-    #[arg(long, group = "verdict", value_name = "NOTE")]
+    #[arg(long, value_name = "NOTE")]
     needs_changes: Option<String>,
 }
 
