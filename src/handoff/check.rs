@@ -308,3 +308,30 @@ pub fn tool_criteria(handoffs: &[Handoff]) -> Vec<crate::trust::ToolPredicate> {
         .collect();
     crate::trust::tool_predicates(pairs.iter().map(|(t, p)| (*t, p.as_str())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_two_prefixes_and_predicate_strings_are_machine_checked() {
+        let p = |c: &str| criterion_predicate(c);
+        assert_eq!(
+            p("Tests pass: cargo test").as_deref(),
+            Some("tool:cargo test")
+        );
+        assert_eq!(
+            p("Type check passes:  tsc --noEmit").as_deref(),
+            Some("tool:tsc --noEmit")
+        );
+        assert_eq!(
+            p("grep:dbg!:src/**/*.rs").as_deref(),
+            Some("grep:dbg!:src/**/*.rs")
+        );
+        // A known kind written wrong fails as a criterion rather than pass as prose.
+        assert_eq!(p("tool:./run.sh").as_deref(), Some("tool:./run.sh"));
+        assert_eq!(p("Lint passes: cargo clippy"), None);
+        assert_eq!(p("The login page shows an error"), None);
+        assert_eq!(p("Note: keep it short"), None);
+    }
+}
