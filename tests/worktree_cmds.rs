@@ -374,7 +374,9 @@ fn the_base_comes_from_the_handoff_or_from_base() {
 
     env.write(
         ".swarm/handoffs/h3.toml",
-        format!("task = \"h3\"\n[contract]\nbase = \"{first}\"\n"),
+        format!(
+            "task = \"h3\"\ncreated_at = 2026-11-25T12:00:00Z\n[contract]\nowns = [\"lib/**\"]\nbase = \"{first}\"\n"
+        ),
     );
     let run = env.swarm(&["worktree", "create", "h3", "--base", "HEAD"]);
     run.code(2);

@@ -418,10 +418,21 @@ pub fn tool_runner(
             hint: Some("run `git swarm trust` once you have read the tool predicates".into()),
         });
     }
+    sandboxed(repo, &repo.root, limits, ui)
+}
+
+/// The sandboxed runner, the user's allowlist and `limits` applied, running
+/// in `root`: for tool predicates the caller has found trusted.
+pub fn sandboxed(
+    repo: &Repo,
+    root: &std::path::Path,
+    limits: Limits,
+    ui: &mut Ui,
+) -> Box<dyn ToolRunner> {
     Box::new(Sandboxed {
         allow: super::run_tool::allowlist(repo, ui),
         limits,
-        root: repo.root.clone(),
+        root: root.to_path_buf(),
     })
 }
 

@@ -43,6 +43,7 @@ struct Status {
     uncommitted_events: u64,
     hooks: Vec<(String, String)>,
     index: String,
+    handoffs: git_swarm::handoff::review::Attention,
 }
 
 const WEEK_MS: i64 = 7 * 24 * 60 * 60 * 1000;
@@ -57,6 +58,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         unremediated_violations,
         unacknowledged_criticals,
     } = attention(&store, index);
+    let handoffs = handoffs(&store, ui)?;
     let repo = super::repo()?;
     let hooks = hooks::hooks_dir(&repo).and_then(|d| hooks::status(&d));
     let status = Status {
@@ -94,12 +96,33 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             (0, Refresh::Rebuilt { reason }) => format!("rebuilt ({reason})"),
             (n, _) => format!("{n} problem(s) in .swarm/ (`git swarm validate` lists them)"),
         },
+        handoffs,
     };
     if args.format == Format::Json {
         return ui.json_result(&status);
     }
     text(&status, ui)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The handoffs' part: the log is read only when there are handoffs.
+fn handoffs(
+    store: &git_swarm::Store,
+    ui: &mut Ui,
+) -> Result<git_swarm::handoff::review::Attention, git_swarm::Error> {
+    let (list, problems) = git_swarm::handoff::load_all(store)?;
+    ui.problems(&problems);
+    if list.is_empty() {
+        return Ok(Default::default());
+    }
+    let log = super::read_log(store, ui)?;
+    let since = store.clock.now().as_millisecond() - WEEK_MS;
+    Ok(git_swarm::handoff::review::attention(
+        &list,
+        &log,
+        store.config.handoffs.max_review_attempts,
+        since,
+    ))
 }
 
 /// What in the directive loop needs someone's attention.
@@ -231,6 +254,27 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
         .iter()
         .map(|(id, n)| format!("{id}  {n} time(s)"));
     section(out, "Unacknowledged criticals:", unacknowledged)?;
+    let h = &s.handoffs;
+    writeln!(
+        out,
+        "Open handoffs: {}{}",
+        h.open.len(),
+        if h.open.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", h.open.join(", "))
+        }
+    )?;
+    let blocked = h
+        .blocked
+        .iter()
+        .map(|(task, n)| format!("{task}  sent back {n} time(s)"));
+    section(out, "Blocked reviews:", blocked)?;
+    let violations = h
+        .recent_violations
+        .iter()
+        .map(|v| format!("{}  {} {}  {}", v.task, v.violation, v.what, v.ts));
+    section(out, "Handoff violations (last 7 days):", violations)?;
     writeln!(out, "Spoofed acks: {}", s.spoofed_acks)?;
     writeln!(
         out,

@@ -27,48 +27,79 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             .iter()
             .filter_map(|e| e.directive.as_ref()),
     ));
-    if predicates.is_empty() {
+    // The handoffs' commands are a set of their own, trusted beside the
+    // directives': a new handoff must not make the directives' set untrusted.
+    let (handoffs, problems) = git_swarm::handoff::load_all(&store)?;
+    ui.problems(&problems);
+    let criteria = git_swarm::handoff::check::tool_criteria(&handoffs);
+    if predicates.is_empty() && criteria.is_empty() {
         writeln!(
             ui.out,
             "There are no tool predicates in .swarm/directives; there is nothing to trust."
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let fingerprint = trust::fingerprint(&predicates);
     let allow = super::run_tool::allowlist(&repo, ui);
+    let mut untrusted = false;
+    for (set, what) in [
+        (&predicates, "tool predicate"),
+        (&criteria, "handoff tool criterion"),
+    ] {
+        if set.is_empty() {
+            continue;
+        }
+        untrusted |= one_set(&repo, set, what, args.show, &allow, ui)?;
+    }
+    if args.show && untrusted {
+        ui.hint("review them, then run `git swarm trust`; until then checks skip them");
+    }
+    Ok(ExitCode::from(u8::from(args.show && untrusted)))
+}
+
+/// Shows or records one set; true when `--show` finds it untrusted.
+fn one_set(
+    repo: &git_swarm::Repo,
+    predicates: &[ToolPredicate],
+    what: &str,
+    show: bool,
+    allow: &Allowlist,
+    ui: &mut Ui,
+) -> Result<bool, super::CliError> {
+    let fingerprint = trust::fingerprint(predicates);
     let n = predicates.len();
     let (s, are, were) = if n == 1 {
         ("", "is", "was")
+    } else if what.ends_with("criterion") {
+        ("", "are", "were")
     } else {
         ("s", "are", "were")
     };
-    if args.show {
-        let trusted = trust::is_trusted(&repo, &fingerprint);
+    let what = if n != 1 && what.ends_with("criterion") {
+        "handoff tool criteria"
+    } else {
+        what
+    };
+    if show {
+        let trusted = trust::is_trusted(repo, &fingerprint);
         let how = if trusted {
             "trusted"
         } else {
             "not trusted: new, or changed since `git swarm trust` was last run here"
         };
-        writeln!(
-            ui.out,
-            "The {n} tool predicate{s} {are} {how} ({fingerprint}):"
-        )?;
-        list(ui, &predicates, &allow)?;
-        if !trusted {
-            ui.hint("review them, then run `git swarm trust`; until then checks skip them");
-        }
-        return Ok(ExitCode::from(u8::from(!trusted)));
+        writeln!(ui.out, "The {n} {what}{s} {are} {how} ({fingerprint}):")?;
+        list(ui, predicates, allow)?;
+        return Ok(!trusted);
     }
-    if trust::record_trust(&repo, &fingerprint)? {
+    if trust::record_trust(repo, &fingerprint)? {
         writeln!(
             ui.out,
-            "Trusted {n} tool predicate{s} (recorded as swarm.trustedTools {fingerprint} in the local git config):"
+            "Trusted {n} {what}{s} (recorded as swarm.trustedTools {fingerprint} in the local git config):"
         )?;
     } else {
-        writeln!(ui.out, "The {n} tool predicate{s} {were} already trusted:")?;
+        writeln!(ui.out, "The {n} {what}{s} {were} already trusted:")?;
     }
-    list(ui, &predicates, &allow)?;
-    Ok(ExitCode::SUCCESS)
+    list(ui, predicates, allow)?;
+    Ok(false)
 }
 
 fn list(ui: &mut Ui, predicates: &[ToolPredicate], allow: &Allowlist) -> std::io::Result<()> {

@@ -277,8 +277,13 @@ pub enum Body {
         path: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         criterion: Option<String>,
+        /// Why a criterion failed; the dependency still open.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
+        /// The change's fingerprint: a violation is recorded once per change,
+        /// and the directive loop counts one occasion per change.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        change: Option<String>,
     },
     /// `handoff review`: a reviewer's verdict on a handoff's work.
     HandoffReview {

@@ -145,6 +145,11 @@ impl EventHead {
             (Some(Kind::Check), _, _) => Signal::Violation {
                 occasion: occasion(&["check", raw.change.as_deref().unwrap_or(&raw.id)]),
             },
+            // The copy of a handoff's violation a path-scoped directive sees
+            // (only it names a directive): one occasion per change checked.
+            (Some(Kind::HandoffViolation), _, _) => Signal::Violation {
+                occasion: occasion(&["handoff", raw.change.as_deref().unwrap_or(&raw.id)]),
+            },
             (Some(Kind::Unacknowledged), _, _) | (Some(Kind::Ack), _, Some("violated")) => {
                 Signal::Violation {
                     occasion: occasion(&[

@@ -6,8 +6,10 @@
 //! stands (open, in review, completed…) is a fold of the event log, so
 //! that two branches recording on the same handoff merge.
 
+pub mod check;
 pub mod epic;
 pub mod ownership;
+pub mod review;
 
 use std::path::{Path, PathBuf};
 
@@ -320,7 +322,17 @@ pub fn standing_overlaps(store: &Store, handoffs: &[Handoff], log: &[Event]) -> 
 /// One handoff file, checked to be a regular file within the size limit
 /// whose task is its file stem.
 pub fn load(store: &Store, path: &Path) -> std::result::Result<Handoff, Problem> {
-    let rel = store.rel(path);
+    load_in(&store.root, path)
+}
+
+/// [`load`] for a caller with a work tree but maybe no `.swarm/` store
+/// (`worktree create`); `root` is the work tree the problems are named from.
+pub fn load_in(root: &Path, path: &Path) -> std::result::Result<Handoff, Problem> {
+    let rel = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/");
     let bytes = crate::safe_fs::read(path, HANDOFF_MAX).map_err(|e| {
         match crate::safe_fs::not_regular(&e) {
             Some(kind) => Problem::error(
@@ -871,5 +883,15 @@ mod tests {
         let text = "task = \"t1\"\nsurprise = 1\n";
         let p = Handoff::parse(text, "h.toml").expect_err("unknown key");
         assert_eq!(p.line, Some(2), "{p}");
+    }
+
+    #[test]
+    fn task_ids_are_safe_file_stems_and_branch_names() {
+        assert!(is_valid_task("auth-login"));
+        assert!(is_valid_task("v1.2_x"));
+        assert!(!is_valid_task("a..b"));
+        assert!(!is_valid_task("x.lock"));
+        assert!(!is_valid_task("Auth"));
+        assert!(!is_valid_task("../x"));
     }
 }

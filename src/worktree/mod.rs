@@ -28,10 +28,6 @@ pub const DIR_KEY: &str = "swarm.worktreeDir";
 /// Largest record read: a few paths and ids.
 const RECORD_MAX: u64 = 64 * 1024;
 
-/// Largest handoff file read for its base (the handoff's own limit applies
-/// once `handoff::load` replaces [`handoff_base`]).
-const HANDOFF_MAX: u64 = 1024 * 1024;
-
 /// Variables that make git use another repository, work tree or index
 /// than the one named on its command line: set by git for the hooks it
 /// runs, so a command run from a hook would otherwise act on the wrong one.
@@ -66,11 +62,8 @@ pub fn branch_name(task: &str) -> String {
     format!("swarm/{task}")
 }
 
-/// Task ids follow the directive id rule (a safe file stem and branch name).
-// To be replaced by `handoff::is_valid_task` once the handoff module lands.
-pub fn is_valid_task(task: &str) -> bool {
-    crate::directive::is_valid_id(task) && !task.contains("..") && !task.ends_with(".lock")
-}
+/// Task ids are the handoff's (a safe file stem and branch name).
+pub use crate::handoff::is_valid_task;
 
 fn check_task(task: &str) -> Result<()> {
     if is_valid_task(task) {
@@ -120,41 +113,24 @@ pub fn worktree_path(main: &Path, task: &str, configured: Option<&Path>) -> Path
     }
 }
 
-/// The `[contract] base` of `.swarm/handoffs/<task>.toml`, if there is one.
-// A private, minimal reading of the handoff file, to be replaced by
-// `handoff::load` (which validates the whole file) when that module lands.
+/// The `[contract] base` of `.swarm/handoffs/<task>.toml`, if there is one;
+/// the file is read and checked whole, as every handoff command reads it.
 fn handoff_base(repo: &Repo, task: &str) -> Result<Option<String>> {
-    #[derive(Deserialize)]
-    struct File {
-        contract: Contract,
+    let path = repo
+        .root
+        .join(crate::store::SWARM_DIR)
+        .join("handoffs")
+        .join(format!("{task}.toml"));
+    if path.symlink_metadata().is_err() {
+        return Ok(None);
     }
-    #[derive(Deserialize)]
-    struct Contract {
-        base: String,
-    }
-    let rel = format!(".swarm/handoffs/{task}.toml");
-    let path = repo.root.join(&rel);
-    let bytes = match crate::safe_fs::read(&path, HANDOFF_MAX) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    match toml::from_str::<File>(&text) {
-        Ok(file) => Ok(Some(file.contract.base)),
-        Err(e) => {
-            let mut problem = Problem::error(
-                rel.clone(),
-                "invalid_handoff",
-                format!("no `[contract] base` could be read: {}", e.message()),
-            )
-            .with_hint(format!(
+    match crate::handoff::load_in(&repo.root, &path) {
+        Ok(h) => Ok(Some(h.contract.base)),
+        Err(problem) => {
+            let rel = problem.path.clone();
+            Err(Error::Invalid(vec![problem.with_hint(format!(
                 "fix {rel} (`git swarm validate`), or pass --base REV"
-            ));
-            if let Some(span) = e.span() {
-                problem = problem.at_offset(&text, span.start);
-            }
-            Err(Error::Invalid(vec![problem]))
+            ))]))
         }
     }
 }
@@ -696,15 +672,5 @@ mod tests {
             worktree_path(main, "t1", Some(Path::new("/scratch/{repo}"))),
             Path::new("/scratch/app/t1")
         );
-    }
-
-    #[test]
-    fn task_ids_are_safe_branch_names() {
-        assert!(is_valid_task("auth-login"));
-        assert!(is_valid_task("v1.2_x"));
-        assert!(!is_valid_task("a..b"));
-        assert!(!is_valid_task("x.lock"));
-        assert!(!is_valid_task("Auth"));
-        assert!(!is_valid_task("../x"));
     }
 }

@@ -1,5 +1,6 @@
 //! `git swarm handoff …`: the contracts a coordinator gives its workers.
 
+mod check;
 mod create;
 mod manage;
 
@@ -36,6 +37,35 @@ pub enum Command {
     /// Records `handoff_released` with the reason (at least 10 characters).
     /// A handoff completed or released already is exit 1.
     Release(manage::ReleaseArgs),
+    /// Check the task's change against its contract; exit 1 on a violation.
+    ///
+    /// The change is the handoff's base to the task's branch when
+    /// `worktree create` made one, else to HEAD (or --range, --staged,
+    /// --worktree). Every path git says it touched (both sides of a rename,
+    /// a deletion too) must be owned (`scope_creep PATH`) and not read-only
+    /// (`readonly_touched PATH`); every dependency completed
+    /// (`dependency_open TASK`); every machine-checkable criterion met
+    /// (`criterion_failed CRITERION: WHY`). `Tests pass: CMD` and `Type
+    /// check passes: CMD` run CMD as the predicate `tool:CMD` (allowlist,
+    /// trust and time limit as for `check`); a predicate string runs as
+    /// `check` runs it; other criteria are listed as not machine-checked.
+    ///
+    /// Records `handoff_checked`, and each violation once per change as
+    /// `handoff_violation`, with a copy for each directive whose `paths`
+    /// cover the path: two such violations within 30 days escalate it.
+    Check(check::CheckArgs),
+    /// Check as `handoff check` does, then complete the task: its paths are free.
+    ///
+    /// Nothing is completed when the check finds a violation (exit 1), nor
+    /// when the handoff is completed or released already (exit 1).
+    Complete(check::CheckArgs),
+    /// Record a reviewer's verdict: --approve completes (after the check), or --needs-changes NOTE.
+    ///
+    /// After `[handoffs] max_review_attempts` (default 3) needs-changes
+    /// reviews the task is blocked, and the next review is exit 1. The
+    /// attempts are events: they survive restarts and add up across merged
+    /// branches.
+    Review(check::ReviewArgs),
 }
 
 pub fn run(command: Command, ui: &mut Ui) -> Outcome {
@@ -44,6 +74,9 @@ pub fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::List(args) => manage::list(args, ui),
         Command::Show(args) => manage::show(args, ui),
         Command::Release(args) => manage::release(args, ui),
+        Command::Check(args) => check::check(args, ui),
+        Command::Complete(args) => check::complete(args, ui),
+        Command::Review(args) => check::review(args, ui),
     }
 }
 

@@ -1,0 +1,337 @@
+//! `handoff check`: what git says the task's change touched, held against
+//! the contract — every touched path owned, no read-only path touched, every
+//! dependency completed, every machine-checkable criterion met.
+
+use serde::Serialize;
+
+use crate::change::Change;
+use crate::check::{Candidate, CheckDirective, Outcome, ToolRunner, Warning};
+use crate::directive::{Directive, Enforcement, Priority, Status};
+use crate::error::Result;
+use crate::event::{Body, Event};
+use crate::pathglob::PathGlob;
+use crate::predicate::Predicate;
+use crate::store::Store;
+
+use super::{Handoff, Standing, standing};
+
+/// The criterion prefixes that name a command: `Tests pass: cargo test`
+/// runs `cargo test` as the predicate `tool:cargo test`. Only these two, so
+/// that a prose criterion with a colon is never run as a program.
+pub const COMMAND_PREFIXES: &[&str] = &["Tests pass:", "Type check passes:"];
+
+/// What git-swarm itself writes while tasks are handed out and worked on
+/// (the event log, the handoff files a coordinator commits beside the
+/// work): never scope creep. The directives are not among them.
+const COORDINATION: &[&str] = &[".swarm/events/", ".swarm/handoffs/"];
+
+/// The predicate a criterion is checked by, if a machine can check it:
+/// `Tests pass: CMD` and `Type check passes: CMD` become `tool:CMD`, a
+/// predicate string is itself; anything else is prose, for a reviewer.
+pub fn criterion_predicate(criterion: &str) -> Option<String> {
+    for prefix in COMMAND_PREFIXES {
+        if let Some(cmd) = criterion.strip_prefix(prefix) {
+            return Some(format!("tool:{}", cmd.trim()));
+        }
+    }
+    match Predicate::parse(criterion) {
+        Ok(_) => Some(criterion.to_owned()),
+        // A known kind written wrong is a criterion that cannot pass, not prose.
+        Err(e)
+            if !e.message.starts_with("unknown predicate kind")
+                && !e.message.ends_with("has no kind") =>
+        {
+            Some(criterion.to_owned())
+        }
+        Err(_) => None,
+    }
+}
+
+/// One thing the change broke.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// `scope_creep`, `readonly_touched`, `dependency_open` or `criterion_failed`.
+    pub violation: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The dependency's task for `dependency_open`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub criterion: Option<String>,
+    /// Why a criterion failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Violation {
+    fn at(violation: &'static str, path: &str) -> Violation {
+        Violation {
+            violation,
+            path: Some(path.to_owned()),
+            task: None,
+            criterion: None,
+            detail: None,
+        }
+    }
+
+    /// The one line a person reads: `scope_creep src/db/x.rs`.
+    pub fn line(&self) -> String {
+        match (self.violation, &self.path, &self.task, &self.criterion) {
+            (v, Some(p), _, _) => format!("{v} {p}"),
+            (v, _, Some(t), _) => format!("{v} {t}"),
+            (v, _, _, Some(c)) => match &self.detail {
+                Some(d) => format!("{v} {c}: {d}"),
+                None => format!("{v} {c}"),
+            },
+            (v, ..) => v.to_owned(),
+        }
+    }
+}
+
+/// What one check of a handoff found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked {
+    pub task: String,
+    /// The change checked, as `check` names it (`A..B`, `staged`, `worktree`).
+    pub change: String,
+    /// Identifies the change's content: violations are recorded once per change.
+    pub fingerprint: String,
+    /// Paths git says the change touched (both sides of a rename).
+    pub touched: usize,
+    pub ok: bool,
+    pub violations: Vec<Violation>,
+    /// Criteria a machine checked and found met.
+    pub met: Vec<String>,
+    /// Prose criteria: for a reviewer.
+    pub not_machine_checked: Vec<String>,
+    #[serde(skip)]
+    pub warnings: Vec<Warning>,
+}
+
+/// Checks `change` against `h`'s contract. Criteria run through `tools`
+/// (the caller's sandboxed runner: allowlist, trust, time limit).
+pub fn check(
+    repo: &gix::Repository,
+    change: &Change,
+    h: &Handoff,
+    log: &[Event],
+    max_attempts: u32,
+    tools: &dyn ToolRunner,
+) -> Result<Checked> {
+    let c = &h.contract;
+    let globs = |list: &[String]| -> Vec<PathGlob> {
+        // Validated when the file was read.
+        list.iter()
+            .filter_map(|g| PathGlob::parse(g).ok())
+            .collect()
+    };
+    let (owns, readonly) = (globs(&c.owns), globs(&c.readonly));
+    let mut violations = Vec::new();
+    let mut touched: Vec<String> = change
+        .files
+        .iter()
+        .flat_map(|f| f.paths())
+        .map(|p| p.to_string())
+        .filter(|p| !COORDINATION.iter().any(|c| p.starts_with(c)))
+        .collect();
+    touched.sort();
+    touched.dedup();
+    for path in &touched {
+        if readonly.iter().any(|g| g.is_match(path)) {
+            violations.push(Violation::at("readonly_touched", path));
+        } else if !owns.iter().any(|g| g.is_match(path)) {
+            violations.push(Violation::at("scope_creep", path));
+        }
+    }
+    for d in &c.depends {
+        if standing(d, log, max_attempts) != Standing::Completed {
+            violations.push(Violation {
+                violation: "dependency_open",
+                path: None,
+                task: Some(d.clone()),
+                criterion: None,
+                detail: None,
+            });
+        }
+    }
+    let mut machine: Vec<(String, String)> = Vec::new();
+    let mut not_machine_checked = Vec::new();
+    for criterion in &c.criteria {
+        match criterion_predicate(criterion) {
+            Some(p) => machine.push((criterion.clone(), p)),
+            None => not_machine_checked.push(criterion.clone()),
+        }
+    }
+    // Each criterion is a directive of one predicate to `check::evaluate`:
+    // the same predicates, runner and limits as `check`, no second evaluator.
+    let directives: Vec<CheckDirective<'_>> = machine
+        .iter()
+        .map(|(criterion, predicate)| CheckDirective {
+            id: &h.task,
+            lesson: criterion,
+            status: Status::Active,
+            priority: Priority::High,
+            enforcement: Enforcement::Enforce,
+            paths: Box::new([]),
+            verify: Box::new([predicate.as_str()]),
+        })
+        .collect();
+    let file = format!(".swarm/handoffs/{}.toml", h.task);
+    let candidates: Vec<Candidate<'_>> = directives
+        .iter()
+        .map(|d| Candidate {
+            directive: d,
+            path: &file,
+            enforcement: d.enforcement,
+            priority: d.priority,
+            gated: false,
+        })
+        .collect();
+    let report = crate::check::evaluate(repo, change, &candidates, tools)?;
+    let mut met = Vec::new();
+    for r in &report.results {
+        let why = r
+            .predicates
+            .iter()
+            .find(|p| matches!(p.outcome, Outcome::Fail | Outcome::Error))
+            .and_then(|p| p.message.clone());
+        match r.outcome {
+            Outcome::Pass => met.push(r.lesson.to_owned()),
+            Outcome::Fail | Outcome::Error => violations.push(Violation {
+                violation: "criterion_failed",
+                path: None,
+                task: None,
+                criterion: Some(r.lesson.to_owned()),
+                detail: Some(why.unwrap_or_else(|| "failed".into())),
+            }),
+            // A criterion not run (tool criteria not trusted, an empty
+            // change) is not met: the work cannot be called done on it.
+            Outcome::NotApplicable | Outcome::Skipped => violations.push(Violation {
+                violation: "criterion_failed",
+                path: None,
+                task: None,
+                criterion: Some(r.lesson.to_owned()),
+                detail: Some(
+                    r.predicates
+                        .iter()
+                        .find_map(|p| p.message.clone())
+                        .or(r.reason.map(str::to_owned))
+                        .unwrap_or_else(|| "not run".into()),
+                ),
+            }),
+        }
+    }
+    Ok(Checked {
+        task: h.task.clone(),
+        change: report.change,
+        fingerprint: report.fingerprint,
+        touched: touched.len(),
+        ok: violations.is_empty(),
+        violations,
+        met,
+        not_machine_checked,
+        warnings: report.warnings,
+    })
+}
+
+/// The events a check records: one `handoff_checked`, one
+/// `handoff_violation` per violation, and a copy of a path's violation for
+/// each active directive whose `paths` cover that path (its envelope's
+/// `directive` set), which the directive loop counts as a violation of it.
+pub fn events(store: &Store, checked: &Checked, directives: &[&Directive]) -> Vec<Event> {
+    let mut out = vec![store.event(Body::HandoffChecked {
+        task: checked.task.clone(),
+        ok: checked.ok,
+        range: checked.change.clone(),
+        violations: checked.violations.len() as u32,
+    })];
+    for v in &checked.violations {
+        // A fresh event (and id) for each copy.
+        let event = || {
+            store.event(Body::HandoffViolation {
+                task: checked.task.clone(),
+                violation: v.violation.to_owned(),
+                path: v.path.clone(),
+                criterion: v.criterion.clone(),
+                detail: v.detail.clone().or_else(|| v.task.clone()),
+                change: Some(checked.fingerprint.clone()),
+            })
+        };
+        if let Some(path) = &v.path {
+            for d in directives.iter().filter(|d| {
+                d.status == Status::Active
+                    && !d.paths.is_empty()
+                    && d.paths
+                        .iter()
+                        .filter_map(|g| PathGlob::parse(g).ok())
+                        .any(|g| g.is_match(path))
+            }) {
+                out.push(event().about(d.id.clone()));
+            }
+        }
+        out.push(event());
+    }
+    out
+}
+
+/// Is `line` (a recorded event) the record of `e`: the same violation of
+/// the same task, on the same change, seen by the same directive? Re-running
+/// a check of an unchanged change then records nothing new.
+pub fn same_violation(e: &Event, line: &Event) -> bool {
+    // A criterion's detail (a tool's output) may differ run to run; an
+    // open dependency's detail is the dependency.
+    let dependency = e.str_field("violation") == Some("dependency_open");
+    let fields: &[&str] = if dependency {
+        &["task", "violation", "detail", "change"]
+    } else {
+        &["task", "violation", "path", "criterion", "change"]
+    };
+    line.kind == e.kind
+        && line.directive == e.directive
+        && fields.iter().all(|f| line.data.get(*f) == e.data.get(*f))
+}
+
+/// The `tool:` predicates the criteria of `handoffs` run, named by task:
+/// one set, trusted by `git swarm trust` beside the directives' own, so
+/// that a command in a handoff someone committed never runs unread.
+pub fn tool_criteria(handoffs: &[Handoff]) -> Vec<crate::trust::ToolPredicate> {
+    let pairs: Vec<(&str, String)> = handoffs
+        .iter()
+        .flat_map(|h| {
+            h.contract
+                .criteria
+                .iter()
+                .filter_map(|c| criterion_predicate(c))
+                .map(|p| (h.task.as_str(), p))
+        })
+        .collect();
+    crate::trust::tool_predicates(pairs.iter().map(|(t, p)| (*t, p.as_str())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_two_prefixes_and_predicate_strings_are_machine_checked() {
+        let p = |c: &str| criterion_predicate(c);
+        assert_eq!(
+            p("Tests pass: cargo test").as_deref(),
+            Some("tool:cargo test")
+        );
+        assert_eq!(
+            p("Type check passes:  tsc --noEmit").as_deref(),
+            Some("tool:tsc --noEmit")
+        );
+        assert_eq!(
+            p("grep:dbg!:src/**/*.rs").as_deref(),
+            Some("grep:dbg!:src/**/*.rs")
+        );
+        // A known kind written wrong fails as a criterion rather than pass as prose.
+        assert_eq!(p("tool:./run.sh").as_deref(), Some("tool:./run.sh"));
+        assert_eq!(p("Lint passes: cargo clippy"), None);
+        assert_eq!(p("The login page shows an error"), None);
+        assert_eq!(p("Note: keep it short"), None);
+    }
+}

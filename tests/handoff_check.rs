@@ -1,0 +1,561 @@
+//! `git swarm handoff check|complete|review`: what git says a task's
+//! change touched held against its contract, criteria run through the
+//! sandboxed runner, reviews counted as events, and the violations a
+//! path-scoped directive sees escalating it.
+
+mod common;
+
+use common::{Run, TestEnv, of_kind, swarm};
+use serde_json::Value;
+
+fn json(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}:\n{}", run.snapshot()))
+}
+
+fn commit_all(env: &TestEnv, message: &str) {
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", message]);
+}
+
+/// A repository with a few files committed, the handoffs to come start from.
+fn repo() -> TestEnv {
+    let env = TestEnv::initialised();
+    for f in [
+        "src/auth/login.rs",
+        "src/auth/old.rs",
+        "src/db/schema.rs",
+        "docs/guide.md",
+        "docs/gone.md",
+    ] {
+        env.write(f, format!("// {f}\n"));
+    }
+    commit_all(&env, "files");
+    env
+}
+
+fn standing(env: &TestEnv, task: &str) -> String {
+    let run = swarm(env, &["handoff", "show", task, "--format", "json"]);
+    run.success();
+    json(&run)["standing"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn scope_creep_read_only_renames_and_deletions_are_caught_from_git() {
+    let env = repo();
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "auth-login",
+            "--owns",
+            "src/auth/**",
+            "--readonly",
+            "src/db/**",
+        ],
+    )
+    .success();
+    env.write("src/auth/login.rs", "// changed\n");
+    env.write("docs/guide.md", "// changed outside\n");
+    env.write("src/db/schema.rs", "// read-only, changed\n");
+    std::fs::create_dir_all(env.path("lib")).expect("mkdir");
+    env.git(&["mv", "src/auth/old.rs", "lib/old.rs"]);
+    env.git(&["rm", "-q", "docs/gone.md"]);
+    commit_all(&env, "work");
+
+    let run = swarm(&env, &["handoff", "check", "auth-login"]);
+    run.code(1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    for expected in [
+        "scope_creep docs/gone.md",
+        "scope_creep docs/guide.md",
+        "scope_creep lib/old.rs",
+        "readonly_touched src/db/schema.rs",
+    ] {
+        assert!(lines.contains(&expected), "{expected}:\n{}", run.snapshot());
+    }
+    // The owned side of the rename and the owned edit are fine.
+    assert!(!run.stdout.contains("src/auth/"), "{}", run.snapshot());
+    assert!(run.stdout.contains("4 violations"), "{}", run.snapshot());
+    let checked = of_kind(&env, "handoff_checked");
+    assert_eq!(checked.len(), 1);
+    assert_eq!(checked[0]["ok"], false);
+    assert_eq!(checked[0]["violations"], 4);
+    assert_eq!(of_kind(&env, "handoff_violation").len(), 4);
+    assert_eq!(standing(&env, "auth-login"), "violated");
+
+    // The same change checked again records a run, no new violation.
+    swarm(&env, &["handoff", "check", "auth-login"]).code(1);
+    assert_eq!(of_kind(&env, "handoff_checked").len(), 2);
+    assert_eq!(of_kind(&env, "handoff_violation").len(), 4);
+
+    // JSON carries the same violations.
+    let run = swarm(
+        &env,
+        &["handoff", "check", "auth-login", "--format", "json"],
+    );
+    run.code(1);
+    let v = json(&run);
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["violations"].as_array().map(Vec::len), Some(4));
+
+    // A range that only touches owned paths passes.
+    let run = swarm(
+        &env,
+        &["handoff", "check", "auth-login", "--range", "HEAD..HEAD"],
+    );
+    run.success();
+    assert!(run.stdout.contains("no violation"), "{}", run.snapshot());
+}
+
+#[test]
+fn criteria_run_through_the_runner_and_prose_is_listed() {
+    let env = repo();
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "t1",
+            "--owns",
+            "src/auth/**",
+            "--criteria",
+            "Tests pass: sh -c 'test -f src/auth/ok.txt'",
+            "--criteria",
+            "The login page shows an error on a bad password",
+        ],
+    )
+    .success();
+    env.write("src/auth/login.rs", "// work\n");
+    commit_all(&env, "work");
+
+    // Not trusted: not run, and not met.
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    assert!(run.stdout.contains("criterion_failed Tests pass: sh -c 'test -f src/auth/ok.txt': not run: the handoffs' tool criteria are not trusted"), "{}", run.snapshot());
+    assert!(
+        run.stdout
+            .contains("not machine-checked: The login page shows an error on a bad password"),
+        "{}",
+        run.snapshot()
+    );
+
+    // Trusted, but `sh` is not on the allowlist: reported as such, not run.
+    let trust = swarm(&env, &["trust"]);
+    trust.success();
+    assert!(
+        trust.stdout.contains("1 handoff tool criterion"),
+        "{}",
+        trust.snapshot()
+    );
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    assert!(run.stdout.contains("refused"), "{}", run.snapshot());
+    assert!(run.stdout.contains("allowTool"), "{}", run.snapshot());
+
+    // Allowlisted and trusted: it runs, and fails while the file is missing.
+    env.git(&["config", "--add", "swarm.allowTool", "sh"]);
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .contains("criterion_failed Tests pass: sh -c 'test -f src/auth/ok.txt': `sh -c"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(run.stdout.contains("exited with 1"), "{}", run.snapshot());
+
+    env.write("src/auth/ok.txt", "ok\n");
+    commit_all(&env, "tests pass");
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains("met: Tests pass: sh -c 'test -f src/auth/ok.txt'"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(standing(&env, "t1"), "in_review");
+}
+
+#[test]
+fn a_predicate_criterion_runs_as_check_runs_it() {
+    let env = repo();
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "t1",
+            "--owns",
+            "src/**",
+            "--criteria",
+            "grep:dbg!:src/**/*.rs",
+        ],
+    )
+    .success();
+    env.write("src/auth/login.rs", "fn f() { dbg!(1); }\n");
+    commit_all(&env, "work");
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .contains("criterion_failed grep:dbg!:src/**/*.rs:"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+#[test]
+fn an_open_dependency_is_a_violation_until_it_completes() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]).success();
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "auth",
+            "--owns",
+            "src/auth/**",
+            "--depends",
+            "db",
+        ],
+    )
+    .success();
+    let run = swarm(&env, &["handoff", "check", "auth"]);
+    run.code(1);
+    assert!(
+        run.stdout.lines().any(|l| l == "dependency_open db"),
+        "{}",
+        run.snapshot()
+    );
+    swarm(&env, &["handoff", "complete", "db"]).success();
+    assert_eq!(standing(&env, "db"), "completed");
+    swarm(&env, &["handoff", "check", "auth"]).success();
+}
+
+#[test]
+fn complete_gives_the_paths_back_and_only_once() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "ta", "--owns", "src/**"]).success();
+    swarm(&env, &["handoff", "create", "tb", "--owns", "src/auth/**"]).code(1);
+
+    // A failing check completes nothing.
+    env.write("docs/guide.md", "outside\n");
+    commit_all(&env, "outside");
+    let run = swarm(&env, &["handoff", "complete", "ta"]);
+    run.code(1);
+    assert!(
+        run.stdout.contains("scope_creep docs/guide.md"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stderr.contains("was not completed"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+
+    let run = swarm(
+        &env,
+        &["handoff", "complete", "ta", "--range", "HEAD..HEAD"],
+    );
+    run.success();
+    assert!(run.stdout.contains("completed ta"), "{}", run.snapshot());
+    assert_eq!(standing(&env, "ta"), "completed");
+    swarm(&env, &["handoff", "create", "tb", "--owns", "src/auth/**"]).success();
+
+    let run = swarm(
+        &env,
+        &["handoff", "complete", "ta", "--range", "HEAD..HEAD"],
+    );
+    run.code(1);
+    assert!(
+        run.stderr.contains("is completed already"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(run.stderr.contains("hint:"), "{}", run.snapshot());
+    assert_eq!(of_kind(&env, "handoff_completed").len(), 1);
+}
+
+#[test]
+fn three_needs_changes_block_and_approve_completes() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "t1", "--owns", "src/auth/**"]).success();
+    // A verdict is required, and a note says what to change.
+    let run = swarm(&env, &["handoff", "review", "t1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("--approve|--needs-changes"),
+        "{}",
+        run.snapshot()
+    );
+    let run = swarm(&env, &["handoff", "review", "t1", "--needs-changes", " "]);
+    run.code(2);
+    assert!(run.stderr.contains("hint:"), "{}", run.snapshot());
+    assert!(of_kind(&env, "handoff_review").is_empty());
+    for n in 1..=3 {
+        let run = swarm(
+            &env,
+            &[
+                "handoff",
+                "review",
+                "t1",
+                "--needs-changes",
+                "show the error",
+            ],
+        );
+        run.success();
+        assert!(
+            run.stdout.contains(&format!("attempt {n} of 3")),
+            "{}",
+            run.snapshot()
+        );
+    }
+    assert_eq!(standing(&env, "t1"), "blocked");
+    let run = swarm(&env, &["handoff", "review", "t1", "--approve"]);
+    run.code(1);
+    assert!(run.stderr.contains("is blocked"), "{}", run.snapshot());
+    assert!(run.stderr.contains("3 times"), "{}", run.snapshot());
+    assert!(
+        run.stderr.contains("handoff release t1"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stderr.contains("max_review_attempts"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(of_kind(&env, "handoff_review").len(), 3);
+
+    swarm(&env, &["handoff", "create", "t2", "--owns", "lib/**"]).success();
+    let run = swarm(&env, &["handoff", "review", "t2", "--approve"]);
+    run.success();
+    assert!(
+        run.stdout.contains("approved and completed t2"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(standing(&env, "t2"), "completed");
+    let reviews = of_kind(&env, "handoff_review");
+    assert_eq!(
+        reviews.last().map(|r| r["verdict"].clone()),
+        Some("approve".into())
+    );
+}
+
+#[test]
+fn approve_refuses_work_that_fails_its_check() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "t1", "--owns", "src/auth/**"]).success();
+    env.write("docs/guide.md", "outside\n");
+    commit_all(&env, "outside");
+    let run = swarm(&env, &["handoff", "review", "t1", "--approve"]);
+    run.code(1);
+    assert!(
+        run.stdout.contains("scope_creep docs/guide.md"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(of_kind(&env, "handoff_review").is_empty());
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+}
+
+#[test]
+fn review_attempts_from_two_branches_add_up_when_merged() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "t1", "--owns", "src/auth/**"]).success();
+    commit_all(&env, "handoff");
+    env.git(&["checkout", "-q", "-b", "other"]);
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "review",
+            "t1",
+            "--needs-changes",
+            "from the other branch",
+        ],
+    )
+    .success();
+    commit_all(&env, "review on other");
+    env.git(&["checkout", "-q", "main"]);
+    swarm(
+        &env,
+        &["handoff", "review", "t1", "--needs-changes", "from main"],
+    )
+    .success();
+    commit_all(&env, "review on main");
+    env.git(&["merge", "-q", "--no-edit", "other"]);
+    assert_eq!(of_kind(&env, "handoff_review").len(), 2);
+    // One attempt is left of three: the next sends it back and blocks it.
+    let run = swarm(
+        &env,
+        &["handoff", "review", "t1", "--needs-changes", "third"],
+    );
+    run.success();
+    assert!(run.stdout.contains("attempt 3 of 3"), "{}", run.snapshot());
+    assert_eq!(standing(&env, "t1"), "blocked");
+}
+
+#[test]
+fn a_path_scoped_directive_escalates_on_the_second_handoff_violation() {
+    let env = repo();
+    env.write(
+        ".swarm/directives/db-owned.toml",
+        "id = \"db-owned\"\nlesson = \"Only the db task changes the schema.\"\npriority = \"medium\"\nenforcement = \"warn\"\napplies_to_agents = [\"coder\"]\npaths = [\"src/db/**\"]\nverify = [\"file_modified:src/db/**\"]\n",
+    );
+    commit_all(&env, "directive");
+    swarm(
+        &env,
+        &["handoff", "create", "auth", "--owns", "src/auth/**"],
+    )
+    .success();
+    env.write("src/db/schema.rs", "// first\n");
+    commit_all(&env, "first");
+    let run = swarm(&env, &["handoff", "check", "auth"]);
+    run.code(1);
+    let copies: Vec<Value> = of_kind(&env, "handoff_violation")
+        .into_iter()
+        .filter(|e| e["directive"] == "db-owned")
+        .collect();
+    assert_eq!(copies.len(), 1, "{}", run.snapshot());
+    assert!(of_kind(&env, "escalation").is_empty());
+
+    env.write("src/db/schema.rs", "// second\n");
+    commit_all(&env, "second");
+    let run = swarm(&env, &["handoff", "check", "auth"]);
+    run.code(1);
+    assert!(
+        run.stderr.contains("escalated db-owned"),
+        "{}",
+        run.snapshot()
+    );
+    let escalations = of_kind(&env, "escalation");
+    assert_eq!(escalations.len(), 1);
+    assert_eq!(escalations[0]["directive"], "db-owned");
+    let status = swarm(&env, &["status"]);
+    assert!(status.stdout.contains("db-owned"), "{}", status.snapshot());
+    let show = swarm(&env, &["show", "db-owned"]);
+    show.success();
+    assert!(show.stdout.contains("escalat"), "{}", show.snapshot());
+}
+
+#[test]
+fn status_shows_open_handoffs_blocked_reviews_and_recent_violations() {
+    let env = repo();
+    let run = swarm(&env, &["status"]);
+    run.success();
+    assert!(
+        run.stdout.contains("Open handoffs: 0\n"),
+        "{}",
+        run.snapshot()
+    );
+    swarm(
+        &env,
+        &["handoff", "create", "auth", "--owns", "src/auth/**"],
+    )
+    .success();
+    swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]).success();
+    swarm(&env, &["handoff", "create", "done", "--owns", "lib/**"]).success();
+    swarm(
+        &env,
+        &["handoff", "complete", "done", "--range", "HEAD..HEAD"],
+    )
+    .success();
+    for _ in 0..3 {
+        swarm(
+            &env,
+            &["handoff", "review", "db", "--needs-changes", "not yet"],
+        )
+        .success();
+    }
+    env.write("docs/guide.md", "outside\n");
+    commit_all(&env, "outside");
+    swarm(&env, &["handoff", "check", "auth"]).code(1);
+
+    let run = swarm(&env, &["status"]);
+    run.success();
+    let out = &run.stdout;
+    assert!(
+        out.contains("Open handoffs: 2 (auth, db)\n"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        out.contains("Blocked reviews:\n  db  sent back 3 time(s)\n"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        out.contains(
+            "Handoff violations (last 7 days):\n  auth  scope_creep docs/guide.md  2026-11-22T"
+        ),
+        "{}",
+        run.snapshot()
+    );
+
+    let run = swarm(&env, &["status", "--format", "json"]);
+    run.success();
+    let h = &json(&run)["handoffs"];
+    assert_eq!(h["open"], serde_json::json!(["auth", "db"]));
+    assert_eq!(h["blocked"], serde_json::json!([["db", 3]]));
+    assert_eq!(h["recent_violations"][0]["what"], "docs/guide.md");
+}
+
+#[test]
+fn the_default_change_is_the_tasks_worktree_branch_and_its_tools_run_there() {
+    let env = repo();
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "t1",
+            "--owns",
+            "src/auth/**",
+            "--criteria",
+            "Tests pass: sh -c 'test -f src/auth/ok.txt'",
+        ],
+    )
+    .success();
+    commit_all(&env, "handoff");
+    swarm(&env, &["trust"]).success();
+    env.git(&["config", "--add", "swarm.allowTool", "sh"]);
+    let run = swarm(&env, &["worktree", "create", "t1"]);
+    run.success();
+    // The output names it with the temporary folder normalised.
+    assert_eq!(run.stdout.trim(), "$TMP/repo.worktrees/t1");
+    let dir = env.root.with_file_name("repo.worktrees").join("t1");
+    std::fs::write(dir.join("src/auth/ok.txt"), "ok\n").expect("write");
+    std::fs::write(dir.join("docs/guide.md"), "outside\n").expect("write");
+    env.git_in(&dir, &["add", "-A"]);
+    env.git_in(&dir, &["commit", "-q", "-m", "work in the worktree"]);
+
+    // Checked from the main worktree, whose HEAD has none of it.
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some("scope_creep docs/guide.md"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout.contains("met: Tests pass:"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout.contains("..swarm/t1 (2 paths)"),
+        "{}",
+        run.snapshot()
+    );
+}
