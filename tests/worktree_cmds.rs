@@ -144,7 +144,9 @@ fn a_conflict_rolls_every_pick_back_and_names_the_files() {
         merge.stderr
     );
     assert!(
-        merge.stderr.contains("1 earlier pick rolled back"),
+        merge
+            .stderr
+            .contains("the 1 earlier pick was not applied either"),
         "{}",
         merge.stderr
     );
@@ -628,5 +630,126 @@ fn a_branch_without_new_commits_has_nothing_to_merge() {
     assert_eq!(
         run.stdout,
         "Nothing to merge: swarm/t1 has no commit since its base.\n"
+    );
+}
+
+#[test]
+fn a_file_where_the_task_needs_a_folder_is_refused_before_any_pick() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    std::fs::create_dir_all(dir.join("ign2")).expect("mkdir");
+    std::fs::write(dir.join("ign2/x.txt"), "task\n").expect("write");
+    env.git_in(&dir, &["add", "-f", "--", "ign2/x.txt"]);
+    env.git_in(&dir, &["commit", "-q", "-m", "add ign2/x.txt"]);
+    commit_in(&env, &dir, "f.txt", "task\n", "task changes f");
+    commit_in(&env, &env.root, "f.txt", "main\n", "main changes f");
+    let before = head(&env, &env.root);
+
+    // An ignored file of the user's where the task needs the folder `ign2`.
+    std::fs::write(env.path(".git/info/exclude"), "ign2\n").expect("exclude");
+    env.write("ign2", "mine, ignored\n");
+    let run = env.swarm(&["worktree", "merge", "t1"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("untracked files would be overwritten by the task's commits: ign2"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: move them away"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.read("ign2"), "mine, ignored\n");
+    assert_eq!(head(&env, &env.root), before);
+
+    // Not ignored: refused the same way, in readable words.
+    std::fs::write(env.path(".git/info/exclude"), "").expect("exclude");
+    let run = env.swarm(&["worktree", "merge", "t1"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("untracked files would be overwritten by the task's commits: ign2"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("\\n"), "{}", run.stderr);
+    assert_eq!(env.read("ign2"), "mine, ignored\n");
+    assert_eq!(head(&env, &env.root), before);
+}
+
+/// A smudge filter that fails, required for a tracked file: git cannot
+/// check that file out, which a roll-back by `reset --hard` needed.
+fn failing_filter(env: &TestEnv) {
+    std::fs::write(env.path(".git/info/attributes"), "x.bin filter=boom\n").expect("attributes");
+    env.git(&["config", "filter.boom.smudge", "false"]);
+    env.git(&["config", "filter.boom.clean", "cat"]);
+    env.git(&["config", "filter.boom.required", "true"]);
+}
+
+#[test]
+fn a_conflict_at_a_later_pick_touches_nothing_even_where_git_cannot_check_out() {
+    let env = repo();
+    env.write("x.bin", "binary\n");
+    env.git(&["add", "x.bin"]);
+    env.git(&["commit", "-q", "-m", "add x.bin"]);
+    let dir = create(&env, "t1");
+    commit_in(&env, &dir, "x.bin", "task binary\n", "task changes x.bin");
+    commit_in(&env, &dir, "f.txt", "task\n", "task changes f");
+    commit_in(&env, &env.root, "f.txt", "main\n", "main changes f");
+    failing_filter(&env);
+
+    let before_ref = std::fs::read(env.path(".git/refs/heads/main")).expect("ref");
+    let before_index = std::fs::read(env.path(".git/index")).expect("index");
+    let merge = env.swarm(&["worktree", "merge", "t1"]);
+    merge.code(1);
+    assert!(
+        merge.stderr.contains("conflicts in f.txt"),
+        "{}",
+        merge.stderr
+    );
+    assert_eq!(
+        std::fs::read(env.path(".git/refs/heads/main")).expect("ref"),
+        before_ref
+    );
+    assert_eq!(
+        std::fs::read(env.path(".git/index")).expect("index"),
+        before_index
+    );
+    assert_eq!(env.read("x.bin"), "binary\n");
+    assert_eq!(env.read("f.txt"), "main\n");
+    assert!(!env.exists(".git/AUTO_MERGE"));
+    assert!(!env.exists(".git/CHERRY_PICK_HEAD"));
+}
+
+#[test]
+fn files_git_cannot_write_put_the_branch_and_the_index_back() {
+    let env = repo();
+    env.write("x.bin", "binary\n");
+    env.git(&["add", "x.bin"]);
+    env.git(&["commit", "-q", "-m", "add x.bin"]);
+    let dir = create(&env, "t1");
+    commit_in(&env, &dir, "x.bin", "task binary\n", "task changes x.bin");
+    failing_filter(&env);
+
+    let before = head(&env, &env.root);
+    let before_index = std::fs::read(env.path(".git/index")).expect("index");
+    let merge = env.swarm(&["worktree", "merge", "t1"]);
+    merge.code(2);
+    assert!(
+        merge.stderr.contains("git could not update the files"),
+        "{}",
+        merge.stderr
+    );
+    assert!(
+        merge.stderr.contains(&format!("back at {}", &before[..12])),
+        "{}",
+        merge.stderr
+    );
+    assert_eq!(head(&env, &env.root), before);
+    assert_eq!(
+        std::fs::read(env.path(".git/index")).expect("index"),
+        before_index
     );
 }

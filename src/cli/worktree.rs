@@ -244,8 +244,12 @@ fn merge(repo: &git_swarm::Repo, task: &str, ui: &mut Ui) -> Outcome {
                 &what,
                 None,
                 Some(&format!(
-                    "nothing was changed ({rolled_back} earlier pick{} rolled back): rebase the task branch onto this branch in its worktree, resolve there, then merge again",
-                    if rolled_back == 1 { "" } else { "s" }
+                    "nothing was changed ({}): rebase the task branch onto this branch in its worktree, resolve there, then merge again",
+                    match rolled_back {
+                        0 => "it was the first pick".to_owned(),
+                        1 => "the 1 earlier pick was not applied either".to_owned(),
+                        n => format!("the {n} earlier picks were not applied either"),
+                    }
                 )),
             );
             for f in &files {
