@@ -753,3 +753,110 @@ fn files_git_cannot_write_put_the_branch_and_the_index_back() {
         before_index
     );
 }
+
+#[test]
+fn abort_leaves_a_worktree_and_a_branch_the_user_made_at_the_same_names() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    // The task's worktree and branch removed by hand, then the user's own
+    // branch `swarm/t1` and a worktree of theirs at the same path.
+    env.git(&[
+        "worktree",
+        "remove",
+        "--force",
+        dir.to_str().expect("utf-8"),
+    ]);
+    env.git(&["branch", "-D", "swarm/t1"]);
+    env.git(&["branch", "swarm/t1"]);
+    env.git(&["branch", "mine"]);
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        dir.to_str().expect("utf-8"),
+        "mine",
+    ]);
+
+    let run = env.swarm(&["worktree", "abort", "t1"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains("Kept the worktree $TMP/repo.worktrees/t1: it is on `mine`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Kept the branch swarm/t1"),
+        "{}",
+        run.stdout
+    );
+    assert!(dir.join("f.txt").is_file());
+    assert!(branch_exists(&env, "swarm/t1"));
+    assert!(branch_exists(&env, "mine"));
+    assert!(env.git(&["worktree", "list"]).contains("repo.worktrees/t1"));
+}
+
+#[test]
+fn abort_keeps_unmerged_commits_unless_forced() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    commit_in(&env, &dir, "g.txt", "work\n", "the only copy");
+    let tip = head(&env, &dir);
+
+    let run = env.swarm(&["worktree", "abort", "t1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains(&format!(
+            "`swarm/t1` has 1 commit no other branch has (the newest {})",
+            &tip[..12]
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--force"), "{}", run.stderr);
+    assert!(dir.join("g.txt").is_file());
+    assert!(branch_exists(&env, "swarm/t1"));
+
+    let run = env.swarm(&["worktree", "abort", "t1", "--force"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains(&format!("`git branch swarm/t1 {tip}` restores it")),
+        "{}",
+        run.stdout
+    );
+    assert!(!branch_exists(&env, "swarm/t1"));
+}
+
+#[test]
+fn a_worktree_dir_with_dot_dot_after_a_missing_folder_is_still_refused_inside() {
+    let env = repo();
+    env.git(&[
+        "config",
+        "swarm.worktreeDir",
+        "nonexist/../repo/inside/{task}",
+    ]);
+    let run = env.swarm(&["worktree", "create", "p1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("inside the repository's working tree"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.exists("inside"));
+    assert!(!branch_exists(&env, "swarm/p1"));
+}
+
+#[test]
+fn abort_of_a_deleted_folder_keeps_gits_record_of_other_missing_worktrees() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    env.git(&["worktree", "add", "-q", "-b", "other", "../other-wt"]);
+    std::fs::remove_dir_all(&dir).expect("rm");
+    std::fs::remove_dir_all(env.tmp.path().join("other-wt")).expect("rm");
+
+    env.swarm(&["worktree", "abort", "t1"]).success();
+    let listed = env.git(&["worktree", "list", "--porcelain"]);
+    assert!(!listed.contains("repo.worktrees/t1"), "{listed}");
+    assert!(listed.contains("other-wt"), "{listed}");
+}

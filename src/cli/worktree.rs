@@ -60,7 +60,8 @@ pub struct TaskArgs {
 pub struct AbortArgs {
     /// The task id.
     task: String,
-    /// Remove the worktree even with uncommitted changes (they are lost).
+    /// Remove the worktree even with uncommitted changes (they are lost), and
+    /// delete the branch even with commits no other branch has.
     #[arg(long)]
     force: bool,
 }
@@ -92,6 +93,13 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             let a = worktree::abort(&repo, &args.task, args.force)?;
             if a.removed_worktree {
                 writeln!(ui.out, "Removed the worktree {}.", a.record.path.display())?;
+            } else if let Some(why) = &a.kept_worktree {
+                writeln!(
+                    ui.out,
+                    "Kept the worktree {}: {}.",
+                    a.record.path.display(),
+                    clean(why)
+                )?;
             } else {
                 writeln!(
                     ui.out,
