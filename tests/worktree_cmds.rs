@@ -747,6 +747,13 @@ fn files_git_cannot_write_put_the_branch_and_the_index_back() {
         "{}",
         merge.stderr
     );
+    assert!(
+        merge
+            .stderr
+            .contains("x.bin: smudge filter boom failed; these files could not be put back: x.bin"),
+        "{}",
+        merge.stderr
+    );
     assert_eq!(head(&env, &env.root), before);
     assert_eq!(
         std::fs::read(env.path(".git/index")).expect("index"),

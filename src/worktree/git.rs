@@ -71,15 +71,21 @@ pub(super) fn git_with(
     )
 }
 
-/// What git wrote on stderr, one readable line: its lines joined, its
-/// `hint:` lines left out (git-swarm gives its own).
+/// What git wrote on stderr, one readable line: its lines joined, without
+/// their `error:`/`fatal:` labels, and its `hint:` lines left out
+/// (git-swarm gives its own).
 pub(super) fn said(stderr: &[u8]) -> String {
-    String::from_utf8_lossy(stderr)
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
-        .collect::<Vec<_>>()
-        .join("; ")
+    let text = String::from_utf8_lossy(stderr);
+    let mut lines: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        let line = ["error: ", "fatal: ", "warning: "]
+            .iter()
+            .fold(line, |l, label| l.strip_prefix(label).unwrap_or(l));
+        if !line.is_empty() && !line.starts_with("hint:") && !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines.join("; ")
 }
 
 /// `git` on the repository `repo` (its git dir and work tree named, so that

@@ -398,11 +398,11 @@ fn apply(repo: &Repo, orig: &str, new: &str) -> Result<()> {
         )
     } else if moved_back {
         message.push_str(&format!(
-            "; these files were left as the picks have them: {}",
+            "; these files could not be put back: {}",
             listing(&not_restored)
         ));
         format!(
-            "the branch and the index are back at {}; `git checkout -- FILE` restores each file named",
+            "the branch and the index are back at {}; fix what git names, then `git checkout -- FILE` restores each file named",
             short(orig)
         )
     } else {
