@@ -852,6 +852,21 @@ fn a_worktree_dir_with_dot_dot_after_a_missing_folder_is_still_refused_inside() 
     );
     assert!(!env.exists("inside"));
     assert!(!branch_exists(&env, "swarm/p1"));
+
+    // A `..` after a symlink goes where the symlink points: here, inside.
+    std::fs::create_dir_all(env.path("sub")).expect("mkdir");
+    std::os::unix::fs::symlink(env.path("sub"), env.tmp.path().join("link")).expect("symlink");
+    env.git(&["config", "swarm.worktreeDir", "link/../inside/{task}"]);
+    let run = env.swarm(&["worktree", "create", "p1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("inside the repository's working tree"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.exists("inside"));
+    assert!(!env.tmp.path().join("inside").exists());
+    assert!(!branch_exists(&env, "swarm/p1"));
 }
 
 #[test]

@@ -118,7 +118,7 @@ pub fn worktree_path(main: &Path, task: &str, configured: Option<&Path>) -> Path
             if !text.contains("{task}") {
                 path.push(task);
             }
-            lexical(&path)
+            path
         }
         None => parent.join(format!("{repo_name}.worktrees")).join(task),
     }
@@ -126,7 +126,8 @@ pub fn worktree_path(main: &Path, task: &str, configured: Option<&Path>) -> Path
 
 /// `path` with `.` dropped and each `..` taking off the part before it, on
 /// the text alone: `missing/../repo/x` is `repo/x` even though `missing`
-/// does not exist (the file system would refuse to resolve it).
+/// does not exist. Used after [`resolve_existing_prefix`], so that every
+/// `..` left follows a folder that does not exist (and so is no symlink).
 fn lexical(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
@@ -336,9 +337,14 @@ pub fn create(repo: &Repo, task: &str, base: Option<&str>) -> Result<Created> {
     }
     let main = main_worktree(repo)?;
     let configured = repo.config_path(DIR_KEY)?;
-    let path = worktree_path(&main, task, configured.as_deref());
-    let resolved = resolve_existing_prefix(&path);
-    if resolved.starts_with(&main) || resolved.starts_with(&repo.root) {
+    // Symlinks in the existing part resolved, then the `..` after a missing
+    // folder on the text: the path git will create, as the system sees it.
+    let path = lexical(&resolve_existing_prefix(&worktree_path(
+        &main,
+        task,
+        configured.as_deref(),
+    )));
+    if path.starts_with(&main) || path.starts_with(&repo.root) {
         return Err(Error::usage(
             format!("{} is inside the repository's working tree", path.display()),
             format!(
@@ -882,7 +888,11 @@ mod tests {
             Path::new("/scratch/app/t1")
         );
         assert_eq!(
-            worktree_path(main, "t1", Some(Path::new("gone/../app/./in/{task}"))),
+            lexical(&worktree_path(
+                main,
+                "t1",
+                Some(Path::new("gone/../app/./in/{task}"))
+            )),
             Path::new("/src/app/in/t1")
         );
     }
