@@ -882,3 +882,35 @@ fn abort_of_a_deleted_folder_keeps_gits_record_of_other_missing_worktrees() {
     assert!(!listed.contains("repo.worktrees/t1"), "{listed}");
     assert!(listed.contains("other-wt"), "{listed}");
 }
+
+#[test]
+fn a_pick_keeps_the_task_commits_author_date_and_message() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    std::fs::write(dir.join("g.txt"), "g\n").expect("write");
+    env.git_in(&dir, &["add", "g.txt"]);
+    env.command("git", &dir)
+        .args([
+            "commit",
+            "-q",
+            "--author=Task Author <task@example.com>",
+            "--date=2001-02-03T04:05:06+07:00",
+            "-m",
+            "add g\n\nwith a body line\n  indented",
+        ])
+        .output()
+        .expect("git");
+    let task = head(&env, &dir);
+    env.swarm(&["worktree", "merge", "t1"]).success();
+    let show = |rev: &str| env.git(&["log", "-1", "--format=%an|%ae|%ad|%B", "--date=raw", rev]);
+    assert_eq!(show("HEAD"), show(&task));
+    assert!(show("HEAD").starts_with(
+        "Task Author|task@example.com|981147906 +0700|add g\n\nwith a body line\n  indented"
+    ));
+    assert_eq!(
+        env.git(&["rev-parse", "HEAD^{tree}"]),
+        env.git(&["rev-parse", &format!("{task}^{{tree}}")])
+    );
+    assert_eq!(env.read("g.txt"), "g\n");
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+}
