@@ -144,7 +144,9 @@ fn a_conflict_rolls_every_pick_back_and_names_the_files() {
         merge.stderr
     );
     assert!(
-        merge.stderr.contains("1 earlier pick rolled back"),
+        merge
+            .stderr
+            .contains("the 1 earlier pick was not applied either"),
         "{}",
         merge.stderr
     );
@@ -631,4 +633,286 @@ fn a_branch_without_new_commits_has_nothing_to_merge() {
         run.stdout,
         "Nothing to merge: swarm/t1 has no commit since its base.\n"
     );
+}
+
+#[test]
+fn a_file_where_the_task_needs_a_folder_is_refused_before_any_pick() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    std::fs::create_dir_all(dir.join("ign2")).expect("mkdir");
+    std::fs::write(dir.join("ign2/x.txt"), "task\n").expect("write");
+    env.git_in(&dir, &["add", "-f", "--", "ign2/x.txt"]);
+    env.git_in(&dir, &["commit", "-q", "-m", "add ign2/x.txt"]);
+    commit_in(&env, &dir, "f.txt", "task\n", "task changes f");
+    commit_in(&env, &env.root, "f.txt", "main\n", "main changes f");
+    let before = head(&env, &env.root);
+
+    // An ignored file of the user's where the task needs the folder `ign2`.
+    std::fs::write(env.path(".git/info/exclude"), "ign2\n").expect("exclude");
+    env.write("ign2", "mine, ignored\n");
+    let run = env.swarm(&["worktree", "merge", "t1"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("untracked files would be overwritten by the task's commits: ign2"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: move them away"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.read("ign2"), "mine, ignored\n");
+    assert_eq!(head(&env, &env.root), before);
+
+    // Not ignored: refused the same way, in readable words.
+    std::fs::write(env.path(".git/info/exclude"), "").expect("exclude");
+    let run = env.swarm(&["worktree", "merge", "t1"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("untracked files would be overwritten by the task's commits: ign2"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("\\n"), "{}", run.stderr);
+    assert_eq!(env.read("ign2"), "mine, ignored\n");
+    assert_eq!(head(&env, &env.root), before);
+}
+
+/// A smudge filter that fails, required for a tracked file: git cannot
+/// check that file out, which a roll-back by `reset --hard` needed.
+fn failing_filter(env: &TestEnv) {
+    std::fs::write(env.path(".git/info/attributes"), "x.bin filter=boom\n").expect("attributes");
+    env.git(&["config", "filter.boom.smudge", "false"]);
+    env.git(&["config", "filter.boom.clean", "cat"]);
+    env.git(&["config", "filter.boom.required", "true"]);
+}
+
+#[test]
+fn a_conflict_at_a_later_pick_touches_nothing_even_where_git_cannot_check_out() {
+    let env = repo();
+    env.write("x.bin", "binary\n");
+    env.git(&["add", "x.bin"]);
+    env.git(&["commit", "-q", "-m", "add x.bin"]);
+    let dir = create(&env, "t1");
+    commit_in(&env, &dir, "x.bin", "task binary\n", "task changes x.bin");
+    commit_in(&env, &dir, "f.txt", "task\n", "task changes f");
+    commit_in(&env, &env.root, "f.txt", "main\n", "main changes f");
+    failing_filter(&env);
+
+    let before_ref = std::fs::read(env.path(".git/refs/heads/main")).expect("ref");
+    let before_index = std::fs::read(env.path(".git/index")).expect("index");
+    let merge = env.swarm(&["worktree", "merge", "t1"]);
+    merge.code(1);
+    assert!(
+        merge.stderr.contains("conflicts in f.txt"),
+        "{}",
+        merge.stderr
+    );
+    assert_eq!(
+        std::fs::read(env.path(".git/refs/heads/main")).expect("ref"),
+        before_ref
+    );
+    assert_eq!(
+        std::fs::read(env.path(".git/index")).expect("index"),
+        before_index
+    );
+    assert_eq!(env.read("x.bin"), "binary\n");
+    assert_eq!(env.read("f.txt"), "main\n");
+    assert!(!env.exists(".git/AUTO_MERGE"));
+    assert!(!env.exists(".git/CHERRY_PICK_HEAD"));
+}
+
+#[test]
+fn files_git_cannot_write_put_the_branch_and_the_index_back() {
+    let env = repo();
+    env.write("x.bin", "binary\n");
+    env.git(&["add", "x.bin"]);
+    env.git(&["commit", "-q", "-m", "add x.bin"]);
+    let dir = create(&env, "t1");
+    commit_in(&env, &dir, "x.bin", "task binary\n", "task changes x.bin");
+    failing_filter(&env);
+
+    let before = head(&env, &env.root);
+    let before_index = std::fs::read(env.path(".git/index")).expect("index");
+    let merge = env.swarm(&["worktree", "merge", "t1"]);
+    merge.code(2);
+    assert!(
+        merge.stderr.contains("git could not update the files"),
+        "{}",
+        merge.stderr
+    );
+    assert!(
+        merge.stderr.contains(&format!("back at {}", &before[..12])),
+        "{}",
+        merge.stderr
+    );
+    assert!(
+        merge
+            .stderr
+            .contains("x.bin: smudge filter boom failed; these files could not be put back: x.bin"),
+        "{}",
+        merge.stderr
+    );
+    assert_eq!(head(&env, &env.root), before);
+    assert_eq!(
+        std::fs::read(env.path(".git/index")).expect("index"),
+        before_index
+    );
+}
+
+#[test]
+fn abort_leaves_a_worktree_and_a_branch_the_user_made_at_the_same_names() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    // The task's worktree and branch removed by hand, then the user's own
+    // branch `swarm/t1` and a worktree of theirs at the same path.
+    env.git(&[
+        "worktree",
+        "remove",
+        "--force",
+        dir.to_str().expect("utf-8"),
+    ]);
+    env.git(&["branch", "-D", "swarm/t1"]);
+    env.git(&["branch", "swarm/t1"]);
+    env.git(&["branch", "mine"]);
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        dir.to_str().expect("utf-8"),
+        "mine",
+    ]);
+
+    let run = env.swarm(&["worktree", "abort", "t1"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains("Kept the worktree $TMP/repo.worktrees/t1: it is on `mine`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Kept the branch swarm/t1"),
+        "{}",
+        run.stdout
+    );
+    assert!(dir.join("f.txt").is_file());
+    assert!(branch_exists(&env, "swarm/t1"));
+    assert!(branch_exists(&env, "mine"));
+    assert!(env.git(&["worktree", "list"]).contains("repo.worktrees/t1"));
+}
+
+#[test]
+fn abort_keeps_unmerged_commits_unless_forced() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    commit_in(&env, &dir, "g.txt", "work\n", "the only copy");
+    let tip = head(&env, &dir);
+
+    let run = env.swarm(&["worktree", "abort", "t1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains(&format!(
+            "`swarm/t1` has 1 commit no other branch has (the newest {})",
+            &tip[..12]
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--force"), "{}", run.stderr);
+    assert!(dir.join("g.txt").is_file());
+    assert!(branch_exists(&env, "swarm/t1"));
+
+    let run = env.swarm(&["worktree", "abort", "t1", "--force"]);
+    run.success();
+    assert!(
+        run.stdout
+            .contains(&format!("`git branch swarm/t1 {tip}` restores it")),
+        "{}",
+        run.stdout
+    );
+    assert!(!branch_exists(&env, "swarm/t1"));
+}
+
+#[test]
+fn a_worktree_dir_with_dot_dot_after_a_missing_folder_is_still_refused_inside() {
+    let env = repo();
+    env.git(&[
+        "config",
+        "swarm.worktreeDir",
+        "nonexist/../repo/inside/{task}",
+    ]);
+    let run = env.swarm(&["worktree", "create", "p1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("inside the repository's working tree"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.exists("inside"));
+    assert!(!branch_exists(&env, "swarm/p1"));
+
+    // A `..` after a symlink goes where the symlink points: here, inside.
+    std::fs::create_dir_all(env.path("sub")).expect("mkdir");
+    std::os::unix::fs::symlink(env.path("sub"), env.tmp.path().join("link")).expect("symlink");
+    env.git(&["config", "swarm.worktreeDir", "link/../inside/{task}"]);
+    let run = env.swarm(&["worktree", "create", "p1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("inside the repository's working tree"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.exists("inside"));
+    assert!(!env.tmp.path().join("inside").exists());
+    assert!(!branch_exists(&env, "swarm/p1"));
+}
+
+#[test]
+fn abort_of_a_deleted_folder_keeps_gits_record_of_other_missing_worktrees() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    env.git(&["worktree", "add", "-q", "-b", "other", "../other-wt"]);
+    std::fs::remove_dir_all(&dir).expect("rm");
+    std::fs::remove_dir_all(env.tmp.path().join("other-wt")).expect("rm");
+
+    env.swarm(&["worktree", "abort", "t1"]).success();
+    let listed = env.git(&["worktree", "list", "--porcelain"]);
+    assert!(!listed.contains("repo.worktrees/t1"), "{listed}");
+    assert!(listed.contains("other-wt"), "{listed}");
+}
+
+#[test]
+fn a_pick_keeps_the_task_commits_author_date_and_message() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    std::fs::write(dir.join("g.txt"), "g\n").expect("write");
+    env.git_in(&dir, &["add", "g.txt"]);
+    env.command("git", &dir)
+        .args([
+            "commit",
+            "-q",
+            "--author=Task Author <task@example.com>",
+            "--date=2001-02-03T04:05:06+07:00",
+            "-m",
+            "add g\n\nwith a body line\n  indented",
+        ])
+        .output()
+        .expect("git");
+    let task = head(&env, &dir);
+    env.swarm(&["worktree", "merge", "t1"]).success();
+    let show = |rev: &str| env.git(&["log", "-1", "--format=%an|%ae|%ad|%B", "--date=raw", rev]);
+    assert_eq!(show("HEAD"), show(&task));
+    assert!(show("HEAD").starts_with(
+        "Task Author|task@example.com|981147906 +0700|add g\n\nwith a body line\n  indented"
+    ));
+    assert_eq!(
+        env.git(&["rev-parse", "HEAD^{tree}"]),
+        env.git(&["rev-parse", &format!("{task}^{{tree}}")])
+    );
+    assert_eq!(env.read("g.txt"), "g\n");
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
 }

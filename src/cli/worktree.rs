@@ -60,7 +60,8 @@ pub struct TaskArgs {
 pub struct AbortArgs {
     /// The task id.
     task: String,
-    /// Remove the worktree even with uncommitted changes (they are lost).
+    /// Remove the worktree even with uncommitted changes (they are lost), and
+    /// delete the branch even with commits no other branch has.
     #[arg(long)]
     force: bool,
 }
@@ -92,6 +93,13 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             let a = worktree::abort(&repo, &args.task, args.force)?;
             if a.removed_worktree {
                 writeln!(ui.out, "Removed the worktree {}.", a.record.path.display())?;
+            } else if let Some(why) = &a.kept_worktree {
+                writeln!(
+                    ui.out,
+                    "Kept the worktree {}: {}.",
+                    a.record.path.display(),
+                    clean(why)
+                )?;
             } else {
                 writeln!(
                     ui.out,
@@ -244,8 +252,12 @@ fn merge(repo: &git_swarm::Repo, task: &str, ui: &mut Ui) -> Outcome {
                 &what,
                 None,
                 Some(&format!(
-                    "nothing was changed ({rolled_back} earlier pick{} rolled back): rebase the task branch onto this branch in its worktree, resolve there, then merge again",
-                    if rolled_back == 1 { "" } else { "s" }
+                    "nothing was changed ({}): rebase the task branch onto this branch in its worktree, resolve there, then merge again",
+                    match rolled_back {
+                        0 => "it was the first pick".to_owned(),
+                        1 => "the 1 earlier pick was not applied either".to_owned(),
+                        n => format!("the {n} earlier picks were not applied either"),
+                    }
                 )),
             );
             for f in &files {

@@ -12,6 +12,16 @@ use super::REDIRECTING_ENV;
 
 /// `git` with an explicit argument list, run in `dir`.
 pub(super) fn git_in(dir: &Path, args: &[&OsStr]) -> Result<Output> {
+    run(dir, args, &[], None)
+}
+
+/// `git` in `dir` with extra variables and, when given, bytes on its stdin.
+pub(super) fn run(
+    dir: &Path,
+    args: &[&OsStr],
+    vars: &[(&str, &str)],
+    input: Option<&[u8]>,
+) -> Result<Output> {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir).args(args);
     for var in REDIRECTING_ENV {
@@ -20,9 +30,62 @@ pub(super) fn git_in(dir: &Path, args: &[&OsStr]) -> Result<Output> {
     // `git status` would otherwise refresh the index file on the side, and
     // `merge` promises the index exactly as it was when a pick stops.
     cmd.env("GIT_OPTIONAL_LOCKS", "0");
-    cmd.stdin(std::process::Stdio::null());
-    cmd.output()
-        .map_err(|e| Error::refused("could not run git", Some("git must be on PATH".into()), e))
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let spawn_failed =
+        |e| Error::refused("could not run git", Some("git must be on PATH".into()), e);
+    let Some(input) = input else {
+        cmd.stdin(std::process::Stdio::null());
+        return cmd.output().map_err(spawn_failed);
+    };
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().map_err(spawn_failed)?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        // A git that exits early closes the pipe; its status says why.
+        let _ = stdin.write_all(input);
+    }
+    child.wait_with_output().map_err(spawn_failed)
+}
+
+/// `git` on `repo` with extra variables and bytes on its stdin.
+pub(super) fn git_with(
+    repo: &Repo,
+    args: &[&str],
+    vars: &[(&str, &str)],
+    input: &[u8],
+) -> Result<Output> {
+    let mut full: Vec<OsString> = vec![
+        format!("--git-dir={}", repo.git_dir.display()).into(),
+        format!("--work-tree={}", repo.root.display()).into(),
+    ];
+    full.extend(args.iter().map(OsString::from));
+    run(
+        &repo.root,
+        &full.iter().map(OsString::as_os_str).collect::<Vec<_>>(),
+        vars,
+        Some(input),
+    )
+}
+
+/// What git wrote on stderr, one readable line: its lines joined, without
+/// their `error:`/`fatal:` labels, and its `hint:` lines left out
+/// (git-swarm gives its own).
+pub(super) fn said(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let mut lines: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        let line = ["error: ", "fatal: ", "warning: "]
+            .iter()
+            .fold(line, |l, label| l.strip_prefix(label).unwrap_or(l));
+        if !line.is_empty() && !line.starts_with("hint:") && !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines.join("; ")
 }
 
 /// `git` on the repository `repo` (its git dir and work tree named, so that
@@ -50,7 +113,7 @@ pub(super) fn ok(out: Output, what: &str) -> Result<String> {
     } else {
         Err(Error::git(
             what.to_owned(),
-            std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_owned()),
+            std::io::Error::other(said(&out.stderr)),
         ))
     }
 }

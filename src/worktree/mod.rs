@@ -55,6 +55,10 @@ pub struct Record {
     pub branch: String,
     /// The commit the branch started from (40 hex).
     pub base: String,
+    /// The message of the branch's first reflog entry, unique to this
+    /// `create`: how `abort` knows the branch is still the one made here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
 }
 
 /// The branch `create` makes for `task`.
@@ -111,6 +115,27 @@ pub fn worktree_path(main: &Path, task: &str, configured: Option<&Path>) -> Path
         }
         None => parent.join(format!("{repo_name}.worktrees")).join(task),
     }
+}
+
+/// `path` with `.` dropped and each `..` taking off the part before it, on
+/// the text alone: `missing/../repo/x` is `repo/x` even though `missing`
+/// does not exist. Used after [`resolve_existing_prefix`], so that every
+/// `..` left follows a folder that does not exist (and so is no symlink).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(part);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The `[contract] base` of `.swarm/handoffs/<task>.toml`, if there is one;
@@ -288,9 +313,14 @@ pub fn create(repo: &Repo, task: &str, base: Option<&str>) -> Result<Created> {
     }
     let main = main_worktree(repo)?;
     let configured = repo.config_path(DIR_KEY)?;
-    let path = worktree_path(&main, task, configured.as_deref());
-    let resolved = resolve_existing_prefix(&path);
-    if resolved.starts_with(&main) || resolved.starts_with(&repo.root) {
+    // Symlinks in the existing part resolved, then the `..` after a missing
+    // folder on the text: the path git will create, as the system sees it.
+    let path = lexical(&resolve_existing_prefix(&worktree_path(
+        &main,
+        task,
+        configured.as_deref(),
+    )));
+    if path.starts_with(&main) || path.starts_with(&repo.root) {
         return Err(Error::usage(
             format!("{} is inside the repository's working tree", path.display()),
             format!(
@@ -304,11 +334,19 @@ pub fn create(repo: &Repo, task: &str, base: Option<&str>) -> Result<Created> {
             "move it away, or choose another place with `git config swarm.worktreeDir PATH`",
         ));
     }
+    let marker = format!(
+        "git swarm worktree create {task} {}-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+        std::process::id()
+    );
     let record = Record {
         task: task.to_owned(),
         path: path.clone(),
         branch: branch.clone(),
         base: base_commit.clone(),
+        created: Some(marker.clone()),
     };
     // The record first: a worktree left by a crash is then still one that
     // `abort` and `prune` know about.
@@ -323,20 +361,39 @@ pub fn create(repo: &Repo, task: &str, base: Option<&str>) -> Result<Created> {
         &record_file.display().to_string(),
         task,
     )?;
+    // The branch is made first, with the record's marker as its first
+    // reflog message (the empty old value: only if it does not exist).
+    let full = format!("refs/heads/{branch}");
+    let made = git(
+        repo,
+        &[
+            "update-ref",
+            "--create-reflog",
+            "-m",
+            &marker,
+            &full,
+            &base_commit,
+            "",
+        ],
+    )
+    .and_then(|out| ok(out, "creating the task branch"));
+    if let Err(e) = made {
+        let _ = std::fs::remove_file(&record_file);
+        return Err(e);
+    }
     let added = git_os(
         repo,
         &[
             OsStr::new("worktree"),
             OsStr::new("add"),
             OsStr::new("--quiet"),
-            OsStr::new("-b"),
-            OsStr::new(&branch),
             path.as_os_str(),
-            OsStr::new(&base_commit),
+            OsStr::new(&branch),
         ],
     )
     .and_then(|out| ok(out, "`git worktree add` failed"));
     if let Err(e) = added {
+        let _ = git(repo, &["update-ref", "-d", &full, &base_commit]);
         let _ = std::fs::remove_file(&record_file);
         return Err(e);
     }
@@ -465,6 +522,8 @@ pub struct Aborted {
     pub record: Record,
     /// The worktree was there and was removed.
     pub removed_worktree: bool,
+    /// Why the worktree at the recorded path was left alone.
+    pub kept_worktree: Option<String>,
     /// The branch was deleted; its last commit, to restore it by.
     pub deleted_branch: Option<String>,
     /// Why the branch was left alone.
@@ -472,7 +531,8 @@ pub struct Aborted {
 }
 
 /// Removes `task`'s worktree and the branch `create` made, and nothing
-/// else; a worktree with uncommitted changes only with `force`.
+/// else; a worktree with uncommitted changes, or a branch with commits no
+/// other branch has, only with `force`.
 pub fn abort(repo: &Repo, task: &str, force: bool) -> Result<Aborted> {
     let record = load(repo, task)?.ok_or_else(|| no_record(task))?;
     let worktrees = registered(repo)?;
@@ -483,39 +543,79 @@ pub fn abort(repo: &Repo, task: &str, force: bool) -> Result<Aborted> {
             "run `git swarm worktree abort` from another worktree (the main one)",
         ));
     }
-    let ours = worktrees.iter().find(|w| w.path == path);
-    let mut removed_worktree = false;
-    if ours.is_some() && !path.is_dir() {
-        // Deleted by hand: git forgets it, there is nothing to remove.
-        ok(
-            git(repo, &["worktree", "prune"])?,
-            "`git worktree prune` failed",
-        )?;
-    } else if ours.is_some() {
-        if !force {
-            let dirty = z_list(&ok(
-                git_in(
-                    &path,
-                    &["status".as_ref(), "--porcelain=v1".as_ref(), "-z".as_ref()],
-                )?,
-                "reading the task worktree's status",
-            )?);
-            if !dirty.is_empty() {
-                let paths: Vec<String> = dirty
-                    .iter()
-                    .filter(|e| e.len() > 3)
-                    .map(|e| e[3..].to_owned())
-                    .collect();
-                return Err(refuse(
-                    format!(
-                        "the worktree {} has uncommitted changes: {}",
-                        path.display(),
-                        listing(&paths)
-                    ),
-                    "commit them on the task branch, or pass --force to throw them away",
-                ));
-            }
+    let expected = branch_name(task);
+    let at_path = worktrees.iter().find(|w| w.path == path);
+    // Only a worktree on the task's branch is the one `create` made: one
+    // the user put at the same path since is theirs.
+    let (ours, kept_worktree) = match at_path {
+        Some(w) if w.branch.as_deref() == Some(expected.as_str()) && record.branch == expected => {
+            (true, None)
         }
+        Some(w) => (
+            false,
+            Some(format!(
+                "it is on {}, not on {expected}: not the worktree `worktree create` made",
+                w.branch
+                    .as_deref()
+                    .map_or_else(|| "a detached HEAD".to_owned(), |b| format!("`{b}`"))
+            )),
+        ),
+        None => (false, None),
+    };
+    let (tip, mut kept_branch) = branch_verdict(repo, &record, &expected, &path, &worktrees)?;
+    if ours && path.is_dir() && !force {
+        let dirty = z_list(&ok(
+            git_in(
+                &path,
+                &["status".as_ref(), "--porcelain=v1".as_ref(), "-z".as_ref()],
+            )?,
+            "reading the task worktree's status",
+        )?);
+        if !dirty.is_empty() {
+            let paths: Vec<String> = dirty
+                .iter()
+                .filter(|e| e.len() > 3)
+                .map(|e| e[3..].to_owned())
+                .collect();
+            return Err(refuse(
+                format!(
+                    "the worktree {} has uncommitted changes: {}",
+                    path.display(),
+                    listing(&paths)
+                ),
+                "commit them on the task branch, or pass --force to throw them away",
+            ));
+        }
+    }
+    if let (Some(tip), None, false) = (&tip, &kept_branch, force) {
+        let unmerged = unmerged(repo, &record, tip)?;
+        if let Some(newest) = unmerged.first() {
+            return Err(refuse(
+                format!(
+                    "`{}` has {} commit{} no other branch has (the newest {})",
+                    record.branch,
+                    unmerged.len(),
+                    if unmerged.len() == 1 { "" } else { "s" },
+                    short(newest)
+                ),
+                &format!(
+                    "merge them first (`git swarm worktree merge {task}`), or pass --force to delete them (the command prints the commit that restores them)"
+                ),
+            ));
+        }
+    }
+    let mut removed_worktree = false;
+    if ours && !path.is_dir() {
+        // Deleted by hand: only this worktree's entry is dropped from git's
+        // list (`git worktree prune` would drop every missing one).
+        let args: Vec<&OsStr> = vec![
+            "worktree".as_ref(),
+            "remove".as_ref(),
+            "--force".as_ref(),
+            path.as_os_str(),
+        ];
+        ok(git_os(repo, &args)?, "`git worktree remove` failed")?;
+    } else if ours {
         let mut args: Vec<&OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
         if force {
             args.push("--force".as_ref());
@@ -525,35 +625,24 @@ pub fn abort(repo: &Repo, task: &str, force: bool) -> Result<Aborted> {
         removed_worktree = true;
     }
     let mut deleted_branch = None;
-    let mut kept_branch = None;
-    let expected = branch_name(task);
-    match branch_tip(repo, &record.branch)? {
-        _ if record.branch != expected => {
-            kept_branch = Some(format!(
-                "the record names `{}`, not `{expected}`",
-                record.branch
-            ));
-        }
-        None => kept_branch = Some("it no longer exists".into()),
-        Some(tip) => {
-            let descends = git(repo, &["merge-base", "--is-ancestor", &record.base, &tip])?;
-            if let Some(other) = registered(repo)?
-                .into_iter()
-                .find(|w| w.branch.as_deref() == Some(record.branch.as_str()))
-            {
-                kept_branch = Some(format!("it is checked out in {}", other.path.display()));
-            } else if !descends.status.success() {
-                kept_branch = Some(format!(
-                    "it does not descend from the base {}: not the branch `worktree create` made",
-                    short(&record.base)
-                ));
-            } else {
-                ok(
-                    git(repo, &["branch", "-D", "--quiet", &record.branch])?,
-                    "deleting the task branch",
-                )?;
-                deleted_branch = Some(tip);
-            }
+    if let (Some(tip), None) = (tip, &kept_branch) {
+        if at_path.is_some() && !ours {
+            kept_branch = Some("the worktree at the recorded path is not the task's".into());
+        } else {
+            // The old value guards against the branch moving meanwhile.
+            ok(
+                git(
+                    repo,
+                    &[
+                        "update-ref",
+                        "-d",
+                        &format!("refs/heads/{}", record.branch),
+                        &tip,
+                    ],
+                )?,
+                "deleting the task branch",
+            )?;
+            deleted_branch = Some(tip);
         }
     }
     let file = record_path(repo, task);
@@ -561,9 +650,111 @@ pub fn abort(repo: &Repo, task: &str, force: bool) -> Result<Aborted> {
     Ok(Aborted {
         record,
         removed_worktree,
+        kept_worktree,
         deleted_branch,
         kept_branch,
     })
+}
+
+/// The task branch's tip, and why it must be kept if it must: only the
+/// branch `create` made (its name, descending from the base, its first
+/// reflog entry the record's marker) and checked out nowhere else.
+fn branch_verdict(
+    repo: &Repo,
+    record: &Record,
+    expected: &str,
+    path: &Path,
+    worktrees: &[git::Registered],
+) -> Result<(Option<String>, Option<String>)> {
+    if record.branch != expected {
+        return Ok((
+            None,
+            Some(format!(
+                "the record names `{}`, not `{expected}`",
+                record.branch
+            )),
+        ));
+    }
+    let Some(tip) = branch_tip(repo, &record.branch)? else {
+        return Ok((None, Some("it no longer exists".into())));
+    };
+    if let Some(other) = worktrees
+        .iter()
+        .find(|w| w.path != path && w.branch.as_deref() == Some(record.branch.as_str()))
+    {
+        return Ok((
+            None,
+            Some(format!("it is checked out in {}", other.path.display())),
+        ));
+    }
+    let descends = git(repo, &["merge-base", "--is-ancestor", &record.base, &tip])?;
+    if !descends.status.success() {
+        return Ok((
+            None,
+            Some(format!(
+                "it does not descend from the base {}: not the branch `worktree create` made",
+                short(&record.base)
+            )),
+        ));
+    }
+    if let Some(marker) = &record.created {
+        let full = format!("refs/heads/{}", record.branch);
+        let log = git(repo, &["reflog", "show", "--format=%gs", &full])?;
+        let first = String::from_utf8_lossy(&log.stdout)
+            .lines()
+            .last()
+            .map(str::to_owned);
+        if first.as_deref() != Some(marker.as_str()) {
+            return Ok((
+                None,
+                Some("its first reflog entry is not the one `worktree create` wrote: not the branch it made".into()),
+            ));
+        }
+    }
+    Ok((Some(tip), None))
+}
+
+/// The task's commits (newest first) whose change the current branch does
+/// not have and that no other branch holds.
+fn unmerged(repo: &Repo, record: &Record, tip: &str) -> Result<Vec<String>> {
+    let not_base = format!("^{}", record.base);
+    let lines = |out: String| -> Vec<String> { out.lines().map(str::to_owned).collect() };
+    let missing_here = if commit_of(repo, "HEAD")?.is_some() {
+        lines(ok(
+            git(
+                repo,
+                &[
+                    "rev-list",
+                    "--cherry-pick",
+                    "--right-only",
+                    &format!("HEAD...{tip}"),
+                    &not_base,
+                ],
+            )?,
+            "listing the task's commits",
+        )?)
+    } else {
+        lines(ok(
+            git(repo, &["rev-list", tip, &not_base])?,
+            "listing the task's commits",
+        )?)
+    };
+    if missing_here.is_empty() {
+        return Ok(missing_here);
+    }
+    // `--exclude` before `--branches` takes names without `refs/heads/`.
+    let exclude = format!("--exclude={}", record.branch);
+    let only_here = lines(ok(
+        git(
+            repo,
+            &["rev-list", tip, &not_base, "--not", &exclude, "--branches"],
+        )?,
+        "listing the task's commits",
+    )?);
+    Ok(missing_here
+        .into_iter()
+        .filter(|c| only_here.contains(c))
+        .collect())
 }
 
 /// A short commit id for messages.
@@ -671,6 +862,14 @@ mod tests {
         assert_eq!(
             worktree_path(main, "t1", Some(Path::new("/scratch/{repo}"))),
             Path::new("/scratch/app/t1")
+        );
+        assert_eq!(
+            lexical(&worktree_path(
+                main,
+                "t1",
+                Some(Path::new("gone/../app/./in/{task}"))
+            )),
+            Path::new("/src/app/in/t1")
         );
     }
 }
