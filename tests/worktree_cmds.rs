@@ -268,6 +268,39 @@ fn with_core_hooks_path_the_hooks_still_block_in_the_task_worktree() {
 }
 
 #[test]
+fn events_git_swarm_appended_since_do_not_stop_a_merge() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    commit_in(&env, &dir, "g.txt", "from the task\n", "add g");
+    // A check run before the merge appends to the event log: an uncommitted
+    // change of the coordinator's own, which no pick touches.
+    env.swarm(&["record", "shown", "--role", "coder"]).success();
+    env.git(&["add", ".swarm/events"]);
+    env.git(&["commit", "-q", "-m", "events"]);
+    env.swarm(&["record", "shown", "--role", "coder"]).success();
+    let log = env.git(&["status", "--porcelain", "--untracked-files=no"]);
+    assert!(log.contains(".swarm/events/"), "{log}");
+    let events_before = env.git(&["diff", "--", ".swarm/events"]);
+
+    let run = env.swarm(&["worktree", "merge", "t1"]);
+    run.success();
+    assert_eq!(env.read("g.txt"), "from the task\n");
+    // The appended events are still there, uncommitted.
+    assert_eq!(env.git(&["diff", "--", ".swarm/events"]), events_before);
+
+    // Any other uncommitted change still refuses.
+    commit_in(&env, &dir, "h.txt", "more\n", "add h");
+    env.write("f.txt", "edited, not committed\n");
+    let run = env.swarm(&["worktree", "merge", "t1"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("uncommitted changes: f.txt"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn abort_touches_nothing_else() {
     let env = repo();
     env.git(&["branch", "other"]);

@@ -113,27 +113,6 @@ pub fn merge(repo: &Repo, task: &str) -> Result<Merged> {
             already,
         });
     }
-    let dirty = z_list(&ok(
-        git(
-            repo,
-            &["status", "--porcelain=v1", "-z", "--untracked-files=no"],
-        )?,
-        "reading the status",
-    )?);
-    if !dirty.is_empty() {
-        let paths: Vec<String> = dirty
-            .iter()
-            .filter(|e| e.len() > 3)
-            .map(|e| e[3..].to_owned())
-            .collect();
-        return Err(refuse(
-            format!(
-                "the working tree has uncommitted changes: {}",
-                listing(&paths)
-            ),
-            "commit them, or set them aside in a branch, then merge again",
-        ));
-    }
     let touched = z_list(&ok(
         git(
             repo,
@@ -148,6 +127,23 @@ pub fn merge(repo: &Repo, task: &str) -> Result<Merged> {
         )?,
         "listing the files the task changed",
     )?);
+    let dirty = z_list(&ok(
+        git(
+            repo,
+            &["status", "--porcelain=v1", "-z", "--untracked-files=no"],
+        )?,
+        "reading the status",
+    )?);
+    let paths = blocking_changes(&dirty, &touched);
+    if !paths.is_empty() {
+        return Err(refuse(
+            format!(
+                "the working tree has uncommitted changes: {}",
+                listing(&paths)
+            ),
+            "commit them, or set them aside in a branch, then merge again",
+        ));
+    }
     let in_the_way = in_the_way(repo, &touched)?;
     if !in_the_way.is_empty() {
         return Err(refuse(
@@ -189,6 +185,29 @@ pub fn merge(repo: &Repo, task: &str) -> Result<Merged> {
         picks,
         already,
     })
+}
+
+/// The uncommitted changes, from `git status --porcelain=v1 -z` entries,
+/// that stop a merge: every one except an event log git-swarm itself keeps
+/// appending to (`.swarm/events/*.jsonl`) that no pick touches — a check
+/// run before the merge must not make the merge impossible.
+fn blocking_changes(entries: &[String], touched: &[String]) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut entries = entries.iter();
+    while let Some(e) = entries.next() {
+        let Some(path) = e.get(3..) else { continue };
+        // A rename or copy is followed by its source path, without a status.
+        if matches!(e.as_bytes().first(), Some(b'R' | b'C')) {
+            if let Some(from) = entries.next() {
+                paths.push(from.clone());
+            }
+        }
+        let own_log = path.starts_with(".swarm/events/") && path.ends_with(".jsonl");
+        if !own_log || touched.iter().any(|t| t == path) {
+            paths.push(path.to_owned());
+        }
+    }
+    paths
 }
 
 /// The untracked files (ignored ones included) the picks would overwrite:
