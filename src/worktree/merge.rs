@@ -197,10 +197,10 @@ fn blocking_changes(entries: &[String], touched: &[String]) -> Vec<String> {
     while let Some(e) = entries.next() {
         let Some(path) = e.get(3..) else { continue };
         // A rename or copy is followed by its source path, without a status.
-        if matches!(e.as_bytes().first(), Some(b'R' | b'C')) {
-            if let Some(from) = entries.next() {
-                paths.push(from.clone());
-            }
+        if matches!(e.as_bytes().first(), Some(b'R' | b'C'))
+            && let Some(from) = entries.next()
+        {
+            paths.push(from.clone());
         }
         let own_log = path.starts_with(".swarm/events/") && path.ends_with(".jsonl");
         if !own_log || touched.iter().any(|t| t == path) {
