@@ -559,3 +559,64 @@ fn the_default_change_is_the_tasks_worktree_branch_and_its_tools_run_there() {
         run.snapshot()
     );
 }
+
+#[test]
+fn a_worker_cannot_rewrite_its_own_or_another_contract() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]).success();
+    commit_all(&env, "db handoff");
+    swarm(
+        &env,
+        &["handoff", "create", "auth-login", "--owns", "src/auth/**"],
+    )
+    .success();
+    let created = of_kind(&env, "handoff_created");
+    assert!(
+        created
+            .iter()
+            .all(|e| e["digest"].as_str().is_some_and(|d| d.len() == 40)),
+        "{created:?}"
+    );
+    // The worker widens its own contract and commits it with the work.
+    let file = env.path(".swarm/handoffs/auth-login.toml");
+    let text = std::fs::read_to_string(&file).expect("read");
+    std::fs::write(&file, text.replace("\"src/auth/**\"", "\"**\"")).expect("write");
+    env.write("docs/guide.md", "// outside\n");
+    commit_all(&env, "work");
+    let run = swarm(&env, &["handoff", "check", "auth-login"]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l == "contract_edited .swarm/handoffs/auth-login.toml"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(run.stderr.contains("never rewritten"), "{}", run.snapshot());
+    let run = swarm(&env, &["handoff", "complete", "auth-login"]);
+    run.code(1);
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+
+    // Restoring its own file is not enough when another's was deleted.
+    std::fs::write(&file, &text).expect("write");
+    env.write("docs/guide.md", "// docs/guide.md\n");
+    env.git(&["rm", "-q", ".swarm/handoffs/db.toml"]);
+    commit_all(&env, "restore, drop another");
+    let run = swarm(&env, &["handoff", "check", "auth-login"]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l == "contract_edited .swarm/handoffs/db.toml"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        !run.stdout.contains("auth-login.toml"),
+        "{}",
+        run.snapshot()
+    );
+    let run = swarm(&env, &["handoff", "review", "auth-login", "--approve"]);
+    run.code(1);
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+}

@@ -257,6 +257,10 @@ pub enum Body {
         epic: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         role: Option<String>,
+        /// The file's git blob id (`git hash-object`, SHA-1) when created:
+        /// check, complete and approve refuse a file that differs from it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digest: Option<String>,
     },
     /// `handoff check`, `handoff complete`: one run of a handoff's check.
     HandoffChecked {

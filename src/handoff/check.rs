@@ -20,10 +20,48 @@ use super::{Handoff, Standing, standing};
 /// that a prose criterion with a colon is never run as a program.
 pub const COMMAND_PREFIXES: &[&str] = &["Tests pass:", "Type check passes:"];
 
-/// What git-swarm itself writes while tasks are handed out and worked on
-/// (the event log, the handoff files a coordinator commits beside the
-/// work): never scope creep. The directives are not among them.
-const COORDINATION: &[&str] = &[".swarm/events/", ".swarm/handoffs/"];
+/// What git-swarm itself writes while tasks are handed out and worked on:
+/// the event log's files, and handoff files a coordinator adds beside the
+/// work. Nothing else under `.swarm/` is exempt from scope: a handoff that
+/// was there before the change is a contract the change may not touch.
+enum Coordination {
+    /// An event log file: exempt.
+    Log,
+    /// A handoff file the change adds: exempt.
+    NewHandoff,
+    /// A handoff file that was there before: changing it is `contract_edited`.
+    Contract,
+    /// Any other path: held against `owns` and `readonly`.
+    Work,
+}
+
+/// Is `path` `dir` + a single file name ending in `ext`?
+fn flat_in(path: &str, dir: &str, ext: &str) -> bool {
+    path.strip_prefix(dir)
+        .is_some_and(|name| !name.contains('/') && name.ends_with(ext) && name.len() > ext.len())
+}
+
+fn coordination(path: &str, f: &crate::change::ChangedFile) -> Coordination {
+    use crate::change::FileStatus;
+    if flat_in(path, ".swarm/events/", ".jsonl") {
+        return Coordination::Log;
+    }
+    if flat_in(path, ".swarm/handoffs/", ".toml") {
+        // The new side of an addition, copy or rename is a new file; a
+        // deletion, an edit or the old side of a rename changes one there.
+        let added = f.path == path
+            && matches!(
+                f.status,
+                FileStatus::Added | FileStatus::Copied | FileStatus::Renamed
+            );
+        return if added {
+            Coordination::NewHandoff
+        } else {
+            Coordination::Contract
+        };
+    }
+    Coordination::Work
+}
 
 /// The predicate a criterion is checked by, if a machine can check it:
 /// `Tests pass: CMD` and `Type check passes: CMD` become `tool:CMD`, a
@@ -50,7 +88,8 @@ pub fn criterion_predicate(criterion: &str) -> Option<String> {
 /// One thing the change broke.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    /// `scope_creep`, `readonly_touched`, `dependency_open` or `criterion_failed`.
+    /// `scope_creep`, `readonly_touched`, `contract_edited`, `dependency_open`
+    /// or `criterion_failed`.
     pub violation: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -110,11 +149,14 @@ pub struct Checked {
 }
 
 /// Checks `change` against `h`'s contract. Criteria run through `tools`
-/// (the caller's sandboxed runner: allowlist, trust, time limit).
+/// (the caller's sandboxed runner: allowlist, trust, time limit). `edited`:
+/// the handoff file differs from the digest `handoff create` recorded
+/// ([`super::edited`]), a `contract_edited` violation.
 pub fn check(
     repo: &gix::Repository,
     change: &Change,
     h: &Handoff,
+    edited: bool,
     log: &[Event],
     max_attempts: u32,
     tools: &dyn ToolRunner,
@@ -128,22 +170,32 @@ pub fn check(
     };
     let (owns, readonly) = (globs(&c.owns), globs(&c.readonly));
     let mut violations = Vec::new();
-    let mut touched: Vec<String> = change
-        .files
-        .iter()
-        .flat_map(|f| f.paths())
-        .map(|p| p.to_string())
-        .filter(|p| !COORDINATION.iter().any(|c| p.starts_with(c)))
-        .collect();
-    touched.sort();
-    touched.dedup();
-    for path in &touched {
-        if readonly.iter().any(|g| g.is_match(path)) {
-            violations.push(Violation::at("readonly_touched", path));
-        } else if !owns.iter().any(|g| g.is_match(path)) {
-            violations.push(Violation::at("scope_creep", path));
+    let file = format!(".swarm/handoffs/{}.toml", h.task);
+    if edited {
+        violations.push(Violation::at("contract_edited", &file));
+    }
+    let mut touched: Vec<String> = Vec::new();
+    for f in &change.files {
+        for p in f.paths() {
+            let path = p.to_string();
+            match coordination(&path, f) {
+                Coordination::Log | Coordination::NewHandoff => continue,
+                Coordination::Contract => violations.push(Violation::at("contract_edited", &path)),
+                Coordination::Work => {
+                    if readonly.iter().any(|g| g.is_match(&path)) {
+                        violations.push(Violation::at("readonly_touched", &path));
+                    } else if !owns.iter().any(|g| g.is_match(&path)) {
+                        violations.push(Violation::at("scope_creep", &path));
+                    }
+                }
+            }
+            touched.push(path);
         }
     }
+    touched.sort();
+    touched.dedup();
+    violations.sort_by(|a, b| (&a.path, a.violation).cmp(&(&b.path, b.violation)));
+    violations.dedup();
     for d in &c.depends {
         if standing(d, log, max_attempts) != Standing::Completed {
             violations.push(Violation {
@@ -177,7 +229,6 @@ pub fn check(
             verify: Box::new([predicate.as_str()]),
         })
         .collect();
-    let file = format!(".swarm/handoffs/{}.toml", h.task);
     let candidates: Vec<Candidate<'_>> = directives
         .iter()
         .map(|d| Candidate {

@@ -167,7 +167,16 @@ fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<Checked, Error
     git_swarm::trace::mark("change read");
     let tools = tools(ctx, &root, ui)?;
     let max = ctx.store.config.handoffs.max_review_attempts;
-    let checked = hcheck::check(&gix, &change, &ctx.handoff, &ctx.log, max, tools.as_ref())?;
+    let edited = handoff::edited(&ctx.store, &ctx.handoff.task, &ctx.log);
+    let checked = hcheck::check(
+        &gix,
+        &change,
+        &ctx.handoff,
+        edited,
+        &ctx.log,
+        max,
+        tools.as_ref(),
+    )?;
     git_swarm::trace::mark("checked");
     // The directives are read only for a path to hold them against.
     let loaded = checked
@@ -247,6 +256,14 @@ pub fn check(args: CheckArgs, ui: &mut Ui) -> Outcome {
             "a path outside `owns` needs a scope change: {}",
             ctx.handoff.escalation.scope_change
         ));
+    }
+    if args.format == Format::Text
+        && checked
+            .violations
+            .iter()
+            .any(|v| v.violation == "contract_edited")
+    {
+        ui.hint("a handoff is never rewritten: restore it from the base (`git checkout BASE -- FILE`); a new contract needs a new handoff from the coordinator");
     }
     Ok(ExitCode::from(u8::from(!checked.ok)))
 }
