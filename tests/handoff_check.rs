@@ -458,11 +458,6 @@ fn status_shows_open_handoffs_blocked_reviews_and_recent_violations() {
         "{}",
         run.snapshot()
     );
-    swarm(
-        &env,
-        &["handoff", "create", "auth", "--owns", "src/auth/**"],
-    )
-    .success();
     swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]).success();
     swarm(&env, &["handoff", "create", "done", "--owns", "lib/**"]).success();
     swarm(
@@ -477,6 +472,13 @@ fn status_shows_open_handoffs_blocked_reviews_and_recent_violations() {
         )
         .success();
     }
+    // What the coordinator recorded is committed before auth's work starts.
+    commit_all(&env, "coordination");
+    swarm(
+        &env,
+        &["handoff", "create", "auth", "--owns", "src/auth/**"],
+    )
+    .success();
     env.write("docs/guide.md", "outside\n");
     commit_all(&env, "outside");
     swarm(&env, &["handoff", "check", "auth"]).code(1);
@@ -619,4 +621,83 @@ fn a_worker_cannot_rewrite_its_own_or_another_contract() {
     let run = swarm(&env, &["handoff", "review", "auth-login", "--approve"]);
     run.code(1);
     assert!(of_kind(&env, "handoff_completed").is_empty());
+}
+
+fn event_file(env: &TestEnv) -> std::path::PathBuf {
+    let dir = env.path(".swarm/events");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("events")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files.pop().expect("an event file")
+}
+
+#[test]
+fn a_worker_cannot_forge_or_remove_events() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]).success();
+    swarm(
+        &env,
+        &["handoff", "review", "db", "--needs-changes", "redo"],
+    )
+    .success();
+    commit_all(&env, "db handoff");
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "auth-login",
+            "--owns",
+            "src/auth/**",
+            "--depends",
+            "db",
+        ],
+    )
+    .success();
+    // The worker forges the dependency's completion and drops a review.
+    let file = event_file(&env);
+    let rel = file
+        .strip_prefix(env.path(""))
+        .expect("inside")
+        .to_string_lossy()
+        .into_owned();
+    let text = std::fs::read_to_string(&file).expect("read");
+    let removed = 1 + text
+        .lines()
+        .position(|l| l.contains("needs_changes"))
+        .expect("a review");
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("needs_changes"))
+        .collect();
+    let forged = r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAZZ","ts":"2026-11-12T09:00:00.000Z","kind":"handoff_completed","task":"db"}"#;
+    std::fs::write(&file, format!("{}\n{forged}\n", kept.join("\n"))).expect("write");
+    env.write("src/auth/login.rs", "// work\n");
+    commit_all(&env, "work");
+    let run = swarm(&env, &["handoff", "check", "auth-login"]);
+    run.code(1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let forged_at = kept.len() + 1;
+    for expected in [
+        format!("log_edited {rel}:{removed}: a recorded event removed or changed"),
+        format!("log_edited {rel}:{forged_at}: adds a `handoff_completed` event"),
+    ] {
+        assert!(
+            lines.contains(&expected.as_str()),
+            "{expected}:\n{}",
+            run.snapshot()
+        );
+    }
+    // Appending what a check records is fine: only those lines offend.
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("log_edited")).count(),
+        2,
+        "{}",
+        run.snapshot()
+    );
+    swarm(&env, &["handoff", "complete", "auth-login"]).code(1);
+    assert!(of_kind(&env, "handoff_completed").len() == 1);
 }

@@ -542,6 +542,20 @@ pub fn is_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(8000)].contains(&0)
 }
 
+/// The lines of `old` (1-based) that a line diff to `new` marks as removed
+/// or changed (Myers, as `git diff`).
+pub fn removed_lines(old: &[u8], new: &[u8]) -> Vec<u32> {
+    use gix::diff::blob::{Algorithm, Diff, InternedInput};
+    let input = InternedInput::new(old, new);
+    let mut diff = Diff::compute(Algorithm::Myers, &input);
+    diff.postprocess_lines(&input);
+    (0..old.lines_with_terminator().count())
+        .filter_map(|i| u32::try_from(i).ok())
+        .filter(|&i| diff.is_removed(i))
+        .map(|i| i + 1)
+        .collect()
+}
+
 /// The lines of `new` that a line diff from `old` marks as added (Myers, as `git diff`).
 pub fn added_lines(old: &[u8], new: &[u8]) -> Vec<AddedLine> {
     use gix::diff::blob::{Algorithm, Diff, InternedInput};

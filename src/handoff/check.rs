@@ -63,6 +63,67 @@ fn coordination(path: &str, f: &crate::change::ChangedFile) -> Coordination {
     Coordination::Work
 }
 
+/// The kinds a worker's change may not add to the log: they decide where a
+/// handoff stands, whether a dependency is done, and what escalates.
+const DECIDING_KINDS: &[&str] = &[
+    "handoff_created",
+    "handoff_completed",
+    "handoff_review",
+    "handoff_released",
+    "escalation",
+    "deescalation",
+    "override",
+];
+
+/// The log is append-only and standing is folded from it: in the task's
+/// change an event file may only gain lines, and none of a kind that
+/// decides (a forged `handoff_completed` for a dependency, a removed
+/// `needs_changes`). Each offending line is a `log_edited` violation.
+fn log_edits(
+    repo: &gix::Repository,
+    f: &crate::change::ChangedFile,
+    path: &str,
+    new_tasks: &[String],
+    out: &mut Vec<Violation>,
+) -> Result<()> {
+    // The old side of a rename is the path that lost its lines.
+    let (old, new) = if f.path == path {
+        (&f.old, &f.new)
+    } else {
+        (&f.old, &crate::change::Content::Absent)
+    };
+    let old = crate::change::content(repo, old)?.unwrap_or_default();
+    let new = crate::change::content(repo, new)?.unwrap_or_default();
+    let mut at = |line: u32, detail: String| {
+        out.push(Violation {
+            violation: "log_edited",
+            path: Some(path.to_owned()),
+            line: Some(line),
+            task: None,
+            criterion: None,
+            detail: Some(detail),
+        })
+    };
+    for line in crate::change::removed_lines(&old, &new) {
+        at(line, "a recorded event removed or changed".into());
+    }
+    for added in crate::change::added_lines(&old, &new) {
+        let Ok(event) = serde_json::from_slice::<serde_json::Value>(&added.text) else {
+            continue;
+        };
+        let field = |name: &str| event.get(name).and_then(|k| k.as_str());
+        let Some(kind) = field("kind").filter(|k| DECIDING_KINDS.contains(k)) else {
+            continue;
+        };
+        let beside_its_file = kind == "handoff_created"
+            && field("task").is_some_and(|t| new_tasks.iter().any(|n| n == t));
+        if !beside_its_file {
+            at(added.line, format!("adds a `{kind}` event"));
+        }
+    }
+    Ok(())
+}
+
 /// The predicate a criterion is checked by, if a machine can check it:
 /// `Tests pass: CMD` and `Type check passes: CMD` become `tool:CMD`, a
 /// predicate string is itself; anything else is prose, for a reviewer.
@@ -93,6 +154,9 @@ pub struct Violation {
     pub violation: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The line of `path` for `log_edited`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
     /// The dependency's task for `dependency_open`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
@@ -108,6 +172,7 @@ impl Violation {
         Violation {
             violation,
             path: Some(path.to_owned()),
+            line: None,
             task: None,
             criterion: None,
             detail: None,
@@ -117,7 +182,10 @@ impl Violation {
     /// The one line a person reads: `scope_creep src/db/x.rs`.
     pub fn line(&self) -> String {
         match (self.violation, &self.path, &self.task, &self.criterion) {
-            (v, Some(p), _, _) => format!("{v} {p}"),
+            (v, Some(p), _, _) => match (self.line, &self.detail) {
+                (Some(l), Some(d)) => format!("{v} {p}:{l}: {d}"),
+                _ => format!("{v} {p}"),
+            },
             (v, _, Some(t), _) => format!("{v} {t}"),
             (v, _, _, Some(c)) => match &self.detail {
                 Some(d) => format!("{v} {c}: {d}"),
@@ -174,12 +242,29 @@ pub fn check(
     if edited {
         violations.push(Violation::at("contract_edited", &file));
     }
+    // The tasks whose handoff files the change adds: their creation may be
+    // recorded beside them (a coordinator committing `handoff create`).
+    let new_tasks: Vec<String> = change
+        .files
+        .iter()
+        .flat_map(|f| f.paths().map(move |p| (f, p.to_string())))
+        .filter(|(f, p)| matches!(coordination(p, f), Coordination::NewHandoff))
+        .filter_map(|(_, p)| {
+            p.strip_prefix(".swarm/handoffs/")
+                .and_then(|n| n.strip_suffix(".toml"))
+                .map(str::to_owned)
+        })
+        .collect();
     let mut touched: Vec<String> = Vec::new();
     for f in &change.files {
         for p in f.paths() {
             let path = p.to_string();
             match coordination(&path, f) {
-                Coordination::Log | Coordination::NewHandoff => continue,
+                Coordination::Log => {
+                    log_edits(repo, f, &path, &new_tasks, &mut violations)?;
+                    continue;
+                }
+                Coordination::NewHandoff => continue,
                 Coordination::Contract => violations.push(Violation::at("contract_edited", &path)),
                 Coordination::Work => {
                     if readonly.iter().any(|g| g.is_match(&path)) {
@@ -201,6 +286,7 @@ pub fn check(
             violations.push(Violation {
                 violation: "dependency_open",
                 path: None,
+                line: None,
                 task: Some(d.clone()),
                 criterion: None,
                 detail: None,
@@ -252,6 +338,7 @@ pub fn check(
             Outcome::Fail | Outcome::Error => violations.push(Violation {
                 violation: "criterion_failed",
                 path: None,
+                line: None,
                 task: None,
                 criterion: Some(r.lesson.to_owned()),
                 detail: Some(why.unwrap_or_else(|| "failed".into())),
@@ -261,6 +348,7 @@ pub fn check(
             Outcome::NotApplicable | Outcome::Skipped => violations.push(Violation {
                 violation: "criterion_failed",
                 path: None,
+                line: None,
                 task: None,
                 criterion: Some(r.lesson.to_owned()),
                 detail: Some(
@@ -305,11 +393,16 @@ pub fn events(store: &Store, checked: &Checked, directives: &[&Directive]) -> Ve
                 violation: v.violation.to_owned(),
                 path: v.path.clone(),
                 criterion: v.criterion.clone(),
-                detail: v.detail.clone().or_else(|| v.task.clone()),
+                detail: match (v.line, &v.detail) {
+                    (Some(l), Some(d)) => Some(format!("line {l}: {d}")),
+                    _ => v.detail.clone().or_else(|| v.task.clone()),
+                },
                 change: Some(checked.fingerprint.clone()),
             })
         };
-        if let Some(path) = &v.path {
+        if let Some(path) = &v.path
+            && matches!(v.violation, "scope_creep" | "readonly_touched")
+        {
             for d in directives.iter().filter(|d| {
                 d.status == Status::Active
                     && !d.paths.is_empty()
@@ -330,11 +423,14 @@ pub fn events(store: &Store, checked: &Checked, directives: &[&Directive]) -> Ve
 /// the same task, on the same change, seen by the same directive? Re-running
 /// a check of an unchanged change then records nothing new.
 pub fn same_violation(e: &Event, line: &Event) -> bool {
-    // A criterion's detail (a tool's output) may differ run to run; an
-    // open dependency's detail is the dependency.
-    let dependency = e.str_field("violation") == Some("dependency_open");
+    // A criterion's detail (a tool's output) may differ run to run.
+    // An open dependency's detail is the dependency; a log edit's, its line.
+    let dependency = matches!(
+        e.str_field("violation"),
+        Some("dependency_open" | "log_edited")
+    );
     let fields: &[&str] = if dependency {
-        &["task", "violation", "detail", "change"]
+        &["task", "violation", "path", "detail", "change"]
     } else {
         &["task", "violation", "path", "criterion", "change"]
     };
