@@ -334,6 +334,17 @@ fn three_needs_changes_block_and_approve_completes() {
         run.snapshot()
     );
     assert_eq!(of_kind(&env, "handoff_review").len(), 3);
+    // Nor does `complete` go around the reviews.
+    let run = swarm(&env, &["handoff", "complete", "t1"]);
+    run.code(1);
+    assert!(run.stderr.contains("is blocked"), "{}", run.snapshot());
+    assert!(
+        run.stderr.contains("handoff release t1"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+    assert!(of_kind(&env, "handoff_checked").is_empty());
 
     swarm(&env, &["handoff", "create", "t2", "--owns", "lib/**"]).success();
     let run = swarm(&env, &["handoff", "review", "t2", "--approve"]);
@@ -344,6 +355,16 @@ fn three_needs_changes_block_and_approve_completes() {
         run.snapshot()
     );
     assert_eq!(standing(&env, "t2"), "completed");
+    // A completed handoff is not checked again, and nothing is recorded.
+    let checks = of_kind(&env, "handoff_checked").len();
+    let run = swarm(&env, &["handoff", "check", "t2"]);
+    run.code(1);
+    assert!(
+        run.stderr.contains("is completed already") && run.stderr.contains("hint:"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(of_kind(&env, "handoff_checked").len(), checks);
     let reviews = of_kind(&env, "handoff_review");
     assert_eq!(
         reviews.last().map(|r| r["verdict"].clone()),

@@ -245,6 +245,11 @@ fn render(checked: &Checked, format: Format, ui: &mut Ui) -> std::io::Result<()>
 
 pub fn check(args: CheckArgs, ui: &mut Ui) -> Outcome {
     let ctx = open(&args.task, ui)?;
+    // A closed handoff owns nothing any more: a check would only add
+    // violations no one acts on.
+    if let Some(code) = refuse_closed(&ctx, false, ui) {
+        return Ok(code);
+    }
     let checked = run_check(&ctx, &args.change, ui)?;
     render(&checked, args.format, ui)?;
     let scope = checked
@@ -268,10 +273,32 @@ pub fn check(args: CheckArgs, ui: &mut Ui) -> Outcome {
     Ok(ExitCode::from(u8::from(!checked.ok)))
 }
 
-/// Refuses a handoff that is closed already; `None` when it may go on.
-fn refuse_closed(ctx: &Ctx, ui: &mut Ui) -> Option<ExitCode> {
+/// The refusal of a blocked handoff: no more reviews, and no completion
+/// around them.
+fn blocked(ctx: &Ctx, attempts: usize, max: u32, ui: &mut Ui) -> ExitCode {
+    ui.error(
+        &format!(
+            "handoff `{}` is blocked: sent back for changes {attempts} times, as many as handoffs.max_review_attempts ({max}) allows",
+            ctx.handoff.task
+        ),
+        None,
+        Some(&format!(
+            "give it up with `git swarm handoff release {} --reason TEXT`, or raise `max_review_attempts` under [handoffs] in .swarm/config.toml",
+            ctx.handoff.task
+        )),
+    );
+    ExitCode::from(1)
+}
+
+/// Refuses a handoff that is closed already (and, for `complete`, one
+/// that is blocked); `None` when it may go on.
+fn refuse_closed(ctx: &Ctx, blocked_too: bool, ui: &mut Ui) -> Option<ExitCode> {
     let max = ctx.store.config.handoffs.max_review_attempts;
     let s = handoff::standing(&ctx.handoff.task, &ctx.log, max);
+    if blocked_too && s == Standing::Blocked {
+        let attempts = review::attempts(&ctx.handoff.task, &ctx.log);
+        return Some(blocked(ctx, attempts, max, ui));
+    }
     if s.holds_ownership() {
         return None;
     }
@@ -316,7 +343,7 @@ fn complete_checked(ctx: &Ctx, change: &ChangeArgs, format: Format, ui: &mut Ui)
 
 pub fn complete(args: CheckArgs, ui: &mut Ui) -> Outcome {
     let ctx = open(&args.task, ui)?;
-    if let Some(code) = refuse_closed(&ctx, ui) {
+    if let Some(code) = refuse_closed(&ctx, true, ui) {
         return Ok(code);
     }
     complete_checked(&ctx, &args.change, args.format, ui)
@@ -352,20 +379,7 @@ pub fn review(args: ReviewArgs, ui: &mut Ui) -> Outcome {
             );
             return Ok(ExitCode::from(1));
         }
-        Reviewed::Blocked { attempts, max } => {
-            ui.error(
-                &format!(
-                    "handoff `{}` is blocked: sent back for changes {attempts} times, as many as handoffs.max_review_attempts ({max}) allows",
-                    ctx.handoff.task
-                ),
-                None,
-                Some(&format!(
-                    "give it up with `git swarm handoff release {} --reason TEXT`, or raise `max_review_attempts` under [handoffs] in .swarm/config.toml",
-                    ctx.handoff.task
-                )),
-            );
-            return Ok(ExitCode::from(1));
-        }
+        Reviewed::Blocked { attempts, max } => return Ok(blocked(&ctx, attempts, max, ui)),
     };
     if args.approve {
         // Approving completes: the check must pass first, and the verdict is
