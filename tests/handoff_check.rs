@@ -261,13 +261,64 @@ fn complete_gives_the_paths_back_and_only_once() {
     );
     assert!(of_kind(&env, "handoff_completed").is_empty());
 
+    // Nor does a range that leaves the unowned commit out, or the index.
+    let base =
+        json(&swarm(&env, &["handoff", "show", "ta", "--format", "json"]))["contract"]["base"]
+            .as_str()
+            .expect("a base")
+            .to_owned();
+    for flags in [
+        &["--range", "HEAD..HEAD"][..],
+        &["--staged"][..],
+        &["--worktree"][..],
+    ] {
+        let mut args = vec!["handoff", "complete", "ta"];
+        args.extend_from_slice(flags);
+        let run = swarm(&env, &args);
+        run.code(2);
+        assert!(run.stderr.contains("hint:"), "{}", run.snapshot());
+        let mut args = vec!["handoff", "review", "ta", "--approve"];
+        args.extend_from_slice(flags);
+        swarm(&env, &args).code(2);
+    }
     let run = swarm(
         &env,
         &["handoff", "complete", "ta", "--range", "HEAD..HEAD"],
     );
+    assert!(
+        run.stderr
+            .contains(&format!("does not start at the handoff's base {base}")),
+        "{}",
+        run.snapshot()
+    );
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+
+    // Put back, the change from the base is within `owns`.
+    env.write("docs/guide.md", "// docs/guide.md\n");
+    commit_all(&env, "put back");
+    let head = env.git(&["rev-parse", "HEAD"]);
+    swarm(
+        &env,
+        &["handoff", "complete", "ta", "--range", "HEAD~1..HEAD"],
+    )
+    .code(2);
+    let run = swarm(
+        &env,
+        &[
+            "handoff",
+            "complete",
+            "ta",
+            "--range",
+            &format!("{base}..HEAD"),
+        ],
+    );
     run.success();
     assert!(run.stdout.contains("completed ta"), "{}", run.snapshot());
     assert_eq!(standing(&env, "ta"), "completed");
+    assert_eq!(
+        of_kind(&env, "handoff_completed")[0]["range"],
+        format!("{base}..{}", head.trim())
+    );
     swarm(&env, &["handoff", "create", "tb", "--owns", "src/auth/**"]).success();
 
     let run = swarm(
@@ -347,7 +398,17 @@ fn three_needs_changes_block_and_approve_completes() {
     assert!(of_kind(&env, "handoff_checked").is_empty());
 
     swarm(&env, &["handoff", "create", "t2", "--owns", "lib/**"]).success();
-    let run = swarm(&env, &["handoff", "review", "t2", "--approve"]);
+    // Approve takes the change flags `complete` takes.
+    let base =
+        json(&swarm(&env, &["handoff", "show", "t2", "--format", "json"]))["contract"]["base"]
+            .as_str()
+            .expect("a base")
+            .to_owned();
+    let range = format!("{base}..HEAD");
+    let run = swarm(
+        &env,
+        &["handoff", "review", "t2", "--approve", "--range", &range],
+    );
     run.success();
     assert!(
         run.stdout.contains("approved and completed t2"),

@@ -298,7 +298,13 @@ pub enum Body {
         note: Option<String>,
     },
     /// `handoff complete`: the work is done; its ownership is given back.
-    HandoffCompleted { task: String },
+    HandoffCompleted {
+        task: String,
+        /// The change that was checked: the handoff's base to the commit
+        /// completed, as `BASE..COMMIT`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        range: Option<String>,
+    },
     /// `handoff release`: the task given up; its ownership is given back.
     HandoffReleased { task: String, reason: String },
 }

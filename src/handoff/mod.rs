@@ -899,7 +899,13 @@ mod tests {
             },
         ));
         assert_eq!(standing("t1", &log, 3), Standing::Released);
-        log.push(ev(9, Body::HandoffCompleted { task: "t1".into() }));
+        log.push(ev(
+            9,
+            Body::HandoffCompleted {
+                task: "t1".into(),
+                range: None,
+            },
+        ));
         assert_eq!(standing("t1", &log, 3), Standing::Completed);
         // Another task's events are not this one's.
         assert_eq!(standing("t2", &log, 3), Standing::Open);

@@ -52,6 +52,8 @@ pub struct ReviewArgs {
     /// Send the work back, saying what to change.
     #[arg(long, value_name = "NOTE")]
     needs_changes: Option<String>,
+    #[command(flatten)]
+    change: ChangeArgs,
 }
 
 /// Everything a handoff command reads before deciding.
@@ -160,7 +162,7 @@ fn tools(ctx: &Ctx, root: &std::path::Path, ui: &mut Ui) -> Result<Box<dyn ToolR
 /// Runs the check and records it: one `handoff_checked`, the violations
 /// not recorded yet for this change, their copies for path-scoped
 /// directives, and the escalations those make due.
-fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<Checked, Error> {
+fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<(Checked, Selection), Error> {
     let (selection, root) = selection(ctx, args, ui)?;
     let gix = super::super::check::open_gix(&ctx.repo)?;
     let change = Change::read(&gix, &ctx.repo.root, &selection)?;
@@ -208,7 +210,69 @@ fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<Checked, Error
             super::super::escalate(&ctx.store, &due, ui)?;
         }
     }
-    Ok(checked)
+    Ok((checked, selection))
+}
+
+/// `complete` and `approve` judge the whole task: the change from the
+/// handoff's base to a commit. A range starting elsewhere could leave out
+/// a commit outside `owns`; the index and working tree are not the work.
+fn whole_task(ctx: &Ctx, args: &ChangeArgs, verb: &str) -> Result<(), Error> {
+    let base = &ctx.handoff.contract.base;
+    if args.staged || args.worktree {
+        return Err(Error::usage(
+            format!(
+                "{verb} judges committed work: --staged and --worktree are for `handoff check`"
+            ),
+            "commit the work, then run it on the task's branch (the default) or with `--range BASE..BRANCH`",
+        ));
+    }
+    let Some(range) = &args.range else {
+        return Ok(());
+    };
+    let starts_at_base = match Selection::range(range)? {
+        Selection::Range {
+            from,
+            symmetric: false,
+            ..
+        } => {
+            let gix = super::super::check::open_gix(&ctx.repo)?;
+            commit_id(&gix, &from).as_deref() == Some(base.as_str())
+        }
+        _ => false,
+    };
+    if starts_at_base {
+        return Ok(());
+    }
+    Err(Error::usage(
+        format!(
+            "`{range}` does not start at the handoff's base {base}: {verb} judges the whole task's change"
+        ),
+        format!(
+            "leave out --range (the base to the task's branch), or write `--range {base}..BRANCH`"
+        ),
+    ))
+}
+
+/// The commit `rev` names, if it names one.
+fn commit_id(gix: &gix::Repository, rev: &str) -> Option<String> {
+    gix.rev_parse_single(format!("{rev}^{{commit}}").as_str())
+        .ok()
+        .map(|id| id.detach().to_string())
+}
+
+/// The `handoff_completed` of a checked change: `BASE..COMMIT`.
+fn completed(ctx: &Ctx, selection: &Selection) -> Result<git_swarm::event::Event, Error> {
+    let to = match selection {
+        Selection::Range { to, .. } => {
+            let gix = super::super::check::open_gix(&ctx.repo)?;
+            commit_id(&gix, to)
+        }
+        _ => None,
+    };
+    Ok(ctx.store.event(git_swarm::event::Body::HandoffCompleted {
+        task: ctx.handoff.task.clone(),
+        range: to.map(|to| format!("{}..{to}", ctx.handoff.contract.base)),
+    }))
 }
 
 fn render(checked: &Checked, format: Format, ui: &mut Ui) -> std::io::Result<()> {
@@ -250,7 +314,7 @@ pub fn check(args: CheckArgs, ui: &mut Ui) -> Outcome {
     if let Some(code) = refuse_closed(&ctx, false, ui) {
         return Ok(code);
     }
-    let checked = run_check(&ctx, &args.change, ui)?;
+    let (checked, _) = run_check(&ctx, &args.change, ui)?;
     render(&checked, args.format, ui)?;
     let scope = checked
         .violations
@@ -312,7 +376,8 @@ fn refuse_closed(ctx: &Ctx, blocked_too: bool, ui: &mut Ui) -> Option<ExitCode> 
 
 /// Checks, and completes when the check passes.
 fn complete_checked(ctx: &Ctx, change: &ChangeArgs, format: Format, ui: &mut Ui) -> Outcome {
-    let checked = run_check(ctx, change, ui)?;
+    whole_task(ctx, change, "complete")?;
+    let (checked, selection) = run_check(ctx, change, ui)?;
     if !checked.ok {
         render(&checked, format, ui)?;
         ui.error(
@@ -325,9 +390,7 @@ fn complete_checked(ctx: &Ctx, change: &ChangeArgs, format: Format, ui: &mut Ui)
         );
         return Ok(ExitCode::from(1));
     }
-    let done = ctx.store.event(git_swarm::event::Body::HandoffCompleted {
-        task: ctx.handoff.task.clone(),
-    });
+    let done = completed(ctx, &selection)?;
     super::super::append(&ctx.store, std::slice::from_ref(&done), ui)?;
     render(&checked, format, ui)?;
     if format == Format::Text {
@@ -384,7 +447,8 @@ pub fn review(args: ReviewArgs, ui: &mut Ui) -> Outcome {
     if args.approve {
         // Approving completes: the check must pass first, and the verdict is
         // recorded only with the completion.
-        let checked = run_check(&ctx, &ChangeArgs::default(), ui)?;
+        whole_task(&ctx, &args.change, "approve")?;
+        let (checked, selection) = run_check(&ctx, &args.change, ui)?;
         if !checked.ok {
             render(&checked, Format::Text, ui)?;
             ui.error(
@@ -397,9 +461,7 @@ pub fn review(args: ReviewArgs, ui: &mut Ui) -> Outcome {
             );
             return Ok(ExitCode::from(1));
         }
-        let done = ctx.store.event(git_swarm::event::Body::HandoffCompleted {
-            task: ctx.handoff.task.clone(),
-        });
+        let done = completed(&ctx, &selection)?;
         super::super::append(&ctx.store, &[event, done], ui)?;
         render(&checked, Format::Text, ui)?;
         writeln!(
