@@ -511,6 +511,21 @@ fn a_path_scoped_directive_escalates_on_the_second_handoff_violation() {
     assert_eq!(copies.len(), 1, "{}", run.snapshot());
     assert!(of_kind(&env, "escalation").is_empty());
 
+    // A later commit touching only owned files leaves the offending edit as
+    // it was: the same offence, not a second occasion.
+    env.write("src/auth/login.rs", "// owned work\n");
+    commit_all(&env, "owned");
+    let run = swarm(&env, &["handoff", "check", "auth"]);
+    run.code(1);
+    assert!(
+        run.stdout.contains("scope_creep src/db/schema.rs"),
+        "{}",
+        run.snapshot()
+    );
+    let violations = of_kind(&env, "handoff_violation");
+    assert_eq!(violations.len(), 2, "{violations:?}");
+    assert!(of_kind(&env, "escalation").is_empty());
+
     env.write("src/db/schema.rs", "// second\n");
     commit_all(&env, "second");
     let run = swarm(&env, &["handoff", "check", "auth"]);

@@ -159,6 +159,22 @@ pub struct ChangedFile {
 }
 
 impl ChangedFile {
+    /// What `path` (one of [`Self::paths`]) holds at the end of the change:
+    /// its blob id (as git would give a working-tree file), `-` when gone.
+    pub fn end_id(&self, repo: &gix::Repository, path: &BStr) -> String {
+        if path != self.path.as_bstr() {
+            // The old side of a rename or copy: gone from there for a rename.
+            return if self.status == FileStatus::Copied {
+                self.old
+                    .fingerprint_part(repo.object_hash(), bytes::converts_crlf(repo))
+            } else {
+                "-".into()
+            };
+        }
+        self.new
+            .fingerprint_part(repo.object_hash(), bytes::converts_crlf(repo))
+    }
+
     /// Every path this change touches: the path, and the old one of a rename.
     pub fn paths(&self) -> impl Iterator<Item = &BStr> {
         std::iter::once(self.path.as_bstr()).chain(self.old_path.as_ref().map(|p| p.as_bstr()))

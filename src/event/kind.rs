@@ -284,8 +284,10 @@ pub enum Body {
         /// Why a criterion failed; the dependency still open.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
-        /// The change's fingerprint: a violation is recorded once per change,
-        /// and the directive loop counts one occasion per change.
+        /// The offence: the path and its blob id at the end of the change
+        /// (`PATH@BLOB`, `-` when gone; `FILE:LINE@BLOB` for a log edit),
+        /// the criterion, or the dependency. A violation is recorded once
+        /// per offence, and the directive loop counts one occasion per offence.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         change: Option<String>,
     },

@@ -92,6 +92,7 @@ fn log_edits(
     } else {
         (&f.old, &crate::change::Content::Absent)
     };
+    let end = f.end_id(repo, path.into());
     let old = crate::change::content(repo, old)?.unwrap_or_default();
     let new = crate::change::content(repo, new)?.unwrap_or_default();
     let mut at = |line: u32, detail: String| {
@@ -102,6 +103,7 @@ fn log_edits(
             task: None,
             criterion: None,
             detail: Some(detail),
+            end: Some(end.clone()),
         })
     };
     for line in crate::change::removed_lines(&old, &new) {
@@ -165,6 +167,34 @@ pub struct Violation {
     /// Why a criterion failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// What the offending path holds at the end of the change (its blob
+    /// id, `-` when gone): with the path, the offence a violation is
+    /// recorded and counted once for.
+    #[serde(skip)]
+    pub end: Option<String>,
+}
+
+impl Violation {
+    /// What makes two records of a violation one offence: the path and
+    /// what it holds at the end of the change (the same edit seen on a
+    /// later change, or by another command, is the same offence), the
+    /// log line, the criterion, or the dependency.
+    pub fn offence(&self) -> String {
+        let mut key = match (&self.path, &self.criterion, &self.task) {
+            (Some(p), ..) => p.clone(),
+            (_, Some(c), _) => c.clone(),
+            (_, _, Some(t)) => t.clone(),
+            _ => String::new(),
+        };
+        if let Some(l) = self.line {
+            key.push_str(&format!(":{l}"));
+        }
+        if let Some(end) = &self.end {
+            key.push('@');
+            key.push_str(end);
+        }
+        key
+    }
 }
 
 impl Violation {
@@ -176,7 +206,13 @@ impl Violation {
             task: None,
             criterion: None,
             detail: None,
+            end: None,
         }
+    }
+
+    fn ending(mut self, end: String) -> Violation {
+        self.end = Some(end);
+        self
     }
 
     /// The one line a person reads: `scope_creep src/db/x.rs`.
@@ -265,12 +301,16 @@ pub fn check(
                     continue;
                 }
                 Coordination::NewHandoff => continue,
-                Coordination::Contract => violations.push(Violation::at("contract_edited", &path)),
+                Coordination::Contract => violations
+                    .push(Violation::at("contract_edited", &path).ending(f.end_id(repo, p))),
                 Coordination::Work => {
                     if readonly.iter().any(|g| g.is_match(&path)) {
-                        violations.push(Violation::at("readonly_touched", &path));
+                        violations.push(
+                            Violation::at("readonly_touched", &path).ending(f.end_id(repo, p)),
+                        );
                     } else if !owns.iter().any(|g| g.is_match(&path)) {
-                        violations.push(Violation::at("scope_creep", &path));
+                        violations
+                            .push(Violation::at("scope_creep", &path).ending(f.end_id(repo, p)));
                     }
                 }
             }
@@ -290,6 +330,7 @@ pub fn check(
                 task: Some(d.clone()),
                 criterion: None,
                 detail: None,
+                end: None,
             });
         }
     }
@@ -342,6 +383,7 @@ pub fn check(
                 task: None,
                 criterion: Some(r.lesson.to_owned()),
                 detail: Some(why.unwrap_or_else(|| "failed".into())),
+                end: None,
             }),
             // A criterion not run (tool criteria not trusted, an empty
             // change) is not met: the work cannot be called done on it.
@@ -358,6 +400,7 @@ pub fn check(
                         .or(r.reason.map(str::to_owned))
                         .unwrap_or_else(|| "not run".into()),
                 ),
+                end: None,
             }),
         }
     }
@@ -397,7 +440,7 @@ pub fn events(store: &Store, checked: &Checked, directives: &[&Directive]) -> Ve
                     (Some(l), Some(d)) => Some(format!("line {l}: {d}")),
                     _ => v.detail.clone().or_else(|| v.task.clone()),
                 },
-                change: Some(checked.fingerprint.clone()),
+                change: Some(v.offence()),
             })
         };
         if let Some(path) = &v.path
@@ -420,8 +463,9 @@ pub fn events(store: &Store, checked: &Checked, directives: &[&Directive]) -> Ve
 }
 
 /// Is `line` (a recorded event) the record of `e`: the same violation of
-/// the same task, on the same change, seen by the same directive? Re-running
-/// a check of an unchanged change then records nothing new.
+/// the same task, the same offence ([`Violation::offence`]), seen by the
+/// same directive? Re-running a check, or checking a later change that
+/// leaves the offending path as it was, then records nothing new.
 pub fn same_violation(e: &Event, line: &Event) -> bool {
     // A criterion's detail (a tool's output) may differ run to run.
     // An open dependency's detail is the dependency; a log edit's, its line.

@@ -200,7 +200,13 @@ fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<(Checked, Sele
         let (_, saved) = git_swarm::event::append_unrecorded(
             &ctx.store.events_dir(),
             &events,
-            |_| checked.fingerprint.clone(),
+            // The offence as the log's JSON spells it: a line holding it
+            // is parsed and compared.
+            |e| {
+                let change = e.str_field("change").unwrap_or_default();
+                let quoted = serde_json::to_string(change).unwrap_or_default();
+                quoted.trim_matches('"').to_owned()
+            },
             hcheck::same_violation,
             &ctx.store.config.events,
         )?;
