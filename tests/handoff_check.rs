@@ -798,3 +798,62 @@ fn a_worker_cannot_forge_or_remove_events() {
     swarm(&env, &["handoff", "complete", "auth-login"]).code(1);
     assert!(of_kind(&env, "handoff_completed").len() == 1);
 }
+
+#[test]
+fn criteria_run_on_the_commit_checked_not_the_folder_they_are_run_from() {
+    let env = repo();
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "t1",
+            "--owns",
+            "src/auth/**",
+            "--criteria",
+            "Tests pass: sh -c 'test -f src/auth/ok.txt'",
+        ],
+    )
+    .success();
+    let base = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    commit_all(&env, "handoff");
+    swarm(&env, &["trust"]).success();
+    env.git(&["config", "--add", "swarm.allowTool", "sh"]);
+    swarm(&env, &["worktree", "create", "t1"]).success();
+    let dir = env.root.with_file_name("repo.worktrees").join("t1");
+    // The branch has owned work but not what the test looks for; the
+    // task's folder and the coordinator's checkout both have it, uncommitted.
+    std::fs::write(dir.join("src/auth/login.rs"), "// work\n").expect("write");
+    env.git_in(&dir, &["add", "src/auth/login.rs"]);
+    env.git_in(&dir, &["commit", "-q", "-m", "work"]);
+    std::fs::write(dir.join("src/auth/ok.txt"), "ok\n").expect("write");
+    env.write("src/auth/ok.txt", "ok\n");
+
+    let range = format!("{base}..swarm/t1");
+    for args in [
+        vec!["handoff", "check", "t1"],
+        vec!["handoff", "check", "t1", "--range", &range],
+    ] {
+        let run = swarm(&env, &args);
+        run.code(1);
+        assert!(
+            run.stdout.contains("criterion_failed Tests pass:"),
+            "{}",
+            run.snapshot()
+        );
+    }
+    // Nothing is left of the checkouts made for the runs.
+    let list = env.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(list.matches("worktree ").count(), 2, "{list}");
+
+    // Committed on the branch, it is met.
+    env.git_in(&dir, &["add", "src/auth/ok.txt"]);
+    env.git_in(&dir, &["commit", "-q", "-m", "ok"]);
+    let run = swarm(&env, &["handoff", "check", "t1", "--range", &range]);
+    run.success();
+    assert!(
+        run.stdout.contains("met: Tests pass:"),
+        "{}",
+        run.snapshot()
+    );
+}

@@ -167,6 +167,22 @@ fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<(Checked, Sele
     let gix = super::super::check::open_gix(&ctx.repo)?;
     let change = Change::read(&gix, &ctx.repo.root, &selection)?;
     git_swarm::trace::mark("change read");
+    // Tools judge the commit checked, not whatever the folder holds: a
+    // detached checkout of it unless the folder is that commit, clean.
+    // The index and working tree are judged where they are.
+    let runs_tools = hcheck::tool_criteria(std::slice::from_ref(&ctx.handoff))
+        .iter()
+        .any(|t| t.directive == ctx.handoff.task);
+    let checkout = match &selection {
+        Selection::Range { to, .. } if runs_tools => match commit_id(&gix, to) {
+            Some(commit) => Some(git_swarm::worktree::checkout::at_commit(
+                &ctx.repo, &root, &commit,
+            )?),
+            None => None,
+        },
+        _ => None,
+    };
+    let root = checkout.as_ref().map_or(root, |c| c.path().to_path_buf());
     let tools = tools(ctx, &root, ui)?;
     let max = ctx.store.config.handoffs.max_review_attempts;
     let edited = handoff::edited(&ctx.store, &ctx.handoff.task, &ctx.log);
