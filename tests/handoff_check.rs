@@ -857,3 +857,77 @@ fn criteria_run_on_the_commit_checked_not_the_folder_they_are_run_from() {
         run.snapshot()
     );
 }
+
+#[test]
+fn trusting_the_directives_commands_does_not_trust_a_handoff_named_alike() {
+    let env = repo();
+    env.write(
+        ".swarm/directives/t1.toml",
+        "id = \"t1\"\nlesson = \"The check script passes.\"\npriority = \"medium\"\nenforcement = \"warn\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:sh -c true\"]\n",
+    );
+    commit_all(&env, "directive");
+    env.git(&["config", "--add", "swarm.allowTool", "sh"]);
+    let show = swarm(&env, &["trust", "--show"]);
+    let fingerprint = show
+        .stdout
+        .split(['(', ')'])
+        .find(|s| s.starts_with("sha1:"))
+        .expect("a fingerprint")
+        .to_owned();
+    // Only the directives' set is trusted.
+    env.git(&["config", "--add", "swarm.trustedTools", &fingerprint]);
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "t1",
+            "--owns",
+            "src/auth/**",
+            "--criteria",
+            "tool:sh -c true",
+        ],
+    )
+    .success();
+    env.write("src/auth/login.rs", "// work\n");
+    commit_all(&env, "work");
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .contains("criterion_failed tool:sh -c true: not run"),
+        "{}",
+        run.snapshot()
+    );
+    let show = swarm(&env, &["trust", "--show"]);
+    assert!(
+        show.stdout.contains("criterion is not trusted"),
+        "{}",
+        show.snapshot()
+    );
+}
+
+#[test]
+fn only_event_logs_and_new_handoffs_are_exempt_under_swarm() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "t1", "--owns", "src/auth/**"]).success();
+    env.write(".swarm/events/notes.txt", "not an event file\n");
+    env.write(".swarm/handoffs/nested/x.toml", "task = \"x\"\n");
+    env.write("src/auth/login.rs", "// work\n");
+    commit_all(&env, "work");
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    for expected in [
+        "scope_creep .swarm/events/notes.txt",
+        "scope_creep .swarm/handoffs/nested/x.toml",
+    ] {
+        assert!(lines.contains(&expected), "{expected}:\n{}", run.snapshot());
+    }
+    assert_eq!(
+        lines.iter().filter(|l| !l.starts_with("checked")).count(),
+        2,
+        "{}",
+        run.snapshot()
+    );
+}

@@ -148,7 +148,7 @@ fn tools(ctx: &Ctx, root: &std::path::Path, ui: &mut Ui) -> Result<Box<dyn ToolR
             hint: None,
         }));
     }
-    let fingerprint = git_swarm::trust::fingerprint(&set);
+    let fingerprint = git_swarm::trust::criteria_fingerprint(&set);
     if !git_swarm::trust::is_trusted(&ctx.repo, &fingerprint) {
         return Ok(Box::new(NoTools {
             message: "not run: the handoffs' tool criteria are not trusted (new, or changed since `git swarm trust`)".into(),
