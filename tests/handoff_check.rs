@@ -347,6 +347,24 @@ fn three_needs_changes_block_and_approve_completes() {
         "{}",
         run.snapshot()
     );
+    // The change flags belong to --approve.
+    let run = swarm(
+        &env,
+        &[
+            "handoff",
+            "review",
+            "t1",
+            "--needs-changes",
+            "x",
+            "--staged",
+        ],
+    );
+    run.code(2);
+    assert!(
+        run.stderr.contains("cannot be used with"),
+        "{}",
+        run.snapshot()
+    );
     let run = swarm(&env, &["handoff", "review", "t1", "--needs-changes", " "]);
     run.code(2);
     assert!(run.stderr.contains("hint:"), "{}", run.snapshot());

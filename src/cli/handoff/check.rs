@@ -50,7 +50,7 @@ pub struct ReviewArgs {
     #[arg(long)]
     approve: bool,
     /// Send the work back, saying what to change.
-    #[arg(long, value_name = "NOTE")]
+    #[arg(long, value_name = "NOTE", conflicts_with = "change")]
     needs_changes: Option<String>,
     #[command(flatten)]
     change: ChangeArgs,
