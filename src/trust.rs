@@ -61,10 +61,21 @@ pub fn verify_entries<'a>(
         .flat_map(|d| d.verify.iter().map(|v| (d.id.as_str(), v.as_str())))
 }
 
-/// The fingerprint of a sorted set of tool predicates: `sha1:<hex>`.
+/// The fingerprint of a sorted set of the directives' tool predicates: `sha1:<hex>`.
 pub fn fingerprint(predicates: &[ToolPredicate]) -> String {
+    fingerprint_in(b"git-swarm tool predicates v1\n", predicates)
+}
+
+/// The fingerprint of a sorted set of the handoffs' tool criteria: its own
+/// domain, so that trusting one set can never stand for the other (a
+/// handoff named like a directive, with the same commands).
+pub fn criteria_fingerprint(predicates: &[ToolPredicate]) -> String {
+    fingerprint_in(b"git-swarm handoff tool criteria v1\n", predicates)
+}
+
+fn fingerprint_in(domain: &[u8], predicates: &[ToolPredicate]) -> String {
     let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
-    hasher.update(b"git-swarm tool predicates v1\n");
+    hasher.update(domain);
     for p in predicates {
         // Length-prefixed, so no two different sets encode the same.
         for field in [&p.directive, &p.predicate] {

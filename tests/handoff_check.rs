@@ -261,13 +261,64 @@ fn complete_gives_the_paths_back_and_only_once() {
     );
     assert!(of_kind(&env, "handoff_completed").is_empty());
 
+    // Nor does a range that leaves the unowned commit out, or the index.
+    let base =
+        json(&swarm(&env, &["handoff", "show", "ta", "--format", "json"]))["contract"]["base"]
+            .as_str()
+            .expect("a base")
+            .to_owned();
+    for flags in [
+        &["--range", "HEAD..HEAD"][..],
+        &["--staged"][..],
+        &["--worktree"][..],
+    ] {
+        let mut args = vec!["handoff", "complete", "ta"];
+        args.extend_from_slice(flags);
+        let run = swarm(&env, &args);
+        run.code(2);
+        assert!(run.stderr.contains("hint:"), "{}", run.snapshot());
+        let mut args = vec!["handoff", "review", "ta", "--approve"];
+        args.extend_from_slice(flags);
+        swarm(&env, &args).code(2);
+    }
     let run = swarm(
         &env,
         &["handoff", "complete", "ta", "--range", "HEAD..HEAD"],
     );
+    assert!(
+        run.stderr
+            .contains(&format!("does not start at the handoff's base {base}")),
+        "{}",
+        run.snapshot()
+    );
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+
+    // Put back, the change from the base is within `owns`.
+    env.write("docs/guide.md", "// docs/guide.md\n");
+    commit_all(&env, "put back");
+    let head = env.git(&["rev-parse", "HEAD"]);
+    swarm(
+        &env,
+        &["handoff", "complete", "ta", "--range", "HEAD~1..HEAD"],
+    )
+    .code(2);
+    let run = swarm(
+        &env,
+        &[
+            "handoff",
+            "complete",
+            "ta",
+            "--range",
+            &format!("{base}..HEAD"),
+        ],
+    );
     run.success();
     assert!(run.stdout.contains("completed ta"), "{}", run.snapshot());
     assert_eq!(standing(&env, "ta"), "completed");
+    assert_eq!(
+        of_kind(&env, "handoff_completed")[0]["range"],
+        format!("{base}..{}", head.trim())
+    );
     swarm(&env, &["handoff", "create", "tb", "--owns", "src/auth/**"]).success();
 
     let run = swarm(
@@ -293,6 +344,24 @@ fn three_needs_changes_block_and_approve_completes() {
     run.code(2);
     assert!(
         run.stderr.contains("--approve|--needs-changes"),
+        "{}",
+        run.snapshot()
+    );
+    // The change flags belong to --approve.
+    let run = swarm(
+        &env,
+        &[
+            "handoff",
+            "review",
+            "t1",
+            "--needs-changes",
+            "x",
+            "--staged",
+        ],
+    );
+    run.code(2);
+    assert!(
+        run.stderr.contains("cannot be used with"),
         "{}",
         run.snapshot()
     );
@@ -334,9 +403,30 @@ fn three_needs_changes_block_and_approve_completes() {
         run.snapshot()
     );
     assert_eq!(of_kind(&env, "handoff_review").len(), 3);
+    // Nor does `complete` go around the reviews.
+    let run = swarm(&env, &["handoff", "complete", "t1"]);
+    run.code(1);
+    assert!(run.stderr.contains("is blocked"), "{}", run.snapshot());
+    assert!(
+        run.stderr.contains("handoff release t1"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+    assert!(of_kind(&env, "handoff_checked").is_empty());
 
     swarm(&env, &["handoff", "create", "t2", "--owns", "lib/**"]).success();
-    let run = swarm(&env, &["handoff", "review", "t2", "--approve"]);
+    // Approve takes the change flags `complete` takes.
+    let base =
+        json(&swarm(&env, &["handoff", "show", "t2", "--format", "json"]))["contract"]["base"]
+            .as_str()
+            .expect("a base")
+            .to_owned();
+    let range = format!("{base}..HEAD");
+    let run = swarm(
+        &env,
+        &["handoff", "review", "t2", "--approve", "--range", &range],
+    );
     run.success();
     assert!(
         run.stdout.contains("approved and completed t2"),
@@ -344,6 +434,16 @@ fn three_needs_changes_block_and_approve_completes() {
         run.snapshot()
     );
     assert_eq!(standing(&env, "t2"), "completed");
+    // A completed handoff is not checked again, and nothing is recorded.
+    let checks = of_kind(&env, "handoff_checked").len();
+    let run = swarm(&env, &["handoff", "check", "t2"]);
+    run.code(1);
+    assert!(
+        run.stderr.contains("is completed already") && run.stderr.contains("hint:"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(of_kind(&env, "handoff_checked").len(), checks);
     let reviews = of_kind(&env, "handoff_review");
     assert_eq!(
         reviews.last().map(|r| r["verdict"].clone()),
@@ -429,6 +529,21 @@ fn a_path_scoped_directive_escalates_on_the_second_handoff_violation() {
     assert_eq!(copies.len(), 1, "{}", run.snapshot());
     assert!(of_kind(&env, "escalation").is_empty());
 
+    // A later commit touching only owned files leaves the offending edit as
+    // it was: the same offence, not a second occasion.
+    env.write("src/auth/login.rs", "// owned work\n");
+    commit_all(&env, "owned");
+    let run = swarm(&env, &["handoff", "check", "auth"]);
+    run.code(1);
+    assert!(
+        run.stdout.contains("scope_creep src/db/schema.rs"),
+        "{}",
+        run.snapshot()
+    );
+    let violations = of_kind(&env, "handoff_violation");
+    assert_eq!(violations.len(), 2, "{violations:?}");
+    assert!(of_kind(&env, "escalation").is_empty());
+
     env.write("src/db/schema.rs", "// second\n");
     commit_all(&env, "second");
     let run = swarm(&env, &["handoff", "check", "auth"]);
@@ -458,11 +573,6 @@ fn status_shows_open_handoffs_blocked_reviews_and_recent_violations() {
         "{}",
         run.snapshot()
     );
-    swarm(
-        &env,
-        &["handoff", "create", "auth", "--owns", "src/auth/**"],
-    )
-    .success();
     swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]).success();
     swarm(&env, &["handoff", "create", "done", "--owns", "lib/**"]).success();
     swarm(
@@ -477,6 +587,13 @@ fn status_shows_open_handoffs_blocked_reviews_and_recent_violations() {
         )
         .success();
     }
+    // What the coordinator recorded is committed before auth's work starts.
+    commit_all(&env, "coordination");
+    swarm(
+        &env,
+        &["handoff", "create", "auth", "--owns", "src/auth/**"],
+    )
+    .success();
     env.write("docs/guide.md", "outside\n");
     commit_all(&env, "outside");
     swarm(&env, &["handoff", "check", "auth"]).code(1);
@@ -555,6 +672,279 @@ fn the_default_change_is_the_tasks_worktree_branch_and_its_tools_run_there() {
     );
     assert!(
         run.stdout.contains("..swarm/t1 (2 paths)"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+#[test]
+fn a_worker_cannot_rewrite_its_own_or_another_contract() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]).success();
+    commit_all(&env, "db handoff");
+    swarm(
+        &env,
+        &["handoff", "create", "auth-login", "--owns", "src/auth/**"],
+    )
+    .success();
+    let created = of_kind(&env, "handoff_created");
+    assert!(
+        created
+            .iter()
+            .all(|e| e["digest"].as_str().is_some_and(|d| d.len() == 40)),
+        "{created:?}"
+    );
+    // The worker widens its own contract and commits it with the work.
+    let file = env.path(".swarm/handoffs/auth-login.toml");
+    let text = std::fs::read_to_string(&file).expect("read");
+    std::fs::write(&file, text.replace("\"src/auth/**\"", "\"**\"")).expect("write");
+    env.write("docs/guide.md", "// outside\n");
+    commit_all(&env, "work");
+    let run = swarm(&env, &["handoff", "check", "auth-login"]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l == "contract_edited .swarm/handoffs/auth-login.toml"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(run.stderr.contains("never rewritten"), "{}", run.snapshot());
+    let run = swarm(&env, &["handoff", "complete", "auth-login"]);
+    run.code(1);
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+
+    // Restoring its own file is not enough when another's was deleted.
+    std::fs::write(&file, &text).expect("write");
+    env.write("docs/guide.md", "// docs/guide.md\n");
+    env.git(&["rm", "-q", ".swarm/handoffs/db.toml"]);
+    commit_all(&env, "restore, drop another");
+    let run = swarm(&env, &["handoff", "check", "auth-login"]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l == "contract_edited .swarm/handoffs/db.toml"),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        !run.stdout.contains("auth-login.toml"),
+        "{}",
+        run.snapshot()
+    );
+    let run = swarm(&env, &["handoff", "review", "auth-login", "--approve"]);
+    run.code(1);
+    assert!(of_kind(&env, "handoff_completed").is_empty());
+}
+
+fn event_file(env: &TestEnv) -> std::path::PathBuf {
+    let dir = env.path(".swarm/events");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("events")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files.pop().expect("an event file")
+}
+
+#[test]
+fn a_worker_cannot_forge_or_remove_events() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]).success();
+    swarm(
+        &env,
+        &["handoff", "review", "db", "--needs-changes", "redo"],
+    )
+    .success();
+    commit_all(&env, "db handoff");
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "auth-login",
+            "--owns",
+            "src/auth/**",
+            "--depends",
+            "db",
+        ],
+    )
+    .success();
+    // The worker forges the dependency's completion and drops a review.
+    let file = event_file(&env);
+    let rel = file
+        .strip_prefix(env.path(""))
+        .expect("inside")
+        .to_string_lossy()
+        .into_owned();
+    let text = std::fs::read_to_string(&file).expect("read");
+    let removed = 1 + text
+        .lines()
+        .position(|l| l.contains("needs_changes"))
+        .expect("a review");
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("needs_changes"))
+        .collect();
+    let forged = r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAZZ","ts":"2026-11-12T09:00:00.000Z","kind":"handoff_completed","task":"db"}"#;
+    std::fs::write(&file, format!("{}\n{forged}\n", kept.join("\n"))).expect("write");
+    env.write("src/auth/login.rs", "// work\n");
+    commit_all(&env, "work");
+    let run = swarm(&env, &["handoff", "check", "auth-login"]);
+    run.code(1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let forged_at = kept.len() + 1;
+    for expected in [
+        format!("log_edited {rel}:{removed}: a recorded event removed or changed"),
+        format!("log_edited {rel}:{forged_at}: adds a `handoff_completed` event"),
+    ] {
+        assert!(
+            lines.contains(&expected.as_str()),
+            "{expected}:\n{}",
+            run.snapshot()
+        );
+    }
+    // Appending what a check records is fine: only those lines offend.
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("log_edited")).count(),
+        2,
+        "{}",
+        run.snapshot()
+    );
+    swarm(&env, &["handoff", "complete", "auth-login"]).code(1);
+    assert!(of_kind(&env, "handoff_completed").len() == 1);
+}
+
+#[test]
+fn criteria_run_on_the_commit_checked_not_the_folder_they_are_run_from() {
+    let env = repo();
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "t1",
+            "--owns",
+            "src/auth/**",
+            "--criteria",
+            "Tests pass: sh -c 'test -f src/auth/ok.txt'",
+        ],
+    )
+    .success();
+    let base = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    commit_all(&env, "handoff");
+    swarm(&env, &["trust"]).success();
+    env.git(&["config", "--add", "swarm.allowTool", "sh"]);
+    swarm(&env, &["worktree", "create", "t1"]).success();
+    let dir = env.root.with_file_name("repo.worktrees").join("t1");
+    // The branch has owned work but not what the test looks for; the
+    // task's folder and the coordinator's checkout both have it, uncommitted.
+    std::fs::write(dir.join("src/auth/login.rs"), "// work\n").expect("write");
+    env.git_in(&dir, &["add", "src/auth/login.rs"]);
+    env.git_in(&dir, &["commit", "-q", "-m", "work"]);
+    std::fs::write(dir.join("src/auth/ok.txt"), "ok\n").expect("write");
+    env.write("src/auth/ok.txt", "ok\n");
+
+    let range = format!("{base}..swarm/t1");
+    for args in [
+        vec!["handoff", "check", "t1"],
+        vec!["handoff", "check", "t1", "--range", &range],
+    ] {
+        let run = swarm(&env, &args);
+        run.code(1);
+        assert!(
+            run.stdout.contains("criterion_failed Tests pass:"),
+            "{}",
+            run.snapshot()
+        );
+    }
+    // Nothing is left of the checkouts made for the runs.
+    let list = env.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(list.matches("worktree ").count(), 2, "{list}");
+
+    // Committed on the branch, it is met.
+    env.git_in(&dir, &["add", "src/auth/ok.txt"]);
+    env.git_in(&dir, &["commit", "-q", "-m", "ok"]);
+    let run = swarm(&env, &["handoff", "check", "t1", "--range", &range]);
+    run.success();
+    assert!(
+        run.stdout.contains("met: Tests pass:"),
+        "{}",
+        run.snapshot()
+    );
+}
+
+#[test]
+fn trusting_the_directives_commands_does_not_trust_a_handoff_named_alike() {
+    let env = repo();
+    env.write(
+        ".swarm/directives/t1.toml",
+        "id = \"t1\"\nlesson = \"The check script passes.\"\npriority = \"medium\"\nenforcement = \"warn\"\napplies_to_agents = [\"coder\"]\nverify = [\"tool:sh -c true\"]\n",
+    );
+    commit_all(&env, "directive");
+    env.git(&["config", "--add", "swarm.allowTool", "sh"]);
+    let show = swarm(&env, &["trust", "--show"]);
+    let fingerprint = show
+        .stdout
+        .split(['(', ')'])
+        .find(|s| s.starts_with("sha1:"))
+        .expect("a fingerprint")
+        .to_owned();
+    // Only the directives' set is trusted.
+    env.git(&["config", "--add", "swarm.trustedTools", &fingerprint]);
+    swarm(
+        &env,
+        &[
+            "handoff",
+            "create",
+            "t1",
+            "--owns",
+            "src/auth/**",
+            "--criteria",
+            "tool:sh -c true",
+        ],
+    )
+    .success();
+    env.write("src/auth/login.rs", "// work\n");
+    commit_all(&env, "work");
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    assert!(
+        run.stdout
+            .contains("criterion_failed tool:sh -c true: not run"),
+        "{}",
+        run.snapshot()
+    );
+    let show = swarm(&env, &["trust", "--show"]);
+    assert!(
+        show.stdout.contains("criterion is not trusted"),
+        "{}",
+        show.snapshot()
+    );
+}
+
+#[test]
+fn only_event_logs_and_new_handoffs_are_exempt_under_swarm() {
+    let env = repo();
+    swarm(&env, &["handoff", "create", "t1", "--owns", "src/auth/**"]).success();
+    env.write(".swarm/events/notes.txt", "not an event file\n");
+    env.write(".swarm/handoffs/nested/x.toml", "task = \"x\"\n");
+    env.write("src/auth/login.rs", "// work\n");
+    commit_all(&env, "work");
+    let run = swarm(&env, &["handoff", "check", "t1"]);
+    run.code(1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    for expected in [
+        "scope_creep .swarm/events/notes.txt",
+        "scope_creep .swarm/handoffs/nested/x.toml",
+    ] {
+        assert!(lines.contains(&expected), "{expected}:\n{}", run.snapshot());
+    }
+    assert_eq!(
+        lines.iter().filter(|l| !l.starts_with("checked")).count(),
+        2,
         "{}",
         run.snapshot()
     );

@@ -159,6 +159,22 @@ pub struct ChangedFile {
 }
 
 impl ChangedFile {
+    /// What `path` (one of [`Self::paths`]) holds at the end of the change:
+    /// its blob id (as git would give a working-tree file), `-` when gone.
+    pub fn end_id(&self, repo: &gix::Repository, path: &BStr) -> String {
+        if path != self.path.as_bstr() {
+            // The old side of a rename or copy: gone from there for a rename.
+            return if self.status == FileStatus::Copied {
+                self.old
+                    .fingerprint_part(repo.object_hash(), bytes::converts_crlf(repo))
+            } else {
+                "-".into()
+            };
+        }
+        self.new
+            .fingerprint_part(repo.object_hash(), bytes::converts_crlf(repo))
+    }
+
     /// Every path this change touches: the path, and the old one of a rename.
     pub fn paths(&self) -> impl Iterator<Item = &BStr> {
         std::iter::once(self.path.as_bstr()).chain(self.old_path.as_ref().map(|p| p.as_bstr()))
@@ -540,6 +556,20 @@ fn tree_entries(repo: &gix::Repository, id: ObjectId) -> Result<Vec<gix::objs::t
 /// git's rule: a NUL byte in the first 8000 bytes makes a file binary.
 pub fn is_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(8000)].contains(&0)
+}
+
+/// The lines of `old` (1-based) that a line diff to `new` marks as removed
+/// or changed (Myers, as `git diff`).
+pub fn removed_lines(old: &[u8], new: &[u8]) -> Vec<u32> {
+    use gix::diff::blob::{Algorithm, Diff, InternedInput};
+    let input = InternedInput::new(old, new);
+    let mut diff = Diff::compute(Algorithm::Myers, &input);
+    diff.postprocess_lines(&input);
+    (0..old.lines_with_terminator().count())
+        .filter_map(|i| u32::try_from(i).ok())
+        .filter(|&i| diff.is_removed(i))
+        .map(|i| i + 1)
+        .collect()
 }
 
 /// The lines of `new` that a line diff from `old` marks as added (Myers, as `git diff`).

@@ -41,14 +41,22 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     let allow = super::run_tool::allowlist(&repo, ui);
     let mut untrusted = false;
-    for (set, what) in [
-        (&predicates, "tool predicate"),
-        (&criteria, "handoff tool criterion"),
+    for (set, what, fingerprint) in [
+        (
+            &predicates,
+            "tool predicate",
+            trust::fingerprint(&predicates),
+        ),
+        (
+            &criteria,
+            "handoff tool criterion",
+            trust::criteria_fingerprint(&criteria),
+        ),
     ] {
         if set.is_empty() {
             continue;
         }
-        untrusted |= one_set(&repo, set, what, args.show, &allow, ui)?;
+        untrusted |= one_set(&repo, set, what, fingerprint, args.show, &allow, ui)?;
     }
     if args.show && untrusted {
         ui.hint("review them, then run `git swarm trust`; until then checks skip them");
@@ -61,11 +69,11 @@ fn one_set(
     repo: &git_swarm::Repo,
     predicates: &[ToolPredicate],
     what: &str,
+    fingerprint: String,
     show: bool,
     allow: &Allowlist,
     ui: &mut Ui,
 ) -> Result<bool, super::CliError> {
-    let fingerprint = trust::fingerprint(predicates);
     let n = predicates.len();
     let (s, are, were) = if n == 1 {
         ("", "is", "was")

@@ -257,6 +257,10 @@ pub enum Body {
         epic: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         role: Option<String>,
+        /// The file's git blob id (`git hash-object`, SHA-1) when created:
+        /// check, complete and approve refuse a file that differs from it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digest: Option<String>,
     },
     /// `handoff check`, `handoff complete`: one run of a handoff's check.
     HandoffChecked {
@@ -280,8 +284,10 @@ pub enum Body {
         /// Why a criterion failed; the dependency still open.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
-        /// The change's fingerprint: a violation is recorded once per change,
-        /// and the directive loop counts one occasion per change.
+        /// The offence: the path and its blob id at the end of the change
+        /// (`PATH@BLOB`, `-` when gone; `FILE:LINE@BLOB` for a log edit),
+        /// the criterion, or the dependency. A violation is recorded once
+        /// per offence, and the directive loop counts one occasion per offence.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         change: Option<String>,
     },
@@ -294,7 +300,13 @@ pub enum Body {
         note: Option<String>,
     },
     /// `handoff complete`: the work is done; its ownership is given back.
-    HandoffCompleted { task: String },
+    HandoffCompleted {
+        task: String,
+        /// The change that was checked: the handoff's base to the commit
+        /// completed, as `BASE..COMMIT`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        range: Option<String>,
+    },
     /// `handoff release`: the task given up; its ownership is given back.
     HandoffReleased { task: String, reason: String },
 }

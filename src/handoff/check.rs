@@ -20,10 +20,111 @@ use super::{Handoff, Standing, standing};
 /// that a prose criterion with a colon is never run as a program.
 pub const COMMAND_PREFIXES: &[&str] = &["Tests pass:", "Type check passes:"];
 
-/// What git-swarm itself writes while tasks are handed out and worked on
-/// (the event log, the handoff files a coordinator commits beside the
-/// work): never scope creep. The directives are not among them.
-const COORDINATION: &[&str] = &[".swarm/events/", ".swarm/handoffs/"];
+/// What git-swarm itself writes while tasks are handed out and worked on:
+/// the event log's files, and handoff files a coordinator adds beside the
+/// work. Nothing else under `.swarm/` is exempt from scope: a handoff that
+/// was there before the change is a contract the change may not touch.
+enum Coordination {
+    /// An event log file: exempt.
+    Log,
+    /// A handoff file the change adds: exempt.
+    NewHandoff,
+    /// A handoff file that was there before: changing it is `contract_edited`.
+    Contract,
+    /// Any other path: held against `owns` and `readonly`.
+    Work,
+}
+
+/// Is `path` `dir` + a single file name ending in `ext`?
+fn flat_in(path: &str, dir: &str, ext: &str) -> bool {
+    path.strip_prefix(dir)
+        .is_some_and(|name| !name.contains('/') && name.ends_with(ext) && name.len() > ext.len())
+}
+
+fn coordination(path: &str, f: &crate::change::ChangedFile) -> Coordination {
+    use crate::change::FileStatus;
+    if flat_in(path, ".swarm/events/", ".jsonl") {
+        return Coordination::Log;
+    }
+    if flat_in(path, ".swarm/handoffs/", ".toml") {
+        // The new side of an addition, copy or rename is a new file; a
+        // deletion, an edit or the old side of a rename changes one there.
+        let added = f.path == path
+            && matches!(
+                f.status,
+                FileStatus::Added | FileStatus::Copied | FileStatus::Renamed
+            );
+        return if added {
+            Coordination::NewHandoff
+        } else {
+            Coordination::Contract
+        };
+    }
+    Coordination::Work
+}
+
+/// The kinds a worker's change may not add to the log: they decide where a
+/// handoff stands, whether a dependency is done, and what escalates.
+const DECIDING_KINDS: &[&str] = &[
+    "handoff_created",
+    "handoff_completed",
+    "handoff_review",
+    "handoff_released",
+    "escalation",
+    "deescalation",
+    "override",
+];
+
+/// The log is append-only and standing is folded from it: in the task's
+/// change an event file may only gain lines, and none of a kind that
+/// decides (a forged `handoff_completed` for a dependency, a removed
+/// `needs_changes`). Each offending line is a `log_edited` violation.
+fn log_edits(
+    repo: &gix::Repository,
+    f: &crate::change::ChangedFile,
+    path: &str,
+    new_tasks: &[String],
+    out: &mut Vec<Violation>,
+) -> Result<()> {
+    // The old side of a rename is the path that lost its lines.
+    let (old, new) = if f.path == path {
+        (&f.old, &f.new)
+    } else {
+        (&f.old, &crate::change::Content::Absent)
+    };
+    let end = f.end_id(repo, path.into());
+    let old = crate::change::content(repo, old)?.unwrap_or_default();
+    let new = crate::change::content(repo, new)?.unwrap_or_default();
+    let mut at = |line: u32, detail: String| {
+        out.push(Violation {
+            violation: "log_edited",
+            path: Some(path.to_owned()),
+            line: Some(line),
+            task: None,
+            criterion: None,
+            detail: Some(detail),
+            end: Some(end.clone()),
+        })
+    };
+    for line in crate::change::removed_lines(&old, &new) {
+        at(line, "a recorded event removed or changed".into());
+    }
+    for added in crate::change::added_lines(&old, &new) {
+        let Ok(event) = serde_json::from_slice::<serde_json::Value>(&added.text) else {
+            continue;
+        };
+        let field = |name: &str| event.get(name).and_then(|k| k.as_str());
+        let Some(kind) = field("kind").filter(|k| DECIDING_KINDS.contains(k)) else {
+            continue;
+        };
+        let beside_its_file = kind == "handoff_created"
+            && field("task").is_some_and(|t| new_tasks.iter().any(|n| n == t));
+        if !beside_its_file {
+            at(added.line, format!("adds a `{kind}` event"));
+        }
+    }
+    Ok(())
+}
 
 /// The predicate a criterion is checked by, if a machine can check it:
 /// `Tests pass: CMD` and `Type check passes: CMD` become `tool:CMD`, a
@@ -50,10 +151,14 @@ pub fn criterion_predicate(criterion: &str) -> Option<String> {
 /// One thing the change broke.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    /// `scope_creep`, `readonly_touched`, `dependency_open` or `criterion_failed`.
+    /// `scope_creep`, `readonly_touched`, `contract_edited`, `dependency_open`
+    /// or `criterion_failed`.
     pub violation: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The line of `path` for `log_edited`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
     /// The dependency's task for `dependency_open`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
@@ -62,6 +167,34 @@ pub struct Violation {
     /// Why a criterion failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// What the offending path holds at the end of the change (its blob
+    /// id, `-` when gone): with the path, the offence a violation is
+    /// recorded and counted once for.
+    #[serde(skip)]
+    pub end: Option<String>,
+}
+
+impl Violation {
+    /// What makes two records of a violation one offence: the path and
+    /// what it holds at the end of the change (the same edit seen on a
+    /// later change, or by another command, is the same offence), the
+    /// log line, the criterion, or the dependency.
+    pub fn offence(&self) -> String {
+        let mut key = match (&self.path, &self.criterion, &self.task) {
+            (Some(p), ..) => p.clone(),
+            (_, Some(c), _) => c.clone(),
+            (_, _, Some(t)) => t.clone(),
+            _ => String::new(),
+        };
+        if let Some(l) = self.line {
+            key.push_str(&format!(":{l}"));
+        }
+        if let Some(end) = &self.end {
+            key.push('@');
+            key.push_str(end);
+        }
+        key
+    }
 }
 
 impl Violation {
@@ -69,16 +202,26 @@ impl Violation {
         Violation {
             violation,
             path: Some(path.to_owned()),
+            line: None,
             task: None,
             criterion: None,
             detail: None,
+            end: None,
         }
+    }
+
+    fn ending(mut self, end: String) -> Violation {
+        self.end = Some(end);
+        self
     }
 
     /// The one line a person reads: `scope_creep src/db/x.rs`.
     pub fn line(&self) -> String {
         match (self.violation, &self.path, &self.task, &self.criterion) {
-            (v, Some(p), _, _) => format!("{v} {p}"),
+            (v, Some(p), _, _) => match (self.line, &self.detail) {
+                (Some(l), Some(d)) => format!("{v} {p}:{l}: {d}"),
+                _ => format!("{v} {p}"),
+            },
             (v, _, Some(t), _) => format!("{v} {t}"),
             (v, _, _, Some(c)) => match &self.detail {
                 Some(d) => format!("{v} {c}: {d}"),
@@ -110,11 +253,14 @@ pub struct Checked {
 }
 
 /// Checks `change` against `h`'s contract. Criteria run through `tools`
-/// (the caller's sandboxed runner: allowlist, trust, time limit).
+/// (the caller's sandboxed runner: allowlist, trust, time limit). `edited`:
+/// the handoff file differs from the digest `handoff create` recorded
+/// ([`super::edited`]), a `contract_edited` violation.
 pub fn check(
     repo: &gix::Repository,
     change: &Change,
     h: &Handoff,
+    edited: bool,
     log: &[Event],
     max_attempts: u32,
     tools: &dyn ToolRunner,
@@ -128,30 +274,63 @@ pub fn check(
     };
     let (owns, readonly) = (globs(&c.owns), globs(&c.readonly));
     let mut violations = Vec::new();
-    let mut touched: Vec<String> = change
+    let file = format!(".swarm/handoffs/{}.toml", h.task);
+    if edited {
+        violations.push(Violation::at("contract_edited", &file));
+    }
+    // The tasks whose handoff files the change adds: their creation may be
+    // recorded beside them (a coordinator committing `handoff create`).
+    let new_tasks: Vec<String> = change
         .files
         .iter()
-        .flat_map(|f| f.paths())
-        .map(|p| p.to_string())
-        .filter(|p| !COORDINATION.iter().any(|c| p.starts_with(c)))
+        .flat_map(|f| f.paths().map(move |p| (f, p.to_string())))
+        .filter(|(f, p)| matches!(coordination(p, f), Coordination::NewHandoff))
+        .filter_map(|(_, p)| {
+            p.strip_prefix(".swarm/handoffs/")
+                .and_then(|n| n.strip_suffix(".toml"))
+                .map(str::to_owned)
+        })
         .collect();
-    touched.sort();
-    touched.dedup();
-    for path in &touched {
-        if readonly.iter().any(|g| g.is_match(path)) {
-            violations.push(Violation::at("readonly_touched", path));
-        } else if !owns.iter().any(|g| g.is_match(path)) {
-            violations.push(Violation::at("scope_creep", path));
+    let mut touched: Vec<String> = Vec::new();
+    for f in &change.files {
+        for p in f.paths() {
+            let path = p.to_string();
+            match coordination(&path, f) {
+                Coordination::Log => {
+                    log_edits(repo, f, &path, &new_tasks, &mut violations)?;
+                    continue;
+                }
+                Coordination::NewHandoff => continue,
+                Coordination::Contract => violations
+                    .push(Violation::at("contract_edited", &path).ending(f.end_id(repo, p))),
+                Coordination::Work => {
+                    if readonly.iter().any(|g| g.is_match(&path)) {
+                        violations.push(
+                            Violation::at("readonly_touched", &path).ending(f.end_id(repo, p)),
+                        );
+                    } else if !owns.iter().any(|g| g.is_match(&path)) {
+                        violations
+                            .push(Violation::at("scope_creep", &path).ending(f.end_id(repo, p)));
+                    }
+                }
+            }
+            touched.push(path);
         }
     }
+    touched.sort();
+    touched.dedup();
+    violations.sort_by(|a, b| (&a.path, a.violation).cmp(&(&b.path, b.violation)));
+    violations.dedup();
     for d in &c.depends {
         if standing(d, log, max_attempts) != Standing::Completed {
             violations.push(Violation {
                 violation: "dependency_open",
                 path: None,
+                line: None,
                 task: Some(d.clone()),
                 criterion: None,
                 detail: None,
+                end: None,
             });
         }
     }
@@ -177,7 +356,6 @@ pub fn check(
             verify: Box::new([predicate.as_str()]),
         })
         .collect();
-    let file = format!(".swarm/handoffs/{}.toml", h.task);
     let candidates: Vec<Candidate<'_>> = directives
         .iter()
         .map(|d| Candidate {
@@ -201,15 +379,18 @@ pub fn check(
             Outcome::Fail | Outcome::Error => violations.push(Violation {
                 violation: "criterion_failed",
                 path: None,
+                line: None,
                 task: None,
                 criterion: Some(r.lesson.to_owned()),
                 detail: Some(why.unwrap_or_else(|| "failed".into())),
+                end: None,
             }),
             // A criterion not run (tool criteria not trusted, an empty
             // change) is not met: the work cannot be called done on it.
             Outcome::NotApplicable | Outcome::Skipped => violations.push(Violation {
                 violation: "criterion_failed",
                 path: None,
+                line: None,
                 task: None,
                 criterion: Some(r.lesson.to_owned()),
                 detail: Some(
@@ -219,6 +400,7 @@ pub fn check(
                         .or(r.reason.map(str::to_owned))
                         .unwrap_or_else(|| "not run".into()),
                 ),
+                end: None,
             }),
         }
     }
@@ -254,11 +436,16 @@ pub fn events(store: &Store, checked: &Checked, directives: &[&Directive]) -> Ve
                 violation: v.violation.to_owned(),
                 path: v.path.clone(),
                 criterion: v.criterion.clone(),
-                detail: v.detail.clone().or_else(|| v.task.clone()),
-                change: Some(checked.fingerprint.clone()),
+                detail: match (v.line, &v.detail) {
+                    (Some(l), Some(d)) => Some(format!("line {l}: {d}")),
+                    _ => v.detail.clone().or_else(|| v.task.clone()),
+                },
+                change: Some(v.offence()),
             })
         };
-        if let Some(path) = &v.path {
+        if let Some(path) = &v.path
+            && matches!(v.violation, "scope_creep" | "readonly_touched")
+        {
             for d in directives.iter().filter(|d| {
                 d.status == Status::Active
                     && !d.paths.is_empty()
@@ -276,14 +463,18 @@ pub fn events(store: &Store, checked: &Checked, directives: &[&Directive]) -> Ve
 }
 
 /// Is `line` (a recorded event) the record of `e`: the same violation of
-/// the same task, on the same change, seen by the same directive? Re-running
-/// a check of an unchanged change then records nothing new.
+/// the same task, the same offence ([`Violation::offence`]), seen by the
+/// same directive? Re-running a check, or checking a later change that
+/// leaves the offending path as it was, then records nothing new.
 pub fn same_violation(e: &Event, line: &Event) -> bool {
-    // A criterion's detail (a tool's output) may differ run to run; an
-    // open dependency's detail is the dependency.
-    let dependency = e.str_field("violation") == Some("dependency_open");
+    // A criterion's detail (a tool's output) may differ run to run.
+    // An open dependency's detail is the dependency; a log edit's, its line.
+    let dependency = matches!(
+        e.str_field("violation"),
+        Some("dependency_open" | "log_edited")
+    );
     let fields: &[&str] = if dependency {
-        &["task", "violation", "detail", "change"]
+        &["task", "violation", "path", "detail", "change"]
     } else {
         &["task", "violation", "path", "criterion", "change"]
     };

@@ -439,7 +439,36 @@ pub fn created_event(store: &Store, h: &Handoff) -> Event {
         task: h.task.clone(),
         epic: h.epic.clone(),
         role: h.role.clone(),
+        digest: Some(digest(h.render().as_bytes())),
     })
+}
+
+/// The digest `handoff_created` records of a handoff file: its git blob id
+/// (what `git hash-object` prints in a SHA-1 repository), whatever the
+/// repository's hash, so the record reads the same everywhere.
+pub fn digest(bytes: &[u8]) -> String {
+    match gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes) {
+        Ok(id) => id.to_string(),
+        // Hashing in memory does not fail; a marker no file matches if it did.
+        Err(_) => "unhashable".into(),
+    }
+}
+
+/// Was the file of `task` changed since `handoff create` recorded its
+/// digest? A worker's change may not rewrite its own contract. A handoff
+/// created before digests were recorded is never called edited.
+pub fn edited(store: &Store, task: &str, events: &[Event]) -> bool {
+    let Some(recorded) = events
+        .iter()
+        .filter(|e| e.kind == Kind::HandoffCreated.as_str() && e.str_field("task") == Some(task))
+        .find_map(|e| e.str_field("digest"))
+    else {
+        return false;
+    };
+    match crate::safe_fs::read(&path(store, task), HANDOFF_MAX) {
+        Ok(bytes) => digest(&bytes) != recorded,
+        Err(_) => true,
+    }
 }
 
 crate::directive::string_enum! {
@@ -844,6 +873,7 @@ mod tests {
                 task: "t1".into(),
                 epic: None,
                 role: None,
+                digest: None,
             },
         );
         let mut log = vec![created];
@@ -869,7 +899,13 @@ mod tests {
             },
         ));
         assert_eq!(standing("t1", &log, 3), Standing::Released);
-        log.push(ev(9, Body::HandoffCompleted { task: "t1".into() }));
+        log.push(ev(
+            9,
+            Body::HandoffCompleted {
+                task: "t1".into(),
+                range: None,
+            },
+        ));
         assert_eq!(standing("t1", &log, 3), Standing::Completed);
         // Another task's events are not this one's.
         assert_eq!(standing("t2", &log, 3), Standing::Open);

@@ -80,6 +80,7 @@ fn check_task(task: &str) -> Result<()> {
     }
 }
 
+pub mod checkout;
 mod git;
 mod merge;
 

@@ -50,8 +50,10 @@ pub struct ReviewArgs {
     #[arg(long)]
     approve: bool,
     /// Send the work back, saying what to change.
-    #[arg(long, value_name = "NOTE")]
+    #[arg(long, value_name = "NOTE", conflicts_with = "change")]
     needs_changes: Option<String>,
+    #[command(flatten)]
+    change: ChangeArgs,
 }
 
 /// Everything a handoff command reads before deciding.
@@ -146,7 +148,7 @@ fn tools(ctx: &Ctx, root: &std::path::Path, ui: &mut Ui) -> Result<Box<dyn ToolR
             hint: None,
         }));
     }
-    let fingerprint = git_swarm::trust::fingerprint(&set);
+    let fingerprint = git_swarm::trust::criteria_fingerprint(&set);
     if !git_swarm::trust::is_trusted(&ctx.repo, &fingerprint) {
         return Ok(Box::new(NoTools {
             message: "not run: the handoffs' tool criteria are not trusted (new, or changed since `git swarm trust`)".into(),
@@ -160,14 +162,39 @@ fn tools(ctx: &Ctx, root: &std::path::Path, ui: &mut Ui) -> Result<Box<dyn ToolR
 /// Runs the check and records it: one `handoff_checked`, the violations
 /// not recorded yet for this change, their copies for path-scoped
 /// directives, and the escalations those make due.
-fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<Checked, Error> {
+fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<(Checked, Selection), Error> {
     let (selection, root) = selection(ctx, args, ui)?;
     let gix = super::super::check::open_gix(&ctx.repo)?;
     let change = Change::read(&gix, &ctx.repo.root, &selection)?;
     git_swarm::trace::mark("change read");
+    // Tools judge the commit checked, not whatever the folder holds: a
+    // detached checkout of it unless the folder is that commit, clean.
+    // The index and working tree are judged where they are.
+    let runs_tools = hcheck::tool_criteria(std::slice::from_ref(&ctx.handoff))
+        .iter()
+        .any(|t| t.directive == ctx.handoff.task);
+    let checkout = match &selection {
+        Selection::Range { to, .. } if runs_tools => match commit_id(&gix, to) {
+            Some(commit) => Some(git_swarm::worktree::checkout::at_commit(
+                &ctx.repo, &root, &commit,
+            )?),
+            None => None,
+        },
+        _ => None,
+    };
+    let root = checkout.as_ref().map_or(root, |c| c.path().to_path_buf());
     let tools = tools(ctx, &root, ui)?;
     let max = ctx.store.config.handoffs.max_review_attempts;
-    let checked = hcheck::check(&gix, &change, &ctx.handoff, &ctx.log, max, tools.as_ref())?;
+    let edited = handoff::edited(&ctx.store, &ctx.handoff.task, &ctx.log);
+    let checked = hcheck::check(
+        &gix,
+        &change,
+        &ctx.handoff,
+        edited,
+        &ctx.log,
+        max,
+        tools.as_ref(),
+    )?;
     git_swarm::trace::mark("checked");
     // The directives are read only for a path to hold them against.
     let loaded = checked
@@ -189,7 +216,13 @@ fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<Checked, Error
         let (_, saved) = git_swarm::event::append_unrecorded(
             &ctx.store.events_dir(),
             &events,
-            |_| checked.fingerprint.clone(),
+            // The offence as the log's JSON spells it: a line holding it
+            // is parsed and compared.
+            |e| {
+                let change = e.str_field("change").unwrap_or_default();
+                let quoted = serde_json::to_string(change).unwrap_or_default();
+                quoted.trim_matches('"').to_owned()
+            },
             hcheck::same_violation,
             &ctx.store.config.events,
         )?;
@@ -199,7 +232,69 @@ fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<Checked, Error
             super::super::escalate(&ctx.store, &due, ui)?;
         }
     }
-    Ok(checked)
+    Ok((checked, selection))
+}
+
+/// `complete` and `approve` judge the whole task: the change from the
+/// handoff's base to a commit. A range starting elsewhere could leave out
+/// a commit outside `owns`; the index and working tree are not the work.
+fn whole_task(ctx: &Ctx, args: &ChangeArgs, verb: &str) -> Result<(), Error> {
+    let base = &ctx.handoff.contract.base;
+    if args.staged || args.worktree {
+        return Err(Error::usage(
+            format!(
+                "{verb} judges committed work: --staged and --worktree are for `handoff check`"
+            ),
+            "commit the work, then run it on the task's branch (the default) or with `--range BASE..BRANCH`",
+        ));
+    }
+    let Some(range) = &args.range else {
+        return Ok(());
+    };
+    let starts_at_base = match Selection::range(range)? {
+        Selection::Range {
+            from,
+            symmetric: false,
+            ..
+        } => {
+            let gix = super::super::check::open_gix(&ctx.repo)?;
+            commit_id(&gix, &from).as_deref() == Some(base.as_str())
+        }
+        _ => false,
+    };
+    if starts_at_base {
+        return Ok(());
+    }
+    Err(Error::usage(
+        format!(
+            "`{range}` does not start at the handoff's base {base}: {verb} judges the whole task's change"
+        ),
+        format!(
+            "leave out --range (the base to the task's branch), or write `--range {base}..BRANCH`"
+        ),
+    ))
+}
+
+/// The commit `rev` names, if it names one.
+fn commit_id(gix: &gix::Repository, rev: &str) -> Option<String> {
+    gix.rev_parse_single(format!("{rev}^{{commit}}").as_str())
+        .ok()
+        .map(|id| id.detach().to_string())
+}
+
+/// The `handoff_completed` of a checked change: `BASE..COMMIT`.
+fn completed(ctx: &Ctx, selection: &Selection) -> Result<git_swarm::event::Event, Error> {
+    let to = match selection {
+        Selection::Range { to, .. } => {
+            let gix = super::super::check::open_gix(&ctx.repo)?;
+            commit_id(&gix, to)
+        }
+        _ => None,
+    };
+    Ok(ctx.store.event(git_swarm::event::Body::HandoffCompleted {
+        task: ctx.handoff.task.clone(),
+        range: to.map(|to| format!("{}..{to}", ctx.handoff.contract.base)),
+    }))
 }
 
 fn render(checked: &Checked, format: Format, ui: &mut Ui) -> std::io::Result<()> {
@@ -236,7 +331,12 @@ fn render(checked: &Checked, format: Format, ui: &mut Ui) -> std::io::Result<()>
 
 pub fn check(args: CheckArgs, ui: &mut Ui) -> Outcome {
     let ctx = open(&args.task, ui)?;
-    let checked = run_check(&ctx, &args.change, ui)?;
+    // A closed handoff owns nothing any more: a check would only add
+    // violations no one acts on.
+    if let Some(code) = refuse_closed(&ctx, false, ui) {
+        return Ok(code);
+    }
+    let (checked, _) = run_check(&ctx, &args.change, ui)?;
     render(&checked, args.format, ui)?;
     let scope = checked
         .violations
@@ -248,13 +348,43 @@ pub fn check(args: CheckArgs, ui: &mut Ui) -> Outcome {
             ctx.handoff.escalation.scope_change
         ));
     }
+    if args.format == Format::Text
+        && checked
+            .violations
+            .iter()
+            .any(|v| v.violation == "contract_edited")
+    {
+        ui.hint("a handoff is never rewritten: restore it from the base (`git checkout BASE -- FILE`); a new contract needs a new handoff from the coordinator");
+    }
     Ok(ExitCode::from(u8::from(!checked.ok)))
 }
 
-/// Refuses a handoff that is closed already; `None` when it may go on.
-fn refuse_closed(ctx: &Ctx, ui: &mut Ui) -> Option<ExitCode> {
+/// The refusal of a blocked handoff: no more reviews, and no completion
+/// around them.
+fn blocked(ctx: &Ctx, attempts: usize, max: u32, ui: &mut Ui) -> ExitCode {
+    ui.error(
+        &format!(
+            "handoff `{}` is blocked: sent back for changes {attempts} times, as many as handoffs.max_review_attempts ({max}) allows",
+            ctx.handoff.task
+        ),
+        None,
+        Some(&format!(
+            "give it up with `git swarm handoff release {} --reason TEXT`, or raise `max_review_attempts` under [handoffs] in .swarm/config.toml",
+            ctx.handoff.task
+        )),
+    );
+    ExitCode::from(1)
+}
+
+/// Refuses a handoff that is closed already (and, for `complete`, one
+/// that is blocked); `None` when it may go on.
+fn refuse_closed(ctx: &Ctx, blocked_too: bool, ui: &mut Ui) -> Option<ExitCode> {
     let max = ctx.store.config.handoffs.max_review_attempts;
     let s = handoff::standing(&ctx.handoff.task, &ctx.log, max);
+    if blocked_too && s == Standing::Blocked {
+        let attempts = review::attempts(&ctx.handoff.task, &ctx.log);
+        return Some(blocked(ctx, attempts, max, ui));
+    }
     if s.holds_ownership() {
         return None;
     }
@@ -268,7 +398,8 @@ fn refuse_closed(ctx: &Ctx, ui: &mut Ui) -> Option<ExitCode> {
 
 /// Checks, and completes when the check passes.
 fn complete_checked(ctx: &Ctx, change: &ChangeArgs, format: Format, ui: &mut Ui) -> Outcome {
-    let checked = run_check(ctx, change, ui)?;
+    whole_task(ctx, change, "complete")?;
+    let (checked, selection) = run_check(ctx, change, ui)?;
     if !checked.ok {
         render(&checked, format, ui)?;
         ui.error(
@@ -281,9 +412,7 @@ fn complete_checked(ctx: &Ctx, change: &ChangeArgs, format: Format, ui: &mut Ui)
         );
         return Ok(ExitCode::from(1));
     }
-    let done = ctx.store.event(git_swarm::event::Body::HandoffCompleted {
-        task: ctx.handoff.task.clone(),
-    });
+    let done = completed(ctx, &selection)?;
     super::super::append(&ctx.store, std::slice::from_ref(&done), ui)?;
     render(&checked, format, ui)?;
     if format == Format::Text {
@@ -299,7 +428,7 @@ fn complete_checked(ctx: &Ctx, change: &ChangeArgs, format: Format, ui: &mut Ui)
 
 pub fn complete(args: CheckArgs, ui: &mut Ui) -> Outcome {
     let ctx = open(&args.task, ui)?;
-    if let Some(code) = refuse_closed(&ctx, ui) {
+    if let Some(code) = refuse_closed(&ctx, true, ui) {
         return Ok(code);
     }
     complete_checked(&ctx, &args.change, args.format, ui)
@@ -335,25 +464,13 @@ pub fn review(args: ReviewArgs, ui: &mut Ui) -> Outcome {
             );
             return Ok(ExitCode::from(1));
         }
-        Reviewed::Blocked { attempts, max } => {
-            ui.error(
-                &format!(
-                    "handoff `{}` is blocked: sent back for changes {attempts} times, as many as handoffs.max_review_attempts ({max}) allows",
-                    ctx.handoff.task
-                ),
-                None,
-                Some(&format!(
-                    "give it up with `git swarm handoff release {} --reason TEXT`, or raise `max_review_attempts` under [handoffs] in .swarm/config.toml",
-                    ctx.handoff.task
-                )),
-            );
-            return Ok(ExitCode::from(1));
-        }
+        Reviewed::Blocked { attempts, max } => return Ok(blocked(&ctx, attempts, max, ui)),
     };
     if args.approve {
         // Approving completes: the check must pass first, and the verdict is
         // recorded only with the completion.
-        let checked = run_check(&ctx, &ChangeArgs::default(), ui)?;
+        whole_task(&ctx, &args.change, "approve")?;
+        let (checked, selection) = run_check(&ctx, &args.change, ui)?;
         if !checked.ok {
             render(&checked, Format::Text, ui)?;
             ui.error(
@@ -366,9 +483,7 @@ pub fn review(args: ReviewArgs, ui: &mut Ui) -> Outcome {
             );
             return Ok(ExitCode::from(1));
         }
-        let done = ctx.store.event(git_swarm::event::Body::HandoffCompleted {
-            task: ctx.handoff.task.clone(),
-        });
+        let done = completed(&ctx, &selection)?;
         super::super::append(&ctx.store, &[event, done], ui)?;
         render(&checked, Format::Text, ui)?;
         writeln!(
