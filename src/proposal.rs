@@ -208,24 +208,13 @@ pub fn load_all(store: &Store) -> Result<(Vec<Proposal>, Vec<Problem>)> {
 /// whose slug is its file stem.
 pub fn load(store: &Store, path: &Path) -> std::result::Result<Proposal, Problem> {
     let rel = store.rel(path);
-    let bytes = crate::safe_fs::read(path, PROPOSAL_MAX).map_err(|e| {
-        match crate::safe_fs::not_regular(&e) {
-            Some(kind) => Problem::error(
-                &rel,
-                crate::event::NOT_REGULAR,
-                format!("{kind}, not a regular file: not read"),
-            )
-            .with_hint("replace it with a regular file: a link committed under .swarm/ could point anywhere"),
-            None => match crate::safe_fs::over_limit(&e) {
-                Some(limit) => Problem::error(&rel, "too_large", e.to_string()).with_hint(format!(
-                    "a proposal is at most {limit} bytes: shorten its prose or its evidence list, or remove the file if it is not one"
-                )),
-                None => Problem::error(&rel, "unreadable", e.to_string()),
-            },
-        }
-    })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Problem::error(&rel, "not_utf8", "file is not valid UTF-8"))?;
+    let text = crate::store::read_owned_text(
+        path,
+        &rel,
+        PROPOSAL_MAX,
+        "a proposal",
+        "shorten its prose or its evidence list",
+    )?;
     let p = Proposal::parse(&text, &rel)?;
     let stem = path
         .file_stem()

@@ -378,6 +378,36 @@ impl Store {
 
 pub use crate::safe_fs::create_new;
 
+/// The text of a file under `.swarm/` that one reader owns (a proposal, a
+/// handoff), or the problem that keeps it from being read, named by `rel`:
+/// not a regular file, over `max` bytes (`what` is the kind of file and
+/// `shorten` what to cut, for the hint), unreadable or not UTF-8.
+pub fn read_owned_text(
+    path: &Path,
+    rel: &str,
+    max: u64,
+    what: &str,
+    shorten: &str,
+) -> std::result::Result<String, Problem> {
+    let bytes = crate::safe_fs::read(path, max).map_err(|e| {
+        match crate::safe_fs::not_regular(&e) {
+            Some(kind) => Problem::error(
+                rel,
+                crate::event::NOT_REGULAR,
+                format!("{kind}, not a regular file: not read"),
+            )
+            .with_hint("replace it with a regular file: a link committed under .swarm/ could point anywhere"),
+            None => match crate::safe_fs::over_limit(&e) {
+                Some(limit) => Problem::error(rel, "too_large", e.to_string()).with_hint(format!(
+                    "{what} is at most {limit} bytes: {shorten}, or remove the file if it is not one"
+                )),
+                None => Problem::error(rel, "unreadable", e.to_string()),
+            },
+        }
+    })?;
+    String::from_utf8(bytes).map_err(|_| Problem::error(rel, "not_utf8", "file is not valid UTF-8"))
+}
+
 /// What [`Store::mint`] wrote.
 #[derive(Debug)]
 pub enum Minted {

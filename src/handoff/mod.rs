@@ -333,24 +333,8 @@ pub fn load_in(root: &Path, path: &Path) -> std::result::Result<Handoff, Problem
         .unwrap_or(path)
         .to_string_lossy()
         .replace('\\', "/");
-    let bytes = crate::safe_fs::read(path, HANDOFF_MAX).map_err(|e| {
-        match crate::safe_fs::not_regular(&e) {
-            Some(kind) => Problem::error(
-                &rel,
-                crate::event::NOT_REGULAR,
-                format!("{kind}, not a regular file: not read"),
-            )
-            .with_hint("replace it with a regular file: a link committed under .swarm/ could point anywhere"),
-            None => match crate::safe_fs::over_limit(&e) {
-                Some(limit) => Problem::error(&rel, "too_large", e.to_string()).with_hint(format!(
-                    "a handoff is at most {limit} bytes: shorten its context, or remove the file if it is not one"
-                )),
-                None => Problem::error(&rel, "unreadable", e.to_string()),
-            },
-        }
-    })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Problem::error(&rel, "not_utf8", "file is not valid UTF-8"))?;
+    let text =
+        crate::store::read_owned_text(path, &rel, HANDOFF_MAX, "a handoff", "shorten its context")?;
     let h = Handoff::parse(&text, &rel)?;
     let stem = path
         .file_stem()
