@@ -949,3 +949,134 @@ fn only_event_logs_and_new_handoffs_are_exempt_under_swarm() {
         run.snapshot()
     );
 }
+
+/// A pattern of role `coder`, learned in an earlier run.
+fn coder_pattern(env: &TestEnv) {
+    env.write(
+        "delib.md",
+        "- Finding 1: the login handler must validate the token before the session.\n",
+    );
+    swarm(
+        env,
+        &[
+            "pattern", "extract", "--role", "coder", "--run", "r0", "delib.md",
+        ],
+    )
+    .success();
+    // Not part of any task's change.
+    std::fs::remove_file(env.path("delib.md")).expect("rm");
+}
+
+fn pattern_grades(env: &TestEnv) -> (u64, u64) {
+    let run = swarm(env, &["pattern", "list", "--format", "json"]);
+    run.success();
+    let p = &json(&run)[0];
+    (
+        p["outcome_passes"].as_u64().expect("passes"),
+        p["outcome_fails"].as_u64().expect("fails"),
+    )
+}
+
+fn create_for_coder(env: &TestEnv, task: &str, owns: &str) -> Run {
+    let run = swarm(
+        env,
+        &["handoff", "create", task, "--owns", owns, "--role", "coder"],
+    );
+    run.success();
+    run
+}
+
+#[test]
+fn the_patterns_a_handoff_shows_are_graded_by_how_it_ends() {
+    let env = repo();
+    coder_pattern(&env);
+    let run = create_for_coder(&env, "auth", "src/auth/**");
+    assert!(
+        run.stdout.contains("=== HISTORICAL PATTERNS (coder) ==="),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        run.stdout.contains("validate the token"),
+        "{}",
+        run.snapshot()
+    );
+    let shown = of_kind(&env, "pattern_shown");
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert_eq!(shown[0]["run"], "handoff-auth");
+    assert_eq!(shown[0]["patterns"].as_array().expect("ids").len(), 1);
+    assert_eq!(pattern_grades(&env), (0, 0));
+
+    env.write("src/auth/login.rs", "// done\n");
+    commit_all(&env, "auth");
+    swarm(&env, &["handoff", "complete", "auth"]).success();
+    let outcomes = of_kind(&env, "outcome");
+    assert_eq!(outcomes.len(), 1, "{outcomes:#?}");
+    assert_eq!(outcomes[0]["run"], "handoff-auth");
+    assert_eq!(outcomes[0]["result"], "pass");
+    assert_eq!(pattern_grades(&env), (1, 0));
+    // A run has one outcome: grading it again by hand is refused.
+    swarm(
+        &env,
+        &["pattern", "outcome", "--run", "handoff-auth", "--fail"],
+    )
+    .code(2);
+
+    // Approving completes, and so passes too.
+    create_for_coder(&env, "docs", "docs/**");
+    swarm(&env, &["handoff", "review", "docs", "--approve"]).success();
+    assert_eq!(of_kind(&env, "outcome").len(), 2);
+    assert_eq!(pattern_grades(&env), (2, 0));
+
+    // The review that blocks a task fails its run, once.
+    create_for_coder(&env, "db", "src/db/**");
+    for n in 1..=3 {
+        swarm(
+            &env,
+            &["handoff", "review", "db", "--needs-changes", "not yet"],
+        )
+        .success();
+        let fails = of_kind(&env, "outcome")
+            .iter()
+            .filter(|e| e["result"] == "fail")
+            .count();
+        assert_eq!(fails, usize::from(n == 3), "after review {n}");
+    }
+    assert_eq!(standing(&env, "db"), "blocked");
+    let fail = of_kind(&env, "outcome")
+        .into_iter()
+        .find(|e| e["result"] == "fail")
+        .expect("fail");
+    assert_eq!(fail["run"], "handoff-db");
+    assert_eq!(pattern_grades(&env), (2, 1));
+}
+
+#[test]
+fn a_handoff_without_patterns_shown_grades_nothing() {
+    let env = repo();
+    // A role, but no pattern to show.
+    create_for_coder(&env, "auth", "src/auth/**");
+    env.write("src/auth/login.rs", "// done\n");
+    commit_all(&env, "auth");
+    let run = swarm(&env, &["handoff", "complete", "auth"]);
+    run.success();
+    assert!(!run.stderr.contains("error"), "{}", run.snapshot());
+    // A pattern, but no --role: no block.
+    coder_pattern(&env);
+    commit_all(&env, "records");
+    let run = swarm(&env, &["handoff", "create", "db", "--owns", "src/db/**"]);
+    run.success();
+    assert!(
+        !run.stdout.contains("HISTORICAL PATTERNS"),
+        "{}",
+        run.snapshot()
+    );
+    env.write("src/db/schema.rs", "// done\n");
+    commit_all(&env, "db");
+    let run = swarm(&env, &["handoff", "complete", "db"]);
+    run.success();
+    assert!(!run.stderr.contains("error"), "{}", run.snapshot());
+    assert!(of_kind(&env, "pattern_shown").is_empty());
+    assert!(of_kind(&env, "outcome").is_empty());
+    assert_eq!(pattern_grades(&env), (0, 0));
+}

@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod epic;
+pub mod grade;
 pub mod ownership;
 pub mod review;
 

@@ -413,7 +413,13 @@ fn complete_checked(ctx: &Ctx, change: &ChangeArgs, format: Format, ui: &mut Ui)
         return Ok(ExitCode::from(1));
     }
     let done = completed(ctx, &selection)?;
-    super::super::append(&ctx.store, std::slice::from_ref(&done), ui)?;
+    let mut events = vec![done];
+    events.extend(handoff::grade::outcome_of(
+        &ctx.store,
+        &ctx.handoff.task,
+        true,
+    )?);
+    super::super::append(&ctx.store, &events, ui)?;
     render(&checked, format, ui)?;
     if format == Format::Text {
         writeln!(
@@ -484,7 +490,13 @@ pub fn review(args: ReviewArgs, ui: &mut Ui) -> Outcome {
             return Ok(ExitCode::from(1));
         }
         let done = completed(&ctx, &selection)?;
-        super::super::append(&ctx.store, &[event, done], ui)?;
+        let mut events = vec![event, done];
+        events.extend(handoff::grade::outcome_of(
+            &ctx.store,
+            &ctx.handoff.task,
+            true,
+        )?);
+        super::super::append(&ctx.store, &events, ui)?;
         render(&checked, Format::Text, ui)?;
         writeln!(
             ui.out,
@@ -493,17 +505,28 @@ pub fn review(args: ReviewArgs, ui: &mut Ui) -> Outcome {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    super::super::append(&ctx.store, std::slice::from_ref(&event), ui)?;
     let mut log = ctx.log;
-    log.push(event);
+    log.push(event.clone());
     let max = ctx.store.config.handoffs.max_review_attempts;
+    let blocked = handoff::standing(&ctx.handoff.task, &log, max) == Standing::Blocked;
+    // The review that blocks the task ends its run: a failure for the
+    // patterns its worker was shown.
+    let mut events = vec![event];
+    if blocked {
+        events.extend(handoff::grade::outcome_of(
+            &ctx.store,
+            &ctx.handoff.task,
+            false,
+        )?);
+    }
+    super::super::append(&ctx.store, &events, ui)?;
     let attempts = review::attempts(&ctx.handoff.task, &log);
     writeln!(
         ui.out,
         "sent {} back for changes (attempt {attempts} of {max})",
         ctx.handoff.task
     )?;
-    if handoff::standing(&ctx.handoff.task, &log, max) == Standing::Blocked {
+    if blocked {
         ui.warning(
             &format!("handoff `{}` is now blocked: no review attempt is left", ctx.handoff.task),
             Some("`git swarm handoff release TASK --reason TEXT` gives it up, or raise [handoffs] max_review_attempts"),

@@ -145,6 +145,14 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if let Some(e) = &event {
         store.check_appendable(e)?;
     }
+    // The patterns shown are used by the task's run, as `pattern inject
+    // --run` records them: its completion or blocking grades them.
+    let run = handoff::grade::run_id(&h.task);
+    let shown = prepared.as_ref().filter(|p| !p.patterns.lines.is_empty());
+    if shown.is_some() {
+        super::super::args::check_run(&run)?;
+        super::super::pattern::check_shown(&store)?;
+    }
     let delegation = event.as_ref().map(|e| e.id.clone());
     let block = match (&prepared, &h.role, &delegation) {
         (Some(p), Some(role), Some(d)) => Some(format!(
@@ -175,6 +183,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     ui.out.flush()?;
     ui.note(&format!("created {rel}"));
+    if let (Some(p), Some(role)) = (shown, &h.role) {
+        super::super::pattern::record_shown(&store, &p.patterns, role, &run, ui)?;
+    }
     match (&event, &h.role) {
         (Some(e), _) => {
             super::super::append(&store, std::slice::from_ref(e), ui)?;

@@ -92,10 +92,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // closed pipe, a full disk) must not count as used by the run. And not
     // delivered for a run whose log would refuse the record.
     if args.run.is_some() && !b.lines.is_empty() {
-        store.check_appendable(&store.event(Body::PatternShown {
-            patterns: Vec::new(),
-            run: String::new(),
-        }))?;
+        check_shown(&store)?;
     }
     if args.format == Format::Json {
         ui.json(&b)?;
@@ -103,16 +100,38 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         write!(ui.out, "{}", b.render())?;
     }
     ui.out.flush()?;
-    if let Some(run) = &args.run
-        && !b.lines.is_empty()
-    {
-        let e = store
-            .event(Body::PatternShown {
-                patterns: b.lines.iter().map(|l| l.id.clone()).collect(),
-                run: run.clone(),
-            })
-            .by_role(Some(args.role.clone()));
-        crate::cli::append(&store, &[e], ui)?;
+    if let Some(run) = &args.run {
+        record_shown(&store, &b, &args.role, run, ui)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses before a block is delivered for a run whose log would refuse
+/// its `pattern_shown`.
+pub fn check_shown(store: &git_swarm::Store) -> Result<(), Error> {
+    store.check_appendable(&store.event(Body::PatternShown {
+        patterns: Vec::new(),
+        run: String::new(),
+    }))
+}
+
+/// Records the delivered block's patterns as used by `run` (`pattern_shown`),
+/// which `pattern outcome` then grades; nothing for an empty block.
+pub fn record_shown(
+    store: &git_swarm::Store,
+    b: &block::Block,
+    role: &str,
+    run: &str,
+    ui: &mut Ui,
+) -> Result<(), Error> {
+    if b.lines.is_empty() {
+        return Ok(());
+    }
+    let e = store
+        .event(Body::PatternShown {
+            patterns: b.lines.iter().map(|l| l.id.clone()).collect(),
+            run: run.to_owned(),
+        })
+        .by_role(Some(role.to_owned()));
+    crate::cli::append(store, &[e], ui)
 }
