@@ -290,6 +290,24 @@ impl PathGlob {
                     .any(|i| is_match(&path[..i])))
     }
 
+    /// The regular expression this glob matches a path with, as globset
+    /// compiles it (on bytes, `.` matching any byte), with "or below" for a
+    /// last part without wildcard: for questions about the glob itself, such
+    /// as whether two globs can match one path.
+    pub fn regex(&self) -> Option<String> {
+        let regex = match &self.shape {
+            Shape::Regex(glob) => glob.regex().to_owned(),
+            _ => build(&self.text[..self.pattern_len])
+                .ok()?
+                .regex()
+                .to_owned(),
+        };
+        Some(match (self.or_below, regex.strip_suffix('$')) {
+            (true, Some(body)) => format!("{body}(?:/.*)?$"),
+            _ => regex,
+        })
+    }
+
     /// A literal start every matching path has: the folders before the first
     /// wildcard (`src/m001/` for `src/m001/**/*.rs`), the whole path for a
     /// glob without wildcards, empty for one that matches at any depth.

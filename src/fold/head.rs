@@ -146,7 +146,8 @@ impl EventHead {
                 occasion: occasion(&["check", raw.change.as_deref().unwrap_or(&raw.id)]),
             },
             // The copy of a handoff's violation a path-scoped directive sees
-            // (only it names a directive): one occasion per change checked.
+            // (only it names a directive): one occasion per offence, which
+            // its `change` names (a path and its content, or a criterion).
             (Some(Kind::HandoffViolation), _, _) => Signal::Violation {
                 occasion: occasion(&["handoff", raw.change.as_deref().unwrap_or(&raw.id)]),
             },

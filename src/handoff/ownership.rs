@@ -1,14 +1,12 @@
 //! Exclusive ownership: two handoffs may not own a path in common. Handoffs
 //! are made before their files exist, so whether two globs could match one
-//! path is decided on the globs themselves, exactly: each glob is compiled
-//! to the regex `pathglob` matches with (globset's, plus "or below" for a
-//! last part without wildcard), each regex to a DFA, and a breadth-first
-//! search over pairs of states looks for a path both accept. The path it
+//! path is decided on the globs themselves, exactly: each glob's regex
+//! ([`PathGlob::regex`], the one it matches with) is compiled to a DFA, and
+//! a breadth-first search over pairs of states looks for a path both accept. The path it
 //! finds is the witness, the shortest there is. The search is bounded: a
 //! pair it cannot decide within the bound counts as overlapping (unless a
 //! tracked file decides it), so no pair gets through undecided.
 
-use globset::GlobBuilder;
 use regex_automata::{
     Anchored,
     dfa::{Automaton, StartKind, dense},
@@ -48,7 +46,8 @@ pub fn overlaps(a: &[String], b: &[String], tracked: &[String]) -> Option<Overla
             .iter()
             .filter_map(|g| {
                 let parsed = PathGlob::parse(g).ok()?;
-                Some((g.clone(), parsed, dfa(g)))
+                let dfa = dfa(&parsed);
+                Some((g.clone(), parsed, dfa))
             })
             .collect()
     };
@@ -88,34 +87,10 @@ pub fn overlaps(a: &[String], b: &[String], tracked: &[String]) -> Option<Overla
     None
 }
 
-/// The anchored regex `pathglob` matches `source` with, as a DFA; `None`
+/// The regex `glob` matches with, as an anchored DFA; `None`
 /// when it does not build within [`DFA_LIMIT`].
-fn dfa(source: &str) -> Option<Dfa> {
-    // The normalisation `PathGlob::parse` applies: a bare name matches at
-    // any depth, a trailing `/` covers what is below.
-    let trimmed = source.trim_end_matches('/');
-    let mut pattern = match trimmed.strip_prefix("./") {
-        Some(rest) => rest.to_owned(),
-        None if trimmed.contains('/') => trimmed.to_owned(),
-        None => format!("**/{trimmed}"),
-    };
-    if source.ends_with('/') {
-        pattern.push_str("/**");
-    }
-    let glob = GlobBuilder::new(&pattern)
-        .literal_separator(true)
-        .backslash_escape(false)
-        .empty_alternates(true)
-        .build()
-        .ok()?;
-    let last = pattern.rsplit('/').next().unwrap_or_default();
-    let or_below = !last.contains(['*', '?', '[', ']', '{', '}', ',']);
-    let regex = glob.regex();
-    // A last part without wildcard names a folder too: what is below matches.
-    let regex = match (or_below, regex.strip_suffix('$')) {
-        (true, Some(body)) => format!("{body}(?:/.*)?$"),
-        _ => regex.to_owned(),
-    };
+fn dfa(glob: &PathGlob) -> Option<Dfa> {
+    let regex = glob.regex()?;
     dense::Builder::new()
         .configure(
             dense::Config::new()
@@ -214,7 +189,8 @@ mod tests {
     fn check(a: &str, b: &str) -> Option<String> {
         let o = overlaps(&[a.to_owned()], &[b.to_owned()], &[])?;
         assert!(o.decided, "{a} vs {b} undecided");
-        let (pa, pb) = (PathGlob::parse(a).unwrap(), PathGlob::parse(b).unwrap());
+        let parse = |g: &str| PathGlob::parse(g).expect("the test's globs parse");
+        let (pa, pb) = (parse(a), parse(b));
         assert!(
             pa.is_match(&o.witness) && pb.is_match(&o.witness),
             "{a} vs {b}: witness {} matches both",
