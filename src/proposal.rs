@@ -182,18 +182,7 @@ pub fn path(store: &Store, slug: &str) -> PathBuf {
 /// could not be read (a link, too large, bad front matter), which are skipped.
 pub fn load_all(store: &Store) -> Result<(Vec<Proposal>, Vec<Problem>)> {
     let dir = dir(store);
-    let mut names = Vec::new();
-    if let Some(listing) = crate::safe_fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
-        for entry in listing {
-            let entry = entry.map_err(|e| Error::io(&dir, e))?;
-            if let Some(name) = entry.file_name().to_str()
-                && name.ends_with(".md")
-            {
-                names.push(name.to_owned());
-            }
-        }
-    }
-    names.sort();
+    let names = crate::safe_fs::names_ending(&dir, ".md").map_err(|e| Error::io(&dir, e))?;
     let (mut proposals, mut problems) = (Vec::new(), Vec::new());
     for name in names {
         match load(store, &dir.join(&name)) {

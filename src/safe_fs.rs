@@ -113,6 +113,23 @@ pub fn read_dir(dir: &Path) -> io::Result<Option<std::fs::ReadDir>> {
     }
 }
 
+/// The names in `dir` (as [`read_dir`] lists it) that end with `suffix`,
+/// sorted; names that are not UTF-8 are left out.
+pub fn names_ending(dir: &Path, suffix: &str) -> io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    if let Some(listing) = read_dir(dir)? {
+        for entry in listing {
+            if let Some(name) = entry?.file_name().to_str()
+                && name.ends_with(suffix)
+            {
+                names.push(name.to_owned());
+            }
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
 /// The first of `swarm` (the `.swarm/` folder) and the folders below it on
 /// the way to `dir` that exists and is not a folder of its own, with what
 /// it is: a write into `dir` would land wherever that link points.

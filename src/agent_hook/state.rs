@@ -185,16 +185,7 @@ pub fn update<T>(
     let path = path(common_dir, session);
     let dir = dir(common_dir);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let lock_path = path.with_extension("lock");
-    let lock = crate::safe_fs::open(
-        &lock_path,
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false),
-    )
-    .map_err(|e| Error::io(&lock_path, e))?;
-    crate::event::lock_with_retry(&lock, &lock_path, Duration::from_secs(5))?;
+    let _lock = crate::event::open_locked(&path.with_extension("lock"), Duration::from_secs(5))?;
     let (before, warning) = read(&path);
     warnings.extend(warning);
     let mut state = before.clone();

@@ -373,17 +373,7 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 fn lock(place: &Place<'_>) -> Result<std::fs::File> {
     let dir = &place.records;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let path = dir.join("lock");
-    let file = safe_fs::open(
-        &path,
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false),
-    )
-    .map_err(|e| Error::io(&path, e))?;
-    crate::event::lock_with_retry(&file, &path, LOCK_WAIT)?;
-    Ok(file)
+    crate::event::open_locked(&dir.join("lock"), LOCK_WAIT)
 }
 
 fn dedup(harnesses: &[Harness]) -> Vec<Harness> {

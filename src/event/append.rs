@@ -352,6 +352,22 @@ pub fn set_aside_torn_tail(
     Ok(Some(aside))
 }
 
+/// Opens the lock file at `path` (created if need be; a regular file only)
+/// and takes its exclusive lock with [`lock_with_retry`]: held until the
+/// returned file is dropped.
+pub fn open_locked(path: &Path, wait: Duration) -> Result<File, Error> {
+    let file = crate::safe_fs::open(
+        path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .map_err(|e| Error::io(path, e))?;
+    lock_with_retry(&file, path, wait)?;
+    Ok(file)
+}
+
 /// Takes an exclusive lock on `file`, retrying with a growing pause until `wait` runs out.
 pub fn lock_with_retry(file: &File, path: &Path, wait: Duration) -> Result<(), Error> {
     let start = Instant::now();

@@ -23,7 +23,8 @@ mod kind;
 mod read;
 
 pub use append::{
-    append, append_once, append_unrecorded, check_appendable, lock_with_retry, set_aside_torn_tail,
+    append, append_once, append_unrecorded, check_appendable, lock_with_retry, open_locked,
+    set_aside_torn_tail,
 };
 pub use kind::{Body, CheckOutcome, KNOWN_KINDS, Kind, Level, PhaseStatus, RunResult, ShownEntry};
 pub use read::{

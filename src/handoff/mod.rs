@@ -204,17 +204,10 @@ pub fn task_problem(id: &str) -> Option<&'static str> {
 pub fn lock(store: &Store) -> Result<std::fs::File> {
     let local = store.local_dir();
     crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
-    let path = local.join("handoff-create.lock");
-    let file = crate::safe_fs::open(
-        &path,
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false),
+    crate::event::open_locked(
+        &local.join("handoff-create.lock"),
+        std::time::Duration::from_secs(10),
     )
-    .map_err(|e| Error::io(&path, e))?;
-    crate::event::lock_with_retry(&file, &path, std::time::Duration::from_secs(10))?;
-    Ok(file)
 }
 
 fn is_commit_id(s: &str) -> bool {
@@ -237,18 +230,7 @@ pub fn path(store: &Store, task: &str) -> PathBuf {
 /// not be read (a link, too large, bad TOML), which are skipped.
 pub fn load_all(store: &Store) -> Result<(Vec<Handoff>, Vec<Problem>)> {
     let dir = dir(store);
-    let mut names = Vec::new();
-    if let Some(listing) = crate::safe_fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
-        for entry in listing {
-            let entry = entry.map_err(|e| Error::io(&dir, e))?;
-            if let Some(name) = entry.file_name().to_str()
-                && name.ends_with(".toml")
-            {
-                names.push(name.to_owned());
-            }
-        }
-    }
-    names.sort();
+    let names = crate::safe_fs::names_ending(&dir, ".toml").map_err(|e| Error::io(&dir, e))?;
     let (mut handoffs, mut problems) = (Vec::new(), Vec::new());
     for name in names {
         match load(store, &dir.join(&name)) {

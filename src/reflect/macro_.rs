@@ -48,17 +48,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 pub fn lock(store: &Store) -> Result<std::fs::File> {
     let local = store.local_dir();
     crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
-    let path = local.join(LOCK);
-    let file = crate::safe_fs::open(
-        &path,
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false),
-    )
-    .map_err(|e| crate::error::Error::io(&path, e))?;
-    crate::event::lock_with_retry(&file, &path, LOCK_WAIT)?;
-    Ok(file)
+    crate::event::open_locked(&local.join(LOCK), LOCK_WAIT)
 }
 
 /// A directive known to the store, and whether it is in quarantine.

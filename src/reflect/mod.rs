@@ -178,16 +178,7 @@ fn holds_call(path: &std::path::Path, candidate: &Candidate) -> Result<bool> {
 fn lock_candidates(store: &Store) -> Result<(PathBuf, std::fs::File)> {
     let local = store.local_dir();
     crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
-    let lock_path = local.join(LOCK);
-    let lock = crate::safe_fs::open(
-        &lock_path,
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false),
-    )
-    .map_err(|e| Error::io(&lock_path, e))?;
-    crate::event::lock_with_retry(&lock, &lock_path, Duration::from_secs(5))?;
+    let lock = crate::event::open_locked(&local.join(LOCK), Duration::from_secs(5))?;
     Ok((local.join(CANDIDATES), lock))
 }
 
