@@ -1306,6 +1306,65 @@ fn github_format_is_one_workflow_command_per_finding() {
 }
 
 #[test]
+fn codequality_format_is_what_gitlab_reads() {
+    let env = mixed();
+    let run = check(&env, &["--format", "codequality"]);
+    run.code(1);
+    let issues: Value = serde_json::from_str(&run.stdout).expect("a Code Quality report is JSON");
+    let issues = issues.as_array().expect("an array of issues");
+    let summary: Vec<(&str, &str, &str, u64)> = issues
+        .iter()
+        .map(|i| {
+            (
+                i["check_name"].as_str().expect("check_name"),
+                i["severity"].as_str().expect("severity"),
+                i["location"]["path"].as_str().expect("path"),
+                i["location"]["lines"]["begin"].as_u64().expect("line"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                "git-swarm/changelog-noted",
+                "major",
+                ".swarm/directives/changelog-noted.toml",
+                1
+            ),
+            ("git-swarm/no-full-disk", "blocker", "a,b:c.txt", 2),
+            (
+                "git-swarm/secrets-in-config",
+                "major",
+                ".swarm/directives/secrets-in-config.toml",
+                1
+            ),
+        ]
+    );
+    assert_eq!(
+        issues[1]["description"],
+        "The lesson of no-full-disk — grep:100%:*.txt: 1 added line(s) match `100%`"
+    );
+    let mut fingerprints: Vec<&str> = issues
+        .iter()
+        .map(|i| i["fingerprint"].as_str().expect("fingerprint"))
+        .collect();
+    fingerprints.sort_unstable();
+    fingerprints.dedup();
+    assert_eq!(fingerprints.len(), issues.len(), "fingerprints are unique");
+    // The same change gives the same fingerprints, so GitLab keeps one issue.
+    assert_eq!(check(&env, &["--format", "codequality"]).stdout, run.stdout);
+
+    // Nothing failed: an empty report, which GitLab reads as "no issues".
+    env.git(&["reset", "-q"]);
+    env.write("config/settings.toml", "user = \"me\"\n");
+    env.git(&["add", "config/settings.toml"]);
+    let run = check(&env, &["--format", "codequality"]);
+    run.code(0);
+    assert_eq!(run.stdout.trim(), "[]");
+}
+
+#[test]
 fn sarif_format_is_what_code_scanning_reads() {
     let env = mixed();
     let run = check(&env, &["--format", "sarif"]);

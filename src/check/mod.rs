@@ -15,7 +15,7 @@ use gix::bstr::{BStr, ByteSlice};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use render::{github_annotations, sarif};
+pub use render::{code_quality, github_annotations, sarif};
 
 use crate::change::{Change, Content};
 use crate::directive::{Directive, Enforcement, Priority, Status};

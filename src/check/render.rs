@@ -1,4 +1,5 @@
-//! Machine formats of a check report: GitHub workflow annotations and SARIF 2.1.0.
+//! Machine formats of a check report: GitHub workflow annotations, SARIF
+//! 2.1.0 and GitLab's Code Quality report.
 
 use serde_json::{Value, json};
 
@@ -188,4 +189,60 @@ pub fn sarif(report: &Report, tool_version: &str) -> Value {
             "results": results,
         }],
     })
+}
+
+/// The report as a GitLab Code Quality report (the subset of the Code
+/// Climate issue format GitLab reads from `artifacts:reports:codequality`):
+/// one issue per finding of each failed or errored directive, as for SARIF.
+/// GitLab has no place for the report's warnings; the command prints them
+/// on stderr.
+pub fn code_quality(report: &Report) -> Value {
+    let mut issues = Vec::new();
+    for r in report
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Error))
+    {
+        // `blocker` for what blocks a merge; the scale is info, minor,
+        // major, critical, blocker.
+        let severity = match level(r) {
+            "error" => "blocker",
+            "warning" => "major",
+            _ => "info",
+        };
+        for p in r
+            .predicates
+            .iter()
+            .filter(|p| matches!(p.outcome, Outcome::Fail | Outcome::Error))
+        {
+            let description = format!(
+                "{} — {}: {}",
+                r.lesson,
+                p.predicate,
+                p.message.as_deref().unwrap_or(p.outcome.as_str())
+            );
+            let places: Vec<(&str, u32)> = if p.findings.is_empty() {
+                vec![(r.path, 1)]
+            } else {
+                p.findings
+                    .iter()
+                    .map(|f| (f.path.as_str(), f.line.unwrap_or(1)))
+                    .collect()
+            };
+            for (path, line) in places {
+                let location = json!({ "path": path, "lines": { "begin": line } });
+                // GitLab shows one issue per fingerprint, so the predicate is
+                // part of it: two predicates failing on one line are two issues.
+                let rule = format!("{}\0{}", r.id, p.predicate);
+                issues.push(json!({
+                    "description": description,
+                    "check_name": format!("git-swarm/{}", r.id),
+                    "fingerprint": finding_fingerprint(&rule, &location),
+                    "severity": severity,
+                    "location": location,
+                }));
+            }
+        }
+    }
+    Value::Array(issues)
 }

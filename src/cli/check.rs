@@ -86,6 +86,8 @@ pub enum CheckFormat {
     Github,
     /// SARIF 2.1.0, for GitHub code scanning.
     Sarif,
+    /// GitLab Code Quality report (JSON), for `artifacts:reports:codequality`.
+    Codequality,
 }
 
 /// Everything `check` needs, whoever calls it (the command or a hook).
@@ -558,6 +560,11 @@ fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {
         CheckFormat::Json => ui.json(report),
         CheckFormat::Github => ui.write_out(check::github_annotations(report).as_bytes()),
         CheckFormat::Sarif => ui.json(&check::sarif(report, env!("CARGO_PKG_VERSION"))),
+        CheckFormat::Codequality => {
+            // The report has no place for them; a CI log shows stderr.
+            ui.warnings(&report.warnings);
+            ui.json(&check::code_quality(report))
+        }
         CheckFormat::Text => text(report, req.strict, ui),
     }
 }
