@@ -428,3 +428,61 @@ fn the_gitlab_job_writes_a_code_quality_report_and_the_diff() {
         assert!(diff.contains("tests-beside-code"), "{diff}");
     }
 }
+
+/// shellcheck's findings on one script, or `None` (said loudly) when it is
+/// not installed.
+fn shellcheck(script: &str) -> Option<String> {
+    use std::io::Write;
+    let child = std::process::Command::new("shellcheck")
+        .args(["--shell=bash", "--format=gcc", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!("SKIPPED: shellcheck could not run ({e}); `.ci/run` installs it");
+            return None;
+        }
+    };
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(script.as_bytes())
+        .expect("write the script");
+    let output = child.wait_with_output().expect("shellcheck");
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[test]
+fn the_recipes_scripts_pass_shellcheck() {
+    let workflow = yaml(WORKFLOW);
+    let mut scripts: Vec<String> = workflow["jobs"]["knowledge"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["run"].as_str().map(str::to_owned))
+        .collect();
+    let gitlab = yaml(GITLAB_JOB);
+    let lines = |key: &str| -> String {
+        gitlab["git-swarm"][key]
+            .as_array()
+            .expect("script lines")
+            .iter()
+            .map(|l| l.as_str().expect("a string"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    scripts.push(format!("{}\n{}", lines("before_script"), lines("script")));
+    for script in scripts {
+        assert!(
+            !script.contains("${{"),
+            "an expression in a script: {script}"
+        );
+        let Some(findings) = shellcheck(&script) else {
+            return;
+        };
+        assert_eq!(findings, "", "shellcheck on:\n{script}");
+    }
+}
