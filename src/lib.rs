@@ -27,6 +27,7 @@
 //!   harness's project config and takes them out again exactly;
 //! - [`harden`]: the quarantine worked — hand-fixed entries promoted,
 //!   the others sent to the user's curator program;
+//! - [`diff`]: the semantic change of `.swarm/` between two revisions;
 //! - [`validate`] and [`doctor`]: linting and repairing the store.
 //!
 //! A decision is a function that takes plain inputs and returns the events
@@ -41,6 +42,7 @@ pub mod change;
 pub mod check;
 pub mod cochange;
 pub mod config;
+pub mod diff;
 pub mod directive;
 pub mod directive_loop;
 pub mod display;

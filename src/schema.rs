@@ -27,6 +27,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             schema_for!(Request).to_value(),
         ),
         ("curator-reply.schema.json", curator_reply_schema()),
+        (
+            "diff.schema.json",
+            schema_for!(crate::diff::Report).to_value(),
+        ),
     ]
 }
 

@@ -17,7 +17,7 @@ mod read;
 mod rename;
 mod staged;
 
-pub use bytes::content;
+pub use bytes::{content, converts_crlf, to_git};
 pub use read::{diff_trees, diff_trees_in, tree_of};
 pub use rename::{Detect, Renames};
 
@@ -540,6 +540,46 @@ impl Change {
         let mut known = self.folder_trees.borrow_mut();
         Ok(*known.entry(folder.to_owned()).or_insert(None))
     }
+}
+
+/// Pairs `deleted` files with `added` ones as `git diff -M` does (see
+/// `rename`), for a caller that found them itself: each a path and its
+/// content (a blob, or a working-tree file). Returns the renames and copies
+/// as changed files, `old_path` set, and the files left unpaired as added
+/// or deleted.
+pub fn pair_renames(
+    repo: &gix::Repository,
+    deleted: Vec<(BString, Content)>,
+    added: Vec<(BString, Content)>,
+    renames: Renames,
+) -> Result<Vec<ChangedFile>> {
+    use rename::Kind;
+    let kind = |c: &Content| match c {
+        Content::Absent => Kind::Absent,
+        Content::Gitlink(_) => Kind::Gitlink,
+        Content::Blob(_) | Content::File(_) => Kind::Regular,
+    };
+    let mut files = Vec::with_capacity(deleted.len() + added.len());
+    for (path, old) in deleted {
+        let k = kind(&old);
+        files.push(rename::unpaired(
+            path,
+            FileStatus::Deleted,
+            (old, k),
+            rename::ABSENT,
+        ));
+    }
+    for (path, new) in added {
+        let k = kind(&new);
+        files.push(rename::unpaired(
+            path,
+            FileStatus::Added,
+            rename::ABSENT,
+            (new, k),
+        ));
+    }
+    let crlf = bytes::converts_crlf(repo);
+    Ok(rename::pair(repo, files, renames, crlf)?.0)
 }
 
 /// The entries of tree `id`.

@@ -9,6 +9,7 @@ mod changes;
 mod check;
 mod cochange;
 mod deescalate;
+mod diff;
 mod doctor;
 mod edit;
 mod epic;
@@ -129,6 +130,19 @@ enum Command {
     /// checked snapshot instead.
     #[command(hide = true)]
     Changes(changes::Args),
+    /// Show what changed in `.swarm/` between two revisions, meaning first.
+    ///
+    /// Directives added, removed, renamed, retired and edited field by field
+    /// (text as a word diff); effective priority and enforcement changes with
+    /// their cause (escalations, deescalations, overrides); the violations,
+    /// acks and verdicts recorded, per directive; patterns promoted or
+    /// deprecated; quarantine, proposals, handoffs and config.toml. REVISIONS
+    /// is read as `git diff` reads it: `A..B`, `A...B` (from the merge base),
+    /// or `A` (against the working tree); none compares the merge base of HEAD
+    /// and its upstream with the working tree (HEAD, with a note, when there
+    /// is no upstream). `--format markdown` writes a pull request comment.
+    /// Exits 0; 2 for a revision that does not resolve.
+    Diff(diff::Args),
     /// Show events, oldest first: de-duplicated by id, ordered by (time, id).
     ///
     /// Malformed lines are skipped and reported on stderr with file:line.
@@ -476,6 +490,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Check(args) => check::run(args, ui),
         Command::Changes(args) => changes::run(args, ui),
         Command::Log(args) => log::run(args, ui),
+        Command::Diff(args) => diff::run(args, ui),
         Command::Index(cmd) => index::run(cmd, ui),
         Command::Doctor(args) => doctor::run(args, ui),
         Command::Generate(cmd) => generate::run(cmd, ui),

@@ -1,0 +1,445 @@
+//! Directive files compared field by field: added, removed, renamed (paired
+//! as `git diff -M` pairs files), retired, re-activated, edited. Text fields
+//! are compared word by word, lists item by item, the rest as values.
+
+use gix::bstr::{BString, ByteSlice};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::side::{Side, Source};
+use crate::change::Content;
+use crate::directive::{Directive, Status};
+use crate::error::Result;
+use crate::problem::Problem;
+
+/// What happened to a directive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectiveChangeKind {
+    Added,
+    Removed,
+    /// Its file was renamed (and perhaps edited): the id changes with the file name.
+    Renamed,
+    /// `status` went from `active` to `retired`.
+    Retired,
+    /// `status` went from `retired` back to `active`.
+    Reactivated,
+    /// One or more fields changed; none when only layout or comments did.
+    Edited,
+    /// The file does not parse on one side (see the report's problems).
+    Unreadable,
+}
+
+/// A directive that differs between the two sides.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DirectiveChange {
+    /// Its id (the file stem) on the new side, or on the old one when removed.
+    pub id: String,
+    pub change: DirectiveChangeKind,
+    /// The file, below the repository root.
+    pub path: String,
+    /// The file's old path, for a rename.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    /// Its lesson (new side; old side when removed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lesson: Option<String>,
+    /// Its declared priority and enforcement (new side; old side when removed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declared: Option<crate::event::Level>,
+    /// The fields that differ, in file order.
+    pub fields: Vec<FieldChange>,
+}
+
+/// One field that differs.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FieldChange {
+    /// The TOML key.
+    pub field: String,
+    #[serde(flatten)]
+    pub diff: FieldDiff,
+}
+
+/// How a field differs.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FieldDiff {
+    /// A text field, with its word diff.
+    Text {
+        from: Option<String>,
+        to: Option<String>,
+        words: Vec<Words>,
+    },
+    /// A value (an enumeration, a number, a time), as written.
+    Value {
+        from: Option<String>,
+        to: Option<String>,
+    },
+    /// A list: its items added and removed.
+    List {
+        added: Vec<String>,
+        removed: Vec<String>,
+    },
+}
+
+/// A run of words of a word diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Words {
+    pub op: WordOp,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WordOp {
+    Equal,
+    Removed,
+    Added,
+}
+
+/// Fields compared as text, word by word.
+const TEXT_FIELDS: &[&str] = &["lesson", "rationale", "source"];
+
+/// Every field of a directive (and of a quarantined entry's own keys), in
+/// file order: what a diff compares.
+pub fn fields(value: &toml::Value) -> Vec<(String, toml::Value)> {
+    match value {
+        toml::Value::Table(t) => t.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The field-by-field difference of two TOML tables (a directive or a
+/// quarantined entry as serialised), keys in `old`'s order then `new`'s.
+pub fn field_changes(old: &toml::Value, new: &toml::Value) -> Vec<FieldChange> {
+    let (old, new) = (fields(old), fields(new));
+    let mut keys: Vec<&String> = old.iter().map(|(k, _)| k).collect();
+    for (k, _) in &new {
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let get = |list: &[(String, toml::Value)], key: &str| {
+        list.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    };
+    let mut out = Vec::new();
+    for key in keys {
+        let (a, b) = (get(&old, key), get(&new, key));
+        if a == b {
+            continue;
+        }
+        let is_list = |v: &Option<toml::Value>| matches!(v, Some(toml::Value::Array(_)));
+        let diff = if is_list(&a) || is_list(&b) {
+            let items = |v: &Option<toml::Value>| match v {
+                Some(toml::Value::Array(items)) => items.iter().map(as_text).collect(),
+                Some(v) => vec![as_text(v)],
+                None => Vec::new(),
+            };
+            let (a, b): (Vec<String>, Vec<String>) = (items(&a), items(&b));
+            FieldDiff::List {
+                added: b.iter().filter(|x| !a.contains(x)).cloned().collect(),
+                removed: a.iter().filter(|x| !b.contains(x)).cloned().collect(),
+            }
+        } else {
+            let (from, to) = (a.as_ref().map(as_text), b.as_ref().map(as_text));
+            if TEXT_FIELDS.contains(&key.as_str()) {
+                let words = word_diff(from.as_deref().unwrap_or(""), to.as_deref().unwrap_or(""));
+                FieldDiff::Text { from, to, words }
+            } else {
+                FieldDiff::Value { from, to }
+            }
+        };
+        // A list reordered has nothing added or removed: no change worth a line.
+        if let FieldDiff::List { added, removed } = &diff
+            && added.is_empty()
+            && removed.is_empty()
+        {
+            continue;
+        }
+        out.push(FieldChange {
+            field: key.clone(),
+            diff,
+        });
+    }
+    out
+}
+
+/// A TOML value as a person reads it: a string as is, the rest as TOML writes it.
+fn as_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The word diff of two texts (words and the whitespace between them are
+/// the tokens), adjacent runs of one kind joined.
+pub fn word_diff(old: &str, new: &str) -> Vec<Words> {
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(200))
+        .diff_words(old, new);
+    let mut out: Vec<Words> = Vec::new();
+    for change in diff.iter_all_changes() {
+        let op = match change.tag() {
+            similar::ChangeTag::Equal => WordOp::Equal,
+            similar::ChangeTag::Delete => WordOp::Removed,
+            similar::ChangeTag::Insert => WordOp::Added,
+        };
+        match out.last_mut() {
+            Some(last) if last.op == op => last.text.push_str(change.value()),
+            _ => out.push(Words {
+                op,
+                text: change.value().to_owned(),
+            }),
+        }
+    }
+    out
+}
+
+/// A directive file of one side, parsed: the directive, or the problems
+/// that kept it from being read.
+pub fn load(
+    repo: &gix::Repository,
+    side: &Side,
+    path: &str,
+) -> Result<std::result::Result<Directive, Vec<Problem>>> {
+    let rel = format!(".swarm/{path}");
+    let bytes = match side.bytes(repo, path, crate::directive::limits::FILE_MAX)? {
+        Ok(b) => b,
+        Err(problem) => return Ok(Err(vec![problem])),
+    };
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Ok(Err(vec![
+            Problem::error(&rel, "not_utf8", "file is not valid UTF-8").at(1, 1),
+        ]));
+    };
+    let loaded = crate::directive::parse_directive_toml(text, &rel);
+    match loaded.directive {
+        Some(d) => Ok(Ok(d)),
+        None => Ok(Err(loaded
+            .problems
+            .into_iter()
+            .filter(Problem::is_error)
+            .collect())),
+    }
+}
+
+/// The directive files that differ between `old` and `new`, compared.
+/// Problems (files that do not parse, links) go to `problems`.
+pub fn compare(
+    repo: &gix::Repository,
+    (old, old_source): (&Side, &Source),
+    (new, new_source): (&Side, &Source),
+    problems: &mut Vec<Problem>,
+) -> Result<Vec<DirectiveChange>> {
+    let is_directive = |p: &&String| p.starts_with("directives/") && p.ends_with(".toml");
+    let mut deleted = Vec::new();
+    let mut added = Vec::new();
+    let mut modified = Vec::new();
+    let content = |side: &Side, source: &Source, path: &str| match source {
+        Source::Worktree(root) => Content::File(root.join(".swarm").join(path)),
+        Source::Tree(_) => Content::Blob(side.files[path].id),
+    };
+    for path in old.files.keys().filter(is_directive) {
+        match new.files.get(path) {
+            Some(f) if f.same(&old.files[path]) => {}
+            Some(_) => modified.push(path.clone()),
+            None => deleted.push(path.clone()),
+        }
+    }
+    for path in new.files.keys().filter(is_directive) {
+        if !old.files.contains_key(path) {
+            added.push(path.clone());
+        }
+    }
+    // Links are reported, never read nor paired.
+    let mut regular = |side: &Side, paths: Vec<String>| -> Vec<String> {
+        paths
+            .into_iter()
+            .filter(|p| match side.files[p].kind {
+                Some(kind) => {
+                    problems.push(super::side::not_regular(&format!(".swarm/{p}"), kind));
+                    false
+                }
+                None => true,
+            })
+            .collect()
+    };
+    let deleted = regular(old, deleted);
+    let added = regular(new, added);
+    let modified = {
+        let m = regular(old, modified);
+        regular(new, m)
+    };
+    let pairs = crate::change::pair_renames(
+        repo,
+        deleted
+            .iter()
+            .map(|p| (BString::from(p.as_str()), content(old, old_source, p)))
+            .collect(),
+        added
+            .iter()
+            .map(|p| (BString::from(p.as_str()), content(new, new_source, p)))
+            .collect(),
+        crate::change::Renames::of(repo)?,
+    )?;
+    let mut out = Vec::new();
+    for f in pairs {
+        let path = f.path.to_str_lossy().into_owned();
+        match (f.status, &f.old_path) {
+            (crate::change::FileStatus::Renamed, Some(from)) => {
+                let from = from.to_str_lossy().into_owned();
+                out.push(edit(repo, (old, &from), (new, &path), problems)?);
+            }
+            (crate::change::FileStatus::Deleted, _) => {
+                out.push(one_side(
+                    repo,
+                    old,
+                    &path,
+                    DirectiveChangeKind::Removed,
+                    problems,
+                )?);
+            }
+            _ => out.push(one_side(
+                repo,
+                new,
+                &path,
+                DirectiveChangeKind::Added,
+                problems,
+            )?),
+        }
+    }
+    for path in modified {
+        out.push(edit(repo, (old, &path), (new, &path), problems)?);
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id).then(a.path.cmp(&b.path)));
+    Ok(out)
+}
+
+/// The id a directive file stands for: its stem.
+pub fn stem(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.strip_suffix(".toml").unwrap_or(name).to_owned()
+}
+
+fn level(d: &Directive) -> crate::event::Level {
+    crate::event::Level {
+        priority: d.priority,
+        enforcement: d.enforcement,
+    }
+}
+
+/// A directive only one side has.
+fn one_side(
+    repo: &gix::Repository,
+    side: &Side,
+    path: &str,
+    change: DirectiveChangeKind,
+    problems: &mut Vec<Problem>,
+) -> Result<DirectiveChange> {
+    let loaded = load(repo, side, path)?;
+    let (lesson, declared) = match &loaded {
+        Ok(d) => (Some(d.lesson.clone()), Some(level(d))),
+        Err(p) => {
+            problems.extend(p.iter().cloned());
+            (None, None)
+        }
+    };
+    Ok(DirectiveChange {
+        id: stem(path),
+        change,
+        path: format!(".swarm/{path}"),
+        old_path: None,
+        lesson,
+        declared,
+        fields: Vec::new(),
+    })
+}
+
+/// A directive both sides have (at `old.1` and `new.1`), compared.
+fn edit(
+    repo: &gix::Repository,
+    (old, old_path): (&Side, &str),
+    (new, new_path): (&Side, &str),
+    problems: &mut Vec<Problem>,
+) -> Result<DirectiveChange> {
+    let (a, b) = (load(repo, old, old_path)?, load(repo, new, new_path)?);
+    let renamed = old_path != new_path;
+    let mut change = DirectiveChange {
+        id: stem(new_path),
+        change: DirectiveChangeKind::Edited,
+        path: format!(".swarm/{new_path}"),
+        old_path: renamed.then(|| format!(".swarm/{old_path}")),
+        lesson: None,
+        declared: None,
+        fields: Vec::new(),
+    };
+    match (a, b) {
+        (Ok(a), Ok(b)) => {
+            change.lesson = Some(b.lesson.clone());
+            change.declared = Some(level(&b));
+            change.fields = field_changes(&table(&a), &table(&b));
+            change.change = if renamed {
+                DirectiveChangeKind::Renamed
+            } else {
+                match (a.status, b.status) {
+                    (Status::Active, Status::Retired) => DirectiveChangeKind::Retired,
+                    (Status::Retired, Status::Active) => DirectiveChangeKind::Reactivated,
+                    _ => DirectiveChangeKind::Edited,
+                }
+            };
+        }
+        (a, b) => {
+            for side in [a.err(), b.err()].into_iter().flatten() {
+                problems.extend(side);
+            }
+            change.change = DirectiveChangeKind::Unreadable;
+        }
+    }
+    Ok(change)
+}
+
+/// A directive as the TOML table of its fields, in file order.
+pub fn table(d: &Directive) -> toml::Value {
+    toml::Value::try_from(d).unwrap_or(toml::Value::Table(toml::Table::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_diffs_join_runs() {
+        let words = word_diff(
+            "never call unwrap in library code",
+            "never call expect in code",
+        );
+        let text: Vec<(WordOp, &str)> = words.iter().map(|w| (w.op, w.text.as_str())).collect();
+        assert_eq!(
+            text,
+            [
+                (WordOp::Equal, "never call "),
+                (WordOp::Removed, "unwrap"),
+                (WordOp::Added, "expect"),
+                (WordOp::Equal, " in"),
+                (WordOp::Removed, " library"),
+                (WordOp::Equal, " code"),
+            ]
+        );
+    }
+
+    #[test]
+    fn lists_show_items_added_and_removed_and_ignore_order() {
+        let mut a = Directive::new("ab", "a lesson long enough to pass");
+        a.tags = vec!["x".into(), "y".into()];
+        let mut b = a.clone();
+        b.tags = vec!["y".into(), "z".into()];
+        b.priority = crate::directive::Priority::High;
+        let changes = field_changes(&table(&a), &table(&b));
+        let fields: Vec<&str> = changes.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(fields, ["priority", "tags"]);
+        let mut c = a.clone();
+        c.tags.reverse();
+        assert!(field_changes(&table(&a), &table(&c)).is_empty());
+    }
+}

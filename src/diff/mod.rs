@@ -1,0 +1,753 @@
+//! `git swarm diff`: the semantic change of `.swarm/` between two
+//! revisions — what a reviewer wants to read instead of raw TOML and JSONL.
+//!
+//! Both sides are listed by blob id (a tree, or the working tree hashed as
+//! `git add` would), so that only the files that differ are parsed; the
+//! event logs of both sides are folded, since the effective state of a
+//! directive depends on its whole history. Everything is sorted by id and
+//! nothing depends on the clock: the same two revisions give the same report.
+
+pub mod directives;
+pub mod events;
+pub mod files;
+pub mod side;
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+pub use directives::{DirectiveChange, DirectiveChangeKind, FieldChange, FieldDiff, WordOp, Words};
+pub use files::{
+    ConfigChange, HandoffChange, HandoffChangeKind, ProposalChange, ProposalChangeKind,
+    QuarantineChange, QuarantineChangeKind,
+};
+use side::{Side, Source};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::event::{Kind, Level};
+use crate::problem::Problem;
+
+/// Which two snapshots of `.swarm/` to compare, as `git diff` takes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revisions {
+    /// `A..B` (A's tree against B's), or `A...B` (their merge base against B).
+    Range {
+        from: String,
+        to: String,
+        symmetric: bool,
+    },
+    /// One revision against the working tree.
+    Worktree(String),
+    /// The merge base of HEAD and its upstream against the working tree.
+    Upstream,
+}
+
+impl Revisions {
+    /// Reads the argument as `git diff` does: `A..B`, `A...B` or a single `A`.
+    pub fn parse(spec: &str) -> Result<Revisions> {
+        if spec.contains("..") {
+            match crate::change::Selection::range(spec)? {
+                crate::change::Selection::Range {
+                    from,
+                    to,
+                    symmetric,
+                } => Ok(Revisions::Range {
+                    from,
+                    to,
+                    symmetric,
+                }),
+                _ => Err(Error::usage(
+                    format!("`{spec}` is not a range"),
+                    "write A..B or A...B",
+                )),
+            }
+        } else {
+            Ok(Revisions::Worktree(spec.to_owned()))
+        }
+    }
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(title = "git-swarm diff report")]
+pub struct Report {
+    pub from: Revision,
+    pub to: Revision,
+    pub summary: Summary,
+    pub directives: Vec<DirectiveChange>,
+    pub effective: Vec<EffectiveChange>,
+    pub signals: Vec<Signals>,
+    pub patterns: Vec<PatternChange>,
+    pub quarantine: Vec<QuarantineChange>,
+    pub proposals: Vec<ProposalChange>,
+    pub handoffs: Vec<HandoffChange>,
+    pub config: Vec<ConfigChange>,
+    /// Events the old side has and the new one lacks: the log is
+    /// append-only, so these were removed or rewritten by hand.
+    pub missing_events: Vec<EventRef>,
+    /// How the revisions were chosen, when that is worth saying (no upstream).
+    pub notes: Vec<String>,
+    /// Files that could not be read, malformed event lines, links skipped.
+    pub problems: Vec<ProblemRef>,
+}
+
+/// One side of the diff.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Revision {
+    /// As named (`main`, `HEAD`, the merge base of …), or `working tree`.
+    pub name: String,
+    /// The commit, when the side is one.
+    pub commit: Option<String>,
+}
+
+/// Counts of everything below, for a one-line summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Summary {
+    pub directives_added: usize,
+    pub directives_removed: usize,
+    pub directives_renamed: usize,
+    pub directives_retired: usize,
+    pub directives_reactivated: usize,
+    pub directives_edited: usize,
+    pub escalated: usize,
+    pub deescalated: usize,
+    pub overrides: usize,
+    pub events_added: usize,
+    pub violations: u64,
+    pub acks: u64,
+    pub verdicts: u64,
+    pub patterns_promoted: usize,
+    pub patterns_deprecated: usize,
+    pub quarantined: usize,
+    pub unquarantined: usize,
+    pub proposals_added: usize,
+    pub proposals_decided: usize,
+    pub handoffs_opened: usize,
+    pub handoffs_completed: usize,
+    pub config_keys: usize,
+    pub missing_events: usize,
+    pub problems: usize,
+}
+
+/// A directive whose effective priority or enforcement changed, or about
+/// which an escalation, deescalation or override was recorded.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct EffectiveChange {
+    pub id: String,
+    /// In force on each side (none: no directive there).
+    pub from: Option<Level>,
+    pub to: Option<Level>,
+    /// Escalated (an open episode) on each side.
+    pub escalated_from: bool,
+    pub escalated_to: bool,
+    pub causes: Vec<Cause>,
+}
+
+/// Why an effective state changed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Cause {
+    /// `escalation`, `deescalation`, `override`, `declared` (its file
+    /// changed), `episode_opened` or `episode_ended` (the fold, with no
+    /// event recorded yet).
+    pub kind: String,
+    /// The event, when one records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub episode: Option<String>,
+    /// The justification or reason given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The violations that opened an episode (event ids).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<String>,
+}
+
+/// The learning signals recorded about one directive on the new side.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Signals {
+    pub id: String,
+    /// Events that count as violations (check failures, violated acks and
+    /// verdicts, unacknowledged criticals, handoff violations).
+    pub violations: u64,
+    /// Acks by status (`applied`, `ignored`, `n_a`, `violated`).
+    pub acks: BTreeMap<String, u64>,
+    /// Verdicts by outcome (`verified`, `violated`, `n_a`).
+    pub verdicts: BTreeMap<String, u64>,
+    /// Times shown to a delegate.
+    pub shown: u64,
+    /// Every event about it, by kind.
+    pub kinds: BTreeMap<String, u64>,
+}
+
+/// A pattern promoted or deprecated by hand on the new side.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PatternChange {
+    pub id: String,
+    /// `promoted` or `deprecated`.
+    pub change: String,
+    pub event: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The justification or reason given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// An event named in a report.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct EventRef {
+    pub id: String,
+    pub ts: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub directive: Option<String>,
+}
+
+/// A problem, as JSON shows it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProblemRef {
+    pub path: String,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    /// `error` or `warning`.
+    pub severity: String,
+    pub code: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl From<&Problem> for ProblemRef {
+    fn from(p: &Problem) -> Self {
+        ProblemRef {
+            path: p.path.clone(),
+            line: p.line,
+            column: p.column,
+            severity: if p.is_error() { "error" } else { "warning" }.into(),
+            code: p.code.clone(),
+            message: p.message.clone(),
+            hint: p.hint.clone(),
+        }
+    }
+}
+
+impl Report {
+    /// Nothing changed in `.swarm/`.
+    pub fn is_empty(&self) -> bool {
+        self.summary == Summary::default()
+    }
+}
+
+/// The two sides resolved: what each is called and where its files are.
+struct Sides {
+    old: (Revision, Source),
+    new: (Revision, Source),
+    notes: Vec<String>,
+}
+
+/// Compares the `.swarm/` of two snapshots of the repository at `root`.
+pub fn diff(
+    repo: &gix::Repository,
+    root: &std::path::Path,
+    revisions: &Revisions,
+) -> Result<Report> {
+    let sides = resolve(repo, root, revisions)?;
+    crate::trace::mark("revisions resolved");
+    // The old side's limits bound every read: the new side is what is under review.
+    let (old, new) = std::thread::scope(|s| {
+        // A gix handle is not shared between threads: the reader gets its own.
+        let other = repo.clone();
+        let source = &sides.old.1;
+        let old =
+            s.spawn(move || Side::read(&other, source, Config::default().events.max_file_bytes));
+        let new = Side::read(repo, &sides.new.1, Config::default().events.max_file_bytes);
+        (old.join(), new)
+    });
+    let old =
+        old.map_err(|_| Error::git("reading .swarm", std::io::Error::other("a reader panicked")))??;
+    let new = new?;
+    crate::trace::mark("sides listed");
+    let config = side_config(repo, &old)?;
+    let mut problems = Vec::new();
+    for side in [&old, &new] {
+        problems.extend(side.problems.iter().cloned());
+    }
+    let directives = directives::compare(
+        repo,
+        (&old, &sides.old.1),
+        (&new, &sides.new.1),
+        &mut problems,
+    )?;
+    crate::trace::mark("directives compared");
+    let logs = events::read(repo, &old, &new, &config.events)?;
+    problems.extend(logs.problems.iter().cloned());
+    crate::trace::mark("logs folded");
+    let effective = effective(repo, (&old, &new), &directives, &logs)?;
+    let signals = signals(&logs);
+    let patterns = patterns(&logs);
+    let quarantine = files::quarantine(repo, &old, &new, &mut problems)?;
+    let proposals = files::proposals(repo, &old, &new, &mut problems)?;
+    let handoffs = files::handoffs(
+        repo,
+        &old,
+        &new,
+        &logs,
+        config.handoffs.max_review_attempts,
+        &mut problems,
+    )?;
+    let config_changes = files::config(repo, &old, &new, &mut problems)?;
+    problems.sort_by(|a, b| {
+        (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
+    });
+    problems.dedup();
+    let missing_events: Vec<EventRef> = logs
+        .missing
+        .iter()
+        .map(|(_, e)| EventRef {
+            id: e.id.clone(),
+            ts: e.ts.clone(),
+            kind: e.kind.clone(),
+            directive: e.directive.clone(),
+        })
+        .collect();
+    let mut report = Report {
+        from: sides.old.0,
+        to: sides.new.0,
+        summary: Summary::default(),
+        directives,
+        effective,
+        signals,
+        patterns,
+        quarantine,
+        proposals,
+        handoffs,
+        config: config_changes,
+        missing_events,
+        notes: sides.notes,
+        problems: problems.iter().map(ProblemRef::from).collect(),
+    };
+    report.summary = summarise(&report, logs.added.len());
+    Ok(report)
+}
+
+/// The old side's settings (the defaults where it has none or they do not parse).
+fn side_config(repo: &gix::Repository, side: &Side) -> Result<Config> {
+    Ok(
+        match side.bytes(repo, "config.toml", crate::store::CONFIG_MAX)? {
+            Ok(bytes) if !bytes.is_empty() => match std::str::from_utf8(&bytes) {
+                Ok(text) => Config::parse(text, ".swarm/config.toml").0,
+                Err(_) => Config::default(),
+            },
+            _ => Config::default(),
+        },
+    )
+}
+
+fn summarise(r: &Report, events_added: usize) -> Summary {
+    let count = |k: DirectiveChangeKind| r.directives.iter().filter(|d| d.change == k).count();
+    Summary {
+        directives_added: count(DirectiveChangeKind::Added),
+        directives_removed: count(DirectiveChangeKind::Removed),
+        directives_renamed: count(DirectiveChangeKind::Renamed),
+        directives_retired: count(DirectiveChangeKind::Retired),
+        directives_reactivated: count(DirectiveChangeKind::Reactivated),
+        directives_edited: count(DirectiveChangeKind::Edited)
+            + count(DirectiveChangeKind::Unreadable),
+        escalated: r
+            .effective
+            .iter()
+            .filter(|e| e.escalated_to && !e.escalated_from)
+            .count(),
+        deescalated: r
+            .effective
+            .iter()
+            .filter(|e| e.escalated_from && !e.escalated_to)
+            .count(),
+        overrides: r
+            .effective
+            .iter()
+            .flat_map(|e| &e.causes)
+            .filter(|c| c.kind == "override")
+            .count(),
+        events_added,
+        violations: r.signals.iter().map(|s| s.violations).sum(),
+        acks: r.signals.iter().flat_map(|s| s.acks.values()).sum(),
+        verdicts: r.signals.iter().flat_map(|s| s.verdicts.values()).sum(),
+        patterns_promoted: r.patterns.iter().filter(|p| p.change == "promoted").count(),
+        patterns_deprecated: r
+            .patterns
+            .iter()
+            .filter(|p| p.change == "deprecated")
+            .count(),
+        quarantined: r
+            .quarantine
+            .iter()
+            .filter(|q| q.change == QuarantineChangeKind::Added)
+            .count(),
+        unquarantined: r
+            .quarantine
+            .iter()
+            .filter(|q| {
+                matches!(
+                    q.change,
+                    QuarantineChangeKind::Promoted | QuarantineChangeKind::Removed
+                )
+            })
+            .count(),
+        proposals_added: r
+            .proposals
+            .iter()
+            .filter(|p| p.change == ProposalChangeKind::Added)
+            .count(),
+        proposals_decided: r
+            .proposals
+            .iter()
+            .filter(|p| p.change == ProposalChangeKind::Decided)
+            .count(),
+        handoffs_opened: r
+            .handoffs
+            .iter()
+            .filter(|h| h.change == HandoffChangeKind::Opened)
+            .count(),
+        handoffs_completed: r
+            .handoffs
+            .iter()
+            .filter(|h| {
+                h.to.as_deref() == Some("completed") && h.from.as_deref() != Some("completed")
+            })
+            .count(),
+        config_keys: r.config.len(),
+        missing_events: r.missing_events.len(),
+        problems: r.problems.len(),
+    }
+}
+
+/// The signals the new side's added events record, per directive.
+fn signals(logs: &events::Logs) -> Vec<Signals> {
+    let mut by_id: BTreeMap<&str, Signals> = BTreeMap::new();
+    for (head, event) in &logs.added {
+        for d in &head.directives {
+            let s = by_id.entry(d.as_str()).or_default();
+            *s.kinds.entry(head.kind.clone()).or_default() += 1;
+            if events::is_violation(head) {
+                s.violations += 1;
+            }
+            let field = |name: &str| event.str_field(name).unwrap_or("?").to_owned();
+            match head.known {
+                Some(Kind::Ack) => *s.acks.entry(field("status")).or_default() += 1,
+                Some(Kind::Verdict) => *s.verdicts.entry(field("verdict")).or_default() += 1,
+                Some(Kind::Shown) => s.shown += 1,
+                _ => {}
+            }
+        }
+    }
+    by_id
+        .into_iter()
+        .map(|(id, s)| Signals {
+            id: id.to_owned(),
+            ..s
+        })
+        .collect()
+}
+
+/// Patterns promoted or deprecated by the added events.
+fn patterns(logs: &events::Logs) -> Vec<PatternChange> {
+    let mut out = Vec::new();
+    for (head, e) in &logs.added {
+        let (change, reason) = match head.known {
+            Some(Kind::PatternPromoted) => ("promoted", e.str_field("justification")),
+            Some(Kind::PatternDeprecated) => ("deprecated", e.str_field("reason")),
+            _ => continue,
+        };
+        let Some(id) = e.str_field("pattern") else {
+            continue;
+        };
+        let known = logs.new.patterns.resolve(id).map(|(_, p)| p);
+        out.push(PatternChange {
+            id: id.to_owned(),
+            change: change.to_owned(),
+            event: e.id.clone(),
+            role: known.map(|p| p.role.clone()).filter(|r| !r.is_empty()),
+            text: known.map(|p| p.text.clone()).filter(|t| !t.is_empty()),
+            reason: reason.map(str::to_owned),
+        });
+    }
+    out.sort_by(|a, b| (&a.id, &a.event).cmp(&(&b.id, &b.event)));
+    out
+}
+
+/// Effective priority and enforcement on each side of every directive the
+/// change could have moved: its file changed, or events about it were
+/// recorded (or lost).
+fn effective(
+    repo: &gix::Repository,
+    (old, new): (&Side, &Side),
+    changes: &[DirectiveChange],
+    logs: &events::Logs,
+) -> Result<Vec<EffectiveChange>> {
+    let mut ids: std::collections::BTreeSet<String> =
+        changes.iter().map(|c| c.id.clone()).collect();
+    ids.extend(
+        changes
+            .iter()
+            .filter_map(|c| c.old_path.as_deref().map(directives::stem)),
+    );
+    for (head, _) in logs.added.iter().chain(&logs.missing) {
+        ids.extend(head.directives.iter().cloned());
+    }
+    let mut out = Vec::new();
+    for id in ids {
+        let path = format!("directives/{id}.toml");
+        let declared = |side: &Side| -> Result<Option<crate::directive::Directive>> {
+            if side.files.get(&path).is_none_or(|f| f.kind.is_some()) {
+                return Ok(None);
+            }
+            Ok(directives::load(repo, side, &path)?.ok())
+        };
+        let (a, b) = (declared(old)?, declared(new)?);
+        let level = |fold: &crate::fold::Fold, d: &Option<crate::directive::Directive>| {
+            d.as_ref().map(|d| {
+                let (priority, enforcement) = fold.effective(d);
+                Level {
+                    priority,
+                    enforcement,
+                }
+            })
+        };
+        let (from, to) = (level(&logs.old.fold, &a), level(&logs.new.fold, &b));
+        let escalated_from = a.is_some() && logs.old.fold.escalated(&id).is_some();
+        let escalated_to = b.is_some() && logs.new.fold.escalated(&id).is_some();
+        let mut causes = Vec::new();
+        for (head, e) in &logs.added {
+            if !head.directives.contains(&id) {
+                continue;
+            }
+            let (kind, text) = match head.known {
+                Some(Kind::Escalation) => ("escalation", e.str_field("reason")),
+                Some(Kind::Deescalation) => ("deescalation", e.str_field("justification")),
+                Some(Kind::Override) => ("override", e.str_field("justification")),
+                _ => continue,
+            };
+            let violations = e
+                .data
+                .get("violations")
+                .and_then(|v| v.as_array())
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            causes.push(Cause {
+                kind: kind.into(),
+                event: Some(e.id.clone()),
+                episode: e.str_field("episode").map(str::to_owned),
+                text: text.map(str::to_owned),
+                violations,
+            });
+        }
+        let recorded = |causes: &[Cause], k: &str| causes.iter().any(|c| c.kind == k);
+        if escalated_to && !escalated_from && !recorded(&causes, "escalation") {
+            let state = logs.new.fold.loop_state(&id);
+            causes.push(Cause {
+                kind: "episode_opened".into(),
+                event: None,
+                episode: state.and_then(|s| s.open_key(&id)),
+                text: None,
+                violations: state
+                    .and_then(|s| s.open())
+                    .map(|e| {
+                        e.violations
+                            .iter()
+                            .map(|k| crate::event::id_of_key(*k))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            });
+        }
+        if escalated_from && !escalated_to && b.is_some() && !recorded(&causes, "deescalation") {
+            causes.push(Cause {
+                kind: "episode_ended".into(),
+                event: None,
+                episode: None,
+                text: None,
+                violations: Vec::new(),
+            });
+        }
+        let declared_changed = matches!((&a, &b), (Some(a), Some(b)) if (a.priority, a.enforcement) != (b.priority, b.enforcement));
+        if from != to && from.is_some() && to.is_some() && declared_changed {
+            causes.push(Cause {
+                kind: "declared".into(),
+                event: None,
+                episode: None,
+                text: None,
+                violations: Vec::new(),
+            });
+        }
+        let moved = from.is_some() && to.is_some() && from != to;
+        let escalated_new = from.is_none() && escalated_to;
+        if moved || escalated_new || !causes.is_empty() {
+            out.push(EffectiveChange {
+                id,
+                from,
+                to,
+                escalated_from,
+                escalated_to,
+                causes,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The two sides of `revisions`.
+fn resolve(repo: &gix::Repository, root: &std::path::Path, revisions: &Revisions) -> Result<Sides> {
+    let worktree = || {
+        (
+            Revision {
+                name: "working tree".into(),
+                commit: None,
+            },
+            Source::Worktree(root.to_path_buf()),
+        )
+    };
+    let at = |name: String, spec: &str| -> Result<(Revision, Source)> {
+        let (commit, tree) = crate::change::tree_of(repo, spec)?;
+        Ok((
+            Revision {
+                name,
+                commit: Some(commit.to_string()),
+            },
+            Source::Tree(Some(tree)),
+        ))
+    };
+    match revisions {
+        Revisions::Range {
+            from,
+            to,
+            symmetric: false,
+        } => Ok(Sides {
+            old: at(from.clone(), from)?,
+            new: at(to.clone(), to)?,
+            notes: Vec::new(),
+        }),
+        Revisions::Range {
+            from,
+            to,
+            symmetric: true,
+        } => {
+            let base = merge_base(repo, from, to)?;
+            Ok(Sides {
+                old: at(format!("merge base of {from} and {to}"), &base.to_string())?,
+                new: at(to.clone(), to)?,
+                notes: Vec::new(),
+            })
+        }
+        Revisions::Worktree(from) => Ok(Sides {
+            old: at(from.clone(), from)?,
+            new: worktree(),
+            notes: Vec::new(),
+        }),
+        Revisions::Upstream => {
+            let head = match repo.head_id() {
+                Ok(id) => id.detach(),
+                // No commit yet: everything in the working tree is new.
+                Err(_) => {
+                    return Ok(Sides {
+                        old: (
+                            Revision {
+                                name: "the empty tree (no commit yet)".into(),
+                                commit: None,
+                            },
+                            Source::Tree(None),
+                        ),
+                        new: worktree(),
+                        notes: vec!["HEAD has no commit yet: comparing the empty tree with the working tree".into()],
+                    });
+                }
+            };
+            match upstream(repo)? {
+                Ok((name, id)) => {
+                    let none = || {
+                        Error::usage(
+                            format!("HEAD and its upstream {name} have no merge base"),
+                            "name the revisions: `git swarm diff A..B`",
+                        )
+                    };
+                    let base = repo
+                        .merge_base(head, id)
+                        .map_err(|_| none())?
+                        .ok_or_else(none)?
+                        .detach();
+                    Ok(Sides {
+                        old: at(format!("merge base of HEAD and {name}"), &base.to_string())?,
+                        new: worktree(),
+                        notes: Vec::new(),
+                    })
+                }
+                Err(why) => Ok(Sides {
+                    old: at("HEAD".into(), "HEAD")?,
+                    new: worktree(),
+                    notes: vec![format!("{why}: comparing HEAD with the working tree")],
+                }),
+            }
+        }
+    }
+}
+
+fn merge_base(repo: &gix::Repository, from: &str, to: &str) -> Result<gix::ObjectId> {
+    let (a, _) = crate::change::tree_of(repo, from)?;
+    let (b, _) = crate::change::tree_of(repo, to)?;
+    let none = || {
+        Error::usage(
+            format!("`{from}` and `{to}` have no merge base"),
+            "use A..B for unrelated histories",
+        )
+    };
+    Ok(repo
+        .merge_base(a, b)
+        .map_err(|_| none())?
+        .ok_or_else(none)?
+        .detach())
+}
+
+/// HEAD's upstream (its short name and commit), or why there is none.
+fn upstream(
+    repo: &gix::Repository,
+) -> Result<std::result::Result<(String, gix::ObjectId), String>> {
+    let Some(head) = repo
+        .head_name()
+        .map_err(|e| Error::git("reading HEAD", e))?
+    else {
+        return Ok(Err("HEAD is detached, so it has no upstream".into()));
+    };
+    let branch = head.shorten().to_string();
+    let Some(tracking) =
+        repo.branch_remote_tracking_ref_name(head.as_ref(), gix::remote::Direction::Fetch)
+    else {
+        return Ok(Err(format!(
+            "no upstream is configured for branch {branch}"
+        )));
+    };
+    let Ok(tracking) = tracking else {
+        return Ok(Err(format!(
+            "the upstream of branch {branch} cannot be read"
+        )));
+    };
+    let name = tracking.shorten().to_string();
+    match repo.try_find_reference(tracking.as_ref()) {
+        Ok(Some(mut r)) => match r.peel_to_id() {
+            Ok(id) => Ok(Ok((name, id.detach()))),
+            Err(_) => Ok(Err(format!(
+                "the upstream {name} of branch {branch} names no commit"
+            ))),
+        },
+        _ => Ok(Err(format!(
+            "the upstream {name} of branch {branch} does not exist (fetch it?)"
+        ))),
+    }
+}

@@ -1,0 +1,336 @@
+//! One side of a diff: the files of `.swarm/` in a tree or in the working
+//! tree, each named by its git blob id so that a file the two sides share
+//! is recognised without reading it.
+//!
+//! Only what git-swarm reads is listed: `config.toml` and the files directly
+//! in `directives/`, `quarantine/`, `handoffs/`, `proposals/` and `events/`
+//! (`local/` is per clone and never compared). A symlink or a submodule in
+//! their place is listed with its kind and never read; every read is bounded.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::error::{Error, Result};
+use crate::problem::Problem;
+use crate::safe_fs::FileKind;
+
+/// The folders of `.swarm/` a diff compares.
+pub const FOLDERS: [&str; 5] = [
+    "directives",
+    "quarantine",
+    "handoffs",
+    "proposals",
+    "events",
+];
+
+/// One file of a side.
+#[derive(Debug, Clone)]
+pub struct File {
+    /// Its git blob id (for a working-tree file, the id `git add` would give it).
+    pub id: ObjectId,
+    /// What it is when it is no regular file: never read.
+    pub kind: Option<FileKind>,
+    /// The bytes of a working-tree file, read once when it was listed.
+    data: Option<std::sync::Arc<Vec<u8>>>,
+    /// Why a working-tree file could not be read (over its limit).
+    unread: Option<Problem>,
+}
+
+impl File {
+    /// Is it the same file as `other` (same content, same kind)?
+    pub fn same(&self, other: &File) -> bool {
+        self.id == other.id && self.kind == other.kind
+    }
+}
+
+/// Where a side's files come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A tree (of a commit); `None`: the empty tree (before the first commit).
+    Tree(Option<ObjectId>),
+    /// The working tree at this root.
+    Worktree(PathBuf),
+}
+
+/// The files of `.swarm/` on one side, by path below `.swarm/`
+/// (`directives/no-unwrap.toml`, `config.toml`).
+#[derive(Debug, Default)]
+pub struct Side {
+    pub files: BTreeMap<String, File>,
+    /// The tree id of each folder of a tree side (`directives` → id).
+    pub trees: BTreeMap<String, ObjectId>,
+    /// `.swarm/` or one of its folders that is no folder (a link, a
+    /// submodule): nothing below it is read.
+    pub problems: Vec<Problem>,
+}
+
+/// The size limit of a file of `.swarm/` by its path below `.swarm/`.
+pub fn limit_of(path: &str, events_max: u64) -> u64 {
+    match path.split_once('/').map_or("", |(folder, _)| folder) {
+        "events" => events_max,
+        "handoffs" => crate::handoff::HANDOFF_MAX,
+        "proposals" => crate::proposal::PROPOSAL_MAX,
+        "" => crate::store::CONFIG_MAX,
+        _ => crate::directive::limits::FILE_MAX,
+    }
+}
+
+impl Side {
+    /// Lists the side `source` of `repo`.
+    pub fn read(repo: &gix::Repository, source: &Source, events_max: u64) -> Result<Side> {
+        match source {
+            Source::Tree(None) => Ok(Side::default()),
+            Source::Tree(Some(tree)) => tree_side(repo, *tree),
+            Source::Worktree(root) => worktree_side(repo, root, events_max),
+        }
+    }
+
+    /// The bytes of `path`, bounded by `limit`; `Err` with the problem that
+    /// kept it from being read (over the limit, not a regular file).
+    pub fn bytes(
+        &self,
+        repo: &gix::Repository,
+        path: &str,
+        limit: u64,
+    ) -> Result<std::result::Result<std::sync::Arc<Vec<u8>>, Problem>> {
+        let Some(file) = self.files.get(path) else {
+            return Ok(Ok(Default::default()));
+        };
+        let rel = format!(".swarm/{path}");
+        if let Some(kind) = file.kind {
+            return Ok(Err(not_regular(&rel, kind)));
+        }
+        if let Some(problem) = &file.unread {
+            return Ok(Err(problem.clone()));
+        }
+        if let Some(data) = &file.data {
+            return Ok(Ok(data.clone()));
+        }
+        let reading = || format!("reading {rel}");
+        // A blob's size is in its header: one over the limit is never inflated.
+        let size = repo
+            .find_header(file.id)
+            .map_err(|e| Error::git(reading(), e))?
+            .size();
+        if size > limit {
+            return Ok(Err(too_large(&rel, limit)));
+        }
+        let blob = repo
+            .find_blob(file.id)
+            .map_err(|e| Error::git(reading(), e))?;
+        Ok(Ok(std::sync::Arc::new(blob.detach().data)))
+    }
+}
+
+/// The problem of a path under `.swarm/` that is `kind`, not a regular file.
+pub fn not_regular(rel: &str, kind: FileKind) -> Problem {
+    Problem::error(
+        rel,
+        crate::event::NOT_REGULAR,
+        format!("{kind}, not a regular file: skipped, not read"),
+    )
+    .with_hint(
+        "replace it with a regular file: a link committed under .swarm/ could point anywhere",
+    )
+}
+
+fn too_large(rel: &str, limit: u64) -> Problem {
+    Problem::error(
+        rel,
+        "too_large",
+        format!("file is over its {limit}-byte limit: skipped, not read"),
+    )
+    .with_hint("files under .swarm/ are small text files; remove what is not one")
+}
+
+fn linked_folder(rel: &str, kind: FileKind) -> Problem {
+    Problem::error(
+        rel,
+        crate::event::NOT_REGULAR,
+        format!("{kind}, not a folder: skipped, nothing in it is read"),
+    )
+    .with_hint(
+        "commit a real folder in its place: a link committed under .swarm/ could point anywhere",
+    )
+}
+
+/// The kind of a tree entry that is no regular file; `None` for a blob.
+fn entry_kind(mode: gix::objs::tree::EntryMode) -> Option<Option<FileKind>> {
+    if mode.is_link() {
+        Some(Some(FileKind::Symlink))
+    } else if mode.is_commit() {
+        Some(Some(FileKind::Submodule))
+    } else if mode.is_blob() {
+        Some(None)
+    } else {
+        None
+    }
+}
+
+fn tree_side(repo: &gix::Repository, tree: ObjectId) -> Result<Side> {
+    let mut side = Side::default();
+    let entries = |id: ObjectId, what: &str| -> Result<Vec<gix::objs::tree::Entry>> {
+        let tree = repo
+            .find_tree(id)
+            .map_err(|e| Error::git(format!("reading {what}"), e))?;
+        let decoded = tree
+            .decode()
+            .map_err(|e| Error::git(format!("reading {what}"), e))?;
+        Ok(decoded.to_owned().entries)
+    };
+    let Some(swarm) = entries(tree, "a tree")?
+        .into_iter()
+        .find(|e| e.filename == crate::store::SWARM_DIR)
+    else {
+        return Ok(side);
+    };
+    if !swarm.mode.is_tree() {
+        if let Some(Some(kind)) = entry_kind(swarm.mode) {
+            side.problems.push(linked_folder(".swarm", kind));
+        }
+        return Ok(side);
+    }
+    for entry in entries(swarm.oid, ".swarm")? {
+        let Ok(name) = std::str::from_utf8(&entry.filename) else {
+            continue;
+        };
+        if name == "config.toml" {
+            if let Some(kind) = entry_kind(entry.mode) {
+                side.files
+                    .insert(name.to_owned(), tree_file(entry.oid, kind));
+            }
+            continue;
+        }
+        if !FOLDERS.contains(&name) {
+            continue;
+        }
+        if !entry.mode.is_tree() {
+            if let Some(Some(kind)) = entry_kind(entry.mode) {
+                side.problems
+                    .push(linked_folder(&format!(".swarm/{name}"), kind));
+            }
+            continue;
+        }
+        side.trees.insert(name.to_owned(), entry.oid);
+        for file in entries(entry.oid, &format!(".swarm/{name}"))? {
+            let (Ok(file_name), Some(kind)) =
+                (std::str::from_utf8(&file.filename), entry_kind(file.mode))
+            else {
+                continue;
+            };
+            side.files
+                .insert(format!("{name}/{file_name}"), tree_file(file.oid, kind));
+        }
+    }
+    Ok(side)
+}
+
+fn tree_file(id: ObjectId, kind: Option<FileKind>) -> File {
+    File {
+        id,
+        kind,
+        data: None,
+        unread: None,
+    }
+}
+
+fn worktree_side(repo: &gix::Repository, root: &Path, events_max: u64) -> Result<Side> {
+    let mut side = Side::default();
+    let swarm = root.join(crate::store::SWARM_DIR);
+    if let Some(kind) = crate::safe_fs::not_a_folder(&swarm) {
+        if kind != FileKind::File {
+            side.problems.push(linked_folder(".swarm", kind));
+        }
+        return Ok(side);
+    }
+    let crlf = crate::change::converts_crlf(repo);
+    let add = |side: &mut Side, rel: String, path: &Path| -> Result<()> {
+        let shown = format!(".swarm/{rel}");
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        if meta.is_dir() {
+            return Ok(());
+        }
+        if let Some(kind) = FileKind::of(&meta) {
+            // A link's blob would be its target's path: hashed as git would, never followed.
+            let target = std::fs::read_link(path)
+                .map(|t| t.into_os_string().into_encoded_bytes())
+                .unwrap_or_default();
+            let id = hash(repo, &target)?;
+            side.files.insert(
+                rel,
+                File {
+                    id,
+                    kind: Some(kind),
+                    data: None,
+                    unread: None,
+                },
+            );
+            return Ok(());
+        }
+        let limit = limit_of(&rel, events_max);
+        let file = match crate::safe_fs::read(path, limit) {
+            Ok(bytes) => {
+                let bytes = crate::change::to_git(bytes, crlf);
+                File {
+                    id: hash(repo, &bytes)?,
+                    kind: None,
+                    data: Some(std::sync::Arc::new(bytes)),
+                    unread: None,
+                }
+            }
+            Err(e) => {
+                let problem = if let Some(kind) = crate::safe_fs::not_regular(&e) {
+                    not_regular(&shown, kind)
+                } else if crate::safe_fs::over_limit(&e).is_some() {
+                    too_large(&shown, limit)
+                } else {
+                    return Err(Error::io(path, e));
+                };
+                File {
+                    // No blob has this id: the file differs from every side's.
+                    id: ObjectId::null(repo.object_hash()),
+                    kind: None,
+                    data: None,
+                    unread: Some(problem),
+                }
+            }
+        };
+        side.files.insert(rel, file);
+        Ok(())
+    };
+    add(&mut side, "config.toml".into(), &swarm.join("config.toml"))?;
+    for folder in FOLDERS {
+        let dir = swarm.join(folder);
+        if let Some(kind) = crate::safe_fs::not_a_folder(&dir) {
+            side.problems
+                .push(linked_folder(&format!(".swarm/{folder}"), kind));
+            continue;
+        }
+        let Some(listing) = crate::safe_fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? else {
+            continue;
+        };
+        let mut names = Vec::new();
+        for entry in listing {
+            let entry = entry.map_err(|e| Error::io(&dir, e))?;
+            if let Some(name) = entry.file_name().to_str() {
+                names.push(name.to_owned());
+            }
+        }
+        names.sort();
+        for name in names {
+            add(&mut side, format!("{folder}/{name}"), &dir.join(&name))?;
+        }
+    }
+    Ok(side)
+}
+
+fn hash(repo: &gix::Repository, bytes: &[u8]) -> Result<ObjectId> {
+    gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, bytes)
+        .map_err(|e| Error::git("hashing a file", e))
+}
