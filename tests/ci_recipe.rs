@@ -302,7 +302,7 @@ fn the_workflow_checks_annotates_and_comments_on_a_pull_request() {
     let diff = env.swarm(&["diff", &format!("{base}...{head}"), "--format", "markdown"]);
     diff.success();
     assert_eq!(body, format!("<!-- git-swarm:diff -->\n{}", diff.stdout));
-    assert!(body.contains("tests-beside-code"), "{body}");
+    assert!(body.contains(r"tests\-beside\-code"), "{body}");
 
     // A second run edits that comment rather than posting another.
     std::fs::remove_file(stub.join("calls")).expect("reset");
@@ -425,7 +425,7 @@ fn the_gitlab_job_writes_a_code_quality_report_and_the_diff() {
             assert!(issues.is_empty(), "{report:#}");
         }
         let diff = env.read("git-swarm-diff.md");
-        assert!(diff.contains("tests-beside-code"), "{diff}");
+        assert!(diff.contains(r"tests\-beside\-code"), "{diff}");
     }
 }
 
