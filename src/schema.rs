@@ -27,6 +27,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             schema_for!(Request).to_value(),
         ),
         ("curator-reply.schema.json", curator_reply_schema()),
+        (
+            "stats.schema.json",
+            schema_for!(crate::stats::Stats).to_value(),
+        ),
     ]
 }
 
