@@ -367,7 +367,7 @@ mod tests {
         let batch = f.poll().expect("poll");
         assert_eq!(ids(&batch), ["c"]);
         let lines: Vec<_> = batch.problems.iter().map(|p| p.location()).collect();
-        assert_eq!(lines, [".swarm/events/2026-11.jsonl:4:1"]);
+        assert_eq!(lines, [".swarm/events/2026-11.jsonl:4:2"]);
 
         // Replaced by a shorter file holding one old and one new event.
         let replaced =
