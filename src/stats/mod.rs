@@ -251,9 +251,13 @@ fn directive_stats(
     for id in input.directives {
         out.entry(id.clone()).or_default().in_tree = true;
     }
+    // The directives the fold credits an event to: `directive`, and the
+    // `directives` of an event about several.
     for e in window {
-        for id in e.directive.iter() {
-            out.entry(id.clone()).or_default();
+        let listed = e.data.get("directives").and_then(|v| v.as_array());
+        let named = listed.into_iter().flatten().filter_map(|v| v.as_str());
+        for id in e.directive.as_deref().into_iter().chain(named) {
+            out.entry(id.to_owned()).or_default();
         }
     }
     let since = input.since.unwrap_or(i64::MIN);
