@@ -6,9 +6,15 @@
 //! and the file is truncated to its last complete line, under the same lock
 //! appends take. Malformed lines in the middle of a file are reported, never
 //! rewritten: the log is append-only, and other clones have those lines too.
+//!
+//! Conflict markers left by a merge in any file under `.swarm/` are
+//! reported line by line and never repaired: which side is right is a
+//! person's call. (Event files merge with `merge=union` and so get none,
+//! unless that attribute is off.)
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::OpenOptions;
+use std::path::Path;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -40,6 +46,15 @@ impl Report {
 
 pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
     let mut report = Report::default();
+    let conflicts = conflict_markers(store);
+    let markers: HashSet<(String, Option<u32>)> =
+        conflicts.iter().map(|p| (p.path.clone(), p.line)).collect();
+    report
+        .findings
+        .extend(conflicts.into_iter().map(|problem| Finding {
+            problem,
+            fixed: false,
+        }));
     let mut first_seen: HashMap<String, String> = HashMap::new();
     let mut unknown: BTreeMap<String, (usize, String)> = BTreeMap::new();
     for path in event_files(&store.events_dir())? {
@@ -73,6 +88,10 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
             }
         }
         for problem in file.problems {
+            // A marker line is reported as one; not again as a malformed event.
+            if markers.contains(&(problem.path.clone(), problem.line)) {
+                continue;
+            }
             let fixed = if problem.code == "torn_line" && fix {
                 repair_torn_tail(store, &path)?
             } else {
@@ -149,4 +168,91 @@ fn repair_torn_tail(store: &Store, path: &std::path::Path) -> Result<bool> {
     };
     let _ = file.unlock();
     result
+}
+
+/// How deep under `.swarm/` conflict markers are looked for: its folders
+/// are one level deep; a deeper tree is not git-swarm's.
+const MAX_DEPTH: usize = 4;
+
+/// Every conflict marker line in the regular files under `.swarm/` (not
+/// `local/`, which git does not track), by path and line. Links are not
+/// followed, files over `events.max_file_bytes` are not read (other checks
+/// report them).
+pub fn conflict_markers(store: &Store) -> Vec<Problem> {
+    let mut files = Vec::new();
+    collect_files(&store.swarm_dir, 0, &mut files);
+    files.retain(|p| {
+        p.strip_prefix(&store.swarm_dir)
+            .map_or(true, |rel| !rel.starts_with("local"))
+    });
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let Ok(bytes) = crate::safe_fs::read(&path, store.config.events.max_file_bytes) else {
+            continue;
+        };
+        let rel = store.rel(&path);
+        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            if let Some(marker) = conflict_marker(line) {
+                let line_no = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                out.push(
+                    Problem::error(
+                        &rel,
+                        "conflict_marker",
+                        format!("conflict marker `{marker}` left by a merge"),
+                    )
+                    .at(line_no, 1)
+                    .with_hint("resolve the conflict in this file (keep what each side needs, remove the markers), then run `git swarm validate`"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The marker `line` is, if it is one: `<<<<<<< `, `||||||| ` or
+/// `>>>>>>> ` followed by a label, or `=======` alone (a CR before the
+/// newline allowed). A marker inside a line (a JSON string) is not one.
+fn conflict_marker(line: &[u8]) -> Option<&'static str> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line == b"=======" {
+        return Some("=======");
+    }
+    ["<<<<<<<", "|||||||", ">>>>>>>"].into_iter().find(|m| {
+        line.strip_prefix(m.as_bytes())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(b" "))
+    })
+}
+
+/// The regular files under `dir`, not through links, at most [`MAX_DEPTH`] deep.
+fn collect_files(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(Some(listing)) = crate::safe_fs::read_dir(dir) else {
+        return;
+    };
+    for entry in listing.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_file() {
+            out.push(entry.path());
+        } else if kind.is_dir() && depth < MAX_DEPTH {
+            collect_files(&entry.path(), depth + 1, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::conflict_marker;
+
+    #[test]
+    fn only_whole_line_markers_count() {
+        assert_eq!(conflict_marker(b"<<<<<<< HEAD"), Some("<<<<<<<"));
+        assert_eq!(conflict_marker(b"=======\r"), Some("======="));
+        assert_eq!(conflict_marker(b">>>>>>> feature"), Some(">>>>>>>"));
+        assert_eq!(conflict_marker(b"||||||| base"), Some("|||||||"));
+        assert_eq!(conflict_marker(b"======= "), None);
+        assert_eq!(conflict_marker(b"<<<<<<<<"), None);
+        assert_eq!(conflict_marker(br#"{"id":"x","note":"=======\n"}"#), None);
+    }
 }

@@ -31,6 +31,10 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
             "diff.schema.json",
             schema_for!(crate::diff::Report).to_value(),
         ),
+        (
+            "stats.schema.json",
+            schema_for!(crate::stats::Stats).to_value(),
+        ),
     ]
 }
 

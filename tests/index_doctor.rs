@@ -589,7 +589,7 @@ fn doctor_reports_a_torn_tail_and_fix_saves_it_aside() {
       hint: a write was cut short (crash or full disk); `git swarm doctor --fix` saves it aside and truncates it
     Checked 3 events in 1 file: 1 finding open, 0 fixed.
     --- stderr
-    hint: `git swarm doctor --fix` repairs torn lines and the index; malformed lines need a person
+    hint: `git swarm doctor --fix` repairs torn lines and the index; conflict markers and malformed lines need a person
     ");
     // Reporting changes nothing.
     assert_eq!(

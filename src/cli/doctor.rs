@@ -51,7 +51,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             plural(open)
         )?;
         if errors > 0 && !args.fix {
-            ui.hint("`git swarm doctor --fix` repairs torn lines and the index; malformed lines need a person");
+            ui.hint("`git swarm doctor --fix` repairs torn lines and the index; conflict markers and malformed lines need a person");
         }
     }
     Ok(ExitCode::from(u8::from(errors > 0)))

@@ -19,9 +19,12 @@ pub struct Args {
     /// Only events about this directive.
     #[arg(long, value_name = "ID")]
     directive: Option<String>,
-    /// Show only the last N events that match.
+    /// Show only the last N events that match (with --follow: then every new one).
     #[arg(short = 'n', long, value_name = "N")]
     max_count: Option<usize>,
+    /// Keep running, and show each new event that matches as it lands (JSON: one object a line).
+    #[arg(short = 'f', long)]
+    follow: bool,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -33,40 +36,100 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .as_deref()
         .map(|s| parse_since(s, store.clock.now()))
         .transpose()?;
+    let filter = Filter {
+        kinds: &args.kind,
+        since,
+        directive: args.directive.as_deref(),
+    };
+    if args.follow {
+        return follow(&store, &args, &filter, ui);
+    }
     let events = super::read_log(&store, ui)?;
     warn_unknown_kinds(&args.kind, &events, ui);
-    let mut events: Vec<(i64, Event)> = events
-        .into_iter()
-        .filter_map(|e| e.ts_millis().map(|t| (t, e)))
-        .collect();
-    events.retain(|(t, e)| {
-        (args.kind.is_empty() || args.kind.contains(&e.kind))
-            && since.is_none_or(|s| *t >= s)
-            && args.directive.as_ref().is_none_or(|d| mentions(e, d))
-    });
+    let mut events: Vec<Event> = events.into_iter().filter(|e| filter.keeps(e)).collect();
     if let Some(n) = args.max_count {
         let skip = events.len().saturating_sub(n);
         events.drain(..skip);
     }
     if args.format == Format::Json {
-        let list: Vec<&Event> = events.iter().map(|(_, e)| e).collect();
-        return ui.json_result(&list);
+        return ui.json_result(&events);
     }
     let mut out = std::io::BufWriter::new(&mut ui.out);
-    for (_, e) in &events {
-        let directive = e.directive.as_deref().unwrap_or("-");
-        let mut line = format!("{}  {:<12} {:<24} {}", e.ts, e.kind, directive, e.id);
-        if let Some(role) = &e.actor.role {
-            line.push_str(&format!("  role={role}"));
-        }
-        for (k, v) in &e.data {
-            let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-            line.push_str(&format!("  {k}={v}"));
-        }
-        writeln!(out, "{}", super::clean(&line))?;
+    for e in &events {
+        writeln!(out, "{}", super::clean(&text_line(e)))?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `--kind`, `--since` and `--directive` keep.
+struct Filter<'a> {
+    kinds: &'a [String],
+    since: Option<i64>,
+    directive: Option<&'a str>,
+}
+
+impl Filter<'_> {
+    fn keeps(&self, e: &Event) -> bool {
+        let Some(t) = e.ts_millis() else { return false };
+        (self.kinds.is_empty() || self.kinds.contains(&e.kind))
+            && self.since.is_none_or(|s| t >= s)
+            && self.directive.is_none_or(|d| mentions(e, d))
+    }
+}
+
+/// One event as the text format shows it.
+fn text_line(e: &Event) -> String {
+    let directive = e.directive.as_deref().unwrap_or("-");
+    let mut line = format!("{}  {:<12} {:<24} {}", e.ts, e.kind, directive, e.id);
+    if let Some(role) = &e.actor.role {
+        line.push_str(&format!("  role={role}"));
+    }
+    for (k, v) in &e.data {
+        let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+        line.push_str(&format!("  {k}={v}"));
+    }
+    line
+}
+
+/// `--follow`: what `log` shows, then each new event as it lands, flushed
+/// one by one so that a pipe (`| jq`) sees it at once. Runs until
+/// interrupted; a closed pipe ends it quietly (exit 0, in `main`).
+fn follow(store: &git_swarm::Store, args: &Args, filter: &Filter<'_>, ui: &mut Ui) -> Outcome {
+    let events_dir = store.events_dir();
+    let mut follower =
+        git_swarm::event::Follower::new(&events_dir, &store.rel(&events_dir), &store.config.events);
+    let mut waiter = git_swarm::event::Waiter::new(&events_dir);
+    let first = follower.poll()?;
+    ui.problems(&first.problems);
+    warn_unknown_kinds(&args.kind, &first.events, ui);
+    let mut events: Vec<&Event> = first.events.iter().filter(|e| filter.keeps(e)).collect();
+    if let Some(n) = args.max_count {
+        let skip = events.len().saturating_sub(n);
+        events.drain(..skip);
+    }
+    for e in events {
+        print_one(e, args.format, ui)?;
+    }
+    loop {
+        waiter.wait();
+        let batch = follower.poll()?;
+        ui.problems(&batch.problems);
+        for e in batch.events.iter().filter(|e| filter.keeps(e)) {
+            print_one(e, args.format, ui)?;
+        }
+    }
+}
+
+fn print_one(e: &Event, format: Format, ui: &mut Ui) -> std::io::Result<()> {
+    match format {
+        Format::Json => {
+            let line = serde_json::to_string(e).map_err(std::io::Error::from)?;
+            writeln!(ui.out, "{line}")?;
+        }
+        Format::Text => writeln!(ui.out, "{}", super::clean(&text_line(e)))?,
+    }
+    ui.out.flush()
 }
 
 /// A `--kind` that git-swarm does not know and the log does not hold shows

@@ -38,6 +38,7 @@ mod review;
 mod run_tool;
 mod search;
 mod show;
+mod stats;
 mod status;
 mod trust;
 mod ui;
@@ -146,7 +147,22 @@ enum Command {
     /// Show events, oldest first: de-duplicated by id, ordered by (time, id).
     ///
     /// Malformed lines are skipped and reported on stderr with file:line.
+    /// With --follow, keeps running and shows each new event that matches as
+    /// it lands in any month file (a new month's file included), once however
+    /// many copies a merge or pull brings; JSON is then one object a line.
     Log(log::Args),
+    /// Counts and rates over the event log, for people and dashboards.
+    ///
+    /// Events by kind; per directive: violations (as escalation counts them),
+    /// remediations, escalation episodes begun and ended, overrides; per
+    /// role: the directives shown in delegations and what they came to (ack
+    /// status, unacknowledged, unanswered), spoofed acks and the ack compliance
+    /// ratio (answered over shown, and over criticals shown); patterns by
+    /// lifecycle state now; recorded check outcomes; handoff violations;
+    /// violations and events per day. --since limits the counts to a window.
+    /// `--format openmetrics` writes OpenMetrics text for a scraper (see
+    /// docs/observability.md).
+    Stats(stats::Args),
     /// Print the directives a delegate should see, with the ack contract.
     ///
     /// Prints a `<delegate_knowledge_directives delegation="ID">` block for the
@@ -383,10 +399,12 @@ enum Command {
     Index(index::Command),
     /// Look for damage in the event log and the index; --fix repairs it.
     ///
-    /// Reports torn or malformed event lines (file:line), duplicate event ids,
-    /// unknown event kinds and a stale index. With --fix, a torn final line is
-    /// saved under .swarm/local/torn/ and truncated, and the index is rebuilt.
-    /// Exits 1 while an error remains.
+    /// Reports conflict markers a merge left in any file under .swarm/
+    /// (file:line), torn or malformed event lines (file:line), duplicate
+    /// event ids, unknown event kinds and a stale index. With --fix, a torn
+    /// final line is saved under .swarm/local/torn/ and truncated, and the
+    /// index is rebuilt; conflicts are left for a person. Exits 1 while an
+    /// error remains.
     Doctor(doctor::Args),
     /// Generate the man pages or shell completions from the command definitions.
     #[command(subcommand)]
@@ -491,6 +509,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Changes(args) => changes::run(args, ui),
         Command::Log(args) => log::run(args, ui),
         Command::Diff(args) => diff::run(args, ui),
+        Command::Stats(args) => stats::run(args, ui),
         Command::Index(cmd) => index::run(cmd, ui),
         Command::Doctor(args) => doctor::run(args, ui),
         Command::Generate(cmd) => generate::run(cmd, ui),

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use crate::directive::Priority;
 
 mod append;
+mod follow;
 mod kind;
 mod read;
 
@@ -26,6 +27,7 @@ pub use append::{
     append, append_once, append_unrecorded, check_appendable, lock_with_retry, open_locked,
     set_aside_torn_tail,
 };
+pub use follow::{Batch, Follower, POLL_INTERVAL, Waiter};
 pub use kind::{Body, CheckOutcome, KNOWN_KINDS, Kind, Level, PhaseStatus, RunResult, ShownEntry};
 pub use read::{
     EventFile, EventLine, NOT_REGULAR, check_envelope, event_files, is_skipped_file,

@@ -1,0 +1,397 @@
+//! Following the log as events land (`git swarm log --follow`).
+//!
+//! A [`Follower`] remembers, for each month file, how far it has read (the
+//! end of the last complete line) and which file that was (device and
+//! inode), and reads only the bytes added since. Every event is kept once
+//! by id, so lines brought in again by a union merge, a pull or a file
+//! replaced by a checkout print nothing twice, while the new lines they
+//! bring print. A last line with no newline yet may still be being
+//! written: it is read again on the next poll, never reported while it
+//! grows, unless it outgrows `events.max_line_bytes`.
+//!
+//! [`Waiter`] sleeps until something may have changed: inotify on the
+//! events folder on Linux (an append wakes it at once), with a short poll
+//! as the fallback everywhere, and as a safety net when the folder is
+//! replaced under the watch.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{Event, event_files, parse_event_line, skipped_problem};
+use crate::config::EventsConfig;
+use crate::error::Error;
+use crate::problem::Problem;
+
+/// How long [`Waiter::wait`] sleeps when no inotify watch can wake it.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(200);
+
+/// The longest an inotify wait lasts before the files are looked at anyway
+/// (a folder replaced under the watch is then seen within this time).
+const WATCH_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// What one file has given so far.
+#[derive(Debug, Clone, Default)]
+struct Tail {
+    /// Device and inode of the file read: another one under the same name
+    /// (a checkout replaced it) is read from the start.
+    identity: (u64, u64),
+    /// Bytes consumed: up to the end of the last complete line, or past
+    /// the start of an over-long line being skipped.
+    offset: u64,
+    /// Complete lines consumed.
+    lines: u32,
+    /// Inside a line already reported as over the limit: its rest, up to
+    /// its newline, is skipped.
+    skipping: bool,
+}
+
+/// New events, in (time, id) order, and the problems met reading them.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub events: Vec<Event>,
+    pub problems: Vec<Problem>,
+}
+
+/// Reads the event files of one folder incrementally; see the module docs.
+#[derive(Debug)]
+pub struct Follower {
+    dir: PathBuf,
+    /// The folder as problems name it (`.swarm/events`).
+    rel_dir: String,
+    max_line_bytes: u64,
+    max_file_bytes: u64,
+    tails: BTreeMap<String, Tail>,
+    seen: HashSet<String>,
+    /// Problems reported already, so that each is said once: (file, line, code).
+    reported: HashSet<(String, Option<u32>, String)>,
+}
+
+impl Follower {
+    /// A follower of the month files in `dir`, which problems call `rel_dir`.
+    pub fn new(dir: &Path, rel_dir: &str, cfg: &EventsConfig) -> Follower {
+        Follower {
+            dir: dir.to_path_buf(),
+            rel_dir: rel_dir.trim_end_matches('/').to_owned(),
+            max_line_bytes: cfg.max_line_bytes,
+            max_file_bytes: cfg.max_file_bytes,
+            tails: BTreeMap::new(),
+            seen: HashSet::new(),
+            reported: HashSet::new(),
+        }
+    }
+
+    /// Reads what landed since the last poll (the first poll: everything),
+    /// in every month file there is now.
+    pub fn poll(&mut self) -> Result<Batch, Error> {
+        let mut batch = Batch::default();
+        let mut present = HashSet::new();
+        for path in event_files(&self.dir)? {
+            let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+                continue;
+            };
+            present.insert(name.clone());
+            self.read_file(&path, &name, &mut batch)?;
+        }
+        // A file removed (a checkout of an older commit) starts again from
+        // nothing if it comes back.
+        self.tails.retain(|name, _| present.contains(name));
+        batch
+            .events
+            .sort_by_cached_key(|e| (e.ts_millis(), e.id.clone()));
+        Ok(batch)
+    }
+
+    fn read_file(&mut self, path: &Path, name: &str, batch: &mut Batch) -> Result<(), Error> {
+        let rel = format!("{}/{name}", self.rel_dir);
+        let mut file = match crate::safe_fs::open_read(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return match skipped_problem(&rel, &e) {
+                    Some(p) => {
+                        self.report(p, batch);
+                        Ok(())
+                    }
+                    None => Err(Error::io(path, e)),
+                };
+            }
+        };
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        let identity = file_identity(&meta);
+        let len = meta.len();
+        if len > self.max_file_bytes {
+            self.report(super::too_large_problem(&rel, self.max_file_bytes), batch);
+            return Ok(());
+        }
+        let tail = self.tails.entry(name.to_owned()).or_default();
+        if tail.identity != identity || len < tail.offset {
+            // Replaced or truncated: read again from the start; the ids
+            // seen keep what was printed from printing again.
+            *tail = Tail {
+                identity,
+                ..Tail::default()
+            };
+        }
+        if len == tail.offset {
+            return Ok(());
+        }
+        file.seek(SeekFrom::Start(tail.offset))
+            .map_err(|e| Error::io(path, e))?;
+        let mut bytes = Vec::new();
+        file.take(len - tail.offset)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+        let mut tail = std::mem::take(tail);
+        let mut start = 0usize;
+        while let Some(i) = memchr::memchr(b'\n', &bytes[start..]) {
+            let raw = &bytes[start..start + i];
+            start += i + 1;
+            tail.lines = tail.lines.saturating_add(1);
+            if std::mem::take(&mut tail.skipping) || raw.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match parse_event_line(raw, self.max_line_bytes) {
+                Ok(event) => {
+                    if self.seen.insert(event.id.clone()) {
+                        batch.events.push(event);
+                    }
+                }
+                Err((col, message, hint)) => {
+                    let p = Problem::error(&rel, "bad_event", message)
+                        .at(tail.lines, col)
+                        .with_hint(hint);
+                    self.report(p, batch);
+                }
+            }
+        }
+        let rest = (bytes.len() - start) as u64;
+        tail.offset += start as u64;
+        if rest > self.max_line_bytes && !tail.skipping {
+            // No writer of events writes a line this long: it is not one
+            // being written, and is skipped up to its newline.
+            let p = Problem::error(
+                &rel,
+                "bad_event",
+                format!("line is over the {}-byte limit", self.max_line_bytes),
+            )
+            .at(tail.lines.saturating_add(1), 1)
+            .with_hint("an event line is a few hundred bytes; this one was not written by git-swarm. Remove it");
+            self.report(p, batch);
+            tail.skipping = true;
+        }
+        if tail.skipping {
+            tail.offset += rest;
+        }
+        self.tails.insert(name.to_owned(), tail);
+        Ok(())
+    }
+
+    fn report(&mut self, p: Problem, batch: &mut Batch) {
+        if self
+            .reported
+            .insert((p.path.clone(), p.line, p.code.clone()))
+        {
+            batch.problems.push(p);
+        }
+    }
+}
+
+#[cfg(unix)]
+fn file_identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn file_identity(_meta: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+/// Sleeps until the events folder may have changed.
+pub struct Waiter {
+    #[cfg(target_os = "linux")]
+    watch: linux::Watch,
+}
+
+impl Waiter {
+    /// A waiter for the folder `dir` (which need not exist yet).
+    pub fn new(dir: &Path) -> Waiter {
+        Waiter {
+            #[cfg(target_os = "linux")]
+            watch: linux::Watch::new(dir),
+        }
+    }
+
+    /// Returns when something in the folder changed, or after a while
+    /// ([`POLL_INTERVAL`] without a watch, a second with one).
+    pub fn wait(&mut self) {
+        #[cfg(target_os = "linux")]
+        if self.watch.wait() {
+            return;
+        }
+        std::thread::sleep(POLL_INTERVAL);
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::os::fd::OwnedFd;
+    use std::path::{Path, PathBuf};
+
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
+    use rustix::io::Errno;
+
+    use super::WATCH_TIMEOUT;
+
+    /// The device and inode of `dir` when it is a folder of its own (not a link).
+    fn folder_id(dir: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(dir).ok()?;
+        meta.is_dir().then(|| (meta.dev(), meta.ino()))
+    }
+
+    /// An inotify watch on the events folder, made again when the folder
+    /// is replaced (or first appears).
+    pub(super) struct Watch {
+        dir: PathBuf,
+        fd: Option<OwnedFd>,
+        /// The watch and the folder (device, inode) it watches.
+        wd: Option<(i32, (u64, u64))>,
+    }
+
+    impl Watch {
+        pub(super) fn new(dir: &Path) -> Watch {
+            let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).ok();
+            Watch {
+                dir: dir.to_path_buf(),
+                fd,
+                wd: None,
+            }
+        }
+
+        /// Waits on the watch; false if there is none to wait on.
+        pub(super) fn wait(&mut self) -> bool {
+            self.rewatch();
+            let (Some(fd), Some(_)) = (&self.fd, self.wd) else {
+                return false;
+            };
+            let timeout = Timespec {
+                tv_sec: WATCH_TIMEOUT.as_secs() as i64,
+                tv_nsec: 0,
+            };
+            let mut fds = [PollFd::new(fd, PollFlags::IN)];
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(_) | Err(Errno::INTR) => {}
+                Err(_) => return false,
+            }
+            // What woke it is not read: the follower looks at every file.
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+            let mut reader = inotify::Reader::new(fd, &mut buf);
+            while reader.next().is_ok() {}
+            true
+        }
+
+        /// Watches the folder now at `dir`, if it is a folder of its own.
+        fn rewatch(&mut self) {
+            let Some(fd) = &self.fd else { return };
+            let now = folder_id(&self.dir);
+            if now.is_some() && self.wd.map(|(_, id)| id) == now {
+                return;
+            }
+            if let Some((wd, _)) = self.wd.take() {
+                let _ = inotify::remove_watch(fd, wd);
+            }
+            let Some(id) = now else { return };
+            let flags = WatchFlags::MODIFY
+                | WatchFlags::CLOSE_WRITE
+                | WatchFlags::CREATE
+                | WatchFlags::MOVED_TO
+                | WatchFlags::DELETE
+                | WatchFlags::ATTRIB
+                | WatchFlags::ONLYDIR
+                | WatchFlags::DONT_FOLLOW;
+            if let Ok(wd) = inotify::add_watch(fd, &self.dir, flags) {
+                self.wd = Some((wd, id));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(id: &str, ts: &str) -> String {
+        format!("{{\"id\":\"{id}\",\"ts\":\"{ts}\",\"kind\":\"added\"}}\n")
+    }
+
+    fn ids(batch: &Batch) -> Vec<&str> {
+        batch.events.iter().map(|e| e.id.as_str()).collect()
+    }
+
+    #[test]
+    fn new_lines_torn_lines_copies_and_replaced_files() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let nov = dir.path().join("2026-11.jsonl");
+        let cfg = EventsConfig::default();
+        let mut f = Follower::new(dir.path(), ".swarm/events", &cfg);
+        std::fs::write(&nov, line("a", "2026-11-01T00:00:00.000Z")).expect("write");
+        assert_eq!(ids(&f.poll().expect("poll")), ["a"]);
+        assert!(f.poll().expect("poll").events.is_empty());
+
+        // A torn line: nothing, and no problem, until its newline lands.
+        let b = line("b", "2026-11-02T00:00:00.000Z");
+        let (b1, b2) = b.split_at(10);
+        let append = |s: &str| {
+            use std::io::Write;
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&nov)
+                .expect("open");
+            file.write_all(s.as_bytes()).expect("append");
+        };
+        append(b1);
+        let torn = f.poll().expect("poll");
+        assert!(torn.events.is_empty() && torn.problems.is_empty());
+        append(b2);
+        assert_eq!(ids(&f.poll().expect("poll")), ["b"]);
+
+        // A copy of a line seen, a malformed line (reported once), a new month.
+        append(&line("a", "2026-11-01T00:00:00.000Z"));
+        append("not json\n");
+        let dec = dir.path().join("2026-12.jsonl");
+        std::fs::write(&dec, line("c", "2026-12-01T00:00:00.000Z")).expect("write");
+        let batch = f.poll().expect("poll");
+        assert_eq!(ids(&batch), ["c"]);
+        let lines: Vec<_> = batch.problems.iter().map(|p| p.location()).collect();
+        assert_eq!(lines, [".swarm/events/2026-11.jsonl:4:2"]);
+
+        // Replaced by a shorter file holding one old and one new event.
+        let replaced =
+            line("b", "2026-11-02T00:00:00.000Z") + &line("d", "2026-11-03T00:00:00.000Z");
+        std::fs::write(dir.path().join("tmp"), replaced).expect("write");
+        std::fs::rename(dir.path().join("tmp"), &nov).expect("rename");
+        let batch = f.poll().expect("poll");
+        assert_eq!(ids(&batch), ["d"]);
+        assert!(batch.problems.is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_reported_once_and_not_read() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let outside = dir.path().join("outside");
+        std::fs::write(&outside, line("x", "2026-11-01T00:00:00.000Z")).expect("write");
+        let events = dir.path().join("events");
+        std::fs::create_dir(&events).expect("mkdir");
+        std::os::unix::fs::symlink(&outside, events.join("2026-11.jsonl")).expect("link");
+        let mut f = Follower::new(&events, ".swarm/events", &EventsConfig::default());
+        let first = f.poll().expect("poll");
+        assert!(first.events.is_empty());
+        assert_eq!(first.problems.len(), 1);
+        assert!(f.poll().expect("poll").problems.is_empty());
+    }
+}
