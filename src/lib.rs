@@ -69,6 +69,7 @@ pub mod retrieve;
 pub mod runner;
 pub mod safe_fs;
 pub mod schema;
+pub mod serve;
 pub mod store;
 pub mod suggest;
 pub mod trace;
