@@ -164,11 +164,8 @@ mod tests {
         assert_eq!(polled.problems.len(), 1);
         assert_eq!(polled.problems[0].line, Some(3));
 
-        write!(
-            f,
-            ",\"ts\":\"2026-11-22T10:00:01.000Z\",\"kind\":\"note\"}}\n"
-        )
-        .expect("finish");
+        f.write_all(b",\"ts\":\"2026-11-22T10:00:01.000Z\",\"kind\":\"note\"}\n")
+            .expect("finish");
         let ids: Vec<String> = tail.poll().events.into_iter().map(|e| e.id).collect();
         assert_eq!(ids, ["01C"], "a half-written line waits for its end");
 
