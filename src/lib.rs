@@ -71,6 +71,7 @@ pub mod retrieve;
 pub mod runner;
 pub mod safe_fs;
 pub mod schema;
+pub mod serve;
 pub mod stats;
 pub mod store;
 pub mod suggest;

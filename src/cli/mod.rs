@@ -37,6 +37,7 @@ mod retire;
 mod review;
 mod run_tool;
 mod search;
+mod serve;
 mod show;
 mod stats;
 mod status;
@@ -232,6 +233,20 @@ enum Command {
     /// delegation was not shown), quarantined entries, events not yet committed,
     /// and the health of the hooks and the index.
     Status(status::Args),
+    /// Serve a read-only web page onto the loop, on this machine only.
+    ///
+    /// The page shows the directives with their effective priority and
+    /// enforcement (escalated ones marked), recent escalations and
+    /// violations, the event log as it grows (server-sent events: lines
+    /// appended by any process appear without a reload), patterns by role,
+    /// open handoffs, and a plot of violations and escalations per day per
+    /// directive over the last 30 days. It listens on 127.0.0.1 (another
+    /// address only with --bind), answers GET and HEAD on its own routes
+    /// only, refuses requests not addressed to it by its own address (DNS
+    /// rebinding), loads nothing from elsewhere and never writes to
+    /// `.swarm/`. It prints the URL, then serves until Ctrl-C or SIGTERM.
+    /// See docs/serve.md.
+    Serve(serve::Args),
     /// Serve the Model Context Protocol over standard input and output.
     ///
     /// An agent's harness starts `git swarm mcp` in the repository and calls
@@ -520,6 +535,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Record(args) => record::run(args, ui),
         Command::RunTool(args) => run_tool::run(args, ui),
         Command::Status(args) => status::run(args, ui),
+        Command::Serve(args) => serve::run(args, ui),
         Command::Mcp(args) => mcp::run(args, ui),
         Command::Agents(cmd) => agents::run(cmd, ui),
         Command::Inject(args) => inject::run(args, ui),

@@ -1,0 +1,445 @@
+//! What `git swarm serve`'s page shows, as data: the directives and their
+//! effective state, recent escalations and violations, patterns by role,
+//! open handoffs, and violations and escalations per day per directive for
+//! the plot. No HTTP here: the CLI answers requests with these as JSON.
+//!
+//! Everything is computed as the commands compute it — effective state and
+//! escalation episodes from the fold ([`crate::fold`]), violations from the
+//! same reading of an event the fold makes ([`EventHead::parse`]), patterns
+//! from the pattern fold, handoffs' standing from [`crate::handoff`] — and
+//! read afresh for each request, so the page never disagrees with
+//! `git swarm list` or `status` run at the same moment. Nothing here writes.
+//!
+//! Text from `.swarm/` is kept exactly as it is: it reaches the page as JSON
+//! (see [`to_json`], which also escapes `<`, `>` and `&`) and the page puts
+//! it in the document as text nodes only.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::directive::{Enforcement, Priority};
+use crate::event::Event;
+use crate::fold::{EventHead, Signal};
+use crate::handoff::{self, Handoff};
+use crate::index::Index;
+use crate::pattern::fold::{self as pattern_fold, PatternFold};
+use crate::problem::Problem;
+use crate::{Result, Store};
+
+pub mod route;
+pub mod tail;
+
+/// Days the plot covers, ending today (UTC).
+pub const SERIES_DAYS: usize = 30;
+/// At most this many recent escalations and violations are listed.
+pub const MAX_RECENT: usize = 50;
+/// At most this many patterns are listed per role (the best-scoring).
+pub const MAX_PATTERNS_PER_ROLE: usize = 20;
+/// The stream starts with this many of the latest events.
+pub const BACKLOG: usize = 30;
+
+const DAY_MS: i64 = 86_400_000;
+
+/// Everything a request reads, loaded once.
+pub struct Loaded {
+    pub index: Index,
+    /// The log, de-duplicated and in (time, id) order.
+    pub log: Vec<Event>,
+    pub handoffs: Vec<Handoff>,
+    pub patterns: PatternFold,
+    pub config: crate::config::Config,
+    /// Malformed lines and files that could not be read (the good ones are shown).
+    pub problems: Vec<Problem>,
+    /// Now, in ms since the epoch.
+    pub now: i64,
+}
+
+/// Reads the store: the index (refreshed if stale, as every command does),
+/// the log and the handoffs.
+pub fn load(store: &Store) -> Result<Loaded> {
+    let index = crate::index::load(store)?.index;
+    let (log, mut problems) = crate::directive_loop::records::read_log(store)?;
+    let (handoffs, more) = handoff::load_all(store)?;
+    problems.extend(more);
+    problems.extend(store.config_problems.iter().cloned());
+    Ok(Loaded {
+        index,
+        log,
+        handoffs,
+        patterns: crate::index::load_patterns(store)?,
+        config: store.config.clone(),
+        problems,
+        now: store.clock.now().as_millisecond(),
+    })
+}
+
+/// `/api/overview.json`.
+#[derive(Debug, Serialize)]
+pub struct Overview {
+    pub generated_at: String,
+    pub directives: Vec<DirectiveRow>,
+    /// Escalation episodes, newest first.
+    pub escalations: Vec<EscalationRow>,
+    /// Violation events, newest first.
+    pub violations: Vec<ViolationRow>,
+    pub patterns: Vec<RolePatterns>,
+    /// Handoffs still holding their paths.
+    pub handoffs: Vec<HandoffRow>,
+    /// Problems in `.swarm/`: what was left out, and why.
+    pub problems: Vec<ProblemRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DirectiveRow {
+    pub id: String,
+    pub lesson: String,
+    /// `active` or `retired`.
+    pub state: &'static str,
+    pub declared: Level,
+    pub effective: Level,
+    /// An escalation episode is open: the effective level is critical/enforce.
+    pub escalated: bool,
+    pub violations: u64,
+    pub remediations: u64,
+    pub events: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Level {
+    pub priority: Priority,
+    pub enforcement: Enforcement,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EscalationRow {
+    pub directive: String,
+    pub since: String,
+    pub ended: Option<String>,
+    pub open: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ViolationRow {
+    pub id: String,
+    pub ts: String,
+    pub kind: String,
+    pub directives: Vec<String>,
+    pub role: Option<String>,
+    /// The event's reason, evidence, change, phase or delegation: whichever it has first.
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RolePatterns {
+    pub role: String,
+    pub patterns: Vec<PatternRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PatternRow {
+    pub id: String,
+    pub text: String,
+    pub state: pattern_fold::State,
+    pub score: f64,
+    /// `5x validated`, `-2 net, 3x ignored`, or `Nx seen`.
+    pub record: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HandoffRow {
+    pub task: String,
+    pub standing: handoff::Standing,
+    pub role: Option<String>,
+    pub epic: Option<String>,
+    pub owns: Vec<String>,
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ProblemRow {
+    pub location: String,
+    pub message: String,
+}
+
+/// The directive-loop part an event plays, read as the fold reads it.
+fn signal(e: &Event) -> Option<(Signal, Vec<String>)> {
+    EventHead::parse(e.to_line().trim_end().as_bytes()).map(|h| (h.signal, h.directives))
+}
+
+fn ts(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(crate::event::format_ts)
+        .unwrap_or_else(|_| ms.to_string())
+}
+
+/// Builds `/api/overview.json` from what [`load`] read.
+pub fn overview(l: &Loaded) -> Overview {
+    let fold = &l.index.fold;
+    let cfg = &l.config;
+    let directives = l
+        .index
+        .directives
+        .iter()
+        .filter_map(|e| e.directive.as_ref().map(|d| (e.stem(), d)))
+        .map(|(id, d)| {
+            let (priority, enforcement) = fold.effective(d);
+            let state = fold.loop_state(id);
+            DirectiveRow {
+                id: id.to_owned(),
+                lesson: d.lesson.clone(),
+                state: d.status.as_str(),
+                declared: Level {
+                    priority: d.priority,
+                    enforcement: d.enforcement,
+                },
+                effective: Level {
+                    priority,
+                    enforcement,
+                },
+                escalated: fold.escalated(id).is_some(),
+                violations: state.map_or(0, |s| s.violations),
+                remediations: state.map_or(0, |s| s.remediations),
+                events: fold.directive(id).map_or(0, |f| f.total()),
+            }
+        })
+        .collect();
+
+    let mut escalations: Vec<EscalationRow> = fold
+        .loop_states()
+        .flat_map(|(id, s)| {
+            s.episodes.iter().map(move |ep| EscalationRow {
+                directive: id.to_owned(),
+                since: ts(ep.start),
+                ended: ep.ended.map(ts),
+                open: ep.ended.is_none(),
+            })
+        })
+        .collect();
+    escalations.sort_by(|a, b| {
+        b.since
+            .cmp(&a.since)
+            .then_with(|| a.directive.cmp(&b.directive))
+    });
+    escalations.truncate(MAX_RECENT);
+
+    let violations = l
+        .log
+        .iter()
+        .rev()
+        .filter_map(|e| match signal(e) {
+            Some((Signal::Violation { .. }, directives)) if !directives.is_empty() => {
+                Some(ViolationRow {
+                    id: e.id.clone(),
+                    ts: e.ts.clone(),
+                    kind: e.kind.clone(),
+                    directives,
+                    role: e.actor.role.clone(),
+                    detail: ["reason", "evidence", "change", "phase", "delegation"]
+                        .iter()
+                        .find_map(|f| e.str_field(f))
+                        .map(str::to_owned),
+                })
+            }
+            _ => None,
+        })
+        .take(MAX_RECENT)
+        .collect();
+
+    Overview {
+        generated_at: ts(l.now),
+        directives,
+        escalations,
+        violations,
+        patterns: by_role(&l.patterns, &cfg.patterns, l.now),
+        handoffs: open_handoffs(l, cfg.handoffs.max_review_attempts),
+        problems: l
+            .problems
+            .iter()
+            .map(|p| ProblemRow {
+                location: p.location(),
+                message: p.message.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The observed patterns grouped by the role they were learned from, each
+/// role's best-scoring first, as `pattern list` scores them.
+fn by_role(fold: &PatternFold, cfg: &crate::config::PatternsConfig, now: i64) -> Vec<RolePatterns> {
+    let mut roles: BTreeMap<&str, Vec<PatternRow>> = BTreeMap::new();
+    for (id, p) in fold.observed() {
+        roles.entry(&p.role).or_default().push(PatternRow {
+            id: id.clone(),
+            text: p.text.clone(),
+            state: pattern_fold::state(&p.stats, cfg, now),
+            score: pattern_fold::score(p, cfg, now, &[], &[]).total,
+            record: p
+                .stats
+                .record()
+                .unwrap_or_else(|| format!("{}x seen", p.stats.observations)),
+        });
+    }
+    roles
+        .into_iter()
+        .map(|(role, mut patterns)| {
+            patterns.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+            patterns.truncate(MAX_PATTERNS_PER_ROLE);
+            RolePatterns {
+                role: role.to_owned(),
+                patterns,
+            }
+        })
+        .collect()
+}
+
+fn open_handoffs(l: &Loaded, max_attempts: u32) -> Vec<HandoffRow> {
+    l.handoffs
+        .iter()
+        .map(|h| (h, handoff::standing(&h.task, &l.log, max_attempts)))
+        .filter(|(_, s)| s.holds_ownership())
+        .map(|(h, standing)| HandoffRow {
+            task: h.task.clone(),
+            standing,
+            role: h.role.clone(),
+            epic: h.epic.clone(),
+            owns: h.contract.owns.clone(),
+            summary: h.context.summary.clone(),
+        })
+        .collect()
+}
+
+/// `/api/series.json`: per directive, violations and escalations on each
+/// of the last [`SERIES_DAYS`] days (UTC), oldest first.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Series {
+    /// `YYYY-MM-DD`, one per day.
+    pub days: Vec<String>,
+    /// Directives with at least one violation or escalation in the window, by id.
+    pub series: Vec<DirectiveSeries>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct DirectiveSeries {
+    pub directive: String,
+    /// Violation events per day (each event once, whatever its occasion).
+    pub violations: Vec<u32>,
+    /// Escalation episodes started per day.
+    pub escalations: Vec<u32>,
+}
+
+/// Builds the plot's series from the log and the fold's episodes.
+pub fn series(l: &Loaded) -> Series {
+    let today = l.now.div_euclid(DAY_MS);
+    let first = today - (SERIES_DAYS as i64 - 1);
+    let slot = |ms: i64| {
+        let day = ms.div_euclid(DAY_MS);
+        (first..=today)
+            .contains(&day)
+            .then(|| (day - first) as usize)
+    };
+    let mut by_id: BTreeMap<String, DirectiveSeries> = BTreeMap::new();
+    fn row<'a>(
+        by_id: &'a mut BTreeMap<String, DirectiveSeries>,
+        id: &str,
+    ) -> &'a mut DirectiveSeries {
+        by_id
+            .entry(id.to_owned())
+            .or_insert_with(|| DirectiveSeries {
+                directive: id.to_owned(),
+                violations: vec![0; SERIES_DAYS],
+                escalations: vec![0; SERIES_DAYS],
+            })
+    }
+    for e in &l.log {
+        let Some(at) = e.ts_millis().and_then(slot) else {
+            continue;
+        };
+        if let Some((Signal::Violation { .. }, directives)) = signal(e) {
+            for d in directives {
+                row(&mut by_id, &d).violations[at] += 1;
+            }
+        }
+    }
+    for (id, state) in l.index.fold.loop_states() {
+        for ep in &state.episodes {
+            if let Some(at) = slot(ep.start) {
+                row(&mut by_id, id).escalations[at] += 1;
+            }
+        }
+    }
+    Series {
+        days: (first..=today)
+            .map(|d| {
+                jiff::Timestamp::from_millisecond(d * DAY_MS)
+                    .map(|t| t.strftime("%Y-%m-%d").to_string())
+                    .unwrap_or_default()
+            })
+            .collect(),
+        series: by_id.into_values().collect(),
+    }
+}
+
+/// The events the stream starts with: the latest [`BACKLOG`], or, for a
+/// client that reconnects saying the last id it saw, those after it.
+pub fn backlog<'a>(log: &'a [Event], last_seen: Option<&str>) -> &'a [Event] {
+    let after = last_seen.and_then(|id| log.iter().rposition(|e| e.id == id));
+    match after {
+        Some(i) => &log[i + 1..],
+        None => &log[log.len().saturating_sub(BACKLOG)..],
+    }
+}
+
+/// `value` as JSON that is safe anywhere in an HTML document too: `<`, `>`
+/// and `&` (which JSON only has inside strings) and the two line
+/// separators JavaScript once read as newlines are written as `\u` escapes.
+/// A lesson `<script>…` thus never appears as markup in any response.
+pub fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
+    let text = serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned());
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_has_no_markup_and_reads_back_the_same() {
+        let lesson = "<script>alert(1)</script> & \u{2028} \"quoted\"";
+        let json = to_json(&serde_json::json!({ "lesson": lesson }));
+        assert!(!json.contains('<') && !json.contains('>') && !json.contains('&'));
+        let back: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(back["lesson"], lesson);
+    }
+
+    fn event(id: &str) -> Event {
+        Event {
+            id: id.to_owned(),
+            ..Event::custom("note", jiff::Timestamp::UNIX_EPOCH)
+        }
+    }
+
+    #[test]
+    fn backlog_is_the_latest_or_what_follows_the_last_seen() {
+        let log: Vec<Event> = (0..40).map(|i| event(&format!("E{i:02}"))).collect();
+        assert_eq!(backlog(&log, None).len(), BACKLOG);
+        assert_eq!(backlog(&log, None)[0].id, "E10");
+        let after = backlog(&log, Some("E37"));
+        assert_eq!(
+            after.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+            ["E38", "E39"]
+        );
+        assert_eq!(backlog(&log, Some("unknown")).len(), BACKLOG);
+    }
+}
