@@ -28,7 +28,6 @@ use crate::problem::Problem;
 use crate::{Result, Store};
 
 pub mod route;
-pub mod tail;
 
 /// Days the plot covers, ending today (UTC).
 pub const SERIES_DAYS: usize = 30;

@@ -8,7 +8,6 @@
 //! store for each request; the page, its script and its style sheet are
 //! embedded in the binary. Nothing here writes to `.swarm/`. See docs/serve.md.
 
-use std::collections::{HashSet, VecDeque};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
@@ -16,8 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use git_swarm::event::{Follower, Waiter};
 use git_swarm::serve::route::{self, Refusal, Route};
-use git_swarm::serve::tail::Tail;
 use git_swarm::{Error, Repo, Store};
 
 use super::{Outcome, Ui};
@@ -38,13 +37,9 @@ const STYLE: &str = include_str!("app.css");
 
 /// Requests answered at once, live streams included; more get a 503.
 const MAX_CLIENTS: usize = 32;
-/// How often a live stream looks for new lines.
-const POLL: Duration = Duration::from_millis(250);
 /// A comment line sent this often keeps a stream's connection alive and
 /// finds a client that left.
 const KEEPALIVE: Duration = Duration::from_secs(15);
-/// Ids of events already sent that a stream remembers, to send none twice.
-const REMEMBERED: usize = 4096;
 
 /// Sent with every answer: nothing from elsewhere loads in the page, no
 /// inline script or style runs, it cannot be framed, and no type is guessed.
@@ -245,20 +240,18 @@ fn stream(shared: &Shared, request: tiny_http::Request) {
         }
     };
     let last_seen = request_header(&request, "Last-Event-ID").map(str::to_owned);
-    // The tail starts before the log is read, so no line falls between the
-    // two; one in both is sent once.
-    let mut tail = Tail::at_end(
-        store.events_dir(),
-        ".swarm/events",
-        store.config.events.clone(),
-    );
-    let log = git_swarm::directive_loop::records::read_log(&store)
-        .map(|(log, _)| log)
-        .unwrap_or_default();
-    let mut seen = Remembered::default();
-    for e in log.iter().rev().take(REMEMBERED) {
-        seen.insert(&e.id);
-    }
+    // The stream reads the log as `log --follow` does: the first poll is the
+    // whole log, de-duplicated and in order; each later one what landed
+    // since, every event once.
+    let mut follower = Follower::new(&store.events_dir(), ".swarm/events", &store.config.events);
+    let mut waiter = Waiter::new(&store.events_dir());
+    let first = match follower.poll() {
+        Ok(batch) => batch,
+        Err(e) => {
+            let _ = request.respond(text(500, &e.to_string()));
+            return;
+        }
+    };
     let mut out = request.into_writer();
     let mut head = String::from(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nConnection: close\r\n",
@@ -268,42 +261,51 @@ fn stream(shared: &Shared, request: tiny_http::Request) {
     }
     head.push_str("\r\nretry: 2000\n\n");
     let mut sent = out.write_all(head.as_bytes()).is_ok();
-    for e in git_swarm::serve::backlog(&log, last_seen.as_deref()) {
+    for e in git_swarm::serve::backlog(&first.events, last_seen.as_deref()) {
         sent = sent && send_event(&mut out, e);
     }
+    // The whole log is not kept while the stream lasts.
+    let problems = first.problems;
+    drop(first.events);
+    sent = sent && send_problems(&mut out, problems);
     // Marks the end of the backlog: what follows is live.
     sent = sent && out.write_all(b"event: live\ndata: {}\n\n").is_ok() && out.flush().is_ok();
-    drop(log);
-    let mut reported = HashSet::new();
     let mut quiet_since = Instant::now();
     while sent && !shared.stop.load(Ordering::Relaxed) {
-        std::thread::sleep(POLL);
-        let polled = tail.poll();
-        let mut wrote = false;
-        for e in polled.events.iter().filter(|e| seen.insert(&e.id)) {
+        // Wakes on an append (inotify), else within a second: a stopping
+        // server ends its streams that soon.
+        waiter.wait();
+        let batch = match follower.poll() {
+            Ok(batch) => batch,
+            Err(_) => break,
+        };
+        let wrote = !batch.events.is_empty() || !batch.problems.is_empty();
+        for e in &batch.events {
             sent = sent && send_event(&mut out, e);
-            wrote = true;
         }
-        for p in polled.problems {
-            let row = git_swarm::serve::ProblemRow {
-                location: p.location(),
-                message: p.message,
-            };
-            if reported.insert((row.location.clone(), row.message.clone())) {
-                let data = git_swarm::serve::to_json(&row);
-                sent = sent && write!(out, "event: problem\ndata: {data}\n\n").is_ok();
-                wrote = true;
-            }
-        }
+        sent = sent && send_problems(&mut out, batch.problems);
         if !wrote && quiet_since.elapsed() >= KEEPALIVE {
             sent = sent && out.write_all(b": keepalive\n\n").is_ok();
-            wrote = true;
+            quiet_since = Instant::now();
         }
         if wrote {
             quiet_since = Instant::now();
-            sent = sent && out.flush().is_ok();
         }
+        sent = sent && out.flush().is_ok();
     }
+}
+
+/// Problems met reading the log (each said once by the follower), as
+/// `problem` events. False when the client has gone.
+fn send_problems(out: &mut impl Write, problems: Vec<git_swarm::problem::Problem>) -> bool {
+    problems.into_iter().all(|p| {
+        let row = git_swarm::serve::ProblemRow {
+            location: p.location(),
+            message: p.message,
+        };
+        let data = git_swarm::serve::to_json(&row);
+        write!(out, "event: problem\ndata: {data}\n\n").is_ok()
+    })
 }
 
 /// One event as a server-sent event: its id (for `Last-Event-ID`) and the
@@ -313,28 +315,4 @@ fn send_event(out: &mut impl Write, e: &git_swarm::event::Event) -> bool {
     let id: String = e.id.chars().filter(|c| !c.is_control()).collect();
     let data = git_swarm::serve::to_json(e);
     write!(out, "id: {id}\ndata: {data}\n\n").is_ok()
-}
-
-/// The ids a stream has sent, the oldest forgotten first.
-#[derive(Default)]
-struct Remembered {
-    set: HashSet<String>,
-    order: VecDeque<String>,
-}
-
-impl Remembered {
-    /// True when `id` is new.
-    fn insert(&mut self, id: &str) -> bool {
-        if self.set.contains(id) {
-            return false;
-        }
-        if self.order.len() >= REMEMBERED
-            && let Some(old) = self.order.pop_front()
-        {
-            self.set.remove(&old);
-        }
-        self.set.insert(id.to_owned());
-        self.order.push_back(id.to_owned());
-        true
-    }
 }
