@@ -152,7 +152,7 @@ enum Command {
     /// it lands in any month file (a new month's file included), once however
     /// many copies a merge or pull brings; JSON is then one object a line.
     Log(log::Args),
-    /// Counts and rates over the event log, for people and dashboards.
+    /// Show counts and rates over the event log, for people and dashboards.
     ///
     /// Events by kind; per directive: violations (as escalation counts them),
     /// remediations, escalation episodes begun and ended, overrides; per
