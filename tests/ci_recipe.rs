@@ -401,9 +401,20 @@ fn the_gitlab_job_writes_a_code_quality_report_and_the_diff() {
     for violate in [true, false] {
         let env = repo_without_directives();
         let (base, head) = pull_request(&env, violate);
+        // The project's remote, whose main is the target branch.
+        let remote = env.tmp.path().join("origin.git");
+        env.git(&["init", "-q", "--bare", remote.to_str().expect("utf-8 path")]);
+        env.git(&[
+            "remote",
+            "add",
+            "origin",
+            remote.to_str().expect("utf-8 path"),
+        ]);
+        env.git(&["push", "-q", "origin", &format!("{base}:refs/heads/main")]);
         // GitLab runs the lines in one shell that stops at the first failure.
         let mut cmd = env.command("bash", &env.root);
         cmd.args(["-e", "-o", "pipefail", "-c", &script.join("\n")])
+            .env("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main")
             .env("CI_MERGE_REQUEST_DIFF_BASE_SHA", &base)
             .env("CI_COMMIT_SHA", &head);
         for (k, v) in job["variables"].as_object().expect("variables") {
@@ -485,4 +496,41 @@ fn the_recipes_scripts_pass_shellcheck() {
         };
         assert_eq!(findings, "", "shellcheck on:\n{script}");
     }
+}
+
+#[test]
+fn a_diff_too_long_for_a_comment_keeps_its_summary() {
+    let env = repo_without_directives();
+    let (base, _) = pull_request(&env, false);
+    // 300 directives of long lessons: a markdown diff far over GitHub's
+    // 65,536 characters for a comment.
+    for i in 0..300 {
+        directive(
+            &env,
+            &format!("lesson-{i:03}"),
+            &format!(
+                "lesson = \"{}\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"follow lesson {i}\"]",
+                "Keep every public function documented with an example that compiles and runs. "
+                    .repeat(3)
+                    .trim_end()
+            ),
+        );
+    }
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "many lessons"]);
+    let head = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let job = run_workflow(&env, &base, &head, "");
+    assert!(job.success, "{:#?}", job.output);
+    let whole = env.read("git-swarm-diff.md");
+    assert!(whole.len() > 65_536, "{}", whole.len());
+    let body = std::fs::read_to_string(env.tmp.path().join("gh-stub/body")).expect("posted");
+    assert!(body.len() < 65_536, "{}", body.len());
+    let lines: Vec<&str> = body.lines().collect();
+    assert_eq!(lines[0], "<!-- git-swarm:diff -->");
+    assert_eq!(&lines[1..4], &whole.lines().take(3).collect::<Vec<_>>()[..]);
+    assert!(lines[3].contains("301 directives added"), "{body}");
+    assert!(
+        body.contains("too long for a comment: it is the `git-swarm-diff` artifact"),
+        "{body}"
+    );
 }
