@@ -295,8 +295,11 @@ fn a_line_appended_by_another_process_is_streamed_and_nothing_is_written() {
     assert!(events.text.starts_with("HTTP/1.1 200"), "{}", events.text);
     assert!(events.text.contains("text/event-stream"));
     assert!(
-        events.text.contains("id: 01KAAAAAAAAAAAAAAAAAAAAAA2"),
-        "the backlog"
+        events
+            .text
+            .contains(r#"data: {"id":"01KAAAAAAAAAAAAAAAAAAAAAA2""#),
+        "the backlog: {}",
+        events.text
     );
     env.swarm(&[
         "record",
@@ -314,7 +317,7 @@ fn a_line_appended_by_another_process_is_streamed_and_nothing_is_written() {
         .and_then(|e| e["id"].as_str().map(str::to_owned))
         .expect("the recorded id");
     assert!(
-        events.until(&format!("id: {id}"), Duration::from_secs(30)),
+        events.until(&format!(r#""id":"{id}""#), Duration::from_secs(30)),
         "{}",
         events.text
     );
@@ -353,6 +356,7 @@ fn a_line_appended_by_another_process_is_streamed_and_nothing_is_written() {
 fn bad_requests_get_an_answer_and_the_server_keeps_serving() {
     let env = store();
     let served = Served::start(&env, &[]);
+    let mut answers = Vec::new();
     let long = format!(
         "GET /{} HTTP/1.1\r\nHost: {}\r\n\r\n",
         "a".repeat(100_000),
@@ -376,9 +380,34 @@ fn bad_requests_get_an_answer_and_the_server_keeps_serving() {
         )
         .into_bytes()[..40]
             .to_vec(),
+        format!(
+            "GET / HTTP/1.1\r\nHost: {0}\r\nHost: evil.example:{1}\r\n\r\n",
+            served.host(),
+            served.port
+        )
+        .into_bytes(),
     ] {
-        let _ = served.raw_then_close(&raw);
+        let reply = served.raw_then_close(&raw);
+        answers.push((reply.status, reply.body));
     }
+    let said = |status: u16, body: &str| (status, format!("{body}\n"));
+    assert_eq!(
+        answers,
+        [
+            // Blank lines only: nothing was asked, nothing is answered.
+            (0, String::new()),
+            said(400, "Bad request."),
+            said(400, "Bad request."),
+            said(400, "Bad request."),
+            said(400, "Bad request."),
+            // A header value that is not ASCII is taken as it is.
+            (200, include_str!("../src/cli/serve/page.html").to_owned()),
+            said(431, "The request head is too large."),
+            // Cut short: the head never ended.
+            said(400, "Bad request."),
+            said(400, "Bad request."),
+        ]
+    );
     assert_eq!(served.get("/api/overview.json").status, 200);
     let (code, stderr) = served.terminate();
     assert_eq!(code, Some(0), "{stderr}");
@@ -416,5 +445,148 @@ fn another_address_only_when_asked_and_a_taken_port_is_said() {
     assert!(
         !stderr.contains("warning"),
         "loopback is not warned about: {stderr}"
+    );
+}
+
+#[test]
+fn requests_pipelined_after_the_stream_are_not_answered_and_hold_nothing() {
+    let env = store();
+    let served = Served::start(&env, &[]);
+    let one = format!("GET / HTTP/1.1\r\nHost: {}\r\n\r\n", served.host());
+    let mut events = served.events_sending(b"", one.repeat(40).as_bytes());
+    assert!(
+        events.until("event: live", Duration::from_secs(30)),
+        "{}",
+        events.text
+    );
+    // More than the 32 connections the server serves at once, each its own.
+    for _ in 0..40 {
+        assert_eq!(served.get("/app.css").status, 200);
+    }
+    // One request per connection: the stream's connection answers nothing else.
+    assert!(!events.until("never sent", Duration::from_millis(500)));
+    assert_eq!(
+        events.text.matches("HTTP/1.1").count(),
+        1,
+        "{}",
+        events.text
+    );
+    // A stream to a client that never reads does not keep the server alive.
+    let _unread = served.events();
+    let (code, stderr) = served.terminate();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn connections_past_the_cap_get_a_503_and_closing_frees_them() {
+    let env = store();
+    let served = Served::start(&env, &[]);
+    // Idle connections, each holding a place until it sends a head or leaves.
+    let idle: Vec<std::net::TcpStream> = (0..32)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", served.port)).expect("connect"))
+        .collect();
+    // The server takes them in turn: wait until all 32 hold their place.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let refused = loop {
+        let r = served.get("/app.css");
+        if r.status == 503 || std::time::Instant::now() > deadline {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(refused.body.contains("Too many open connections"));
+    drop(idle);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let answered = loop {
+        let r = served.get("/app.css");
+        if r.status == 200 || std::time::Instant::now() > deadline {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(answered.status, 200, "{answered:?}");
+}
+
+#[test]
+fn an_event_id_that_is_not_ascii_survives_a_reconnect() {
+    let env = store();
+    let id = "é-ü\u{2028}id with spaces";
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(".swarm/events/2026-11.jsonl"))
+        .expect("open log");
+    std::io::Write::write_all(
+        &mut log,
+        format!(
+            "{}\n",
+            serde_json::json!({"id": id, "ts": "2026-11-22T08:00:00.000Z", "kind": "note"})
+        )
+        .as_bytes(),
+    )
+    .expect("append");
+    let served = Served::start(&env, &[]);
+    let mut first = served.events();
+    assert!(
+        first.until("event: live", Duration::from_secs(30)),
+        "{}",
+        first.text
+    );
+    // The id travels in the event's JSON only, never as an SSE `id:` field.
+    assert!(
+        first.text.contains(r#""id":"é-ü\u2028id with spaces""#),
+        "{}",
+        first.text
+    );
+    assert!(!first.text.contains("\nid:"), "{}", first.text);
+    drop(first);
+    // A browser that saw an id resends it raw in Last-Event-ID.
+    let mut again = served.events_sending(format!("Last-Event-ID: {id}\r\n").as_bytes(), b"");
+    assert!(
+        again.until("event: live", Duration::from_secs(30)),
+        "{}",
+        again.text
+    );
+    assert!(again.text.starts_with("HTTP/1.1 200"), "{}", again.text);
+    // The latest events again, the page skipping those it has.
+    assert!(
+        again.text.contains(r#""id":"é-ü\u2028id with spaces""#),
+        "{}",
+        again.text
+    );
+    assert!(
+        again.text.contains("01KAAAAAAAAAAAAAAAAAAAAAA2"),
+        "{}",
+        again.text
+    );
+}
+
+#[test]
+fn the_plot_counts_each_directive_once_per_event_and_only_real_ones() {
+    let env = store();
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(".swarm/events/2026-11.jsonl"))
+        .expect("open log");
+    std::io::Write::write_all(
+        &mut log,
+        br#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAB1","ts":"2026-11-22T08:00:00.000Z","kind":"check","directive":"quiet-one","directives":["quiet-one","quiet-one","ghost"]}
+"#,
+    )
+    .expect("append");
+    let served = Served::start(&env, &[]);
+    let s = served.json("/api/series.json");
+    let series = s["series"].as_array().expect("series");
+    let names: Vec<&str> = series
+        .iter()
+        .map(|d| d["directive"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["no-markup", "quiet-one"], "no series for `ghost`");
+    let quiet = &series[1]["violations"];
+    assert_eq!(quiet[29], 1, "{quiet}");
+    let o = served.json("/api/overview.json");
+    assert_eq!(
+        o["violations"][0]["directives"],
+        serde_json::json!(["quiet-one"])
     );
 }

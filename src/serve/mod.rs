@@ -14,7 +14,7 @@
 //! (see [`to_json`], which also escapes `<`, `>` and `&`) and the page puts
 //! it in the document as text nodes only.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -222,25 +222,27 @@ pub fn overview(l: &Loaded) -> Overview {
     });
     escalations.truncate(MAX_RECENT);
 
+    let known = known_directives(l);
     let violations = l
         .log
         .iter()
         .rev()
         .filter_map(|e| match signal(e) {
-            Some((Signal::Violation { .. }, directives)) if !directives.is_empty() => {
-                Some(ViolationRow {
-                    id: e.id.clone(),
-                    ts: e.ts.clone(),
-                    kind: e.kind.clone(),
-                    directives,
-                    role: e.actor.role.clone(),
-                    detail: ["reason", "evidence", "change", "phase", "delegation"]
-                        .iter()
-                        .find_map(|f| e.str_field(f))
-                        .map(str::to_owned),
-                })
-            }
+            Some((Signal::Violation { .. }, directives)) => Some((e, violated(directives, &known))),
             _ => None,
+        })
+        .filter_map(|(e, directives)| {
+            (!directives.is_empty()).then(|| ViolationRow {
+                id: e.id.clone(),
+                ts: e.ts.clone(),
+                kind: e.kind.clone(),
+                directives,
+                role: e.actor.role.clone(),
+                detail: ["reason", "evidence", "change", "phase", "delegation"]
+                    .iter()
+                    .find_map(|f| e.str_field(f))
+                    .map(str::to_owned),
+            })
         })
         .take(MAX_RECENT)
         .collect();
@@ -327,7 +329,29 @@ pub struct DirectiveSeries {
     pub escalations: Vec<u32>,
 }
 
-/// Builds the plot's series from the log and the fold's episodes.
+/// The ids of the directives the store has.
+fn known_directives(l: &Loaded) -> BTreeSet<&str> {
+    l.index
+        .directives
+        .iter()
+        .filter(|e| e.directive.is_some())
+        .map(|e| e.stem())
+        .collect()
+}
+
+/// The directives an event violates, each once, in the order it names
+/// them, and only those that exist: `directives: ["x", "x", "ghost"]` is
+/// one violation of `x`.
+fn violated(named: Vec<String>, known: &BTreeSet<&str>) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    named
+        .into_iter()
+        .filter(|d| known.contains(d.as_str()) && seen.insert(d.clone()))
+        .collect()
+}
+
+/// Builds the plot's series from the log and the fold's episodes: each
+/// violation event counts once for each directive it names that exists.
 pub fn series(l: &Loaded) -> Series {
     let today = l.now.div_euclid(DAY_MS);
     let first = today - (SERIES_DAYS as i64 - 1);
@@ -350,17 +374,21 @@ pub fn series(l: &Loaded) -> Series {
                 escalations: vec![0; SERIES_DAYS],
             })
     }
+    let known = known_directives(l);
     for e in &l.log {
         let Some(at) = e.ts_millis().and_then(slot) else {
             continue;
         };
         if let Some((Signal::Violation { .. }, directives)) = signal(e) {
-            for d in directives {
+            for d in violated(directives, &known) {
                 row(&mut by_id, &d).violations[at] += 1;
             }
         }
     }
     for (id, state) in l.index.fold.loop_states() {
+        if !known.contains(id) {
+            continue;
+        }
         for ep in &state.episodes {
             if let Some(at) = slot(ep.start) {
                 row(&mut by_id, id).escalations[at] += 1;
@@ -379,14 +407,10 @@ pub fn series(l: &Loaded) -> Series {
     }
 }
 
-/// The events the stream starts with: the latest [`BACKLOG`], or, for a
-/// client that reconnects saying the last id it saw, those after it.
-pub fn backlog<'a>(log: &'a [Event], last_seen: Option<&str>) -> &'a [Event] {
-    let after = last_seen.and_then(|id| log.iter().rposition(|e| e.id == id));
-    match after {
-        Some(i) => &log[i + 1..],
-        None => &log[log.len().saturating_sub(BACKLOG)..],
-    }
+/// The events the stream starts with, and starts with again after a
+/// reconnect: the latest [`BACKLOG`] (the page skips those it already has).
+pub fn backlog(log: &[Event]) -> &[Event] {
+    &log[log.len().saturating_sub(BACKLOG)..]
 }
 
 /// `value` as JSON that is safe anywhere in an HTML document too: `<`, `>`
@@ -430,15 +454,10 @@ mod tests {
     }
 
     #[test]
-    fn backlog_is_the_latest_or_what_follows_the_last_seen() {
+    fn backlog_is_the_latest() {
         let log: Vec<Event> = (0..40).map(|i| event(&format!("E{i:02}"))).collect();
-        assert_eq!(backlog(&log, None).len(), BACKLOG);
-        assert_eq!(backlog(&log, None)[0].id, "E10");
-        let after = backlog(&log, Some("E37"));
-        assert_eq!(
-            after.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
-            ["E38", "E39"]
-        );
-        assert_eq!(backlog(&log, Some("unknown")).len(), BACKLOG);
+        assert_eq!(backlog(&log).len(), BACKLOG);
+        assert_eq!(backlog(&log)[0].id, "E10");
+        assert_eq!(backlog(&log[..3]).len(), 3);
     }
 }

@@ -73,7 +73,8 @@ pub fn route(method: &str, target: &str) -> Result<Route, Refusal> {
 /// page served from another origin that re-points its DNS name at this
 /// machine (DNS rebinding) sends its own name, and is refused. A server
 /// bound to one address answers only that address (or `localhost` when it
-/// is a loopback one); one bound to every address answers any IP literal.
+/// is a loopback one); one bound to every address answers any IP literal it
+/// can be reached by (`0.0.0.0`: IPv4 ones; `::`, dual-stack: any).
 pub fn host_allowed(host: Option<&str>, bound: SocketAddr) -> bool {
     let Some((name, port)) = host.and_then(split_host) else {
         return false;
@@ -86,7 +87,8 @@ pub fn host_allowed(host: Option<&str>, bound: SocketAddr) -> bool {
         return ip.is_loopback() || ip.is_unspecified();
     }
     match name.parse::<IpAddr>() {
-        Ok(asked) if ip.is_unspecified() => asked.is_ipv4() == ip.is_ipv4() || asked.is_loopback(),
+        // `::` is dual-stack (IPv4 reaches it too); `0.0.0.0` is IPv4 only.
+        Ok(asked) if ip.is_unspecified() => ip.is_ipv6() || asked.is_ipv4(),
         Ok(asked) => asked == ip,
         Err(_) => false,
     }
@@ -180,6 +182,12 @@ mod tests {
         let all: SocketAddr = "0.0.0.0:8000".parse().expect("addr");
         assert!(host_allowed(Some("192.0.2.7:8000"), all));
         assert!(!host_allowed(Some("box.example:8000"), all));
+        assert!(!host_allowed(Some("[::1]:8000"), all));
+        let dual: SocketAddr = "[::]:8000".parse().expect("addr");
+        assert!(host_allowed(Some("127.0.0.1:8000"), dual));
+        assert!(host_allowed(Some("[2001:db8::1]:8000"), dual));
+        assert!(host_allowed(Some("localhost:8000"), dual));
+        assert!(!host_allowed(Some("box.example:8000"), dual));
         let on80: SocketAddr = "127.0.0.1:80".parse().expect("addr");
         assert!(host_allowed(Some("127.0.0.1"), on80));
     }

@@ -104,17 +104,23 @@ impl Served {
         serde_json::from_str(&r.body).expect("JSON")
     }
 
-    /// Opens `/events` and returns the stream after its headers.
+    /// Opens `/events` and returns the stream (its headers included).
     pub fn events(&self) -> EventStream {
+        self.events_sending(b"", b"")
+    }
+
+    /// Opens `/events` with `headers` (each ending in CRLF) added to its
+    /// head and `after` sent after the head, on the same connection.
+    pub fn events_sending(&self, headers: &[u8], after: &[u8]) -> EventStream {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
         s.set_read_timeout(Some(Duration::from_millis(200)))
             .expect("timeout");
-        write!(
-            s,
-            "GET /events HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n",
+        let head = format!(
+            "GET /events HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n",
             self.host()
-        )
-        .expect("send");
+        );
+        s.write_all(&[head.as_bytes(), headers, b"\r\n", after].concat())
+            .expect("send");
         EventStream {
             stream: s,
             text: String::new(),

@@ -8,6 +8,9 @@ const SVG = "http://www.w3.org/2000/svg";
 // Okabe-Ito and Tableau colours: distinguishable with the common colour deficiencies.
 const COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#4E79A7", "#B07AA1", "#59A14F", "#9C755F", "#76B7B2"];
 const MAX_STREAM = 200;
+// Ids already shown, so that the latest events a reconnect sends again are
+// skipped; the oldest are forgotten past this many.
+const MAX_SEEN = 2000;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -182,7 +185,11 @@ function follow() {
   const stream = document.getElementById("stream");
   const state = document.getElementById("stream-state");
   const source = new EventSource("/events");
+  // Each connection starts with the latest events (not new, and maybe seen
+  // before the reconnect), then sends `live`.
   let backlog = true;
+  let opened = false;
+  const seen = new Set();
   const add = (text, attrs, live) => {
     const li = el("li", attrs, text);
     if (live) li.classList.add("new");
@@ -190,13 +197,24 @@ function follow() {
     while (stream.children.length > MAX_STREAM) stream.firstChild.remove();
     stream.scrollTop = stream.scrollHeight;
   };
-  source.addEventListener("open", () => { state.textContent = "(following)"; });
+  source.addEventListener("open", () => {
+    state.textContent = "(following)";
+    backlog = true;
+    // What changed while the stream was down is in the tables, not the backlog.
+    if (opened) refreshSoon();
+    opened = true;
+  });
   source.addEventListener("error", () => { state.textContent = "(reconnecting…)"; });
   source.addEventListener("live", () => { backlog = false; });
   source.addEventListener("message", (m) => {
     let e;
     try { e = JSON.parse(m.data); } catch (_) { return; }
-    add(streamLine(e), { "data-id": e.id || "", "data-kind": e.kind || "" }, !backlog);
+    const id = typeof e.id === "string" ? e.id : "";
+    if (seen.has(id)) return;
+    seen.add(id);
+    // A Set iterates in insertion order: the first is the oldest.
+    if (seen.size > MAX_SEEN) seen.delete(seen.values().next().value);
+    add(streamLine(e), { "data-id": id, "data-kind": e.kind || "" }, !backlog);
     if (!backlog) refreshSoon();
   });
   source.addEventListener("problem", (m) => {

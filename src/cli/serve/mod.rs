@@ -1,15 +1,20 @@
 //! `git swarm serve`: a read-only web page onto the loop, on loopback.
 //!
-//! HTTP with `tiny_http`: synchronous, a thread per request, which suits a
-//! page one person opens on their own machine (each live stream holds a
-//! thread while it is open, and their number is capped). What a request
-//! may ask for is decided by [`git_swarm::serve::route`] before anything is
-//! read; the data comes from [`git_swarm::serve`], read afresh from the
-//! store for each request; the page, its script and its style sheet are
-//! embedded in the binary. Nothing here writes to `.swarm/`. See docs/serve.md.
+//! HTTP over std's sockets ([`http`]): synchronous, a thread per
+//! connection, one request per connection, which suits a page one person
+//! opens on their own machine. Connections are capped (each open stream
+//! holds one), every head has a deadline and every write a timeout, so no
+//! client holds a thread for long, or stops the server from stopping. What a
+//! request may ask for is decided by [`git_swarm::serve::route`] before
+//! anything is read; the data comes from [`git_swarm::serve`], read afresh
+//! from the store for each request; the page, its script and its style sheet
+//! are embedded in the binary. Nothing here writes to `.swarm/`. See
+//! docs/serve.md.
+
+mod http;
 
 use std::io::Write;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -35,8 +40,16 @@ const PAGE: &str = include_str!("page.html");
 const SCRIPT: &str = include_str!("app.js");
 const STYLE: &str = include_str!("app.css");
 
-/// Requests answered at once, live streams included; more get a 503.
+/// Connections served at once, live streams included; more get a 503.
 const MAX_CLIENTS: usize = 32;
+/// Refusals (503) being written at once; past that a connection is closed
+/// unanswered.
+const MAX_REFUSALS: usize = 8;
+/// A request head must arrive whole within this.
+const HEAD_DEADLINE: Duration = Duration::from_secs(10);
+/// A write the client does not take within this ends its connection: a
+/// stream to a client that stopped reading ends then.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A comment line sent this often keeps a stream's connection alive and
 /// finds a client that left.
 const KEEPALIVE: Duration = Duration::from_secs(15);
@@ -55,13 +68,52 @@ const SECURITY_HEADERS: [(&str, &str); 6] = [
     ("Cache-Control", "no-store"),
 ];
 
-/// What every request's thread shares.
+/// What every connection's thread shares.
 struct Shared {
     repo: Repo,
     clock: git_swarm::event::Clock,
     bound: SocketAddr,
     stop: Arc<AtomicBool>,
     clients: AtomicUsize,
+    refusals: AtomicUsize,
+}
+
+/// One of a capped number of places, given back when dropped: when the
+/// thread holding it ends, panics, or never starts.
+struct Slot {
+    shared: Arc<Shared>,
+    refusal: bool,
+}
+
+impl Slot {
+    fn take(shared: &Arc<Shared>, refusal: bool) -> Option<Slot> {
+        let (count, max) = Slot::counter(shared, refusal);
+        count
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()?;
+        Some(Slot {
+            shared: Arc::clone(shared),
+            refusal,
+        })
+    }
+
+    fn counter(shared: &Shared, refusal: bool) -> (&AtomicUsize, usize) {
+        if refusal {
+            (&shared.refusals, MAX_REFUSALS)
+        } else {
+            (&shared.clients, MAX_CLIENTS)
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        Slot::counter(&self.shared, self.refusal)
+            .0
+            .fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
@@ -71,13 +123,16 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = Store::open(&repo, clock)?;
     ui.problems(&store.config_problems);
     let asked = SocketAddr::new(args.bind, args.port);
-    let server = tiny_http::Server::http(asked).map_err(|e| {
+    let cannot = |e: std::io::Error| {
         Error::usage(
             format!("cannot listen on {asked}: {e}"),
             "choose another port with --port N, or --port 0 for any free one",
         )
-    })?;
-    let bound = server.server_addr().to_ip().unwrap_or(asked);
+    };
+    let listener = TcpListener::bind(asked).map_err(cannot)?;
+    // Polled, so that a signal stops the server within one poll.
+    listener.set_nonblocking(true).map_err(cannot)?;
+    let bound = listener.local_addr().unwrap_or(asked);
     if !bound.ip().is_loopback() {
         ui.warning(
             &format!("listening on {bound}, not a loopback address: whoever can reach it can read the page"),
@@ -106,118 +161,199 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         bound,
         stop: Arc::clone(&stop),
         clients: AtomicUsize::new(0),
+        refusals: AtomicUsize::new(0),
     });
+    let mut spawn_failed = false;
     while !stop.load(Ordering::Relaxed) {
-        let request = match server.recv_timeout(Duration::from_millis(200)) {
-            Ok(Some(r)) => r,
-            Ok(None) => continue,
-            // Interrupted by the signal that stops the server.
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e.into()),
+        let sock = match listener.accept() {
+            Ok((sock, _)) => sock,
+            // Nothing waiting; also a full file table or a connection reset
+            // before it was taken: none of these ends the server.
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
         };
-        if shared.clients.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
-            shared.clients.fetch_sub(1, Ordering::SeqCst);
-            let _ = request.respond(text(503, "Too many open requests; try again."));
-            continue;
-        }
-        let shared = Arc::clone(&shared);
+        // The accept loop never writes: a slow client could block it.
+        let (slot, refusal) = match Slot::take(&shared, false) {
+            Some(slot) => (slot, false),
+            None => match Slot::take(&shared, true) {
+                Some(slot) => (slot, true),
+                // Closed unanswered: even the refusals are full.
+                None => continue,
+            },
+        };
         let spawned = std::thread::Builder::new()
             .name("serve".into())
             .spawn(move || {
-                answer(&shared, request);
-                shared.clients.fetch_sub(1, Ordering::SeqCst);
+                let shared = Arc::clone(&slot.shared);
+                connection(&shared, sock, refusal);
+                drop(slot);
             });
-        if spawned.is_err() {
-            // The request went with the closure: its connection is closed.
-            ui.warning("could not start a thread for a request", None);
+        // A thread that did not start dropped its closure: the slot is
+        // given back and the connection closed.
+        if spawned.is_err() && !spawn_failed {
+            spawn_failed = true;
+            ui.warning(
+                "could not start a thread for a connection; it was closed",
+                None,
+            );
         }
     }
     ui.note("Stopped.");
     Ok(ExitCode::SUCCESS)
 }
 
-type Response = tiny_http::Response<std::io::Cursor<Vec<u8>>>;
-
-fn header(name: &str, value: &str) -> Option<tiny_http::Header> {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+/// Serves one connection: one request, one answer, then closes it.
+fn connection(shared: &Shared, mut sock: TcpStream, refusal: bool) {
+    if sock.set_nonblocking(false).is_err() || sock.set_write_timeout(Some(WRITE_TIMEOUT)).is_err()
+    {
+        return;
+    }
+    if refusal {
+        let _ = send_text(
+            &mut sock,
+            503,
+            "Too many open connections; try again.",
+            false,
+        );
+        http::close(sock);
+        return;
+    }
+    match http::read_request(&mut sock, HEAD_DEADLINE) {
+        Ok(request) => answer(shared, &request, &mut sock),
+        Err(e) => {
+            if let Some((status, text)) = e.answer() {
+                let _ = send_text(&mut sock, status, text, false);
+            }
+        }
+    }
+    http::close(sock);
 }
 
-fn respond_with(status: u16, content_type: &str, body: Vec<u8>) -> Response {
-    let mut r = tiny_http::Response::from_data(body).with_status_code(status);
-    for (name, value) in SECURITY_HEADERS
+fn send(
+    sock: &mut TcpStream,
+    status: u16,
+    content_type: &str,
+    extra: &[(&str, &str)],
+    body: &[u8],
+    head_only: bool,
+) -> std::io::Result<()> {
+    let headers: Vec<(&str, &str)> = SECURITY_HEADERS
         .iter()
         .copied()
         .chain([("Content-Type", content_type)])
-    {
-        if let Some(h) = header(name, value) {
-            r.add_header(h);
-        }
-    }
-    r
+        .chain(extra.iter().copied())
+        .collect();
+    http::respond(sock, status, &headers, body, head_only)
 }
 
-fn text(status: u16, body: &str) -> Response {
-    respond_with(
+fn send_text(
+    sock: &mut TcpStream,
+    status: u16,
+    body: &str,
+    head_only: bool,
+) -> std::io::Result<()> {
+    send(
+        sock,
         status,
         "text/plain; charset=utf-8",
-        format!("{body}\n").into_bytes(),
+        &[],
+        format!("{body}\n").as_bytes(),
+        head_only,
     )
 }
 
-fn json(status: u16, body: String) -> Response {
-    respond_with(status, "application/json; charset=utf-8", body.into_bytes())
-}
-
-fn request_header<'a>(request: &'a tiny_http::Request, name: &'static str) -> Option<&'a str> {
-    request
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv(name))
-        .map(|h| h.value.as_str())
-}
-
 /// Answers one request; never panics on what the client sent.
-fn answer(shared: &Shared, request: tiny_http::Request) {
-    if !route::host_allowed(request_header(&request, "Host"), shared.bound) {
-        let _ = request.respond(text(
+fn answer(shared: &Shared, request: &http::Request, sock: &mut TcpStream) {
+    let head_only = request.method == "HEAD";
+    if !route::host_allowed(request.header("Host"), shared.bound) {
+        let _ = send_text(
+            sock,
             403,
             "This server answers only requests addressed to it by its own address (Host header).",
-        ));
+            head_only,
+        );
         return;
     }
-    let method = request.method().as_str().to_owned();
-    let response = match route::route(&method, request.url()) {
-        Err(Refusal::NotFound) => text(404, "Not found."),
-        Err(Refusal::MethodNotAllowed) => {
-            let mut r = text(405, "Read-only: only GET and HEAD.");
-            if let Some(h) = header("Allow", "GET, HEAD") {
-                r.add_header(h);
-            }
-            r
-        }
-        Ok(Route::Page) => respond_with(200, "text/html; charset=utf-8", PAGE.into()),
-        Ok(Route::Script) => respond_with(200, "text/javascript; charset=utf-8", SCRIPT.into()),
-        Ok(Route::Style) => respond_with(200, "text/css; charset=utf-8", STYLE.into()),
+    let json = |sock: &mut TcpStream, status: u16, body: String| {
+        send(
+            sock,
+            status,
+            "application/json; charset=utf-8",
+            &[],
+            body.as_bytes(),
+            head_only,
+        )
+    };
+    let _ = match route::route(&request.method, &request.target) {
+        Err(Refusal::NotFound) => send_text(sock, 404, "Not found.", head_only),
+        Err(Refusal::MethodNotAllowed) => send(
+            sock,
+            405,
+            "text/plain; charset=utf-8",
+            &[("Allow", "GET, HEAD")],
+            b"Read-only: only GET and HEAD.\n",
+            false,
+        ),
+        Ok(Route::Page) => send(
+            sock,
+            200,
+            "text/html; charset=utf-8",
+            &[],
+            PAGE.as_bytes(),
+            head_only,
+        ),
+        Ok(Route::Script) => send(
+            sock,
+            200,
+            "text/javascript; charset=utf-8",
+            &[],
+            SCRIPT.as_bytes(),
+            head_only,
+        ),
+        Ok(Route::Style) => send(
+            sock,
+            200,
+            "text/css; charset=utf-8",
+            &[],
+            STYLE.as_bytes(),
+            head_only,
+        ),
         Ok(route @ (Route::Overview | Route::Series)) => match load(shared) {
             Ok(l) if route == Route::Overview => json(
+                sock,
                 200,
                 git_swarm::serve::to_json(&git_swarm::serve::overview(&l)),
             ),
             Ok(l) => json(
+                sock,
                 200,
                 git_swarm::serve::to_json(&git_swarm::serve::series(&l)),
             ),
             Err(e) => json(
+                sock,
                 500,
                 git_swarm::serve::to_json(&serde_json::json!({ "error": e.to_string() })),
             ),
         },
-        Ok(Route::Events) if method == "HEAD" => {
-            respond_with(200, "text/event-stream; charset=utf-8", Vec::new())
+        Ok(Route::Events) if head_only => {
+            let head = http::head(200, &stream_headers(), None);
+            sock.write_all(head.as_bytes())
         }
-        Ok(Route::Events) => return stream(shared, request),
+        Ok(Route::Events) => {
+            stream(shared, sock);
+            Ok(())
+        }
     };
-    let _ = request.respond(response);
+}
+
+fn stream_headers() -> Vec<(&'static str, &'static str)> {
+    SECURITY_HEADERS
+        .iter()
+        .copied()
+        .chain([("Content-Type", "text/event-stream; charset=utf-8")])
+        .collect()
 }
 
 fn open_store(shared: &Shared) -> Result<Store, Error> {
@@ -228,18 +364,20 @@ fn load(shared: &Shared) -> Result<git_swarm::serve::Loaded, Error> {
     git_swarm::serve::load(&open_store(shared)?)
 }
 
-/// `/events`: the latest events (or those after the client's
-/// `Last-Event-ID`), then each line appended to the log as it comes, as
-/// server-sent events, until the client leaves or the server stops.
-fn stream(shared: &Shared, request: tiny_http::Request) {
+/// `/events`: the latest events, then each line appended to the log as it
+/// comes, as server-sent events, until the client leaves (or stops
+/// reading) or the server stops. A client that reconnects gets the latest
+/// events again and skips those it has (by the id in each event's JSON):
+/// the log's order by time is not the order lines arrive in, so "what
+/// followed the last one seen" has no answer.
+fn stream(shared: &Shared, sock: &mut TcpStream) {
     let store = match open_store(shared) {
         Ok(s) => s,
         Err(e) => {
-            let _ = request.respond(text(500, &e.to_string()));
+            let _ = send_text(sock, 500, &e.to_string(), false);
             return;
         }
     };
-    let last_seen = request_header(&request, "Last-Event-ID").map(str::to_owned);
     // The stream reads the log as `log --follow` does: the first poll is the
     // whole log, de-duplicated and in order; each later one what landed
     // since, every event once.
@@ -248,20 +386,17 @@ fn stream(shared: &Shared, request: tiny_http::Request) {
     let first = match follower.poll() {
         Ok(batch) => batch,
         Err(e) => {
-            let _ = request.respond(text(500, &e.to_string()));
+            let _ = send_text(sock, 500, &e.to_string(), false);
             return;
         }
     };
-    let mut out = request.into_writer();
-    let mut head = String::from(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nConnection: close\r\n",
-    );
-    for (name, value) in SECURITY_HEADERS {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\nretry: 2000\n\n");
-    let mut sent = out.write_all(head.as_bytes()).is_ok();
-    for e in git_swarm::serve::backlog(&first.events, last_seen.as_deref()) {
+    // Written a batch at a time; each write is bounded by the socket's
+    // write timeout.
+    let mut out = std::io::BufWriter::new(sock);
+    let head = http::head(200, &stream_headers(), None);
+    let mut sent =
+        out.write_all(head.as_bytes()).is_ok() && out.write_all(b"retry: 2000\n\n").is_ok();
+    for e in git_swarm::serve::backlog(&first.events) {
         sent = sent && send_event(&mut out, e);
     }
     // The whole log is not kept while the stream lasts.
@@ -308,11 +443,11 @@ fn send_problems(out: &mut impl Write, problems: Vec<git_swarm::problem::Problem
     })
 }
 
-/// One event as a server-sent event: its id (for `Last-Event-ID`) and the
-/// event as JSON on one `data:` line. False when the client has gone.
+/// One event as a server-sent event: the event as JSON on one `data:`
+/// line. No `id:` field: an event id is any text (a line break, bytes a
+/// browser would send back raw in `Last-Event-ID`), and the page skips
+/// repeats by the id inside the JSON. False when the client has gone.
 fn send_event(out: &mut impl Write, e: &git_swarm::event::Event) -> bool {
-    // An id with a line break would end the field early; event ids have none.
-    let id: String = e.id.chars().filter(|c| !c.is_control()).collect();
     let data = git_swarm::serve::to_json(e);
-    write!(out, "id: {id}\ndata: {data}\n\n").is_ok()
+    write!(out, "data: {data}\n\n").is_ok()
 }
