@@ -359,3 +359,35 @@ fn since_limits_the_counts_to_the_window() {
     bad.code(2);
     assert!(bad.stderr.contains("--since"), "{}", bad.snapshot());
 }
+
+/// A ULID is the same id in either case: the fold counts one event, and
+/// so must `stats` (the same line, merged once with its id upper-cased).
+#[test]
+fn a_ulid_in_two_cases_counts_once_as_the_fold_counts_it() {
+    let env = TestEnv::initialised();
+    let line = |id: &str| {
+        format!(
+            r#"{{"id":"{id}","ts":"2026-11-12T10:00:00.000Z","kind":"check","directive":"run-tests-before-handoff","outcome":"fail","change":"c1","selection":"staged","enforcement":"warn","predicates":[]}}"#
+        )
+    };
+    env.write(
+        ".swarm/events/2026-11.jsonl",
+        format!(
+            "{}\n{}\n",
+            line("01JD0000000000000000000000"),
+            line("01jd0000000000000000000000")
+        ),
+    );
+    let run = env.swarm(&["stats", "--format", "json"]);
+    run.success();
+    let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(v["events"], 1, "{}", run.stdout);
+    assert_eq!(v["checks"]["failed"], 1, "{}", run.stdout);
+    let d = v["directives"]
+        .as_array()
+        .expect("directives")
+        .iter()
+        .find(|d| d["id"] == "run-tests-before-handoff")
+        .expect("the directive");
+    assert_eq!(d["violations"], 1, "{}", run.stdout);
+}
