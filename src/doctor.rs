@@ -176,8 +176,9 @@ const MAX_DEPTH: usize = 4;
 
 /// Every conflict marker line in the regular files under `.swarm/` (not
 /// `local/`, which git does not track), by path and line. Links are not
-/// followed, files over `events.max_file_bytes` are not read (other checks
-/// report them).
+/// followed; each file is read up to its own kind's limit (other checks
+/// report a file over it), so a low `events.max_file_bytes` does not hide
+/// the markers of a directive.
 pub fn conflict_markers(store: &Store) -> Vec<Problem> {
     let mut files = Vec::new();
     collect_files(&store.swarm_dir, 0, &mut files);
@@ -188,25 +189,76 @@ pub fn conflict_markers(store: &Store) -> Vec<Problem> {
     files.sort();
     let mut out = Vec::new();
     for path in files {
-        let Ok(bytes) = crate::safe_fs::read(&path, store.config.events.max_file_bytes) else {
+        let Ok(bytes) = crate::safe_fs::read(&path, read_limit(store, &path)) else {
             continue;
         };
         let rel = store.rel(&path);
-        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            if let Some(marker) = conflict_marker(line) {
-                let line_no = u32::try_from(i + 1).unwrap_or(u32::MAX);
-                out.push(
-                    Problem::error(
-                        &rel,
-                        "conflict_marker",
-                        format!("conflict marker `{marker}` left by a merge"),
-                    )
-                    .at(line_no, 1)
-                    .with_hint("resolve the conflict in this file (keep what each side needs, remove the markers), then run `git swarm validate`"),
-                );
+        for (line_no, marker) in markers_in(&bytes) {
+            out.push(
+                Problem::error(
+                    &rel,
+                    "conflict_marker",
+                    format!("conflict marker `{marker}` left by a merge"),
+                )
+                .at(line_no, 1)
+                .with_hint("resolve the conflict in this file (keep what each side needs, remove the markers), then run `git swarm validate`"),
+            );
+        }
+    }
+    out
+}
+
+/// The most of `path` its readers read: what validate bounds each kind of
+/// file by (events by `events.max_file_bytes`, a directive, quarantined
+/// directive or proposal by the directive limit, a handoff by its own), and
+/// the config's limit for anything else.
+fn read_limit(store: &Store, path: &Path) -> u64 {
+    let folder = path
+        .strip_prefix(&store.swarm_dir)
+        .ok()
+        .and_then(|rel| rel.components().next())
+        .and_then(|c| c.as_os_str().to_str());
+    match folder {
+        Some("events") => store.config.events.max_file_bytes,
+        Some("directives" | "quarantine" | "proposals") => crate::directive::limits::FILE_MAX,
+        Some("handoffs") => crate::handoff::HANDOFF_MAX,
+        _ => crate::store::CONFIG_MAX,
+    }
+}
+
+/// The marker lines of a file, by 1-based line: `<<<<<<<` and `>>>>>>>`
+/// always; `=======` and `|||||||` only between a `<<<<<<<` and the next
+/// `>>>>>>>`, since alone they are ordinary text (a setext heading, a line
+/// of a TOML multi-line string).
+fn markers_in(bytes: &[u8]) -> Vec<(u32, &'static str)> {
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    let mut out = Vec::new();
+    // The open `<<<<<<<`'s line index, and the middle markers seen since.
+    let mut open: Option<Vec<(u32, &'static str)>> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let Some(marker) = conflict_marker(line) else {
+            continue;
+        };
+        let line_no = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        match marker {
+            "<<<<<<<" => {
+                out.push((line_no, marker));
+                // A second opening before a close: the middles seen belong
+                // to no closed conflict.
+                open = Some(Vec::new());
+            }
+            ">>>>>>>" => {
+                out.extend(open.take().unwrap_or_default());
+                out.push((line_no, marker));
+            }
+            _ => {
+                if let Some(middles) = open.as_mut() {
+                    middles.push((line_no, marker));
+                }
             }
         }
     }
+    out.sort_unstable();
     out
 }
 
@@ -243,7 +295,18 @@ fn collect_files(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) {
 
 #[cfg(test)]
 mod tests {
-    use super::conflict_marker;
+    use super::{conflict_marker, markers_in};
+
+    #[test]
+    fn middle_markers_count_only_inside_a_conflict() {
+        let heading = b"Title\n=======\ntext\n";
+        assert!(markers_in(heading).is_empty());
+        let conflict = b"a\n<<<<<<< HEAD\nx\n||||||| base\n=======\ny\n>>>>>>> f\n=======\n";
+        let found: Vec<u32> = markers_in(conflict).iter().map(|m| m.0).collect();
+        assert_eq!(found, [2, 4, 5, 7]);
+        // An unclosed `<<<<<<<` is reported, its middles are not.
+        assert_eq!(markers_in(b"<<<<<<< HEAD\n=======\n"), [(1, "<<<<<<<")]);
+    }
 
     #[test]
     fn only_whole_line_markers_count() {

@@ -145,3 +145,45 @@ fn event_files_conflict_only_without_union_merge_and_json_strings_are_not_marker
     let run = env.swarm(&["doctor"]);
     assert!(!run.stdout.contains("conflict"), "{}", run.snapshot());
 }
+
+/// A bare `=======` outside a conflict is text (a setext heading, a line of
+/// a TOML multi-line string), and a low events limit does not stop the
+/// markers of a directive from being found.
+#[test]
+fn a_bare_separator_is_text_and_each_file_has_its_own_limit() {
+    let env = conflicted();
+    let lines = marker_lines(&env, DIRECTIVE);
+    env.write(
+        ".swarm/README.md",
+        "Lessons\n=======\n\nWhat agents learnt.\n",
+    );
+    let config = env.read(".swarm/config.toml");
+    // The events section, its file limit set (or replaced) to 64 bytes.
+    let mut low: Vec<String> = config
+        .lines()
+        .filter(|l| !l.starts_with("max_file_bytes"))
+        .map(str::to_owned)
+        .collect();
+    let events = low
+        .iter()
+        .position(|l| l == "[events]")
+        .unwrap_or_else(|| panic!("no [events] in {config}"));
+    low.insert(events + 1, "max_file_bytes = 64".to_owned());
+    let low = low.join("\n") + "\n";
+    env.write(".swarm/config.toml", low);
+    let run = env.swarm(&["doctor"]);
+    run.code(1);
+    assert!(
+        !run.stdout.contains(".swarm/README.md"),
+        "a setext heading is not a marker:\n{}",
+        run.snapshot()
+    );
+    for line in &lines {
+        let at = format!("{DIRECTIVE}:{line}:1: error: conflict marker");
+        assert!(
+            run.stdout.contains(&at),
+            "{at} missing with events.max_file_bytes = 64:\n{}",
+            run.snapshot()
+        );
+    }
+}

@@ -286,3 +286,40 @@ fn a_closed_pipe_ends_follow_quietly() {
     assert_eq!(status.code(), Some(0), "stderr:\n{err}");
     assert_eq!(err, "", "a closed pipe is not an error");
 }
+
+/// A pull that replaces a month file with one holding a line merged in
+/// before what was read (local A,B; the clone merged A,C,B): C prints, and
+/// no half line is reported. The file is rewritten in place, as a file
+/// system that hands the new file the old inode leaves it, then replaced
+/// by a rename over it.
+#[test]
+fn a_line_merged_in_before_the_offset_prints_when_the_file_is_replaced() {
+    let env = TestEnv::initialised();
+    let nov = ".swarm/events/2026-11.jsonl";
+    let line = |id: &str, day: u8, name: &str| {
+        format!(
+            r#"{{"id":"{id}","ts":"2026-11-{day:02}T00:00:00.000Z","kind":"retired","directive":"{name}","reason":"r"}}"#
+        ) + "\n"
+    };
+    let a = line("01KAAAAAAAAAAAAAAAAAAAAAAA", 1, "a");
+    let b = line("01KBBBBBBBBBBBBBBBBBBBBBBB", 3, "b");
+    let c = line("01KCCCCCCCCCCCCCCCCCCCCCCC", 2, "c");
+    let d = line("01KDDDDDDDDDDDDDDDDDDDDDDD", 4, "d");
+    env.write(nov, a.clone() + &b);
+    let follow = Follow::start(&env, &["--format", "json"]);
+    assert_eq!(follow.next_event("a")["directive"], "a");
+    assert_eq!(follow.next_event("b")["directive"], "b");
+
+    // Rewritten in place: the same inode, a line before the old offset.
+    std::fs::write(env.path(nov), a.clone() + &c + &b).expect("rewrite");
+    assert_eq!(follow.next_event("c, merged in before b")["directive"], "c");
+
+    // Replaced by a rename over it, another line before the offset.
+    let tmp = env.path(".swarm/events/tmp-replace");
+    std::fs::write(&tmp, a.clone() + &d + &c + &b).expect("write");
+    std::fs::rename(&tmp, env.path(nov)).expect("rename");
+    assert_eq!(follow.next_event("d, merged in before c")["directive"], "d");
+    follow.quiet_for(Duration::from_millis(500), "nothing else is new");
+    let stderr = follow.stop();
+    assert!(!stderr.contains("error:"), "no problem:\n{stderr}");
+}

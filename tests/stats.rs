@@ -173,22 +173,19 @@ fn openmetrics_output_parses_with_the_reference_parser() {
     );
     let directive = |name: &str, id: &str| sample(&families, name, json!({ "directive": id }));
     assert_eq!(
-        directive(
-            "git_swarm_directive_violations_total",
-            "run-tests-before-handoff"
-        ),
+        directive("git_swarm_directive_violations", "run-tests-before-handoff"),
         2.0
     );
     assert_eq!(
         directive(
-            "git_swarm_directive_escalations_total",
+            "git_swarm_directive_escalations",
             "run-tests-before-handoff"
         ),
         1.0
     );
     assert_eq!(
         directive(
-            "git_swarm_directive_deescalations_total",
+            "git_swarm_directive_deescalations",
             "run-tests-before-handoff"
         ),
         1.0
@@ -198,11 +195,11 @@ fn openmetrics_output_parses_with_the_reference_parser() {
         0.0
     );
     assert_eq!(
-        directive("git_swarm_directive_violations_total", "no-private-keys"),
+        directive("git_swarm_directive_violations", "no-private-keys"),
         1.0
     );
     assert_eq!(
-        directive("git_swarm_directive_remediations_total", "no-private-keys"),
+        directive("git_swarm_directive_remediations", "no-private-keys"),
         1.0
     );
     assert_eq!(
@@ -210,22 +207,21 @@ fn openmetrics_output_parses_with_the_reference_parser() {
         1.0
     );
     assert_eq!(
-        directive(
-            "git_swarm_directive_violations_total",
-            "lockfile-with-manifest"
-        ),
+        directive("git_swarm_directive_violations", "lockfile-with-manifest"),
         0.0
     );
-    // The hostile id comes back exactly as the log holds it.
+    // The hostile id has no file in the tree: no series of its own, counted.
     assert_eq!(
-        directive("git_swarm_directive_violations_total", "evil\"id\\x\ny"),
+        sample(&families, "git_swarm_unknown_directives", json!({})),
         1.0
     );
+    assert_eq!(family("git_swarm_directive_violations")["type"], "gauge");
+    assert_eq!(family("git_swarm_acks")["type"], "gauge");
 
     let acks = |role: &str, outcome: &str| {
         sample(
             &families,
-            "git_swarm_acks_total",
+            "git_swarm_acks",
             json!({ "role": role, "outcome": outcome }),
         )
     };
@@ -306,44 +302,65 @@ fn openmetrics_output_parses_with_the_reference_parser() {
 #[test]
 fn since_limits_the_counts_to_the_window() {
     let env = store();
+    // The counts, checked without any parser.
+    let run = env.swarm(&["stats", "--format", "json", "--since", "2026-11-13"]);
+    run.success();
+    let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let d = |id: &str| {
+        v["directives"]
+            .as_array()
+            .expect("directives")
+            .iter()
+            .find(|d| d["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}: {v}"))
+            .clone()
+    };
+    assert_eq!(d("run-tests-before-handoff")["violations"], 1);
+    assert_eq!(d("run-tests-before-handoff")["escalations"], 1);
+    assert_eq!(d("no-private-keys")["violations"], 0);
+    assert_eq!(v["checks"]["failed"], 1);
+    let roles: Vec<(&str, &Value)> = v["roles"]
+        .as_array()
+        .expect("roles")
+        .iter()
+        .map(|r| (r["role"].as_str().expect("role"), &r["delegations"]))
+        .collect();
+    assert_eq!(roles, [("we\"ird\\role\nx", &json!(1))]);
+
     let run = env.swarm(&["stats", "--format", "openmetrics", "--since", "2026-11-13"]);
     run.success();
+    // A window's counts slide: every one is a gauge.
+    assert!(!run.stdout.contains(" counter\n"), "{}", run.stdout);
+    assert!(!run.stdout.contains("_total"), "{}", run.stdout);
     let Some(families) = parse_openmetrics(&run.stdout) else {
         return;
     };
     let directive = |name: &str, id: &str| sample(&families, name, json!({ "directive": id }));
     // Of the two check failures, one is in the window; the episode began in it.
     assert_eq!(
+        directive("git_swarm_directive_violations", "run-tests-before-handoff"),
+        1.0
+    );
+    assert_eq!(
         directive(
-            "git_swarm_directive_violations_total",
+            "git_swarm_directive_escalations",
             "run-tests-before-handoff"
         ),
         1.0
     );
     assert_eq!(
-        directive(
-            "git_swarm_directive_escalations_total",
-            "run-tests-before-handoff"
-        ),
-        1.0
-    );
-    assert_eq!(
-        directive("git_swarm_directive_violations_total", "no-private-keys"),
+        directive("git_swarm_directive_violations", "no-private-keys"),
         0.0
     );
     assert_eq!(
-        sample(
-            &families,
-            "git_swarm_checks_total",
-            json!({"outcome": "fail"})
-        ),
+        sample(&families, "git_swarm_checks", json!({"outcome": "fail"})),
         1.0
     );
     // Only the hostile role delegated in the window.
     assert_eq!(
         sample(
             &families,
-            "git_swarm_delegations_total",
+            "git_swarm_delegations",
             json!({"role": "we\"ird\\role\nx"})
         ),
         1.0
@@ -358,4 +375,95 @@ fn since_limits_the_counts_to_the_window() {
     let bad = env.swarm(&["stats", "--since", "last tuesday"]);
     bad.code(2);
     assert!(bad.stderr.contains("--since"), "{}", bad.snapshot());
+}
+
+/// A ULID is the same id in either case: the fold counts one event, and
+/// so must `stats` (the same line, merged once with its id upper-cased).
+#[test]
+fn a_ulid_in_two_cases_counts_once_as_the_fold_counts_it() {
+    let env = TestEnv::initialised();
+    let line = |id: &str| {
+        format!(
+            r#"{{"id":"{id}","ts":"2026-11-12T10:00:00.000Z","kind":"check","directive":"run-tests-before-handoff","outcome":"fail","change":"c1","selection":"staged","enforcement":"warn","predicates":[]}}"#
+        )
+    };
+    env.write(
+        ".swarm/events/2026-11.jsonl",
+        format!(
+            "{}\n{}\n",
+            line("01JD0000000000000000000000"),
+            line("01jd0000000000000000000000")
+        ),
+    );
+    let run = env.swarm(&["stats", "--format", "json"]);
+    run.success();
+    let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(v["events"], 1, "{}", run.stdout);
+    assert_eq!(v["checks"]["failed"], 1, "{}", run.stdout);
+    let d = v["directives"]
+        .as_array()
+        .expect("directives")
+        .iter()
+        .find(|d| d["id"] == "run-tests-before-handoff")
+        .expect("the directive");
+    assert_eq!(d["violations"], 1, "{}", run.stdout);
+}
+
+/// One hostile line naming thousands of directives, and lines of many
+/// unknown kinds, roles and violations, make a bounded number of series.
+#[test]
+fn hostile_label_values_make_a_bounded_number_of_series() {
+    let env = TestEnv::initialised();
+    let ids: Vec<String> = (0..5000).map(|i| format!("\"d{i}\"")).collect();
+    let mut log = format!(
+        r#"{{"id":"h-0","ts":"2026-11-01T00:00:00.000Z","kind":"check","directive":"x","directives":[{}],"outcome":"fail","change":"c","selection":"staged","enforcement":"warn","predicates":[]}}"#,
+        ids.join(",")
+    ) + "\n";
+    for i in 0..200 {
+        log += &format!(r#"{{"id":"k-{i}","ts":"2026-11-02T00:00:00.000Z","kind":"kind_{i}"}}"#);
+        log += "\n";
+        log += &format!(
+            r#"{{"id":"s-{i}","ts":"2026-11-02T00:00:00.000Z","kind":"shown","actor":{{"role":"r{i}"}},"directives":[],"shown":[],"tools":[]}}"#
+        );
+        log += "\n";
+        log += &format!(
+            r#"{{"id":"v-{i}","ts":"2026-11-02T00:00:00.000Z","kind":"handoff_violation","task":"t","violation":"v{i}","path":"p","change":"c"}}"#
+        );
+        log += "\n";
+    }
+    env.write(".swarm/events/2026-11.jsonl", log);
+    let run = env.swarm(&["stats", "--format", "openmetrics"]);
+    run.success();
+    let lines = run.stdout.lines().count();
+    assert!(lines < 600, "{lines} lines:\n{}", run.stdout);
+    assert!(
+        !run.stdout.contains("directive=\"d4999\""),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("git_swarm_unknown_directives 5001\n"),
+        "{}",
+        run.stdout
+    );
+    // The rest of the unknown kinds, roles and violations, summed.
+    assert!(
+        run.stdout
+            .contains("git_swarm_events_total{kind=\"_other\"} 180\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("git_swarm_delegations_total{role=\"_other\"} 180\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("git_swarm_handoff_violations_total{violation=\"_other\"} 180\n"),
+        "{}",
+        run.stdout
+    );
+    let _ = parse_openmetrics(&run.stdout);
 }

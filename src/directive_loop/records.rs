@@ -18,22 +18,21 @@ use crate::store::Store;
 /// The whole log, de-duplicated by id, in (ts, id) order, with the problems
 /// of the lines skipped.
 pub fn read_log(store: &Store) -> Result<(Vec<Event>, Vec<Problem>)> {
-    let mut events: Vec<(i64, Event)> = Vec::new();
+    let mut events: Vec<(i64, u128, Event)> = Vec::new();
     let mut problems = Vec::new();
     for path in event_files(&store.events_dir())? {
         let rel = store.rel(&path);
         let file = read_event_file(&path, &rel, &store.config.events)?;
         problems.extend(file.problems);
-        events.extend(
-            file.events
-                .into_iter()
-                .filter_map(|l| l.event.ts_millis().map(|t| (t, l.event))),
-        );
+        events.extend(file.events.into_iter().filter_map(|l| {
+            let key = crate::event::id_key(&l.event.id);
+            l.event.ts_millis().map(|t| (t, key, l.event))
+        }));
     }
-    events.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
-    let mut seen = HashSet::new();
-    events.retain(|(_, e)| seen.insert(e.id.clone()));
-    Ok((events.into_iter().map(|(_, e)| e).collect(), problems))
+    // The fold's own de-duplication and order, so that what reads this
+    // log (stats, explain, …) counts what the index counts.
+    crate::fold::dedup_in_order(&mut events, |(t, key, _)| (*t, *key));
+    Ok((events.into_iter().map(|(_, _, e)| e).collect(), problems))
 }
 
 /// A delegation: one `shown` event (its id is the delegation's id).

@@ -2,7 +2,10 @@
 //!
 //! A [`Follower`] remembers, for each month file, how far it has read (the
 //! end of the last complete line) and which file that was (device and
-//! inode), and reads only the bytes added since. Every event is kept once
+//! inode, and a hash of the first and last bytes consumed, since git
+//! replaces a file by deleting and creating it and the new one may get the
+//! old inode), and reads only the bytes added since, a chunk at a time, so
+//! memory never grows with a file or a line's size. Every event is kept once
 //! by id, so lines brought in again by a union merge, a pull or a file
 //! replaced by a checkout print nothing twice, while the new lines they
 //! bring print. A last line with no newline yet may still be being
@@ -31,6 +34,13 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(200);
 /// (a folder replaced under the watch is then seen within this time).
 const WATCH_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How much of a file is read at once: a long file, or one long line, is
+/// never held whole.
+const CHUNK: u64 = 1 << 20;
+
+/// How many bytes at each end of what was consumed [`fingerprint`] hashes.
+const FINGERPRINT_BYTES: u64 = 4096;
+
 /// What one file has given so far.
 #[derive(Debug, Clone, Default)]
 struct Tail {
@@ -45,6 +55,10 @@ struct Tail {
     /// Inside a line already reported as over the limit: its rest, up to
     /// its newline, is skipped.
     skipping: bool,
+    /// A hash of the bytes consumed nearest the start and nearest the
+    /// offset (see [`fingerprint`]): a file rewritten under the same inode
+    /// (a line merged in before the offset) no longer matches it.
+    fingerprint: u64,
 }
 
 /// New events, in (time, id) order, and the problems met reading them.
@@ -125,67 +139,116 @@ impl Follower {
             self.report(super::too_large_problem(&rel, self.max_file_bytes), batch);
             return Ok(());
         }
-        let tail = self.tails.entry(name.to_owned()).or_default();
-        if tail.identity != identity || len < tail.offset {
-            // Replaced or truncated: read again from the start; the ids
-            // seen keep what was printed from printing again.
-            *tail = Tail {
+        let mut tail = self.tails.remove(name).unwrap_or_default();
+        let same = tail.identity == identity
+            && len >= tail.offset
+            && fingerprint(&mut file, tail.offset).map_err(|e| Error::io(path, e))?
+                == tail.fingerprint;
+        if !same {
+            // Replaced, truncated, or rewritten in place (git deletes and
+            // creates a file, and the file system may give the new one the
+            // old inode): read again from the start; the ids seen keep what
+            // was printed from printing again.
+            tail = Tail {
                 identity,
                 ..Tail::default()
             };
         }
-        if len == tail.offset {
-            return Ok(());
-        }
-        file.seek(SeekFrom::Start(tail.offset))
-            .map_err(|e| Error::io(path, e))?;
-        let mut bytes = Vec::new();
-        file.take(len - tail.offset)
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(path, e))?;
-        let mut tail = std::mem::take(tail);
-        let mut start = 0usize;
-        while let Some(i) = memchr::memchr(b'\n', &bytes[start..]) {
-            let raw = &bytes[start..start + i];
-            start += i + 1;
-            tail.lines = tail.lines.saturating_add(1);
-            if std::mem::take(&mut tail.skipping) || raw.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match parse_event_line(raw, self.max_line_bytes) {
-                Ok(event) => {
-                    if self.seen.insert(event.id.clone()) {
-                        batch.events.push(event);
-                    }
-                }
-                Err((col, message, hint)) => {
-                    let p = Problem::error(&rel, "bad_event", message)
-                        .at(tail.lines, col)
-                        .with_hint(hint);
-                    self.report(p, batch);
-                }
-            }
-        }
-        let rest = (bytes.len() - start) as u64;
-        tail.offset += start as u64;
-        if rest > self.max_line_bytes && !tail.skipping {
-            // No writer of events writes a line this long: it is not one
-            // being written, and is skipped up to its newline.
-            let p = Problem::error(
-                &rel,
-                "bad_event",
-                format!("line is over the {}-byte limit", self.max_line_bytes),
-            )
-            .at(tail.lines.saturating_add(1), 1)
-            .with_hint("an event line is a few hundred bytes; this one was not written by git-swarm. Remove it");
-            self.report(p, batch);
-            tail.skipping = true;
-        }
-        if tail.skipping {
-            tail.offset += rest;
+        if len > tail.offset {
+            self.read_from(&mut file, &rel, len, &mut tail, batch)
+                .map_err(|e| Error::io(path, e))?;
+            tail.fingerprint =
+                fingerprint(&mut file, tail.offset).map_err(|e| Error::io(path, e))?;
         }
         self.tails.insert(name.to_owned(), tail);
         Ok(())
+    }
+
+    /// Reads `file` from `tail.offset` up to `len` in chunks of [`CHUNK`]
+    /// bytes, so that memory is bounded by a chunk and the longest line
+    /// kept (`events.max_line_bytes`), never by the file's size.
+    fn read_from(
+        &mut self,
+        file: &mut std::fs::File,
+        rel: &str,
+        len: u64,
+        tail: &mut Tail,
+        batch: &mut Batch,
+    ) -> std::io::Result<()> {
+        file.seek(SeekFrom::Start(tail.offset))?;
+        let mut pos = tail.offset;
+        let mut buf = vec![0u8; CHUNK.min(len - pos) as usize];
+        // The line begun in an earlier chunk, up to the limit.
+        let mut line: Vec<u8> = Vec::new();
+        while pos < len {
+            let want = (len - pos).min(buf.len() as u64) as usize;
+            let n = file.read(&mut buf[..want])?;
+            if n == 0 {
+                break;
+            }
+            let chunk = &buf[..n];
+            let mut start = 0usize;
+            while let Some(i) = memchr::memchr(b'\n', &chunk[start..]) {
+                let piece = &chunk[start..start + i];
+                start += i + 1;
+                tail.lines = tail.lines.saturating_add(1);
+                tail.offset = pos + start as u64;
+                if std::mem::take(&mut tail.skipping) {
+                    line.clear();
+                    continue;
+                }
+                if line.is_empty() {
+                    self.take_line(piece, rel, tail.lines, batch);
+                } else {
+                    line.extend_from_slice(piece);
+                    let whole = std::mem::take(&mut line);
+                    self.take_line(&whole, rel, tail.lines, batch);
+                }
+            }
+            pos += n as u64;
+            if !tail.skipping {
+                line.extend_from_slice(&chunk[start..]);
+                if line.len() as u64 > self.max_line_bytes {
+                    // No writer of events writes a line this long: it is
+                    // not one being written, and is skipped up to its
+                    // newline without being kept.
+                    let p = Problem::error(
+                        rel,
+                        "bad_event",
+                        format!("line is over the {}-byte limit", self.max_line_bytes),
+                    )
+                    .at(tail.lines.saturating_add(1), 1)
+                    .with_hint("an event line is a few hundred bytes; this one was not written by git-swarm. Remove it");
+                    self.report(p, batch);
+                    tail.skipping = true;
+                    line = Vec::new();
+                }
+            }
+        }
+        if tail.skipping {
+            tail.offset = pos;
+        }
+        Ok(())
+    }
+
+    /// One complete line (`number`, 1-based), without its newline.
+    fn take_line(&mut self, raw: &[u8], rel: &str, number: u32, batch: &mut Batch) {
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match parse_event_line(raw, self.max_line_bytes) {
+            Ok(event) => {
+                if self.seen.insert(event.id.clone()) {
+                    batch.events.push(event);
+                }
+            }
+            Err((col, message, hint)) => {
+                let p = Problem::error(rel, "bad_event", message)
+                    .at(number, col)
+                    .with_hint(hint);
+                self.report(p, batch);
+            }
+        }
     }
 
     fn report(&mut self, p: Problem, batch: &mut Batch) {
@@ -196,6 +259,24 @@ impl Follower {
             batch.problems.push(p);
         }
     }
+}
+
+/// A hash of the first and the last (up to) [`FINGERPRINT_BYTES`] of the
+/// first `offset` bytes of `file`: two small reads, so that each poll can
+/// tell a file whose consumed part changed from one that only grew.
+fn fingerprint(file: &mut std::fs::File, offset: u64) -> std::io::Result<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    offset.hash(&mut hasher);
+    let mut buf = Vec::new();
+    for start in [0, offset.saturating_sub(FINGERPRINT_BYTES)] {
+        let n = (offset - start).min(FINGERPRINT_BYTES);
+        file.seek(SeekFrom::Start(start))?;
+        buf.clear();
+        file.by_ref().take(n).read_to_end(&mut buf)?;
+        buf.hash(&mut hasher);
+    }
+    Ok(hasher.finish())
 }
 
 #[cfg(unix)]
@@ -377,6 +458,67 @@ mod tests {
         let batch = f.poll().expect("poll");
         assert_eq!(ids(&batch), ["d"]);
         assert!(batch.problems.is_empty());
+    }
+
+    #[test]
+    fn a_file_rewritten_under_the_same_inode_with_a_line_before_the_offset() {
+        // A union merge put C before B; the pull rewrote the file in place
+        // (the same inode, as ext4 gives a file deleted and created again).
+        let dir = tempfile::tempdir().expect("temp dir");
+        let nov = dir.path().join("2026-11.jsonl");
+        let (a, b, c) = (
+            line("a", "2026-11-01T00:00:00.000Z"),
+            line("b", "2026-11-02T00:00:00.000Z"),
+            line("c", "2026-11-03T00:00:00.000Z"),
+        );
+        let mut f = Follower::new(dir.path(), ".swarm/events", &EventsConfig::default());
+        std::fs::write(&nov, a.clone() + &b).expect("write");
+        assert_eq!(ids(&f.poll().expect("poll")), ["a", "b"]);
+        std::fs::write(&nov, a.clone() + &c + &b).expect("rewrite in place");
+        let batch = f.poll().expect("poll");
+        assert_eq!(ids(&batch), ["c"]);
+        assert!(batch.problems.is_empty(), "{:?}", batch.problems);
+
+        // The same size, a line changed before the offset: no torn line read.
+        let d = line("d", "2026-11-04T00:00:00.000Z");
+        std::fs::write(&nov, a.clone() + &d + &b).expect("rewrite in place");
+        let batch = f.poll().expect("poll");
+        assert_eq!(ids(&batch), ["d"]);
+        assert!(batch.problems.is_empty(), "{:?}", batch.problems);
+    }
+
+    #[test]
+    fn a_huge_line_is_skipped_in_chunks_and_reported_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let nov = dir.path().join("2026-11.jsonl");
+        let cfg = EventsConfig::default();
+        let mut f = Follower::new(dir.path(), ".swarm/events", &cfg);
+        // Several chunks long, its newline far past the limit.
+        let huge = vec![b'x'; (CHUNK * 3 + 17) as usize];
+        std::fs::write(&nov, &huge).expect("write");
+        let first = f.poll().expect("poll");
+        assert!(first.events.is_empty());
+        let lines: Vec<_> = first.problems.iter().map(|p| p.location()).collect();
+        assert_eq!(lines, [".swarm/events/2026-11.jsonl:1:1"]);
+        {
+            use std::io::Write;
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&nov)
+                .expect("open");
+            file.write_all(b"yyy\n").expect("append");
+            file.write_all(line("g", "2026-11-05T00:00:00.000Z").as_bytes())
+                .expect("append");
+        }
+        let batch = f.poll().expect("poll");
+        assert_eq!(ids(&batch), ["g"]);
+        assert!(batch.problems.is_empty(), "{:?}", batch.problems);
+
+        // Read in one go by a new follower: the same.
+        let mut fresh = Follower::new(dir.path(), ".swarm/events", &cfg);
+        let batch = fresh.poll().expect("poll");
+        assert_eq!(ids(&batch), ["g"]);
+        assert_eq!(batch.problems.len(), 1);
     }
 
     #[cfg(unix)]

@@ -371,14 +371,27 @@ impl PatternFold {
     }
 }
 
+/// Keeps one copy of each event and puts them in the order they fold in:
+/// the copies of an id are those with the same [`crate::event::id_key`] (a
+/// ULID in either case), the earliest (then the first given) wins, and
+/// events apply by (ts, key). `order` gives an item's (ts, key). Every
+/// reader of the whole log goes through here, so that each counts what the
+/// fold counts.
+pub fn dedup_in_order<T>(items: &mut Vec<T>, order: impl Fn(&T) -> (i64, u128)) {
+    items.sort_by_key(|x| {
+        let (ts, key) = order(x);
+        (key, ts)
+    });
+    items.dedup_by_key(|x| order(x).1);
+    items.sort_by_key(|x| order(x));
+}
+
 /// Folds a batch of heads from scratch, into the directive and the pattern
 /// fold: de-duplicates by id (the earliest copy wins), orders by (ts, id),
 /// applies.
 pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
     let total = heads.len() as u64;
-    heads.sort_unstable_by_key(|h| (h.key, h.ts));
-    heads.dedup_by_key(|h| h.key);
-    heads.sort_unstable_by_key(EventHead::order);
+    dedup_in_order(&mut heads, EventHead::order);
     let mut ids: Vec<&str> = heads
         .iter()
         .flat_map(|h| h.directives.iter().map(String::as_str))
