@@ -24,7 +24,7 @@ enum StatsFormat {
     Text,
     /// JSON for scripts (schema/stats.schema.json).
     Json,
-    /// OpenMetrics 1.0 text, for a Prometheus textfile collector or any scraper.
+    /// OpenMetrics 1.0 text, for a scraper that reads OpenMetrics.
     Openmetrics,
 }
 
@@ -86,9 +86,17 @@ fn text(s: &Stats, ui: &mut Ui) -> std::io::Result<()> {
         writeln!(out, "  {:<24} {n:>7}", clean(kind))?;
     }
     writeln!(out, "\nDirectives:")?;
+    // As wide as the longest id (ids are at most 80 characters), so columns line up.
+    let w = s
+        .directives
+        .iter()
+        .map(|d| clean(&d.id).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(2);
     writeln!(
         out,
-        "  {:<32} {:>10} {:>12} {:>11} {:>13} {:>9}  NOW",
+        "  {:<w$} {:>10} {:>12} {:>11} {:>13} {:>9}  NOW",
         "ID", "VIOLATIONS", "REMEDIATIONS", "ESCALATIONS", "DEESCALATIONS", "OVERRIDES"
     )?;
     for d in &s.directives {
@@ -99,7 +107,7 @@ fn text(s: &Stats, ui: &mut Ui) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "  {:<32} {:>10} {:>12} {:>11} {:>13} {:>9}  {now}",
+            "  {:<w$} {:>10} {:>12} {:>11} {:>13} {:>9}  {now}",
             clean(&d.id),
             d.violations,
             d.remediations,
