@@ -186,7 +186,7 @@ fn bash_completes_git_swarm_and_git_dash_swarm_without_hidden_commands() {
         [
             "git-swarm hooks in -> install",
             "git-swarm check --st -> --staged --strict",
-            "git-swarm check --format  -> text json github sarif",
+            "git-swarm check --format  -> text json github sarif codequality",
         ]
     );
 
