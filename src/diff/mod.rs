@@ -283,10 +283,13 @@ pub fn diff(
         &mut problems,
     )?;
     crate::trace::mark("directives compared");
-    let logs = events::read(repo, &old, &new, &config.events)?;
+    // Each side's folded log is kept in the git dir: a side seen before is not folded again.
+    let cache = repo.git_dir().join("swarm").join("diff");
+    let logs = events::read(repo, &old, &new, &config.events, Some(&cache))?;
     problems.extend(logs.problems.iter().cloned());
     crate::trace::mark("logs folded");
     let effective = effective(repo, (&old, &new), &directives, &logs)?;
+    crate::trace::mark("effective states");
     let signals = signals(&logs);
     let patterns = patterns(&logs);
     let quarantine = files::quarantine(repo, &old, &new, &mut problems)?;
@@ -300,6 +303,7 @@ pub fn diff(
         &mut problems,
     )?;
     let config_changes = files::config(repo, &old, &new, &mut problems)?;
+    crate::trace::mark("files compared");
     problems.sort_by(|a, b| {
         (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
     });
@@ -499,6 +503,21 @@ fn effective(
     for (head, _) in logs.added.iter().chain(&logs.missing) {
         ids.extend(head.directives.iter().cloned());
     }
+    // The events that can be a cause, by directive: looked up, not searched for each.
+    let mut recorded_by: std::collections::HashMap<
+        &str,
+        Vec<&(crate::fold::EventHead, crate::event::Event)>,
+    > = std::collections::HashMap::new();
+    for added in &logs.added {
+        if matches!(
+            added.0.known,
+            Some(Kind::Escalation | Kind::Deescalation | Kind::Override)
+        ) {
+            for d in &added.0.directives {
+                recorded_by.entry(d.as_str()).or_default().push(added);
+            }
+        }
+    }
     let mut out = Vec::new();
     for id in ids {
         let path = format!("directives/{id}.toml");
@@ -508,7 +527,12 @@ fn effective(
             }
             Ok(directives::load(repo, side, &path)?.ok())
         };
-        let (a, b) = (declared(old)?, declared(new)?);
+        // A file both sides share is parsed once.
+        let a = declared(old)?;
+        let b = match (old.files.get(&path), new.files.get(&path)) {
+            (Some(x), Some(y)) if x.same(y) => a.clone(),
+            _ => declared(new)?,
+        };
         let level = |fold: &crate::fold::Fold, d: &Option<crate::directive::Directive>| {
             d.as_ref().map(|d| {
                 let (priority, enforcement) = fold.effective(d);
@@ -522,10 +546,7 @@ fn effective(
         let escalated_from = a.is_some() && logs.old.fold.escalated(&id).is_some();
         let escalated_to = b.is_some() && logs.new.fold.escalated(&id).is_some();
         let mut causes = Vec::new();
-        for (head, e) in &logs.added {
-            if !head.directives.contains(&id) {
-                continue;
-            }
+        for (head, e) in recorded_by.get(id.as_str()).into_iter().flatten() {
             let (kind, text) = match head.known {
                 Some(Kind::Escalation) => ("escalation", e.str_field("reason")),
                 Some(Kind::Deescalation) => ("deescalation", e.str_field("justification")),
