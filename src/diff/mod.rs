@@ -334,7 +334,12 @@ pub fn diff(
         notes: sides.notes,
         problems: problems.iter().map(ProblemRef::from).collect(),
     };
-    report.summary = summarise(&report, logs.added.len());
+    let overrides = logs
+        .added
+        .iter()
+        .filter(|(h, _)| h.known == Some(Kind::Override))
+        .count();
+    report.summary = summarise(&report, logs.added.len(), overrides);
     Ok(report)
 }
 
@@ -351,7 +356,7 @@ fn side_config(repo: &gix::Repository, side: &Side) -> Result<Config> {
     )
 }
 
-fn summarise(r: &Report, events_added: usize) -> Summary {
+fn summarise(r: &Report, events_added: usize, overrides: usize) -> Summary {
     let count = |k: DirectiveChangeKind| r.directives.iter().filter(|d| d.change == k).count();
     Summary {
         directives_added: count(DirectiveChangeKind::Added),
@@ -371,12 +376,7 @@ fn summarise(r: &Report, events_added: usize) -> Summary {
             .iter()
             .filter(|e| e.escalated_from && !e.escalated_to)
             .count(),
-        overrides: r
-            .effective
-            .iter()
-            .flat_map(|e| &e.causes)
-            .filter(|c| c.kind == "override")
-            .count(),
+        overrides,
         events_added,
         violations: r.signals.iter().map(|s| s.violations).sum(),
         acks: r.signals.iter().flat_map(|s| s.acks.values()).sum(),
@@ -518,21 +518,18 @@ fn effective(
             }
         }
     }
+    let ids: Vec<String> = ids.into_iter().collect();
+    // Parsing the directive files is most of this: half on each core.
+    let (first, second) = ids.split_at(ids.len() / 2);
+    let (first, second) = std::thread::scope(|s| {
+        let other = repo.clone();
+        let first = s.spawn(move || declared_pairs(&other, (old, new), first));
+        (first.join(), declared_pairs(repo, (old, new), second))
+    });
+    let first = first
+        .map_err(|_| Error::git("reading .swarm", std::io::Error::other("a reader panicked")))??;
     let mut out = Vec::new();
-    for id in ids {
-        let path = format!("directives/{id}.toml");
-        let declared = |side: &Side| -> Result<Option<crate::directive::Directive>> {
-            if side.files.get(&path).is_none_or(|f| f.kind.is_some()) {
-                return Ok(None);
-            }
-            Ok(directives::load(repo, side, &path)?.ok())
-        };
-        // A file both sides share is parsed once.
-        let a = declared(old)?;
-        let b = match (old.files.get(&path), new.files.get(&path)) {
-            (Some(x), Some(y)) if x.same(y) => a.clone(),
-            _ => declared(new)?,
-        };
+    for (id, (a, b)) in ids.into_iter().zip(first.into_iter().chain(second?)) {
         let level = |fold: &crate::fold::Fold, d: &Option<crate::directive::Directive>| {
             d.as_ref().map(|d| {
                 let (priority, enforcement) = fold.effective(d);
@@ -611,7 +608,10 @@ fn effective(
         }
         let moved = from.is_some() && to.is_some() && from != to;
         let escalated_new = from.is_none() && escalated_to;
-        if moved || escalated_new || !causes.is_empty() {
+        // An override lets a blocked change through: it moves no state, so
+        // alone it makes no row (the summary and the signals count it).
+        let caused = causes.iter().any(|c| c.kind != "override");
+        if moved || escalated_new || escalated_from != escalated_to || caused {
             out.push(EffectiveChange {
                 id,
                 from,
@@ -621,6 +621,39 @@ fn effective(
                 causes,
             });
         }
+    }
+    Ok(out)
+}
+
+/// The directive each side declares under each of `ids` (none: no such
+/// file, a link, or a file that does not parse).
+#[allow(clippy::type_complexity)]
+fn declared_pairs(
+    repo: &gix::Repository,
+    (old, new): (&Side, &Side),
+    ids: &[String],
+) -> Result<
+    Vec<(
+        Option<crate::directive::Directive>,
+        Option<crate::directive::Directive>,
+    )>,
+> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let path = format!("directives/{id}.toml");
+        let declared = |side: &Side| -> Result<Option<crate::directive::Directive>> {
+            if side.files.get(&path).is_none_or(|f| f.kind.is_some()) {
+                return Ok(None);
+            }
+            Ok(directives::load(repo, side, &path)?.ok())
+        };
+        // A file both sides share is parsed once.
+        let a = declared(old)?;
+        let b = match (old.files.get(&path), new.files.get(&path)) {
+            (Some(x), Some(y)) if x.same(y) => a.clone(),
+            _ => declared(new)?,
+        };
+        out.push((a, b));
     }
     Ok(out)
 }
