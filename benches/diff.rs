@@ -3,6 +3,12 @@
 //! `SWARM_BENCH_EVENTS`) where B is 1,000 commits after A
 //! (`SWARM_BENCH_COMMITS`): most commits change code, every tenth edits a
 //! directive and appends 20 events, as a busy month of a team would.
+//!
+//! `git swarm diff` keeps each side's folded log in the git dir: "warm" is a
+//! run after one that filled that cache (what a user sees when running it
+//! again), "cold" a run with the cache removed first. `SWARM_BENCH_RUNS`
+//! sets the runs per figure; `SWARM_BENCH_KEEP=1` keeps the repository and
+//! prints its path (to profile by hand).
 
 mod common;
 
@@ -20,6 +26,7 @@ fn main() {
     let runs = env_num("SWARM_BENCH_RUNS", 11);
     let tmp = tempfile::tempdir().expect("temp dir");
     let repo = tmp.path().join("repo");
+    let cache = repo.join(".git/swarm/diff");
     std::fs::create_dir_all(&repo).expect("mkdir");
     common::generate_store(&repo, directives, events);
     let a = git(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
@@ -43,24 +50,40 @@ fn main() {
             &[0],
         )
     });
-    let ours = median(runs, || time(&bin, &repo, &["diff", &range], &[0]));
+    let warm = median(runs, || time(&bin, &repo, &["diff", &range], &[0]));
     let json = median(runs, || {
         time(&bin, &repo, &["diff", &range, "--format", "json"], &[0])
+    });
+    let cold = median(runs, || {
+        let _ = std::fs::remove_dir_all(&cache);
+        time(&bin, &repo, &["diff", &range], &[0])
     });
     println!(
         "git swarm diff, {directives} directives, {events} events, A and B {commits} commits apart (median of {runs})"
     );
-    println!("  git diff --stat A B -- .swarm   {}", ms(git_t));
+    let ratio = |d: std::time::Duration| d.as_secs_f64() / git_t.as_secs_f64();
+    println!("  git diff --stat A B -- .swarm            {}", ms(git_t));
     println!(
-        "  git swarm diff A..B             {}  ({:.2}x)",
-        ms(ours),
-        ours.as_secs_f64() / git_t.as_secs_f64()
+        "  git swarm diff A..B, warm               {}  ({:.2}x)",
+        ms(warm),
+        ratio(warm)
     );
     println!(
-        "  git swarm diff A..B --format json {}  ({:.2}x)",
+        "  git swarm diff A..B --format json, warm {}  ({:.2}x)",
         ms(json),
-        json.as_secs_f64() / git_t.as_secs_f64()
+        ratio(json)
     );
+    println!(
+        "  git swarm diff A..B, cold (no cache)    {}  ({:.2}x)",
+        ms(cold),
+        ratio(cold)
+    );
+    if std::env::var_os("SWARM_BENCH_KEEP").is_some() {
+        println!(
+            "  kept: {} (range {range})",
+            tmp.keep().join("repo").display()
+        );
+    }
 }
 
 /// `commits` commits on `refs/heads/bench` after `base`, written with

@@ -492,3 +492,127 @@ fn a_symlink_under_swarm_in_a_tree_is_skipped_and_reported() {
     run.success();
     insta::assert_snapshot!("symlink", run.snapshot());
 }
+
+/// The side logs `diff` keeps in the git dir, sorted.
+fn kept_logs(env: &TestEnv) -> Vec<std::path::PathBuf> {
+    let dir = env.path(".git/swarm/diff");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .map(|l| l.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// `feature`, then a branch from it that appends a malformed line and an
+/// event that sorts before the log's last (so the new fold cannot extend
+/// the old), and one that rewrites a line by hand (an event goes missing).
+fn feature_and_edits(env: &TestEnv) {
+    feature(env);
+    env.git(&["checkout", "-q", "-b", "appended"]);
+    append_events(
+        env,
+        &[
+            "{not json\n".to_owned(),
+            event(
+                30,
+                0,
+                "check",
+                r#""directive":"edit-me","outcome":"fail","change":"c9","selection":"staged","enforcement":"warn","predicates":[]"#,
+            ),
+        ],
+    );
+    commit(env, "appended");
+    env.git(&["checkout", "-q", "-b", "rewritten", "feature"]);
+    let path = env.path(".swarm/events/2026-11.jsonl");
+    let text = std::fs::read_to_string(&path).expect("log");
+    env.write(
+        ".swarm/events/2026-11.jsonl",
+        text.replacen(&id(1), &id(99), 1),
+    );
+    commit(env, "rewritten");
+}
+
+#[test]
+fn the_kept_logs_never_change_the_report() {
+    let env = base();
+    feature_and_edits(&env);
+    for range in [
+        "main..feature",
+        "feature..appended",
+        "main..appended",
+        "feature..rewritten",
+        "feature..main",
+        "appended",
+    ] {
+        for format in ["text", "json"] {
+            let _ = std::fs::remove_dir_all(env.path(".git/swarm/diff"));
+            let cold = diff(&env, &[range, "--format", format]);
+            assert!(!kept_logs(&env).is_empty(), "{range}: nothing kept");
+            let warm = diff(&env, &[range, "--format", format]);
+            assert_eq!(cold.code, 0, "{range}: {}", cold.stderr);
+            assert_eq!(
+                (cold.code, &cold.stdout, &cold.stderr),
+                (warm.code, &warm.stdout, &warm.stderr),
+                "{range} {format}: a second run differs from the first"
+            );
+        }
+    }
+    // The malformed appended line is reported whether its file's earlier
+    // lines were parsed now or read from what was kept.
+    let _ = std::fs::remove_dir_all(env.path(".git/swarm/diff"));
+    diff(&env, &["main..feature"]).success();
+    let run = diff(&env, &["feature..appended"]);
+    assert!(
+        run.stderr.contains(".swarm/events/2026-11.jsonl:"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("check 1"), "{}", run.stdout);
+    let missing = diff(&env, &["feature..rewritten", "--format", "json"]);
+    let value: serde_json::Value = serde_json::from_str(&missing.stdout).expect("json");
+    assert_eq!(value["summary"]["missing_events"], 1, "{}", missing.stdout);
+}
+
+#[test]
+fn a_damaged_or_foreign_kept_log_is_ignored_and_rewritten() {
+    let env = base();
+    feature(&env);
+    let first = diff(&env, &["main..feature", "--format", "json"]);
+    first.success();
+    let kept = kept_logs(&env);
+    assert_eq!(kept.len(), 2, "one log per side: {kept:?}");
+    // One with a flipped byte in its body, one cut short; then a stranger.
+    let mut damaged = Vec::new();
+    for (i, path) in kept.iter().enumerate() {
+        let mut bytes = std::fs::read(path).expect("kept log");
+        if i == 0 {
+            let mid = bytes.len() / 2;
+            bytes[mid] ^= 0x40;
+        } else {
+            bytes.truncate(bytes.len() / 3);
+        }
+        std::fs::write(path, &bytes).expect("damage");
+        damaged.push(bytes);
+    }
+    let again = diff(&env, &["main..feature", "--format", "json"]);
+    assert_eq!(
+        (again.code, &again.stdout, &again.stderr),
+        (first.code, &first.stdout, &first.stderr)
+    );
+    for (path, bytes) in kept.iter().zip(&damaged) {
+        assert_ne!(
+            &std::fs::read(path).expect("rewritten"),
+            bytes,
+            "{} was not rewritten",
+            path.display()
+        );
+    }
+    for path in &kept {
+        std::fs::write(path, "git-swarm diff side log v0\nnot a cache").expect("foreign");
+    }
+    let third = diff(&env, &["main..feature", "--format", "json"]);
+    assert_eq!(
+        (third.code, &third.stdout, &third.stderr),
+        (first.code, &first.stdout, &first.stderr)
+    );
+}

@@ -283,10 +283,13 @@ pub fn diff(
         &mut problems,
     )?;
     crate::trace::mark("directives compared");
-    let logs = events::read(repo, &old, &new, &config.events)?;
+    // Each side's folded log is kept in the git dir: a side seen before is not folded again.
+    let cache = repo.git_dir().join("swarm").join("diff");
+    let logs = events::read(repo, &old, &new, &config.events, Some(&cache))?;
     problems.extend(logs.problems.iter().cloned());
     crate::trace::mark("logs folded");
     let effective = effective(repo, (&old, &new), &directives, &logs)?;
+    crate::trace::mark("effective states");
     let signals = signals(&logs);
     let patterns = patterns(&logs);
     let quarantine = files::quarantine(repo, &old, &new, &mut problems)?;
@@ -300,6 +303,7 @@ pub fn diff(
         &mut problems,
     )?;
     let config_changes = files::config(repo, &old, &new, &mut problems)?;
+    crate::trace::mark("files compared");
     problems.sort_by(|a, b| {
         (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
     });
@@ -330,7 +334,12 @@ pub fn diff(
         notes: sides.notes,
         problems: problems.iter().map(ProblemRef::from).collect(),
     };
-    report.summary = summarise(&report, logs.added.len());
+    let overrides = logs
+        .added
+        .iter()
+        .filter(|(h, _)| h.known == Some(Kind::Override))
+        .count();
+    report.summary = summarise(&report, logs.added.len(), overrides);
     Ok(report)
 }
 
@@ -347,7 +356,7 @@ fn side_config(repo: &gix::Repository, side: &Side) -> Result<Config> {
     )
 }
 
-fn summarise(r: &Report, events_added: usize) -> Summary {
+fn summarise(r: &Report, events_added: usize, overrides: usize) -> Summary {
     let count = |k: DirectiveChangeKind| r.directives.iter().filter(|d| d.change == k).count();
     Summary {
         directives_added: count(DirectiveChangeKind::Added),
@@ -367,12 +376,7 @@ fn summarise(r: &Report, events_added: usize) -> Summary {
             .iter()
             .filter(|e| e.escalated_from && !e.escalated_to)
             .count(),
-        overrides: r
-            .effective
-            .iter()
-            .flat_map(|e| &e.causes)
-            .filter(|c| c.kind == "override")
-            .count(),
+        overrides,
         events_added,
         violations: r.signals.iter().map(|s| s.violations).sum(),
         acks: r.signals.iter().flat_map(|s| s.acks.values()).sum(),
@@ -499,16 +503,33 @@ fn effective(
     for (head, _) in logs.added.iter().chain(&logs.missing) {
         ids.extend(head.directives.iter().cloned());
     }
-    let mut out = Vec::new();
-    for id in ids {
-        let path = format!("directives/{id}.toml");
-        let declared = |side: &Side| -> Result<Option<crate::directive::Directive>> {
-            if side.files.get(&path).is_none_or(|f| f.kind.is_some()) {
-                return Ok(None);
+    // The events that can be a cause, by directive: looked up, not searched for each.
+    let mut recorded_by: std::collections::HashMap<
+        &str,
+        Vec<&(crate::fold::EventHead, crate::event::Event)>,
+    > = std::collections::HashMap::new();
+    for added in &logs.added {
+        if matches!(
+            added.0.known,
+            Some(Kind::Escalation | Kind::Deescalation | Kind::Override)
+        ) {
+            for d in &added.0.directives {
+                recorded_by.entry(d.as_str()).or_default().push(added);
             }
-            Ok(directives::load(repo, side, &path)?.ok())
-        };
-        let (a, b) = (declared(old)?, declared(new)?);
+        }
+    }
+    let ids: Vec<String> = ids.into_iter().collect();
+    // Parsing the directive files is most of this: half on each core.
+    let (first, second) = ids.split_at(ids.len() / 2);
+    let (first, second) = std::thread::scope(|s| {
+        let other = repo.clone();
+        let first = s.spawn(move || declared_pairs(&other, (old, new), first));
+        (first.join(), declared_pairs(repo, (old, new), second))
+    });
+    let first = first
+        .map_err(|_| Error::git("reading .swarm", std::io::Error::other("a reader panicked")))??;
+    let mut out = Vec::new();
+    for (id, (a, b)) in ids.into_iter().zip(first.into_iter().chain(second?)) {
         let level = |fold: &crate::fold::Fold, d: &Option<crate::directive::Directive>| {
             d.as_ref().map(|d| {
                 let (priority, enforcement) = fold.effective(d);
@@ -522,10 +543,7 @@ fn effective(
         let escalated_from = a.is_some() && logs.old.fold.escalated(&id).is_some();
         let escalated_to = b.is_some() && logs.new.fold.escalated(&id).is_some();
         let mut causes = Vec::new();
-        for (head, e) in &logs.added {
-            if !head.directives.contains(&id) {
-                continue;
-            }
+        for (head, e) in recorded_by.get(id.as_str()).into_iter().flatten() {
             let (kind, text) = match head.known {
                 Some(Kind::Escalation) => ("escalation", e.str_field("reason")),
                 Some(Kind::Deescalation) => ("deescalation", e.str_field("justification")),
@@ -590,7 +608,10 @@ fn effective(
         }
         let moved = from.is_some() && to.is_some() && from != to;
         let escalated_new = from.is_none() && escalated_to;
-        if moved || escalated_new || !causes.is_empty() {
+        // An override lets a blocked change through: it moves no state, so
+        // alone it makes no row (the summary and the signals count it).
+        let caused = causes.iter().any(|c| c.kind != "override");
+        if moved || escalated_new || escalated_from != escalated_to || caused {
             out.push(EffectiveChange {
                 id,
                 from,
@@ -600,6 +621,39 @@ fn effective(
                 causes,
             });
         }
+    }
+    Ok(out)
+}
+
+/// The directive each side declares under each of `ids` (none: no such
+/// file, a link, or a file that does not parse).
+#[allow(clippy::type_complexity)]
+fn declared_pairs(
+    repo: &gix::Repository,
+    (old, new): (&Side, &Side),
+    ids: &[String],
+) -> Result<
+    Vec<(
+        Option<crate::directive::Directive>,
+        Option<crate::directive::Directive>,
+    )>,
+> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let path = format!("directives/{id}.toml");
+        let declared = |side: &Side| -> Result<Option<crate::directive::Directive>> {
+            if side.files.get(&path).is_none_or(|f| f.kind.is_some()) {
+                return Ok(None);
+            }
+            Ok(directives::load(repo, side, &path)?.ok())
+        };
+        // A file both sides share is parsed once.
+        let a = declared(old)?;
+        let b = match (old.files.get(&path), new.files.get(&path)) {
+            (Some(x), Some(y)) if x.same(y) => a.clone(),
+            _ => declared(new)?,
+        };
+        out.push((a, b));
     }
     Ok(out)
 }

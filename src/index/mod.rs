@@ -45,5 +45,5 @@ pub use load::{
 };
 pub use pattern_section::PatternViews;
 pub use patterns::{Patterns, RolePatterns};
-pub(crate) use sealed::{SealedFile, sealed};
+pub(crate) use sealed::{SealedFile, sealed, write_sealed};
 pub use trees::{DirectiveBlob, SnapshotDirectives, directives_from_blobs, directives_in_tree};

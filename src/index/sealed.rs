@@ -45,3 +45,42 @@ impl SealedFile {
         &self.map.bytes()[self.magic_len + 8..]
     }
 }
+
+/// Writes `body` [`sealed`] to `path` atomically (a temporary file renamed
+/// into place: a reader sees the old file or the new one, never half of
+/// one), then keeps the `keep` most recently written files of its folder.
+pub(crate) fn write_sealed(
+    path: &std::path::Path,
+    magic: &[u8],
+    body: &[u8],
+    keep: usize,
+) -> crate::error::Result<()> {
+    use std::io::Write as _;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let io = |p: &std::path::Path, e| crate::error::Error::io(p, e);
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| io(dir, e))?;
+    tmp.write_all(&sealed(magic, body))
+        .map_err(|e| io(tmp.path(), e))?;
+    tmp.persist(path).map_err(|e| io(path, e.error))?;
+    prune(dir, keep);
+    Ok(())
+}
+
+/// Keeps the `keep` most recently written files of `dir`.
+fn prune(dir: &std::path::Path, keep: usize) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = listing
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if files.len() <= keep {
+        return;
+    }
+    files.sort();
+    for (_, path) in &files[..files.len() - keep] {
+        let _ = std::fs::remove_file(path);
+    }
+}
