@@ -224,7 +224,7 @@ fn bash_completes_git_swarm_and_git_dash_swarm_without_hidden_commands() {
         [
             "git swarm hooks in -> install",
             "git swarm check --st -> --staged --strict",
-            "git -C . swarm check --format  -> text json github sarif",
+            "git -C . swarm check --format  -> text json github sarif codequality",
             "git swarm r -> review retire reflect record",
         ]
     );

@@ -449,7 +449,11 @@ mod tests {
     fn event(id: &str) -> Event {
         Event {
             id: id.to_owned(),
-            ..Event::custom("note", jiff::Timestamp::UNIX_EPOCH)
+            ts: "2026-11-22T10:00:00.000Z".to_owned(),
+            kind: "added".to_owned(),
+            actor: crate::event::Actor::default(),
+            directive: None,
+            data: serde_json::Map::new(),
         }
     }
 
