@@ -4,12 +4,11 @@
 //! never changes, so neither does its parse, and parsing a thousand TOML
 //! files on every pre-push cost more than the diff.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::entries::entry_from_bytes;
 use super::entries::{not_regular_entry, too_large_entry};
-use super::sealed::{SealedFile, sealed};
+use super::sealed::SealedFile;
 use crate::check::CheckEntry;
 use crate::error::{Error, Result};
 use crate::safe_fs::FileKind;
@@ -223,30 +222,5 @@ fn read_cache(path: &Path) -> Option<SnapshotDirectives> {
 }
 
 fn write_cache(path: &Path, body: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(&sealed(FORMAT, body))
-        .map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    prune(dir);
-    Ok(())
-}
-
-/// Keeps the `KEEP` most recently written parses.
-fn prune(dir: &Path) {
-    let Ok(listing) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = listing
-        .filter_map(|e| e.ok())
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    if files.len() <= KEEP {
-        return;
-    }
-    files.sort();
-    for (_, path) in &files[..files.len() - KEEP] {
-        let _ = std::fs::remove_file(path);
-    }
+    super::write_sealed(path, FORMAT, body, KEEP)
 }
