@@ -41,6 +41,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     let gix_repo = super::check::open_gix(&repo)?;
     let report = git_swarm::diff::diff(&gix_repo, &repo.root, &revisions)?;
+    git_swarm::trace::mark("report built");
     for note in &report.notes {
         ui.note(&format!("note: {note}"));
     }
@@ -55,7 +56,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         DiffFormat::Json => return ui.json_result(&report),
         DiffFormat::Text => {
             let text = text(&report);
+            git_swarm::trace::mark("rendered");
             ui.write_out(text.as_bytes())?;
+            git_swarm::trace::mark("written");
         }
         DiffFormat::Markdown => {
             let text = markdown(&report);

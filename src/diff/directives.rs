@@ -2,6 +2,8 @@
 //! as `git diff -M` pairs files), retired, re-activated, edited. Text fields
 //! are compared word by word, lists item by item, the rest as values.
 
+use std::collections::HashMap;
+
 use gix::bstr::{BString, ByteSlice};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -198,11 +200,104 @@ pub fn word_diff(old: &str, new: &str) -> Vec<Words> {
 
 /// A directive file of one side, parsed: the directive, or the problems
 /// that kept it from being read.
-pub fn load(
-    repo: &gix::Repository,
-    side: &Side,
-    path: &str,
-) -> Result<std::result::Result<Directive, Vec<Problem>>> {
+pub type Loaded = std::result::Result<Directive, Vec<Problem>>;
+
+/// A side of the diff, to name which side's file is meant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Which {
+    Old,
+    New,
+}
+
+/// The directive files of both sides parsed so far, by path below
+/// `.swarm/`: each is parsed once, whichever part of the report reads it
+/// (the comparison, then the effective states).
+#[derive(Debug, Default)]
+pub struct Declared {
+    files: HashMap<(Which, String), Loaded>,
+}
+
+impl Declared {
+    /// The file at `path` on side `which`, if it has been parsed.
+    pub fn get(&self, which: Which, path: &str) -> Option<&Loaded> {
+        self.files.get(&(which, path.to_owned()))
+    }
+
+    /// Parses the files of `wanted` not parsed yet, half on each core (a
+    /// directive parse is most of what a diff of directives costs). A file
+    /// the new side shares with the old one is parsed once.
+    pub fn parse(
+        &mut self,
+        repo: &gix::Repository,
+        (old, new): (&Side, &Side),
+        wanted: impl IntoIterator<Item = (Which, String)>,
+    ) -> Result<()> {
+        let side = |which: Which| match which {
+            Which::Old => old,
+            Which::New => new,
+        };
+        let shared = |path: &str| match (old.files.get(path), new.files.get(path)) {
+            (Some(a), Some(b)) => a.same(b),
+            _ => false,
+        };
+        let mut jobs: Vec<(Which, String)> = Vec::new();
+        let mut copies: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (which, path) in wanted {
+            if self.files.contains_key(&(which, path.clone()))
+                || !seen.insert((which, path.clone()))
+            {
+                continue;
+            }
+            if which == Which::New && shared(&path) {
+                if !self.files.contains_key(&(Which::Old, path.clone()))
+                    && seen.insert((Which::Old, path.clone()))
+                {
+                    jobs.push((Which::Old, path.clone()));
+                }
+                copies.push(path);
+            } else {
+                jobs.push((which, path));
+            }
+        }
+        let run = |repo: &gix::Repository, jobs: &[(Which, String)]| -> Result<Vec<Loaded>> {
+            jobs.iter()
+                .map(|(which, path)| load(repo, side(*which), path))
+                .collect()
+        };
+        let (first, second) = jobs.split_at(jobs.len() / 2);
+        let (first, second) = std::thread::scope(|s| {
+            // A gix handle is not shared between threads: the helper gets its own.
+            let handle = (!first.is_empty()).then(|| {
+                let other = repo.clone();
+                s.spawn(move || run(&other, first))
+            });
+            let second = run(repo, second);
+            (handle.map(|h| h.join()), second)
+        });
+        let first = match first {
+            None => Vec::new(),
+            Some(joined) => joined.map_err(|_| {
+                crate::error::Error::git(
+                    "reading .swarm",
+                    std::io::Error::other("a reader panicked"),
+                )
+            })??,
+        };
+        for (job, loaded) in jobs.into_iter().zip(first.into_iter().chain(second?)) {
+            self.files.insert(job, loaded);
+        }
+        for path in copies {
+            if let Some(loaded) = self.files.get(&(Which::Old, path.clone())).cloned() {
+                self.files.insert((Which::New, path), loaded);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses the directive file at `path` of `side`.
+fn load(repo: &gix::Repository, side: &Side, path: &str) -> Result<Loaded> {
     let rel = format!(".swarm/{path}");
     let bytes = match side.bytes(repo, path, crate::directive::limits::FILE_MAX)? {
         Ok(b) => b,
@@ -225,11 +320,13 @@ pub fn load(
 }
 
 /// The directive files that differ between `old` and `new`, compared.
-/// Problems (files that do not parse, links) go to `problems`.
+/// Problems (files that do not parse, links) go to `problems`; the files
+/// parsed stay in `declared`.
 pub fn compare(
     repo: &gix::Repository,
     (old, old_source): (&Side, &Source),
     (new, new_source): (&Side, &Source),
+    declared: &mut Declared,
     problems: &mut Vec<Problem>,
 ) -> Result<Vec<DirectiveChange>> {
     let is_directive = |p: &&String| p.starts_with("directives/") && p.ends_with(".toml");
@@ -283,37 +380,62 @@ pub fn compare(
             .collect(),
         crate::change::Renames::of(repo)?,
     )?;
-    let mut out = Vec::new();
+    // What each change reads, parsed at once (and kept for the effective states).
+    let mut wanted = Vec::new();
+    let mut changes = Vec::new();
     for f in pairs {
         let path = f.path.to_str_lossy().into_owned();
-        match (f.status, &f.old_path) {
+        let change = match (f.status, &f.old_path) {
             (crate::change::FileStatus::Renamed, Some(from)) => {
-                let from = from.to_str_lossy().into_owned();
-                out.push(edit(repo, (old, &from), (new, &path), problems)?);
+                Change::Edit(from.to_str_lossy().into_owned(), path)
             }
-            (crate::change::FileStatus::Deleted, _) => {
-                out.push(one_side(
-                    repo,
-                    old,
-                    &path,
-                    DirectiveChangeKind::Removed,
-                    problems,
-                )?);
+            (crate::change::FileStatus::Deleted, _) => Change::Removed(path),
+            _ => Change::Added(path),
+        };
+        changes.push(change);
+    }
+    changes.extend(modified.into_iter().map(|p| Change::Edit(p.clone(), p)));
+    for change in &changes {
+        match change {
+            Change::Edit(from, to) => {
+                wanted.push((Which::Old, from.clone()));
+                wanted.push((Which::New, to.clone()));
             }
-            _ => out.push(one_side(
-                repo,
-                new,
-                &path,
-                DirectiveChangeKind::Added,
-                problems,
-            )?),
+            Change::Removed(path) => wanted.push((Which::Old, path.clone())),
+            Change::Added(path) => wanted.push((Which::New, path.clone())),
         }
     }
-    for path in modified {
-        out.push(edit(repo, (old, &path), (new, &path), problems)?);
-    }
+    declared.parse(repo, (old, new), wanted)?;
+    let mut out: Vec<DirectiveChange> = changes
+        .iter()
+        .map(|change| match change {
+            Change::Edit(from, to) => edit(declared, from, to, problems),
+            Change::Removed(path) => one_side(
+                declared,
+                Which::Old,
+                path,
+                DirectiveChangeKind::Removed,
+                problems,
+            ),
+            Change::Added(path) => one_side(
+                declared,
+                Which::New,
+                path,
+                DirectiveChangeKind::Added,
+                problems,
+            ),
+        })
+        .collect();
     out.sort_by(|a, b| a.id.cmp(&b.id).then(a.path.cmp(&b.path)));
     Ok(out)
+}
+
+/// A directive file that differs, by what happened to it.
+enum Change {
+    /// Both sides have it: (old path, new path), which differ for a rename.
+    Edit(String, String),
+    Removed(String),
+    Added(String),
 }
 
 /// The id a directive file stands for: its stem.
@@ -331,21 +453,21 @@ fn level(d: &Directive) -> crate::event::Level {
 
 /// A directive only one side has.
 fn one_side(
-    repo: &gix::Repository,
-    side: &Side,
+    declared: &Declared,
+    which: Which,
     path: &str,
     change: DirectiveChangeKind,
     problems: &mut Vec<Problem>,
-) -> Result<DirectiveChange> {
-    let loaded = load(repo, side, path)?;
-    let (lesson, declared) = match &loaded {
-        Ok(d) => (Some(d.lesson.clone()), Some(level(d))),
-        Err(p) => {
+) -> DirectiveChange {
+    let (lesson, declared) = match declared.get(which, path) {
+        Some(Ok(d)) => (Some(d.lesson.clone()), Some(level(d))),
+        Some(Err(p)) => {
             problems.extend(p.iter().cloned());
             (None, None)
         }
+        None => (None, None),
     };
-    Ok(DirectiveChange {
+    DirectiveChange {
         id: stem(path),
         change,
         path: format!(".swarm/{path}"),
@@ -353,17 +475,16 @@ fn one_side(
         lesson,
         declared,
         fields: Vec::new(),
-    })
+    }
 }
 
-/// A directive both sides have (at `old.1` and `new.1`), compared.
+/// A directive both sides have (at `old_path` and `new_path`), compared.
 fn edit(
-    repo: &gix::Repository,
-    (old, old_path): (&Side, &str),
-    (new, new_path): (&Side, &str),
+    declared: &Declared,
+    old_path: &str,
+    new_path: &str,
     problems: &mut Vec<Problem>,
-) -> Result<DirectiveChange> {
-    let (a, b) = (load(repo, old, old_path)?, load(repo, new, new_path)?);
+) -> DirectiveChange {
     let renamed = old_path != new_path;
     let mut change = DirectiveChange {
         id: stem(new_path),
@@ -374,11 +495,14 @@ fn edit(
         declared: None,
         fields: Vec::new(),
     };
-    match (a, b) {
-        (Ok(a), Ok(b)) => {
+    match (
+        declared.get(Which::Old, old_path),
+        declared.get(Which::New, new_path),
+    ) {
+        (Some(Ok(a)), Some(Ok(b))) => {
             change.lesson = Some(b.lesson.clone());
-            change.declared = Some(level(&b));
-            change.fields = field_changes(&table(&a), &table(&b));
+            change.declared = Some(level(b));
+            change.fields = field_changes(&table(a), &table(b));
             change.change = if renamed {
                 DirectiveChangeKind::Renamed
             } else {
@@ -390,13 +514,15 @@ fn edit(
             };
         }
         (a, b) => {
-            for side in [a.err(), b.err()].into_iter().flatten() {
-                problems.extend(side);
+            for side in [a, b].into_iter().flatten() {
+                if let Err(p) = side {
+                    problems.extend(p.iter().cloned());
+                }
             }
             change.change = DirectiveChangeKind::Unreadable;
         }
     }
-    Ok(change)
+    change
 }
 
 /// A directive as the TOML table of its fields, in file order.

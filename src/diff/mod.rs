@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use directives::Which;
 pub use directives::{DirectiveChange, DirectiveChangeKind, FieldChange, FieldDiff, WordOp, Words};
 pub use files::{
     ConfigChange, HandoffChange, HandoffChangeKind, ProposalChange, ProposalChangeKind,
@@ -276,10 +277,12 @@ pub fn diff(
     for side in [&old, &new] {
         problems.extend(side.problems.iter().cloned());
     }
+    let mut declared = directives::Declared::default();
     let directives = directives::compare(
         repo,
         (&old, &sides.old.1),
         (&new, &sides.new.1),
+        &mut declared,
         &mut problems,
     )?;
     crate::trace::mark("directives compared");
@@ -288,7 +291,7 @@ pub fn diff(
     let logs = events::read(repo, &old, &new, &config.events, Some(&cache))?;
     problems.extend(logs.problems.iter().cloned());
     crate::trace::mark("logs folded");
-    let effective = effective(repo, (&old, &new), &directives, &logs)?;
+    let effective = effective(repo, (&old, &new), &mut declared, &directives, &logs)?;
     crate::trace::mark("effective states");
     let signals = signals(&logs);
     let patterns = patterns(&logs);
@@ -340,6 +343,7 @@ pub fn diff(
         .filter(|(h, _)| h.known == Some(Kind::Override))
         .count();
     report.summary = summarise(&report, logs.added.len(), overrides);
+    crate::trace::mark("report assembled");
     Ok(report)
 }
 
@@ -490,6 +494,7 @@ fn patterns(logs: &events::Logs) -> Vec<PatternChange> {
 fn effective(
     repo: &gix::Repository,
     (old, new): (&Side, &Side),
+    declared: &mut directives::Declared,
     changes: &[DirectiveChange],
     logs: &events::Logs,
 ) -> Result<Vec<EffectiveChange>> {
@@ -545,19 +550,35 @@ fn effective(
                 || logs.old.fold.escalated(id).is_some() != logs.new.fold.escalated(id).is_some()
         })
         .collect();
-    // Parsing the directive files is most of this: half on each core.
-    let (first, second) = ids.split_at(ids.len() / 2);
-    let (first, second) = std::thread::scope(|s| {
-        let other = repo.clone();
-        let first = s.spawn(move || declared_pairs(&other, (old, new), first));
-        (first.join(), declared_pairs(repo, (old, new), second))
-    });
-    let first = first
-        .map_err(|_| Error::git("reading .swarm", std::io::Error::other("a reader panicked")))??;
+    let path = |id: &str| format!("directives/{id}.toml");
+    // A link or a missing file declares nothing: only regular files are parsed.
+    let regular =
+        |side: &Side, id: &str| side.files.get(&path(id)).is_some_and(|f| f.kind.is_none());
+    declared.parse(
+        repo,
+        (old, new),
+        ids.iter().flat_map(|id| {
+            [
+                regular(old, id).then(|| (Which::Old, path(id))),
+                regular(new, id).then(|| (Which::New, path(id))),
+            ]
+            .into_iter()
+            .flatten()
+        }),
+    )?;
     let mut out = Vec::new();
-    for (id, (a, b)) in ids.into_iter().zip(first.into_iter().chain(second?)) {
-        let level = |fold: &crate::fold::Fold, d: &Option<crate::directive::Directive>| {
-            d.as_ref().map(|d| {
+    for id in ids {
+        let parsed = |which: Which, side: &Side| {
+            if !regular(side, &id) {
+                return None;
+            }
+            declared
+                .get(which, &path(&id))
+                .and_then(|l| l.as_ref().ok())
+        };
+        let (a, b) = (parsed(Which::Old, old), parsed(Which::New, new));
+        let level = |fold: &crate::fold::Fold, d: Option<&crate::directive::Directive>| {
+            d.map(|d| {
                 let (priority, enforcement) = fold.effective(d);
                 Level {
                     priority,
@@ -565,7 +586,7 @@ fn effective(
                 }
             })
         };
-        let (from, to) = (level(&logs.old.fold, &a), level(&logs.new.fold, &b));
+        let (from, to) = (level(&logs.old.fold, a), level(&logs.new.fold, b));
         let escalated_from = a.is_some() && logs.old.fold.escalated(&id).is_some();
         let escalated_to = b.is_some() && logs.new.fold.escalated(&id).is_some();
         let mut causes = Vec::new();
@@ -622,7 +643,7 @@ fn effective(
                 violations: Vec::new(),
             });
         }
-        let declared_changed = matches!((&a, &b), (Some(a), Some(b)) if (a.priority, a.enforcement) != (b.priority, b.enforcement));
+        let declared_changed = matches!((a, b), (Some(a), Some(b)) if (a.priority, a.enforcement) != (b.priority, b.enforcement));
         if from != to && from.is_some() && to.is_some() && declared_changed {
             causes.push(Cause {
                 kind: "declared".into(),
@@ -647,39 +668,6 @@ fn effective(
                 causes,
             });
         }
-    }
-    Ok(out)
-}
-
-/// The directive each side declares under each of `ids` (none: no such
-/// file, a link, or a file that does not parse).
-#[allow(clippy::type_complexity)]
-fn declared_pairs(
-    repo: &gix::Repository,
-    (old, new): (&Side, &Side),
-    ids: &[String],
-) -> Result<
-    Vec<(
-        Option<crate::directive::Directive>,
-        Option<crate::directive::Directive>,
-    )>,
-> {
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let path = format!("directives/{id}.toml");
-        let declared = |side: &Side| -> Result<Option<crate::directive::Directive>> {
-            if side.files.get(&path).is_none_or(|f| f.kind.is_some()) {
-                return Ok(None);
-            }
-            Ok(directives::load(repo, side, &path)?.ok())
-        };
-        // A file both sides share is parsed once.
-        let a = declared(old)?;
-        let b = match (old.files.get(&path), new.files.get(&path)) {
-            (Some(x), Some(y)) if x.same(y) => a.clone(),
-            _ => declared(new)?,
-        };
-        out.push((a, b));
     }
     Ok(out)
 }
