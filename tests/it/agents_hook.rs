@@ -1,0 +1,1390 @@
+//! `git-swarm hook agent <harness> <event>`: the real binary played by a
+//! fake harness against a temporary repository. Payloads come from
+//! `tests/fixtures/agents/` (see its README for their sources).
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Stdio;
+
+use common::{Run, TestEnv, directive, of_kind, repo_without_directives, tick};
+use serde_json::{Value, json};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agents");
+
+/// A repository with one critical directive for the `coder` role and one
+/// for the coordinator (what a session's briefing shows).
+fn repo() -> TestEnv {
+    let env = repo_without_directives();
+    directive(
+        &env,
+        "run-tests-first",
+        "lesson = \"Run the whole test suite before declaring a change done\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"run the test suite and quote its summary line\"]",
+    );
+    directive(
+        &env,
+        "delegate-small-tasks",
+        "lesson = \"Give each delegate one small task with the files it owns named\"\npriority = \"high\"\napplies_to_agents = [\"coordinator\"]\nrequired_actions = [\"name the files a delegate owns in its task\"]",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    env
+}
+
+/// Runs the hook in `dir` with `payload` on stdin, at the next tick.
+fn hook_in(env: &TestEnv, dir: &Path, harness: &str, event: &str, payload: &str) -> Run {
+    hook_env(env, dir, harness, event, payload, &[])
+}
+
+fn hook_env(
+    env: &TestEnv,
+    dir: &Path,
+    harness: &str,
+    event: &str,
+    payload: &str,
+    vars: &[(&str, &str)],
+) -> Run {
+    use std::io::Write;
+    let mut cmd = env.command(common::bin(), dir);
+    cmd.args(["hook", "agent", harness, event])
+        .env("GIT_SWARM_NOW", tick())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn git-swarm");
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(payload.as_bytes());
+    let out = child.wait_with_output().expect("wait git-swarm");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: env.normalise(&String::from_utf8_lossy(&out.stdout)),
+        stderr: env.normalise(&String::from_utf8_lossy(&out.stderr)),
+    }
+}
+
+fn hook(env: &TestEnv, harness: &str, event: &str, payload: &Value) -> Run {
+    hook_in(env, &env.root, harness, event, &payload.to_string())
+}
+
+/// The fixture for `harness`/`event`, with `$CWD` made `dir`.
+fn fixture(harness: &str, event: &str, dir: &Path) -> String {
+    let text = std::fs::read_to_string(format!("{FIXTURES}/{harness}/{event}.json"))
+        .unwrap_or_else(|e| panic!("fixture {harness}/{event}: {e}"));
+    text.replace("$CWD", &dir.to_string_lossy())
+}
+
+/// The answer on stdout as JSON (the run succeeded and said nothing on stderr).
+#[track_caller]
+fn answer(run: &Run) -> Value {
+    run.success();
+    assert_eq!(run.stderr, "", "{}", run.snapshot());
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}:\n{}", run.snapshot()))
+}
+
+/// Nothing on stdout or stderr, exit 0.
+#[track_caller]
+fn silent(run: &Run) {
+    run.success();
+    assert_eq!(
+        (run.stdout.as_str(), run.stderr.as_str()),
+        ("", ""),
+        "{}",
+        run.snapshot()
+    );
+}
+
+fn claude(event: &str, fields: Value) -> Value {
+    let mut p = json!({
+        "session_id": "sess-1",
+        "transcript_path": "/home/u/.claude/projects/p/sess-1.jsonl",
+        "hook_event_name": event,
+    });
+    for (k, v) in fields.as_object().expect("object") {
+        p[k] = v.clone();
+    }
+    p
+}
+
+/// A spawn of the `Agent` tool, each with a call id of its own.
+fn spawn(cwd: &Path, session: &str, task: &str, kind: &str) -> Value {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    spawn_call(cwd, session, task, kind, &format!("toolu_{n}"))
+}
+
+fn spawn_call(cwd: &Path, session: &str, task: &str, kind: &str, id: &str) -> Value {
+    claude(
+        "PreToolUse",
+        json!({"session_id": session, "cwd": cwd, "tool_name": "Agent", "tool_use_id": id,
+               "tool_input": {"description": "work", "prompt": task, "subagent_type": kind}}),
+    )
+}
+
+fn start(cwd: &Path, session: &str, agent: &str, kind: &str) -> Value {
+    claude(
+        "SubagentStart",
+        json!({"session_id": session, "cwd": cwd, "agent_id": agent, "agent_type": kind}),
+    )
+}
+
+fn stop(cwd: &Path, session: &str, agent: &str, message: &str, active: bool) -> Value {
+    claude(
+        "SubagentStop",
+        json!({"session_id": session, "cwd": cwd, "agent_id": agent, "agent_type": "coder",
+               "stop_hook_active": active, "last_assistant_message": message,
+               "background_tasks": [], "session_crons": []}),
+    )
+}
+
+fn context_of(v: &Value) -> &str {
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no additionalContext in {v}"))
+}
+
+/// Every fixture through the binary, in a session's order; the answers
+/// are snapshotted whole.
+#[test]
+fn each_harness_is_answered_in_its_own_format() {
+    for (harness, events) in [
+        (
+            "claude-code",
+            &[
+                "session-start",
+                "pre-tool-use",
+                "subagent-start",
+                "subagent-stop",
+                "post-tool-use",
+            ][..],
+        ),
+        (
+            "codex",
+            &[
+                "session-start",
+                "pre-tool-use",
+                "subagent-start",
+                "subagent-stop",
+                "post-tool-use",
+            ][..],
+        ),
+        ("gemini", &["session-start", "post-tool-use"][..]),
+        ("cursor", &["session-start", "post-tool-use"][..]),
+        (
+            "opencode",
+            &[
+                "session-start",
+                "subagent-start",
+                "subagent-stop",
+                "post-tool-use",
+            ][..],
+        ),
+    ] {
+        let env = repo();
+        let mut transcript = String::new();
+        for event in events {
+            let run = hook_in(
+                &env,
+                &env.root,
+                harness,
+                event,
+                &fixture(harness, event, &env.root),
+            );
+            transcript.push_str(&format!("== {event}\n{}", run.snapshot()));
+        }
+        // Every non-success became an insight candidate.
+        let candidates =
+            std::fs::read_to_string(env.path(".swarm/local/candidates.jsonl")).unwrap_or_default();
+        assert_eq!(candidates.lines().count(), 1, "{harness}: {candidates}");
+        insta::assert_snapshot!(format!("agents_hook_{harness}"), transcript);
+    }
+}
+
+/// Codex refuses a whole answer for one field it does not define: each
+/// answer has exactly the fields of its event.
+#[test]
+fn codex_answers_carry_only_the_fields_codex_defines() {
+    let env = repo();
+    let run = |event| {
+        hook_in(
+            &env,
+            &env.root,
+            "codex",
+            event,
+            &fixture("codex", event, &env.root),
+        )
+    };
+    let keys =
+        |v: &Value| -> Vec<String> { v.as_object().expect("object").keys().cloned().collect() };
+    let v = answer(&run("session-start"));
+    assert_eq!(keys(&v), ["hookSpecificOutput"]);
+    assert_eq!(
+        keys(&v["hookSpecificOutput"]),
+        ["additionalContext", "hookEventName"]
+    );
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    silent(&run("pre-tool-use"));
+    let v = answer(&run("subagent-start"));
+    assert_eq!(keys(&v), ["hookSpecificOutput"]);
+    assert_eq!(
+        keys(&v["hookSpecificOutput"]),
+        ["additionalContext", "hookEventName"]
+    );
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SubagentStart");
+    let v = answer(&run("subagent-stop"));
+    assert_eq!(keys(&v), ["decision", "reason"]);
+    assert_eq!(v["decision"], "block");
+    silent(&run("post-tool-use"));
+}
+
+/// A hook never stands in the agent's way: whatever is wrong with its
+/// input is one warning line, nothing on stdout, exit 0.
+#[test]
+fn bad_payloads_are_one_warning_and_exit_0() {
+    let env = repo();
+    for harness in ["claude-code", "codex", "gemini", "cursor", "opencode"] {
+        for event in [
+            "session-start",
+            "pre-tool-use",
+            "subagent-start",
+            "subagent-stop",
+            "post-tool-use",
+        ] {
+            for payload in ["", "{", "[1, 2]", "\"text\"", "{\"no\": \"session\"}"] {
+                let run = hook_in(&env, &env.root, harness, event, payload);
+                common::assert_no_panic(&run);
+                run.success();
+                assert_eq!(run.stdout, "", "{harness} {event} {payload:?}");
+                // pre-tool-use of an opencode payload has nothing to read.
+                assert_eq!(
+                    run.stderr.lines().count(),
+                    1,
+                    "{harness} {event} {payload:?}:\n{}",
+                    run.snapshot()
+                );
+                assert!(run.stderr.starts_with("warning: "), "{}", run.snapshot());
+            }
+        }
+    }
+    let run = hook_in(&env, &env.root, "nonesuch", "session-start", "{}");
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 0]
+    --- stderr
+    warning: git-swarm has no agent hook for the harness `nonesuch` (claude-code, codex, gemini, cursor or opencode); nothing to do
+    ");
+    let run = hook_in(&env, &env.root, "claude-code", "stop", "{}");
+    insta::assert_snapshot!(run.snapshot(), @r"
+    [exit 0]
+    --- stderr
+    warning: git-swarm's agent hook has no event `stop` (session-start, pre-tool-use, subagent-start, subagent-stop or post-tool-use); nothing to do
+    ");
+    assert!(env.event_lines().iter().all(|l| !l.contains("\"shown\"")));
+}
+
+/// No `.swarm/` (or no repository): not git-swarm's business, so silent.
+/// GIT_SWARM_SKIP=1 skips as it does the git hooks.
+#[test]
+fn an_uninitialised_repository_and_skip_are_silent() {
+    let env = TestEnv::new();
+    for event in [
+        "session-start",
+        "subagent-start",
+        "subagent-stop",
+        "pre-tool-use",
+    ] {
+        silent(&hook_in(
+            &env,
+            &env.root,
+            "claude-code",
+            event,
+            &fixture("claude-code", event, &env.root),
+        ));
+    }
+    let outside = env.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    silent(&hook_in(
+        &env,
+        &outside,
+        "claude-code",
+        "session-start",
+        &fixture("claude-code", "session-start", &outside),
+    ));
+    let env = repo();
+    let run = hook_env(
+        &env,
+        &env.root,
+        "claude-code",
+        "subagent-start",
+        "not even JSON",
+        &[("GIT_SWARM_SKIP", "1")],
+    );
+    silent(&run);
+}
+
+/// A Claude Code session from start to stop, twice: the loop's events
+/// land as `inject`, `ack` and `reflect micro` would write them.
+#[test]
+fn a_claude_code_session_runs_the_loop() {
+    let env = repo();
+    let root = env.root.clone();
+    // Session start: the coordinator's briefing, nothing recorded.
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "session-start",
+        &claude("SessionStart", json!({"cwd": root, "source": "startup"})),
+    ));
+    let briefing = context_of(&v);
+    assert!(
+        briefing.contains("- id: delegate-small-tasks"),
+        "{briefing}"
+    );
+    assert!(!briefing.contains("ACK CONTRACT"), "{briefing}");
+    assert!(of_kind(&env, "shown").is_empty());
+    // After compaction it fires again, with the same briefing.
+    let again = answer(&hook(
+        &env,
+        "claude-code",
+        "session-start",
+        &claude("SessionStart", json!({"cwd": root, "source": "compact"})),
+    ));
+    assert_eq!(context_of(&again), briefing);
+
+    // The coordinator spawns a coder; the coder starts.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "sess-1", "Fix the flaky parser test", "coder"),
+    ));
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "sess-1", "agent-1", "coder"),
+    ));
+    let block = context_of(&v).to_owned();
+    assert!(
+        block.contains("- id: run-tests-first\n  priority: critical"),
+        "{block}"
+    );
+    assert!(block.contains("ACK CONTRACT"), "{block}");
+    let shown = of_kind(&env, "shown");
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0]["actor"]["role"], "coder");
+    let delegation = shown[0]["id"].as_str().expect("id").to_owned();
+    assert!(block.contains("delegation=\"[ULID]\""), "{block}");
+    // Claude Code fires SubagentStart again on a resume: same block, nothing new.
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "sess-1", "agent-1", "coder"),
+    ));
+    assert_eq!(context_of(&v), block);
+    assert_eq!(of_kind(&env, "shown").len(), 1);
+
+    // Three tool calls, one failing: one insight candidate, for the coder.
+    let tool = |event: &str, name: &str, extra: Value| {
+        let mut p = claude(
+            event,
+            json!({"cwd": root, "agent_id": "agent-1", "agent_type": "coder",
+                                          "tool_name": name, "tool_use_id": "toolu_x"}),
+        );
+        for (k, v) in extra.as_object().expect("object") {
+            p[k] = v.clone();
+        }
+        silent(&hook(&env, "claude-code", "post-tool-use", &p));
+    };
+    tool(
+        "PostToolUse",
+        "Bash",
+        json!({"tool_input": {"command": "cargo build"}, "tool_response": {"stdout": "Finished", "stderr": "", "interrupted": false}}),
+    );
+    tool(
+        "PostToolUse",
+        "Write",
+        json!({"tool_input": {"file_path": "/x/src/parse.rs", "content": "x"}, "tool_response": {"filePath": "/x/src/parse.rs", "success": true}}),
+    );
+    tool(
+        "PostToolUseFailure",
+        "Bash",
+        json!({"tool_input": {"command": "cargo test"}, "error": "Exit code 101\ntest parse::flaky ... FAILED\ntest result: FAILED. 1 passed; 1 failed", "is_interrupt": false}),
+    );
+    let candidates = env.read(".swarm/local/candidates.jsonl");
+    let lines: Vec<Value> = candidates
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{candidates}");
+    assert_eq!(lines[0]["class"], "failure");
+    assert_eq!(lines[0]["role"], "coder");
+    assert_eq!(lines[0]["task"], "agent-1");
+
+    // The coder stops without the ack: asked once, with the exact line.
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "sess-1", "agent-1", "Fixed it.", false),
+    ));
+    assert_eq!(v["decision"], "block");
+    let reason = v["reason"].as_str().expect("reason");
+    assert!(
+        reason
+            .lines()
+            .any(|l| l == "KNOWLEDGE_APPLIED:run-tests-first"),
+        "{reason}"
+    );
+    assert!(
+        of_kind(&env, "unacknowledged").is_empty(),
+        "not yet: it was asked"
+    );
+    // It stops again, still without: no second ask, and now a violation.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "sess-1", "agent-1", "Fixed it, really.", true),
+    ));
+    let unack = of_kind(&env, "unacknowledged");
+    assert_eq!(unack.len(), 1);
+    assert_eq!(unack[0]["directive"], "run-tests-first");
+    assert_eq!(unack[0]["delegation"], delegation.as_str());
+    assert!(
+        env.read(".swarm/local/unacknowledged-criticals.jsonl")
+            .contains("run-tests-first")
+    );
+    // Asked once means once, even from a harness that says nothing of it.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "sess-1", "agent-1", "Done.", false),
+    ));
+    assert_eq!(of_kind(&env, "unacknowledged").len(), 1);
+    let status = env.swarm(&["status"]);
+    assert!(
+        status.stdout.contains("run-tests-first  1 time(s)"),
+        "{}",
+        status.snapshot()
+    );
+
+    // A second coder acknowledges: recorded, never asked.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "sess-1", "Add a regression test", "coder"),
+    ));
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "sess-1", "agent-2", "coder"),
+    ));
+    let second = of_kind(&env, "shown")[1]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    assert!(context_of(&v).contains("- id: run-tests-first"));
+    silent(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(
+            &root,
+            "sess-1",
+            "agent-2",
+            "Added the test.\nKNOWLEDGE_APPLIED: run-tests-first",
+            false,
+        ),
+    ));
+    let acks = of_kind(&env, "ack");
+    assert_eq!(acks.len(), 1);
+    assert_eq!(acks[0]["directive"], "run-tests-first");
+    assert_eq!(acks[0]["status"], "applied");
+    assert_eq!(acks[0]["delegation"], second.as_str());
+    assert_eq!(of_kind(&env, "unacknowledged").len(), 1);
+    // The session's briefing now says what needs attention.
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "session-start",
+        &claude("SessionStart", json!({"cwd": root, "source": "resume"})),
+    ));
+    assert!(
+        context_of(&v).contains("critical left unacknowledged: run-tests-first (1 time(s))"),
+        "{v}"
+    );
+}
+
+/// The task a spawn carries ranks its subagent's directives: with room for
+/// one, a task about the parser shows the parser's directive.
+fn ranking_repo() -> TestEnv {
+    let env = repo_without_directives();
+    let config = env.read(".swarm/config.toml").replace(
+        "delegate_max_inject_count = 8",
+        "delegate_max_inject_count = 1",
+    );
+    env.write(".swarm/config.toml", config);
+    directive(
+        &env,
+        "fuzz-the-parser",
+        "lesson = \"Fuzz the parser after changing its grammar\"\napplies_to_agents = [\"tester\"]\ntriggers = [\"parser grammar fuzzing\"]\nrequired_actions = [\"run the parser fuzzer for a minute\"]",
+    );
+    directive(
+        &env,
+        "back-up-before-migrating",
+        "lesson = \"Take a database backup before running a migration\"\napplies_to_agents = [\"tester\"]\ntriggers = [\"database migration backup\"]\nrequired_actions = [\"take a backup before migrating\"]",
+    );
+    // What a tester is shown when no task says otherwise.
+    directive(
+        &env,
+        "keep-tests-hermetic",
+        "lesson = \"Keep each test hermetic: no network, no shared state\"\npriority = \"high\"\napplies_to_agents = [\"tester\"]\nrequired_actions = [\"stub the network in tests\"]",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    env
+}
+
+fn shown_ids(v: &Value) -> Vec<String> {
+    context_of(v)
+        .lines()
+        .filter_map(|l| l.strip_prefix("- id: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn parallel_spawns_of_one_type_never_get_each_others_task() {
+    let env = ranking_repo();
+    let root = env.root.clone();
+    let parser = "change the parser grammar and run parser grammar fuzzing";
+    let migration = "write the database migration, database migration backup first";
+    // One at a time, each start gets its own spawn's task.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "s", parser, "tester"),
+    ));
+    let a = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "a", "tester"),
+    ));
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "s", migration, "tester"),
+    ));
+    let b = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "b", "tester"),
+    ));
+    assert_eq!(shown_ids(&a), ["fuzz-the-parser"]);
+    assert_eq!(shown_ids(&b), ["back-up-before-migrating"]);
+    // The other order of tasks, so that neither answer is the no-task default.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "s", migration, "tester"),
+    ));
+    let c = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "c", "tester"),
+    ));
+    assert_eq!(shown_ids(&c), ["back-up-before-migrating"]);
+
+    // Two spawns before either starts: their starts cannot be told apart,
+    // so both are ranked by role alone, as a start with no spawn is.
+    let none = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "other", "z", "tester"),
+    ));
+    assert_eq!(shown_ids(&none), ["keep-tests-hermetic"]);
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "s", parser, "tester"),
+    ));
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "s", migration, "tester"),
+    ));
+    let d = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "d", "tester"),
+    ));
+    let e = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "e", "tester"),
+    ));
+    assert_eq!(shown_ids(&d), ["keep-tests-hermetic"]);
+    assert_eq!(shown_ids(&e), ["keep-tests-hermetic"]);
+    // Once both started, the next spawn pairs again.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "s", parser, "tester"),
+    ));
+    let f = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "f", "tester"),
+    ));
+    assert_eq!(shown_ids(&f), ["fuzz-the-parser"]);
+}
+
+/// A subagent working in a linked worktree stops there: the state in the
+/// common git dir leads to the delegation in the main work tree's log.
+#[test]
+fn a_subagent_stopping_in_a_linked_worktree_finds_its_delegation() {
+    let env = repo();
+    let root = env.root.clone();
+    let wt = env.tmp.path().join("wt");
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "side",
+        wt.to_str().expect("utf-8"),
+    ]);
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "s", "Fix the parser", "coder"),
+    ));
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "w1", "coder"),
+    ));
+    assert!(context_of(&v).contains("run-tests-first"));
+    let run = hook_in(
+        &env,
+        &wt,
+        "claude-code",
+        "subagent-stop",
+        &stop(&wt, "s", "w1", "Done.", false).to_string(),
+    );
+    let v = answer(&run);
+    assert!(
+        v["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("KNOWLEDGE_APPLIED:run-tests-first")
+    );
+    let run = hook_in(
+        &env,
+        &wt,
+        "claude-code",
+        "subagent-stop",
+        &stop(
+            &wt,
+            "s",
+            "w1",
+            "Done. KNOWLEDGE_APPLIED:run-tests-first",
+            true,
+        )
+        .to_string(),
+    );
+    silent(&run);
+    // Recorded beside the `shown` event, in the main work tree's log.
+    let acks = of_kind(&env, "ack");
+    assert_eq!(acks.len(), 1, "{:?}", env.event_lines());
+    assert_eq!(acks[0]["directive"], "run-tests-first");
+    let wt_log = std::fs::read_dir(wt.join(".swarm/events"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    let wt_events: String = std::fs::read_dir(wt.join(".swarm/events"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .collect();
+    assert!(
+        !wt_events.contains("\"ack\""),
+        "{wt_log} files: {wt_events}"
+    );
+}
+
+/// opencode's plugin cannot hold a subagent at its end: the acks are
+/// recorded at once, a missing critical as `unacknowledged`.
+#[test]
+fn opencode_records_acks_without_asking() {
+    let env = repo();
+    let run = |event| {
+        hook_in(
+            &env,
+            &env.root,
+            "opencode",
+            event,
+            &fixture("opencode", event, &env.root),
+        )
+    };
+    let v = answer(&run("session-start"));
+    assert!(
+        v["context"]
+            .as_str()
+            .expect("context")
+            .contains("delegate-small-tasks")
+    );
+    let v = answer(&run("subagent-start"));
+    let prepend = v["prepend"].as_str().expect("prepend");
+    assert!(prepend.contains("run-tests-first"));
+    assert_eq!(of_kind(&env, "shown").len(), 1);
+    silent(&run("subagent-stop"));
+    let unack = of_kind(&env, "unacknowledged");
+    assert_eq!(unack.len(), 1);
+    assert_eq!(unack[0]["directive"], "run-tests-first");
+}
+
+/// However many directives the coordinator has, the briefing stays within
+/// 4 KB: what needs attention is kept, the directive list is cut between
+/// entries and its block closed, and a pointer says where the rest is.
+#[test]
+fn the_briefing_is_bounded() {
+    let env = repo();
+    let config = env.read(".swarm/config.toml").replace(
+        "delegate_max_inject_count = 8",
+        "delegate_max_inject_count = 100",
+    );
+    env.write(".swarm/config.toml", config);
+    for i in 0..60 {
+        directive(
+            &env,
+            &format!("coordinate-{i:02}"),
+            &format!(
+                "lesson = \"Coordinate rule number {i} for delegating work across many agents at once\"\npriority = \"high\"\napplies_to_agents = [\"coordinator\"]\nrequired_actions = [\"follow coordination rule {i} whenever a delegate is given files to change\"]"
+            ),
+        );
+    }
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    // Something that needs attention: a coder that never acked its critical.
+    let root = env.root.clone();
+    answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "a1", "coder"),
+    ));
+    silent(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "s", "a1", "Done.", true),
+    ));
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "session-start",
+        &claude("SessionStart", json!({"cwd": root, "source": "startup"})),
+    ));
+    let text = context_of(&v);
+    assert!(text.len() <= 4096, "{} bytes", text.len());
+    assert!(text.contains("- id: coordinate-00"), "{text}");
+    assert!(
+        text.contains("- critical left unacknowledged: run-tests-first (1 time(s))\n"),
+        "{text}"
+    );
+    // Cut after a whole entry, and closed.
+    let (list, after) = text
+        .split_once("</delegate_knowledge_directives>\n")
+        .unwrap_or_else(|| panic!("no closing tag:\n{text}"));
+    assert!(
+        list.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("  required: follow coordination rule")),
+        "{text}"
+    );
+    assert!(!list.contains("coordinate-59"), "{text}");
+    assert!(after.contains("Needs attention"), "{text}");
+    assert!(
+        text.ends_with("… (cut to 4 KB: `git swarm status` and `git swarm list` show the rest)\n"),
+        "{text}"
+    );
+}
+
+/// Runs the hook once per payload, all at once: every process is started
+/// and waits on its stdin before any is given its payload.
+fn hooks_at_once(env: &TestEnv, harness: &str, event: &str, payloads: &[Value]) -> Vec<Run> {
+    use std::io::Write;
+    let mut children: Vec<_> = payloads
+        .iter()
+        .map(|_| {
+            env.command(common::bin(), &env.root)
+                .args(["hook", "agent", harness, event])
+                .env("GIT_SWARM_NOW", tick())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn git-swarm")
+        })
+        .collect();
+    for (child, payload) in children.iter_mut().zip(payloads) {
+        let mut stdin = child.stdin.take().expect("stdin");
+        let _ = stdin.write_all(payload.to_string().as_bytes());
+    }
+    children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("wait git-swarm");
+            Run {
+                code: out.status.code().unwrap_or(-1),
+                stdout: env.normalise(&String::from_utf8_lossy(&out.stdout)),
+                stderr: env.normalise(&String::from_utf8_lossy(&out.stderr)),
+            }
+        })
+        .collect()
+}
+
+/// The session state files in the repository's common git dir.
+fn state_files(env: &TestEnv) -> Vec<std::path::PathBuf> {
+    let dir = env.root.join(".git/swarm/agents");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every event line in `dir`'s `.swarm/events/`.
+fn events_in(dir: &Path) -> Vec<Value> {
+    std::fs::read_dir(dir.join(".swarm/events"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .flat_map(|t| {
+            t.lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A repository where each of `n` roles (`worker_0`…) is shown, with room
+/// for one directive, `fuzz-<i>` for a task about parser grammar fuzzing
+/// and `plain-<i>` otherwise.
+fn roles_repo(n: usize) -> TestEnv {
+    let env = repo_without_directives();
+    let config = env.read(".swarm/config.toml").replace(
+        "delegate_max_inject_count = 8",
+        "delegate_max_inject_count = 1",
+    );
+    env.write(".swarm/config.toml", config);
+    for i in 0..n {
+        directive(
+            &env,
+            &format!("fuzz-{i}"),
+            &format!(
+                "lesson = \"Fuzz the parser after changing its grammar, worker {i}\"\napplies_to_agents = [\"worker_{i}\"]\ntriggers = [\"parser grammar fuzzing\"]\nrequired_actions = [\"run the parser fuzzer for a minute\"]"
+            ),
+        );
+        directive(
+            &env,
+            &format!("plain-{i}"),
+            &format!(
+                "lesson = \"Keep each test hermetic, worker {i}: no network\"\npriority = \"high\"\napplies_to_agents = [\"worker_{i}\"]\nrequired_actions = [\"stub the network in tests\"]"
+            ),
+        );
+    }
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    env
+}
+
+const FUZZ_TASK: &str = "change the parser grammar and run parser grammar fuzzing";
+
+/// Hook processes of one session run at once: every spawn is kept and
+/// every start finds its own, none lost to another's write.
+#[test]
+fn hooks_running_at_once_lose_nothing() {
+    const N: usize = 6;
+    let env = roles_repo(N);
+    let root = env.root.clone();
+    let pres: Vec<Value> = (0..N)
+        .map(|i| spawn(&root, "s", FUZZ_TASK, &format!("worker_{i}")))
+        .collect();
+    for run in hooks_at_once(&env, "claude-code", "pre-tool-use", &pres) {
+        silent(&run);
+    }
+    let starts: Vec<Value> = (0..N)
+        .map(|i| start(&root, "s", &format!("agent-{i}"), &format!("worker_{i}")))
+        .collect();
+    let runs = hooks_at_once(&env, "claude-code", "subagent-start", &starts);
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(shown_ids(&answer(run)), [format!("fuzz-{i}")]);
+    }
+    assert_eq!(of_kind(&env, "shown").len(), N);
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_files(&env)[0]).expect("state"))
+            .expect("json");
+    assert_eq!(state["agents"].as_object().expect("agents").len(), N);
+    assert_eq!(state["pending"], json!([]));
+}
+
+/// Two stops of one subagent at once: exactly one asks, and an ack is
+/// recorded once however many stops carry it.
+#[test]
+fn simultaneous_stops_ask_once_and_record_once() {
+    let env = repo();
+    let root = env.root.clone();
+    for (agent, message) in [
+        ("a1", "Done."),
+        ("a2", "Done.\nKNOWLEDGE_APPLIED: run-tests-first"),
+    ] {
+        silent(&hook(
+            &env,
+            "claude-code",
+            "pre-tool-use",
+            &spawn(&root, "s", "Fix the parser", "coder"),
+        ));
+        answer(&hook(
+            &env,
+            "claude-code",
+            "subagent-start",
+            &start(&root, "s", agent, "coder"),
+        ));
+        let stops = vec![stop(&root, "s", agent, message, false); 6];
+        let runs = hooks_at_once(&env, "claude-code", "subagent-stop", &stops);
+        let asked = runs.iter().filter(|r| !r.stdout.is_empty()).count();
+        for run in &runs {
+            run.success();
+            assert_eq!(run.stderr, "", "{}", run.snapshot());
+        }
+        if agent == "a1" {
+            assert_eq!(asked, 1, "one stop asks");
+        } else {
+            assert_eq!(asked, 0);
+            assert_eq!(of_kind(&env, "ack").len(), 1, "{:?}", of_kind(&env, "ack"));
+        }
+    }
+    // The one asked was asked once: its other stops recorded it unacknowledged, once.
+    assert_eq!(of_kind(&env, "unacknowledged").len(), 1);
+}
+
+/// A spawn that never starts (the user denied it) is dropped by its own
+/// post-tool event, or after two minutes, and then neither makes the
+/// next spawn of its type ambiguous nor hands its task to another start.
+#[test]
+fn an_orphaned_spawn_is_dropped() {
+    let env = ranking_repo();
+    let root = env.root.clone();
+    let parser = "change the parser grammar and run parser grammar fuzzing";
+    let migration = "write the database migration, database migration backup first";
+    let at = |t: &str, event: &str, payload: Value| {
+        hook_env(
+            &env,
+            &root,
+            "claude-code",
+            event,
+            &payload.to_string(),
+            &[("GIT_SWARM_NOW", t)],
+        )
+    };
+    // Denied: its PostToolUseFailure drops it at once.
+    silent(&at(
+        "2026-11-24T10:00:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", parser, "tester", "toolu_denied"),
+    ));
+    silent(&at(
+        "2026-11-24T10:00:05Z",
+        "post-tool-use",
+        claude(
+            "PostToolUseFailure",
+            json!({"session_id": "s", "cwd": root, "tool_name": "Agent", "tool_use_id": "toolu_denied",
+                   "tool_input": {"prompt": parser, "subagent_type": "tester"},
+                   "error": "The user doesn't want to proceed with this tool use.", "is_interrupt": false}),
+        ),
+    ));
+    silent(&at(
+        "2026-11-24T10:00:10Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", migration, "tester", "toolu_2"),
+    ));
+    let v = answer(&at(
+        "2026-11-24T10:00:11Z",
+        "subagent-start",
+        start(&root, "s", "a", "tester"),
+    ));
+    assert_eq!(shown_ids(&v), ["back-up-before-migrating"]);
+
+    // Never heard of again: gone after two minutes.
+    silent(&at(
+        "2026-11-24T11:00:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", parser, "tester", "toolu_lost"),
+    ));
+    // A start with no spawn of its own is not handed the orphan's task…
+    let v = answer(&at(
+        "2026-11-24T11:03:00Z",
+        "subagent-start",
+        start(&root, "s", "b", "tester"),
+    ));
+    assert_eq!(shown_ids(&v), ["keep-tests-hermetic"]);
+    // …and the orphan does not make the next spawn of its type ambiguous.
+    silent(&at(
+        "2026-11-24T12:00:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", parser, "tester", "toolu_lost2"),
+    ));
+    silent(&at(
+        "2026-11-24T12:03:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "s", migration, "tester", "toolu_3"),
+    ));
+    let v = answer(&at(
+        "2026-11-24T12:03:01Z",
+        "subagent-start",
+        start(&root, "s", "c", "tester"),
+    ));
+    assert_eq!(shown_ids(&v), ["back-up-before-migrating"]);
+}
+
+/// A state file grown past 1 MiB (by an older version, or by hand) is
+/// started over with one warning, not an error on every later hook; and
+/// what is written stays well under the limit, the oldest subagents going
+/// first.
+#[test]
+fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
+    let env = repo();
+    let root = env.root.clone();
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "s", "Fix the parser", "coder"),
+    ));
+    let file = state_files(&env).pop().expect("a state file");
+    let mut big = b"{\"pending\":[]}".to_vec();
+    big.resize(1024 * 1024 + 10, b' ');
+    std::fs::write(&file, &big).expect("write");
+    let run = hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "a1", "coder"),
+    );
+    run.success();
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.snapshot());
+    assert!(
+        run.stderr.starts_with("warning: the agent hook's state ")
+            && run.stderr.contains("started over"),
+        "{}",
+        run.snapshot()
+    );
+    let v: Value = serde_json::from_str(&run.stdout).expect("an answer");
+    assert!(context_of(&v).contains("run-tests-first"));
+    // Its stop finds the delegation in the state started over.
+    let v = answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "s", "a1", "Done.", false),
+    ));
+    assert_eq!(v["decision"], "block");
+
+    // A readable file near the limit: 200 subagents of 4 KB each.
+    let mut state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("state")).expect("json");
+    let base = state["agents"]["a1"]["at"].as_i64().expect("at");
+    for i in 0..200 {
+        state["agents"][format!("old-{i:03}")] = json!({
+            "delegation": null, "root": root, "block": "x".repeat(4096), "asked": false,
+            "at": base - 1000 + i,
+        });
+    }
+    std::fs::write(&file, state.to_string()).expect("write");
+    answer(&hook(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &start(&root, "s", "a2", "coder"),
+    ));
+    let written = std::fs::read_to_string(&file).expect("state");
+    assert!(written.len() <= 512 * 1024, "{} bytes", written.len());
+    let state: Value = serde_json::from_str(&written).expect("json");
+    let agents = state["agents"].as_object().expect("agents");
+    assert!(agents.contains_key("a1") && agents.contains_key("a2"));
+    assert!(agents.contains_key("old-199") && !agents.contains_key("old-000"));
+}
+
+/// No `.swarm/`: a spawn leaves no state behind. Session files untouched
+/// for a week are swept at a session's start; a live one is kept.
+#[test]
+fn state_is_only_kept_where_git_swarm_is_and_old_sessions_are_swept() {
+    let env = TestEnv::new();
+    silent(&hook_in(
+        &env,
+        &env.root,
+        "claude-code",
+        "pre-tool-use",
+        &fixture("claude-code", "pre-tool-use", &env.root),
+    ));
+    assert!(!env.root.join(".git/swarm").exists());
+
+    let env = repo();
+    let root = env.root.clone();
+    silent(&hook(
+        &env,
+        "claude-code",
+        "pre-tool-use",
+        &spawn(&root, "live", "Fix the parser", "coder"),
+    ));
+    let dir = root.join(".git/swarm/agents");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 24 * 3600);
+    for name in [
+        "00000000000000aa.json",
+        "00000000000000aa.lock",
+        "00000000000000bb.lock",
+    ] {
+        let f = std::fs::File::create(dir.join(name)).expect("create");
+        f.set_modified(old).expect("mtime");
+    }
+    answer(&hook(
+        &env,
+        "claude-code",
+        "session-start",
+        &claude("SessionStart", json!({"cwd": root, "source": "startup"})),
+    ));
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(
+        left.iter().all(|n| !n.starts_with("00000000000000")),
+        "{left:?}"
+    );
+}
+
+/// A subagent that starts in a linked worktree is recorded there; its
+/// stop from the main work tree acks it there. Once that worktree is
+/// removed, a stop says so in one line and exits 0.
+#[test]
+fn a_subagent_started_in_a_linked_worktree_and_one_whose_worktree_is_gone() {
+    let env = repo();
+    let root = env.root.clone();
+    let wt = env.tmp.path().join("wt");
+    let wt_str = wt.to_str().expect("utf-8").to_owned();
+    env.git(&["worktree", "add", "-q", "-b", "side", &wt_str]);
+    for agent in ["w1", "w2"] {
+        silent(&hook_in(
+            &env,
+            &wt,
+            "claude-code",
+            "pre-tool-use",
+            &spawn(&wt, "s", "Fix the parser", "coder").to_string(),
+        ));
+        let v = answer(&hook_in(
+            &env,
+            &wt,
+            "claude-code",
+            "subagent-start",
+            &start(&wt, "s", agent, "coder").to_string(),
+        ));
+        assert!(context_of(&v).contains("run-tests-first"));
+    }
+    let shown: Vec<Value> = events_in(&wt)
+        .into_iter()
+        .filter(|e| e["kind"] == "shown")
+        .collect();
+    assert_eq!(shown.len(), 2);
+    assert!(of_kind(&env, "shown").is_empty());
+    silent(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(
+            &root,
+            "s",
+            "w1",
+            "Done. KNOWLEDGE_APPLIED:run-tests-first",
+            false,
+        ),
+    ));
+    let acks: Vec<Value> = events_in(&wt)
+        .into_iter()
+        .filter(|e| e["kind"] == "ack")
+        .collect();
+    assert_eq!(acks.len(), 1);
+    assert_eq!(acks[0]["delegation"], shown[0]["id"]);
+
+    env.git(&["worktree", "remove", "--force", &wt_str]);
+    let run = hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "s", "w2", "Done.", false),
+    );
+    run.success();
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.snapshot());
+    assert!(
+        run.stderr
+            .contains("the work tree $TMP/wt where subagent `w2` was shown delegation")
+            && run.stderr.contains("is gone"),
+        "{}",
+        run.snapshot()
+    );
+    // Said once: the entry went with its work tree.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "subagent-stop",
+        &stop(&root, "s", "w2", "Done.", false),
+    ));
+}
+
+/// A subagent whose state entry cannot be written is not recorded as a
+/// delegation either: nothing could ever ack it.
+#[test]
+fn no_delegation_without_its_state_entry() {
+    let env = repo();
+    std::fs::create_dir_all(env.root.join(".git/swarm")).expect("mkdir");
+    std::fs::write(env.root.join(".git/swarm/agents"), "not a folder").expect("write");
+    let run = hook_in(
+        &env,
+        &env.root,
+        "opencode",
+        "subagent-start",
+        &fixture("opencode", "subagent-start", &env.root),
+    );
+    run.success();
+    assert_eq!(run.stdout, "", "{}", run.snapshot());
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.snapshot());
+    assert!(run.stderr.starts_with("warning: "), "{}", run.snapshot());
+    assert!(of_kind(&env, "shown").is_empty());
+}
+
+/// Cursor: a failed tool call (postToolUseFailure, its `error_message`)
+/// becomes an insight candidate in the workspace the payload names,
+/// wherever the hook runs; its subagent events are not taken.
+#[test]
+fn cursor_failures_are_reflected_and_its_subagent_events_left_alone() {
+    let env = repo();
+    let elsewhere = env.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    silent(&hook_in(
+        &env,
+        &elsewhere,
+        "cursor",
+        "post-tool-use",
+        &fixture("cursor", "post-tool-use-failure", &env.root),
+    ));
+    let candidates = env.read(".swarm/local/candidates.jsonl");
+    assert_eq!(candidates.lines().count(), 1, "{candidates}");
+    assert!(candidates.contains("Cannot find module"), "{candidates}");
+    // Cursor's `session_id` beside `conversation_id`, and a `cwd` that is
+    // no string, do not lose the workspace.
+    let mut p: Value =
+        serde_json::from_str(&fixture("cursor", "post-tool-use-failure", &env.root)).expect("json");
+    p["session_id"] = p["conversation_id"].clone();
+    p["cwd"] = json!(7);
+    p["tool_input"] = json!({"command": "cargo build"});
+    p["error_message"] = json!("error[E0425]: cannot find value `x` in this scope");
+    silent(&hook_in(
+        &env,
+        &elsewhere,
+        "cursor",
+        "post-tool-use",
+        &p.to_string(),
+    ));
+    let candidates = env.read(".swarm/local/candidates.jsonl");
+    assert_eq!(candidates.lines().count(), 2, "{candidates}");
+    for event in ["pre-tool-use", "subagent-start", "subagent-stop"] {
+        let run = hook_in(
+            &env,
+            &env.root,
+            "cursor",
+            event,
+            &json!({"conversation_id": "c", "workspace_roots": [env.root], "tool_name": "Task",
+                    "tool_input": {"prompt": "x", "subagent_type": "coder"}, "subagent_id": "s1",
+                    "subagent_type": "coder"})
+            .to_string(),
+        );
+        run.success();
+        assert_eq!(run.stdout, "", "{event}: {}", run.snapshot());
+        assert!(state_files(&env).is_empty(), "{event}");
+    }
+    assert!(of_kind(&env, "shown").is_empty());
+}
+
+#[test]
+fn a_post_tool_use_run_twice_for_one_call_keeps_one_candidate() {
+    let env = TestEnv::initialised();
+    let root = env.root.clone();
+    let failed = |id: &str| {
+        claude(
+            "PostToolUseFailure",
+            json!({"cwd": root, "tool_name": "Bash", "tool_use_id": id,
+                   "tool_input": {"command": "cargo test"},
+                   "error": "Exit code 101\ntest parse::flaky ... FAILED"}),
+        )
+    };
+    // Cursor runs Claude Code's hooks beside its own: the same call twice.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "post-tool-use",
+        &failed("toolu_a"),
+    ));
+    silent(&hook(
+        &env,
+        "claude-code",
+        "post-tool-use",
+        &failed("toolu_a"),
+    ));
+    let opencode = json!({"tool": "bash", "sessionID": "ses_1", "callID": "call_1",
+        "args": {"command": "make"},
+        "output": {"title": "make", "output": "make: *** [all] Error 2\n", "metadata": {"exit": 2}}});
+    silent(&hook(&env, "opencode", "post-tool-use", &opencode));
+    silent(&hook(&env, "opencode", "post-tool-use", &opencode));
+    silent(&hook(
+        &env,
+        "claude-code",
+        "post-tool-use",
+        &failed("toolu_b"),
+    ));
+    let ids: Vec<Value> = env
+        .read(".swarm/local/candidates.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json")["call_id"].clone())
+        .collect();
+    assert_eq!(ids, [json!("toolu_a"), json!("call_1"), json!("toolu_b")]);
+}
