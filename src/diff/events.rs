@@ -47,11 +47,70 @@ pub struct Logs {
     pub old: Folded,
     pub new: Folded,
     /// Events of the new side the old one lacks, in (ts, id) order.
-    pub added: Vec<(EventHead, Event)>,
+    pub added: Vec<Logged>,
     /// Events of the old side the new one lacks (an anomaly), in (ts, id) order.
-    pub missing: Vec<(EventHead, Event)>,
+    pub missing: Vec<Logged>,
     /// Malformed lines and unreadable files among the event files that differ.
     pub problems: Vec<Problem>,
+}
+
+/// An event one side has and the other lacks: its head, which is all most
+/// of the report reads, and its line, parsed in full only when asked.
+#[derive(Debug)]
+pub struct Logged {
+    pub head: EventHead,
+    line: String,
+}
+
+impl Logged {
+    /// The whole event (`None` for a line that parses as a head and not as
+    /// an event: not counted as either).
+    pub fn event(&self) -> Option<Event> {
+        crate::event::parse_event_line(self.line.as_bytes(), u64::MAX).ok()
+    }
+
+    /// The string field `name` of the event, read without parsing the rest
+    /// into values (what the per-directive counts read of thousands).
+    pub fn str_field(&self, name: &str) -> Option<String> {
+        // Only the field asked for is kept; the others are skipped unparsed.
+        struct Field<'n>(&'n str);
+        impl<'de> serde::de::DeserializeSeed<'de> for Field<'_> {
+            type Value = Option<String>;
+            fn deserialize<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> std::result::Result<Self::Value, D::Error> {
+                d.deserialize_map(self)
+            }
+        }
+        impl<'de> serde::de::Visitor<'de> for Field<'_> {
+            type Value = Option<String>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an event object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut found = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == self.0 {
+                        found = map
+                            .next_value::<serde_json::Value>()?
+                            .as_str()
+                            .map(str::to_owned);
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(found)
+            }
+        }
+        let mut de = serde_json::Deserializer::from_str(&self.line);
+        serde::de::DeserializeSeed::deserialize(Field(name), &mut de)
+            .ok()
+            .flatten()
+    }
 }
 
 /// An event file's lines, parsed.
@@ -68,16 +127,45 @@ struct Parsed {
 
 /// A side's log as the cache keeps it: its fold, and what it takes to tell
 /// the events of another side from its own without reading it again.
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+#[derive(Default, Serialize, Deserialize)]
 struct SideLog {
     fold: Fold,
     patterns: PatternFold,
     /// The lines of its handoff events, in fold order.
     handoffs: Vec<String>,
-    /// The key of every event of the side, sorted, distinct, 16 big-endian bytes each.
-    keys: serde_bytes::ByteBuf,
+    /// The key of every event of the side: kept after the rest in the
+    /// cache file and read there in place, since only a side compared
+    /// as the old one looks them up (a few, of a hundred thousand).
+    #[serde(skip)]
+    keys: Keys,
     /// Each regular event file of the side.
     files: Vec<FileInfo>,
+}
+
+/// Event keys, sorted, distinct, 16 big-endian bytes each.
+enum Keys {
+    /// Of a log just folded.
+    Owned(Vec<u8>),
+    /// In the kept file, from byte `start` of its body.
+    Kept {
+        file: crate::index::SealedFile,
+        start: usize,
+    },
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys::Owned(Vec::new())
+    }
+}
+
+impl Keys {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Keys::Owned(bytes) => bytes,
+            Keys::Kept { file, start } => file.body().get(*start..).unwrap_or_default(),
+        }
+    }
 }
 
 /// What is known of an event file without reading it again.
@@ -94,7 +182,7 @@ struct FileInfo {
 
 impl SideLog {
     fn has(&self, key: u128) -> bool {
-        let (keys, key) = (self.keys.as_slice(), key.to_be_bytes());
+        let (keys, key) = (self.keys.bytes(), key.to_be_bytes());
         let (mut lo, mut hi) = (0, keys.len() / 16);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -194,15 +282,7 @@ pub fn read(
                 }
             }
             logs.problems.extend(app.problems.iter().cloned());
-            logs.added = app
-                .heads
-                .iter()
-                .filter_map(|(head, line)| {
-                    let event = crate::event::parse_event_line(line.as_bytes(), u64::MAX).ok()?;
-                    Some((head.clone(), event))
-                })
-                .collect();
-            match cached_new {
+            let log = match cached_new {
                 Some(log) => log,
                 None => {
                     let log = match extend(&old_log, &app, &new_files) {
@@ -215,7 +295,13 @@ pub fn read(
                     store(new_path.as_deref(), &log);
                     log
                 }
-            }
+            };
+            logs.added = app
+                .heads
+                .into_iter()
+                .map(|(head, line)| Logged { head, line })
+                .collect();
+            log
         }
         None => {
             parse_side(repo, old, &old_files, cfg, &mut parsed)?;
@@ -251,7 +337,7 @@ fn at(p: &Problem, rel: &str) -> Problem {
 }
 
 /// Bump when [`SideLog`] (or what it holds: the fold, the pattern fold) changes layout.
-const FORMAT: &[u8] = b"git-swarm diff side log v1\n";
+const FORMAT: &[u8] = b"git-swarm diff side log v2\n";
 
 /// How many sides' logs are kept; the oldest are removed.
 const KEEP: usize = 8;
@@ -276,19 +362,37 @@ fn cache_name(files: &[EventFile<'_>], cfg: &EventsConfig) -> String {
 }
 
 /// The side log kept at `path`, if it is there, whole, and of this format:
-/// anything else is a miss (and is rewritten).
+/// anything else is a miss (and is rewritten). The file's body is the
+/// length of the log's encoding (u64 LE), that encoding, then the keys.
 fn load(path: &Path) -> Option<SideLog> {
     let file = crate::index::SealedFile::open(path, FORMAT)?;
-    let log: SideLog = postcard::from_bytes(file.body()).ok()?;
-    log.keys.len().is_multiple_of(16).then_some(log)
+    let body = file.body();
+    let (len, rest) = body.split_at_checked(8)?;
+    let len = usize::try_from(u64::from_le_bytes(len.try_into().ok()?)).ok()?;
+    let (encoded, keys) = rest.split_at_checked(len)?;
+    let mut log: SideLog = postcard::from_bytes(encoded).ok()?;
+    if !keys.len().is_multiple_of(16) {
+        return None;
+    }
+    log.keys = Keys::Kept {
+        file,
+        start: 8 + len,
+    };
+    Some(log)
 }
 
 /// Keeps `log` at `path`. Only a cache: a read-only git dir must not stop a diff.
 fn store(path: Option<&Path>, log: &SideLog) {
     let Some(path) = path else { return };
-    if let Ok(body) = postcard::to_stdvec(log) {
-        let _ = crate::index::write_sealed(path, FORMAT, &body, KEEP);
-    }
+    let Ok(encoded) = postcard::to_stdvec(log) else {
+        return;
+    };
+    let keys = log.keys.bytes();
+    let mut body = Vec::with_capacity(8 + encoded.len() + keys.len());
+    body.extend_from_slice(&(encoded.len() as u64).to_le_bytes());
+    body.extend_from_slice(&encoded);
+    body.extend_from_slice(keys);
+    let _ = crate::index::write_sealed(path, FORMAT, &body, KEEP);
 }
 
 /// Reads and parses the regular event files of a side not parsed yet.
@@ -364,12 +468,8 @@ fn build(files: &[EventFile<'_>], parsed: &HashMap<ObjectId, Parsed>) -> SideLog
     }
 }
 
-fn key_bytes(keys: &[u128]) -> serde_bytes::ByteBuf {
-    serde_bytes::ByteBuf::from(
-        keys.iter()
-            .flat_map(|k| k.to_be_bytes())
-            .collect::<Vec<u8>>(),
-    )
+fn key_bytes(keys: &[u128]) -> Keys {
+    Keys::Owned(keys.iter().flat_map(|k| k.to_be_bytes()).collect())
 }
 
 /// The lines the new side appended to the old one's files.
@@ -498,6 +598,7 @@ fn extend(old: &SideLog, app: &Appended, new_files: &[EventFile<'_>]) -> Option<
     }
     let mut keys: Vec<u128> = old
         .keys
+        .bytes()
         .chunks_exact(16)
         .filter_map(|c| c.try_into().ok().map(u128::from_be_bytes))
         .chain(app.heads.iter().map(|(h, _)| h.key))
@@ -564,13 +665,15 @@ fn whole(
                 if keys.contains(&head.key) || !seen.insert(head.key) {
                     continue;
                 }
-                if let Ok(event) = crate::event::parse_event_line(&p.bytes[range.clone()], u64::MAX)
-                {
-                    out.push((head.clone(), event));
+                if let Ok(line) = std::str::from_utf8(&p.bytes[range.clone()]) {
+                    out.push(Logged {
+                        head: head.clone(),
+                        line: line.to_owned(),
+                    });
                 }
             }
         }
-        out.sort_by_key(|a| a.0.order());
+        out.sort_by_key(|a| a.head.order());
         out
     };
     logs.added = only(new_files, old_ids, &old_keys);

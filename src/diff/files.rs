@@ -325,8 +325,13 @@ pub fn handoffs(
         .added
         .iter()
         .chain(&logs.missing)
-        .filter(|(h, _)| h.known.is_some_and(crate::handoff::is_handoff_kind))
-        .filter_map(|(_, e)| e.str_field("task").map(str::to_owned))
+        .filter(|logged| {
+            logged
+                .head
+                .known
+                .is_some_and(crate::handoff::is_handoff_kind)
+        })
+        .filter_map(|logged| logged.str_field("task"))
         .collect();
     tasks.extend(files.iter().map(|p| stem(p, ".toml")));
     let mut out = Vec::new();

@@ -278,17 +278,26 @@ pub fn diff(
         problems.extend(side.problems.iter().cloned());
     }
     let mut declared = directives::Declared::default();
-    let directives = directives::compare(
-        repo,
-        (&old, &sides.old.1),
-        (&new, &sides.new.1),
-        &mut declared,
-        &mut problems,
-    )?;
-    crate::trace::mark("directives compared");
     // Each side's folded log is kept in the git dir: a side seen before is not folded again.
     let cache = repo.git_dir().join("swarm").join("diff");
-    let logs = events::read(repo, &old, &new, &config.events, Some(&cache))?;
+    // The logs and the directive files are read at once, each on a core.
+    let (directives, logs) = std::thread::scope(|s| {
+        let other = repo.clone();
+        let (old, new, events) = (&old, &new, &config.events);
+        let logs = s.spawn(move || events::read(&other, old, new, events, Some(&cache)));
+        let directives = directives::compare(
+            repo,
+            (old, &sides.old.1),
+            (new, &sides.new.1),
+            &mut declared,
+            &mut problems,
+        );
+        (directives, logs.join())
+    });
+    let directives = directives?;
+    crate::trace::mark("directives compared");
+    let logs = logs
+        .map_err(|_| Error::git("reading .swarm", std::io::Error::other("a reader panicked")))??;
     problems.extend(logs.problems.iter().cloned());
     crate::trace::mark("logs folded");
     let effective = effective(repo, (&old, &new), &mut declared, &directives, &logs)?;
@@ -314,11 +323,12 @@ pub fn diff(
     let missing_events: Vec<EventRef> = logs
         .missing
         .iter()
-        .map(|(_, e)| EventRef {
-            id: e.id.clone(),
-            ts: e.ts.clone(),
-            kind: e.kind.clone(),
-            directive: e.directive.clone(),
+        .filter_map(|logged| logged.event())
+        .map(|e| EventRef {
+            id: e.id,
+            ts: e.ts,
+            kind: e.kind,
+            directive: e.directive,
         })
         .collect();
     let mut report = Report {
@@ -340,7 +350,7 @@ pub fn diff(
     let overrides = logs
         .added
         .iter()
-        .filter(|(h, _)| h.known == Some(Kind::Override))
+        .filter(|logged| logged.head.known == Some(Kind::Override))
         .count();
     report.summary = summarise(&report, logs.added.len(), overrides);
     crate::trace::mark("report assembled");
@@ -437,17 +447,24 @@ fn summarise(r: &Report, events_added: usize, overrides: usize) -> Summary {
 /// The signals the new side's added events record, per directive.
 fn signals(logs: &events::Logs) -> Vec<Signals> {
     let mut by_id: BTreeMap<&str, Signals> = BTreeMap::new();
-    for (head, event) in &logs.added {
+    for logged in &logs.added {
+        let head = &logged.head;
+        // An ack's status or a verdict's outcome, read once for all its directives.
+        let outcome = match head.known {
+            Some(Kind::Ack) => logged.str_field("status"),
+            Some(Kind::Verdict) => logged.str_field("verdict"),
+            _ => None,
+        };
+        let outcome = outcome.as_deref().unwrap_or("?");
         for d in &head.directives {
             let s = by_id.entry(d.as_str()).or_default();
             *s.kinds.entry(head.kind.clone()).or_default() += 1;
             if events::is_violation(head) {
                 s.violations += 1;
             }
-            let field = |name: &str| event.str_field(name).unwrap_or("?").to_owned();
             match head.known {
-                Some(Kind::Ack) => *s.acks.entry(field("status")).or_default() += 1,
-                Some(Kind::Verdict) => *s.verdicts.entry(field("verdict")).or_default() += 1,
+                Some(Kind::Ack) => *s.acks.entry(outcome.to_owned()).or_default() += 1,
+                Some(Kind::Verdict) => *s.verdicts.entry(outcome.to_owned()).or_default() += 1,
                 Some(Kind::Shown) => s.shown += 1,
                 _ => {}
             }
@@ -465,12 +482,14 @@ fn signals(logs: &events::Logs) -> Vec<Signals> {
 /// Patterns promoted or deprecated by the added events.
 fn patterns(logs: &events::Logs) -> Vec<PatternChange> {
     let mut out = Vec::new();
-    for (head, e) in &logs.added {
-        let (change, reason) = match head.known {
-            Some(Kind::PatternPromoted) => ("promoted", e.str_field("justification")),
-            Some(Kind::PatternDeprecated) => ("deprecated", e.str_field("reason")),
+    for logged in &logs.added {
+        let (change, reason) = match logged.head.known {
+            Some(Kind::PatternPromoted) => ("promoted", "justification"),
+            Some(Kind::PatternDeprecated) => ("deprecated", "reason"),
             _ => continue,
         };
+        let Some(e) = logged.event() else { continue };
+        let reason = e.str_field(reason);
         let Some(id) = e.str_field("pattern") else {
             continue;
         };
@@ -505,22 +524,28 @@ fn effective(
             .iter()
             .filter_map(|c| c.old_path.as_deref().map(directives::stem)),
     );
-    for (head, _) in logs.added.iter().chain(&logs.missing) {
-        ids.extend(head.directives.iter().cloned());
+    for logged in logs.added.iter().chain(&logs.missing) {
+        ids.extend(logged.head.directives.iter().cloned());
     }
     // The events that can be a cause, by directive: looked up, not searched for each.
     let mut recorded_by: std::collections::HashMap<
         &str,
-        Vec<&(crate::fold::EventHead, crate::event::Event)>,
+        Vec<(&crate::fold::EventHead, crate::event::Event)>,
     > = std::collections::HashMap::new();
     for added in &logs.added {
-        if matches!(
-            added.0.known,
+        let head = &added.head;
+        if !matches!(
+            head.known,
             Some(Kind::Escalation | Kind::Deescalation | Kind::Override)
         ) {
-            for d in &added.0.directives {
-                recorded_by.entry(d.as_str()).or_default().push(added);
-            }
+            continue;
+        }
+        let Some(event) = added.event() else { continue };
+        for d in &head.directives {
+            recorded_by
+                .entry(d.as_str())
+                .or_default()
+                .push((head, event.clone()));
         }
     }
     // A directive whose file both sides share, whose escalation stands as it

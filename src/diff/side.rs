@@ -171,58 +171,61 @@ fn entry_kind(mode: gix::objs::tree::EntryMode) -> Option<Option<FileKind>> {
 
 fn tree_side(repo: &gix::Repository, tree: ObjectId) -> Result<Side> {
     let mut side = Side::default();
-    let entries = |id: ObjectId, what: &str| -> Result<Vec<gix::objs::tree::Entry>> {
+    // Each entry of the tree `id` (name, mode, id), read in place.
+    let entries = |id: ObjectId,
+                   what: &str,
+                   each: &mut dyn FnMut(&[u8], gix::objs::tree::EntryMode, ObjectId)|
+     -> Result<()> {
         let tree = repo
             .find_tree(id)
             .map_err(|e| Error::git(format!("reading {what}"), e))?;
-        let decoded = tree
-            .decode()
-            .map_err(|e| Error::git(format!("reading {what}"), e))?;
-        Ok(decoded.to_owned().entries)
+        for entry in tree.iter() {
+            let entry = entry.map_err(|e| Error::git(format!("reading {what}"), e))?;
+            each(entry.filename(), entry.mode(), entry.oid().to_owned());
+        }
+        Ok(())
     };
-    let Some(swarm) = entries(tree, "a tree")?
-        .into_iter()
-        .find(|e| e.filename == crate::store::SWARM_DIR)
-    else {
+    let mut swarm = None;
+    entries(tree, "a tree", &mut |name, mode, oid| {
+        if name == crate::store::SWARM_DIR.as_bytes() {
+            swarm = Some((mode, oid));
+        }
+    })?;
+    let Some((mode, swarm)) = swarm else {
         return Ok(side);
     };
-    if !swarm.mode.is_tree() {
-        if let Some(Some(kind)) = entry_kind(swarm.mode) {
+    if !mode.is_tree() {
+        if let Some(Some(kind)) = entry_kind(mode) {
             side.problems.push(linked_folder(".swarm", kind));
         }
         return Ok(side);
     }
-    for entry in entries(swarm.oid, ".swarm")? {
-        let Ok(name) = std::str::from_utf8(&entry.filename) else {
-            continue;
+    let mut folders = Vec::new();
+    entries(swarm, ".swarm", &mut |name, mode, oid| {
+        let Ok(name) = std::str::from_utf8(name) else {
+            return;
         };
         if name == "config.toml" {
-            if let Some(kind) = entry_kind(entry.mode) {
-                side.files
-                    .insert(name.to_owned(), tree_file(entry.oid, kind));
+            if let Some(kind) = entry_kind(mode) {
+                side.files.insert(name.to_owned(), tree_file(oid, kind));
             }
-            continue;
-        }
-        if !FOLDERS.contains(&name) {
-            continue;
-        }
-        if !entry.mode.is_tree() {
-            if let Some(Some(kind)) = entry_kind(entry.mode) {
+        } else if FOLDERS.contains(&name) {
+            if mode.is_tree() {
+                folders.push((name.to_owned(), oid));
+            } else if let Some(Some(kind)) = entry_kind(mode) {
                 side.problems
                     .push(linked_folder(&format!(".swarm/{name}"), kind));
             }
-            continue;
         }
-        side.trees.insert(name.to_owned(), entry.oid);
-        for file in entries(entry.oid, &format!(".swarm/{name}"))? {
-            let (Ok(file_name), Some(kind)) =
-                (std::str::from_utf8(&file.filename), entry_kind(file.mode))
-            else {
-                continue;
-            };
-            side.files
-                .insert(format!("{name}/{file_name}"), tree_file(file.oid, kind));
-        }
+    })?;
+    for (name, oid) in folders {
+        side.trees.insert(name.clone(), oid);
+        entries(oid, &format!(".swarm/{name}"), &mut |file, mode, id| {
+            if let (Ok(file), Some(kind)) = (std::str::from_utf8(file), entry_kind(mode)) {
+                side.files
+                    .insert(format!("{name}/{file}"), tree_file(id, kind));
+            }
+        })?;
     }
     Ok(side)
 }
