@@ -6,7 +6,9 @@
 //!
 //! `git swarm diff` keeps each side's folded log in the git dir: "warm" is a
 //! run after one that filled that cache (what a user sees when running it
-//! again), "cold" a run with the cache removed first. `SWARM_BENCH_RUNS`
+//! again), "old side kept" a run where only A's log was kept (B is new: a
+//! branch with new commits against a base seen before), "cold" a run with
+//! the cache removed first. `SWARM_BENCH_RUNS`
 //! sets the runs per figure; `SWARM_BENCH_KEEP=1` keeps the repository and
 //! prints its path (to profile by hand).
 
@@ -54,6 +56,12 @@ fn main() {
     let json = median(runs, || {
         time(&bin, &repo, &["diff", &range, "--format", "json"], &[0])
     });
+    let old_kept = median(runs, || {
+        let _ = std::fs::remove_dir_all(&cache);
+        // A against itself keeps A's log alone.
+        common::run(&bin, &repo, &["diff", &format!("{a}..{a}")], &[0]);
+        time(&bin, &repo, &["diff", &range], &[0])
+    });
     let cold = median(runs, || {
         let _ = std::fs::remove_dir_all(&cache);
         time(&bin, &repo, &["diff", &range], &[0])
@@ -72,6 +80,11 @@ fn main() {
         "  git swarm diff A..B --format json, warm {}  ({:.2}x)",
         ms(json),
         ratio(json)
+    );
+    println!(
+        "  git swarm diff A..B, old side kept      {}  ({:.2}x)",
+        ms(old_kept),
+        ratio(old_kept)
     );
     println!(
         "  git swarm diff A..B, cold (no cache)    {}  ({:.2}x)",

@@ -395,7 +395,8 @@ fn store(path: Option<&Path>, log: &SideLog) {
     let _ = crate::index::write_sealed(path, FORMAT, &body, KEEP);
 }
 
-/// Reads and parses the regular event files of a side not parsed yet.
+/// Reads and parses the regular event files of a side not parsed yet, half
+/// on each core (a whole log is what a first diff spends its time on).
 fn parse_side(
     repo: &gix::Repository,
     side: &Side,
@@ -403,21 +404,46 @@ fn parse_side(
     cfg: &EventsConfig,
     parsed: &mut HashMap<ObjectId, Parsed>,
 ) -> Result<()> {
+    let mut todo: Vec<(&str, ObjectId)> = Vec::new();
     for (path, id, regular) in files {
-        if !regular || parsed.contains_key(id) {
-            continue;
+        if *regular && !parsed.contains_key(id) && !todo.iter().any(|(_, t)| t == id) {
+            todo.push((path, *id));
         }
-        let rel = format!(".swarm/{path}");
-        let p = match side.bytes(repo, path, cfg.max_file_bytes)? {
-            Ok(bytes) => parse(bytes, 0, 0, &rel, cfg.max_line_bytes),
-            Err(problem) => Parsed {
-                bytes: Arc::default(),
-                heads: Vec::new(),
-                problems: vec![problem],
-                lines: 0,
-                read: false,
-            },
-        };
+    }
+    let run = |repo: &gix::Repository, todo: &[(&str, ObjectId)]| -> Result<Vec<Parsed>> {
+        todo.iter()
+            .map(|(path, _)| {
+                let rel = format!(".swarm/{path}");
+                Ok(match side.bytes(repo, path, cfg.max_file_bytes)? {
+                    Ok(bytes) => parse(bytes, 0, 0, &rel, cfg.max_line_bytes),
+                    Err(problem) => Parsed {
+                        bytes: Arc::default(),
+                        heads: Vec::new(),
+                        problems: vec![problem],
+                        lines: 0,
+                        read: false,
+                    },
+                })
+            })
+            .collect()
+    };
+    let (first, second) = todo.split_at(todo.len() / 2);
+    let (first, second) = std::thread::scope(|s| {
+        // A gix handle is not shared between threads: the helper gets its own.
+        let handle = (!first.is_empty()).then(|| {
+            let other = repo.clone();
+            s.spawn(move || run(&other, first))
+        });
+        let second = run(repo, second);
+        (handle.map(|h| h.join()), second)
+    });
+    let first = match first {
+        None => Vec::new(),
+        Some(joined) => joined.map_err(|_| {
+            Error::git("reading .swarm", std::io::Error::other("a reader panicked"))
+        })??,
+    };
+    for ((_, id), p) in todo.iter().zip(first.into_iter().chain(second?)) {
         parsed.insert(*id, p);
     }
     Ok(())
