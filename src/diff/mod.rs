@@ -446,15 +446,6 @@ fn summarise(r: &Report, events_added: usize, overrides: usize) -> Summary {
 
 /// The signals the new side's added events record, per directive.
 fn signals(logs: &events::Logs) -> Vec<Signals> {
-    // Thousands of events fall on a few names: a name is copied once.
-    fn bump(counts: &mut BTreeMap<String, u64>, name: &str) {
-        match counts.get_mut(name) {
-            Some(n) => *n += 1,
-            None => {
-                counts.insert(name.to_owned(), 1);
-            }
-        }
-    }
     let mut by_id: BTreeMap<&str, Signals> = BTreeMap::new();
     for logged in &logs.added {
         let head = &logged.head;
@@ -467,13 +458,13 @@ fn signals(logs: &events::Logs) -> Vec<Signals> {
         let outcome = outcome.as_deref().unwrap_or("?");
         for d in &head.directives {
             let s = by_id.entry(d.as_str()).or_default();
-            bump(&mut s.kinds, &head.kind);
+            *s.kinds.entry(head.kind.clone()).or_default() += 1;
             if events::is_violation(head) {
                 s.violations += 1;
             }
             match head.known {
-                Some(Kind::Ack) => bump(&mut s.acks, outcome),
-                Some(Kind::Verdict) => bump(&mut s.verdicts, outcome),
+                Some(Kind::Ack) => *s.acks.entry(outcome.to_owned()).or_default() += 1,
+                Some(Kind::Verdict) => *s.verdicts.entry(outcome.to_owned()).or_default() += 1,
                 Some(Kind::Shown) => s.shown += 1,
                 _ => {}
             }
@@ -581,7 +572,7 @@ fn effective(
         .filter(|id| {
             !same_file(id)
                 || escalation_named(id)
-                || logs.old.fold.is_escalated(id) != logs.new.fold.is_escalated(id)
+                || logs.old.fold.escalated(id).is_some() != logs.new.fold.escalated(id).is_some()
         })
         .collect();
     let path = |id: &str| format!("directives/{id}.toml");
@@ -621,8 +612,8 @@ fn effective(
             })
         };
         let (from, to) = (level(&logs.old.fold, a), level(&logs.new.fold, b));
-        let escalated_from = a.is_some() && logs.old.fold.is_escalated(&id);
-        let escalated_to = b.is_some() && logs.new.fold.is_escalated(&id);
+        let escalated_from = a.is_some() && logs.old.fold.escalated(&id).is_some();
+        let escalated_to = b.is_some() && logs.new.fold.escalated(&id).is_some();
         let mut causes = Vec::new();
         for (head, e) in recorded_by.get(id.as_str()).into_iter().flatten() {
             let (kind, text) = match head.known {

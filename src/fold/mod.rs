@@ -245,18 +245,11 @@ impl Fold {
         priority: Priority,
         enforcement: Enforcement,
     ) -> (Priority, Enforcement) {
-        if self.is_escalated(id) {
+        if self.escalated(id).is_some() {
             (Priority::Critical, Enforcement::Enforce)
         } else {
             (priority, enforcement)
         }
-    }
-
-    /// Is the directive escalated (has it an open episode)? Read from its
-    /// row, so the loop states need not be decoded.
-    pub fn is_escalated(&self, id: &str) -> bool {
-        self.row(id)
-            .is_ok_and(|row| self.standing.get(row).is_some_and(|s| s.escalated))
     }
 
     /// The open escalation episode of a directive.
@@ -539,8 +532,6 @@ mod tests {
         assert!(!decoded.loops.is_decoded(), "decoded eagerly");
         // The standings come from the rows, without decoding the loop states.
         let st = decoded.standings(["b", "a", "z"].into_iter());
-        assert!(decoded.is_escalated("a") && !decoded.is_escalated("b"));
-        assert!(!decoded.is_escalated("z"));
         assert!(!decoded.loops.is_decoded(), "standings decoded them");
         assert_eq!(
             st,
