@@ -69,48 +69,18 @@ impl Logged {
         crate::event::parse_event_line(self.line.as_bytes(), u64::MAX).ok()
     }
 
-    /// The string field `name` of the event, read without parsing the rest
-    /// into values (what the per-directive counts read of thousands).
-    pub fn str_field(&self, name: &str) -> Option<String> {
-        // Only the field asked for is kept; the others are skipped unparsed.
-        struct Field<'n>(&'n str);
-        impl<'de> serde::de::DeserializeSeed<'de> for Field<'_> {
-            type Value = Option<String>;
-            fn deserialize<D: serde::Deserializer<'de>>(
-                self,
-                d: D,
-            ) -> std::result::Result<Self::Value, D::Error> {
-                d.deserialize_map(self)
-            }
-        }
-        impl<'de> serde::de::Visitor<'de> for Field<'_> {
-            type Value = Option<String>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an event object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Self::Value, A::Error> {
-                let mut found = None;
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    if key == self.0 {
-                        found = map
-                            .next_value::<serde_json::Value>()?
-                            .as_str()
-                            .map(str::to_owned);
-                    } else {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                    }
-                }
-                Ok(found)
-            }
-        }
-        let mut de = serde_json::Deserializer::from_str(&self.line);
-        serde::de::DeserializeSeed::deserialize(Field(name), &mut de)
-            .ok()
-            .flatten()
+    /// An ack's status and a verdict's outcome: all the per-directive
+    /// counts read of thousands of events (the other fields are skipped).
+    pub fn outcome(&self) -> Outcome {
+        serde_json::from_str(&self.line).unwrap_or_default()
     }
+}
+
+/// The fields of an event that say how it went.
+#[derive(Debug, Default, Deserialize)]
+pub struct Outcome {
+    pub status: Option<String>,
+    pub verdict: Option<String>,
 }
 
 /// An event file's lines, parsed.

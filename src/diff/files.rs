@@ -331,7 +331,7 @@ pub fn handoffs(
                 .known
                 .is_some_and(crate::handoff::is_handoff_kind)
         })
-        .filter_map(|logged| logged.str_field("task"))
+        .filter_map(|logged| logged.event()?.str_field("task").map(str::to_owned))
         .collect();
     tasks.extend(files.iter().map(|p| stem(p, ".toml")));
     let mut out = Vec::new();

@@ -451,8 +451,8 @@ fn signals(logs: &events::Logs) -> Vec<Signals> {
         let head = &logged.head;
         // An ack's status or a verdict's outcome, read once for all its directives.
         let outcome = match head.known {
-            Some(Kind::Ack) => logged.str_field("status"),
-            Some(Kind::Verdict) => logged.str_field("verdict"),
+            Some(Kind::Ack) => logged.outcome().status,
+            Some(Kind::Verdict) => logged.outcome().verdict,
             _ => None,
         };
         let outcome = outcome.as_deref().unwrap_or("?");
