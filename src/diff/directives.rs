@@ -260,31 +260,11 @@ impl Declared {
                 jobs.push((which, path));
             }
         }
-        let run = |repo: &gix::Repository, jobs: &[(Which, String)]| -> Result<Vec<Loaded>> {
-            jobs.iter()
-                .map(|(which, path)| load(repo, side(*which), path))
-                .collect()
-        };
-        let (first, second) = jobs.split_at(jobs.len() / 2);
-        let (first, second) = std::thread::scope(|s| {
-            // A gix handle is not shared between threads: the helper gets its own.
-            let handle = (!first.is_empty()).then(|| {
-                let other = repo.clone();
-                s.spawn(move || run(&other, first))
-            });
-            let second = run(repo, second);
-            (handle.map(|h| h.join()), second)
-        });
-        let first = match first {
-            None => Vec::new(),
-            Some(joined) => joined.map_err(|_| {
-                crate::error::Error::git(
-                    "reading .swarm",
-                    std::io::Error::other("a reader panicked"),
-                )
-            })??,
-        };
-        for (job, loaded) in jobs.into_iter().zip(first.into_iter().chain(second?)) {
+        // Parsing is most of what a diff of directives costs.
+        let loaded = super::on_two_threads(repo, &jobs, |repo, (which, path)| {
+            load(repo, side(*which), path)
+        })?;
+        for (job, loaded) in jobs.into_iter().zip(loaded) {
             self.files.insert(job, loaded);
         }
         for path in copies {

@@ -380,40 +380,20 @@ fn parse_side(
             todo.push((path, *id));
         }
     }
-    let run = |repo: &gix::Repository, todo: &[(&str, ObjectId)]| -> Result<Vec<Parsed>> {
-        todo.iter()
-            .map(|(path, _)| {
-                let rel = format!(".swarm/{path}");
-                Ok(match side.bytes(repo, path, cfg.max_file_bytes)? {
-                    Ok(bytes) => parse(bytes, 0, 0, &rel, cfg.max_line_bytes),
-                    Err(problem) => Parsed {
-                        bytes: Arc::default(),
-                        heads: Vec::new(),
-                        problems: vec![problem],
-                        lines: 0,
-                        read: false,
-                    },
-                })
-            })
-            .collect()
-    };
-    let (first, second) = todo.split_at(todo.len() / 2);
-    let (first, second) = std::thread::scope(|s| {
-        // A gix handle is not shared between threads: the helper gets its own.
-        let handle = (!first.is_empty()).then(|| {
-            let other = repo.clone();
-            s.spawn(move || run(&other, first))
-        });
-        let second = run(repo, second);
-        (handle.map(|h| h.join()), second)
-    });
-    let first = match first {
-        None => Vec::new(),
-        Some(joined) => joined.map_err(|_| {
-            Error::git("reading .swarm", std::io::Error::other("a reader panicked"))
-        })??,
-    };
-    for ((_, id), p) in todo.iter().zip(first.into_iter().chain(second?)) {
+    let done = super::on_two_threads(repo, &todo, |repo, (path, _)| {
+        let rel = format!(".swarm/{path}");
+        Ok(match side.bytes(repo, path, cfg.max_file_bytes)? {
+            Ok(bytes) => parse(bytes, 0, 0, &rel, cfg.max_line_bytes),
+            Err(problem) => Parsed {
+                bytes: Arc::default(),
+                heads: Vec::new(),
+                problems: vec![problem],
+                lines: 0,
+                read: false,
+            },
+        })
+    })?;
+    for ((_, id), p) in todo.iter().zip(done) {
         parsed.insert(*id, p);
     }
     Ok(())
