@@ -26,6 +26,7 @@ mod generate;
 mod handoff;
 mod handoff_check;
 mod harden;
+mod harness;
 mod hook_pre_commit_framework;
 mod hooks;
 mod hooks_block;

@@ -1,0 +1,1 @@
+//! The real-harness scenarios for claude_code (see `super`).

@@ -1,0 +1,1 @@
+//! The real-harness scenarios for codex (see `super`).

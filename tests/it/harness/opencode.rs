@@ -1,0 +1,1 @@
+//! The real-harness scenarios for opencode (see `super`).
