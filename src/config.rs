@@ -22,6 +22,11 @@ pub struct Config {
     /// A role named here replaces its default; others keep theirs.
     #[schemars(extend("default" = default_role_tools()))]
     pub roles: std::collections::BTreeMap<String, Vec<String>>,
+    /// Harness agent types and the role each maps to, e.g.
+    /// `"general-purpose" = "coder"`: they extend or override the built-in
+    /// table (docs/agents.md), by which a harness's own subagents get the
+    /// directives of a git-swarm role.
+    pub agent_types: std::collections::BTreeMap<String, String>,
 }
 
 /// The expected tools of the roles a delegating agent commonly uses.
@@ -425,11 +430,33 @@ fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
     for w in c.patterns.ignore_weights.values() {
         ranges.push(("patterns.ignore_weights".into(), *w, 0.0, 100.0));
     }
-    ranges
+    let mut problems: Vec<Problem> = ranges
         .into_iter()
         .filter(|&(_, v, lo, hi)| !(lo..=hi).contains(&v))
         .map(|(key, _, lo, hi)| range_problem(text, path, &key, &format!("{lo} and {hi}")))
-        .collect()
+        .collect();
+    // An agent type mapped to something no directive could be scoped to.
+    for (agent_type, role) in &c.agent_types {
+        if !crate::directive::is_valid_scope_name(role) {
+            let offset = DeTable::parse(text)
+                .ok()
+                .and_then(|root| match root.get_ref().get("agent_types")?.get_ref() {
+                    DeValue::Table(inner) => inner.get(agent_type.as_str()).map(|v| v.span().start),
+                    _ => None,
+                })
+                .unwrap_or(0);
+            problems.push(
+                Problem::error(
+                    path,
+                    "config",
+                    format!("`agent_types.{agent_type}`: `{role}` is not a role name"),
+                )
+                .at_offset(text, offset)
+                .with_hint("a role is lowercase letters, digits and `_`, starting with a letter (as in applies_to_agents), e.g. `coder`"),
+            );
+        }
+    }
+    problems
 }
 
 /// For a config.toml that is valid TOML but not a valid configuration: one

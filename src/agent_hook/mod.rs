@@ -9,11 +9,12 @@
 //! Answers carry only fields the harness defines: Codex rejects a whole
 //! answer for one unknown key.
 
+pub mod roles;
 pub mod state;
 
 use serde_json::{Value, json};
 
-pub use state::{Agent, Pending, SessionState, Spawn};
+pub use state::{Agent, Pending, SessionState, Spawn, Take};
 
 /// The harnesses `agents install` registers, by the names on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,6 +239,74 @@ pub fn is_spawn_tool(harness: Harness, tool: &str) -> bool {
     }
 }
 
+/// What the spawning tool's post-tool payload says of the subagent it
+/// started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// The spawning tool call's id.
+    pub tool_use_id: Option<String>,
+    /// The subagent's id, as its SubagentStart will give it.
+    pub child: Option<String>,
+    /// The spawn, from the call's input.
+    pub spawn: Spawn,
+}
+
+/// Reads the post-tool payload of a spawning tool call: Claude Code's
+/// `Agent` answers `tool_response.agentId` (with `status:
+/// "async_launched"` for a subagent it runs in the background, whose start
+/// comes at the same time as this event, not before it), and Codex's
+/// `spawn_agent` names the new agent in its output. `None` for any other
+/// tool, or a payload that is no JSON object.
+pub fn launch(harness: Harness, json: &str) -> Option<Launch> {
+    let v: Value = serde_json::from_str(json).ok()?;
+    let tool = v.get("tool_name").and_then(Value::as_str)?;
+    if !is_spawn_tool(harness, tool) {
+        return None;
+    }
+    let text = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let input = v.get("tool_input").unwrap_or(&Value::Null);
+    let (task, kind) = match harness {
+        Harness::Codex => (text(input, "message"), text(input, "agent_type")),
+        _ => (text(input, "prompt"), text(input, "subagent_type")),
+    };
+    // The response is an object, or (Codex) a JSON document in a string.
+    let response = match v.get("tool_response") {
+        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::Null),
+        Some(r) => r.clone(),
+        None => Value::Null,
+    };
+    let child = CHILD_ID_KEYS.iter().find_map(|k| text(&response, k));
+    Some(Launch {
+        tool_use_id: text(&v, "tool_use_id"),
+        child,
+        spawn: Spawn {
+            agent_type: spawn_type(harness, kind.as_deref()),
+            task: task.unwrap_or_default(),
+        },
+    })
+}
+
+/// Where a spawning tool's response names the subagent it started.
+const CHILD_ID_KEYS: [&str; 2] = ["agentId", "agent_id"];
+
+impl Harness {
+    /// Whether the harness names, in the spawning tool's post-tool
+    /// payload, the subagent it started, possibly while that subagent's
+    /// start hook runs: then a start with several spawns of its type
+    /// waiting waits a moment for that name rather than guess.
+    pub fn links_spawns(self) -> bool {
+        matches!(self, Harness::ClaudeCode | Harness::Codex)
+    }
+}
+
+/// How long a subagent's start waits for the harness to name its spawn.
+pub const LINK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The agent type a spawn will start under: the type named, else the
 /// harness's default (Claude Code's `general-purpose`; Codex's `default`),
 /// so that the spawn and the start it causes pair up.
@@ -250,14 +319,6 @@ fn spawn_type(harness: Harness, named: Option<&str>) -> String {
             _ => "default".into(),
         },
     }
-}
-
-/// The role an agent type names: lowercase, `-` as `_`, a plugin agent's
-/// `plugin:name` by its name; `None` when that is no role name.
-pub fn role_of(agent_type: &str) -> Option<String> {
-    let name = agent_type.rsplit(':').next().unwrap_or(agent_type);
-    let role = name.to_lowercase().replace('-', "_");
-    crate::directive::is_valid_scope_name(&role).then_some(role)
 }
 
 /// Most bytes of the session-start briefing.
@@ -428,19 +489,6 @@ pub fn cursor_tool_call(json: &str) -> Result<String, PayloadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn agent_types_become_role_names() {
-        assert_eq!(role_of("coder").as_deref(), Some("coder"));
-        assert_eq!(role_of("Test-Engineer").as_deref(), Some("test_engineer"));
-        assert_eq!(role_of("my-plugin:reviewer").as_deref(), Some("reviewer"));
-        assert_eq!(
-            role_of("general-purpose").as_deref(),
-            Some("general_purpose")
-        );
-        assert_eq!(role_of("9lives"), None);
-        assert_eq!(role_of(""), None);
-    }
 
     #[test]
     fn a_long_briefing_keeps_its_highlights_and_closing_tag() {

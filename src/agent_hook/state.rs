@@ -56,6 +56,17 @@ pub struct Pending {
     pub at: i64,
 }
 
+/// What a starting subagent's spawn is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Take {
+    /// Its task.
+    Task(String),
+    /// No spawn of its type is waiting.
+    NoSpawn,
+    /// Several are, and the harness has not said which is its own.
+    Ambiguous,
+}
+
 /// A subagent that was shown directives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Agent {
@@ -76,12 +87,88 @@ pub struct Agent {
 pub struct SessionState {
     #[serde(default)]
     pub pending: Vec<Pending>,
-    /// Agent types that had parallel spawns: their tasks cannot be told
-    /// apart until no spawn of the type is waiting.
-    #[serde(default)]
-    pub ambiguous: Vec<String>,
     #[serde(default)]
     pub agents: BTreeMap<String, Agent>,
+    /// Spawns whose subagent the harness named (by its agent id) before
+    /// that subagent started: its start takes exactly this task.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub links: BTreeMap<String, Pending>,
+    /// Roles this session was warned have no directive (once a session).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warned: Vec<String>,
+}
+
+impl SessionState {
+    /// Whether to warn, now, that `role` has no directive: the first time
+    /// this session meets it.
+    pub fn first_warning(&mut self, role: &str) -> bool {
+        if self.warned.iter().any(|r| r == role) || self.warned.len() >= WARNED_MAX {
+            return false;
+        }
+        self.warned.push(role.to_owned());
+        true
+    }
+}
+
+/// Most roles a session remembers warning about.
+const WARNED_MAX: usize = 64;
+
+/// An agent type a hook met, and the role it mapped to: what `agents
+/// status` lists, so that a user sees which of the harness's agents get
+/// which lessons.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenType {
+    pub harness: String,
+    pub agent_type: String,
+    pub role: String,
+    /// Whether any directive was in scope for the role when last seen.
+    pub directives: bool,
+    pub at: i64,
+}
+
+/// Most agent types remembered (the least recently seen go first).
+pub const SEEN_MAX: usize = 64;
+/// A type seen again is written again only after this long (or when its
+/// role or directives changed), so that a start does not write every time.
+const SEEN_REFRESH_MS: i64 = 24 * 60 * 60 * 1000;
+
+fn seen_path(common_dir: &Path) -> PathBuf {
+    dir(common_dir).join("types.json")
+}
+
+/// The agent types met so far, most recent first.
+pub fn seen_types(common_dir: &Path) -> Vec<SeenType> {
+    let mut seen: Vec<SeenType> = crate::safe_fs::read(&seen_path(common_dir), STATE_MAX)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    seen.truncate(SEEN_MAX);
+    seen.sort_by_key(|s| std::cmp::Reverse(s.at));
+    seen
+}
+
+/// Records that `entry`'s type was met; best effort, like the index.
+pub fn note_seen(common_dir: &Path, entry: SeenType) -> Result<()> {
+    let known = seen_types(common_dir);
+    let same = |s: &SeenType| s.harness == entry.harness && s.agent_type == entry.agent_type;
+    if known.iter().any(|s| {
+        same(s)
+            && s.role == entry.role
+            && s.directives == entry.directives
+            && entry.at - s.at < SEEN_REFRESH_MS
+    }) {
+        return Ok(());
+    }
+    let path = seen_path(common_dir);
+    let dir = dir(common_dir);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let _lock = crate::event::open_locked(&path.with_extension("lock"), Duration::from_secs(5))?;
+    let mut seen = seen_types(common_dir);
+    seen.retain(|s| !same(s));
+    seen.insert(0, entry);
+    seen.truncate(SEEN_MAX);
+    let bytes = serde_json::to_vec(&seen).expect("the agent types serialise");
+    crate::safe_fs::replace(&path, &bytes)
 }
 
 impl SessionState {
@@ -89,10 +176,20 @@ impl SessionState {
     /// entries past the caps.
     pub fn expire(&mut self, now: i64) {
         self.pending.retain(|p| now - p.at <= PENDING_TTL_MS);
+        self.links.retain(|_, p| now - p.at <= PENDING_TTL_MS);
         self.agents.retain(|_, a| now - a.at <= AGENT_TTL_MS);
         if self.pending.len() > PENDING_MAX {
             let extra = self.pending.len() - PENDING_MAX;
             self.pending.drain(..extra);
+        }
+        while self.links.len() > PENDING_MAX {
+            let oldest = (self.links.iter())
+                .min_by_key(|(_, p)| p.at)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => self.links.remove(&k),
+                None => break,
+            };
         }
         while self.agents.len() > AGENTS_MAX {
             let oldest = self
@@ -105,9 +202,6 @@ impl SessionState {
                 None => break,
             };
         }
-        let pending = &self.pending;
-        self.ambiguous
-            .retain(|t| pending.iter().any(|p| &p.agent_type == t));
     }
 
     /// Remembers a spawn, by the id of its tool call when there is one (a
@@ -129,32 +223,58 @@ impl SessionState {
     /// so no start of its own is still to come.
     pub fn forget(&mut self, id: &str) {
         self.pending.retain(|p| p.id.as_deref() != Some(id));
-        let pending = &self.pending;
-        self.ambiguous
-            .retain(|t| pending.iter().any(|p| &p.agent_type == t));
     }
 
-    /// The task of the subagent of `agent_type` that starts now, taking its
-    /// spawn off the list: only when it is unambiguous (exactly one spawn
-    /// of the type waits, and none of the type was ambiguous since). Parallel
-    /// spawns of one type are otherwise indistinguishable (no start payload
-    /// names its spawn), and one subagent must never get another's task.
-    pub fn take_task(&mut self, agent_type: &str) -> Option<String> {
+    /// The harness says the spawn of tool call `id` launched the subagent
+    /// `child` (Claude Code's `tool_response.agentId`, which its
+    /// SubagentStart calls `agent_id`): the spawn is kept for that start
+    /// alone. When the start came first (the harness runs the two hooks at
+    /// once), the spawn is only dropped. `fallback` is the spawn as the
+    /// launch's own payload gives it, for a spawn whose pre-tool event was
+    /// not seen.
+    pub fn launched(&mut self, id: Option<&str>, child: &str, fallback: Option<Spawn>, now: i64) {
+        let mine = id.and_then(|id| {
+            let at = self
+                .pending
+                .iter()
+                .position(|p| p.id.as_deref() == Some(id))?;
+            Some(self.pending.remove(at))
+        });
+        if self.agents.contains_key(child) {
+            return;
+        }
+        let spawn = mine.or_else(|| {
+            fallback.map(|s| Pending {
+                id: id.map(str::to_owned),
+                agent_type: s.agent_type,
+                task: s.task.chars().take(TASK_MAX_CHARS).collect(),
+                at: now,
+            })
+        });
+        if let Some(p) = spawn {
+            self.links.insert(child.to_owned(), p);
+        }
+    }
+
+    /// The task of the subagent `child` of `agent_type` that starts now,
+    /// taking its spawn off the lists: the spawn the harness linked to it,
+    /// else the only spawn of the type still waiting. With several waiting
+    /// and no link, nothing is taken (`Ambiguous`): parallel spawns of one
+    /// type cannot be told apart by arrival, and one subagent must never get
+    /// another's task; the link may still come.
+    pub fn take_task(&mut self, child: &str, agent_type: &str) -> Take {
+        if let Some(p) = self.links.remove(child) {
+            return Take::Task(p.task);
+        }
         let of_type: Vec<usize> = (self.pending.iter().enumerate())
             .filter(|(_, p)| p.agent_type == agent_type)
             .map(|(i, _)| i)
             .collect();
-        let first = *of_type.first()?;
-        let clear = of_type.len() == 1 && !self.ambiguous.iter().any(|t| t == agent_type);
-        if of_type.len() > 1 && !self.ambiguous.iter().any(|t| t == agent_type) {
-            self.ambiguous.push(agent_type.to_owned());
+        match of_type[..] {
+            [] => Take::NoSpawn,
+            [one] => Take::Task(self.pending.remove(one).task),
+            _ => Take::Ambiguous,
         }
-        let taken = self.pending.remove(first);
-        if of_type.len() == 1 {
-            // The last waiting spawn of the type: what follows is clear again.
-            self.ambiguous.retain(|t| t != agent_type);
-        }
-        clear.then_some(taken.task)
     }
 }
 
@@ -163,6 +283,33 @@ impl SessionState {
 pub fn path(common_dir: &Path, session: &str) -> PathBuf {
     let hash = xxhash_rust::xxh3::xxh3_64(session.as_bytes());
     dir(common_dir).join(format!("{hash:016x}.json"))
+}
+
+/// The task of the subagent `child` that starts now (see
+/// [`SessionState::take_task`]). While it is ambiguous, and for at most
+/// `wait`, the state is read again: a harness that runs the spawn's
+/// post-tool hook at the same time as the start names the subagent there,
+/// a moment later. The lock is not held while waiting.
+pub fn take_waiting(
+    common_dir: &Path,
+    session: &str,
+    child: &str,
+    agent_type: &str,
+    wait: Duration,
+    now: i64,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>> {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        match update(common_dir, session, now, warnings, |s| {
+            s.take_task(child, agent_type)
+        })? {
+            Take::Task(task) => return Ok(Some(task)),
+            Take::NoSpawn => return Ok(None),
+            Take::Ambiguous if std::time::Instant::now() >= deadline => return Ok(None),
+            Take::Ambiguous => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
 }
 
 /// The state folder.
@@ -312,27 +459,69 @@ mod tests {
         }
     }
 
+    fn task(t: &str) -> Take {
+        Take::Task(t.into())
+    }
+
     #[test]
     fn one_spawn_then_its_start_pairs_up() {
         let mut s = SessionState::default();
         s.stash(spawn("coder", "fix the parser"), None, 0);
-        assert_eq!(s.take_task("coder").as_deref(), Some("fix the parser"));
+        assert_eq!(s.take_task("a1", "coder"), task("fix the parser"));
         assert!(s.pending.is_empty());
-        assert_eq!(s.take_task("coder"), None);
+        assert_eq!(s.take_task("a2", "coder"), Take::NoSpawn);
     }
 
     #[test]
     fn parallel_spawns_of_a_type_get_no_task_not_each_others() {
         let mut s = SessionState::default();
-        s.stash(spawn("coder", "task A"), None, 0);
-        s.stash(spawn("coder", "task B"), None, 1);
+        s.stash(spawn("coder", "task A"), Some("t1".into()), 0);
+        s.stash(spawn("coder", "task B"), Some("t2".into()), 1);
         s.stash(spawn("reviewer", "review"), None, 2);
-        assert_eq!(s.take_task("coder"), None);
-        assert_eq!(s.take_task("coder"), None, "still ambiguous");
-        assert_eq!(s.take_task("reviewer").as_deref(), Some("review"));
-        // Once both have started, the next spawn of the type is clear again.
+        assert_eq!(s.take_task("a1", "coder"), Take::Ambiguous);
+        assert_eq!(s.take_task("a2", "coder"), Take::Ambiguous);
+        assert_eq!(s.take_task("r1", "reviewer"), task("review"));
+        // Foreground spawns end (their post-tool events) and clear the way.
+        s.forget("t1");
+        s.forget("t2");
         s.stash(spawn("coder", "task C"), None, 3);
-        assert_eq!(s.take_task("coder").as_deref(), Some("task C"));
+        assert_eq!(s.take_task("a3", "coder"), task("task C"));
+    }
+
+    #[test]
+    fn a_launch_links_the_spawn_to_its_subagent_in_either_order() {
+        // Link first, then the starts, in the other order.
+        let mut s = SessionState::default();
+        s.stash(spawn("coder", "task A"), Some("t1".into()), 0);
+        s.stash(spawn("coder", "task B"), Some("t2".into()), 1);
+        s.launched(Some("t2"), "b", None, 2);
+        s.launched(Some("t1"), "a", None, 2);
+        assert_eq!(s.take_task("b", "coder"), task("task B"));
+        assert_eq!(s.take_task("a", "coder"), task("task A"));
+        assert!(s.pending.is_empty() && s.links.is_empty());
+
+        // A start before any link waits; once B's link takes B off the
+        // waiting list, the other start is A's alone.
+        let mut s = SessionState::default();
+        s.stash(spawn("coder", "task A"), Some("t1".into()), 0);
+        s.stash(spawn("coder", "task B"), Some("t2".into()), 1);
+        assert_eq!(s.take_task("a", "coder"), Take::Ambiguous);
+        s.launched(Some("t2"), "b", None, 2);
+        assert_eq!(s.take_task("a", "coder"), task("task A"));
+        assert_eq!(s.take_task("b", "coder"), task("task B"));
+
+        // The start took its task already: the launch only drops the spawn.
+        let mut s = SessionState::default();
+        s.stash(spawn("coder", "task A"), Some("t1".into()), 0);
+        assert_eq!(s.take_task("a", "coder"), task("task A"));
+        s.agents.insert("a".into(), agent(0));
+        s.launched(Some("t1"), "a", None, 1);
+        assert!(s.pending.is_empty() && s.links.is_empty());
+
+        // No pre-tool event seen: the launch's own spawn is linked.
+        let mut s = SessionState::default();
+        s.launched(Some("t9"), "z", Some(spawn("coder", "task Z")), 0);
+        assert_eq!(s.take_task("z", "coder"), task("task Z"));
     }
 
     #[test]
@@ -343,7 +532,7 @@ mod tests {
         assert_eq!(s.pending.len(), 1, "one call, one spawn");
         s.stash(spawn("coder", "task B"), Some("t2".into()), 1);
         s.forget("t1");
-        assert_eq!(s.take_task("coder").as_deref(), Some("task B"));
+        assert_eq!(s.take_task("b", "coder"), task("task B"));
     }
 
     #[test]
@@ -368,11 +557,22 @@ mod tests {
         assert_eq!(back, s);
     }
 
+    fn agent(at: i64) -> Agent {
+        Agent {
+            delegation: None,
+            root: PathBuf::from("/r"),
+            block: String::new(),
+            asked: false,
+            at,
+        }
+    }
+
     #[test]
-    fn stale_spawns_expire() {
+    fn stale_spawns_and_links_expire() {
         let mut s = SessionState::default();
         s.stash(spawn("coder", "old"), None, 0);
+        s.launched(None, "x", Some(spawn("coder", "old link")), 0);
         s.expire(PENDING_TTL_MS + 1);
-        assert_eq!(s.take_task("coder"), None);
+        assert_eq!(s.take_task("x", "coder"), Take::NoSpawn);
     }
 }

@@ -81,6 +81,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         Some(path) => from_file(path)?,
         None => from_flags(&args),
     };
+    if args.from.is_none() {
+        d.applies_to_agents = as_roles(&store.config.agent_types, &d.applies_to_agents, ui);
+    }
     if let Some(id) = &args.id {
         d.id = id.clone();
     }
@@ -153,6 +156,33 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// `--agents` names as roles: a harness's agent type (`general-purpose`,
+/// `Explore`) becomes the role it maps to, with a note saying so, since a
+/// directive is scoped to roles and the hooks map the types onto them.
+fn as_roles(
+    overrides: &std::collections::BTreeMap<String, String>,
+    names: &[String],
+    ui: &mut Ui,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for name in names {
+        let role = match git_swarm::agent_hook::roles::harness_type(overrides, name) {
+            Some((role, whose)) => {
+                ui.note(&format!(
+                    "`{}` is an agent type ({whose}) that git-swarm maps to the role `{role}`: the directive is scoped to `{role}`",
+                    name.escape_debug()
+                ));
+                role
+            }
+            None => name.clone(),
+        };
+        if !out.contains(&role) {
+            out.push(role);
+        }
+    }
+    out
 }
 
 fn from_flags(args: &Args) -> Directive {

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use git_swarm::agent_hook::{self, Agent, Briefing, Event, Harness, Payload, state};
+use git_swarm::agent_hook::{self, Agent, Briefing, Event, Harness, Payload, roles, state};
 use git_swarm::directive_loop::{acks, escalation, inject as loop_inject};
 use git_swarm::{Error, Repo, Store};
 
@@ -141,7 +141,7 @@ fn session_start(
         return Ok(None);
     };
     let role = (p.agent_type.as_deref())
-        .and_then(agent_hook::role_of)
+        .and_then(|t| roles::role_for(&store.config.agent_types, t))
         .unwrap_or_else(|| COORDINATOR.to_owned());
     let req = loop_inject::Request::new(
         &store.config,
@@ -204,20 +204,30 @@ fn subagent_start(
     let agent_type = (p.agent_type.clone())
         .or_else(|| p.spawn.as_ref().map(|s| s.agent_type.clone()))
         .unwrap_or_default();
-    let Some(role) = agent_hook::role_of(&agent_type) else {
-        return Err(usage(format!(
-            "the subagent's type `{}` is no role name",
-            agent_type.escape_debug()
-        )));
-    };
     let Some(store) = open_store(repo, clock)? else {
         return Ok(None);
     };
+    let Some(role) = roles::role_for(&store.config.agent_types, &agent_type) else {
+        return Err(usage(format!(
+            "the subagent's type `{}` maps to no role; map it in .swarm/config.toml [agent_types]",
+            agent_type.escape_debug()
+        )));
+    };
     let task = match harness {
         Harness::Opencode => p.spawn.as_ref().map(|s| s.task.clone()),
-        _ => state::update(common, &session, now, &mut Vec::new(), |s| {
-            s.take_task(&agent_type)
-        })?,
+        _ => state::take_waiting(
+            common,
+            &session,
+            &agent_id,
+            &agent_type,
+            if harness.links_spawns() {
+                agent_hook::LINK_WAIT
+            } else {
+                std::time::Duration::ZERO
+            },
+            now,
+            &mut warnings,
+        )?,
     };
     let phase = std::env::var("GIT_SWARM_PHASE")
         .ok()
@@ -245,6 +255,29 @@ fn subagent_start(
         block.push_str(&loop_inject::render(&sel, &role, d));
     }
     block.push_str(&patterns.render());
+    let seen = state::SeenType {
+        harness: harness.as_str().to_owned(),
+        agent_type: agent_type.chars().take(64).collect(),
+        role: role.clone(),
+        directives: !sel.shown.is_empty(),
+        at: now,
+    };
+    if let Err(e) = state::note_seen(common, seen) {
+        warnings.push(format!(
+            "the agent types seen could not be recorded: {}",
+            one_line(&e.to_string())
+        ));
+    }
+    if sel.shown.is_empty()
+        && state::update(common, &session, now, &mut warnings, |s| {
+            s.first_warning(&role)
+        })?
+    {
+        warnings.push(format!(
+            "subagent type `{}` maps to role `{role}`, and no directive is scoped to `{role}`: it gets no lessons (map the type to another role in .swarm/config.toml [agent_types], or scope directives to `{role}`; `git swarm agents status` lists the types seen)",
+            agent_type.escape_debug()
+        ));
+    }
     if block.is_empty() {
         warn_all(ui, &warnings);
         return Ok(None);
@@ -397,16 +430,25 @@ fn post_tool_use(
     let head = PostHead::read(harness, json);
     if let Some(head) = &head
         && harness.has_subagents()
-        && let (Some(tool), Some(id), Some(session)) =
-            (&head.tool_name, &head.tool_use_id, &head.session_id)
+        && let (Some(tool), Some(session)) = (&head.tool_name, &head.session_id)
         && agent_hook::is_spawn_tool(harness, tool)
+        && let Some(launch) = agent_hook::launch(harness, json)
         && let Some(repo) = repo_for(head.cwd.as_deref())?
         && repo.root.join(".swarm").is_dir()
     {
         let now = clock.now().as_millisecond();
         let mut warnings = Vec::new();
         let r = state::update(&repo.common_dir, session, now, &mut warnings, |s| {
-            s.forget(id)
+            match (&launch.child, &launch.tool_use_id) {
+                // The subagent is named: its spawn is its own.
+                (Some(child), id) => {
+                    s.launched(id.as_deref(), child, Some(launch.spawn.clone()), now)
+                }
+                // The call ended (returned, failed or was denied): no
+                // start of its own is still to come.
+                (None, Some(id)) => s.forget(id),
+                (None, None) => {}
+            }
         });
         warn_all(ui, &warnings);
         r?;
@@ -446,7 +488,6 @@ struct PostHead {
     session_id: Option<String>,
     cwd: Option<String>,
     tool_name: Option<String>,
-    tool_use_id: Option<String>,
 }
 
 impl PostHead {
@@ -462,7 +503,6 @@ impl PostHead {
             cwd: Option<Value>,
             workspace_roots: Option<Value>,
             tool_name: Option<Value>,
-            tool_use_id: Option<Value>,
         }
         if harness == Harness::Opencode {
             return None;
@@ -478,7 +518,6 @@ impl PostHead {
             session_id: text(raw.session_id).or_else(|| text(raw.conversation_id)),
             cwd: text(raw.cwd).or_else(|| text(first_root)),
             tool_name: text(raw.tool_name),
-            tool_use_id: text(raw.tool_use_id),
         })
     }
 }

@@ -185,11 +185,20 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
     for (field, items) in &d.lists()[..2] {
         for (i, name) in items.iter().enumerate() {
             if !name.is_empty() && !is_valid_scope_name(name) {
+                let mapped = (*field == "applies_to_agents")
+                    .then(|| crate::agent_hook::roles::harness_type(&Default::default(), name))
+                    .flatten();
+                let hint = match mapped {
+                    Some((role, whose)) => format!(
+                        "`{name}` is an agent type ({whose}) that git-swarm maps to the role `{role}`: write `{role}`"
+                    ),
+                    None => "names are lowercase letters, digits and `_`, starting with a letter (e.g. `test_engineer`)".to_owned(),
+                };
                 issue(
                     field,
                     Some(i),
                     format!("`{name}` is not a valid name"),
-                    "names are lowercase letters, digits and `_`, starting with a letter (e.g. `test_engineer`)",
+                    &hint,
                 );
             }
         }

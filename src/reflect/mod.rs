@@ -81,7 +81,8 @@ pub struct Micro {
 
 /// Reads and classifies one tool call. `context` comes from the command
 /// line; the task falls back to the payload's agent, then its session, the
-/// role to the payload's agent type where that is a role name.
+/// role to the one the payload's agent type maps to (the built-in table;
+/// the caller applies the repository's `[agent_types]`).
 pub fn micro(
     payload: &str,
     format: Format,
@@ -93,10 +94,9 @@ pub fn micro(
     let keep = !matches!(reading.class, Class::Success | Class::Inapplicable);
     let candidate = keep.then(|| {
         let role = context.role.or_else(|| {
-            call.agent_type
-                .as_deref()
-                .map(str::to_ascii_lowercase)
-                .filter(|r| crate::directive::is_valid_scope_name(r))
+            (call.agent_type.as_deref()).and_then(|t| {
+                crate::agent_hook::roles::role_for(&std::collections::BTreeMap::new(), t)
+            })
         });
         Candidate {
             id: crate::event::new_id(now),

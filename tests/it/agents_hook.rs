@@ -610,8 +610,9 @@ fn parallel_spawns_of_one_type_never_get_each_others_task() {
     ));
     assert_eq!(shown_ids(&c), ["back-up-before-migrating"]);
 
-    // Two spawns before either starts: their starts cannot be told apart,
-    // so both are ranked by role alone, as a start with no spawn is.
+    // Two spawns before either starts, and no word of which subagent is
+    // whose (a harness that does not link them): both are ranked by role
+    // alone, as a start with no spawn is, never with each other's task.
     let none = answer(&hook(
         &env,
         "claude-code",
@@ -619,33 +620,35 @@ fn parallel_spawns_of_one_type_never_get_each_others_task() {
         &start(&root, "other", "z", "tester"),
     ));
     assert_eq!(shown_ids(&none), ["keep-tests-hermetic"]);
-    silent(&hook(
-        &env,
-        "claude-code",
-        "pre-tool-use",
-        &spawn(&root, "s", parser, "tester"),
-    ));
-    silent(&hook(
-        &env,
-        "claude-code",
-        "pre-tool-use",
-        &spawn(&root, "s", migration, "tester"),
-    ));
+    for (id, task) in [("t1", parser), ("t2", migration)] {
+        silent(&hook(
+            &env,
+            "claude-code",
+            "pre-tool-use",
+            &spawn_call(&root, "s", task, "tester", id),
+        ));
+    }
+    let started = std::time::Instant::now();
     let d = answer(&hook(
         &env,
         "claude-code",
         "subagent-start",
         &start(&root, "s", "d", "tester"),
     ));
-    let e = answer(&hook(
-        &env,
-        "claude-code",
-        "subagent-start",
-        &start(&root, "s", "e", "tester"),
-    ));
     assert_eq!(shown_ids(&d), ["keep-tests-hermetic"]);
-    assert_eq!(shown_ids(&e), ["keep-tests-hermetic"]);
-    // Once both started, the next spawn pairs again.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(8),
+        "an ambiguous start waits for its link a bounded time, well within the hook's 10 s"
+    );
+    // Their calls end (foreground subagents): the next spawn pairs again.
+    for id in ["t1", "t2"] {
+        silent(&hook(
+            &env,
+            "claude-code",
+            "post-tool-use",
+            &ended(&root, "s", id),
+        ));
+    }
     silent(&hook(
         &env,
         "claude-code",
@@ -659,6 +662,97 @@ fn parallel_spawns_of_one_type_never_get_each_others_task() {
         &start(&root, "s", "f", "tester"),
     ));
     assert_eq!(shown_ids(&f), ["fuzz-the-parser"]);
+}
+
+/// The PostToolUse of Claude Code 2.1.332's `Agent` call for a subagent it
+/// runs in the background: `async_launched`, naming the subagent, sent at
+/// the same time as that subagent's SubagentStart.
+fn launched(cwd: &Path, session: &str, id: &str, task: &str, agent: &str) -> Value {
+    claude(
+        "PostToolUse",
+        json!({"session_id": session, "cwd": cwd, "tool_name": "Agent", "tool_use_id": id,
+               "tool_input": {"description": "work", "prompt": task, "subagent_type": "tester"},
+               "tool_response": {"isAsync": true, "status": "async_launched", "agentId": agent,
+                                 "description": "work", "prompt": task}}),
+    )
+}
+
+/// The PostToolUse of a spawn whose call ended without naming a subagent.
+fn ended(cwd: &Path, session: &str, id: &str) -> Value {
+    claude(
+        "PostToolUse",
+        json!({"session_id": session, "cwd": cwd, "tool_name": "Agent", "tool_use_id": id,
+               "tool_input": {"prompt": "x", "subagent_type": "tester"},
+               "tool_response": "denied"}),
+    )
+}
+
+/// Background subagents (Claude Code 2.1.332's default): two spawns in one
+/// turn, each launch naming its subagent while the starts run. Every
+/// interleaving gives each subagent its own task; a launch is not a
+/// finished call, so it never drops the waiting task.
+#[test]
+fn background_subagents_get_their_own_spawns_task_whatever_the_order() {
+    let env = ranking_repo();
+    let root = env.root.clone();
+    let parser = "change the parser grammar and run parser grammar fuzzing";
+    let migration = "write the database migration, database migration backup first";
+    for round in 0..4 {
+        let session = format!("bg-{round}");
+        let (ta, tb) = (format!("ta{round}"), format!("tb{round}"));
+        let (a, b) = (format!("agent-a{round}"), format!("agent-b{round}"));
+        for (id, task) in [(&ta, parser), (&tb, migration)] {
+            silent(&hook(
+                &env,
+                "claude-code",
+                "pre-tool-use",
+                &spawn_call(&root, &session, task, "tester", id),
+            ));
+        }
+        // Starts and launches all at once, in an order that varies by round.
+        let mut starts = vec![
+            start(&root, &session, &a, "tester"),
+            start(&root, &session, &b, "tester"),
+        ];
+        let mut launches = vec![
+            launched(&root, &session, &ta, parser, &a),
+            launched(&root, &session, &tb, migration, &b),
+        ];
+        if round % 2 == 1 {
+            starts.reverse();
+        }
+        if round >= 2 {
+            launches.reverse();
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let env_ref = &env;
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                tx.send(hooks_at_once(
+                    env_ref,
+                    "claude-code",
+                    "subagent-start",
+                    &starts,
+                ))
+                .expect("send");
+            });
+            scope.spawn(move || {
+                for r in hooks_at_once(env_ref, "claude-code", "post-tool-use", &launches) {
+                    silent(&r);
+                }
+            });
+        });
+        let answers = rx.recv().expect("the starts' answers");
+        let mut shown: Vec<Vec<String>> = answers.iter().map(|r| shown_ids(&answer(r))).collect();
+        if round % 2 == 1 {
+            shown.reverse();
+        }
+        assert_eq!(
+            shown,
+            [["fuzz-the-parser"], ["back-up-before-migrating"]],
+            "round {round}: each subagent is shown its own task's directive"
+        );
+    }
 }
 
 /// A subagent working in a linked worktree stops there: the state in the

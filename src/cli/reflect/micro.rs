@@ -23,7 +23,7 @@ pub struct Args {
     /// The phase [default: GIT_SWARM_PHASE, else the phase of `git swarm phase start`].
     #[arg(long, value_name = "PHASE")]
     phase: Option<String>,
-    /// The agent's role [default: the payload's agent type, if it is a role name].
+    /// The agent's role [default: the role the payload's agent type maps to].
     #[arg(long)]
     role: Option<String>,
     /// text or json. An unknown one is a warning, as for --payload.
@@ -58,6 +58,7 @@ pub fn reflect_payload(
     clock: git_swarm::event::Clock,
     dir: Option<&std::path::Path>,
 ) -> Result<Reflected, git_swarm::Error> {
+    let role_given = context.role.is_some();
     let mut micro = reflect::micro(payload, format, context, clock.now()).map_err(|e| {
         git_swarm::Error::usage(
             e.to_string(),
@@ -71,6 +72,10 @@ pub fn reflect_payload(
             None => crate::cli::repo()?,
         };
         let store = git_swarm::store::Store::open(&repo, clock)?;
+        if !role_given && let Some(t) = micro.call.agent_type.as_deref() {
+            let mapped = git_swarm::agent_hook::roles::role_for(&store.config.agent_types, t);
+            candidate.role = mapped.or(candidate.role.take());
+        }
         if candidate.phase.is_none() {
             candidate.phase = reflect::current_phase(&store);
         }
