@@ -5,7 +5,7 @@ use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
 use jsonc_parser::{ParseOptions, ast};
 use serde_json::Value;
 
-use super::{BINARY, Harness, Hook};
+use super::{BINARY, Form, Harness, Hook};
 use crate::problem::Problem;
 use crate::{Error, Result};
 
@@ -141,11 +141,22 @@ fn obj(fields: Vec<(&str, CstInputValue)>) -> CstInputValue {
     CstInputValue::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
-/// The entry git-swarm adds to `hooks.<key>` for `hook` (contract.md).
-fn entry(h: Harness, hook: &Hook) -> CstInputValue {
-    let shell = format!("{BINARY} hook agent {} {}", h.name(), hook.event);
-    let handler = match h {
-        Harness::ClaudeCode => obj(vec![
+/// The shell command of git-swarm's hook for `h`'s `event`. It always
+/// exits 0: a harness that runs it through a shell sees exit 127 when
+/// `git-swarm` is not on its PATH, and Gemini CLI turns any exit but 0 or 1
+/// into a deny whose message replaces the tool's result for the model.
+/// git-swarm's hook itself exits 0 whatever happens; this covers a missing,
+/// old or crashing binary.
+pub fn shell_command(h: Harness, event: &str) -> String {
+    format!("{BINARY} hook agent {} {event} || true", h.name())
+}
+
+/// The handler git-swarm adds for `hook` (inside an entry's `hooks` array;
+/// for Cursor, the entry itself, matcher beside the command).
+fn handler(h: Harness, hook: &Hook, form: Form) -> CstInputValue {
+    let shell = shell_command(h, hook.event);
+    match (h, form) {
+        (Harness::ClaudeCode, Form::Exec) => obj(vec![
             ("type", s("command")),
             ("command", s(BINARY)),
             (
@@ -159,32 +170,57 @@ fn entry(h: Harness, hook: &Hook) -> CstInputValue {
             ),
             ("timeout", n(10)),
         ]),
-        Harness::Codex => obj(vec![
+        (Harness::ClaudeCode | Harness::Codex, _) => obj(vec![
             ("type", s("command")),
             ("command", s(&shell)),
             ("timeout", n(10)),
         ]),
-        Harness::Gemini => obj(vec![
+        (Harness::Gemini, _) => obj(vec![
             ("type", s("command")),
             ("name", s(&format!("{BINARY} {}", hook.event))),
             ("command", s(&shell)),
             ("timeout", n(10_000)),
         ]),
-        // Cursor's entries are the handlers themselves, matcher beside the command.
-        Harness::Cursor | Harness::Opencode => {
+        (Harness::Cursor | Harness::Opencode, _) => {
             let mut fields = vec![("command", s(&shell))];
             if let Some(m) = hook.matcher {
                 fields.push(("matcher", s(m)));
             }
-            return obj(fields);
+            obj(fields)
         }
-    };
+    }
+}
+
+/// The entry git-swarm adds to `hooks.<key>` for `hook` (contract.md).
+fn entry(h: Harness, hook: &Hook, form: Form) -> CstInputValue {
+    let handler = handler(h, hook, form);
+    if matches!(h, Harness::Cursor | Harness::Opencode) {
+        return handler;
+    }
     let mut fields = Vec::new();
     if let Some(m) = hook.matcher {
         fields.push(("matcher", s(m)));
     }
     fields.push(("hooks", CstInputValue::Array(vec![handler])));
     obj(fields)
+}
+
+/// Whether one of git-swarm's handlers for `h` is not what install would
+/// write now (an older git-swarm's, or the other form of Claude Code's).
+fn stale(o: &CstObject, h: Harness, form: Form) -> bool {
+    let Some(hooks) = o.object_value("hooks") else {
+        return false;
+    };
+    h.hooks().iter().any(|hook| {
+        let want = to_value(&handler(h, hook, form));
+        hooks.array_value(hook.key).is_some_and(|a| {
+            a.elements().iter().any(|e| {
+                handlers_of(e)
+                    .iter()
+                    .any(|(_, v)| our_event(v).as_deref() == Some(hook.event) && *v != want)
+            })
+        })
+    })
 }
 
 /// git-swarm's event, when `handler` is one of git-swarm's hook handlers
@@ -266,10 +302,22 @@ fn check_hooks_shape(h: Harness, rel: &str, o: &CstObject) -> Result<()> {
 
 /// Adds git-swarm's hooks for `h`; returns the new text and the harness
 /// events added (none: the text is unchanged).
-pub fn add_hooks(h: Harness, rel: &str, text: Option<&str>) -> Result<(String, Vec<String>)> {
+pub fn add_hooks(
+    h: Harness,
+    rel: &str,
+    text: Option<&str>,
+    form: Form,
+) -> Result<(String, Vec<String>)> {
     let created = text.is_none();
     let (root, o) = parse(h, rel, text.unwrap_or("{}\n"))?;
     check_hooks_shape(h, rel, &o)?;
+    // Handlers of an older git-swarm come out, and the current ones go in.
+    if stale(&o, h, form) {
+        let (fresh, _) = remove_hooks(h, rel, &root.to_string())?;
+        let (after, added) = add_hooks(h, rel, Some(&fresh), form)?;
+        let updated = added.into_iter().map(|k| format!("{k} (updated)"));
+        return Ok((after, updated.collect()));
+    }
     if created && h == Harness::Cursor {
         o.append("version", n(1));
     }
@@ -287,10 +335,41 @@ pub fn add_hooks(h: Harness, rel: &str, text: Option<&str>) -> Result<(String, V
             .array_value_or_create(hook.key)
             .ok_or_else(|| shape(rel, &format!("`hooks.{}` is not an array", hook.key)))?;
         array.ensure_multiline();
-        array.append(entry(h, hook));
+        array.append(entry(h, hook, form));
         added.push(hook.key.to_owned());
     }
     Ok((root.to_string(), added))
+}
+
+/// Whether git-swarm's handlers in `text` are an older git-swarm's (for
+/// Claude Code, neither of its two current forms), and the form Claude
+/// Code's are in (`None` when there is none, or for another harness).
+pub fn handlers_form(h: Harness, rel: &str, text: &str) -> Result<(bool, Option<Form>)> {
+    let (_, o) = parse(h, rel, text)?;
+    let outdated = match h {
+        Harness::ClaudeCode => stale(&o, h, Form::Exec) && stale(&o, h, Form::Shell),
+        _ => stale(&o, h, Form::Shell),
+    };
+    let form = (h == Harness::ClaudeCode)
+        .then(|| {
+            let hooks = o.object_value("hooks")?;
+            let found = h.hooks().iter().find_map(|hook| {
+                let a = hooks.array_value(hook.key)?;
+                a.elements().iter().find_map(|e| {
+                    handlers_of(e)
+                        .into_iter()
+                        .find(|(_, v)| our_event(v).is_some())
+                        .map(|(_, v)| v)
+                })
+            })?;
+            Some(if found.get("args").is_some() {
+                Form::Exec
+            } else {
+                Form::Shell
+            })
+        })
+        .flatten();
+    Ok((outdated, form))
 }
 
 /// The harness events of `h` without git-swarm's hook in `text`.

@@ -18,6 +18,9 @@
 mod codex;
 mod json;
 mod record;
+pub mod version;
+
+pub use json::shell_command;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +51,18 @@ pub enum Harness {
     Gemini,
     Cursor,
     Opencode,
+}
+
+/// How a hook's command is written where the harness offers a choice
+/// (Claude Code): `Exec` runs `git-swarm` with `args` and no shell (Claude
+/// Code 2.1.139 and later); `Shell` is one command line, which every
+/// version runs and which always exits 0. Every other harness runs a shell
+/// command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    Exec,
+    Shell,
 }
 
 /// One hook entry: the harness's event, its matcher, and git-swarm's event.
@@ -325,12 +340,17 @@ impl<'a> Plan<'a> {
 
 /// Adds git-swarm's hooks (and, with `mcp`, its MCP server) for each of
 /// `harnesses`. Nothing is written unless every file involved parses.
-pub fn install(place: &Place<'_>, harnesses: &[Harness], mcp: bool) -> Result<Report> {
+pub fn install(
+    place: &Place<'_>,
+    harnesses: &[Harness],
+    mcp: bool,
+    claude_form: Form,
+) -> Result<Report> {
     let _lock = lock(place)?;
     let mut plan = Plan::new(place);
     let mut changes = Vec::new();
     for &h in dedup(harnesses).iter() {
-        changes.push(install_hooks(&mut plan, h)?);
+        changes.push(install_hooks(&mut plan, h, claude_form)?);
         if mcp {
             changes.push(install_mcp(&mut plan, h, mcp_target(place.root, h))?);
         }
@@ -401,7 +421,7 @@ fn change(harness: Harness, path: &str, entries: Vec<String>) -> FileChange {
     }
 }
 
-fn install_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
+fn install_hooks(plan: &mut Plan<'_>, h: Harness, form: Form) -> Result<FileChange> {
     let rel = h.hooks_file();
     let text = plan.text(rel)?;
     if h == Harness::Opencode {
@@ -431,7 +451,7 @@ fn install_hooks(plan: &mut Plan<'_>, h: Harness) -> Result<FileChange> {
             }
         };
     }
-    let (after, added) = json::add_hooks(h, rel, text.as_deref())?;
+    let (after, added) = json::add_hooks(h, rel, text.as_deref(), form)?;
     if !added.is_empty() {
         plan.set(rel, Some(after));
     }
@@ -802,10 +822,37 @@ pub struct HarnessStatus {
     /// Why the MCP config could not be read (then `mcp_registered` is false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mcp_problem: Option<String>,
+    /// Claude Code's hooks: `exec` or `shell` (see [`Form`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form: Option<Form>,
+    /// The harness's program, as found on PATH (see [`Found`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The version against the one git-swarm's real-harness suite runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub support: Option<version::Support>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tested_version: Option<String>,
+    /// What is still to do before the hooks run, each a sentence.
+    pub todo: Vec<String>,
 }
 
-/// Where each harness stands in this work tree.
-pub fn status(place: &Place<'_>) -> Vec<HarnessStatus> {
+/// What the command line found of a harness's program.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    /// Its path on PATH; `None` when it is not there.
+    pub path: Option<PathBuf>,
+    /// What its `--version` said.
+    pub version: Option<version::Version>,
+}
+
+/// Where each harness stands in this work tree. `found` is what the
+/// command line found of each harness's program.
+pub fn status(place: &Place<'_>, found: &dyn Fn(Harness) -> Found) -> Vec<HarnessStatus> {
     let root = place.root;
     Harness::ALL
         .iter()
@@ -821,11 +868,19 @@ pub fn status(place: &Place<'_>) -> Vec<HarnessStatus> {
                 trust_step: String::new(),
                 problem: None,
                 mcp_problem: None,
+                form: None,
+                program: version::program(h).map(str::to_owned),
+                program_path: None,
+                version: None,
+                support: None,
+                tested_version: version::tested(h).map(|v| v.to_string()),
+                todo: Vec::new(),
             };
             match hook_state(place, h) {
-                Ok((state, missing)) => {
+                Ok((state, missing, form)) => {
                     s.state = state;
                     s.missing = missing;
+                    s.form = form;
                 }
                 Err(e) => {
                     s.state = State::Unreadable;
@@ -851,9 +906,46 @@ pub fn status(place: &Place<'_>) -> Vec<HarnessStatus> {
             s.mcp_registered = mcp != McpState::Absent;
             s.mcp_foreign = mcp == McpState::Foreign;
             s.trust_step = h.trust_step(s.mcp_registered);
+            if matches!(s.state, State::Installed | State::Partial | State::Edited) {
+                assess(&mut s, &found(h));
+            }
             s
         })
         .collect()
+}
+
+/// What follows from the harness's program for an installed harness: its
+/// version against the one tested, and what is still to do.
+fn assess(s: &mut HarnessStatus, found: &Found) {
+    let h = s.harness;
+    s.program_path = found.path.as_ref().map(|p| p.display().to_string());
+    s.version = found.version.map(|v| v.to_string());
+    s.support = found.version.and_then(|v| version::support(h, v));
+    let Some(program) = version::program(h) else {
+        return;
+    };
+    if found.path.is_none() {
+        s.todo.push(format!(
+            "`{program}` is not on PATH here, so its version is not known (git-swarm's suite runs {})",
+            s.tested_version.as_deref().unwrap_or("?")
+        ));
+        return;
+    }
+    if let (Some(v), Some(version::Support::Older)) = (found.version, s.support) {
+        s.todo.push(format!(
+            "{program} {v} is older than {} (the version git-swarm's suite runs): its hooks may lack events or fields; update it",
+            s.tested_version.as_deref().unwrap_or("?")
+        ));
+    }
+    if h == Harness::ClaudeCode
+        && s.form == Some(Form::Exec)
+        && found.version.is_some_and(|v| v < version::CLAUDE_EXEC_MIN)
+    {
+        s.todo.push(format!(
+            "Claude Code before {} ignores the hooks' `args` and would deny every subagent spawn: run `git swarm agents install claude-code` again (it writes the shell form for this version), or update Claude Code",
+            version::CLAUDE_EXEC_MIN
+        ));
+    }
 }
 
 fn mcp_state(root: &Path, h: Harness, rel: &str) -> Result<McpState> {
@@ -868,24 +960,29 @@ fn mcp_state(root: &Path, h: Harness, rel: &str) -> Result<McpState> {
     }
 }
 
-fn hook_state(place: &Place<'_>, h: Harness) -> Result<(State, Vec<String>)> {
+fn hook_state(place: &Place<'_>, h: Harness) -> Result<(State, Vec<String>, Option<Form>)> {
     let rel = h.hooks_file();
     let Some(text) = read(place.root, rel)? else {
-        return Ok((State::NotInstalled, vec![]));
+        return Ok((State::NotInstalled, vec![], None));
     };
     let text = without_bom(&text).to_owned();
     if h == Harness::Opencode {
         return Ok(match plugin_state(&place.records, &text) {
-            Plugin::Current => (State::Installed, vec![]),
+            Plugin::Current => (State::Installed, vec![], None),
             Plugin::Older => (
                 State::Partial,
                 vec!["plugin (an older version: install again)".into()],
+                None,
             ),
-            Plugin::Edited => (State::Edited, vec![]),
-            Plugin::Foreign => (State::NotInstalled, vec![]),
+            Plugin::Edited => (State::Edited, vec![], None),
+            Plugin::Foreign => (State::NotInstalled, vec![], None),
         });
     }
-    let missing = json::missing_hooks(h, rel, &text)?;
+    let mut missing = json::missing_hooks(h, rel, &text)?;
+    let (outdated, form) = json::handlers_form(h, rel, &text)?;
+    if outdated && missing.len() < h.hooks().len() {
+        missing.push("entries of an older git-swarm (install again)".into());
+    }
     let state = if missing.is_empty() {
         State::Installed
     } else if missing.len() == h.hooks().len() {
@@ -898,5 +995,5 @@ fn hook_state(place: &Place<'_>, h: Harness) -> Result<(State, Vec<String>)> {
     } else {
         vec![]
     };
-    Ok((state, missing))
+    Ok((state, missing, form))
 }

@@ -90,7 +90,30 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
     match cmd {
         Command::Install(args) => {
             let harnesses = harnesses(&args);
-            let report = agents::install(&place, &harnesses, args.mcp)?;
+            let mut claude_form = agents::Form::Shell;
+            if harnesses.contains(&Harness::ClaudeCode) {
+                let found = probe(Harness::ClaudeCode);
+                claude_form = agents::version::claude_form(found.version);
+                let why = match (&found.path, found.version) {
+                    (Some(_), Some(v)) if claude_form == agents::Form::Exec => {
+                        format!("Claude Code {v} runs them without a shell")
+                    }
+                    (Some(_), Some(v)) => format!(
+                        "Claude Code {v} is older than {}, which ignores a hook's `args`",
+                        agents::version::CLAUDE_EXEC_MIN
+                    ),
+                    (Some(_), None) => "`claude --version` said no version".to_owned(),
+                    (None, _) => {
+                        "`claude` is not on PATH here, so its version is not known".to_owned()
+                    }
+                };
+                let form = match claude_form {
+                    agents::Form::Exec => "exec form (`git-swarm` with `args`)",
+                    agents::Form::Shell => "shell form, which every version runs",
+                };
+                ui.note(&format!("claude-code: hooks in the {form}: {why}"));
+            }
+            let report = agents::install(&place, &harnesses, args.mcp, claude_form)?;
             render(ui, &report, "added", &harnesses)?;
             for &h in &harnesses {
                 writeln!(ui.out, "{}: {}", h.name(), h.trust_step(args.mcp))?;
@@ -186,13 +209,69 @@ fn render(ui: &mut Ui, report: &Report, verb: &str, harnesses: &[Harness]) -> st
 
 /// Is `git-swarm` a file in one of PATH's folders? Every hook calls it.
 fn on_path() -> bool {
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| {
-        let candidate = dir.join(agents::BINARY);
-        candidate.is_file() || candidate.with_extension("exe").is_file()
+    find_on_path(agents::BINARY).is_some()
+}
+
+/// `name` as PATH finds it.
+fn find_on_path(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| {
+        let candidate = dir.join(name);
+        [candidate.clone(), candidate.with_extension("exe")]
+            .into_iter()
+            .find(|c| c.is_file())
     })
+}
+
+/// How long a harness's `--version` may take (Gemini CLI starts Node).
+const VERSION_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A harness's program on PATH, and the version it says it is.
+fn probe(h: Harness) -> agents::Found {
+    let Some(path) = agents::version::program(h).and_then(find_on_path) else {
+        return agents::Found::default();
+    };
+    let version = version_of(&path);
+    agents::Found {
+        path: Some(path),
+        version,
+    }
+}
+
+/// What `program --version` prints, read as a version; `None` when it
+/// fails, prints none, or takes longer than [`VERSION_WAIT`] (it is killed).
+fn version_of(program: &std::path::Path) -> Option<agents::version::Version> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let deadline = std::time::Instant::now() + VERSION_WAIT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let mut out = String::new();
+    child
+        .stdout
+        .take()?
+        .take(4096)
+        .read_to_string(&mut out)
+        .ok()?;
+    agents::version::parse(&out)
 }
 
 fn warn_path(ui: &mut Ui) {
@@ -213,7 +292,24 @@ struct StatusReport {
 fn status(ui: &mut Ui, place: &Place<'_>, format: Format) -> Outcome {
     let report = StatusReport {
         binary_on_path: on_path(),
-        harnesses: agents::status(place),
+        harnesses: {
+            // Each harness's `--version` at once: Node-based ones take a second.
+            let found: Vec<(Harness, agents::Found)> = std::thread::scope(|scope| {
+                let probes: Vec<_> = (Harness::ALL.iter())
+                    .map(|&h| (h, scope.spawn(move || probe(h))))
+                    .collect();
+                probes
+                    .into_iter()
+                    .map(|(h, t)| (h, t.join().unwrap_or_default()))
+                    .collect()
+            });
+            agents::status(place, &|h| {
+                (found.iter())
+                    .find(|(f, _)| *f == h)
+                    .map(|(_, f)| f.clone())
+                    .unwrap_or_default()
+            })
+        },
     };
     if format == Format::Json {
         return ui.json_result(&report);
@@ -241,7 +337,30 @@ fn status(ui: &mut Ui, place: &Place<'_>, format: Format) -> Outcome {
         writeln!(ui.out, "{:<12} {state} ({})", s.harness.name(), s.file)?;
         writeln!(ui.out, "{:<12} MCP server {mcp} ({})", "", s.mcp_file)?;
         if matches!(s.state, State::Installed | State::Partial | State::Edited) {
+            if let Some(program) = &s.program {
+                let version = match (&s.program_path, &s.version, s.support) {
+                    (None, _, _) => String::new(),
+                    (Some(_), None, _) => format!("{program}: no version"),
+                    (Some(_), Some(v), support) => format!(
+                        "{program} {v}{}",
+                        match support {
+                            Some(agents::version::Support::Tested) => " (the version tested)",
+                            Some(agents::version::Support::Newer) =>
+                                " (newer than the version tested)",
+                            Some(agents::version::Support::Older) =>
+                                " (older than the version tested)",
+                            None => "",
+                        }
+                    ),
+                };
+                if !version.is_empty() {
+                    writeln!(ui.out, "{:<12} harness: {version}", "")?;
+                }
+            }
             writeln!(ui.out, "{:<12} trust: {}", "", s.trust_step)?;
+            for t in &s.todo {
+                writeln!(ui.out, "{:<12} to do: {}", "", super::clean(t))?;
+            }
         }
     }
     writeln!(

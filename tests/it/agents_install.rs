@@ -1028,3 +1028,203 @@ fn the_trust_steps_printed_are_for_what_was_written() {
         "{s}"
     );
 }
+
+/// A stand-in harness program on PATH that says it is `version`.
+fn fake_program(env: &TestEnv, name: &str, version: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = env.tmp.path().join(format!("fake-bin-{version}"));
+    std::fs::create_dir_all(&dir).expect("fake bin dir");
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\necho '{version}'\n")).expect("write fake");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    dir
+}
+
+/// `git swarm agents ARGS` with `dir` first on PATH.
+fn agents_with_path(env: &TestEnv, dir: &std::path::Path, args: &[&str]) -> common::Run {
+    let path = format!(
+        "{}:{}:{}",
+        dir.display(),
+        common::bin().parent().expect("bin dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut all = vec!["agents"];
+    all.extend_from_slice(args);
+    env.swarm_with(&all, &[("PATH", &path)], None)
+}
+
+fn claude_commands(env: &TestEnv) -> Vec<Value> {
+    let v: Value = serde_json::from_str(&env.read(".claude/settings.json")).expect("json");
+    v["hooks"]
+        .as_object()
+        .expect("hooks")
+        .values()
+        .flat_map(|a| a.as_array().expect("array").clone())
+        .flat_map(|e| e["hooks"].as_array().expect("handlers").clone())
+        .collect()
+}
+
+/// Claude Code before 2.1.139 ignores a hook's `args` and runs a bare
+/// `git-swarm` (usage, exit 2: a blocking error on every spawn), so install
+/// writes the exec form only for a Claude Code it found and knows runs it.
+#[test]
+fn claude_code_hooks_take_the_form_its_version_runs() {
+    let env = TestEnv::initialised();
+    let old = fake_program(&env, "claude", "2.1.100 (Claude Code)");
+    let run = agents_with_path(&env, &old, &["install", "claude-code"]);
+    run.success();
+    assert!(
+        run.stderr.contains("hooks in the shell form, which every version runs: Claude Code 2.1.100 is older than 2.1.139"),
+        "{}",
+        run.snapshot()
+    );
+    for h in claude_commands(&env) {
+        assert!(h.get("args").is_none(), "{h}");
+        let command = h["command"].as_str().expect("command");
+        assert!(
+            command.starts_with("git-swarm hook agent claude-code ")
+                && command.ends_with(" || true"),
+            "{command}"
+        );
+    }
+
+    // Claude Code updated: install again moves every hook to the exec form,
+    // and uninstall still gives back the bytes from before the first install.
+    let new = fake_program(&env, "claude", "2.1.332 (Claude Code)");
+    let run = agents_with_path(&env, &new, &["install", "claude-code"]);
+    run.success();
+    assert!(
+        run.stdout.contains("SessionStart (updated)"),
+        "{}",
+        run.snapshot()
+    );
+    let handlers = claude_commands(&env);
+    assert_eq!(handlers.len(), 6);
+    for h in &handlers {
+        assert_eq!(h["command"], "git-swarm", "{h}");
+        assert_eq!(h["args"][0], "hook", "{h}");
+    }
+    let status = agents_with_path(&env, &new, &["status", "--format", "json"]);
+    let v: Value = serde_json::from_str(&status.stdout).expect("status json");
+    let claude = &v["harnesses"][0];
+    assert_eq!(claude["state"], "installed");
+    assert_eq!(claude["form"], "exec");
+    assert_eq!(claude["version"], "2.1.332");
+    assert_eq!(claude["support"], "tested");
+    assert_eq!(claude["todo"], serde_json::json!([]));
+
+    // The exec form, then an old Claude Code: status says what to do.
+    let status = agents_with_path(&env, &old, &["status"]);
+    assert!(
+        status
+            .stdout
+            .contains("harness: claude 2.1.100 (older than the version tested)")
+            && status.stdout.contains("ignores the hooks' `args`"),
+        "{}",
+        status.snapshot()
+    );
+
+    agents_with_path(&env, &new, &["uninstall", "claude-code"]).success();
+    assert!(!env.root.join(".claude").exists(), "{:?}", listing(&env));
+}
+
+/// Entries an older git-swarm wrote (without the `|| true` that keeps a
+/// missing binary from failing the hook) are shown as such and replaced by
+/// install; the user's own entries stay, and uninstall is still exact.
+#[test]
+fn an_older_git_swarm_s_entries_are_reported_and_updated() {
+    let env = TestEnv::initialised();
+    let original = r#"{
+  "theme": "GitHub",
+  "hooks": {
+    "SessionStart": [
+      {"hooks": [{"type": "command", "command": "./mine.sh"}]},
+      {"hooks": [{"type": "command", "name": "git-swarm session-start", "command": "git-swarm hook agent gemini session-start", "timeout": 10000}]}
+    ],
+    "AfterTool": [
+      {"hooks": [{"type": "command", "name": "git-swarm post-tool-use", "command": "git-swarm hook agent gemini post-tool-use", "timeout": 10000}]}
+    ]
+  }
+}
+"#;
+    env.write(".gemini/settings.json", original);
+    let status = env.swarm(&["agents", "status", "--format", "json"]);
+    let v: Value = serde_json::from_str(&status.stdout).expect("json");
+    let gemini = &v["harnesses"][2];
+    assert_eq!(gemini["state"], "partial", "{gemini}");
+    assert_eq!(
+        gemini["missing"],
+        serde_json::json!(["entries of an older git-swarm (install again)"])
+    );
+
+    install(&env, &["gemini"]).success();
+    let text = env.read(".gemini/settings.json");
+    assert!(
+        text.contains("./mine.sh") && text.contains("\"theme\": \"GitHub\""),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("git-swarm hook agent gemini").count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(text.matches(" || true").count(), 2, "{text}");
+    let v: Value =
+        serde_json::from_str(&env.swarm(&["agents", "status", "--format", "json"]).stdout)
+            .expect("json");
+    assert_eq!(v["harnesses"][2]["state"], "installed");
+    let again = install(&env, &["gemini"]);
+    assert!(
+        again.stdout.contains("already installed"),
+        "{}",
+        again.snapshot()
+    );
+}
+
+/// The shell command each harness runs exits 0 when `git-swarm` is missing
+/// from its PATH or fails: Gemini CLI denies a tool call on any other exit
+/// (its message replacing the tool's result), and Codex and Cursor report
+/// exit 127 as a failed hook.
+#[test]
+fn the_shell_command_exits_0_when_git_swarm_is_missing_or_fails() {
+    let env = TestEnv::initialised();
+    install(&env, &["gemini", "codex", "cursor"]).success();
+    let failing = env.tmp.path().join("failing-bin");
+    std::fs::create_dir_all(&failing).expect("dir");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let p = failing.join("git-swarm");
+        std::fs::write(&p, "#!/bin/sh\necho 'partial' >&2\nexit 3\n").expect("write");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    for (rel, pointer) in [
+        (
+            ".gemini/settings.json",
+            "/hooks/AfterTool/0/hooks/0/command",
+        ),
+        (".codex/hooks.json", "/hooks/PostToolUse/0/hooks/0/command"),
+        (".cursor/hooks.json", "/hooks/postToolUse/0/command"),
+    ] {
+        let v: Value = serde_json::from_str(&env.read(rel)).expect("json");
+        let command = v.pointer(pointer).and_then(Value::as_str).expect("command");
+        for path in [
+            "/usr/bin:/bin".to_owned(),
+            format!("{}:/usr/bin:/bin", failing.display()),
+        ] {
+            let out = std::process::Command::new("/bin/bash")
+                .args(["-c", command])
+                .current_dir(&env.root)
+                .env_clear()
+                .env("PATH", &path)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("bash");
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{rel}: `{command}` with PATH={path}"
+            );
+            assert!(out.stdout.is_empty(), "{rel}: nothing on stdout");
+        }
+    }
+}
