@@ -522,3 +522,116 @@ fn write_script(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write script");
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
+
+/// The lines of `.swarm/local/candidates.jsonl`.
+fn candidates(env: &TestEnv) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(env.path(".swarm/local/candidates.jsonl")).unwrap_or_default();
+    (text.lines())
+        .map(|l| serde_json::from_str(l).expect("candidate JSON"))
+        .collect()
+}
+
+// 6. A failing tool call becomes a candidate with its role.
+#[test]
+fn a_failing_shell_call_becomes_a_candidate_with_its_role() {
+    let Some(g) = Gemini::start(repo_with_coordinator_directive(), shell_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let run = g.run("gs36-fail: run it", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let found = candidates(&g.env);
+    let failure = (found.iter())
+        .find(|c| c["tool"] == "run_shell_command" && c["command"] == FAILING)
+        .unwrap_or_else(|| {
+            panic!(
+                "no candidate for the failing call: {found:#?}\n{}",
+                run.show()
+            )
+        });
+    assert_eq!(failure["class"], "failure", "{failure:#}");
+    assert_eq!(failure["harness"], "gemini", "{failure:#}");
+    let mut wrong = Vec::new();
+    // The main session's role, as git-swarm's own session start took it
+    // (Gemini names no agent).
+    if failure["role"] != "coordinator" {
+        wrong.push(format!(
+            "role {} (the main session is `coordinator`)",
+            failure["role"]
+        ));
+    }
+    // Its evidence is the command's own words, not Gemini's wrapper.
+    let excerpt = failure["excerpt"].as_str().unwrap_or_default();
+    if !excerpt.contains("gs36") {
+        wrong.push(format!(
+            "excerpt {excerpt:?} and signature {} are Gemini's <untrusted_context> wrapper, not the command's output",
+            failure["signature"]
+        ));
+    }
+    assert!(wrong.is_empty(), "{}\n{failure:#}", wrong.join("\n"));
+}
+
+// 7. MCP.
+#[test]
+fn the_mcp_status_tool_answers_the_model() {
+    let Some(g) = Gemini::start(repo_with_coordinator_directive(), |req| {
+        match returned(req) {
+            None => call(req, "mcp_git-swarm_status", json!({})),
+            Some(_) => say(req, "MAIN DONE"),
+        }
+    }) else {
+        return;
+    };
+    g.install(&["--mcp"]);
+    g.trust();
+    let run = g.run("gs36-mcp: status please", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let reqs = g.server.requests();
+    let main = main_requests(&reqs, "gs36-mcp");
+    let offered = tools(main.first().expect("a main request"));
+    assert!(
+        offered.iter().any(|t| t == "mcp_git-swarm_status"),
+        "git-swarm's MCP tools are not offered: {offered:?}"
+    );
+    let (name, response) = (main.iter())
+        .find_map(|r| returned(r))
+        .unwrap_or_else(|| panic!("no request returned the MCP call\n{}", run.show()));
+    assert_eq!(name, "mcp_git-swarm_status");
+    let text = response.to_string();
+    assert!(
+        response.get("error").is_none() && text.contains("unacknowledged_criticals"),
+        "the status tool's answer did not reach the model: {response:#}"
+    );
+}
+
+// 8. Uninstall restores the configs byte for byte.
+#[test]
+fn uninstall_after_a_run_restores_the_settings_to_the_byte() {
+    let users = "{\n  // the user's own settings, comments kept\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\"matcher\": \"write_file\", \"hooks\": [{\"type\": \"command\", \"command\": \"true\"}]}\n    ]\n  },\n  \"mcpServers\": {\"docs\": {\"command\": \"true\"}}\n}\n";
+    for before in [Some(users), None] {
+        let env = repo_with_coordinator_directive();
+        if let Some(text) = before {
+            env.write(".gemini/settings.json", text);
+        }
+        let Some(g) = Gemini::start(env, shell_script) else {
+            return;
+        };
+        g.install(&["--mcp"]);
+        g.trust();
+        let run = g.run("gs36-uninstall: run it", &Gemini::path_with_git_swarm());
+        assert_eq!(run.code, Some(0), "{}", run.show());
+        g.env
+            .swarm(&["agents", "uninstall", "gemini", "--mcp"])
+            .success();
+        match before {
+            Some(text) => assert_eq!(g.env.read(".gemini/settings.json"), text),
+            None => assert!(
+                !g.env.exists(".gemini"),
+                "uninstall left {:?}",
+                std::fs::read_dir(g.env.path(".gemini")).map(|d| d.count())
+            ),
+        }
+    }
+}
