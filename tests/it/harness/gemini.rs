@@ -635,3 +635,193 @@ fn uninstall_after_a_run_restores_the_settings_to_the_byte() {
         }
     }
 }
+
+/// The subagent's task, as the main agent hands it to `generalist`.
+const SUB_TASK: &str = "gs36-sub-task: run the checks and report";
+/// The subagent's failing command.
+const SUB_FAILING: &str = "echo gs36-sub; exit 4";
+
+/// The main agent runs [`FAILING`], then hands [`SUB_TASK`] to Gemini's
+/// general-purpose subagent, which runs [`SUB_FAILING`] and finishes with
+/// `complete_task`, acknowledging the template's critical directive.
+fn subagent_script(req: &Request) -> Reply {
+    let back = returned(req).map(|(name, _)| name);
+    if is_subagent(req) {
+        return match back.as_deref() {
+            None => call(req, "run_shell_command", json!({"command": SUB_FAILING})),
+            Some("run_shell_command") => call(
+                req,
+                "complete_task",
+                json!({"result": {"response": "SUB DONE\nKNOWLEDGE_APPLIED:no-private-keys"}}),
+            ),
+            Some(_) => say(req, "SUB DONE"),
+        };
+    }
+    match back.as_deref() {
+        None => call(req, "run_shell_command", json!({"command": FAILING})),
+        Some("run_shell_command") => call(
+            req,
+            "invoke_agent",
+            json!({"agent_name": "generalist", "prompt": SUB_TASK}),
+        ),
+        Some(_) => say(req, "MAIN DONE"),
+    }
+}
+
+/// The subagent's first request to the model.
+fn subagent_first_request(server: &ModelServer, run: &Outcome) -> Request {
+    let reqs = server.requests();
+    (reqs.into_iter())
+        .find(|r| is_subagent(r) && first_text(r).contains(SUB_TASK))
+        .unwrap_or_else(|| panic!("the subagent asked the model nothing\n{}", run.show()))
+}
+
+/// Gemini's subagents in the hooks, recorded through a `git-swarm` on PATH
+/// that keeps what it reads before handing it on (BeforeTool added by hand:
+/// git-swarm installs none). With `GIT_SWARM_CAPTURE_FIXTURES=1` the
+/// payloads are written to `tests/fixtures/agents/captured/gemini-<version>/`.
+#[test]
+fn payloads_as_gemini_sends_them() {
+    let Some(g) = Gemini::start(TestEnv::initialised(), subagent_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let mut settings: Value =
+        serde_json::from_str(&g.env.read(".gemini/settings.json")).expect("settings JSON");
+    settings["hooks"]["BeforeTool"] = json!([{"hooks": [{
+        "type": "command",
+        "name": "capture pre-tool-use",
+        "command": "git-swarm hook agent gemini pre-tool-use || true"
+    }]}]);
+    g.env.write(".gemini/settings.json", settings.to_string());
+    let captured = g.env.tmp.path().join("captured");
+    let wrapper = g.env.tmp.path().join("capture-bin");
+    std::fs::create_dir_all(&captured).expect("captured dir");
+    std::fs::create_dir_all(&wrapper).expect("capture-bin");
+    write_script(
+        &wrapper.join("git-swarm"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$4.json\n  cat > \"$f\"\n  [ \"$4\" = pre-tool-use ] && exit 0\n  exec {real} \"$@\" < \"$f\"\nfi\nexec {real} \"$@\"\n",
+            dir = captured.display(),
+            real = bin().display()
+        ),
+    );
+    let path = format!("{}:{}", wrapper.display(), Gemini::path_without_git_swarm());
+    let run = g.run("gs36-capture: fix it", &path);
+    assert_eq!(run.code, Some(0), "{}", run.show());
+
+    let mut files: Vec<PathBuf> = (std::fs::read_dir(&captured).expect("captured"))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    let mut named: Vec<(String, String)> = Vec::new();
+    for f in &files {
+        let raw = std::fs::read_to_string(f).expect("payload");
+        let v: Value = serde_json::from_str(&raw).expect("payload JSON");
+        let event = v["hook_event_name"].as_str().unwrap_or("?");
+        let tool = v["tool_name"].as_str().unwrap_or("");
+        let command = v["tool_input"]["command"].as_str().unwrap_or("");
+        let name = match (event, tool) {
+            ("SessionStart", _) => "session-start",
+            ("BeforeTool", "invoke_agent") => "pre-tool-use-invoke-agent",
+            ("AfterTool", "invoke_agent") => "post-tool-use-invoke-agent",
+            ("BeforeTool", _) if command == SUB_FAILING => "subagent-pre-tool-use",
+            ("AfterTool", _) if command == SUB_FAILING => "subagent-post-tool-use-failing",
+            ("BeforeTool", _) if command == FAILING => "pre-tool-use",
+            ("AfterTool", _) if command == FAILING => "post-tool-use-failing",
+            ("BeforeTool", "complete_task") => "subagent-pre-tool-use-complete-task",
+            ("AfterTool", "complete_task") => "subagent-post-tool-use-complete-task",
+            _ => &format!("{event}-{tool}"),
+        };
+        assert!(
+            named.iter().all(|(n, _)| n != name),
+            "a second {name} payload: {raw}"
+        );
+        named.push((name.to_owned(), raw));
+    }
+    let get = |name: &str| -> Value {
+        let (_, raw) = (named.iter()).find(|(n, _)| n == name).unwrap_or_else(|| {
+            panic!(
+                "no {name} payload among {:?}",
+                named.iter().map(|(n, _)| n).collect::<Vec<_>>()
+            )
+        });
+        serde_json::from_str(raw).expect("payload JSON")
+    };
+
+    // One session id for the main agent and its subagent, and no field
+    // that names an agent.
+    let session = get("session-start")["session_id"].clone();
+    for (name, raw) in &named {
+        let v: Value = serde_json::from_str(raw).expect("payload JSON");
+        assert_eq!(v["session_id"], session, "{name}: {raw}");
+        for key in ["agent_id", "agent_name", "agent_type", "subagent_type"] {
+            assert!(v.get(key).is_none(), "{name} has `{key}`: {raw}");
+        }
+    }
+    let spawn = get("pre-tool-use-invoke-agent");
+    assert_eq!(
+        spawn["tool_input"],
+        json!({"agent_name": "generalist", "prompt": SUB_TASK})
+    );
+    let spawned = get("post-tool-use-invoke-agent");
+    assert_eq!(
+        spawned["tool_response"]["returnDisplay"]["agentName"],
+        "generalist"
+    );
+    assert!(
+        spawned["tool_response"]["llmContent"]
+            .to_string()
+            .contains("KNOWLEDGE_APPLIED:no-private-keys"),
+        "the subagent's final answer is not in the parent's AfterTool: {spawned:#}"
+    );
+    let (main_call, sub_call) = (
+        get("post-tool-use-failing"),
+        get("subagent-post-tool-use-failing"),
+    );
+    let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+    assert_eq!(
+        keys(&main_call),
+        keys(&sub_call),
+        "a subagent's call differs in shape"
+    );
+
+    if std::env::var_os("GIT_SWARM_CAPTURE_FIXTURES").is_some() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+            "tests/fixtures/agents/captured/gemini-{}",
+            super::pinned("@google/gemini-cli")
+        ));
+        std::fs::create_dir_all(&dir).expect("fixture dir");
+        for (name, raw) in &named {
+            let path = dir.join(format!("{name}.json"));
+            if !path.exists() {
+                std::fs::write(&path, raw).expect("write fixture");
+            }
+        }
+        println!("captured {} payloads into {}", named.len(), dir.display());
+    }
+}
+
+// 2. The default subagent type. Gemini's `invoke_agent` needs an
+// `agent_name`; its general-purpose subagent is `generalist` (→ `coder`).
+// git-swarm installs no hook that reaches a Gemini subagent; a BeforeTool
+// hook on `invoke_agent` answering `hookSpecificOutput.tool_input` (the
+// whole input: `agent_name` too) can put the block in its first message.
+#[test]
+#[ignore = "Gemini CLI: git-swarm installs no BeforeTool hook on invoke_agent, the only way to reach a subagent (see the report of issue 36)"]
+fn the_generalist_subagent_gets_the_coder_directives() {
+    let Some(g) = Gemini::start(TestEnv::initialised(), subagent_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let run = g.run("gs36-default: fix it", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let first = subagent_first_request(&g.server, &run);
+    let text = first_text(&first);
+    assert!(
+        text.contains("<delegate_knowledge_directives") && text.contains("no-private-keys"),
+        "the generalist's first message lacks the coder directives:\n{text}"
+    );
+}
