@@ -1556,6 +1556,29 @@ fn the_harnesses_default_subagents_get_the_template_s_directives() {
     let ids = shown_ids(&answer(&explore("e3")));
     assert!(ids.contains(&"no-private-keys".to_owned()), "{ids:?}");
 
+    // A failing tool call of a general-purpose subagent is kept with the
+    // role its directives come from.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "post-tool-use",
+        &claude(
+            "PostToolUseFailure",
+            json!({"cwd": root, "agent_id": "a-general-purpose", "agent_type": "general-purpose",
+                   "tool_name": "Bash", "tool_use_id": "toolu_fail",
+                   "tool_input": {"command": "cargo test"},
+                   "error": "Exit code 101\nerror: test failed"}),
+        ),
+    ));
+    let candidate: Value = serde_json::from_str(
+        env.read(".swarm/local/candidates.jsonl")
+            .lines()
+            .last()
+            .expect("a candidate"),
+    )
+    .expect("json");
+    assert_eq!(candidate["role"], "coder", "{candidate}");
+
     let status = env.swarm(&["agents", "status", "--format", "json"]);
     let v: Value = serde_json::from_str(&status.stdout).expect("json");
     let seen: Vec<(String, String, String)> = v["agent_types"]
