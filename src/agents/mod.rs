@@ -96,8 +96,12 @@ const CODEX_HOOKS: &[Hook] = &[
     hook("SubagentStop", None, "subagent-stop"),
     hook("PostToolUse", None, "post-tool-use"),
 ];
+// Gemini CLI has no subagent events: its subagents run as the
+// `invoke_agent` tool, whose BeforeTool can rewrite the task (the block goes
+// before it) and whose AfterTool (the post-tool hook) carries the answer.
 const GEMINI_HOOKS: &[Hook] = &[
     hook("SessionStart", None, "session-start"),
+    hook("BeforeTool", Some("invoke_agent"), "subagent-start"),
     hook("AfterTool", None, "post-tool-use"),
 ];
 // Cursor's subagentStart can only allow or deny a subagent, not give it

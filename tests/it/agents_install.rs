@@ -1154,7 +1154,10 @@ fn an_older_git_swarm_s_entries_are_reported_and_updated() {
     assert_eq!(gemini["state"], "partial", "{gemini}");
     assert_eq!(
         gemini["missing"],
-        serde_json::json!(["entries of an older git-swarm (install again)"])
+        serde_json::json!([
+            "BeforeTool",
+            "entries of an older git-swarm (install again)"
+        ])
     );
 
     install(&env, &["gemini"]).success();
@@ -1165,10 +1168,10 @@ fn an_older_git_swarm_s_entries_are_reported_and_updated() {
     );
     assert_eq!(
         text.matches("git-swarm hook agent gemini").count(),
-        2,
+        3,
         "{text}"
     );
-    assert_eq!(text.matches(" || true").count(), 2, "{text}");
+    assert_eq!(text.matches(" || true").count(), 3, "{text}");
     let v: Value =
         serde_json::from_str(&env.swarm(&["agents", "status", "--format", "json"]).stdout)
             .expect("json");
