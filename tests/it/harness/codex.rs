@@ -939,6 +939,11 @@ fn two_subagents_in_one_turn_each_get_their_own_task() {
         if a != Shown::Own || b != Shown::Own {
             wrong.push((i, a, b));
         }
+        // Each run from the same history: with no task, the ranking of
+        // the next run would follow what this one showed, and a lost task
+        // could pass for a crossed one.
+        c.env.git(&["clean", "-fdq", ".swarm"]);
+        c.env.git(&["checkout", "-q", "--", ".swarm"]);
     }
     let lost = (wrong.iter())
         .filter(|(_, a, b)| *a == Shown::Lost || *b == Shown::Lost)
@@ -1522,9 +1527,25 @@ fn payloads_as_codex_sends_them() {
             named.push((name.clone(), raw));
         }
         let rc = std::fs::read_to_string(f.with_extension("json.rc")).unwrap_or_default();
-        times.push((name, rc.trim().to_owned()));
+        // The file's name starts with the time the hook started, in ns.
+        let started: u128 = (f.file_name().and_then(|n| n.to_str()))
+            .and_then(|n| n.split('-').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_default();
+        times.push((name, format!("{} at {started}", rc.trim())));
     }
-    println!("hook (exit, wall ms of git-swarm under the wrapper): {times:?}");
+    let first = (times.iter())
+        .filter_map(|(_, t)| t.rsplit(' ').next()?.parse::<u128>().ok())
+        .min()
+        .unwrap_or_default();
+    for (name, t) in &times {
+        let (rc_ms, at) = t.rsplit_once(" at ").unwrap_or((t, "0"));
+        let at: u128 = at.parse().unwrap_or_default();
+        println!(
+            "hook {name}: started at +{} ms, exit and wall ms of git-swarm: {rc_ms}",
+            at.saturating_sub(first) / 1_000_000
+        );
+    }
     let get = |name: &str| -> Value {
         let (_, raw) = (named.iter()).find(|(n, _)| n == name).unwrap_or_else(|| {
             panic!(
