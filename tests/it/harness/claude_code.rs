@@ -527,21 +527,27 @@ fn swarm_under_test() -> PathBuf {
     std::env::var_os("GIT_SWARM_HARNESS_SWARM_BIN").map_or_else(bin, PathBuf::from)
 }
 
-/// Keeps a payload as a fixture of the fast tests when
-/// `GIT_SWARM_HARNESS_CAPTURE` is set:
+/// Keeps a payload, byte for byte as Claude Code sent it, as a fixture of
+/// the fast tests when `GIT_SWARM_HARNESS_CAPTURE` is set:
 /// `tests/fixtures/agents/captured/claude-code-<version>/<name>.json`.
-fn capture(name: &str, payload: &Value) {
+fn capture(rig: &Rig, name: &str, payload: &Value) {
     if std::env::var_os("GIT_SWARM_HARNESS_CAPTURE").is_none() {
         return;
     }
+    let raw = (std::fs::read_dir(&rig.payloads)
+        .expect("payload dir")
+        .flatten())
+    .map(|e| e.path())
+    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+    .filter_map(|p| std::fs::read_to_string(p).ok())
+    .find(|t| serde_json::from_str::<Value>(t).ok().as_ref() == Some(payload))
+    .expect("the payload's file");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
         "tests/fixtures/agents/captured/claude-code-{}",
         super::pinned(PACKAGE)
     ));
     std::fs::create_dir_all(&dir).expect("fixture dir");
-    let mut text = serde_json::to_string_pretty(payload).expect("payload JSON");
-    text.push('\n');
-    std::fs::write(dir.join(format!("{name}.json")), text).expect("write fixture");
+    std::fs::write(dir.join(format!("{name}.json")), raw).expect("write fixture");
 }
 
 /// How many times the two-subagent scenario runs.
@@ -643,7 +649,7 @@ fn the_session_briefing_reaches_the_first_main_request() {
     let starts = rig.payloads("session-start");
     assert_eq!(starts.len(), 1, "one SessionStart: {starts:?}");
     assert_eq!(starts[0]["agent_type"], "general-purpose", "{}", starts[0]);
-    capture("session-start-agent", &starts[0]);
+    capture(&rig, "session-start-agent", &starts[0]);
     let firsts = requests_of(&rig.server.requests(), "MAIN-BRIEF as an agent");
     let first = firsts.first().expect("a main request");
     let seen = all_text(first);
@@ -677,7 +683,7 @@ fn the_session_briefing_reaches_the_first_main_request() {
     assert_eq!(starts.len(), 1, "one SessionStart: {starts:?}");
     assert_eq!(starts[0]["source"], "startup", "{}", starts[0]);
     assert!(starts[0].get("agent_type").is_none(), "{}", starts[0]);
-    capture("session-start", &starts[0]);
+    capture(&rig, "session-start", &starts[0]);
     let firsts = requests_of(&rig.server.requests(), "MAIN-BRIEF plain");
     let seen = all_text(firsts.first().expect("a main request"));
     assert!(
@@ -724,10 +730,10 @@ fn a_default_subagent_gets_the_coder_directives() {
         spawn_post["tool_response"]["agentId"], starts[0]["agent_id"],
         "{spawn_post}"
     );
-    capture("pre-tool-use-agent", &pre[0]);
-    capture("subagent-start", &starts[0]);
-    capture("post-tool-use-agent-async", spawn_post);
-    capture("subagent-stop", &rig.payloads("subagent-stop")[0]);
+    capture(&rig, "pre-tool-use-agent", &pre[0]);
+    capture(&rig, "subagent-start", &starts[0]);
+    capture(&rig, "post-tool-use-agent-async", spawn_post);
+    capture(&rig, "subagent-stop", &rig.payloads("subagent-stop")[0]);
 }
 
 /// Claude Code 2.1.332 lists a `claude` agent type first ("Catch-all for
@@ -744,7 +750,7 @@ fn a_claude_catch_all_subagent_gets_the_coder_directives() {
     let starts = rig.payloads("subagent-start");
     assert_eq!(starts.len(), 1, "{starts:?}");
     assert_eq!(starts[0]["agent_type"], "claude", "{}", starts[0]);
-    capture("subagent-start-claude-type", &starts[0]);
+    capture(&rig, "subagent-start-claude-type", &starts[0]);
     let subs = requests_of(&rig.server.requests(), "SUBTASK-DEFAULT");
     let seen = all_text(subs.first().expect("the subagent asked the model"));
     assert!(
@@ -829,7 +835,7 @@ fn a_missing_critical_ack_is_asked_for_once() {
     assert_eq!(stops.len(), 2, "two stops: {stops:?}");
     assert_eq!(stops[0]["stop_hook_active"], false, "{}", stops[0]);
     assert_eq!(stops[1]["stop_hook_active"], true, "{}", stops[1]);
-    capture("subagent-stop-asked", &stops[1]);
+    capture(&rig, "subagent-stop-asked", &stops[1]);
     let log = rig.log();
     assert!(
         (log.iter()).any(|e| {
@@ -1031,13 +1037,13 @@ fn two_subagents(spawn: Spawn) {
             println!("claude-code PostToolUse(Agent) payloads: {posts:#?}");
             println!("claude-code SubagentStart payloads: {starts:#?}");
             for (i, p) in pre.iter().enumerate() {
-                capture(&format!("two-{}-pre-tool-use-{i}", spawn.name), p);
+                capture(&rig, &format!("two-{}-pre-tool-use-{i}", spawn.name), p);
             }
             for (i, p) in starts.iter().enumerate() {
-                capture(&format!("two-{}-subagent-start-{i}", spawn.name), p);
+                capture(&rig, &format!("two-{}-subagent-start-{i}", spawn.name), p);
             }
             for (i, p) in posts.iter().enumerate() {
-                capture(&format!("two-{}-post-tool-use-{i}", spawn.name), p);
+                capture(&rig, &format!("two-{}-post-tool-use-{i}", spawn.name), p);
             }
         }
         assert_eq!(
@@ -1149,11 +1155,11 @@ fn a_failing_tool_call_becomes_a_candidate_with_its_role() {
         .find(|p| p["hook_event_name"] == "PostToolUseFailure")
         .unwrap_or_else(|| panic!("a PostToolUseFailure: {posts:#?}"));
     assert_eq!(failure["agent_type"], "general-purpose", "{failure}");
-    capture("post-tool-use-failure-bash", failure);
+    capture(&rig, "post-tool-use-failure-bash", failure);
     if let Some(ok) =
         (posts.iter()).find(|p| p["tool_name"] == "Bash" && p["hook_event_name"] == "PostToolUse")
     {
-        capture("post-tool-use-bash", ok);
+        capture(&rig, "post-tool-use-bash", ok);
     }
     let candidates = rig.env.read(".swarm/local/candidates.jsonl");
     let lines: Vec<Value> = (candidates.lines())
@@ -1227,6 +1233,14 @@ fn the_model_calls_a_git_swarm_mcp_tool() {
     let result = (mains.iter().find_map(|t| t.result("toolu_mcp")))
         .expect("the MCP tool's result reached the model");
     println!("claude-code MCP status result: {result}");
+    let posts = rig.payloads("post-tool-use");
+    let mcp = (posts.iter())
+        .find(|p| p["tool_name"] == MCP_STATUS)
+        .unwrap_or_else(|| panic!("the MCP call's PostToolUse: {posts:#?}"));
+    capture(&rig, "post-tool-use-mcp", mcp);
+    if let Some(search) = posts.iter().find(|p| p["tool_name"] == "ToolSearch") {
+        capture(&rig, "post-tool-use-toolsearch", search);
+    }
     assert!(
         result.contains(r#""exit_code":0"#) && result.contains("unacknowledged_criticals"),
         "the status tool's report reached the model: {result}"
@@ -1297,7 +1311,8 @@ fn fail_open_rig() -> Option<Rig> {
             return main_spawning(t, FAILOPEN_TASK);
         }
         if t.first().contains("SUBTASK-OPEN") {
-            return message(text("Looked."));
+            // Acked: where git-swarm works (the FIFO), nothing is asked.
+            return message(text("Looked.\nKNOWLEDGE_APPLIED:no-private-keys"));
         }
         message(text("ok"))
     })
