@@ -141,7 +141,7 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             render(ui, &report, "removed", &harnesses)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Status(args) => status(ui, &place, args.format),
+        Command::Status(args) => status(ui, &place, &repo, args.format),
     }
 }
 
@@ -287,11 +287,48 @@ fn warn_path(ui: &mut Ui) {
 struct StatusReport {
     binary_on_path: bool,
     harnesses: Vec<agents::HarnessStatus>,
+    /// The agent types the hooks met, most recent first, with the role each
+    /// maps to now.
+    agent_types: Vec<SeenType>,
 }
 
-fn status(ui: &mut Ui, place: &Place<'_>, format: Format) -> Outcome {
+#[derive(Serialize)]
+struct SeenType {
+    harness: String,
+    agent_type: String,
+    role: Option<String>,
+    /// `config`, `built-in` or `itself` (see docs/agents.md).
+    mapped_by: Option<&'static str>,
+    /// Whether a directive was in scope for the role when last seen.
+    directives: bool,
+}
+
+/// The agent types `hook agent` recorded, mapped with this repository's
+/// `[agent_types]` as they stand now.
+fn seen_types(repo: &git_swarm::Repo) -> Vec<SeenType> {
+    let overrides = (super::clock().ok())
+        .and_then(|clock| git_swarm::Store::open(repo, clock).ok())
+        .map(|s| s.config.agent_types)
+        .unwrap_or_default();
+    git_swarm::agent_hook::state::seen_types(&repo.common_dir)
+        .into_iter()
+        .map(|t| {
+            let mapped = git_swarm::agent_hook::roles::resolve(&overrides, &t.agent_type);
+            SeenType {
+                harness: t.harness,
+                role: mapped.as_ref().map(|(r, _)| r.clone()),
+                mapped_by: mapped.map(|(_, s)| s.as_str()),
+                directives: t.directives,
+                agent_type: t.agent_type,
+            }
+        })
+        .collect()
+}
+
+fn status(ui: &mut Ui, place: &Place<'_>, repo: &git_swarm::Repo, format: Format) -> Outcome {
     let report = StatusReport {
         binary_on_path: on_path(),
+        agent_types: seen_types(repo),
         harnesses: {
             // Each harness's `--version` at once: Node-based ones take a second.
             let found: Vec<(Harness, agents::Found)> = std::thread::scope(|scope| {
@@ -361,6 +398,29 @@ fn status(ui: &mut Ui, place: &Place<'_>, format: Format) -> Outcome {
             for t in &s.todo {
                 writeln!(ui.out, "{:<12} to do: {}", "", super::clean(t))?;
             }
+        }
+    }
+    if !report.agent_types.is_empty() {
+        writeln!(
+            ui.out,
+            "agent types seen by the hooks, and the role each gets the directives of:"
+        )?;
+        for t in &report.agent_types {
+            let role = match (&t.role, t.mapped_by) {
+                (Some(r), Some(by)) => format!("{r} ({by})"),
+                _ => "no role (map it in .swarm/config.toml [agent_types])".to_owned(),
+            };
+            let none = if t.directives {
+                ""
+            } else {
+                ", no directive scoped to it when last seen"
+            };
+            writeln!(
+                ui.out,
+                "  {:<12} {} -> {role}{none}",
+                t.harness,
+                super::clean(&t.agent_type)
+            )?;
         }
     }
     writeln!(

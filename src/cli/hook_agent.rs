@@ -460,12 +460,16 @@ fn post_tool_use(
     } else {
         json
     };
+    // A call with no agent type is the session's main agent's, which the
+    // briefing calls the coordinator; a subagent's maps through its type
+    // (in `reflect_payload`, with the repository's `[agent_types]`).
+    let main_agent = head.as_ref().is_some_and(|h| h.agent_type.is_none());
     let context = git_swarm::reflect::Context {
         task: None,
         phase: std::env::var("GIT_SWARM_PHASE")
             .ok()
             .filter(|p| git_swarm::reflect::is_phase_name(p)),
-        role: None,
+        role: main_agent.then(|| COORDINATOR.to_owned()),
     };
     let dir = head.and_then(|h| h.cwd).filter(|d| Path::new(d).is_dir());
     match super::reflect::micro::reflect_payload(
@@ -488,6 +492,7 @@ struct PostHead {
     session_id: Option<String>,
     cwd: Option<String>,
     tool_name: Option<String>,
+    agent_type: Option<String>,
 }
 
 impl PostHead {
@@ -503,6 +508,7 @@ impl PostHead {
             cwd: Option<Value>,
             workspace_roots: Option<Value>,
             tool_name: Option<Value>,
+            agent_type: Option<Value>,
         }
         if harness == Harness::Opencode {
             return None;
@@ -518,6 +524,7 @@ impl PostHead {
             session_id: text(raw.session_id).or_else(|| text(raw.conversation_id)),
             cwd: text(raw.cwd).or_else(|| text(first_root)),
             tool_name: text(raw.tool_name),
+            agent_type: text(raw.agent_type),
         })
     }
 }

@@ -1482,3 +1482,170 @@ fn a_post_tool_use_run_twice_for_one_call_keeps_one_candidate() {
         .collect();
     assert_eq!(ids, [json!("toolu_a"), json!("call_1"), json!("toolu_b")]);
 }
+
+/// Out of the box (`git swarm init`, nothing else), the subagent types the
+/// harnesses spawn by default get the template's coder directives; a
+/// repository's `[agent_types]` maps a type elsewhere; a type that maps to
+/// a role without directives is warned about once a session; and `agents
+/// status` lists the types seen.
+#[test]
+fn the_harnesses_default_subagents_get_the_template_s_directives() {
+    let env = TestEnv::initialised();
+    let root = env.root.clone();
+    for (harness, kind) in [
+        ("claude-code", "general-purpose"),
+        ("codex", "default"),
+        ("codex", "worker"),
+    ] {
+        let run = hook(
+            &env,
+            harness,
+            "subagent-start",
+            &json!({"session_id": format!("s-{kind}"), "cwd": root, "agent_id": format!("a-{kind}"),
+                    "agent_type": kind, "hook_event_name": "SubagentStart"}),
+        );
+        let ids = shown_ids(&answer(&run));
+        assert!(
+            ids.contains(&"no-private-keys".to_owned()),
+            "{harness} {kind}: {ids:?}"
+        );
+    }
+    // opencode's task tool with no subagent_type runs `general`.
+    let run = hook(
+        &env,
+        "opencode",
+        "subagent-start",
+        &json!({"tool": "task", "sessionID": "o1", "callID": "c1",
+                "args": {"description": "d", "prompt": "write the parser"}}),
+    );
+    let v = answer(&run);
+    assert!(
+        v["prepend"]
+            .as_str()
+            .expect("prepend")
+            .contains("- id: no-private-keys"),
+        "{v}"
+    );
+
+    // Explore maps to `explorer`, which no template directive is scoped to:
+    // one warning in the session, not one per subagent.
+    let explore = |agent: &str| {
+        hook(
+            &env,
+            "claude-code",
+            "subagent-start",
+            &json!({"session_id": "s-explore", "cwd": root, "agent_id": agent, "agent_type": "Explore"}),
+        )
+    };
+    let first = explore("e1");
+    first.success();
+    assert_eq!(first.stdout, "");
+    assert!(
+        first.stderr.contains("subagent type `Explore` maps to role `explorer`, and no directive is scoped to `explorer`"),
+        "{}",
+        first.snapshot()
+    );
+    silent(&explore("e2"));
+
+    // The repository maps Explore to coder: the same type now gets lessons.
+    let config = env.read(".swarm/config.toml");
+    env.write(
+        ".swarm/config.toml",
+        format!("{config}\"Explore\" = \"coder\"\n"),
+    );
+    let ids = shown_ids(&answer(&explore("e3")));
+    assert!(ids.contains(&"no-private-keys".to_owned()), "{ids:?}");
+
+    // A failing tool call of a general-purpose subagent is kept with the
+    // role its directives come from.
+    silent(&hook(
+        &env,
+        "claude-code",
+        "post-tool-use",
+        &claude(
+            "PostToolUseFailure",
+            json!({"cwd": root, "agent_id": "a-general-purpose", "agent_type": "general-purpose",
+                   "tool_name": "Bash", "tool_use_id": "toolu_fail",
+                   "tool_input": {"command": "cargo test"},
+                   "error": "Exit code 101\nerror: test failed"}),
+        ),
+    ));
+    let candidate: Value = serde_json::from_str(
+        env.read(".swarm/local/candidates.jsonl")
+            .lines()
+            .last()
+            .expect("a candidate"),
+    )
+    .expect("json");
+    assert_eq!(candidate["role"], "coder", "{candidate}");
+
+    let status = env.swarm(&["agents", "status", "--format", "json"]);
+    let v: Value = serde_json::from_str(&status.stdout).expect("json");
+    let seen: Vec<(String, String, String)> = v["agent_types"]
+        .as_array()
+        .expect("agent_types")
+        .iter()
+        .map(|t| {
+            (
+                t["agent_type"].as_str().unwrap_or_default().to_owned(),
+                t["role"].as_str().unwrap_or_default().to_owned(),
+                t["mapped_by"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    for want in [
+        ("Explore", "coder", "config"),
+        ("general-purpose", "coder", "built-in"),
+        ("default", "coder", "built-in"),
+        ("general", "coder", "built-in"),
+    ] {
+        assert!(
+            seen.contains(&(want.0.into(), want.1.into(), want.2.into())),
+            "{want:?} in {seen:?}"
+        );
+    }
+}
+
+/// `--agents` takes a harness's spelling and says the role it maps to; a
+/// file that names one is quarantined with the role to write instead.
+#[test]
+fn add_takes_a_harness_s_agent_type_and_says_its_role() {
+    let env = TestEnv::initialised();
+    let run = env.swarm(&[
+        "add",
+        "--lesson",
+        "Never push straight to the main branch of this repository",
+        "--agents",
+        "general-purpose,Explore,reviewer",
+        "--forbid",
+        "git push origin main",
+    ]);
+    run.success();
+    assert!(
+        run.stderr.contains("`general-purpose` is an agent type (Claude Code) that git-swarm maps to the role `coder`"),
+        "{}",
+        run.snapshot()
+    );
+    let added = std::fs::read_dir(env.root.join(".swarm/directives"))
+        .expect("directives")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("never-push"))
+        .expect("the new directive");
+    let text = std::fs::read_to_string(added).expect("read it");
+    assert!(
+        text.contains("applies_to_agents = [\"coder\", \"explorer\", \"reviewer\"]"),
+        "{text}"
+    );
+    env.write(
+        "lesson.toml",
+        "lesson = \"Keep every migration reversible with a down step\"\napplies_to_agents = [\"general-purpose\"]\nrequired_actions = [\"write the down migration\"]\n",
+    );
+    let run = env.swarm(&["add", "--from", "lesson.toml"]);
+    run.code(1);
+    assert!(
+        run.stderr.contains("`general-purpose` is an agent type (Claude Code) that git-swarm maps to the role `coder`: write `coder`"),
+        "{}",
+        run.snapshot()
+    );
+}
