@@ -260,12 +260,34 @@ impl RunOutput {
             .collect()
     }
 
-    /// The outcome of every hook run; there must have been some.
+    /// `(hook, what)` for each hook run that failed, from the debug log:
+    /// 2.1.332 logs `Hooks: X [command] finished with status 3 (12ms)` or
+    /// `… failed to start (11ms)`; 2.1.139 logs `Hook X (Event) error:`
+    /// with the hook's stderr on the next line.
+    fn hook_failures(&self) -> Vec<(String, String)> {
+        let timed = self.hook_times();
+        if !timed.is_empty() {
+            return (timed.into_iter())
+                .filter(|(_, o, _)| o != "0")
+                .map(|(h, o, _)| (h, o))
+                .collect();
+        }
+        let re = regex::Regex::new(r"\[DEBUG\] Hook (\S+) \(\w+\) error:\n([^\n]*)")
+            .expect("hook error regex");
+        (re.captures_iter(&self.debug))
+            .map(|c| (c[1].to_owned(), c[2].to_owned()))
+            .collect()
+    }
+
+    /// Every hook run failed, each as `failed(what)` says; there were some.
     #[track_caller]
-    fn hook_outcomes(&self) -> Vec<String> {
-        let all: Vec<String> = self.hook_times().into_iter().map(|(_, o, _)| o).collect();
-        assert!(all.len() >= 5, "the hooks ran: {all:?}\n{}", self.debug);
-        all
+    fn assert_every_hook_failed(&self, failed: impl Fn(&str) -> bool) {
+        let failures = self.hook_failures();
+        assert!(
+            failures.len() >= 5 && failures.iter().all(|(_, what)| failed(what)),
+            "every hook failed, and as expected: {failures:?}\n{}",
+            self.debug
+        );
     }
 }
 
@@ -277,6 +299,11 @@ impl Rig {
         script: impl Fn(&Turn) -> Reply + Send + Sync + 'static,
     ) -> Option<Rig> {
         let claude = super::harness_bin("claude")?;
+        println!(
+            "claude-code: running Claude Code {} (the suite pins {})",
+            version(&claude),
+            super::pinned(PACKAGE)
+        );
         let rig = Rig::bare(claude, script);
         rig.env.swarm(&["init"]).success();
         rig.commit("init swarm");
@@ -321,7 +348,7 @@ impl Rig {
         assert!(
             out.stdout.contains("exec form") || out.stderr.contains("exec form"),
             "Claude Code {} gets the exec form:\n{}",
-            super::pinned(PACKAGE),
+            version(&self.claude),
             out.snapshot()
         );
     }
@@ -515,6 +542,24 @@ impl Rig {
     }
 }
 
+/// The version `claude --version` reports (`2.1.332 (Claude Code)`): the
+/// pinned one, or another where `GIT_SWARM_HARNESS_DIR` points.
+fn version(claude: &Path) -> String {
+    let out = std::process::Command::new(claude)
+        .arg("--version")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .expect("claude --version");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = text
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!v.is_empty(), "claude --version printed {text:?}");
+    v
+}
+
 /// The wrapper's nanosecond time stamp that opens a payload's file name.
 fn stamp(f: &Path) -> Option<u128> {
     f.file_name()?.to_str()?.split('-').next()?.parse().ok()
@@ -544,7 +589,7 @@ fn capture(rig: &Rig, name: &str, payload: &Value) {
     .expect("the payload's file");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
         "tests/fixtures/agents/captured/claude-code-{}",
-        super::pinned(PACKAGE)
+        version(&rig.claude)
     ));
     std::fs::create_dir_all(&dir).expect("fixture dir");
     std::fs::write(dir.join(format!("{name}.json")), raw).expect("write fixture");
@@ -1205,12 +1250,11 @@ fn the_model_calls_a_git_swarm_mcp_tool() {
     }) else {
         return;
     };
-    // A project MCP server from .mcp.json waits for approval; headless, the
-    // user's settings approve every project server.
-    rig.env.write(
-        "../home/.claude/settings.json",
-        r#"{"enableAllProjectMcpServers": true}"#,
-    );
+    // `claude -p` starts the project's .mcp.json servers without asking
+    // (interactive sessions ask first; `enableAllProjectMcpServers` in the
+    // user's settings would approve them), but its tools need a permission:
+    // headless, none can be asked for ("Claude requested permissions to use
+    // mcp__git-swarm__status, but you haven't granted it yet").
     rig.run(
         "MAIN-MCP read the swarm status",
         &["--allowedTools", MCP_STATUS],
@@ -1269,10 +1313,6 @@ fn uninstall_after_a_run_restores_the_configs_byte_for_byte() {
     rig.commit("the user's settings");
     rig.install(&["--mcp"]);
     assert!(rig.env.exists(".mcp.json"));
-    rig.env.write(
-        "../home/.claude/settings.json",
-        r#"{"enableAllProjectMcpServers": true}"#,
-    );
     rig.run("MAIN-SPAWN then uninstall", &[], Swarm::Real)
         .success();
     assert_eq!(rig.events("shown").len(), 1, "the hooks ran");
@@ -1365,11 +1405,9 @@ fn fail_open_when_git_swarm_is_not_on_path() {
         &["--allowedTools", "Bash"],
         Swarm::Missing,
     );
-    let outcomes = out.hook_outcomes();
-    assert!(
-        outcomes.iter().all(|o| o == "failed to start"),
-        "no hook could start: {outcomes:?}"
-    );
+    out.assert_every_hook_failed(|what| {
+        what == "failed to start" || what.contains("Executable not found in $PATH")
+    });
     assert_untouched(&rig, &out, &NOISE);
 }
 
@@ -1381,11 +1419,7 @@ fn fail_open_when_git_swarm_exits_3() {
         &["--allowedTools", "Bash"],
         Swarm::Exits3,
     );
-    let outcomes = out.hook_outcomes();
-    assert!(
-        outcomes.iter().all(|o| o == "3"),
-        "every hook exited 3: {outcomes:?}"
-    );
+    out.assert_every_hook_failed(|what| what == "3" || what.contains("broken on purpose"));
     assert_untouched(&rig, &out, &NOISE);
 }
 
@@ -1404,11 +1438,10 @@ fn fail_open_when_the_config_is_a_fifo() {
         "no hook hung on the FIFO: {}",
         out.describe()
     );
-    let outcomes = out.hook_outcomes();
-    assert!(
-        outcomes.iter().all(|o| o == "0"),
-        "every hook exited 0: {outcomes:?}"
-    );
+    let failures = out.hook_failures();
+    assert!(failures.is_empty(), "no hook failed: {failures:?}");
+    let calls = std::fs::read_dir(&rig.payloads).expect("payloads").count();
+    assert!(calls >= 5, "git-swarm's hooks ran ({calls} payloads kept)");
     // git-swarm goes on with the default config: the subagent may get its
     // block; no warning or usage text reaches the model.
     assert_untouched(&rig, &out, &NOISE[..4]);
