@@ -809,7 +809,6 @@ fn payloads_as_gemini_sends_them() {
 // hook on `invoke_agent` answering `hookSpecificOutput.tool_input` (the
 // whole input: `agent_name` too) can put the block in its first message.
 #[test]
-#[ignore = "Gemini CLI: git-swarm installs no BeforeTool hook on invoke_agent, the only way to reach a subagent (see the report of issue 36)"]
 fn the_generalist_subagent_gets_the_coder_directives() {
     let Some(g) = Gemini::start(TestEnv::initialised(), subagent_script) else {
         return;
@@ -824,4 +823,25 @@ fn the_generalist_subagent_gets_the_coder_directives() {
         text.contains("<delegate_knowledge_directives") && text.contains("no-private-keys"),
         "the generalist's first message lacks the coder directives:\n{text}"
     );
+    // The delegation shown, and the subagent's ack (read from invoke_agent's
+    // AfterTool), are in the log, paired.
+    let mut lines = String::new();
+    for f in std::fs::read_dir(g.env.root.join(".swarm/events"))
+        .expect("events dir")
+        .flatten()
+    {
+        lines.push_str(&std::fs::read_to_string(f.path()).expect("event file"));
+    }
+    let events: Vec<Value> = (lines.lines())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let shown = (events.iter())
+        .find(|e| e["kind"] == "shown" && e["actor"]["role"] == "coder")
+        .unwrap_or_else(|| panic!("no shown event for the coder:\n{lines}"));
+    let ack = (events.iter())
+        .find(|e| e["kind"] == "ack")
+        .unwrap_or_else(|| panic!("no ack recorded:\n{lines}"));
+    assert_eq!(ack["delegation"], shown["id"], "{ack}");
+    assert_eq!(ack["directive"], "no-private-keys", "{ack}");
+    assert_eq!(ack["status"], "applied", "{ack}");
 }
