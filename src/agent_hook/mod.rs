@@ -62,12 +62,14 @@ impl Harness {
         })
     }
 
-    /// Whether git-swarm takes the harness's subagent events. Gemini CLI
-    /// has none; Cursor's subagentStart takes no context, so its subagents
-    /// get their directives from the rules files `git swarm export
-    /// cursor-rules` writes, and no delegation is recorded to ack.
+    /// Whether git-swarm takes the harness's subagent events. Cursor's
+    /// subagentStart takes no context, so its subagents get their
+    /// directives from the rules files `git swarm export cursor-rules`
+    /// writes, and no delegation is recorded to ack. Gemini CLI has no
+    /// subagent events: its `invoke_agent` tool's BeforeTool and AfterTool
+    /// stand for them (see [`gemini_subagent_answer`]).
     pub fn has_subagents(self) -> bool {
-        !matches!(self, Harness::Gemini | Harness::Cursor)
+        !matches!(self, Harness::Cursor)
     }
 
     /// Whether the harness can keep a subagent running from its stop hook
@@ -141,6 +143,9 @@ pub struct Payload {
     /// That tool call's id (Claude/Codex `tool_use_id`), which pairs a
     /// spawn's pre-tool event with its post-tool one.
     pub tool_use_id: Option<String>,
+    /// The spawning call's whole input (Gemini CLI's `invoke_agent`, whose
+    /// BeforeTool answer must give all of it back).
+    pub tool_input: Option<Value>,
 }
 
 /// Reads `json`, the payload `harness` sent for `event`. Fields are read
@@ -166,6 +171,29 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
         ..Payload::default()
     };
     match harness {
+        // Gemini CLI's subagents are the `invoke_agent` tool: its BeforeTool
+        // is the subagent's start, its AfterTool the stop. No payload has a
+        // call id, so the subagent is named by its session, agent and task.
+        Harness::Gemini if matches!(event, Event::SubagentStart | Event::SubagentStop) => {
+            p.session = s(&v, "session_id");
+            p.cwd = s(&v, "cwd");
+            p.tool = s(&v, "tool_name");
+            let input = v.get("tool_input").unwrap_or(&Value::Null);
+            p.agent_type = s(input, "agent_name");
+            let prompt = s(input, "prompt").unwrap_or_default();
+            if let (Some(session), Some(agent)) = (&p.session, &p.agent_type) {
+                p.agent_id = Some(gemini_agent_id(session, agent, &prompt));
+            }
+            if event == Event::SubagentStart {
+                p.spawn = Some(Spawn {
+                    agent_type: p.agent_type.clone().unwrap_or_default(),
+                    task: prompt,
+                });
+                p.tool_input = Some(input.clone());
+            } else {
+                p.message = gemini_subagent_result(v.get("tool_response").unwrap_or(&Value::Null));
+            }
+        }
         Harness::Opencode => {
             p.session = s(&v, "sessionID");
             p.agent_id = s(&v, "callID");
@@ -226,6 +254,65 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
     Ok(p)
 }
 
+/// Gemini CLI's subagent, named by what its `invoke_agent` call gives:
+/// the session, the agent and the task.
+pub fn gemini_agent_id(session: &str, agent: &str, prompt: &str) -> String {
+    let key = format!("{session}\0{agent}\0{prompt}");
+    format!("gemini-{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
+}
+
+/// The task Gemini CLI's subagent is given: git-swarm's block before the
+/// task, a blank line between.
+pub fn gemini_prompt(block: &str, prompt: &str) -> String {
+    format!("{}\n\n{prompt}", block.trim_end())
+}
+
+/// The BeforeTool answer that gives Gemini CLI's subagent its block: the
+/// call's whole input (Gemini validates it again: `agent_name` must stay)
+/// with the block before the task.
+pub fn gemini_subagent_answer(tool_input: &Value, block: &str) -> Value {
+    let mut input = tool_input.clone();
+    let prompt = input
+        .get("prompt")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    input["prompt"] = Value::String(gemini_prompt(block, prompt));
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "BeforeTool",
+            "tool_input": input,
+        }
+    })
+}
+
+/// The subagent's final answer in an `invoke_agent` call's response:
+/// `returnDisplay.result`, the JSON its `complete_task` was given, whose
+/// `response` is the text (0.61.0); else the text the model is shown.
+fn gemini_subagent_result(response: &Value) -> Option<String> {
+    let display = response.get("returnDisplay").unwrap_or(&Value::Null);
+    if let Some(result) = display.get("result").and_then(Value::as_str) {
+        return Some(match serde_json::from_str::<Value>(result) {
+            Ok(v) => v
+                .get("response")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| result.to_owned()),
+            Err(_) => result.to_owned(),
+        });
+    }
+    let content = response.get("llmContent")?;
+    let text = match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return None,
+    };
+    Some(text)
+}
+
 /// The tool that spawns a subagent, by the harness's name for it: Claude
 /// Code's `Agent` (called `Task` before v2.1.63), Codex's `spawn_agent`,
 /// opencode's `task`. None for a harness whose subagent events git-swarm
@@ -235,7 +322,8 @@ pub fn is_spawn_tool(harness: Harness, tool: &str) -> bool {
         Harness::ClaudeCode => matches!(tool, "Agent" | "Task"),
         Harness::Codex => matches!(tool, "spawn_agent" | "Agent"),
         Harness::Opencode => tool == "task",
-        Harness::Gemini | Harness::Cursor => false,
+        Harness::Gemini => tool == "invoke_agent",
+        Harness::Cursor => false,
     }
 }
 

@@ -18,6 +18,7 @@
 mod codex;
 mod json;
 mod record;
+pub mod trust;
 pub mod version;
 
 pub use json::shell_command;
@@ -96,8 +97,12 @@ const CODEX_HOOKS: &[Hook] = &[
     hook("SubagentStop", None, "subagent-stop"),
     hook("PostToolUse", None, "post-tool-use"),
 ];
+// Gemini CLI has no subagent events: its subagents run as the
+// `invoke_agent` tool, whose BeforeTool can rewrite the task (the block goes
+// before it) and whose AfterTool (the post-tool hook) carries the answer.
 const GEMINI_HOOKS: &[Hook] = &[
     hook("SessionStart", None, "session-start"),
+    hook("BeforeTool", Some("invoke_agent"), "subagent-start"),
     hook("AfterTool", None, "post-tool-use"),
 ];
 // Cursor's subagentStart can only allow or deny a subagent, not give it
@@ -176,7 +181,7 @@ impl Harness {
                 "; .codex/config.toml, where the MCP server is, is read only in a trusted project",
             ),
             Harness::Gemini => (
-                "Gemini CLI fingerprints project hooks and warns about new or changed ones at the next start: accept git-swarm's there",
+                "Gemini CLI runs project hooks only in a trusted folder: trust this one when Gemini asks at its next start (headless: add it to ~/.gemini/trustedFolders.json as TRUST_FOLDER, or run with GEMINI_CLI_TRUST_WORKSPACE=true); `git swarm agents status` says whether it is",
                 "",
             ),
             Harness::Cursor => (
@@ -837,6 +842,9 @@ pub struct HarnessStatus {
     pub support: Option<version::Support>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tested_version: Option<String>,
+    /// What the harness's own trust file says of this work tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust: Option<trust::Trust>,
     /// What is still to do before the hooks run, each a sentence.
     pub todo: Vec<String>,
 }
@@ -848,6 +856,8 @@ pub struct Found {
     pub path: Option<PathBuf>,
     /// What its `--version` said.
     pub version: Option<version::Version>,
+    /// What its trust file says of this work tree, where it keeps one.
+    pub trust: Option<trust::Trust>,
 }
 
 /// Where each harness stands in this work tree. `found` is what the
@@ -874,6 +884,7 @@ pub fn status(place: &Place<'_>, found: &dyn Fn(Harness) -> Found) -> Vec<Harnes
                 version: None,
                 support: None,
                 tested_version: version::tested(h).map(|v| v.to_string()),
+                trust: None,
                 todo: Vec::new(),
             };
             match hook_state(place, h) {
@@ -918,6 +929,15 @@ pub fn status(place: &Place<'_>, found: &dyn Fn(Harness) -> Found) -> Vec<Harnes
 /// version against the one tested, and what is still to do.
 fn assess(s: &mut HarnessStatus, found: &Found) {
     let h = s.harness;
+    s.trust = found.trust.clone();
+    match &found.trust {
+        Some(trust::Trust::NotTrusted { todo }) => s.todo.push(todo.clone()),
+        Some(trust::Trust::Unknown { why }) => s.todo.push(format!(
+            "whether {} trusts this folder is not known: {why}",
+            h.name()
+        )),
+        _ => {}
+    }
     s.program_path = found.path.as_ref().map(|p| p.display().to_string());
     s.version = found.version.map(|v| v.to_string());
     s.support = found.version.and_then(|v| version::support(h, v));

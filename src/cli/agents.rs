@@ -235,6 +235,44 @@ fn probe(h: Harness) -> agents::Found {
     agents::Found {
         path: Some(path),
         version,
+        trust: None,
+    }
+}
+
+/// Most bytes of a harness's trust file read.
+const TRUST_FILE_MAX: u64 = 1024 * 1024;
+
+/// What the harness's own trust file says of `root`, where it keeps one
+/// (see `agents::trust`): the user's file, read bounded, never followed
+/// through a link.
+fn trust_of(h: Harness, root: &std::path::Path) -> Option<agents::trust::Trust> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let read = |file: &std::path::Path| -> Result<Option<String>, String> {
+        match git_swarm::safe_fs::read(file, TRUST_FILE_MAX) {
+            Ok(bytes) => String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| format!("{} is not UTF-8", file.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{} could not be read: {e}", file.display())),
+        }
+    };
+    match h {
+        Harness::Gemini => {
+            let file = match std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH") {
+                Some(p) => std::path::PathBuf::from(p),
+                None => std::env::var_os("GEMINI_CLI_HOME")
+                    .map(std::path::PathBuf::from)
+                    .or(home)?
+                    .join(".gemini/trustedFolders.json"),
+            };
+            let env = std::env::var("GEMINI_CLI_TRUST_WORKSPACE").ok();
+            Some(match read(&file) {
+                Ok(text) => agents::trust::gemini(text.as_deref(), &file, &root, env.as_deref()),
+                Err(why) => agents::trust::Trust::Unknown { why },
+            })
+        }
+        _ => None,
     }
 }
 
@@ -332,8 +370,16 @@ fn status(ui: &mut Ui, place: &Place<'_>, repo: &git_swarm::Repo, format: Format
         harnesses: {
             // Each harness's `--version` at once: Node-based ones take a second.
             let found: Vec<(Harness, agents::Found)> = std::thread::scope(|scope| {
+                let root = place.root;
                 let probes: Vec<_> = (Harness::ALL.iter())
-                    .map(|&h| (h, scope.spawn(move || probe(h))))
+                    .map(|&h| {
+                        let t = scope.spawn(move || {
+                            let mut f = probe(h);
+                            f.trust = trust_of(h, root);
+                            f
+                        });
+                        (h, t)
+                    })
                     .collect();
                 probes
                     .into_iter()
@@ -394,7 +440,15 @@ fn status(ui: &mut Ui, place: &Place<'_>, repo: &git_swarm::Repo, format: Format
                     writeln!(ui.out, "{:<12} harness: {version}", "")?;
                 }
             }
-            writeln!(ui.out, "{:<12} trust: {}", "", s.trust_step)?;
+            match &s.trust {
+                Some(agents::trust::Trust::Trusted { why }) => {
+                    writeln!(ui.out, "{:<12} trust: trusted ({})", "", super::clean(why))?;
+                }
+                Some(agents::trust::Trust::NotTrusted { .. }) => {
+                    writeln!(ui.out, "{:<12} trust: not trusted", "")?;
+                }
+                _ => writeln!(ui.out, "{:<12} trust: {}", "", s.trust_step)?,
+            }
             for t in &s.todo {
                 writeln!(ui.out, "{:<12} to do: {}", "", super::clean(t))?;
             }

@@ -193,13 +193,15 @@ fn subagent_start(
     // Started again (a resume): the same block, and nothing new recorded.
     let (known, warning) = state::read_session(common, &session);
     warnings.extend(warning);
+    // The block as the harness takes it: Gemini CLI's in the call's input.
+    let respond = |block: &str| match (harness, &p.tool_input) {
+        (Harness::Gemini, Some(input)) => Some(agent_hook::gemini_subagent_answer(input, block)),
+        (Harness::Gemini, None) => None,
+        _ => agent_hook::context_answer(harness, Event::SubagentStart, block),
+    };
     if let Some(a) = known.agents.get(&agent_id) {
         warn_all(ui, &warnings);
-        return Ok(agent_hook::context_answer(
-            harness,
-            Event::SubagentStart,
-            &a.block,
-        ));
+        return Ok(respond(&a.block));
     }
     let agent_type = (p.agent_type.clone())
         .or_else(|| p.spawn.as_ref().map(|s| s.agent_type.clone()))
@@ -214,7 +216,7 @@ fn subagent_start(
         )));
     };
     let task = match harness {
-        Harness::Opencode => p.spawn.as_ref().map(|s| s.task.clone()),
+        Harness::Opencode | Harness::Gemini => p.spawn.as_ref().map(|s| s.task.clone()),
         _ => state::take_waiting(
             common,
             &session,
@@ -296,12 +298,27 @@ fn subagent_start(
         asked: false,
         at: now,
     };
+    // Gemini's AfterTool may carry the task as given or as changed (the
+    // block before it): the subagent is found by either.
+    let alias = (harness == Harness::Gemini)
+        .then(|| {
+            let spawn = p.spawn.as_ref()?;
+            Some(agent_hook::gemini_agent_id(
+                &session,
+                &spawn.agent_type,
+                &agent_hook::gemini_prompt(&entry.block, &spawn.task),
+            ))
+        })
+        .flatten();
     let (block, mine) = state::update(common, &session, now, &mut warnings, |s| {
         // A start of the same subagent that won the race answers its block.
         match s.agents.get(&agent_id) {
             Some(a) => (a.block.clone(), false),
             None => {
                 s.agents.insert(agent_id.clone(), entry.clone());
+                if let Some(alias) = &alias {
+                    s.agents.insert(alias.clone(), entry.clone());
+                }
                 (entry.block.clone(), true)
             }
         }
@@ -315,6 +332,9 @@ fn subagent_start(
         // acks of a delegation that does not exist: take it back.
         let undone = state::update(common, &session, now, &mut Vec::new(), |s| {
             s.agents.remove(&agent_id);
+            if let Some(alias) = &alias {
+                s.agents.remove(alias);
+            }
         });
         if let Err(u) = undone {
             ui.warning(
@@ -328,11 +348,7 @@ fn subagent_start(
         }
         return Err(err.into());
     }
-    Ok(agent_hook::context_answer(
-        harness,
-        Event::SubagentStart,
-        &block,
-    ))
+    Ok(respond(&block))
 }
 
 /// The subagent's acks, from its final message: asked for once when a
@@ -428,6 +444,20 @@ fn post_tool_use(
         return Err(usage("the payload is empty".into()));
     }
     let head = PostHead::read(harness, json);
+    // Gemini CLI's `invoke_agent` returning is its subagent's stop.
+    if harness == Harness::Gemini
+        && head.as_ref().and_then(|h| h.tool_name.as_deref()) == Some("invoke_agent")
+    {
+        let p = agent_hook::parse(harness, Event::SubagentStop, json)
+            .map_err(|e| usage(e.to_string()))?;
+        let Some(repo) = repo_for(p.cwd.as_deref())? else {
+            return Ok(());
+        };
+        if repo.root.join(".swarm").is_dir() {
+            subagent_stop(harness, &p, &repo, clock, ui)?;
+        }
+        return Ok(());
+    }
     if let Some(head) = &head
         && harness.has_subagents()
         && let (Some(tool), Some(session)) = (&head.tool_name, &head.session_id)
@@ -460,12 +490,16 @@ fn post_tool_use(
     } else {
         json
     };
+    // A call with no agent type is the session's main agent's, which the
+    // briefing calls the coordinator; a subagent's maps through its type
+    // (in `reflect_payload`, with the repository's `[agent_types]`).
+    let main_agent = head.as_ref().is_some_and(|h| h.agent_type.is_none());
     let context = git_swarm::reflect::Context {
         task: None,
         phase: std::env::var("GIT_SWARM_PHASE")
             .ok()
             .filter(|p| git_swarm::reflect::is_phase_name(p)),
-        role: None,
+        role: main_agent.then(|| COORDINATOR.to_owned()),
     };
     let dir = head.and_then(|h| h.cwd).filter(|d| Path::new(d).is_dir());
     match super::reflect::micro::reflect_payload(
@@ -488,6 +522,7 @@ struct PostHead {
     session_id: Option<String>,
     cwd: Option<String>,
     tool_name: Option<String>,
+    agent_type: Option<String>,
 }
 
 impl PostHead {
@@ -503,6 +538,7 @@ impl PostHead {
             cwd: Option<Value>,
             workspace_roots: Option<Value>,
             tool_name: Option<Value>,
+            agent_type: Option<Value>,
         }
         if harness == Harness::Opencode {
             return None;
@@ -518,6 +554,7 @@ impl PostHead {
             session_id: text(raw.session_id).or_else(|| text(raw.conversation_id)),
             cwd: text(raw.cwd).or_else(|| text(first_root)),
             tool_name: text(raw.tool_name),
+            agent_type: text(raw.agent_type),
         })
     }
 }

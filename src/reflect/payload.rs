@@ -315,10 +315,20 @@ impl HookPayload {
         let error = response
             .get("error")
             .and_then(|e| e.get("message").and_then(Value::as_str).map(str::to_owned));
-        // Gemini's own `Error: (none)` field is no error of the command.
+        // Gemini's own `Error: (none)` field is no error of the command; its
+        // wrapper around a command's output (0.61: `<untrusted_context>`,
+        // `Output: `, the process group's id) is no part of it either, and
+        // would make every failure's excerpt and signature the same.
         let content = content
             .lines()
-            .filter(|l| l.trim() != "Error: (none)")
+            .filter(|l| {
+                let t = l.trim();
+                t != "Error: (none)"
+                    && t != "<untrusted_context>"
+                    && t != "</untrusted_context>"
+                    && !t.starts_with("Process Group PGID:")
+            })
+            .map(|l| l.strip_prefix("Output: ").unwrap_or(l))
             .collect::<Vec<_>>()
             .join("\n");
         let mut call = self.base(Harness::Gemini, content);

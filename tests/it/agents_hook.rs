@@ -1649,3 +1649,51 @@ fn add_takes_a_harness_s_agent_type_and_says_its_role() {
         run.snapshot()
     );
 }
+
+const CAPTURED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/agents/captured"
+);
+
+/// A payload a real harness sent (tests/fixtures/agents/captured/), made
+/// to point at `dir`: its `cwd` replaced.
+fn captured(name: &str, dir: &Path) -> Value {
+    let text = std::fs::read_to_string(format!("{CAPTURED}/{name}"))
+        .unwrap_or_else(|e| panic!("captured payload {name}: {e}"));
+    let mut v: Value = serde_json::from_str(&text).expect("captured JSON");
+    v["cwd"] = json!(dir);
+    v
+}
+
+/// Gemini CLI 0.61.0's subagents run as the `invoke_agent` tool: its
+/// BeforeTool gives the subagent its block (the whole input handed back,
+/// the block before the task), its AfterTool records the subagent's acks.
+#[test]
+fn a_gemini_subagent_gets_its_block_through_invoke_agent_and_acks_it() {
+    let env = TestEnv::initialised();
+    let before = captured("gemini-0.61.0/pre-tool-use-invoke-agent.json", &env.root);
+    let v = answer(&hook(&env, "gemini", "subagent-start", &before));
+    let input = &v["hookSpecificOutput"]["tool_input"];
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "BeforeTool");
+    assert_eq!(input["agent_name"], "generalist", "{v}");
+    let prompt = input["prompt"].as_str().expect("prompt");
+    assert!(
+        prompt.starts_with("<delegate_knowledge_directives")
+            && prompt.contains("- id: no-private-keys")
+            && prompt.ends_with("\n\ngs36-sub-task: run the checks and report"),
+        "{prompt}"
+    );
+    let after = captured("gemini-0.61.0/post-tool-use-invoke-agent.json", &env.root);
+    silent(&hook(&env, "gemini", "post-tool-use", &after));
+    let events = events_in(&env.root);
+    let shown = (events.iter())
+        .find(|e| e["kind"] == "shown")
+        .expect("shown");
+    let acks: Vec<&Value> = events.iter().filter(|e| e["kind"] == "ack").collect();
+    assert_eq!(acks.len(), 1, "{events:#?}");
+    assert_eq!(acks[0]["delegation"], shown["id"]);
+    assert_eq!(acks[0]["directive"], "no-private-keys");
+    assert_eq!(acks[0]["status"], "applied");
+    // The tool's own return is no failure to reflect on.
+    assert!(!env.root.join(".swarm/local/candidates.jsonl").exists());
+}

@@ -1154,7 +1154,10 @@ fn an_older_git_swarm_s_entries_are_reported_and_updated() {
     assert_eq!(gemini["state"], "partial", "{gemini}");
     assert_eq!(
         gemini["missing"],
-        serde_json::json!(["entries of an older git-swarm (install again)"])
+        serde_json::json!([
+            "BeforeTool",
+            "entries of an older git-swarm (install again)"
+        ])
     );
 
     install(&env, &["gemini"]).success();
@@ -1165,10 +1168,10 @@ fn an_older_git_swarm_s_entries_are_reported_and_updated() {
     );
     assert_eq!(
         text.matches("git-swarm hook agent gemini").count(),
-        2,
+        3,
         "{text}"
     );
-    assert_eq!(text.matches(" || true").count(), 2, "{text}");
+    assert_eq!(text.matches(" || true").count(), 3, "{text}");
     let v: Value =
         serde_json::from_str(&env.swarm(&["agents", "status", "--format", "json"]).stdout)
             .expect("json");
@@ -1227,4 +1230,57 @@ fn the_shell_command_exits_0_when_git_swarm_is_missing_or_fails() {
             assert!(out.stdout.is_empty(), "{rel}: nothing on stdout");
         }
     }
+}
+
+/// Gemini CLI runs project hooks only in a folder it trusts, and says
+/// nothing headless (`gemini -p` exits 55): status reads its trusted
+/// folders file and says whether this one is, and what to do.
+#[test]
+fn status_reads_gemini_s_trusted_folders() {
+    let env = TestEnv::initialised();
+    install(&env, &["gemini"]).success();
+    let gemini_status = |env: &TestEnv| -> Value {
+        let run = env.swarm(&["agents", "status", "--format", "json"]);
+        let v: Value = serde_json::from_str(&run.stdout).expect("json");
+        v["harnesses"][2].clone()
+    };
+    let g = gemini_status(&env);
+    assert_eq!(g["trust"]["state"], "not_trusted", "{g}");
+    assert!(
+        g["todo"].to_string().contains("TRUST_FOLDER"),
+        "the to-do says how: {g}"
+    );
+    let root = std::fs::canonicalize(&env.root).expect("canonical root");
+    let file = env.home().join(".gemini/trustedFolders.json");
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+    let parent = root.parent().expect("parent").display().to_string();
+    std::fs::write(
+        &file,
+        format!(
+            "{{\n  // the user's rules\n  {:?}: \"TRUST_FOLDER\"\n}}\n",
+            parent
+        ),
+    )
+    .expect("write trusted folders");
+    let g = gemini_status(&env);
+    assert_eq!(g["trust"]["state"], "trusted", "{g}");
+    std::fs::write(
+        &file,
+        format!(
+            "{{{:?}: \"TRUST_FOLDER\", {:?}: \"DO_NOT_TRUST\"}}",
+            parent,
+            root.display().to_string()
+        ),
+    )
+    .expect("write trusted folders");
+    let g = gemini_status(&env);
+    assert_eq!(
+        g["trust"]["state"], "not_trusted",
+        "the longest rule wins: {g}"
+    );
+    let text = env.swarm(&["agents", "status"]).stdout;
+    assert!(
+        text.contains("DO_NOT_TRUST: Gemini CLI runs no project hook here"),
+        "{text}"
+    );
 }

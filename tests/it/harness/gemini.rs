@@ -1,1 +1,847 @@
-//! The real-harness scenarios for gemini (see `super`).
+//! The real-harness scenarios for Gemini CLI (`@google/gemini-cli`, see
+//! `super`): `gemini -p` headless against the scripted model server, which
+//! speaks Gemini's `POST /v1beta/models/<model>:streamGenerateContent?alt=sse`
+//! (one `data:` line of `GenerateContentResponse` JSON per answer).
+//!
+//! Set-up a user needs, and each run here does in its fresh HOME:
+//! - the folder trusted: `~/.gemini/trustedFolders.json`, a JSON object from
+//!   absolute path to `"TRUST_FOLDER"`, `"TRUST_PARENT"` or `"DO_NOT_TRUST"`
+//!   (`GEMINI_CLI_TRUST_WORKSPACE=true` does the same for one run).
+//!   Untrusted, `gemini -p` exits 55 before any request, and project hooks
+//!   are never run;
+//! - an API key auth type: `GOOGLE_GEMINI_BASE_URL` alone selects the
+//!   "gateway" auth that headless mode refuses ("Invalid auth method
+//!   selected.", exit 41), so `~/.gemini/settings.json` names
+//!   `security.auth.selectedType = "gemini-api-key"` and `GEMINI_API_KEY`
+//!   is a dummy; the base URL still applies;
+//! - a model named (`-m`): the default `auto` model first asks a router
+//!   model for a complexity score in JSON, which a script would have to fake.
+//!
+//! Gemini CLI has no subagent events: its subagents (`invoke_agent` with
+//! `agent_name` `generalist`, `codebase_investigator` or `cli_help`) show in
+//! the hooks only as the parent's BeforeTool/AfterTool of `invoke_agent`
+//! and as their own tool calls, under the parent's `session_id` and with no
+//! agent name (see `payloads_as_gemini_sends_them`).
+//!
+//! Gemini reads a hook's exit code as: 0 allow (non-JSON output becomes a
+//! `systemMessage` shown to the user), 1 allow with a warning, anything
+//! else a deny whose reason is the hook's stdout, or its stderr when stdout
+//! is empty. An AfterTool deny replaces the tool's result with that text, so
+//! git-swarm's commands end in `|| true`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::server::{ModelServer, Reply, Request};
+use crate::common::{TestEnv, bin, mkfifo};
+
+/// The model every run asks for (`-m`), so that no router request comes first.
+const MODEL: &str = "gemini-2.5-flash";
+
+/// Longest a single `gemini -p` run may take before it is killed.
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// What the script answers with, as Gemini `parts`.
+fn answer(req: &Request, parts: Value) -> Reply {
+    if req.path.contains(":countTokens") {
+        return Reply::json(&json!({"totalTokens": 1}));
+    }
+    let body = json!({
+        "candidates": [{
+            "content": {"role": "model", "parts": parts},
+            "finishReason": "STOP",
+            "index": 0
+        }],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12},
+        "modelVersion": MODEL
+    });
+    if req.path.contains("alt=sse") {
+        Reply::sse([(None, body.to_string())])
+    } else {
+        Reply::json(&body)
+    }
+}
+
+fn say(req: &Request, text: &str) -> Reply {
+    answer(req, json!([{"text": text}]))
+}
+
+fn call(req: &Request, name: &str, args: Value) -> Reply {
+    answer(req, json!([{"functionCall": {"name": name, "args": args}}]))
+}
+
+/// The names of the tools a request offers.
+fn tools(req: &Request) -> Vec<String> {
+    let body = req.json();
+    let mut names = Vec::new();
+    for t in body["tools"].as_array().into_iter().flatten() {
+        for f in t["functionDeclarations"].as_array().into_iter().flatten() {
+            if let Some(n) = f["name"].as_str() {
+                names.push(n.to_owned());
+            }
+        }
+    }
+    names
+}
+
+/// A subagent's request: its tools have `complete_task`, the main agent's
+/// have `invoke_agent`.
+fn is_subagent(req: &Request) -> bool {
+    tools(req).iter().any(|t| t == "complete_task")
+}
+
+/// The text of the request's first message (a subagent's task).
+fn first_text(req: &Request) -> String {
+    let body = req.json();
+    (body["contents"][0]["parts"]
+        .as_array()
+        .into_iter()
+        .flatten())
+    .filter_map(|p| p["text"].as_str())
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
+/// The function response the request's last message returns, if any:
+/// `(name, response)`.
+fn returned(req: &Request) -> Option<(String, Value)> {
+    let body = req.json();
+    let last = body["contents"].as_array()?.last()?.clone();
+    let part = (last["parts"].as_array()?.iter()).find(|p| p.get("functionResponse").is_some())?;
+    let fr = &part["functionResponse"];
+    Some((fr["name"].as_str()?.to_owned(), fr["response"].clone()))
+}
+
+/// The main agent's requests that carry the user's prompt `marker`.
+fn main_requests<'a>(reqs: &'a [Request], marker: &str) -> Vec<&'a Request> {
+    (reqs.iter())
+        .filter(|r| {
+            r.path.contains(":streamGenerateContent") || r.path.contains(":generateContent")
+        })
+        .filter(|r| !is_subagent(r) && r.text().contains(marker))
+        .collect()
+}
+
+/// One `gemini -p` run.
+struct Outcome {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+}
+
+impl Outcome {
+    fn show(&self) -> String {
+        format!(
+            "[exit {:?} after {:.1}s]\n--- stdout\n{}\n--- stderr (last 4000 bytes)\n{}",
+            self.code,
+            self.elapsed.as_secs_f64(),
+            self.stdout,
+            tail(&self.stderr, 4000)
+        )
+    }
+
+    /// The hook runs Gemini logs with `--debug`: `(event, milliseconds)`.
+    fn hook_times(&self) -> Vec<(String, u64)> {
+        let re = regex::Regex::new(r"Hook execution for (\w+): .*total duration: (\d+)ms")
+            .expect("hook time regex");
+        (re.captures_iter(&self.stderr))
+            .filter_map(|c| Some((c[1].to_owned(), c[2].parse().ok()?)))
+            .collect()
+    }
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    let mut start = s.len().saturating_sub(n);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+/// A repository, its HOME and a model server, ready for `gemini -p`.
+struct Gemini {
+    exe: PathBuf,
+    env: TestEnv,
+    server: ModelServer,
+}
+
+impl Gemini {
+    /// `None` (SKIPPED printed) when Gemini CLI is not installed.
+    fn start(
+        env: TestEnv,
+        script: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+    ) -> Option<Gemini> {
+        let exe = super::harness_bin("gemini")?;
+        let g = Gemini {
+            exe,
+            env,
+            server: ModelServer::start(script),
+        };
+        g.user_settings();
+        Some(g)
+    }
+
+    /// `~/.gemini/settings.json`: API-key auth (the base URL comes from the
+    /// environment), no usage statistics, telemetry or update checks.
+    fn user_settings(&self) {
+        let dir = self.env.home().join(".gemini");
+        std::fs::create_dir_all(&dir).expect("~/.gemini");
+        let settings = json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false},
+            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
+        });
+        std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings.json");
+    }
+
+    /// Trusts the repository the way a user does once, in
+    /// `~/.gemini/trustedFolders.json`.
+    fn trust(&self) {
+        let root = std::fs::canonicalize(&self.env.root).expect("canonical root");
+        let folders = json!({ root.to_string_lossy(): "TRUST_FOLDER" });
+        std::fs::write(
+            self.env.home().join(".gemini/trustedFolders.json"),
+            folders.to_string(),
+        )
+        .expect("trustedFolders.json");
+    }
+
+    /// The PATH of a run: git-swarm's folder first (the controlled env's).
+    fn path_with_git_swarm() -> String {
+        format!(
+            "{}:{}",
+            bin().parent().expect("bin dir").display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
+    /// The host's PATH without any folder holding a `git-swarm`.
+    fn path_without_git_swarm() -> String {
+        let host = std::env::var("PATH").unwrap_or_default();
+        let kept: Vec<&str> = (host.split(':'))
+            .filter(|d| !d.is_empty() && !Path::new(d).join("git-swarm").exists())
+            .collect();
+        kept.join(":")
+    }
+
+    /// Runs `gemini -p PROMPT` with `path` as PATH, killed after [`RUN_LIMIT`].
+    fn run(&self, prompt: &str, path: &str) -> Outcome {
+        use std::os::unix::process::CommandExt;
+        let out_dir = self.env.tmp.path().join("runs");
+        std::fs::create_dir_all(&out_dir).expect("runs dir");
+        let n = std::fs::read_dir(&out_dir).map(|d| d.count()).unwrap_or(0) / 2;
+        let (out_path, err_path) = (
+            out_dir.join(format!("{n}.stdout")),
+            out_dir.join(format!("{n}.stderr")),
+        );
+        let mut cmd = self.env.command(&self.exe, &self.env.root);
+        cmd.env("PATH", path)
+            .env("GEMINI_API_KEY", "dummy-key")
+            .env("GOOGLE_GEMINI_BASE_URL", self.server.url())
+            // One process, not a relaunched child with more heap.
+            .env("GEMINI_CLI_NO_RELAUNCH", "true")
+            .args(["-m", MODEL, "--yolo", "--debug", "-p", prompt])
+            .stdout(std::fs::File::create(&out_path).expect("stdout file"))
+            .stderr(std::fs::File::create(&err_path).expect("stderr file"))
+            .stdin(Stdio::null())
+            .process_group(0);
+        let started = Instant::now();
+        let mut child = cmd.spawn().expect("spawn gemini");
+        let pgid = child.id();
+        let code = loop {
+            match child.try_wait().expect("wait gemini") {
+                Some(status) => break status.code(),
+                None if started.elapsed() > RUN_LIMIT => {
+                    kill_group(pgid);
+                    let _ = child.wait();
+                    let out = Outcome {
+                        code: None,
+                        stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
+                        stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+                        elapsed: started.elapsed(),
+                    };
+                    panic!(
+                        "gemini ran past {RUN_LIMIT:?} and was killed:\n{}",
+                        out.show()
+                    );
+                }
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        // Whatever it left behind (an MCP server, a hook) goes with it.
+        kill_group(pgid);
+        let out = Outcome {
+            code,
+            stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
+            stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+            elapsed: started.elapsed(),
+        };
+        println!(
+            "gemini run {n}: exit {:?} in {:.1}s, hook times (ms) as Gemini logs them: {:?}",
+            out.code,
+            out.elapsed.as_secs_f64(),
+            out.hook_times()
+        );
+        out
+    }
+
+    fn install(&self, args: &[&str]) {
+        let mut all = vec!["agents", "install", "gemini"];
+        all.extend_from_slice(args);
+        self.env.swarm(&all).success();
+    }
+}
+
+/// Kills the process group `pgid` (the run's, which nothing else shares).
+fn kill_group(pgid: u32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// An initialised repository with one directive for the main session's role
+/// (`coordinator`: Gemini's SessionStart names no agent) besides the
+/// template's `coder` ones.
+fn repo_with_coordinator_directive() -> TestEnv {
+    let env = TestEnv::initialised();
+    env.write(
+        ".swarm/directives/split-the-work.toml",
+        "id = \"split-the-work\"\nlesson = \"Split the work into tasks a coder finishes in one sitting\"\npriority = \"high\"\napplies_to_agents = [\"coordinator\"]\nverify = [\"file_modified:src/**\"]\n",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a coordinator directive"]);
+    env
+}
+
+/// The shell command the scripts run: output on both streams, then exit 3.
+const FAILING: &str = "echo gs36-out; echo gs36-err >&2; exit 3";
+
+/// A script: the main agent runs [`FAILING`] in the shell, then finishes.
+fn shell_script(req: &Request) -> Reply {
+    match returned(req) {
+        None => call(req, "run_shell_command", json!({"command": FAILING})),
+        Some(_) => say(req, "MAIN DONE"),
+    }
+}
+
+/// What the model got back for the shell call of [`shell_script`].
+fn shell_result(server: &ModelServer, marker: &str) -> Value {
+    let reqs = server.requests();
+    let back = (main_requests(&reqs, marker).into_iter())
+        .filter_map(returned)
+        .find(|(name, _)| name == "run_shell_command");
+    let Some((_, response)) = back else {
+        panic!(
+            "no request returned the shell call; requests:\n{:#?}",
+            reqs.iter().map(|r| &r.path).collect::<Vec<_>>()
+        );
+    };
+    response
+}
+
+/// The model saw the shell call's own output: Gemini's `output` with the
+/// command's stdout, stderr and exit code, no `error`, no hook text.
+#[track_caller]
+fn assert_untouched(response: &Value, run: &Outcome) {
+    let output = response["output"].as_str().unwrap_or_default();
+    assert!(
+        response.get("error").is_none()
+            && output.contains("gs36-out")
+            && output.contains("gs36-err")
+            && output.contains("Exit Code: 3"),
+        "the model did not get the tool's own result: {response:#}\n{}",
+        run.show()
+    );
+    for hook_text in ["git-swarm", "command not found", "blocked", "hook"] {
+        assert!(
+            !output.contains(hook_text),
+            "hook text `{hook_text}` reached the tool result: {output}"
+        );
+    }
+}
+
+// 1. The briefing.
+#[test]
+fn briefing_reaches_the_main_session_once_the_folder_is_trusted() {
+    let env = repo_with_coordinator_directive();
+    let Some(g) = Gemini::start(env, |req| say(req, "hello back")) else {
+        return;
+    };
+    g.install(&[]);
+
+    // Untrusted: Gemini stops before asking the model anything.
+    let untrusted = g.run("gs36-brief: say hello", &Gemini::path_with_git_swarm());
+    assert_eq!(untrusted.code, Some(55), "{}", untrusted.show());
+    assert!(untrusted.stderr.contains("trusted"), "{}", untrusted.show());
+    assert!(
+        g.server.requests().is_empty(),
+        "an untrusted run asked the model"
+    );
+
+    g.trust();
+    let run = g.run("gs36-brief: say hello", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    assert!(run.stdout.contains("hello back"), "{}", run.show());
+    let reqs = g.server.requests();
+    let main = main_requests(&reqs, "gs36-brief");
+    let first = main
+        .first()
+        .unwrap_or_else(|| panic!("no main request\n{}", run.show()));
+    let text = first.text();
+    // Gemini puts SessionStart's additionalContext before the prompt in
+    // `<hook_context>`, with `<` and `>` escaped.
+    assert!(
+        text.contains("<hook_context>")
+            && text.contains("delegate_knowledge_directives role=\\\"coordinator\\\"")
+            && text.contains("Split the work into tasks a coder finishes in one sitting"),
+        "the first main request lacks the briefing:\n{}",
+        tail(&text, 3000)
+    );
+    // The template's coder directives are no briefing of the main session.
+    assert!(
+        !text.contains("id: no-private-keys"),
+        "{}",
+        tail(&text, 3000)
+    );
+}
+
+// 9. Fail-open, with the hook commands `agents install` writes.
+#[test]
+fn a_missing_git_swarm_leaves_the_tool_results_untouched() {
+    let Some(g) = Gemini::start(repo_with_coordinator_directive(), shell_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let run = g.run("gs36-missing: run it", &Gemini::path_without_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    assert_untouched(&shell_result(&g.server, "gs36-missing"), &run);
+}
+
+#[test]
+fn a_git_swarm_that_exits_3_leaves_the_tool_results_untouched() {
+    let Some(g) = Gemini::start(repo_with_coordinator_directive(), shell_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let broken = g.env.tmp.path().join("broken-bin");
+    std::fs::create_dir_all(&broken).expect("broken-bin");
+    write_script(
+        &broken.join("git-swarm"),
+        "#!/bin/sh\ncat >/dev/null\necho 'git-swarm crashed' >&2\nexit 3\n",
+    );
+    let path = format!("{}:{}", broken.display(), Gemini::path_without_git_swarm());
+    let run = g.run("gs36-exit3: run it", &path);
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    assert_untouched(&shell_result(&g.server, "gs36-exit3"), &run);
+}
+
+#[test]
+fn a_fifo_config_leaves_the_tool_results_untouched() {
+    let Some(g) = Gemini::start(repo_with_coordinator_directive(), shell_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    std::fs::remove_file(g.env.path(".swarm/config.toml")).expect("rm config.toml");
+    mkfifo(&g.env.path(".swarm/config.toml"));
+    let run = g.run("gs36-fifo: run it", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    assert_untouched(&shell_result(&g.server, "gs36-fifo"), &run);
+    assert!(
+        run.elapsed < Duration::from_secs(10),
+        "a hook waited on the FIFO until Gemini's timeout:\n{}",
+        run.show()
+    );
+}
+
+/// Why the commands end in `|| true`: with the bare command (git-swarm's
+/// form before), Gemini reads exit 127 or 3 as a deny and the model gets
+/// the hook's stderr instead of the tool's result. Hand-edited settings,
+/// so that this keeps showing what Gemini does with such a command.
+#[test]
+fn gemini_denies_a_tool_result_when_a_bare_hook_command_fails() {
+    let Some(g) = Gemini::start(repo_with_coordinator_directive(), shell_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let settings = g.env.read(".gemini/settings.json");
+    assert!(settings.contains(" || true\""), "{settings}");
+    g.env.write(
+        ".gemini/settings.json",
+        settings.replace(" || true\"", "\""),
+    );
+
+    // Not on PATH: bash exits 127.
+    let run = g.run(
+        "gs36-bare-missing: run it",
+        &Gemini::path_without_git_swarm(),
+    );
+    let response = shell_result(&g.server, "gs36-bare-missing");
+    assert_eq!(
+        response,
+        json!({"error": "bash: line 1: git-swarm: command not found"}),
+        "{}",
+        run.show()
+    );
+    assert!(
+        run.stderr
+            .contains("Tool result blocked: bash: line 1: git-swarm: command not found"),
+        "{}",
+        run.show()
+    );
+
+    // On PATH, exiting 3 with a message on stderr.
+    let broken = g.env.tmp.path().join("broken-bin");
+    std::fs::create_dir_all(&broken).expect("broken-bin");
+    write_script(
+        &broken.join("git-swarm"),
+        "#!/bin/sh\ncat >/dev/null\necho 'git-swarm crashed' >&2\nexit 3\n",
+    );
+    let path = format!("{}:{}", broken.display(), Gemini::path_without_git_swarm());
+    let run = g.run("gs36-bare-exit3: run it", &path);
+    let response = shell_result(&g.server, "gs36-bare-exit3");
+    assert_eq!(
+        response,
+        json!({"error": "git-swarm crashed"}),
+        "{}",
+        run.show()
+    );
+}
+
+fn write_script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// The lines of `.swarm/local/candidates.jsonl`.
+fn candidates(env: &TestEnv) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(env.path(".swarm/local/candidates.jsonl")).unwrap_or_default();
+    (text.lines())
+        .map(|l| serde_json::from_str(l).expect("candidate JSON"))
+        .collect()
+}
+
+// 6. A failing tool call becomes a candidate with its role.
+#[test]
+fn a_failing_shell_call_becomes_a_candidate_with_its_role() {
+    let Some(g) = Gemini::start(repo_with_coordinator_directive(), shell_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let run = g.run("gs36-fail: run it", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let found = candidates(&g.env);
+    let failure = (found.iter())
+        .find(|c| c["tool"] == "run_shell_command" && c["command"] == FAILING)
+        .unwrap_or_else(|| {
+            panic!(
+                "no candidate for the failing call: {found:#?}\n{}",
+                run.show()
+            )
+        });
+    assert_eq!(failure["class"], "failure", "{failure:#}");
+    assert_eq!(failure["harness"], "gemini", "{failure:#}");
+    let mut wrong = Vec::new();
+    // The main session's role, as git-swarm's own session start took it
+    // (Gemini names no agent).
+    if failure["role"] != "coordinator" {
+        wrong.push(format!(
+            "role {} (the main session is `coordinator`)",
+            failure["role"]
+        ));
+    }
+    // Its evidence is the command's own words, not Gemini's wrapper.
+    let excerpt = failure["excerpt"].as_str().unwrap_or_default();
+    if !excerpt.contains("gs36") {
+        wrong.push(format!(
+            "excerpt {excerpt:?} and signature {} are Gemini's <untrusted_context> wrapper, not the command's output",
+            failure["signature"]
+        ));
+    }
+    assert!(wrong.is_empty(), "{}\n{failure:#}", wrong.join("\n"));
+}
+
+// 7. MCP.
+#[test]
+fn the_mcp_status_tool_answers_the_model() {
+    let Some(g) = Gemini::start(repo_with_coordinator_directive(), |req| {
+        match returned(req) {
+            None => call(req, "mcp_git-swarm_status", json!({})),
+            Some(_) => say(req, "MAIN DONE"),
+        }
+    }) else {
+        return;
+    };
+    g.install(&["--mcp"]);
+    g.trust();
+    let run = g.run("gs36-mcp: status please", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let reqs = g.server.requests();
+    let main = main_requests(&reqs, "gs36-mcp");
+    let offered = tools(main.first().expect("a main request"));
+    assert!(
+        offered.iter().any(|t| t == "mcp_git-swarm_status"),
+        "git-swarm's MCP tools are not offered: {offered:?}"
+    );
+    let (name, response) = (main.iter())
+        .find_map(|r| returned(r))
+        .unwrap_or_else(|| panic!("no request returned the MCP call\n{}", run.show()));
+    assert_eq!(name, "mcp_git-swarm_status");
+    let text = response.to_string();
+    assert!(
+        response.get("error").is_none() && text.contains("unacknowledged_criticals"),
+        "the status tool's answer did not reach the model: {response:#}"
+    );
+}
+
+// 8. Uninstall restores the configs byte for byte.
+#[test]
+fn uninstall_after_a_run_restores_the_settings_to_the_byte() {
+    let users = "{\n  // the user's own settings, comments kept\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\"matcher\": \"write_file\", \"hooks\": [{\"type\": \"command\", \"command\": \"true\"}]}\n    ]\n  },\n  \"mcpServers\": {\"docs\": {\"command\": \"true\"}}\n}\n";
+    for before in [Some(users), None] {
+        let env = repo_with_coordinator_directive();
+        if let Some(text) = before {
+            env.write(".gemini/settings.json", text);
+        }
+        let Some(g) = Gemini::start(env, shell_script) else {
+            return;
+        };
+        g.install(&["--mcp"]);
+        g.trust();
+        let run = g.run("gs36-uninstall: run it", &Gemini::path_with_git_swarm());
+        assert_eq!(run.code, Some(0), "{}", run.show());
+        g.env
+            .swarm(&["agents", "uninstall", "gemini", "--mcp"])
+            .success();
+        match before {
+            Some(text) => assert_eq!(g.env.read(".gemini/settings.json"), text),
+            None => assert!(
+                !g.env.exists(".gemini"),
+                "uninstall left {:?}",
+                std::fs::read_dir(g.env.path(".gemini")).map(|d| d.count())
+            ),
+        }
+    }
+}
+
+/// The subagent's task, as the main agent hands it to `generalist`.
+const SUB_TASK: &str = "gs36-sub-task: run the checks and report";
+/// The subagent's failing command.
+const SUB_FAILING: &str = "echo gs36-sub; exit 4";
+
+/// The main agent runs [`FAILING`], then hands [`SUB_TASK`] to Gemini's
+/// general-purpose subagent, which runs [`SUB_FAILING`] and finishes with
+/// `complete_task`, acknowledging the template's critical directive.
+fn subagent_script(req: &Request) -> Reply {
+    let back = returned(req).map(|(name, _)| name);
+    if is_subagent(req) {
+        return match back.as_deref() {
+            None => call(req, "run_shell_command", json!({"command": SUB_FAILING})),
+            Some("run_shell_command") => call(
+                req,
+                "complete_task",
+                json!({"result": {"response": "SUB DONE\nKNOWLEDGE_APPLIED:no-private-keys"}}),
+            ),
+            Some(_) => say(req, "SUB DONE"),
+        };
+    }
+    match back.as_deref() {
+        None => call(req, "run_shell_command", json!({"command": FAILING})),
+        Some("run_shell_command") => call(
+            req,
+            "invoke_agent",
+            json!({"agent_name": "generalist", "prompt": SUB_TASK}),
+        ),
+        Some(_) => say(req, "MAIN DONE"),
+    }
+}
+
+/// The subagent's first request to the model.
+fn subagent_first_request(server: &ModelServer, run: &Outcome) -> Request {
+    let reqs = server.requests();
+    (reqs.into_iter())
+        .find(|r| is_subagent(r) && first_text(r).contains(SUB_TASK))
+        .unwrap_or_else(|| panic!("the subagent asked the model nothing\n{}", run.show()))
+}
+
+/// Gemini's subagents in the hooks, recorded through a `git-swarm` on PATH
+/// that keeps what it reads before handing it on (BeforeTool added by hand:
+/// git-swarm installs none). With `GIT_SWARM_CAPTURE_FIXTURES=1` the
+/// payloads are written to `tests/fixtures/agents/captured/gemini-<version>/`.
+#[test]
+fn payloads_as_gemini_sends_them() {
+    let Some(g) = Gemini::start(TestEnv::initialised(), subagent_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let mut settings: Value =
+        serde_json::from_str(&g.env.read(".gemini/settings.json")).expect("settings JSON");
+    settings["hooks"]["BeforeTool"] = json!([{"hooks": [{
+        "type": "command",
+        "name": "capture pre-tool-use",
+        "command": "git-swarm hook agent gemini pre-tool-use || true"
+    }]}]);
+    g.env.write(".gemini/settings.json", settings.to_string());
+    let captured = g.env.tmp.path().join("captured");
+    let wrapper = g.env.tmp.path().join("capture-bin");
+    std::fs::create_dir_all(&captured).expect("captured dir");
+    std::fs::create_dir_all(&wrapper).expect("capture-bin");
+    write_script(
+        &wrapper.join("git-swarm"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$4.json\n  cat > \"$f\"\n  [ \"$4\" = pre-tool-use ] && exit 0\n  exec {real} \"$@\" < \"$f\"\nfi\nexec {real} \"$@\"\n",
+            dir = captured.display(),
+            real = bin().display()
+        ),
+    );
+    let path = format!("{}:{}", wrapper.display(), Gemini::path_without_git_swarm());
+    let run = g.run("gs36-capture: fix it", &path);
+    assert_eq!(run.code, Some(0), "{}", run.show());
+
+    let mut files: Vec<PathBuf> = (std::fs::read_dir(&captured).expect("captured"))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    let mut named: Vec<(String, String)> = Vec::new();
+    for f in &files {
+        let raw = std::fs::read_to_string(f).expect("payload");
+        let v: Value = serde_json::from_str(&raw).expect("payload JSON");
+        let event = v["hook_event_name"].as_str().unwrap_or("?");
+        let tool = v["tool_name"].as_str().unwrap_or("");
+        let command = v["tool_input"]["command"].as_str().unwrap_or("");
+        let name = match (event, tool) {
+            ("SessionStart", _) => "session-start",
+            ("BeforeTool", "invoke_agent") => "pre-tool-use-invoke-agent",
+            ("AfterTool", "invoke_agent") => "post-tool-use-invoke-agent",
+            ("BeforeTool", _) if command == SUB_FAILING => "subagent-pre-tool-use",
+            ("AfterTool", _) if command == SUB_FAILING => "subagent-post-tool-use-failing",
+            ("BeforeTool", _) if command == FAILING => "pre-tool-use",
+            ("AfterTool", _) if command == FAILING => "post-tool-use-failing",
+            ("BeforeTool", "complete_task") => "subagent-pre-tool-use-complete-task",
+            ("AfterTool", "complete_task") => "subagent-post-tool-use-complete-task",
+            _ => &format!("{event}-{tool}"),
+        };
+        assert!(
+            named.iter().all(|(n, _)| n != name),
+            "a second {name} payload: {raw}"
+        );
+        named.push((name.to_owned(), raw));
+    }
+    let get = |name: &str| -> Value {
+        let (_, raw) = (named.iter()).find(|(n, _)| n == name).unwrap_or_else(|| {
+            panic!(
+                "no {name} payload among {:?}",
+                named.iter().map(|(n, _)| n).collect::<Vec<_>>()
+            )
+        });
+        serde_json::from_str(raw).expect("payload JSON")
+    };
+
+    // One session id for the main agent and its subagent, and no field
+    // that names an agent.
+    let session = get("session-start")["session_id"].clone();
+    for (name, raw) in &named {
+        let v: Value = serde_json::from_str(raw).expect("payload JSON");
+        assert_eq!(v["session_id"], session, "{name}: {raw}");
+        for key in ["agent_id", "agent_name", "agent_type", "subagent_type"] {
+            assert!(v.get(key).is_none(), "{name} has `{key}`: {raw}");
+        }
+    }
+    let spawn = get("pre-tool-use-invoke-agent");
+    assert_eq!(
+        spawn["tool_input"],
+        json!({"agent_name": "generalist", "prompt": SUB_TASK})
+    );
+    let spawned = get("post-tool-use-invoke-agent");
+    assert_eq!(
+        spawned["tool_response"]["returnDisplay"]["agentName"],
+        "generalist"
+    );
+    assert!(
+        spawned["tool_response"]["llmContent"]
+            .to_string()
+            .contains("KNOWLEDGE_APPLIED:no-private-keys"),
+        "the subagent's final answer is not in the parent's AfterTool: {spawned:#}"
+    );
+    let (main_call, sub_call) = (
+        get("post-tool-use-failing"),
+        get("subagent-post-tool-use-failing"),
+    );
+    let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+    assert_eq!(
+        keys(&main_call),
+        keys(&sub_call),
+        "a subagent's call differs in shape"
+    );
+
+    if std::env::var_os("GIT_SWARM_CAPTURE_FIXTURES").is_some() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+            "tests/fixtures/agents/captured/gemini-{}",
+            super::pinned("@google/gemini-cli")
+        ));
+        std::fs::create_dir_all(&dir).expect("fixture dir");
+        for (name, raw) in &named {
+            let path = dir.join(format!("{name}.json"));
+            if !path.exists() {
+                std::fs::write(&path, raw).expect("write fixture");
+            }
+        }
+        println!("captured {} payloads into {}", named.len(), dir.display());
+    }
+}
+
+// 2. The default subagent type. Gemini's `invoke_agent` needs an
+// `agent_name`; its general-purpose subagent is `generalist` (→ `coder`).
+// git-swarm installs no hook that reaches a Gemini subagent; a BeforeTool
+// hook on `invoke_agent` answering `hookSpecificOutput.tool_input` (the
+// whole input: `agent_name` too) can put the block in its first message.
+#[test]
+fn the_generalist_subagent_gets_the_coder_directives() {
+    let Some(g) = Gemini::start(TestEnv::initialised(), subagent_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let run = g.run("gs36-default: fix it", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let first = subagent_first_request(&g.server, &run);
+    let text = first_text(&first);
+    assert!(
+        text.contains("<delegate_knowledge_directives") && text.contains("no-private-keys"),
+        "the generalist's first message lacks the coder directives:\n{text}"
+    );
+    // The delegation shown, and the subagent's ack (read from invoke_agent's
+    // AfterTool), are in the log, paired.
+    let mut lines = String::new();
+    for f in std::fs::read_dir(g.env.root.join(".swarm/events"))
+        .expect("events dir")
+        .flatten()
+    {
+        lines.push_str(&std::fs::read_to_string(f.path()).expect("event file"));
+    }
+    let events: Vec<Value> = (lines.lines())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let shown = (events.iter())
+        .find(|e| e["kind"] == "shown" && e["actor"]["role"] == "coder")
+        .unwrap_or_else(|| panic!("no shown event for the coder:\n{lines}"));
+    let ack = (events.iter())
+        .find(|e| e["kind"] == "ack")
+        .unwrap_or_else(|| panic!("no ack recorded:\n{lines}"));
+    assert_eq!(ack["delegation"], shown["id"], "{ack}");
+    assert_eq!(ack["directive"], "no-private-keys", "{ack}");
+    assert_eq!(ack["status"], "applied", "{ack}");
+}
