@@ -4,7 +4,8 @@
 // so the session never waits on git-swarm or breaks because of it.
 import type { Plugin } from "@opencode-ai/plugin"
 
-export const GitSwarm: Plugin = async ({ directory }) => {
+export const GitSwarm: Plugin = async (ctx) => {
+  const directory: string | undefined = (ctx as any)?.directory
   // The briefing of each session, from `session-start`.
   const context = new Map<string, string>()
 
@@ -25,44 +26,57 @@ export const GitSwarm: Plugin = async ({ directory }) => {
     }
   }
 
-  const started = async (event: string, sessionID: string | undefined) => {
-    if (!sessionID) return
+  const started = async (event: string, sessionID: unknown) => {
+    if (typeof sessionID !== "string" || !sessionID) return
     const answer = await call("session-start", { event, sessionID })
     if (typeof answer?.context === "string") context.set(sessionID, answer.context)
   }
 
+  // opencode may call a hook with an input or output missing (a command
+  // subtask that failed has no output): every field is read as optional,
+  // and no hook lets an error reach opencode.
+  const guarded =
+    (hook: (input: any, output?: any) => Promise<void>) =>
+    async (input: any, output?: any): Promise<void> => {
+      try {
+        await hook(input, output)
+      } catch {}
+    }
+
   return {
-    event: async ({ event }) => {
-      const props: any = (event as any).properties
-      if (event.type === "session.created") await started(event.type, props?.info?.id ?? props?.sessionID)
-      if (event.type === "session.compacted") await started(event.type, props?.sessionID)
-    },
-    "experimental.chat.system.transform": async (input, output) => {
-      const text = input.sessionID ? context.get(input.sessionID) : undefined
-      if (text) output.system.push(text)
-    },
-    "experimental.session.compacting": async (input, output) => {
-      const text = context.get(input.sessionID)
-      if (text) output.context.push(text)
-    },
-    "tool.execute.before": async (input, output) => {
-      if (input.tool !== "task") return
-      const { sessionID, callID } = input
-      const answer = await call("subagent-start", { tool: "task", sessionID, callID, args: output.args })
-      if (typeof answer?.prepend === "string" && typeof output.args?.prompt === "string") {
-        output.args.prompt = answer.prepend + "\n\n" + output.args.prompt
+    event: guarded(async (input) => {
+      const event = input?.event
+      const props = event?.properties
+      if (event?.type === "session.created") await started(event.type, props?.info?.id ?? props?.sessionID)
+      if (event?.type === "session.compacted") await started(event.type, props?.sessionID)
+    }),
+    "experimental.chat.system.transform": guarded(async (input, output) => {
+      const text = input?.sessionID ? context.get(input.sessionID) : undefined
+      if (text && Array.isArray(output?.system)) output.system.push(text)
+    }),
+    "experimental.session.compacting": guarded(async (input, output) => {
+      const text = input?.sessionID ? context.get(input.sessionID) : undefined
+      if (text && Array.isArray(output?.context)) output.context.push(text)
+    }),
+    "tool.execute.before": guarded(async (input, output) => {
+      if (input?.tool !== "task") return
+      const args = output?.args
+      const answer = await call("subagent-start", { tool: "task", sessionID: input.sessionID, callID: input.callID, args })
+      if (typeof answer?.prepend === "string" && typeof args?.prompt === "string") {
+        args.prompt = answer.prepend + "\n\n" + args.prompt
       }
-    },
-    "tool.execute.after": async (input: any, output) => {
-      const { tool, sessionID, callID, args } = input
+    }),
+    "tool.execute.after": guarded(async (input, output) => {
+      const tool = input?.tool
+      if (typeof tool !== "string") return
       const payload = {
         tool,
-        sessionID,
-        callID,
-        args,
-        output: { title: output.title, output: output.output, metadata: output.metadata },
+        sessionID: input.sessionID,
+        callID: input.callID,
+        args: input.args,
+        output: output ? { title: output.title, output: output.output, metadata: output.metadata } : undefined,
       }
       await call(tool === "task" ? "subagent-stop" : "post-tool-use", payload)
-    },
+    }),
   }
 }
