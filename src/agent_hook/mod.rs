@@ -201,6 +201,9 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
             p.session = s(&v, "sessionID");
             p.agent_id = s(&v, "callID");
             p.tool = s(&v, "tool");
+            // The session's agent (`build`, or a subagent's `general`…),
+            // which the plugin learns from opencode's events.
+            p.agent_type = s(&v, "agent");
             let args = v.get("args").unwrap_or(&Value::Null);
             if p.tool.as_deref() == Some("task") {
                 p.agent_type = s(args, "subagent_type");
