@@ -72,8 +72,35 @@ fn hook(env: &TestEnv, harness: &str, event: &str, payload: &Value) -> Run {
     hook_in(env, &env.root, harness, event, &payload.to_string())
 }
 
-/// The fixture for `harness`/`event`, with `$CWD` made `dir`.
+/// The payload `harness` sends for `event`, made to point at `dir`: the
+/// one captured from the real harness (tests/fixtures/agents/captured/)
+/// where the suite has one, else the one written from the harness's
+/// documents (Cursor, which has no command line to run), with `$CWD` made
+/// `dir`.
 fn fixture(harness: &str, event: &str, dir: &Path) -> String {
+    let captured = match (harness, event) {
+        ("claude-code", "session-start") => Some("claude-code-2.1.332/session-start.json"),
+        ("claude-code", "pre-tool-use") => Some("claude-code-2.1.332/pre-tool-use-agent.json"),
+        ("claude-code", "subagent-start") => Some("claude-code-2.1.332/subagent-start.json"),
+        ("claude-code", "subagent-stop") => Some("claude-code-2.1.332/subagent-stop.json"),
+        ("claude-code", "post-tool-use") => {
+            Some("claude-code-2.1.332/post-tool-use-failure-bash.json")
+        }
+        ("gemini", "session-start") => Some("gemini-0.61.0/session-start.json"),
+        ("gemini", "post-tool-use") => Some("gemini-0.61.0/post-tool-use-failing.json"),
+        ("opencode", "session-start") => Some("opencode-1.18.33/session-start.json"),
+        ("opencode", "subagent-start") => Some("opencode-1.18.33/subagent-start.json"),
+        ("opencode", "subagent-stop") => Some("opencode-1.18.33/subagent-stop.json"),
+        ("opencode", "post-tool-use") => Some("opencode-1.18.33/post-tool-use-bash-exit-3.json"),
+        _ => None,
+    };
+    if let Some(name) = captured {
+        let mut v = captured_payload(name, dir);
+        if harness == "opencode" {
+            v.as_object_mut().expect("object").remove("cwd");
+        }
+        return v.to_string();
+    }
     let text = std::fs::read_to_string(format!("{FIXTURES}/{harness}/{event}.json"))
         .unwrap_or_else(|e| panic!("fixture {harness}/{event}: {e}"));
     text.replace("$CWD", &dir.to_string_lossy())
@@ -1665,7 +1692,7 @@ const CAPTURED: &str = concat!(
 
 /// A payload a real harness sent (tests/fixtures/agents/captured/), made
 /// to point at `dir`: its `cwd` replaced.
-fn captured(name: &str, dir: &Path) -> Value {
+fn captured_payload(name: &str, dir: &Path) -> Value {
     let text = std::fs::read_to_string(format!("{CAPTURED}/{name}"))
         .unwrap_or_else(|e| panic!("captured payload {name}: {e}"));
     let mut v: Value = serde_json::from_str(&text).expect("captured JSON");
@@ -1679,7 +1706,7 @@ fn captured(name: &str, dir: &Path) -> Value {
 #[test]
 fn a_gemini_subagent_gets_its_block_through_invoke_agent_and_acks_it() {
     let env = TestEnv::initialised();
-    let before = captured("gemini-0.61.0/pre-tool-use-invoke-agent.json", &env.root);
+    let before = captured_payload("gemini-0.61.0/pre-tool-use-invoke-agent.json", &env.root);
     let v = answer(&hook(&env, "gemini", "subagent-start", &before));
     let input = &v["hookSpecificOutput"]["tool_input"];
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "BeforeTool");
@@ -1691,7 +1718,7 @@ fn a_gemini_subagent_gets_its_block_through_invoke_agent_and_acks_it() {
             && prompt.ends_with("\n\ngs36-sub-task: run the checks and report"),
         "{prompt}"
     );
-    let after = captured("gemini-0.61.0/post-tool-use-invoke-agent.json", &env.root);
+    let after = captured_payload("gemini-0.61.0/post-tool-use-invoke-agent.json", &env.root);
     silent(&hook(&env, "gemini", "post-tool-use", &after));
     let events = events_in(&env.root);
     let shown = (events.iter())
