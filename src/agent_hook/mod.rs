@@ -146,6 +146,9 @@ pub struct Payload {
     /// The spawning call's whole input (Gemini CLI's `invoke_agent`, whose
     /// BeforeTool answer must give all of it back).
     pub tool_input: Option<Value>,
+    /// The subagent's own transcript (Claude Code's SubagentStop
+    /// `agent_transcript_path`), where its task, block included, is written.
+    pub transcript: Option<String>,
 }
 
 /// Reads `json`, the payload `harness` sent for `event`. Fields are read
@@ -198,6 +201,9 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
             p.session = s(&v, "sessionID");
             p.agent_id = s(&v, "callID");
             p.tool = s(&v, "tool");
+            // The session's agent (`build`, or a subagent's `general`…),
+            // which the plugin learns from opencode's events.
+            p.agent_type = s(&v, "agent");
             let args = v.get("args").unwrap_or(&Value::Null);
             if p.tool.as_deref() == Some("task") {
                 p.agent_type = s(args, "subagent_type");
@@ -224,11 +230,13 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
             p.tool = s(&v, "tool_name");
             p.tool_use_id = s(&v, "tool_use_id");
             p.message = s(&v, "last_assistant_message").or_else(|| s(&v, "result"));
+            p.transcript = s(&v, "agent_transcript_path");
             if event == Event::PreToolUse
                 && let Some(tool) = p.tool.as_deref()
                 && is_spawn_tool(harness, tool)
             {
                 let input = v.get("tool_input").unwrap_or(&Value::Null);
+                p.tool_input = Some(input.clone());
                 let (task, kind) = match harness {
                     // Codex's `spawn_agent` takes `{message, agent_type}`.
                     Harness::Codex => (s(input, "message"), s(input, "agent_type")),
@@ -252,6 +260,57 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
         )));
     }
     Ok(p)
+}
+
+/// The answer to Claude Code's PreToolUse of its `Agent` tool that puts the
+/// subagent's block into its task (`updatedInput`: the whole input, the
+/// block before the prompt). No permission decision is made: Claude Code
+/// asks, or not, as it would have.
+pub fn claude_spawn_answer(tool_input: &Value, block: &str) -> Value {
+    let mut input = tool_input.clone();
+    let prompt = input
+        .get("prompt")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    input["prompt"] = Value::String(gemini_prompt(block, prompt));
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": input,
+        }
+    })
+}
+
+/// Most bytes of a subagent's transcript read for its delegation: its task
+/// is its first message.
+const TRANSCRIPT_HEAD: u64 = 256 * 1024;
+
+/// The delegation whose block a subagent's transcript carries (its first
+/// message is its task, block included): how a stop whose start could not
+/// be paired with its spawn finds what it was shown. Reads at most the
+/// first 256 KiB of a regular file.
+pub fn delegation_in_transcript(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(TRANSCRIPT_HEAD)
+        .read_to_end(&mut head)
+        .ok()?;
+    let text = String::from_utf8_lossy(&head);
+    let at = text.find("<delegate_knowledge_directives delegation=")?;
+    let rest = &text[at + "<delegate_knowledge_directives delegation=".len()..];
+    // The quote, JSON-escaped in the transcript's line (`\"`).
+    let rest = rest.trim_start_matches(['\\', '"']);
+    let id: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    (id.len() == 26).then_some(id)
 }
 
 /// Gemini CLI's subagent, named by what its `invoke_agent` call gives:

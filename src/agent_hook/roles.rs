@@ -15,8 +15,10 @@ use std::collections::BTreeMap;
 /// role it maps to, and the harness(es) whose type it is (for the docs and
 /// for messages).
 pub const BUILTIN: &[(&str, &str, &str)] = &[
-    // Claude Code's built-in subagents, and its main agent's default.
+    // Claude Code's built-in subagents: `general-purpose` is the `Agent`
+    // tool's default, `claude` (2.1.332) the catch-all.
     ("general_purpose", "coder", "Claude Code"),
+    ("claude", "coder", "Claude Code"),
     ("explore", "explorer", "Claude Code, opencode"),
     ("plan", "planner", "Claude Code, opencode"),
     // Codex: `spawn_agent` without `agent_type` starts a `default` agent.

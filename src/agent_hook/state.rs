@@ -59,8 +59,8 @@ pub struct Pending {
 /// What a starting subagent's spawn is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Take {
-    /// Its task.
-    Task(String),
+    /// Its spawn.
+    Task(Pending),
     /// No spawn of its type is waiting.
     NoSpawn,
     /// Several are, and the harness has not said which is its own.
@@ -80,6 +80,16 @@ pub struct Agent {
     #[serde(default)]
     pub asked: bool,
     pub at: i64,
+    /// The block went into the task itself, at the spawn (Claude Code's
+    /// PreToolUse): the subagent's start answers nothing more.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_task: bool,
+}
+
+/// The key of the delegation a spawn's task carries, before its subagent
+/// has an id of its own.
+pub fn spawn_key(tool_use_id: &str) -> String {
+    format!("spawn:{tool_use_id}")
 }
 
 /// One session's state.
@@ -240,6 +250,11 @@ impl SessionState {
                 .position(|p| p.id.as_deref() == Some(id))?;
             Some(self.pending.remove(at))
         });
+        // The delegation the spawn's task carries is the subagent's.
+        if let Some(a) = id.and_then(|id| self.agents.get(&spawn_key(id))).cloned() {
+            self.agents.entry(child.to_owned()).or_insert(a);
+            return;
+        }
         if self.agents.contains_key(child) {
             return;
         }
@@ -256,6 +271,32 @@ impl SessionState {
         }
     }
 
+    /// Names `child` the subagent of `spawn`: the delegation its task
+    /// carries becomes the subagent's.
+    pub fn adopt(&mut self, child: &str, spawn: &Pending) {
+        if let Some(a) = (spawn.id.as_deref())
+            .and_then(|id| self.agents.get(&spawn_key(id)))
+            .cloned()
+        {
+            self.agents.entry(child.to_owned()).or_insert(a);
+        }
+    }
+
+    /// Names `child` the subagent shown `delegation` (found in its own
+    /// transcript): for a stop whose start could not be paired.
+    pub fn adopt_delegation(&mut self, child: &str, delegation: &str) -> bool {
+        let found = (self.agents.values())
+            .find(|a| a.delegation.as_deref() == Some(delegation))
+            .cloned();
+        match found {
+            Some(a) => {
+                self.agents.entry(child.to_owned()).or_insert(a);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The task of the subagent `child` of `agent_type` that starts now,
     /// taking its spawn off the lists: the spawn the harness linked to it,
     /// else the only spawn of the type still waiting. With several waiting
@@ -264,7 +305,7 @@ impl SessionState {
     /// another's task; the link may still come.
     pub fn take_task(&mut self, child: &str, agent_type: &str) -> Take {
         if let Some(p) = self.links.remove(child) {
-            return Take::Task(p.task);
+            return Take::Task(p);
         }
         let of_type: Vec<usize> = (self.pending.iter().enumerate())
             .filter(|(_, p)| p.agent_type == agent_type)
@@ -272,7 +313,7 @@ impl SessionState {
             .collect();
         match of_type[..] {
             [] => Take::NoSpawn,
-            [one] => Take::Task(self.pending.remove(one).task),
+            [one] => Take::Task(self.pending.remove(one)),
             _ => Take::Ambiguous,
         }
     }
@@ -298,13 +339,13 @@ pub fn take_waiting(
     wait: Duration,
     now: i64,
     warnings: &mut Vec<String>,
-) -> Result<Option<String>> {
+) -> Result<Option<Pending>> {
     let deadline = std::time::Instant::now() + wait;
     loop {
         match update(common_dir, session, now, warnings, |s| {
             s.take_task(child, agent_type)
         })? {
-            Take::Task(task) => return Ok(Some(task)),
+            Take::Task(spawn) => return Ok(Some(spawn)),
             Take::NoSpawn => return Ok(None),
             Take::Ambiguous if std::time::Instant::now() >= deadline => return Ok(None),
             Take::Ambiguous => std::thread::sleep(Duration::from_millis(20)),
@@ -459,17 +500,25 @@ mod tests {
         }
     }
 
-    fn task(t: &str) -> Take {
-        Take::Task(t.into())
+    fn task(t: &str) -> String {
+        t.into()
+    }
+
+    /// The task `take_task` gave, or what it said instead.
+    fn took(t: Take) -> Result<String, Take> {
+        match t {
+            Take::Task(p) => Ok(p.task),
+            other => Err(other),
+        }
     }
 
     #[test]
     fn one_spawn_then_its_start_pairs_up() {
         let mut s = SessionState::default();
         s.stash(spawn("coder", "fix the parser"), None, 0);
-        assert_eq!(s.take_task("a1", "coder"), task("fix the parser"));
+        assert_eq!(took(s.take_task("a1", "coder")), Ok(task("fix the parser")));
         assert!(s.pending.is_empty());
-        assert_eq!(s.take_task("a2", "coder"), Take::NoSpawn);
+        assert_eq!(took(s.take_task("a2", "coder")), Err(Take::NoSpawn));
     }
 
     #[test]
@@ -478,14 +527,14 @@ mod tests {
         s.stash(spawn("coder", "task A"), Some("t1".into()), 0);
         s.stash(spawn("coder", "task B"), Some("t2".into()), 1);
         s.stash(spawn("reviewer", "review"), None, 2);
-        assert_eq!(s.take_task("a1", "coder"), Take::Ambiguous);
-        assert_eq!(s.take_task("a2", "coder"), Take::Ambiguous);
-        assert_eq!(s.take_task("r1", "reviewer"), task("review"));
+        assert_eq!(took(s.take_task("a1", "coder")), Err(Take::Ambiguous));
+        assert_eq!(took(s.take_task("a2", "coder")), Err(Take::Ambiguous));
+        assert_eq!(took(s.take_task("r1", "reviewer")), Ok(task("review")));
         // Foreground spawns end (their post-tool events) and clear the way.
         s.forget("t1");
         s.forget("t2");
         s.stash(spawn("coder", "task C"), None, 3);
-        assert_eq!(s.take_task("a3", "coder"), task("task C"));
+        assert_eq!(took(s.take_task("a3", "coder")), Ok(task("task C")));
     }
 
     #[test]
@@ -496,8 +545,8 @@ mod tests {
         s.stash(spawn("coder", "task B"), Some("t2".into()), 1);
         s.launched(Some("t2"), "b", None, 2);
         s.launched(Some("t1"), "a", None, 2);
-        assert_eq!(s.take_task("b", "coder"), task("task B"));
-        assert_eq!(s.take_task("a", "coder"), task("task A"));
+        assert_eq!(took(s.take_task("b", "coder")), Ok(task("task B")));
+        assert_eq!(took(s.take_task("a", "coder")), Ok(task("task A")));
         assert!(s.pending.is_empty() && s.links.is_empty());
 
         // A start before any link waits; once B's link takes B off the
@@ -505,15 +554,15 @@ mod tests {
         let mut s = SessionState::default();
         s.stash(spawn("coder", "task A"), Some("t1".into()), 0);
         s.stash(spawn("coder", "task B"), Some("t2".into()), 1);
-        assert_eq!(s.take_task("a", "coder"), Take::Ambiguous);
+        assert_eq!(took(s.take_task("a", "coder")), Err(Take::Ambiguous));
         s.launched(Some("t2"), "b", None, 2);
-        assert_eq!(s.take_task("a", "coder"), task("task A"));
-        assert_eq!(s.take_task("b", "coder"), task("task B"));
+        assert_eq!(took(s.take_task("a", "coder")), Ok(task("task A")));
+        assert_eq!(took(s.take_task("b", "coder")), Ok(task("task B")));
 
         // The start took its task already: the launch only drops the spawn.
         let mut s = SessionState::default();
         s.stash(spawn("coder", "task A"), Some("t1".into()), 0);
-        assert_eq!(s.take_task("a", "coder"), task("task A"));
+        assert_eq!(took(s.take_task("a", "coder")), Ok(task("task A")));
         s.agents.insert("a".into(), agent(0));
         s.launched(Some("t1"), "a", None, 1);
         assert!(s.pending.is_empty() && s.links.is_empty());
@@ -521,7 +570,7 @@ mod tests {
         // No pre-tool event seen: the launch's own spawn is linked.
         let mut s = SessionState::default();
         s.launched(Some("t9"), "z", Some(spawn("coder", "task Z")), 0);
-        assert_eq!(s.take_task("z", "coder"), task("task Z"));
+        assert_eq!(took(s.take_task("z", "coder")), Ok(task("task Z")));
     }
 
     #[test]
@@ -532,7 +581,7 @@ mod tests {
         assert_eq!(s.pending.len(), 1, "one call, one spawn");
         s.stash(spawn("coder", "task B"), Some("t2".into()), 1);
         s.forget("t1");
-        assert_eq!(s.take_task("b", "coder"), task("task B"));
+        assert_eq!(took(s.take_task("b", "coder")), Ok(task("task B")));
     }
 
     #[test]
@@ -547,6 +596,7 @@ mod tests {
                     block: "x".repeat(4096),
                     asked: false,
                     at: i,
+                    in_task: false,
                 },
             );
         }
@@ -564,6 +614,7 @@ mod tests {
             block: String::new(),
             asked: false,
             at,
+            in_task: false,
         }
     }
 
@@ -573,6 +624,6 @@ mod tests {
         s.stash(spawn("coder", "old"), None, 0);
         s.launched(None, "x", Some(spawn("coder", "old link")), 0);
         s.expire(PENDING_TTL_MS + 1);
-        assert_eq!(s.take_task("x", "coder"), Take::NoSpawn);
+        assert_eq!(took(s.take_task("x", "coder")), Err(Take::NoSpawn));
     }
 }

@@ -109,7 +109,7 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
         Event::PreToolUse => {
             // Only the spawning tool is of interest; never a permission
             // decision.
-            if let Some(spawn) = p.spawn
+            if let Some(spawn) = p.spawn.clone()
                 && harness.has_subagents()
             {
                 let id = p.tool_use_id.clone();
@@ -119,10 +119,21 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
                 });
                 warn_all(ui, &warnings);
                 r?;
+                // Claude Code takes the block in the task itself, which
+                // pairs it with its spawn by construction: its subagents'
+                // starts arrive together and name no spawn.
+                if harness == Harness::ClaudeCode
+                    && let Some(id) = &p.tool_use_id
+                    && p.tool_input.is_some()
+                {
+                    let mut at_spawn = p.clone();
+                    at_spawn.agent_id = Some(state::spawn_key(id));
+                    return subagent_start(harness, &at_spawn, &repo, clock, ui, true);
+                }
             }
             Ok(None)
         }
-        Event::SubagentStart => subagent_start(harness, &p, &repo, clock, ui),
+        Event::SubagentStart => subagent_start(harness, &p, &repo, clock, ui, false),
         Event::SubagentStop => subagent_stop(harness, &p, &repo, clock, ui),
         Event::PostToolUse => Ok(None),
     }
@@ -175,12 +186,15 @@ fn session_start(
 
 /// The subagent's directives, for its role and (when its spawn is known
 /// without doubt) its task, recorded as a delegation its stop acks.
+/// `at_spawn`: Claude Code's PreToolUse of the `Agent` tool, whose answer
+/// puts the block into the task (the subagent's start then adds nothing).
 fn subagent_start(
     harness: Harness,
     p: &Payload,
     repo: &Repo,
     clock: git_swarm::event::Clock,
     ui: &mut Ui,
+    at_spawn: bool,
 ) -> Result<Option<Value>, CliError> {
     let agent_id = p
         .agent_id
@@ -196,11 +210,18 @@ fn subagent_start(
     // The block as the harness takes it: Gemini CLI's in the call's input.
     let respond = |block: &str| match (harness, &p.tool_input) {
         (Harness::Gemini, Some(input)) => Some(agent_hook::gemini_subagent_answer(input, block)),
+        (Harness::ClaudeCode, Some(input)) if at_spawn => {
+            Some(agent_hook::claude_spawn_answer(input, block))
+        }
         (Harness::Gemini, None) => None,
         _ => agent_hook::context_answer(harness, Event::SubagentStart, block),
     };
     if let Some(a) = known.agents.get(&agent_id) {
         warn_all(ui, &warnings);
+        // A start whose block is in its task already adds nothing.
+        if a.in_task && !at_spawn && harness != Harness::Gemini {
+            return Ok(None);
+        }
         return Ok(respond(&a.block));
     }
     let agent_type = (p.agent_type.clone())
@@ -216,7 +237,47 @@ fn subagent_start(
         )));
     };
     let task = match harness {
+        _ if at_spawn => p.spawn.as_ref().map(|s| s.task.clone()),
         Harness::Opencode | Harness::Gemini => p.spawn.as_ref().map(|s| s.task.clone()),
+        // Claude Code's spawns carry their block in their task: the start
+        // is paired with its spawn only to name its delegation, and never
+        // waits. A start no spawn hook saw gets its role's block.
+        Harness::ClaudeCode => {
+            /// What the start's spawn was.
+            enum Claimed {
+                /// Its task carries its block: the subagent has it.
+                Delivered,
+                /// Several of its type wait and none is named its own:
+                /// each carries its block, its stop finds which.
+                Unpaired,
+                /// It had no block (or no spawn hook saw it): the start
+                /// gives one, for the task when it is known.
+                Give(Option<String>),
+            }
+            let claimed = state::update(common, &session, now, &mut warnings, |s| {
+                match s.take_task(&agent_id, &agent_type) {
+                    state::Take::Task(spawn) => {
+                        let delivered = (spawn.id.as_deref())
+                            .is_some_and(|id| s.agents.contains_key(&state::spawn_key(id)));
+                        if delivered {
+                            s.adopt(&agent_id, &spawn);
+                            Claimed::Delivered
+                        } else {
+                            Claimed::Give(Some(spawn.task))
+                        }
+                    }
+                    state::Take::Ambiguous => Claimed::Unpaired,
+                    state::Take::NoSpawn => Claimed::Give(None),
+                }
+            })?;
+            match claimed {
+                Claimed::Delivered | Claimed::Unpaired => {
+                    warn_all(ui, &warnings);
+                    return Ok(None);
+                }
+                Claimed::Give(task) => task,
+            }
+        }
         _ => state::take_waiting(
             common,
             &session,
@@ -229,7 +290,8 @@ fn subagent_start(
             },
             now,
             &mut warnings,
-        )?,
+        )?
+        .map(|spawn| spawn.task),
     };
     let phase = std::env::var("GIT_SWARM_PHASE")
         .ok()
@@ -297,6 +359,7 @@ fn subagent_start(
         block,
         asked: false,
         at: now,
+        in_task: at_spawn || harness == Harness::Gemini,
     };
     // Gemini's AfterTool may carry the task as given or as changed (the
     // block before it): the subagent is found by either.
@@ -372,8 +435,19 @@ fn subagent_stop(
     let mut warnings = Vec::new();
     let mut said = Vec::new();
     let out = state::update(common, &session, now, &mut warnings, |s| {
-        let Some(agent) = s.agents.get(&agent_id).cloned() else {
-            return Ok(None);
+        let agent = match s.agents.get(&agent_id).cloned() {
+            Some(a) => a,
+            // Its start was not paired with its spawn (two spawns of one
+            // type at once, in the foreground): its own transcript names
+            // the delegation its task carried.
+            None => {
+                let shown = (p.transcript.as_deref())
+                    .and_then(|t| agent_hook::delegation_in_transcript(Path::new(t)));
+                match shown {
+                    Some(d) if s.adopt_delegation(&agent_id, &d) => s.agents[&agent_id].clone(),
+                    _ => return Ok(None),
+                }
+            }
         };
         let Some(delegation) = agent.delegation.clone() else {
             return Ok(None);

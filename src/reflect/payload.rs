@@ -356,6 +356,10 @@ struct OpencodePayload {
     args: Value,
     #[serde(default)]
     output: Value,
+    /// The session's agent (`build`, `general`…), as git-swarm's plugin
+    /// learned it from opencode's session and message events.
+    #[serde(default)]
+    agent: Option<String>,
 }
 
 impl OpencodePayload {
@@ -383,7 +387,7 @@ impl OpencodePayload {
             denied: None,
             session: self.session_id,
             agent: None,
-            agent_type: None,
+            agent_type: self.agent.filter(|a| !a.is_empty()),
             call_id: self.call_id,
         }
     }

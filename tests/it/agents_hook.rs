@@ -72,8 +72,35 @@ fn hook(env: &TestEnv, harness: &str, event: &str, payload: &Value) -> Run {
     hook_in(env, &env.root, harness, event, &payload.to_string())
 }
 
-/// The fixture for `harness`/`event`, with `$CWD` made `dir`.
+/// The payload `harness` sends for `event`, made to point at `dir`: the
+/// one captured from the real harness (tests/fixtures/agents/captured/)
+/// where the suite has one, else the one written from the harness's
+/// documents (Cursor, which has no command line to run), with `$CWD` made
+/// `dir`.
 fn fixture(harness: &str, event: &str, dir: &Path) -> String {
+    let captured = match (harness, event) {
+        ("claude-code", "session-start") => Some("claude-code-2.1.332/session-start.json"),
+        ("claude-code", "pre-tool-use") => Some("claude-code-2.1.332/pre-tool-use-agent.json"),
+        ("claude-code", "subagent-start") => Some("claude-code-2.1.332/subagent-start.json"),
+        ("claude-code", "subagent-stop") => Some("claude-code-2.1.332/subagent-stop.json"),
+        ("claude-code", "post-tool-use") => {
+            Some("claude-code-2.1.332/post-tool-use-failure-bash.json")
+        }
+        ("gemini", "session-start") => Some("gemini-0.61.0/session-start.json"),
+        ("gemini", "post-tool-use") => Some("gemini-0.61.0/post-tool-use-failing.json"),
+        ("opencode", "session-start") => Some("opencode-1.18.33/session-start.json"),
+        ("opencode", "subagent-start") => Some("opencode-1.18.33/subagent-start.json"),
+        ("opencode", "subagent-stop") => Some("opencode-1.18.33/subagent-stop.json"),
+        ("opencode", "post-tool-use") => Some("opencode-1.18.33/post-tool-use-bash-exit-3.json"),
+        _ => None,
+    };
+    if let Some(name) = captured {
+        let mut v = captured_payload(name, dir);
+        if harness == "opencode" {
+            v.as_object_mut().expect("object").remove("cwd");
+        }
+        return v.to_string();
+    }
     let text = std::fs::read_to_string(format!("{FIXTURES}/{harness}/{event}.json"))
         .unwrap_or_else(|e| panic!("fixture {harness}/{event}: {e}"));
     text.replace("$CWD", &dir.to_string_lossy())
@@ -122,7 +149,8 @@ fn spawn_call(cwd: &Path, session: &str, task: &str, kind: &str, id: &str) -> Va
     claude(
         "PreToolUse",
         json!({"session_id": session, "cwd": cwd, "tool_name": "Agent", "tool_use_id": id,
-               "tool_input": {"description": "work", "prompt": task, "subagent_type": kind}}),
+               "tool_input": {"description": "work", "prompt": task, "subagent_type": kind,
+                              "message": task, "agent_type": kind}}),
     )
 }
 
@@ -355,20 +383,25 @@ fn a_claude_code_session_runs_the_loop() {
     ));
     assert_eq!(context_of(&again), briefing);
 
-    // The coordinator spawns a coder; the coder starts.
-    silent(&hook(
+    // The coordinator spawns a coder: the block goes into the coder's task
+    // (PreToolUse `updatedInput`, the whole input given back), so it is
+    // paired with its spawn by construction; no permission decision.
+    let v = answer(&hook(
         &env,
         "claude-code",
         "pre-tool-use",
         &spawn(&root, "sess-1", "Fix the flaky parser test", "coder"),
     ));
-    let v = answer(&hook(
-        &env,
-        "claude-code",
-        "subagent-start",
-        &start(&root, "sess-1", "agent-1", "coder"),
-    ));
-    let block = context_of(&v).to_owned();
+    let out = &v["hookSpecificOutput"];
+    assert_eq!(out["hookEventName"], "PreToolUse");
+    assert!(out.get("permissionDecision").is_none(), "{v}");
+    assert_eq!(out["updatedInput"]["subagent_type"], "coder");
+    assert_eq!(out["updatedInput"]["description"], "work");
+    let task = out["updatedInput"]["prompt"].as_str().expect("prompt");
+    assert!(task.ends_with("\n\nFix the flaky parser test"), "{task}");
+    let block = task
+        .trim_end_matches("Fix the flaky parser test")
+        .to_owned();
     assert!(
         block.contains("- id: run-tests-first\n  priority: critical"),
         "{block}"
@@ -379,14 +412,16 @@ fn a_claude_code_session_runs_the_loop() {
     assert_eq!(shown[0]["actor"]["role"], "coder");
     let delegation = shown[0]["id"].as_str().expect("id").to_owned();
     assert!(block.contains("delegation=\"[ULID]\""), "{block}");
-    // Claude Code fires SubagentStart again on a resume: same block, nothing new.
-    let v = answer(&hook(
-        &env,
-        "claude-code",
-        "subagent-start",
-        &start(&root, "sess-1", "agent-1", "coder"),
-    ));
-    assert_eq!(context_of(&v), block);
+    // The coder starts: its task has the block, the start adds nothing;
+    // again on a resume, and nothing new is recorded.
+    for _ in 0..2 {
+        silent(&hook(
+            &env,
+            "claude-code",
+            "subagent-start",
+            &start(&root, "sess-1", "agent-1", "coder"),
+        ));
+    }
     assert_eq!(of_kind(&env, "shown").len(), 1);
 
     // Three tool calls, one failing: one insight candidate, for the coder.
@@ -476,13 +511,13 @@ fn a_claude_code_session_runs_the_loop() {
     );
 
     // A second coder acknowledges: recorded, never asked.
-    silent(&hook(
+    let v = answer(&hook(
         &env,
         "claude-code",
         "pre-tool-use",
         &spawn(&root, "sess-1", "Add a regression test", "coder"),
     ));
-    let v = answer(&hook(
+    silent(&hook(
         &env,
         "claude-code",
         "subagent-start",
@@ -492,7 +527,11 @@ fn a_claude_code_session_runs_the_loop() {
         .as_str()
         .expect("id")
         .to_owned();
-    assert!(context_of(&v).contains("- id: run-tests-first"));
+    assert!(
+        v["hookSpecificOutput"]["updatedInput"]["prompt"]
+            .as_str()
+            .is_some_and(|p| p.contains("- id: run-tests-first"))
+    );
     silent(&hook(
         &env,
         "claude-code",
@@ -571,25 +610,25 @@ fn parallel_spawns_of_one_type_never_get_each_others_task() {
     // One at a time, each start gets its own spawn's task.
     silent(&hook(
         &env,
-        "claude-code",
+        "codex",
         "pre-tool-use",
         &spawn(&root, "s", parser, "tester"),
     ));
     let a = answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-start",
         &start(&root, "s", "a", "tester"),
     ));
     silent(&hook(
         &env,
-        "claude-code",
+        "codex",
         "pre-tool-use",
         &spawn(&root, "s", migration, "tester"),
     ));
     let b = answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-start",
         &start(&root, "s", "b", "tester"),
     ));
@@ -598,13 +637,13 @@ fn parallel_spawns_of_one_type_never_get_each_others_task() {
     // The other order of tasks, so that neither answer is the no-task default.
     silent(&hook(
         &env,
-        "claude-code",
+        "codex",
         "pre-tool-use",
         &spawn(&root, "s", migration, "tester"),
     ));
     let c = answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-start",
         &start(&root, "s", "c", "tester"),
     ));
@@ -615,7 +654,7 @@ fn parallel_spawns_of_one_type_never_get_each_others_task() {
     // alone, as a start with no spawn is, never with each other's task.
     let none = answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-start",
         &start(&root, "other", "z", "tester"),
     ));
@@ -623,7 +662,7 @@ fn parallel_spawns_of_one_type_never_get_each_others_task() {
     for (id, task) in [("t1", parser), ("t2", migration)] {
         silent(&hook(
             &env,
-            "claude-code",
+            "codex",
             "pre-tool-use",
             &spawn_call(&root, "s", task, "tester", id),
         ));
@@ -631,7 +670,7 @@ fn parallel_spawns_of_one_type_never_get_each_others_task() {
     let started = std::time::Instant::now();
     let d = answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-start",
         &start(&root, "s", "d", "tester"),
     ));
@@ -644,20 +683,20 @@ fn parallel_spawns_of_one_type_never_get_each_others_task() {
     for id in ["t1", "t2"] {
         silent(&hook(
             &env,
-            "claude-code",
+            "codex",
             "post-tool-use",
             &ended(&root, "s", id),
         ));
     }
     silent(&hook(
         &env,
-        "claude-code",
+        "codex",
         "pre-tool-use",
         &spawn(&root, "s", parser, "tester"),
     ));
     let f = answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-start",
         &start(&root, "s", "f", "tester"),
     ));
@@ -671,7 +710,8 @@ fn launched(cwd: &Path, session: &str, id: &str, task: &str, agent: &str) -> Val
     claude(
         "PostToolUse",
         json!({"session_id": session, "cwd": cwd, "tool_name": "Agent", "tool_use_id": id,
-               "tool_input": {"description": "work", "prompt": task, "subagent_type": "tester"},
+               "tool_input": {"description": "work", "prompt": task, "subagent_type": "tester",
+                              "message": task, "agent_type": "tester"},
                "tool_response": {"isAsync": true, "status": "async_launched", "agentId": agent,
                                  "description": "work", "prompt": task}}),
     )
@@ -704,7 +744,7 @@ fn background_subagents_get_their_own_spawns_task_whatever_the_order() {
         for (id, task) in [(&ta, parser), (&tb, migration)] {
             silent(&hook(
                 &env,
-                "claude-code",
+                "codex",
                 "pre-tool-use",
                 &spawn_call(&root, &session, task, "tester", id),
             ));
@@ -728,16 +768,11 @@ fn background_subagents_get_their_own_spawns_task_whatever_the_order() {
         let env_ref = &env;
         std::thread::scope(|scope| {
             scope.spawn(move || {
-                tx.send(hooks_at_once(
-                    env_ref,
-                    "claude-code",
-                    "subagent-start",
-                    &starts,
-                ))
-                .expect("send");
+                tx.send(hooks_at_once(env_ref, "codex", "subagent-start", &starts))
+                    .expect("send");
             });
             scope.spawn(move || {
-                for r in hooks_at_once(env_ref, "claude-code", "post-tool-use", &launches) {
+                for r in hooks_at_once(env_ref, "codex", "post-tool-use", &launches) {
                     silent(&r);
                 }
             });
@@ -772,13 +807,13 @@ fn a_subagent_stopping_in_a_linked_worktree_finds_its_delegation() {
     ]);
     silent(&hook(
         &env,
-        "claude-code",
+        "codex",
         "pre-tool-use",
         &spawn(&root, "s", "Fix the parser", "coder"),
     ));
     let v = answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-start",
         &start(&root, "s", "w1", "coder"),
     ));
@@ -786,7 +821,7 @@ fn a_subagent_stopping_in_a_linked_worktree_finds_its_delegation() {
     let run = hook_in(
         &env,
         &wt,
-        "claude-code",
+        "codex",
         "subagent-stop",
         &stop(&wt, "s", "w1", "Done.", false).to_string(),
     );
@@ -800,7 +835,7 @@ fn a_subagent_stopping_in_a_linked_worktree_finds_its_delegation() {
     let run = hook_in(
         &env,
         &wt,
-        "claude-code",
+        "codex",
         "subagent-stop",
         &stop(
             &wt,
@@ -1032,13 +1067,13 @@ fn hooks_running_at_once_lose_nothing() {
     let pres: Vec<Value> = (0..N)
         .map(|i| spawn(&root, "s", FUZZ_TASK, &format!("worker_{i}")))
         .collect();
-    for run in hooks_at_once(&env, "claude-code", "pre-tool-use", &pres) {
+    for run in hooks_at_once(&env, "codex", "pre-tool-use", &pres) {
         silent(&run);
     }
     let starts: Vec<Value> = (0..N)
         .map(|i| start(&root, "s", &format!("agent-{i}"), &format!("worker_{i}")))
         .collect();
-    let runs = hooks_at_once(&env, "claude-code", "subagent-start", &starts);
+    let runs = hooks_at_once(&env, "codex", "subagent-start", &starts);
     for (i, run) in runs.iter().enumerate() {
         assert_eq!(shown_ids(&answer(run)), [format!("fuzz-{i}")]);
     }
@@ -1062,18 +1097,18 @@ fn simultaneous_stops_ask_once_and_record_once() {
     ] {
         silent(&hook(
             &env,
-            "claude-code",
+            "codex",
             "pre-tool-use",
             &spawn(&root, "s", "Fix the parser", "coder"),
         ));
         answer(&hook(
             &env,
-            "claude-code",
+            "codex",
             "subagent-start",
             &start(&root, "s", agent, "coder"),
         ));
         let stops = vec![stop(&root, "s", agent, message, false); 6];
-        let runs = hooks_at_once(&env, "claude-code", "subagent-stop", &stops);
+        let runs = hooks_at_once(&env, "codex", "subagent-stop", &stops);
         let asked = runs.iter().filter(|r| !r.stdout.is_empty()).count();
         for run in &runs {
             run.success();
@@ -1103,7 +1138,7 @@ fn an_orphaned_spawn_is_dropped() {
         hook_env(
             &env,
             &root,
-            "claude-code",
+            "codex",
             event,
             &payload.to_string(),
             &[("GIT_SWARM_NOW", t)],
@@ -1179,7 +1214,7 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
     let root = env.root.clone();
     silent(&hook(
         &env,
-        "claude-code",
+        "codex",
         "pre-tool-use",
         &spawn(&root, "s", "Fix the parser", "coder"),
     ));
@@ -1189,7 +1224,7 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
     std::fs::write(&file, &big).expect("write");
     let run = hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-start",
         &start(&root, "s", "a1", "coder"),
     );
@@ -1206,7 +1241,7 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
     // Its stop finds the delegation in the state started over.
     let v = answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-stop",
         &stop(&root, "s", "a1", "Done.", false),
     ));
@@ -1225,7 +1260,7 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
     std::fs::write(&file, state.to_string()).expect("write");
     answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-start",
         &start(&root, "s", "a2", "coder"),
     ));
@@ -1245,9 +1280,9 @@ fn state_is_only_kept_where_git_swarm_is_and_old_sessions_are_swept() {
     silent(&hook_in(
         &env,
         &env.root,
-        "claude-code",
+        "codex",
         "pre-tool-use",
-        &fixture("claude-code", "pre-tool-use", &env.root),
+        &fixture("codex", "pre-tool-use", &env.root),
     ));
     assert!(!env.root.join(".git/swarm").exists());
 
@@ -1255,7 +1290,7 @@ fn state_is_only_kept_where_git_swarm_is_and_old_sessions_are_swept() {
     let root = env.root.clone();
     silent(&hook(
         &env,
-        "claude-code",
+        "codex",
         "pre-tool-use",
         &spawn(&root, "live", "Fix the parser", "coder"),
     ));
@@ -1271,7 +1306,7 @@ fn state_is_only_kept_where_git_swarm_is_and_old_sessions_are_swept() {
     }
     answer(&hook(
         &env,
-        "claude-code",
+        "codex",
         "session-start",
         &claude("SessionStart", json!({"cwd": root, "source": "startup"})),
     ));
@@ -1301,14 +1336,14 @@ fn a_subagent_started_in_a_linked_worktree_and_one_whose_worktree_is_gone() {
         silent(&hook_in(
             &env,
             &wt,
-            "claude-code",
+            "codex",
             "pre-tool-use",
             &spawn(&wt, "s", "Fix the parser", "coder").to_string(),
         ));
         let v = answer(&hook_in(
             &env,
             &wt,
-            "claude-code",
+            "codex",
             "subagent-start",
             &start(&wt, "s", agent, "coder").to_string(),
         ));
@@ -1322,7 +1357,7 @@ fn a_subagent_started_in_a_linked_worktree_and_one_whose_worktree_is_gone() {
     assert!(of_kind(&env, "shown").is_empty());
     silent(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-stop",
         &stop(
             &root,
@@ -1342,7 +1377,7 @@ fn a_subagent_started_in_a_linked_worktree_and_one_whose_worktree_is_gone() {
     env.git(&["worktree", "remove", "--force", &wt_str]);
     let run = hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-stop",
         &stop(&root, "s", "w2", "Done.", false),
     );
@@ -1359,7 +1394,7 @@ fn a_subagent_started_in_a_linked_worktree_and_one_whose_worktree_is_gone() {
     // Said once: the entry went with its work tree.
     silent(&hook(
         &env,
-        "claude-code",
+        "codex",
         "subagent-stop",
         &stop(&root, "s", "w2", "Done.", false),
     ));
@@ -1657,7 +1692,7 @@ const CAPTURED: &str = concat!(
 
 /// A payload a real harness sent (tests/fixtures/agents/captured/), made
 /// to point at `dir`: its `cwd` replaced.
-fn captured(name: &str, dir: &Path) -> Value {
+fn captured_payload(name: &str, dir: &Path) -> Value {
     let text = std::fs::read_to_string(format!("{CAPTURED}/{name}"))
         .unwrap_or_else(|e| panic!("captured payload {name}: {e}"));
     let mut v: Value = serde_json::from_str(&text).expect("captured JSON");
@@ -1671,7 +1706,7 @@ fn captured(name: &str, dir: &Path) -> Value {
 #[test]
 fn a_gemini_subagent_gets_its_block_through_invoke_agent_and_acks_it() {
     let env = TestEnv::initialised();
-    let before = captured("gemini-0.61.0/pre-tool-use-invoke-agent.json", &env.root);
+    let before = captured_payload("gemini-0.61.0/pre-tool-use-invoke-agent.json", &env.root);
     let v = answer(&hook(&env, "gemini", "subagent-start", &before));
     let input = &v["hookSpecificOutput"]["tool_input"];
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "BeforeTool");
@@ -1683,7 +1718,7 @@ fn a_gemini_subagent_gets_its_block_through_invoke_agent_and_acks_it() {
             && prompt.ends_with("\n\ngs36-sub-task: run the checks and report"),
         "{prompt}"
     );
-    let after = captured("gemini-0.61.0/post-tool-use-invoke-agent.json", &env.root);
+    let after = captured_payload("gemini-0.61.0/post-tool-use-invoke-agent.json", &env.root);
     silent(&hook(&env, "gemini", "post-tool-use", &after));
     let events = events_in(&env.root);
     let shown = (events.iter())
@@ -1696,4 +1731,93 @@ fn a_gemini_subagent_gets_its_block_through_invoke_agent_and_acks_it() {
     assert_eq!(acks[0]["status"], "applied");
     // The tool's own return is no failure to reflect on.
     assert!(!env.root.join(".swarm/local/candidates.jsonl").exists());
+}
+
+/// Claude Code: two foreground spawns of one type in one turn start
+/// together and name no spawn, and their launches come only after they
+/// stopped. Each task carries its own block (PreToolUse), the starts add
+/// nothing, and each stop finds its delegation in its own transcript.
+#[test]
+fn claude_code_foreground_subagents_ack_the_delegation_their_task_carried() {
+    let env = ranking_repo();
+    let root = env.root.clone();
+    let parser = "change the parser grammar and run parser grammar fuzzing";
+    let migration = "write the database migration, database migration backup first";
+    let mut tasks = Vec::new();
+    for (id, task) in [("t1", parser), ("t2", migration)] {
+        let mut cmd = env.command(common::bin(), &root);
+        cmd.args(["hook", "agent", "claude-code", "pre-tool-use"])
+            .env("GIT_SWARM_NOW", tick())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn");
+        use std::io::Write;
+        let payload = spawn_call(&root, "fg", task, "tester", id).to_string();
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(payload.as_bytes())
+            .expect("write");
+        let out = child.wait_with_output().expect("wait");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("an answer");
+        tasks.push(
+            v["hookSpecificOutput"]["updatedInput"]["prompt"]
+                .as_str()
+                .expect("prompt")
+                .to_owned(),
+        );
+    }
+    assert!(tasks[0].contains("- id: fuzz-the-parser"), "{}", tasks[0]);
+    assert!(
+        tasks[1].contains("- id: back-up-before-migrating"),
+        "{}",
+        tasks[1]
+    );
+    for r in hooks_at_once(
+        &env,
+        "claude-code",
+        "subagent-start",
+        &[
+            start(&root, "fg", "b", "tester"),
+            start(&root, "fg", "a", "tester"),
+        ],
+    ) {
+        silent(&r);
+    }
+    // Each subagent's transcript opens with its task, as Claude Code writes it.
+    let shown = of_kind(&env, "shown");
+    let delegation_of = |task: &str| -> String {
+        let at = task.find("delegation=\"").expect("delegation") + "delegation=\"".len();
+        task[at..at + 26].to_owned()
+    };
+    for (agent, task, ack) in [
+        ("a", &tasks[0], "fuzz-the-parser"),
+        ("b", &tasks[1], "back-up-before-migrating"),
+    ] {
+        let transcript = env.tmp.path().join(format!("agent-{agent}.jsonl"));
+        let line = json!({"type": "user", "message": {"role": "user", "content": task}});
+        std::fs::write(&transcript, format!("{line}\n")).expect("transcript");
+        let mut p = stop(
+            &root,
+            "fg",
+            agent,
+            &format!("Done.\nKNOWLEDGE_APPLIED:{ack}"),
+            false,
+        );
+        p["agent_transcript_path"] = json!(transcript);
+        silent(&hook(&env, "claude-code", "subagent-stop", &p));
+        let acks = of_kind(&env, "ack");
+        let mine = (acks.iter())
+            .find(|a| a["directive"] == ack)
+            .unwrap_or_else(|| panic!("{agent}'s ack: {acks:#?}"));
+        assert_eq!(
+            mine["delegation"].as_str(),
+            Some(delegation_of(task).as_str())
+        );
+        assert!(
+            shown.iter().any(|s| s["id"] == mine["delegation"]),
+            "{mine} pairs with a shown event"
+        );
+    }
 }

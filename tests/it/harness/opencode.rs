@@ -1,1 +1,1062 @@
-//! The real-harness scenarios for opencode (see `super`).
+//! The real-harness scenarios for opencode (`opencode-ai`, see `super`):
+//! `opencode run` headless against the scripted model server, which speaks
+//! OpenAI chat completions (`POST /v1/chat/completions`, `stream: true`,
+//! `data:` chunks ending in `data: [DONE]`) as the custom provider
+//! `opencode.json` declares (`npm: "@ai-sdk/openai-compatible"`, which
+//! opencode bundles).
+//!
+//! Set-up each run here does in its fresh HOME, and what a user meets:
+//! - no trust step: opencode loads `.opencode/plugins/*.ts` at start.
+//! - opencode installs `@opencode-ai/plugin` into every config folder it
+//!   reads that is writable (the project's `.opencode/` and
+//!   `~/.config/opencode/`), in the background, but waits for it before it
+//!   loads plugins: about a minute with the registry in reach, a 71 s stall
+//!   without. It skips the install when the folder has a `node_modules/` and
+//!   a `package-lock.json` whose root package already depends on it. So
+//!   each run links `node_modules/` to one copy installed with npm under
+//!   the harness folder (`opencode-deps/`, once) and copies its
+//!   `package.json` and `package-lock.json` (see [`prime_plugin_deps`]).
+//!   Where npm cannot install it, the folders get an empty `node_modules/`
+//!   and a lockfile naming the package: git-swarm's plugin imports only
+//!   types from it, which Bun strips.
+//! - opencode's main agent is `build`; the `task` tool spawns subagents,
+//!   `subagent_type` required (`general` is the general-purpose one,
+//!   `explore` the read-only one). Several `task` calls in one message run
+//!   at once; `background: true` needs
+//!   `OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true`.
+//! - the subagent runs in a child session (`session.created` with
+//!   `info.parentID` and `info.agent`), which gets a briefing of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::server::{ModelServer, Reply, Request};
+use crate::common::{TestEnv, mkfifo};
+
+/// Longest a single `opencode run` may take before it is killed.
+const RUN_LIMIT: Duration = Duration::from_secs(90);
+
+/// The model `opencode.json` declares under the provider `mock`.
+const MODEL: &str = "mock/m";
+
+// ---------------------------------------------------------------- the model
+
+/// One request as the script sees it.
+struct Turn {
+    /// Every system message, joined.
+    system: String,
+    /// The first user message: the prompt, or a subagent's task.
+    first_user: String,
+    /// The tool results so far, in order.
+    results: Vec<String>,
+    /// The names of the tools offered.
+    tools: Vec<String>,
+}
+
+impl Turn {
+    fn of(req: &Request) -> Turn {
+        let body = req.json();
+        let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+        let of_role = |role: &str| -> Vec<String> {
+            (msgs.iter())
+                .filter(|m| m["role"] == role)
+                .map(|m| content_text(&m["content"]))
+                .collect()
+        };
+        Turn {
+            system: of_role("system").join("\n"),
+            first_user: of_role("user").into_iter().next().unwrap_or_default(),
+            results: of_role("tool"),
+            tools: (body["tools"].as_array().into_iter().flatten())
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                .collect(),
+        }
+    }
+
+    /// opencode's title generator, which gets the prompt too.
+    fn is_title(&self) -> bool {
+        self.system.contains("You are a title generator")
+    }
+}
+
+/// A message's content, a string or a list of text parts.
+fn content_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => (parts.iter())
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    })
+    .to_string()
+}
+
+fn stream(chunks: Vec<String>) -> Reply {
+    let usage = json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+        "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+    });
+    let events = (chunks.into_iter())
+        .chain([usage.to_string(), "[DONE]".to_owned()])
+        .map(|d| (None, d));
+    Reply::sse(events)
+}
+
+/// The model answers with text.
+fn say(text: &str) -> Reply {
+    stream(vec![
+        chunk(json!({"role": "assistant", "content": text}), None),
+        chunk(json!({}), Some("stop")),
+    ])
+}
+
+/// The model calls tools, all in one message: `(call id, tool, arguments)`.
+fn call(calls: &[(&str, &str, Value)]) -> Reply {
+    let calls: Vec<Value> = (calls.iter().enumerate())
+        .map(|(i, (id, name, args))| {
+            json!({"index": i, "id": id, "type": "function",
+                   "function": {"name": name, "arguments": args.to_string()}})
+        })
+        .collect();
+    stream(vec![
+        chunk(json!({"role": "assistant", "tool_calls": calls}), None),
+        chunk(json!({}), Some("tool_calls")),
+    ])
+}
+
+/// A `task` call that spawns a `general` subagent (opencode's
+/// general-purpose type) on `prompt`.
+fn task(id: &'static str, prompt: &str) -> (&'static str, &'static str, Value) {
+    let args = json!({"description": "Do the task", "prompt": prompt, "subagent_type": "general"});
+    (id, "task", args)
+}
+
+/// A script from the request alone: the title generator gets a title,
+/// everything else goes to `turn`.
+fn script(turn: impl Fn(&Turn) -> Reply + Send + Sync + 'static) -> impl Fn(&Request) -> Reply {
+    move |req: &Request| {
+        if !req.path.ends_with("/chat/completions") {
+            return Reply::status(404, "{}");
+        }
+        let t = Turn::of(req);
+        if t.is_title() {
+            return say("A title");
+        }
+        turn(&t)
+    }
+}
+
+// -------------------------------------------------------------- the harness
+
+/// A repository with git-swarm initialised and opencode pointed at the
+/// scripted model.
+struct Opencode {
+    env: TestEnv,
+    server: ModelServer,
+    exe: PathBuf,
+}
+
+/// What one `opencode run` did.
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+impl Ran {
+    fn show(&self) -> String {
+        format!(
+            "[exit {} after {:?}]\n--- stdout\n{}\n--- stderr (tail)\n{}",
+            self.code,
+            self.took,
+            self.stdout,
+            tail(&self.stderr, 6000)
+        )
+    }
+
+    #[track_caller]
+    fn success(&self) -> &Ran {
+        assert_eq!(self.code, 0, "opencode run failed:\n{}", self.show());
+        self
+    }
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    let mut start = s.len().saturating_sub(n);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+impl Opencode {
+    /// `git swarm init` committed, `opencode.json` naming the scripted
+    /// model, and opencode's plugin dependencies in place; `None` (the
+    /// test is skipped) when opencode is not installed.
+    fn start(turn: impl Fn(&Turn) -> Reply + Send + Sync + 'static) -> Option<Opencode> {
+        let exe = super::harness_bin("opencode")?;
+        let server = ModelServer::start(script(turn));
+        let env = TestEnv::initialised();
+        let config = json!({
+            "$schema": "https://opencode.ai/config.json",
+            "provider": {"mock": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Scripted model",
+                "options": {"baseURL": format!("{}/v1", server.url()), "apiKey": "test"},
+                "models": {"m": {"name": "m"}},
+            }},
+            "model": MODEL,
+            "small_model": MODEL,
+            "autoupdate": false,
+            "share": "disabled",
+        });
+        env.write(
+            "opencode.json",
+            serde_json::to_string_pretty(&config).expect("json"),
+        );
+        env.git(&["add", "opencode.json"]);
+        env.git(&["commit", "-q", "-m", "opencode config"]);
+        prime_plugin_deps(&env);
+        Some(Opencode { env, server, exe })
+    }
+
+    fn install(&self, args: &[&str]) {
+        let mut all = vec!["agents", "install", "opencode"];
+        all.extend_from_slice(args);
+        self.env.swarm(&all).success();
+    }
+
+    /// `opencode run PROMPT` with git-swarm on PATH.
+    fn run(&self, prompt: &str) -> Ran {
+        self.run_with(&[prompt], None, &[])
+    }
+
+    /// `opencode run ARGS`; `path` replaces PATH (the git-swarm the plugin
+    /// finds), `vars` are added.
+    fn run_with(&self, args: &[&str], path: Option<&str>, vars: &[(&str, &str)]) -> Ran {
+        let out = self.env.tmp.path().join(format!("opencode-{}.out", ulid()));
+        let err = out.with_extension("err");
+        let mut cmd = self.env.command(&self.exe, &self.env.root);
+        cmd.arg("run")
+            .args(["--print-logs", "--log-level", "INFO", "-m", MODEL])
+            .args(args)
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+            .env("OPENCODE_DISABLE_CLAUDE_CODE", "1")
+            .env("OPENCODE_DISABLE_SHARE", "1")
+            .stdout(std::fs::File::create(&out).expect("stdout file"))
+            .stderr(std::fs::File::create(&err).expect("stderr file"));
+        if let Some(path) = path {
+            cmd.env("PATH", path);
+        }
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let started = Instant::now();
+        let mut child = cmd.spawn().expect("spawn opencode");
+        let code = loop {
+            if let Some(status) = child.try_wait().expect("wait opencode") {
+                break status.code().unwrap_or(-1);
+            }
+            if started.elapsed() > RUN_LIMIT {
+                let _ = child.kill();
+                let _ = child.wait();
+                let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+                panic!(
+                    "opencode run took over {RUN_LIMIT:?} and was killed; stderr (tail):\n{}",
+                    tail(&stderr, 6000)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Ran {
+            code,
+            stdout: std::fs::read_to_string(&out).unwrap_or_default(),
+            stderr: std::fs::read_to_string(&err).unwrap_or_default(),
+            took: started.elapsed(),
+        }
+    }
+
+    /// The turns the model was asked, title requests left out.
+    fn turns(&self) -> Vec<Turn> {
+        (self.server.requests().iter())
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .map(Turn::of)
+            .filter(|t| !t.is_title())
+            .collect()
+    }
+
+    /// The first request whose first user message holds `marker`.
+    #[track_caller]
+    fn first_turn(&self, marker: &str) -> Turn {
+        (self.turns().into_iter())
+            .find(|t| t.first_user.contains(marker))
+            .unwrap_or_else(|| panic!("no request carries {marker:?}"))
+    }
+
+    /// `git swarm log --format json`.
+    fn events(&self) -> Vec<Value> {
+        let run = self.env.swarm(&["log", "--format", "json"]);
+        run.success();
+        serde_json::from_str(&run.stdout).expect("the log is JSON")
+    }
+
+    fn events_of(&self, kind: &str) -> Vec<Value> {
+        (self.events().into_iter())
+            .filter(|e| e["kind"] == kind)
+            .collect()
+    }
+
+    /// The insight candidates under `.swarm/local/`.
+    fn candidates(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.env.path(".swarm/local/candidates.jsonl"))
+            .unwrap_or_default();
+        (text.lines())
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("a candidate is JSON"))
+            .collect()
+    }
+
+    /// Adds (and commits) a directive from TOML.
+    fn add_directive(&self, id: &str, toml: &str) {
+        let file = self.env.tmp.path().join(format!("{id}.toml"));
+        std::fs::write(&file, toml).expect("write directive");
+        let file = file.to_string_lossy().into_owned();
+        self.env.swarm(&["add", "--from", &file]).success();
+        self.env.git(&["add", "-A", ".swarm"]);
+        self.env.git(&["commit", "-q", "-m", &format!("add {id}")]);
+    }
+}
+
+fn ulid() -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    )
+}
+
+/// Where the shared copy of opencode's plugin dependencies lives, once
+/// installed (`None`: npm could not install it).
+static DEPS: Mutex<Option<Option<PathBuf>>> = Mutex::new(None);
+
+/// Puts `@opencode-ai/plugin` in place in the folders opencode would
+/// install it into at start (see the module doc), so that no run waits on
+/// npm.
+fn prime_plugin_deps(env: &TestEnv) {
+    let version = super::pinned("opencode-ai");
+    let shared = {
+        let mut deps = DEPS.lock().unwrap_or_else(|e| e.into_inner());
+        deps.get_or_insert_with(|| install_shared_deps(&version))
+            .clone()
+    };
+    for dir in [env.path(".opencode"), env.home().join(".config/opencode")] {
+        std::fs::create_dir_all(&dir).expect("config dir");
+        match &shared {
+            Some(shared) => {
+                std::os::unix::fs::symlink(shared.join("node_modules"), dir.join("node_modules"))
+                    .expect("link node_modules");
+                for f in ["package.json", "package-lock.json"] {
+                    std::fs::copy(shared.join(f), dir.join(f)).expect("copy npm files");
+                }
+            }
+            None => {
+                std::fs::create_dir_all(dir.join("node_modules")).expect("node_modules");
+                let manifest = json!({"dependencies": {"@opencode-ai/plugin": version}});
+                let lock = json!({"lockfileVersion": 3, "packages": {"": manifest}});
+                std::fs::write(dir.join("package.json"), manifest.to_string()).expect("write");
+                std::fs::write(dir.join("package-lock.json"), lock.to_string()).expect("write");
+            }
+        }
+    }
+}
+
+/// `npm install @opencode-ai/plugin@VERSION` into the harness folder's
+/// `opencode-deps/`, unless it is there already.
+fn install_shared_deps(version: &str) -> Option<PathBuf> {
+    let dir = super::install_dir().join("opencode-deps");
+    let installed = |dir: &Path| {
+        std::fs::read_to_string(dir.join("node_modules/@opencode-ai/plugin/package.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|p| p["version"] == version)
+            && dir.join("package-lock.json").is_file()
+    };
+    if installed(&dir) {
+        return Some(dir);
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    let manifest = json!({"private": true, "dependencies": {"@opencode-ai/plugin": version}});
+    std::fs::write(dir.join("package.json"), manifest.to_string()).ok()?;
+    let mut npm = std::process::Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--ignore-scripts"])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let started = Instant::now();
+    while npm.try_wait().ok()?.is_none() {
+        if started.elapsed() > Duration::from_secs(180) {
+            let _ = npm.kill();
+            let _ = npm.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if installed(&dir) {
+        Some(dir)
+    } else {
+        println!(
+            "NOTE: npm could not install @opencode-ai/plugin@{version}: the runs get an empty node_modules"
+        );
+        None
+    }
+}
+
+/// The directive only the main session's role (`coordinator`) gets.
+const COORDINATOR_DIRECTIVE: &str = r#"id = "coordinator-splits-work"
+lesson = "Split the work into tasks that each touch one module before delegating any of them"
+category = "process"
+priority = "high"
+enforcement = "advisory"
+confidence = 0.8
+applies_to_agents = ["coordinator"]
+required_actions = ["name the module each delegated task touches"]
+"#;
+
+// ----------------------------------------------------------------- scenarios
+
+/// 1. The main session's first request carries git-swarm's briefing: the
+///    plugin appends it to the system prompt.
+#[test]
+fn briefing_reaches_the_main_session() {
+    let Some(oc) = Opencode::start(|_| say("Nothing to do.")) else {
+        return;
+    };
+    oc.add_directive("coordinator-splits-work", COORDINATOR_DIRECTIVE);
+    oc.install(&[]);
+    oc.run("BRIEFING-PROMPT say hello").success();
+
+    let first = oc.first_turn("BRIEFING-PROMPT");
+    assert!(
+        first.system.contains("coordinator-splits-work"),
+        "the main session's first request has no briefing:\n{}",
+        first.system
+    );
+    // The template's directives are the coder's, not the main agent's.
+    assert!(
+        !first.system.contains("no-private-keys"),
+        "{}",
+        first.system
+    );
+}
+
+/// 2. A `task` call naming opencode's general-purpose type `general` (the
+///    one the harness offers for any work) starts a subagent whose request
+///    carries the template's coder directives.
+#[test]
+fn default_subagent_type_gets_the_coder_directives() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUB-DEFAULT") {
+            return say("Done.\nKNOWLEDGE_APPLIED:no-private-keys");
+        }
+        if t.results.is_empty() {
+            return call(&[task("call_default", "SUB-DEFAULT write the greeting")]);
+        }
+        say("All done.")
+    }) else {
+        return;
+    };
+    oc.install(&[]);
+    oc.run("DEFAULT-PROMPT delegate the greeting").success();
+
+    let sub = oc.first_turn("SUB-DEFAULT");
+    assert!(
+        sub.first_user.contains("<delegate_knowledge_directives")
+            && sub.first_user.contains("no-private-keys"),
+        "the general subagent got no coder directives:\n{}",
+        sub.first_user
+    );
+    let shown = oc.events_of("shown");
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert_eq!(shown[0]["actor"]["role"], "coder", "{shown:#?}");
+}
+
+/// The child session opencode opens for a subagent (`session.created`
+/// with `info.agent: "general"`) gets a briefing too: it must be the
+/// subagent's role's, not the main agent's.
+#[test]
+fn subagent_session_is_not_briefed_as_the_coordinator() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUB-BRIEF") {
+            return say("Done.\nKNOWLEDGE_APPLIED:no-private-keys");
+        }
+        if t.results.is_empty() {
+            return call(&[task("call_brief", "SUB-BRIEF write the greeting")]);
+        }
+        say("All done.")
+    }) else {
+        return;
+    };
+    oc.add_directive("coordinator-splits-work", COORDINATOR_DIRECTIVE);
+    oc.install(&[]);
+    oc.run("CHILD-BRIEF-PROMPT delegate the greeting").success();
+
+    let main = oc.first_turn("CHILD-BRIEF-PROMPT");
+    assert!(main.system.contains("coordinator-splits-work"));
+    let sub = oc.first_turn("SUB-BRIEF");
+    assert!(
+        !sub.system.contains("coordinator-splits-work"),
+        "the general subagent's session was briefed with the coordinator's directives \
+         (the plugin's session-start payload names no agent; `session.created` carries \
+         `info.agent: \"general\"` and `info.parentID`):\n{}",
+        sub.system
+    );
+}
+
+/// 3. Two subagents spawned in one message (opencode runs them at once),
+///    each with its own task: with one directive a delegation, each must
+///    get the directive its own task triggers; a lost task shows the decoy,
+///    a swapped one the other's.
+#[test]
+fn two_subagents_in_one_turn_each_get_their_own_task() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUB-ALPHA") || t.first_user.contains("SUB-BETA") {
+            return say("Done.");
+        }
+        if t.results.is_empty() {
+            return call(&[
+                task(
+                    "call_alpha",
+                    "SUB-ALPHA Frobnicate the alpha widget in src/alpha.rs",
+                ),
+                task(
+                    "call_beta",
+                    "SUB-BETA Polish the beta gadget in src/beta.rs",
+                ),
+            ]);
+        }
+        say("Both done.")
+    }) else {
+        return;
+    };
+    let env = &oc.env;
+    for f in [
+        "no-private-keys",
+        "run-tests-before-handoff",
+        "lockfile-with-manifest",
+    ] {
+        env.git(&["rm", "-q", &format!(".swarm/directives/{f}.toml")]);
+    }
+    let config = env.read(".swarm/config.toml").replace(
+        "delegate_max_inject_count = 8",
+        "delegate_max_inject_count = 1",
+    );
+    env.write(".swarm/config.toml", config);
+    env.git(&["commit", "-q", "-am", "one directive a delegation"]);
+    let directive = |id: &str, lesson: &str, priority: &str, confidence: &str, triggers: &str| {
+        format!(
+            "id = \"{id}\"\nlesson = \"{lesson}\"\ncategory = \"process\"\npriority = \"{priority}\"\n\
+             enforcement = \"advisory\"\nconfidence = {confidence}\napplies_to_agents = [\"coder\"]\n\
+             required_actions = [\"{lesson}\"]\ntriggers = [{triggers}]\n"
+        )
+    };
+    oc.add_directive(
+        "alpha-lesson",
+        &directive(
+            "alpha-lesson",
+            "When you frobnicate the alpha widget, calibrate the alpha gauge first",
+            "medium",
+            "0.5",
+            r#""frobnicate alpha widget", "alpha gauge""#,
+        ),
+    );
+    oc.add_directive(
+        "beta-lesson",
+        &directive(
+            "beta-lesson",
+            "When you polish the beta gadget, degrease the beta sprocket first",
+            "medium",
+            "0.5",
+            r#""polish beta gadget", "beta sprocket""#,
+        ),
+    );
+    oc.add_directive(
+        "decoy-lesson",
+        &directive(
+            "decoy-lesson",
+            "Keep every change small and reviewable, one concern per commit",
+            "high",
+            "0.9",
+            "",
+        ),
+    );
+    // The selection the test relies on, as `inject` makes it.
+    for (task, want) in [
+        (
+            Some("Frobnicate the alpha widget in src/alpha.rs"),
+            "alpha-lesson",
+        ),
+        (Some("Polish the beta gadget in src/beta.rs"), "beta-lesson"),
+        (None, "decoy-lesson"),
+    ] {
+        let mut args = vec!["inject", "--role", "coder"];
+        if let Some(task) = task {
+            args.extend(["--task", task]);
+        }
+        let run = env.swarm(&args);
+        run.success();
+        assert!(
+            run.stdout.contains(&format!("- id: {want}")),
+            "{task:?}:\n{}",
+            run.stdout
+        );
+    }
+    oc.install(&[]);
+
+    let repeat: usize = std::env::var("GIT_SWARM_HARNESS_REPEAT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20);
+    let (mut lost, mut crossed, mut seen) = (0, 0, 0);
+    let started = Instant::now();
+    for i in 0..repeat {
+        let before = oc.turns().len();
+        oc.run(&format!("TWO-PROMPT-{i} delegate both")).success();
+        let turns: Vec<Turn> = oc.turns().into_iter().skip(before).collect();
+        for (marker, own, other) in [
+            ("SUB-ALPHA", "alpha-lesson", "beta-lesson"),
+            ("SUB-BETA", "beta-lesson", "alpha-lesson"),
+        ] {
+            let sub = (turns.iter())
+                .find(|t| t.first_user.contains(marker))
+                .unwrap_or_else(|| panic!("run {i}: no request of the {marker} subagent"));
+            seen += 1;
+            if sub.first_user.contains(&format!("- id: {other}")) {
+                crossed += 1;
+            } else if !sub.first_user.contains(&format!("- id: {own}")) {
+                lost += 1;
+            }
+        }
+    }
+    println!(
+        "opencode two subagents: {repeat} runs, {seen} subagents, {lost} lost, {crossed} crossed, {:?}",
+        started.elapsed()
+    );
+    assert_eq!((lost, crossed), (0, 0), "over {repeat} runs");
+}
+
+/// 4. The subagent's final message acknowledges: the log gets the ack,
+///    against the delegation it was shown.
+#[test]
+fn acks_are_recorded() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUB-ACK") {
+            return say("Wrote it.\nKNOWLEDGE_APPLIED:no-private-keys");
+        }
+        if t.results.is_empty() {
+            return call(&[task("call_ack", "SUB-ACK write the greeting")]);
+        }
+        say("All done.")
+    }) else {
+        return;
+    };
+    oc.install(&[]);
+    oc.run("ACK-PROMPT delegate the greeting").success();
+
+    let shown = oc.events_of("shown");
+    let acks = oc.events_of("ack");
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert_eq!(acks.len(), 1, "{acks:#?}");
+    assert_eq!(acks[0]["directive"], "no-private-keys");
+    assert_eq!(acks[0]["status"], "applied");
+    assert_eq!(acks[0]["delegation"], shown[0]["id"]);
+}
+
+/// 4b. The same with the subagent in the background (opencode's
+///     experimental `background: true`): the `task` call returns at once
+///     ("Background task started"), and the subagent's final message comes
+///     later, as a synthetic message to the parent. Its ack must still be
+///     recorded.
+#[test]
+fn acks_of_a_background_subagent_are_recorded() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUB-BG") {
+            return say("Wrote it.\nKNOWLEDGE_APPLIED:no-private-keys");
+        }
+        if t.results.is_empty() {
+            let mut spawn = task("call_bg", "SUB-BG write the greeting");
+            spawn.2["background"] = json!(true);
+            return call(&[spawn]);
+        }
+        say("Started; waiting for it.")
+    }) else {
+        return;
+    };
+    oc.install(&[]);
+    oc.run_with(
+        &["BG-PROMPT delegate the greeting"],
+        None,
+        &[("OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS", "true")],
+    )
+    .success();
+
+    let sub = oc.first_turn("SUB-BG");
+    assert!(
+        sub.first_user.contains("no-private-keys"),
+        "{}",
+        sub.first_user
+    );
+    let acks = oc.events_of("ack");
+    assert_eq!(
+        acks.len(),
+        1,
+        "the background subagent's ack is not recorded (the plugin's subagent-stop came \
+         with the launch's output, before the subagent ended): {:#?}",
+        oc.events()
+    );
+}
+
+/// 5. Ask-once, as opencode allows it: the plugin sees the `task` result
+///    only once the subagent has ended, so nothing is asked: the subagent
+///    gets no continuation, and the missing critical ack is left
+///    unacknowledged for `status` to show.
+#[test]
+fn a_missing_critical_ack_is_recorded_not_asked() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUB-NOACK") {
+            return say("Wrote it.");
+        }
+        if t.results.is_empty() {
+            return call(&[task("call_noack", "SUB-NOACK write the greeting")]);
+        }
+        say("All done.")
+    }) else {
+        return;
+    };
+    oc.install(&[]);
+    oc.run("NOACK-PROMPT delegate the greeting").success();
+
+    let asked: Vec<Turn> = (oc.turns().into_iter())
+        .filter(|t| t.first_user.contains("SUB-NOACK"))
+        .collect();
+    assert_eq!(asked.len(), 1, "the subagent was continued");
+    assert!(oc.events_of("ack").is_empty());
+    let status = oc.env.swarm(&["status", "--format", "json"]);
+    status.success();
+    let status: Value = serde_json::from_str(&status.stdout).expect("status JSON");
+    assert!(
+        status["unacknowledged_criticals"]
+            .to_string()
+            .contains("no-private-keys"),
+        "{status:#}"
+    );
+}
+
+/// 6. A shell call that fails in the subagent becomes an insight
+///    candidate, with the subagent's role.
+#[test]
+fn a_failing_tool_call_becomes_a_candidate_with_its_role() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUB-FAIL") {
+            if t.results.is_empty() {
+                let args = json!({"command": "exit 3", "description": "Fail on purpose"});
+                return call(&[("call_exit3", "bash", args)]);
+            }
+            return say("It failed.\nKNOWLEDGE_APPLIED:no-private-keys");
+        }
+        if t.results.is_empty() {
+            return call(&[task("call_fail", "SUB-FAIL run the check")]);
+        }
+        say("All done.")
+    }) else {
+        return;
+    };
+    oc.install(&[]);
+    oc.run("FAIL-PROMPT delegate the check").success();
+
+    let candidates = oc.candidates();
+    let failed: Vec<&Value> = (candidates.iter())
+        .filter(|c| c["command"] == "exit 3")
+        .collect();
+    assert_eq!(failed.len(), 1, "{candidates:#?}");
+    assert_eq!(failed[0]["harness"], "opencode");
+    assert_eq!(
+        failed[0]["role"], "coder",
+        "the general subagent's failing call has no role (opencode's tool.execute.after \
+         names only the child session): {:#}",
+        failed[0]
+    );
+}
+
+/// 7. With `--mcp`, git-swarm's MCP server is offered (as `git-swarm_*`
+///    tools) and its `status` answer reaches the model.
+#[test]
+fn an_mcp_tool_answers_the_model() {
+    let Some(oc) = Opencode::start(|t| {
+        let Some(status) = t.tools.iter().find(|n| n.as_str() == "git-swarm_status") else {
+            return say("NO-MCP-TOOL");
+        };
+        if t.results.is_empty() {
+            return call(&[("call_status", status, json!({}))]);
+        }
+        say("Read the status.")
+    }) else {
+        return;
+    };
+    oc.install(&["--mcp"]);
+    oc.run("MCP-PROMPT what is the swarm's status").success();
+
+    let turns = oc.turns();
+    let first = &turns[0];
+    assert!(
+        first.tools.iter().any(|n| n == "git-swarm_status"),
+        "no git-swarm MCP tool offered: {:?}",
+        first.tools
+    );
+    let answered = (turns.iter())
+        .find(|t| !t.results.is_empty())
+        .expect("the model got the tool's result");
+    assert!(
+        answered.results[0].contains("unacknowledged_criticals"),
+        "{:?}",
+        answered.results
+    );
+}
+
+/// 8. `agents uninstall opencode --mcp` after a run restores every file
+///    install touched, byte for byte.
+#[test]
+fn uninstall_restores_the_configs_byte_for_byte() {
+    let Some(oc) = Opencode::start(|_| say("Nothing to do.")) else {
+        return;
+    };
+    let before = project_files(&oc.env.root);
+    oc.install(&["--mcp"]);
+    assert!(oc.env.exists(".opencode/plugins/git-swarm.ts"));
+    assert_ne!(project_files(&oc.env.root), before);
+    oc.run("UNINSTALL-PROMPT say hello").success();
+    oc.env
+        .swarm(&["agents", "uninstall", "opencode", "--mcp"])
+        .success();
+
+    let mut after = project_files(&oc.env.root);
+    // opencode's own file, written on its first start in a config folder.
+    after.retain(|(p, _)| p != ".opencode/.gitignore");
+    assert_eq!(after, before);
+}
+
+/// The project's files as (path, bytes), without what git-swarm records
+/// by design (`.swarm/`) and git's and npm's folders.
+fn project_files(root: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).expect("read dir").flatten() {
+            let path = e.path();
+            let rel = path.strip_prefix(root).expect("under root");
+            let rel = rel.to_string_lossy().into_owned();
+            if [".git", ".swarm", ".opencode/node_modules"].contains(&rel.as_str()) {
+                continue;
+            }
+            if path.is_dir() {
+                out.push((format!("{rel}/"), Vec::new()));
+                walk(root, &path, out);
+            } else {
+                out.push((rel, std::fs::read(&path).expect("read file")));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+/// The fail-open script: the main agent runs a shell command and spawns a
+/// subagent that runs one too; both results must reach the model as the
+/// tools gave them.
+fn fail_open_script(t: &Turn) -> Reply {
+    if t.first_user.contains("SUB-OPEN") {
+        if t.results.is_empty() {
+            let args = json!({"command": "echo SUB-TOOL-OUTPUT", "description": "Echo"});
+            return call(&[("call_sub_echo", "bash", args)]);
+        }
+        return say("Sub done.");
+    }
+    if t.results.is_empty() {
+        let args = json!({"command": "echo MAIN-TOOL-OUTPUT", "description": "Echo"});
+        return call(&[
+            ("call_main_echo", "bash", args),
+            task("call_open", "SUB-OPEN echo something"),
+        ]);
+    }
+    say("All done.")
+}
+
+/// The run finished, and every tool result the model saw is the tool's own;
+/// with `task_as_given`, the subagent's task is the spawn's, with nothing
+/// put before it.
+#[track_caller]
+fn assert_untouched(oc: &Opencode, ran: &Ran, task_as_given: bool) {
+    ran.success();
+    let turns = oc.turns();
+    let main = (turns.iter())
+        .find(|t| t.first_user.contains("OPEN-PROMPT") && t.results.len() == 2)
+        .unwrap_or_else(|| panic!("the main agent never got both results:\n{}", ran.show()));
+    assert_eq!(
+        main.results[0].trim(),
+        "MAIN-TOOL-OUTPUT",
+        "{:?}",
+        main.results
+    );
+    assert!(main.results[1].contains("Sub done."), "{:?}", main.results);
+    let sub = (turns.iter())
+        .find(|t| t.first_user.contains("SUB-OPEN") && !t.results.is_empty())
+        .expect("the subagent got its result");
+    assert_eq!(
+        sub.results[0].trim(),
+        "SUB-TOOL-OUTPUT",
+        "{:?}",
+        sub.results
+    );
+    if task_as_given {
+        assert_eq!(
+            sub.first_user, "SUB-OPEN echo something",
+            "the task was changed"
+        );
+    } else {
+        assert!(
+            sub.first_user.ends_with("SUB-OPEN echo something"),
+            "{}",
+            sub.first_user
+        );
+    }
+}
+
+/// The PATH opencode gets with no `git-swarm` on it: the folders of `git`,
+/// `bash` and the rest of the system.
+fn path_without_git_swarm(extra: Option<&Path>) -> String {
+    let mut dirs: Vec<String> = extra
+        .map(|d| d.to_string_lossy().into_owned())
+        .into_iter()
+        .collect();
+    for d in std::env::var("PATH").unwrap_or_default().split(':') {
+        if !d.is_empty() && !Path::new(d).join("git-swarm").exists() {
+            dirs.push(d.to_owned());
+        }
+    }
+    dirs.join(":")
+}
+
+/// 9a. `git-swarm` not on the PATH opencode uses.
+#[test]
+fn fail_open_when_git_swarm_is_missing() {
+    let Some(oc) = Opencode::start(fail_open_script) else {
+        return;
+    };
+    oc.install(&[]);
+    let ran = oc.run_with(
+        &["OPEN-PROMPT echo twice"],
+        Some(&path_without_git_swarm(None)),
+        &[],
+    );
+    assert_untouched(&oc, &ran, true);
+    assert!(oc.events().is_empty());
+}
+
+/// 9b. A `git-swarm` on PATH that exits 3 and prints garbage.
+#[test]
+fn fail_open_when_git_swarm_exits_3() {
+    let Some(oc) = Opencode::start(fail_open_script) else {
+        return;
+    };
+    oc.install(&[]);
+    let fake = oc.env.tmp.path().join("fake-bin");
+    std::fs::create_dir_all(&fake).expect("fake bin dir");
+    let script = fake.join("git-swarm");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho 'not json {'\necho oops >&2\nexit 3\n",
+    )
+    .expect("write fake git-swarm");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let ran = oc.run_with(
+        &["OPEN-PROMPT echo twice"],
+        Some(&path_without_git_swarm(Some(&fake))),
+        &[],
+    );
+    assert_untouched(&oc, &ran, true);
+}
+
+/// 9c. `.swarm/config.toml` is a FIFO (nobody writes to it).
+#[test]
+fn fail_open_when_the_config_is_a_fifo() {
+    let Some(oc) = Opencode::start(fail_open_script) else {
+        return;
+    };
+    oc.install(&[]);
+    let config = oc.env.path(".swarm/config.toml");
+    std::fs::remove_file(&config).expect("remove config");
+    mkfifo(&config);
+    // git-swarm reads no FIFO: it runs on the defaults, so the subagent
+    // still gets its block.
+    let ran = oc.run("OPEN-PROMPT echo twice");
+    assert_untouched(&oc, &ran, false);
+}
+
+/// 9d. A command run as a subtask (`subtask: true`) whose subagent fails:
+///     opencode calls `tool.execute.after` with no output at all. The
+///     plugin must not throw (opencode would print "Unexpected server
+///     error" and exit 1).
+#[test]
+fn fail_open_when_a_command_subtask_fails() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUBTASK-FAILS") {
+            return Reply::status(
+                400,
+                r#"{"error":{"message":"the request is invalid","type":"invalid_request_error","code":"invalid"}}"#,
+            );
+        }
+        say("Nothing to do.")
+    }) else {
+        return;
+    };
+    let mut config: Value = serde_json::from_str(&oc.env.read("opencode.json")).expect("json");
+    config["command"] = json!({"failing": {
+        "template": "SUBTASK-FAILS do the thing", "subtask": true, "agent": "general",
+        "description": "A subtask that fails",
+    }});
+    oc.env.write(
+        "opencode.json",
+        serde_json::to_string_pretty(&config).expect("json"),
+    );
+    oc.install(&[]);
+    let ran = oc.run_with(&["--command", "failing"], None, &[]);
+    // opencode reports the failed subtask and exits 0.
+    ran.success();
+    assert!(
+        !ran.stderr.contains("output.title") && !ran.stdout.contains("Unexpected server error"),
+        "the plugin threw:\n{}",
+        ran.show()
+    );
+    // The failed subtask's delegation was shown; the plugin reported its
+    // end without an answer to read.
+    assert_eq!(oc.events_of("shown").len(), 1, "{:#?}", oc.events());
+}
