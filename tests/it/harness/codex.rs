@@ -22,10 +22,18 @@
 //!   pins how it is computed. Only the user layer (`$CODEX_HOME/config.toml`)
 //!   may hold it. Untrusted hooks are skipped without a word, headless or not.
 //!
-//! Codex runs a hook as `/bin/bash -c '<command>'`; a command that exits
-//! with anything but 0 or 2 is reported (`hook: PostToolUse Failed` on
-//! stderr) and otherwise ignored, exit 2 on PreToolUse blocks the tool with
-//! stderr as the reason. git-swarm's commands end in `|| true`.
+//! Codex runs a hook as `/bin/bash -c '<command>'` (whatever `$SHELL` is);
+//! a command that exits with anything but 0 or 2 is reported (`hook:
+//! PostToolUse Failed` on stderr) and otherwise ignored, exit 2 on
+//! PreToolUse blocks the tool with stderr as the reason. git-swarm's
+//! commands end in `|| true`.
+//!
+//! What else a script must know: a shell call's PostToolUse has no exit
+//! code (`tool_response` is the output alone); the subagent tools sit in the
+//! namespace `multi_agent_v1` and an MCP server's in `mcp__<server>`, both
+//! deferred behind `tool_search` for catalog models (a direct call runs all
+//! the same); an MCP tool without `readOnlyHint` needs an approval that
+//! `codex exec` (approval `never`) refuses.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -1474,7 +1482,7 @@ fn payloads_as_codex_sends_them() {
     write_script(
         &wrapper.join("git-swarm"),
         &format!(
-            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$$-$4.json\n  cat > \"$f\"\n  start=$(date +%s%N)\n  {real} \"$@\" < \"$f\"\n  rc=$?\n  echo \"$rc $(( ($(date +%s%N) - start) / 1000000 ))\" > \"$f.rc\"\n  exit $rc\nfi\nexec {real} \"$@\"\n",
+            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$$-$4.json\n  cat > \"$f\"\n  tr '\\0' ' ' < /proc/$PPID/cmdline > \"$f.shell\"\n  start=$(date +%s%N)\n  {real} \"$@\" < \"$f\"\n  rc=$?\n  echo \"$rc $(( ($(date +%s%N) - start) / 1000000 ))\" > \"$f.rc\"\n  exit $rc\nfi\nexec {real} \"$@\"\n",
             dir = captured.display(),
             real = bin().display()
         ),
@@ -1555,6 +1563,18 @@ fn payloads_as_codex_sends_them() {
         });
         serde_json::from_str(raw).expect("payload JSON")
     };
+
+    // Codex 0.171 runs a hook as `/bin/bash -c COMMAND` (not `$SHELL`,
+    // not a login shell), whatever SHELL says.
+    let session_file = (files.iter())
+        .find(|f| f.to_string_lossy().ends_with("-session-start.json"))
+        .expect("a session-start payload");
+    let shell = std::fs::read_to_string(session_file.with_extension("json.shell"))
+        .expect("the hook's parent command line");
+    assert_eq!(
+        shell.trim_end(),
+        "/bin/bash -c git-swarm hook agent codex session-start || true"
+    );
 
     // One session id for the main agent and its subagent.
     let session = get("session-start")["session_id"].clone();
