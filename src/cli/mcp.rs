@@ -56,6 +56,10 @@ struct Swarm {
     tool_router: ToolRouter<Self>,
 }
 
+// The tools that change nothing say so (`readOnlyHint`): Codex 0.171 asks
+// for approval of every MCP tool that does not, and headless (`codex exec`,
+// approval `never`) refuses it. `inject` records the delegation, `ack` and
+// `review_verdicts` record events, `propose_lesson` writes a proposal.
 #[tool_router]
 impl Swarm {
     /// The directives for a delegate's role and task, as the block to put in its prompt. Records the delegation (its id is in the result) for `ack`.
@@ -71,7 +75,7 @@ impl Swarm {
     }
 
     /// The reviewer's checklist for a phase: the critical directives its delegations were shown.
-    #[tool]
+    #[tool(annotations(read_only_hint = true))]
     async fn review_checklist(
         &self,
         Parameters(a): Parameters<ReviewChecklistArgs>,
@@ -89,19 +93,19 @@ impl Swarm {
     }
 
     /// Check the staged (default) or working-tree change against the directives. `tool:` predicates run only if the repository's tool set is trusted, as for `git swarm check`.
-    #[tool]
+    #[tool(annotations(read_only_hint = true))]
     async fn check(&self, Parameters(a): Parameters<CheckArgs>) -> CallToolResult {
         self.call(&a.invocation())
     }
 
     /// Search the directives by words, ranked as `inject` ranks them.
-    #[tool]
+    #[tool(annotations(read_only_hint = true))]
     async fn search(&self, Parameters(a): Parameters<SearchArgs>) -> CallToolResult {
         self.call(&a.invocation())
     }
 
     /// The briefing: escalations, open violations, unacknowledged criticals, quarantine, uncommitted events, hook and index health.
-    #[tool]
+    #[tool(annotations(read_only_hint = true))]
     async fn status(&self, Parameters(a): Parameters<StatusArgs>) -> CallToolResult {
         self.call(&a.invocation())
     }
