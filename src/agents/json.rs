@@ -372,6 +372,56 @@ pub fn handlers_form(h: Harness, rel: &str, text: &str) -> Result<(bool, Option<
     Ok((outdated, form))
 }
 
+/// One of git-swarm's handlers where a hooks file has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    /// The harness event (`PreToolUse`).
+    pub key: String,
+    /// Its entry's and its own index.
+    pub group: usize,
+    pub handler: usize,
+    pub matcher: Option<String>,
+    /// The handler as written.
+    pub value: Value,
+}
+
+/// git-swarm's handlers in `text`, where they stand.
+pub fn placed(h: Harness, rel: &str, text: &str) -> Result<Vec<Placed>> {
+    let (_, o) = parse(h, rel, text)?;
+    let mut out = Vec::new();
+    let Some(hooks) = o.object_value("hooks") else {
+        return Ok(out);
+    };
+    for prop in hooks.properties() {
+        let (Some(name), Some(array)) = (prop.name(), prop.array_value()) else {
+            continue;
+        };
+        let Ok(key) = name.decoded_value() else {
+            continue;
+        };
+        for (group, e) in array.elements().iter().enumerate() {
+            let matcher = e
+                .as_object()
+                .and_then(|o| o.get("matcher"))
+                .and_then(|p| p.value())
+                .and_then(|v| v.to_serde_value())
+                .and_then(|v| v.as_str().map(str::to_owned));
+            for (handler, (_, v)) in handlers_of(e).into_iter().enumerate() {
+                if our_event(&v).is_some() {
+                    out.push(Placed {
+                        key: key.clone(),
+                        group,
+                        handler,
+                        matcher: matcher.clone(),
+                        value: v,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The harness events of `h` without git-swarm's hook in `text`.
 pub fn missing_hooks(h: Harness, rel: &str, text: &str) -> Result<Vec<String>> {
     let (_, o) = parse(h, rel, text)?;

@@ -177,8 +177,8 @@ impl Harness {
                 "; a project MCP server in .mcp.json waits for your approval at the next start (or `claude mcp` to approve it)",
             ),
             Harness::Codex => (
-                "Codex runs a project hook only once you have reviewed and trusted it: open `/hooks` in Codex and trust git-swarm's (again after any change to them)",
-                "; .codex/config.toml, where the MCP server is, is read only in a trusted project",
+                "Codex reads .codex/ only in a trusted project (run `codex` here and trust it, or `codex exec --trust`), and runs a project hook only once you have trusted it: open `/hooks` in Codex and trust git-swarm's (again after any change to them); untrusted hooks are skipped without a word; `git swarm agents status` says what is left",
+                "",
             ),
             Harness::Gemini => (
                 "Gemini CLI runs project hooks only in a trusted folder: trust this one when Gemini asks at its next start (headless: add it to ~/.gemini/trustedFolders.json as TRUST_FOLDER, or run with GEMINI_CLI_TRUST_WORKSPACE=true); `git swarm agents status` says whether it is",
@@ -923,6 +923,20 @@ pub fn status(place: &Place<'_>, found: &dyn Fn(Harness) -> Found) -> Vec<Harnes
             s
         })
         .collect()
+}
+
+/// git-swarm's hooks in this work tree's `.codex/hooks.json`, as Codex
+/// keys and hashes their trust (see [`trust::codex`]).
+pub fn codex_hooks(root: &Path) -> Result<Vec<trust::CodexHook>> {
+    let rel = Harness::Codex.hooks_file();
+    let Some(text) = read(root, rel)? else {
+        return Ok(Vec::new());
+    };
+    let file = root.join(rel);
+    Ok(json::placed(Harness::Codex, rel, without_bom(&text))?
+        .iter()
+        .map(|p| trust::CodexHook::of(&file, p))
+        .collect())
 }
 
 /// What follows from the harness's program for an installed harness: its

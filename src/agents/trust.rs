@@ -98,12 +98,169 @@ pub fn gemini(text: Option<&str>, file: &Path, root: &Path, env_trust: Option<&s
     }
 }
 
+/// One of git-swarm's Codex hooks, as Codex keys and hashes it.
+#[derive(Debug, Clone)]
+pub struct CodexHook {
+    /// `<absolute .codex/hooks.json>:<event in snake case>:<group>:<handler>`.
+    pub key: String,
+    /// `sha256:<hex>` of the hook's definition, as Codex normalises it.
+    pub hash: String,
+}
+
+impl CodexHook {
+    /// The key and hash of the handler `placed` in `hooks_json`: the SHA-256
+    /// of `{"event_name", "hooks": [{"async", "command", "timeout", "type"}],
+    /// "matcher"?}` as compact JSON with sorted keys (`timeout` 600 when
+    /// the handler names none), which is what Codex 0.171.0 records as
+    /// `trusted_hash` (the real-harness suite checks it against Codex).
+    pub fn of(hooks_json: &Path, placed: &super::json::Placed) -> CodexHook {
+        use sha2::Digest;
+        let event = snake(&placed.key);
+        let v = &placed.value;
+        // Keys inserted in sorted order: the JSON is written as Codex hashes it.
+        let mut handler = serde_json::Map::new();
+        handler.insert(
+            "async".into(),
+            v.get("async").cloned().unwrap_or(false.into()),
+        );
+        handler.insert(
+            "command".into(),
+            v.get("command").cloned().unwrap_or_default(),
+        );
+        handler.insert(
+            "timeout".into(),
+            v.get("timeout").cloned().unwrap_or(600.into()),
+        );
+        handler.insert("type".into(), "command".into());
+        let mut identity = serde_json::Map::new();
+        identity.insert("event_name".into(), event.clone().into());
+        identity.insert(
+            "hooks".into(),
+            vec![serde_json::Value::Object(handler)].into(),
+        );
+        if let Some(m) = &placed.matcher {
+            identity.insert("matcher".into(), m.clone().into());
+        }
+        let json = serde_json::Value::Object(identity).to_string();
+        let digest = sha2::Sha256::digest(json.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        CodexHook {
+            key: format!(
+                "{}:{event}:{}:{}",
+                hooks_json.display(),
+                placed.group,
+                placed.handler
+            ),
+            hash: format!("sha256:{hex}"),
+        }
+    }
+}
+
+/// `PreToolUse` as `pre_tool_use`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Codex's trust of `root` and of git-swarm's `hooks` from
+/// `$CODEX_HOME/config.toml` (`text`): the project must be trusted
+/// (`[projects."<root>"] trust_level = "trusted"`, else Codex reads none of
+/// `.codex/`), and each hook too (`[hooks.state."<key>"] trusted_hash`
+/// equal to its current hash, else Codex skips it without a word).
+pub fn codex(text: Option<&str>, file: &Path, root: &Path, hooks: &[CodexHook]) -> Trust {
+    let project_todo = format!(
+        "trust this project in Codex: run `codex` here and trust it (or `codex exec --trust`), which writes [projects.\"{}\"] trust_level = \"trusted\" to {}",
+        root.display(),
+        file.display()
+    );
+    let Some(text) = text else {
+        return Trust::NotTrusted { todo: project_todo };
+    };
+    let doc: toml::Table = match text.parse() {
+        Ok(d) => d,
+        Err(e) => {
+            return Trust::Unknown {
+                why: format!("{} does not parse: {}", file.display(), e.message()),
+            };
+        }
+    };
+    let projects = doc.get("projects").and_then(toml::Value::as_table);
+    let trusted = root.ancestors().find_map(|dir| {
+        let entry = projects?.get(dir.to_str()?)?.as_table()?;
+        Some(entry.get("trust_level").and_then(toml::Value::as_str) == Some("trusted"))
+    });
+    if trusted != Some(true) {
+        return Trust::NotTrusted { todo: project_todo };
+    }
+    let state = (doc.get("hooks"))
+        .and_then(|h| h.get("state"))
+        .and_then(toml::Value::as_table);
+    let untrusted = (hooks.iter())
+        .filter(|h| {
+            let recorded = state
+                .and_then(|s| s.get(&h.key))
+                .and_then(|e| e.get("trusted_hash"))
+                .and_then(toml::Value::as_str);
+            recorded != Some(h.hash.as_str())
+        })
+        .count();
+    if untrusted > 0 {
+        return Trust::NotTrusted {
+            todo: format!(
+                "Codex skips {untrusted} of git-swarm's {} hooks, without a word, until you trust them: open `/hooks` in Codex here and trust git-swarm's (again after any change to them)",
+                hooks.len()
+            ),
+        };
+    }
+    Trust::Trusted {
+        why: format!(
+            "the project and git-swarm's {} hooks are trusted in {}",
+            hooks.len(),
+            file.display()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn trusted(t: &Trust) -> bool {
         matches!(t, Trust::Trusted { .. })
+    }
+
+    #[test]
+    fn codex_wants_the_project_and_every_hook_trusted() {
+        let file = Path::new("/h/.codex/config.toml");
+        let root = Path::new("/work/repo");
+        let hooks = [CodexHook {
+            key: "/work/repo/.codex/hooks.json:session_start:0:0".into(),
+            hash: "sha256:ab".into(),
+        }];
+        let c = |text: &str| codex(Some(text), file, root, &hooks);
+        assert!(!trusted(&codex(None, file, root, &hooks)));
+        assert!(!trusted(&c("model = \"x\"\n")));
+        let project = "[projects.\"/work/repo\"]\ntrust_level = \"trusted\"\n";
+        let t = c(project);
+        assert!(
+            matches!(&t, Trust::NotTrusted { todo } if todo.contains("1 of git-swarm's 1 hooks")),
+            "{t:?}"
+        );
+        let state =
+            "[hooks.state.\"/work/repo/.codex/hooks.json:session_start:0:0\"]\ntrusted_hash = ";
+        assert!(!trusted(&c(&format!("{project}{state}\"sha256:00\"\n"))));
+        assert!(trusted(&c(&format!("{project}{state}\"sha256:ab\"\n"))));
+        assert!(matches!(c("[["), Trust::Unknown { .. }));
     }
 
     #[test]

@@ -272,6 +272,22 @@ fn trust_of(h: Harness, root: &std::path::Path) -> Option<agents::trust::Trust> 
                 Err(why) => agents::trust::Trust::Unknown { why },
             })
         }
+        Harness::Codex => {
+            let file = std::env::var_os("CODEX_HOME")
+                .map(std::path::PathBuf::from)
+                .or_else(|| home.map(|h| h.join(".codex")))?
+                .join("config.toml");
+            let hooks = match agents::codex_hooks(&root) {
+                Ok(h) => h,
+                Err(e) => {
+                    return Some(agents::trust::Trust::Unknown { why: e.to_string() });
+                }
+            };
+            Some(match read(&file) {
+                Ok(text) => agents::trust::codex(text.as_deref(), &file, &root, &hooks),
+                Err(why) => agents::trust::Trust::Unknown { why },
+            })
+        }
         _ => None,
     }
 }

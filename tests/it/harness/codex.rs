@@ -723,6 +723,24 @@ fn hook_trust_is_the_hash_of_the_hook_as_codex_normalises_it() {
         let hash = sha256_hex(identity.to_string().as_bytes());
         assert_eq!(h["currentHash"], format!("sha256:{hash}"), "{identity}");
     }
+    // `agents status` computes the same keys and hashes, and reads the
+    // trust Codex keeps: untrusted hooks first, then trusted.
+    let codex_trust = |c: &Codex| -> Value {
+        let run = c.env.swarm(&["agents", "status", "--format", "json"]);
+        let v: Value = serde_json::from_str(&run.stdout).expect("status JSON");
+        v["harnesses"][1]["trust"].clone()
+    };
+    let before = codex_trust(&c);
+    assert_eq!(before["state"], "not_trusted", "{before}");
+    assert!(
+        before["todo"]
+            .as_str()
+            .is_some_and(|t| t.contains("5 of git-swarm's 5 hooks")),
+        "{before}"
+    );
+    c.trust_hooks();
+    let after = codex_trust(&c);
+    assert_eq!(after["state"], "trusted", "{after}");
 }
 
 /// SHA-256 with coreutils' `sha256sum` (the crate has no hash of its own).
