@@ -267,18 +267,23 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
 /// block before the prompt). No permission decision is made: Claude Code
 /// asks, or not, as it would have.
 pub fn claude_spawn_answer(tool_input: &Value, block: &str) -> Value {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": with_block(tool_input, block),
+        }
+    })
+}
+
+/// A spawning call's input with `block` before its `prompt`.
+fn with_block(tool_input: &Value, block: &str) -> Value {
     let mut input = tool_input.clone();
     let prompt = input
         .get("prompt")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    input["prompt"] = Value::String(gemini_prompt(block, prompt));
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "updatedInput": input,
-        }
-    })
+    input["prompt"] = Value::String(prompt_with_block(block, prompt));
+    input
 }
 
 /// Most bytes of a subagent's transcript read for its delegation: its task
@@ -320,9 +325,10 @@ pub fn gemini_agent_id(session: &str, agent: &str, prompt: &str) -> String {
     format!("gemini-{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
 }
 
-/// The task Gemini CLI's subagent is given: git-swarm's block before the
-/// task, a blank line between.
-pub fn gemini_prompt(block: &str, prompt: &str) -> String {
+/// The task a subagent is given where the block goes into the task itself
+/// (Claude Code's spawn, Gemini CLI's `invoke_agent`): the block, a blank
+/// line, the task.
+pub fn prompt_with_block(block: &str, prompt: &str) -> String {
     format!("{}\n\n{prompt}", block.trim_end())
 }
 
@@ -330,16 +336,10 @@ pub fn gemini_prompt(block: &str, prompt: &str) -> String {
 /// call's whole input (Gemini validates it again: `agent_name` must stay)
 /// with the block before the task.
 pub fn gemini_subagent_answer(tool_input: &Value, block: &str) -> Value {
-    let mut input = tool_input.clone();
-    let prompt = input
-        .get("prompt")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    input["prompt"] = Value::String(gemini_prompt(block, prompt));
     json!({
         "hookSpecificOutput": {
             "hookEventName": "BeforeTool",
-            "tool_input": input,
+            "tool_input": with_block(tool_input, block),
         }
     })
 }

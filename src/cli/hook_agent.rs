@@ -369,7 +369,7 @@ fn subagent_start(
             Some(agent_hook::gemini_agent_id(
                 &session,
                 &spawn.agent_type,
-                &agent_hook::gemini_prompt(&entry.block, &spawn.task),
+                &agent_hook::prompt_with_block(&entry.block, &spawn.task),
             ))
         })
         .flatten();

@@ -44,6 +44,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::server::{ModelServer, Reply, Request};
+use super::{Outcome, tail};
 use crate::common::{TestEnv, bin, mkfifo};
 
 /// The model every run asks for: one of Codex's own catalog, so that no
@@ -280,24 +281,7 @@ fn delegate(t: &Turn, tasks: &[(&str, &str)]) -> Reply {
 // Running Codex.
 
 /// One `codex exec` run.
-struct Outcome {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
 impl Outcome {
-    fn show(&self) -> String {
-        format!(
-            "[exit {:?} after {:.1}s]\n--- stdout\n{}\n--- stderr (last 4000 bytes)\n{}",
-            self.code,
-            self.elapsed.as_secs_f64(),
-            self.stdout,
-            tail(&self.stderr, 4000)
-        )
-    }
-
     /// The hook runs `codex exec` reports on stderr: `(event, status)`, as
     /// `hook: PostToolUse Completed` (or `Failed`, `Blocked`). Codex logs
     /// no durations there.
@@ -315,14 +299,6 @@ impl Outcome {
         assert!(self.stdout.contains("MAIN DONE"), "{}", self.show());
         self
     }
-}
-
-fn tail(s: &str, n: usize) -> &str {
-    let mut start = s.len().saturating_sub(n);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
 }
 
 /// A repository, its HOME and a model server, ready for `codex exec`.

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::server::{ModelServer, Reply, Request};
+use super::{Outcome, tail};
 use crate::common::{TestEnv, bin, mkfifo};
 
 /// The model every run asks for (`-m`), so that no router request comes first.
@@ -126,24 +127,7 @@ fn main_requests<'a>(reqs: &'a [Request], marker: &str) -> Vec<&'a Request> {
 }
 
 /// One `gemini -p` run.
-struct Outcome {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
 impl Outcome {
-    fn show(&self) -> String {
-        format!(
-            "[exit {:?} after {:.1}s]\n--- stdout\n{}\n--- stderr (last 4000 bytes)\n{}",
-            self.code,
-            self.elapsed.as_secs_f64(),
-            self.stdout,
-            tail(&self.stderr, 4000)
-        )
-    }
-
     /// The hook runs Gemini logs with `--debug`: `(event, milliseconds)`.
     fn hook_times(&self) -> Vec<(String, u64)> {
         let re = regex::Regex::new(r"Hook execution for (\w+): .*total duration: (\d+)ms")
@@ -152,14 +136,6 @@ impl Outcome {
             .filter_map(|c| Some((c[1].to_owned(), c[2].parse().ok()?)))
             .collect()
     }
-}
-
-fn tail(s: &str, n: usize) -> &str {
-    let mut start = s.len().saturating_sub(n);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
 }
 
 /// A repository, its HOME and a model server, ready for `gemini -p`.

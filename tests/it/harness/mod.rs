@@ -18,6 +18,7 @@ mod gemini;
 mod opencode;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Where `.ci/run` installs the harnesses; `GIT_SWARM_HARNESS_DIR` points
 /// elsewhere (a folder holding `node_modules/.bin/`).
@@ -50,4 +51,34 @@ pub fn pinned(package: &str) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("{package} is pinned in tests/harness/package.json"))
         .to_owned()
+}
+
+/// The last `n` bytes of `s` (at a character boundary), for failure messages.
+pub fn tail(s: &str, n: usize) -> &str {
+    let mut start = s.len().saturating_sub(n);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+/// How one run of a harness ended.
+pub struct Outcome {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    /// The run as a failure message shows it.
+    pub fn show(&self) -> String {
+        format!(
+            "[exit {:?} after {:.1}s]\n--- stdout\n{}\n--- stderr (last 4000 bytes)\n{}",
+            self.code,
+            self.elapsed.as_secs_f64(),
+            self.stdout,
+            tail(&self.stderr, 4000)
+        )
+    }
 }

@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::server::{ModelServer, Reply, Request};
+use super::tail;
 use crate::common::{TestEnv, mkfifo};
 
 /// Longest a single `opencode run` may take before it is killed.
@@ -192,14 +193,6 @@ impl Ran {
         assert_eq!(self.code, 0, "opencode run failed:\n{}", self.show());
         self
     }
-}
-
-fn tail(s: &str, n: usize) -> &str {
-    let mut start = s.len().saturating_sub(n);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
 }
 
 impl Opencode {
