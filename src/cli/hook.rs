@@ -27,12 +27,21 @@ pub struct Args {
     args: Vec<OsString>,
 }
 
-pub fn run(args: Args, ui: &mut Ui) -> Outcome {
+/// `hook agent ARGS` (see [`super::hook_agent`]), skipped like every hook
+/// with `GIT_SWARM_SKIP=1`.
+pub fn run_agent(args: &[OsString], ui: &mut Ui) -> Outcome {
     if std::env::var_os(hooks::SKIP_ENV).is_some_and(|v| v == "1") {
         return Ok(ExitCode::SUCCESS);
     }
+    super::hook_agent::run(args, ui)
+}
+
+pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if args.name == "agent" {
-        return super::hook_agent::run(&args.args, ui);
+        return run_agent(&args.args, ui);
+    }
+    if std::env::var_os(hooks::SKIP_ENV).is_some_and(|v| v == "1") {
+        return Ok(ExitCode::SUCCESS);
     }
     let Some(&hook) = hooks::HOOKS.iter().find(|&&h| h == args.name) else {
         ui.warning(

@@ -487,10 +487,20 @@ pub fn main() -> ExitCode {
     if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
         git_swarm::trace::enable();
     }
-    let cli = Cli::parse();
-    git_swarm::trace::mark("arguments parsed");
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut ui = Ui::new();
-    let result = run(cli.command, &mut ui);
+    // An agent harness runs `git-swarm hook agent HARNESS EVENT` on every
+    // tool call, and the hook reads its arguments by hand: building clap's
+    // whole command tree first was 0.6 ms of it (docs/performance.md).
+    let result =
+        if argv.get(1).is_some_and(|a| a == "hook") && argv.get(2).is_some_and(|a| a == "agent") {
+            git_swarm::trace::mark("arguments parsed");
+            hook::run_agent(&argv[3..], &mut ui)
+        } else {
+            let cli = Cli::parse_from(argv);
+            git_swarm::trace::mark("arguments parsed");
+            run(cli.command, &mut ui)
+        };
     git_swarm::trace::mark("done");
     for line in git_swarm::trace::report() {
         eprintln!("{line}");
