@@ -192,7 +192,7 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
                     agent_type: p.agent_type.clone().unwrap_or_default(),
                     task: prompt,
                 });
-                p.tool_input = Some(input.clone());
+                p.tool_input = input.is_object().then(|| input.clone());
             } else {
                 p.message = gemini_subagent_result(v.get("tool_response").unwrap_or(&Value::Null));
             }
@@ -236,7 +236,7 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
                 && is_spawn_tool(harness, tool)
             {
                 let input = v.get("tool_input").unwrap_or(&Value::Null);
-                p.tool_input = Some(input.clone());
+                p.tool_input = input.is_object().then(|| input.clone());
                 let (task, kind) = match harness {
                     // Codex's `spawn_agent` takes `{message, agent_type}`.
                     Harness::Codex => (s(input, "message"), s(input, "agent_type")),
@@ -275,14 +275,15 @@ pub fn claude_spawn_answer(tool_input: &Value, block: &str) -> Value {
     })
 }
 
-/// A spawning call's input with `block` before its `prompt`.
+/// A spawning call's input with `block` before its `prompt`. The input is
+/// an object: [`parse`] keeps no other as a spawn's.
 fn with_block(tool_input: &Value, block: &str) -> Value {
     let mut input = tool_input.clone();
-    let prompt = input
-        .get("prompt")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    input["prompt"] = Value::String(prompt_with_block(block, prompt));
+    if let Some(o) = input.as_object_mut() {
+        let prompt = o.get("prompt").and_then(Value::as_str).unwrap_or_default();
+        let prompt = prompt_with_block(block, prompt);
+        o.insert("prompt".into(), Value::String(prompt));
+    }
     input
 }
 

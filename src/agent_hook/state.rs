@@ -285,9 +285,19 @@ impl SessionState {
     /// Names `child` the subagent shown `delegation` (found in its own
     /// transcript): for a stop whose start could not be paired.
     pub fn adopt_delegation(&mut self, child: &str, delegation: &str) -> bool {
-        let found = (self.agents.values())
-            .find(|a| a.delegation.as_deref() == Some(delegation))
-            .cloned();
+        // Only a spawn's delegation that no subagent holds yet: a child
+        // whose transcript carries another's block (a forked context) must
+        // not take it.
+        let held = |d: &str| {
+            (self.agents.iter())
+                .any(|(k, a)| !k.starts_with("spawn:") && a.delegation.as_deref() == Some(d))
+        };
+        if held(delegation) {
+            return false;
+        }
+        let found = (self.agents.iter())
+            .find(|(k, a)| k.starts_with("spawn:") && a.delegation.as_deref() == Some(delegation))
+            .map(|(_, a)| a.clone());
         match found {
             Some(a) => {
                 self.agents.entry(child.to_owned()).or_insert(a);
@@ -436,6 +446,17 @@ fn bounded(state: &mut SessionState) -> Vec<u8> {
     while excess > 0 && !state.pending.is_empty() {
         let p = state.pending.remove(0);
         excess = excess.saturating_sub(size(&p) + 1);
+    }
+    while excess > 0 {
+        let Some(oldest) = (state.links.iter())
+            .min_by_key(|(_, p)| p.at)
+            .map(|(k, _)| k.clone())
+        else {
+            break;
+        };
+        if let Some(p) = state.links.remove(&oldest) {
+            excess = excess.saturating_sub(size(&p) + oldest.len() + 4);
+        }
     }
     serde_json::to_vec(&*state).expect("the state serialises")
 }

@@ -78,7 +78,9 @@ pub fn gemini(text: Option<&str>, file: &Path, root: &Path, env_trust: Option<&s
         };
         let Some(scope) = scope else { continue };
         if root.starts_with(&scope) {
-            let len = scope.as_os_str().len();
+            // Gemini ranks the rules by the length of the path as written
+            // (a TRUST_PARENT rule's, not its parent's).
+            let len = path.len();
             if best.is_none_or(|(l, _, _)| len > l) {
                 best = Some((len, path.as_str(), level));
             }
@@ -279,6 +281,9 @@ mod tests {
             r#"{"/work": "DO_NOT_TRUST", "/work/repo": "TRUST_FOLDER"}"#
         )));
         assert!(!trusted(&g(r#"{"/work/repository": "TRUST_FOLDER"}"#)));
+        assert!(trusted(&g(
+            r#"{"/work/repo/sub": "TRUST_PARENT", "/work/repo": "DO_NOT_TRUST"}"#
+        )));
         assert!(!trusted(&gemini(None, file, root, None)));
         assert!(trusted(&gemini(None, file, root, Some("true"))));
         assert!(matches!(g("{"), Trust::Unknown { .. }));

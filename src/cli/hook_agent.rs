@@ -128,6 +128,9 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
                 {
                     let mut at_spawn = p.clone();
                     at_spawn.agent_id = Some(state::spawn_key(id));
+                    // The subagent's type, not the caller's: the main agent
+                    // of `claude --agent X` names X on every payload.
+                    at_spawn.agent_type = p.spawn.as_ref().map(|s| s.agent_type.clone());
                     return subagent_start(harness, &at_spawn, &repo, clock, ui, true);
                 }
             }
@@ -216,6 +219,10 @@ fn subagent_start(
         (Harness::Gemini, None) => None,
         _ => agent_hook::context_answer(harness, Event::SubagentStart, block),
     };
+    // Gemini takes the block only in the call's input, which must be an object.
+    if harness == Harness::Gemini && p.tool_input.is_none() {
+        return Ok(None);
+    }
     if let Some(a) = known.agents.get(&agent_id) {
         warn_all(ui, &warnings);
         // A start whose block is in its task already adds nothing.
@@ -255,6 +262,10 @@ fn subagent_start(
                 Give(Option<String>),
             }
             let claimed = state::update(common, &session, now, &mut warnings, |s| {
+                // Named already (its launch came first): its task had its block.
+                if s.agents.contains_key(&agent_id) {
+                    return Claimed::Delivered;
+                }
                 match s.take_task(&agent_id, &agent_type) {
                     state::Take::Task(spawn) => {
                         let delivered = (spawn.id.as_deref())
@@ -442,6 +453,7 @@ fn subagent_stop(
             // the delegation its task carried.
             None => {
                 let shown = (p.transcript.as_deref())
+                    .filter(|_| harness == Harness::ClaudeCode)
                     .and_then(|t| agent_hook::delegation_in_transcript(Path::new(t)));
                 match shown {
                     Some(d) if s.adopt_delegation(&agent_id, &d) => s.agents[&agent_id].clone(),
@@ -485,6 +497,12 @@ fn subagent_stop(
         }
         if !report.audit.is_empty() {
             acks::write_audit(&store, &report.audit)?;
+        }
+        // Gemini CLI has no resumes: a later `invoke_agent` with the same
+        // agent and task is a new subagent, with a delegation of its own.
+        if harness == Harness::Gemini {
+            s.agents
+                .retain(|_, a| a.delegation.as_deref() != Some(delegation.as_str()));
         }
         // A violation the subagent admits counts whether or not it is asked on.
         if report.violations {
@@ -567,7 +585,10 @@ fn post_tool_use(
     // A call with no agent type is the session's main agent's, which the
     // briefing calls the coordinator; a subagent's maps through its type
     // (in `reflect_payload`, with the repository's `[agent_types]`).
-    let main_agent = head.as_ref().is_some_and(|h| h.agent_type.is_none());
+    // Gemini CLI names no agent on its subagents' calls either: their role
+    // is not known, and none is better than a wrong one.
+    let main_agent =
+        harness != Harness::Gemini && head.as_ref().is_some_and(|h| h.agent_type.is_none());
     let context = git_swarm::reflect::Context {
         task: None,
         phase: std::env::var("GIT_SWARM_PHASE")

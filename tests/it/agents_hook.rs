@@ -1821,3 +1821,54 @@ fn claude_code_foreground_subagents_ack_the_delegation_their_task_carried() {
         );
     }
 }
+
+/// Review findings, each reproduced: the main agent of `claude --agent X`
+/// names X on every payload, and the block of the subagent it spawns is
+/// still the subagent's; a spawn whose input is no object neither panics
+/// nor loses its block; a second `invoke_agent` with the same task is a new
+/// Gemini subagent with a delegation of its own.
+#[test]
+fn spawns_are_read_for_the_subagent_whatever_the_payload() {
+    let env = TestEnv::initialised();
+    let root = env.root.clone();
+    // The caller is a `Plan` agent; the spawn names no type (general-purpose).
+    let mut p = spawn_call(&root, "as-plan", "fix the parser", "general-purpose", "t1");
+    p["agent_type"] = json!("Plan");
+    p["tool_input"]
+        .as_object_mut()
+        .expect("input")
+        .remove("subagent_type");
+    let v = answer(&hook(&env, "claude-code", "pre-tool-use", &p));
+    let task = v["hookSpecificOutput"]["updatedInput"]["prompt"]
+        .as_str()
+        .expect("prompt");
+    assert!(task.contains("for the coder role"), "{task}");
+    assert!(task.contains("- id: no-private-keys"), "{task}");
+
+    for odd in [json!("a string"), json!([1, 2]), json!(5)] {
+        let mut p = spawn_call(&root, "odd", "x", "general-purpose", "t-odd");
+        p["tool_input"] = odd.clone();
+        let run = hook(&env, "claude-code", "pre-tool-use", &p);
+        run.success();
+        assert_eq!(run.stdout, "", "{odd}: {}", run.snapshot());
+        let mut g = captured_payload("gemini-0.61.0/pre-tool-use-invoke-agent.json", &root);
+        g["tool_input"] = odd.clone();
+        let run = hook(&env, "gemini", "subagent-start", &g);
+        run.success();
+        assert_eq!(run.stdout, "", "{odd}: {}", run.snapshot());
+    }
+
+    let before = captured_payload("gemini-0.61.0/pre-tool-use-invoke-agent.json", &root);
+    let after = captured_payload("gemini-0.61.0/post-tool-use-invoke-agent.json", &root);
+    let mut delegations = Vec::new();
+    for _ in 0..2 {
+        answer(&hook(&env, "gemini", "subagent-start", &before));
+        silent(&hook(&env, "gemini", "post-tool-use", &after));
+        let shown = of_kind(&env, "shown");
+        delegations.push(shown.last().expect("shown")["id"].clone());
+    }
+    assert_ne!(delegations[0], delegations[1], "a new delegation each call");
+    let acks = of_kind(&env, "ack");
+    assert_eq!(acks.len(), 2, "{acks:#?}");
+    assert_eq!(acks[1]["delegation"], delegations[1]);
+}
