@@ -207,6 +207,32 @@ fn entry(h: Harness, hook: &Hook, form: Form) -> CstInputValue {
 
 /// Whether one of git-swarm's handlers for `h` is not what install would
 /// write now (an older git-swarm's, or the other form of Claude Code's).
+fn update_in_place(o: &CstObject, h: Harness, form: Form) -> Vec<String> {
+    let mut updated = Vec::new();
+    let Some(hooks) = o.object_value("hooks") else {
+        return updated;
+    };
+    for hook in h.hooks() {
+        let new = handler(h, hook, form);
+        let want = to_value(&new);
+        let Some(array) = hooks.array_value(hook.key) else {
+            continue;
+        };
+        for e in array.elements() {
+            for (node, v) in handlers_of(&e) {
+                if our_event(&v).as_deref() == Some(hook.event)
+                    && v != want
+                    && let Some(obj) = node.as_object()
+                {
+                    obj.replace_with(new.clone());
+                    updated.push(format!("{} (updated)", hook.key));
+                }
+            }
+        }
+    }
+    updated
+}
+
 fn stale(o: &CstObject, h: Harness, form: Form) -> bool {
     let Some(hooks) = o.object_value("hooks") else {
         return false;
@@ -311,17 +337,12 @@ pub fn add_hooks(
     let created = text.is_none();
     let (root, o) = parse(h, rel, text.unwrap_or("{}\n"))?;
     check_hooks_shape(h, rel, &o)?;
-    // Handlers of an older git-swarm come out, and the current ones go in.
-    if stale(&o, h, form) {
-        let (fresh, _) = remove_hooks(h, rel, &root.to_string())?;
-        let (after, added) = add_hooks(h, rel, Some(&fresh), form)?;
-        let updated = added.into_iter().map(|k| format!("{k} (updated)"));
-        return Ok((after, updated.collect()));
-    }
+    // A handler of an older git-swarm is replaced where it stands: every
+    // other hook keeps its place, which is what Codex keys its trust on.
+    let mut added = update_in_place(&o, h, form);
     if created && h == Harness::Cursor {
         o.append("version", n(1));
     }
-    let mut added = Vec::new();
     for hook in h.hooks() {
         if present(&o, hook) {
             continue;

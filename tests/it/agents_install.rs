@@ -1284,3 +1284,39 @@ fn status_reads_gemini_s_trusted_folders() {
         "{text}"
     );
 }
+
+/// Codex keys a hook's trust on its place (`<event>:<group>:<handler>`):
+/// replacing an older git-swarm's entry must leave every other hook where
+/// it was, or Codex skips the user's own hook without a word.
+#[test]
+fn updating_git_swarm_s_entries_keeps_the_users_hooks_in_place() {
+    let env = TestEnv::initialised();
+    let original = r#"{
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "spawn_agent", "hooks": [{"type": "command", "command": "git-swarm hook agent codex pre-tool-use", "timeout": 10}]},
+      {"matcher": "shell", "hooks": [{"type": "command", "command": "./my-guard.sh", "timeout": 5}]}
+    ]
+  }
+}
+"#;
+    env.write(".codex/hooks.json", original);
+    let run = install(&env, &["codex"]);
+    run.success();
+    assert!(
+        run.stdout.contains("PreToolUse (updated)"),
+        "{}",
+        run.snapshot()
+    );
+    let v: Value = serde_json::from_str(&env.read(".codex/hooks.json")).expect("json");
+    let pre = v["hooks"]["PreToolUse"].as_array().expect("PreToolUse");
+    assert_eq!(pre.len(), 2, "{v:#}");
+    assert_eq!(
+        pre[0]["hooks"][0]["command"],
+        "git-swarm hook agent codex pre-tool-use || true"
+    );
+    assert_eq!(pre[1]["hooks"][0]["command"], "./my-guard.sh", "{v:#}");
+    // Uninstall gives back the bytes from before this install.
+    uninstall(&env, &["codex"]).success();
+    assert_eq!(env.read(".codex/hooks.json"), original);
+}
