@@ -585,10 +585,20 @@ fn post_tool_use(
     // A call with no agent type is the session's main agent's, which the
     // briefing calls the coordinator; a subagent's maps through its type
     // (in `reflect_payload`, with the repository's `[agent_types]`).
-    // Gemini CLI names no agent on its subagents' calls either: their role
-    // is not known, and none is better than a wrong one.
-    let main_agent =
-        harness != Harness::Gemini && head.as_ref().is_some_and(|h| h.agent_type.is_none());
+    // Gemini CLI names no agent on any call: a call made while none of the
+    // session's `invoke_agent` subagents runs is the main agent's; one made
+    // while one runs may be either, and no role is better than a wrong one.
+    let main_agent = match (harness, &head) {
+        (_, None) => false,
+        (Harness::Gemini, Some(h)) => match (&h.session_id, repo_for(h.cwd.as_deref())?) {
+            (Some(session), Some(repo)) => {
+                let (s, _) = state::read_session(&repo.common_dir, session);
+                !s.agents.keys().any(|k| k.starts_with("gemini-"))
+            }
+            _ => false,
+        },
+        (_, Some(h)) => h.agent_type.is_none(),
+    };
     let context = git_swarm::reflect::Context {
         task: None,
         phase: std::env::var("GIT_SWARM_PHASE")
