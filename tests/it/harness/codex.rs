@@ -1622,18 +1622,5 @@ fn payloads_as_codex_sends_them() {
         "mcp__git_swarm__status"
     );
 
-    if std::env::var_os("GIT_SWARM_CAPTURE_FIXTURES").is_some() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
-            "tests/fixtures/agents/captured/codex-{}",
-            super::pinned("@openai/codex")
-        ));
-        std::fs::create_dir_all(&dir).expect("fixture dir");
-        for (name, raw) in &named {
-            let path = dir.join(format!("{name}.json"));
-            if !path.exists() {
-                std::fs::write(&path, raw).expect("write fixture");
-            }
-        }
-        println!("captured {} payloads into {}", named.len(), dir.display());
-    }
+    super::capture_fixtures("codex", "@openai/codex", &named);
 }

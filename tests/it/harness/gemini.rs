@@ -763,20 +763,7 @@ fn payloads_as_gemini_sends_them() {
         "a subagent's call differs in shape"
     );
 
-    if std::env::var_os("GIT_SWARM_CAPTURE_FIXTURES").is_some() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
-            "tests/fixtures/agents/captured/gemini-{}",
-            super::pinned("@google/gemini-cli")
-        ));
-        std::fs::create_dir_all(&dir).expect("fixture dir");
-        for (name, raw) in &named {
-            let path = dir.join(format!("{name}.json"));
-            if !path.exists() {
-                std::fs::write(&path, raw).expect("write fixture");
-            }
-        }
-        println!("captured {} payloads into {}", named.len(), dir.display());
-    }
+    super::capture_fixtures("gemini", "@google/gemini-cli", &named);
 }
 
 // 2. The default subagent type. Gemini's `invoke_agent` needs an

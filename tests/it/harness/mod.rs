@@ -82,3 +82,24 @@ impl Outcome {
         )
     }
 }
+
+/// With `GIT_SWARM_CAPTURE_FIXTURES` set, writes each `(name, payload)` as
+/// the harness sent it into `tests/fixtures/agents/captured/<harness>-<the
+/// pinned version of package>/<name>.json`, keeping files already there.
+pub fn capture_fixtures(harness: &str, package: &str, named: &[(String, String)]) {
+    if std::env::var_os("GIT_SWARM_CAPTURE_FIXTURES").is_none() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "tests/fixtures/agents/captured/{harness}-{}",
+        pinned(package)
+    ));
+    std::fs::create_dir_all(&dir).expect("fixture dir");
+    for (name, raw) in named {
+        let path = dir.join(format!("{name}.json"));
+        if !path.exists() {
+            std::fs::write(&path, raw).expect("write fixture");
+        }
+    }
+    println!("captured {} payloads into {}", named.len(), dir.display());
+}
