@@ -68,6 +68,7 @@ pub mod problem;
 pub mod proposal;
 pub mod reflect;
 pub mod retrieve;
+pub mod reviewed;
 pub mod runner;
 pub mod safe_fs;
 pub mod schema;

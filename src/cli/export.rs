@@ -43,13 +43,35 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         TargetArg::ClaudeRules => Target::ClaudeRules,
         TargetArg::CursorRules => Target::CursorRules,
     };
-    let store = super::store(ui)?;
+    let (store, review) = super::store_and_review(ui)?;
     let loaded = super::load_index(&store, ui)?;
     let index = &loaded.index;
-    let entries: Vec<Entry<'_>> = index
+    // What is exported reaches agents: only reviewed directives, unless the
+    // user's git config lets the others through (marked, for `mark`).
+    let mut withheld = Vec::new();
+    let directives: Vec<std::borrow::Cow<'_, git_swarm::directive::Directive>> = index
         .directives
         .iter()
-        .filter_map(|e| e.directive.as_ref())
+        .filter_map(|e| Some((e.directive.as_ref()?, review.is_reviewed(e.blob.as_ref()))))
+        .filter_map(|(d, reviewed)| {
+            if !review.shows(reviewed) {
+                if d.status == git_swarm::directive::Status::Active {
+                    withheld.push(d.id.clone());
+                }
+                None
+            } else if !reviewed && review.policy == git_swarm::reviewed::Unreviewed::Mark {
+                Some(std::borrow::Cow::Owned(git_swarm::reviewed::marked(d)))
+            } else {
+                Some(std::borrow::Cow::Borrowed(d))
+            }
+        })
+        .collect();
+    withheld.sort();
+    if let Some(line) = git_swarm::directive_loop::inject::withheld_line(&withheld, &review) {
+        ui.note(&line);
+    }
+    let entries: Vec<Entry<'_>> = directives
+        .iter()
         .map(|d| Entry {
             directive: d,
             priority: index.fold.effective(d).0,

@@ -166,7 +166,8 @@ fn session_start(
         Vec::new(),
         None,
     );
-    let Prepared { sel, patterns, .. } = prepare(&store, req, false, ui)?;
+    let review = super::review(repo, ui);
+    let Prepared { sel, patterns, .. } = prepare(&store, req, false, &review, ui)?;
     let mut briefing = Briefing {
         patterns: patterns.render(),
         ..Briefing::default()
@@ -176,6 +177,10 @@ fn session_start(
     }
     let index = git_swarm::index::load(&store)?.index;
     briefing.highlights = super::status::highlights(&store, &index);
+    // Ids only: the text of what awaits review is what must not reach the agent.
+    if let Some(line) = git_swarm::directive_loop::inject::withheld_line(&sel.withheld, &review) {
+        briefing.highlights.insert(0, format!("- {line}"));
+    }
     let text = agent_hook::bound_briefing(&briefing);
     if text.is_empty() {
         return Ok(None);
@@ -322,7 +327,7 @@ fn subagent_start(
         patterns,
         event,
         ..
-    } = prepare(&store, req, false, ui)?;
+    } = prepare(&store, req, false, &super::review(repo, ui), ui)?;
     let mut block = String::new();
     let delegation = event.as_ref().map(|e| e.id.clone());
     if let (Some(e), Some(d)) = (&event, &delegation) {

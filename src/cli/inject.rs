@@ -49,7 +49,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         (None, Some(f)) => super::args::read_input(f, "task")?,
         (None, None) => String::new(),
     };
-    let store = super::store(ui)?;
+    let (store, review) = super::store_and_review(ui)?;
     let req = Request::new(
         &store.config,
         &args.role,
@@ -64,10 +64,11 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         sel,
         patterns,
         event,
-    } = prepare(&store, req, true, ui)?;
+    } = prepare(&store, req, true, &review, ui)?;
+    note_withheld(&sel, &review, ui);
     let Some(e) = event else {
         if args.format == Format::Json {
-            ui.json(&serde_json::json!({"delegation": null, "role": args.role, "directives": [], "patterns": patterns}))?;
+            ui.json(&serde_json::json!({"delegation": null, "role": args.role, "directives": [], "withheld": sel.withheld, "patterns": patterns}))?;
         } else {
             write!(ui.out, "{}", patterns.render())?;
         }
@@ -90,6 +91,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             "phase": args.phase,
             "directives": sel.shown,
             "left_out": sel.left_out,
+            "withheld": sel.withheld,
             "block": block,
             "patterns": patterns,
             "recorded": !args.dry_run,
@@ -126,6 +128,7 @@ pub fn prepare(
     store: &git_swarm::Store,
     req: Request,
     warn_role: bool,
+    review: &git_swarm::reviewed::Review,
     ui: &mut Ui,
 ) -> Result<Prepared, Error> {
     // The task is matched against the corpus while the index is checked.
@@ -146,6 +149,7 @@ pub fn prepare(
         &summary.fold,
         &req,
         Some(matches),
+        review,
         &mut |doc, id| load(store, &mut entries, doc, id),
     )?;
     git_swarm::trace::mark("directives ranked");
@@ -169,6 +173,14 @@ pub fn prepare(
         patterns,
         event,
     })
+}
+
+/// Says which directives in scope were withheld as not reviewed (ids only:
+/// their text is what must not reach anyone unreviewed).
+pub fn note_withheld(sel: &inject::Selection, review: &git_swarm::reviewed::Review, ui: &mut Ui) {
+    if let Some(line) = git_swarm::directive_loop::inject::withheld_line(&sel.withheld, review) {
+        ui.note(&line);
+    }
 }
 
 /// Warns of a role that nothing names (see [`inject::role_is_known`]).

@@ -205,7 +205,7 @@ enum Command {
     /// block do not count. An ack for a directive the delegation was not shown
     /// is not credited and is recorded as spoofed. Every critical directive
     /// shown without an ack becomes an `unacknowledged` violation, also written
-    /// to `.swarm/local/unacknowledged-criticals.jsonl`. Running it again on the
+    /// to `.git/swarm/local/unacknowledged-criticals.jsonl`. Running it again on the
     /// same message records nothing new.
     Ack(ack::Args),
     /// The reviewer's side of a phase: what to verify, then the verdicts.
@@ -288,7 +288,7 @@ enum Command {
     Retire(retire::Args),
     /// Edit a directive in your editor; saved only if it passes validation.
     ///
-    /// Opens a copy of `.swarm/directives/<ID>.toml` (in `.swarm/local/edit/`) in
+    /// Opens a copy of `.swarm/directives/<ID>.toml` (in `.git/swarm/local/edit/`) in
     /// the editor git would use (GIT_EDITOR, core.editor, VISUAL, EDITOR, else
     /// vi; run by `sh -c`, so it may carry arguments). When the editor exits,
     /// the copy is checked as `validate` checks a directive file; if it passes,
@@ -323,7 +323,7 @@ enum Command {
     /// stdout, within `swarm.curatorTimeout` seconds (default 120). A reply
     /// that still fails the gate is retried once with the missing fields
     /// named. Calls count against a daily quota (`swarm.curatorQuota`,
-    /// default 50) kept in `.swarm/local/`. A failure is recorded in the
+    /// default 50) kept in `.git/swarm/local/`. A failure is recorded in the
     /// quarantine file (`harden_reason`, `harden_attempts`); an entry for
     /// which the curator twice wrote an entry that still fails the gate is
     /// flagged `retire_candidate` and no longer sent (a curator that fails,
@@ -592,6 +592,27 @@ pub fn store(ui: &mut Ui) -> Result<Store, Error> {
     git_swarm::trace::mark("store opened");
     ui.problems(&store.config_problems);
     Ok(store)
+}
+
+/// The `.swarm/` of the repository around the current directory, with
+/// what its clone takes as reviewed (see [`git_swarm::reviewed`]): for the
+/// commands that show directives to agents.
+pub fn store_and_review(ui: &mut Ui) -> Result<(Store, git_swarm::reviewed::Review), Error> {
+    let repo = repo()?;
+    let store = Store::open(&repo, clock()?)?;
+    ui.problems(&store.config_problems);
+    let review = review(&repo, ui);
+    Ok((store, review))
+}
+
+/// What the clone of `repo` takes as reviewed, its settings' problems warned about.
+pub fn review(repo: &Repo, ui: &mut Ui) -> git_swarm::reviewed::Review {
+    let review = git_swarm::reviewed::Review::read(repo);
+    git_swarm::trace::mark("review read");
+    for (what, hint) in &review.problems {
+        ui.warning(what, Some(hint));
+    }
+    review
 }
 
 /// The event log, telling the user about its malformed lines.

@@ -44,6 +44,7 @@ struct Status {
     hooks: Vec<(String, String)>,
     index: String,
     handoffs: git_swarm::handoff::review::Attention,
+    review: git_swarm::reviewed::ReviewStatus,
 }
 
 const WEEK_MS: i64 = 7 * 24 * 60 * 60 * 1000;
@@ -60,6 +61,13 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     } = attention(&store, index);
     let handoffs = handoffs(&store, ui)?;
     let repo = super::repo()?;
+    let review = super::review(&repo, ui);
+    let active = index.directives.iter().filter_map(|e| {
+        let d = e.directive.as_ref()?;
+        (d.status == git_swarm::directive::Status::Active)
+            .then_some((d.id.as_str(), e.blob.as_ref()))
+    });
+    let review = git_swarm::reviewed::ReviewStatus::of(active, &review);
     let hooks = hooks::hooks_dir(&repo).and_then(|d| hooks::status(&d));
     let status = Status {
         recently_escalated,
@@ -97,6 +105,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             (n, _) => format!("{n} problem(s) in .swarm/ (`git swarm validate` lists them)"),
         },
         handoffs,
+        review,
     };
     if args.format == Format::Json {
         return ui.json_result(&status);
@@ -275,6 +284,20 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
         .iter()
         .map(|v| format!("{}  {} {}  {}", v.task, v.violation, v.what, v.ts));
     section(out, "Handoff violations (last 7 days):", violations)?;
+    let r = &s.review;
+    let heading = format!(
+        "Awaiting review (not on {}; {}):",
+        r.trusted_revision
+            .as_deref()
+            .unwrap_or("a trusted revision: none found, set `git config swarm.trustedRef REV`"),
+        match r.unreviewed {
+            git_swarm::reviewed::Unreviewed::Withhold => "withheld from agents",
+            git_swarm::reviewed::Unreviewed::Mark => "shown to agents marked unreviewed",
+            git_swarm::reviewed::Unreviewed::Allow =>
+                "shown to agents, as swarm.injectUnreviewed allows",
+        }
+    );
+    section(out, &heading, r.awaiting_review.iter().cloned())?;
     writeln!(out, "Spoofed acks: {}", s.spoofed_acks)?;
     writeln!(
         out,

@@ -21,6 +21,9 @@ pub struct DirectiveEntry {
     pub quarantine: Option<(String, Option<String>)>,
     /// Everything wrong with the file; empty for a healthy entry.
     pub problems: Vec<Problem>,
+    /// The file's git blob id, when it was read: what tells a reviewed
+    /// directive from one that is not (see [`crate::reviewed`]).
+    pub blob: Option<crate::reviewed::Blob>,
 }
 
 impl DirectiveEntry {
@@ -200,7 +203,16 @@ pub enum RebuildReason {
 
 /// The corpus [`crate::retrieve`] ranks: the parsed active directives, in file-name order.
 pub fn corpus_of(entries: &[DirectiveEntry]) -> crate::retrieve::Corpus {
-    crate::retrieve::Corpus::build(&active(entries))
+    let blobs: Vec<Option<crate::reviewed::Blob>> = entries
+        .iter()
+        .filter(|e| {
+            e.directive
+                .as_ref()
+                .is_some_and(|d| d.status == crate::directive::Status::Active)
+        })
+        .map(|e| e.blob)
+        .collect();
+    crate::retrieve::Corpus::build_with_blobs(&active(entries), &blobs)
 }
 
 /// The parsed, active directives of `entries`, in order: document `i` of [`corpus_of`].

@@ -107,6 +107,7 @@ pub fn entry_from_bytes(bytes: &[u8], rel: &str, name: &str, quarantine: bool) -
     }
     let mut entry = DirectiveEntry {
         file: name.to_owned(),
+        blob: crate::reviewed::blob_id(bytes),
         ..DirectiveEntry::default()
     };
     let text = match std::str::from_utf8(bytes) {

@@ -48,8 +48,10 @@ pub(super) const TRIGGER_TOKENS: usize = 18;
 pub(super) const SYNONYMS: usize = 19;
 /// The average document length: the bits of an `f64`, low word first.
 pub(super) const AVG_LEN: usize = 20;
+/// Each document's git blob id, five words (zeros: not known).
+pub(super) const BLOBS: usize = 21;
 /// How many arrays a block has.
-pub(super) const ARRAYS: usize = 21;
+pub(super) const ARRAYS: usize = 22;
 
 /// Words before the arrays: their count, their lengths, the text's length.
 const HEADER: usize = ARRAYS + 2;

@@ -15,6 +15,15 @@ use crate::directive::Directive;
 impl Corpus {
     /// `docs[i]` is document `i`.
     pub fn build(docs: &[&Directive]) -> Corpus {
+        Corpus::build_with_blobs(docs, &[])
+    }
+
+    /// [`Corpus::build`], with the git blob id of each document's file
+    /// (`blobs[i]` for document `i`; missing ones are not known).
+    pub fn build_with_blobs(
+        docs: &[&Directive],
+        blobs: &[Option<crate::reviewed::Blob>],
+    ) -> Corpus {
         let (words, mut text) = Text::of(docs);
         let tokens = text.sort_tokens(words);
         let (mut postings, lengths) = unigrams(&text, tokens.len());
@@ -67,6 +76,15 @@ impl Corpus {
                 .flat_map(|k| [(k >> 32) as u32, k as u32])
                 .collect(),
         );
+        let mut words = Vec::with_capacity(docs.len() * 5);
+        for doc in 0..docs.len() {
+            let blob = blobs.get(doc).copied().flatten().unwrap_or_default();
+            words.extend(
+                blob.chunks_exact(4)
+                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])),
+            );
+        }
+        b.array(block::BLOBS, words);
         Corpus {
             token: next_token(),
             block: b.finish(),

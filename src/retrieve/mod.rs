@@ -250,6 +250,16 @@ impl Corpus {
         priority_of(self.block.array(block::PRIORITY), doc)
     }
 
+    /// The git blob id of document `doc`'s file, when the corpus was built knowing it.
+    pub fn blob(&self, doc: usize) -> Option<crate::reviewed::Blob> {
+        let words = self.block.array(block::BLOBS).get(doc * 5..doc * 5 + 5)?;
+        let mut blob = [0u8; 20];
+        for (out, w) in blob.chunks_exact_mut(4).zip(words) {
+            out.copy_from_slice(&w.to_le_bytes());
+        }
+        (blob != [0; 20]).then_some(blob)
+    }
+
     /// Which documents are meant for `role` or `tools`: those with no agent
     /// and no tool scope, and those with the role among their
     /// `applies_to_agents` or one of the tools among their `applies_to_tools`.

@@ -32,7 +32,7 @@ fn repo() -> TestEnv {
 }
 
 /// Runs the hook in `dir` with `payload` on stdin, at the next tick.
-fn hook_in(env: &TestEnv, dir: &Path, harness: &str, event: &str, payload: &str) -> Run {
+pub(crate) fn hook_in(env: &TestEnv, dir: &Path, harness: &str, event: &str, payload: &str) -> Run {
     hook_env(env, dir, harness, event, payload, &[])
 }
 
@@ -77,7 +77,7 @@ fn hook(env: &TestEnv, harness: &str, event: &str, payload: &Value) -> Run {
 /// where the suite has one, else the one written from the harness's
 /// documents (Cursor, which has no command line to run), with `$CWD` made
 /// `dir`.
-fn fixture(harness: &str, event: &str, dir: &Path) -> String {
+pub(crate) fn fixture(harness: &str, event: &str, dir: &Path) -> String {
     let captured = match (harness, event) {
         ("claude-code", "session-start") => Some("claude-code-2.1.332/session-start.json"),
         ("claude-code", "pre-tool-use") => Some("claude-code-2.1.332/pre-tool-use-agent.json"),
@@ -226,8 +226,8 @@ fn each_harness_is_answered_in_its_own_format() {
             transcript.push_str(&format!("== {event}\n{}", run.snapshot()));
         }
         // Every non-success became an insight candidate.
-        let candidates =
-            std::fs::read_to_string(env.path(".swarm/local/candidates.jsonl")).unwrap_or_default();
+        let candidates = std::fs::read_to_string(env.path(".git/swarm/local/candidates.jsonl"))
+            .unwrap_or_default();
         assert_eq!(candidates.lines().count(), 1, "{harness}: {candidates}");
         insta::assert_snapshot!(format!("agents_hook_{harness}"), transcript);
     }
@@ -451,7 +451,7 @@ fn a_claude_code_session_runs_the_loop() {
         "Bash",
         json!({"tool_input": {"command": "cargo test"}, "error": "Exit code 101\ntest parse::flaky ... FAILED\ntest result: FAILED. 1 passed; 1 failed", "is_interrupt": false}),
     );
-    let candidates = env.read(".swarm/local/candidates.jsonl");
+    let candidates = env.read(".git/swarm/local/candidates.jsonl");
     let lines: Vec<Value> = candidates
         .lines()
         .map(|l| serde_json::from_str(l).expect("json"))
@@ -492,7 +492,7 @@ fn a_claude_code_session_runs_the_loop() {
     assert_eq!(unack[0]["directive"], "run-tests-first");
     assert_eq!(unack[0]["delegation"], delegation.as_str());
     assert!(
-        env.read(".swarm/local/unacknowledged-criticals.jsonl")
+        env.read(".git/swarm/local/unacknowledged-criticals.jsonl")
             .contains("run-tests-first")
     );
     // Asked once means once, even from a harness that says nothing of it.
@@ -1436,7 +1436,7 @@ fn cursor_failures_are_reflected_and_its_subagent_events_left_alone() {
         "post-tool-use",
         &fixture("cursor", "post-tool-use-failure", &env.root),
     ));
-    let candidates = env.read(".swarm/local/candidates.jsonl");
+    let candidates = env.read(".git/swarm/local/candidates.jsonl");
     assert_eq!(candidates.lines().count(), 1, "{candidates}");
     assert!(candidates.contains("Cannot find module"), "{candidates}");
     // Cursor's `session_id` beside `conversation_id`, and a `cwd` that is
@@ -1454,7 +1454,7 @@ fn cursor_failures_are_reflected_and_its_subagent_events_left_alone() {
         "post-tool-use",
         &p.to_string(),
     ));
-    let candidates = env.read(".swarm/local/candidates.jsonl");
+    let candidates = env.read(".git/swarm/local/candidates.jsonl");
     assert_eq!(candidates.lines().count(), 2, "{candidates}");
     for event in ["pre-tool-use", "subagent-start", "subagent-stop"] {
         let run = hook_in(
@@ -1511,7 +1511,7 @@ fn a_post_tool_use_run_twice_for_one_call_keeps_one_candidate() {
         &failed("toolu_b"),
     ));
     let ids: Vec<Value> = env
-        .read(".swarm/local/candidates.jsonl")
+        .read(".git/swarm/local/candidates.jsonl")
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).expect("json")["call_id"].clone())
         .collect();
@@ -1606,7 +1606,7 @@ fn the_harnesses_default_subagents_get_the_template_s_directives() {
         ),
     ));
     let candidate: Value = serde_json::from_str(
-        env.read(".swarm/local/candidates.jsonl")
+        env.read(".git/swarm/local/candidates.jsonl")
             .lines()
             .last()
             .expect("a candidate"),
@@ -1730,7 +1730,7 @@ fn a_gemini_subagent_gets_its_block_through_invoke_agent_and_acks_it() {
     assert_eq!(acks[0]["directive"], "no-private-keys");
     assert_eq!(acks[0]["status"], "applied");
     // The tool's own return is no failure to reflect on.
-    assert!(!env.root.join(".swarm/local/candidates.jsonl").exists());
+    assert!(!env.root.join(".git/swarm/local/candidates.jsonl").exists());
 }
 
 /// Claude Code: two foreground spawns of one type in one turn start

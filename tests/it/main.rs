@@ -48,6 +48,7 @@ mod proposal;
 mod reflect;
 mod remediation;
 mod repo_layouts;
+mod reviewed;
 mod runner;
 mod schema;
 mod serve;

@@ -137,7 +137,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 .filter(|p| !p.is_empty())
                 .collect();
             let req = Request::new(&store.config, role, Vec::new(), words, None, files, None);
-            Some(super::super::inject::prepare(&store, req, true, ui)?)
+            let review = super::super::review(&repo, ui);
+            let prepared = super::super::inject::prepare(&store, req, true, &review, ui)?;
+            super::super::inject::note_withheld(&prepared.sel, &review, ui);
+            Some(prepared)
         }
         None => None,
     };

@@ -71,6 +71,9 @@ impl TestEnv {
         std::fs::create_dir_all(&root).expect("create repo dir");
         let env = TestEnv { tmp, root };
         env.git(&["init", "-q", "-b", "main"]);
+        // The directives a test writes are shown to agents uncommitted: what
+        // reaches agents unreviewed is tested in `reviewed.rs`, which unsets it.
+        env.git(&["config", "swarm.injectUnreviewed", "allow"]);
         env
     }
 
