@@ -278,7 +278,14 @@ impl Store {
     }
 
     pub fn local_dir(&self) -> PathBuf {
-        self.swarm_dir.join("local")
+        self.git_dir.join("swarm").join("local")
+    }
+
+    /// Creates [`Store::local_dir`] (never through a link) and returns it.
+    pub fn create_local_dir(&self) -> Result<PathBuf> {
+        let local = self.local_dir();
+        crate::safe_fs::create_dir_all(&self.git_dir, &local)?;
+        Ok(local)
     }
 
     /// Path relative to the work tree root, `/`-separated, for messages.

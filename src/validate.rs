@@ -182,6 +182,9 @@ fn check_top_level(store: &Store, r: &mut Report) -> Result<()> {
         // A known folder that is a link is reported by the store.
         let known = crate::store::FOLDERS.contains(&name.as_str())
             || (!is_dir && KNOWN_FILES.contains(&name.as_str()));
+        if name == "local" && is_dir {
+            stale_local(store, r);
+        }
         if !known {
             r.problems.push(
                 Problem::warning(
@@ -194,6 +197,30 @@ fn check_top_level(store: &Store, r: &mut Report) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What lies in `.swarm/local/` but `torn/` (where torn lines are saved):
+/// nothing there is read any more, since per-clone state moved into the git
+/// dir, where no pull request can put it; a file there is left over, or planted.
+fn stale_local(store: &Store, r: &mut Report) {
+    let dir = store.swarm_dir.join("local");
+    let Ok(Some(entries)) = crate::safe_fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten().take(100) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == "torn" {
+            continue;
+        }
+        r.problems.push(
+            Problem::warning(
+                format!(".swarm/local/{name}"),
+                "stray_file",
+                format!("`local/{name}` is not read: per-clone state lives in the git dir (.git/swarm/local/), out of reach of a pull request"),
+            )
+            .with_hint("delete it; if it is tracked, `git rm` it: a tracked file here is either left over or planted"),
+        );
+    }
 }
 
 fn list(dir: &Path, folder: &str, r: &mut Report) -> Result<Vec<String>> {

@@ -23,7 +23,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     // Before anything is written: with no editor there is no edit to keep.
     let editor = editor(&repo)?;
     let dir = store.local_dir().join("edit");
-    git_swarm::safe_fs::create_dir_all(&store.swarm_dir, &dir)?;
+    git_swarm::safe_fs::create_dir_all(&store.git_dir, &dir)?;
     let copy = dir.join(format!("{}.toml", args.id));
     // The directive as the copy was made from it: a save over anything else
     // would undo a change made meanwhile (a pull, another edit).
@@ -122,7 +122,7 @@ fn discard(copy: &Path, base: &Path) {
     let _ = std::fs::remove_file(base);
 }
 
-/// Reads a file of `.swarm/local/edit/` as UTF-8 text, never through a link.
+/// Reads a file of `.git/swarm/local/edit/` as UTF-8 text, never through a link.
 fn read_text(path: &Path, rel: &str) -> Result<String, Error> {
     let bytes = git_swarm::safe_fs::read(path, git_swarm::directive::limits::FILE_MAX)
         .map_err(|e| Error::io(path, e))?;
@@ -156,7 +156,7 @@ fn editor(repo: &Repo) -> Result<String, Error> {
     }
 }
 
-/// Writes `path` in `.swarm/local/edit/` (checked to be a folder of its
+/// Writes `path` in `.git/swarm/local/edit/` (checked to be a folder of its
 /// own) afresh: whatever stands there is replaced, never followed.
 fn write_new(path: &Path, text: &str) -> Result<(), Error> {
     if std::fs::symlink_metadata(path).is_ok() {

@@ -13,7 +13,7 @@ pub enum Command {
     /// Start a phase: tool calls are reflected in it from now on.
     ///
     /// Records a `phase_started` event and remembers the phase in
-    /// `.swarm/local/phase` (this clone only), where `git swarm reflect micro`
+    /// `.git/swarm/local/phase` (this clone only), where `git swarm reflect micro`
     /// reads it when neither `--phase` nor GIT_SWARM_PHASE names one: a
     /// harness's hook runs a fixed command line and cannot pass it.
     Start(StartArgs),

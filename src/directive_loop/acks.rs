@@ -273,8 +273,7 @@ pub fn cap_reason(text: &mut String, place: &str, what: &str, id: &str) -> Optio
 /// Appends lines to the local audit log of unacknowledged criticals.
 pub fn write_audit(store: &Store, lines: &[String]) -> Result<()> {
     use std::io::Write as _;
-    let dir = store.local_dir();
-    crate::safe_fs::create_dir_all(&store.swarm_dir, &dir)?;
+    let dir = store.create_local_dir()?;
     let path = dir.join("unacknowledged-criticals.jsonl");
     let mut f = crate::safe_fs::open(&path, std::fs::OpenOptions::new().create(true).append(true))
         .map_err(|e| Error::io(&path, e))?;

@@ -202,8 +202,7 @@ pub fn task_problem(id: &str) -> Option<&'static str> {
 /// cannot both take the same paths. Waits for a create that holds it; held
 /// until the returned file is dropped.
 pub fn lock(store: &Store) -> Result<std::fs::File> {
-    let local = store.local_dir();
-    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
+    let local = store.create_local_dir()?;
     crate::event::open_locked(
         &local.join("handoff-create.lock"),
         std::time::Duration::from_secs(10),

@@ -1,5 +1,5 @@
 //! The curator's daily quota: one line per call in
-//! `.swarm/local/curator-calls.jsonl`, written before the call, so that a
+//! `.git/swarm/local/curator-calls.jsonl`, written before the call, so that a
 //! call cut short still counts. A day is a UTC day.
 //!
 //! The file is this clone's alone (under `local/`, never tracked), read and
@@ -132,7 +132,7 @@ impl Ledger {
         };
         let mut line = serde_json::to_vec(&call).expect("a call serialises");
         line.push(b'\n');
-        crate::safe_fs::create_dir_all(&store.swarm_dir, &store.local_dir())?;
+        store.create_local_dir()?;
         let io = |e| Error::io(&self.path, e);
         let mut file = crate::safe_fs::open(
             &self.path,

@@ -253,8 +253,7 @@ fn quarantine_files(store: &Store) -> Result<Vec<String>> {
 /// the kernel's, released when its holder ends, so there is never a stale
 /// one to wait out or remove.
 fn lock(store: &Store) -> Result<std::fs::File> {
-    let local = store.local_dir();
-    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
+    let local = store.create_local_dir()?;
     let path = local.join(LOCK);
     let io = |e| Error::io(&path, e);
     let mut file = crate::safe_fs::open(

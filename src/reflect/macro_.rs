@@ -35,7 +35,7 @@ const TITLE_PHASES: usize = 4;
 pub const EVIDENCE_IDS: usize = 50;
 /// See [`EVIDENCE_IDS`].
 pub const EVIDENCE_LINES: usize = 20;
-/// The lock a run holds, under `.swarm/local/`: two runs at once would
+/// The lock a run holds, under `.git/swarm/local/`: two runs at once would
 /// each find a motif new and record its proposal twice.
 const LOCK: &str = "reflect-macro.lock";
 /// How long a run waits for another to finish.
@@ -46,8 +46,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// log, and keep it until the candidates are consumed: what another run
 /// proposed meanwhile is then in the log read.
 pub fn lock(store: &Store) -> Result<std::fs::File> {
-    let local = store.local_dir();
-    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
+    let local = store.create_local_dir()?;
     crate::event::open_locked(&local.join(LOCK), LOCK_WAIT)
 }
 

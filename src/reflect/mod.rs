@@ -1,6 +1,6 @@
 //! Reflection: the loop finding lessons by itself. `micro` reads one
 //! finished tool call and keeps a non-success as an insight candidate in
-//! `.swarm/local/candidates.jsonl` (per clone, never tracked), for meso
+//! `.git/swarm/local/candidates.jsonl` (per clone, never tracked), for meso
 //! reflection to fold at the phase's end.
 
 pub mod classify;
@@ -22,9 +22,9 @@ use crate::error::{Error, Result};
 use crate::problem::Problem;
 use crate::store::Store;
 
-/// The candidates file, under `.swarm/local/`.
+/// The candidates file, under `.git/swarm/local/`.
 pub const CANDIDATES: &str = "candidates.jsonl";
-/// The phase `phase start` last opened in this clone, under `.swarm/local/`.
+/// The phase `phase start` last opened in this clone, under `.git/swarm/local/`.
 pub const PHASE_FILE: &str = "phase";
 /// Largest candidates file appended to: meso reflection consumes it, and a
 /// file this large means it has not run for a long while.
@@ -176,8 +176,7 @@ fn holds_call(path: &std::path::Path, candidate: &Candidate) -> Result<bool> {
 /// Takes the candidates' lock; returns the candidates file's path and the
 /// locked file, which holds the lock until dropped.
 fn lock_candidates(store: &Store) -> Result<(PathBuf, std::fs::File)> {
-    let local = store.local_dir();
-    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
+    let local = store.create_local_dir()?;
     let lock = crate::event::open_locked(&local.join(LOCK), Duration::from_secs(5))?;
     Ok((local.join(CANDIDATES), lock))
 }
@@ -248,8 +247,7 @@ pub fn current_phase(store: &Store) -> Option<String> {
 
 /// Remembers `phase` as the one open in this clone.
 pub fn open_phase(store: &Store, phase: &str) -> Result<PathBuf> {
-    let local = store.local_dir();
-    crate::safe_fs::create_dir_all(&store.swarm_dir, &local)?;
+    let local = store.create_local_dir()?;
     let path = local.join(PHASE_FILE);
     crate::safe_fs::replace(&path, format!("{phase}\n").as_bytes())?;
     Ok(path)

@@ -303,8 +303,9 @@ fn ack_credits_shown_ids_counts_spoofs_and_records_unacknowledged_criticals() {
     let un = of_kind(&env, "unacknowledged");
     assert_eq!(un.len(), 2);
     assert_eq!(un[0]["delegation"], delegation.as_str());
-    let audit = std::fs::read_to_string(env.path(".swarm/local/unacknowledged-criticals.jsonl"))
-        .expect("audit log");
+    let audit =
+        std::fs::read_to_string(env.path(".git/swarm/local/unacknowledged-criticals.jsonl"))
+            .expect("audit log");
     assert_eq!(audit.lines().count(), 2);
 
     // The same message again records nothing new.

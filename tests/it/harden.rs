@@ -242,7 +242,7 @@ fn without_a_curator_nothing_but_hand_fixed_entries_changes() {
     assert_eq!(report["curator"], Value::Null);
     assert_eq!(entry(&report, "second-entry")["outcome"], "skipped");
     assert_eq!(tracked_files(&env), before);
-    assert!(!env.exists(".swarm/local/curator-calls.jsonl"));
+    assert!(!env.exists(".git/swarm/local/curator-calls.jsonl"));
 
     let empty = common::repo_without_directives();
     let run = empty.swarm(&["harden"]);
@@ -578,7 +578,7 @@ fn the_daily_quota_is_kept_and_a_damaged_ledger_never_raises_it() {
     );
 
     // The next day, a damaged ledger line counts as a call of that day.
-    let ledger = env.path(".swarm/local/curator-calls.jsonl");
+    let ledger = env.path(".git/swarm/local/curator-calls.jsonl");
     std::fs::write(
         &ledger,
         "{\"ts\":\"2026-11-22T10:00:00Z\",\"entry\":\"one\"}\nnot a call\n",
@@ -589,7 +589,7 @@ fn the_daily_quota_is_kept_and_a_damaged_ledger_never_raises_it() {
     run.success();
     assert!(
         run.stderr
-            .contains(".swarm/local/curator-calls.jsonl:2: error: not a curator call"),
+            .contains(".git/swarm/local/curator-calls.jsonl:2: error: not a curator call"),
         "{}",
         run.snapshot()
     );
@@ -715,7 +715,7 @@ fn a_curator_from_the_repository_or_a_relative_path_never_runs() {
         assert!(!marker.exists(), "{value} ran");
         assert_eq!(tracked_files(&env), before);
         // A program that never ran is no call against the quota.
-        assert!(!env.exists(".swarm/local/curator-calls.jsonl"));
+        assert!(!env.exists(".git/swarm/local/curator-calls.jsonl"));
     }
     // Unbalanced quotes are a usage error that names the key.
     env.git(&["config", "swarm.curator", "curate 'oops"]);

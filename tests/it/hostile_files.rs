@@ -564,9 +564,9 @@ fn a_staged_link_is_not_taken_for_the_file_with_the_same_blob() {
 }
 
 /// `.swarm/local` is ignored by git only as a folder: a link of that name
-/// can be committed. Nothing is written through it — neither `ack`'s audit
-/// of unacknowledged criticals (refused, exit 2) nor a torn line set aside
-/// by an append (left in the log as one malformed line instead).
+/// can be committed. Nothing is written through it — `ack`'s audit of
+/// unacknowledged criticals goes to the git dir, and a torn line set aside
+/// by an append is left in the log as one malformed line instead.
 #[test]
 fn nothing_is_written_through_a_linked_local_folder() {
     let env = TestEnv::initialised();
@@ -584,13 +584,13 @@ fn nothing_is_written_through_a_linked_local_folder() {
     let delegation = shown["id"].as_str().expect("delegation id").to_owned();
     env.write("final.txt", "Done: the change is in.\n");
     let run = swarm(&env, &["ack", "--delegation", &delegation, "final.txt"]);
-    run.code(2);
+    run.success();
     assert!(
-        run.stderr
-            .contains("error: $TMP/repo/.swarm/local is a symbolic link, not a folder of its own"),
+        env.exists(".git/swarm/local/unacknowledged-criticals.jsonl"),
         "{}",
         run.snapshot()
     );
+    assert_eq!(snapshot_of(&outside), Vec::new(), "{}", run.snapshot());
 
     env.write(
         ".swarm/events/2026-11.jsonl",
@@ -598,19 +598,8 @@ fn nothing_is_written_through_a_linked_local_folder() {
     );
     let run = swarm(&env, &["record", "--custom", "note"]);
     run.success();
-    // `edit` keeps its copy in `.swarm/local/edit/`: not through the link.
-    let run = edit_with_sed(&env, &["edit", "no-private-keys"]);
-    run.code(2);
-    assert!(
-        run.stderr
-            .contains("error: $TMP/repo/.swarm/local is a symbolic link, not a folder of its own"),
-        "{}",
-        run.snapshot()
-    );
-    assert!(
-        env.read(".swarm/directives/no-private-keys.toml")
-            .contains("critical")
-    );
+    // `edit` keeps its copy in the git dir: not through the link.
+    edit_with_sed(&env, &["edit", "no-private-keys"]).success();
     assert_eq!(
         snapshot_of(&outside),
         Vec::new(),
@@ -740,10 +729,9 @@ fn a_regular_file_in_place_of_a_folder_is_named_as_one() {
     let delegation = shown["id"].as_str().expect("delegation id").to_owned();
     env.write("final.txt", "Done: the change is in.\n");
     let run = swarm(&env, &["ack", "--delegation", &delegation, "final.txt"]);
-    run.code(2);
+    run.success();
     assert!(
-        run.stderr
-            .contains("error: $TMP/repo/.swarm/local is a regular file, not a folder of its own"),
+        env.exists(".git/swarm/local/unacknowledged-criticals.jsonl"),
         "{}",
         run.snapshot()
     );
@@ -787,7 +775,7 @@ fn an_edit_over_the_size_limit_is_refused_and_kept() {
     assert!(
         run.stderr.contains(
             "edit/no-private-keys.toml: file is over the 65536-byte limit: .swarm/directives/no-private-keys.toml is unchanged"
-        ) && run.stderr.contains("hint: the edit is kept in .swarm/local/edit/no-private-keys.toml"),
+        ) && run.stderr.contains("hint: the edit is kept in .git/swarm/local/edit/no-private-keys.toml"),
         "{}",
         run.snapshot()
     );

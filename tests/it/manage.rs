@@ -146,7 +146,7 @@ fn edit_saves_a_valid_change_and_refuses_an_invalid_one() {
         env.read(REL),
         HAND_WRITTEN.replace("\"high\"", "\"critical\"")
     );
-    assert!(!env.exists(".swarm/local/edit/no-hardcoded-token.toml"));
+    assert!(!env.exists(".git/swarm/local/edit/no-hardcoded-token.toml"));
 
     // GIT_EDITOR comes first, as in git.
     let run = env.swarm_with(
@@ -166,7 +166,7 @@ fn edit_saves_a_valid_change_and_refuses_an_invalid_one() {
     run.code(2);
     assert!(
         run.stderr
-            .contains(".swarm/local/edit/no-hardcoded-token.toml:4:12"),
+            .contains(".git/swarm/local/edit/no-hardcoded-token.toml:4:12"),
         "{}",
         run.snapshot()
     );
@@ -178,7 +178,7 @@ fn edit_saves_a_valid_change_and_refuses_an_invalid_one() {
     );
     assert_eq!(env.read(REL), before);
     assert!(
-        env.read(".swarm/local/edit/no-hardcoded-token.toml")
+        env.read(".git/swarm/local/edit/no-hardcoded-token.toml")
             .contains("urgent")
     );
 
@@ -191,7 +191,7 @@ fn edit_saves_a_valid_change_and_refuses_an_invalid_one() {
         run.snapshot()
     );
     assert!(env.read(REL).contains("priority = \"low\""));
-    assert!(!env.exists(".swarm/local/edit/no-hardcoded-token.toml"));
+    assert!(!env.exists(".git/swarm/local/edit/no-hardcoded-token.toml"));
 
     // Removing what makes it actionable, or changing the id, is refused too.
     for script in [
@@ -201,7 +201,7 @@ fn edit_saves_a_valid_change_and_refuses_an_invalid_one() {
         let before = env.read(REL);
         edit(&env, script).code(2);
         assert_eq!(env.read(REL), before, "{script}");
-        std::fs::remove_file(env.path(".swarm/local/edit/no-hardcoded-token.toml"))
+        std::fs::remove_file(env.path(".git/swarm/local/edit/no-hardcoded-token.toml"))
             .expect("kept copy");
     }
 
@@ -400,7 +400,7 @@ fn edit_refuses_to_save_over_a_change_made_meanwhile() {
     let meanwhile = env.read(REL);
     assert!(meanwhile.contains("SERVICE_TOKEN") && meanwhile.contains("\"high\""));
     assert!(
-        env.read(".swarm/local/edit/no-hardcoded-token.toml")
+        env.read(".git/swarm/local/edit/no-hardcoded-token.toml")
             .contains("\"critical\"")
     );
     // Reopened, having been told: saved over the new version.
@@ -420,7 +420,7 @@ fn edit_refuses_to_save_over_a_change_made_meanwhile() {
     assert_eq!(env.read(REL), HAND_WRITTEN);
     edit(&env, "true").success();
     assert!(env.read(REL).contains("priority = \"low\""));
-    assert!(!env.exists(".swarm/local/edit/no-hardcoded-token.toml"));
+    assert!(!env.exists(".git/swarm/local/edit/no-hardcoded-token.toml"));
 }
 
 /// Emptying the file abandons the edit, as an empty message aborts a
@@ -439,7 +439,7 @@ fn edit_abandoned_or_without_an_editor_leaves_nothing_behind() {
         run.snapshot()
     );
     assert_eq!(env.read(REL), HAND_WRITTEN);
-    assert!(!env.exists(".swarm/local/edit/no-hardcoded-token.toml"));
+    assert!(!env.exists(".git/swarm/local/edit/no-hardcoded-token.toml"));
     // So does removing it (bad input, not an internal error).
     let run = edit(&env, "rm");
     run.code(2);
@@ -459,7 +459,7 @@ fn edit_abandoned_or_without_an_editor_leaves_nothing_behind() {
         run.snapshot()
     );
     assert!(
-        !env.exists(".swarm/local/edit/no-hardcoded-token.toml"),
+        !env.exists(".git/swarm/local/edit/no-hardcoded-token.toml"),
         "{}",
         run.snapshot()
     );
@@ -480,7 +480,7 @@ fn edit_abandoned_or_without_an_editor_leaves_nothing_behind() {
 }
 
 /// `edit` and `retire` neither read nor write through a linked
-/// `.swarm/directives` or `.swarm/local`: a pull request controls both.
+/// `.swarm/directives` (a pull request controls it) or `.git/swarm/local`.
 #[test]
 fn edit_and_retire_do_not_go_through_a_linked_folder() {
     use std::os::unix::fs::symlink;
@@ -517,12 +517,13 @@ fn edit_and_retire_do_not_go_through_a_linked_folder() {
 
     let local = env.tmp.path().join("outside-local");
     std::fs::create_dir(&local).expect("mkdir");
-    symlink(&local, env.path(".swarm/local")).expect("symlink");
+    std::fs::create_dir_all(env.path(".git/swarm")).expect("mkdir");
+    symlink(&local, env.path(".git/swarm/local")).expect("symlink");
     let run = edit(&env, "sed -i -e s/high/low/");
     run.code(2);
     assert!(
         run.stderr
-            .contains("error: $TMP/repo/.swarm/local is a symbolic link"),
+            .contains("error: $TMP/repo/.git/swarm/local is a symbolic link"),
         "{}",
         run.snapshot()
     );

@@ -75,10 +75,12 @@ fn proposal_files(env: &TestEnv) -> Vec<String> {
 }
 
 fn candidates(env: &TestEnv) -> usize {
-    if !env.exists(".swarm/local/candidates.jsonl") {
+    if !env.exists(".git/swarm/local/candidates.jsonl") {
         return 0;
     }
-    env.read(".swarm/local/candidates.jsonl").lines().count()
+    env.read(".git/swarm/local/candidates.jsonl")
+        .lines()
+        .count()
 }
 
 fn show(env: &TestEnv, slug: &str) -> Value {
@@ -625,8 +627,8 @@ fn a_run_stopped_before_consuming_is_finished_by_the_next() {
     plain_failure(&env, "p2", "s2", "cargo test -p app");
     // The candidates' lock cannot be taken: the run writes its proposal and
     // records it, then stops before it consumes the candidates.
-    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm lock");
-    common::mkfifo(&env.path(".swarm/local/candidates.lock"));
+    std::fs::remove_file(env.path(".git/swarm/local/candidates.lock")).expect("rm lock");
+    common::mkfifo(&env.path(".git/swarm/local/candidates.lock"));
     let run = swarm(&env, &["reflect", "macro"]);
     assert_ne!(run.code, 0, "{}", run.snapshot());
     assert!(run.stderr.contains("candidates.lock"), "{}", run.stderr);
@@ -634,7 +636,7 @@ fn a_run_stopped_before_consuming_is_finished_by_the_next() {
     assert_eq!(candidates(&env), 2, "nothing lost");
     assert_eq!(of_kind(&env, "proposed").len(), 1);
 
-    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm fifo");
+    std::fs::remove_file(env.path(".git/swarm/local/candidates.lock")).expect("rm fifo");
     let run = swarm(&env, &["reflect", "macro"]);
     run.success();
     assert!(
@@ -656,7 +658,7 @@ fn a_motif_of_a_thousand_calls_makes_a_proposal_that_reads_back() {
     plain_failure(&env, "p2", "s2", "cargo test -p big");
     // 1,200 more failing calls of the same motif, across the two phases,
     // each with a long task name.
-    let file = ".swarm/local/candidates.jsonl";
+    let file = ".git/swarm/local/candidates.jsonl";
     let template: Value =
         serde_json::from_str(env.read(file).lines().next().expect("a candidate")).expect("json");
     let mut lines = env.read(file);
@@ -672,12 +674,12 @@ fn a_motif_of_a_thousand_calls_makes_a_proposal_that_reads_back() {
 
     // The first run stops before it consumes the candidates (their lock
     // cannot be taken); the next consumes them all, not only those listed.
-    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm lock");
-    common::mkfifo(&env.path(".swarm/local/candidates.lock"));
+    std::fs::remove_file(env.path(".git/swarm/local/candidates.lock")).expect("rm lock");
+    common::mkfifo(&env.path(".git/swarm/local/candidates.lock"));
     let run = swarm(&env, &["reflect", "macro"]);
     assert_ne!(run.code, 0, "{}", run.snapshot());
     assert_eq!(candidates(&env), 1202);
-    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm fifo");
+    std::fs::remove_file(env.path(".git/swarm/local/candidates.lock")).expect("rm fifo");
     let run = swarm(&env, &["reflect", "macro"]);
     run.success();
     assert!(!run.stderr.contains("error"), "{}", run.snapshot());

@@ -18,10 +18,10 @@ fn micro(env: &TestEnv, args: &[&str], env_vars: &[(&str, &str)], payload: &str)
 }
 
 fn candidates(env: &TestEnv) -> Vec<Value> {
-    if !env.exists(".swarm/local/candidates.jsonl") {
+    if !env.exists(".git/swarm/local/candidates.jsonl") {
         return Vec::new();
     }
-    env.read(".swarm/local/candidates.jsonl")
+    env.read(".git/swarm/local/candidates.jsonl")
         .lines()
         .map(|l| serde_json::from_str(l).expect("a candidate is JSON"))
         .collect()
@@ -253,8 +253,9 @@ fn a_linked_candidates_file_is_not_written_through() {
     let env = TestEnv::initialised();
     let target = env.tmp.path().join("outside.txt");
     std::fs::write(&target, "").expect("write");
-    std::fs::create_dir_all(env.path(".swarm/local")).expect("mkdir");
-    std::os::unix::fs::symlink(&target, env.path(".swarm/local/candidates.jsonl")).expect("link");
+    std::fs::create_dir_all(env.path(".git/swarm/local")).expect("mkdir");
+    std::os::unix::fs::symlink(&target, env.path(".git/swarm/local/candidates.jsonl"))
+        .expect("link");
     let run = micro(
         &env,
         &[],
@@ -461,8 +462,8 @@ fn a_run_stopped_before_consuming_is_finished_by_the_next_without_a_duplicate() 
     }
     // The candidates' lock cannot be taken: the run writes its lesson and
     // records it, then stops before it consumes the candidates.
-    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm lock");
-    common::mkfifo(&env.path(".swarm/local/candidates.lock"));
+    std::fs::remove_file(env.path(".git/swarm/local/candidates.lock")).expect("rm lock");
+    common::mkfifo(&env.path(".git/swarm/local/candidates.lock"));
     let run = env.swarm(&["reflect", "meso", "--phase", "p1"]);
     assert_ne!(run.code, 0, "{}", run.snapshot());
     assert!(run.stderr.contains("candidates.lock"), "{}", run.stderr);
@@ -472,7 +473,7 @@ fn a_run_stopped_before_consuming_is_finished_by_the_next_without_a_duplicate() 
     assert_eq!(written.len(), 1);
     assert_eq!(candidates(&env).len(), 2, "nothing lost");
 
-    std::fs::remove_file(env.path(".swarm/local/candidates.lock")).expect("rm fifo");
+    std::fs::remove_file(env.path(".git/swarm/local/candidates.lock")).expect("rm fifo");
     let report = meso(&env, "p1");
     assert_eq!(report["groups"][0]["outcome"], "existing", "{report:#}");
     let written: Vec<_> = std::fs::read_dir(env.path(".swarm/directives"))
@@ -495,7 +496,7 @@ fn a_malformed_candidate_line_is_reported_with_its_line_and_kept() {
         )
         .success();
     }
-    let path = env.path(".swarm/local/candidates.jsonl");
+    let path = env.path(".git/swarm/local/candidates.jsonl");
     let mut text = std::fs::read_to_string(&path).expect("candidates");
     text.insert_str(0, "not a candidate\n");
     std::fs::write(&path, text).expect("write");
@@ -503,7 +504,7 @@ fn a_malformed_candidate_line_is_reported_with_its_line_and_kept() {
     run.success();
     assert!(
         run.stderr
-            .starts_with(".swarm/local/candidates.jsonl:1: error: not a candidate"),
+            .starts_with(".git/swarm/local/candidates.jsonl:1: error: not a candidate"),
         "{}",
         run.stderr
     );
@@ -514,7 +515,7 @@ fn a_malformed_candidate_line_is_reported_with_its_line_and_kept() {
     );
     // The two used candidates are consumed; the bad line stays for a person to see.
     assert_eq!(
-        env.read(".swarm/local/candidates.jsonl"),
+        env.read(".git/swarm/local/candidates.jsonl"),
         "not a candidate\n"
     );
 }

@@ -18,7 +18,7 @@ pub enum Command {
     /// (success, partial, failure, blocked, skipped, inapplicable) and
     /// sub-kind (test, lint, typecheck, build, revert, command, write).
     /// Anything but a success or an inapplicable call is kept as an insight
-    /// candidate in `.swarm/local/candidates.jsonl` (never tracked), with the
+    /// candidate in `.git/swarm/local/candidates.jsonl` (never tracked), with the
     /// tool, command, role, task, phase and a signature, for `reflect meso`.
     ///
     /// It runs after every tool call, so it never gets in the agent's way:

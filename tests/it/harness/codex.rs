@@ -1142,10 +1142,10 @@ fn assert_untouched(result: &str, run: &Outcome) {
     }
 }
 
-/// The lines of `.swarm/local/candidates.jsonl`.
+/// The lines of `.git/swarm/local/candidates.jsonl`.
 fn candidates(env: &TestEnv) -> Vec<Value> {
     let text =
-        std::fs::read_to_string(env.path(".swarm/local/candidates.jsonl")).unwrap_or_default();
+        std::fs::read_to_string(env.path(".git/swarm/local/candidates.jsonl")).unwrap_or_default();
     (text.lines())
         .map(|l| serde_json::from_str(l).expect("candidate JSON"))
         .collect()

@@ -314,9 +314,9 @@ impl Opencode {
             .collect()
     }
 
-    /// The insight candidates under `.swarm/local/`.
+    /// The insight candidates under `.git/swarm/local/`.
     fn candidates(&self) -> Vec<Value> {
-        let text = std::fs::read_to_string(self.env.path(".swarm/local/candidates.jsonl"))
+        let text = std::fs::read_to_string(self.env.path(".git/swarm/local/candidates.jsonl"))
             .unwrap_or_default();
         (text.lines())
             .filter(|l| !l.trim().is_empty())
