@@ -795,6 +795,7 @@ fn an_unreviewed_directive_reaches_no_agent_in_the_real_harness() {
         "the reviewed directives still reach the subagent:\n{seen}"
     );
     // Merged into main, it is reviewed: the next session is briefed with it.
+    rig.commit("the session's events");
     rig.env.git(&["checkout", "-q", "main"]);
     rig.env.git(&["merge", "-q", "--ff-only", "pr-17"]);
     rig.run("MAIN-BRIEF after the merge", &[], Swarm::Real)
