@@ -116,7 +116,7 @@ impl Review {
             return review;
         };
         review.revision = Some(name);
-        match directive_blobs(&gix, commit) {
+        match cached_blobs(repo, &gix, commit) {
             Ok(blobs) => review.reviewed = blobs,
             Err(why) => review.problems.push((
                 format!(
@@ -230,6 +230,48 @@ fn default_revision(repo: &gix::Repository) -> Option<(String, gix::ObjectId)> {
         }
     }
     None
+}
+
+/// Largest cache of reviewed blob ids read: 100,000 directives.
+const CACHE_MAX: u64 = 20 * 100_001;
+
+/// [`directive_blobs`] of `commit`, kept in `swarm/reviewed` of the common
+/// git dir under the commit's id: reading the trusted revision's trees on
+/// every hook cost more than the rest of a briefing's setup. A cache no
+/// commit can write (it is in the git dir), checked against the commit id.
+fn cached_blobs(
+    repo: &Repo,
+    gix: &gix::Repository,
+    commit: gix::ObjectId,
+) -> Result<HashSet<Blob>, String> {
+    let path = repo.common_dir.join("swarm").join("reviewed");
+    if let Ok(bytes) = crate::safe_fs::read(&path, CACHE_MAX)
+        && bytes.len() % 20 == 0
+        && bytes.get(..20) == Some(commit.as_bytes())
+    {
+        return Ok(bytes[20..]
+            .chunks_exact(20)
+            .map(|c| c.try_into().expect("chunks of 20 bytes"))
+            .collect());
+    }
+    let blobs = directive_blobs(gix, commit)?;
+    let mut sorted: Vec<&Blob> = blobs.iter().collect();
+    sorted.sort();
+    let mut bytes = commit.as_bytes().to_vec();
+    sorted.iter().for_each(|b| bytes.extend_from_slice(&b[..]));
+    // Only a cache: a read-only git dir must not stop anything.
+    let _ = write_atomically(&path, &bytes);
+    Ok(blobs)
+}
+
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// The blob ids of the regular `.toml` files in `.swarm/directives/` of

@@ -365,3 +365,24 @@ fn planted_local_files_are_not_read() {
         validate.snapshot()
     );
 }
+
+/// What the trusted revision holds is cached in the git dir under its
+/// commit id: a cache of another commit, or damaged, is read again.
+#[test]
+fn the_reviewed_cache_follows_the_trusted_revision() {
+    let env = repo_with_origin();
+    check_out_hostile_branch(&env);
+    let withheld = |env: &TestEnv| {
+        let run = env.swarm(&["inject", "--role", "coder", "--dry-run", "--format", "json"]);
+        run.success();
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+        v["withheld"].clone()
+    };
+    assert_eq!(withheld(&env), serde_json::json!(["evil-notice"]));
+    assert!(env.exists(".git/swarm/reviewed"));
+    env.write(".git/swarm/reviewed", "damaged");
+    assert_eq!(withheld(&env), serde_json::json!(["evil-notice"]));
+    // The trusted revision moves on: the cache is of another commit.
+    env.git(&["push", "-q", "origin", "pr-17:main"]);
+    assert_eq!(withheld(&env), serde_json::json!([]));
+}
