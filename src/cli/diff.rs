@@ -156,6 +156,11 @@ fn summary(r: &Report, id: &dyn Fn(&str) -> String) -> String {
             "event missing from the log",
             "events missing from the log",
         )],
+        vec![n(
+            s.other_files,
+            "other file under .swarm/ changed",
+            "other files under .swarm/ changed",
+        )],
     ];
     let parts: Vec<String> = groups
         .into_iter()
@@ -355,6 +360,15 @@ fn text(r: &Report) -> String {
                 esc(&e.kind),
                 esc(e.directive.as_deref().unwrap_or("-"))
             );
+        }
+    }
+    if section(
+        &mut o,
+        "Other files under .swarm/ (git-swarm does not read them: review them as code)",
+        r.other_files.len(),
+    ) {
+        for f in &r.other_files {
+            let _ = writeln!(o, "  {} {}", esc(&f.change), esc(&f.path));
         }
     }
     o
@@ -692,6 +706,16 @@ fn markdown(r: &Report) -> String {
                     md(&e.kind),
                     code(e.directive.as_deref().unwrap_or("-"))
                 );
+            }
+        },
+    );
+    details(
+        &mut o,
+        "Other files under .swarm/ (git-swarm does not read them: review them as code)",
+        r.other_files.len(),
+        |o| {
+            for f in &r.other_files {
+                let _ = writeln!(o, "- {} {}", md(&f.change), code(&f.path));
             }
         },
     );

@@ -88,6 +88,9 @@ pub struct Report {
     /// Events the old side has and the new one lacks: the log is
     /// append-only, so these were removed or rewritten by hand.
     pub missing_events: Vec<EventRef>,
+    /// Paths below `.swarm/` that git-swarm does not read, added, removed
+    /// or changed (`.gitattributes`, `README.md`, `local/…`): review them as code.
+    pub other_files: Vec<OtherFile>,
     /// How the revisions were chosen, when that is worth saying (no upstream).
     pub notes: Vec<String>,
     /// Files that could not be read, malformed event lines, links skipped.
@@ -129,7 +132,41 @@ pub struct Summary {
     pub handoffs_completed: usize,
     pub config_keys: usize,
     pub missing_events: usize,
+    pub other_files: usize,
     pub problems: usize,
+}
+
+/// A path below `.swarm/` git-swarm does not read, changed between the sides.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OtherFile {
+    /// From the repository's root (`.swarm/.gitattributes`).
+    pub path: String,
+    /// `added`, `removed` or `changed`.
+    pub change: String,
+}
+
+/// The other paths of the two sides that differ, in path order.
+fn other_files(old: &Side, new: &Side) -> Vec<OtherFile> {
+    let mut out = Vec::new();
+    for (path, id) in &new.others {
+        match old.others.get(path) {
+            None => out.push((path, "added")),
+            Some(before) if before != id => out.push((path, "changed")),
+            Some(_) => {}
+        }
+    }
+    for path in old.others.keys() {
+        if !new.others.contains_key(path) {
+            out.push((path, "removed"));
+        }
+    }
+    out.sort();
+    out.into_iter()
+        .map(|(path, change)| OtherFile {
+            path: format!(".swarm/{path}"),
+            change: change.to_owned(),
+        })
+        .collect()
 }
 
 /// A directive whose effective priority or enforcement changed, or about
@@ -374,6 +411,7 @@ pub fn diff(
         handoffs,
         config: config_changes,
         missing_events,
+        other_files: other_files(&old, &new),
         notes: sides.notes,
         problems: problems.iter().map(ProblemRef::from).collect(),
     };
@@ -470,6 +508,7 @@ fn summarise(r: &Report, events_added: usize, overrides: usize) -> Summary {
             .count(),
         config_keys: r.config.len(),
         missing_events: r.missing_events.len(),
+        other_files: r.other_files.len(),
         problems: r.problems.len(),
     }
 }

