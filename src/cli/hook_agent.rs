@@ -29,6 +29,38 @@ const PAYLOAD_MAX: u64 = 16 * 1024 * 1024;
 /// The role of the agent a session starts, when its payload names none.
 const COORDINATOR: &str = "coordinator";
 
+/// A hook that has not answered by then gives up, answering nothing: below
+/// the 10 s `agents install` gives each hook, so that the harness never
+/// kills it (which some report as a failed hook). `GIT_SWARM_HOOK_DEADLINE_MS`
+/// sets another.
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// Set by whichever comes first: the answer being written, or the watchdog
+/// giving up. The other then leaves stdout alone.
+static FINISHING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Starts the thread that ends the process at the deadline, failing open:
+/// nothing on stdout, one warning, exit 0. Writes are atomic (a rename, or
+/// one appended line) so a process ended between them leaves no torn file.
+fn watchdog(harness: &str, event: &str) {
+    let deadline = std::env::var("GIT_SWARM_HOOK_DEADLINE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(DEADLINE, std::time::Duration::from_millis);
+    let what = format!("{harness} {event}");
+    std::thread::spawn(move || {
+        std::thread::sleep(deadline);
+        if !FINISHING.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            eprintln!(
+                "warning: git-swarm's {} hook gave up after {} ms and answered nothing; the session goes on without it",
+                what.escape_debug(),
+                deadline.as_millis()
+            );
+            std::process::exit(0);
+        }
+    });
+}
+
 pub fn run(args: &[OsString], ui: &mut Ui) -> Outcome {
     let name = |i: usize| args.get(i).map(|a| a.to_string_lossy().into_owned());
     let (harness_name, event_name) = (name(0).unwrap_or_default(), name(1).unwrap_or_default());
@@ -52,7 +84,15 @@ pub fn run(args: &[OsString], ui: &mut Ui) -> Outcome {
         );
         return Ok(ExitCode::SUCCESS);
     };
-    match answer(harness, event, ui) {
+    watchdog(harness.as_str(), event.as_str());
+    let answered = answer(harness, event, ui);
+    if FINISHING.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        // The watchdog is ending the process: nothing more is said.
+        loop {
+            std::thread::park();
+        }
+    }
+    match answered {
         Ok(Some(v)) => {
             let mut line = v.to_string();
             line.push('\n');

@@ -1872,3 +1872,46 @@ fn spawns_are_read_for_the_subagent_whatever_the_payload() {
     assert_eq!(acks.len(), 2, "{acks:#?}");
     assert_eq!(acks[1]["delegation"], delegations[1]);
 }
+
+/// A hook that cannot finish in time (here the log's lock is held by
+/// another process, and its lock wait is longer than the hook's deadline)
+/// gives up before the harness would kill it: nothing on stdout, one
+/// warning, exit 0 (issue 37).
+#[test]
+fn a_hook_that_cannot_finish_in_time_fails_open_before_the_harness_limit() {
+    let env = repo();
+    env.swarm(&["record", "--custom", "note"]).success();
+    let log = std::fs::read_dir(env.path(".swarm/events"))
+        .expect("events")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("an event file");
+    let held = std::fs::File::open(&log).expect("open the log");
+    held.lock().expect("hold the log's lock");
+    let before = env.event_lines().len();
+    let started = std::time::Instant::now();
+    let run = hook_env(
+        &env,
+        &env.root,
+        "claude-code",
+        "pre-tool-use",
+        &fixture("claude-code", "pre-tool-use", &env.root),
+        &[("GIT_SWARM_HOOK_DEADLINE_MS", "300")],
+    );
+    let took = started.elapsed();
+    drop(held);
+    run.success();
+    assert_eq!(run.stdout, "", "{}", run.snapshot());
+    assert!(
+        run.stderr.contains(
+            "warning: git-swarm's claude-code pre-tool-use hook gave up after 300 ms and answered nothing; the session goes on without it"
+        ),
+        "{}",
+        run.snapshot()
+    );
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "gave up at its deadline, not the lock's 10 s: {took:?}"
+    );
+    assert_eq!(env.event_lines().len(), before, "nothing was recorded");
+}
