@@ -85,16 +85,6 @@ fn bidi_and_zero_width_characters_are_shown_escaped_everywhere() {
         &[predicate],
     );
 
-    // A failing check shows the lesson, the predicate and the finding escaped.
-    env.write("src/a.rs", "ok\n// TODO \u{202e}later\u{2069}\n");
-    let check = swarm(&env, &["check", "--worktree"]);
-    check.code(1);
-    assert_shown_escaped(
-        "check",
-        &check,
-        &[lesson, "src/a.rs:2: // TODO \\u{202e}later\\u{2069}"],
-    );
-
     // JSON keeps the text as it is (serde escapes only what JSON needs).
     let json = swarm(&env, &["show", "sneaky", "--format", "json"]);
     let v: Value = serde_json::from_str(&json.stdout).expect("json");
@@ -104,6 +94,34 @@ fn bidi_and_zero_width_characters_are_shown_escaped_everywhere() {
             .is_some_and(|l| l.contains('\u{202e}')),
         "{}",
         json.snapshot()
+    );
+
+    // Such a lesson or predicate does not pass the gate (one-line fields
+    // refuse bidirectional controls): `check` refuses the directive, naming
+    // the field and the character, never printing it.
+    env.write("src/a.rs", "ok\n// TODO \u{202e}later\u{2069}\n");
+    let refused = swarm(&env, &["check", "--worktree"]);
+    refused.code(2);
+    assert_shown_escaped("check", &refused, &[]);
+    assert!(
+        refused
+            .stderr
+            .contains("error: lesson contains a bidirectional control (U+202E) at character 16"),
+        "{}",
+        refused.snapshot()
+    );
+    // A failing check shows the finding escaped.
+    directive(
+        &env,
+        "sneaky",
+        "lesson = \"Run the linter before pushing code\"\npriority = \"critical\"\nenforcement = \"enforce\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:TODO\"]",
+    );
+    let check = swarm(&env, &["check", "--worktree"]);
+    check.code(1);
+    assert_shown_escaped(
+        "check",
+        &check,
+        &["src/a.rs:2: // TODO \\u{202e}later\\u{2069}"],
     );
 }
 
