@@ -359,8 +359,6 @@ fn splice(name: &str, text: &[u8], block: &str) -> Result<Vec<u8>> {
     }
 }
 
-/// One line of prose, safe inside Markdown and the block: no newlines or
-/// control characters, and no `<!--`/`-->` that could forge a marker.
 /// A CommonMark code fence line: its char, its length, and whether nothing
 /// follows the run (only such a line can close a fence).
 fn fence_run(line: &[u8]) -> Option<(u8, usize, bool)> {
@@ -382,16 +380,48 @@ fn fence_run(line: &[u8]) -> Option<(u8, usize, bool)> {
     Some((c, n, info.trim_ascii().is_empty()))
 }
 
+/// One line of prose, safe inside Markdown and the block: no line breaks,
+/// control or invisible characters, and nothing that opens or closes an
+/// HTML comment (see [`inert_html`]), so that no lesson can hide text from
+/// the rendered page or make a line that reads as a marker.
 fn prose(s: &str) -> String {
     let one: String = s
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .filter(|&c| !crate::display::is_hidden(c))
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
-    one.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace("<!--", "<!-")
-        .replace("-->", "->")
+    inert_html(&one.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// `s` with a backslash before every `!` or `?` that follows `<`, and
+/// before every `>` that follows `--` or `--!`. Markdown shows the same
+/// characters (a backslash escapes punctuation), but neither an HTML
+/// comment (`<!--`, however many dashes), a declaration (`<!X`), CDATA nor
+/// a processing instruction (`<?`) can open, no comment can close (`-->`,
+/// `--!>`), and no text has the `<!--` a marker line starts with.
+/// Character by character, so that no run of dashes or two fields joined
+/// makes one again: removing characters (the old way) turned `<!---` into
+/// `<!--`.
+fn inert_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        let escape = match c {
+            '!' | '?' => out.ends_with('<'),
+            '>' => out.ends_with("--") || out.ends_with("--!"),
+            _ => false,
+        };
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn scope_line(d: &Directive) -> String {
@@ -405,7 +435,11 @@ fn scope_line(d: &Directive) -> String {
     if d.paths.is_empty() {
         parts.push("paths: all".into());
     } else {
-        let paths: Vec<String> = d.paths.iter().map(|p| format!("`{}`", prose(p))).collect();
+        let paths: Vec<String> = d
+            .paths
+            .iter()
+            .map(|p| format!("`{}`", prose(p).replace('`', "'")))
+            .collect();
         parts.push(format!("paths: {}", paths.join(", ")));
     }
     parts.join("; ")
@@ -726,6 +760,30 @@ mod tests {
 
     #[test]
     fn prose_cannot_forge_a_marker() {
-        assert_eq!(prose("a\n<!-- git-swarm:end -->"), "a <!- git-swarm:end ->");
+        assert_eq!(
+            prose("a\n<!-- git-swarm:end -->"),
+            "a <\\!-- git-swarm:end --\\>"
+        );
+    }
+
+    #[test]
+    fn prose_never_opens_or_closes_a_comment() {
+        let dashes = ["", "-", "--", "---", "----"];
+        let mut inputs: Vec<String> = Vec::new();
+        for a in dashes {
+            for b in dashes {
+                inputs.push(format!("<!{a}x{b}>"));
+                inputs.push(format!("<!{a}{b}>"));
+                inputs.push(format!("x {a}!>{b} <!{b}"));
+                inputs.push(format!("<\u{200b}!{a}-- x --\u{2060}!{b}>"));
+            }
+        }
+        inputs.push("<?php x ?> <![CDATA[ x ]]>".into());
+        for input in &inputs {
+            let out = prose(input);
+            for bad in ["<!", "<?", "-->", "--!>"] {
+                assert!(!out.contains(bad), "{input:?} -> {out:?}");
+            }
+        }
     }
 }

@@ -81,6 +81,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         Some(path) => from_file(path)?,
         None => from_flags(&args),
     };
+    // Text typed by hand that no line can hold is refused, not quarantined:
+    // there is nothing to keep.
+    git_swarm::directive::check_lines(&d)?;
     if args.from.is_none() {
         d.applies_to_agents = as_roles(&store.config.agent_types, &d.applies_to_agents, ui);
     }

@@ -1,15 +1,21 @@
-//! Directive files compared field by field: added, removed, renamed (paired
-//! as `git diff -M` pairs files), retired, re-activated, edited. Text fields
-//! are compared word by word, lists item by item, the rest as values.
+//! Directive files compared field by field: added, removed, renamed,
+//! retired, re-activated, edited. Text fields are compared word by word,
+//! lists item by item, the rest as values.
+//!
+//! A removed and an added file are paired as a rename by what they say,
+//! never by how alike their files are: git's similarity pairs two small
+//! TOML files of the same shape, and a new directive reported as a rename
+//! of an old one would pass review as a mere move. So a rename is a
+//! directive whose `id` is the same in both files (the file moved), or
+//! whose lesson is the same under a new id; any other removal and
+//! addition are one of each.
 
 use std::collections::HashMap;
 
-use gix::bstr::{BString, ByteSlice};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::side::{Side, Source};
-use crate::change::Content;
+use super::side::Side;
 use crate::directive::{Directive, Status};
 use crate::error::Result;
 use crate::problem::Problem;
@@ -20,7 +26,9 @@ use crate::problem::Problem;
 pub enum DirectiveChangeKind {
     Added,
     Removed,
-    /// Its file was renamed (and perhaps edited): the id changes with the file name.
+    /// The same directive in another file (and perhaps edited): its `id` kept
+    /// (the file moved), or its lesson kept under a new id. Never paired by
+    /// file similarity alone.
     Renamed,
     /// `status` went from `active` to `retired`.
     Retired,
@@ -304,8 +312,8 @@ fn load(repo: &gix::Repository, side: &Side, path: &str) -> Result<Loaded> {
 /// parsed stay in `declared`.
 pub fn compare(
     repo: &gix::Repository,
-    (old, old_source): (&Side, &Source),
-    (new, new_source): (&Side, &Source),
+    old: &Side,
+    new: &Side,
     declared: &mut Declared,
     problems: &mut Vec<Problem>,
 ) -> Result<Vec<DirectiveChange>> {
@@ -313,10 +321,6 @@ pub fn compare(
     let mut deleted = Vec::new();
     let mut added = Vec::new();
     let mut modified = Vec::new();
-    let content = |side: &Side, source: &Source, path: &str| match source {
-        Source::Worktree(root) => Content::File(root.join(".swarm").join(path)),
-        Source::Tree(_) => Content::Blob(side.files[path].id),
-    };
     for path in old.files.keys().filter(is_directive) {
         match new.files.get(path) {
             Some(f) if f.same(&old.files[path]) => {}
@@ -348,44 +352,31 @@ pub fn compare(
         let m = regular(old, modified);
         regular(new, m)
     };
-    let pairs = crate::change::pair_renames(
-        repo,
-        deleted
-            .iter()
-            .map(|p| (BString::from(p.as_str()), content(old, old_source, p)))
-            .collect(),
-        added
-            .iter()
-            .map(|p| (BString::from(p.as_str()), content(new, new_source, p)))
-            .collect(),
-        crate::change::Renames::of(repo)?,
-    )?;
-    // What each change reads, parsed at once (and kept for the effective states).
-    let mut wanted = Vec::new();
-    let mut changes = Vec::new();
-    for f in pairs {
-        let path = f.path.to_str_lossy().into_owned();
-        let change = match (f.status, &f.old_path) {
-            (crate::change::FileStatus::Renamed, Some(from)) => {
-                Change::Edit(from.to_str_lossy().into_owned(), path)
-            }
-            (crate::change::FileStatus::Deleted, _) => Change::Removed(path),
-            _ => Change::Added(path),
-        };
-        changes.push(change);
-    }
-    changes.extend(modified.into_iter().map(|p| Change::Edit(p.clone(), p)));
-    for change in &changes {
-        match change {
-            Change::Edit(from, to) => {
-                wanted.push((Which::Old, from.clone()));
-                wanted.push((Which::New, to.clone()));
-            }
-            Change::Removed(path) => wanted.push((Which::Old, path.clone())),
-            Change::Added(path) => wanted.push((Which::New, path.clone())),
+    // Every file removed or added is read anyway (its lesson is shown):
+    // read them first, and pair them by what they say.
+    let wanted = deleted
+        .iter()
+        .map(|p| (Which::Old, p.clone()))
+        .chain(added.iter().map(|p| (Which::New, p.clone())))
+        .chain(
+            modified
+                .iter()
+                .flat_map(|p| [(Which::Old, p.clone()), (Which::New, p.clone())]),
+        );
+    declared.parse(repo, (old, new), wanted)?;
+    let moves = pair_moves(declared, &deleted, &added);
+    let moved_to: std::collections::HashSet<&String> = moves.values().collect();
+    let mut changes: Vec<Change> = Vec::new();
+    for path in &deleted {
+        match moves.get(path) {
+            Some(to) => changes.push(Change::Edit(path.clone(), to.clone())),
+            None => changes.push(Change::Removed(path.clone())),
         }
     }
-    declared.parse(repo, (old, new), wanted)?;
+    for path in added.iter().filter(|p| !moved_to.contains(p)) {
+        changes.push(Change::Added(path.clone()));
+    }
+    changes.extend(modified.into_iter().map(|p| Change::Edit(p.clone(), p)));
     let mut out: Vec<DirectiveChange> = changes
         .iter()
         .map(|change| match change {
@@ -408,6 +399,74 @@ pub fn compare(
         .collect();
     out.sort_by(|a, b| a.id.cmp(&b.id).then(a.path.cmp(&b.path)));
     Ok(out)
+}
+
+/// The removed files (`deleted`, old side) and added ones (`added`, new
+/// side) that are one directive moved, as old path → new path: first those
+/// whose `id` is the same, then those whose lesson is the same (its words,
+/// whitespace aside); each file in one pair at most, in path order. A file
+/// that does not parse is never paired: it is a removal or an addition.
+/// Linear in the files (a pull request may add thousands).
+fn pair_moves(
+    declared: &Declared,
+    deleted: &[String],
+    added: &[String],
+) -> HashMap<String, String> {
+    /// The files of `paths` that parse, in path order.
+    fn parsed<'a>(
+        declared: &'a Declared,
+        which: Which,
+        paths: &'a [String],
+    ) -> Vec<(&'a String, &'a Directive)> {
+        let mut out: Vec<(&String, &Directive)> = paths
+            .iter()
+            .filter_map(|p| match declared.get(which, p) {
+                Some(Ok(d)) => Some((p, d)),
+                _ => None,
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(b.0));
+        out
+    }
+    let (old, new) = (
+        parsed(declared, Which::Old, deleted),
+        parsed(declared, Which::New, added),
+    );
+    // The id first, so that a file moved is not taken by a lesson copied.
+    let key = |by_id: bool, d: &Directive| {
+        let k = if by_id {
+            d.id.clone()
+        } else {
+            d.lesson.split_whitespace().collect::<Vec<_>>().join(" ")
+        };
+        (!k.is_empty()).then_some(k)
+    };
+    let mut new_paired = vec![false; new.len()];
+    let mut pairs: HashMap<String, String> = HashMap::new();
+    for by_id in [true, false] {
+        let key = |d: &Directive| key(by_id, d);
+        // The added files not paired yet, by key, in path order.
+        let mut by_key: HashMap<String, std::collections::VecDeque<usize>> = HashMap::new();
+        for (j, (_, d)) in new.iter().enumerate() {
+            if let Some(k) = key(d).filter(|_| !new_paired[j]) {
+                by_key.entry(k).or_default().push_back(j);
+            }
+        }
+        for (from, d) in &old {
+            if pairs.contains_key(*from) {
+                continue;
+            }
+            let Some(j) = key(d)
+                .and_then(|k| by_key.get_mut(&k))
+                .and_then(|q| q.pop_front())
+            else {
+                continue;
+            };
+            new_paired[j] = true;
+            pairs.insert((*from).clone(), new[j].0.clone());
+        }
+    }
+    pairs
 }
 
 /// A directive file that differs, by what happened to it.
@@ -530,6 +589,68 @@ mod tests {
                 (WordOp::Equal, " in"),
                 (WordOp::Removed, " library"),
                 (WordOp::Equal, " code"),
+            ]
+        );
+    }
+
+    /// The same id pairs first, then the same lesson; files alike in
+    /// every other way pair with nothing.
+    #[test]
+    fn moves_pair_by_id_then_by_lesson_never_by_likeness() {
+        let mut declared = Declared::default();
+        let mut put = |which: Which, path: &str, id: &str, lesson: &str| {
+            declared
+                .files
+                .insert((which, path.to_owned()), Ok(Directive::new(id, lesson)));
+        };
+        put(
+            Which::Old,
+            "directives/a.toml",
+            "a",
+            "Keep lesson one in mind",
+        );
+        put(
+            Which::Old,
+            "directives/b.toml",
+            "b",
+            "Keep lesson two in mind",
+        );
+        put(
+            Which::Old,
+            "directives/c.toml",
+            "c",
+            "Keep lesson three in mind",
+        );
+        // Same id as `a`, the lesson of `b`: the id wins.
+        put(
+            Which::New,
+            "directives/sub/a.toml",
+            "a",
+            "Keep lesson two in mind",
+        );
+        put(
+            Which::New,
+            "directives/z.toml",
+            "z",
+            "Keep  lesson two\tin mind",
+        );
+        put(
+            Which::New,
+            "directives/x.toml",
+            "x",
+            "Keep lesson four in mind",
+        );
+        let deleted = ["a", "b", "c"].map(|s| format!("directives/{s}.toml"));
+        let added = ["sub/a", "z", "x"].map(|s| format!("directives/{s}.toml"));
+        let mut pairs: Vec<(String, String)> = pair_moves(&declared, &deleted, &added)
+            .into_iter()
+            .collect();
+        pairs.sort();
+        assert_eq!(
+            pairs,
+            [
+                ("directives/a.toml".into(), "directives/sub/a.toml".into()),
+                ("directives/b.toml".into(), "directives/z.toml".into()),
             ]
         );
     }

@@ -352,13 +352,7 @@ pub fn diff(
         let other = repo.clone();
         let (old, new, events) = (&old, &new, &config.events);
         let logs = s.spawn(move || events::read(&other, old, new, events, Some(&cache)));
-        let directives = directives::compare(
-            repo,
-            (old, &sides.old.1),
-            (new, &sides.new.1),
-            &mut declared,
-            &mut problems,
-        );
+        let directives = directives::compare(repo, old, new, &mut declared, &mut problems);
         (directives, logs.join())
     });
     let directives = directives?;

@@ -68,6 +68,124 @@ impl GateFailure {
     }
 }
 
+/// What to do about a character a one-line field refuses.
+pub const ONE_LINE_HINT: &str = "write it as one line of visible text: no control character (line break, tab, escape…), no line or paragraph separator, no bidirectional control";
+
+/// What a one-line field (a lesson, a list item, a source, a proposal's
+/// title) cannot hold, named for a message; `None` for a character it may.
+///
+/// Such a field is shown inside a line that something else builds: an
+/// agent's prompt, a terminal, an exported Markdown file. A line break or
+/// separator would start a line of its own there (a forged block line), a
+/// control character would act on a terminal (ESC) or cut a C string
+/// (NUL), and a bidirectional control reorders what a reviewer reads, so
+/// that the text reviewed is not the text an agent is given.
+fn refused_in_a_line(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\n' => "a line feed",
+        '\r' => "a carriage return",
+        '\t' => "a tab",
+        '\0' => "a NUL",
+        '\u{7}' => "a bell",
+        '\u{8}' => "a backspace",
+        '\u{1b}' => "an escape",
+        '\u{7f}' => "a delete",
+        '\u{85}' => "a next line",
+        '\u{2028}' => "a line separator",
+        '\u{2029}' => "a paragraph separator",
+        '\u{061c}'
+        | '\u{200e}'
+        | '\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}' => "a bidirectional control",
+        c if c.is_control() => "a control character",
+        _ => return None,
+    })
+}
+
+/// The first character of a text that a one-line field refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineFault {
+    /// Its byte offset in the text.
+    pub at: usize,
+    /// Its place in the text, counted in characters from 1.
+    pub position: usize,
+    pub char: char,
+    what: &'static str,
+}
+
+impl LineFault {
+    /// The first character of `text` a one-line field refuses, if any.
+    pub fn find(text: &str) -> Option<LineFault> {
+        text.char_indices().enumerate().find_map(|(n, (at, c))| {
+            refused_in_a_line(c).map(|what| LineFault {
+                at,
+                position: n + 1,
+                char: c,
+                what,
+            })
+        })
+    }
+
+    /// What is wrong, naming `field`: `title contains a bell (U+0007) at character 5`.
+    /// The character itself is named, never shown.
+    pub fn message(&self, field: &str) -> String {
+        format!(
+            "{field} contains {} (U+{:04X}) at character {}",
+            self.what, self.char as u32, self.position
+        )
+    }
+}
+
+/// Refuses `text`, the one-line field `field` (`title`,
+/// `forbidden_actions[2]`), when it holds a character [`LineFault`] finds:
+/// bad input, with what to do about it.
+pub fn check_one_line(field: &str, text: &str) -> crate::error::Result<()> {
+    match LineFault::find(text) {
+        None => Ok(()),
+        Some(fault) => Err(crate::error::Error::usage(
+            fault.message(field),
+            ONE_LINE_HINT,
+        )),
+    }
+}
+
+/// Refuses a directive with a one-line field (`lesson`, `source`, any list
+/// item) that [`check_one_line`] refuses. The gate reports the same issue
+/// (an entry read from a file is quarantined or reported at its place);
+/// a command given the text by hand (`add`) refuses it outright, before
+/// anything is written, since there is nothing to keep.
+pub fn check_lines(d: &Directive) -> crate::error::Result<()> {
+    check_one_line("lesson", &d.lesson)?;
+    if let Some(source) = &d.source {
+        check_one_line("source", source)?;
+    }
+    for (field, items) in d.lists() {
+        for (i, item) in items.iter().enumerate() {
+            check_one_line(&format!("{field}[{i}]"), item)?;
+        }
+    }
+    Ok(())
+}
+
+/// The gate's issue for the one-line field `field` (item `index` of a
+/// list), when it holds a character [`LineFault`] finds.
+fn line_issue(field: &'static str, index: Option<usize>, text: &str) -> Option<ShapeIssue> {
+    let fault = LineFault::find(text)?;
+    let name = match index {
+        Some(i) => format!("{field}[{i}]"),
+        None => field.to_owned(),
+    };
+    Some(ShapeIssue {
+        reason: QuarantineReason::InvalidShape,
+        field,
+        index,
+        at: Some(fault.at),
+        message: fault.message(&name),
+        hint: ONE_LINE_HINT.to_owned(),
+    })
+}
+
 const PREDICATE_HINT: &str = "add at least one of `forbidden_actions`, `required_actions`, `verification_checks` or `verify` (flags --forbid, --require, --verification-check, --verify)";
 const SCOPE_HINT: &str =
     "add at least one of `applies_to_agents` or `applies_to_tools` (flags --agents, --tools)";
@@ -88,15 +206,10 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
         })
     };
 
+    // Characters a one-line field refuses, reported after the other shape issues.
+    let mut lines: Vec<ShapeIssue> = Vec::new();
     let lesson_len = d.lesson.chars().count();
-    if d.lesson.contains(['\n', '\r']) {
-        issue(
-            "lesson",
-            None,
-            "lesson spans several lines".into(),
-            "keep the lesson to one line; put the explanation in `rationale`",
-        );
-    }
+    lines.extend(line_issue("lesson", None, &d.lesson));
     if !(limits::LESSON_MIN..=limits::LESSON_MAX).contains(&lesson_len) {
         issue(
             "lesson",
@@ -141,6 +254,10 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
             );
         }
     }
+    // The rationale is free text, over several lines; the source is one line.
+    if let Some(source) = &d.source {
+        lines.extend(line_issue("source", None, source));
+    }
 
     for (field, items) in d.lists() {
         let item_max = match field {
@@ -170,12 +287,8 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
                     format!("is {n} characters, over {item_max}"),
                     "shorten the item",
                 )
-            } else if item.contains(['\n', '\r']) {
-                (
-                    "spans several lines".to_owned(),
-                    "keep each item to one line",
-                )
             } else {
+                lines.extend(line_issue(field, Some(i), item));
                 continue;
             };
             issue(field, Some(i), format!("{field}[{i}] {what}"), hint);
@@ -217,6 +330,7 @@ pub fn check_gate(d: &Directive) -> Result<(), GateFailure> {
             predicates.collect(),
         ),
     ];
+    shape.extend(lines);
     let mut issues = shape;
     for (field, reason, errors) in parsed {
         for (i, error) in errors.into_iter().enumerate() {
@@ -316,6 +430,36 @@ mod tests {
             change(&mut d);
             assert_eq!(check_gate(&d).unwrap_err().reason, want);
         }
+    }
+
+    /// A one-line field holding a control character, a separator or a
+    /// bidirectional control fails the gate, named with its place.
+    #[test]
+    fn one_line_fields_refuse_controls_separators_and_bidi() {
+        for (c, what) in [
+            ('\u{7}', "a bell (U+0007)"),
+            ('\r', "a carriage return (U+000D)"),
+            ('\u{2029}', "a paragraph separator (U+2029)"),
+            ('\u{2067}', "a bidirectional control (U+2067)"),
+        ] {
+            let mut d = base();
+            d.forbidden_actions = vec!["fine".into(), format!("ring{c} it")];
+            let failure = check_gate(&d).expect_err("refused");
+            assert_eq!(failure.reason, QuarantineReason::InvalidShape);
+            let issue = &failure.issues[0];
+            assert_eq!(
+                (issue.field, issue.index, issue.at),
+                ("forbidden_actions", Some(1), Some(4))
+            );
+            assert_eq!(
+                issue.message,
+                format!("forbidden_actions[1] contains {what} at character 5")
+            );
+        }
+        let mut d = base();
+        d.rationale = Some("Two lines\nof rationale are fine.".into());
+        d.lesson = "Run the tests before you commit, ünïcödé and emoji 👩‍💻 included".into();
+        assert!(check_gate(&d).is_ok());
     }
 
     /// Every rule broken is listed at once, the entry's reason being the first.

@@ -53,7 +53,10 @@ mod slug;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use gate::{GateFailure, QuarantineReason, ShapeIssue, check_gate, limits};
+pub use gate::{
+    GateFailure, LineFault, ONE_LINE_HINT, QuarantineReason, ShapeIssue, check_gate, check_lines,
+    check_one_line, limits,
+};
 pub use load::{
     LoadedDirective, key_offset, parse_directive_toml, parse_directive_toml_without_id,
     parse_quarantined_toml,

@@ -74,17 +74,6 @@ pub struct Report {
     pub missing: Vec<String>,
 }
 
-/// Refuses an empty message: every critical would become an
-/// unacknowledged violation, from no message at all.
-pub fn check_message(message: &str, source: &str) -> Result<()> {
-    refuse_empty(
-        message,
-        source,
-        "the final message has no acks to record",
-        "pass the delegate's final message (FILE, or `-` for standard input); nothing was recorded",
-    )
-}
-
 /// Refuses a `message` (read from `source`) with nothing but whitespace:
 /// `lacks` says what it has none of, `hint` what to pass instead.
 pub(crate) fn refuse_empty(message: &str, source: &str, lacks: &str, hint: &str) -> Result<()> {
@@ -126,6 +115,11 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
     };
 
     let mut warnings = Vec::new();
+    // A silent delegate (an empty or blank final message) acknowledges
+    // nothing: it is read like any message without acks, so that the
+    // criticals it was shown are recorded unacknowledged, with a warning
+    // in case the wrong file was passed.
+    let silent = req.message.trim().is_empty();
     // The last ack of each id in the message stands.
     let mut acks: BTreeMap<String, marks::Ack> = BTreeMap::new();
     for mut a in marks::parse_acks(req.message) {
@@ -225,6 +219,17 @@ pub fn record(store: &Store, events: &[Event], req: &Request<'_>) -> Result<Repo
             recorded,
             note: Some("critical, shown, and not acknowledged: a violation".into()),
         });
+    }
+    if silent {
+        let consequence = if missing.is_empty() || req.defer_unacknowledged {
+            ""
+        } else {
+            ", so the critical directives shown are recorded unacknowledged"
+        };
+        warnings.push(Warning::new(
+            format!("{} is empty: no acks in it{consequence}", req.source),
+            Some("a silent delegate acknowledges nothing; if this is not the delegate's final message, pass that one (FILE, or `-` for standard input)"),
+        ));
     }
     if unrecorded_spoofs > 0 {
         warnings.push(Warning::new(

@@ -21,6 +21,7 @@ use crate::event::{Body, Event, Kind};
 use crate::problem::Problem;
 use crate::store::Store;
 
+use crate::directive_loop::inject::sanitise;
 pub use ownership::{Overlap, overlaps};
 
 /// Largest handoff file read, in bytes: a contract and a page of context.
@@ -712,17 +713,30 @@ pub struct Brief {
 /// The brief of `h`: its contract, and what the worker needs around it —
 /// the epic's summary, its role, what each dependency produced and whether
 /// it is done, what comes next, how to escalate — at most [`BRIEF_LINES`] lines.
+///
+/// A brief goes into a worker's prompt, beside the `inject` block, and
+/// every handoff file came in a pull request: each of its texts (a
+/// dependency's summary as much as this task's criteria) is
+/// [`sanitise`]d as a lesson is, so it can neither close a block nor start
+/// a line of its own nor hide words.
 pub fn brief(h: &Handoff, handoffs: &[Handoff], log: &[Event], max_attempts: u32) -> Brief {
     let c = &h.contract;
+    let all = |items: &[String]| items.iter().map(|s| sanitise(s)).collect::<Vec<_>>();
     let contract = serde_json::json!({
-        "task": h.task,
-        "owns": c.owns,
-        "readonly": c.readonly,
-        "depends": c.depends,
-        "criteria": c.criteria,
-        "base": c.base,
+        "task": sanitise(&h.task),
+        "owns": all(&c.owns),
+        "readonly": all(&c.readonly),
+        "depends": all(&c.depends),
+        "criteria": all(&c.criteria),
+        "base": sanitise(&c.base),
     });
-    let line = |s: String| crate::display::truncate(&s.replace(['\n', '\r'], " "), 300);
+    // The fixed words of a line hold no tag and no line break: the whole
+    // line is sanitised, whatever of it came from a file, its indent kept.
+    let line = |s: String| {
+        let text = s.trim_start_matches(' ');
+        let indent = &s[..s.len() - text.len()];
+        crate::display::truncate(&format!("{indent}{}", sanitise(text)), 300)
+    };
     let mut lines = Vec::new();
     if let Some(epic) = &h.epic {
         lines.push(line(format!("Epic: {epic}")));

@@ -255,8 +255,23 @@ pub struct Proposed {
 /// is refused the second time rather than filed twice.
 pub fn propose_lesson(store: &Store, args: &ProposeLessonArgs) -> Result<Proposed> {
     let title = args.title.trim();
+    // The title becomes a lesson, the items a directive's: the gate's rule
+    // for one-line fields, refused here before anything is written.
+    crate::directive::check_one_line("title", title)?;
+    for (field, items) in [
+        ("applies_to_agents", &args.applies_to_agents),
+        ("applies_to_tools", &args.applies_to_tools),
+        ("paths", &args.paths),
+        ("verify", &args.verify),
+        ("required_actions", &args.required_actions),
+        ("forbidden_actions", &args.forbidden_actions),
+    ] {
+        for (i, item) in items.iter().enumerate() {
+            crate::directive::check_one_line(&format!("{field}[{i}]"), item)?;
+        }
+    }
     let chars = title.chars().count();
-    if !(15..=280).contains(&chars) || title.contains('\n') {
+    if !(15..=280).contains(&chars) {
         return Err(Error::usage(
             format!("a lesson's title is one line of 15 to 280 characters, not {chars}"),
             "state the lesson as one actionable sentence",

@@ -1990,10 +1990,14 @@ fn findings_are_listed_up_to_a_cap_and_counted_beyond_it() {
     );
 }
 
+/// A lesson holding a raw ESC and a C1 CSI (TOML escapes, as a pulled
+/// branch could write them) no longer passes the gate, whose one-line
+/// fields refuse control characters: `check` refuses the directive (exit
+/// 2), naming the field and the character, and no control character
+/// reaches the terminal.
 #[test]
-fn control_characters_of_a_failing_directive_are_shown_escaped() {
+fn control_characters_of_a_failing_directive_are_refused_never_shown() {
     let env = repo();
-    // A TOML escape puts a raw ESC and a C1 CSI into the lesson, as a pulled branch could.
     env.write(
         ".swarm/directives/escape.toml",
         "id = \"escape\"\nlesson = \"Looks harmless \\u001b]0;pwned\\u0007 and \\u009b2J until shown\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:TODO\"]\n",
@@ -2001,16 +2005,18 @@ fn control_characters_of_a_failing_directive_are_shown_escaped() {
     env.write("src/a.rs", "// TODO\n");
     env.git(&["add", "-A"]);
     let run = check(&env, &["--staged"]);
-    run.code(0);
-    assert!(run.stdout.contains("FAIL  escape"), "{}", run.snapshot());
+    run.code(2);
+    for text in [&run.stdout, &run.stderr] {
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{9b}']),
+            "a raw control character reached the terminal:\n{}",
+            run.snapshot()
+        );
+    }
     assert!(
-        !run.stdout.contains(['\u{1b}', '\u{7}', '\u{9b}']),
-        "a raw control character reached stdout:\n{}",
-        run.snapshot()
-    );
-    assert!(
-        run.stdout
-            .contains("Looks harmless \\u{1b}]0;pwned\\u{7} and \\u{9b}2J until shown"),
+        run.stderr.contains(
+            ".swarm/directives/escape.toml:2:10: error: lesson contains an escape (U+001B) at character 16"
+        ),
         "{}",
         run.snapshot()
     );

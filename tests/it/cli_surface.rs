@@ -85,16 +85,6 @@ fn bidi_and_zero_width_characters_are_shown_escaped_everywhere() {
         &[predicate],
     );
 
-    // A failing check shows the lesson, the predicate and the finding escaped.
-    env.write("src/a.rs", "ok\n// TODO \u{202e}later\u{2069}\n");
-    let check = swarm(&env, &["check", "--worktree"]);
-    check.code(1);
-    assert_shown_escaped(
-        "check",
-        &check,
-        &[lesson, "src/a.rs:2: // TODO \\u{202e}later\\u{2069}"],
-    );
-
     // JSON keeps the text as it is (serde escapes only what JSON needs).
     let json = swarm(&env, &["show", "sneaky", "--format", "json"]);
     let v: Value = serde_json::from_str(&json.stdout).expect("json");
@@ -104,6 +94,34 @@ fn bidi_and_zero_width_characters_are_shown_escaped_everywhere() {
             .is_some_and(|l| l.contains('\u{202e}')),
         "{}",
         json.snapshot()
+    );
+
+    // Such a lesson or predicate does not pass the gate (one-line fields
+    // refuse bidirectional controls): `check` refuses the directive, naming
+    // the field and the character, never printing it.
+    env.write("src/a.rs", "ok\n// TODO \u{202e}later\u{2069}\n");
+    let refused = swarm(&env, &["check", "--worktree"]);
+    refused.code(2);
+    assert_shown_escaped("check", &refused, &[]);
+    assert!(
+        refused
+            .stderr
+            .contains("error: lesson contains a bidirectional control (U+202E) at character 16"),
+        "{}",
+        refused.snapshot()
+    );
+    // A failing check shows the finding escaped.
+    directive(
+        &env,
+        "sneaky",
+        "lesson = \"Run the linter before pushing code\"\npriority = \"critical\"\nenforcement = \"enforce\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:TODO\"]",
+    );
+    let check = swarm(&env, &["check", "--worktree"]);
+    check.code(1);
+    assert_shown_escaped(
+        "check",
+        &check,
+        &["src/a.rs:2: // TODO \\u{202e}later\\u{2069}"],
     );
 }
 
@@ -328,38 +346,74 @@ fn record_refuses_an_unknown_kind_unless_custom() {
     assert_eq!(events_of(&env, "note").len(), 1);
 }
 
-/// `ack` of an empty message says so (exit 2) and records nothing, rather
-/// than turning every critical shown into an unacknowledged violation.
+/// A silent delegate (an empty or blank final message) acknowledges
+/// nothing: the criticals it was shown are recorded `unacknowledged`, and
+/// `ack` exits as it does for a message without acks (0), with a warning
+/// that the message was empty.
 #[test]
-fn ack_of_an_empty_message_is_refused() {
+fn an_empty_message_records_the_criticals_shown_unacknowledged() {
     let env = repo_without_directives();
     coder_rule(&env, "critical-rule", "critical");
-    swarm(&env, &["inject", "--role", "coder"]).success();
-    let delegation = events_of(&env, "shown")[0]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let before = env.event_lines().len();
-    for message in ["", "  \n\n"] {
-        let run = swarm_in(&env, &["ack", "--delegation", &delegation], message);
-        run.code(2);
-        assert!(
-            run.stderr.contains(
-                "error: standard input is empty: the final message has no acks to record"
-            ),
-            "{}",
+    coder_rule(&env, "high-rule", "high");
+    let delegation = |env: &TestEnv| {
+        swarm(env, &["inject", "--role", "coder"]).success();
+        events_of(env, "shown")
+            .last()
+            .and_then(|e| e["id"].as_str())
+            .expect("id")
+            .to_owned()
+    };
+    // The non-acknowledging case, for reference.
+    let said = delegation(&env);
+    let silent_words = swarm_in(&env, &["ack", "--delegation", &said], "Done.\n");
+    for (message, stdin) in [("empty", ""), ("blank", "  \n\n\t\n")] {
+        let d = delegation(&env);
+        let run = swarm_in(&env, &["ack", "--delegation", &d], stdin);
+        assert_eq!(
+            run.code,
+            silent_words.code,
+            "{message}:\n{}",
             run.snapshot()
         );
+        run.success();
+        assert_eq!(
+            run.stdout,
+            "unacknowledged  critical-rule  (critical, shown, and not acknowledged: a violation)\n",
+            "{message}:\n{}",
+            run.snapshot()
+        );
+        assert!(
+            run.stderr
+                .contains("warning: standard input is empty: no acks in it"),
+            "{message}:\n{}",
+            run.snapshot()
+        );
+        let recorded: Vec<Value> = events_of(&env, "unacknowledged")
+            .into_iter()
+            .filter(|e| e["delegation"] == d.as_str())
+            .collect();
+        assert_eq!(recorded.len(), 1, "{message}: {recorded:?}");
+        assert_eq!(recorded[0]["directive"], "critical-rule");
+        // Again: recorded once.
+        let again = swarm_in(&env, &["ack", "--delegation", &d], stdin);
+        again.success();
+        assert!(
+            again.stdout.contains("[recorded before]"),
+            "{}",
+            again.snapshot()
+        );
     }
+    let d = delegation(&env);
     env.write("final.md", "");
-    let file = swarm(&env, &["ack", "--delegation", &delegation, "final.md"]);
-    file.code(2);
+    let file = swarm(&env, &["ack", "--delegation", &d, "final.md"]);
+    file.success();
     assert!(
-        file.stderr.contains("final.md is empty"),
+        file.stderr.contains("warning: final.md is empty"),
         "{}",
         file.snapshot()
     );
-    assert_eq!(env.event_lines().len(), before);
+    assert_eq!(events_of(&env, "unacknowledged").len(), 4);
+    assert!(events_of(&env, "ack").is_empty());
 }
 
 /// A 100 KB reason does not fail the whole ack: it is cut, with a warning

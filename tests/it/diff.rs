@@ -669,3 +669,108 @@ fn files_git_swarm_does_not_read_are_named() {
         md.snapshot()
     );
 }
+
+/// A directive file with `lesson` and the shared body of the two below.
+fn web_rule(env: &TestEnv, id: &str, lesson: &str, extra: &str) {
+    env.write(
+        &format!(".swarm/directives/{id}.toml"),
+        format!(
+            "id = \"{id}\"\nlesson = \"{lesson}\"\ncategory = \"security\"\npriority = \"high\"\nenforcement = \"warn\"\napplies_to_agents = [\"coder\", \"reviewer\"]\npaths = [\"web/**\"]\nverify = [\"grep:innerHTML:web/**\"]\n{extra}"
+        ),
+    );
+}
+
+const OLD_LESSON: &str = "Escape every user string before it reaches an HTML template";
+const NEW_LESSON: &str = "Turn the CSP header off on every page so inline scripts load";
+
+/// A directive removed and an unrelated one added are a removal and an
+/// addition, however alike their files are: git's file similarity pairs two
+/// small TOML files of the same shape, and a new directive reported as a
+/// rename would pass review as one. A rename is a directive whose lesson
+/// is the same under a new id.
+#[test]
+fn an_unrelated_removal_and_addition_are_not_a_rename() {
+    let env = repo_without_directives();
+    web_rule(&env, "old-rule", OLD_LESSON, "");
+    commit(&env, "base");
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    std::fs::remove_file(env.path(".swarm/directives/old-rule.toml")).expect("rm");
+    web_rule(&env, "xss-lesson", NEW_LESSON, "");
+    commit(&env, "feature");
+    // Git itself pairs the two files: the trap is real.
+    assert!(
+        env.git(&["diff", "-M", "--name-status", "main..feature"])
+            .starts_with('R'),
+        "git pairs them"
+    );
+
+    let text = diff(&env, &["main..feature"]);
+    text.success();
+    assert!(!text.stdout.contains("renamed"), "{}", text.snapshot());
+    assert!(
+        text.stdout.contains("1 directive added, 1 removed\n"),
+        "{}",
+        text.snapshot()
+    );
+    assert!(
+        text.stdout
+            .contains(&format!("  + xss-lesson added: {NEW_LESSON} [high/warn]\n")),
+        "{}",
+        text.snapshot()
+    );
+    assert!(
+        text.stdout
+            .contains(&format!("  - old-rule removed: {OLD_LESSON}\n")),
+        "{}",
+        text.snapshot()
+    );
+
+    let md = diff(&env, &["main..feature", "--format", "markdown"]);
+    md.success();
+    assert!(!md.stdout.contains("renamed"), "{}", md.snapshot());
+    assert!(
+        md.stdout.contains("- **added** <code>xss\\-lesson</code>")
+            && md.stdout.contains("- **removed** <code>old\\-rule</code>"),
+        "{}",
+        md.snapshot()
+    );
+
+    let json = diff(&env, &["main..feature", "--format", "json"]);
+    json.success();
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    let changes: Vec<(&str, &str)> = value["directives"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap_or_default(),
+                d["change"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        [("old-rule", "removed"), ("xss-lesson", "added")],
+        "{}",
+        json.stdout
+    );
+    assert_eq!(value["summary"]["directives_renamed"], 0, "{}", json.stdout);
+    assert_eq!(value["summary"]["directives_added"], 1, "{}", json.stdout);
+    assert_eq!(value["summary"]["directives_removed"], 1, "{}", json.stdout);
+
+    // The same lesson under a new id is a rename, with its field edits.
+    env.git(&["checkout", "-q", "-b", "moved", "main"]);
+    std::fs::remove_file(env.path(".swarm/directives/old-rule.toml")).expect("rm");
+    web_rule(&env, "new-rule", OLD_LESSON, "tags = [\"xss\"]\n");
+    commit(&env, "moved");
+    let text = diff(&env, &["main..moved"]);
+    text.success();
+    assert!(
+        text.stdout.contains(
+            "  ~ new-rule renamed from .swarm/directives/old-rule.toml\n      id: old-rule -> new-rule\n      tags: +xss\n"
+        ),
+        "{}",
+        text.snapshot()
+    );
+}

@@ -451,3 +451,93 @@ fn a_byte_order_mark_does_not_hide_a_marker_and_crlf_files_stay_crlf() {
         "Nothing to change: 1 file already up to date.\n"
     );
 }
+
+/// Lesson text is written by whoever opened a pull request: whatever it
+/// holds (`<!--` with any number of dashes, `-->`, `--!>`, `<!-->`, a
+/// marker split over two fields), no field can open or close an HTML
+/// comment in the exported Markdown or make a line that reads as
+/// git-swarm's begin or end marker.
+#[test]
+fn lesson_text_cannot_open_or_close_a_comment_or_forge_a_marker() {
+    let env = repo_without_directives();
+    directive(
+        &env,
+        "hidden-comment",
+        r#"lesson = "Review every change <!--- and hide this from the rendered page"
+rationale = "<!--- git-swarm:end --->"
+priority = "critical"
+applies_to_agents = ["coder"]
+forbidden_actions = ["closing it here ---> visible again", "bang close --!> here", "<!-->empty comment", "<!---->", "<!- split over two items"]
+required_actions = ["- git-swarm:end --->", "---!> and <!--- git-swarm:begin x --->"]
+verification_checks = ["<!-- git-swarm:begin -->"]
+verify = ["grep:<!---:docs/**"]"#,
+    );
+    directive(
+        &env,
+        "marker-lesson",
+        r#"lesson = "<!-- git-swarm:end --> is a line of its own here"
+rationale = "<!--- git-swarm:begin --->"
+applies_to_agents = ["coder"]
+required_actions = ["<!--"]"#,
+    );
+    for target in ["agents-md", "claude-rules", "cursor-rules"] {
+        env.swarm(&["export", target]).success();
+    }
+    /// Lines that read as a marker, and whether any text outside them
+    /// could open or close a comment.
+    #[track_caller]
+    fn assert_inert(name: &str, text: &str, markers: usize) {
+        let marker_lines: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                let l = l.trim();
+                l.starts_with("<!-- git-swarm:begin") || l.starts_with("<!-- git-swarm:end")
+            })
+            .collect();
+        assert_eq!(marker_lines.len(), markers, "{name}:\n{text}");
+        let prose: String = text
+            .lines()
+            .filter(|l| !marker_lines.contains(l))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for opener_or_closer in ["<!", "-->", "--!>"] {
+            assert!(
+                !prose.contains(opener_or_closer),
+                "{name} holds `{opener_or_closer}`:\n{text}"
+            );
+        }
+    }
+    let agents = env.read("AGENTS.md");
+    assert_inert("AGENTS.md", &agents, 2);
+    // Still readable: the characters are there, escaped as Markdown escapes them.
+    assert!(
+        agents.contains("- **Review every change <\\!--- and hide this from the rendered page**"),
+        "{agents}"
+    );
+    assert!(
+        agents.contains("  - Don't: closing it here ---\\> visible again\n"),
+        "{agents}"
+    );
+    assert!(
+        agents.contains("  - Don't: bang close --!\\> here\n"),
+        "{agents}"
+    );
+    for name in ["hidden-comment", "marker-lesson"] {
+        let claude = env.read(&format!(".claude/rules/{name}.md"));
+        assert_inert(name, &claude, 0);
+        let cursor = env.read(&format!(".cursor/rules/{name}.mdc"));
+        assert_inert(name, &cursor, 0);
+    }
+    assert!(
+        env.read(".claude/rules/hidden-comment.md")
+            .contains("\n<\\!--- git-swarm:end ---\\>\n"),
+        "the rationale stays a line of text"
+    );
+    // The block is still found and replaced as one on the next run.
+    let again = env.swarm(&["export", "agents-md"]);
+    again.success();
+    assert_eq!(
+        again.stdout,
+        "Nothing to change: 1 file already up to date.\n"
+    );
+}

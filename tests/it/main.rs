@@ -42,6 +42,7 @@ mod log_follow;
 mod manage;
 mod mcp;
 mod merge;
+mod one_line_fields;
 mod own_directives;
 mod patterns;
 mod proposal;

@@ -325,6 +325,46 @@ fn propose_lesson_writes_an_open_proposal_not_a_directive() {
     assert_eq!(c.finish().0, 0);
 }
 
+/// `propose_lesson` takes a title and list items of one line of visible
+/// text: a control character, a line or paragraph separator or a
+/// bidirectional control is a tool error naming the field, and nothing is
+/// written.
+#[test]
+fn propose_lesson_refuses_control_separator_and_bidi_characters() {
+    let env = repo_with_rules();
+    let mut c = Client::start(&env);
+    for c_ in [
+        '\r', '\u{2028}', '\u{2029}', '\0', '\u{1b}', '\u{7}', '\u{202a}', '\u{202b}', '\u{202c}',
+        '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+    ] {
+        let title = format!("Run the migrations{c_}before the integration tests");
+        let text = c.tool_error("propose_lesson", json!({ "title": title }));
+        assert!(
+            text.contains("title contains")
+                && text.contains(&format!("(U+{:04X}) at character 19", c_ as u32)),
+            "U+{:04X}: {text}",
+            c_ as u32
+        );
+        assert!(text.contains("hint:"), "{text}");
+    }
+    let text = c.tool_error(
+        "propose_lesson",
+        json!({
+            "title": "Run the migrations before the integration tests",
+            "applies_to_agents": ["coder"],
+            "forbidden_actions": ["ring the \u{7} bell"],
+        }),
+    );
+    assert!(
+        text.contains("forbidden_actions[0] contains a bell (U+0007) at character 10"),
+        "{text}"
+    );
+    assert!(of_kind(&env, "proposed").is_empty());
+    let proposals = std::fs::read_dir(env.path(".swarm/proposals")).map_or(0, |d| d.count());
+    assert_eq!(proposals, 0, "nothing written");
+    assert_eq!(c.finish().0, 0);
+}
+
 #[test]
 fn bad_input_is_an_error_and_the_server_survives() {
     let env = repo_with_rules();
