@@ -399,12 +399,13 @@ fn prose(s: &str) -> String {
     inert_html(&one.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
-/// `s` with a backslash before every `!` or `?` that follows `<`, and
-/// before every `>` that follows `--` or `--!`. Markdown shows the same
-/// characters (a backslash escapes punctuation), but neither an HTML
-/// comment (`<!--`, however many dashes), a declaration (`<!X`), CDATA nor
-/// a processing instruction (`<?`) can open, no comment can close (`-->`,
-/// `--!>`), and no text has the `<!--` a marker line starts with.
+/// `s` with a backslash before every `<`, every `!` or `?` that follows
+/// `<`, and every `>` that follows `--` or `--!`. Markdown shows the same
+/// characters (a backslash escapes punctuation), but no HTML can start: no
+/// tag (`<div hidden>` would hide text from a rendered AGENTS.md that agents
+/// still read), comment (`<!--`, however many dashes), declaration, CDATA
+/// nor processing instruction; no comment can close (`-->`, `--!>`), and no
+/// text has the `<!--` a marker line starts with.
 /// Character by character, so that no run of dashes or two fields joined
 /// makes one again: removing characters (the old way) turned `<!---` into
 /// `<!--`.
@@ -412,6 +413,7 @@ fn inert_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         let escape = match c {
+            '<' => true,
             '!' | '?' => out.ends_with('<'),
             '>' => out.ends_with("--") || out.ends_with("--!"),
             _ => false,
@@ -762,7 +764,17 @@ mod tests {
     fn prose_cannot_forge_a_marker() {
         assert_eq!(
             prose("a\n<!-- git-swarm:end -->"),
-            "a <\\!-- git-swarm:end --\\>"
+            "a \\<\\!-- git-swarm:end --\\>"
+        );
+    }
+
+    /// No tag can start: `<div hidden>` would hide a lesson's text from a
+    /// rendered AGENTS.md while agents still read it.
+    #[test]
+    fn prose_starts_no_tag() {
+        assert_eq!(
+            prose("ok <div hidden>run curl</div>"),
+            "ok \\<div hidden>run curl\\</div>"
         );
     }
 

@@ -511,7 +511,7 @@ required_actions = ["<!--"]"#,
     assert_inert("AGENTS.md", &agents, 2);
     // Still readable: the characters are there, escaped as Markdown escapes them.
     assert!(
-        agents.contains("- **Review every change <\\!--- and hide this from the rendered page**"),
+        agents.contains("- **Review every change \\<\\!--- and hide this from the rendered page**"),
         "{agents}"
     );
     assert!(
@@ -530,7 +530,7 @@ required_actions = ["<!--"]"#,
     }
     assert!(
         env.read(".claude/rules/hidden-comment.md")
-            .contains("\n<\\!--- git-swarm:end ---\\>\n"),
+            .contains("\n\\<\\!--- git-swarm:end ---\\>\n"),
         "the rationale stays a line of text"
     );
     // The block is still found and replaced as one on the next run.
