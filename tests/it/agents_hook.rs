@@ -1880,14 +1880,7 @@ fn spawns_are_read_for_the_subagent_whatever_the_payload() {
 #[test]
 fn a_hook_that_cannot_finish_in_time_fails_open_before_the_harness_limit() {
     let env = repo();
-    env.swarm(&["record", "--custom", "note"]).success();
-    let log = std::fs::read_dir(env.path(".swarm/events"))
-        .expect("events")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .expect("an event file");
-    let held = std::fs::File::open(&log).expect("open the log");
-    held.lock().expect("hold the log's lock");
+    let held = common::hold_the_logs_lock(&env);
     let before = env.event_lines().len();
     let started = std::time::Instant::now();
     let run = hook_env(

@@ -795,14 +795,7 @@ fn a_log_that_cannot_be_locked_does_not_turn_the_gate_off() {
         .replace("lock_timeout_ms = 10000", "lock_timeout_ms = 1");
     assert!(config.contains("lock_timeout_ms = 1\n"), "{config}");
     env.write(".swarm/config.toml", config);
-    env.swarm(&["record", "--custom", "note"]).success();
-    let log = std::fs::read_dir(env.path(".swarm/events"))
-        .expect("events")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .expect("an event file");
-    let held = std::fs::File::open(&log).expect("open the log");
-    held.lock().expect("hold the log's lock");
+    let held = common::hold_the_logs_lock(&env);
 
     env.write("deploy.pem", format!("{KEY_LINE}\nAAAA\n"));
     env.git(&["add", "deploy.pem"]);

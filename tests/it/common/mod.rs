@@ -277,6 +277,20 @@ pub fn directive_toml(id: &str, lesson: &str) -> String {
     )
 }
 
+/// Records an event (so that there is an event file) and holds the log's
+/// lock, as another process appending would, until the file is dropped.
+pub fn hold_the_logs_lock(env: &TestEnv) -> std::fs::File {
+    env.swarm(&["record", "--custom", "note"]).success();
+    let log = std::fs::read_dir(env.path(".swarm/events"))
+        .expect("events")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("an event file");
+    let held = std::fs::File::open(&log).expect("open the log");
+    held.lock().expect("hold the log's lock");
+    held
+}
+
 /// No panic and no debug dump reached the user, and the exit code is one of ours.
 #[track_caller]
 pub fn assert_no_panic(run: &Run) {
