@@ -597,7 +597,7 @@ pub fn store(ui: &mut Ui) -> Result<Store, Error> {
 /// The event log, telling the user about its malformed lines.
 pub fn read_log(store: &Store, ui: &mut Ui) -> Result<Vec<git_swarm::event::Event>, Error> {
     let (events, problems) = git_swarm::directive_loop::records::read_log(store)?;
-    ui.problems(&problems);
+    ui.capped(&problems);
     Ok(events)
 }
 

@@ -24,7 +24,7 @@ use crate::fold::{EventHead, Signal};
 use crate::handoff::{self, Handoff};
 use crate::index::Index;
 use crate::pattern::fold::{self as pattern_fold, PatternFold};
-use crate::problem::Problem;
+use crate::problem::Problems;
 use crate::{Result, Store};
 
 pub mod route;
@@ -49,7 +49,7 @@ pub struct Loaded {
     pub patterns: PatternFold,
     pub config: crate::config::Config,
     /// Malformed lines and files that could not be read (the good ones are shown).
-    pub problems: Vec<Problem>,
+    pub problems: Problems,
     /// Now, in ms since the epoch.
     pub now: i64,
 }
@@ -254,15 +254,21 @@ pub fn overview(l: &Loaded) -> Overview {
         violations,
         patterns: by_role(&l.patterns, &cfg.patterns, l.now),
         handoffs: open_handoffs(l, cfg.handoffs.max_review_attempts),
-        problems: l
-            .problems
-            .iter()
-            .map(|p| ProblemRow {
-                location: p.location(),
-                message: p.message.clone(),
-            })
-            .collect(),
+        problems: problem_rows(&l.problems),
     }
+}
+
+/// The problems kept, then a row for each file's problems past the cap.
+pub fn problem_rows(problems: &Problems) -> Vec<ProblemRow> {
+    let kept = problems.iter().map(|p| ProblemRow {
+        location: p.location(),
+        message: p.message.clone(),
+    });
+    let more = problems.more().iter().map(|m| ProblemRow {
+        location: m.path.clone(),
+        message: m.sentence(),
+    });
+    kept.chain(more).collect()
 }
 
 /// The observed patterns grouped by the role they were learned from, each

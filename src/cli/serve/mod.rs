@@ -432,15 +432,13 @@ fn stream(shared: &Shared, sock: &mut TcpStream) {
 
 /// Problems met reading the log (each said once by the follower), as
 /// `problem` events. False when the client has gone.
-fn send_problems(out: &mut impl Write, problems: Vec<git_swarm::problem::Problem>) -> bool {
-    problems.into_iter().all(|p| {
-        let row = git_swarm::serve::ProblemRow {
-            location: p.location(),
-            message: p.message,
-        };
-        let data = git_swarm::serve::to_json(&row);
-        write!(out, "event: problem\ndata: {data}\n\n").is_ok()
-    })
+fn send_problems(out: &mut impl Write, problems: git_swarm::problem::Problems) -> bool {
+    git_swarm::serve::problem_rows(&problems)
+        .into_iter()
+        .all(|row| {
+            let data = git_swarm::serve::to_json(&row);
+            write!(out, "event: problem\ndata: {data}\n\n").is_ok()
+        })
 }
 
 /// One event as a server-sent event: the event as JSON on one `data:`

@@ -1,0 +1,88 @@
+//! Issue 37: every file under `.swarm/` is written by whoever opened a pull
+//! request, so what a reader keeps of it is bounded, in memory as on disk.
+
+use crate::common;
+
+use common::TestEnv;
+
+/// What `git swarm hook agent claude-code session-start` reads, as Claude
+/// Code sends it (tests/fixtures/agents/captured/), for `env`'s repository.
+fn session_start_payload(env: &TestEnv) -> String {
+    serde_json::json!({
+        "session_id": "3afc09ba-ac19-4056-b890-24f9d304a1e0",
+        "transcript_path": env.home().join("transcript.jsonl"),
+        "cwd": env.root,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    })
+    .to_string()
+}
+
+/// 20,000 malformed event lines: readers keep the first problems and count
+/// the rest (and say how many), and the index stores only what was kept.
+#[test]
+fn malformed_event_lines_are_kept_up_to_a_cap_and_counted() {
+    let env = TestEnv::initialised();
+    env.write(".swarm/events/2026-11.jsonl", "x\n".repeat(20_000));
+
+    let validate = env.swarm(&["validate"]);
+    validate.code(2);
+    let listed = (validate.stdout.lines())
+        .filter(|l| l.starts_with(".swarm/events/2026-11.jsonl:"))
+        .count();
+    assert_eq!(listed, 100, "{}", &validate.stdout[..2000]);
+    assert!(
+        validate
+            .stdout
+            .contains("… and 19,900 more problems in .swarm/events/2026-11.jsonl\n"),
+        "{}",
+        validate.stdout
+    );
+    assert!(
+        validate.stdout.ends_with(": 20000 errors, 0 warnings.\n"),
+        "{}",
+        validate.stdout
+    );
+
+    // The index keeps the count, not 20,000 problems.
+    let list = env.swarm(&["list"]);
+    list.success();
+    assert!(
+        list.stderr.contains("warning: 20000 problems in .swarm/"),
+        "{}",
+        list.snapshot()
+    );
+    let index = env.index_bytes().len();
+    assert!(index < 64 * 1024, "the index is {index} bytes");
+
+    let log = env.swarm(&["log"]);
+    log.success();
+    assert!(
+        log.stderr
+            .ends_with("… and 19,900 more problems in .swarm/events/2026-11.jsonl\n"),
+        "{}",
+        log.stderr
+    );
+    assert!(log.stderr.lines().count() < 250, "{}", log.stderr);
+
+    let hook = env.swarm_with(
+        &["hook", "agent", "claude-code", "session-start"],
+        &[],
+        Some(session_start_payload(&env).as_bytes()),
+    );
+    hook.success();
+    let check = env.swarm(&["check", "--staged"]);
+    common::assert_no_panic(&check);
+
+    // Appended bad lines are counted into what the index kept.
+    let mut more = env.read(".swarm/events/2026-11.jsonl");
+    more.push_str("y\n");
+    env.write(".swarm/events/2026-11.jsonl", more);
+    let list = env.swarm(&["list"]);
+    assert!(
+        list.stderr.contains("warning: 20001 problems in .swarm/"),
+        "{}",
+        list.snapshot()
+    );
+    assert!(env.index_bytes().len() < 64 * 1024);
+}
