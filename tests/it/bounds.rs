@@ -86,3 +86,38 @@ fn malformed_event_lines_are_kept_up_to_a_cap_and_counted() {
     );
     assert!(env.index_bytes().len() < 64 * 1024);
 }
+
+/// `import opencode-swarm` of a file of 20,000 malformed lines around two
+/// entries with one id: the first problems are listed, the rest counted,
+/// the second entry skipped (ids are looked up in a set: 450,000 entries
+/// took over 10 minutes with a list).
+#[test]
+fn import_lists_the_first_malformed_lines_and_counts_the_rest() {
+    let env = TestEnv::initialised();
+    let entry = r#"{"id":"run-tests-first","lesson":"Run the whole test suite before every handoff","applies_to_agents":["coder"],"required_actions":["run cargo test"]}"#;
+    let text = format!(
+        "{entry}\n{}{entry}\n{}",
+        "x\n".repeat(10_000),
+        "{\"id\":\n".repeat(10_000)
+    );
+    env.write("knowledge.jsonl", text);
+
+    let run = env.swarm(&["import", "opencode-swarm", "knowledge.jsonl", "--dry-run"]);
+    run.code(2);
+    let listed = (run.stderr.lines())
+        .filter(|l| l.starts_with("knowledge.jsonl:"))
+        .count();
+    assert_eq!(listed, 100, "{}", &run.stderr[..2000]);
+    assert!(
+        run.stderr
+            .ends_with("… and 19,900 more problems in knowledge.jsonl\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stdout,
+        "knowledge.jsonl:1: added run-tests-first\n\
+         knowledge.jsonl:10002: skipped run-tests-first (the same id appears earlier in the file)\n\
+         1 added, 0 quarantined, 1 skipped, 20000 malformed lines (dry run: nothing written).\n"
+    );
+}
