@@ -102,8 +102,7 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
         // Past the cap, bad lines are counted: one finding says how many.
         for more in file.problems.more() {
             report.findings.push(Finding {
-                problem: Problem::error(&more.path, "more_problems", more.sentence())
-                    .with_hint("`git swarm validate` lists the first ones; remove or repair the malformed lines"),
+                problem: more.as_problem(),
                 fixed: false,
             });
         }

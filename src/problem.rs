@@ -136,6 +136,25 @@ impl More {
     }
 }
 
+impl More {
+    /// The count as a problem of its own (`… and N more problems in this
+    /// file`), for reports that are a list of problems.
+    pub fn as_problem(&self) -> Problem {
+        Problem::error(
+            &self.path,
+            "more_problems",
+            format!(
+                "… and {} more problem{} in this file",
+                thousands(self.count),
+                if self.count == 1 { "" } else { "s" }
+            ),
+        )
+        .with_hint(
+            "only the first problems of a file are listed; remove or repair its malformed lines",
+        )
+    }
+}
+
 impl Problems {
     /// How many problems one collection keeps.
     pub const CAP: usize = 100;
@@ -248,6 +267,13 @@ impl Problems {
 
     pub fn iter(&self) -> std::slice::Iter<'_, Problem> {
         self.kept.iter()
+    }
+
+    /// The problems kept, then one per file for those counted
+    /// ([`More::as_problem`]): at most [`Problems::CAP`] and a few.
+    pub fn into_list(self) -> Vec<Problem> {
+        let more = self.more.iter().map(More::as_problem);
+        self.kept.into_iter().chain(more).collect()
     }
 }
 

@@ -173,3 +173,34 @@ fn serve_answers_follow_the_log_and_bound_its_problems() {
     assert_eq!(row["violations"][28], 1, "{s}");
     assert_eq!(row["violations"][27], 1, "{s}");
 }
+
+/// `git swarm diff` of a commit that adds 20,000 malformed event lines:
+/// the first problems and one that counts the rest, not 20,000.
+#[test]
+fn diff_lists_the_first_malformed_lines_and_counts_the_rest() {
+    let env = TestEnv::initialised();
+    env.write(".swarm/events/2026-11.jsonl", "x\n".repeat(20_000));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "bad lines"]);
+
+    let run = env.swarm(&["diff", "HEAD~1..HEAD", "--format", "json"]);
+    common::assert_no_panic(&run);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let problems = report["problems"].as_array().expect("problems");
+    assert_eq!(problems.len(), 101, "{}", run.stderr);
+    let more: Vec<_> = (problems.iter())
+        .filter(|p| p["code"] == "more_problems")
+        .collect();
+    assert_eq!(more.len(), 1, "{problems:?}");
+    let last = more[0];
+    assert_eq!(last["path"], ".swarm/events/2026-11.jsonl");
+    assert_eq!(last["code"], "more_problems");
+    assert_eq!(last["message"], "… and 19,900 more problems in this file");
+    assert!(
+        run.stderr.contains(
+            ".swarm/events/2026-11.jsonl: error: … and 19,900 more problems in this file\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}
