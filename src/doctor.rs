@@ -87,7 +87,7 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
                 e.0 += 1;
             }
         }
-        for problem in file.problems {
+        for problem in file.problems.kept().iter().cloned() {
             // A marker line is reported as one; not again as a malformed event.
             if markers.contains(&(problem.path.clone(), problem.line)) {
                 continue;
@@ -98,6 +98,13 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
                 false
             };
             report.findings.push(Finding { problem, fixed });
+        }
+        // Past the cap, bad lines are counted: one finding says how many.
+        for more in file.problems.more() {
+            report.findings.push(Finding {
+                problem: more.as_problem(),
+                fixed: false,
+            });
         }
     }
     for (kind, (count, first)) in unknown {

@@ -8,6 +8,7 @@
 //! valid ids), so importing the same file again finds every id taken and
 //! changes nothing.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -17,7 +18,7 @@ use crate::directive::{
     is_valid_id, slug_from_lesson,
 };
 use crate::predicate::Predicate;
-use crate::problem::Problem;
+use crate::problem::{Problem, Problems};
 use crate::store::Minted;
 use crate::{Error, Result, Store, safe_fs};
 
@@ -104,10 +105,9 @@ pub struct Outcome {
     pub notes: Vec<String>,
 }
 
-/// Reads `path` (bounded) into translated entries; malformed lines are
-/// returned as problems with file:line and left out.
-pub fn read(path: &Path, rel: &str) -> Result<(Vec<Item>, Vec<Problem>)> {
-    let bytes = safe_fs::read(path, FILE_MAX).map_err(|e| {
+/// Reads `path`, bounded by [`FILE_MAX`].
+pub fn read_file(path: &Path, rel: &str) -> Result<Vec<u8>> {
+    safe_fs::read(path, FILE_MAX).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::usage(
                 format!("{rel}: no such file"),
@@ -116,9 +116,19 @@ pub fn read(path: &Path, rel: &str) -> Result<(Vec<Item>, Vec<Problem>)> {
         } else {
             Error::io(path, e)
         }
-    })?;
-    let mut items = Vec::new();
-    let mut problems = Vec::new();
+    })
+}
+
+/// Translates the entries of `bytes` (a `knowledge.jsonl`) one at a time,
+/// giving each to `each` as soon as it is read: nothing holds every entry
+/// at once. Malformed lines are added to `problems` with file:line (kept up
+/// to its cap, counted past it) and left out.
+pub fn for_each_entry(
+    bytes: &[u8],
+    rel: &str,
+    problems: &mut Problems,
+    mut each: impl FnMut(Item) -> Result<()>,
+) -> Result<()> {
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
         let bad = |message: String| {
@@ -130,18 +140,22 @@ pub fn read(path: &Path, rel: &str) -> Result<(Vec<Item>, Vec<Problem>)> {
             continue;
         }
         if raw.len() > LINE_MAX {
-            problems.push(bad(format!(
-                "line is {} bytes, over the {LINE_MAX}-byte limit of an entry",
-                raw.len()
-            )));
+            problems.push_error_with(rel, || {
+                bad(format!(
+                    "line is {} bytes, over the {LINE_MAX}-byte limit of an entry",
+                    raw.len()
+                ))
+            });
             continue;
         }
         match serde_json::from_slice::<Entry>(raw) {
-            Ok(entry) => items.push(translate(entry, line)),
-            Err(e) => problems.push(bad(format!("not a knowledge entry: {e}"))),
+            Ok(entry) => each(translate(entry, line))?,
+            Err(e) => {
+                problems.push_error_with(rel, || bad(format!("not a knowledge entry: {e}")));
+            }
         }
     }
-    Ok((items, problems))
+    Ok(())
 }
 
 /// opencode-swarm's predicate language is ours for these kinds (ours is a
@@ -312,8 +326,10 @@ pub fn settle_id(store: &Store, item: &mut Item) {
 }
 
 /// What [`Store::mint`] would do with `item`, without writing: for
-/// `--dry-run`, and to skip ids already present.
-pub fn preview(store: &Store, item: &Item, seen: &[String]) -> Outcome {
+/// `--dry-run`, and to skip ids already present. `seen`: the ids of the
+/// entries before it in the file (a set: a file of 450,000 entries was
+/// quadratic with a list).
+pub fn preview(store: &Store, item: &Item, seen: &HashSet<String>) -> Outcome {
     let d = &item.directive;
     let mut out = Outcome {
         line: item.line,

@@ -100,6 +100,223 @@ impl fmt::Display for Problem {
     }
 }
 
+/// Problems kept by a reader, up to [`Problems::CAP`], and a count of the rest.
+///
+/// Every file under `.swarm/` comes from whoever opened a pull request: an
+/// event file of 4 million malformed lines would otherwise be 4 million
+/// problems in memory, in the index and on the screen. The first problems
+/// say what is wrong; the rest are counted per file, so that nothing is
+/// silently dropped ("… and 3,999,900 more problems in …").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problems {
+    kept: Vec<Problem>,
+    more: Vec<More>,
+}
+
+/// Problems past the cap in one file: counted, not kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct More {
+    /// Path relative to the repository root, as the problems name it.
+    pub path: String,
+    /// How many problems were not kept.
+    pub count: u64,
+    /// How many of them were errors.
+    pub errors: u64,
+}
+
+impl More {
+    /// `… and 3,999,900 more problems in PATH`.
+    pub fn sentence(&self) -> String {
+        format!(
+            "… and {} more problem{} in {}",
+            thousands(self.count),
+            if self.count == 1 { "" } else { "s" },
+            self.path
+        )
+    }
+}
+
+impl More {
+    /// The count as a problem of its own (`… and N more problems in this
+    /// file`), for reports that are a list of problems.
+    pub fn as_problem(&self) -> Problem {
+        Problem::error(
+            &self.path,
+            "more_problems",
+            format!(
+                "… and {} more problem{} in this file",
+                thousands(self.count),
+                if self.count == 1 { "" } else { "s" }
+            ),
+        )
+        .with_hint(
+            "only the first problems of a file are listed; remove or repair its malformed lines",
+        )
+    }
+}
+
+impl Problems {
+    /// How many problems one collection keeps.
+    pub const CAP: usize = 100;
+
+    pub fn new() -> Problems {
+        Problems::default()
+    }
+
+    /// Whether the next problem will only be counted.
+    pub fn is_full(&self) -> bool {
+        self.kept.len() >= Self::CAP
+    }
+
+    /// Keeps `p`, or counts it when the collection is full.
+    pub fn push(&mut self, p: Problem) {
+        if self.is_full() {
+            self.count(&p.path, p.is_error());
+        } else {
+            self.kept.push(p);
+        }
+    }
+
+    /// Keeps the problem `make` builds, or, when the collection is full,
+    /// only counts an error in `path` (without building it: a reader of
+    /// millions of bad lines formats none of their messages).
+    pub fn push_error_with(&mut self, path: &str, make: impl FnOnce() -> Problem) {
+        if self.is_full() {
+            self.count(path, true);
+        } else {
+            self.kept.push(make());
+        }
+    }
+
+    /// Keeps `p` past the cap: for the one problem a file can have that
+    /// says how the whole file was read (torn, skipped), never one a line.
+    pub fn push_always(&mut self, p: Problem) {
+        self.kept.push(p);
+    }
+
+    /// Counts one problem of `path` not kept.
+    pub fn count(&mut self, path: &str, error: bool) {
+        self.count_many(path, 1, u64::from(error));
+    }
+
+    fn count_many(&mut self, path: &str, count: u64, errors: u64) {
+        if count == 0 {
+            return;
+        }
+        // Readers go file by file: the last entry is almost always this one.
+        let at = match self.more.iter().rposition(|m| m.path == path) {
+            Some(i) => i,
+            None => {
+                self.more.push(More {
+                    path: path.to_owned(),
+                    count: 0,
+                    errors: 0,
+                });
+                self.more.len() - 1
+            }
+        };
+        let m = &mut self.more[at];
+        m.count = m.count.saturating_add(count);
+        m.errors = m.errors.saturating_add(errors);
+    }
+
+    /// Adds `other`'s problems, kept up to the cap, and its counts.
+    pub fn append(&mut self, other: Problems) {
+        for p in other.kept {
+            self.push(p);
+        }
+        for m in other.more {
+            self.count_many(&m.path, m.count, m.errors);
+        }
+    }
+
+    /// Keeps only the kept problems `f` accepts (counts are left alone).
+    pub fn retain(&mut self, f: impl FnMut(&Problem) -> bool) {
+        self.kept.retain(f);
+    }
+
+    /// Sorts the problems kept by place: path, line, column.
+    pub fn sort_kept(&mut self) {
+        (self.kept).sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    }
+
+    /// The problems kept, in the order found.
+    pub fn kept(&self) -> &[Problem] {
+        &self.kept
+    }
+
+    /// The counts of problems not kept, one per file.
+    pub fn more(&self) -> &[More] {
+        &self.more
+    }
+
+    /// Problems kept and counted.
+    pub fn total(&self) -> u64 {
+        self.kept.len() as u64 + self.more.iter().map(|m| m.count).sum::<u64>()
+    }
+
+    /// Errors kept and counted.
+    pub fn error_count(&self) -> u64 {
+        self.kept.iter().filter(|p| p.is_error()).count() as u64
+            + self.more.iter().map(|m| m.errors).sum::<u64>()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty() && self.more.is_empty()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Problem> {
+        self.kept.iter()
+    }
+
+    /// The problems kept, then one per file for those counted
+    /// ([`More::as_problem`]): at most [`Problems::CAP`] and a few.
+    pub fn into_list(self) -> Vec<Problem> {
+        let more = self.more.iter().map(More::as_problem);
+        self.kept.into_iter().chain(more).collect()
+    }
+}
+
+impl From<Vec<Problem>> for Problems {
+    fn from(list: Vec<Problem>) -> Problems {
+        let mut out = Problems::new();
+        for p in list {
+            out.push(p);
+        }
+        out
+    }
+}
+
+impl Extend<Problem> for Problems {
+    fn extend<I: IntoIterator<Item = Problem>>(&mut self, iter: I) {
+        for p in iter {
+            self.push(p);
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Problems {
+    type Item = &'a Problem;
+    type IntoIter = std::slice::Iter<'a, Problem>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.kept.iter()
+    }
+}
+
+/// `n` with its thousands grouped by commas: `3,999,900`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// 1-based line and column (in characters) of byte `offset` in `text`.
 pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
     let mut offset = offset.min(text.len());
@@ -129,5 +346,34 @@ mod tests {
         // byte 10 is the `=` after "bé " (b: 1 byte, é: 2 bytes, space): the 4th character
         assert_eq!(line_col(text, 10), (2, 4));
         assert_eq!(line_col(text, 1000), (3, 1));
+    }
+
+    #[test]
+    fn problems_past_the_cap_are_counted_per_file() {
+        let mut problems = Problems::new();
+        for i in 0..Problems::CAP as u32 + 5 {
+            problems.push(Problem::error("a.jsonl", "bad_event", "x").at_line(i + 1));
+        }
+        problems.push_error_with("b.jsonl", || unreachable!("not built once full"));
+        problems.push_always(Problem::error("a.jsonl", "torn_line", "torn"));
+        assert_eq!(problems.kept().len(), Problems::CAP + 1);
+        assert_eq!(problems.total(), Problems::CAP as u64 + 7);
+        assert_eq!(problems.error_count(), problems.total());
+        let said: Vec<_> = problems.more().iter().map(More::sentence).collect();
+        assert_eq!(
+            said,
+            [
+                "… and 5 more problems in a.jsonl",
+                "… and 1 more problem in b.jsonl"
+            ]
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(3_999_900), "3,999,900");
     }
 }

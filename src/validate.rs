@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::event::{is_month_file, read_event_file};
 use crate::index::read_entry;
-use crate::problem::Problem;
+use crate::problem::{Problem, Problems};
 use crate::store::Store;
 
 /// What `validate` looked at and found.
@@ -20,12 +20,13 @@ pub struct Report {
     pub directives: usize,
     pub quarantined: usize,
     pub events: usize,
-    pub problems: Vec<Problem>,
+    /// Kept up to a cap (in the order found, then sorted), counted past it.
+    pub problems: Problems,
 }
 
 impl Report {
     pub fn errors(&self) -> usize {
-        self.problems.iter().filter(|p| p.is_error()).count()
+        usize::try_from(self.problems.error_count()).unwrap_or(usize::MAX)
     }
 }
 
@@ -35,7 +36,7 @@ const KNOWN_FILES: &[&str] = &["config.toml", ".gitattributes", ".gitignore", "R
 
 pub fn validate(store: &Store) -> Result<Report> {
     let mut r = Report {
-        problems: store.config_problems.clone(),
+        problems: store.config_problems.clone().into(),
         ..Report::default()
     };
     if store.swarm_dir.join("config.toml").is_file() {
@@ -119,7 +120,7 @@ pub fn validate(store: &Store) -> Result<Report> {
         }
         log.extend(file.events.iter().map(|line| line.event.clone()));
         r.events += file.events.len();
-        r.problems.extend(file.problems);
+        r.problems.append(file.problems);
     }
 
     // Proposals are read by `proposal` and `reflect macro`, which skip a bad one.
@@ -140,8 +141,7 @@ pub fn validate(store: &Store) -> Result<Report> {
         .extend(crate::handoff::standing_overlaps(store, &handoffs, &log));
 
     check_gitattributes(store, &mut r);
-    r.problems
-        .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    r.problems.sort_kept();
     Ok(r)
 }
 

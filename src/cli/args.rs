@@ -65,10 +65,24 @@ pub fn shown_file(file: &str) -> &str {
     if file == "-" { "standard input" } else { file }
 }
 
+/// What `-` reads when the command's standard input came in its request
+/// (`git-swarm hook mcp-call`, see [`git_swarm::mcp::Invocation`]).
+static GIVEN_STDIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Makes `text` what `-` reads, instead of standard input.
+pub fn give_stdin(text: String) {
+    let _ = GIVEN_STDIN.set(text);
+}
+
 /// The text of a file the user named (`-`: standard input); bytes that are
 /// not UTF-8 are reported as `FILE:LINE:COL` (the column in characters).
 pub fn read_input(file: &str, what: &str) -> Result<String, Error> {
     let mut bytes = Vec::new();
+    if file == "-"
+        && let Some(text) = GIVEN_STDIN.get()
+    {
+        return Ok(text.clone());
+    }
     if file == "-" {
         if std::io::stdin().is_terminal() {
             // Else a command waiting for its input looks hung.

@@ -32,7 +32,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         },
     )?;
     super::report_torn(&store, &torn, ui);
-    ui.problems(&report.problems);
+    ui.capped(&report.problems);
     let code = ExitCode::from(u8::from(report.conflicts() > 0));
     if args.format == Format::Json {
         ui.json(&report)?;

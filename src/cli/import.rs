@@ -35,7 +35,7 @@ struct Report<'a> {
     added: usize,
     quarantined: usize,
     skipped: usize,
-    malformed: usize,
+    malformed: u64,
     entries: &'a [Entry],
 }
 
@@ -43,8 +43,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let Source::OpencodeSwarm = args.source;
     let store = super::store(ui)?;
     let rel = args.path.display().to_string();
-    let (items, problems) = git_swarm::import::read(&args.path, &rel)?;
-    ui.problems(&problems);
+    let bytes = git_swarm::import::read_file(&args.path, &rel)?;
     if !args.dry_run {
         // A file written whose event the log then refused could never be
         // recorded (its id is taken by then): check the log first, as `add` does.
@@ -52,44 +51,54 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             path: String::new(),
         }))?;
     }
+    let mut problems = git_swarm::problem::Problems::new();
     let mut outcomes = Vec::new();
-    let mut seen = Vec::new();
-    for mut item in items {
+    let mut seen = std::collections::HashSet::new();
+    let (mut added, mut quarantined, mut skipped) = (0, 0, 0);
+    let json = args.format == Format::Json;
+    let mut text_error = None;
+    git_swarm::import::for_each_entry(&bytes, &rel, &mut problems, |mut item| {
         git_swarm::import::settle_id(&store, &mut item);
         let preview = git_swarm::import::preview(&store, &item, &seen);
-        seen.push(item.directive.id.clone());
-        if args.dry_run || preview.status == "skipped" {
-            outcomes.push(preview);
-            continue;
+        seen.insert(item.directive.id.clone());
+        let outcome = if args.dry_run || preview.status == "skipped" {
+            preview
+        } else {
+            // Each entry's event is appended as soon as its file is written,
+            // as `add` does, so a run cut short leaves nothing unrecorded.
+            let (outcome, event) = git_swarm::import::mint(&store, item)?;
+            super::append(&store, &[event], ui)?;
+            outcome
+        };
+        match outcome.status {
+            "added" => added += 1,
+            "quarantined" => quarantined += 1,
+            _ => skipped += 1,
         }
-        // Each entry's event is appended as soon as its file is written,
-        // as `add` does, so a run cut short leaves nothing unrecorded.
-        let (outcome, event) = git_swarm::import::mint(&store, item)?;
-        super::append(&store, &[event], ui)?;
-        outcomes.push(outcome);
+        if json {
+            outcomes.push(outcome);
+        } else if text_error.is_none()
+            && let Err(e) = write_outcome(&rel, &outcome, ui)
+        {
+            text_error = Some(e);
+        }
+        Ok(())
+    })?;
+    if let Some(e) = text_error {
+        return Err(e.into());
     }
-    let count = |s: &str| outcomes.iter().filter(|o| o.status == s).count();
-    let (added, quarantined, skipped) = (count("added"), count("quarantined"), count("skipped"));
-    if args.format == Format::Json {
+    ui.capped(&problems);
+    let malformed = problems.total();
+    if json {
         ui.json(&Report {
             dry_run: args.dry_run,
             added,
             quarantined,
             skipped,
-            malformed: problems.len(),
+            malformed,
             entries: &outcomes,
         })?;
     } else {
-        for o in &outcomes {
-            let mut line = format!("{}:{}: {} {}", rel, o.line, o.status, super::clean(&o.id));
-            if let Some(r) = &o.reason {
-                line.push_str(&format!(" ({})", super::clean(r)));
-            }
-            writeln!(ui.out, "{line}")?;
-            for n in &o.notes {
-                writeln!(ui.out, "  note: {}", super::clean(n))?;
-            }
-        }
         let would = if args.dry_run {
             " (dry run: nothing written)"
         } else {
@@ -97,9 +106,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         };
         writeln!(
             ui.out,
-            "{added} added, {quarantined} quarantined, {skipped} skipped, {} malformed line{}{would}.",
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" }
+            "{added} added, {quarantined} quarantined, {skipped} skipped, {malformed} malformed line{}{would}.",
+            if malformed == 1 { "" } else { "s" }
         )?;
         if quarantined > 0 && !args.dry_run {
             ui.hint("`git swarm list --quarantined` shows the reasons; fix an entry, then `git swarm harden` promotes it");
@@ -111,4 +119,17 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     } else {
         ExitCode::from(2)
     })
+}
+
+/// One entry's line of the text report, written as the entry is imported.
+fn write_outcome(rel: &str, o: &Entry, ui: &mut Ui) -> std::io::Result<()> {
+    let mut line = format!("{}:{}: {} {}", rel, o.line, o.status, super::clean(&o.id));
+    if let Some(r) = &o.reason {
+        line.push_str(&format!(" ({})", super::clean(r)));
+    }
+    writeln!(ui.out, "{line}")?;
+    for n in &o.notes {
+        writeln!(ui.out, "  note: {}", super::clean(n))?;
+    }
+    Ok(())
 }

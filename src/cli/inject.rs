@@ -29,6 +29,10 @@ pub struct Args {
     /// Files the task touches (their words count toward ranking).
     #[arg(long, value_delimiter = ',', value_name = "PATH,..")]
     files: Vec<String>,
+    /// One file the task touches, exactly as given (a comma is part of the
+    /// name); repeat it for more.
+    #[arg(long, value_name = "PATH")]
+    file: Vec<String>,
     /// Most directives to show, 1 to 100 (default: knowledge.delegate_max_inject_count).
     #[arg(short = 'n', long, alias = "max", value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100))]
     max_count: Option<usize>,
@@ -56,7 +60,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         args.tools.clone(),
         task,
         args.phase.clone(),
-        args.files.clone(),
+        args.files.iter().chain(&args.file).cloned().collect(),
         args.max_count,
     );
     let Prepared {
@@ -88,6 +92,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             "delegation": delegation,
             "role": args.role,
             "tools": req.tools,
+            "files": req.files,
             "phase": args.phase,
             "directives": sel.shown,
             "left_out": sel.left_out,

@@ -101,7 +101,7 @@ fn follow(store: &git_swarm::Store, args: &Args, filter: &Filter<'_>, ui: &mut U
         git_swarm::event::Follower::new(&events_dir, &store.rel(&events_dir), &store.config.events);
     let mut waiter = git_swarm::event::Waiter::new(&events_dir);
     let first = follower.poll()?;
-    ui.problems(&first.problems);
+    ui.capped(&first.problems);
     warn_unknown_kinds(&args.kind, &first.events, ui);
     let mut events: Vec<&Event> = first.events.iter().filter(|e| filter.keeps(e)).collect();
     if let Some(n) = args.max_count {
@@ -114,7 +114,7 @@ fn follow(store: &git_swarm::Store, args: &Args, filter: &Filter<'_>, ui: &mut U
     loop {
         waiter.wait();
         let batch = follower.poll()?;
-        ui.problems(&batch.problems);
+        ui.capped(&batch.problems);
         for e in batch.events.iter().filter(|e| filter.keeps(e)) {
             print_one(e, args.format, ui)?;
         }

@@ -185,32 +185,48 @@ impl Swarm {
     }
 }
 
+/// Runs `inv` as `git-swarm hook mcp-call`, the invocation on the child's
+/// standard input (see [`Invocation`]): no argument's length or commas
+/// reach a command line.
 fn run_child(exe: &std::path::Path, inv: &Invocation) -> std::io::Result<std::process::Output> {
     let mut child = std::process::Command::new(exe)
-        .args(&inv.args)
+        .args(["hook", "mcp-call"])
         .env("NO_COLOR", "1")
-        .stdin(if inv.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    // Written from a thread: a message larger than the pipe's buffer must
+    // Written from a thread: a request larger than the pipe's buffer must
     // not block while the child's output fills the other pipes.
-    let writer = match (child.stdin.take(), inv.stdin.clone()) {
-        (Some(mut pipe), Some(text)) => {
-            Some(std::thread::spawn(move || pipe.write_all(text.as_bytes())))
-        }
-        _ => None,
-    };
+    let request = inv.request();
+    let writer = child
+        .stdin
+        .take()
+        .map(|mut pipe| std::thread::spawn(move || pipe.write_all(&request)));
     let output = child.wait_with_output()?;
     if let Some(w) = writer {
         // The child may stop reading early (a usage error); its exit says why.
         let _ = w.join();
     }
     Ok(output)
+}
+
+/// `git-swarm hook mcp-call`: reads an [`Invocation`] on standard input
+/// (bounded) and runs it as if it were the command line, its `stdin` being
+/// what `-` reads.
+pub fn run_call(program: &std::ffi::OsStr, ui: &mut Ui) -> Outcome {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(git_swarm::mcp::REQUEST_MAX + 1)
+        .read_to_end(&mut bytes)?;
+    let inv = Invocation::from_request(&bytes)?;
+    if let Some(text) = inv.stdin {
+        super::args::give_stdin(text);
+    }
+    let argv = std::iter::once(program.to_owned()).chain(inv.args.into_iter().map(Into::into));
+    let cli = <super::Cli as clap::Parser>::parse_from(argv);
+    super::run(cli.command, ui)
 }
 
 fn error_result(message: &str, hint: Option<&str>) -> CallToolResult {

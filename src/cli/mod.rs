@@ -496,6 +496,11 @@ pub fn main() -> ExitCode {
         if argv.get(1).is_some_and(|a| a == "hook") && argv.get(2).is_some_and(|a| a == "agent") {
             git_swarm::trace::mark("arguments parsed");
             hook::run_agent(&argv[3..], &mut ui)
+        } else if argv.get(1).is_some_and(|a| a == "hook")
+            && argv.get(2).is_some_and(|a| a == "mcp-call")
+            && argv.len() == 3
+        {
+            mcp::run_call(&argv[0], &mut ui)
         } else {
             let cli = Cli::parse_from(argv);
             git_swarm::trace::mark("arguments parsed");
@@ -618,7 +623,7 @@ pub fn review(repo: &Repo, ui: &mut Ui) -> git_swarm::reviewed::Review {
 /// The event log, telling the user about its malformed lines.
 pub fn read_log(store: &Store, ui: &mut Ui) -> Result<Vec<git_swarm::event::Event>, Error> {
     let (events, problems) = git_swarm::directive_loop::records::read_log(store)?;
-    ui.problems(&problems);
+    ui.capped(&problems);
     Ok(events)
 }
 

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use anstyle::{AnsiColor, Style};
 use git_swarm::check::Warning;
-use git_swarm::problem::{Problem, Severity};
+use git_swarm::problem::{Problem, Problems, Severity};
 
 /// `--format` of reading commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -105,6 +105,15 @@ impl Ui {
     pub fn problems(&mut self, problems: &[Problem]) {
         for p in problems {
             self.problem(p);
+        }
+    }
+
+    /// Problems a reader kept, then, for each file whose problems went past
+    /// the cap, how many more it has.
+    pub fn capped(&mut self, problems: &Problems) {
+        self.problems(problems.kept());
+        for m in problems.more() {
+            let _ = writeln!(self.err, "{}", clean(&m.sentence()));
         }
     }
 

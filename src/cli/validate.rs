@@ -19,7 +19,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let store = git_swarm::Store::open(&repo, super::clock()?)?;
     let report = git_swarm::validate::validate(&store)?;
     let errors = report.errors();
-    let warnings = report.problems.len() - errors;
+    let total = usize::try_from(report.problems.total()).unwrap_or(usize::MAX);
+    let warnings = total - errors;
     let failed = errors > 0 || (args.strict && warnings > 0);
     if args.format == Format::Json {
         ui.json(&serde_json::json!({
@@ -30,11 +31,15 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             "events": report.events,
             "errors": errors,
             "warnings": warnings,
-            "problems": report.problems,
+            "problems": report.problems.kept(),
+            "more_problems": report.problems.more(),
         }))?;
     } else {
         for p in &report.problems {
             ui.problem_out(p)?;
+        }
+        for m in report.problems.more() {
+            writeln!(ui.out, "{}", m.sentence())?;
         }
         let summary = format!(
             "{} file{} checked ({} directive{}, {} quarantined, {} event{})",

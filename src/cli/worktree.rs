@@ -93,13 +93,6 @@ pub fn run(cmd: Command, ui: &mut Ui) -> Outcome {
             let a = worktree::abort(&repo, &args.task, args.force)?;
             if a.removed_worktree {
                 writeln!(ui.out, "Removed the worktree {}.", a.record.path.display())?;
-            } else if let Some(why) = &a.kept_worktree {
-                writeln!(
-                    ui.out,
-                    "Kept the worktree {}: {}.",
-                    a.record.path.display(),
-                    clean(why)
-                )?;
             } else {
                 writeln!(
                     ui.out,

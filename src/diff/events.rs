@@ -306,8 +306,9 @@ fn at(p: &Problem, rel: &str) -> Problem {
     }
 }
 
-/// Bump when [`SideLog`] (or what it holds: the fold, the pattern fold) changes layout.
-const FORMAT: &[u8] = b"git-swarm diff side log v2\n";
+/// Bump when [`SideLog`] (or what it holds: the fold, the pattern fold) changes layout,
+/// or what it keeps (v3: a file's problems capped).
+const FORMAT: &[u8] = b"git-swarm diff side log v3\n";
 
 /// How many sides' logs are kept; the oldest are removed.
 const KEEP: usize = 8;
@@ -661,7 +662,9 @@ fn whole(
 /// each bad one.
 fn parse(bytes: Arc<Vec<u8>>, start: usize, lines: u32, rel: &str, max_line: u64) -> Parsed {
     let mut heads = Vec::new();
-    let mut problems = Vec::new();
+    // Kept up to a cap and counted past it: a pull request's file of
+    // millions of malformed lines is a hundred problems and a count.
+    let mut problems = crate::problem::Problems::new();
     let mut start = start;
     let mut line_no = lines;
     while start < bytes.len() {
@@ -669,7 +672,7 @@ fn parse(bytes: Arc<Vec<u8>>, start: usize, lines: u32, rel: &str, max_line: u64
         let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
         let raw = &bytes[start..end];
         if end == bytes.len() && !raw.is_empty() {
-            problems.push(
+            problems.push_always(
                 Problem::error(rel, "torn_line", "last line is incomplete (no newline)")
                     .at(line_no, 1)
                     .with_hint("a write was cut short; `git swarm doctor --fix` saves it aside"),
@@ -682,7 +685,7 @@ fn parse(bytes: Arc<Vec<u8>>, start: usize, lines: u32, rel: &str, max_line: u64
                 .flatten();
             match head {
                 Some(h) => heads.push((h, start..end)),
-                None => {
+                None => problems.push_error_with(rel, || {
                     let (col, message, hint) = match crate::event::parse_event_line(raw, max_line) {
                         Err(e) => e,
                         Ok(_) => (
@@ -691,12 +694,10 @@ fn parse(bytes: Arc<Vec<u8>>, start: usize, lines: u32, rel: &str, max_line: u64
                             "each line must be one JSON object with `id`, `ts` and `kind`",
                         ),
                     };
-                    problems.push(
-                        Problem::error(rel, "bad_event", message)
-                            .at(line_no, col)
-                            .with_hint(hint),
-                    );
-                }
+                    Problem::error(rel, "bad_event", message)
+                        .at(line_no, col)
+                        .with_hint(hint)
+                }),
             }
         }
         start = end + 1;
@@ -704,7 +705,7 @@ fn parse(bytes: Arc<Vec<u8>>, start: usize, lines: u32, rel: &str, max_line: u64
     Parsed {
         bytes,
         heads,
-        problems,
+        problems: problems.into_list(),
         lines: line_no,
         read: true,
     }

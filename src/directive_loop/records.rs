@@ -12,18 +12,18 @@ use crate::error::Result;
 use crate::event::{Event, Kind, ShownEntry, event_files, read_event_file};
 use crate::fold::Fold;
 use crate::index::Index;
-use crate::problem::Problem;
+use crate::problem::Problems;
 use crate::store::Store;
 
 /// The whole log, de-duplicated by id, in (ts, id) order, with the problems
 /// of the lines skipped.
-pub fn read_log(store: &Store) -> Result<(Vec<Event>, Vec<Problem>)> {
+pub fn read_log(store: &Store) -> Result<(Vec<Event>, Problems)> {
     let mut events: Vec<(i64, u128, Event)> = Vec::new();
-    let mut problems = Vec::new();
+    let mut problems = Problems::new();
     for path in event_files(&store.events_dir())? {
         let rel = store.rel(&path);
         let file = read_event_file(&path, &rel, &store.config.events)?;
-        problems.extend(file.problems);
+        problems.append(file.problems);
         events.extend(file.events.into_iter().filter_map(|l| {
             let key = crate::event::id_key(&l.event.id);
             l.event.ts_millis().map(|t| (t, key, l.event))

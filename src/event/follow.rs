@@ -25,7 +25,7 @@ use std::time::Duration;
 use super::{Event, event_files, parse_event_line, skipped_problem};
 use crate::config::EventsConfig;
 use crate::error::Error;
-use crate::problem::Problem;
+use crate::problem::{Problem, Problems};
 
 /// How long [`Waiter::wait`] sleeps when no inotify watch can wake it.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(200);
@@ -65,7 +65,8 @@ struct Tail {
 #[derive(Debug, Default)]
 pub struct Batch {
     pub events: Vec<Event>,
-    pub problems: Vec<Problem>,
+    /// Kept up to [`Problems::CAP`], counted past it.
+    pub problems: Problems,
 }
 
 /// Reads the event files of one folder incrementally; see the module docs.
@@ -79,6 +80,8 @@ pub struct Follower {
     tails: BTreeMap<String, Tail>,
     seen: HashSet<String>,
     /// Problems reported already, so that each is said once: (file, line, code).
+    /// At most [`REMEMBERED`]: past it, problems are only counted (a file
+    /// of millions of bad lines must not be millions of entries here).
     reported: HashSet<(String, Option<u32>, String)>,
 }
 
@@ -242,6 +245,7 @@ impl Follower {
                     batch.events.push(event);
                 }
             }
+            Err(_) if self.reported.len() >= REMEMBERED => batch.problems.count(rel, true),
             Err((col, message, hint)) => {
                 let p = Problem::error(rel, "bad_event", message)
                     .at(number, col)
@@ -252,14 +256,21 @@ impl Follower {
     }
 
     fn report(&mut self, p: Problem, batch: &mut Batch) {
-        if self
-            .reported
-            .insert((p.path.clone(), p.line, p.code.clone()))
-        {
-            batch.problems.push(p);
+        let key = (p.path.clone(), p.line, p.code.clone());
+        if self.reported.contains(&key) {
+            return;
         }
+        if self.reported.len() >= REMEMBERED {
+            batch.problems.count(&p.path, p.is_error());
+            return;
+        }
+        self.reported.insert(key);
+        batch.problems.push(p);
     }
 }
+
+/// How many problems a follower remembers having reported.
+const REMEMBERED: usize = 4 * Problems::CAP;
 
 /// A hash of the first and the last (up to) [`FINGERPRINT_BYTES`] of the
 /// first `offset` bytes of `file`: two small reads, so that each poll can
@@ -518,7 +529,7 @@ mod tests {
         let mut fresh = Follower::new(dir.path(), ".swarm/events", &cfg);
         let batch = fresh.poll().expect("poll");
         assert_eq!(ids(&batch), ["g"]);
-        assert_eq!(batch.problems.len(), 1);
+        assert_eq!(batch.problems.total(), 1);
     }
 
     #[cfg(unix)]
@@ -533,7 +544,7 @@ mod tests {
         let mut f = Follower::new(&events, ".swarm/events", &EventsConfig::default());
         let first = f.poll().expect("poll");
         assert!(first.events.is_empty());
-        assert_eq!(first.problems.len(), 1);
+        assert_eq!(first.problems.total(), 1);
         assert!(f.poll().expect("poll").problems.is_empty());
     }
 }

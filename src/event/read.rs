@@ -9,7 +9,7 @@ use super::{
 };
 use crate::config::EventsConfig;
 use crate::error::Error;
-use crate::problem::{Problem, line_col};
+use crate::problem::{Problem, Problems, line_col};
 
 /// An event read back from a file, with where it was.
 #[derive(Debug, Clone)]
@@ -22,7 +22,8 @@ pub struct EventLine {
 #[derive(Debug, Default)]
 pub struct EventFile {
     pub events: Vec<EventLine>,
-    pub problems: Vec<Problem>,
+    /// Bad lines, kept up to [`Problems::CAP`] and counted past it.
+    pub problems: Problems,
 }
 
 /// Reads and checks every line of an event file. `rel` is the path shown
@@ -32,10 +33,11 @@ pub fn read_event_file(path: &Path, rel: &str, cfg: &EventsConfig) -> Result<Eve
     match crate::safe_fs::read(path, cfg.max_file_bytes) {
         Ok(bytes) => Ok(parse_event_bytes(&bytes, rel, cfg.max_line_bytes)),
         Err(e) => match skipped_problem(rel, &e) {
-            Some(problem) => Ok(EventFile {
-                problems: vec![problem],
-                ..EventFile::default()
-            }),
+            Some(problem) => {
+                let mut file = EventFile::default();
+                file.problems.push_always(problem);
+                Ok(file)
+            }
             None => Err(Error::io(path, e)),
         },
     }
@@ -175,7 +177,7 @@ fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventFile 
         let raw = &bytes[start..end];
         if !complete {
             // A torn line, or one still being written.
-            out.problems.push(
+            out.problems.push_always(
                 Problem::error(rel, "torn_line", format!("last line is incomplete ({} bytes with no newline)", raw.len()))
                     .at(line_no, 1)
                     .with_hint("a write was cut short (crash or full disk); `git swarm doctor --fix` saves it aside and truncates it"),
@@ -188,11 +190,11 @@ fn parse_event_bytes(bytes: &[u8], rel: &str, max_line_bytes: u64) -> EventFile 
                     line: line_no,
                     event,
                 }),
-                Err((col, message, hint)) => out.problems.push(
+                Err((col, message, hint)) => out.problems.push_error_with(rel, || {
                     Problem::error(rel, "bad_event", message)
                         .at(line_no, col)
-                        .with_hint(hint),
-                ),
+                        .with_hint(hint)
+                }),
             }
         }
         start = end + 1;
@@ -239,9 +241,7 @@ mod tests {
         bytes.extend_from_slice(b"{\"id\":");
         let f = parse_event_bytes(&bytes, "e.jsonl", 65536);
         assert_eq!(f.events.len(), 2);
-        let lines: Vec<_> = f
-            .problems
-            .iter()
+        let lines: Vec<_> = (f.problems.iter())
             .map(|p| (p.line, p.code.as_str()))
             .collect();
         assert_eq!(

@@ -42,7 +42,7 @@ use crate::directive::{
 use crate::error::{Error, Result};
 use crate::event::{Body, Event, Kind};
 use crate::predicate::Predicate;
-use crate::problem::{Problem, Severity};
+use crate::problem::{Problem, Problems, Severity};
 use crate::store::Store;
 
 pub use curator::{Answer, Curator, Request};
@@ -152,7 +152,8 @@ pub struct Report {
     pub quota: Option<Quota>,
     pub entries: Vec<Worked>,
     /// Files that could not be read (quarantine files, ledger lines).
-    pub problems: Vec<Problem>,
+    /// Kept up to a cap, counted past it.
+    pub problems: Problems,
     /// The curator could not be started, so no entry was sent to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unusable: Option<Unusable>,
@@ -190,7 +191,7 @@ pub fn harden(
         curator: curator.map(Curator::display),
         quota: None,
         entries: Vec::new(),
-        problems: Vec::new(),
+        problems: Problems::new(),
         unusable: None,
     };
     // A linked quarantine lists as empty: say it is not read instead.
@@ -626,9 +627,9 @@ impl Run<'_> {
 /// always comes with a `quarantined` event, so a `promoted` after it is
 /// this promotion's, not one of an earlier life of the id. Lines of the
 /// log that cannot be read are added to `problems`.
-fn promotion_recorded(store: &Store, id: &str, problems: &mut Vec<Problem>) -> Result<bool> {
+fn promotion_recorded(store: &Store, id: &str, problems: &mut Problems) -> Result<bool> {
     let (events, found) = crate::directive_loop::records::read_log(store)?;
-    problems.extend(found);
+    problems.append(found);
     let last = events
         .iter()
         .rev()

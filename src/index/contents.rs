@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::mapped::Map;
 use crate::directive::Directive;
 use crate::fold::Fold;
-use crate::problem::Problem;
+use crate::problem::{Problem, Problems};
 
 /// A directive (or quarantined entry) file as indexed.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -55,8 +55,8 @@ pub struct EventFileEntry {
     pub lines: u32,
     /// Events in the file (duplicates included).
     pub events: u64,
-    /// Malformed lines and a torn tail.
-    pub problems: Vec<Problem>,
+    /// Malformed lines (kept up to a cap, counted past it) and a torn tail.
+    pub problems: Problems,
 }
 
 /// The whole index, its directive files parsed: what [`super::load`](fn@super::load) gives.
@@ -132,10 +132,10 @@ pub struct Summary {
 impl Summary {
     /// Errors in all the files the index read.
     pub fn error_count(&self) -> u64 {
-        let events = (self.event_files.iter().flat_map(|e| &e.problems))
-            .filter(|p| p.is_error())
-            .count();
-        self.entry_errors + events as u64
+        let events: u64 = (self.event_files.iter())
+            .map(|e| e.problems.error_count())
+            .sum();
+        self.entry_errors + events
     }
 
     /// How many directive files there are.

@@ -5,22 +5,29 @@ use super::contents::{EventFileEntry, RebuildReason, Stamp, Summary, racy};
 use crate::error::{Error, Result};
 use crate::event::parse_event_line;
 use crate::fold::{EventHead, Fold};
-use crate::problem::Problem;
+use crate::problem::{Problem, Problems};
 use crate::store::Store;
 
 struct ParsedEvents {
     heads: Vec<EventHead>,
-    problems: Vec<Problem>,
+    problems: Problems,
     /// Bytes up to and including the last newline.
     consumed: usize,
     /// Line count after this chunk (complete lines only).
     lines: u32,
 }
 
-fn parse_events(bytes: &[u8], rel: &str, first_line: u32, max_line: u64) -> ParsedEvents {
+/// Parses `bytes` (lines after `first_line`), adding bad lines to `problems`.
+fn parse_events(
+    bytes: &[u8],
+    rel: &str,
+    first_line: u32,
+    max_line: u64,
+    problems: Problems,
+) -> ParsedEvents {
     let mut out = ParsedEvents {
         heads: Vec::with_capacity(bytes.len() / 160),
-        problems: Vec::new(),
+        problems,
         consumed: 0,
         lines: first_line,
     };
@@ -38,25 +45,26 @@ fn parse_events(bytes: &[u8], rel: &str, first_line: u32, max_line: u64) -> Pars
         {
             Some(h) => out.heads.push(h),
             None => {
-                let (col, message, hint) = match parse_event_line(raw, max_line) {
-                    Err(e) => e,
-                    Ok(_) => (
-                        1,
-                        "event fields have unexpected types".to_owned(),
-                        "see docs/formats.md for the event fields",
-                    ),
-                };
-                out.problems.push(
+                let line = out.lines;
+                out.problems.push_error_with(rel, || {
+                    let (col, message, hint) = match parse_event_line(raw, max_line) {
+                        Err(e) => e,
+                        Ok(_) => (
+                            1,
+                            "event fields have unexpected types".to_owned(),
+                            "see docs/formats.md for the event fields",
+                        ),
+                    };
                     Problem::error(rel, "bad_event", message)
-                        .at(out.lines, col)
-                        .with_hint(hint),
-                );
+                        .at(line, col)
+                        .with_hint(hint)
+                });
             }
         }
     }
     out.consumed = start;
     if start < bytes.len() {
-        out.problems.push(
+        out.problems.push_always(
             Problem::error(rel, "torn_line", format!("last line is incomplete ({} bytes with no newline)", bytes.len() - start))
                 .at(out.lines + 1, 1)
                 .with_hint("a write was cut short (crash or full disk); `git swarm doctor --fix` saves it aside and truncates it"),
@@ -88,12 +96,12 @@ pub fn read_all(
             Ok(bytes) => bytes,
             Err(e) => match crate::event::skipped_problem(&rel, &e) {
                 Some(problem) => {
-                    return Ok((entry(name, *stamp, built_at_ns, vec![problem]), Vec::new()));
+                    return Ok((entry(name, *stamp, built_at_ns, one(problem)), Vec::new()));
                 }
                 None => return Err(Error::io(&path, e)),
             },
         };
-        let parsed = parse_events(&bytes, &rel, 0, max_line);
+        let parsed = parse_events(&bytes, &rel, 0, max_line, Problems::new());
         let read = EventFileEntry {
             consumed: parsed.consumed as u64,
             consumed_hash: xxhash_rust::xxh3::xxh3_64(&bytes[..parsed.consumed]),
@@ -147,7 +155,7 @@ pub fn read_all(
 }
 
 /// The entry of an event file nothing is folded from (yet, or ever: one skipped).
-fn entry(name: &str, stamp: Stamp, built_at_ns: i64, problems: Vec<Problem>) -> EventFileEntry {
+fn entry(name: &str, stamp: Stamp, built_at_ns: i64, problems: Problems) -> EventFileEntry {
     EventFileEntry {
         file: name.to_owned(),
         stamp,
@@ -158,6 +166,13 @@ fn entry(name: &str, stamp: Stamp, built_at_ns: i64, problems: Vec<Problem>) -> 
         events: 0,
         problems,
     }
+}
+
+/// The problems of a file skipped whole: just this one.
+fn one(problem: Problem) -> Problems {
+    let mut problems = Problems::new();
+    problems.push_always(problem);
+    problems
 }
 
 /// Feeds the first `len` bytes of `file` to `hash`; false when the file is shorter.
@@ -229,7 +244,7 @@ pub fn update(
                 }
                 Some(kind) => {
                     let problem = crate::event::not_regular_problem(&rel, kind);
-                    entries.push(entry(name, *stamp, built_at_ns, vec![problem]));
+                    entries.push(entry(name, *stamp, built_at_ns, one(problem)));
                     continue;
                 }
                 None => return Err(io(e)),
@@ -243,13 +258,13 @@ pub fn update(
                 return Ok(Err(RebuildReason::EventFileTooLarge { file: name.clone() }));
             }
             let problem = crate::event::too_large_problem(&rel, max_file);
-            entries.push(entry(name, *stamp, built_at_ns, vec![problem]));
+            entries.push(entry(name, *stamp, built_at_ns, one(problem)));
             continue;
         }
         // The part folded already is only hashed, a block at a time (a month's
         // file can run to tens of MB).
         let mut hash = xxhash_rust::xxh3::Xxh3::new();
-        let (start, lines, mut problems, events) = match prev {
+        let (start, lines, problems, events) = match prev {
             Some(p) => {
                 let end = usize::try_from(p.consumed).unwrap_or(usize::MAX);
                 if !hash_prefix(&mut file, end, &mut hash).map_err(io)?
@@ -259,23 +274,19 @@ pub fn update(
                         file: name.clone(),
                     }));
                 }
-                let kept = p
-                    .problems
-                    .iter()
-                    .filter(|p| p.code != "torn_line" && !crate::event::is_skipped_file(&p.code))
-                    .cloned()
-                    .collect();
+                let mut kept = p.problems.clone();
+                kept.retain(|p| p.code != "torn_line" && !crate::event::is_skipped_file(&p.code));
                 (end, p.lines, kept, p.events)
             }
-            None => (0, 0, Vec::new(), 0),
+            None => (0, 0, Problems::new(), 0),
         };
         let mut rest = Vec::new();
         // Bounded, should the file have grown since it was sized.
         let room = max_file.saturating_sub(start as u64);
         std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, room), &mut rest)
             .map_err(io)?;
-        let parsed = parse_events(&rest, &rel, lines, store.config.events.max_line_bytes);
-        problems.extend(parsed.problems);
+        let max_line = store.config.events.max_line_bytes;
+        let parsed = parse_events(&rest, &rel, lines, max_line, problems);
         hash.update(&rest[..parsed.consumed]);
         new_bytes += rest.len() as u64;
         entries.push(EventFileEntry {
@@ -283,7 +294,7 @@ pub fn update(
             consumed_hash: hash.digest(),
             lines: parsed.lines,
             events: events + parsed.heads.len() as u64,
-            ..entry(name, *stamp, built_at_ns, problems)
+            ..entry(name, *stamp, built_at_ns, parsed.problems)
         });
         new_heads.extend(parsed.heads);
     }

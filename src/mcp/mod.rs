@@ -10,7 +10,7 @@
 //! it binds anyone.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::directive::Category;
 use crate::error::{Error, Result};
@@ -20,11 +20,20 @@ use crate::store::Store;
 
 /// A command line to run (after the program's name) and what its standard
 /// input reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// It reaches the child as a [`request`](Invocation::request) on the
+/// child's standard input (`git-swarm hook mcp-call`), never on its command
+/// line: an agent's arguments are unbounded (a query of 1 MB was "Argument
+/// list too long"), and each argument arrives exactly as it was given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Invocation {
     pub args: Vec<String>,
     pub stdin: Option<String>,
 }
+
+/// The largest request `git-swarm hook mcp-call` reads.
+pub const REQUEST_MAX: u64 = 64 * 1024 * 1024;
 
 impl Invocation {
     fn new(command: &str) -> Invocation {
@@ -32,6 +41,29 @@ impl Invocation {
             args: vec![command.to_owned(), "--format".to_owned(), "json".to_owned()],
             stdin: None,
         }
+    }
+
+    /// The request the child reads on its standard input.
+    pub fn request(&self) -> Vec<u8> {
+        // A struct of strings always serialises.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// The invocation a [`request`](Invocation::request) holds.
+    pub fn from_request(bytes: &[u8]) -> Result<Invocation> {
+        let hint = "`git-swarm hook mcp-call` is run by `git swarm mcp`, with its request on standard input";
+        if bytes.len() as u64 > REQUEST_MAX {
+            return Err(Error::usage(
+                format!("the request is over {REQUEST_MAX} bytes"),
+                hint,
+            ));
+        }
+        let inv: Invocation = serde_json::from_slice(bytes)
+            .map_err(|e| Error::usage(format!("the request does not parse: {e}"), hint))?;
+        if inv.args.is_empty() {
+            return Err(Error::usage("the request names no command", hint));
+        }
+        Ok(inv)
     }
 
     /// `--flag=value`: a value starting with `-` stays a value.
@@ -42,12 +74,13 @@ impl Invocation {
         self
     }
 
-    fn list(self, flag: &str, values: &[String]) -> Invocation {
-        if values.is_empty() {
-            return self;
+    /// `--flag=value` for each value: one argument each, so that a value
+    /// holding a comma stays one value.
+    fn each(mut self, flag: &str, values: &[String]) -> Invocation {
+        for v in values {
+            self = self.opt(flag, Some(v));
         }
-        let joined = values.join(",");
-        self.opt(flag, Some(&joined))
+        self
     }
 }
 
@@ -77,7 +110,7 @@ impl InjectArgs {
             .opt("role", Some(&self.role))
             .opt("task", self.task.as_deref())
             .opt("phase", self.phase.as_deref())
-            .list("files", &self.files)
+            .each("file", &self.files)
             .opt("max-count", n.as_deref())
     }
 }

@@ -6,9 +6,12 @@
 //! Everything is computed as the commands compute it — effective state and
 //! escalation episodes from the fold ([`crate::fold`]), violations from the
 //! same reading of an event the fold makes ([`EventHead::parse`]), patterns
-//! from the pattern fold, handoffs' standing from [`crate::handoff`] — and
-//! read afresh for each request, so the page never disagrees with
-//! `git swarm list` or `status` run at the same moment. Nothing here writes.
+//! from the pattern fold, handoffs' standing from [`crate::handoff`]. The
+//! index is refreshed for each request, as every command does, so the page
+//! never disagrees with `git swarm list` or `status` run at the same
+//! moment; what the page needs of the log itself ([`log::Digest`]) is read
+//! in one bounded pass and shared by requests until the index's fingerprint
+//! of `.swarm/` changes. Nothing here writes.
 //!
 //! Text from `.swarm/` is kept exactly as it is: it reaches the page as JSON
 //! (see [`to_json`], which also escapes `<`, `>` and `&`) and the page puts
@@ -24,9 +27,10 @@ use crate::fold::{EventHead, Signal};
 use crate::handoff::{self, Handoff};
 use crate::index::Index;
 use crate::pattern::fold::{self as pattern_fold, PatternFold};
-use crate::problem::Problem;
+use crate::problem::Problems;
 use crate::{Result, Store};
 
+pub mod log;
 pub mod route;
 
 /// Days the plot covers, ending today (UTC).
@@ -40,25 +44,35 @@ pub const BACKLOG: usize = 30;
 
 const DAY_MS: i64 = 86_400_000;
 
-/// Everything a request reads, loaded once.
+/// Everything a request reads.
 pub struct Loaded {
     pub index: Index,
-    /// The log, de-duplicated and in (time, id) order.
-    pub log: Vec<Event>,
+    /// What the page needs of the log (shared by requests: see [`log::Cache`]).
+    pub log: std::sync::Arc<log::Digest>,
     pub handoffs: Vec<Handoff>,
     pub patterns: PatternFold,
     pub config: crate::config::Config,
     /// Malformed lines and files that could not be read (the good ones are shown).
-    pub problems: Vec<Problem>,
+    pub problems: Problems,
     /// Now, in ms since the epoch.
     pub now: i64,
 }
 
 /// Reads the store: the index (refreshed if stale, as every command does),
-/// the log and the handoffs.
-pub fn load(store: &Store) -> Result<Loaded> {
+/// the handoffs, and the log's digest from `cache` (read again only when
+/// the index's fingerprint or the day changed).
+pub fn load(store: &Store, cache: &log::Cache) -> Result<Loaded> {
+    let mut kept = cache.lock();
     let index = crate::index::load(store)?.index;
-    let (log, mut problems) = crate::directive_loop::records::read_log(store)?;
+    let now = store.clock.now().as_millisecond();
+    let known = known_in(&index);
+    let log = kept.get(store, index.fingerprint, now.div_euclid(DAY_MS), &known)?;
+    drop((known, kept));
+    // The index's own record of the event files' problems (kept up to a cap).
+    let mut problems = Problems::new();
+    for f in &index.event_files {
+        problems.append(f.problems.clone());
+    }
     let (handoffs, more) = handoff::load_all(store)?;
     problems.extend(more);
     problems.extend(store.config_problems.iter().cloned());
@@ -69,7 +83,7 @@ pub fn load(store: &Store) -> Result<Loaded> {
         patterns: crate::index::load_patterns(store)?,
         config: store.config.clone(),
         problems,
-        now: store.clock.now().as_millisecond(),
+        now,
     })
 }
 
@@ -225,7 +239,8 @@ pub fn overview(l: &Loaded) -> Overview {
     let known = known_directives(l);
     let violations = l
         .log
-        .iter()
+        .recent
+        .values()
         .rev()
         .filter_map(|e| match signal(e) {
             Some((Signal::Violation { .. }, directives)) => Some((e, violated(directives, &known))),
@@ -254,15 +269,21 @@ pub fn overview(l: &Loaded) -> Overview {
         violations,
         patterns: by_role(&l.patterns, &cfg.patterns, l.now),
         handoffs: open_handoffs(l, cfg.handoffs.max_review_attempts),
-        problems: l
-            .problems
-            .iter()
-            .map(|p| ProblemRow {
-                location: p.location(),
-                message: p.message.clone(),
-            })
-            .collect(),
+        problems: problem_rows(&l.problems),
     }
+}
+
+/// The problems kept, then a row for each file's problems past the cap.
+pub fn problem_rows(problems: &Problems) -> Vec<ProblemRow> {
+    let kept = problems.iter().map(|p| ProblemRow {
+        location: p.location(),
+        message: p.message.clone(),
+    });
+    let more = problems.more().iter().map(|m| ProblemRow {
+        location: m.path.clone(),
+        message: m.sentence(),
+    });
+    kept.chain(more).collect()
 }
 
 /// The observed patterns grouped by the role they were learned from, each
@@ -297,7 +318,12 @@ fn by_role(fold: &PatternFold, cfg: &crate::config::PatternsConfig, now: i64) ->
 fn open_handoffs(l: &Loaded, max_attempts: u32) -> Vec<HandoffRow> {
     l.handoffs
         .iter()
-        .map(|h| (h, handoff::standing(&h.task, &l.log, max_attempts)))
+        .map(|h| {
+            (
+                h,
+                handoff::standing(&h.task, &l.log.handoff_events, max_attempts),
+            )
+        })
         .filter(|(_, s)| s.holds_ownership())
         .map(|(h, standing)| HandoffRow {
             task: h.task.clone(),
@@ -331,7 +357,11 @@ pub struct DirectiveSeries {
 
 /// The ids of the directives the store has.
 fn known_directives(l: &Loaded) -> BTreeSet<&str> {
-    l.index
+    known_in(&l.index)
+}
+
+fn known_in(index: &Index) -> BTreeSet<&str> {
+    index
         .directives
         .iter()
         .filter(|e| e.directive.is_some())
@@ -375,13 +405,17 @@ pub fn series(l: &Loaded) -> Series {
             })
     }
     let known = known_directives(l);
-    for e in &l.log {
-        let Some(at) = e.ts_millis().and_then(slot) else {
-            continue;
-        };
-        if let Some((Signal::Violation { .. }, directives)) = signal(e) {
-            for d in violated(directives, &known) {
-                row(&mut by_id, &d).violations[at] += 1;
+    // Counted when the log was read, for the window of its day; the same
+    // window unless the day turned since (then the cache reads it again).
+    let shift = first - l.log.first_day;
+    for (id, days) in &l.log.per_day {
+        let counts = &mut row(&mut by_id, id).violations;
+        for (i, n) in days.iter().enumerate() {
+            if let Some(at) = usize::try_from(i as i64 - shift)
+                .ok()
+                .filter(|&at| at < SERIES_DAYS)
+            {
+                counts[at] += n;
             }
         }
     }

@@ -28,6 +28,13 @@ pub const DIR_KEY: &str = "swarm.worktreeDir";
 /// Largest record read: a few paths and ids.
 const RECORD_MAX: u64 = 64 * 1024;
 
+/// The file `create` writes into git's administrative folder of the
+/// worktree it made (`<common>/worktrees/<name>/`), holding the record's
+/// marker. git removes that folder with the worktree, so a worktree added
+/// later at the same path (even on the task's branch) has none: `abort`
+/// removes only a worktree that has it.
+const CREATED_MARK: &str = "git-swarm-created";
+
 /// Variables that make git use another repository, work tree or index
 /// than the one named on its command line: set by git for the hooks it
 /// runs, so a command run from a hook would otherwise act on the wrong one.
@@ -393,7 +400,17 @@ pub fn create(repo: &Repo, task: &str, base: Option<&str>) -> Result<Created> {
         ],
     )
     .and_then(|out| ok(out, "`git worktree add` failed"));
-    if let Err(e) = added {
+    let marked = added.and_then(|_| mark_created(repo, &path, &marker));
+    if let Err(e) = marked {
+        let _ = git_os(
+            repo,
+            &[
+                OsStr::new("worktree"),
+                OsStr::new("remove"),
+                OsStr::new("--force"),
+                path.as_os_str(),
+            ],
+        );
         let _ = git(repo, &["update-ref", "-d", &full, &base_commit]);
         let _ = std::fs::remove_file(&record_file);
         return Err(e);
@@ -404,6 +421,58 @@ pub fn create(repo: &Repo, task: &str, base: Option<&str>) -> Result<Created> {
     };
     let warnings = hooks_left_behind(repo, &record.path);
     Ok(Created { record, warnings })
+}
+
+/// Writes `marker` into the administrative folder git made for the
+/// worktree at `path` (see [`CREATED_MARK`]).
+fn mark_created(repo: &Repo, path: &Path, marker: &str) -> Result<()> {
+    let Some(admin) = admin_dir(repo, path) else {
+        return Err(Error::usage(
+            format!(
+                "git made the worktree {} but git-swarm cannot find git's folder for it",
+                path.display()
+            ),
+            "it was removed again; report this with the output of `git worktree list --porcelain`",
+        ));
+    };
+    let file = admin.join(CREATED_MARK);
+    std::fs::write(&file, marker).map_err(|e| Error::io(&file, e))
+}
+
+/// git's administrative folder for the worktree registered at `path`
+/// (`<common>/worktrees/<name>/`, whose `gitdir` file names `<path>/.git`),
+/// found from the git side: it is there even when the folder was deleted.
+fn admin_dir(repo: &Repo, path: &Path) -> Option<PathBuf> {
+    let root = repo.common_dir.join("worktrees");
+    let path = canonical(path);
+    let listing = crate::safe_fs::read_dir(&root).ok()??;
+    for entry in listing.flatten() {
+        let admin = entry.path();
+        let Ok(bytes) = crate::safe_fs::read(&admin.join("gitdir"), RECORD_MAX) else {
+            continue;
+        };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        let dotgit = Path::new(text.trim_end_matches(['\n', '\r']));
+        if dotgit.file_name() == Some(OsStr::new(".git"))
+            && dotgit.parent().map(canonical) == Some(path.clone())
+        {
+            return Some(admin);
+        }
+    }
+    None
+}
+
+/// Whether the worktree at `path` is the one `create` made for `record`:
+/// git's folder for it holds the record's marker.
+fn created_here(repo: &Repo, path: &Path, record: &Record) -> bool {
+    let Some(marker) = record.created.as_deref() else {
+        return false;
+    };
+    admin_dir(repo, path)
+        .and_then(|admin| crate::safe_fs::read(&admin.join(CREATED_MARK), RECORD_MAX).ok())
+        .is_some_and(|bytes| bytes == marker.as_bytes())
 }
 
 /// What `create` made, and what the user should know about it.
@@ -523,8 +592,6 @@ pub struct Aborted {
     pub record: Record,
     /// The worktree was there and was removed.
     pub removed_worktree: bool,
-    /// Why the worktree at the recorded path was left alone.
-    pub kept_worktree: Option<String>,
     /// The branch was deleted; its last commit, to restore it by.
     pub deleted_branch: Option<String>,
     /// Why the branch was left alone.
@@ -533,7 +600,9 @@ pub struct Aborted {
 
 /// Removes `task`'s worktree and the branch `create` made, and nothing
 /// else; a worktree with uncommitted changes, or a branch with commits no
-/// other branch has, only with `force`.
+/// other branch has, only with `force`. A worktree at the recorded path
+/// that `create` did not make (see [`CREATED_MARK`]) is refused, forced or
+/// not: nothing is removed.
 pub fn abort(repo: &Repo, task: &str, force: bool) -> Result<Aborted> {
     let record = load(repo, task)?.ok_or_else(|| no_record(task))?;
     let worktrees = registered(repo)?;
@@ -546,24 +615,35 @@ pub fn abort(repo: &Repo, task: &str, force: bool) -> Result<Aborted> {
     }
     let expected = branch_name(task);
     let at_path = worktrees.iter().find(|w| w.path == path);
-    // Only a worktree on the task's branch is the one `create` made: one
-    // the user put at the same path since is theirs.
-    let (ours, kept_worktree) = match at_path {
-        Some(w) if w.branch.as_deref() == Some(expected.as_str()) && record.branch == expected => {
-            (true, None)
+    // Only the worktree `create` made is removed: one the user put at the
+    // same path since (on any branch, the task's too) is theirs.
+    let ours = match at_path {
+        Some(w)
+            if w.branch.as_deref() == Some(expected.as_str())
+                && record.branch == expected
+                && created_here(repo, &path, &record) =>
+        {
+            true
         }
-        Some(w) => (
-            false,
-            Some(format!(
-                "it is on {}, not on {expected}: not the worktree `worktree create` made",
-                w.branch
-                    .as_deref()
-                    .map_or_else(|| "a detached HEAD".to_owned(), |b| format!("`{b}`"))
-            )),
-        ),
-        None => (false, None),
+        Some(w) => {
+            let on = w
+                .branch
+                .as_deref()
+                .map_or_else(|| "a detached HEAD".to_owned(), |b| format!("`{b}`"));
+            return Err(refuse(
+                format!(
+                    "the worktree at {} (on {on}) is not the one `git swarm worktree create {task}` made: nothing was removed",
+                    path.display()
+                ),
+                &format!(
+                    "it is left as it is; move it away (`git worktree move {} NEW-PATH`) and run `git swarm worktree abort {task}` again to drop the task's branch and record",
+                    path.display()
+                ),
+            ));
+        }
+        None => false,
     };
-    let (tip, mut kept_branch) = branch_verdict(repo, &record, &expected, &path, &worktrees)?;
+    let (tip, kept_branch) = branch_verdict(repo, &record, &expected, &path, &worktrees)?;
     if ours && path.is_dir() && !force {
         let dirty = z_list(&ok(
             git_in(
@@ -627,31 +707,26 @@ pub fn abort(repo: &Repo, task: &str, force: bool) -> Result<Aborted> {
     }
     let mut deleted_branch = None;
     if let (Some(tip), None) = (tip, &kept_branch) {
-        if at_path.is_some() && !ours {
-            kept_branch = Some("the worktree at the recorded path is not the task's".into());
-        } else {
-            // The old value guards against the branch moving meanwhile.
-            ok(
-                git(
-                    repo,
-                    &[
-                        "update-ref",
-                        "-d",
-                        &format!("refs/heads/{}", record.branch),
-                        &tip,
-                    ],
-                )?,
-                "deleting the task branch",
-            )?;
-            deleted_branch = Some(tip);
-        }
+        // The old value guards against the branch moving meanwhile.
+        ok(
+            git(
+                repo,
+                &[
+                    "update-ref",
+                    "-d",
+                    &format!("refs/heads/{}", record.branch),
+                    &tip,
+                ],
+            )?,
+            "deleting the task branch",
+        )?;
+        deleted_branch = Some(tip);
     }
     let file = record_path(repo, task);
     std::fs::remove_file(&file).map_err(|e| Error::io(&file, e))?;
     Ok(Aborted {
         record,
         removed_worktree,
-        kept_worktree,
         deleted_branch,
         kept_branch,
     })

@@ -9,6 +9,7 @@ mod agents_install;
 mod bad_input;
 mod binary;
 mod boundaries;
+mod bounds;
 mod check;
 mod check_git_reference;
 mod ci_recipe;

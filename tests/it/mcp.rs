@@ -241,6 +241,40 @@ fn inject_ack_review_through_the_server() {
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// Issue 37: an agent's arguments reach the command whole and exact, never
+/// through a command line: a query of 1 MB is searched (it was "Argument
+/// list too long"), a task of 1 MB is ranked, and a file named `a,b` is one
+/// file, not two.
+#[test]
+fn arguments_reach_the_command_whole_and_exact() {
+    let env = repo_with_rules();
+    let mut c = Client::start(&env);
+    let words = "tenant cache keys ".repeat(60_000);
+    assert!(words.len() > 1024 * 1024);
+
+    let r = c.ok("search", json!({"query": words}));
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert!(r["report"].to_string().contains("tenant-keys"), "{r}");
+
+    let r = c.ok(
+        "inject",
+        json!({"role": "coder", "task": words, "files": ["src/a,b.rs", "-x.rs"]}),
+    );
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["report"]["files"], json!(["src/a,b.rs", "-x.rs"]), "{r}");
+
+    // The message of an ack still reads as standard input.
+    let delegation = r["report"]["delegation"].as_str().expect("delegation");
+    let r = c.ok(
+        "ack",
+        json!({"delegation": delegation, "message": "KNOWLEDGE_APPLIED:tenant-keys\n"}),
+    );
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(of_kind(&env, "ack").len(), 1, "{:?}", env.event_lines());
+    let (code, stderr) = c.finish();
+    assert_eq!(code, 0, "{stderr}");
+}
+
 #[test]
 fn check_search_and_status_report_as_the_cli_does() {
     let env = repo_with_rules();

@@ -317,7 +317,7 @@ fn validate_format_json() {
         v,
         serde_json::json!({
             "ok": true, "files": 4, "directives": 3, "quarantined": 0, "events": 0,
-            "errors": 0, "warnings": 0, "problems": [],
+            "errors": 0, "warnings": 0, "problems": [], "more_problems": [],
         })
     );
 }

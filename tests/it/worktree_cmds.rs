@@ -820,22 +820,56 @@ fn abort_leaves_a_worktree_and_a_branch_the_user_made_at_the_same_names() {
     ]);
 
     let run = env.swarm(&["worktree", "abort", "t1"]);
-    run.success();
-    assert!(
-        run.stdout
-            .contains("Kept the worktree $TMP/repo.worktrees/t1: it is on `mine`"),
+    run.code(2);
+    assert_eq!(
+        run.stderr,
+        "error: the worktree at $TMP/repo.worktrees/t1 (on `mine`) is not the one `git swarm worktree create t1` made: nothing was removed\n\
+         hint: it is left as it is; move it away (`git worktree move $TMP/repo.worktrees/t1 NEW-PATH`) and run `git swarm worktree abort t1` again to drop the task's branch and record\n",
         "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("Kept the branch swarm/t1"),
-        "{}",
-        run.stdout
+        run.snapshot()
     );
     assert!(dir.join("f.txt").is_file());
     assert!(branch_exists(&env, "swarm/t1"));
     assert!(branch_exists(&env, "mine"));
     assert!(env.git(&["worktree", "list"]).contains("repo.worktrees/t1"));
+}
+
+/// Issue 37: the task's worktree removed by hand and another added at its
+/// path on the task's own branch, with files of the user's: `abort`, even
+/// forced, removes none of it (it was not `create`'s).
+#[test]
+fn abort_refuses_a_worktree_on_the_task_branch_that_create_did_not_make() {
+    let env = repo();
+    let dir = create(&env, "t1");
+    let path = dir.to_str().expect("utf-8");
+    env.git(&["worktree", "remove", "--force", path]);
+    env.git(&["worktree", "add", "-q", path, "swarm/t1"]);
+    std::fs::write(dir.join("notes.txt"), "mine\n").expect("write");
+
+    let run = env.swarm(&["worktree", "abort", "t1", "--force"]);
+    run.code(2);
+    assert!(
+        run.stderr.starts_with(
+            "error: the worktree at $TMP/repo.worktrees/t1 (on `swarm/t1`) is not the one `git swarm worktree create t1` made: nothing was removed\nhint: "
+        ),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).expect("kept"),
+        "mine\n"
+    );
+    assert!(branch_exists(&env, "swarm/t1"));
+    assert!(env.git(&["worktree", "list"]).contains("repo.worktrees/t1"));
+
+    // Moved away, the task's branch and record go, and the worktree stays.
+    let moved = env.tmp.path().join("moved");
+    env.git(&["worktree", "move", path, moved.to_str().expect("utf-8")]);
+    env.git_in(&moved, &["checkout", "-q", "--detach"]);
+    let run = env.swarm(&["worktree", "abort", "t1", "--force"]);
+    run.success();
+    assert!(moved.join("notes.txt").is_file());
+    assert!(!branch_exists(&env, "swarm/t1"));
 }
 
 #[test]

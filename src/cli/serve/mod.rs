@@ -6,8 +6,9 @@
 //! holds one), every head has a deadline and every write a timeout, so no
 //! client holds a thread for long, or stops the server from stopping. What a
 //! request may ask for is decided by [`git_swarm::serve::route`] before
-//! anything is read; the data comes from [`git_swarm::serve`], read afresh
-//! from the store for each request; the page, its script and its style sheet
+//! anything is read; the data comes from [`git_swarm::serve`], the index
+//! refreshed for each request and the log's digest shared until `.swarm/`
+//! changes, one request loading at a time; the page, its script and its style sheet
 //! are embedded in the binary. Nothing here writes to `.swarm/`. See
 //! docs/serve.md.
 
@@ -76,6 +77,8 @@ struct Shared {
     stop: Arc<AtomicBool>,
     clients: AtomicUsize,
     refusals: AtomicUsize,
+    /// What the page needs of the log, shared by the requests.
+    cache: git_swarm::serve::log::Cache,
 }
 
 /// One of a capped number of places, given back when dropped: when the
@@ -162,6 +165,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         stop: Arc::clone(&stop),
         clients: AtomicUsize::new(0),
         refusals: AtomicUsize::new(0),
+        cache: git_swarm::serve::log::Cache::new(),
     });
     let mut spawn_failed = false;
     while !stop.load(Ordering::Relaxed) {
@@ -361,7 +365,7 @@ fn open_store(shared: &Shared) -> Result<Store, Error> {
 }
 
 fn load(shared: &Shared) -> Result<git_swarm::serve::Loaded, Error> {
-    git_swarm::serve::load(&open_store(shared)?)
+    git_swarm::serve::load(&open_store(shared)?, &shared.cache)
 }
 
 /// `/events`: the latest events, then each line appended to the log as it
@@ -432,15 +436,13 @@ fn stream(shared: &Shared, sock: &mut TcpStream) {
 
 /// Problems met reading the log (each said once by the follower), as
 /// `problem` events. False when the client has gone.
-fn send_problems(out: &mut impl Write, problems: Vec<git_swarm::problem::Problem>) -> bool {
-    problems.into_iter().all(|p| {
-        let row = git_swarm::serve::ProblemRow {
-            location: p.location(),
-            message: p.message,
-        };
-        let data = git_swarm::serve::to_json(&row);
-        write!(out, "event: problem\ndata: {data}\n\n").is_ok()
-    })
+fn send_problems(out: &mut impl Write, problems: git_swarm::problem::Problems) -> bool {
+    git_swarm::serve::problem_rows(&problems)
+        .into_iter()
+        .all(|row| {
+            let data = git_swarm::serve::to_json(&row);
+            write!(out, "event: problem\ndata: {data}\n\n").is_ok()
+        })
 }
 
 /// One event as a server-sent event: the event as JSON on one `data:`
