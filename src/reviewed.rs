@@ -56,6 +56,15 @@ pub fn blob_id(bytes: &[u8]) -> Option<Blob> {
     id.as_bytes().try_into().ok()
 }
 
+/// How something that reaches agents is shown, by its review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    Plain,
+    /// Framed as not reviewed (`swarm.injectUnreviewed = mark`).
+    Marked,
+    Withheld,
+}
+
 /// The review policy of a clone, and the reviewed directive contents.
 #[derive(Debug, Clone, Default)]
 pub struct Review {
@@ -67,6 +76,12 @@ pub struct Review {
     reviewed: HashSet<Blob>,
     /// What was wrong with the settings, for warnings: (what, hint).
     pub problems: Vec<(String, String)>,
+    /// The repository and the trusted commit, for what is read only when
+    /// asked (the reviewed patterns).
+    trusted: Option<(Repo, gix::ObjectId)>,
+    /// [`pattern_key`]s of the patterns observed on the trusted revision,
+    /// read on first use.
+    patterns: std::sync::OnceLock<HashSet<[u8; 16]>>,
 }
 
 impl Review {
@@ -116,6 +131,7 @@ impl Review {
             return review;
         };
         review.revision = Some(name);
+        review.trusted = Some((repo.clone(), commit));
         match cached_blobs(repo, &gix, commit) {
             Ok(blobs) => review.reviewed = blobs,
             Err(why) => review.problems.push((
@@ -137,6 +153,30 @@ impl Review {
     /// Whether a directive with that review may reach an agent.
     pub fn shows(&self, reviewed: bool) -> bool {
         reviewed || self.policy != Unreviewed::Withhold
+    }
+
+    /// How something with that review is shown.
+    pub fn shown(&self, reviewed: bool) -> Shown {
+        match (reviewed, self.policy) {
+            (true, _) | (false, Unreviewed::Allow) => Shown::Plain,
+            (false, Unreviewed::Mark) => Shown::Marked,
+            (false, Unreviewed::Withhold) => Shown::Withheld,
+        }
+    }
+
+    /// Whether the pattern `id` with `text` was observed on the trusted
+    /// revision: a `pattern_observed` event of that id and text is in its
+    /// log. Pattern text comes from the event log, which a pull request
+    /// writes as it writes directives.
+    pub fn is_pattern_reviewed(&self, id: &str, text: &str) -> bool {
+        if self.policy == Unreviewed::Allow {
+            return true;
+        }
+        let set = self.patterns.get_or_init(|| match &self.trusted {
+            Some((repo, commit)) => cached_patterns(repo, *commit).unwrap_or_default(),
+            None => HashSet::new(),
+        });
+        set.contains(&pattern_key(id, text))
     }
 
     /// The trusted revision for a message: its name, or what to set.
@@ -197,6 +237,93 @@ pub fn marked(d: &crate::directive::Directive) -> crate::directive::Directive {
     let mut d = d.clone();
     d.lesson = format!("{MARK_PREFIX}{}", d.lesson);
     d
+}
+
+/// What identifies a pattern's text: SHA-256 of its id and text, cut to
+/// 16 bytes (a pull request must not be able to match a reviewed one).
+fn pattern_key(id: &str, text: &str) -> [u8; 16] {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(id.as_bytes());
+    h.update([0]);
+    h.update(text.as_bytes());
+    let digest = h.finalize();
+    let mut key = [0; 16];
+    key.copy_from_slice(&digest[..16]);
+    key
+}
+
+/// Largest event file read from the trusted revision for its patterns.
+const PATTERN_BLOB_MAX: u64 = 256 * 1024 * 1024;
+/// Most reviewed patterns kept.
+const PATTERNS_MAX: usize = 1_000_000;
+
+/// The [`pattern_key`]s of the trusted revision's `pattern_observed`
+/// events, cached in `swarm/reviewed-patterns` of the common git dir under
+/// the id of its `.swarm/events` tree (which changes only when the log does).
+fn cached_patterns(repo: &Repo, commit: gix::ObjectId) -> Result<HashSet<[u8; 16]>, String> {
+    let gix = repo.gix();
+    let tree = gix
+        .find_commit(commit)
+        .map_err(|e| e.to_string())?
+        .tree()
+        .map_err(|e| e.to_string())?;
+    let Some(events) = tree
+        .lookup_entry_by_path(".swarm/events")
+        .map_err(|e| e.to_string())?
+        .filter(|e| e.mode().is_tree())
+    else {
+        return Ok(HashSet::new());
+    };
+    let path = repo.common_dir.join("swarm").join("reviewed-patterns");
+    if let Ok(bytes) = crate::safe_fs::read(&path, 20 + 16 * PATTERNS_MAX as u64)
+        && (bytes.len() - 20.min(bytes.len())) % 16 == 0
+        && bytes.get(..20) == Some(events.oid().as_bytes())
+    {
+        return Ok(bytes[20..]
+            .chunks_exact(16)
+            .map(|c| c.try_into().expect("chunks of 16 bytes"))
+            .collect());
+    }
+    #[derive(serde::Deserialize)]
+    struct Observed {
+        kind: String,
+        pattern: Option<String>,
+        text: Option<String>,
+    }
+    let dir = gix.find_tree(events.oid()).map_err(|e| e.to_string())?;
+    let finder = memchr::memmem::Finder::new(b"pattern_observed");
+    let mut out = HashSet::new();
+    for e in dir.iter() {
+        let e = e.map_err(|e| e.to_string())?;
+        if !e.mode().is_blob() || !e.filename().ends_with(b".jsonl") {
+            continue;
+        }
+        let blob = gix.find_object(e.oid()).map_err(|e| e.to_string())?;
+        if blob.data.len() as u64 > PATTERN_BLOB_MAX {
+            continue;
+        }
+        for line in blob.data.split(|&b| b == b'\n') {
+            if finder.find(line).is_none() || out.len() >= PATTERNS_MAX {
+                continue;
+            }
+            if let Ok(Observed {
+                kind,
+                pattern: Some(id),
+                text: Some(text),
+            }) = serde_json::from_slice::<Observed>(line)
+                && kind == "pattern_observed"
+            {
+                out.insert(pattern_key(&id, &text));
+            }
+        }
+    }
+    let mut bytes = events.oid().as_bytes().to_vec();
+    let mut sorted: Vec<&[u8; 16]> = out.iter().collect();
+    sorted.sort();
+    sorted.iter().for_each(|k| bytes.extend_from_slice(&k[..]));
+    let _ = write_atomically(&path, &bytes);
+    Ok(out)
 }
 
 /// The commit `spec` names, if any.

@@ -221,6 +221,16 @@ fn session_start(
     if let Some(line) = git_swarm::directive_loop::inject::withheld_line(&sel.withheld, &review) {
         briefing.highlights.insert(0, format!("- {line}"));
     }
+    if patterns.withheld > 0 {
+        briefing.highlights.insert(
+            0,
+            format!(
+                "- {} learned pattern(s) await review and are withheld from agents until on {}",
+                patterns.withheld,
+                review.revision_name()
+            ),
+        );
+    }
     let text = agent_hook::bound_briefing(&briefing);
     if text.is_empty() {
         return Ok(None);

@@ -70,6 +70,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         event,
     } = prepare(&store, req, true, &review, ui)?;
     note_withheld(&sel, &review, ui);
+    super::pattern::note_withheld_patterns(&patterns, &review, ui);
     let Some(e) = event else {
         if args.format == Format::Json {
             ui.json(&serde_json::json!({"delegation": null, "role": args.role, "directives": [], "withheld": sel.withheld, "patterns": patterns}))?;
@@ -166,6 +167,7 @@ pub fn prepare(
         &[],
         &req.files,
         store.config.patterns.budget_for(&req.role),
+        review,
     )?;
     git_swarm::trace::mark("selected");
     let event = (!sel.shown.is_empty()).then(|| {

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::fold::{State, View, score_of, state};
 use crate::config::PatternsConfig;
+use crate::reviewed::Shown;
 
 /// Estimated tokens of a text: characters / 4, rounded up.
 pub fn tokens(text: &str) -> usize {
@@ -38,6 +39,8 @@ pub struct Block {
     pub lines: Vec<Line>,
     /// Candidates above the floor that did not fit.
     pub left_out: usize,
+    /// Candidates withheld because their text is not on the trusted revision.
+    pub withheld: usize,
     /// Tokens of the block as rendered (0 when empty).
     pub tokens: usize,
 }
@@ -75,14 +78,18 @@ pub struct Query<'a> {
 /// pattern at most once, in any order): the role's own patterns that are not
 /// deprecated and other roles' active ones, scoring at least the floor, best
 /// first, as many as fit the budget.
+/// `review` says how each is shown: a pattern's text is written to the log
+/// by whoever can write `.swarm/events/` (see [`crate::reviewed`]).
 pub fn select<'a>(
     patterns: impl IntoIterator<Item = View<'a>>,
     cfg: &PatternsConfig,
     q: &Query<'_>,
+    review: &dyn Fn(&View<'_>) -> Shown,
 ) -> Block {
     // Score everything, format only what is tried against the budget.
     let patterns: Vec<View<'a>> = patterns.into_iter().collect();
     let mut candidates: Vec<(f64, u32)> = Vec::new();
+    let mut withheld = 0;
     for (i, p) in patterns.iter().enumerate() {
         if p.stats.observations == 0 {
             continue;
@@ -97,6 +104,10 @@ pub fn select<'a>(
         )
         .total;
         if s >= cfg.min_score {
+            if review(p) == Shown::Withheld {
+                withheld += 1;
+                continue;
+            }
             candidates.push((s, u32::try_from(i).unwrap_or(u32::MAX)));
         }
     }
@@ -121,6 +132,9 @@ pub fn select<'a>(
         if let Some(v) = &via {
             tags.push(format!("via:{v}"));
         }
+        if review(p) == Shown::Marked {
+            tags.push("NOT REVIEWED".to_owned());
+        }
         let line = format!("- {text} ({})", tags.join(", "));
         let t = tokens(&line);
         if used + t <= q.budget {
@@ -139,6 +153,7 @@ pub fn select<'a>(
         role: q.role.to_owned(),
         budget: q.budget,
         left_out: total - lines.len(),
+        withheld,
         lines,
         tokens,
     }
@@ -214,7 +229,7 @@ mod tests {
         let f = fold(40, "judge");
         let cfg = PatternsConfig::default();
         for budget in [10, 30, 100, 500, 800] {
-            let b = select(views(&f), &cfg, &q(budget));
+            let b = select(views(&f), &cfg, &q(budget), &|_| Shown::Plain);
             let rendered: usize = b.render().lines().map(tokens).sum();
             assert!(rendered <= budget, "{rendered} > {budget}");
             assert_eq!(rendered, b.tokens);
@@ -224,7 +239,7 @@ mod tests {
             }
         }
         // Everything fits in a large budget.
-        let all = select(views(&f), &cfg, &q(100_000));
+        let all = select(views(&f), &cfg, &q(100_000), &|_| Shown::Plain);
         assert_eq!(all.left_out, 0);
     }
 
@@ -232,7 +247,7 @@ mod tests {
     fn the_floor_drops_weak_patterns() {
         let f = fold(60, "judge");
         let cfg = PatternsConfig::default();
-        let b = select(views(&f), &cfg, &q(100_000));
+        let b = select(views(&f), &cfg, &q(100_000), &|_| Shown::Plain);
         assert!(b.lines.iter().all(|l| l.score >= 0.1));
         // 0.5 * exp(-d/14) < 0.1 from day 23 for observations (rules: 0.65, day 27).
         let (n, first) = (b.lines.len(), &b.lines[0].line);
@@ -244,13 +259,13 @@ mod tests {
     fn other_roles_need_promotion_and_say_via() {
         let mut f = fold(2, "auditor");
         let cfg = PatternsConfig::default();
-        assert!(select(views(&f), &cfg, &q(800)).lines.is_empty());
+        assert!(select(views(&f), &cfg, &q(800), &|_| Shown::Plain).lines.is_empty());
         let promote = PatternEvent {
             pattern: Some("p000".into()),
             ..Default::default()
         };
         f.apply(Kind::PatternPromoted, T0, &promote);
-        let b = select(views(&f), &cfg, &q(800));
+        let b = select(views(&f), &cfg, &q(800), &|_| Shown::Plain);
         assert_eq!(b.lines.len(), 1);
         let line = &b.lines[0].line;
         assert!(line.ends_with("via:auditor)"), "{line}");

@@ -43,6 +43,7 @@ pub fn block_for(
     labels: &[String],
     files: &[String],
     budget: usize,
+    review: &git_swarm::reviewed::Review,
 ) -> Result<block::Block, Error> {
     let views = loaded.pattern_views(role)?;
     git_swarm::trace::mark("pattern views read");
@@ -59,6 +60,7 @@ pub fn block_for(
             budget,
             now_ms: super::now_ms(store),
         },
+        &|p| review.shown(review.is_pattern_reviewed(p.id, p.text)),
     ))
 }
 
@@ -67,7 +69,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if let Some(r) = &args.run {
         crate::cli::args::check_run(r)?;
     }
-    let store = crate::cli::store(ui)?;
+    let (store, review) = crate::cli::store_and_review(ui)?;
     let Some(budget) = block::budget(
         &store.config.patterns,
         &args.role,
@@ -87,7 +89,9 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         &args.labels,
         &args.files,
         budget,
+        &review,
     )?;
+    note_withheld(&b, &review, ui);
     // Delivered before recorded: patterns that never reached the agent (a
     // closed pipe, a full disk) must not count as used by the run. And not
     // delivered for a run whose log would refuse the record.
@@ -104,6 +108,20 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         record_shown(&store, &b, &args.role, run, ui)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says how many patterns were withheld as not reviewed (never their text).
+pub fn note_withheld(b: &block::Block, review: &git_swarm::reviewed::Review, ui: &mut Ui) {
+    if b.withheld > 0 {
+        ui.note(&format!(
+            "{} pattern{} await{} review and {} withheld from agents until on {}",
+            b.withheld,
+            if b.withheld == 1 { "" } else { "s" },
+            if b.withheld == 1 { "s" } else { "" },
+            if b.withheld == 1 { "is" } else { "are" },
+            review.revision_name()
+        ));
+    }
 }
 
 /// Refuses before a block is delivered for a run whose log would refuse

@@ -13,7 +13,7 @@ use git_swarm::Error;
 use git_swarm::event::Body;
 use git_swarm::pattern::fold::{self, Pattern, PatternFold};
 
-pub use inject::{block_for, check_shown, record_shown};
+pub use inject::{block_for, check_shown, note_withheld as note_withheld_patterns, record_shown};
 
 use super::{Outcome, Ui};
 
