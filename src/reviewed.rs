@@ -72,16 +72,18 @@ pub struct Review {
     /// The trusted revision as it was found (`origin/HEAD`, `main`, or the
     /// configured `swarm.trustedRef`); `None` when none resolves.
     pub revision: Option<String>,
-    /// The blob ids of `.swarm/directives/*.toml` on that revision.
-    reviewed: HashSet<Blob>,
+    /// The blob ids of `.swarm/directives/*.toml` on that revision, sorted
+    /// (a sorted list, not a set: read from the cache, it is built with no
+    /// hashing, which a store of 10,000 directives noticed).
+    reviewed: Vec<Blob>,
     /// What was wrong with the settings, for warnings: (what, hint).
     pub problems: Vec<(String, String)>,
     /// The repository and the trusted commit, for what is read only when
     /// asked (the reviewed patterns).
     trusted: Option<(Repo, gix::ObjectId)>,
     /// [`pattern_key`]s of the patterns observed on the trusted revision,
-    /// read on first use.
-    patterns: std::sync::OnceLock<HashSet<[u8; 16]>>,
+    /// sorted, read on first use.
+    patterns: std::sync::OnceLock<Vec<[u8; 16]>>,
 }
 
 impl Review {
@@ -147,7 +149,7 @@ impl Review {
 
     /// Whether a directive file with blob id `blob` is on the trusted revision.
     pub fn is_reviewed(&self, blob: Option<&Blob>) -> bool {
-        blob.is_some_and(|b| self.reviewed.contains(b))
+        blob.is_some_and(|b| self.reviewed.binary_search(b).is_ok())
     }
 
     /// Whether a directive with that review may reach an agent.
@@ -172,11 +174,11 @@ impl Review {
         if self.policy == Unreviewed::Allow {
             return true;
         }
-        let set = self.patterns.get_or_init(|| match &self.trusted {
+        let keys = self.patterns.get_or_init(|| match &self.trusted {
             Some((repo, commit)) => cached_patterns(repo, *commit).unwrap_or_default(),
-            None => HashSet::new(),
+            None => Vec::new(),
         });
-        set.contains(&pattern_key(id, text))
+        keys.binary_search(&pattern_key(id, text)).is_ok()
     }
 
     /// The trusted revision for a message: its name, or what to set.
@@ -261,7 +263,7 @@ const PATTERNS_MAX: usize = 1_000_000;
 /// The [`pattern_key`]s of the trusted revision's `pattern_observed`
 /// events, cached in `swarm/reviewed-patterns` of the common git dir under
 /// the id of its `.swarm/events` tree (which changes only when the log does).
-fn cached_patterns(repo: &Repo, commit: gix::ObjectId) -> Result<HashSet<[u8; 16]>, String> {
+fn cached_patterns(repo: &Repo, commit: gix::ObjectId) -> Result<Vec<[u8; 16]>, String> {
     let gix = repo.gix();
     let tree = gix
         .find_commit(commit)
@@ -273,17 +275,20 @@ fn cached_patterns(repo: &Repo, commit: gix::ObjectId) -> Result<HashSet<[u8; 16
         .map_err(|e| e.to_string())?
         .filter(|e| e.mode().is_tree())
     else {
-        return Ok(HashSet::new());
+        return Ok(Vec::new());
     };
     let path = repo.common_dir.join("swarm").join("reviewed-patterns");
     if let Ok(bytes) = crate::safe_fs::read(&path, 20 + 16 * PATTERNS_MAX as u64)
         && (bytes.len() - 20.min(bytes.len())) % 16 == 0
         && bytes.get(..20) == Some(events.oid().as_bytes())
     {
-        return Ok(bytes[20..]
+        let keys: Vec<[u8; 16]> = bytes[20..]
             .chunks_exact(16)
             .map(|c| c.try_into().expect("chunks of 16 bytes"))
-            .collect());
+            .collect();
+        if keys.is_sorted() {
+            return Ok(keys);
+        }
     }
     #[derive(serde::Deserialize)]
     struct Observed {
@@ -318,12 +323,12 @@ fn cached_patterns(repo: &Repo, commit: gix::ObjectId) -> Result<HashSet<[u8; 16
             }
         }
     }
+    let mut sorted: Vec<[u8; 16]> = out.into_iter().collect();
+    sorted.sort_unstable();
     let mut bytes = events.oid().as_bytes().to_vec();
-    let mut sorted: Vec<&[u8; 16]> = out.iter().collect();
-    sorted.sort();
     sorted.iter().for_each(|k| bytes.extend_from_slice(&k[..]));
     let _ = write_atomically(&path, &bytes);
-    Ok(out)
+    Ok(sorted)
 }
 
 /// The commit `spec` names, if any.
@@ -370,25 +375,28 @@ fn cached_blobs(
     repo: &Repo,
     gix: &gix::Repository,
     commit: gix::ObjectId,
-) -> Result<HashSet<Blob>, String> {
+) -> Result<Vec<Blob>, String> {
     let path = repo.common_dir.join("swarm").join("reviewed");
     if let Ok(bytes) = crate::safe_fs::read(&path, CACHE_MAX)
         && bytes.len() % 20 == 0
         && bytes.get(..20) == Some(commit.as_bytes())
     {
-        return Ok(bytes[20..]
+        let blobs: Vec<Blob> = bytes[20..]
             .chunks_exact(20)
             .map(|c| c.try_into().expect("chunks of 20 bytes"))
-            .collect());
+            .collect();
+        // Written sorted; a file that is not was not written by us.
+        if blobs.is_sorted() {
+            return Ok(blobs);
+        }
     }
-    let blobs = directive_blobs(gix, commit)?;
-    let mut sorted: Vec<&Blob> = blobs.iter().collect();
-    sorted.sort();
+    let mut sorted: Vec<Blob> = directive_blobs(gix, commit)?.into_iter().collect();
+    sorted.sort_unstable();
     let mut bytes = commit.as_bytes().to_vec();
     sorted.iter().for_each(|b| bytes.extend_from_slice(&b[..]));
     // Only a cache: a read-only git dir must not stop anything.
     let _ = write_atomically(&path, &bytes);
-    Ok(blobs)
+    Ok(sorted)
 }
 
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -39,7 +39,8 @@ pub struct Block {
     pub lines: Vec<Line>,
     /// Candidates above the floor that did not fit.
     pub left_out: usize,
-    /// Candidates withheld because their text is not on the trusted revision.
+    /// Candidates passed over, before the budget was full, because their
+    /// text is not on the trusted revision.
     pub withheld: usize,
     /// Tokens of the block as rendered (0 when empty).
     pub tokens: usize,
@@ -104,10 +105,6 @@ pub fn select<'a>(
         )
         .total;
         if s >= cfg.min_score {
-            if review(p) == Shown::Withheld {
-                withheld += 1;
-                continue;
-            }
             candidates.push((s, u32::try_from(i).unwrap_or(u32::MAX)));
         }
     }
@@ -126,13 +123,23 @@ pub fn select<'a>(
         if used + 4 > q.budget {
             break;
         }
+        // Asked only of what would be shown: the best-scored first.
+        let shown = review(p);
+        if shown == Shown::Withheld {
+            withheld += 1;
+            // A log of nothing but unreviewed patterns is not walked whole.
+            if withheld >= WITHHELD_MAX {
+                break;
+            }
+            continue;
+        }
         let text = crate::directive_loop::inject::sanitise(p.text);
         let mut tags = vec![p.stats.record().unwrap_or_else(|| format!("score:{s:.2}"))];
         let via = (p.role != q.role).then(|| p.role.to_owned());
         if let Some(v) = &via {
             tags.push(format!("via:{v}"));
         }
-        if review(p) == Shown::Marked {
+        if shown == Shown::Marked {
             tags.push("NOT REVIEWED".to_owned());
         }
         let line = format!("- {text} ({})", tags.join(", "));
@@ -152,12 +159,15 @@ pub fn select<'a>(
     Block {
         role: q.role.to_owned(),
         budget: q.budget,
-        left_out: total - lines.len(),
+        left_out: total - lines.len() - withheld,
         withheld,
         lines,
         tokens,
     }
 }
+
+/// Most unreviewed patterns passed over before a block gives up filling.
+const WITHHELD_MAX: usize = 1_000;
 
 /// The budget for a role: `--budget`, else the config's for the role; with
 /// `remaining` (prompt tokens left), at most half of it. `None` when that
@@ -259,7 +269,11 @@ mod tests {
     fn other_roles_need_promotion_and_say_via() {
         let mut f = fold(2, "auditor");
         let cfg = PatternsConfig::default();
-        assert!(select(views(&f), &cfg, &q(800), &|_| Shown::Plain).lines.is_empty());
+        assert!(
+            select(views(&f), &cfg, &q(800), &|_| Shown::Plain)
+                .lines
+                .is_empty()
+        );
         let promote = PatternEvent {
             pattern: Some("p000".into()),
             ..Default::default()
