@@ -56,6 +56,7 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
             fixed: false,
         }));
     let mut first_seen: HashMap<String, String> = HashMap::new();
+    let mut duplicates = 0usize;
     let mut unknown: BTreeMap<String, (usize, String)> = BTreeMap::new();
     for path in event_files(&store.events_dir())? {
         report.event_files += 1;
@@ -67,6 +68,11 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
         for line in &file.events {
             let here = format!("{rel}:{}", line.line);
             if let Some(first) = first_seen.get(&line.event.id) {
+                // A log of millions of copies lists the first, and counts the rest.
+                duplicates += 1;
+                if duplicates > crate::problem::Problems::CAP {
+                    continue;
+                }
                 report.findings.push(Finding {
                     problem: Problem::warning(
                         &rel,
@@ -106,6 +112,23 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
                 fixed: false,
             });
         }
+    }
+    if let Some(more) = duplicates
+        .checked_sub(crate::problem::Problems::CAP)
+        .filter(|&n| n > 0)
+    {
+        report.findings.push(Finding {
+            problem: Problem::warning(
+                ".swarm/events",
+                "duplicate_id",
+                format!(
+                    "… and {more} more event id{} already used",
+                    if more == 1 { "" } else { "s" }
+                ),
+            )
+            .with_hint("harmless: readers fold one copy (a cherry-pick or rebase repeats lines)"),
+            fixed: false,
+        });
     }
     for (kind, (count, first)) in unknown {
         report.findings.push(Finding {

@@ -1287,3 +1287,27 @@ fn a_file_name_with_a_line_break_is_left_to_validate() {
         validate.snapshot()
     );
 }
+
+/// A log of thousands of copies of one line (a rebase gone round in
+/// circles, or a pull request's) lists the first copies and counts the
+/// rest: `doctor`'s findings are bounded like every reader's problems.
+#[test]
+fn doctor_lists_the_first_duplicate_ids_and_counts_the_rest() {
+    let env = TestEnv::initialised();
+    let copies: String = std::iter::repeat_n(format!("{}\n", GOOD[0]), 5_001).collect();
+    env.write(".swarm/events/2026-11.jsonl", copies);
+    let run = env.swarm(&["doctor"]);
+    run.success();
+    let listed = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("warning: event id ev-1 was already used"))
+        .count();
+    assert_eq!(listed, 100, "{}", run.snapshot());
+    assert!(
+        run.stdout
+            .contains(".swarm/events: warning: … and 4900 more event ids already used"),
+        "{}",
+        run.snapshot()
+    );
+}
