@@ -76,7 +76,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
-    let store = super::store(ui)?;
+    let (store, review) = super::store_and_review(ui)?;
     let mut d = match &args.from {
         Some(path) => from_file(path)?,
         None => from_flags(&args),
@@ -125,6 +125,15 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
                 ui.json(&serde_json::json!({ "status": "added", "id": id, "path": rel }))?;
             } else {
                 writeln!(ui.out, "Added directive `{id}` at {rel}")?;
+            }
+            let blob = std::fs::read(&path)
+                .ok()
+                .and_then(|b| git_swarm::reviewed::blob_id(&b));
+            if !review.shows(review.is_reviewed(blob.as_ref())) {
+                ui.note(&format!(
+                    "agents are shown `{id}` once it is on {}: commit it there (or merge it); `git config swarm.injectUnreviewed mark` shows it before, marked as unreviewed",
+                    review.revision_name()
+                ));
             }
             Ok(ExitCode::SUCCESS)
         }

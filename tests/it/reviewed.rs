@@ -278,7 +278,7 @@ fn the_trusted_revision_is_the_users_to_name() {
 #[test]
 fn without_a_remote_a_lesson_committed_on_main_is_injected() {
     let env = reviewing(repo_without_directives());
-    env.swarm(&[
+    let added = env.swarm(&[
         "add",
         "--id",
         "no-pipe-to-shell",
@@ -290,8 +290,15 @@ fn without_a_remote_a_lesson_committed_on_main_is_injected() {
         "coder",
         "--forbid",
         "curl | sh",
-    ])
-    .success();
+    ]);
+    added.success();
+    assert!(
+        added.stderr.contains(
+            "agents are shown `no-pipe-to-shell` once it is on main: commit it there (or merge it)"
+        ),
+        "{}",
+        added.snapshot()
+    );
     let before = env.swarm(&["inject", "--role", "coder", "--dry-run"]);
     before.success();
     assert!(
