@@ -690,14 +690,25 @@ fn acks_are_recorded() {
 ///     recorded.
 #[test]
 fn acks_of_a_background_subagent_are_recorded() {
-    let Some(oc) = Opencode::start(|t| {
+    // `opencode run` ends when the main session goes idle: the main agent's
+    // last answer waits until the background subagent has asked the model,
+    // or a loaded machine ends the run before the subagent starts.
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let Some(oc) = Opencode::start(move |t| {
         if t.first_user.contains("SUB-BG") {
+            seen.store(true, std::sync::atomic::Ordering::SeqCst);
             return say("Wrote it.\nKNOWLEDGE_APPLIED:no-private-keys");
         }
         if t.results.is_empty() {
             let mut spawn = task("call_bg", "SUB-BG write the greeting");
             spawn.2["background"] = json!(true);
             return call(&[spawn]);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !seen.load(std::sync::atomic::Ordering::SeqCst)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
         say("Started; waiting for it.")
     }) else {
