@@ -126,7 +126,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             } else {
                 writeln!(ui.out, "Added directive `{id}` at {rel}")?;
             }
-            let blob = std::fs::read(&path)
+            let blob = git_swarm::safe_fs::read(&path, git_swarm::directive::limits::FILE_MAX)
                 .ok()
                 .and_then(|b| git_swarm::reviewed::blob_id(&b));
             if !review.shows(review.is_reviewed(blob.as_ref())) {
