@@ -304,10 +304,13 @@ fn cached_patterns(repo: &Repo, commit: gix::ObjectId) -> Result<Vec<[u8; 16]>, 
         if !e.mode().is_blob() || !e.filename().ends_with(b".jsonl") {
             continue;
         }
-        let blob = gix.find_object(e.oid()).map_err(|e| e.to_string())?;
-        if blob.data.len() as u64 > PATTERN_BLOB_MAX {
+        // Its size is in the object's header: a blob over the bound is
+        // never inflated.
+        let size = gix.find_header(e.oid()).map_err(|e| e.to_string())?.size();
+        if size > PATTERN_BLOB_MAX {
             continue;
         }
+        let blob = gix.find_object(e.oid()).map_err(|e| e.to_string())?;
         for line in blob.data.split(|&b| b == b'\n') {
             if finder.find(line).is_none() || out.len() >= PATTERNS_MAX {
                 continue;

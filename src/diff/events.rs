@@ -55,24 +55,31 @@ pub struct Logs {
 }
 
 /// An event one side has and the other lacks: its head, which is all most
-/// of the report reads, and its line, parsed in full only when asked.
+/// of the report reads, and its line, parsed in full only when asked. The
+/// line stays in its file's bytes, shared: a change that adds a large log
+/// costs no second copy of it.
 #[derive(Debug)]
 pub struct Logged {
     pub head: EventHead,
-    line: String,
+    bytes: Arc<Vec<u8>>,
+    range: std::ops::Range<usize>,
 }
 
 impl Logged {
+    fn line(&self) -> &[u8] {
+        self.bytes.get(self.range.clone()).unwrap_or_default()
+    }
+
     /// The whole event (`None` for a line that parses as a head and not as
     /// an event: not counted as either).
     pub fn event(&self) -> Option<Event> {
-        crate::event::parse_event_line(self.line.as_bytes(), u64::MAX).ok()
+        crate::event::parse_event_line(self.line(), u64::MAX).ok()
     }
 
     /// An ack's status and a verdict's outcome: all the per-directive
     /// counts read of thousands of events (the other fields are skipped).
     pub fn outcome(&self) -> Outcome {
-        serde_json::from_str(&self.line).unwrap_or_default()
+        serde_json::from_slice(self.line()).unwrap_or_default()
     }
 }
 
@@ -266,11 +273,7 @@ pub fn read(
                     log
                 }
             };
-            logs.added = app
-                .heads
-                .into_iter()
-                .map(|(head, line)| Logged { head, line })
-                .collect();
+            logs.added = app.heads;
             log
         }
         None => {
@@ -427,7 +430,7 @@ fn build(files: &[EventFile<'_>], parsed: &HashMap<ObjectId, Parsed>) -> SideLog
                     handoffs.push((head.order(), text.to_owned()));
                 }
             }
-            heads.push(head.clone());
+            heads.push(head);
         }
     }
     handoffs.sort_by_key(|(order, _)| *order);
@@ -452,8 +455,8 @@ fn key_bytes(keys: &[u128]) -> Keys {
 /// The lines the new side appended to the old one's files.
 #[derive(Default)]
 struct Appended {
-    /// Each appended well-formed line's head and text, in (ts, id) order.
-    heads: Vec<(EventHead, String)>,
+    /// Each appended well-formed line, in (ts, id) order.
+    heads: Vec<Logged>,
     /// The problems of the new side's files that differ.
     problems: Vec<Problem>,
     /// Those files.
@@ -532,10 +535,11 @@ fn appended(
             if old_log.has(head.key) || !seen.insert(head.key) {
                 return Ok(None);
             }
-            let Ok(text) = std::str::from_utf8(&p.bytes[range]) else {
-                return Ok(None);
-            };
-            out.heads.push((head, text.to_owned()));
+            out.heads.push(Logged {
+                head,
+                bytes: p.bytes.clone(),
+                range,
+            });
         }
         out.files.push(FileInfo {
             id: id.as_bytes().to_vec(),
@@ -546,7 +550,7 @@ fn appended(
         });
         out.problems.extend(problems);
     }
-    out.heads.sort_by_key(|(h, _)| h.order());
+    out.heads.sort_by_key(|l| l.head.order());
     Ok(Some(out))
 }
 
@@ -561,16 +565,18 @@ fn extend(old: &SideLog, app: &Appended, new_files: &[EventFile<'_>]) -> Option<
     let mut fold = old.fold.clone();
     let mut patterns = old.patterns.clone();
     let mut handoffs = old.handoffs.clone();
-    for (head, line) in &app.heads {
+    for logged in &app.heads {
+        let head = &logged.head;
         if !fold.accepts_next(head) {
             return None;
         }
         fold.apply(head);
         patterns.apply_head(head);
         if head.known.is_some_and(crate::handoff::is_handoff_kind)
-            && crate::event::parse_event_line(line.as_bytes(), u64::MAX).is_ok()
+            && logged.event().is_some()
+            && let Ok(text) = std::str::from_utf8(logged.line())
         {
-            handoffs.push(line.clone());
+            handoffs.push(text.to_owned());
         }
     }
     let mut keys: Vec<u128> = old
@@ -578,7 +584,7 @@ fn extend(old: &SideLog, app: &Appended, new_files: &[EventFile<'_>]) -> Option<
         .bytes()
         .chunks_exact(16)
         .filter_map(|c| c.try_into().ok().map(u128::from_be_bytes))
-        .chain(app.heads.iter().map(|(h, _)| h.key))
+        .chain(app.heads.iter().map(|l| l.head.key))
         .collect();
     keys.sort_unstable();
     let info: HashMap<&[u8], &FileInfo> = old
@@ -642,12 +648,11 @@ fn whole(
                 if keys.contains(&head.key) || !seen.insert(head.key) {
                     continue;
                 }
-                if let Ok(line) = std::str::from_utf8(&p.bytes[range.clone()]) {
-                    out.push(Logged {
-                        head: head.clone(),
-                        line: line.to_owned(),
-                    });
-                }
+                out.push(Logged {
+                    head: head.clone(),
+                    bytes: p.bytes.clone(),
+                    range: range.clone(),
+                });
             }
         }
         out.sort_by_key(|a| a.head.order());

@@ -78,7 +78,12 @@ pub struct Follower {
     max_line_bytes: u64,
     max_file_bytes: u64,
     tails: BTreeMap<String, Tail>,
-    seen: HashSet<String>,
+    /// The id key ([`super::id_key`]) of every event given: 16 bytes each,
+    /// not the id's text.
+    seen: HashSet<u128>,
+    /// Set by [`Follower::keeping_latest`]: the first poll gives only its
+    /// latest this many events.
+    keep: Option<usize>,
     /// Problems reported already, so that each is said once: (file, line, code).
     /// At most [`REMEMBERED`]: past it, problems are only counted (a file
     /// of millions of bad lines must not be millions of entries here).
@@ -95,8 +100,18 @@ impl Follower {
             max_file_bytes: cfg.max_file_bytes,
             tails: BTreeMap::new(),
             seen: HashSet::new(),
+            keep: None,
             reported: HashSet::new(),
         }
+    }
+
+    /// The first poll (the whole log) gives only its latest `n` events;
+    /// all are marked seen, and later polls give every event that lands.
+    /// A reader that shows the latest few (`serve`'s stream) thus never
+    /// holds the whole log parsed: a 100 MB log is some 700,000 events.
+    pub fn keeping_latest(mut self, n: usize) -> Follower {
+        self.keep = Some(n);
+        self
     }
 
     /// Reads what landed since the last poll (the first poll: everything),
@@ -114,9 +129,7 @@ impl Follower {
         // A file removed (a checkout of an older commit) starts again from
         // nothing if it comes back.
         self.tails.retain(|name, _| present.contains(name));
-        batch
-            .events
-            .sort_by_cached_key(|e| (e.ts_millis(), e.id.clone()));
+        trim(&mut batch.events, self.keep.take(), 0);
         Ok(batch)
     }
 
@@ -241,8 +254,11 @@ impl Follower {
         }
         match parse_event_line(raw, self.max_line_bytes) {
             Ok(event) => {
-                if self.seen.insert(event.id.clone()) {
+                if self.seen.insert(super::id_key(&event.id)) {
                     batch.events.push(event);
+                    if let Some(n) = self.keep {
+                        trim(&mut batch.events, Some(n), n.max(1024));
+                    }
                 }
             }
             Err(_) if self.reported.len() >= REMEMBERED => batch.problems.count(rel, true),
@@ -267,6 +283,19 @@ impl Follower {
         self.reported.insert(key);
         batch.problems.push(p);
     }
+}
+
+/// Puts `events` in (time, id) order and, when keeping the latest `keep`,
+/// drops all but them. With a `slack`, only once they are more than that
+/// over `keep` (while reading, so that sorting is amortised).
+fn trim(events: &mut Vec<Event>, keep: Option<usize>, slack: usize) {
+    let keep = keep.unwrap_or(usize::MAX);
+    if slack > 0 && events.len() <= keep.saturating_add(slack) {
+        return;
+    }
+    events.sort_by_cached_key(|e| (e.ts_millis(), e.id.clone()));
+    let drop = events.len().saturating_sub(keep);
+    events.drain(..drop);
 }
 
 /// How many problems a follower remembers having reported.
@@ -422,6 +451,48 @@ mod tests {
 
     fn ids(batch: &Batch) -> Vec<&str> {
         batch.events.iter().map(|e| e.id.as_str()).collect()
+    }
+
+    #[test]
+    fn keeping_the_latest_holds_few_of_the_first_poll_and_all_of_the_next() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ts = |n: usize| {
+            format!(
+                "2026-11-01T{:02}:{:02}:{:02}.000Z",
+                n / 3600,
+                n / 60 % 60,
+                n % 60
+            )
+        };
+        // Written newest first, across two files: the latest are found by time, not place.
+        let (mut nov, mut dec) = (String::new(), String::new());
+        for n in (0..5000).rev() {
+            let to = if n % 2 == 0 { &mut nov } else { &mut dec };
+            to.push_str(&line(&format!("e{n:05}"), &ts(n)));
+        }
+        std::fs::write(dir.path().join("2026-11.jsonl"), nov).expect("write");
+        std::fs::write(dir.path().join("2026-12.jsonl"), dec).expect("write");
+        let mut f =
+            Follower::new(dir.path(), ".swarm/events", &EventsConfig::default()).keeping_latest(3);
+        assert_eq!(
+            ids(&f.poll().expect("poll")),
+            ["e04997", "e04998", "e04999"]
+        );
+        // Later polls give every new event, however many, and no old one again.
+        let mut more = String::new();
+        for n in 0..5000 {
+            more.push_str(&line(&format!("e{n:05}"), &ts(n)));
+        }
+        for n in 5000..5010 {
+            more.push_str(&line(&format!("e{n:05}"), &ts(n)));
+        }
+        let path = dir.path().join("2026-11.jsonl");
+        let mut old = std::fs::read_to_string(&path).expect("read");
+        old.push_str(&more);
+        std::fs::write(&path, old).expect("write");
+        let next = f.poll().expect("poll");
+        assert_eq!(next.events.len(), 10, "{:?}", ids(&next));
+        assert_eq!(ids(&next)[0], "e05000");
     }
 
     #[test]

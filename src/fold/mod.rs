@@ -389,17 +389,21 @@ pub fn dedup_in_order<T>(items: &mut Vec<T>, order: impl Fn(&T) -> (i64, u128)) 
 /// Folds a batch of heads from scratch, into the directive and the pattern
 /// fold: de-duplicates by id (the earliest copy wins), orders by (ts, id),
 /// applies.
-pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
+///
+/// Takes heads or references to them: a reader that keeps its heads for
+/// something else (`git swarm diff`) folds them without a copy of each.
+pub fn fold_both<H: std::borrow::Borrow<EventHead>>(mut heads: Vec<H>) -> (Fold, PatternFold) {
     let total = heads.len() as u64;
-    dedup_in_order(&mut heads, EventHead::order);
+    dedup_in_order(&mut heads, |h| h.borrow().order());
     let mut ids: Vec<&str> = heads
         .iter()
-        .flat_map(|h| h.directives.iter().map(String::as_str))
+        .flat_map(|h| h.borrow().directives.iter().map(String::as_str))
         .collect();
     ids.sort_unstable();
     ids.dedup();
     let mut kinds: Vec<String> = Vec::new();
     for h in &heads {
+        let h = h.borrow();
         if !kinds.contains(&h.kind) {
             kinds.push(h.kind.clone());
         }
@@ -410,6 +414,7 @@ pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
         ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
     let mut rows = Vec::new();
     for h in &heads {
+        let h = h.borrow();
         rows.clear();
         rows.extend(
             h.directives
@@ -421,7 +426,7 @@ pub fn fold_both(mut heads: Vec<EventHead>) -> (Fold, PatternFold) {
     fold.duplicates = total - heads.len() as u64;
     let mut patterns = PatternFold::default();
     for h in &heads {
-        patterns.apply_head(h);
+        patterns.apply_head(h.borrow());
     }
     (fold, patterns)
 }

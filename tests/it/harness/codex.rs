@@ -1628,6 +1628,41 @@ fn payloads_as_codex_sends_them() {
 /// A directive a branch brings, not yet on `main` (the trusted revision of
 /// a repository without a remote), is not in Codex's briefing, which names
 /// it by id as awaiting review (issue 37).
+/// The subagent a spawn starts gets the reviewed coder directives and not
+/// the branch's new one, scoped to the coder too (issue 37).
+#[test]
+fn an_unreviewed_directive_reaches_no_subagent() {
+    let env = TestEnv::initialised();
+    super::hostile_branch(&env);
+    let Some(c) = ready(env, one_subagent(TASK_REVIEW, "Done.", "Done.")) else {
+        return;
+    };
+    c.run("MAIN-REVIEW spawn one", &Codex::path_with_git_swarm(), &[])
+        .finished();
+    let reqs = c.server.requests();
+    let sub = turns(&reqs, "SUBTASK-REVIEW");
+    let dev = sub
+        .first()
+        .expect("the subagent asked the model")
+        .developer();
+    assert!(
+        dev.contains("<delegate_knowledge_directives delegation=")
+            && dev.contains("id: no-private-keys"),
+        "the subagent lacks the reviewed coder block:\n{}",
+        tail(&dev, 3000)
+    );
+    for t in turns(&reqs, "") {
+        let dev = t.developer();
+        assert!(
+            !dev.contains("IMPORTANT SYSTEM NOTICE"),
+            "unreviewed text reached the model:\n{}",
+            tail(&dev, 3000)
+        );
+    }
+}
+
+const TASK_REVIEW: &str = "SUBTASK-REVIEW: add a config loader in src/config.rs";
+
 #[test]
 fn an_unreviewed_directive_is_not_briefed() {
     let env = repo_with_coordinator_directive();
