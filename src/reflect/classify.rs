@@ -37,6 +37,8 @@ crate::directive::string_enum!(
         Revert => "revert",
         Command => "command",
         Write => "write",
+        /// A subagent's task, read from what the subagent reported.
+        Delegate => "delegate",
     }
 );
 
@@ -55,6 +57,7 @@ pub fn classify(call: &ToolCall) -> Reading {
     let sub = match call.kind {
         ToolKind::Shell => Some(call.command.as_deref().map_or(Sub::Command, sub_of_command)),
         ToolKind::Write => Some(Sub::Write),
+        ToolKind::Delegate => Some(Sub::Delegate),
         ToolKind::Read | ToolKind::Other => None,
     };
     let reading = |class, evidence: Option<&str>| Reading {
@@ -79,6 +82,14 @@ pub fn classify(call: &ToolCall) -> Reading {
     if call.interrupted {
         return reading(Class::Skipped, Some("interrupted"));
     }
+    if call.kind == ToolKind::Delegate && call.error.is_none() {
+        // What a subagent reports of its own task: the one signal of a
+        // task it gave up on or undid.
+        return match delegate_line(&call.output) {
+            Some((class, line)) => reading(class, Some(line)),
+            None => reading(Class::Success, None),
+        };
+    }
     if call.kind != ToolKind::Shell {
         return match &call.error {
             Some(e) => reading(Class::Failure, Some(e)),
@@ -100,7 +111,12 @@ pub fn classify(call: &ToolCall) -> Reading {
         return reading(Class::Skipped, summary.evidence.as_deref());
     }
     match call.exit_code {
-        Some(0) if summary.failed > 0 => reading(Class::Partial, summary.evidence.as_deref()),
+        // A run whose summary reports failures failed, whatever its exit
+        // code: `cargo test | tail` exits 0, and so does `pytest || true`.
+        Some(0) if summary.failed > 0 => reading(
+            Class::Failure,
+            failing_test(said).or(summary.evidence.as_deref()),
+        ),
         Some(0)
             if summary.warnings > 0
                 && matches!(sub, Some(Sub::Lint | Sub::Build | Sub::Typecheck)) =>
@@ -168,6 +184,7 @@ static REFUSALS: LazyLock<RegexSet> = LazyLock::new(|| {
         r"(?i)(?-u:\b)(?:rejected|denied|declined) by (?:the )?(?:user|policy|permission rules?)(?-u:\b)",
         r"(?i)^user (?:rejected|denied|declined)(?-u:\b)",
         r"(?i)(?-u:\b)not allowed by (?:the )?(?:policy|sandbox|permission)",
+        r"(?i)(?-u:\b)(?:edit|write|change|patch|call|command|tool call|tool use) (?:was|has been) (?:blocked|denied|refused)(?-u:\b)",
     ])
     .expect("constant patterns compile")
 });
@@ -177,12 +194,13 @@ static REFUSALS: LazyLock<RegexSet> = LazyLock::new(|| {
 fn refusal_line(text: &str) -> Option<&str> {
     // Most calls were not refused: the patterns are compiled only for text
     // with one of their words.
-    const WORDS: [&str; 6] = [
+    const WORDS: [&str; 7] = [
         "block",
         "denied",
         "reject",
         "declin",
         "allowed",
+        "refus",
         "doesn't want",
     ];
     text.lines()
@@ -216,6 +234,33 @@ fn failing_test(text: &str) -> Option<&str> {
     FAILING_TEST.find(text).map(|m| m.as_str().trim())
 }
 
+static DELEGATE_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?-u:\b)(?:ran out of (?:context|time|tokens|turns|budget)|(?:could not|couldn't|was unable to|unable to|failed to|did not|didn't) (?:finish|complete|fix|make .{1,40} pass|get .{1,40} to (?:work|pass))|gave up(?-u:\b)|(?:tests?|build|checks?) (?:still )?(?:fails?|failing|failed|broken)(?-u:\b))",
+    )
+    .expect("a constant pattern compiles")
+});
+
+static DELEGATE_REVERTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(?:reverted|rolled back|undid|backed out)(?-u:\b)")
+        .expect("a constant pattern compiles")
+});
+
+/// What a subagent's final report says of its task, and the line that
+/// says it: a task it did not finish is a failure, work it undid a partial
+/// (`revert`). Read only in its first lines, where a report says how it went.
+fn delegate_line(text: &str) -> Option<(Class, &str)> {
+    let lines = || text.lines().take(20).map(str::trim);
+    lines()
+        .find(|l| DELEGATE_FAILED.is_match(l))
+        .map(|l| (Class::Failure, l))
+        .or_else(|| {
+            lines()
+                .find(|l| DELEGATE_REVERTED.is_match(l))
+                .map(|l| (Class::Partial, l))
+        })
+}
+
 /// The first line that reads as a failure, where no exit code says.
 fn failure_line(text: &str) -> Option<&str> {
     FAILURE.find(text).map(|m| {
@@ -234,7 +279,9 @@ pub struct Summary {
     /// Failed tests, errors.
     pub failed: u64,
     pub warnings: u64,
-    /// A runner said it ran nothing.
+    /// Tests skipped (or ignored).
+    pub skipped: u64,
+    /// A runner said it ran nothing, or that it skipped everything.
     pub ran_nothing: bool,
     /// The summary line that shows the worst of it.
     pub evidence: Option<String>,
@@ -251,7 +298,7 @@ const SUMMARY: &[(&str, bool)] = &[
     ),
     (r"^\s*Summary \[.*\] [0-9]+ tests? run: ", false),
     (
-        r"^=+ .*(?-u:\b)(?:passed|failed|errors?|skipped|xfailed|deselected)(?-u:\b).* in [0-9.]+s(?-u:\b).*=+$",
+        r"^=+ .*(?-u:\b)(?:passed|failed|errors?|skipped|xfailed|deselected)(?-u:\b).*=+$",
         false,
     ),
     (r"^[0-9]+ (?:passed|failed)(?-u:\b).* in [0-9.]+s", false),
@@ -294,19 +341,21 @@ impl Summary {
     pub fn of(output: &str) -> Summary {
         let mut s = Summary::default();
         let mut worst: Option<(u64, &str)> = None;
+        let mut skipped_line = None;
         for line in output.lines() {
             let line = line.trim_end();
             let matched = SUMMARY_LINES.matches(line.as_bytes());
             if !matched.matched_any() {
                 continue;
             }
-            let (mut passed, mut failed, mut warnings) = (0, 0, 0);
+            let (mut passed, mut failed, mut warnings, mut skipped) = (0, 0, 0, 0);
             for c in COUNT.captures_iter(line.as_bytes()) {
                 let n: u64 = std::str::from_utf8(&c[1]).map_or(0, |d| d.parse().unwrap_or(0));
                 match &c[2] {
                     b"passed" => passed += n,
                     b"failed" | b"error" | b"errors" => failed += n,
                     b"warning" | b"warnings" => warnings += n,
+                    b"skipped" => skipped += n,
                     // eslint's `✖ 5 problems (3 errors, 2 warnings)` counts
                     // the errors and warnings again.
                     _ => {}
@@ -322,6 +371,10 @@ impl Summary {
             s.passed += passed;
             s.failed += failed;
             s.warnings += warnings;
+            s.skipped += skipped;
+            if skipped > 0 && passed == 0 && failed == 0 && skipped_line.is_none() {
+                skipped_line = Some(line);
+            }
             let weight = failed * 2 + warnings.min(1);
             if weight > 0 && worst.is_none_or(|(w, _)| weight > w) {
                 worst = Some((weight, line));
@@ -334,6 +387,13 @@ impl Summary {
         {
             s.ran_nothing = true;
             s.evidence = Some(excerpt(&String::from_utf8_lossy(m.as_bytes())));
+        } else if s.passed == 0
+            && s.failed == 0
+            && let Some(line) = skipped_line
+        {
+            // `===== 5 skipped in 0.01s =====`: every test skipped, nothing ran.
+            s.ran_nothing = true;
+            s.evidence = Some(excerpt(line));
         }
         s
     }

@@ -60,6 +60,10 @@ pub struct Candidate {
     /// many times the harness runs the hook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// The harness's session the call was made in: a call id is unique only
+    /// within one (a provider may number its calls afresh each session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// What `reflect micro` is told besides the payload.
@@ -115,6 +119,7 @@ pub fn micro(
             signature: classify::signature(&call, &reading),
             excerpt: reading.evidence.clone(),
             call_id: call.call_id.clone(),
+            session: call.session.clone(),
         }
     });
     Ok(Micro {
@@ -130,7 +135,7 @@ const LOCK: &str = "candidates.lock";
 
 /// Appends `candidate` to the candidates file, in one write under the
 /// lock; returns the file's path, or `None` when a candidate of the same
-/// tool call (its harness and call id) is there already: a harness may run
+/// tool call (its harness, session and call id) is there already: a harness may run
 /// the hook twice for one call (Cursor loading Claude Code's hooks too).
 pub fn keep(store: &Store, candidate: &Candidate) -> Result<Option<PathBuf>> {
     let (path, _lock) = lock_candidates(store)?;
@@ -170,7 +175,11 @@ fn holds_call(path: &std::path::Path, candidate: &Candidate) -> Result<bool> {
         // Most lines are of other calls: parsed only when the id is in them.
         .filter(|line| line.windows(id.len()).any(|w| w == id.as_bytes()))
         .filter_map(|line| serde_json::from_slice::<Candidate>(line).ok())
-        .any(|c| c.call_id == candidate.call_id && c.harness == candidate.harness))
+        .any(|c| {
+            c.call_id == candidate.call_id
+                && c.harness == candidate.harness
+                && c.session == candidate.session
+        }))
 }
 
 /// Takes the candidates' lock; returns the candidates file's path and the

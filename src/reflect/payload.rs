@@ -55,6 +55,8 @@ pub enum ToolKind {
     Write,
     /// Reads, searches or plans: nothing of the code changes.
     Read,
+    /// Hands a task to a subagent; its result is the subagent's report.
+    Delegate,
     /// Anything else (an MCP tool, a harness's own).
     Other,
 }
@@ -70,6 +72,7 @@ impl ToolKind {
             }
             "write" | "edit" | "multiedit" | "notebookedit" | "apply_patch" | "patch"
             | "write_file" | "replace" => ToolKind::Write,
+            "task" | "agent" | "invoke_agent" => ToolKind::Delegate,
             "read"
             | "glob"
             | "grep"
@@ -87,7 +90,6 @@ impl ToolKind {
             | "todowrite"
             | "todoread"
             | "write_todos"
-            | "task"
             | "exitplanmode"
             | "save_memory" => ToolKind::Read,
             _ => ToolKind::Other,
@@ -332,6 +334,15 @@ impl HookPayload {
             .collect::<Vec<_>>()
             .join("\n");
         let mut call = self.base(Harness::Gemini, content);
+        // A shell call killed by Gemini's time limit or by the user says so
+        // in place of its output (0.61: "Command was automatically cancelled
+        // because it exceeded the timeout …", "Command was cancelled by
+        // user before it could complete."), with no exit code.
+        call.interrupted = call.kind == ToolKind::Shell
+            && first_line_of(&call.output).is_some_and(|l| {
+                l.starts_with("Command was automatically cancelled")
+                    || l.starts_with("Command was cancelled by user")
+            });
         call.exit_code = exit_code_line(&call.output);
         if call.kind == ToolKind::Shell && call.exit_code.is_none() && error.is_none() {
             // The line is written only when the code is not 0.
@@ -340,6 +351,10 @@ impl HookPayload {
         call.error = error;
         call
     }
+}
+
+fn first_line_of(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|l| !l.is_empty())
 }
 
 /// What an opencode plugin's `tool.execute.after` sees, written as one

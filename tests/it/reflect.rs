@@ -613,3 +613,126 @@ fn a_tool_call_reported_twice_is_kept_once() {
         ]
     );
 }
+
+/// The same call id in two sessions is two calls: a provider may number
+/// its calls afresh each session (issue 38).
+#[test]
+fn the_same_call_id_in_another_session_is_another_candidate() {
+    let env = TestEnv::initialised();
+    let call = |session: &str| {
+        json!({"tool": "bash", "sessionID": session, "callID": "call_1",
+            "args": {"command": "make"}, "output": {"title": "make",
+            "output": "make: *** [all] Error 2\n", "metadata": {"exit": 2}}})
+        .to_string()
+    };
+    for payload in [call("ses_1"), call("ses_2"), call("ses_2")] {
+        micro(&env, &[], &[], &payload).success();
+    }
+    let kept: Vec<(Value, Value)> = candidates(&env)
+        .iter()
+        .map(|c| (c["session"].clone(), c["call_id"].clone()))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            (json!("ses_1"), json!("call_1")),
+            (json!("ses_2"), json!("call_1"))
+        ]
+    );
+}
+
+/// What a call's own words say when its exit code does not (issue 38): a
+/// test run reporting failures failed whatever its exit code, a hook's
+/// refusal of an edit is `blocked`, a run that skipped every test ran
+/// nothing, and a subagent's report of its own task is a signal.
+#[test]
+fn failures_the_exit_code_hides_are_read_from_the_call() {
+    let env = TestEnv::initialised();
+    let cases = [
+        (
+            json!({"tool": "bash", "input": "cargo test 2>&1 | tail -3", "exit_code": 0,
+                "output": "test parse::tests::tokens ... FAILED\ntest result: FAILED. 40 passed; 2 failed; 0 ignored"}),
+            ("failure", "test", "test parse::tests::tokens ... FAILED"),
+        ),
+        (
+            json!({"tool": "edit", "input": {"file_path": "src/a.rs"},
+                "output": "Permission denied: the edit was blocked by a PreToolUse hook"}),
+            (
+                "blocked",
+                "write",
+                "Permission denied: the edit was blocked by a PreToolUse hook",
+            ),
+        ),
+        (
+            json!({"tool": "bash", "input": "pytest", "exit_code": 0,
+                "output": "sss\n========== 3 skipped in 0.02s =========="}),
+            (
+                "skipped",
+                "test",
+                "========== 3 skipped in 0.02s ==========",
+            ),
+        ),
+        (
+            json!({"tool": "Agent", "input": "fix the parser",
+                "output": "I reverted the change after it broke the build.\nThe parser is as it was."}),
+            (
+                "partial",
+                "delegate",
+                "I reverted the change after it broke the build.",
+            ),
+        ),
+        (
+            json!({"tool": "Agent", "input": "fix the parser",
+                "output": "Ran out of context before finishing: the tokenizer is half done."}),
+            (
+                "failure",
+                "delegate",
+                "Ran out of context before finishing: the tokenizer is half done.",
+            ),
+        ),
+    ];
+    for (payload, (class, sub, evidence)) in &cases {
+        let run = micro(&env, &["--format", "json"], &[], &payload.to_string());
+        run.success();
+        let out: Value = serde_json::from_str(&run.stdout).expect("json");
+        assert_eq!(
+            (&out["class"], &out["sub"], &out["evidence"]),
+            (&json!(class), &json!(sub), &json!(evidence)),
+            "{payload}"
+        );
+    }
+    // A subagent that reports its work done is a success, and not kept.
+    let done = json!({"tool": "Agent", "input": "fix the parser",
+        "output": "Fixed the tokenizer; the regression test passes."});
+    let run = micro(&env, &["--format", "json"], &[], &done.to_string());
+    let out: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(out["class"], "success");
+    assert_eq!(candidates(&env).len(), cases.len());
+}
+
+/// Gemini CLI 0.61.0 writes a shell call killed by its time limit or by
+/// the user in place of the output, with no exit code: it did not really
+/// run (`skipped`), as docs/reflect.md says. The payload is the captured
+/// failing call with the text Gemini writes for a cancelled one
+/// (`packages/core/src/tools/shell.ts`).
+#[test]
+fn a_gemini_shell_call_cancelled_by_its_time_limit_is_skipped() {
+    let env = TestEnv::initialised();
+    let captured =
+        include_str!("../fixtures/agents/captured/gemini-0.61.0/post-tool-use-failing.json");
+    for said in [
+        "Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without output. There was no output before it was cancelled.",
+        "Command was cancelled by user before it could complete. Below is the output before it was cancelled:\nrunning 3 tests",
+    ] {
+        let mut payload: Value = serde_json::from_str(captured).expect("captured payload");
+        payload["tool_response"]["llmContent"] = json!(said);
+        payload["tool_response"]["returnDisplay"] = json!(said);
+        let run = micro(&env, &["--format", "json"], &[], &payload.to_string());
+        let out: Value = serde_json::from_str(&run.stdout).expect("json");
+        assert_eq!(
+            (&out["class"], &out["evidence"]),
+            (&json!("skipped"), &json!("interrupted")),
+            "{said}"
+        );
+    }
+}
