@@ -7,6 +7,7 @@ pub mod classify;
 pub mod macro_;
 pub mod meso;
 pub mod payload;
+pub mod transcript;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -93,7 +94,18 @@ pub fn micro(
     context: Context,
     now: jiff::Timestamp,
 ) -> std::result::Result<Micro, payload::PayloadError> {
-    let call = payload::parse(payload, format)?;
+    let mut call = payload::parse(payload, format)?;
+    // Codex gives no exit code: a shell call that printed nothing reads as
+    // a success unless its transcript says how it ended.
+    if call.harness == payload::Harness::Codex
+        && call.kind == payload::ToolKind::Shell
+        && call.exit_code.is_none()
+        && call.error.is_none()
+        && call.output.trim().is_empty()
+        && let (Some(path), Some(id)) = (&call.transcript, &call.call_id)
+    {
+        call.exit_code = transcript::codex_exit_code(path, id);
+    }
     let reading = classify(&call);
     let keep = !matches!(reading.class, Class::Success | Class::Inapplicable);
     let candidate = keep.then(|| {

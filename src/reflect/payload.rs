@@ -124,6 +124,8 @@ pub struct ToolCall {
     /// The harness's id of this tool call (Claude/Codex `tool_use_id`,
     /// opencode `callID`): a harness may run a hook twice for one call.
     pub call_id: Option<String>,
+    /// The session's transcript the harness names (`transcript_path`).
+    pub transcript: Option<std::path::PathBuf>,
 }
 
 /// Why a payload could not be read.
@@ -198,6 +200,8 @@ struct HookPayload {
     agent_type: Option<String>,
     #[serde(default)]
     tool_use_id: Option<String>,
+    #[serde(default)]
+    transcript_path: Option<std::path::PathBuf>,
     tool_name: String,
     #[serde(default)]
     tool_input: Value,
@@ -230,6 +234,7 @@ impl HookPayload {
             agent: self.agent_id,
             agent_type: self.agent_type,
             call_id: self.tool_use_id,
+            transcript: self.transcript_path,
         }
     }
 
@@ -404,6 +409,7 @@ impl OpencodePayload {
             agent: None,
             agent_type: self.agent.filter(|a| !a.is_empty()),
             call_id: self.call_id,
+            transcript: None,
         }
     }
 }
@@ -449,6 +455,7 @@ impl GenericPayload {
             agent: self.agent,
             agent_type: self.role,
             call_id: None,
+            transcript: None,
         }
     }
 }

@@ -1693,3 +1693,38 @@ fn an_unreviewed_directive_is_not_briefed() {
         "the briefing names it by id:\n{dev}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Issue 38: a command that fails without a word.
+
+/// Exits 1 and prints nothing: Codex's PostToolUse then carries
+/// `tool_response: ""` and no exit code. (Not `test -d`, whose exit 1 is
+/// an answer, "no", and reads as a success.)
+const SILENT: &str = "cat /gs38-missing-file 2>/dev/null";
+
+fn silent_script(t: &Turn) -> Reply {
+    match t.result("call_silent") {
+        None => respond(vec![call(
+            "call_silent",
+            None,
+            "exec_command",
+            json!({"cmd": SILENT}),
+        )]),
+        Some(_) => say("MAIN DONE"),
+    }
+}
+
+#[test]
+fn a_command_that_fails_silently_becomes_a_candidate() {
+    let Some(c) = ready(repo_with_coordinator_directive(), silent_script) else {
+        return;
+    };
+    c.run("MAIN-SILENT run it", &Codex::path_with_git_swarm(), &[])
+        .finished();
+    let found = candidates(&c.env);
+    let silent = (found.iter())
+        .find(|v| v["command"] == SILENT)
+        .unwrap_or_else(|| panic!("no candidate for the silent failure: {found:#?}"));
+    assert_eq!(silent["class"], "failure", "{silent:#}");
+    assert_eq!(silent["role"], "coordinator", "{silent:#}");
+}
