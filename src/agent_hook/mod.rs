@@ -149,6 +149,9 @@ pub struct Payload {
     /// The subagent's own transcript (Claude Code's SubagentStop
     /// `agent_transcript_path`), where its task, block included, is written.
     pub transcript: Option<String>,
+    /// Why a session starts (Claude Code, Codex and Gemini's SessionStart
+    /// `source`: `startup`, `resume`, `clear`, `compact`).
+    pub source: Option<String>,
 }
 
 /// Reads `json`, the payload `harness` sent for `event`. Fields are read
@@ -231,6 +234,7 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
             p.tool_use_id = s(&v, "tool_use_id");
             p.message = s(&v, "last_assistant_message").or_else(|| s(&v, "result"));
             p.transcript = s(&v, "agent_transcript_path");
+            p.source = s(&v, "source");
             if event == Event::PreToolUse
                 && let Some(tool) = p.tool.as_deref()
                 && is_spawn_tool(harness, tool)

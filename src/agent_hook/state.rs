@@ -31,6 +31,10 @@ pub const PENDING_TTL_MS: i64 = 2 * 60 * 1000;
 pub const SESSION_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// A subagent's delegation is kept this long for its stop (and resumes).
 pub const AGENT_TTL_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+/// A delegation whose stop has not come this long after its start is ended
+/// by the next session start: its subagent died, was killed, or the
+/// harness lost its stop (opencode runs none for a task that fails).
+pub const DELEGATION_TTL_MS: i64 = 4 * 60 * 60 * 1000;
 /// Most spawns and subagents a session's file keeps (the oldest go first).
 const PENDING_MAX: usize = 64;
 const AGENTS_MAX: usize = 256;
@@ -84,6 +88,10 @@ pub struct Agent {
     /// PreToolUse): the subagent's start answers nothing more.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_task: bool,
+    /// Its delegation is over: its stop recorded the acks, or it was ended
+    /// without one ([`end_open`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
 }
 
 /// The key of the delegation a spawn's task carries, before its subagent
@@ -380,17 +388,94 @@ pub fn update<T>(
     warnings: &mut Vec<String>,
     change: impl FnOnce(&mut SessionState) -> T,
 ) -> Result<T> {
-    let path = path(common_dir, session);
+    update_at(
+        common_dir,
+        &path(common_dir, session),
+        now,
+        warnings,
+        change,
+    )
+}
+
+/// [`update`] of the state file at `path`.
+fn update_at<T>(
+    common_dir: &Path,
+    path: &Path,
+    now: i64,
+    warnings: &mut Vec<String>,
+    change: impl FnOnce(&mut SessionState) -> T,
+) -> Result<T> {
     let dir = dir(common_dir);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let _lock = crate::event::open_locked(&path.with_extension("lock"), Duration::from_secs(5))?;
-    let (before, warning) = read(&path);
+    let (before, warning) = read(path);
     warnings.extend(warning);
     let mut state = before.clone();
     state.expire(now);
     let out = change(&mut state);
     if state != before {
-        crate::safe_fs::replace(&path, &bounded(&mut state))?;
+        crate::safe_fs::replace(path, &bounded(&mut state))?;
+    }
+    Ok(out)
+}
+
+/// A delegation a subagent was shown and no stop ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// The subagent's id.
+    pub agent: String,
+    pub delegation: String,
+    /// The work tree whose log holds the delegation.
+    pub root: PathBuf,
+}
+
+/// Marks ended, and returns, the delegations no stop has ended: every one
+/// of the session `own` (a session resumed by a new process: its earlier
+/// subagents are gone), and any of any session started more than
+/// [`DELEGATION_TTL_MS`] before `now`. Each is returned once: the caller
+/// records its criticals unacknowledged, and a later stop of the same
+/// subagent finds them recorded (`ack` looks in the log first).
+pub fn end_open(
+    common_dir: &Path,
+    own: Option<&str>,
+    now: i64,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Ending>> {
+    let dir = dir(common_dir);
+    let Ok(Some(listing)) = crate::safe_fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let own_path = own.map(|s| path(common_dir, s));
+    let mut out = Vec::new();
+    for entry in listing.flatten() {
+        let file = entry.path();
+        if file.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let all = own_path.as_deref() == Some(file.as_path());
+        // Read without the lock first: most sessions have nothing open.
+        let (state, _) = read(&file);
+        let due = |a: &Agent| {
+            a.delegation.is_some() && !a.ended && (all || now - a.at > DELEGATION_TTL_MS)
+        };
+        if !state.agents.values().any(due) {
+            continue;
+        }
+        let ended = update_at(common_dir, &file, now, warnings, |s| {
+            let mut ended = Vec::new();
+            for (id, a) in s.agents.iter_mut().filter(|(_, a)| due(a)) {
+                a.ended = true;
+                if let Some(delegation) = &a.delegation {
+                    ended.push(Ending {
+                        agent: id.clone(),
+                        delegation: delegation.clone(),
+                        root: a.root.clone(),
+                    });
+                }
+            }
+            ended
+        })?;
+        out.extend(ended);
     }
     Ok(out)
 }
@@ -618,6 +703,7 @@ mod tests {
                     asked: false,
                     at: i,
                     in_task: false,
+                    ended: false,
                 },
             );
         }
@@ -636,6 +722,7 @@ mod tests {
             asked: false,
             at,
             in_task: false,
+            ended: false,
         }
     }
 

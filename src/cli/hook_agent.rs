@@ -144,6 +144,10 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
         Event::SessionStart => {
             // Here only, so that the frequent events stay cheap.
             state::sweep(&repo.common_dir, std::time::SystemTime::now());
+            // A resumed session runs in a new process: the subagents of the
+            // old one are gone.
+            let own = (p.source.as_deref() == Some("resume")).then_some(session.as_str());
+            end_open_delegations(&repo, own, clock, ui);
             session_start(harness, &p, &repo, clock, ui)
         }
         Event::PreToolUse => {
@@ -180,6 +184,77 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
         Event::SubagentStop => subagent_stop(harness, &p, &repo, clock, ui),
         Event::PostToolUse => Ok(None),
     }
+}
+
+/// Ends the delegations no stop ended (see [`state::end_open`]): the
+/// criticals each was shown and that no ack answered are recorded
+/// `unacknowledged`, as a stop with an empty final message would. A
+/// failure is a warning: the session's briefing must still come.
+fn end_open_delegations(
+    repo: &Repo,
+    own: Option<&str>,
+    clock: git_swarm::event::Clock,
+    ui: &mut Ui,
+) {
+    let now = clock.now().as_millisecond();
+    let mut warnings = Vec::new();
+    let ended = match state::end_open(&repo.common_dir, own, now, &mut warnings) {
+        Ok(ended) => ended,
+        Err(e) => {
+            warnings.push(format!("open delegations were not ended: {e}"));
+            Vec::new()
+        }
+    };
+    let mut done = std::collections::BTreeSet::new();
+    for e in ended {
+        if !done.insert(e.delegation.clone()) {
+            continue;
+        }
+        if let Err(err) = end_delegation(&e, clock, ui) {
+            warnings.push(format!(
+                "delegation {} of subagent `{}` could not be ended: {}",
+                e.delegation,
+                e.agent.escape_debug(),
+                one_line(&err.to_string())
+            ));
+        }
+    }
+    warn_all(ui, &warnings);
+}
+
+fn end_delegation(
+    e: &state::Ending,
+    clock: git_swarm::event::Clock,
+    ui: &mut Ui,
+) -> Result<(), CliError> {
+    if !e.root.is_dir() {
+        return Ok(());
+    }
+    let home = super::repo_at(&e.root)?;
+    let Some(store) = open_store(&home, clock)? else {
+        return Ok(());
+    };
+    let (events, _problems) = git_swarm::directive_loop::records::read_log(&store)?;
+    let report = acks::record(
+        &store,
+        &events,
+        &acks::Request {
+            delegation: &e.delegation,
+            message: "",
+            source: "no final message (the subagent's stop never came)",
+            defer_unacknowledged: false,
+        },
+    )?;
+    if !report.events.is_empty() {
+        super::append(&store, &report.events, ui)?;
+    }
+    if !report.audit.is_empty() {
+        acks::write_audit(&store, &report.audit)?;
+    }
+    if report.violations {
+        super::escalate(&store, &escalation::due_from_index(&store)?, ui)?;
+    }
+    Ok(())
 }
 
 /// The briefing: the directives for the session's role, shown and not
@@ -426,6 +501,7 @@ fn subagent_start(
         asked: false,
         at: now,
         in_task: at_spawn || harness == Harness::Gemini,
+        ended: false,
     };
     // Gemini's AfterTool may carry the task as given or as changed (the
     // block before it): the subagent is found by either.
@@ -570,6 +646,12 @@ fn subagent_stop(
             }
             let reason = agent_hook::ask_reason(&delegation, &report.missing);
             return Ok(agent_hook::block_answer(harness, &reason));
+        }
+        // Recorded: nothing is left for a session start to end.
+        for a in s.agents.values_mut() {
+            if a.delegation.as_deref() == Some(delegation.as_str()) {
+                a.ended = true;
+            }
         }
         Ok(None)
     });

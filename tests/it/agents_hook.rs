@@ -1908,3 +1908,111 @@ fn a_hook_that_cannot_finish_in_time_fails_open_before_the_harness_limit() {
     );
     assert_eq!(env.event_lines().len(), before, "nothing was recorded");
 }
+
+/// A subagent whose stop never comes (it died, was killed, or the harness
+/// skipped its stop) does not leave its delegation open: the next session
+/// start ends it once it is [`DELEGATION_TTL`] old, and at once when its own
+/// session is resumed by a new process; its criticals are recorded
+/// `unacknowledged` once, whatever comes after (issue 38).
+#[test]
+fn a_delegation_whose_stop_never_comes_is_ended_once() {
+    let env = repo();
+    let root = env.root.clone();
+    let at = |t: &str, event: &str, payload: Value| {
+        hook_env(
+            &env,
+            &root,
+            "claude-code",
+            event,
+            &payload.to_string(),
+            &[("GIT_SWARM_NOW", t)],
+        )
+    };
+    let session_start = |session: &str, source: &str| {
+        claude(
+            "SessionStart",
+            json!({"session_id": session, "cwd": root, "source": source}),
+        )
+    };
+    let unacknowledged = |env: &TestEnv| -> Vec<Value> { common::of_kind(env, "unacknowledged") };
+    // A coder is shown the critical `run-tests-first`, and never stops.
+    at(
+        "2026-11-24T10:00:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "lost", "fix the flaky test", "coder", "toolu_lost"),
+    )
+    .success();
+    silent(&at(
+        "2026-11-24T10:00:01Z",
+        "subagent-start",
+        start(&root, "lost", "agent-lost", "coder"),
+    ));
+    let delegation = common::of_kind(&env, "shown")[0]["id"].clone();
+    // Another session an hour later: the subagent may still be at work.
+    at(
+        "2026-11-24T11:00:00Z",
+        "session-start",
+        session_start("next", "startup"),
+    )
+    .success();
+    assert_eq!(unacknowledged(&env), Vec::<Value>::new());
+    // Past the time bound: ended, its critical recorded unacknowledged.
+    let run = at(
+        "2026-11-24T14:30:00Z",
+        "session-start",
+        session_start("later", "startup"),
+    );
+    run.success();
+    let ended = unacknowledged(&env);
+    assert_eq!(ended.len(), 1, "{ended:#?}\n{}", run.snapshot());
+    assert_eq!(
+        (&ended[0]["directive"], &ended[0]["delegation"]),
+        (&json!("run-tests-first"), &delegation)
+    );
+    // Never twice: not by the next start, nor by a stop that comes late.
+    at(
+        "2026-11-24T15:00:00Z",
+        "session-start",
+        session_start("again", "startup"),
+    )
+    .success();
+    silent(&at(
+        "2026-11-24T15:00:05Z",
+        "subagent-stop",
+        stop(&root, "lost", "agent-lost", "Done.", true),
+    ));
+    assert_eq!(unacknowledged(&env).len(), 1, "{:#?}", unacknowledged(&env));
+    let status = env.swarm(&["status"]);
+    assert!(
+        status.stdout.contains("run-tests-first"),
+        "status names the unacknowledged critical:\n{}",
+        status.stdout
+    );
+
+    // A session resumed by a new process: its subagents are gone, at once.
+    at(
+        "2026-11-24T16:00:00Z",
+        "pre-tool-use",
+        spawn_call(&root, "resumed", "add the loader", "coder", "toolu_resumed"),
+    )
+    .success();
+    silent(&at(
+        "2026-11-24T16:00:01Z",
+        "subagent-start",
+        start(&root, "resumed", "agent-resumed", "coder"),
+    ));
+    at(
+        "2026-11-24T16:05:00Z",
+        "session-start",
+        session_start("resumed", "compact"),
+    )
+    .success();
+    assert_eq!(unacknowledged(&env).len(), 1, "a compaction keeps it open");
+    at(
+        "2026-11-24T16:10:00Z",
+        "session-start",
+        session_start("resumed", "resume"),
+    )
+    .success();
+    assert_eq!(unacknowledged(&env).len(), 2, "{:#?}", unacknowledged(&env));
+}
