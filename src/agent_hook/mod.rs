@@ -243,7 +243,7 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
                 p.tool_input = input.is_object().then(|| input.clone());
                 let (task, kind) = match harness {
                     // Codex's `spawn_agent` takes `{message, agent_type}`.
-                    Harness::Codex => (s(input, "message"), s(input, "agent_type")),
+                    Harness::Codex => (codex_task(input), s(input, "agent_type")),
                     _ => (s(input, "prompt"), s(input, "subagent_type")),
                 };
                 p.spawn = Some(Spawn {
@@ -384,7 +384,9 @@ fn gemini_subagent_result(response: &Value) -> Option<String> {
 pub fn is_spawn_tool(harness: Harness, tool: &str) -> bool {
     match harness {
         Harness::ClaudeCode => matches!(tool, "Agent" | "Task"),
-        Harness::Codex => matches!(tool, "spawn_agent" | "Agent"),
+        // `collaborationspawn_agent`: with the multi-agent v2 feature, the
+        // tool in the `collaboration` namespace, named as hooks see it.
+        Harness::Codex => matches!(tool, "spawn_agent" | "collaborationspawn_agent" | "Agent"),
         Harness::Opencode => tool == "task",
         Harness::Gemini => tool == "invoke_agent",
         Harness::Cursor => false,
@@ -399,6 +401,9 @@ pub struct Launch {
     pub tool_use_id: Option<String>,
     /// The subagent's id, as its SubagentStart will give it.
     pub child: Option<String>,
+    /// The response says a subagent was started, named or not: its spawn
+    /// must wait for that start rather than be forgotten.
+    pub started: bool,
     /// The spawn, from the call's input.
     pub spawn: Spawn,
 }
@@ -423,7 +428,7 @@ pub fn launch(harness: Harness, json: &str) -> Option<Launch> {
     };
     let input = v.get("tool_input").unwrap_or(&Value::Null);
     let (task, kind) = match harness {
-        Harness::Codex => (text(input, "message"), text(input, "agent_type")),
+        Harness::Codex => (codex_task(input), text(input, "agent_type")),
         _ => (text(input, "prompt"), text(input, "subagent_type")),
     };
     // The response is an object, or (Codex) a JSON document in a string.
@@ -435,12 +440,36 @@ pub fn launch(harness: Harness, json: &str) -> Option<Launch> {
     let child = CHILD_ID_KEYS.iter().find_map(|k| text(&response, k));
     Some(Launch {
         tool_use_id: text(&v, "tool_use_id"),
+        // Codex's multi-agent v2 answers `{"task_name": "/root/<name>"}`,
+        // not the child's id: a child is starting, unnamed.
+        started: child.is_some() || text(&response, "task_name").is_some(),
         child,
         spawn: Spawn {
             agent_type: spawn_type(harness, kind.as_deref()),
             task: task.unwrap_or_default(),
         },
     })
+}
+
+/// The task of a Codex spawn: its `message`, else the text of its `items`
+/// (the input items `spawn_agent` also takes, `[{"type": "text", "text"}]`).
+fn codex_task(input: &Value) -> Option<String> {
+    if let Some(m) = input
+        .get("message")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+    {
+        return Some(m.to_owned());
+    }
+    let texts: Vec<&str> = (input
+        .get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten())
+    .filter_map(|i| i.get("text").and_then(Value::as_str))
+    .filter(|t| !t.is_empty())
+    .collect();
+    (!texts.is_empty()).then(|| texts.join("\n\n"))
 }
 
 /// Where a spawning tool's response names the subagent it started.

@@ -228,9 +228,33 @@ fn update_in_place(o: &CstObject, h: Harness, form: Form) -> Vec<String> {
                     updated.push(format!("{} (updated)", hook.key));
                 }
             }
+            // An older git-swarm's matcher (Codex's `spawn_agent` before
+            // `collaborationspawn_agent` was added), in an entry that holds
+            // only git-swarm's handlers: changed where it stands.
+            if let Some(m) = hook.matcher
+                && let Some(prop) = stale_matcher(&e, hook)
+            {
+                prop.set_value(s(m));
+                updated.push(format!("{} (updated)", hook.key));
+            }
         }
     }
+    updated.dedup();
     updated
+}
+
+/// The `matcher` of `element` when it is not `hook`'s and the element
+/// holds git-swarm's handler for `hook` and no other handler.
+fn stale_matcher(element: &CstNode, hook: &Hook) -> Option<jsonc_parser::cst::CstObjectProp> {
+    let want = hook.matcher?;
+    let prop = element.as_object()?.get("matcher")?;
+    let current = prop.value()?.to_serde_value()?;
+    let handlers = handlers_of(element);
+    let ours = !handlers.is_empty()
+        && handlers
+            .iter()
+            .all(|(_, v)| our_event(v).as_deref() == Some(hook.event));
+    (ours && current.as_str() != Some(want)).then_some(prop)
 }
 
 fn stale(o: &CstObject, h: Harness, form: Form) -> bool {
@@ -241,9 +265,10 @@ fn stale(o: &CstObject, h: Harness, form: Form) -> bool {
         let want = to_value(&handler(h, hook, form));
         hooks.array_value(hook.key).is_some_and(|a| {
             a.elements().iter().any(|e| {
-                handlers_of(e)
-                    .iter()
-                    .any(|(_, v)| our_event(v).as_deref() == Some(hook.event) && *v != want)
+                stale_matcher(e, hook).is_some()
+                    || handlers_of(e)
+                        .iter()
+                        .any(|(_, v)| our_event(v).as_deref() == Some(hook.event) && *v != want)
             })
         })
     })

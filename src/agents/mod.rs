@@ -92,7 +92,11 @@ const CLAUDE_HOOKS: &[Hook] = &[
 ];
 const CODEX_HOOKS: &[Hook] = &[
     hook("SessionStart", None, "session-start"),
-    hook("PreToolUse", Some("spawn_agent"), "pre-tool-use"),
+    hook(
+        "PreToolUse",
+        Some("spawn_agent|collaborationspawn_agent"),
+        "pre-tool-use",
+    ),
     hook("SubagentStart", None, "subagent-start"),
     hook("SubagentStop", None, "subagent-stop"),
     hook("PostToolUse", None, "post-tool-use"),

@@ -703,6 +703,9 @@ fn post_tool_use(
                 (Some(child), id) => {
                     s.launched(id.as_deref(), child, Some(launch.spawn.clone()), now)
                 }
+                // Started, unnamed (Codex's multi-agent v2): the spawn
+                // waits for its start.
+                (None, _) if launch.started => {}
                 // The call ended (returned, failed or was denied): no
                 // start of its own is still to come.
                 (None, Some(id)) => s.forget(id),

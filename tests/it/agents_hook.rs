@@ -2016,3 +2016,61 @@ fn a_delegation_whose_stop_never_comes_is_ended_once() {
     .success();
     assert_eq!(unacknowledged(&env).len(), 2, "{:#?}", unacknowledged(&env));
 }
+
+/// Codex with its multi-agent v2 feature (0.171.0, captured): the spawning
+/// tool is `collaborationspawn_agent`, and its PostToolUse names no agent id
+/// (`{"task_name": "/root/loader"}`) and may come before the child's start.
+/// The spawn waits for that start, which gets its task's directive
+/// (issue 38).
+#[test]
+fn a_codex_multi_agent_v2_spawn_keeps_its_task_for_its_start() {
+    let env = repo_without_directives();
+    let config = env.read(".swarm/config.toml").replace(
+        "delegate_max_inject_count = 8",
+        "delegate_max_inject_count = 1",
+    );
+    env.write(".swarm/config.toml", config);
+    directive(
+        &env,
+        "tokenizer-without-allocation",
+        "lesson = \"Keep the parser's tokenizer free of allocation in its inner loop\"\napplies_to_agents = [\"coder\"]\ntriggers = [\"flaky parser tokenizer\"]\nrequired_actions = [\"run the tokenizer benchmark\"]",
+    );
+    directive(
+        &env,
+        "small-commits",
+        "lesson = \"Keep commits small, each one building and passing the tests\"\npriority = \"high\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"commit each step on its own\"]",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "directives"]);
+    let captured =
+        |name: &str| captured_payload(&format!("codex-0.171.0/{name}.json"), &env.root).to_string();
+    let pre = captured("pre-tool-use-collaboration-spawn-agent");
+    assert!(
+        pre.contains("\"tool_name\":\"collaborationspawn_agent\""),
+        "{pre}"
+    );
+    silent(&hook_in(&env, &env.root, "codex", "pre-tool-use", &pre));
+    silent(&hook_in(
+        &env,
+        &env.root,
+        "codex",
+        "post-tool-use",
+        &captured("post-tool-use-collaboration-spawn-agent"),
+    ));
+    // The child's start, captured in another run: made this session's.
+    let mut start: Value = serde_json::from_str(&captured("subagent-start")).expect("json");
+    let spawn: Value = serde_json::from_str(&pre).expect("json");
+    start["session_id"] = spawn["session_id"].clone();
+    let start = answer(&hook_in(
+        &env,
+        &env.root,
+        "codex",
+        "subagent-start",
+        &start.to_string(),
+    ));
+    assert_eq!(
+        shown_ids(&start),
+        ["tokenizer-without-allocation"],
+        "{start:#}"
+    );
+}

@@ -1315,6 +1315,13 @@ fn updating_git_swarm_s_entries_keeps_the_users_hooks_in_place() {
         pre[0]["hooks"][0]["command"],
         "git-swarm hook agent codex pre-tool-use || true"
     );
+    // The older matcher too, where it stands (issue 38: multi-agent v2's
+    // `collaborationspawn_agent`); the user's own is left as it was.
+    assert_eq!(
+        pre[0]["matcher"], "spawn_agent|collaborationspawn_agent",
+        "{v:#}"
+    );
+    assert_eq!(pre[1]["matcher"], "shell", "{v:#}");
     assert_eq!(pre[1]["hooks"][0]["command"], "./my-guard.sh", "{v:#}");
     // Uninstall gives back the bytes from before this install.
     uninstall(&env, &["codex"]).success();

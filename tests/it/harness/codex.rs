@@ -1728,3 +1728,90 @@ fn a_command_that_fails_silently_becomes_a_candidate() {
     assert_eq!(silent["class"], "failure", "{silent:#}");
     assert_eq!(silent["role"], "coordinator", "{silent:#}");
 }
+
+/// With Codex's multi-agent v2 feature the spawning tool is `spawn_agent`
+/// in the `collaboration` namespace, which hooks see as
+/// `collaborationspawn_agent`, with `{task_name, message}`; its response
+/// names no agent id (`{"task_name": "/root/<name>"}`), and the child's
+/// history is the parent's (`fork_turns` defaults to `all`). The spawn is
+/// still paired with its start, and the child gets the block with its task
+/// (issue 38).
+#[test]
+fn a_multi_agent_v2_spawn_gets_its_block() {
+    const TASK_V2: &str = "SUBTASK-V2: fix the flaky parser tokenizer in src/parse.rs";
+    let script = |t: &Turn| {
+        // The child's history is the parent's, then its task.
+        if (t.later_user_messages().iter()).any(|m| m.contains("SUBTASK-V2")) {
+            return say("Done.\nKNOWLEDGE_APPLIED:alpha-parser");
+        }
+        if t.result("call_v2").is_none() {
+            return respond(vec![call(
+                "call_v2",
+                Some("collaboration"),
+                "spawn_agent",
+                json!({"task_name": "loader", "message": TASK_V2}),
+            )]);
+        }
+        if t.result("call_wait").is_none() {
+            return respond(vec![call(
+                "call_wait",
+                Some("collaboration"),
+                "wait_agent",
+                json!({"timeout_ms": 30000}),
+            )]);
+        }
+        say("MAIN DONE")
+    };
+    let env = TestEnv::initialised();
+    one_directive_per_task(&env);
+    let Some(c) = Codex::start(env, script) else {
+        return;
+    };
+    c.install(&[]);
+    c.trust();
+    c.edit_user_config(|doc| {
+        doc["features"]["multi_agent_v2"] = toml_edit::value(true);
+    });
+    let captured = c.env.tmp.path().join("captured");
+    let wrapper = c.env.tmp.path().join("capture-bin");
+    std::fs::create_dir_all(&captured).expect("captured dir");
+    write_script(
+        &wrapper.join("git-swarm"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$$-$4.json\n  cat > \"$f\"\n  exec {real} \"$@\" < \"$f\"\nfi\nexec {real} \"$@\"\n",
+            dir = captured.display(),
+            real = bin().display()
+        ),
+    );
+    let path = format!("{}:{}", wrapper.display(), Codex::path_without_git_swarm());
+    c.run("MAIN-V2 delegate it", &path, &[]).finished();
+    let shown = c.events("shown");
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert_eq!(shown[0]["actor"]["role"], "coder", "{shown:#?}");
+    // The task's own directive, not the decoy a lost task gets.
+    assert_eq!(
+        shown[0]["directives"],
+        json!(["alpha-parser"]),
+        "{shown:#?}"
+    );
+    let reqs = c.server.requests();
+    let child = (turns(&reqs, "MAIN-V2").into_iter())
+        .find(|t| t.developer().contains("<delegate_knowledge_directives"))
+        .expect("a request of the subagent with its block");
+    assert!(child.developer().contains("id: alpha-parser"));
+    let mut named = Vec::new();
+    for f in std::fs::read_dir(&captured).expect("captured").flatten() {
+        let raw = std::fs::read_to_string(f.path()).expect("payload");
+        let v: Value = serde_json::from_str(&raw).expect("payload JSON");
+        if v["tool_name"] == "collaborationspawn_agent" {
+            let event = v["hook_event_name"].as_str().unwrap_or_default();
+            let name = match event {
+                "PreToolUse" => "pre-tool-use-collaboration-spawn-agent",
+                _ => "post-tool-use-collaboration-spawn-agent",
+            };
+            named.push((name.to_owned(), raw));
+        }
+    }
+    assert_eq!(named.len(), 2, "the spawn's pre and post payloads");
+    super::capture_fixtures("codex", "@openai/codex", &named);
+}
