@@ -151,7 +151,7 @@ const LOCK: &str = "candidates.lock";
 /// the hook twice for one call (Cursor loading Claude Code's hooks too).
 pub fn keep(store: &Store, candidate: &Candidate) -> Result<Option<PathBuf>> {
     let (path, _lock) = lock_candidates(store)?;
-    if candidate.call_id.is_some() && holds_call(&path, candidate)? {
+    if holds_call(&path, candidate)? {
         return Ok(None);
     }
     let mut line = serde_json::to_vec(candidate).expect("a candidate serialises");
@@ -174,24 +174,42 @@ pub fn keep(store: &Store, candidate: &Candidate) -> Result<Option<PathBuf>> {
 }
 
 /// Does the candidates file at `path` (read under the lock) hold a
-/// candidate of `candidate`'s tool call?
+/// candidate of `candidate`'s tool call? Without a call id (Gemini CLI
+/// gives none), a candidate of the same task and signature stands for it:
+/// a call repeated in one task, failing the same way each time, teaches
+/// nothing a second time (`reflect meso` counts tasks, not calls), and
+/// must not fill the file.
 fn holds_call(path: &std::path::Path, candidate: &Candidate) -> Result<bool> {
     let bytes = match crate::safe_fs::read(path, CANDIDATES_MAX) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(Error::io(path, e)),
     };
-    let id = serde_json::to_string(&candidate.call_id).expect("an id serialises");
-    Ok(bytes
-        .split(|&b| b == b'\n')
-        // Most lines are of other calls: parsed only when the id is in them.
-        .filter(|line| line.windows(id.len()).any(|w| w == id.as_bytes()))
-        .filter_map(|line| serde_json::from_slice::<Candidate>(line).ok())
-        .any(|c| {
+    let same = |c: &Candidate| match &candidate.call_id {
+        Some(_) => {
             c.call_id == candidate.call_id
                 && c.harness == candidate.harness
                 && c.session == candidate.session
-        }))
+        }
+        None => {
+            c.call_id.is_none()
+                && candidate.task.is_some()
+                && c.harness == candidate.harness
+                && c.task == candidate.task
+                && c.signature == candidate.signature
+        }
+    };
+    // Most lines are of other calls: parsed only when the key is in them.
+    let key = match &candidate.call_id {
+        Some(_) => serde_json::to_string(&candidate.call_id),
+        None => serde_json::to_string(&candidate.signature),
+    }
+    .expect("a string serialises");
+    Ok(bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| line.windows(key.len()).any(|w| w == key.as_bytes()))
+        .filter_map(|line| serde_json::from_slice::<Candidate>(line).ok())
+        .any(|c| same(&c)))
 }
 
 /// Takes the candidates' lock; returns the candidates file's path and the

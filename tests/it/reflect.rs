@@ -598,7 +598,8 @@ fn a_tool_call_reported_twice_is_kept_once() {
     other["tool_use_id"] = json!("toolu_2");
     micro(&env, &[], &[], &other.to_string()).success();
     assert_eq!(ids(&env).len(), 3);
-    // Without a call id there is nothing to tell a repeat by: kept each time.
+    // Without a call id or a task there is nothing to tell a repeat by:
+    // kept each time.
     let plain = json!({"tool": "bash", "input": "make", "exit_code": 2});
     micro(&env, &[], &[], &plain.to_string()).success();
     micro(&env, &[], &[], &plain.to_string()).success();
@@ -735,4 +736,29 @@ fn a_gemini_shell_call_cancelled_by_its_time_limit_is_skipped() {
             "{said}"
         );
     }
+}
+
+/// Gemini CLI gives no call id: the same call failing the same way again in
+/// one session is kept once (it taught what it had to the first time), a
+/// different failure, or the same one in another session, again (issue 38).
+#[test]
+fn a_gemini_call_repeated_in_a_session_is_kept_once() {
+    let env = TestEnv::initialised();
+    let captured: Value = serde_json::from_str(include_str!(
+        "../fixtures/agents/captured/gemini-0.61.0/post-tool-use-failing.json"
+    ))
+    .expect("captured payload");
+    for _ in 0..21 {
+        micro(&env, &[], &[], &captured.to_string()).success();
+    }
+    assert_eq!(candidates(&env).len(), 1, "{:#?}", candidates(&env));
+    let mut other = captured.clone();
+    other["tool_response"]["llmContent"] = json!(
+        "<untrusted_context>\nOutput: error: gs38 link failed\nExit Code: 3\n</untrusted_context>"
+    );
+    micro(&env, &[], &[], &other.to_string()).success();
+    let mut elsewhere = captured.clone();
+    elsewhere["session_id"] = json!("another-session");
+    micro(&env, &[], &[], &elsewhere.to_string()).success();
+    assert_eq!(candidates(&env).len(), 3, "{:#?}", candidates(&env));
 }
