@@ -52,14 +52,30 @@ impl Harness {
     /// The payload format `reflect micro` reads this harness's post-tool
     /// payload in (Cursor's is mapped onto the generic one first).
     pub fn reflect_format(self) -> crate::reflect::Format {
-        use crate::reflect::{Format, Harness as H};
-        Format::Only(match self {
+        crate::reflect::Format::Only(self.reflect_harness())
+    }
+
+    /// The harness as a candidate names it.
+    pub fn reflect_harness(self) -> crate::reflect::Harness {
+        use crate::reflect::Harness as H;
+        match self {
             Harness::ClaudeCode => H::Claude,
             Harness::Codex => H::Codex,
             Harness::Gemini => H::Gemini,
             Harness::Opencode => H::Opencode,
             Harness::Cursor => H::Generic,
-        })
+        }
+    }
+
+    /// The tool that spawns a subagent, by this harness's name for it.
+    pub fn spawn_tool(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "Agent",
+            Harness::Codex => "spawn_agent",
+            Harness::Gemini => "invoke_agent",
+            Harness::Opencode => "task",
+            Harness::Cursor => "Task",
+        }
     }
 
     /// Whether git-swarm takes the harness's subagent events. Cursor's

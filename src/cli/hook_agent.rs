@@ -571,6 +571,7 @@ fn subagent_stop(
     let Some(agent_id) = p.agent_id.clone() else {
         return Ok(None);
     };
+    reflect_report(harness, p, repo, clock);
     let session = p.session.clone().unwrap_or_default();
     let common = &repo.common_dir;
     let now = clock.now().as_millisecond();
@@ -660,6 +661,42 @@ fn subagent_stop(
     out?
 }
 
+/// What a subagent reports of its own task ("ran out of context", "I
+/// reverted it"), read as `reflect micro` reads the spawning tool's result:
+/// here, at its stop, where every harness hands over the final message,
+/// the background subagents' of Claude Code included (their spawn's result
+/// says only that they were launched). Kept once per subagent; a failure to
+/// keep it never stops the stop.
+fn reflect_report(harness: Harness, p: &Payload, repo: &Repo, clock: git_swarm::event::Clock) {
+    let (Some(message), Some(agent)) = (p.message.as_deref(), p.agent_id.as_deref()) else {
+        return;
+    };
+    if message.trim().is_empty() {
+        return;
+    }
+    let call = git_swarm::reflect::ToolCall {
+        harness: harness.reflect_harness(),
+        tool: harness.spawn_tool().to_owned(),
+        kind: git_swarm::reflect::payload::ToolKind::Delegate,
+        command: None,
+        output: message
+            .chars()
+            .take(git_swarm::reflect::payload::OUTPUT_KEEP)
+            .collect(),
+        exit_code: None,
+        error: None,
+        interrupted: false,
+        denied: None,
+        session: p.session.clone(),
+        agent: Some(agent.to_owned()),
+        agent_type: p.agent_type.clone(),
+        call_id: Some(format!("stop:{agent}")),
+        transcript: None,
+    };
+    let micro = git_swarm::reflect::micro_call(call, Default::default(), clock.now());
+    let _ = super::reflect::micro::keep_reflected(micro, false, clock, Some(&repo.root));
+}
+
 /// `reflect micro` on the payload; nothing is printed (Claude Code would
 /// take it as context). The spawning tool's own post-tool event (it
 /// returned, failed or was denied) drops its spawn from those waiting.
@@ -715,6 +752,18 @@ fn post_tool_use(
         warn_all(ui, &warnings);
         r?;
     }
+    // A spawn that returned: what its subagent reports is read at that
+    // subagent's stop (a background one's return says only that it was
+    // launched); read here too, a foreground one's would be kept twice.
+    if let Some(h) = &head
+        && h.tool_name
+            .as_deref()
+            .is_some_and(|t| agent_hook::is_spawn_tool(harness, t))
+        && h.event.as_deref() != Some("PostToolUseFailure")
+        && harness.has_subagents()
+    {
+        return Ok(());
+    }
     let mapped;
     let payload = if harness == Harness::Cursor {
         mapped = agent_hook::cursor_tool_call(json).map_err(|e| usage(e.to_string()))?;
@@ -768,6 +817,8 @@ struct PostHead {
     cwd: Option<String>,
     tool_name: Option<String>,
     agent_type: Option<String>,
+    /// `PostToolUse`, or Claude Code's `PostToolUseFailure`.
+    event: Option<String>,
 }
 
 impl PostHead {
@@ -784,6 +835,7 @@ impl PostHead {
             workspace_roots: Option<Value>,
             tool_name: Option<Value>,
             agent_type: Option<Value>,
+            hook_event_name: Option<Value>,
         }
         if harness == Harness::Opencode {
             return None;
@@ -800,6 +852,7 @@ impl PostHead {
             cwd: text(raw.cwd).or_else(|| text(first_root)),
             tool_name: text(raw.tool_name),
             agent_type: text(raw.agent_type),
+            event: text(raw.hook_event_name),
         })
     }
 }

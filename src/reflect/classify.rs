@@ -68,7 +68,9 @@ pub fn classify(call: &ToolCall) -> Reading {
     if let Some(reason) = &call.denied {
         return reading(Class::Blocked, Some(reason));
     }
-    if call.kind == ToolKind::Read {
+    // A read that failed (a file that is not there) is a mistake like any
+    // other; one that did not changed and checked nothing.
+    if call.kind == ToolKind::Read && call.error.is_none() {
         return reading(Class::Inapplicable, None);
     }
     let said = call.error.as_deref().unwrap_or(&call.output);

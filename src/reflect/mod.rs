@@ -94,7 +94,13 @@ pub fn micro(
     context: Context,
     now: jiff::Timestamp,
 ) -> std::result::Result<Micro, payload::PayloadError> {
-    let mut call = payload::parse(payload, format)?;
+    let call = payload::parse(payload, format)?;
+    Ok(micro_call(call, context, now))
+}
+
+/// [`micro`] of a tool call already read: a subagent's report, say, which
+/// the agent hook reads from the subagent's stop.
+pub fn micro_call(mut call: ToolCall, context: Context, now: jiff::Timestamp) -> Micro {
     // Codex gives no exit code: a shell call that printed nothing reads as
     // a success unless its transcript says how it ended.
     if call.harness == payload::Harness::Codex
@@ -134,11 +140,11 @@ pub fn micro(
             session: call.session.clone(),
         }
     });
-    Ok(Micro {
+    Micro {
         call,
         reading,
         candidate,
-    })
+    }
 }
 
 /// The lock every writer of the candidates file holds: a file of its own,

@@ -255,6 +255,13 @@ impl HookPayload {
             (_, Some(e)) => e.clone(),
             (Value::Object(o), None) => {
                 let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("");
+                // Claude Code's `Agent` answers the subagent's report (and an
+                // MCP tool its result) as `content: [{type: "text", text}]`.
+                let content: Vec<&str> = (o.get("content").and_then(Value::as_array))
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c.get("text").and_then(Value::as_str))
+                    .collect();
                 let joined = [
                     text("stdout"),
                     text("stderr"),
@@ -262,6 +269,7 @@ impl HookPayload {
                     text("error"),
                 ]
                 .into_iter()
+                .chain(content)
                 .filter(|s| !s.is_empty())
                 .collect::<Vec<_>>()
                 .join("\n");

@@ -59,12 +59,23 @@ pub fn reflect_payload(
     dir: Option<&std::path::Path>,
 ) -> Result<Reflected, git_swarm::Error> {
     let role_given = context.role.is_some();
-    let mut micro = reflect::micro(payload, format, context, clock.now()).map_err(|e| {
+    let micro = reflect::micro(payload, format, context, clock.now()).map_err(|e| {
         git_swarm::Error::usage(
             e.to_string(),
             "pass the harness's post-tool hook payload on standard input",
         )
     })?;
+    keep_reflected(micro, role_given, clock, dir)
+}
+
+/// Keeps `micro`'s candidate, if any, in the repository around `dir`, its
+/// role mapped through the repository's `[agent_types]` unless `role_given`.
+pub fn keep_reflected(
+    mut micro: reflect::Micro,
+    role_given: bool,
+    clock: git_swarm::event::Clock,
+    dir: Option<&std::path::Path>,
+) -> Result<Reflected, git_swarm::Error> {
     let mut recorded = None;
     if let Some(candidate) = &mut micro.candidate {
         let repo = match dir {

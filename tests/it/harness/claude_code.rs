@@ -1512,3 +1512,75 @@ fn fail_open_when_the_config_is_a_fifo() {
     // block; no warning or usage text reaches the model.
     assert_untouched(&rig, &out, &NOISE[..4]);
 }
+
+// ---------------------------------------------------------------------------
+// Issue 38: one session of 20 tool calls, 8 of them failing in the ways a
+// payload can hide; the figures go in docs/agents.md.
+
+#[test]
+fn a_session_of_twenty_calls_sees_its_eight_failures() {
+    use super::{TWENTY, TWENTY_REPORT, TWENTY_TASK};
+    let Some(rig) = Rig::new(&[], |t| {
+        if t.first().contains("SUBTASK-TWENTY") {
+            return message(text(TWENTY_REPORT));
+        }
+        if !t.first().contains("MAIN-TWENTY") {
+            return message(text("ok"));
+        }
+        for (name, command) in TWENTY {
+            let id = format!("toolu_{}", name.replace('-', "_"));
+            if t.result(&id).is_some() {
+                continue;
+            }
+            let call = match (name, command) {
+                (_, Some(cmd)) => tool(&id, "Bash", json!({"command": cmd, "description": name})),
+                ("read-missing", None) => tool(
+                    &id,
+                    "Read",
+                    json!({"file_path": "/tmp/gs38-no-such-dir/notes.md"}),
+                ),
+                _ => tool(
+                    &id,
+                    "Agent",
+                    json!({"description": "fix the parser", "prompt": TWENTY_TASK}),
+                ),
+            };
+            return message(vec![call]);
+        }
+        message(text("MAIN-TWENTY done."))
+    }) else {
+        return;
+    };
+    let started = Instant::now();
+    rig.run(
+        "MAIN-TWENTY run the steps",
+        &["--allowedTools", "Bash,Read"],
+        Swarm::Real,
+    )
+    .success();
+    let candidates: Vec<Value> = (rig.env.read(".git/swarm/local/candidates.jsonl").lines())
+        .map(|l| serde_json::from_str(l).expect("a candidate is JSON"))
+        .collect();
+    let seen = super::failures_seen(&candidates, "Read", "Agent");
+    let subagent = requests_of(&rig.server.requests(), "SUBTASK-TWENTY");
+    let briefed = (subagent.first()).is_some_and(|t| all_text(t).contains("id: no-private-keys"));
+    let open = super::open_delegations(&rig.env);
+    println!(
+        "FIGURE claude-code {}: failures seen {}/8 {seen:?}; subagents given their role's directives {}/1; delegations open after the session {open}; {:.1} s",
+        version(&rig.claude),
+        seen.len(),
+        u8::from(briefed),
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(seen.len(), 8, "{candidates:#?}");
+    let report = (candidates.iter())
+        .find(|c| c["sub"] == "delegate")
+        .expect("the subagent's report");
+    assert_eq!(
+        (&report["class"], &report["role"]),
+        (&json!("failure"), &json!("coder")),
+        "{report:#}"
+    );
+    assert!(briefed, "the subagent got the coder directives");
+    assert_eq!(open, 0);
+}

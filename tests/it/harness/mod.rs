@@ -118,3 +118,83 @@ pub fn hostile_branch(env: &crate::common::TestEnv) {
     env.git(&["add", "-A"]);
     env.git(&["commit", "-q", "-m", "a lesson from a pull request"]);
 }
+
+/// Issue 38's session: 20 tool calls, of which 8 fail in the ways a
+/// harness's payload can hide. Each entry: a short name, and the shell
+/// command of a shell step (`None`: a step of the harness's own tool — a
+/// read of a file that is not there, a subagent that reports it did not
+/// finish).
+pub const TWENTY: [(&str, Option<&str>); 20] = [
+    ("ok-1", Some("echo gs38-ok-1")),
+    ("loud", Some("echo 'error: gs38 build failed' >&2; exit 3")),
+    ("ok-2", Some("echo gs38-ok-2")),
+    ("silent", Some("cat /gs38-missing-file 2>/dev/null")),
+    ("ok-3", Some("echo gs38-ok-3")),
+    (
+        "summary",
+        Some(
+            "printf 'test gs38::parse ... FAILED\\ntest result: FAILED. 40 passed; 2 failed; 0 ignored\\n'",
+        ),
+    ),
+    ("ok-4", Some("echo gs38-ok-4")),
+    (
+        "skipped",
+        Some("printf '========== 5 skipped in 0.01s ==========\\n'"),
+    ),
+    ("ok-5", Some("echo gs38-ok-5")),
+    ("timeout", Some("timeout 1 sleep 5")),
+    ("ok-6", Some("echo gs38-ok-6")),
+    ("killed", Some("sh -c 'kill -9 $$'")),
+    ("ok-7", Some("echo gs38-ok-7")),
+    ("read-missing", None),
+    ("ok-8", Some("echo gs38-ok-8")),
+    ("subagent-gave-up", None),
+    ("ok-9", Some("echo gs38-ok-9")),
+    ("ok-10", Some("echo gs38-ok-10")),
+    ("ok-11", Some("echo gs38-ok-11")),
+    ("ok-12", Some("echo gs38-ok-12")),
+];
+
+/// The task of [`TWENTY`]'s subagent, and what it reports.
+pub const TWENTY_TASK: &str = "SUBTASK-TWENTY: fix the flaky parser test in src/parse.rs";
+pub const TWENTY_REPORT: &str = "Ran out of context before finishing: the tokenizer is half done.\nKNOWLEDGE_APPLIED:no-private-keys";
+
+/// The failing steps of [`TWENTY`] that `candidates` (the lines of
+/// `.git/swarm/local/candidates.jsonl`) hold, by command or tool.
+pub fn failures_seen(
+    candidates: &[serde_json::Value],
+    read_tool: &str,
+    spawn_tool: &str,
+) -> Vec<&'static str> {
+    let failing = TWENTY.iter().filter(|(name, _)| !name.starts_with("ok-"));
+    failing
+        .filter(|(name, command)| {
+            candidates.iter().any(|c| match command {
+                Some(cmd) => c["command"] == *cmd,
+                None if *name == "read-missing" => c["tool"] == read_tool,
+                None => c["tool"] == spawn_tool && c["sub"] == "delegate",
+            })
+        })
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+/// Delegations shown a critical directive and neither acknowledged nor
+/// recorded unacknowledged, in the log of `env`.
+pub fn open_delegations(env: &crate::common::TestEnv) -> usize {
+    let events: Vec<serde_json::Value> = (env.event_lines().iter())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let ended = |d: &serde_json::Value| {
+        events
+            .iter()
+            .any(|e| (e["kind"] == "ack" || e["kind"] == "unacknowledged") && e["delegation"] == *d)
+    };
+    events
+        .iter()
+        .filter(|e| e["kind"] == "shown" && !ended(&e["id"]))
+        .filter(|e| {
+            (e["shown"].as_array().into_iter().flatten()).any(|d| d["priority"] == "critical")
+        })
+        .count()
+}
