@@ -344,6 +344,8 @@ impl HookPayload {
                     && !t.starts_with("Process Group PGID:")
             })
             .map(|l| l.strip_prefix("Output: ").unwrap_or(l))
+            // Gemini's word for no output, not the command's.
+            .filter(|l| l.trim() != "(empty)")
             .collect::<Vec<_>>()
             .join("\n");
         let mut call = self.base(Harness::Gemini, content);
@@ -356,7 +358,10 @@ impl HookPayload {
                 l.starts_with("Command was automatically cancelled")
                     || l.starts_with("Command was cancelled by user")
             });
-        call.exit_code = exit_code_line(&call.output);
+        // A process killed by a signal has a `Signal: N` line and no exit
+        // code: read as a shell reports it, 128 + N.
+        call.exit_code =
+            exit_code_line(&call.output).or_else(|| signal_line(&call.output).map(|n| 128 + n));
         if call.kind == ToolKind::Shell && call.exit_code.is_none() && error.is_none() {
             // The line is written only when the code is not 0.
             call.exit_code = Some(0);
@@ -515,6 +520,18 @@ static EXIT_LINE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The exit code of Gemini CLI's `Exit Code: N` line. Gemini writes its
 /// fields after the command's output, so the last such line is its own.
+static SIGNAL_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^Signal: ([0-9]{1,2})$").expect("a constant pattern compiles")
+});
+
+/// The signal of Gemini CLI's `Signal: N` line (the command was killed).
+fn signal_line(text: &str) -> Option<i64> {
+    SIGNAL_LINE
+        .captures_iter(text)
+        .last()
+        .and_then(|c| c[1].parse().ok())
+}
+
 fn exit_code_line(text: &str) -> Option<i64> {
     EXIT_LINE
         .captures_iter(text)

@@ -762,3 +762,24 @@ fn a_gemini_call_repeated_in_a_session_is_kept_once() {
     micro(&env, &[], &[], &elsewhere.to_string()).success();
     assert_eq!(candidates(&env).len(), 3, "{:#?}", candidates(&env));
 }
+
+/// Gemini CLI 0.61.0 reports a command killed by a signal with a `Signal:
+/// N` line and no exit code (as the real-harness suite saw for `sh -c 'kill
+/// -9 $$'`): a failure, as exit 128 + N would be.
+#[test]
+fn a_gemini_shell_call_killed_by_a_signal_is_a_failure() {
+    let env = TestEnv::initialised();
+    let mut payload: Value = serde_json::from_str(include_str!(
+        "../fixtures/agents/captured/gemini-0.61.0/post-tool-use-failing.json"
+    ))
+    .expect("captured payload");
+    let said = "<untrusted_context>\nOutput: (empty)\nSignal: 9\nProcess Group PGID: 10902\n</untrusted_context>";
+    payload["tool_input"]["command"] = json!("sh -c 'kill -9 $$'");
+    payload["tool_response"]["llmContent"] = json!(said);
+    let run = micro(&env, &["--format", "json"], &[], &payload.to_string());
+    let out: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(
+        (&out["class"], &out["evidence"]),
+        (&json!("failure"), &json!("Signal: 9"))
+    );
+}

@@ -847,3 +847,68 @@ fn an_unreviewed_directive_is_not_briefed() {
         tail(&text, 3000)
     );
 }
+
+/// The function responses the request's contents hold (the main agent's
+/// steps done).
+fn steps_done(req: &Request) -> usize {
+    let body = req.json();
+    (body["contents"].as_array().into_iter().flatten())
+        .flat_map(|c| c["parts"].as_array().into_iter().flatten())
+        .filter(|p| p.get("functionResponse").is_some())
+        .count()
+}
+
+/// Issue 38's session of 20 calls, 8 failing.
+#[test]
+fn a_session_of_twenty_calls_sees_its_eight_failures() {
+    use super::{TWENTY, TWENTY_REPORT, TWENTY_TASK};
+    let env = TestEnv::initialised();
+    let missing = env.root.join("gs38-missing").join("notes.md");
+    let script = move |req: &Request| {
+        if is_subagent(req) {
+            return call(
+                req,
+                "complete_task",
+                json!({"result": {"response": TWENTY_REPORT}}),
+            );
+        }
+        match TWENTY.get(steps_done(req)) {
+            Some((_, Some(cmd))) => call(req, "run_shell_command", json!({"command": cmd})),
+            Some(("read-missing", None)) => call(
+                req,
+                "read_file",
+                json!({"file_path": missing.to_string_lossy()}),
+            ),
+            Some(_) => call(
+                req,
+                "invoke_agent",
+                json!({"agent_name": "generalist", "prompt": TWENTY_TASK}),
+            ),
+            None => say(req, "MAIN DONE"),
+        }
+    };
+    let Some(g) = Gemini::start(env, script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let started = Instant::now();
+    let run = g.run("MAIN-TWENTY run the steps", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let found = candidates(&g.env);
+    let seen = super::failures_seen(&found, "read_file", "invoke_agent");
+    let briefed = (g.server.requests().iter())
+        .find(|r| is_subagent(r) && first_text(r).contains("SUBTASK-TWENTY"))
+        .is_some_and(|r| first_text(r).contains("no-private-keys"));
+    let open = super::open_delegations(&g.env);
+    println!(
+        "FIGURE gemini {}: failures seen {}/8 {seen:?}; subagents given their role's directives {}/1; delegations open after the session {open}; {:.1} s",
+        super::pinned("@google/gemini-cli"),
+        seen.len(),
+        u8::from(briefed),
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(seen.len(), 8, "{found:#?}\n{}", run.show());
+    assert!(briefed, "the subagent got the coder directives");
+    assert_eq!(open, 0);
+}
