@@ -238,7 +238,7 @@ fn failing_test(text: &str) -> Option<&str> {
 
 static DELEGATE_FAILED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)(?-u:\b)(?:ran out of (?:context|time|tokens|turns|budget)|(?:could not|couldn't|was unable to|unable to|failed to|did not|didn't) (?:finish|complete|fix|make .{1,40} pass|get .{1,40} to (?:work|pass))|gave up(?-u:\b)|(?:tests?|build|checks?) (?:still )?(?:fails?|failing|failed|broken)(?-u:\b))",
+        r"(?i)(?-u:\b)(?:ran out of (?:context|time|tokens|turns|budget)|(?:could not|couldn't|was unable to|unable to|failed to|did not|didn't) (?:finish|complete|fix|make .{1,40} pass|get .{1,40} to (?:work|pass))|gave up(?-u:\b)|(?:tests?|build|checks?) (?:are |is )?still (?:fails?|failing|failed|broken)(?-u:\b))",
     )
     .expect("a constant pattern compiles")
 });
@@ -251,6 +251,8 @@ static DELEGATE_REVERTED: LazyLock<Regex> = LazyLock::new(|| {
 /// What a subagent's final report says of its task, and the line that
 /// says it: a task it did not finish is a failure, work it undid a partial
 /// (`revert`). Read only in its first lines, where a report says how it went.
+/// "Tests failed before the fix" is history, not the outcome: only tests
+/// *still* failing count.
 fn delegate_line(text: &str) -> Option<(Class, &str)> {
     let lines = || text.lines().take(20).map(str::trim);
     lines()
@@ -608,6 +610,29 @@ pub fn signature(call: &ToolCall, reading: &Reading) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subagents_report_is_read_for_its_outcome_not_its_history() {
+        let class = |t: &str| delegate_line(t).map(|(c, _)| c);
+        for done in [
+            "Fixed the tokenizer. Tests failed before the fix; all 40 pass now.",
+            "Done: the loader is in src/config.rs and its tests pass.",
+        ] {
+            assert_eq!(class(done), None, "{done}");
+        }
+        for failed in [
+            "Ran out of context before finishing.",
+            "I could not finish the migration: the schema is half done.",
+            "The build is still broken after my change.",
+            "I gave up after three attempts.",
+        ] {
+            assert_eq!(class(failed), Some(Class::Failure), "{failed}");
+        }
+        assert_eq!(
+            class("I reverted the change after it broke the build."),
+            Some(Class::Partial)
+        );
+    }
 
     #[test]
     fn sub_kinds_come_from_the_command_line() {
