@@ -151,6 +151,10 @@ pub struct Payload {
     pub spawn: Option<Spawn>,
     /// The subagent's final message (subagent-stop).
     pub message: Option<String>,
+    /// The harness's error for a subagent that ended without a final
+    /// message (opencode's task tool threw): its delegation ends with
+    /// nothing acknowledged.
+    pub failure: Option<String>,
     /// The harness is already continuing the agent because a stop hook
     /// blocked it once (Claude Code and Codex; Cursor has no such field).
     pub stop_hook_active: bool,
@@ -234,6 +238,9 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
                 }
             }
             p.message = v.get("output").and_then(|o| s(o, "output"));
+            // The plugin's report of a task whose tool part ended in `error`
+            // (opencode skips `tool.execute.after` for a call that throws).
+            p.failure = s(&v, "error");
         }
         _ => {
             p.session = s(&v, "session_id").or_else(|| s(&v, "conversation_id"));

@@ -612,14 +612,22 @@ fn subagent_stop(
         };
         let (events, _problems) = git_swarm::directive_loop::records::read_log(&store)?;
         let message = p.message.clone().unwrap_or_default();
-        let may_ask = harness.can_block_stop() && !p.stop_hook_active && !agent.asked;
+        // A subagent that failed has no final message to ask on: its
+        // delegation ends now, a critical it was shown unacknowledged (once:
+        // `ack` records nothing a delegation recorded already).
+        let died = p.failure.is_some() && p.message.is_none();
+        let may_ask = harness.can_block_stop() && !p.stop_hook_active && !agent.asked && !died;
         let report = acks::record(
             &store,
             &events,
             &acks::Request {
                 delegation: &delegation,
                 message: &message,
-                source: "the subagent's final message",
+                source: if died {
+                    "the failed subagent's task (it ended in an error, with no final message)"
+                } else {
+                    "the subagent's final message"
+                },
                 defer_unacknowledged: may_ask,
             },
         )?;

@@ -184,7 +184,7 @@ static REFUSALS: LazyLock<RegexSet> = LazyLock::new(|| {
         r"(?i)(?-u:\b)permission to use \S+ (?:has been|was) denied(?-u:\b)",
         r"(?i)^the user doesn't want to proceed with this tool use(?-u:\b)",
         r"(?i)(?-u:\b)(?:rejected|denied|declined) by (?:the )?(?:user|policy|permission rules?)(?-u:\b)",
-        r"(?i)^user (?:rejected|denied|declined)(?-u:\b)",
+        r"(?i)^(?:the )?user (?:rejected|denied|declined)(?-u:\b)",
         r"(?i)(?-u:\b)not allowed by (?:the )?(?:policy|sandbox|permission)",
         r"(?i)(?-u:\b)(?:edit|write|change|patch|call|command|tool call|tool use) (?:was|has been) (?:blocked|denied|refused)(?-u:\b)",
     ])

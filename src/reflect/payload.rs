@@ -375,9 +375,13 @@ fn first_line_of(text: &str) -> Option<&str> {
     text.lines().map(str::trim).find(|l| !l.is_empty())
 }
 
-/// What an opencode plugin's `tool.execute.after` sees, written as one
-/// object: its `input` (`tool`, `sessionID`, `callID`, `args`) and `output`
-/// (`{title, output, metadata}`, the bash tool's `metadata.exit` its code).
+/// What git-swarm's opencode plugin sends for one tool call, written as one
+/// object: `tool.execute.after`'s `input` (`tool`, `sessionID`, `callID`,
+/// `args`) and `output`, which is `{title, output, metadata}` for opencode's
+/// own tools (the bash tool's `metadata.exit` its code) and the MCP result
+/// `{content, structuredContent, isError}` for an MCP tool; or, for a call
+/// that threw (opencode then skips `tool.execute.after`), its tool part's
+/// `error` and `output.metadata`.
 #[derive(Deserialize)]
 struct OpencodePayload {
     tool: String,
@@ -389,6 +393,9 @@ struct OpencodePayload {
     args: Value,
     #[serde(default)]
     output: Value,
+    /// The error of a call that threw, from its tool part.
+    #[serde(default)]
+    error: Option<Value>,
     /// The session's agent (`build`, `general`…), as git-swarm's plugin
     /// learned it from opencode's session and message events.
     #[serde(default)]
@@ -397,16 +404,36 @@ struct OpencodePayload {
 
 impl OpencodePayload {
     fn into_call(self) -> ToolCall {
-        let (text, metadata) = match &self.output {
-            Value::Object(o) => (
-                o.get("output").map(text_of).unwrap_or_default(),
-                o.get("metadata").cloned().unwrap_or(Value::Null),
-            ),
-            v => (text_of(v), Value::Null),
+        let (text, metadata, is_error) = match &self.output {
+            Value::Object(o) => {
+                let text = match o.get("output") {
+                    Some(out) if !out.is_null() => text_of(out),
+                    _ => mcp_text(o),
+                };
+                let is_error = o.get("isError").and_then(Value::as_bool) == Some(true);
+                (
+                    text,
+                    o.get("metadata").cloned().unwrap_or(Value::Null),
+                    is_error,
+                )
+            }
+            v => (text_of(v), Value::Null, false),
         };
         let kind = ToolKind::of(&self.tool);
         let exit = metadata.get("exit");
         let exit_code = exit.and_then(Value::as_i64);
+        let thrown = self.error.as_ref().map(text_of).filter(|e| !e.is_empty());
+        // An MCP tool that answers `isError` says why in its content.
+        let error = thrown.or_else(|| {
+            is_error.then(|| match text.trim() {
+                "" => "the MCP tool reported an error".to_owned(),
+                t => t.to_owned(),
+            })
+        });
+        // A null exit is a process killed by a signal: a timeout or an
+        // abort; a call that threw when aborted is marked `interrupted`.
+        let interrupted = (kind == ToolKind::Shell && exit.is_some_and(Value::is_null))
+            || metadata.get("interrupted").and_then(Value::as_bool) == Some(true);
         ToolCall {
             harness: Harness::Opencode,
             command: command_of(&self.args),
@@ -414,9 +441,8 @@ impl OpencodePayload {
             kind,
             output: keep(&text),
             exit_code,
-            error: None,
-            // A null exit is a process killed by a signal: a timeout or an abort.
-            interrupted: kind == ToolKind::Shell && exit.is_some_and(Value::is_null),
+            error,
+            interrupted,
             denied: None,
             session: self.session_id,
             agent: None,
@@ -425,6 +451,23 @@ impl OpencodePayload {
             transcript: None,
         }
     }
+}
+
+/// The text of an MCP tool's result: its text content blocks, else its
+/// structured content as JSON.
+fn mcp_text(result: &serde_json::Map<String, Value>) -> String {
+    let blocks: Vec<&str> = (result.get("content").and_then(Value::as_array))
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    if !blocks.is_empty() {
+        return blocks.join("\n");
+    }
+    result
+        .get("structuredContent")
+        .map(text_of)
+        .unwrap_or_default()
 }
 
 /// The plain form, for harnesses without an adapter: `{tool, input,

@@ -44,6 +44,7 @@ mod manage;
 mod mcp;
 mod merge;
 mod one_line_fields;
+mod opencode_captured;
 mod own_directives;
 mod patterns;
 mod proposal;

@@ -82,6 +82,12 @@ impl Turn {
     fn is_title(&self) -> bool {
         self.system.contains("You are a title generator")
     }
+
+    /// opencode's compaction call, which summarises the session.
+    fn is_compaction(&self) -> bool {
+        self.system
+            .contains("You are a context summarization agent")
+    }
 }
 
 /// A message's content, a string or a list of text parts.
@@ -105,9 +111,15 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
 }
 
 fn stream(chunks: Vec<String>) -> Reply {
+    stream_using(chunks, 10)
+}
+
+/// A stream whose usage says the request took `prompt_tokens`.
+fn stream_using(chunks: Vec<String>, prompt_tokens: u64) -> Reply {
     let usage = json!({
         "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
-        "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+        "choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 2,
+                                 "total_tokens": prompt_tokens + 2},
     });
     let events = (chunks.into_iter())
         .chain([usage.to_string(), "[DONE]".to_owned()])
@@ -125,16 +137,24 @@ fn say(text: &str) -> Reply {
 
 /// The model calls tools, all in one message: `(call id, tool, arguments)`.
 fn call(calls: &[(&str, &str, Value)]) -> Reply {
+    call_using(calls, 10)
+}
+
+/// [`call`], the request having taken `prompt_tokens`.
+fn call_using(calls: &[(&str, &str, Value)], prompt_tokens: u64) -> Reply {
     let calls: Vec<Value> = (calls.iter().enumerate())
         .map(|(i, (id, name, args))| {
             json!({"index": i, "id": id, "type": "function",
                    "function": {"name": name, "arguments": args.to_string()}})
         })
         .collect();
-    stream(vec![
-        chunk(json!({"role": "assistant", "tool_calls": calls}), None),
-        chunk(json!({}), Some("tool_calls")),
-    ])
+    stream_using(
+        vec![
+            chunk(json!({"role": "assistant", "tool_calls": calls}), None),
+            chunk(json!({}), Some("tool_calls")),
+        ],
+        prompt_tokens,
+    )
 }
 
 /// A `task` call that spawns a `general` subagent (opencode's
@@ -290,6 +310,59 @@ impl Opencode {
             .filter(|r| r.path.ends_with("/chat/completions"))
             .map(Turn::of)
             .filter(|t| !t.is_title())
+            .collect()
+    }
+
+    /// Every request the model got, title and compaction calls included.
+    fn all_turns(&self) -> Vec<Turn> {
+        (self.server.requests().iter())
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .map(Turn::of)
+            .collect()
+    }
+
+    /// The PATH of a run whose `git-swarm` is a wrapper that keeps each
+    /// hook's payload (see [`Opencode::payloads`]) and waits `delay_secs`
+    /// before it runs the real one: a slow git-swarm.
+    fn recording_path(&self, delay_secs: u32) -> String {
+        let dir = self.env.tmp.path().join("recording-bin");
+        let kept = self.env.tmp.path().join("payloads");
+        std::fs::create_dir_all(&dir).expect("wrapper dir");
+        std::fs::create_dir_all(&kept).expect("payload dir");
+        let script = dir.join("git-swarm");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={kept}/$(date +%s%N)-$$-$4.json\n  cat > \"$f\"\n  sleep {delay_secs}\n  exec {real} \"$@\" < \"$f\"\nfi\nexec {real} \"$@\"\n",
+                kept = kept.display(),
+                real = crate::common::bin().display(),
+            ),
+        )
+        .expect("write wrapper");
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        path_without_git_swarm(Some(&dir))
+    }
+
+    /// The payloads the recording wrapper kept for `event`, in order, as
+    /// sent (the raw text) and read.
+    fn payloads(&self, event: &str) -> Vec<(String, Value)> {
+        let kept = self.env.tmp.path().join("payloads");
+        let mut files: Vec<PathBuf> = (std::fs::read_dir(&kept).into_iter().flatten())
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(&format!("-{event}.json")))
+            })
+            .collect();
+        files.sort();
+        (files.iter())
+            .map(|f| {
+                let raw = std::fs::read_to_string(f).expect("read payload");
+                let v = serde_json::from_str(&raw).expect("a payload is JSON");
+                (raw, v)
+            })
             .collect()
     }
 
@@ -493,12 +566,19 @@ fn default_subagent_type_gets_the_coder_directives() {
 }
 
 /// The child session opencode opens for a subagent (`session.created`
-/// with `info.agent: "general"`) gets a briefing too: it must be the
-/// subagent's role's, not the main agent's.
+/// with `info.parentID` and `info.agent: "general"`) is briefed by nobody:
+/// its lessons come with its task. Not its first request nor any later one
+/// carries the main agent's briefing, and the plugin asks for no briefing
+/// for it; every request of the main agent does carry it, and opencode's
+/// title call (same session, its own system prompt) does not.
 #[test]
 fn subagent_session_is_not_briefed_as_the_coordinator() {
     let Some(oc) = Opencode::start(|t| {
         if t.first_user.contains("SUB-BRIEF") {
+            if t.results.is_empty() {
+                let args = json!({"command": "echo sub", "description": "Echo"});
+                return call(&[("call_sub_brief_echo", "bash", args)]);
+            }
             return say("Done.\nKNOWLEDGE_APPLIED:no-private-keys");
         }
         if t.results.is_empty() {
@@ -510,18 +590,54 @@ fn subagent_session_is_not_briefed_as_the_coordinator() {
     };
     oc.add_directive("coordinator-splits-work", COORDINATOR_DIRECTIVE);
     oc.install(&[]);
-    oc.run("CHILD-BRIEF-PROMPT delegate the greeting").success();
+    let path = oc.recording_path(0);
+    oc.run_with(
+        &["CHILD-BRIEF-PROMPT delegate the greeting"],
+        Some(&path),
+        &[],
+    )
+    .success();
 
-    let main = oc.first_turn("CHILD-BRIEF-PROMPT");
-    assert!(main.system.contains("coordinator-splits-work"));
-    let sub = oc.first_turn("SUB-BRIEF");
-    assert!(
-        !sub.system.contains("coordinator-splits-work"),
-        "the general subagent's session was briefed with the coordinator's directives \
-         (the plugin's session-start payload names no agent; `session.created` carries \
-         `info.agent: \"general\"` and `info.parentID`):\n{}",
-        sub.system
+    let all = oc.all_turns();
+    let (sub, main): (Vec<&Turn>, Vec<&Turn>) = (all.iter())
+        .filter(|t| !t.is_title())
+        .partition(|t| t.first_user.contains("SUB-BRIEF"));
+    assert_eq!(
+        (main.len(), sub.len()),
+        (2, 2),
+        "the main agent's and the subagent's requests"
     );
+    for t in &main {
+        assert!(
+            t.system.contains("coordinator-splits-work"),
+            "a request of the main agent lacks its briefing:\n{}",
+            t.system
+        );
+    }
+    for t in &sub {
+        assert!(
+            !t.system.contains("coordinator-splits-work"),
+            "a request of the general subagent carries the coordinator's briefing:\n{}",
+            t.system
+        );
+    }
+    let titles: Vec<&Turn> = all.iter().filter(|t| t.is_title()).collect();
+    assert!(!titles.is_empty(), "opencode asked for no title");
+    for t in titles {
+        assert!(
+            !t.system.contains("coordinator-splits-work"),
+            "opencode's title call carries the briefing:\n{}",
+            t.system
+        );
+    }
+    // One briefing asked for, the main session's: the child is never named.
+    let starts = oc.payloads("session-start");
+    assert_eq!(starts.len(), 1, "{starts:#?}");
+    let stop = &oc.payloads("subagent-stop")[0].1;
+    let child = stop["output"]["metadata"]["sessionId"]
+        .as_str()
+        .expect("child session");
+    assert_ne!(starts[0].1["sessionID"], child);
 }
 
 /// 3. Two subagents spawned in one message (opencode runs them at once),
@@ -1125,5 +1241,276 @@ fn an_unreviewed_directive_is_not_briefed() {
     assert!(
         !seen.contains("IMPORTANT SYSTEM NOTICE"),
         "unreviewed text reached the subagent:\n{seen}"
+    );
+}
+
+/// A git-swarm that takes 6 s to answer each hook (a wrapper on PATH that
+/// sleeps before it runs the real one): opencode does not await the
+/// `event` hook that sees the session start, but it awaits the
+/// system-prompt transform, which waits for the briefing; so the first
+/// request of the main agent still carries it.
+#[test]
+fn a_slow_git_swarm_still_briefs_the_first_request() {
+    let Some(oc) = Opencode::start(|_| say("Nothing to do.")) else {
+        return;
+    };
+    oc.add_directive("coordinator-splits-work", COORDINATOR_DIRECTIVE);
+    oc.install(&[]);
+    let path = oc.recording_path(6);
+    let ran = oc.run_with(&["SLOW-PROMPT say hello"], Some(&path), &[]);
+    ran.success();
+
+    let first = oc.first_turn("SLOW-PROMPT");
+    assert!(
+        first.system.contains("coordinator-splits-work"),
+        "the first request went out before the slow briefing ({:?} run):\n{}",
+        ran.took,
+        first.system
+    );
+    assert_eq!(oc.payloads("session-start").len(), 1);
+}
+
+/// opencode compacts a session whose request took more than its model's
+/// context: the compaction call (its own system prompt, the session's id)
+/// gets no briefing, neither in its system prompt nor in what it is asked
+/// to summarise; the main agent's requests after it are briefed again,
+/// from a `session-start` for `session.compacted`.
+#[test]
+fn compaction_calls_are_not_briefed() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.is_compaction() {
+            return say("SUMMARY: the user asked for a greeting; one echo ran.");
+        }
+        if t.first_user.contains("COMPACT-PROMPT") && t.results.is_empty() {
+            let args = json!({"command": "echo one", "description": "Echo"});
+            // Over the model's context (see below): opencode compacts.
+            return call_using(&[("call_compact_echo", "bash", args)], 50_000);
+        }
+        say("All done.")
+    }) else {
+        return;
+    };
+    let mut config: Value = serde_json::from_str(&oc.env.read("opencode.json")).expect("json");
+    config["provider"]["mock"]["models"]["m"]["limit"] =
+        json!({"context": 20_000, "output": 1_000});
+    oc.env.write(
+        "opencode.json",
+        serde_json::to_string_pretty(&config).expect("json"),
+    );
+    oc.add_directive("coordinator-splits-work", COORDINATOR_DIRECTIVE);
+    oc.install(&[]);
+    let path = oc.recording_path(0);
+    let ran = oc.run_with(&["COMPACT-PROMPT greet"], Some(&path), &[]);
+    ran.success();
+
+    let all = oc.all_turns();
+    let at = (all.iter())
+        .position(Turn::is_compaction)
+        .unwrap_or_else(|| panic!("opencode did not compact:\n{}", ran.show()));
+    let compaction = &all[at];
+    let body = format!("{}\n{}", compaction.system, compaction.first_user);
+    assert!(
+        !body.contains("coordinator-splits-work"),
+        "the compaction call carries the briefing:\n{body}"
+    );
+    let after: Vec<&Turn> = (all[at + 1..].iter())
+        .filter(|t| !t.is_title() && !t.is_compaction())
+        .collect();
+    assert!(
+        !after.is_empty(),
+        "no request after the compaction:\n{}",
+        ran.show()
+    );
+    for t in after {
+        assert!(
+            t.system.contains("coordinator-splits-work"),
+            "a request after the compaction lacks the briefing:\n{}",
+            t.system
+        );
+    }
+    let starts: Vec<Value> = (oc.payloads("session-start").into_iter())
+        .map(|(_, v)| v)
+        .collect();
+    assert!(
+        starts.iter().any(|p| p["event"] == "session.compacted"),
+        "{starts:#?}"
+    );
+    super::capture_fixtures(
+        "opencode",
+        "opencode-ai",
+        &[(
+            "session-start-compacted".to_owned(),
+            (oc.payloads("session-start").into_iter())
+                .find(|(_, v)| v["event"] == "session.compacted")
+                .map(|(raw, _)| raw)
+                .expect("a compacted session-start"),
+        )],
+    );
+}
+
+/// A subagent whose model fails (the scripted model answers 400): opencode's
+/// `task` call throws, so `tool.execute.after` never runs. The plugin sees
+/// the task's tool part end in `error` and reports the stop; the critical
+/// directive the subagent was shown is recorded `unacknowledged`, once, and
+/// `status` lists it.
+#[test]
+fn a_subagent_that_dies_leaves_its_critical_unacknowledged() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUB-DIE") {
+            return Reply::status(
+                400,
+                r#"{"error":{"message":"the request is invalid","type":"invalid_request_error","code":"invalid"}}"#,
+            );
+        }
+        if t.results.is_empty() {
+            return call(&[task("call_die", "SUB-DIE write the greeting")]);
+        }
+        say("The subagent failed.")
+    }) else {
+        return;
+    };
+    oc.install(&[]);
+    let path = oc.recording_path(0);
+    oc.run_with(&["DIE-PROMPT delegate the greeting"], Some(&path), &[])
+        .success();
+
+    let shown = oc.events_of("shown");
+    assert_eq!(shown.len(), 1, "{:#?}", oc.events());
+    let unack = oc.events_of("unacknowledged");
+    assert_eq!(unack.len(), 1, "{:#?}", oc.events());
+    assert_eq!(unack[0]["directive"], "no-private-keys");
+    assert_eq!(unack[0]["delegation"], shown[0]["id"]);
+    assert!(oc.events_of("ack").is_empty());
+    let stops = oc.payloads("subagent-stop");
+    assert_eq!(
+        stops.len(),
+        1,
+        "the task's end is reported once: {stops:#?}"
+    );
+    assert!(stops[0].1["error"].is_string(), "{:#}", stops[0].1);
+    let status = oc.env.swarm(&["status"]);
+    status.success();
+    assert!(
+        status.stdout.contains("no-private-keys")
+            && !status.stdout.contains("Unacknowledged criticals: none"),
+        "{}",
+        status.stdout
+    );
+    super::capture_fixtures(
+        "opencode",
+        "opencode-ai",
+        &[
+            (
+                "subagent-start-failed-task".to_owned(),
+                oc.payloads("subagent-start")[0].0.clone(),
+            ),
+            ("subagent-stop-failed-task".to_owned(), stops[0].0.clone()),
+        ],
+    );
+}
+
+/// Tool calls that throw in opencode (a `read` of a missing file) or that
+/// answer an MCP error (`git-swarm_ack` of a delegation that does not
+/// exist) never reach `tool.execute.after` as a failure: the plugin reports
+/// them from their tool part's `error`, or reads the MCP result's own shape
+/// (`{content, structuredContent, isError}`), so the MCP failure becomes a
+/// candidate and the MCP success does not.
+#[test]
+fn thrown_and_mcp_failures_are_seen() {
+    let Some(oc) = Opencode::start(|t| {
+        if !t.tools.iter().any(|n| n == "git-swarm_status") {
+            return say("NO-MCP-TOOL");
+        }
+        if t.results.is_empty() {
+            return call(&[
+                ("call_status", "git-swarm_status", json!({})),
+                (
+                    "call_bad_ack",
+                    "git-swarm_ack",
+                    json!({"delegation": "01NOSUCHDELEGATION0000000", "message": "KNOWLEDGE_APPLIED:no-private-keys"}),
+                ),
+                ("call_missing", "read", json!({"filePath": "missing.txt"})),
+                // Outside the project: opencode refuses it (no one to ask).
+                (
+                    "call_outside",
+                    "read",
+                    json!({"filePath": "/nonexistent/outside.txt"}),
+                ),
+            ]);
+        }
+        say("Done.")
+    }) else {
+        return;
+    };
+    oc.install(&["--mcp"]);
+    let path = oc.recording_path(0);
+    let ran = oc.run_with(&["THROW-PROMPT look around"], Some(&path), &[]);
+    ran.success();
+
+    let posts = oc.payloads("post-tool-use");
+    let of = |tool: &str| {
+        (posts.iter())
+            .find(|(_, v)| v["tool"] == tool)
+            .unwrap_or_else(|| panic!("no post-tool-use for {tool}: {posts:#?}\n{}", ran.show()))
+    };
+    let status = of("git-swarm_status");
+    let ack = of("git-swarm_ack");
+    let read = (posts.iter())
+        .find(|(_, v)| v["callID"] == "call_missing")
+        .expect("the missing file's read");
+    let outside = (posts.iter())
+        .find(|(_, v)| v["callID"] == "call_outside")
+        .expect("the refused read");
+    assert!(
+        status.1["output"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("unacknowledged_criticals")),
+        "{:#}",
+        status.1
+    );
+    assert!(
+        read.1["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not found")),
+        "{:#}",
+        read.1
+    );
+    assert!(outside.1["error"].is_string(), "{:#}", outside.1);
+
+    let candidates = oc.candidates();
+    let tools: Vec<&str> = (candidates.iter())
+        .filter_map(|c| c["tool"].as_str())
+        .collect();
+    assert!(tools.contains(&"git-swarm_ack"), "{candidates:#?}");
+    assert!(!tools.contains(&"git-swarm_status"), "{candidates:#?}");
+    // What `reflect micro` makes of each payload as opencode sent it.
+    let class = |raw: &str| {
+        // A call already kept is read again and not kept twice.
+        let args = [
+            "reflect",
+            "micro",
+            "--payload",
+            "opencode",
+            "--format",
+            "json",
+        ];
+        let run = oc.env.swarm_with(&args, &[], Some(raw.as_bytes()));
+        let v: Value =
+            serde_json::from_str(&run.stdout).unwrap_or_else(|_| panic!("{}", run.stdout));
+        v["class"].as_str().unwrap_or_default().to_owned()
+    };
+    assert_eq!(class(&status.0), "success");
+    assert_eq!(class(&ack.0), "failure");
+    // A read that failed is a mistake like any other.
+    assert_eq!(class(&read.0), "failure");
+    super::capture_fixtures(
+        "opencode",
+        "opencode-ai",
+        &[
+            ("post-tool-use-mcp-result".to_owned(), status.0.clone()),
+            ("post-tool-use-mcp-error".to_owned(), ack.0.clone()),
+            ("post-tool-use-read-missing".to_owned(), read.0.clone()),
+            ("post-tool-use-read-refused".to_owned(), outside.0.clone()),
+        ],
     );
 }
