@@ -128,7 +128,7 @@ pub const TWENTY: [(&str, Option<&str>); 20] = [
     ("ok-1", Some("echo gs38-ok-1")),
     ("loud", Some("echo 'error: gs38 build failed' >&2; exit 3")),
     ("ok-2", Some("echo gs38-ok-2")),
-    ("silent", Some("cat /gs38-missing-file 2>/dev/null")),
+    ("silent", Some("cat gs38-missing-file 2>/dev/null")),
     ("ok-3", Some("echo gs38-ok-3")),
     (
         "summary",

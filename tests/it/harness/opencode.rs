@@ -1514,3 +1514,76 @@ fn thrown_and_mcp_failures_are_seen() {
         ],
     );
 }
+
+/// Issue 38's session of 20 calls, 8 failing. The killed step exits with a
+/// killed process's status (137) rather than killing one: opencode 1.18.33
+/// never ran the next step after `sh -c 'kill -9 $$'` or `timeout -s KILL 1
+/// sleep 5` were called (the run stalled until the test's time limit).
+/// Paths are inside the project: headless opencode refuses any outside it,
+/// and ends the run.
+#[test]
+fn a_session_of_twenty_calls_sees_its_eight_failures() {
+    use super::{TWENTY, TWENTY_REPORT, TWENTY_TASK};
+    const KILLED: &str = "sh -c 'exit 137'";
+    assert_eq!(TWENTY[11].0, "killed");
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUBTASK-TWENTY") {
+            return say(TWENTY_REPORT);
+        }
+        if !t.first_user.contains("MAIN-TWENTY") {
+            return say("ok");
+        }
+        // Each call an id of its own, as a provider gives them.
+        let id = format!("call_step_{}", t.results.len());
+        match TWENTY.get(t.results.len()) {
+            Some((name, Some(cmd))) => {
+                let cmd = if *name == "killed" { KILLED } else { cmd };
+                call(&[(
+                    id.as_str(),
+                    "bash",
+                    json!({"command": cmd, "description": format!("Run step {name}")}),
+                )])
+            }
+            Some(("read-missing", None)) => call(&[(
+                id.as_str(),
+                "read",
+                json!({"filePath": "gs38-missing/notes.md"}),
+            )]),
+            Some(_) => {
+                let (_, tool, args) = task("call_task", TWENTY_TASK);
+                call(&[(id.as_str(), tool, args)])
+            }
+            None => say("MAIN-TWENTY done."),
+        }
+    }) else {
+        return;
+    };
+    oc.install(&[]);
+    let started = Instant::now();
+    oc.run("MAIN-TWENTY run the steps").success();
+    let text = oc.env.read(".git/swarm/local/candidates.jsonl");
+    let mut found: Vec<Value> = (text.lines())
+        .map(|l| serde_json::from_str(l).expect("a candidate is JSON"))
+        .collect();
+    // The killed step, named as the shared list names it.
+    for c in &mut found {
+        if c["command"] == KILLED {
+            c["command"] = json!(TWENTY[11].1);
+        }
+    }
+    let seen = super::failures_seen(&found, "read", "task");
+    let briefed = (oc.turns().iter())
+        .find(|t| t.first_user.contains("SUBTASK-TWENTY"))
+        .is_some_and(|t| t.first_user.contains("no-private-keys"));
+    let open = super::open_delegations(&oc.env);
+    println!(
+        "FIGURE opencode {}: failures seen {}/8 {seen:?}; subagents given their role's directives {}/1; delegations open after the session {open}; {:.1} s",
+        super::pinned("opencode-ai"),
+        seen.len(),
+        u8::from(briefed),
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(seen.len(), 8, "{found:#?}");
+    assert!(briefed, "the subagent got the coder directives");
+    assert_eq!(open, 0);
+}
