@@ -20,7 +20,7 @@ use git_swarm::agent_hook::{self, Agent, Briefing, Event, Harness, Payload, role
 use git_swarm::directive_loop::{acks, escalation, inject as loop_inject};
 use git_swarm::{Error, Repo, Store};
 
-use super::inject::{Prepared, prepare};
+use super::inject::{Prepared, prepare, prepare_with_index};
 use super::{CliError, Outcome, Ui};
 
 /// Largest payload read: a post-tool payload carries the tool's output.
@@ -207,7 +207,8 @@ fn session_start(
         None,
     );
     let review = super::review(repo, ui);
-    let Prepared { sel, patterns, .. } = prepare(&store, req, false, &review, ui)?;
+    // One index read for the briefing and its highlights.
+    let (Prepared { sel, patterns, .. }, index) = prepare_with_index(&store, req, &review, ui)?;
     let mut briefing = Briefing {
         patterns: patterns.render(),
         ..Briefing::default()
@@ -215,7 +216,6 @@ fn session_start(
     if !sel.shown.is_empty() {
         (briefing.head, briefing.entries, briefing.tail) = loop_inject::briefing_parts(&sel, &role);
     }
-    let index = git_swarm::index::load(&store)?.index;
     briefing.highlights = super::status::highlights(&store, &index);
     // Ids only: the text of what awaits review is what must not reach the agent.
     if let Some(line) = git_swarm::directive_loop::inject::withheld_line(&sel.withheld, &review) {
