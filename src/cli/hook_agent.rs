@@ -533,7 +533,8 @@ fn subagent_stop(
         let Some(store) = open_store(&home, clock)? else {
             return Ok(None);
         };
-        let (events, _problems) = git_swarm::directive_loop::records::read_log(&store)?;
+        // Only the delegation's events: the rest of the log is not parsed.
+        let events = git_swarm::directive_loop::records::read_delegation_log(&store, &delegation)?;
         let message = p.message.clone().unwrap_or_default();
         let may_ask = harness.can_block_stop() && !p.stop_hook_active && !agent.asked;
         let report = acks::record(
