@@ -20,7 +20,7 @@ use git_swarm::agent_hook::{self, Agent, Briefing, Event, Harness, Payload, role
 use git_swarm::directive_loop::{acks, escalation, inject as loop_inject};
 use git_swarm::{Error, Repo, Store};
 
-use super::inject::{Prepared, prepare};
+use super::inject::{Prepared, prepare, prepare_with_index};
 use super::{CliError, Outcome, Ui};
 
 /// Largest payload read: a post-tool payload carries the tool's output.
@@ -282,7 +282,8 @@ fn session_start(
         None,
     );
     let review = super::review(repo, ui);
-    let Prepared { sel, patterns, .. } = prepare(&store, req, false, &review, ui)?;
+    // One index read for the briefing and its highlights.
+    let (Prepared { sel, patterns, .. }, index) = prepare_with_index(&store, req, &review, ui)?;
     let mut briefing = Briefing {
         patterns: patterns.render(),
         ..Briefing::default()
@@ -290,7 +291,6 @@ fn session_start(
     if !sel.shown.is_empty() {
         (briefing.head, briefing.entries, briefing.tail) = loop_inject::briefing_parts(&sel, &role);
     }
-    let index = git_swarm::index::load(&store)?.index;
     briefing.highlights = super::status::highlights(&store, &index);
     // Ids only: the text of what awaits review is what must not reach the agent.
     if let Some(line) = git_swarm::directive_loop::inject::withheld_line(&sel.withheld, &review) {
@@ -610,7 +610,8 @@ fn subagent_stop(
         let Some(store) = open_store(&home, clock)? else {
             return Ok(None);
         };
-        let (events, _problems) = git_swarm::directive_loop::records::read_log(&store)?;
+        // Only the delegation's events: the rest of the log is not parsed.
+        let events = git_swarm::directive_loop::records::read_delegation_log(&store, &delegation)?;
         let message = p.message.clone().unwrap_or_default();
         // A subagent that failed has no final message to ask on: its
         // delegation ends now, a critical it was shown unacknowledged (once:

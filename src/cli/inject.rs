@@ -137,14 +137,42 @@ pub fn prepare(
     review: &git_swarm::reviewed::Review,
     ui: &mut Ui,
 ) -> Result<Prepared, Error> {
+    let load = git_swarm::index::load_delegation;
+    prepare_from(store, req, warn_role, review, ui, load).map(|(p, _)| p)
+}
+
+/// [`prepare`], and the index with its parsed directive files, taken from
+/// the same look at `.swarm/`: for a caller that reads both.
+pub fn prepare_with_index(
+    store: &git_swarm::Store,
+    req: Request,
+    review: &git_swarm::reviewed::Review,
+    ui: &mut Ui,
+) -> Result<(Prepared, git_swarm::index::Index), Error> {
+    let load = git_swarm::index::load_delegation_with_entries;
+    prepare_from(store, req, false, review, ui, load)
+}
+
+fn prepare_from(
+    store: &git_swarm::Store,
+    req: Request,
+    warn_role: bool,
+    review: &git_swarm::reviewed::Review,
+    ui: &mut Ui,
+    load_delegation: fn(
+        &git_swarm::Store,
+        &git_swarm::retrieve::Query,
+    ) -> Result<git_swarm::index::Delegation, Error>,
+) -> Result<(Prepared, git_swarm::index::Index), Error> {
     // The task is matched against the corpus while the index is checked.
     let query = inject::query(&req);
     let git_swarm::index::Delegation {
         corpus,
         matches,
         patterns,
-        summary,
-    } = git_swarm::index::load_delegation(store, &query)?;
+        index,
+    } = load_delegation(store, &query)?;
+    let summary = &index.summary;
     super::warn_problems(summary.error_count(), ui);
     if warn_role {
         warn_unknown_role(&req.role, store, &corpus, ui);
@@ -174,12 +202,15 @@ pub fn prepare(
         let pattern_ids: Vec<&str> = patterns.lines.iter().map(|l| l.id.as_str()).collect();
         inject::shown_event(store, &req, &sel, &pattern_ids)
     });
-    Ok(Prepared {
-        req,
-        sel,
-        patterns,
-        event,
-    })
+    Ok((
+        Prepared {
+            req,
+            sel,
+            patterns,
+            event,
+        },
+        index,
+    ))
 }
 
 /// Says which directives in scope were withheld as not reviewed (ids only:

@@ -29,13 +29,72 @@ pub fn read_log(store: &Store) -> Result<(Vec<Event>, Problems)> {
             l.event.ts_millis().map(|t| (t, key, l.event))
         }));
     }
+    Ok((in_log_order(events), problems))
+}
+
+/// Events keyed by (time, id key) as [`read_log`] gives them.
+fn in_log_order(mut events: Vec<(i64, u128, Event)>) -> Vec<Event> {
     // The fold's own de-duplication and order, so that what reads this
     // log (stats, explain, …) counts what the index counts.
     crate::fold::dedup_in_order(&mut events, |(t, key, _)| (*t, *key));
     // Shown in (time, id) order, as documented; it differs from the fold's
     // (time, key) only among ids that are not ULIDs in one millisecond.
     events.sort_by(|a, b| (a.0, &a.2.id).cmp(&(b.0, &b.2.id)));
-    Ok((events.into_iter().map(|(_, _, e)| e).collect(), problems))
+    events.into_iter().map(|(_, _, e)| e).collect()
+}
+
+/// Of [`read_log`], what [`delegation`] and the events naming delegation
+/// `id` need: every event a line of which holds `id`, and every copy of
+/// those, de-duplicated and ordered as `read_log` does; bad lines skipped.
+/// Other lines are not parsed: a subagent's stop reads one delegation out of
+/// a log of thousands of events.
+pub fn read_delegation_log(store: &Store, id: &str) -> Result<Vec<Event>> {
+    let cfg = &store.config.events;
+    let mut files = Vec::new();
+    for path in event_files(&store.events_dir())? {
+        match crate::safe_fs::read(&path, cfg.max_file_bytes) {
+            Ok(bytes) => files.push(bytes),
+            // Skipped with a problem by `read_log` too.
+            Err(e) if crate::event::skipped_problem(&store.rel(&path), &e).is_some() => {}
+            Err(e) => return Err(crate::error::Error::io(&path, e)),
+        }
+    }
+    Ok(delegation_events(&files, id, cfg.max_line_bytes))
+}
+
+/// [`read_delegation_log`] of the event files' bytes, in the log's order.
+///
+/// A line that spells a string with escapes may hold it without holding
+/// its text: any line with a backslash is parsed as well.
+fn delegation_events(files: &[Vec<u8>], id: &str, max_line_bytes: u64) -> Vec<Event> {
+    use memchr::memmem::Finder;
+    // The complete lines, in the log's order (a torn last line is not read).
+    let lines = || {
+        files.iter().flat_map(|bytes| {
+            let end = memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1);
+            bytes[..end].split(|&b| b == b'\n')
+        })
+    };
+    let holds = |line: &[u8], needles: &[Finder]| {
+        memchr::memchr(b'\\', line).is_some() || needles.iter().any(|f| f.find(line).is_some())
+    };
+    let parse = |line: &[u8]| crate::event::parse_event_line(line, max_line_bytes).ok();
+    let mut needles = vec![Finder::new(id.as_bytes())];
+    // The ids of the events that hold `id`: their copies decide which copy
+    // the de-duplication keeps, whether or not they hold `id`.
+    let ids: HashSet<String> = (lines().filter(|l| holds(l, &needles)))
+        .filter_map(parse)
+        .map(|e| e.id)
+        .collect();
+    needles.extend(ids.iter().map(|i| Finder::new(i.as_bytes()).into_owned()));
+    let events = (lines().filter(|l| holds(l, &needles)))
+        .filter_map(parse)
+        .filter_map(|e| {
+            let key = crate::event::id_key(&e.id);
+            e.ts_millis().map(|t| (t, key, e))
+        })
+        .collect();
+    in_log_order(events)
 }
 
 /// A delegation: one `shown` event (its id is the delegation's id).
@@ -198,5 +257,91 @@ pub fn unknown_phase_hint(events: &[Event], phase: &str) -> String {
         ),
         None if !phases.is_empty() => format!("phases with directives shown: {}", names()),
         None => "the name is the one given to `git swarm inject --phase`".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Of a log with copies (one with an earlier time), escapes, a bad
+    /// line and a torn tail, the delegation's events are those of the whole
+    /// log read and de-duplicated.
+    #[test]
+    fn a_delegations_events_are_those_of_the_whole_log() {
+        let d = "01JD0000000000000000000001";
+        let line = |id: &str, ts: &str, kind: &str, extra: &str| {
+            format!(r#"{{"id":"{id}","ts":"{ts}","kind":"{kind}","actor":{{}}{extra}}}"#)
+        };
+        let shown = r#","shown":[{"id":"d-1","priority":"critical"}],"role":"coder""#;
+        let of = |d: &str| format!(r#","delegation":"{d}","directive":"d-1","status":"applied""#);
+        let a = "01JD0000000000000000000002";
+        let b = "01JD0000000000000000000003";
+        let c = "01JD0000000000000000000004";
+        let files = [
+            [
+                line(d, "2026-11-01T00:00:00.000Z", "shown", shown),
+                line(
+                    "01JD0000000000000000000009",
+                    "2026-11-01T00:00:00.500Z",
+                    "shown",
+                    shown,
+                ),
+                // A copy of `a`, earlier and naming another delegation: it wins.
+                line(
+                    a,
+                    "2026-11-01T00:00:00.900Z",
+                    "ack",
+                    &of("01JD0000000000000000000008"),
+                ),
+                line(b, "2026-11-01T00:00:02.000Z", "ack", &of(d)),
+                "{not json".to_owned(),
+            ]
+            .join("\n")
+                + "\n",
+            [
+                line(a, "2026-11-01T00:00:01.000Z", "ack", &of(d)),
+                // The delegation spelt with an escape.
+                line(
+                    c,
+                    "2026-11-01T00:00:03.000Z",
+                    "ack",
+                    &of(&d.replacen('0', "\\u0030", 1)),
+                ),
+                line(b, "2026-11-01T00:00:02.000Z", "ack", &of(d)),
+            ]
+            .join("\n")
+                + "\n"
+                + &line(
+                    "01JD0000000000000000000005",
+                    "2026-11-01T00:00:04.000Z",
+                    "ack",
+                    &of(d),
+                ),
+        ]
+        .map(String::into_bytes);
+        let relevant = |events: Vec<Event>| -> Vec<Event> {
+            (events.into_iter())
+                .filter(|e| e.id == d || e.str_field("delegation") == Some(d))
+                .collect()
+        };
+        let whole: Vec<(i64, u128, Event)> = (files.iter())
+            .flat_map(|f| {
+                // What follows the last newline is a torn line.
+                let mut lines: Vec<&[u8]> = f.split(|&b| b == b'\n').collect();
+                lines.pop();
+                lines
+            })
+            .filter_map(|l| crate::event::parse_event_line(l, 100_000).ok())
+            .map(|e| (e.ts_millis().expect("ts"), crate::event::id_key(&e.id), e))
+            .collect();
+        let expected = relevant(in_log_order(whole));
+        let ids: Vec<&str> = expected.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [d, b, c],
+            "the torn line and the losing copy of `a` are not read"
+        );
+        assert_eq!(relevant(delegation_events(&files, d, 100_000)), expected);
     }
 }

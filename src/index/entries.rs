@@ -30,17 +30,41 @@ pub fn load_changed(
         let same = seen
             .binary_search_by(|f| f.file.as_str().cmp(name))
             .is_ok_and(|i| seen[i].stamp == *stamp && !seen[i].racy);
+        let rel = format!(".swarm/{folder}/{name}");
         match old.next_if(|e| e.file == *name) {
             Some(entry) if same => out.push(entry),
-            _ => out.push(read_entry(
-                &dir.join(name),
-                &format!(".swarm/{folder}/{name}"),
-                name,
-                quarantine,
-            )),
+            Some(entry) if entry.blob.is_some() => {
+                out.push(read_entry_again(
+                    &dir.join(name),
+                    &rel,
+                    name,
+                    quarantine,
+                    entry,
+                ));
+            }
+            _ => out.push(read_entry(&dir.join(name), &rel, name, quarantine)),
         }
     }
     out
+}
+
+/// [`read_entry`] for a file the index parsed before: when its bytes are the
+/// ones `old` was parsed from (the same blob id), `old` stands. A racy file
+/// (see [`super::contents::racy`]) is read at every refresh until it
+/// settles, and is then mostly unchanged: its parse, a function of its
+/// bytes, need not be done again.
+fn read_entry_again(
+    path: &Path,
+    rel: &str,
+    name: &str,
+    quarantine: bool,
+    old: DirectiveEntry,
+) -> DirectiveEntry {
+    match crate::safe_fs::read(path, crate::directive::limits::FILE_MAX) {
+        Ok(bytes) if crate::reviewed::blob_id(&bytes) == old.blob => old,
+        Ok(bytes) => entry_from_bytes(&bytes, rel, name, quarantine),
+        Err(_) => read_entry(path, rel, name, quarantine),
+    }
 }
 
 /// Reads and checks one directive or quarantine file.

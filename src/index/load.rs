@@ -7,6 +7,7 @@
 //! | [`load_fold`] | the fold; only `config.toml` and the event files stat'ed | `check` of a commit or range, escalation |
 //! | [`load_corpus`] | the retrieval corpus | `search` |
 //! | [`load_delegation`] | the corpus, matched against the task while the files are stat'ed, and the pattern views | `inject` |
+//! | [`load_delegation_with_entries`] | that, and the parsed directives | the session's briefing, which also names directives |
 //! | [`load_pattern_views`] | one role's pattern views, in place | `pattern inject`, `extract`, `feedback` |
 //! | [`load_patterns`] | the whole pattern fold | the other `pattern` commands |
 //! | [`refresh`] | nothing but what changed; always writes | `index refresh`, the hooks |
@@ -72,21 +73,35 @@ pub struct Delegation {
     /// again should the corpus have been rebuilt).
     pub matches: Matches,
     pub patterns: Patterns,
-    pub summary: Summary,
+    /// The index; its parsed directive files only from
+    /// [`load_delegation_with_entries`] (else they are left empty).
+    pub index: Index,
 }
 
 /// The corpus and the pattern views. The corpus the index holds is matched
 /// against `query` while the files are stat'ed, so that the ranking is
 /// mostly done by the time the index is known to be up to date.
 pub fn load_delegation(store: &Store, query: &Query) -> Result<Delegation> {
-    let mut opened = open(store, Reads::CORPUS | Reads::VIEWS, Some(query))?;
+    delegation(store, query, Reads::CORPUS | Reads::VIEWS)
+}
+
+/// [`load_delegation`] and the parsed directive files, for a caller that
+/// reads both: `.swarm/` is stat'ed and the appended events folded once,
+/// not once for each.
+pub fn load_delegation_with_entries(store: &Store, query: &Query) -> Result<Delegation> {
+    delegation(store, query, Reads::CORPUS | Reads::VIEWS | Reads::ENTRIES)
+}
+
+fn delegation(store: &Store, query: &Query, reads: Reads) -> Result<Delegation> {
+    let mut opened = open(store, reads, Some(query))?;
     let corpus = opened.take_corpus();
     let matches = (opened.matches.take()).unwrap_or_else(|| corpus.matches(query));
+    let patterns = opened.take_patterns();
     Ok(Delegation {
         corpus,
         matches,
-        patterns: opened.take_patterns(),
-        summary: opened.index.summary,
+        patterns,
+        index: opened.index,
     })
 }
 
