@@ -912,3 +912,42 @@ fn a_session_of_twenty_calls_sees_its_eight_failures() {
     assert!(briefed, "the subagent got the coder directives");
     assert_eq!(open, 0);
 }
+
+/// A shell call Gemini CLI cancels at its own time limit (`tools.shell.
+/// inactivityTimeout`, here 1 s) says so in place of its output, with no
+/// exit code: `skipped`, as docs/reflect.md says (issue 38).
+#[test]
+fn a_command_gemini_cancels_at_its_time_limit_is_skipped() {
+    const SLOW: &str = "sleep 8";
+    let Some(g) = Gemini::start(TestEnv::initialised(), |req: &Request| {
+        match returned(req).map(|(name, _)| name).as_deref() {
+            None => call(req, "run_shell_command", json!({"command": SLOW})),
+            Some(_) => say(req, "MAIN DONE"),
+        }
+    }) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let path = g.env.path(".gemini/settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("settings")).expect("json");
+    settings["tools"] = json!({"shell": {"inactivityTimeout": 1}});
+    std::fs::write(&path, settings.to_string()).expect("write settings");
+    let run = g.run("gs38-cancel: run it", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let found = candidates(&g.env);
+    let slow = (found.iter())
+        .find(|c| c["command"] == SLOW)
+        .unwrap_or_else(|| {
+            panic!(
+                "no candidate for the cancelled call: {found:#?}\n{}",
+                run.show()
+            )
+        });
+    assert_eq!(
+        (&slow["class"], &slow["excerpt"]),
+        (&json!("skipped"), &json!("interrupted")),
+        "{slow:#}"
+    );
+}
