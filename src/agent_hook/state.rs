@@ -88,8 +88,8 @@ pub struct Agent {
     /// PreToolUse): the subagent's start answers nothing more.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_task: bool,
-    /// Its delegation is over: its stop recorded the acks, or it was ended
-    /// without one ([`end_open`]).
+    /// Its delegation was ended by [`end_open`] (whether its stop had
+    /// recorded it or not: that is in the log, not here).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
 }

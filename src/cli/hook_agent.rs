@@ -205,16 +205,22 @@ fn end_open_delegations(
             Vec::new()
         }
     };
-    let mut done = std::collections::BTreeSet::new();
+    // One read of each work tree's log for all of its delegations: most
+    // were acked by their stop, and only need to be found so.
+    let mut by_root: std::collections::BTreeMap<std::path::PathBuf, Vec<state::Ending>> =
+        Default::default();
     for e in ended {
-        if !done.insert(e.delegation.clone()) {
-            continue;
+        let list = by_root.entry(e.root.clone()).or_default();
+        if !list.iter().any(|o| o.delegation == e.delegation) {
+            list.push(e);
         }
-        if let Err(err) = end_delegation(&e, clock, ui) {
+    }
+    for (root, endings) in by_root {
+        if let Err(err) = end_delegations(&root, &endings, clock, ui) {
             warnings.push(format!(
-                "delegation {} of subagent `{}` could not be ended: {}",
-                e.delegation,
-                e.agent.escape_debug(),
+                "{} open delegation(s) in {} could not be ended: {}",
+                endings.len(),
+                root.display(),
                 one_line(&err.to_string())
             ));
         }
@@ -222,36 +228,43 @@ fn end_open_delegations(
     warn_all(ui, &warnings);
 }
 
-fn end_delegation(
-    e: &state::Ending,
+/// Records the delegations `endings` of the work tree `root` as a stop
+/// with an empty final message would.
+fn end_delegations(
+    root: &Path,
+    endings: &[state::Ending],
     clock: git_swarm::event::Clock,
     ui: &mut Ui,
 ) -> Result<(), CliError> {
-    if !e.root.is_dir() {
+    if !root.is_dir() {
         return Ok(());
     }
-    let home = super::repo_at(&e.root)?;
+    let home = super::repo_at(root)?;
     let Some(store) = open_store(&home, clock)? else {
         return Ok(());
     };
     let (events, _problems) = git_swarm::directive_loop::records::read_log(&store)?;
-    let report = acks::record(
-        &store,
-        &events,
-        &acks::Request {
-            delegation: &e.delegation,
-            message: "",
-            source: "no final message (the subagent's stop never came)",
-            defer_unacknowledged: false,
-        },
-    )?;
-    if !report.events.is_empty() {
-        super::append(&store, &report.events, ui)?;
+    let mut violations = false;
+    for e in endings {
+        let report = acks::record(
+            &store,
+            &events,
+            &acks::Request {
+                delegation: &e.delegation,
+                message: "",
+                source: "no final message (the subagent's stop never came)",
+                defer_unacknowledged: false,
+            },
+        )?;
+        if !report.events.is_empty() {
+            super::append(&store, &report.events, ui)?;
+        }
+        if !report.audit.is_empty() {
+            acks::write_audit(&store, &report.audit)?;
+        }
+        violations |= report.violations;
     }
-    if !report.audit.is_empty() {
-        acks::write_audit(&store, &report.audit)?;
-    }
-    if report.violations {
+    if violations {
         super::escalate(&store, &escalation::due_from_index(&store)?, ui)?;
     }
     Ok(())
@@ -657,12 +670,9 @@ fn subagent_stop(
             let reason = agent_hook::ask_reason(&delegation, &report.missing);
             return Ok(agent_hook::block_answer(harness, &reason));
         }
-        // Recorded: nothing is left for a session start to end.
-        for a in s.agents.values_mut() {
-            if a.delegation.as_deref() == Some(delegation.as_str()) {
-                a.ended = true;
-            }
-        }
+        // Not marked ended here: that would rewrite the state at every
+        // stop (2 ms of the hook). A session start that ends it finds it
+        // recorded in the log, and adds nothing.
         Ok(None)
     });
     warn_all(ui, &warnings);
