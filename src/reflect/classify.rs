@@ -254,6 +254,29 @@ static DELEGATE_REVERTED: LazyLock<Regex> = LazyLock::new(|| {
 /// "Tests failed before the fix" is history, not the outcome: only tests
 /// *still* failing count.
 fn delegate_line(text: &str) -> Option<(Class, &str)> {
+    // Most reports say nothing of the kind: the patterns (some 2 ms to
+    // compile, at every subagent's stop) are compiled only for a report
+    // with one of the words they need.
+    const WORDS: [&str; 13] = [
+        "ran out of",
+        "could not",
+        "couldn't",
+        "unable to",
+        "failed to",
+        "did not",
+        "didn't",
+        "gave up",
+        "still",
+        "revert",
+        "rolled back",
+        "undid",
+        "backed out",
+    ];
+    let head: String = text.lines().take(20).collect::<Vec<_>>().join("\n");
+    let lower = head.to_lowercase();
+    if !WORDS.iter().any(|w| lower.contains(w)) {
+        return None;
+    }
     let lines = || text.lines().take(20).map(str::trim);
     lines()
         .find(|l| DELEGATE_FAILED.is_match(l))
