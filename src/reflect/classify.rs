@@ -159,7 +159,8 @@ fn excerpt(line: &str) -> String {
     crate::display::truncate(line.trim(), EVIDENCE_CHARS)
 }
 
-fn first_line(text: &str) -> Option<&str> {
+/// The first line of `text` with something on it, trimmed.
+pub(crate) fn first_line(text: &str) -> Option<&str> {
     text.lines().map(str::trim).find(|l| !l.is_empty())
 }
 

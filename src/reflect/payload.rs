@@ -354,7 +354,7 @@ impl HookPayload {
         // because it exceeded the timeout …", "Command was cancelled by
         // user before it could complete."), with no exit code.
         call.interrupted = call.kind == ToolKind::Shell
-            && first_line_of(&call.output).is_some_and(|l| {
+            && super::classify::first_line(&call.output).is_some_and(|l| {
                 l.starts_with("Command was automatically cancelled")
                     || l.starts_with("Command was cancelled by user")
             });
@@ -369,10 +369,6 @@ impl HookPayload {
         call.error = error;
         call
     }
-}
-
-fn first_line_of(text: &str) -> Option<&str> {
-    text.lines().map(str::trim).find(|l| !l.is_empty())
 }
 
 /// What git-swarm's opencode plugin sends for one tool call, written as one

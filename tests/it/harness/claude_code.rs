@@ -1558,21 +1558,17 @@ fn a_session_of_twenty_calls_sees_its_eight_failures() {
         Swarm::Real,
     )
     .success();
-    let candidates: Vec<Value> = (rig.env.read(".git/swarm/local/candidates.jsonl").lines())
-        .map(|l| serde_json::from_str(l).expect("a candidate is JSON"))
-        .collect();
-    let seen = super::failures_seen(&candidates, "Read", "Agent");
+    let candidates = super::candidates(&rig.env);
     let subagent = requests_of(&rig.server.requests(), "SUBTASK-TWENTY");
     let briefed = (subagent.first()).is_some_and(|t| all_text(t).contains("id: no-private-keys"));
-    let open = super::open_delegations(&rig.env);
-    println!(
-        "FIGURE claude-code {}: failures seen {}/8 {seen:?}; subagents given their role's directives {}/1; delegations open after the session {open}; {:.1} s",
-        version(&rig.claude),
-        seen.len(),
-        u8::from(briefed),
-        started.elapsed().as_secs_f64()
+    super::judge_twenty(
+        &format!("claude-code {}", version(&rig.claude)),
+        &rig.env,
+        &candidates,
+        ("Read", "Agent"),
+        briefed,
+        started,
     );
-    assert_eq!(seen.len(), 8, "{candidates:#?}");
     let report = (candidates.iter())
         .find(|c| c["sub"] == "delegate")
         .expect("the subagent's report");
@@ -1581,6 +1577,4 @@ fn a_session_of_twenty_calls_sees_its_eight_failures() {
         (&json!("failure"), &json!("coder")),
         "{report:#}"
     );
-    assert!(briefed, "the subagent got the coder directives");
-    assert_eq!(open, 0);
 }

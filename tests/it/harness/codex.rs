@@ -559,6 +559,25 @@ fn kill_group(pgid: u32) {
         .status();
 }
 
+/// A folder that keeps each hook's payload as Codex sent it (`<ns>-<pid>-<event>.json`,
+/// beside the shell that ran it, `.shell`, and its exit code and time, `.rc`), and
+/// the PATH whose `git-swarm` keeps them before it runs the real one.
+fn capturing(c: &Codex) -> (PathBuf, String) {
+    let captured = c.env.tmp.path().join("captured");
+    let wrapper = c.env.tmp.path().join("capture-bin");
+    std::fs::create_dir_all(&captured).expect("captured dir");
+    write_script(
+        &wrapper.join("git-swarm"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$$-$4.json\n  cat > \"$f\"\n  tr '\\0' ' ' < /proc/$PPID/cmdline > \"$f.shell\"\n  start=$(date +%s%N)\n  {real} \"$@\" < \"$f\"\n  rc=$?\n  echo \"$rc $(( ($(date +%s%N) - start) / 1000000 ))\" > \"$f.rc\"\n  exit $rc\nfi\nexec {real} \"$@\"\n",
+            dir = captured.display(),
+            real = bin().display()
+        ),
+    );
+    let path = format!("{}:{}", wrapper.display(), Codex::path_without_git_swarm());
+    (captured, path)
+}
+
 fn write_script(path: &Path, text: &str) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(path.parent().expect("script dir")).expect("script dir");
@@ -1142,15 +1161,6 @@ fn assert_untouched(result: &str, run: &Outcome) {
     }
 }
 
-/// The lines of `.git/swarm/local/candidates.jsonl`.
-fn candidates(env: &TestEnv) -> Vec<Value> {
-    let text =
-        std::fs::read_to_string(env.path(".git/swarm/local/candidates.jsonl")).unwrap_or_default();
-    (text.lines())
-        .map(|l| serde_json::from_str(l).expect("candidate JSON"))
-        .collect()
-}
-
 #[test]
 fn a_failing_shell_call_becomes_a_candidate_with_its_role() {
     let Some(c) = ready(repo_with_coordinator_directive(), shell_script) else {
@@ -1159,7 +1169,7 @@ fn a_failing_shell_call_becomes_a_candidate_with_its_role() {
     let run = c.run("MAIN-SUB run it", &Codex::path_with_git_swarm(), &[]);
     run.finished();
     assert_untouched(&shell_result(&c.server, "MAIN-SUB"), &run);
-    let found = candidates(&c.env);
+    let found = super::candidates(&c.env);
     let of = |command: &str| {
         (found.iter())
             .find(|v| v["command"] == command)
@@ -1469,19 +1479,7 @@ fn payloads_as_codex_sends_them() {
     };
     c.install(&["--mcp"]);
     c.trust();
-    let captured = c.env.tmp.path().join("captured");
-    let wrapper = c.env.tmp.path().join("capture-bin");
-    std::fs::create_dir_all(&captured).expect("captured dir");
-    // Tees each hook's stdin to a file and times the real command.
-    write_script(
-        &wrapper.join("git-swarm"),
-        &format!(
-            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$$-$4.json\n  cat > \"$f\"\n  tr '\\0' ' ' < /proc/$PPID/cmdline > \"$f.shell\"\n  start=$(date +%s%N)\n  {real} \"$@\" < \"$f\"\n  rc=$?\n  echo \"$rc $(( ($(date +%s%N) - start) / 1000000 ))\" > \"$f.rc\"\n  exit $rc\nfi\nexec {real} \"$@\"\n",
-            dir = captured.display(),
-            real = bin().display()
-        ),
-    );
-    let path = format!("{}:{}", wrapper.display(), Codex::path_without_git_swarm());
+    let (captured, path) = capturing(&c);
     let run = c.run(
         "MAIN-CAPTURE do it",
         &path,
@@ -1721,7 +1719,7 @@ fn a_command_that_fails_silently_becomes_a_candidate() {
     };
     c.run("MAIN-SILENT run it", &Codex::path_with_git_swarm(), &[])
         .finished();
-    let found = candidates(&c.env);
+    let found = super::candidates(&c.env);
     let silent = (found.iter())
         .find(|v| v["command"] == SILENT)
         .unwrap_or_else(|| panic!("no candidate for the silent failure: {found:#?}"));
@@ -1772,18 +1770,7 @@ fn a_multi_agent_v2_spawn_gets_its_block() {
     c.edit_user_config(|doc| {
         doc["features"]["multi_agent_v2"] = toml_edit::value(true);
     });
-    let captured = c.env.tmp.path().join("captured");
-    let wrapper = c.env.tmp.path().join("capture-bin");
-    std::fs::create_dir_all(&captured).expect("captured dir");
-    write_script(
-        &wrapper.join("git-swarm"),
-        &format!(
-            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$$-$4.json\n  cat > \"$f\"\n  exec {real} \"$@\" < \"$f\"\nfi\nexec {real} \"$@\"\n",
-            dir = captured.display(),
-            real = bin().display()
-        ),
-    );
-    let path = format!("{}:{}", wrapper.display(), Codex::path_without_git_swarm());
+    let (captured, path) = capturing(&c);
     c.run("MAIN-V2 delegate it", &path, &[]).finished();
     let shown = c.events("shown");
     assert_eq!(shown.len(), 1, "{shown:#?}");
@@ -1801,6 +1788,9 @@ fn a_multi_agent_v2_spawn_gets_its_block() {
     assert!(child.developer().contains("id: alpha-parser"));
     let mut named = Vec::new();
     for f in std::fs::read_dir(&captured).expect("captured").flatten() {
+        if f.path().extension().is_none_or(|x| x != "json") {
+            continue;
+        }
         let raw = std::fs::read_to_string(f.path()).expect("payload");
         let v: Value = serde_json::from_str(&raw).expect("payload JSON");
         if v["tool_name"] == "collaborationspawn_agent" {
@@ -1858,25 +1848,21 @@ fn a_session_of_twenty_calls_sees_its_eight_failures() {
         &[],
     )
     .finished();
-    let mut found = candidates(&c.env);
+    let mut found = super::candidates(&c.env);
     // The read is a shell call here: named as the shared list names it.
     for cand in &mut found {
         if cand["command"] == READ {
             cand["tool"] = json!("read");
         }
     }
-    let seen = super::failures_seen(&found, "read", "spawn_agent");
     let sub = turns(&c.server.requests(), "SUBTASK-TWENTY");
     let briefed = (sub.first()).is_some_and(|t| t.developer().contains("id: no-private-keys"));
-    let open = super::open_delegations(&c.env);
-    println!(
-        "FIGURE codex {}: failures seen {}/8 {seen:?}; subagents given their role's directives {}/1; delegations open after the session {open}; {:.1} s",
-        super::pinned("@openai/codex"),
-        seen.len(),
-        u8::from(briefed),
-        started.elapsed().as_secs_f64()
+    super::judge_twenty(
+        &format!("codex {}", super::pinned("@openai/codex")),
+        &c.env,
+        &found,
+        ("read", "spawn_agent"),
+        briefed,
+        started,
     );
-    assert_eq!(seen.len(), 8, "{found:#?}");
-    assert!(briefed, "the subagent got the coder directives");
-    assert_eq!(open, 0);
 }

@@ -499,15 +499,6 @@ fn write_script(path: &Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
-/// The lines of `.git/swarm/local/candidates.jsonl`.
-fn candidates(env: &TestEnv) -> Vec<Value> {
-    let text =
-        std::fs::read_to_string(env.path(".git/swarm/local/candidates.jsonl")).unwrap_or_default();
-    (text.lines())
-        .map(|l| serde_json::from_str(l).expect("candidate JSON"))
-        .collect()
-}
-
 // 6. A failing tool call becomes a candidate with its role.
 #[test]
 fn a_failing_shell_call_becomes_a_candidate_with_its_role() {
@@ -518,7 +509,7 @@ fn a_failing_shell_call_becomes_a_candidate_with_its_role() {
     g.trust();
     let run = g.run("gs36-fail: run it", &Gemini::path_with_git_swarm());
     assert_eq!(run.code, Some(0), "{}", run.show());
-    let found = candidates(&g.env);
+    let found = super::candidates(&g.env);
     let failure = (found.iter())
         .find(|c| c["tool"] == "run_shell_command" && c["command"] == FAILING)
         .unwrap_or_else(|| {
@@ -895,22 +886,18 @@ fn a_session_of_twenty_calls_sees_its_eight_failures() {
     let started = Instant::now();
     let run = g.run("MAIN-TWENTY run the steps", &Gemini::path_with_git_swarm());
     assert_eq!(run.code, Some(0), "{}", run.show());
-    let found = candidates(&g.env);
-    let seen = super::failures_seen(&found, "read_file", "invoke_agent");
+    let found = super::candidates(&g.env);
     let briefed = (g.server.requests().iter())
         .find(|r| is_subagent(r) && first_text(r).contains("SUBTASK-TWENTY"))
         .is_some_and(|r| first_text(r).contains("no-private-keys"));
-    let open = super::open_delegations(&g.env);
-    println!(
-        "FIGURE gemini {}: failures seen {}/8 {seen:?}; subagents given their role's directives {}/1; delegations open after the session {open}; {:.1} s",
-        super::pinned("@google/gemini-cli"),
-        seen.len(),
-        u8::from(briefed),
-        started.elapsed().as_secs_f64()
+    super::judge_twenty(
+        &format!("gemini {}", super::pinned("@google/gemini-cli")),
+        &g.env,
+        &found,
+        ("read_file", "invoke_agent"),
+        briefed,
+        started,
     );
-    assert_eq!(seen.len(), 8, "{found:#?}\n{}", run.show());
-    assert!(briefed, "the subagent got the coder directives");
-    assert_eq!(open, 0);
 }
 
 /// A shell call Gemini CLI cancels at its own time limit (`tools.shell.
@@ -936,7 +923,7 @@ fn a_command_gemini_cancels_at_its_time_limit_is_skipped() {
     std::fs::write(&path, settings.to_string()).expect("write settings");
     let run = g.run("gs38-cancel: run it", &Gemini::path_with_git_swarm());
     assert_eq!(run.code, Some(0), "{}", run.show());
-    let found = candidates(&g.env);
+    let found = super::candidates(&g.env);
     let slow = (found.iter())
         .find(|c| c["command"] == SLOW)
         .unwrap_or_else(|| {

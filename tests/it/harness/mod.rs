@@ -161,7 +161,7 @@ pub const TWENTY_REPORT: &str = "Ran out of context before finishing: the tokeni
 
 /// The failing steps of [`TWENTY`] that `candidates` (the lines of
 /// `.git/swarm/local/candidates.jsonl`) hold, by command or tool.
-pub fn failures_seen(
+fn failures_seen(
     candidates: &[serde_json::Value],
     read_tool: &str,
     spawn_tool: &str,
@@ -179,9 +179,44 @@ pub fn failures_seen(
         .collect()
 }
 
+/// What a harness (`label`: its name and version) made of [`TWENTY`]:
+/// prints issue 38's figures and checks them — every failure seen among
+/// `candidates` (its read and spawn tools named as the harness names
+/// them), the subagent `briefed` with its role's directives, no delegation
+/// of `env` left open.
+pub fn judge_twenty(
+    label: &str,
+    env: &crate::common::TestEnv,
+    candidates: &[serde_json::Value],
+    (read_tool, spawn_tool): (&str, &str),
+    briefed: bool,
+    started: std::time::Instant,
+) {
+    let seen = failures_seen(candidates, read_tool, spawn_tool);
+    let open = open_delegations(env);
+    println!(
+        "FIGURE {label}: failures seen {}/8 {seen:?}; subagents given their role's directives {}/1; delegations open after the session {open}; {:.1} s",
+        seen.len(),
+        u8::from(briefed),
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(seen.len(), 8, "{candidates:#?}");
+    assert!(briefed, "the subagent got the coder directives");
+    assert_eq!(open, 0);
+}
+
+/// The lines of `env`'s `.git/swarm/local/candidates.jsonl`.
+pub fn candidates(env: &crate::common::TestEnv) -> Vec<serde_json::Value> {
+    let text =
+        std::fs::read_to_string(env.path(".git/swarm/local/candidates.jsonl")).unwrap_or_default();
+    (text.lines())
+        .map(|l| serde_json::from_str(l).expect("a candidate is JSON"))
+        .collect()
+}
+
 /// Delegations shown a critical directive and neither acknowledged nor
 /// recorded unacknowledged, in the log of `env`.
-pub fn open_delegations(env: &crate::common::TestEnv) -> usize {
+fn open_delegations(env: &crate::common::TestEnv) -> usize {
     let events: Vec<serde_json::Value> = (env.event_lines().iter())
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();

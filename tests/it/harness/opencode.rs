@@ -1561,29 +1561,22 @@ fn a_session_of_twenty_calls_sees_its_eight_failures() {
     oc.install(&[]);
     let started = Instant::now();
     oc.run("MAIN-TWENTY run the steps").success();
-    let text = oc.env.read(".git/swarm/local/candidates.jsonl");
-    let mut found: Vec<Value> = (text.lines())
-        .map(|l| serde_json::from_str(l).expect("a candidate is JSON"))
-        .collect();
+    let mut found = super::candidates(&oc.env);
     // The killed step, named as the shared list names it.
     for c in &mut found {
         if c["command"] == KILLED {
             c["command"] = json!(TWENTY[11].1);
         }
     }
-    let seen = super::failures_seen(&found, "read", "task");
     let briefed = (oc.turns().iter())
         .find(|t| t.first_user.contains("SUBTASK-TWENTY"))
         .is_some_and(|t| t.first_user.contains("no-private-keys"));
-    let open = super::open_delegations(&oc.env);
-    println!(
-        "FIGURE opencode {}: failures seen {}/8 {seen:?}; subagents given their role's directives {}/1; delegations open after the session {open}; {:.1} s",
-        super::pinned("opencode-ai"),
-        seen.len(),
-        u8::from(briefed),
-        started.elapsed().as_secs_f64()
+    super::judge_twenty(
+        &format!("opencode {}", super::pinned("opencode-ai")),
+        &oc.env,
+        &found,
+        ("read", "task"),
+        briefed,
+        started,
     );
-    assert_eq!(seen.len(), 8, "{found:#?}");
-    assert!(briefed, "the subagent got the coder directives");
-    assert_eq!(open, 0);
 }
