@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::bytes::{Regex as BytesRegex, RegexSet as BytesSet};
 use regex::{Regex, RegexSet};
 
-use super::payload::{ToolCall, ToolKind};
+use super::payload::{ToolCall, ToolKind, first_line};
 
 crate::directive::string_enum!(
     /// How a tool call went.
@@ -157,11 +157,6 @@ pub const EVIDENCE_CHARS: usize = 200;
 
 fn excerpt(line: &str) -> String {
     crate::display::truncate(line.trim(), EVIDENCE_CHARS)
-}
-
-/// The first line of `text` with something on it, trimmed.
-pub(crate) fn first_line(text: &str) -> Option<&str> {
-    text.lines().map(str::trim).find(|l| !l.is_empty())
 }
 
 /// Commands whose exit 1 means "no" rather than "failed": no match, a

@@ -354,7 +354,7 @@ impl HookPayload {
         // because it exceeded the timeout …", "Command was cancelled by
         // user before it could complete."), with no exit code.
         call.interrupted = call.kind == ToolKind::Shell
-            && super::classify::first_line(&call.output).is_some_and(|l| {
+            && first_line(&call.output).is_some_and(|l| {
                 l.starts_with("Command was automatically cancelled")
                     || l.starts_with("Command was cancelled by user")
             });
@@ -569,6 +569,11 @@ fn signal_line(text: &str) -> Option<i64> {
         .captures_iter(text)
         .last()
         .and_then(|c| c[1].parse().ok())
+}
+
+/// The first line of `text` with something on it, trimmed.
+pub(crate) fn first_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|l| !l.is_empty())
 }
 
 fn exit_code_line(text: &str) -> Option<i64> {
