@@ -119,6 +119,7 @@ pub fn run(args: &[OsString], ui: &mut Ui) -> Outcome {
 /// The answer to print, if any.
 fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, CliError> {
     let json = read_payload()?;
+    git_swarm::trace::mark("payload read");
     let clock = super::clock()?;
     if event == Event::PostToolUse {
         return post_tool_use(harness, &json, clock, ui).map(|()| None);
@@ -133,6 +134,7 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
     let Some(repo) = repo_for(p.cwd.as_deref())? else {
         return Ok(None);
     };
+    git_swarm::trace::mark("repo found");
     // A repository git-swarm was never set up in is not its business: a
     // stat, before any state is read or written.
     if !repo.root.join(".swarm").is_dir() {
@@ -144,10 +146,12 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
         Event::SessionStart => {
             // Here only, so that the frequent events stay cheap.
             state::sweep(&repo.common_dir, std::time::SystemTime::now());
+            git_swarm::trace::mark("swept");
             // A resumed session runs in a new process: the subagents of the
             // old one are gone.
             let own = (p.source.as_deref() == Some("resume")).then_some(session.as_str());
             end_open_delegations(&repo, own, clock, ui);
+            git_swarm::trace::mark("open delegations ended");
             session_start(harness, &p, &repo, clock, ui)
         }
         Event::PreToolUse => {
@@ -282,6 +286,7 @@ fn session_start(
     let Some(store) = open_store(repo, clock)? else {
         return Ok(None);
     };
+    git_swarm::trace::mark("store opened");
     let role = (p.agent_type.as_deref())
         .and_then(|t| roles::role_for(&store.config.agent_types, t))
         .unwrap_or_else(|| COORDINATOR.to_owned());
