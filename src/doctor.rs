@@ -18,7 +18,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::event::{event_files, lock_with_retry, read_event_file};
+use crate::event::{lock_with_retry, read_event_file};
 use crate::problem::Problem;
 use crate::store::Store;
 
@@ -58,9 +58,8 @@ pub fn doctor(store: &Store, fix: bool) -> Result<Report> {
     let mut first_seen: HashMap<String, String> = HashMap::new();
     let mut duplicates = 0usize;
     let mut unknown: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    for path in event_files(&store.events_dir())? {
+    for (path, rel) in store.event_files()? {
         report.event_files += 1;
-        let rel = store.rel(&path);
         // A symlink, FIFO or device, or a file over events.max_file_bytes,
         // is one finding, never read (nor repaired).
         let file = read_event_file(&path, &rel, &store.config.events)?;

@@ -173,6 +173,9 @@ pub struct Store {
     pub root: PathBuf,
     pub swarm_dir: PathBuf,
     pub git_dir: PathBuf,
+    /// The clone's git dir, shared by its worktrees: where recorded events
+    /// wait ([`Store::pending_dir`]).
+    pub common_dir: PathBuf,
     pub config: Config,
     /// Problems with `config.toml` (the defaults are then in use) and with
     /// folders of `.swarm/` (a link or not a folder is skipped). Every
@@ -182,6 +185,12 @@ pub struct Store {
 }
 
 pub const SWARM_DIR: &str = ".swarm";
+
+/// The folder of `$GIT_COMMON_DIR/swarm/` where recorded events wait.
+pub const PENDING: &str = "pending";
+
+/// How the index names a pending log file: `pending/2026-11.jsonl`.
+pub const PENDING_PREFIX: &str = "pending/";
 
 /// The folders of `.swarm/` that git-swarm reads or writes.
 pub const FOLDERS: [&str; 6] = [
@@ -259,6 +268,7 @@ impl Store {
             root: repo.root.clone(),
             swarm_dir,
             git_dir: repo.git_dir.clone(),
+            common_dir: repo.common_dir.clone(),
             config,
             config_problems,
             clock,
@@ -273,8 +283,67 @@ impl Store {
         self.swarm_dir.join("quarantine")
     }
 
+    /// The tracked log: `.swarm/events/`, changed only by commits.
     pub fn events_dir(&self) -> PathBuf {
         self.swarm_dir.join("events")
+    }
+
+    /// Where recorded events wait until `git swarm commit` moves them into
+    /// the tracked log in a commit of their own: the clone's git dir, so
+    /// that no pull, merge, rebase, checkout or stash ever meets them, and
+    /// every worktree of the clone folds them (a removed worktree loses none).
+    pub fn pending_dir(&self) -> PathBuf {
+        self.common_dir.join("swarm").join(PENDING)
+    }
+
+    /// Where events are appended, and the tracked log they must not repeat.
+    pub fn log(&self) -> crate::event::LogDirs {
+        crate::event::LogDirs {
+            pending: self.pending_dir(),
+            tracked: self.events_dir(),
+        }
+    }
+
+    /// The two folders of the log, each with the name problems give it:
+    /// the tracked one first.
+    pub fn log_dirs(&self) -> [(PathBuf, String); 2] {
+        let pending = self.pending_dir();
+        let rel = self.rel(&pending);
+        [
+            (self.events_dir(), ".swarm/events".to_owned()),
+            (pending, rel),
+        ]
+    }
+
+    /// Every file of the log, tracked then pending, each sorted by name,
+    /// with the path problems name it by.
+    pub fn event_files(&self) -> Result<Vec<(PathBuf, String)>> {
+        let mut out = Vec::new();
+        for (dir, rel) in self.log_dirs() {
+            for path in crate::event::event_files(&dir)? {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                let shown = format!("{rel}/{}", name.unwrap_or_default());
+                out.push((path, shown));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The path and the name shown for the log file the index calls `name`:
+    /// `YYYY-MM.jsonl` in `.swarm/events/`, `pending/YYYY-MM.jsonl` in
+    /// [`Store::pending_dir`].
+    pub fn event_file(&self, name: &str) -> (PathBuf, String) {
+        match name.strip_prefix(PENDING_PREFIX) {
+            Some(month) => {
+                let path = self.pending_dir().join(month);
+                let rel = self.rel(&path);
+                (path, rel)
+            }
+            None => (
+                self.events_dir().join(name),
+                format!(".swarm/events/{name}"),
+            ),
+        }
     }
 
     pub fn local_dir(&self) -> PathBuf {
@@ -298,13 +367,13 @@ impl Store {
     /// the torn lines it found and saved aside, which the caller reports.
     #[must_use = "torn lines saved aside must be reported"]
     pub fn append(&self, events: &[Event]) -> Result<Vec<PathBuf>> {
-        crate::event::append(&self.events_dir(), events, &self.config.events)
+        crate::event::append(&self.pending_dir(), events, &self.config.events)
     }
 
     /// Fails, naming the file, if `event` could not be appended now (see
     /// [`crate::event::check_appendable`]).
     pub fn check_appendable(&self, event: &Event) -> Result<()> {
-        crate::event::check_appendable(&self.events_dir(), event, &self.config.events)
+        crate::event::check_appendable(&self.pending_dir(), event, &self.config.events)
     }
 
     /// A new event stamped with this store's clock.

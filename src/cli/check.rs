@@ -534,7 +534,7 @@ fn append_checks(
     // of the same change may have recorded since. Asked again under the
     // log's lock, of several racing checks one records each outcome.
     let (written, saved) = git_swarm::event::append_unrecorded(
-        &store.events_dir(),
+        &store.log(),
         &events,
         |e| {
             e.data

@@ -96,10 +96,9 @@ fn text_line(e: &Event) -> String {
 /// one by one so that a pipe (`| jq`) sees it at once. Runs until
 /// interrupted; a closed pipe ends it quietly (exit 0, in `main`).
 fn follow(store: &git_swarm::Store, args: &Args, filter: &Filter<'_>, ui: &mut Ui) -> Outcome {
-    let events_dir = store.events_dir();
-    let mut follower =
-        git_swarm::event::Follower::new(&events_dir, &store.rel(&events_dir), &store.config.events);
-    let mut waiter = git_swarm::event::Waiter::new(&events_dir);
+    let dirs = store.log_dirs();
+    let mut follower = git_swarm::event::Follower::new(&dirs, &store.config.events);
+    let mut waiter = git_swarm::event::Waiter::new(&dirs.map(|(d, _)| d));
     let first = follower.poll()?;
     ui.capped(&first.problems);
     warn_unknown_kinds(&args.kind, &first.events, ui);

@@ -8,6 +8,7 @@ mod args;
 mod changes;
 mod check;
 mod cochange;
+mod commit;
 mod deescalate;
 mod diff;
 mod doctor;
@@ -152,6 +153,18 @@ enum Command {
     /// it lands in any month file (a new month's file included), once however
     /// many copies a merge or pull brings; JSON is then one object a line.
     Log(log::Args),
+    /// Commit the events recorded since the last time, in a commit of their own.
+    ///
+    /// Recorded events (blocked commits, briefings, acks, verdicts…) wait in
+    /// the clone's git dir, never in the work tree, so that no pull, merge,
+    /// rebase, checkout or stash refuses because of them; every worktree of
+    /// the clone folds them. This appends them to `.swarm/events/<YYYY-MM>.jsonl`
+    /// and commits those files alone on the current branch (`git commit --only`:
+    /// your hooks run, whatever else is staged stays staged), so that they
+    /// reach others by push and pull request. Events recorded meanwhile stay
+    /// pending. `git swarm status` says how many wait. Exits 0 (also with
+    /// nothing to commit); 2 when git refuses the commit, with nothing moved.
+    Commit(commit::Args),
     /// Show counts and rates over the event log, for people and dashboards.
     ///
     /// Events by kind; per directive: violations (as escalation counts them),
@@ -538,6 +551,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Check(args) => check::run(args, ui),
         Command::Changes(args) => changes::run(args, ui),
         Command::Log(args) => log::run(args, ui),
+        Command::Commit(args) => commit::run(args, ui),
         Command::Diff(args) => diff::run(args, ui),
         Command::Stats(args) => stats::run(args, ui),
         Command::Index(cmd) => index::run(cmd, ui),

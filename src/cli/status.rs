@@ -308,7 +308,15 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
             s.quarantined.join(", ")
         }
     )?;
-    writeln!(out, "Events not yet committed: {}", s.uncommitted_events)?;
+    if s.uncommitted_events == 0 {
+        writeln!(out, "Events not yet committed: 0")?;
+    } else {
+        writeln!(
+            out,
+            "Events not yet committed: {} (`git swarm commit` records them in a commit of their own)",
+            s.uncommitted_events
+        )?;
+    }
     let hooks: Vec<String> = s.hooks.iter().map(|(n, st)| format!("{n} {st}")).collect();
     writeln!(out, "Hooks: {}", hooks.join(", "))?;
     writeln!(out, "Index: {}", s.index)?;
@@ -338,8 +346,15 @@ fn ms(ts: i64) -> String {
         .unwrap_or_else(|_| ts.to_string())
 }
 
-/// Event lines in the working tree's log beyond those in HEAD's.
+/// Event lines waiting in the pending log, and in the working tree's
+/// tracked log beyond those in HEAD's (written by hand, or by a version
+/// that recorded into the tree).
 fn uncommitted(store: &git_swarm::Store) -> Option<u64> {
+    let pending = git_swarm::event::commit::pending_lines(store).unwrap_or(0);
+    Some(pending + uncommitted_in_tree(store).unwrap_or(0))
+}
+
+fn uncommitted_in_tree(store: &git_swarm::Store) -> Option<u64> {
     let repo = super::repo().ok()?;
     let gix = repo.gix();
     let head_tree = gix.head_commit().ok().and_then(|c| c.tree().ok());

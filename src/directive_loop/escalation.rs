@@ -82,7 +82,7 @@ pub fn append(store: &Store, e: &Event) -> Result<Escalation> {
     let episode = e.str_field("episode").unwrap_or("");
     let marker = format!("\"episode\":{}", serde_json::Value::from(episode));
     let (written, torn) =
-        crate::event::append_once(&store.events_dir(), e, &marker, &store.config.events)?;
+        crate::event::append_once(&store.log(), e, &marker, &store.config.events)?;
     Ok(Escalation {
         directive: e.directive.clone().unwrap_or_else(|| "?".to_owned()),
         written,

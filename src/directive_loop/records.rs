@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::directive::Priority;
 use crate::error::Result;
-use crate::event::{Event, Kind, ShownEntry, event_files, read_event_file};
+use crate::event::{Event, Kind, ShownEntry, read_event_file};
 use crate::fold::Fold;
 use crate::index::Index;
 use crate::problem::Problems;
@@ -20,8 +20,7 @@ use crate::store::Store;
 pub fn read_log(store: &Store) -> Result<(Vec<Event>, Problems)> {
     let mut events: Vec<(i64, u128, Event)> = Vec::new();
     let mut problems = Problems::new();
-    for path in event_files(&store.events_dir())? {
-        let rel = store.rel(&path);
+    for (path, rel) in store.event_files()? {
         let file = read_event_file(&path, &rel, &store.config.events)?;
         problems.append(file.problems);
         events.extend(file.events.into_iter().filter_map(|l| {
@@ -51,11 +50,11 @@ fn in_log_order(mut events: Vec<(i64, u128, Event)>) -> Vec<Event> {
 pub fn read_delegation_log(store: &Store, id: &str) -> Result<Vec<Event>> {
     let cfg = &store.config.events;
     let mut files = Vec::new();
-    for path in event_files(&store.events_dir())? {
+    for (path, rel) in store.event_files()? {
         match crate::safe_fs::read(&path, cfg.max_file_bytes) {
             Ok(bytes) => files.push(bytes),
             // Skipped with a problem by `read_log` too.
-            Err(e) if crate::event::skipped_problem(&store.rel(&path), &e).is_some() => {}
+            Err(e) if crate::event::skipped_problem(&rel, &e).is_some() => {}
             Err(e) => return Err(crate::error::Error::io(&path, e)),
         }
     }

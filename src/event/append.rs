@@ -105,13 +105,13 @@ pub fn check_appendable(events_dir: &Path, event: &Event, cfg: &EventsConfig) ->
 /// same thing exactly one writes it). Returns whether it was written, and
 /// the torn lines saved aside as [`append`] does.
 pub fn append_once(
-    events_dir: &Path,
+    dirs: &LogDirs,
     event: &Event,
     marker: &str,
     cfg: &EventsConfig,
 ) -> Result<(bool, Vec<PathBuf>), Error> {
     let (written, saved) = append_unrecorded(
-        events_dir,
+        dirs,
         std::slice::from_ref(event),
         |_| marker.to_owned(),
         |_, _| true,
@@ -120,39 +120,68 @@ pub fn append_once(
     Ok((written == 1, saved))
 }
 
+/// The two folders of the log: where events are appended (the pending
+/// one, in the git dir) and the tracked one, which only commits change.
+#[derive(Debug, Clone)]
+pub struct LogDirs {
+    pub pending: PathBuf,
+    pub tracked: PathBuf,
+}
+
 /// Appends those of `events` that `recorded` does not find among the
-/// lines of their month file, checked under the file's lock: of several
-/// processes racing to record the same things, one writes each. Only the
-/// lines holding an event's `needle` (a string its record must contain) are
-/// parsed and given to `recorded` with the event. Returns how many were
-/// written, and the torn lines saved aside as [`append`] does.
+/// lines of their month file, tracked or pending; the pending file is
+/// checked under its lock: of several processes racing to record the same
+/// things, one writes each. Only the lines holding an event's `needle` (a
+/// string its record must contain) are parsed and given to `recorded` with
+/// the event. Returns how many were written, and the torn lines saved
+/// aside as [`append`] does.
 pub fn append_unrecorded(
-    events_dir: &Path,
+    dirs: &LogDirs,
     events: &[Event],
     needle: impl Fn(&Event) -> String,
     recorded: impl Fn(&Event, &Event) -> bool,
     cfg: &EventsConfig,
 ) -> Result<(usize, Vec<PathBuf>), Error> {
+    let is_in = |text: &[u8], e: &Event| {
+        let needle = needle(e);
+        memchr::memmem::find_iter(text, needle.as_bytes()).any(|at| {
+            let start = text[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let end = text[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |i| at + i);
+            parse_event_line(&text[start..end], cfg.max_line_bytes)
+                .is_ok_and(|old| recorded(e, &old))
+        })
+    };
+    // The tracked file changes only by a commit: read without a lock. One
+    // that cannot be read (a link, over the bound) holds nothing here; the
+    // index reports it.
+    let mut tracked: std::collections::HashMap<String, Vec<u8>> = Default::default();
+    let mut fresh = Vec::new();
+    for e in events {
+        let Some(name) = e.month_file() else {
+            fresh.push(e.clone());
+            continue;
+        };
+        let text = tracked.entry(name).or_insert_with_key(|name| {
+            crate::safe_fs::read(&dirs.tracked.join(name), cfg.max_file_bytes).unwrap_or_default()
+        });
+        if !is_in(text, e) {
+            fresh.push(e.clone());
+        }
+    }
+    drop(tracked);
     let mut written = 0;
-    let saved = each_month_file(events_dir, events, cfg, |path, lines| {
+    let saved = each_month_file(&dirs.pending, &fresh, cfg, |path, lines| {
         let now_ms = lines[0].0.ts_millis().unwrap_or(0);
         let mut unrecorded = |text: &[u8]| -> Vec<u8> {
             let mut out = Vec::new();
             for (e, line) in lines {
-                let needle = needle(e);
-                let found = memchr::memmem::find_iter(text, needle.as_bytes()).any(|at| {
-                    let start = text[..at]
-                        .iter()
-                        .rposition(|&b| b == b'\n')
-                        .map_or(0, |i| i + 1);
-                    let end = text[at..]
-                        .iter()
-                        .position(|&b| b == b'\n')
-                        .map_or(text.len(), |i| at + i);
-                    parse_event_line(&text[start..end], cfg.max_line_bytes)
-                        .is_ok_and(|old| recorded(e, &old))
-                });
-                if !found {
+                if !is_in(text, e) {
                     out.extend_from_slice(line.as_bytes());
                     written += 1;
                 }
@@ -206,12 +235,7 @@ fn append_to(
     now_ms: i64,
 ) -> Result<Option<PathBuf>, Error> {
     let swarm = swarm_of(path.parent().unwrap_or(path));
-    let mut file = crate::safe_fs::open(
-        path,
-        OpenOptions::new().read(true).append(true).create(true),
-    )
-    .map_err(|e| Error::io(path, e))?;
-    lock_with_retry(&file, path, Duration::from_millis(cfg.lock_timeout_ms))?;
+    let mut file = open_current_locked(path, Duration::from_millis(cfg.lock_timeout_ms))?;
     let result = (|| -> Result<Option<PathBuf>, Error> {
         let io = |e| Error::io(path, e);
         // Checked before anything is read: the file is never read whole,
@@ -272,6 +296,34 @@ fn append_to(
     })();
     let _ = file.unlock();
     result
+}
+
+/// Opens (creating it) and locks the file now at `path`. `git swarm commit`
+/// replaces a pending file under its lock, so a writer that waited on the
+/// old one opens the new one and waits again: no line goes to a file that
+/// is gone.
+pub fn open_current_locked(path: &Path, wait: Duration) -> Result<File, Error> {
+    use std::os::unix::fs::MetadataExt;
+    let start = Instant::now();
+    loop {
+        let file = crate::safe_fs::open(
+            path,
+            OpenOptions::new().read(true).append(true).create(true),
+        )
+        .map_err(|e| Error::io(path, e))?;
+        lock_with_retry(&file, path, wait.saturating_sub(start.elapsed()))?;
+        let held = file.metadata().map_err(|e| Error::io(path, e))?;
+        match std::fs::symlink_metadata(path) {
+            Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => return Ok(file),
+            _ if start.elapsed() >= wait => {
+                return Err(Error::LockTimeout {
+                    path: path.to_path_buf(),
+                    waited: start.elapsed(),
+                });
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The error for an append to `path` (`len` bytes) that would leave it

@@ -72,9 +72,8 @@ pub struct Batch {
 /// Reads the event files of one folder incrementally; see the module docs.
 #[derive(Debug)]
 pub struct Follower {
-    dir: PathBuf,
-    /// The folder as problems name it (`.swarm/events`).
-    rel_dir: String,
+    /// The folders, each as problems name it (`.swarm/events`).
+    dirs: Vec<(PathBuf, String)>,
     max_line_bytes: u64,
     max_file_bytes: u64,
     tails: BTreeMap<String, Tail>,
@@ -91,11 +90,13 @@ pub struct Follower {
 }
 
 impl Follower {
-    /// A follower of the month files in `dir`, which problems call `rel_dir`.
-    pub fn new(dir: &Path, rel_dir: &str, cfg: &EventsConfig) -> Follower {
+    /// A follower of the month files in `dirs`, each given with the name
+    /// problems call it by (the log's tracked and pending folders).
+    pub fn new(dirs: &[(PathBuf, String)], cfg: &EventsConfig) -> Follower {
         Follower {
-            dir: dir.to_path_buf(),
-            rel_dir: rel_dir.trim_end_matches('/').to_owned(),
+            dirs: (dirs.iter())
+                .map(|(d, rel)| (d.clone(), rel.trim_end_matches('/').to_owned()))
+                .collect(),
             max_line_bytes: cfg.max_line_bytes,
             max_file_bytes: cfg.max_file_bytes,
             tails: BTreeMap::new(),
@@ -119,12 +120,15 @@ impl Follower {
     pub fn poll(&mut self) -> Result<Batch, Error> {
         let mut batch = Batch::default();
         let mut present = HashSet::new();
-        for path in event_files(&self.dir)? {
-            let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
-                continue;
-            };
-            present.insert(name.clone());
-            self.read_file(&path, &name, &mut batch)?;
+        for (dir, rel_dir) in self.dirs.clone() {
+            for path in event_files(&dir)? {
+                let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                    continue;
+                };
+                let rel = format!("{rel_dir}/{name}");
+                present.insert(rel.clone());
+                self.read_file(&path, &rel, &mut batch)?;
+            }
         }
         // A file removed (a checkout of an older commit) starts again from
         // nothing if it comes back.
@@ -133,8 +137,9 @@ impl Follower {
         Ok(batch)
     }
 
-    fn read_file(&mut self, path: &Path, name: &str, batch: &mut Batch) -> Result<(), Error> {
-        let rel = format!("{}/{name}", self.rel_dir);
+    /// Reads what landed in `path`, which problems (and the tails) call `rel`.
+    fn read_file(&mut self, path: &Path, rel: &str, batch: &mut Batch) -> Result<(), Error> {
+        let name = rel;
         let mut file = match crate::safe_fs::open_read(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -337,11 +342,13 @@ pub struct Waiter {
 }
 
 impl Waiter {
-    /// A waiter for the folder `dir` (which need not exist yet).
-    pub fn new(dir: &Path) -> Waiter {
+    /// A waiter for the folders `dirs` (which need not exist yet).
+    pub fn new(dirs: &[PathBuf]) -> Waiter {
+        #[cfg(not(target_os = "linux"))]
+        let _ = dirs;
         Waiter {
             #[cfg(target_os = "linux")]
-            watch: linux::Watch::new(dir),
+            watch: linux::Watch::new(dirs),
         }
     }
 
@@ -374,31 +381,33 @@ mod linux {
         meta.is_dir().then(|| (meta.dev(), meta.ino()))
     }
 
-    /// An inotify watch on the events folder, made again when the folder
-    /// is replaced (or first appears).
+    /// One inotify instance watching the log's folders, each watch made
+    /// again when its folder is replaced (or first appears).
     pub(super) struct Watch {
-        dir: PathBuf,
         fd: Option<OwnedFd>,
-        /// The watch and the folder (device, inode) it watches.
-        wd: Option<(i32, (u64, u64))>,
+        /// Each folder, with its watch and the folder (device, inode) it watches.
+        dirs: Vec<(PathBuf, Option<(i32, (u64, u64))>)>,
     }
 
     impl Watch {
-        pub(super) fn new(dir: &Path) -> Watch {
+        pub(super) fn new(dirs: &[PathBuf]) -> Watch {
             let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).ok();
             Watch {
-                dir: dir.to_path_buf(),
                 fd,
-                wd: None,
+                dirs: dirs.iter().map(|d| (d.clone(), None)).collect(),
             }
         }
 
-        /// Waits on the watch; false if there is none to wait on.
+        /// Waits on the watches; false if there is none to wait on (no
+        /// folder exists yet: the caller polls).
         pub(super) fn wait(&mut self) -> bool {
             self.rewatch();
-            let (Some(fd), Some(_)) = (&self.fd, self.wd) else {
+            let Some(fd) = &self.fd else {
                 return false;
             };
+            if self.dirs.iter().all(|(_, wd)| wd.is_none()) {
+                return false;
+            }
             let timeout = Timespec {
                 tv_sec: WATCH_TIMEOUT.as_secs() as i64,
                 tv_nsec: 0,
@@ -415,27 +424,29 @@ mod linux {
             true
         }
 
-        /// Watches the folder now at `dir`, if it is a folder of its own.
+        /// Watches each folder now at its path, if it is a folder of its own.
         fn rewatch(&mut self) {
             let Some(fd) = &self.fd else { return };
-            let now = folder_id(&self.dir);
-            if now.is_some() && self.wd.map(|(_, id)| id) == now {
-                return;
-            }
-            if let Some((wd, _)) = self.wd.take() {
-                let _ = inotify::remove_watch(fd, wd);
-            }
-            let Some(id) = now else { return };
-            let flags = WatchFlags::MODIFY
-                | WatchFlags::CLOSE_WRITE
-                | WatchFlags::CREATE
-                | WatchFlags::MOVED_TO
-                | WatchFlags::DELETE
-                | WatchFlags::ATTRIB
-                | WatchFlags::ONLYDIR
-                | WatchFlags::DONT_FOLLOW;
-            if let Ok(wd) = inotify::add_watch(fd, &self.dir, flags) {
-                self.wd = Some((wd, id));
+            for (dir, watched) in &mut self.dirs {
+                let now = folder_id(dir);
+                if now.is_some() && watched.map(|(_, id)| id) == now {
+                    continue;
+                }
+                if let Some((wd, _)) = watched.take() {
+                    let _ = inotify::remove_watch(fd, wd);
+                }
+                let Some(id) = now else { continue };
+                let flags = WatchFlags::MODIFY
+                    | WatchFlags::CLOSE_WRITE
+                    | WatchFlags::CREATE
+                    | WatchFlags::MOVED_TO
+                    | WatchFlags::DELETE
+                    | WatchFlags::ATTRIB
+                    | WatchFlags::ONLYDIR
+                    | WatchFlags::DONT_FOLLOW;
+                if let Ok(wd) = inotify::add_watch(fd, dir.as_path(), flags) {
+                    *watched = Some((wd, id));
+                }
             }
         }
     }
@@ -472,8 +483,11 @@ mod tests {
         }
         std::fs::write(dir.path().join("2026-11.jsonl"), nov).expect("write");
         std::fs::write(dir.path().join("2026-12.jsonl"), dec).expect("write");
-        let mut f =
-            Follower::new(dir.path(), ".swarm/events", &EventsConfig::default()).keeping_latest(3);
+        let mut f = Follower::new(
+            &[(dir.path().to_path_buf(), ".swarm/events".into())],
+            &EventsConfig::default(),
+        )
+        .keeping_latest(3);
         assert_eq!(
             ids(&f.poll().expect("poll")),
             ["e04997", "e04998", "e04999"]
@@ -500,7 +514,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let nov = dir.path().join("2026-11.jsonl");
         let cfg = EventsConfig::default();
-        let mut f = Follower::new(dir.path(), ".swarm/events", &cfg);
+        let mut f = Follower::new(&[(dir.path().to_path_buf(), ".swarm/events".into())], &cfg);
         std::fs::write(&nov, line("a", "2026-11-01T00:00:00.000Z")).expect("write");
         assert_eq!(ids(&f.poll().expect("poll")), ["a"]);
         assert!(f.poll().expect("poll").events.is_empty());
@@ -553,7 +567,10 @@ mod tests {
             line("b", "2026-11-02T00:00:00.000Z"),
             line("c", "2026-11-03T00:00:00.000Z"),
         );
-        let mut f = Follower::new(dir.path(), ".swarm/events", &EventsConfig::default());
+        let mut f = Follower::new(
+            &[(dir.path().to_path_buf(), ".swarm/events".into())],
+            &EventsConfig::default(),
+        );
         std::fs::write(&nov, a.clone() + &b).expect("write");
         assert_eq!(ids(&f.poll().expect("poll")), ["a", "b"]);
         std::fs::write(&nov, a.clone() + &c + &b).expect("rewrite in place");
@@ -574,7 +591,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let nov = dir.path().join("2026-11.jsonl");
         let cfg = EventsConfig::default();
-        let mut f = Follower::new(dir.path(), ".swarm/events", &cfg);
+        let mut f = Follower::new(&[(dir.path().to_path_buf(), ".swarm/events".into())], &cfg);
         // Several chunks long, its newline far past the limit.
         let huge = vec![b'x'; (CHUNK * 3 + 17) as usize];
         std::fs::write(&nov, &huge).expect("write");
@@ -597,7 +614,7 @@ mod tests {
         assert!(batch.problems.is_empty(), "{:?}", batch.problems);
 
         // Read in one go by a new follower: the same.
-        let mut fresh = Follower::new(dir.path(), ".swarm/events", &cfg);
+        let mut fresh = Follower::new(&[(dir.path().to_path_buf(), ".swarm/events".into())], &cfg);
         let batch = fresh.poll().expect("poll");
         assert_eq!(ids(&batch), ["g"]);
         assert_eq!(batch.problems.total(), 1);
@@ -612,7 +629,10 @@ mod tests {
         let events = dir.path().join("events");
         std::fs::create_dir(&events).expect("mkdir");
         std::os::unix::fs::symlink(&outside, events.join("2026-11.jsonl")).expect("link");
-        let mut f = Follower::new(&events, ".swarm/events", &EventsConfig::default());
+        let mut f = Follower::new(
+            &[(events.clone(), ".swarm/events".into())],
+            &EventsConfig::default(),
+        );
         let first = f.poll().expect("poll");
         assert!(first.events.is_empty());
         assert_eq!(first.problems.total(), 1);

@@ -19,13 +19,14 @@ use serde_json::{Map, Value};
 use crate::directive::Priority;
 
 mod append;
+pub mod commit;
 mod follow;
 mod kind;
 mod read;
 
 pub use append::{
-    append, append_once, append_unrecorded, check_appendable, lock_with_retry, open_locked,
-    set_aside_torn_tail,
+    LogDirs, append, append_once, append_unrecorded, check_appendable, lock_with_retry,
+    open_locked, set_aside_torn_tail,
 };
 pub use follow::{Batch, Follower, POLL_INTERVAL, Waiter};
 pub use kind::{Body, CheckOutcome, KNOWN_KINDS, Kind, Level, PhaseStatus, RunResult, ShownEntry};

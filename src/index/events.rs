@@ -82,7 +82,6 @@ pub fn read_all(
     files: &[(String, Stamp)],
     built_at_ns: i64,
 ) -> Result<(Vec<EventFileEntry>, Vec<EventHead>)> {
-    let dir = store.swarm_dir.join("events");
     let max_line = store.config.events.max_line_bytes;
     let max_file = store.config.events.max_file_bytes;
     let workers = std::thread::available_parallelism()
@@ -90,8 +89,7 @@ pub fn read_all(
         .clamp(1, 8)
         .min(files.len().max(1));
     let read_one = |(name, stamp): &(String, Stamp)| -> Result<(EventFileEntry, Vec<EventHead>)> {
-        let path = dir.join(name);
-        let rel = format!(".swarm/events/{name}");
+        let (path, rel) = store.event_file(name);
         let bytes = match crate::safe_fs::read(&path, max_file) {
             Ok(bytes) => bytes,
             Err(e) => match crate::event::skipped_problem(&rel, &e) {
@@ -230,9 +228,8 @@ pub fn update(
             continue;
         }
         changed += 1;
-        let path = store.swarm_dir.join("events").join(name);
+        let (path, rel) = store.event_file(name);
         let io = |e| Error::io(&path, e);
-        let rel = format!(".swarm/events/{name}");
         let mut file = match crate::safe_fs::open_read(&path) {
             Ok(file) => file,
             Err(e) => match crate::safe_fs::not_regular(&e) {

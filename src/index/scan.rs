@@ -120,7 +120,7 @@ pub(super) fn scan_while(
             Ok((
                 config_stamp(swarm)?,
                 scan_dir(&swarm.join("quarantine"), |n| n.ends_with(".toml"))?,
-                scan_dir(&swarm.join("events"), is_month_file)?.0,
+                scan_log(store)?,
             ))
         })();
         if helpers.is_empty() {
@@ -153,10 +153,22 @@ pub(super) fn scan_events(store: &Store) -> Result<Scan> {
     let swarm = &store.swarm_dir;
     Ok(Scan {
         config: config_stamp(swarm)?,
-        events: scan_dir(&swarm.join("events"), is_month_file)?.0,
+        events: scan_log(store)?,
         unstamped: true,
         ..Scan::default()
     })
+}
+
+/// Stats the log's files: the tracked ones by name, then the pending ones
+/// as `pending/NAME` (see [`Store::event_file`]).
+fn scan_log(store: &Store) -> Result<Vec<(String, Stamp)>> {
+    let mut files = scan_dir(&store.events_dir(), is_month_file)?.0;
+    let pending = scan_dir(&store.pending_dir(), is_month_file)?.0;
+    files.extend(
+        (pending.into_iter())
+            .map(|(name, stamp)| (format!("{}{name}", crate::store::PENDING_PREFIX), stamp)),
+    );
+    Ok(files)
 }
 
 /// The stamp of `config.toml`, or of the link or FIFO in its place (which

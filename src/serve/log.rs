@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::{BufRead, BufReader, Read};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::event::{Event, event_files};
+use crate::event::Event;
 use crate::fold::{EventHead, Signal};
 use crate::{Error, Result, Store};
 
@@ -48,7 +48,7 @@ pub fn digest(store: &Store, today: i64, known: &BTreeSet<&str>) -> Result<Diges
     let mut handoff: BTreeMap<(i64, u128), Event> = BTreeMap::new();
     let max_line = store.config.events.max_line_bytes;
     let max_file = store.config.events.max_file_bytes;
-    for path in event_files(&store.events_dir())? {
+    for (path, _) in store.event_files()? {
         // A link, FIFO or device, or a file over the bound, is skipped: the
         // index reports it (its problems are the page's).
         let Ok(file) = crate::safe_fs::open_read(&path) else {

@@ -214,7 +214,7 @@ fn run_check(ctx: &Ctx, args: &ChangeArgs, ui: &mut Ui) -> Result<(Checked, Sele
     git_swarm::trace::mark("recorded");
     if !events.is_empty() {
         let (_, saved) = git_swarm::event::append_unrecorded(
-            &ctx.store.events_dir(),
+            &ctx.store.log(),
             &events,
             // The offence as the log's JSON spells it: a line holding it
             // is parsed and compared.

@@ -385,9 +385,10 @@ fn stream(shared: &Shared, sock: &mut TcpStream) {
     // The stream reads the log as `log --follow` does: the first poll is the
     // whole log, de-duplicated and in order, of which only the latest few
     // are kept; each later one what landed since, every event once.
-    let mut follower = Follower::new(&store.events_dir(), ".swarm/events", &store.config.events)
-        .keeping_latest(git_swarm::serve::BACKLOG);
-    let mut waiter = Waiter::new(&store.events_dir());
+    let dirs = store.log_dirs();
+    let mut follower =
+        Follower::new(&dirs, &store.config.events).keeping_latest(git_swarm::serve::BACKLOG);
+    let mut waiter = Waiter::new(&dirs.map(|(d, _)| d));
     let first = match follower.poll() {
         Ok(batch) => batch,
         Err(e) => {

@@ -236,17 +236,23 @@ impl TestEnv {
         self.path(rel).exists()
     }
 
-    /// Every line of every event file, in file order.
+    /// Every line of every event file, tracked (`.swarm/events/`) then
+    /// pending (`.git/swarm/pending/`, where commands record), in file order.
     pub fn event_lines(&self) -> Vec<String> {
-        let mut files: Vec<_> = std::fs::read_dir(self.path(".swarm/events"))
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        files.sort();
+        let list = |dir: &str| {
+            let mut files: Vec<_> = std::fs::read_dir(self.path(dir))
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .map(|e| e.path())
+                        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            files.sort();
+            files
+        };
+        let mut files = list(".swarm/events");
+        files.extend(list(PENDING));
         files
             .iter()
             .flat_map(|f| {
@@ -259,6 +265,14 @@ impl TestEnv {
             .collect()
     }
 }
+
+/// Where recorded events wait until `git swarm commit`, relative to the
+/// work tree of a repository whose git dir is `.git`.
+pub const PENDING: &str = ".git/swarm/pending";
+
+/// The pending month file of November 2026, where the tests' fixed clock
+/// records.
+pub const PENDING_NOV: &str = ".git/swarm/pending/2026-11.jsonl";
 
 /// Makes a FIFO at `path` (with the `mkfifo` program).
 #[track_caller]
