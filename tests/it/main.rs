@@ -22,6 +22,7 @@ mod diff;
 mod directive_loop;
 mod doctor_conflicts;
 mod event_fold;
+mod events_pending;
 mod export;
 mod generate;
 mod handoff;

@@ -779,13 +779,7 @@ fn the_generalist_subagent_gets_the_coder_directives() {
     );
     // The delegation shown, and the subagent's ack (read from invoke_agent's
     // AfterTool), are in the log, paired.
-    let mut lines = String::new();
-    for f in std::fs::read_dir(g.env.root.join(".swarm/events"))
-        .expect("events dir")
-        .flatten()
-    {
-        lines.push_str(&std::fs::read_to_string(f.path()).expect("event file"));
-    }
+    let lines = g.env.event_lines().join("\n");
     let events: Vec<Value> = (lines.lines())
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
