@@ -43,6 +43,7 @@ mod stats;
 mod status;
 mod trust;
 mod ui;
+mod usage;
 mod validate;
 mod worktree;
 
@@ -67,7 +68,8 @@ pub use ui::{Format, Ui, clean};
     bin_name = "git swarm",
     version,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    after_help = "`git swarm help [COMMAND]...` (or `git swarm COMMAND --help`) prints the full help of git-swarm or of a command. `git swarm --help` is git's own: it opens the man page (`man git-swarm`), which `git swarm generate man` installs."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -502,7 +504,10 @@ pub fn main() -> ExitCode {
         {
             mcp::run_call(&argv[0], &mut ui)
         } else {
-            let cli = Cli::parse_from(argv);
+            let cli = match Cli::try_parse_from(&argv) {
+                Ok(cli) => cli,
+                Err(e) => return usage::report(&e, &argv, &mut ui),
+            };
             git_swarm::trace::mark("arguments parsed");
             run(cli.command, &mut ui)
         };
