@@ -8,6 +8,7 @@ mod args;
 mod changes;
 mod check;
 mod cochange;
+mod config_parameters;
 mod deescalate;
 mod diff;
 mod doctor;
@@ -486,11 +487,19 @@ pub enum CliError {
 }
 
 pub fn main() -> ExitCode {
+    // SAFETY: the first thing the process does, before any other thread runs.
+    let unread_config = unsafe { config_parameters::apply() }.err();
     if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
         git_swarm::trace::enable();
     }
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut ui = Ui::new();
+    if let Some(why) = unread_config {
+        ui.warning(
+            &format!("the settings of `git -c` were left out: {why}"),
+            None,
+        );
+    }
     // An agent harness runs `git-swarm hook agent HARNESS EVENT` on every
     // tool call, and the hook reads its arguments by hand: building clap's
     // whole command tree first was 0.6 ms of it (docs/performance.md).
