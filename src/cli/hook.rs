@@ -2,9 +2,12 @@
 //! hooks install` call. Hidden; git is its only caller.
 //!
 //! A hook must never stand between a user and git for a reason that is not
-//! a failed check: skipping, an uninitialised repository, an unknown hook
-//! name or any error while running (a repository it cannot read, a lock, a
-//! pushed object it cannot walk) all exit 0, the last two with a warning.
+//! a failed check: skipping, an uninitialised repository, a hook git has
+//! that git-swarm has not (a shim of another version may call it) or any
+//! error while running (a repository it cannot read, a lock, a pushed
+//! object it cannot walk) all exit 0, the last two with a warning. A name
+//! that is no git hook at all was typed by a person (`git swarm hook
+//! install` for `hooks install`): that is bad usage, exit 2.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
@@ -39,6 +42,9 @@ pub fn run_agent(args: &[OsString], ui: &mut Ui) -> Outcome {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if args.name == "agent" {
         return run_agent(&args.args, ui);
+    }
+    if !hooks::GIT_HOOKS.contains(&args.name.as_str()) {
+        return Err(not_a_hook(&args.name).into());
     }
     if std::env::var_os(hooks::SKIP_ENV).is_some_and(|v| v == "1") {
         return Ok(ExitCode::SUCCESS);
@@ -227,6 +233,21 @@ fn say_who_fixes_what(verdicts: &[super::check::Verdict], ui: &mut Ui) {
             "fix the change, or mark the directive `warn` in review; {SKIP}"
         ));
     }
+}
+
+/// The error for `git swarm hook NAME` where NAME is no hook of git's.
+fn not_a_hook(name: &str) -> Error {
+    let shown = name.escape_debug();
+    let hooks_command = ["install", "uninstall", "status"].contains(&name);
+    Error::usage(
+        format!("`{shown}` is not a git hook: `git swarm hook NAME` is what git's hooks call"),
+        if hooks_command {
+            format!("did you mean `git swarm hooks {name}`?")
+        } else {
+            "`git swarm hooks install` installs the hooks; `git swarm help hooks` says more"
+                .to_owned()
+        },
+    )
 }
 
 /// Says what went wrong and that git carries on. A closed stdout is passed
