@@ -188,6 +188,21 @@ fn usage_errors_point_to_help_that_works_without_man_pages() {
     );
 }
 
+/// `generate completions` without a shell says which shells there are.
+#[test]
+fn completions_without_a_shell_list_the_shells() {
+    let env = TestEnv::new();
+    let run = env.swarm(&["generate", "completions"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("[possible values: bash, elvish, fish, powershell, zsh]"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(run.stdout, "");
+}
+
 /// Runs `script` in bash after sourcing git's completion (when `with_git`)
 /// and git-swarm's; `c WORD…` prints `WORDS -> candidates` for completing the
 /// last word.
