@@ -22,12 +22,6 @@ use crate::problem::Problem;
 use crate::safe_fs::FileKind;
 use crate::store::{Repo, SWARM_DIR, Store};
 
-/// Largest blob written out with its content. Every `.swarm/` file has a
-/// limit far below it (a directive 64 KB, an event file some MB); a larger
-/// blob becomes a sparse file of its size, which `validate` refuses unread,
-/// as it would the real one.
-const WRITTEN_MAX: u64 = 256 * 1024 * 1024;
-
 /// Validates the `.swarm/` the index holds, given as its files
 /// ([`crate::change::Change::staged_blobs_under`]). The problems name
 /// paths from the repository root, as `validate` does in the working tree.
@@ -42,8 +36,10 @@ pub fn validate_index(
         .prefix("git-swarm-staged-")
         .tempdir()
         .map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+    let events_max = staged_events_max(objects, files)?;
     for (path, id, kind) in files {
-        write_out(objects, scratch.path(), path, *id, *kind)?;
+        let limit = read_limit(path, events_max);
+        write_out(objects, scratch.path(), path, *id, *kind, limit)?;
     }
     let mut staged = repo.clone();
     staged.root = scratch.path().to_path_buf();
@@ -91,15 +87,69 @@ pub fn changed_problems(report: super::Report, changed: &[&str]) -> Vec<Problem>
         .collect()
 }
 
+/// The most `validate` reads of the file at `path` (a larger one it refuses
+/// unread): `events.max_file_bytes` of the staged configuration for an
+/// event file, the fixed limit of its kind for the others.
+fn read_limit(path: &str, events_max: u64) -> u64 {
+    let folder = path
+        .strip_prefix(".swarm/")
+        .and_then(|p| p.split_once('/'))
+        .map(|(folder, _)| folder);
+    match folder {
+        Some("events") => events_max,
+        Some("directives" | "quarantine") => crate::directive::limits::FILE_MAX,
+        Some("proposals") => crate::proposal::PROPOSAL_MAX,
+        Some("handoffs") => crate::handoff::HANDOFF_MAX,
+        _ if path == ".swarm/config.toml" => crate::store::CONFIG_MAX,
+        // `.gitattributes`: read up to 64 KB; any other file is not read.
+        _ => 64 * 1024,
+    }
+}
+
+/// `events.max_file_bytes` as the staged `config.toml` sets it (the
+/// default when it cannot say).
+fn staged_events_max(objects: &gix::Repository, files: &[DirectiveBlob]) -> Result<u64> {
+    let default = crate::config::EventsConfig::default().max_file_bytes;
+    let Some((_, id, None)) = files.iter().find(|(p, _, _)| p == ".swarm/config.toml") else {
+        return Ok(default);
+    };
+    if header_size(objects, ".swarm/config.toml", *id)? > crate::store::CONFIG_MAX {
+        return Ok(default);
+    }
+    let blob = objects
+        .find_blob(*id)
+        .map_err(|e| Error::git("reading .swarm/config.toml from the index", e))?;
+    Ok(match std::str::from_utf8(&blob.data) {
+        Ok(text) => {
+            crate::config::Config::parse(text, ".swarm/config.toml")
+                .0
+                .events
+                .max_file_bytes
+        }
+        Err(_) => default,
+    })
+}
+
+fn header_size(objects: &gix::Repository, path: &str, id: ObjectId) -> Result<u64> {
+    Ok(objects
+        .find_header(id)
+        .map_err(|e| Error::git(format!("reading {path} from the index"), e))?
+        .size())
+}
+
 /// Writes the index entry `path` under `root` as what it is: a regular
-/// file with its content, a link (to nowhere: `validate` never follows one,
-/// and the target is not read), or an empty folder for a submodule.
+/// file with its content (or, over `limit`, a sparse file of its size,
+/// which `validate` refuses unread as it would the real one: a blob is
+/// never inflated past what `validate` would read), a link (to nowhere:
+/// `validate` never follows one, and the target is not read), or an empty
+/// folder for a submodule.
 fn write_out(
     objects: &gix::Repository,
     root: &Path,
     path: &str,
     id: ObjectId,
     kind: Option<FileKind>,
+    limit: u64,
 ) -> Result<()> {
     let at = root.join(path);
     if let Some(parent) = at.parent() {
@@ -107,11 +157,8 @@ fn write_out(
     }
     match kind {
         None => {
-            let size = objects
-                .find_header(id)
-                .map_err(|e| Error::git(format!("reading {path} from the index"), e))?
-                .size();
-            if size > WRITTEN_MAX {
+            let size = header_size(objects, path, id)?;
+            if size > limit {
                 let file = std::fs::File::create(&at).map_err(|e| Error::io(&at, e))?;
                 return file.set_len(size).map_err(|e| Error::io(&at, e));
             }
