@@ -27,6 +27,39 @@ pub use kept::{KEPT_DIR, LEGACY_SUFFIX};
 /// The hooks git-swarm installs, in the order it reports them.
 pub const HOOKS: [&str; 4] = ["pre-commit", "pre-push", "post-merge", "post-checkout"];
 
+/// Every hook git runs (githooks(5)), whether git-swarm has it or not: a
+/// name that is none of these comes from a person or a script, never git.
+pub const GIT_HOOKS: [&str; 28] = [
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "reference-transaction",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "sendemail-validate",
+    "fsmonitor-watchman",
+    "p4-changelist",
+    "p4-prepare-changelist",
+    "p4-post-changelist",
+    "p4-pre-submit",
+    "post-index-change",
+];
+
 /// Every shim has a line starting with this; later versions change the
 /// `vN` after it, so an older shim is still recognised as ours.
 pub const SHIM_MARKER: &str = "# git-swarm hook shim";

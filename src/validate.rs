@@ -2,7 +2,9 @@
 //! problem at once, each with its place and a hint. Made for CI.
 //!
 //! It reads the files themselves, not the index, so it checks exactly what
-//! is in the tree.
+//! is in the tree. [`staged`] applies the same rules to what the index holds.
+
+pub mod staged;
 
 use std::collections::BTreeMap;
 use std::path::Path;

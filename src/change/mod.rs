@@ -457,19 +457,35 @@ impl Change {
                 .filter_map(|e| {
                     let name = e.path(index).strip_prefix(prefix.as_bytes())?;
                     let name = std::str::from_utf8(name).ok()?;
-                    // A symlink's blob is its target's path and a
-                    // submodule's id a commit's: neither is read.
-                    use gix::index::entry::Mode;
-                    let kind = if e.mode == Mode::SYMLINK {
-                        Some(FileKind::Symlink)
-                    } else if e.mode == Mode::COMMIT {
-                        Some(FileKind::Submodule)
-                    } else if e.mode == Mode::DIR {
-                        return None;
-                    } else {
-                        None
-                    };
+                    let kind = index_entry_kind(e.mode)?;
                     (!name.contains('/')).then(|| (name.to_owned(), e.id, kind))
+                })
+                .collect(),
+        )
+    }
+
+    /// For a staged change: every file of the index at `folder` or under
+    /// it (merged entries only), as (path, object id, what it is when no
+    /// regular file): what a commit of it would carry there.
+    pub fn staged_blobs_under(&self, folder: &str) -> Option<Vec<crate::index::DirectiveBlob>> {
+        let Snapshot::Index(index) = &self.snapshot else {
+            return None;
+        };
+        let entries = index.entries();
+        let range = index.prefixed_entries_range(folder.into()).unwrap_or(0..0);
+        Some(
+            entries[range]
+                .iter()
+                .filter(|e| e.stage_raw() == 0)
+                .filter_map(|e| {
+                    let path = std::str::from_utf8(e.path(index)).ok()?;
+                    // The prefix `.swarm` also names `.swarm-template/`.
+                    let under = path == folder
+                        || path
+                            .strip_prefix(folder)
+                            .is_some_and(|r| r.starts_with('/'));
+                    let kind = index_entry_kind(e.mode)?;
+                    under.then(|| (path.to_owned(), e.id, kind))
                 })
                 .collect(),
         )
@@ -630,6 +646,22 @@ pub fn added_lines(old: &[u8], new: &[u8]) -> Vec<AddedLine> {
         }
     }
     out
+}
+
+/// What an index entry of `mode` is when it is no regular file; `None`
+/// for a sparse directory entry, which is no file at all. A symlink's blob
+/// is its target's path and a submodule's id a commit's: neither is read.
+fn index_entry_kind(mode: gix::index::entry::Mode) -> Option<Option<FileKind>> {
+    use gix::index::entry::Mode;
+    if mode == Mode::SYMLINK {
+        Some(Some(FileKind::Symlink))
+    } else if mode == Mode::COMMIT {
+        Some(Some(FileKind::Submodule))
+    } else if mode == Mode::DIR {
+        None
+    } else {
+        Some(None)
+    }
 }
 
 #[cfg(test)]

@@ -98,11 +98,34 @@ pub struct Request {
     pub record: bool,
     pub format: CheckFormat,
     /// Run by a hook: say nothing when nothing failed, and check the rest
-    /// when a directive file does not parse (a broken file must not block
-    /// work), where the command refuses it as bad input (exit 2).
+    /// when a directive file does not parse, where the command refuses it
+    /// as bad input (exit 2). A broken file the change does not touch must
+    /// not block work; one it brings is in [`Verdict::broken_files`].
     pub hook: bool,
     /// The revision whose `.swarm/directives/` are checked, instead of the snapshot's.
     pub knowledge: Option<String>,
+}
+
+/// What a check came to: the command's exit code, and for a hook what to
+/// say about it (who is to fix what).
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// How many directives block: `enforce` ones that failed or could not
+    /// be evaluated (with `strict`, `warn` ones too).
+    pub blocking: usize,
+    /// The staged `.swarm/` files that fail `validate`: the change brings
+    /// them. (A hook only: the command refuses them as bad input.)
+    pub broken_files: Vec<String>,
+    /// The blocking directives that could not be evaluated because their
+    /// own file is broken (a regex or glob that does not parse), as (id,
+    /// file): the directive is to fix, not the change.
+    pub broken_directives: Vec<(String, String)>,
+}
+
+impl Verdict {
+    pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(u8::from(self.blocking > 0 || !self.broken_files.is_empty()))
+    }
 }
 
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
@@ -119,9 +142,10 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         },
         ui,
     )
+    .map(|v| v.exit_code())
 }
 
-pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
+pub fn run_request(req: &Request, ui: &mut Ui) -> Result<Verdict, super::CliError> {
     let repo = super::repo()?;
     git_swarm::trace::mark("repo found");
     let store = match Store::open(&repo, super::clock()?) {
@@ -147,6 +171,23 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
     git_swarm::trace::mark("gix opened");
     let change = Change::read(&gix_repo, &repo.root, &req.selection)?;
     git_swarm::trace::mark("change read");
+    // The `.swarm/` files the commit would bring, held to `validate`'s rules.
+    let (staged_errors, staged_warnings): (Vec<Problem>, Vec<Problem>) =
+        match staged_swarm_problems(&repo, &gix_repo, &change) {
+            Ok(problems) => problems,
+            // A hook goes on without them; the directives are still checked.
+            Err(e) if req.hook => {
+                ui.warning(
+                    &format!("the staged files under .swarm/ were not validated: {e}"),
+                    Some("`git swarm validate` checks the working tree's .swarm/"),
+                );
+                Vec::new()
+            }
+            Err(e) => return Err(e.into()),
+        }
+        .into_iter()
+        .partition(Problem::is_error);
+    ui.problems(&staged_warnings);
     let knowledge_tree = req
         .knowledge
         .as_deref()
@@ -221,6 +262,8 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         ));
     }
     let (candidates, mut problems) = check::candidates(&entries, fold, req.directive.as_deref());
+    // Those of a staged file are said with the file's other problems.
+    problems.retain(|p| !staged_errors.iter().any(|s| s.path == p.path));
     for path in change.unmerged_directive_files() {
         problems.push(
             Problem::error(
@@ -275,11 +318,15 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         )
         .into());
     }
+    let bad_input = !problems.is_empty() || !staged_errors.is_empty();
+    if !req.hook && bad_input {
+        ui.warnings(&notes);
+        problems.extend(staged_errors);
+        problems.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+        return Err(Error::Invalid(problems).into());
+    }
+    ui.problems(&staged_errors);
     if !problems.is_empty() {
-        if !req.hook {
-            ui.warnings(&notes);
-            return Err(Error::Invalid(problems).into());
-        }
         ui.problems(&problems);
         // A directive read despite its problems is checked all the same.
         let checked = problems
@@ -358,8 +405,54 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Outcome {
         ui.warnings(&[w]);
     }
     git_swarm::trace::mark("rendered");
-    let blocked = !report.blocking(req.strict).is_empty();
-    Ok(ExitCode::from(u8::from(blocked)))
+    let blocking = report.blocking(req.strict);
+    let mut broken_files: Vec<String> = staged_errors.iter().map(|p| p.path.clone()).collect();
+    broken_files.sort_unstable();
+    broken_files.dedup();
+    // Could not be evaluated, and its file has errors: the directive is broken.
+    let broken_directives = blocking
+        .iter()
+        .filter(|r| r.outcome == Result_::Error)
+        .filter(|r| candidates.iter().any(|c| c.path == r.path && !c.gated))
+        .map(|r| (r.id.to_owned(), r.path.to_owned()))
+        .collect();
+    Ok(Verdict {
+        blocking: blocking.len(),
+        broken_files,
+        broken_directives,
+    })
+}
+
+/// The problems `validate` finds in the `.swarm/` files a staged change
+/// adds, modifies or renames (see [`git_swarm::validate::staged`]); none
+/// for another change, or a staged one that leaves `.swarm/` alone.
+fn staged_swarm_problems(
+    repo: &Repo,
+    gix_repo: &gix::Repository,
+    change: &Change,
+) -> Result<Vec<Problem>, Error> {
+    if change.selection != Selection::Staged {
+        return Ok(Vec::new());
+    }
+    let changed: Vec<String> = change
+        .files
+        .iter()
+        .filter(|f| !matches!(f.status, FileStatus::Deleted | FileStatus::Unmerged))
+        .map(|f| f.path.to_string())
+        .filter(|p| p == ".swarm" || p.starts_with(".swarm/"))
+        .collect();
+    if changed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(files) = change.staged_blobs_under(".swarm") else {
+        return Ok(Vec::new());
+    };
+    let changed: Vec<&str> = changed.iter().map(String::as_str).collect();
+    let report =
+        git_swarm::validate::staged::validate_index(repo, gix_repo, &files, super::clock()?)?;
+    Ok(report.map_or_else(Vec::new, |r| {
+        git_swarm::validate::staged::changed_problems(r, &changed)
+    }))
 }
 
 /// git's warning when `diff.renameLimit` made rename detection skip its

@@ -2,9 +2,12 @@
 //! hooks install` call. Hidden; git is its only caller.
 //!
 //! A hook must never stand between a user and git for a reason that is not
-//! a failed check: skipping, an uninitialised repository, an unknown hook
-//! name or any error while running (a repository it cannot read, a lock, a
-//! pushed object it cannot walk) all exit 0, the last two with a warning.
+//! a failed check: skipping, an uninitialised repository, a hook git has
+//! that git-swarm has not (a shim of another version may call it) or any
+//! error while running (a repository it cannot read, a lock, a pushed
+//! object it cannot walk) all exit 0, the last two with a warning. A name
+//! that is no git hook at all was typed by a person (`git swarm hook
+//! install` for `hooks install`): that is bad usage, exit 2.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
@@ -39,6 +42,9 @@ pub fn run_agent(args: &[OsString], ui: &mut Ui) -> Outcome {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     if args.name == "agent" {
         return run_agent(&args.args, ui);
+    }
+    if !hooks::GIT_HOOKS.contains(&args.name.as_str()) {
+        return Err(not_a_hook(&args.name).into());
     }
     if std::env::var_os(hooks::SKIP_ENV).is_some_and(|v| v == "1") {
         return Ok(ExitCode::SUCCESS);
@@ -98,9 +104,12 @@ fn run_hook(hook: &str, args: Args, ui: &mut Ui) -> Outcome {
 
 /// The check a blocking hook runs. pre-commit: `check --staged --record`.
 /// pre-push: each pushed commit on its own (see [`hooks::push_selections`]),
-/// each commit once however many pushed refs bring it. A directive file that
-/// does not parse is reported and does not block; nor does a pushed ref or
-/// commit that cannot be checked (the others still are, and block).
+/// each commit once however many pushed refs bring it. A `.swarm/` file a
+/// commit brings that `validate` rejects blocks it; a directive file broken
+/// before, that the commit leaves alone, is reported and does not block
+/// (unless, checked as written, it fails closed in its own scope); nor
+/// does a pushed ref or commit that cannot be checked (the others still
+/// are, and block).
 fn run_check(repo: &git_swarm::Repo, hook: &str, updates: &[PushUpdate], ui: &mut Ui) -> Outcome {
     use super::check::{CheckFormat, Request, run_request};
     let request = |selection| Request {
@@ -153,20 +162,92 @@ fn run_check(repo: &git_swarm::Repo, hook: &str, updates: &[PushUpdate], ui: &mu
         }
         _ => vec![Selection::Staged],
     };
-    let mut blocked = false;
+    let mut verdicts = Vec::new();
     for selection in selections {
         match run_request(&request(selection), ui) {
-            Ok(code) if code == ExitCode::SUCCESS => {}
-            Ok(_) => blocked = true,
+            Ok(verdict) => verdicts.push(verdict),
             // One commit that cannot be checked does not let the others through.
             Err(e) => not_blocking(ui, hook, e)?,
         }
     }
-    if blocked {
-        ui.hint("fix the change, or mark the directive `warn` in review; GIT_SWARM_SKIP=1 skips git-swarm's hooks once");
+    if verdicts.iter().any(|v| v.exit_code() != ExitCode::SUCCESS) {
+        say_who_fixes_what(&verdicts, ui);
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The last words of a blocked hook: what is to fix — a `.swarm/` file
+/// the commit brings, a directive whose own file is broken, or the change
+/// — and how.
+fn say_who_fixes_what(verdicts: &[super::check::Verdict], ui: &mut Ui) {
+    const SKIP: &str = "GIT_SWARM_SKIP=1 skips git-swarm's hooks once";
+    let mut files: Vec<&str> = verdicts
+        .iter()
+        .flat_map(|v| v.broken_files.iter().map(String::as_str))
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut directives: Vec<(&str, &str)> = verdicts
+        .iter()
+        .flat_map(|v| &v.broken_directives)
+        .map(|(id, path)| (id.as_str(), path.as_str()))
+        // A file the commit brings is said once, as a file.
+        .filter(|(_, path)| !files.contains(path))
+        .collect();
+    directives.sort_unstable();
+    directives.dedup();
+    // Blocked by a directive that was evaluated: the change is to fix.
+    let by_change = verdicts
+        .iter()
+        .any(|v| v.blocking > v.broken_directives.len());
+    if !files.is_empty() {
+        ui.error(
+            &format!(
+                "the commit brings {} file{} under .swarm/ that `git swarm validate` rejects: {}",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" },
+                files.join(", ")
+            ),
+            None,
+            Some(&format!(
+                "fix {} as the problems above say, `git add` {} and commit again; {SKIP}",
+                if files.len() == 1 { "it" } else { "them" },
+                if files.len() == 1 { "it" } else { "them" },
+            )),
+        );
+    }
+    for (id, path) in &directives {
+        ui.error(
+            &format!(
+                "directive `{id}` cannot be evaluated: its own file {path} is broken (the problems above), not the change"
+            ),
+            None,
+            Some(&format!(
+                "fix {path} (`git swarm validate` says where) and commit the fix: until then it blocks every change in its scope; {SKIP}"
+            )),
+        );
+    }
+    if by_change {
+        ui.hint(&format!(
+            "fix the change, or mark the directive `warn` in review; {SKIP}"
+        ));
+    }
+}
+
+/// The error for `git swarm hook NAME` where NAME is no hook of git's.
+fn not_a_hook(name: &str) -> Error {
+    let shown = name.escape_debug();
+    let hooks_command = ["install", "uninstall", "status"].contains(&name);
+    Error::usage(
+        format!("`{shown}` is not a git hook: `git swarm hook NAME` is what git's hooks call"),
+        if hooks_command {
+            format!("did you mean `git swarm hooks {name}`?")
+        } else {
+            "`git swarm hooks install` installs the hooks; `git swarm help hooks` says more"
+                .to_owned()
+        },
+    )
 }
 
 /// Says what went wrong and that git carries on. A closed stdout is passed

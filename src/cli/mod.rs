@@ -9,6 +9,7 @@ mod changes;
 mod check;
 mod cochange;
 mod commit;
+mod config_parameters;
 mod deescalate;
 mod diff;
 mod doctor;
@@ -44,6 +45,7 @@ mod stats;
 mod status;
 mod trust;
 mod ui;
+mod usage;
 mod validate;
 mod worktree;
 
@@ -68,7 +70,8 @@ pub use ui::{Format, Ui, clean};
     bin_name = "git swarm",
     version,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    after_help = "`git swarm help [COMMAND]...` (or `git swarm COMMAND --help`) prints the full help of git-swarm or of a command. `git swarm --help` is git's own: it opens the man page (`man git-swarm`), which `git swarm generate man` installs."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -497,11 +500,19 @@ pub enum CliError {
 }
 
 pub fn main() -> ExitCode {
+    // SAFETY: the first thing the process does, before any other thread runs.
+    let unread_config = unsafe { config_parameters::apply() }.err();
     if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
         git_swarm::trace::enable();
     }
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut ui = Ui::new();
+    if let Some(why) = unread_config {
+        ui.warning(
+            &format!("the settings of `git -c` were left out: {why}"),
+            None,
+        );
+    }
     // An agent harness runs `git-swarm hook agent HARNESS EVENT` on every
     // tool call, and the hook reads its arguments by hand: building clap's
     // whole command tree first was 0.6 ms of it (docs/performance.md).
@@ -515,7 +526,10 @@ pub fn main() -> ExitCode {
         {
             mcp::run_call(&argv[0], &mut ui)
         } else {
-            let cli = Cli::parse_from(argv);
+            let cli = match Cli::try_parse_from(&argv) {
+                Ok(cli) => cli,
+                Err(e) => return usage::report(&e, &argv, &mut ui),
+            };
             git_swarm::trace::mark("arguments parsed");
             run(cli.command, &mut ui)
         };

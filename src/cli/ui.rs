@@ -49,6 +49,12 @@ impl Ui {
         self.report(WARNING, "warning", what, None, hint);
     }
 
+    /// Standard error, for text already laid out (styles are stripped
+    /// where colour is off).
+    pub fn err(&mut self) -> &mut impl Write {
+        &mut self.err
+    }
+
     /// A status sentence on stderr (not a result, not a problem).
     pub fn note(&mut self, what: &str) {
         let _ = writeln!(self.err, "{}", clean(what));

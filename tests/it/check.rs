@@ -2081,12 +2081,20 @@ fn a_directive_check_cannot_evaluate_is_an_error_never_a_panic() {
         "{shown}"
     );
 
-    // As `warn`, it is reported and the commit goes through.
+    // As `warn` (committed past the hook, which refuses a commit that
+    // brings a broken directive), it is reported and the commit goes through.
     directive(
         &env,
         "nested",
         &format!("enforcement = \"warn\"\nverify = [\"file_modified:{nested}\"]"),
     );
+    env.git(&["reset", "-q", "--", "src/b.rs"]);
+    let mut commit = env.command("git", &env.root);
+    commit
+        .args(["commit", "-q", "-m", "warn it"])
+        .env("GIT_SWARM_SKIP", "1");
+    assert!(commit.status().expect("git commit").success());
+    env.git(&["add", "src/b.rs"]);
     let mut commit = env.command("git", &env.root);
     commit.args(["commit", "-q", "-m", "warned"]);
     let out = commit.output().expect("git commit");

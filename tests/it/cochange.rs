@@ -633,9 +633,12 @@ fn this_repository_s_own_history() {
         .output()
         .expect("git clone");
     if !out.status.success() {
-        eprintln!(
-            "SKIPPED this_repository_s_own_history: cannot clone {source}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        common::skipped(
+            "history",
+            &format!(
+                "cannot clone {source}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ),
         );
         return;
     }
@@ -643,13 +646,16 @@ fn this_repository_s_own_history() {
     let count: usize = count.trim().parse().expect("a count");
     let shallow = env.git_in(&clone, &["rev-parse", "--is-shallow-repository"]);
     if count < 50 || shallow.trim() == "true" {
-        eprintln!(
-            "SKIPPED this_repository_s_own_history: {count} commits{}, too little history to mine",
-            if shallow.trim() == "true" {
-                " (shallow)"
-            } else {
-                ""
-            }
+        common::skipped(
+            "history",
+            &format!(
+                "{count} commits{}, too little history to mine",
+                if shallow.trim() == "true" {
+                    " (shallow)"
+                } else {
+                    ""
+                }
+            ),
         );
         return;
     }

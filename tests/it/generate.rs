@@ -30,11 +30,6 @@ fn text(out: &Output) -> (String, String) {
     )
 }
 
-fn has_program(name: &str) -> bool {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .any(|dir| dir.join(name).is_file())
-}
-
 /// Installed as `cargo install` does (`<prefix>/bin/git-swarm`), `git swarm
 /// generate man` with no folder writes the pages where `man` looks for that
 /// PATH entry, with no MANPATH set.
@@ -55,9 +50,12 @@ fn man_pages_go_where_man_and_git_help_find_them() {
         cmd.output().expect("run")
     };
 
+    // The environment is cleared (no MANPATH) and HOME is in the temp dir:
+    // `man` finds the pages only where the set-up put them.
     let out = run("git", &["swarm", "generate", "man"], &[]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr, "");
     let pages = prefix.join("share/man/man1");
     assert_eq!(
         stdout,
@@ -77,9 +75,33 @@ fn man_pages_go_where_man_and_git_help_find_them() {
         "{stdout}"
     );
 
-    if !has_program("man") {
-        eprintln!(
-            "SKIPPED the man lookups: `man` is not installed (apt-get install man-db to run them)"
+    // A MANPATH that leaves them out is said, with what to add.
+    let out = run(
+        "git",
+        &["swarm", "generate", "man"],
+        &[("MANPATH", "/usr/share/man")],
+    );
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "warning: MANPATH is set and leaves {} out",
+            prefix.join("share/man").display()
+        )) && stderr.contains("export MANPATH="),
+        "{stderr}"
+    );
+    // An empty entry brings the default path, beside PATH, back.
+    let out = run(
+        "git",
+        &["swarm", "generate", "man"],
+        &[("MANPATH", ":/usr/share/man")],
+    );
+    assert_eq!(text(&out).1, "");
+
+    if !common::has_program("man") {
+        common::skipped(
+            "man",
+            "not installed (apt-get install man-db): the man lookups were not tried",
         );
         return;
     }
@@ -105,6 +127,80 @@ fn man_pages_go_where_man_and_git_help_find_them() {
             && stdout.contains("git-swarm - Keep what your coding agents learn"),
         "{stdout}"
     );
+}
+
+/// git turns `git swarm --help` into `man git-swarm`, which finds nothing
+/// before `git swarm generate man` (nor does it with MANPATH and HOME
+/// isolated, as here): clap's usage errors point to `git swarm help …`
+/// instead, which works without the pages, and `-h` says how to install them.
+#[test]
+fn usage_errors_point_to_help_that_works_without_man_pages() {
+    let env = TestEnv::new();
+    let empty = env.tmp.path().join("no-man-pages");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let git = |args: &[&str]| {
+        let out = env
+            .command("git", &env.root)
+            .args(args)
+            .env("MANPATH", &empty)
+            .output()
+            .expect("git");
+        let (stdout, stderr) = text(&out);
+        (out.status.code(), stdout, stderr)
+    };
+    for (args, help, shown) in [
+        (
+            &["swarm", "bogus"][..],
+            "git swarm help",
+            "Usage: git swarm <COMMAND>",
+        ),
+        (
+            &["swarm", "hooks", "instal"],
+            "git swarm help hooks",
+            "Usage: git swarm hooks <COMMAND>",
+        ),
+        (
+            &["swarm", "check", "--bogus"],
+            "git swarm help check",
+            "Usage: git swarm check [OPTIONS]",
+        ),
+    ] {
+        let (code, _, stderr) = git(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.ends_with(&format!("\nFor more information, try '{help}'.\n")),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("'--help'"), "{stderr}");
+        // The command the hint names works, through git, with no man page.
+        let words: Vec<&str> = help.split(' ').skip(1).collect();
+        let (code, stdout, stderr) = git(&words);
+        assert_eq!(code, Some(0), "{help}: {stderr}");
+        assert!(stdout.contains(shown), "{help}: {stdout}");
+    }
+    let (code, stdout, _) = git(&["swarm", "-h"]);
+    assert_eq!(code, Some(0));
+    let words = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("`git swarm help [COMMAND]...`")
+            && words.contains("which `git swarm generate man` installs"),
+        "{stdout}"
+    );
+}
+
+/// `generate completions` without a shell says which shells there are.
+#[test]
+fn completions_without_a_shell_list_the_shells() {
+    let env = TestEnv::new();
+    let run = env.swarm(&["generate", "completions"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("[possible values: bash, elvish, fish, powershell, zsh]"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(run.stdout, "");
 }
 
 /// Runs `script` in bash after sourcing git's completion (when `with_git`)
@@ -154,8 +250,8 @@ fn words_after_arrow(line: &str) -> Vec<&str> {
 
 #[test]
 fn bash_completes_git_swarm_and_git_dash_swarm_without_hidden_commands() {
-    if !has_program("bash") {
-        eprintln!("SKIPPED: bash is not installed");
+    if !common::has_program("bash") {
+        common::skipped("bash", "not installed");
         return;
     }
     let env = TestEnv::new();
@@ -192,9 +288,12 @@ fn bash_completes_git_swarm_and_git_dash_swarm_without_hidden_commands() {
 
     let git_completion = Path::new("/usr/share/bash-completion/completions/git");
     if !git_completion.is_file() {
-        eprintln!(
-            "SKIPPED `git swarm` completion: git's bash completion is not at {}",
-            git_completion.display()
+        common::skipped(
+            "git-completion",
+            &format!(
+                "git's bash completion is not at {}: `git swarm` completion was not tried",
+                git_completion.display()
+            ),
         );
         return;
     }
@@ -236,10 +335,13 @@ fn bash_completes_git_swarm_and_git_dash_swarm_without_hidden_commands() {
 #[test]
 fn bash_completion_loads_the_script_from_the_user_folder() {
     let main = Path::new("/usr/share/bash-completion/bash_completion");
-    if !has_program("bash") || !main.is_file() {
-        eprintln!(
-            "SKIPPED: bash-completion is not installed ({} is missing; apt-get install bash-completion to run this)",
-            main.display()
+    if !common::has_program("bash") || !main.is_file() {
+        common::skipped(
+            "bash-completion",
+            &format!(
+                "{} is missing (apt-get install bash-completion)",
+                main.display()
+            ),
         );
         return;
     }

@@ -707,6 +707,54 @@ fn without_git_swarm_on_path_the_shims_say_so_and_do_not_block() {
     assert_eq!(env.git(&["log", "-1", "--format=%s"]), "a\n");
 }
 
+/// `git swarm hook install` is a typo of `hooks install` from a person's
+/// terminal: bad usage, exit 2, with the command meant. A hook git has and
+/// git-swarm has not, called by git through a shim, still lets git go on.
+#[test]
+fn a_name_that_is_no_git_hook_is_bad_usage_and_one_git_calls_fails_open() {
+    let env = TestEnv::initialised();
+    let run = env.swarm(&["hook", "install"]);
+    run.code(2);
+    assert_eq!(
+        run.stderr,
+        "error: `install` is not a git hook: `git swarm hook NAME` is what git's hooks call\nhint: did you mean `git swarm hooks install`?\n"
+    );
+    assert!(
+        !hooks_dir(&env).join("pre-commit").exists(),
+        "nothing was installed"
+    );
+    let run = env.swarm(&["hook", "bogus"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains("`bogus` is not a git hook")
+            && run
+                .stderr
+                .contains("`git swarm hooks install` installs the hooks"),
+        "{}",
+        run.snapshot()
+    );
+    // So even with GIT_SWARM_SKIP=1: a typo is not a hook to skip.
+    env.swarm_with(&["hook", "uninstall"], &[("GIT_SWARM_SKIP", "1")], None)
+        .code(2);
+
+    // git runs post-commit (which git-swarm has not) through a shim.
+    write_hook(
+        &hooks_dir(&env).join("post-commit"),
+        "exec git swarm hook post-commit \"$@\"",
+        0o755,
+    );
+    env.write("a.txt", "a\n");
+    env.git(&["add", "a.txt"]);
+    let out = git_with(&env, &env.root, &["commit", "-q", "-m", "a"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("warning: git-swarm has no `post-commit` hook"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.git(&["log", "-1", "--format=%s"]), "a\n");
+}
+
 #[test]
 fn the_hidden_hook_command_never_blocks_for_reasons_other_than_a_check() {
     // No .swarm/: silent success.

@@ -136,8 +136,11 @@ fn a_warn_failure_is_shown_and_does_not_block() {
     assert!(!run.stderr.contains("blocked by"), "{}", run.snapshot());
 }
 
+/// A `.swarm/` file the commit brings is held to `validate`'s rules: one
+/// that fails them blocks with its place. Only the staged content counts,
+/// and a file broken on HEAD that the commit leaves alone blocks nobody.
 #[test]
-fn a_broken_directive_file_is_reported_and_does_not_block() {
+fn a_staged_broken_directive_blocks_the_commit_and_only_its_staged_content_counts() {
     let env = repo();
     env.write(
         ".swarm/directives/broken.toml",
@@ -145,14 +148,39 @@ fn a_broken_directive_file_is_reported_and_does_not_block() {
     );
     let before = head(&env);
     env.write("a.txt", "a\n");
-    // Staged with the commit: pre-commit checks with the directives in the index.
     env.git(&["add", "a.txt", ".swarm/directives/broken.toml"]);
     let run = git(&env, &["commit", "-q", "-m", "a"], &[]);
+    run.code(1);
+    assert_eq!(head(&env), before, "no commit was made");
+    for needle in [
+        ".swarm/directives/broken.toml:2:",
+        "error: the commit brings 1 file under .swarm/ that `git swarm validate` rejects: .swarm/directives/broken.toml",
+        "`git add` it and commit again",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "no `{needle}` in:\n{}",
+            run.snapshot()
+        );
+    }
+    assert!(!run.stderr.contains("fix the change"), "{}", run.snapshot());
+
+    // Broken in the working tree but not staged: not what the commit records.
+    env.git(&["reset", "-q", "--", ".swarm/directives/broken.toml"]);
+    git(&env, &["commit", "-q", "-m", "a"], &[]).success();
+
+    // Committed broken (the hooks skipped): a later commit that leaves it
+    // alone is reported to, and not blocked.
+    env.git(&["add", ".swarm/directives/broken.toml"]);
+    git(&env, &["commit", "-q", "-m", "broken"], &[SKIP]).success();
+    env.write("b.txt", "b\n");
+    env.git(&["add", "b.txt"]);
+    let run = git(&env, &["commit", "-q", "-m", "b"], &[]);
     run.success();
-    assert_ne!(head(&env), before, "the commit was made");
     assert!(
         run.stderr.contains(".swarm/directives/broken.toml:2:")
-            && run.stderr.contains("not checked"),
+            && run.stderr.contains("not checked")
+            && !run.stderr.contains("the commit brings"),
         "{}",
         run.snapshot()
     );
@@ -169,6 +197,131 @@ fn a_broken_directive_file_is_reported_and_does_not_block() {
         run.snapshot()
     );
     assert_eq!(head(&env), before);
+
+    // Fixed, and the fix staged: the commit goes through.
+    env.git(&["reset", "-q", "--", "key.pem"]);
+    env.write(
+        ".swarm/directives/broken.toml",
+        common::directive_toml("broken", "Close every string you open in TOML"),
+    );
+    env.git(&["add", ".swarm/directives/broken.toml"]);
+    git(&env, &["commit", "-q", "-m", "fix broken"], &[]).success();
+}
+
+/// An `enforce` directive whose own regex does not parse: staged, the
+/// commit that brings it is refused for it; committed, it fails closed in
+/// its own scope, and the hook says the directive is broken, not the change.
+#[test]
+fn a_directive_with_a_broken_regex_is_blamed_not_the_change() {
+    let env = repo();
+    common::directive(
+        &env,
+        "no-todo",
+        "lesson = \"Turn TODO markers into issues before committing\"\nenforcement = \"enforce\"\napplies_to_agents = [\"coder\"]\nverify = [\"grep:TODO(:src/**\"]",
+    );
+    env.write("src/a.rs", "fn a() {}\n");
+    env.git(&["add", "-A"]);
+    let run = git(&env, &["commit", "-q", "-m", "no-todo"], &[]);
+    run.code(1);
+    insta::assert_snapshot!("broken_regex_staged", shown(&run));
+
+    // Committed anyway: a change outside its scope goes through, warned.
+    git(&env, &["commit", "-q", "-m", "no-todo"], &[SKIP]).success();
+    env.write("notes.txt", "notes\n");
+    env.git(&["add", "notes.txt"]);
+    let run = git(&env, &["commit", "-q", "-m", "notes"], &[]);
+    run.success();
+    assert!(
+        run.stderr.contains(".swarm/directives/no-todo.toml:5:"),
+        "{}",
+        run.snapshot()
+    );
+
+    // One in its scope is blocked, the directive named as what to fix.
+    let before = head(&env);
+    env.write("src/a.rs", "fn a() { b() }\n");
+    env.git(&["add", "src/a.rs"]);
+    let run = git(&env, &["commit", "-q", "-m", "edit a"], &[]);
+    run.code(1);
+    assert_eq!(head(&env), before);
+    insta::assert_snapshot!("broken_regex_committed", shown(&run));
+    assert!(!run.stderr.contains("fix the change"), "{}", run.snapshot());
+}
+
+/// Every kind of `.swarm/` file is held to `validate` when staged: the
+/// config, an event file, an id two folders use; a warning does not block.
+#[test]
+fn staged_swarm_files_of_every_kind_are_validated_and_warnings_do_not_block() {
+    let env = repo();
+    let commit = |message: &str| git(&env, &["commit", "-q", "-m", message], &[]);
+    let rejects = |run: &Run, path: &str| {
+        run.code(1);
+        assert!(
+            run.stderr
+                .contains(&format!("`git swarm validate` rejects: {path}")),
+            "{}",
+            run.snapshot()
+        );
+    };
+
+    env.write(".swarm/config.toml", "[events\n");
+    env.git(&["add", ".swarm/config.toml"]);
+    let run = commit("config");
+    rejects(&run, ".swarm/config.toml");
+    assert!(
+        run.stderr
+            .contains(".swarm/config.toml:1:8: error: config: unclosed table"),
+        "{}",
+        run.snapshot()
+    );
+    // `check --staged`, the command, refuses it as bad input.
+    env.swarm(&["check", "--staged"]).code(2);
+    env.git(&["checkout", "HEAD", "--", ".swarm/config.toml"]);
+
+    env.write(".swarm/events/2026-11.jsonl", "{not json\n");
+    env.git(&["add", ".swarm/events/2026-11.jsonl"]);
+    let run = commit("events");
+    rejects(&run, ".swarm/events/2026-11.jsonl");
+    assert!(
+        run.stderr.contains(".swarm/events/2026-11.jsonl:1:"),
+        "{}",
+        run.snapshot()
+    );
+    env.git(&["rm", "-q", "--cached", ".swarm/events/2026-11.jsonl"]);
+    std::fs::remove_file(env.path(".swarm/events/2026-11.jsonl")).expect("rm");
+
+    // A directive whose id a quarantined entry has: the clash is reported
+    // at the quarantined file, and the commit that brings it is refused.
+    env.write(
+        ".swarm/quarantine/twice.toml",
+        "id = \"twice\"\nlesson = \"A lesson that was quarantined first\"\nquarantine_reason = \"missing_scope\"\n",
+    );
+    env.git(&["add", ".swarm/quarantine/twice.toml"]);
+    commit("quarantined").success();
+    env.write(
+        ".swarm/directives/twice.toml",
+        common::directive_toml("twice", "A lesson learned a second time"),
+    );
+    env.git(&["add", ".swarm/directives/twice.toml"]);
+    let run = commit("twice");
+    rejects(&run, ".swarm/quarantine/twice.toml");
+    assert!(
+        run.stderr.contains("duplicate") || run.stderr.contains("also used by"),
+        "{}",
+        run.snapshot()
+    );
+    env.git(&["rm", "-q", "--cached", ".swarm/directives/twice.toml"]);
+
+    // A stray file: `validate` warns, and so does the hook; it does not block.
+    env.write(".swarm/notes.txt", "notes\n");
+    env.git(&["add", ".swarm/notes.txt"]);
+    let run = commit("stray");
+    run.success();
+    assert!(
+        run.stderr.contains(".swarm/notes.txt: warning:"),
+        "{}",
+        run.snapshot()
+    );
 }
 
 /// `git commit -a` and `git commit PATH` commit from a temporary index

@@ -329,11 +329,19 @@ fn a_directive_link_is_not_followed() {
     assert!(run.stderr.contains(said), "{}", run.snapshot());
     assert_readers_skip(&env, ".swarm/directives/creds.toml", "symbolic link");
 
-    // Staged: the hook reports it and still checks the other directives.
+    // Staged: the hook reports it and still checks the other directives,
+    // and refuses the commit that brings it.
     env.swarm(&["hooks", "install"]).success();
     env.git(&["add", "-A"]);
     assert_key_commit_refused(&env);
-    env.git(&["commit", "-q", "-m", "a directive link"]);
+    let run = git(&env, &["commit", "-q", "-m", "a directive link"]);
+    run.code(1);
+    assert!(
+        run.stderr.contains(said) && run.stderr.contains("rejects: .swarm/directives/creds.toml"),
+        "{}",
+        run.snapshot()
+    );
+    env.git(&["commit", "-q", "--no-verify", "-m", "a directive link"]);
     // Committed: read from the tree, where a link is a blob holding its target's path.
     let run = swarm(&env, &["check", "--commit", "HEAD"]);
     run.code(2);

@@ -438,7 +438,10 @@ fn another_address_only_when_asked_and_a_taken_port_is_said() {
             .any(|l| l.starts_with("00000000000000000000000000000001"))
     });
     if !has_v6_loopback {
-        eprintln!("SKIPPED: no IPv6 loopback on this machine; --bind ::1 not tried");
+        common::skipped(
+            "ipv6",
+            "no IPv6 loopback on this machine; --bind ::1 not tried",
+        );
         return;
     }
     let served = Served::start(&env, &["--bind", "::1"]);

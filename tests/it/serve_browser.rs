@@ -225,7 +225,7 @@ fn store() -> TestEnv {
 #[test]
 fn the_page_loads_follows_the_log_and_plots_in_chromium() {
     let Some(program) = chromium() else {
-        eprintln!("SKIPPED: chromium not installed (apt-get install chromium)");
+        common::skipped("chromium", "not installed (apt-get install chromium)");
         return;
     };
     let env = store();

@@ -86,8 +86,9 @@ print(json.dumps(out))
         .args(["-c", "import prometheus_client.openmetrics.parser"])
         .output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!(
-            "SKIPPED: python3 with prometheus_client is not installed (pip install prometheus_client): the OpenMetrics output was not checked by a parser"
+        common::skipped(
+            "prometheus_client",
+            "python3 with prometheus_client is not installed (pip install prometheus_client): the OpenMetrics output was not checked by a parser",
         );
         return None;
     }

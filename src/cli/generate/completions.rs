@@ -8,7 +8,11 @@ use clap::CommandFactory;
 use crate::cli::{Cli, Outcome, Ui};
 
 #[derive(Debug, clap::Args)]
+// Without SHELL, the help, which lists the shells (clap's error for a
+// missing argument names none of its values).
+#[command(arg_required_else_help = true)]
 pub struct Args {
+    /// The shell to complete for.
     #[arg(value_enum)]
     shell: clap_complete::Shell,
 }

@@ -36,8 +36,30 @@ pub fn run(Args { dir }: Args, ui: &mut Ui) -> Outcome {
             "`man git-swarm` and `git swarm --help` find them there while {} is on PATH.",
             bin.display()
         )?;
+        if let Some(root) = dir.parent()
+            && let Some(manpath) = std::env::var_os("MANPATH")
+            && !looks_in(&manpath, root)
+        {
+            ui.warning(
+                &format!(
+                    "MANPATH is set and leaves {} out, so `man` does not look beside PATH",
+                    root.display()
+                ),
+                Some(&format!(
+                    "add it: `export MANPATH=\"{}:$MANPATH\"` (an empty entry, as in `MANPATH=:$MANPATH`, also brings back the folders beside PATH)",
+                    root.display()
+                )),
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `man`, with MANPATH set to `manpath`, looks in `root`: listed,
+/// or an empty entry, where man-db and BSD `man` put their default path
+/// (which holds the folders beside PATH).
+fn looks_in(manpath: &std::ffi::OsStr, root: &Path) -> bool {
+    std::env::split_paths(manpath).any(|p| p.as_os_str().is_empty() || p == root)
 }
 
 /// `share/man/man1` beside the folder of the `git-swarm` that PATH finds

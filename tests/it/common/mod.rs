@@ -386,3 +386,71 @@ pub fn directive(env: &TestEnv, id: &str, fields: &str) {
         format!("id = \"{id}\"\n{fields}\n"),
     );
 }
+
+/// Whether `name` is a program on PATH.
+pub fn has_program(name: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|dir| dir.join(name).is_file())
+}
+
+/// Says that the running test leaves (some of) its checks out because
+/// `tool` is missing on this machine, `why` saying what to install. The
+/// caller then returns, or carries on without that part.
+///
+/// Said three ways, so that a skip never passes for a pass: `SKIPPED: …` on
+/// stderr at once (shown with `--nocapture`); one line per skip in the
+/// summary the test binary prints to stderr as it exits, which plain
+/// `cargo test` shows; and, when `GIT_SWARM_REQUIRE_TOOLS` names `tool` (a
+/// comma-separated list, or `all`), a failure instead: `.ci/run` lists
+/// there the tools it installed, so a test that fails to find one of them
+/// fails CI rather than skipping.
+///
+/// The tools are named: `man`, `bash`, `bash-completion`, `git-completion`
+/// (git's bash completion script), `shellcheck`, `node`, `actionlint`,
+/// `prometheus_client`, `chromium`, `ipv6` (a loopback), `history` (this
+/// repository's own, cloned in full) and the agent harnesses by their
+/// executables (`claude`, `codex`, `gemini`, `opencode`).
+#[track_caller]
+pub fn skipped(tool: &str, why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let required = std::env::var("GIT_SWARM_REQUIRE_TOOLS").unwrap_or_default();
+    if required
+        .split(',')
+        .map(str::trim)
+        .any(|t| t == tool || t == "all")
+    {
+        panic!("`{tool}` is missing, and GIT_SWARM_REQUIRE_TOOLS={required} requires it: {why}");
+    }
+    let line = format!("SKIPPED {test}: `{tool}` is missing: {why}");
+    eprintln!("{line}");
+    let mut skips = SKIPS.lock().unwrap_or_else(|e| e.into_inner());
+    if skips.is_empty() {
+        // SAFETY: registers a plain function with no arguments, as atexit
+        // expects; it runs once, when the test binary exits.
+        unsafe {
+            libc::atexit(summarise_skips);
+        }
+    }
+    skips.push(line);
+}
+
+static SKIPS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Run as the test binary exits, past libtest's capture of each test's
+/// output: the skips, after `test result:`, where a reader looks.
+extern "C" fn summarise_skips() {
+    use std::io::Write;
+    let skips = SKIPS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut text = format!(
+        "\nSKIPPED: {} check{} of this run, for a missing tool (GIT_SWARM_REQUIRE_TOOLS=all fails them instead):\n",
+        skips.len(),
+        if skips.len() == 1 { "" } else { "s" }
+    );
+    for line in skips.iter() {
+        text.push_str("  ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}

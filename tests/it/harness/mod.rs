@@ -36,9 +36,12 @@ pub fn harness_bin(name: &str) -> Option<PathBuf> {
     if bin.is_file() {
         return Some(bin);
     }
-    println!(
-        "SKIPPED: {name} is not installed at {} (`.ci/run` installs the pinned harnesses with npm; npm unreachable?)",
-        bin.display()
+    crate::common::skipped(
+        name,
+        &format!(
+            "not installed at {} (`.ci/run` installs the pinned harnesses with npm; npm unreachable?)",
+            bin.display()
+        ),
     );
     None
 }
