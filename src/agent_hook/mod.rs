@@ -514,7 +514,7 @@ pub const LINK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// The agent type a spawn will start under: the type named, else the
 /// harness's default (Claude Code's `general-purpose`; Codex's `default`),
 /// so that the spawn and the start it causes pair up.
-fn spawn_type(harness: Harness, named: Option<&str>) -> String {
+pub fn spawn_type(harness: Harness, named: Option<&str>) -> String {
     match named {
         Some(t) => t.to_owned(),
         None => match harness {

@@ -379,9 +379,11 @@ fn subagent_start(
         }
         return Ok(respond(&a.block));
     }
+    // A start that names no type is of the harness's default one, as its
+    // spawn would be (Codex leaves `agent_type` out without roles defined).
     let agent_type = (p.agent_type.clone())
         .or_else(|| p.spawn.as_ref().map(|s| s.agent_type.clone()))
-        .unwrap_or_default();
+        .unwrap_or_else(|| agent_hook::spawn_type(harness, None));
     let Some(store) = open_store(repo, clock)? else {
         return Ok(None);
     };

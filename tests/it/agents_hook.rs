@@ -2074,3 +2074,18 @@ fn a_codex_multi_agent_v2_spawn_keeps_its_task_for_its_start() {
         "{start:#}"
     );
 }
+
+/// Codex leaves `agent_type` out of a start unless the user defines roles:
+/// the start is of its default type, as its spawn would be (issue 39).
+#[test]
+fn a_codex_start_without_a_type_is_of_the_default_type() {
+    let env = repo();
+    let mut payload = start(&env.root, "s", "agent-1", "coder");
+    payload
+        .as_object_mut()
+        .expect("object")
+        .remove("agent_type");
+    let run = hook(&env, "codex", "subagent-start", &payload);
+    assert!(!run.stderr.contains("maps to no role"), "{}", run.stderr);
+    assert_eq!(shown_ids(&answer(&run)), ["run-tests-first"]);
+}
