@@ -791,7 +791,7 @@ fn background_subagents_get_their_own_spawns_task_whatever_the_order() {
 }
 
 /// A subagent working in a linked worktree stops there: the state in the
-/// common git dir leads to the delegation in the main work tree's log.
+/// common git dir leads to the delegation in the clone's log.
 #[test]
 fn a_subagent_stopping_in_a_linked_worktree_finds_its_delegation() {
     let env = repo();
@@ -847,7 +847,8 @@ fn a_subagent_stopping_in_a_linked_worktree_finds_its_delegation() {
         .to_string(),
     );
     silent(&run);
-    // Recorded beside the `shown` event, in the main work tree's log.
+    // Recorded beside the `shown` event, in the pending log of the common
+    // git dir: nothing in the worktree's `.swarm/events/`.
     let acks = of_kind(&env, "ack");
     assert_eq!(acks.len(), 1, "{:?}", env.event_lines());
     assert_eq!(acks[0]["directive"], "run-tests-first");
@@ -1010,18 +1011,26 @@ fn state_files(env: &TestEnv) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// Every event line in `dir`'s `.swarm/events/`.
-fn events_in(dir: &Path) -> Vec<Value> {
+/// Every event of the clone's log: the tracked files of the main work tree,
+/// then the pending ones its worktrees share.
+fn events(env: &TestEnv) -> Vec<Value> {
+    env.event_lines()
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect()
+}
+
+/// The event files in `dir`'s `.swarm/events/` (the tracked log, which
+/// only `git swarm commit` writes).
+fn tracked_files_in(dir: &Path) -> usize {
     std::fs::read_dir(dir.join(".swarm/events"))
         .into_iter()
         .flatten()
-        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
-        .flat_map(|t| {
-            t.lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .collect::<Vec<_>>()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
         })
-        .collect()
+        .count()
 }
 
 /// A repository where each of `n` roles (`worker_0`…) is shown, with room
@@ -1322,8 +1331,9 @@ fn state_is_only_kept_where_git_swarm_is_and_old_sessions_are_swept() {
     );
 }
 
-/// A subagent that starts in a linked worktree is recorded there; its
-/// stop from the main work tree acks it there. Once that worktree is
+/// A subagent that starts in a linked worktree is recorded in the pending
+/// log the clone's worktrees share (not in either work tree); its stop
+/// from the main work tree acks it. Once that worktree is
 /// removed, a stop says so in one line and exits 0.
 #[test]
 fn a_subagent_started_in_a_linked_worktree_and_one_whose_worktree_is_gone() {
@@ -1349,12 +1359,13 @@ fn a_subagent_started_in_a_linked_worktree_and_one_whose_worktree_is_gone() {
         ));
         assert!(context_of(&v).contains("run-tests-first"));
     }
-    let shown: Vec<Value> = events_in(&wt)
+    let shown: Vec<Value> = events(&env)
         .into_iter()
         .filter(|e| e["kind"] == "shown")
         .collect();
     assert_eq!(shown.len(), 2);
-    assert!(of_kind(&env, "shown").is_empty());
+    assert_eq!(tracked_files_in(&wt), 0, "nothing written in the worktree");
+    assert_eq!(tracked_files_in(&root), 0, "nor in the main work tree");
     silent(&hook(
         &env,
         "codex",
@@ -1367,7 +1378,7 @@ fn a_subagent_started_in_a_linked_worktree_and_one_whose_worktree_is_gone() {
             false,
         ),
     ));
-    let acks: Vec<Value> = events_in(&wt)
+    let acks: Vec<Value> = events(&env)
         .into_iter()
         .filter(|e| e["kind"] == "ack")
         .collect();
@@ -1720,7 +1731,7 @@ fn a_gemini_subagent_gets_its_block_through_invoke_agent_and_acks_it() {
     );
     let after = captured_payload("gemini-0.61.0/post-tool-use-invoke-agent.json", &env.root);
     silent(&hook(&env, "gemini", "post-tool-use", &after));
-    let events = events_in(&env.root);
+    let events = events(&env);
     let shown = (events.iter())
         .find(|e| e["kind"] == "shown")
         .expect("shown");

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use common::TestEnv;
 use serde_json::Value;
 
-const MONTH_FILE: &str = ".swarm/events/2026-11.jsonl";
+/// Where the commands below append: the pending log.
+const MONTH_FILE: &str = common::PENDING_NOV;
 const DIRECTIVE: &str = "no-private-keys";
 
 fn month_bytes(env: &TestEnv) -> Vec<u8> {
@@ -55,11 +56,20 @@ fn complete_event_ids(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// Where torn tails are saved: by an append to the pending log, beside it
+/// in the git dir; by `doctor --fix`, in `.swarm/local/torn/`.
+const TORN_DIRS: [&str; 2] = [".git/swarm/local/torn", ".swarm/local/torn"];
+
 /// Saved torn tails, sorted by name.
 fn torn_files(env: &TestEnv) -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(env.path(".swarm/local/torn"))
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let mut files: Vec<_> = TORN_DIRS
+        .iter()
+        .flat_map(|dir| {
+            std::fs::read_dir(env.path(dir))
+                .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+                .unwrap_or_else(|_| Vec::new())
+        })
+        .collect();
     files.sort();
     files
 }
@@ -289,7 +299,7 @@ fn an_append_after_a_torn_tail_saves_it_aside_and_starts_clean() {
     assert!(out.status.success(), "record after a torn tail failed");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("warning: an incomplete line at the end of the event log (a write cut short) was moved to .swarm/local/torn/"),
+        stderr.contains("warning: an incomplete line at the end of the event log (a write cut short) was moved to .git/swarm/local/torn/"),
         "the move is reported: {stderr}"
     );
     let new_id = String::from_utf8(out.stdout).expect("UTF-8");
@@ -319,15 +329,48 @@ fn an_append_after_a_torn_tail_saves_it_aside_and_starts_clean() {
 }
 
 /// A committed symlink in place of an event file (a pull request can hold
-/// one) is refused (bad input), never written through; a FIFO is skipped
-/// and reported by readers, not waited on.
+/// one) is never written through: recording goes to the pending log, and
+/// `git swarm commit` refuses it (bad input). A link in the pending log's
+/// place is refused by the append itself. A FIFO is skipped and reported
+/// by readers, not waited on.
 #[cfg(unix)]
 #[test]
 fn an_event_file_that_is_not_a_plain_file_is_refused() {
     let env = TestEnv::initialised();
     let outside = env.tmp.path().join("victim.txt");
     std::fs::write(&outside, "line one\nlast line without newline").expect("write");
+    let untouched = |run: &common::Run| {
+        assert_eq!(
+            std::fs::read_to_string(&outside).expect("read"),
+            "line one\nlast line without newline",
+            "the file outside the repository is untouched: {}",
+            run.snapshot()
+        );
+    };
     std::os::unix::fs::symlink(&outside, env.path(".swarm/events/2026-11.jsonl")).expect("symlink");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a link in the log"]);
+    let run = env.swarm(&["record", "note", "--custom"]);
+    common::assert_no_panic(&run);
+    run.success();
+    untouched(&run);
+    let run = env.swarm(&["commit"]);
+    common::assert_no_panic(&run);
+    run.code(2);
+    assert!(
+        run.stderr.contains("not a regular file"),
+        "{}",
+        run.snapshot()
+    );
+    untouched(&run);
+    assert_eq!(
+        env.read(MONTH_FILE).lines().count(),
+        1,
+        "the event is still pending"
+    );
+
+    std::fs::remove_file(env.path(MONTH_FILE)).expect("rm");
+    std::os::unix::fs::symlink(&outside, env.path(MONTH_FILE)).expect("symlink");
     let run = env.swarm(&["record", "note", "--custom"]);
     common::assert_no_panic(&run);
     run.code(2);
@@ -336,11 +379,8 @@ fn an_event_file_that_is_not_a_plain_file_is_refused() {
         "{}",
         run.snapshot()
     );
-    assert_eq!(
-        std::fs::read_to_string(&outside).expect("read"),
-        "line one\nlast line without newline",
-        "the file outside the repository is untouched"
-    );
+    untouched(&run);
+
     std::fs::remove_file(env.path(".swarm/events/2026-11.jsonl")).expect("rm");
     let fifo = env.path(".swarm/events/2026-10.jsonl");
     common::mkfifo(&fifo);
@@ -361,12 +401,13 @@ fn an_event_file_that_is_not_a_plain_file_is_refused() {
 fn a_last_event_without_its_newline_is_kept() {
     let env = TestEnv::initialised();
     let line = r#"{"id":"01M84SRTBFRXAZJDSYBEX40AAA","ts":"2026-11-20T10:00:00.000Z","kind":"note","directive":"no-private-keys"}"#;
-    env.write(".swarm/events/2026-11.jsonl", line);
+    std::fs::create_dir_all(env.path(common::PENDING)).expect("mkdir");
+    env.write(MONTH_FILE, line);
     let run = env.swarm(&["record", "note", "--custom"]);
     run.success();
     assert_eq!(run.stderr, "", "nothing was set aside");
     let lines = env.event_lines();
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0], line);
-    assert!(!env.exists(".swarm/local/torn"));
+    assert!(torn_files(&env).is_empty());
 }

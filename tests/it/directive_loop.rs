@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{Run, TestEnv, directive, repo_without_directives, swarm, tick};
+use common::{PENDING, Run, TestEnv, directive, repo_without_directives, swarm, tick};
 use serde_json::Value;
 
 fn coder_rule(env: &TestEnv, id: &str, lesson: &str, priority: &str) {
@@ -16,22 +16,11 @@ fn coder_rule(env: &TestEnv, id: &str, lesson: &str, priority: &str) {
     );
 }
 
-/// Every event in the log, in file order.
+/// Every event in the log (tracked, then pending), in file order.
 fn events(env: &TestEnv) -> Vec<Value> {
-    let dir = env.path(".swarm/events");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.sort();
-    files
+    env.event_lines()
         .iter()
-        .flat_map(|f| {
-            std::fs::read_to_string(f)
-                .expect("read events")
-                .lines()
-                .map(|l| serde_json::from_str::<Value>(l).expect("event json"))
-                .collect::<Vec<_>>()
-        })
+        .map(|l| serde_json::from_str::<Value>(l).expect("event json"))
         .collect()
 }
 
@@ -1073,7 +1062,8 @@ fn violations_on_two_branches_escalate_once_after_a_merge() {
             .map(|_| inject(&env, &["--role", "coder"]).1.expect("delegation"))
             .collect();
         env.git(&["add", "-A"]);
-        env.git(&["commit", "-q", "-m", "rule and delegations"]);
+        env.git(&["commit", "-q", "-m", "rule"]);
+        swarm(&env, &["commit", "-m", "delegations"]).success();
         for (branch, delegation) in ["one", "two"].iter().zip(&d) {
             env.git(&["checkout", "-q", "-b", branch, "main"]);
             ack(&env, delegation, "Done; no acks.\n").success();
@@ -1081,8 +1071,7 @@ fn violations_on_two_branches_escalate_once_after_a_merge() {
                 of_kind(&env, "escalation").is_empty(),
                 "one occasion per branch"
             );
-            env.git(&["add", "-A"]);
-            env.git(&["commit", "-q", "-m", branch]);
+            swarm(&env, &["commit", "-m", branch]).success();
         }
         env.git(&["checkout", "-q", order[0]]);
         env.git(&["merge", "-q", "--no-edit", order[1]]);
@@ -1300,7 +1289,8 @@ fn acks_of_one_delegation_merged_from_two_branches_fold_as_one_history() {
                 .1
                 .expect("delegation");
             env.git(&["add", "-A"]);
-            env.git(&["commit", "-q", "-m", "rule and delegation"]);
+            env.git(&["commit", "-q", "-m", "rule"]);
+            swarm(&env, &["commit", "-m", "delegation"]).success();
             for branch in [first, second] {
                 env.git(&["checkout", "-q", "-b", branch, "main"]);
                 let message = if branch == "applied" {
@@ -1309,8 +1299,7 @@ fn acks_of_one_delegation_merged_from_two_branches_fold_as_one_history() {
                     "done\n"
                 };
                 ack(&env, &d, message).success();
-                env.git(&["add", "-A"]);
-                env.git(&["commit", "-q", "-m", branch]);
+                swarm(&env, &["commit", "-m", branch]).success();
             }
             env.git(&["checkout", "-q", order[0]]);
             env.git(&["merge", "-q", "--no-edit", order[1]]);
@@ -1339,7 +1328,7 @@ fn acks_of_one_delegation_merged_from_two_branches_fold_as_one_history() {
 }
 
 /// When the log cannot take the event (here a folder where this month's
-/// file belongs), `inject` prints no block and `add` writes no directive
+/// pending file belongs), `inject` prints no block and `add` writes no directive
 /// file: acting first left a delegation no ack could credit, and a
 /// directive whose `added` event could never be recorded (the id taken).
 #[test]
@@ -1347,7 +1336,7 @@ fn nothing_is_delivered_or_written_when_the_log_refuses_the_event() {
     let env = repo_without_directives();
     coder_rule(&env, "crit", "A critical lesson for coders", "critical");
     let now = "2026-12-05T11:00:00Z";
-    std::fs::create_dir_all(env.path(".swarm/events/2026-12.jsonl")).expect("mkdir");
+    std::fs::create_dir_all(env.path(&format!("{PENDING}/2026-12.jsonl"))).expect("mkdir");
     let inject = env.swarm_with(
         &["inject", "--role", "coder"],
         &[("GIT_SWARM_NOW", now)],
@@ -1381,7 +1370,7 @@ fn nothing_is_delivered_or_written_when_the_log_refuses_the_event() {
         "{}",
         add.snapshot()
     );
-    std::fs::remove_dir(env.path(".swarm/events/2026-12.jsonl")).expect("rmdir");
+    std::fs::remove_dir(env.path(&format!("{PENDING}/2026-12.jsonl"))).expect("rmdir");
     env.swarm_with(
         &["inject", "--role", "coder"],
         &[("GIT_SWARM_NOW", now)],

@@ -220,11 +220,25 @@ fn an_event_file_that_is_a_device_or_a_fifo_is_not_read() {
         run.snapshot()
     );
     assert_readers_skip(&env, ".swarm/events/2020-02.jsonl", "FIFO");
-    // Appends refuse the FIFO in place of this month's file: bad input, not a hang.
     std::fs::remove_file(env.path(".swarm/events/2020-02.jsonl")).expect("rm");
-    // `inject` above recorded a `shown` event there.
-    std::fs::remove_file(env.path(".swarm/events/2026-11.jsonl")).expect("rm");
+    // `git swarm commit` refuses a FIFO in place of this month's tracked
+    // file: bad input, not a hang, and the events stay pending.
     common::mkfifo(&env.path(".swarm/events/2026-11.jsonl"));
+    let pending = env.read(common::PENDING_NOV);
+    let run = swarm(&env, &["commit"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("is a FIFO (named pipe), not a regular file"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(common::PENDING_NOV), pending, "still pending");
+    std::fs::remove_file(env.path(".swarm/events/2026-11.jsonl")).expect("rm");
+    // Appends refuse the FIFO in place of this month's pending file.
+    // `inject` above recorded a `shown` event there.
+    std::fs::remove_file(env.path(common::PENDING_NOV)).expect("rm");
+    common::mkfifo(&env.path(common::PENDING_NOV));
     let run = swarm(&env, &["record", "--custom", "note"]);
     run.code(2);
     assert!(
@@ -237,8 +251,8 @@ fn an_event_file_that_is_a_device_or_a_fifo_is_not_read() {
 
 /// One link in `.swarm/events/` does not turn the gate off: every reading
 /// command goes on with a warning, and the pre-commit hook still refuses a
-/// private key — also when the link stands for this month's file, where the
-/// hook would record the failed check.
+/// private key — also when the link stands for this month's file, where
+/// `git swarm commit` would put the failed check the hook recorded.
 #[test]
 fn an_event_file_link_does_not_turn_the_gate_off() {
     let env = TestEnv::initialised();
@@ -263,7 +277,10 @@ fn an_event_file_link_does_not_turn_the_gate_off() {
         SECRET,
         "nothing was written through the link"
     );
-    let run = swarm(&env, &["record", "--custom", "note"]);
+    // Recorded in the pending log; the commit that would move it through
+    // the link is refused.
+    swarm(&env, &["record", "--custom", "note"]).success();
+    let run = swarm(&env, &["commit"]);
     run.code(2);
     assert!(
         run.stderr
@@ -385,8 +402,9 @@ fn snapshot_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// `.swarm/events` as a link to a folder outside: nothing is written there
-/// (the hook's record, `inject`'s `shown` event, `record`), and the hook
-/// still blocks.
+/// (the hook's record, `inject`'s `shown` event and `record` wait in the
+/// pending log; `git swarm commit` refuses to move them through the link),
+/// and the hook still blocks.
 #[test]
 fn no_event_is_written_through_a_linked_events_folder() {
     let env = TestEnv::initialised();
@@ -398,16 +416,18 @@ fn no_event_is_written_through_a_linked_events_folder() {
         &["inject", "--role", "coder"][..],
         &["record", "--custom", "note"],
     ] {
-        let run = swarm(&env, args);
-        run.code(2);
-        assert!(
-            run.stderr.contains(
-                "error: $TMP/repo/.swarm/events is a symbolic link, not a folder of its own"
-            ),
-            "{}",
-            run.snapshot()
-        );
+        swarm(&env, args).success();
     }
+    let pending = env.read(common::PENDING_NOV);
+    let run = swarm(&env, &["commit"]);
+    run.code(2);
+    assert!(
+        run.stderr
+            .contains("error: $TMP/repo/.swarm/events is a symbolic link, not a folder of its own"),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(common::PENDING_NOV), pending, "still pending");
     let run = swarm(&env, &["validate"]);
     run.code(2);
     assert!(
@@ -573,8 +593,9 @@ fn a_staged_link_is_not_taken_for_the_file_with_the_same_blob() {
 
 /// `.swarm/local` is ignored by git only as a folder: a link of that name
 /// can be committed. Nothing is written through it — `ack`'s audit of
-/// unacknowledged criticals goes to the git dir, and a torn line set aside
-/// by an append is left in the log as one malformed line instead.
+/// unacknowledged criticals goes to the git dir, a torn line an append to
+/// the pending log sets aside goes to the git dir too, and one that
+/// `git swarm commit` meets in the tracked log is not set aside there.
 #[test]
 fn nothing_is_written_through_a_linked_local_folder() {
     let env = TestEnv::initialised();
@@ -601,11 +622,14 @@ fn nothing_is_written_through_a_linked_local_folder() {
     assert_eq!(snapshot_of(&outside), Vec::new(), "{}", run.snapshot());
 
     env.write(
-        ".swarm/events/2026-11.jsonl",
-        format!("{}{{\"id\":\"torn", env.read(".swarm/events/2026-11.jsonl")),
+        common::PENDING_NOV,
+        format!("{}{{\"id\":\"torn", env.read(common::PENDING_NOV)),
     );
     let run = swarm(&env, &["record", "--custom", "note"]);
     run.success();
+    let tracked = ".swarm/events/2026-11.jsonl";
+    env.write(tracked, "{\"id\":\"torn");
+    swarm(&env, &["commit"]).success();
     // `edit` keeps its copy in the git dir: not through the link.
     edit_with_sed(&env, &["edit", "no-private-keys"]).success();
     assert_eq!(
@@ -878,7 +902,14 @@ fn assert_over_limit_log_skipped(env: &TestEnv, rel: &str, limit: u64) {
         "untouched"
     );
     assert!(!env.exists(".swarm/local/torn"), "nothing was set aside");
-    let run = capped_swarm(env, &["record", "--custom", "note"]);
+    assert!(
+        !env.exists(".git/swarm/local/torn"),
+        "nothing was set aside"
+    );
+    // Recorded in the pending log; the commit that would append to the
+    // file is refused.
+    capped_swarm(env, &["record", "--custom", "note"]).success();
+    let run = capped_swarm(env, &["commit"]);
     run.code(2);
     assert!(
         run.stderr.contains(&format!(
@@ -913,15 +944,16 @@ fn an_event_file_of_gigabytes_is_not_read() {
 
 /// With `events.max_file_bytes = 2048`, a log of genuine events over it is
 /// skipped the same way, also committed (`explain` never inflates its
-/// blob); an append that would take a file over the bound is refused; and
-/// the bound's own range is checked.
+/// blob); an append that would take a pending file over the bound is
+/// refused; and the bound's own range is checked.
 #[test]
 fn an_event_file_over_the_configured_bound_is_skipped() {
     let env = TestEnv::initialised();
     env.swarm(&["hooks", "install"]).success();
     env.swarm(&["record", "--custom", "note"]).success();
     let rel = ".swarm/events/2026-11.jsonl";
-    let line = env.read(rel);
+    let line = env.read(common::PENDING_NOV);
+    std::fs::remove_file(env.path(common::PENDING_NOV)).expect("rm");
     let id = line.split('"').nth(3).expect("the id").to_owned();
     let log: String = (0..60)
         .map(|i| line.replace(&id, &format!("01KTESTEVENT{i:014}")))
@@ -952,12 +984,16 @@ fn an_event_file_over_the_configured_bound_is_skipped() {
     assert_over_limit_log_skipped(&env, rel, 2048);
     capped_swarm(&env, &["explain", "no-private-keys"]).success();
 
-    // Under the bound, but not with one more event.
+    // Under the bound, but not with one more event: the tracked file
+    // (`git swarm commit` appends to it) and the pending one (where
+    // commands record; here the same events again, folded once).
     let size = log.len() as u64;
     set(&(size + 10).to_string());
     let run = swarm(&env, &["validate"]);
     assert!(!run.stdout.contains("max_file_bytes"), "{}", run.snapshot());
-    let run = swarm(&env, &["record", "--custom", "note"]);
+    swarm(&env, &["record", "--custom", "note"]).success();
+    let pending = env.read(common::PENDING_NOV);
+    let run = swarm(&env, &["commit"]);
     run.code(2);
     assert!(
         run.stderr.contains(&format!(
@@ -968,6 +1004,20 @@ fn an_event_file_over_the_configured_bound_is_skipped() {
         run.snapshot()
     );
     assert_eq!(env.read(rel), log, "nothing was appended");
+    assert_eq!(env.read(common::PENDING_NOV), pending, "still pending");
+    let pending_rel = common::PENDING_NOV;
+    env.write(pending_rel, &log);
+    let run = swarm(&env, &["record", "--custom", "note"]);
+    run.code(2);
+    assert!(
+        run.stderr.contains(&format!(
+            "{pending_rel} is {size} bytes: the events would take it over events.max_file_bytes ({})",
+            size + 10
+        )),
+        "{}",
+        run.snapshot()
+    );
+    assert_eq!(env.read(pending_rel), log, "nothing was appended");
     // inject finds it before it prints a block it could not record.
     let run = swarm(&env, &["inject", "--role", "coder"]);
     run.code(2);
@@ -976,7 +1026,8 @@ fn an_event_file_over_the_configured_bound_is_skipped() {
         "{}",
         run.snapshot()
     );
-    assert_eq!(env.read(rel), log, "nothing was appended");
+    assert_eq!(env.read(pending_rel), log, "nothing was appended");
+    std::fs::remove_file(env.path(pending_rel)).expect("rm");
 
     // Folded by the index while under the bound, then grown past it: the
     // index does not read it again, even the part folded already.
@@ -1021,7 +1072,8 @@ fn a_huge_committed_event_file_is_not_inflated() {
     ])
     .success();
     env.git(&["add", "-A"]);
-    env.git(&["commit", "-q", "--no-verify", "-m", "a note"]);
+    env.git(&["commit", "-q", "--no-verify", "-m", "the bound"]);
+    swarm(&env, &["commit", "-m", "a note"]).success();
     let rel = ".swarm/events/2026-11.jsonl";
     let small = std::fs::read(env.path(rel)).expect("read the log");
     std::fs::OpenOptions::new()

@@ -60,10 +60,19 @@ fn record(env: &TestEnv, now: &str, kind: &str, directive: &str, count: u32) {
     );
 }
 
+/// Commits what changed in `.swarm/` (directives) with git, then the events
+/// recorded since with `git swarm commit`, as a user does.
 #[track_caller]
 fn commit(env: &TestEnv, message: &str) {
-    env.git(&["add", "-A", ".swarm"]);
-    env.git(&["commit", "-q", "-m", message]);
+    if !env.git(&["status", "--porcelain", ".swarm"]).is_empty() {
+        env.git(&["add", "-A", ".swarm"]);
+        env.git(&["commit", "-q", "-m", message]);
+    }
+    swarm_at(env, "2026-11-22T10:00:00Z", &["commit", "-m", message]);
+    assert!(
+        !env.exists(common::PENDING_NOV),
+        "{message}: every event committed"
+    );
 }
 
 /// main: events in the month file. a and b: a directive each and events in
@@ -181,10 +190,11 @@ fn merges_in_both_orders_and_a_rebase_fold_the_same() {
     env.git_in(&a_into_b, &["merge", "-q", "--no-edit", "origin/a"]);
     let rebased = clone(&env, "a-rebased-onto-b", "origin/a");
     env.git_in(&rebased, &["rebase", "-q", "origin/b"]);
+    // a's directive, its events (`git swarm commit`), then the outcomes.
     assert_eq!(
         env.git_in(&rebased, &["rev-list", "--count", "origin/b..HEAD"]),
-        "2\n",
-        "the rebase did not replay both commits of a"
+        "3\n",
+        "the rebase did not replay every commit of a"
     );
 
     // Every event of both branches, each line once.

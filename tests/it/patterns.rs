@@ -527,8 +527,12 @@ fn one_pattern_learned_on_two_branches_merges_into_the_sum() {
     .success();
     verdict(&env, r#"{"verdict":"PASS"}"#);
     feedback(&env, "auditor", "ra").success();
-    env.git(&["add", ".swarm"]);
-    env.git(&["commit", "-q", "-m", "learn on a"]);
+    swarm(&env, &["commit", "-m", "learn on a"]).success();
+    assert_eq!(
+        env.git(&["status", "--porcelain", ".swarm"]),
+        "",
+        "all learned is committed"
+    );
     env.git(&["checkout", "-q", "main"]);
     env.git(&["checkout", "-q", "-b", "b"]);
     extract(
@@ -540,8 +544,12 @@ fn one_pattern_learned_on_two_branches_merges_into_the_sum() {
     )
     .success();
     feedback(&env, "auditor", "rb").success();
-    env.git(&["add", ".swarm"]);
-    env.git(&["commit", "-q", "-m", "learn on b"]);
+    swarm(&env, &["commit", "-m", "learn on b"]).success();
+    assert_eq!(
+        env.git(&["status", "--porcelain", ".swarm"]),
+        "",
+        "all learned is committed"
+    );
     env.git(&["merge", "-q", "--no-edit", "a"]);
     let ps = list(&env);
     assert_eq!(ps.len(), 3, "{ps:#?}");

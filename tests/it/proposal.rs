@@ -202,7 +202,7 @@ fn a_motif_across_two_phases_makes_one_proposal_whose_predicate_parses() {
 
     // A run stopped after writing the proposal, before its event: the next
     // records the event, once.
-    let month = ".swarm/events/2026-11.jsonl";
+    let month = common::PENDING_NOV;
     let log: String = env
         .read(month)
         .lines()
@@ -873,8 +873,8 @@ fn a_reject_cut_short_is_finished_by_the_next_with_one_event() {
     let open = env.read(&rel);
     let reject = |reason: &str| swarm(&env, &["proposal", "reject", &slug, "--reason", reason]);
 
-    // The log cannot be appended to: nothing is decided.
-    let month = ".swarm/events/2026-11.jsonl";
+    // The pending log cannot be appended to: nothing is decided.
+    let month = common::PENDING_NOV;
     let log = env.read(month);
     std::fs::remove_file(env.path(month)).expect("rm log");
     common::mkfifo(&env.path(month));

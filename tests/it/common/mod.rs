@@ -295,8 +295,8 @@ pub fn directive_toml(id: &str, lesson: &str) -> String {
 /// lock, as another process appending would, until the file is dropped.
 pub fn hold_the_logs_lock(env: &TestEnv) -> std::fs::File {
     env.swarm(&["record", "--custom", "note"]).success();
-    let log = std::fs::read_dir(env.path(".swarm/events"))
-        .expect("events")
+    let log = std::fs::read_dir(env.path(PENDING))
+        .expect("pending events")
         .map(|e| e.expect("entry").path())
         .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .expect("an event file");
