@@ -186,10 +186,14 @@ fn repair_torn_tail(store: &Store, path: &std::path::Path) -> Result<bool> {
         // Grown past the bound since it was read: its "torn line" could be
         // gigabytes, and is not read.
         Ok(m) if m.len() > store.config.events.max_file_bytes => Ok(false),
+        // Beside the log it is cut from, as an append sets one aside: the
+        // pending log's under `$GIT_COMMON_DIR/swarm/local/torn/`.
         Ok(_) => crate::event::set_aside_torn_tail(
             &mut file,
             path,
-            &store.swarm_dir,
+            path.parent()
+                .and_then(std::path::Path::parent)
+                .unwrap_or(&store.swarm_dir),
             store.clock.now().as_millisecond(),
         )
         .map(|saved| saved.is_some()),

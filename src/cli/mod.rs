@@ -433,9 +433,10 @@ enum Command {
     /// Reports conflict markers a merge left in any file under .swarm/
     /// (file:line), torn or malformed event lines (file:line), duplicate
     /// event ids, unknown event kinds and a stale index. With --fix, a torn
-    /// final line is saved under .swarm/local/torn/ and truncated, and the
-    /// index is rebuilt; conflicts are left for a person. Exits 1 while an
-    /// error remains.
+    /// final line is saved under local/torn/ beside its log
+    /// (.git/swarm/local/torn/ for the pending log, .swarm/local/torn/ for a
+    /// tracked file) and truncated, and the index is rebuilt; conflicts are
+    /// left for a person. Exits 1 while an error remains.
     Doctor(doctor::Args),
     /// Generate the man pages or shell completions from the command definitions.
     #[command(subcommand)]
