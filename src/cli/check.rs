@@ -600,7 +600,7 @@ fn record(
     let violations = append_checks(store, &failures, ui)?;
     if violations > 0 {
         ui.note(&format!(
-            "recorded {violations} violation(s) in .swarm/events/"
+            "recorded {violations} violation(s) (`git swarm commit` shares them)"
         ));
     }
     let remediated = append_checks(store, &passes, ui)?;

@@ -1542,7 +1542,7 @@ fn record_appends_one_event_per_failing_directive_and_change() {
     run.code(1);
     assert!(
         run.stderr
-            .contains("recorded 2 violation(s) in .swarm/events/"),
+            .contains("recorded 2 violation(s) (`git swarm commit` shares them)"),
         "{}",
         run.snapshot()
     );
