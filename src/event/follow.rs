@@ -144,7 +144,7 @@ impl Follower {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => {
-                return match skipped_problem(&rel, &e) {
+                return match skipped_problem(rel, &e) {
                     Some(p) => {
                         self.report(p, batch);
                         Ok(())
@@ -157,7 +157,7 @@ impl Follower {
         let identity = file_identity(&meta);
         let len = meta.len();
         if len > self.max_file_bytes {
-            self.report(super::too_large_problem(&rel, self.max_file_bytes), batch);
+            self.report(super::too_large_problem(rel, self.max_file_bytes), batch);
             return Ok(());
         }
         let mut tail = self.tails.remove(name).unwrap_or_default();
@@ -176,7 +176,7 @@ impl Follower {
             };
         }
         if len > tail.offset {
-            self.read_from(&mut file, &rel, len, &mut tail, batch)
+            self.read_from(&mut file, rel, len, &mut tail, batch)
                 .map_err(|e| Error::io(path, e))?;
             tail.fingerprint =
                 fingerprint(&mut file, tail.offset).map_err(|e| Error::io(path, e))?;
@@ -381,12 +381,15 @@ mod linux {
         meta.is_dir().then(|| (meta.dev(), meta.ino()))
     }
 
+    /// A folder's watch and the folder (device, inode) it watches.
+    type Watched = Option<(i32, (u64, u64))>;
+
     /// One inotify instance watching the log's folders, each watch made
     /// again when its folder is replaced (or first appears).
     pub(super) struct Watch {
         fd: Option<OwnedFd>,
-        /// Each folder, with its watch and the folder (device, inode) it watches.
-        dirs: Vec<(PathBuf, Option<(i32, (u64, u64))>)>,
+        /// Each folder, with its watch.
+        dirs: Vec<(PathBuf, Watched)>,
     }
 
     impl Watch {

@@ -288,7 +288,9 @@ fn events_git_swarm_appended_since_do_not_stop_a_merge() {
     // of the coordinator's own, which no pick touches.
     let tracked = ".swarm/events/2026-11.jsonl";
     let mut text = env.read(tracked);
-    text.push_str(r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAZZ","ts":"2026-11-22T10:00:00.000Z","kind":"note"}"#);
+    text.push_str(
+        r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAZZ","ts":"2026-11-22T10:00:00.000Z","kind":"note"}"#,
+    );
     text.push('\n');
     env.write(tracked, &text);
     let log = env.git(&["status", "--porcelain", "--untracked-files=no"]);
