@@ -118,7 +118,9 @@ fn add_from_flags_writes_the_directive_and_an_added_event() {
     assert_eq!(e["path"], file);
     assert_eq!(e["ts"], "2026-11-22T10:00:00.000Z");
     assert_eq!(e["id"].as_str().map(str::len), Some(26), "{e}");
-    assert!(env.exists(".swarm/events/2026-11.jsonl"));
+    // Recorded in the pending log, not the work tree.
+    assert!(env.exists(common::PENDING_NOV));
+    assert!(!env.exists(".swarm/events/2026-11.jsonl"));
 
     // What add writes, validate accepts.
     env.swarm(&["validate"]).success();

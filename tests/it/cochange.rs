@@ -397,7 +397,7 @@ fn a_run_cut_short_is_finished_by_the_next() {
     assert_eq!(first.len(), 3, "{first:?}");
     assert!(!first.contains(&blocked), "{first:?}");
     // The events of the three are lost, as by a run stopped after writing.
-    for e in std::fs::read_dir(h.env.path(".swarm/events")).expect("events") {
+    for e in std::fs::read_dir(h.env.path(common::PENDING)).expect("events") {
         let path = e.expect("entry").path();
         let text = std::fs::read_to_string(&path).expect("read log");
         let kept: String = text

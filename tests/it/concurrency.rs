@@ -13,7 +13,8 @@ use std::process::{Child, Stdio};
 use common::TestEnv;
 use serde_json::Value;
 
-const MONTH_FILE: &str = ".swarm/events/2026-11.jsonl";
+/// Where commands record: the pending log (see `git swarm commit`).
+const MONTH_FILE: &str = common::PENDING_NOV;
 /// A directive of the template, so `show` and `list` count the events.
 const DIRECTIVE: &str = "no-private-keys";
 
@@ -224,7 +225,8 @@ fn readers_and_index_rebuilds_alongside_writers_never_fail() {
 #[test]
 fn a_held_lock_is_waited_for_then_reported_never_skipped() {
     let env = TestEnv::initialised();
-    let month = env.path(".swarm/events/2026-11.jsonl");
+    let month = env.path(MONTH_FILE);
+    std::fs::create_dir_all(env.path(common::PENDING)).expect("create the pending log");
     std::fs::write(&month, "").expect("create the month file");
     let config = env
         .read(".swarm/config.toml")
@@ -252,7 +254,7 @@ fn a_held_lock_is_waited_for_then_reported_never_skipped() {
         run.snapshot()
     );
     assert_eq!(
-        env.read(".swarm/events/2026-11.jsonl"),
+        env.read(MONTH_FILE),
         "",
         "nothing may be written without the lock"
     );

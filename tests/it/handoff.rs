@@ -643,10 +643,12 @@ fn validate_warns_of_handoffs_that_overlap_after_a_merge() {
         .to_owned();
     env.git(&["checkout", "-q", "-b", "other"]);
     create(&env, "theirs", &["--owns", "src/*login*"]).success();
+    env.swarm(&["commit"]).success();
     env.git(&["add", "-A"]);
     env.git(&["commit", "-q", "-m", "theirs"]);
     env.git(&["checkout", "-q", &main]);
     create(&env, "mine", &["--owns", "src/*auth*"]).success();
+    env.swarm(&["commit"]).success();
     env.git(&["add", "-A"]);
     env.git(&["commit", "-q", "-m", "mine"]);
     env.git(&["merge", "-q", "--no-edit", "other"]);

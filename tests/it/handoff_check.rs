@@ -12,9 +12,14 @@ fn json(run: &Run) -> Value {
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}:\n{}", run.snapshot()))
 }
 
+/// Commits the recorded events (`git swarm commit`, in a commit of their
+/// own), then every other change, if any.
 fn commit_all(env: &TestEnv, message: &str) {
+    env.swarm(&["commit", "-m", message]).success();
     env.git(&["add", "-A"]);
-    env.git(&["commit", "-q", "-m", message]);
+    if !env.git(&["status", "--porcelain"]).is_empty() {
+        env.git(&["commit", "-q", "-m", message]);
+    }
 }
 
 /// A repository with a few files committed, the handoffs to come start from.

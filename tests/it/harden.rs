@@ -860,8 +860,8 @@ fn a_promotion_whose_event_cannot_be_appended_keeps_the_quarantine_file() {
     let holder = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
-        .open(env.path(".swarm/events/2026-11.jsonl"))
-        .expect("open the month file");
+        .open(env.path(common::PENDING_NOV))
+        .expect("open the pending month file");
     holder.lock().expect("hold the log's lock");
     let run = env.swarm(&["harden"]);
     run.code(3);

@@ -128,7 +128,7 @@ fn index_status_missing_fresh_stale_and_rebuild() {
     insta::assert_snapshot!(stable(&run), @"
     [exit 0]
     --- stdout
-    Rebuilt .git/swarm/index: 3 directives, 0 quarantined, 4 events from 1 file(s) in [N] ms.
+    Rebuilt .git/swarm/index: 3 directives, 0 quarantined, 4 events from 2 file(s) in [N] ms.
     ");
     let v = status_json(&env, &env.root);
     assert_eq!(v["path"], ".git/swarm/index");
@@ -136,7 +136,8 @@ fn index_status_missing_fresh_stale_and_rebuild() {
     assert_eq!(v["fresh"], true);
     assert_eq!(v["directives"], 3);
     assert_eq!(v["quarantined"], 0);
-    assert_eq!(v["event_files"], 1);
+    // The recorded events wait in the pending log; the copies by hand are tracked.
+    assert_eq!(v["event_files"], 2);
     assert_eq!(v["events"], 4);
     assert_eq!(v["duplicates"], 1);
 
@@ -344,7 +345,20 @@ fn deleting_or_corrupting_the_index_changes_nothing_but_speed() {
     assert_eq!(outputs(&env), with_index);
     std::fs::write(env.path(".git/swarm/index"), b"").expect("write");
     assert_eq!(outputs(&env), with_index);
-    std::fs::remove_dir_all(env.path(".git/swarm")).expect("rm dir");
+    // All that is derived in .git/swarm/, but not the recorded events
+    // waiting there (the pending log).
+    for entry in std::fs::read_dir(env.path(".git/swarm")).expect("list") {
+        let path = entry.expect("entry").path();
+        if path.file_name().is_some_and(|n| n == "pending") {
+            continue;
+        }
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).expect("rm dir");
+        } else {
+            std::fs::remove_file(&path).expect("rm");
+        }
+    }
+    assert!(env.exists(common::PENDING_NOV));
     assert_eq!(outputs(&env), with_index);
     let v = status_json(&env, &env.root);
     assert_eq!(v["fresh"], true);
@@ -391,12 +405,14 @@ fn damaged_bytes_anywhere_in_the_index_are_found_and_rebuilt() {
             .collect()
     };
     // Settled (nothing racy), so that a refresh rebuilds only for damage.
-    for rel in [".swarm/config.toml", ".swarm/events"] {
+    for rel in [".swarm/config.toml", ".swarm/events", common::PENDING] {
         age(&env, rel);
     }
-    for entry in std::fs::read_dir(env.path(".swarm/events")).expect("events") {
-        let name = entry.expect("entry").file_name();
-        age(&env, &format!(".swarm/events/{}", name.to_string_lossy()));
+    for dir in [".swarm/events", common::PENDING] {
+        for entry in std::fs::read_dir(env.path(dir)).expect("events") {
+            let name = entry.expect("entry").file_name();
+            age(&env, &format!("{dir}/{}", name.to_string_lossy()));
+        }
     }
     age_directives(&env);
     env.swarm(&["index", "rebuild"]).success();
@@ -1124,7 +1140,7 @@ fn an_index_written_by_a_check_is_fresh() {
         "run=r1",
     ])
     .success();
-    age(&env, ".swarm/events/2026-11.jsonl");
+    age(&env, common::PENDING_NOV);
     let before = env.index_bytes();
     env.swarm(&["check", "--staged"]).success();
     let after = env.index_bytes();
@@ -1144,7 +1160,7 @@ fn a_copy_of_an_event_with_a_later_time_counts_once() {
         None,
     )
     .success();
-    let file = ".swarm/events/2026-11.jsonl";
+    let file = common::PENDING_NOV;
     // Aged, so that the copy is folded as an append, not by re-reading the file.
     age_directives(&env);
     age(&env, ".swarm/config.toml");

@@ -126,22 +126,25 @@ fn follow_prints_new_events_across_a_new_month_once_each() {
         (Some("retired"), Some("late-nov"))
     );
 
-    // The next month's file does not exist yet: the follower sees it created.
-    assert!(!env.exists(".swarm/events/2026-12.jsonl"));
+    // The next month's file does not exist yet: the follower sees it created
+    // (in the pending log, where commands record).
+    let dec = ".git/swarm/pending/2026-12.jsonl";
+    assert!(!env.exists(dec));
     record(
         &env,
         "2026-12-01T00:01:00Z",
         &["retired", "--directive", "early-dec", "--field", "reason=r"],
     );
-    assert!(env.exists(".swarm/events/2026-12.jsonl"));
+    assert!(env.exists(dec));
     let e = follow.next_event("an event recorded in a new month file");
     assert_eq!(e["directive"], "early-dec");
 
-    // A copy of a line already seen (a union merge, a pull) prints nothing;
-    // a malformed line is reported, and a good line after both still prints.
-    let dec = env.read(".swarm/events/2026-12.jsonl");
-    append(&env, ".swarm/events/2026-11.jsonl", &dec);
-    append(&env, ".swarm/events/2026-12.jsonl", "not json\n");
+    // A copy of a line already seen (a union merge, a pull: in a tracked
+    // file) prints nothing; a malformed line is reported, and a good line
+    // after both still prints.
+    let copy = env.read(dec);
+    append(&env, ".swarm/events/2026-11.jsonl", &copy);
+    append(&env, dec, "not json\n");
     record(
         &env,
         "2026-12-02T00:00:00Z",
@@ -159,9 +162,9 @@ fn follow_prints_new_events_across_a_new_month_once_each() {
     // A torn line prints nothing until its newline lands.
     let line = r#"{"id":"01KTORNTORNTORNTORNTORNTOR","ts":"2026-12-03T00:00:00.000Z","kind":"retired","directive":"torn-then-whole","reason":"r"}"#;
     let (head, rest) = line.split_at(40);
-    append(&env, ".swarm/events/2026-12.jsonl", head);
+    append(&env, dec, head);
     follow.quiet_for(Duration::from_millis(1500), "half a line was written");
-    append(&env, ".swarm/events/2026-12.jsonl", &format!("{rest}\n"));
+    append(&env, dec, &format!("{rest}\n"));
     let e = follow.next_event("the torn line once whole");
     assert_eq!(e["directive"], "torn-then-whole");
     follow.quiet_for(Duration::from_millis(500), "nothing else was appended");
@@ -174,7 +177,7 @@ fn follow_prints_new_events_across_a_new_month_once_each() {
         "the malformed line is reported once:\n{stderr}"
     );
     assert!(
-        reports[0].contains(".swarm/events/2026-12.jsonl:2:"),
+        reports[0].contains(".git/swarm/pending/2026-12.jsonl:2:"),
         "{stderr}"
     );
     assert!(

@@ -243,18 +243,13 @@ fn explain_lists_the_events_in_time_order_with_their_commits() {
     // The violations are committed; later events stay uncommitted.
     env.git(&["reset", "-q"]);
     std::fs::remove_file(env.path("a.txt")).expect("rm");
-    env.git(&["add", ".swarm/events"]);
-    let out = env
-        .command("git", &env.root)
-        .args(["commit", "-q", "-m", "record the violations"])
-        .env("GIT_SWARM_SKIP", "1")
-        .output()
-        .expect("commit");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // The hook would record the commit's own check: skipped, as before.
+    env.swarm_with(
+        &["commit", "-m", "record the violations"],
+        &[("GIT_SWARM_SKIP", "1")],
+        None,
+    )
+    .success();
     let recording = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
     env.swarm_with(
         &[
@@ -344,8 +339,8 @@ fn explain_names_the_branch_commit_not_the_merge() {
     env.git(&["add", "a.txt"]);
     swarm(&env, &["check", "--record"]).code(1);
     env.git(&["reset", "-q"]);
-    env.git(&["add", ".swarm/events"]);
-    env.git(&["commit", "-q", "-m", "topic: record a violation"]);
+    env.swarm(&["commit", "-m", "topic: record a violation"])
+        .success();
     let on_topic = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
     std::fs::remove_file(env.path("a.txt")).expect("rm");
 
@@ -354,8 +349,8 @@ fn explain_names_the_branch_commit_not_the_merge() {
     env.git(&["add", "b.txt"]);
     swarm(&env, &["check", "--record"]).code(1);
     env.git(&["reset", "-q"]);
-    env.git(&["add", ".swarm/events"]);
-    env.git(&["commit", "-q", "-m", "main: record a violation"]);
+    env.swarm(&["commit", "-m", "main: record a violation"])
+        .success();
     let on_main = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
     std::fs::remove_file(env.path("b.txt")).expect("rm");
     env.git(&["merge", "-q", "--no-edit", "topic"]);
@@ -750,8 +745,7 @@ fn explain_names_the_rebased_commit_a_cherry_pick_and_nothing_uncommitted() {
         swarm(&env, &["check", "--record"]).code(1);
         env.git(&["reset", "-q"]);
         std::fs::remove_file(env.path(file)).expect("rm");
-        env.git(&["add", ".swarm/events"]);
-        env.git(&["commit", "-q", "-m", message]);
+        env.swarm(&["commit", "-m", message]).success();
         env.git(&["rev-parse", "HEAD"]).trim().to_owned()
     };
     env.git(&["switch", "-q", "-c", "topic"]);

@@ -410,8 +410,7 @@ fn a_pattern_the_branch_brings_is_withheld_until_merged() {
     ])
     .success();
     std::fs::remove_file(env.path("delib.md")).expect("rm");
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-q", "-m", "a deliberation"]);
+    env.swarm(&["commit", "-m", "a deliberation"]).success();
     let block = env.swarm(&["pattern", "inject", "--role", "judge"]);
     block.success();
     assert!(!block.stdout.contains("IMPORTANT"), "{}", block.snapshot());

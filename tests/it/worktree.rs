@@ -9,7 +9,8 @@ use std::path::Path;
 use common::TestEnv;
 use serde_json::Value;
 
-const MONTH_FILE: &str = ".swarm/events/2026-11.jsonl";
+/// Where commands record: the pending log, in the clone's common git dir.
+const MONTH_FILE: &str = common::PENDING_NOV;
 
 fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
@@ -39,7 +40,11 @@ fn a_linked_worktree_has_its_own_store_and_index() {
 
     env.swarm_in(&wt, &["record", "check", "--directive", "no-private-keys"])
         .success();
-    assert_eq!(lines(&wt.join(MONTH_FILE)), 1);
+    // Recorded in the pending log of the clone, shared by its worktrees (a
+    // removed worktree loses no event), not in the worktree's tree.
+    assert_eq!(lines(&env.path(MONTH_FILE)), 1);
+    assert!(!wt.join(".swarm/events/2026-11.jsonl").exists());
+    assert!(!wt_git_dir.join("swarm/pending").exists());
     let list = env.swarm_in(&wt, &["list", "--format", "json"]);
     list.success();
     let rows = json(&list.stdout);
@@ -54,7 +59,7 @@ fn a_linked_worktree_has_its_own_store_and_index() {
     // The index is per worktree, in the worktree's git dir.
     assert!(wt_git_dir.join("swarm/index").is_file());
     assert!(
-        !env.exists(".git/swarm"),
+        !env.exists(".git/swarm/index"),
         "the worktree wrote the main index"
     );
     let status = env.swarm_in(&wt, &["index", "status", "--format", "json"]);
@@ -76,7 +81,8 @@ fn a_linked_worktree_has_its_own_store_and_index() {
     assert!(env.exists(".git/swarm/index"));
     let main_status = json(&env.swarm(&["index", "status", "--format", "json"]).stdout);
     assert_eq!(main_status["path"], ".git/swarm/index");
-    assert_eq!(main_status["events"], 0);
+    // It folds the clone's pending log too.
+    assert_eq!(main_status["events"], 1);
     // Neither disturbed the other.
     assert_eq!(
         json(
@@ -100,6 +106,7 @@ fn commands_work_from_a_subdirectory() {
     .success();
     assert_eq!(lines(&env.path(MONTH_FILE)), 1);
     assert!(!deep.join(".swarm").exists());
+    assert!(!deep.join(".git").exists());
 
     let add = env.swarm_in(
         &deep,

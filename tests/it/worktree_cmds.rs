@@ -272,12 +272,27 @@ fn events_git_swarm_appended_since_do_not_stop_a_merge() {
     let env = repo();
     let dir = create(&env, "t1");
     commit_in(&env, &dir, "g.txt", "from the task\n", "add g");
-    // A check run before the merge appends to the event log: an uncommitted
-    // change of the coordinator's own, which no pick touches.
+    // A check run before the merge records an event: it waits in the
+    // pending log, in the git dir, which no merge touches.
     env.swarm(&["record", "shown", "--role", "coder"]).success();
-    env.git(&["add", ".swarm/events"]);
-    env.git(&["commit", "-q", "-m", "events"]);
+    env.swarm(&["commit", "-m", "events"]).success();
     env.swarm(&["record", "shown", "--role", "coder"]).success();
+    assert_eq!(
+        env.git(&["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+    let pending_before = env.read(common::PENDING_NOV);
+    assert_eq!(pending_before.lines().count(), 1);
+    // A line appended to the tracked log in the work tree (as git-swarm
+    // recorded before events waited in the git dir): an uncommitted change
+    // of the coordinator's own, which no pick touches.
+    let tracked = ".swarm/events/2026-11.jsonl";
+    let mut text = env.read(tracked);
+    text.push_str(
+        r#"{"id":"01KAAAAAAAAAAAAAAAAAAAAAZZ","ts":"2026-11-22T10:00:00.000Z","kind":"note"}"#,
+    );
+    text.push('\n');
+    env.write(tracked, &text);
     let log = env.git(&["status", "--porcelain", "--untracked-files=no"]);
     assert!(log.contains(".swarm/events/"), "{log}");
     let events_before = env.git(&["diff", "--", ".swarm/events"]);
@@ -285,7 +300,8 @@ fn events_git_swarm_appended_since_do_not_stop_a_merge() {
     let run = env.swarm(&["worktree", "merge", "t1"]);
     run.success();
     assert_eq!(env.read("g.txt"), "from the task\n");
-    // The appended events are still there, uncommitted.
+    // The recorded events are still there: pending, and uncommitted.
+    assert_eq!(env.read(common::PENDING_NOV), pending_before);
     assert_eq!(env.git(&["diff", "--", ".swarm/events"]), events_before);
 
     // Any other uncommitted change still refuses.
@@ -535,14 +551,22 @@ fn inject_works_inside_the_task_worktree_with_its_own_index() {
         "{}",
         run.stdout
     );
-    // The delegation is recorded in the worktree's own .swarm/, and its
-    // index lives in the worktree's git dir.
+    // The delegation is recorded in the clone's pending log (shared by its
+    // worktrees: removing the task's loses no event), not in the task's
+    // tree; its index lives in the worktree's git dir.
     let log = env.swarm_in(&dir, &["log", "--kind", "shown", "--format", "json"]);
     log.success();
     assert_eq!(json(&log.stdout).as_array().expect("array").len(), 1);
     assert!(env.exists(".git/worktrees/t1/swarm/index"));
+    assert!(!env.exists(".git/worktrees/t1/swarm/pending"));
+    assert!(!dir.join(".swarm/events/2026-11.jsonl").exists());
+    assert_eq!(env.read(common::PENDING_NOV).lines().count(), 1);
+    assert!(
+        !env.exists(".git/swarm/index"),
+        "the task's worktree wrote the main worktree's index"
+    );
     let main_log = env.swarm(&["log", "--kind", "shown", "--format", "json"]);
-    assert_eq!(json(&main_log.stdout).as_array().expect("array").len(), 0);
+    assert_eq!(json(&main_log.stdout).as_array().expect("array").len(), 1);
 }
 
 #[test]
