@@ -89,8 +89,28 @@ pub fn validate(store: &Store) -> Result<Report> {
 
     // The log, for the standing of handoffs below.
     let mut log = Vec::new();
+    // The tracked log, then the pending one (where commands record; its
+    // files are month files: `event_files` lists only those).
+    let mut files = Vec::new();
     for name in list(&store.events_dir(), "events", &mut r)? {
-        let rel = format!(".swarm/events/{name}");
+        files.push((name, false));
+    }
+    for path in crate::event::event_files(&store.pending_dir())? {
+        if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+            files.push((name.to_owned(), true));
+        }
+    }
+    for (name, pending) in files {
+        let (path, rel) = if pending {
+            let path = store.pending_dir().join(&name);
+            let rel = store.rel(&path);
+            (path, rel)
+        } else {
+            (
+                store.events_dir().join(&name),
+                format!(".swarm/events/{name}"),
+            )
+        };
         if !is_month_file(&name) {
             r.problems.extend(stray(
                 &rel,
@@ -101,7 +121,7 @@ pub fn validate(store: &Store) -> Result<Report> {
             continue;
         }
         r.files += 1;
-        let file = read_event_file(&store.events_dir().join(&name), &rel, &store.config.events)?;
+        let file = read_event_file(&path, &rel, &store.config.events)?;
         for line in &file.events {
             if line.event.month_file().as_deref() != Some(name.as_str()) {
                 r.problems.push(

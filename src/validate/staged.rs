@@ -43,6 +43,9 @@ pub fn validate_index(
     }
     let mut staged = repo.clone();
     staged.root = scratch.path().to_path_buf();
+    // What the commit brings, without the clone's pending log (which no
+    // commit carries but `git swarm commit`'s, and that one from its files).
+    staged.common_dir = scratch.path().join("no-git-dir");
     let store = match Store::open(&staged, clock) {
         Ok(store) => store,
         Err(Error::NotInitialised { .. }) => return Ok(None),

@@ -273,3 +273,20 @@ fn a_commit_git_refuses_moves_nothing() {
         "and its index entry"
     );
 }
+
+#[test]
+fn commit_passes_git_swarms_own_pre_commit_hook() {
+    let env = TestEnv::initialised();
+    env.swarm(&["hooks", "install"]).success();
+    env.swarm(&["inject", "--role", "coder"]).success();
+    let before = env.event_lines().len();
+    let done = env.swarm(&["commit"]);
+    done.success();
+    assert_eq!(
+        env.git(&["show", "--name-only", "--format=", "HEAD"]),
+        ".swarm/events/2026-11.jsonl\n"
+    );
+    // The hook's check of that commit recorded nothing new to commit.
+    assert_eq!(env.event_lines().len(), before);
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+}
