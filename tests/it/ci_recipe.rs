@@ -92,6 +92,27 @@ fn the_workflow_passes_actionlint() {
     );
 }
 
+/// The release workflow (binaries for Linux and macOS on a `v*` tag)
+/// passes actionlint, and builds the profile the README says it does.
+#[test]
+fn the_release_workflow_passes_actionlint() {
+    let workflow = manifest_dir().join(".github/workflows/release.yml");
+    let text = std::fs::read_to_string(&workflow).expect("release workflow");
+    assert!(text.contains("--profile dist"), "{text}");
+    for target in ["x86_64-unknown-linux-gnu", "aarch64-apple-darwin"] {
+        assert!(text.contains(target), "{target} is built");
+    }
+    let cargo = std::fs::read_to_string(manifest_dir().join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        cargo.contains("[profile.dist]"),
+        "Cargo.toml has the dist profile"
+    );
+    let Some(findings) = actionlint(&[&workflow]) else {
+        return;
+    };
+    assert_eq!(findings, Vec::<Value>::new(), "actionlint: {findings:#?}");
+}
+
 /// A repository with a pull request: `main` has an `enforce` directive
 /// against `dbg!(` in src/; the branch adds one at line 3 of src/lib.rs and
 /// adds a directive of its own. Returns (base, head).
