@@ -76,7 +76,7 @@ pub enum Take {
 pub struct Agent {
     /// The `shown` event's id; `None` when nothing was in scope.
     pub delegation: Option<String>,
-    /// The work tree whose `.swarm/events/` holds the `shown` event.
+    /// The work tree the delegation was recorded from (its store and config).
     pub root: PathBuf,
     /// What the subagent was given, answered again on a repeated start.
     pub block: String,

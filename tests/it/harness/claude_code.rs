@@ -795,7 +795,11 @@ fn an_unreviewed_directive_reaches_no_agent_in_the_real_harness() {
         "the reviewed directives still reach the subagent:\n{seen}"
     );
     // Merged into main, it is reviewed: the next session is briefed with it.
-    rig.commit("the session's events");
+    // The session's events wait in the git dir: the checkout never meets
+    // them, and they go to the branch in a commit of their own.
+    rig.env
+        .swarm(&["commit", "-m", "the session's events"])
+        .success();
     rig.env.git(&["checkout", "-q", "main"]);
     rig.env.git(&["merge", "-q", "--ff-only", "pr-17"]);
     rig.run("MAIN-BRIEF after the merge", &[], Swarm::Real)
