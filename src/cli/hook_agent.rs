@@ -86,6 +86,7 @@ pub fn run(args: &[OsString], ui: &mut Ui) -> Outcome {
     };
     watchdog(harness.as_str(), event.as_str());
     let answered = answer(harness, event, ui);
+    git_swarm::trace::mark("answer returned");
     if FINISHING.swap(true, std::sync::atomic::Ordering::SeqCst) {
         // The watchdog is ending the process: nothing more is said.
         loop {
@@ -98,6 +99,7 @@ pub fn run(args: &[OsString], ui: &mut Ui) -> Outcome {
             line.push('\n');
             ui.write_out(line.as_bytes())?;
             ui.out.flush()?;
+            git_swarm::trace::mark("answered");
         }
         Ok(None) => {}
         Err(CliError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
@@ -325,6 +327,7 @@ fn session_start(
         );
     }
     let text = agent_hook::bound_briefing(&briefing);
+    git_swarm::trace::mark("briefing built");
     if text.is_empty() {
         return Ok(None);
     }
