@@ -629,7 +629,12 @@ fn subagent_stop(
                 agent_id.escape_debug()
             )));
         }
-        let home = super::repo_at(&agent.root)?;
+        // Found again only when it started in another work tree.
+        let home = if agent.root == repo.root {
+            repo.clone()
+        } else {
+            super::repo_at(&agent.root)?
+        };
         let Some(store) = open_store(&home, clock)? else {
             return Ok(None);
         };

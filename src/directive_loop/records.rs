@@ -46,11 +46,20 @@ fn in_log_order(mut events: Vec<(i64, u128, Event)>) -> Vec<Event> {
 /// `id` need: every event a line of which holds `id`, and every copy of
 /// those, de-duplicated and ordered as `read_log` does; bad lines skipped.
 /// Other lines are not parsed: a subagent's stop reads one delegation out of
-/// a log of thousands of events.
+/// a log of thousands of events. Nor are the month files before the
+/// delegation's own month's previous one (see [`first_month_of`]).
 pub fn read_delegation_log(store: &Store, id: &str) -> Result<Vec<Event>> {
     let cfg = &store.config.events;
+    let first = first_month_of(id);
     let mut files = Vec::new();
     for (path, rel) in store.event_files()? {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if first.as_deref().is_some_and(|first| name < first) {
+            continue;
+        }
         match crate::safe_fs::read(&path, cfg.max_file_bytes) {
             Ok(bytes) => files.push(bytes),
             // Skipped with a problem by `read_log` too.
@@ -59,6 +68,24 @@ pub fn read_delegation_log(store: &Store, id: &str) -> Result<Vec<Event>> {
         }
     }
     Ok(delegation_events(&files, id, cfg.max_line_bytes))
+}
+
+/// The first month file (`2026-10.jsonl`) that can hold an event about
+/// delegation `id`: its events are recorded after it was shown, and a ULID
+/// id holds the time it was shown at. A month earlier, for a clone whose
+/// clock is behind the one that showed it; `None` (every file) for an id
+/// that is no ULID.
+fn first_month_of(id: &str) -> Option<String> {
+    let ulid = ulid::Ulid::from_string(id)
+        .ok()
+        .filter(|_| id.len() == 26)?;
+    let shown = jiff::Timestamp::from_millisecond(i64::try_from(ulid.timestamp_ms()).ok()?).ok()?;
+    let month = shown
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .first_of_month();
+    let before = month.checked_sub(jiff::ToSpan::months(1)).ok()?;
+    Some(format!("{:04}-{:02}.jsonl", before.year(), before.month()))
 }
 
 /// [`read_delegation_log`] of the event files' bytes, in the log's order.
@@ -262,6 +289,21 @@ pub fn unknown_phase_hint(events: &[Event], phase: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_delegation_is_looked_for_from_the_month_before_its_own() {
+        let id = |ts: &str| crate::event::new_id(ts.parse().expect("time"));
+        assert_eq!(
+            first_month_of(&id("2026-11-22T10:00:00Z")).as_deref(),
+            Some("2026-10.jsonl")
+        );
+        assert_eq!(
+            first_month_of(&id("2026-01-01T00:00:00Z")).as_deref(),
+            Some("2025-12.jsonl")
+        );
+        // Not a ULID (another tool's id): every file is read.
+        assert_eq!(first_month_of("delegation-7"), None);
+    }
 
     /// Of a log with copies (one with an earlier time), escapes, a bad
     /// line and a torn tail, the delegation's events are those of the whole
