@@ -300,7 +300,7 @@ impl Store {
     pub fn log(&self) -> crate::event::LogDirs {
         crate::event::LogDirs {
             pending: self.pending_dir(),
-            tracked: self.events_dir(),
+            tracked: Some(self.events_dir()),
         }
     }
 

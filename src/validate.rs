@@ -90,31 +90,21 @@ pub fn validate(store: &Store) -> Result<Report> {
     // The log, for the standing of handoffs below.
     let mut log = Vec::new();
     // The tracked log, then the pending one (where commands record; its
-    // files are month files: `event_files` lists only those).
-    let mut files = Vec::new();
-    for name in list(&store.events_dir(), "events", &mut r)? {
-        files.push((name, false));
-    }
+    // files are month files: `event_files` lists only those), named as the
+    // index names them (see `Store::event_file`).
+    let mut files = list(&store.events_dir(), "events", &mut r)?;
     for path in crate::event::event_files(&store.pending_dir())? {
         if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
-            files.push((name.to_owned(), true));
+            files.push(format!("{}{name}", crate::store::PENDING_PREFIX));
         }
     }
-    for (name, pending) in files {
-        let (path, rel) = if pending {
-            let path = store.pending_dir().join(&name);
-            let rel = store.rel(&path);
-            (path, rel)
-        } else {
-            (
-                store.events_dir().join(&name),
-                format!(".swarm/events/{name}"),
-            )
-        };
-        if !is_month_file(&name) {
+    for key in files {
+        let (path, rel) = store.event_file(&key);
+        let name = key.trim_start_matches(crate::store::PENDING_PREFIX);
+        if !is_month_file(name) {
             r.problems.extend(stray(
                 &rel,
-                &name,
+                name,
                 "an event file (YYYY-MM.jsonl)",
                 "event files are named by month, e.g. 2026-11.jsonl".into(),
             ));
@@ -123,7 +113,7 @@ pub fn validate(store: &Store) -> Result<Report> {
         r.files += 1;
         let file = read_event_file(&path, &rel, &store.config.events)?;
         for line in &file.events {
-            if line.event.month_file().as_deref() != Some(name.as_str()) {
+            if line.event.month_file().as_deref() != Some(name) {
                 r.problems.push(
                     Problem::warning(
                         &rel,

@@ -121,11 +121,12 @@ pub fn append_once(
 }
 
 /// The two folders of the log: where events are appended (the pending
-/// one, in the git dir) and the tracked one, which only commits change.
+/// one, in the git dir) and the tracked one, which only commits change
+/// (`None` when the appending is into the tracked one: `git swarm commit`).
 #[derive(Debug, Clone)]
 pub struct LogDirs {
     pub pending: PathBuf,
-    pub tracked: PathBuf,
+    pub tracked: Option<PathBuf>,
 }
 
 /// Appends those of `events` that `recorded` does not find among the
@@ -168,7 +169,9 @@ pub fn append_unrecorded(
             continue;
         };
         let text = tracked.entry(name).or_insert_with_key(|name| {
-            crate::safe_fs::read(&dirs.tracked.join(name), cfg.max_file_bytes).unwrap_or_default()
+            (dirs.tracked.as_ref())
+                .and_then(|dir| crate::safe_fs::read(&dir.join(name), cfg.max_file_bytes).ok())
+                .unwrap_or_default()
         });
         if !is_in(text, e) {
             fresh.push(e.clone());

@@ -126,9 +126,11 @@ pub fn commit(store: &Store, message: Option<&str>) -> Result<Committed, Error> 
         let len = std::fs::symlink_metadata(&path).ok().map(|m| m.len());
         before.push((path, len));
     }
+    // Appended into the tracked files, under their locks; an event one
+    // holds already (a commit whose clean-up was cut short) is not again.
     let dirs = super::LogDirs {
         pending: tracked.clone(),
-        tracked: tracked.clone(),
+        tracked: None,
     };
     let (_, torn) = super::append_unrecorded(
         &dirs,

@@ -224,16 +224,7 @@ fn an_event_file_that_is_a_device_or_a_fifo_is_not_read() {
     // `git swarm commit` refuses a FIFO in place of this month's tracked
     // file: bad input, not a hang, and the events stay pending.
     common::mkfifo(&env.path(".swarm/events/2026-11.jsonl"));
-    let pending = env.read(common::PENDING_NOV);
-    let run = swarm(&env, &["commit"]);
-    run.code(2);
-    assert!(
-        run.stderr
-            .contains("is a FIFO (named pipe), not a regular file"),
-        "{}",
-        run.snapshot()
-    );
-    assert_eq!(env.read(common::PENDING_NOV), pending, "still pending");
+    commit_refuses(&env, "is a FIFO (named pipe), not a regular file");
     std::fs::remove_file(env.path(".swarm/events/2026-11.jsonl")).expect("rm");
     // Appends refuse the FIFO in place of this month's pending file.
     // `inject` above recorded a `shown` event there.
@@ -418,16 +409,10 @@ fn no_event_is_written_through_a_linked_events_folder() {
     ] {
         swarm(&env, args).success();
     }
-    let pending = env.read(common::PENDING_NOV);
-    let run = swarm(&env, &["commit"]);
-    run.code(2);
-    assert!(
-        run.stderr
-            .contains("error: $TMP/repo/.swarm/events is a symbolic link, not a folder of its own"),
-        "{}",
-        run.snapshot()
+    commit_refuses(
+        &env,
+        "error: $TMP/repo/.swarm/events is a symbolic link, not a folder of its own",
     );
-    assert_eq!(env.read(common::PENDING_NOV), pending, "still pending");
     let run = swarm(&env, &["validate"]);
     run.code(2);
     assert!(
@@ -992,19 +977,14 @@ fn an_event_file_over_the_configured_bound_is_skipped() {
     let run = swarm(&env, &["validate"]);
     assert!(!run.stdout.contains("max_file_bytes"), "{}", run.snapshot());
     swarm(&env, &["record", "--custom", "note"]).success();
-    let pending = env.read(common::PENDING_NOV);
-    let run = swarm(&env, &["commit"]);
-    run.code(2);
-    assert!(
-        run.stderr.contains(&format!(
+    commit_refuses(
+        &env,
+        &format!(
             "{rel} is {size} bytes: the events would take it over events.max_file_bytes ({})",
             size + 10
-        )),
-        "{}",
-        run.snapshot()
+        ),
     );
     assert_eq!(env.read(rel), log, "nothing was appended");
-    assert_eq!(env.read(common::PENDING_NOV), pending, "still pending");
     let pending_rel = common::PENDING_NOV;
     env.write(pending_rel, &log);
     let run = swarm(&env, &["record", "--custom", "note"]);
@@ -1098,4 +1078,15 @@ fn a_huge_committed_event_file_is_not_inflated() {
     let run = capped_swarm(&env, &["explain", "no-private-keys"]);
     run.success();
     assert!(run.stdout.contains("note"), "{}", run.snapshot());
+}
+
+/// `git swarm commit` refuses with exit 2 and `says`, and every pending
+/// event stays pending.
+#[track_caller]
+fn commit_refuses(env: &TestEnv, says: &str) {
+    let pending = env.read(common::PENDING_NOV);
+    let run = swarm(env, &["commit"]);
+    run.code(2);
+    assert!(run.stderr.contains(says), "{}", run.snapshot());
+    assert_eq!(env.read(common::PENDING_NOV), pending, "still pending");
 }
