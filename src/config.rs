@@ -184,6 +184,12 @@ pub struct KnowledgeConfig {
     /// Most characters of directives in one block (the contract not counted).
     #[schemars(range(min = 200, max = 100000))]
     pub inject_char_budget: usize,
+    /// Most lessons added at one tool call (guards refuse whatever the count).
+    #[schemars(range(min = 1, max = 20))]
+    pub tool_call_max_count: usize,
+    /// Most bytes of lessons added at one tool call.
+    #[schemars(range(min = 256, max = 16384))]
+    pub tool_call_byte_budget: usize,
 }
 
 impl Default for KnowledgeConfig {
@@ -191,6 +197,8 @@ impl Default for KnowledgeConfig {
         KnowledgeConfig {
             delegate_max_inject_count: 8,
             inject_char_budget: 6000,
+            tool_call_max_count: 3,
+            tool_call_byte_budget: 4096,
         }
     }
 }

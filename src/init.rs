@@ -29,6 +29,18 @@ pub const TEMPLATE: &[(&str, &str)] = &[
         "directives/lockfile-with-manifest.toml",
         include_str!("../.swarm-template/directives/lockfile-with-manifest.toml"),
     ),
+    (
+        "directives/no-force-push-default-branch.toml",
+        include_str!("../.swarm-template/directives/no-force-push-default-branch.toml"),
+    ),
+    (
+        "directives/no-verify-bypass.toml",
+        include_str!("../.swarm-template/directives/no-verify-bypass.toml"),
+    ),
+    (
+        "directives/no-hard-reset-over-work.toml",
+        include_str!("../.swarm-template/directives/no-hard-reset-over-work.toml"),
+    ),
     ("events/.gitkeep", ""),
     ("quarantine/.gitkeep", ""),
 ];

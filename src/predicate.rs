@@ -10,6 +10,8 @@
 //! | `grep:<regex>[:<glob>]` | a regex, then an optional glob after the *last* `:` |
 //! | `grep_tree:<regex>[:<glob>]` | as `grep` |
 //! | `tool:<argv>` | a program and its arguments, split without a shell |
+//! | `command:<regex>` | a regex on a tool call's command line, quoted strings left out |
+//! | `command_raw:<regex>` | a regex on a tool call's whole command line |
 //!
 //! For `grep` and `grep_tree` the glob is whatever follows the last `:`; a
 //! regex that itself contains `:` must therefore be followed by a glob (or by
@@ -39,6 +41,13 @@ pub enum Predicate {
     },
     Tool {
         argv: Vec<String>,
+    },
+    /// Holds when an agent's command line does not match: checked before a
+    /// tool call (DESIGN §7e), never on a change. `raw`: quoted strings are
+    /// searched too.
+    Command {
+        regex: LazyRegex,
+        raw: bool,
     },
 }
 
@@ -211,14 +220,19 @@ fn starts_a_comment(line: &str) -> bool {
     false
 }
 
-/// The five kinds, in the order the docs list them.
-pub const KINDS: [&str; 5] = [
+/// The kinds, in the order the docs list them.
+pub const KINDS: [&str; 7] = [
     "file_modified",
     "file_not_modified",
     "grep",
     "grep_tree",
     "tool",
+    "command",
+    "command_raw",
 ];
+
+/// The kinds checked before an agent's tool call rather than on a change.
+pub const TOOL_CALL_KINDS: [&str; 2] = ["command", "command_raw"];
 
 /// Why a predicate string does not parse; `at` is an offset in the predicate.
 pub type PredicateError = crate::pathglob::GlobError;
@@ -273,7 +287,7 @@ impl Predicate {
         let Some((kind, arg)) = split_kind(source) else {
             return Err(err(
                 format!("predicate `{source}` has no kind"),
-                "write `<kind>:<argument>`, where kind is one of file_modified, file_not_modified, grep, grep_tree, tool",
+                "write `<kind>:<argument>`, where kind is one of file_modified, file_not_modified, grep, grep_tree, tool, command, command_raw",
             ));
         };
         // Offsets in the predicate of the parts of `arg`, a slice of it.
@@ -318,6 +332,31 @@ impl Predicate {
                     Predicate::GrepTree { regex, glob }
                 })
             }
+            k @ ("command" | "command_raw") => {
+                if arg.trim().is_empty() {
+                    return Err(err(
+                        format!("`{k}` predicate has an empty regex"),
+                        "write `command:<regex>`, for example `command:git\\s+push\\b.*--force`",
+                    ));
+                }
+                let regex = LazyRegex::parse(arg, check_regex).map_err(|e| match e {
+                    RegexError::Syntax { message, at } => PredicateError {
+                        at: at.map(|at| offset(arg) + at),
+                        ..err(
+                            format!("`{k}` regex `{arg}` does not parse: {message}"),
+                            "the regex syntax is Rust's `regex` crate (no look-around or back-references)",
+                        )
+                    },
+                    RegexError::TooLarge(why) => err(
+                        format!("`{k}` regex `{arg}` is too large to compile: {why}"),
+                        "repeat less, or use an ASCII class such as `[A-Za-z0-9_]`",
+                    ),
+                })?;
+                Ok(Predicate::Command {
+                    regex,
+                    raw: k == "command_raw",
+                })
+            }
             "tool" => {
                 // shlex drops a word starting with `#` and the rest of the
                 // line, as a shell would: refuse it rather than run less
@@ -360,7 +399,7 @@ impl Predicate {
             }
             other => Err(err(
                 format!("unknown predicate kind `{other}`"),
-                "the kinds are file_modified, file_not_modified, grep, grep_tree and tool",
+                "the kinds are file_modified, file_not_modified, grep, grep_tree, tool, command and command_raw",
             )),
         }
     }
@@ -372,8 +411,71 @@ impl Predicate {
             Predicate::Grep { .. } => "grep",
             Predicate::GrepTree { .. } => "grep_tree",
             Predicate::Tool { .. } => "tool",
+            Predicate::Command { raw: false, .. } => "command",
+            Predicate::Command { raw: true, .. } => "command_raw",
         }
     }
+
+    /// Is this a predicate on a tool call (checked before the call, and
+    /// never on a change)?
+    pub fn is_tool_call(&self) -> bool {
+        matches!(self, Predicate::Command { .. })
+    }
+
+    /// Whether the tool call's `command` line keeps the predicate: `None`
+    /// for a predicate that is not about a command. An unusable regex keeps
+    /// it (a hook lets a call through rather than refuse on an error).
+    pub fn holds_for_command(&self, command: &str) -> Option<bool> {
+        let Predicate::Command { regex, raw } = self else {
+            return None;
+        };
+        let Ok(re) = regex.get() else {
+            return Some(true);
+        };
+        let text = if *raw {
+            std::borrow::Cow::Borrowed(command)
+        } else {
+            std::borrow::Cow::Owned(without_quoted(command))
+        };
+        Some(!re.is_match(text.as_bytes()))
+    }
+}
+
+/// `command` with what its quotes hold left out (the quotes stay, empty):
+/// `echo "git push --force"` is `echo ""`, so a predicate on what is run
+/// does not match what is only said. Single quotes hold everything up to
+/// the next one; double quotes and `$'…'` honour a backslash; a backslash
+/// outside quotes keeps the character it escapes. Shell syntax beyond
+/// quoting (here-documents, `$(…)`) is not read: a guard catches a mistake,
+/// not an agent bent on getting round it.
+pub fn without_quoted(command: &str) -> String {
+    let mut out = String::with_capacity(command.len());
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            '\'' | '"' => {
+                // `$'…'` honours backslashes as a double-quoted string does.
+                let escapes = c == '"' || out.ends_with('$');
+                out.push(c);
+                while let Some(q) = chars.next() {
+                    if q == '\\' && escapes {
+                        chars.next();
+                    } else if q == c {
+                        out.push(c);
+                        break;
+                    }
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// The last non-blank line of a regex error: the regex crate's message

@@ -11,6 +11,7 @@
 
 pub mod roles;
 pub mod state;
+pub mod tool_call;
 
 use serde_json::{Value, json};
 

@@ -114,6 +114,10 @@ pub struct SessionState {
     /// Roles this session was warned have no directive (once a session).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warned: Vec<String>,
+    /// The directives each agent was shown before a tool call, by agent
+    /// (its id, or `main`): each lesson reaches each agent once.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub seen: BTreeMap<String, Vec<String>>,
 }
 
 impl SessionState {
@@ -127,6 +131,35 @@ impl SessionState {
         true
     }
 }
+
+impl SessionState {
+    /// Of `ids`, those `agent` has not been shown before a tool call,
+    /// now marked shown. Bounded: an agent past [`LESSONS_SEEN_MAX`] lessons, or a
+    /// session past [`LESSONS_SEEN_AGENTS_MAX`] agents, is shown nothing more
+    /// rather than the same lessons again.
+    pub fn first_sight(&mut self, agent: &str, ids: &[String]) -> Vec<String> {
+        if !self.seen.contains_key(agent) && self.seen.len() >= LESSONS_SEEN_AGENTS_MAX {
+            return Vec::new();
+        }
+        let seen = self.seen.entry(agent.to_owned()).or_default();
+        let mut new = Vec::new();
+        for id in ids {
+            if seen.len() >= LESSONS_SEEN_MAX {
+                break;
+            }
+            if !seen.contains(id) {
+                seen.push(id.clone());
+                new.push(id.clone());
+            }
+        }
+        new
+    }
+}
+
+/// Most lessons one agent is remembered to have been shown at tool calls.
+const LESSONS_SEEN_MAX: usize = 64;
+/// Most agents of one session remembered.
+const LESSONS_SEEN_AGENTS_MAX: usize = 64;
 
 /// Most roles a session remembers warning about.
 const WARNED_MAX: usize = 64;

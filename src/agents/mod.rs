@@ -84,7 +84,13 @@ const fn hook(key: &'static str, matcher: Option<&'static str>, event: &'static 
 
 const CLAUDE_HOOKS: &[Hook] = &[
     hook("SessionStart", None, "session-start"),
-    hook("PreToolUse", Some("Agent|Task"), "pre-tool-use"),
+    // The spawning tools, and every tool with a command or a file a
+    // directive can match (DESIGN §7e): an exact list of names.
+    hook(
+        "PreToolUse",
+        Some("Agent|Task|Bash|Edit|MultiEdit|Write|NotebookEdit|Read"),
+        "pre-tool-use",
+    ),
     hook("SubagentStart", None, "subagent-start"),
     hook("SubagentStop", None, "subagent-stop"),
     hook("PostToolUse", None, "post-tool-use"),
@@ -92,9 +98,11 @@ const CLAUDE_HOOKS: &[Hook] = &[
 ];
 const CODEX_HOOKS: &[Hook] = &[
     hook("SessionStart", None, "session-start"),
+    // A full-match regex on the hook's tool names: the shell is `Bash`,
+    // a patch `apply_patch`.
     hook(
         "PreToolUse",
-        Some("spawn_agent|collaborationspawn_agent"),
+        Some("spawn_agent|collaborationspawn_agent|Bash|apply_patch"),
         "pre-tool-use",
     ),
     hook("SubagentStart", None, "subagent-start"),
@@ -107,6 +115,13 @@ const CODEX_HOOKS: &[Hook] = &[
 const GEMINI_HOOKS: &[Hook] = &[
     hook("SessionStart", None, "session-start"),
     hook("BeforeTool", Some("invoke_agent"), "subagent-start"),
+    // Guards only: a BeforeTool answer cannot add context, so a call's
+    // lessons come with its result, from AfterTool. An unanchored regex.
+    hook(
+        "BeforeTool",
+        Some("^(run_shell_command|replace|write_file|read_file|read_many_files)$"),
+        "pre-tool-use",
+    ),
     hook("AfterTool", None, "post-tool-use"),
 ];
 // Cursor's subagentStart can only allow or deny a subagent, not give it

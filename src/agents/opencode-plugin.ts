@@ -5,6 +5,9 @@
 // breaks because of it.
 import type { Plugin } from "@opencode-ai/plugin"
 
+// The tools whose calls git-swarm's lessons can match: a command or a file.
+const CALL_TOOLS = new Set(["bash", "edit", "write", "read", "patch", "multiedit"])
+
 export const GitSwarm: Plugin = async (ctx) => {
   const directory: string | undefined = (ctx as any)?.directory
   const client: any = (ctx as any)?.client
@@ -190,14 +193,36 @@ export const GitSwarm: Plugin = async (ctx) => {
       const text = await (briefings.get(sessionID) ?? brief("session.created", sessionID))
       if (text) system.push(text)
     }),
-    "tool.execute.before": guarded(async (input, output) => {
-      if (input?.tool !== "task") return
-      const args = output?.args
-      const answer = await call("subagent-start", { tool: "task", sessionID: input.sessionID, callID: input.callID, args })
-      if (typeof answer?.prepend === "string" && typeof args?.prompt === "string") {
-        args.prompt = answer.prepend + "\n\n" + args.prompt
-      }
-    }),
+    // A guard's refusal is the one error thrown to opencode (outside
+    // `guarded`): the call does not run, and the model reads the reason.
+    "tool.execute.before": async (input: any, output?: any): Promise<void> => {
+      let refusal: string | undefined
+      await guarded(async (input, output) => {
+        const tool = input?.tool
+        const args = output?.args
+        if (tool === "task") {
+          const answer = await call("subagent-start", { tool: "task", sessionID: input.sessionID, callID: input.callID, args })
+          if (typeof answer?.prepend === "string" && typeof args?.prompt === "string") {
+            args.prompt = answer.prepend + "\n\n" + args.prompt
+          }
+          return
+        }
+        if (typeof tool !== "string" || !CALL_TOOLS.has(tool)) return
+        const answer = await call("pre-tool-use", {
+          tool,
+          sessionID: input.sessionID,
+          callID: input.callID,
+          args,
+          agent: agents.get(input.sessionID),
+        })
+        if (typeof answer?.deny === "string" && answer.deny) {
+          refusal = answer.deny
+          if (typeof input.sessionID === "string" && typeof input.callID === "string")
+            ended.add(input.sessionID + "\0" + input.callID)
+        }
+      })(input, output)
+      if (refusal) throw new Error(refusal)
+    },
     "tool.execute.after": guarded(async (input, output) => {
       const tool = input?.tool
       if (typeof tool !== "string") return
@@ -220,7 +245,11 @@ export const GitSwarm: Plugin = async (ctx) => {
         agent: agents.get(input.sessionID),
         output: result(output),
       }
-      await call(tool === "task" ? "subagent-stop" : "post-tool-use", payload)
+      const answer = await call(tool === "task" ? "subagent-stop" : "post-tool-use", payload)
+      // The lessons for this call, with its result: opencode's before-hook
+      // has no context to give.
+      if (typeof answer?.append === "string" && answer.append && typeof output?.output === "string")
+        output.output = output.output + "\n\n" + answer.append
     }),
   }
 }

@@ -387,7 +387,11 @@ pub fn evaluate<'a>(
         } else if any(Outcome::Pass) {
             Outcome::Pass
         } else {
-            result.reason = Some("every predicate was skipped");
+            result.reason = Some(if any(Outcome::Skipped) {
+                "every predicate was skipped"
+            } else {
+                "its predicates are checked before agents' tool calls"
+            });
             Outcome::NotApplicable
         };
         results.push(result);
@@ -605,6 +609,12 @@ fn evaluate_predicate<'a>(
             cache.put(&keys, &r);
             r
         }
+        // Checked before an agent's tool call, by its hook: a change has no command line.
+        Predicate::Command { .. } => result(
+            source,
+            Outcome::NotApplicable,
+            Some("checked before an agent's tool call, not on a change".to_owned()),
+        ),
         Predicate::Tool { argv } => match tools.run(argv) {
             ToolVerdict::Holds => result(source, Outcome::Pass, None),
             ToolVerdict::Fails(message) => result(source, Outcome::Fail, Some(message)),

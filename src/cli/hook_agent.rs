@@ -16,7 +16,9 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use git_swarm::agent_hook::{self, Agent, Briefing, Event, Harness, Payload, roles, state};
+use git_swarm::agent_hook::{
+    self, Agent, Briefing, Event, Harness, Payload, roles, state, tool_call,
+};
 use git_swarm::directive_loop::{acks, escalation, inject as loop_inject};
 use git_swarm::{Error, Repo, Store};
 
@@ -124,7 +126,15 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
     git_swarm::trace::mark("payload read");
     let clock = super::clock()?;
     if event == Event::PostToolUse {
-        return post_tool_use(harness, &json, clock, ui).map(|()| None);
+        let reflected = post_tool_use(harness, &json, clock, ui);
+        // Gemini CLI and opencode take a call's lessons only with its result.
+        let lessons = if tool_call::context_before(harness) {
+            Ok(None)
+        } else {
+            at_tool_call(harness, &json, false, clock, ui)
+        };
+        reflected?;
+        return lessons;
     }
     if matches!(event, Event::SubagentStart | Event::SubagentStop) && !harness.has_subagents() {
         return Err(usage(format!(
@@ -183,8 +193,9 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
                     at_spawn.agent_type = p.spawn.as_ref().map(|s| s.agent_type.clone());
                     return subagent_start(harness, &at_spawn, &repo, clock, ui, true);
                 }
+                return Ok(None);
             }
-            Ok(None)
+            at_tool_call(harness, &json, true, clock, ui)
         }
         Event::SubagentStart => subagent_start(harness, &p, &repo, clock, ui, false),
         Event::SubagentStop => subagent_stop(harness, &p, &repo, clock, ui),
@@ -734,6 +745,168 @@ fn reflect_report(harness: Harness, p: &Payload, repo: &Repo, clock: git_swarm::
 /// `reflect micro` on the payload; nothing is printed (Claude Code would
 /// take it as context). The spawning tool's own post-tool event (it
 /// returned, failed or was denied) drops its spawn from those waiting.
+/// Lessons at the moment of action (DESIGN §7e): before a tool call
+/// (`before`), a guard's refusal or the lessons the agent has not seen;
+/// after one, for a harness that takes context only with the result, the
+/// lessons. Nothing is read past the index's corpus unless a directive
+/// can match the call.
+fn at_tool_call(
+    harness: Harness,
+    json: &str,
+    before: bool,
+    clock: git_swarm::event::Clock,
+    ui: &mut Ui,
+) -> Result<Option<Value>, CliError> {
+    let p =
+        agent_hook::parse(harness, Event::PreToolUse, json).map_err(|e| usage(e.to_string()))?;
+    if (p.tool.as_deref()).is_some_and(|t| agent_hook::is_spawn_tool(harness, t)) {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_str(json).map_err(|e| usage(e.to_string()))?;
+    let Some(repo) = repo_for(p.cwd.as_deref())? else {
+        return Ok(None);
+    };
+    if !repo.root.join(".swarm").is_dir() {
+        return Ok(None);
+    }
+    let Some(call) = tool_call::call_of(harness, &value, &repo.root) else {
+        return Ok(None);
+    };
+    let Some(store) = open_store(&repo, clock)? else {
+        return Ok(None);
+    };
+    let ranking = git_swarm::index::load_corpus(&store)?;
+    git_swarm::trace::mark("corpus loaded");
+    let subagent = p.agent_id.as_ref().filter(|_| harness != Harness::Opencode);
+    let role = match (&p.agent_type, subagent) {
+        (Some(t), _) => roles::role_for(&store.config.agent_types, t),
+        (None, None) => Some(COORDINATOR.to_owned()),
+        (None, Some(_)) => None,
+    };
+    let Some(role) = role else {
+        return Ok(None);
+    };
+    let docs = ranking.corpus.call_docs(&call.names, &role);
+    if docs.is_empty() {
+        return Ok(None);
+    }
+    let review = super::review(&repo, ui);
+    let fold = &ranking.summary.fold;
+    let decision = tool_call::decide(
+        &call,
+        &docs,
+        &|doc| {
+            let escalated = fold.escalated(doc.id).is_some();
+            tool_call::Standing {
+                priority: if escalated {
+                    git_swarm::directive::Priority::Critical
+                } else {
+                    doc.priority
+                },
+                enforcement: if escalated {
+                    git_swarm::directive::Enforcement::Enforce
+                } else {
+                    doc.enforcement
+                },
+                reviewed: review.is_reviewed(ranking.corpus.blob(doc.doc).as_ref()),
+            }
+        },
+        &|reviewed| review.shows(reviewed),
+    );
+    git_swarm::trace::mark("decided");
+    // opencode's subagents are sessions of their own; its `callID` is the call's.
+    let agent = match harness {
+        Harness::Opencode => None,
+        _ => p.agent_id.clone(),
+    }
+    .unwrap_or_else(|| "main".to_owned());
+    let actor = |e: git_swarm::event::Event| {
+        let mut e = e.by_role(Some(role.clone()));
+        e.actor.agent = Some(agent.clone());
+        e
+    };
+    if before && !decision.refuse.is_empty() {
+        let command = call.command.as_deref().map(|c| {
+            let mut end = c.len().min(500);
+            while !c.is_char_boundary(end) {
+                end -= 1;
+            }
+            c[..end].to_owned()
+        });
+        let events: Vec<_> = (decision.refuse.iter())
+            .map(|g| {
+                actor(
+                    store
+                        .event(git_swarm::event::Body::Prevented {
+                            tool: call.tool.clone(),
+                            command: command.clone(),
+                            paths: call.paths.clone(),
+                            predicates: g.failed.clone(),
+                            harness: harness.as_str().to_owned(),
+                        })
+                        .about(g.id.clone()),
+                )
+            })
+            .collect();
+        // The refusal stands even if the log cannot take its record.
+        if let Err(e) = super::append(&store, &events, ui) {
+            ui.warning(&format!("the refused call was not recorded: {e}"), None);
+        }
+        let reason = tool_call::refusal_text(&decision.refuse);
+        return Ok(tool_call::refusal_answer(harness, &reason));
+    }
+    if decision.context.is_empty() || tool_call::context_before(harness) != before {
+        return Ok(None);
+    }
+    let limits = tool_call::Limits {
+        count: store.config.knowledge.tool_call_max_count.clamp(1, 20),
+        bytes: store
+            .config
+            .knowledge
+            .tool_call_byte_budget
+            .clamp(256, 16384),
+    };
+    let session = p.session.clone().unwrap_or_default();
+    let now = clock.now().as_millisecond();
+    let mut warnings = Vec::new();
+    let shown = state::update(&repo.common_dir, &session, now, &mut warnings, |s| {
+        let seen = s.seen.get(&agent);
+        let unseen: Vec<_> = (decision.context.iter())
+            .filter(|l| !seen.is_some_and(|ids| ids.contains(&l.id)))
+            .cloned()
+            .collect();
+        let kept = tool_call::bounded(unseen, limits);
+        let ids: Vec<String> = kept.iter().map(|l| l.id.clone()).collect();
+        let first = s.first_sight(&agent, &ids);
+        (kept.into_iter())
+            .filter(|l| first.contains(&l.id))
+            .collect::<Vec<_>>()
+    });
+    warn_all(ui, &warnings);
+    let shown = shown?;
+    if shown.is_empty() {
+        return Ok(None);
+    }
+    let event = actor(
+        store.event(git_swarm::event::Body::Shown {
+            tools: vec![call.tool.clone()],
+            directives: shown.iter().map(|l| l.id.clone()).collect(),
+            shown: (shown.iter())
+                .map(|l| git_swarm::event::ShownEntry {
+                    id: l.id.clone(),
+                    priority: l.priority,
+                })
+                .collect(),
+            patterns: Vec::new(),
+            phase: None,
+            call: Some(call.tool.clone()),
+        }),
+    );
+    super::append(&store, &[event], ui)?;
+    let text = tool_call::context_text(&call.tool, &shown);
+    Ok(tool_call::call_context_answer(harness, before, &text))
+}
+
 fn post_tool_use(
     harness: Harness,
     json: &str,

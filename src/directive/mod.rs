@@ -120,7 +120,9 @@ pub struct Directive {
     #[schemars(
         length(max = 20),
         inner(
-            pattern(r"^(file_modified|file_not_modified|grep|grep_tree|tool):"),
+            pattern(
+                r"^(file_modified|file_not_modified|grep|grep_tree|tool|command|command_raw):"
+            ),
             length(max = 1024)
         )
     )]

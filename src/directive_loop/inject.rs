@@ -205,6 +205,7 @@ pub fn shown_event(store: &Store, req: &Request, sel: &Selection, patterns: &[&s
                 .collect(),
             patterns: patterns.iter().map(|&id| id.to_owned()).collect(),
             phase: req.phase.clone(),
+            call: None,
         })
         .by_role(Some(req.role.clone()))
 }

@@ -38,6 +38,27 @@ pub enum Body {
         patterns: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         phase: Option<String>,
+        /// The tool call the lessons were shown before (or with): a hook's
+        /// just-in-time lessons, which no ack answers. Absent for a delegation.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call: Option<String>,
+    },
+    /// An agent's tool call refused by a guard (an `enforce` directive
+    /// whose tool-call predicate the call broke): a mistake stopped before
+    /// it happened. A signal, not a violation.
+    Prevented {
+        /// The tool, as the harness names it.
+        tool: String,
+        /// The call's command line, cut to 500 bytes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        /// The files it would have touched.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        paths: Vec<String>,
+        /// The predicates it broke.
+        predicates: Vec<String>,
+        /// The harness that refused it.
+        harness: String,
     },
     /// `ack`: a delegate's answer about a directive it was shown.
     Ack {

@@ -50,8 +50,24 @@ pub(super) const SYNONYMS: usize = 19;
 pub(super) const AVG_LEN: usize = 20;
 /// Each document's git blob id, five words (zeros: not known).
 pub(super) const BLOBS: usize = 21;
+/// Enforcement rank of each document (0: advisory, 1: warn, 2: enforce).
+pub(super) const ENFORCEMENT: usize = 22;
+/// Each document's lesson: `n + 1` offsets into the text.
+pub(super) const LESSONS: usize = 23;
+/// Each document's tool-call predicates (`command:`…): `n + 1` offsets
+/// into [`CALL_PREDS`].
+pub(super) const CALL_START: usize = 24;
+/// Tool-call predicates: offsets into the text.
+pub(super) const CALL_PREDS: usize = 25;
+/// The documents with no tool scope that a tool call can still match (by
+/// `paths` or a tool-call predicate), ascending.
+pub(super) const UNTOOLED_CALL: usize = 26;
+/// Each document's agent scope: `n + 1` offsets into [`DOC_AGENTS`].
+pub(super) const DOC_AGENT_START: usize = 27;
+/// Scope-name numbers (into [`SCOPES`]), ascending within a document.
+pub(super) const DOC_AGENTS: usize = 28;
 /// How many arrays a block has.
-pub(super) const ARRAYS: usize = 22;
+pub(super) const ARRAYS: usize = 29;
 
 /// Words before the arrays: their count, their lengths, the text's length.
 const HEADER: usize = ARRAYS + 2;
@@ -306,6 +322,13 @@ impl Block {
             triggers: <[[u32; 3]]>::ref_from_bytes(a(TRIGGERS).as_bytes()).ok()?,
             trigger_tokens: a(TRIGGER_TOKENS),
             synonyms: <[[u32; 2]]>::ref_from_bytes(a(SYNONYMS).as_bytes()).ok()?,
+            enforcement: a(ENFORCEMENT),
+            lessons: strs(LESSONS),
+            call_start: a(CALL_START),
+            call_preds: strs(CALL_PREDS),
+            untooled_call: a(UNTOOLED_CALL),
+            doc_agent_start: a(DOC_AGENT_START),
+            doc_agents: a(DOC_AGENTS),
         })
     }
 }
@@ -403,6 +426,13 @@ pub(super) struct View<'a> {
     pub triggers: &'a [[u32; 3]],
     pub trigger_tokens: &'a [u32],
     pub synonyms: &'a [[u32; 2]],
+    pub enforcement: &'a [u32],
+    pub lessons: Strs<'a>,
+    pub call_start: &'a [u32],
+    pub call_preds: Strs<'a>,
+    pub untooled_call: &'a [u32],
+    pub doc_agent_start: &'a [u32],
+    pub doc_agents: &'a [u32],
 }
 
 impl View<'_> {
@@ -459,6 +489,28 @@ impl View<'_> {
         if self.synonyms.iter().flatten().any(|&t| t >= n_uni) {
             return bad("synonyms");
         }
+        self.lessons.check("lessons")?;
+        self.call_preds.check("tool-call predicates")?;
+        if self.enforcement.len() != n || self.enforcement.iter().any(|&e| e > 2) {
+            return bad("enforcements");
+        }
+        if self.lessons.len() != n {
+            return bad("lessons");
+        }
+        if self.call_start.len() != n + 1
+            || !ascending_within(self.call_start, self.call_preds.len())
+        {
+            return bad("tool-call predicates");
+        }
+        if !all_below(self.untooled_call, n) {
+            return bad("tool-call documents");
+        }
+        if self.doc_agent_start.len() != n + 1
+            || !ascending_within(self.doc_agent_start, self.doc_agents.len())
+            || !all_below(self.doc_agents, self.scopes.len())
+        {
+            return bad("agent scopes");
+        }
         Ok(())
     }
 }
@@ -501,6 +553,13 @@ impl<'a> View<'a> {
             triggers: &[],
             trigger_tokens: &[],
             synonyms: &[],
+            enforcement: &[],
+            lessons: NO_STRINGS,
+            call_start: &[],
+            call_preds: NO_STRINGS,
+            untooled_call: &[],
+            doc_agent_start: &[],
+            doc_agents: &[],
         }
     }
 }

@@ -85,12 +85,62 @@ impl Corpus {
             );
         }
         b.array(block::BLOBS, words);
+        b.array(
+            block::ENFORCEMENT,
+            docs.iter().map(|d| d.enforcement as u32).collect(),
+        );
+        b.strings(block::LESSONS, docs.iter().map(|d| d.lesson.as_str()));
+        // The tool-call predicates, kept as written: parsed by the hook
+        // only for the documents a call can match.
+        let call_preds: Vec<Vec<&str>> = docs.iter().map(|d| call_predicates(d)).collect();
+        let mut call_start = Vec::with_capacity(docs.len() + 1);
+        call_start.push(0);
+        for preds in &call_preds {
+            call_start.push(call_start[call_start.len() - 1] + preds.len() as u32);
+        }
+        b.array(block::CALL_START, call_start);
+        b.strings(block::CALL_PREDS, call_preds.iter().flatten().copied());
+        b.array(
+            block::UNTOOLED_CALL,
+            (docs.iter().zip(&call_preds).enumerate())
+                .filter(|(_, (d, preds))| {
+                    d.applies_to_tools.is_empty() && (!d.paths.is_empty() || !preds.is_empty())
+                })
+                .map(|(doc, _)| doc as u32)
+                .collect(),
+        );
+        let mut agent_start = Vec::with_capacity(docs.len() + 1);
+        agent_start.push(0);
+        let mut agents = Vec::new();
+        for d in docs {
+            let mut mine: Vec<u32> = (d.applies_to_agents.iter())
+                .filter_map(|a| scopes.names.binary_search(a).ok())
+                .map(|s| s as u32)
+                .collect();
+            mine.sort_unstable();
+            mine.dedup();
+            agents.extend(mine);
+            agent_start.push(agents.len() as u32);
+        }
+        b.array(block::DOC_AGENT_START, agent_start);
+        b.array(block::DOC_AGENTS, agents);
         Corpus {
             token: next_token(),
             block: b.finish(),
             globs: GlobCache::default(),
         }
     }
+}
+
+/// The predicates of `d` checked before a tool call (`command:`…), as written.
+fn call_predicates(d: &Directive) -> Vec<&str> {
+    (d.verify.iter())
+        .filter(|v| {
+            crate::predicate::split_kind(v)
+                .is_some_and(|(kind, _)| crate::predicate::TOOL_CALL_KINDS.contains(&kind))
+        })
+        .map(String::as_str)
+        .collect()
 }
 
 /// The tokens of every document, flat, each list with the offsets where a

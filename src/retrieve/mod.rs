@@ -35,6 +35,8 @@ use crate::directive::Priority;
 use crate::pathglob::PathGlob;
 
 mod block;
+mod calls;
+pub use calls::CallDoc;
 mod corpus;
 mod score;
 mod select;
