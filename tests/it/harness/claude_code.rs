@@ -1582,3 +1582,184 @@ fn a_session_of_twenty_calls_sees_its_eight_failures() {
         "{report:#}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// 10. Lessons at the moment of a tool call (issue 40).
+
+/// One agent's edits of `file` (relative: Claude Code resolves it against
+/// `cwd`), its tool ids `toolu_<prefix>_…`: a Read (Claude Code edits only
+/// a file it has read), then two Edits; `None` once all three returned.
+fn edit_twice(t: &Turn, prefix: &str, file: &str) -> Option<Reply> {
+    let steps = [
+        ("read", "Read", json!({"file_path": file})),
+        (
+            "edit_1",
+            "Edit",
+            json!({"file_path": file, "old_string": "version = 3", "new_string": "version = 4"}),
+        ),
+        (
+            "edit_2",
+            "Edit",
+            json!({"file_path": file, "old_string": "version = 4", "new_string": "version = 5"}),
+        ),
+    ];
+    steps.into_iter().find_map(|(step, name, input)| {
+        let id = format!("toolu_{prefix}_{step}");
+        t.result(&id)
+            .is_none()
+            .then(|| message(vec![tool(&id, name, input)]))
+    })
+}
+
+/// An edit of a file a reviewed directive covers brings its lesson into
+/// the agent's next request, once per agent: the main agent's second edit
+/// does not bring it again, and two sibling subagents spawned in one turn
+/// each get it once, with their own first edit.
+#[test]
+fn an_edit_brings_the_files_lesson_once_per_agent() {
+    use super::{LOCK_FILES, LOCK_TASKS, Sightings};
+    let Some(rig) = Rig::new(&[], |t| {
+        let first = t.first();
+        if first.contains("MAIN-GS40-EDIT") {
+            if let Some(step) = edit_twice(t, "main", LOCK_FILES[0]) {
+                return step;
+            }
+            if t.result("toolu_spawn_a").is_some() && t.result("toolu_spawn_b").is_some() {
+                return message(text("Both lockfiles bumped; all done."));
+            }
+            let foreground = Spawn {
+                agent_type: None,
+                background: false,
+                name: "gs40",
+            };
+            return message(vec![
+                tool(
+                    "toolu_spawn_a",
+                    "Agent",
+                    spawn_input(foreground, "lockfile a", LOCK_TASKS[0]),
+                ),
+                tool(
+                    "toolu_spawn_b",
+                    "Agent",
+                    spawn_input(foreground, "lockfile b", LOCK_TASKS[1]),
+                ),
+            ]);
+        }
+        for (prefix, task, file) in [
+            ("a", LOCK_TASKS[0], LOCK_FILES[1]),
+            ("b", LOCK_TASKS[1], LOCK_FILES[2]),
+        ] {
+            if first.contains(task) {
+                return edit_twice(t, prefix, file).unwrap_or_else(|| {
+                    message(text("Bumped.\nKNOWLEDGE_APPLIED:no-private-keys"))
+                });
+            }
+        }
+        message(text("ok"))
+    }) else {
+        return;
+    };
+    super::lockfile_lesson(&rig.env);
+    let started = Instant::now();
+    let out = rig.run(
+        "MAIN-GS40-EDIT bump the lockfiles",
+        &["--allowedTools", "Read,Edit"],
+        Swarm::Real,
+    );
+    out.success();
+    let requests = rig.server.requests();
+    let sightings = |marker: &str, prefix: &str| {
+        let texts: Vec<(String, bool)> = (requests_of(&requests, marker).iter())
+            .map(|t| {
+                let edited = t.result(&format!("toolu_{prefix}_edit_1")).is_some();
+                (content_text(&t.body["messages"]), edited)
+            })
+            .collect();
+        Sightings::of(&texts)
+    };
+    let agents = [
+        ("main", sightings("MAIN-GS40-EDIT", "main")),
+        ("subagent A", sightings("SUBTASK-GS40-A", "a")),
+        ("subagent B", sightings("SUBTASK-GS40-B", "b")),
+    ];
+    let edits: Vec<u64> = (out.hook_times().into_iter())
+        .filter(|(hook, _, _)| hook == "PreToolUse:Edit")
+        .map(|(_, _, ms)| ms)
+        .collect();
+    let pre = rig.payloads("pre-tool-use");
+    let sub_edits: Vec<&Value> = (pre.iter())
+        .filter(|p| p["tool_name"] == "Edit" && p["agent_id"].is_string())
+        .collect();
+    assert_eq!(sub_edits.len(), 4, "two Edits per subagent: {pre:#?}");
+    capture(&rig, "subagent-pre-tool-use-edit", sub_edits[0]);
+    super::judge_lesson_at_edit(
+        &format!("claude-code {}", version(&rig.claude)),
+        &rig.env,
+        &agents,
+        "Edit",
+        &edits,
+        started,
+    );
+}
+
+/// A command a reviewed guard forbids is refused before it runs, the
+/// guard's lesson the reason the model reads; a guard's words inside
+/// quotes refuse nothing.
+#[test]
+fn a_guarded_command_is_refused_and_quoted_text_is_not() {
+    use super::{GUARDED, QUOTED};
+    let steps: Vec<(String, &str)> = std::iter::once(("toolu_guarded".to_owned(), GUARDED))
+        .chain((QUOTED.iter().enumerate()).map(|(i, (_, cmd))| (format!("toolu_quoted_{i}"), *cmd)))
+        .collect();
+    let script_steps = steps.clone();
+    let Some(rig) = Rig::new(&[], move |t| {
+        if !t.first().contains("MAIN-GS40-GUARD") {
+            return message(text("ok"));
+        }
+        (script_steps.iter())
+            .find(|(id, _)| t.result(id).is_none())
+            .map_or_else(
+                || message(text("All commands tried.")),
+                |(id, cmd)| {
+                    message(vec![tool(
+                        id,
+                        "Bash",
+                        json!({"command": cmd, "description": "run it"}),
+                    )])
+                },
+            )
+    }) else {
+        return;
+    };
+    let started = Instant::now();
+    let out = rig.run(
+        "MAIN-GS40-GUARD run the commands",
+        &["--allowedTools", "Bash"],
+        Swarm::Real,
+    );
+    out.success();
+    let mains = requests_of(&rig.server.requests(), "MAIN-GS40-GUARD");
+    let result = |id: &str| {
+        (mains.iter().find_map(|t| t.result(id)))
+            .unwrap_or_else(|| panic!("the result of {id} reached the model"))
+    };
+    let refused = result(&steps[0].0);
+    assert!(
+        refused.starts_with("PreToolUse:Bash hook error: "),
+        "Claude Code relays a refusal as the call's error: {refused}"
+    );
+    let quoted: Vec<String> = steps[1..].iter().map(|(id, _)| result(id)).collect();
+    let shells: Vec<u64> = (out.hook_times().into_iter())
+        .filter(|(hook, _, _)| hook == "PreToolUse:Bash")
+        .map(|(_, _, ms)| ms)
+        .collect();
+    super::judge_guard(
+        &format!("claude-code {}", version(&rig.claude)),
+        &rig.env,
+        &refused,
+        &quoted,
+        ("claude-code", "Bash"),
+        &shells,
+        started,
+    );
+}

@@ -236,3 +236,213 @@ fn open_delegations(env: &crate::common::TestEnv) -> usize {
         })
         .count()
 }
+
+/// Issue 40: a lesson about the files an edit touches, for the main
+/// session's role and the subagents' (`coordinator`, `coder`), matched by
+/// `paths`, and only at an edit (`applies_to_tools = ["edit"]`: Claude
+/// Code's Read of the file before its Edit does not bring it).
+pub const LOCK_ID: &str = "gs40-lockfile";
+pub const LOCK_LESSON: &str =
+    "Regenerate Cargo.lock with cargo after changing a manifest; never edit a lockfile by hand";
+
+/// The lockfiles [`LOCK_ID`] covers: the main agent edits the first, each
+/// of two sibling subagents one of the others (one file each: Claude Code
+/// refuses an Edit of a file changed since it was read, which a sibling's
+/// edit of the same file would be).
+pub const LOCK_FILES: [&str; 3] = ["Cargo.lock", "crates/a/Cargo.lock", "crates/b/Cargo.lock"];
+
+/// What each lockfile holds before the session: the agents' edits take
+/// `version = 3` to 4, then 5.
+pub const LOCK_TEXT: &str = "# gs40\nversion = 3\n";
+
+/// The subagents' tasks: each edits its own lockfile.
+pub const LOCK_TASKS: [&str; 2] = [
+    "SUBTASK-GS40-A: bump the version in crates/a/Cargo.lock",
+    "SUBTASK-GS40-B: bump the version in crates/b/Cargo.lock",
+];
+
+/// Commits [`LOCK_ID`] (reviewed: only reviewed lessons reach agents at a
+/// tool call) and [`LOCK_FILES`].
+pub fn lockfile_lesson(env: &crate::common::TestEnv) {
+    env.write(
+        &format!(".swarm/directives/{LOCK_ID}.toml"),
+        format!(
+            "id = \"{LOCK_ID}\"\nlesson = \"{LOCK_LESSON}\"\npriority = \"high\"\nenforcement = \"warn\"\napplies_to_agents = [\"coordinator\", \"coder\"]\napplies_to_tools = [\"edit\"]\npaths = [\"Cargo.lock\"]\nverify = [\"file_modified:Cargo.toml\"]\n"
+        ),
+    );
+    for f in LOCK_FILES {
+        env.write(f, LOCK_TEXT);
+    }
+    env.swarm(&["validate"]).success();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a lesson for lockfile edits"]);
+}
+
+/// The line a tool call's context gives [`LOCK_ID`]; the briefings name a
+/// directive otherwise (`id: …`), so this counts the tool-call lessons alone.
+pub fn lock_entry() -> String {
+    format!("- [high] {LOCK_LESSON} ({LOCK_ID})")
+}
+
+/// How often one agent's requests carried [`lock_entry`]: in the last
+/// request before its first edit returned, in the one that brought that
+/// edit's result, and in its last (which holds all its history).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sightings {
+    pub before_edit: usize,
+    pub after_edit: usize,
+    pub last: usize,
+}
+
+impl Sightings {
+    /// `texts`: an agent's requests in order, as text; `edited`: whether
+    /// each carries its first edit's result.
+    pub fn of(texts: &[(String, bool)]) -> Sightings {
+        let entry = lock_entry();
+        let count = |t: &str| t.matches(&entry).count();
+        let first_edit = texts.iter().position(|(_, e)| *e);
+        Sightings {
+            before_edit: (texts[..first_edit.unwrap_or(texts.len())].iter())
+                .map(|(t, _)| count(t))
+                .max()
+                .unwrap_or(0),
+            after_edit: first_edit.map_or(0, |i| count(&texts[i].0)),
+            last: texts.last().map_or(0, |(t, _)| count(t)),
+        }
+    }
+}
+
+/// What a harness (`label`) made of issue 40's edits: prints the figure
+/// and checks that the main agent and each subagent (`agents`: a name and
+/// its [`Sightings`]) got [`LOCK_ID`]'s lesson with their first edit and
+/// never again, that the log holds one `shown` event per agent naming the
+/// call (`edit_tool`, as the harness names it), and that every edit was
+/// made. `hook_ms`: git-swarm's pre-tool-use wall times at the edits.
+pub fn judge_lesson_at_edit(
+    label: &str,
+    env: &crate::common::TestEnv,
+    agents: &[(&str, Sightings)],
+    edit_tool: &str,
+    hook_ms: &[u64],
+    started: std::time::Instant,
+) {
+    let events: Vec<serde_json::Value> = (env.event_lines().iter())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let at_calls: Vec<&serde_json::Value> = (events.iter())
+        .filter(|e| e["kind"] == "shown" && e["call"].is_string())
+        .filter(|e| (e["directives"].as_array().into_iter().flatten()).any(|d| d == LOCK_ID))
+        .collect();
+    let mut who: Vec<&str> = (at_calls.iter())
+        .filter_map(|e| e["actor"]["agent"].as_str())
+        .collect();
+    who.sort_unstable();
+    who.dedup();
+    let once = agents
+        .iter()
+        .filter(|(_, s)| (s.before_edit, s.after_edit, s.last) == (0, 1, 1))
+        .count();
+    let counts: Vec<String> = (agents.iter())
+        .map(|(name, s)| format!("{name} {}/{}/{}", s.before_edit, s.after_edit, s.last))
+        .collect();
+    println!(
+        "FIGURE {label} lesson at an edit: agents shown it once, with their first edit {once}/{} (times in requests before/after the first edit/last: {}); shown events naming the call {} (agents {}); git-swarm pre-tool-use at the edits max {} ms over {} calls; {:.1} s",
+        agents.len(),
+        counts.join(", "),
+        at_calls.len(),
+        who.len(),
+        hook_ms.iter().max().copied().unwrap_or(0),
+        hook_ms.len(),
+        started.elapsed().as_secs_f64()
+    );
+    for (name, s) in agents {
+        assert_eq!(
+            (s.before_edit, s.after_edit, s.last),
+            (0, 1, 1),
+            "{name}: the lesson comes with the first edit, and once"
+        );
+    }
+    assert_eq!(at_calls.len(), agents.len(), "{at_calls:#?}");
+    assert_eq!(who.len(), agents.len(), "one per agent: {at_calls:#?}");
+    assert!(who.contains(&"main"), "{at_calls:#?}");
+    for e in &at_calls {
+        assert_eq!(e["call"], edit_tool, "{e}");
+    }
+    for f in LOCK_FILES {
+        assert_eq!(
+            env.read(f),
+            LOCK_TEXT.replace("version = 3", "version = 5"),
+            "{f} edited twice"
+        );
+    }
+}
+
+/// Issue 40's guarded command: the template's `no-force-push-default-branch`
+/// refuses it, so the marker it would make first is never made.
+pub const GUARDED: &str = "touch marker-gs40 && git push --force origin main";
+pub const GUARD_ID: &str = "no-force-push-default-branch";
+/// Quoted text is no command: these run, and make their markers. The
+/// first runs no `git` at all (the guard, scoped to `git`, is not even
+/// looked at; nor would its regex match `main"`); the second runs `git`,
+/// and its quoted text matches the guard's regex as written: only the
+/// quotes keep it from refusing.
+pub const QUOTED: [(&str, &str); 2] = [
+    ("marker2", "echo \"git push --force origin main\" > marker2"),
+    (
+        "marker3",
+        "git status --short >/dev/null && echo 'git push origin main --force' > marker3",
+    ),
+];
+
+/// What a harness (`label`) made of [`GUARDED`] and [`QUOTED`]: prints the
+/// figure and checks it. `refused`: what the model got back for the
+/// guarded call; `quoted`: for each quoted call; `tool`: the shell tool as
+/// the harness's payload names it.
+pub fn judge_guard(
+    label: &str,
+    env: &crate::common::TestEnv,
+    refused: &str,
+    quoted: &[String],
+    (harness, tool): (&str, &str),
+    hook_ms: &[u64],
+    started: std::time::Instant,
+) {
+    let lesson = "Never force-push the default branch; push your work to a branch of its own and open a pull request";
+    let prevented: Vec<serde_json::Value> = (env.event_lines().iter())
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["kind"] == "prevented")
+        .collect();
+    let ran = QUOTED.iter().filter(|(m, _)| env.exists(m)).count();
+    println!(
+        "FIGURE {label} guard: refused with the lesson {}/1, its command ran {}/1; quoted commands ran {ran}/{}; prevented events {}; git-swarm pre-tool-use at the shell calls max {} ms over {} calls; {:.1} s",
+        u8::from(refused.contains(lesson)),
+        u8::from(env.exists("marker-gs40")),
+        QUOTED.len(),
+        prevented.len(),
+        hook_ms.iter().max().copied().unwrap_or(0),
+        hook_ms.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        refused.contains("git-swarm refused this tool call") && refused.contains(lesson),
+        "the refusal reason reached the model: {refused}"
+    );
+    assert!(!env.exists("marker-gs40"), "the refused command ran");
+    assert_eq!(ran, QUOTED.len(), "the quoted commands ran: {quoted:?}");
+    for q in quoted {
+        assert!(!q.contains("refused"), "{q}");
+    }
+    assert_eq!(prevented.len(), 1, "{prevented:#?}");
+    let p = &prevented[0];
+    assert_eq!(
+        (&p["directive"], &p["tool"], &p["command"], &p["harness"]),
+        (
+            &serde_json::json!(GUARD_ID),
+            &serde_json::json!(tool),
+            &serde_json::json!(GUARDED),
+            &serde_json::json!(harness)
+        ),
+        "{p:#}"
+    );
+    assert_eq!(p["actor"]["role"], "coordinator", "{p:#}");
+}
