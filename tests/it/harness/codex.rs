@@ -94,10 +94,14 @@ impl Turn {
             .unwrap_or_default()
     }
 
-    /// What the tool call `call_id` returned, as text, if it has returned.
+    /// What the tool call `call_id` (a function's, or a custom tool's such
+    /// as `apply_patch`) returned, as text, if it has returned.
     fn result(&self, call_id: &str) -> Option<String> {
         (self.input().iter())
-            .find(|i| i["type"] == "function_call_output" && i["call_id"] == call_id)
+            .find(|i| {
+                (i["type"] == "function_call_output" || i["type"] == "custom_tool_call_output")
+                    && i["call_id"] == call_id
+            })
             .map(|i| match &i["output"] {
                 Value::String(s) => s.clone(),
                 other => text_of(&json!({ "content": other })),
@@ -223,6 +227,14 @@ fn call(call_id: &str, namespace: Option<&str>, name: &str, args: Value) -> Valu
         item["namespace"] = json!(ns);
     }
     item
+}
+
+/// A call of `apply_patch`, Codex's freeform tool: its input is the patch.
+fn patch(call_id: &str, text: String) -> Value {
+    json!({
+        "type": "custom_tool_call", "id": format!("ctc_{call_id}"), "call_id": call_id,
+        "name": "apply_patch", "input": text
+    })
 }
 
 /// `spawn_agent` with no `agent_type` (Codex offers none unless the user
@@ -1863,6 +1875,192 @@ fn a_session_of_twenty_calls_sees_its_eight_failures() {
         &found,
         ("read", "spawn_agent"),
         briefed,
+        started,
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Lessons at the moment of a tool call (issue 40).
+
+/// One agent's two edits of `file` with `apply_patch`, its call ids
+/// `call_<prefix>_edit_<n>`; `None` once both returned.
+fn edit_twice(t: &Turn, prefix: &str, file: &str) -> Option<Reply> {
+    (1..=2).find_map(|n| {
+        let id = format!("call_{prefix}_edit_{n}");
+        t.result(&id).is_none().then(|| {
+            respond(vec![patch(
+                &id,
+                format!(
+                    "*** Begin Patch\n*** Update File: {file}\n@@\n # gs40\n-version = {}\n+version = {}\n*** End Patch\n",
+                    n + 2,
+                    n + 3
+                ),
+            )])
+        })
+    })
+}
+
+/// The text of every message of a request (the hook's context is a
+/// developer message of its own).
+fn messages_text(t: &Turn) -> String {
+    (t.input().iter())
+        .filter(|i| i["type"] == "message")
+        .map(text_of)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The payloads the [`capturing`] wrapper kept for `event` (git-swarm's
+/// name) with `keep`, each with git-swarm's wall time in ms.
+fn captured_calls(
+    captured: &Path,
+    event: &str,
+    keep: impl Fn(&Value) -> bool,
+) -> Vec<(Value, String, u64)> {
+    let mut files: Vec<PathBuf> = (std::fs::read_dir(captured).expect("captured"))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.to_string_lossy().ends_with(&format!("-{event}.json")))
+        .collect();
+    files.sort();
+    (files.iter())
+        .filter_map(|f| {
+            let raw = std::fs::read_to_string(f).expect("payload");
+            let v: Value = serde_json::from_str(&raw).expect("payload JSON");
+            let rc = std::fs::read_to_string(f.with_extension("json.rc")).unwrap_or_default();
+            let ms = rc.split_whitespace().nth(1)?.parse().ok()?;
+            keep(&v).then_some((v, raw, ms))
+        })
+        .collect()
+}
+
+/// An `apply_patch` of a file a reviewed directive covers brings its
+/// lesson into the agent's next request, once per agent: the main agent's
+/// second edit does not bring it again, and two sibling subagents spawned
+/// in one turn each get it once, with their own first edit.
+#[test]
+fn an_edit_brings_the_files_lesson_once_per_agent() {
+    use super::{LOCK_FILES, LOCK_TASKS, Sightings};
+    let script = |t: &Turn| {
+        let first = t.first();
+        for (prefix, task, file) in [
+            ("a", LOCK_TASKS[0], LOCK_FILES[1]),
+            ("b", LOCK_TASKS[1], LOCK_FILES[2]),
+        ] {
+            if first.contains(task) {
+                return edit_twice(t, prefix, file)
+                    .unwrap_or_else(|| say("Bumped.\nKNOWLEDGE_APPLIED:no-private-keys"));
+            }
+        }
+        edit_twice(t, "main", LOCK_FILES[0]).unwrap_or_else(|| {
+            delegate(
+                t,
+                &[
+                    ("call_spawn_a", LOCK_TASKS[0]),
+                    ("call_spawn_b", LOCK_TASKS[1]),
+                ],
+            )
+        })
+    };
+    let env = TestEnv::initialised();
+    super::lockfile_lesson(&env);
+    let Some(c) = ready(env, script) else {
+        return;
+    };
+    let (captured, path) = capturing(&c);
+    let started = Instant::now();
+    c.run("MAIN-GS40-EDIT bump the lockfiles", &path, &[])
+        .finished();
+    let reqs = c.server.requests();
+    let sightings = |marker: &str, prefix: &str| {
+        let texts: Vec<(String, bool)> = (turns(&reqs, marker).iter())
+            .map(|t| {
+                let edited = t.result(&format!("call_{prefix}_edit_1")).is_some();
+                (messages_text(t), edited)
+            })
+            .collect();
+        Sightings::of(&texts)
+    };
+    let agents = [
+        ("main", sightings("MAIN-GS40-EDIT", "main")),
+        ("subagent A", sightings("SUBTASK-GS40-A", "a")),
+        ("subagent B", sightings("SUBTASK-GS40-B", "b")),
+    ];
+    let edits = captured_calls(&captured, "pre-tool-use", |v| {
+        v["tool_name"] == "apply_patch"
+    });
+    let sub_edit = (edits.iter())
+        .find(|(v, _, _)| v["agent_id"].is_string())
+        .expect("a subagent's apply_patch payload");
+    super::capture_fixtures(
+        "codex",
+        "@openai/codex",
+        &[("subagent-pre-tool-use-edit".to_owned(), sub_edit.1.clone())],
+    );
+    let ms: Vec<u64> = edits.iter().map(|(_, _, ms)| *ms).collect();
+    super::judge_lesson_at_edit(
+        &format!("codex {}", super::pinned("@openai/codex")),
+        &c.env,
+        &agents,
+        "apply_patch",
+        &ms,
+        started,
+    );
+}
+
+/// A command a reviewed guard forbids is refused before it runs, the
+/// guard's lesson the reason the model reads; a guard's words inside
+/// quotes refuse nothing.
+#[test]
+fn a_guarded_command_is_refused_and_quoted_text_is_not() {
+    use super::{GUARDED, QUOTED};
+    let steps: Vec<(String, &str)> = std::iter::once(("call_guarded".to_owned(), GUARDED))
+        .chain((QUOTED.iter().enumerate()).map(|(i, (_, cmd))| (format!("call_quoted_{i}"), *cmd)))
+        .collect();
+    let script_steps = steps.clone();
+    let script = move |t: &Turn| {
+        (script_steps.iter())
+            .find(|(id, _)| t.result(id).is_none())
+            .map_or_else(
+                || say("MAIN DONE"),
+                |(id, cmd)| respond(vec![call(id, None, "exec_command", json!({"cmd": cmd}))]),
+            )
+    };
+    let Some(c) = ready(TestEnv::initialised(), script) else {
+        return;
+    };
+    let (captured, path) = capturing(&c);
+    let started = Instant::now();
+    let run = c.run("MAIN-GS40-GUARD run the commands", &path, &[]);
+    run.finished();
+    assert!(
+        run.hooks()
+            .contains(&("PreToolUse".to_owned(), "Blocked".to_owned())),
+        "{}",
+        run.show()
+    );
+    let reqs = c.server.requests();
+    let mains = turns(&reqs, "MAIN-GS40-GUARD");
+    let result = |id: &str| {
+        (mains.iter().find_map(|t| t.result(id)))
+            .unwrap_or_else(|| panic!("the result of {id} reached the model"))
+    };
+    let refused = result(&steps[0].0);
+    assert!(
+        refused.starts_with("Command blocked by PreToolUse hook: "),
+        "Codex relays a refusal as the call's output: {refused}"
+    );
+    let quoted: Vec<String> = steps[1..].iter().map(|(id, _)| result(id)).collect();
+    let shells: Vec<u64> = captured_calls(&captured, "pre-tool-use", |v| v["tool_name"] == "Bash")
+        .into_iter()
+        .map(|(_, _, ms)| ms)
+        .collect();
+    super::judge_guard(
+        &format!("codex {}", super::pinned("@openai/codex")),
+        &c.env,
+        &refused,
+        &quoted,
+        ("codex", "Bash"),
+        &shells,
         started,
     );
 }
