@@ -198,7 +198,7 @@ fn paths_of(input: &Value) -> Vec<String> {
     for key in ["input", "patch", "command"] {
         let text = match input.get(key) {
             Some(Value::String(s)) => s.as_str(),
-            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).last().unwrap_or(""),
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).next_back().unwrap_or(""),
             _ => continue,
         };
         if !text.contains("*** Begin Patch") {

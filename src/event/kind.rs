@@ -425,6 +425,7 @@ mod tests {
                 }],
                 patterns: Vec::new(),
                 phase: None,
+                call: None,
             }),
             r#"shown {"directives":["ab"],"shown":[{"id":"ab","priority":"high"}],"tools":["bash"]}"#
         );
