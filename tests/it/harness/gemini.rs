@@ -440,10 +440,12 @@ fn a_fifo_config_leaves_the_tool_results_untouched() {
 
 /// Why the commands end in `|| true`: with the bare command (git-swarm's
 /// form before), Gemini reads exit 127 or 3 as a deny and the model gets
-/// the hook's stderr instead of the tool's result. Hand-edited settings,
-/// so that this keeps showing what Gemini does with such a command.
+/// the hook's stderr instead of the tool's result. Since shell calls have a
+/// BeforeTool hook too (issue 40's guards), that deny comes before the call:
+/// the command is not even run. Hand-edited settings, so that this keeps
+/// showing what Gemini does with such a command.
 #[test]
-fn gemini_denies_a_tool_result_when_a_bare_hook_command_fails() {
+fn gemini_denies_a_tool_call_when_a_bare_hook_command_fails() {
     let Some(g) = Gemini::start(repo_with_coordinator_directive(), shell_script) else {
         return;
     };
@@ -464,13 +466,13 @@ fn gemini_denies_a_tool_result_when_a_bare_hook_command_fails() {
     let response = shell_result(&g.server, "gs36-bare-missing");
     assert_eq!(
         response,
-        json!({"error": "bash: line 1: git-swarm: command not found"}),
+        json!({"error": "Tool execution blocked: bash: line 1: git-swarm: command not found"}),
         "{}",
         run.show()
     );
     assert!(
         run.stderr
-            .contains("Tool result blocked: bash: line 1: git-swarm: command not found"),
+            .contains("Tool execution blocked: bash: line 1: git-swarm: command not found"),
         "{}",
         run.show()
     );
@@ -487,7 +489,7 @@ fn gemini_denies_a_tool_result_when_a_bare_hook_command_fails() {
     let response = shell_result(&g.server, "gs36-bare-exit3");
     assert_eq!(
         response,
-        json!({"error": "git-swarm crashed"}),
+        json!({"error": "Tool execution blocked: git-swarm crashed"}),
         "{}",
         run.show()
     );
