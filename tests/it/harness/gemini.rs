@@ -440,10 +440,12 @@ fn a_fifo_config_leaves_the_tool_results_untouched() {
 
 /// Why the commands end in `|| true`: with the bare command (git-swarm's
 /// form before), Gemini reads exit 127 or 3 as a deny and the model gets
-/// the hook's stderr instead of the tool's result. Hand-edited settings,
-/// so that this keeps showing what Gemini does with such a command.
+/// the hook's stderr instead of the tool's result. Since shell calls have a
+/// BeforeTool hook too (issue 40's guards), that deny comes before the call:
+/// the command is not even run. Hand-edited settings, so that this keeps
+/// showing what Gemini does with such a command.
 #[test]
-fn gemini_denies_a_tool_result_when_a_bare_hook_command_fails() {
+fn gemini_denies_a_tool_call_when_a_bare_hook_command_fails() {
     let Some(g) = Gemini::start(repo_with_coordinator_directive(), shell_script) else {
         return;
     };
@@ -464,13 +466,13 @@ fn gemini_denies_a_tool_result_when_a_bare_hook_command_fails() {
     let response = shell_result(&g.server, "gs36-bare-missing");
     assert_eq!(
         response,
-        json!({"error": "bash: line 1: git-swarm: command not found"}),
+        json!({"error": "Tool execution blocked: bash: line 1: git-swarm: command not found"}),
         "{}",
         run.show()
     );
     assert!(
         run.stderr
-            .contains("Tool result blocked: bash: line 1: git-swarm: command not found"),
+            .contains("Tool execution blocked: bash: line 1: git-swarm: command not found"),
         "{}",
         run.show()
     );
@@ -487,7 +489,7 @@ fn gemini_denies_a_tool_result_when_a_bare_hook_command_fails() {
     let response = shell_result(&g.server, "gs36-bare-exit3");
     assert_eq!(
         response,
-        json!({"error": "git-swarm crashed"}),
+        json!({"error": "Tool execution blocked: git-swarm crashed"}),
         "{}",
         run.show()
     );
@@ -836,11 +838,7 @@ fn an_unreviewed_directive_is_not_briefed() {
 /// The function responses the request's contents hold (the main agent's
 /// steps done).
 fn steps_done(req: &Request) -> usize {
-    let body = req.json();
-    (body["contents"].as_array().into_iter().flatten())
-        .flat_map(|c| c["parts"].as_array().into_iter().flatten())
-        .filter(|p| p.get("functionResponse").is_some())
-        .count()
+    function_responses(req).len()
 }
 
 /// Issue 38's session of 20 calls, 8 failing.
@@ -930,5 +928,209 @@ fn a_command_gemini_cancels_at_its_time_limit_is_skipped() {
         (&slow["class"], &slow["excerpt"]),
         (&json!("skipped"), &json!("interrupted")),
         "{slow:#}"
+    );
+}
+
+/// Every function response the request's contents hold, in order:
+/// `(name, response)`.
+fn function_responses(req: &Request) -> Vec<(String, Value)> {
+    let body = req.json();
+    (body["contents"].as_array().into_iter().flatten())
+        .flat_map(|c| c["parts"].as_array().into_iter().flatten())
+        .filter_map(|p| {
+            let fr = p.get("functionResponse")?;
+            Some((fr["name"].as_str()?.to_owned(), fr["response"].clone()))
+        })
+        .collect()
+}
+
+/// The request of the longest history among `reqs` (the agent's last).
+fn last_of<'a>(reqs: impl IntoIterator<Item = &'a Request>) -> Option<&'a Request> {
+    reqs.into_iter().max_by_key(|r| function_responses(r).len())
+}
+
+/// How many of the request's function responses carry the path lesson.
+fn path_lessons(req: &Request) -> usize {
+    let responses: Vec<String> = (function_responses(req).iter())
+        .map(|(_, r)| r.to_string())
+        .collect();
+    super::path_lessons_in(responses.iter().map(String::as_str))
+}
+
+/// The tasks of the two subagents the path scenario runs side by side.
+const PATH_SUBS: [(&str, &str); 2] = [
+    (
+        "gs40-sub-a: extend the alpha schema",
+        "crates/alpha/schema.sql",
+    ),
+    (
+        "gs40-sub-b: extend the beta schema",
+        "crates/beta/schema.sql",
+    ),
+];
+
+/// Issue 40, lessons at an edit: the main agent writes `schema.sql`, then
+/// edits it, then hands two subagents in one turn a `schema.sql` each to
+/// write. The lesson comes with the write's result (AfterTool: Gemini's
+/// BeforeTool takes no context), and not with the edit's. Gemini's payloads
+/// name no agent and share the parent's session, so git-swarm takes the
+/// subagents' calls for the main agent's, which has seen the lesson: they
+/// are not told at their calls (siblings cannot be told apart), only in
+/// their task's block, the lesson being a `coder`'s too.
+#[test]
+fn a_path_lesson_comes_once_with_the_first_edit() {
+    let script = |req: &Request| {
+        if is_subagent(req) {
+            let task = first_text(req);
+            let Some((_, file)) = PATH_SUBS.iter().find(|(t, _)| task.contains(t)) else {
+                return say(req, "SUB DONE");
+            };
+            return match returned(req).map(|(name, _)| name).as_deref() {
+                None => call(
+                    req,
+                    "write_file",
+                    json!({"file_path": file, "content": "-- sub schema v1\n"}),
+                ),
+                Some("write_file") => call(
+                    req,
+                    "complete_task",
+                    json!({"result": {"response": "SUB DONE\nKNOWLEDGE_APPLIED:no-private-keys"}}),
+                ),
+                Some(_) => say(req, "SUB DONE"),
+            };
+        }
+        match steps_done(req) {
+            0 => call(
+                req,
+                "write_file",
+                json!({"file_path": "schema.sql", "content": "-- schema v1\n"}),
+            ),
+            1 => call(
+                req,
+                "replace",
+                json!({"file_path": "schema.sql", "instruction": "bump the schema",
+                       "old_string": "-- schema v1", "new_string": "-- schema v2"}),
+            ),
+            2 => answer(
+                req,
+                Value::Array(
+                    (PATH_SUBS.iter())
+                        .map(|(task, _)| {
+                            json!({"functionCall": {"name": "invoke_agent",
+                                   "args": {"agent_name": "generalist", "prompt": task}}})
+                        })
+                        .collect(),
+                ),
+            ),
+            _ => say(req, "MAIN DONE"),
+        }
+    };
+    let env = TestEnv::initialised();
+    super::commit_path_lesson(&env);
+    let Some(g) = Gemini::start(env, script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let started = Instant::now();
+    let run = g.run(
+        "gs40-schema: change the schema",
+        &Gemini::path_with_git_swarm(),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let reqs = g.server.requests();
+    let main = last_of(main_requests(&reqs, "gs40-schema"))
+        .unwrap_or_else(|| panic!("no main request\n{}", run.show()));
+    let responses = function_responses(main);
+    assert_eq!(
+        std::fs::read_to_string(g.env.path("schema.sql"))
+            .ok()
+            .as_deref(),
+        Some("-- schema v2\n"),
+        "the write and the edit: {responses:#?}\n{}",
+        run.show()
+    );
+    let with_lesson: Vec<&str> = (responses.iter())
+        .filter(|(_, r)| r.to_string().contains(super::PATH_LESSON))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let subs: Vec<&Request> = (PATH_SUBS.iter())
+        .map(|(task, _)| {
+            let own = reqs
+                .iter()
+                .filter(|r| is_subagent(r) && first_text(r).contains(task));
+            last_of(own)
+                .unwrap_or_else(|| panic!("the subagent {task:?} asked nothing\n{}", run.show()))
+        })
+        .collect();
+    // The subagents are `coder`s: their task's block has the lesson too.
+    let in_block: Vec<bool> = (subs.iter())
+        .map(|r| first_text(r).contains(super::PATH_LESSON))
+        .collect();
+    let subs: Vec<usize> = subs.into_iter().map(path_lessons).collect();
+    let shown = super::path_lessons_shown(&g.env);
+    println!(
+        "FIGURE gemini {} lessons at an edit: main agent told {}x over a write and an edit {with_lesson:?}; sibling subagents told at their write {subs:?} (their calls are the main agent's to git-swarm), in their task's block {in_block:?}; shown-at-a-call events {shown:?}; {:.1} s",
+        super::pinned("@google/gemini-cli"),
+        with_lesson.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(
+        with_lesson,
+        ["write_file"],
+        "the lesson came not once, with the write: {responses:#?}"
+    );
+    assert!(
+        responses.iter().any(|(name, _)| name == "replace"),
+        "the edit's result is not in the history: {responses:#?}"
+    );
+    for (_, file) in PATH_SUBS {
+        assert!(g.env.exists(file), "a subagent did not write {file}");
+    }
+    assert_eq!(subs, [0, 0], "a subagent was told again");
+    assert_eq!(
+        shown,
+        [("write_file".to_owned(), "coordinator".to_owned())],
+        "{:#?}",
+        g.env.event_lines()
+    );
+}
+
+/// Issue 40, guards: the template's guard refuses a force-push of `main`
+/// from BeforeTool (the model reads the lesson as the call's error), and
+/// lets the same words through quoted.
+#[test]
+fn a_guard_refuses_a_force_push_but_not_the_words_quoted() {
+    let script = |req: &Request| match steps_done(req) {
+        0 => call(req, "run_shell_command", json!({"command": super::GUARDED})),
+        1 => call(req, "run_shell_command", json!({"command": super::QUOTED})),
+        _ => say(req, "MAIN DONE"),
+    };
+    let Some(g) = Gemini::start(TestEnv::initialised(), script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let started = Instant::now();
+    let run = g.run("gs40-guard: push it", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let reqs = g.server.requests();
+    let main = last_of(main_requests(&reqs, "gs40-guard"))
+        .unwrap_or_else(|| panic!("no main request\n{}", run.show()));
+    let responses = function_responses(main);
+    let [(_, refused), (_, quoted)] = responses.as_slice() else {
+        panic!("not two shell results: {responses:#?}\n{}", run.show());
+    };
+    let refused = refused["error"].as_str().unwrap_or_default();
+    assert!(
+        refused.starts_with("Tool execution blocked: git-swarm refused this tool call"),
+        "{refused}"
+    );
+    assert!(quoted.get("error").is_none(), "{quoted:#}");
+    super::judge_refusal(
+        &format!("gemini {}", super::pinned("@google/gemini-cli")),
+        &g.env,
+        refused,
+        started,
     );
 }

@@ -446,3 +446,97 @@ pub fn judge_guard(
     );
     assert_eq!(p["actor"]["role"], "coordinator", "{p:#}");
 }
+
+/// Issue 40's path lesson: every agent that writes or edits a `schema.sql`
+/// (at any depth) is told, once, with the call's result or before it. Not a
+/// `Cargo.lock`: Gemini CLI's own policy refuses writes to build files, even
+/// with `--yolo` ("Modifying build configuration files requires explicit
+/// user confirmation").
+pub const PATH_LESSON_ID: &str = "gs40-schema-by-migration";
+pub const PATH_LESSON: &str = "GS40-SCHEMA: change schema.sql only through a new migration";
+
+/// Commits [`PATH_LESSON_ID`] for the main agent's role (`coordinator`) and
+/// the general-purpose subagents' (`coder`): reviewed, on `main`.
+pub fn commit_path_lesson(env: &crate::common::TestEnv) {
+    env.write(
+        &format!(".swarm/directives/{PATH_LESSON_ID}.toml"),
+        format!(
+            "id = \"{PATH_LESSON_ID}\"\nlesson = \"{PATH_LESSON}\"\npriority = \"high\"\nenforcement = \"warn\"\napplies_to_agents = [\"coordinator\", \"coder\"]\npaths = [\"schema.sql\"]\n"
+        ),
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a lesson on the schema"]);
+}
+
+/// How many of `results` (the texts the model got back for tool calls)
+/// carry [`PATH_LESSON`].
+pub fn path_lessons_in<'a>(results: impl IntoIterator<Item = &'a str>) -> usize {
+    (results.into_iter())
+        .filter(|r| r.contains(PATH_LESSON))
+        .count()
+}
+
+/// The `shown` events of `env` that a tool call brought (they name the
+/// call; a delegation's do not) with [`PATH_LESSON_ID`]: `(call, role)` each.
+pub fn path_lessons_shown(env: &crate::common::TestEnv) -> Vec<(String, String)> {
+    (crate::common::of_kind(env, "shown").iter())
+        .filter(|e| e.get("call").is_some())
+        .filter(|e| (e["directives"].as_array().into_iter().flatten()).any(|d| d == PATH_LESSON_ID))
+        .map(|e| {
+            let s = |v: &serde_json::Value| v.as_str().unwrap_or("").to_owned();
+            (s(&e["call"]), s(&e["actor"]["role"]))
+        })
+        .collect()
+}
+
+/// The same words quoted: no guard stops it, and it makes `marker2`.
+pub const QUOTED_ECHO: &str = "echo \"git push --force origin main\" > marker2";
+pub const GUARD_LESSON: &str = "Never force-push the default branch";
+
+/// What a harness (`label`: its name and version) made of [`GUARDED`] then
+/// [`QUOTED_ECHO`], `refused` being what the model got back for the first: prints
+/// issue 40's figures and checks them — the guard's lesson the refusal, the
+/// command never run, one `prevented` event naming the guard and the
+/// command, no insight candidate for the refused call (a refusal is no
+/// failure of the agent's), the quoted command run.
+pub fn judge_refusal(
+    label: &str,
+    env: &crate::common::TestEnv,
+    refused: &str,
+    started: std::time::Instant,
+) {
+    let prevented = crate::common::of_kind(env, "prevented");
+    let ran = env.exists("marker-gs40");
+    let failed = candidates(env)
+        .into_iter()
+        .filter(|c| c["command"] == GUARDED)
+        .count();
+    println!(
+        "FIGURE {label} guard: refusal carried the lesson {}/1; guarded command ran {}/1; prevented events {}; candidates for the refused call {failed}; {:.1} s",
+        u8::from(refused.contains(GUARD_LESSON)),
+        u8::from(ran),
+        prevented.len(),
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "FIGURE {label} quoted: quoted command ran {}/1; prevented events for it {}",
+        u8::from(env.exists("marker2")),
+        (prevented.iter())
+            .filter(|e| e["command"] == QUOTED_ECHO)
+            .count()
+    );
+    assert!(
+        refused.contains(GUARD_LESSON) && refused.contains(GUARD_ID),
+        "the model did not get the guard's lesson as the refusal: {refused}"
+    );
+    assert!(!ran, "the guarded command ran");
+    assert_eq!(prevented.len(), 1, "{prevented:#?}");
+    assert_eq!(prevented[0]["directive"], GUARD_ID, "{:#}", prevented[0]);
+    assert_eq!(prevented[0]["command"], GUARDED, "{:#}", prevented[0]);
+    assert_eq!(failed, 0, "the refusal was kept as a failed call");
+    assert_eq!(
+        env.read("marker2").trim(),
+        "git push --force origin main",
+        "the quoted command did not run"
+    );
+}

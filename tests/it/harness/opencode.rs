@@ -1580,3 +1580,167 @@ fn a_session_of_twenty_calls_sees_its_eight_failures() {
         started,
     );
 }
+
+/// The two subagents of the path scenario, spawned in one message: their
+/// task's marker, and the file each writes then edits.
+const PATH_SUBS: [(&str, &str); 2] = [
+    ("SUB-ALPHA-40", "crates/alpha/schema.sql"),
+    ("SUB-BETA-40", "crates/beta/schema.sql"),
+];
+
+/// Issue 40, lessons at an edit: the main agent writes `schema.sql`, then
+/// edits it, then spawns two subagents in one message, each of which
+/// writes and then edits a `schema.sql` of its own. Each agent (opencode's
+/// subagents are sessions of their own) gets the lesson once, appended to
+/// its write's result by `tool.execute.after`, and not with its edit's.
+#[test]
+fn a_path_lesson_comes_once_per_agent_with_its_first_edit() {
+    fn write_then_edit(t: &Turn, file: &str, done: &str) -> Reply {
+        let id = |step: &str| format!("call_{step}_{}", file.replace('/', "_"));
+        match t.results.len() {
+            0 => call(&[(
+                id("write").as_str(),
+                "write",
+                json!({"filePath": file, "content": "-- schema v1\n"}),
+            )]),
+            1 => call(&[(
+                id("edit").as_str(),
+                "edit",
+                json!({"filePath": file, "oldString": "-- schema v1", "newString": "-- schema v2"}),
+            )]),
+            _ => say(done),
+        }
+    }
+    let Some(oc) = Opencode::start(|t| {
+        if let Some((_, file)) = PATH_SUBS.iter().find(|(m, _)| t.first_user.contains(m)) {
+            return write_then_edit(t, file, "Done.\nKNOWLEDGE_APPLIED:no-private-keys");
+        }
+        if !t.first_user.contains("PATH-PROMPT") {
+            return say("ok");
+        }
+        if t.results.len() == 2 {
+            return call(&[
+                task("call_alpha_40", "SUB-ALPHA-40 extend the alpha schema"),
+                task("call_beta_40", "SUB-BETA-40 extend the beta schema"),
+            ]);
+        }
+        write_then_edit(t, "schema.sql", "All done.")
+    }) else {
+        return;
+    };
+    super::commit_path_lesson(&oc.env);
+    oc.install(&[]);
+    let started = Instant::now();
+    let ran = oc.run("PATH-PROMPT change the schema");
+    ran.success();
+
+    let turns = oc.turns();
+    // An agent's last request: the most tool results.
+    let last = |marker: &str| {
+        (turns.iter())
+            .filter(|t| t.first_user.contains(marker))
+            .max_by_key(|t| t.results.len())
+            .unwrap_or_else(|| panic!("no request of {marker}:\n{}", ran.show()))
+    };
+    // How many of an agent's write and edit results carry the lesson, and
+    // whether the write's does.
+    let told = |t: &Turn| {
+        let calls: Vec<&str> = t.results.iter().take(2).map(String::as_str).collect();
+        assert_eq!(calls.len(), 2, "the write and the edit: {:?}", t.results);
+        (
+            super::path_lessons_in(calls.iter().copied()),
+            calls[0].contains(super::PATH_LESSON),
+        )
+    };
+    let main = told(last("PATH-PROMPT"));
+    let subs: Vec<(usize, bool)> = (PATH_SUBS.iter())
+        .map(|(marker, _)| told(last(marker)))
+        .collect();
+    let in_block: Vec<bool> = (PATH_SUBS.iter())
+        .map(|(marker, _)| {
+            oc.first_turn(marker)
+                .first_user
+                .contains(super::PATH_LESSON)
+        })
+        .collect();
+    let shown = super::path_lessons_shown(&oc.env);
+    println!(
+        "FIGURE opencode {} lessons at an edit: main agent told {}x over a write and an edit; sibling subagents told {:?}x each over theirs (also in their task's block: {in_block:?}); shown-at-a-call events {shown:?}; {:.1} s",
+        super::pinned("opencode-ai"),
+        main.0,
+        subs.iter().map(|s| s.0).collect::<Vec<_>>(),
+        started.elapsed().as_secs_f64()
+    );
+    for file in ["schema.sql", PATH_SUBS[0].1, PATH_SUBS[1].1] {
+        assert_eq!(oc.env.read(file), "-- schema v2\n", "{file}");
+    }
+    assert_eq!(main, (1, true), "the main agent, with its write only");
+    assert_eq!(
+        subs,
+        [(1, true), (1, true)],
+        "each subagent, with its write"
+    );
+    let mut shown = shown;
+    shown.sort();
+    assert_eq!(
+        shown,
+        [
+            ("write".to_owned(), "coder".to_owned()),
+            ("write".to_owned(), "coder".to_owned()),
+            ("write".to_owned(), "coordinator".to_owned()),
+        ],
+        "{:#?}",
+        oc.env.event_lines()
+    );
+}
+
+/// Issue 40, guards: the template's guard refuses a force-push of `main`
+/// from `tool.execute.before` (the plugin throws the refusal, which the
+/// model reads as the call's result), and lets the same words through
+/// quoted. The refused call's tool part ends in `error`, which the plugin
+/// does not report as a failed call.
+#[test]
+fn a_guard_refuses_a_force_push_but_not_the_words_quoted() {
+    let Some(oc) = Opencode::start(|t| {
+        if !t.first_user.contains("GUARD-PROMPT") {
+            return say("ok");
+        }
+        let bash = |id: &str, command: &str| {
+            call(&[(
+                id,
+                "bash",
+                json!({"command": command, "description": "Push"}),
+            )])
+        };
+        match t.results.len() {
+            0 => bash("call_guarded", super::GUARDED),
+            1 => bash("call_quoted", super::QUOTED_ECHO),
+            _ => say("All done."),
+        }
+    }) else {
+        return;
+    };
+    oc.install(&[]);
+    let started = Instant::now();
+    let ran = oc.run("GUARD-PROMPT push it");
+    ran.success();
+    let turns = oc.turns();
+    let last = (turns.iter())
+        .filter(|t| t.first_user.contains("GUARD-PROMPT"))
+        .max_by_key(|t| t.results.len())
+        .expect("a main request");
+    let [refused, quoted] = last.results.as_slice() else {
+        panic!("not two shell results: {:?}\n{}", last.results, ran.show());
+    };
+    assert!(
+        refused.starts_with("git-swarm refused this tool call"),
+        "{refused}"
+    );
+    assert!(!quoted.contains("git-swarm"), "{quoted}");
+    super::judge_refusal(
+        &format!("opencode {}", super::pinned("opencode-ai")),
+        &oc.env,
+        refused,
+        started,
+    );
+}
