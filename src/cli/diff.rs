@@ -133,6 +133,11 @@ fn summary(r: &Report, id: &dyn Fn(&str) -> String) -> String {
             ),
             n(s.acks as usize, "ack", "acks"),
             n(s.verdicts as usize, "verdict", "verdicts"),
+            n(
+                s.prevented as usize,
+                "mistake prevented",
+                "mistakes prevented",
+            ),
         ],
         vec![
             n(s.patterns_promoted, "pattern promoted", "patterns promoted"),
@@ -407,10 +412,13 @@ fn signal_parts(s: &git_swarm::diff::Signals) -> Vec<String> {
     if s.shown > 0 {
         parts.push(format!("shown {}", s.shown));
     }
+    if s.prevented > 0 {
+        parts.push(format!("prevented {}", s.prevented));
+    }
     let others: std::collections::BTreeMap<String, u64> = s
         .kinds
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "ack" | "verdict" | "shown"))
+        .filter(|(k, _)| !matches!(k.as_str(), "ack" | "verdict" | "shown" | "prevented"))
         .map(|(k, v)| (k.clone(), *v))
         .collect();
     if !others.is_empty() {
@@ -627,17 +635,18 @@ fn markdown(r: &Report) -> String {
     details(&mut o, "Signals recorded", r.signals.len(), |o| {
         let _ = writeln!(
             o,
-            "| directive | violations | acks | verdicts | shown |\n| --- | --- | --- | --- | --- |"
+            "| directive | violations | acks | verdicts | shown | prevented |\n| --- | --- | --- | --- | --- | --- |"
         );
         for s in &r.signals {
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 code(&s.id),
                 s.violations,
                 md(&counts(&s.acks)),
                 md(&counts(&s.verdicts)),
-                s.shown
+                s.shown,
+                s.prevented
             );
         }
     });

@@ -96,8 +96,15 @@ fn text(s: &Stats, ui: &mut Ui) -> std::io::Result<()> {
         .max(2);
     writeln!(
         out,
-        "  {:<w$} {:>10} {:>12} {:>11} {:>13} {:>9}  NOW",
-        "ID", "VIOLATIONS", "REMEDIATIONS", "ESCALATIONS", "DEESCALATIONS", "OVERRIDES"
+        "  {:<w$} {:>10} {:>12} {:>11} {:>13} {:>9} {:>9} {:>8}  NOW",
+        "ID",
+        "VIOLATIONS",
+        "REMEDIATIONS",
+        "ESCALATIONS",
+        "DEESCALATIONS",
+        "OVERRIDES",
+        "PREVENTED",
+        "AT CALLS"
     )?;
     for d in &s.directives {
         let now = match (d.escalated, d.in_tree) {
@@ -107,13 +114,15 @@ fn text(s: &Stats, ui: &mut Ui) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "  {:<w$} {:>10} {:>12} {:>11} {:>13} {:>9}  {now}",
+            "  {:<w$} {:>10} {:>12} {:>11} {:>13} {:>9} {:>9} {:>8}  {now}",
             clean(&d.id),
             d.violations,
             d.remediations,
             d.escalations,
             d.deescalations,
-            d.overrides
+            d.overrides,
+            d.prevented,
+            d.shown_at_calls
         )?;
     }
     writeln!(

@@ -122,6 +122,8 @@ pub struct Summary {
     pub violations: u64,
     pub acks: u64,
     pub verdicts: u64,
+    /// Tool calls a guard refused (`prevented` events).
+    pub prevented: u64,
     pub patterns_promoted: usize,
     pub patterns_deprecated: usize,
     pub quarantined: usize,
@@ -214,8 +216,10 @@ pub struct Signals {
     pub acks: BTreeMap<String, u64>,
     /// Verdicts by outcome (`verified`, `violated`, `n_a`).
     pub verdicts: BTreeMap<String, u64>,
-    /// Times shown to a delegate.
+    /// Times shown to a delegate (or to an agent at a tool call).
     pub shown: u64,
+    /// Agents' tool calls its guard refused: mistakes stopped before they happened.
+    pub prevented: u64,
     /// Every event about it, by kind.
     pub kinds: BTreeMap<String, u64>,
 }
@@ -457,6 +461,7 @@ fn summarise(r: &Report, events_added: usize, overrides: usize) -> Summary {
         violations: r.signals.iter().map(|s| s.violations).sum(),
         acks: r.signals.iter().flat_map(|s| s.acks.values()).sum(),
         verdicts: r.signals.iter().flat_map(|s| s.verdicts.values()).sum(),
+        prevented: r.signals.iter().map(|s| s.prevented).sum(),
         patterns_promoted: r.patterns.iter().filter(|p| p.change == "promoted").count(),
         patterns_deprecated: r
             .patterns
@@ -529,6 +534,7 @@ fn signals(logs: &events::Logs) -> Vec<Signals> {
                 Some(Kind::Ack) => *s.acks.entry(outcome.to_owned()).or_default() += 1,
                 Some(Kind::Verdict) => *s.verdicts.entry(outcome.to_owned()).or_default() += 1,
                 Some(Kind::Shown) => s.shown += 1,
+                Some(Kind::Prevented) => s.prevented += 1,
                 _ => {}
             }
         }

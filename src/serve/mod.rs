@@ -115,6 +115,8 @@ pub struct DirectiveRow {
     pub escalated: bool,
     pub violations: u64,
     pub remediations: u64,
+    /// Agents' tool calls its guard refused (`prevented` events).
+    pub prevented: u64,
     pub events: u64,
 }
 
@@ -213,6 +215,9 @@ pub fn overview(l: &Loaded) -> Overview {
                 escalated: fold.escalated(id).is_some(),
                 violations: state.map_or(0, |s| s.violations),
                 remediations: state.map_or(0, |s| s.remediations),
+                prevented: (fold.directive(id))
+                    .and_then(|f| f.counts().get("prevented").copied())
+                    .unwrap_or(0),
                 events: fold.directive(id).map_or(0, |f| f.total()),
             }
         })

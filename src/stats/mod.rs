@@ -85,6 +85,11 @@ pub struct DirectiveStats {
     pub overrides: u64,
     /// Escalated now (critical + enforce until deescalated).
     pub escalated: bool,
+    /// Agents' tool calls its guard refused (`prevented` events): mistakes
+    /// stopped before they happened. Not violations.
+    pub prevented: u64,
+    /// Times it was shown to an agent at a tool call.
+    pub shown_at_calls: u64,
 }
 
 /// Ack outcomes of one role's delegations.
@@ -260,6 +265,23 @@ fn directive_stats(
             out.entry(id.to_owned()).or_default();
         }
     }
+    for e in window {
+        match e.known_kind() {
+            Some(Kind::Prevented) => {
+                if let Some(d) = e.directive.as_deref().and_then(|id| out.get_mut(id)) {
+                    d.prevented += 1;
+                }
+            }
+            Some(Kind::Shown) if e.data.contains_key("call") => {
+                for s in e.shown_entries().unwrap_or_default() {
+                    if let Some(d) = out.get_mut(&s.id) {
+                        d.shown_at_calls += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     let since = input.since.unwrap_or(i64::MIN);
     for (id, d) in &mut out {
         d.id = id.clone();
@@ -307,9 +329,12 @@ fn role_stats(all: &[Event], window: &[&Event]) -> Vec<RoleStats> {
     // whole log, since a delegation of the window may be acked after it.
     let mut answers: HashMap<(&str, &str), Answer> = HashMap::new();
     let mut roles_of: HashMap<&str, &str> = HashMap::new();
+    // A tool call's lessons are no delegation: no ack answers them.
+    let delegation =
+        |e: &Event| e.known_kind() == Some(Kind::Shown) && !e.data.contains_key("call");
     for e in all {
         match e.known_kind() {
-            Some(Kind::Shown) => {
+            Some(Kind::Shown) if delegation(e) => {
                 roles_of.insert(&e.id, e.actor.role.as_deref().unwrap_or(NO_ROLE));
             }
             Some(Kind::Ack) => {
@@ -339,7 +364,7 @@ fn role_stats(all: &[Event], window: &[&Event]) -> Vec<RoleStats> {
     let mut out: BTreeMap<String, RoleStats> = BTreeMap::new();
     for e in window {
         match e.known_kind() {
-            Some(Kind::Shown) => {
+            Some(Kind::Shown) if delegation(e) => {
                 let role = e.actor.role.as_deref().unwrap_or(NO_ROLE);
                 let r = out.entry(role.to_owned()).or_default();
                 r.delegations += 1;

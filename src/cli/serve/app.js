@@ -54,7 +54,7 @@ function renderDirectives(rows) {
     const id = el("td", { class: "id" }, d.id);
     if (d.escalated) id.append(el("span", { class: "badge" }, "escalated"));
     const tr = el("tr", { "data-id": d.id }, id, level("priority"), level("enforcement"),
-      el("td", {}, d.state), el("td", {}, d.violations), el("td", {}, d.events),
+      el("td", {}, d.state), el("td", {}, d.violations), el("td", {}, d.prevented), el("td", {}, d.events),
       el("td", { class: "lesson" }, d.lesson));
     if (d.escalated) tr.classList.add("escalated");
     return tr;
