@@ -290,6 +290,16 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
     Ok(p)
 }
 
+/// Whether a subagent's `block` (as `inject` renders it) shows the
+/// directive `id`: its entry's first line is `- id: <id>` (lesson text is
+/// one line, so no lesson can forge one).
+pub fn block_shows(block: &str, id: &str) -> bool {
+    block.lines().any(|l| {
+        l.strip_prefix("- id: ")
+            .is_some_and(|rest| rest.trim_end() == id)
+    })
+}
+
 /// The answer to Claude Code's PreToolUse of its `Agent` tool that puts the
 /// subagent's block into its task (`updatedInput`: the whole input, the
 /// block before the prompt). No permission decision is made: Claude Code

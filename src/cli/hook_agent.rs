@@ -871,8 +871,11 @@ fn at_tool_call(
     let mut warnings = Vec::new();
     let shown = state::update(&repo.common_dir, &session, now, &mut warnings, |s| {
         let seen = s.seen.get(&agent);
+        // A subagent's block has shown it its lessons already.
+        let block = s.agents.get(&agent).map(|a| a.block.as_str());
         let unseen: Vec<_> = (decision.context.iter())
             .filter(|l| !seen.is_some_and(|ids| ids.contains(&l.id)))
+            .filter(|l| !block.is_some_and(|b| agent_hook::block_shows(b, &l.id)))
             .cloned()
             .collect();
         let kept = tool_call::bounded(unseen, limits);

@@ -58,6 +58,7 @@ mod schema;
 mod serve;
 mod serve_browser;
 mod stats;
+mod tool_calls;
 mod validate;
 mod watch;
 mod worktree;
