@@ -778,7 +778,15 @@ fn at_tool_call(
     let ranking = git_swarm::index::load_corpus(&store)?;
     git_swarm::trace::mark("corpus loaded");
     let subagent = p.agent_id.as_ref().filter(|_| harness != Harness::Opencode);
+    // Gemini CLI names no agent on any call: one made while an
+    // `invoke_agent` subagent runs may be either's, and gets only the
+    // directives scoped to no role (no role is better than a wrong one).
+    let gemini_subagent_running = harness == Harness::Gemini && {
+        let (s, _) = state::read_session(&repo.common_dir, p.session.as_deref().unwrap_or(""));
+        s.agents.keys().any(|k| k.starts_with("gemini-"))
+    };
     let role = match (&p.agent_type, subagent) {
+        _ if gemini_subagent_running => Some(String::new()),
         (Some(t), _) => roles::role_for(&store.config.agent_types, t),
         (None, None) => Some(COORDINATOR.to_owned()),
         (None, Some(_)) => None,
@@ -821,7 +829,7 @@ fn at_tool_call(
     }
     .unwrap_or_else(|| "main".to_owned());
     let actor = |e: git_swarm::event::Event| {
-        let mut e = e.by_role(Some(role.clone()));
+        let mut e = e.by_role(Some(role.clone()).filter(|r| !r.is_empty()));
         e.actor.agent = Some(agent.clone());
         e
     };
