@@ -1152,9 +1152,11 @@ fn an_older_git_swarm_s_entries_are_reported_and_updated() {
     let v: Value = serde_json::from_str(&status.stdout).expect("json");
     let gemini = &v["harnesses"][2];
     assert_eq!(gemini["state"], "partial", "{gemini}");
+    // Both BeforeTool entries (subagent-start and pre-tool-use) are missing.
     assert_eq!(
         gemini["missing"],
         serde_json::json!([
+            "BeforeTool",
             "BeforeTool",
             "entries of an older git-swarm (install again)"
         ])
@@ -1166,12 +1168,13 @@ fn an_older_git_swarm_s_entries_are_reported_and_updated() {
         text.contains("./mine.sh") && text.contains("\"theme\": \"GitHub\""),
         "{text}"
     );
+    // SessionStart, BeforeTool twice (subagent-start, pre-tool-use), AfterTool.
     assert_eq!(
         text.matches("git-swarm hook agent gemini").count(),
-        3,
+        4,
         "{text}"
     );
-    assert_eq!(text.matches(" || true").count(), 3, "{text}");
+    assert_eq!(text.matches(" || true").count(), 4, "{text}");
     let v: Value =
         serde_json::from_str(&env.swarm(&["agents", "status", "--format", "json"]).stdout)
             .expect("json");
@@ -1316,9 +1319,10 @@ fn updating_git_swarm_s_entries_keeps_the_users_hooks_in_place() {
         "git-swarm hook agent codex pre-tool-use || true"
     );
     // The older matcher too, where it stands (issue 38: multi-agent v2's
-    // `collaborationspawn_agent`); the user's own is left as it was.
+    // `collaborationspawn_agent`; issue 40: the tools a directive can
+    // match); the user's own is left as it was.
     assert_eq!(
-        pre[0]["matcher"], "spawn_agent|collaborationspawn_agent",
+        pre[0]["matcher"], "spawn_agent|collaborationspawn_agent|Bash|apply_patch",
         "{v:#}"
     );
     assert_eq!(pre[1]["matcher"], "shell", "{v:#}");

@@ -14,11 +14,7 @@ const GOOD_EVENTS: [&str; 2] = [
 /// A store with two good directives and two good events, plus `bad` files.
 fn store_with(bad: &[(&str, Vec<u8>)]) -> TestEnv {
     let env = TestEnv::initialised();
-    for f in [
-        "lockfile-with-manifest",
-        "no-private-keys",
-        "run-tests-before-handoff",
-    ] {
+    for f in common::template_directive_ids() {
         std::fs::remove_file(env.path(&format!(".swarm/directives/{f}.toml"))).expect("rm");
     }
     env.write(

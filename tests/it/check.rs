@@ -16,19 +16,39 @@ use serde_json::Value;
 /// its own commits with the `no-private-keys` directive.
 const KEY: &str = concat!("-----BEGIN ", "RSA PRIVATE KEY-----");
 
-/// A repository with a committed `.swarm/` but none of the template's
-/// directives, so that every test states the directives it checks.
+/// The template's directives a change is checked against, which `repo()`
+/// takes out.
+const CHECKED_ON_A_CHANGE: [&str; 3] = [
+    "no-private-keys",
+    "lockfile-with-manifest",
+    "run-tests-before-handoff",
+];
+
+/// A repository with a committed `.swarm/` and none of the template's
+/// directives a change is checked against, so that every test states the
+/// directives it checks. The template's tool-call directives stay (see
+/// [`tool_call_directives`]): `n/a` on every change.
 fn repo() -> TestEnv {
     let env = TestEnv::initialised();
-    env.git(&[
-        "rm",
-        "-q",
-        ".swarm/directives/no-private-keys.toml",
-        ".swarm/directives/lockfile-with-manifest.toml",
-        ".swarm/directives/run-tests-before-handoff.toml",
-    ]);
+    let mut args = vec!["rm".to_owned(), "-q".to_owned()];
+    args.extend(
+        CHECKED_ON_A_CHANGE
+            .iter()
+            .map(|id| format!(".swarm/directives/{id}.toml")),
+    );
+    env.git(&args.iter().map(String::as_str).collect::<Vec<_>>());
     env.git(&["commit", "-q", "-m", "no template directives"]);
     env
+}
+
+/// The template's directives that `repo()` keeps: those whose predicates are
+/// all `command:` ones, checked before an agent's tool call and never on a
+/// change.
+fn tool_call_directives() -> Vec<&'static str> {
+    common::template_directive_ids()
+        .into_iter()
+        .filter(|id| !CHECKED_ON_A_CHANGE.contains(id))
+        .collect()
 }
 
 /// Writes `.swarm/directives/<id>.toml`: an id, a lesson, a scope and `fields`.
@@ -115,6 +135,19 @@ fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// [`map`] of `pairs`, and each of the template's tool-call directives `n/a`,
+/// as every check of a change in [`repo`] reports them.
+fn with_tool_calls_na(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    let mut all = map(pairs);
+    for id in tool_call_directives() {
+        assert!(
+            all.insert(id.to_owned(), "n/a".to_owned()).is_none(),
+            "{id}"
+        );
+    }
+    all
+}
+
 fn schema(name: &str) -> jsonschema::Validator {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("schema")
@@ -159,7 +192,7 @@ fn file_modified_holds_when_the_change_touches_a_matching_path() {
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(
         outcomes(&report),
-        map(&[("changelog-with-src", "pass")]),
+        with_tool_calls_na(&[("changelog-with-src", "pass")]),
         "the rename's old path counts"
     );
 }
@@ -181,7 +214,7 @@ fn file_not_modified_fails_on_every_touched_path_old_or_new() {
     let (code, report) = json(&env, &[]);
     assert_eq!(
         (code, outcomes(&report)),
-        (0, map(&[("vendor-is-read-only", "pass")]))
+        (0, with_tool_calls_na(&[("vendor-is-read-only", "pass")]))
     );
 
     env.write("vendor/zlib/inflate.c", "int inflate(int);\n");
@@ -278,7 +311,7 @@ fn grep_looks_only_at_added_lines() {
     let (code, report) = json(&env, &[]);
     assert_eq!(
         (code, outcomes(&report)),
-        (0, map(&[("no-todo-in-rust", "pass")])),
+        (0, with_tool_calls_na(&[("no-todo-in-rust", "pass")])),
         "{report:#}"
     );
 
@@ -349,7 +382,7 @@ fn grep_tree_searches_the_whole_snapshot_and_fails_closed_on_no_file() {
     let (code, report) = json(&env, &["--worktree"]);
     assert_eq!(
         (code, outcomes(&report)),
-        (0, map(&[("no-fixme-in-docs", "pass")]))
+        (0, with_tool_calls_na(&[("no-fixme-in-docs", "pass")]))
     );
     env.git(&["add", "docs/b.md"]);
     let (code, _) = json(&env, &[]);
@@ -558,7 +591,7 @@ fn out_of_scope_and_unverifiable_directives_are_na_and_retired_ones_are_not_chec
     assert_eq!(code, 0);
     assert_eq!(
         outcomes(&report),
-        map(&[("api-changes-noted", "n/a"), ("ask-a-reviewer", "n/a")]),
+        with_tool_calls_na(&[("api-changes-noted", "n/a"), ("ask-a-reviewer", "n/a")]),
         "retired-rule is not checked at all"
     );
     assert_eq!(
@@ -572,6 +605,30 @@ fn out_of_scope_and_unverifiable_directives_are_na_and_retired_ones_are_not_chec
             .contains("no machine-checkable predicate"),
         "{report:#}"
     );
+    // The template's tool-call directives (the force-push and --no-verify
+    // guards, the hard-reset warning): only `command:` predicates, which a
+    // change has no command line for.
+    let tool_calls = tool_call_directives();
+    assert!(
+        tool_calls.contains(&"no-force-push-default-branch"),
+        "{tool_calls:?}"
+    );
+    for id in tool_calls {
+        let r = result(&report, id);
+        assert_eq!(
+            r["reason"], "its predicates are checked before agents' tool calls",
+            "{r:#}"
+        );
+        let predicates = r["predicates"].as_array().expect("predicates");
+        assert!(!predicates.is_empty(), "{r:#}");
+        for p in predicates {
+            assert_eq!(p["outcome"], "n/a", "{r:#}");
+            assert_eq!(
+                p["message"], "checked before an agent's tool call, not on a change",
+                "{r:#}"
+            );
+        }
+    }
 
     // In scope, the same directive is checked.
     env.write("api/v1.rs", "fn v1() {}\n");
@@ -647,7 +704,7 @@ fn grep_tree_keeps_the_cr_of_crlf_lines_as_git_grep_does() {
     let (_, report) = json(&env, &[]);
     assert_eq!(
         outcomes(&report),
-        map(&[("cr-end", "fail"), ("plain-end", "pass")]),
+        with_tool_calls_na(&[("cr-end", "fail"), ("plain-end", "pass")]),
         "{report:#}"
     );
     assert_eq!(
@@ -781,7 +838,7 @@ fn a_range_is_checked_with_the_directives_at_its_end() {
         assert_eq!(code, 1, "{selection:?}");
         assert_eq!(
             outcomes(&report),
-            map(&[("new-rule", "fail")]),
+            with_tool_calls_na(&[("new-rule", "fail")]),
             "{selection:?}: B's directives, not the working tree's"
         );
         assert_eq!(
@@ -795,7 +852,10 @@ fn a_range_is_checked_with_the_directives_at_its_end() {
     // The working tree need not have a .swarm/ at all.
     std::fs::remove_dir_all(env.path(".swarm")).expect("rm .swarm");
     let (code, report) = json(&env, &["--range", "a..b"]);
-    assert_eq!((code, outcomes(&report)), (1, map(&[("new-rule", "fail")])));
+    assert_eq!(
+        (code, outcomes(&report)),
+        (1, with_tool_calls_na(&[("new-rule", "fail")]))
+    );
     // While --staged needs one.
     check(&env, &[]).code(2);
 }
@@ -1116,7 +1176,10 @@ fn directive_limits_the_check_to_one_and_an_unknown_id_is_bad_usage() {
     let (code, report) = json(&env, &[]);
     assert_eq!(
         (code, outcomes(&report)),
-        (1, map(&[("first-rule", "fail"), ("second-rule", "fail")]))
+        (
+            1,
+            with_tool_calls_na(&[("first-rule", "fail"), ("second-rule", "fail")])
+        )
     );
     let (code, report) = json(&env, &["--directive", "second-rule"]);
     assert_eq!(
@@ -1253,7 +1316,7 @@ fn json_report_matches_its_schema() {
     assert!(errors.is_empty(), "{errors:?}\n{report:#}");
     assert_eq!(
         outcomes(&report),
-        map(&[
+        with_tool_calls_na(&[
             ("changelog-noted", "fail"),
             ("docs-reviewed", "n/a"),
             ("lock-untouched", "pass"),
@@ -1263,7 +1326,7 @@ fn json_report_matches_its_schema() {
     );
     assert_eq!(
         report["counts"],
-        serde_json::json!({"pass": 1, "fail": 2, "error": 1, "n/a": 1})
+        serde_json::json!({"pass": 1, "fail": 2, "error": 1, "n/a": 1 + tool_call_directives().len()})
     );
     assert_eq!(report["change"], "staged");
     assert_eq!(report["files"], 2);
@@ -1379,16 +1442,17 @@ fn sarif_format_is_what_code_scanning_reads() {
         .iter()
         .map(|r| r["id"].as_str().expect("rule id"))
         .collect();
-    assert_eq!(
-        rule_ids,
-        [
-            "changelog-noted",
-            "docs-reviewed",
-            "lock-untouched",
-            "no-full-disk",
-            "secrets-in-config"
-        ]
-    );
+    // Every directive checked is a rule, the `n/a` ones too, in id order.
+    let mut expected = vec![
+        "changelog-noted",
+        "docs-reviewed",
+        "lock-untouched",
+        "no-full-disk",
+        "secrets-in-config",
+    ];
+    expected.extend(tool_call_directives());
+    expected.sort_unstable();
+    assert_eq!(rule_ids, expected);
     let results = run0["results"].as_array().expect("results");
     let mut seen = Vec::new();
     for r in results {
@@ -1945,7 +2009,7 @@ fn findings_are_listed_up_to_a_cap_and_counted_beyond_it() {
 
     let (code, report) = json(&env, &["--staged"]);
     assert_eq!(code, 1);
-    let p = &report["results"][0]["predicates"][0];
+    let p = &result(&report, "no-todo")["predicates"][0];
     assert_eq!(p["message"], "1200 added line(s) match `TODO`");
     assert_eq!(p["findings"].as_array().map(Vec::len), Some(1000));
     assert_eq!(p["findings"][999]["line"], 1000);

@@ -78,7 +78,7 @@ fn index_status_missing_fresh_stale_and_rebuild() {
     index:       .git/swarm/index
     fingerprint: [FINGERPRINT] (of .swarm/ now)
     state:       fresh
-    directives:  3 (0 quarantined)
+    directives:  6 (0 quarantined)
     events:      0 distinct in 0 file(s), 0 duplicate line(s)
     watcher:     none (commands stat the directive files)
     ");
@@ -96,7 +96,7 @@ fn index_status_missing_fresh_stale_and_rebuild() {
     index:       .git/swarm/index
     fingerprint: [FINGERPRINT] (of .swarm/ now)
     state:       stale (the next command refreshes it)
-    directives:  3 (0 quarantined)
+    directives:  6 (0 quarantined)
     events:      0 distinct in 0 file(s), 0 duplicate line(s)
     watcher:     none (commands stat the directive files)
     ");
@@ -128,13 +128,14 @@ fn index_status_missing_fresh_stale_and_rebuild() {
     insta::assert_snapshot!(stable(&run), @"
     [exit 0]
     --- stdout
-    Rebuilt .git/swarm/index: 3 directives, 0 quarantined, 4 events from 2 file(s) in [N] ms.
+    Rebuilt .git/swarm/index: 6 directives, 0 quarantined, 4 events from 2 file(s) in [N] ms.
     ");
+    let template = common::template_directive_ids().len();
     let v = status_json(&env, &env.root);
     assert_eq!(v["path"], ".git/swarm/index");
     assert_eq!(v["exists"], true);
     assert_eq!(v["fresh"], true);
-    assert_eq!(v["directives"], 3);
+    assert_eq!(v["directives"], template);
     assert_eq!(v["quarantined"], 0);
     // The recorded events wait in the pending log; the copies by hand are tracked.
     assert_eq!(v["event_files"], 2);
@@ -146,7 +147,7 @@ fn index_status_missing_fresh_stale_and_rebuild() {
     let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
     assert_eq!(v["events"], 4);
     assert_eq!(v["duplicates"], 1);
-    assert_eq!(v["directives"], 3);
+    assert_eq!(v["directives"], template);
 }
 
 #[test]
@@ -186,8 +187,9 @@ fn a_linked_worktree_has_its_own_index_in_its_own_git_dir() {
         in_main.snapshot()
     );
     assert!(env.exists(".git/swarm/index"));
-    assert_eq!(status_json(&env, &wt)["directives"], 4);
-    assert_eq!(status_json(&env, &env.root)["directives"], 3);
+    let template = common::template_directive_ids().len();
+    assert_eq!(status_json(&env, &wt)["directives"], template + 1);
+    assert_eq!(status_json(&env, &env.root)["directives"], template);
     env.swarm_in(&wt, &["index", "rebuild"]).success();
     assert_eq!(status_json(&env, &env.root)["fresh"], true);
 }
@@ -232,10 +234,13 @@ fn the_index_follows_hand_edits() {
         .skip(1)
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .collect();
-    assert_eq!(
-        ids,
-        ["fresh-one", "no-private-keys", "run-tests-before-handoff"]
-    );
+    let mut expected: Vec<&str> = common::template_directive_ids()
+        .into_iter()
+        .filter(|id| *id != "lockfile-with-manifest")
+        .chain(["fresh-one"])
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(ids, expected);
 
     // Events appended by hand change the counts, in order or not.
     let events = ".swarm/events/2026-11.jsonl";

@@ -41,10 +41,13 @@ fn init_creates_the_store_and_is_idempotent() {
         before,
         "a second init changed the tree"
     );
-    assert_eq!(
-        env.git(&["status", "--porcelain"]),
-        "A  .swarm/.gitattributes\nA  .swarm/.gitignore\nA  .swarm/README.md\nA  .swarm/config.toml\nA  .swarm/directives/lockfile-with-manifest.toml\nA  .swarm/directives/no-private-keys.toml\nA  .swarm/directives/run-tests-before-handoff.toml\nA  .swarm/events/.gitkeep\nA  .swarm/quarantine/.gitkeep\n"
-    );
+    // Every file of the template, and nothing else.
+    let mut staged: Vec<String> = git_swarm::init::TEMPLATE
+        .iter()
+        .map(|(rel, _)| format!("A  .swarm/{rel}\n"))
+        .collect();
+    staged.sort_unstable();
+    assert_eq!(env.git(&["status", "--porcelain"]), staged.concat());
     env.swarm(&["validate"]).success();
 }
 

@@ -11,11 +11,7 @@ use serde_json::Value;
 /// are removed so the listings stay short.
 fn store() -> TestEnv {
     let env = TestEnv::initialised();
-    for f in [
-        "lockfile-with-manifest",
-        "no-private-keys",
-        "run-tests-before-handoff",
-    ] {
+    for f in common::template_directive_ids() {
         std::fs::remove_file(env.path(&format!(".swarm/directives/{f}.toml"))).expect("rm");
     }
     env.write(

@@ -370,6 +370,16 @@ pub fn of_kind(env: &TestEnv, kind: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The ids of the directives `git swarm init` writes, in the template's
+/// order: from the template built into the binary, so that a test about
+/// "the template's directives" follows the template as it grows.
+pub fn template_directive_ids() -> Vec<&'static str> {
+    git_swarm::init::TEMPLATE
+        .iter()
+        .filter_map(|(rel, _)| rel.strip_prefix("directives/")?.strip_suffix(".toml"))
+        .collect()
+}
+
 /// An initialised repository without the template's directives; tests add
 /// their own with [`directive`].
 pub fn repo_without_directives() -> TestEnv {
