@@ -472,10 +472,15 @@ pub fn placed(h: Harness, rel: &str, text: &str) -> Result<Vec<Placed>> {
 pub fn missing_hooks(h: Harness, rel: &str, text: &str) -> Result<Vec<String>> {
     let (_, o) = parse(h, rel, text)?;
     check_hooks_shape(h, rel, &o)?;
+    // A key registered twice (Gemini CLI's BeforeTool) is told apart by git-swarm's event.
+    let twice = |key: &str| h.hooks().iter().filter(|o| o.key == key).count() > 1;
     Ok(h.hooks()
         .iter()
         .filter(|hook| !present(&o, hook))
-        .map(|hook| hook.key.to_owned())
+        .map(|hook| match twice(hook.key) {
+            true => format!("{} ({})", hook.key, hook.event),
+            false => hook.key.to_owned(),
+        })
         .collect())
 }
 

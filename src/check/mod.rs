@@ -387,10 +387,12 @@ pub fn evaluate<'a>(
         } else if any(Outcome::Pass) {
             Outcome::Pass
         } else {
-            result.reason = Some(if any(Outcome::Skipped) {
-                "every predicate was skipped"
-            } else {
-                "its predicates are checked before agents' tool calls"
+            result.reason = Some(match (any(Outcome::Skipped), any(Outcome::NotApplicable)) {
+                (true, false) => "every predicate was skipped",
+                (true, true) => {
+                    "its predicates were skipped or are checked before agents' tool calls"
+                }
+                _ => "its predicates are checked before agents' tool calls",
             });
             Outcome::NotApplicable
         };

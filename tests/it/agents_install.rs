@@ -1156,8 +1156,8 @@ fn an_older_git_swarm_s_entries_are_reported_and_updated() {
     assert_eq!(
         gemini["missing"],
         serde_json::json!([
-            "BeforeTool",
-            "BeforeTool",
+            "BeforeTool (subagent-start)",
+            "BeforeTool (pre-tool-use)",
             "entries of an older git-swarm (install again)"
         ])
     );
