@@ -97,7 +97,7 @@ fn add_tool_call_directives(repo: &Path, n: usize) {
 
 fn time_hook(bin: &Path, repo: &Path, input: &str) -> (Duration, String) {
     let mut cmd = common::command(bin, repo, &["hook", "agent", "claude-code", "pre-tool-use"]);
-    cmd.stdin(Stdio::piped());
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
     let start = Instant::now();
     let mut child = cmd.spawn().expect("spawn");
     child
@@ -130,6 +130,10 @@ fn main() {
         let repo = tmp.path().join(format!("repo-{n}"));
         common::generate_store(&repo, n, 2_000);
         add_tool_call_directives(&repo, n);
+        // Files written within two seconds of an index refresh are re-read
+        // by content until a later one (git's racy files): a store in use
+        // is older than that.
+        std::thread::sleep(Duration::from_millis(2_500));
         // The directives are committed on the default branch: reviewed.
         let calls: Vec<(&str, String)> = calls()
             .into_iter()

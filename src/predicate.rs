@@ -154,6 +154,32 @@ impl LazyRegex {
         &self.pattern
     }
 
+    /// Whether the regex can match `haystack`, told without compiling it
+    /// where its literals say no: every match starts with one of its prefix
+    /// literals and ends with one of its suffix literals (when the regex
+    /// has finitely many), so a haystack holding none of either cannot
+    /// match. A hook before each tool call parses a few regexes rather than
+    /// compiling them, most of which the command could never match.
+    pub fn may_match(&self, haystack: &[u8]) -> bool {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let Ok(hir) = parse_hir(&self.pattern) else {
+            return true;
+        };
+        let holds_one = |kind: ExtractKind| {
+            let seq = Extractor::new().kind(kind).extract(&hir);
+            match seq.literals() {
+                Some(lits) if !lits.is_empty() && lits.iter().all(|l| !l.as_bytes().is_empty()) => {
+                    lits.iter()
+                        .any(|l| memchr::memmem::find(haystack, l.as_bytes()).is_some())
+                }
+                // Infinite, or a literal that is empty: anything may match.
+                Some(lits) if lits.is_empty() => false,
+                _ => true,
+            }
+        };
+        holds_one(ExtractKind::Prefix) && holds_one(ExtractKind::Suffix)
+    }
+
     /// The compiled regex (an error only past the regex crate's size limits,
     /// or for a regex parsed without checking it), with the regex crate's
     /// own message.
@@ -429,13 +455,16 @@ impl Predicate {
         let Predicate::Command { regex, raw } = self else {
             return None;
         };
-        let Ok(re) = regex.get() else {
-            return Some(true);
-        };
         let text = if *raw {
             std::borrow::Cow::Borrowed(command)
         } else {
             std::borrow::Cow::Owned(without_quoted(command))
+        };
+        if !regex.may_match(text.as_bytes()) {
+            return Some(true);
+        }
+        let Ok(re) = regex.get() else {
+            return Some(true);
         };
         Some(!re.is_match(text.as_bytes()))
     }
@@ -491,6 +520,45 @@ fn last_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The literal prefilter never says no where the regex matches.
+    #[test]
+    fn may_match_never_rules_out_a_match() {
+        let patterns = [
+            r"\bgit\s+push\b.*--force\b.*\bmain\b",
+            r"(?i)GIT\s+PUSH",
+            r"rm\s+-rf\s+/",
+            r"^make$",
+            r"a|b",
+            r"[a-z]+",
+            r"--no-verify\b",
+            r"x{0,3}y",
+            r"",
+        ];
+        let hays = [
+            "git push --force origin main",
+            "Git Push origin",
+            "rm -rf /tmp/x",
+            "make",
+            "cargo test",
+            "echo hi",
+            "git commit --no-verify",
+            "y",
+            "",
+        ];
+        for p in patterns {
+            let lazy = LazyRegex::parse(p, true).expect(p);
+            let re = lazy.get().expect(p).clone();
+            for h in hays {
+                if re.is_match(h.as_bytes()) {
+                    assert!(lazy.may_match(h.as_bytes()), "{p} on {h:?}");
+                }
+            }
+        }
+        let guard = LazyRegex::parse(r"\bgit\s+push\b.*--force\b.*\bb50\b", true).expect("ok");
+        assert!(!guard.may_match(b"git status"));
+        assert!(!guard.may_match(b"cargo test"));
+    }
 
     #[test]
     fn a_tool_word_starting_with_a_hash_is_refused_not_dropped() {

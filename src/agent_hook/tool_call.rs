@@ -301,16 +301,18 @@ pub struct Standing {
     pub reviewed: bool,
 }
 
-/// Decides on `call` among `docs` (from [`crate::retrieve::Corpus::call_docs`]).
-/// `shows(reviewed)`: whether the user's policy lets an unreviewed lesson
-/// reach an agent. Only a reviewed directive refuses anything.
-pub fn decide(
-    call: &Call,
-    docs: &[CallDoc<'_>],
-    standing: &dyn Fn(&CallDoc<'_>) -> Standing,
-    shows: &dyn Fn(bool) -> bool,
-) -> Decision {
-    let mut d = Decision::default();
+/// A directive a call matched, and the tool-call predicates it broke.
+pub struct Matched<'a> {
+    pub doc: CallDoc<'a>,
+    pub failed: Vec<String>,
+}
+
+/// Of `docs` (from [`crate::retrieve::Corpus::call_docs`]), those that
+/// match `call`: its paths touch theirs, and a directive about a command
+/// only when the call's command breaks it. Nothing here needs the review
+/// or the fold, which a call matching nothing never reads.
+pub fn matching<'a>(call: &Call, docs: Vec<CallDoc<'a>>) -> Vec<Matched<'a>> {
+    let mut out = Vec::new();
     for doc in docs {
         if !doc.paths.is_empty() && !touches(&call.paths, &doc.paths) {
             continue;
@@ -333,7 +335,22 @@ pub fn decide(
                 continue;
             }
         }
-        let s = standing(doc);
+        out.push(Matched { doc, failed });
+    }
+    out
+}
+
+/// Decides on the directives `matched`. `shows(reviewed)`: whether the
+/// user's policy lets an unreviewed lesson reach an agent. Only a reviewed
+/// directive refuses anything.
+pub fn decide(
+    matched: Vec<Matched<'_>>,
+    standing: &dyn Fn(&CallDoc<'_>) -> Standing,
+    shows: &dyn Fn(bool) -> bool,
+) -> Decision {
+    let mut d = Decision::default();
+    for Matched { doc, failed } in matched {
+        let s = standing(&doc);
         let lesson = Lesson {
             id: doc.id.to_owned(),
             lesson: sanitise(doc.lesson),

@@ -775,7 +775,7 @@ fn at_tool_call(
     let Some(store) = open_store(&repo, clock)? else {
         return Ok(None);
     };
-    let ranking = git_swarm::index::load_corpus(&store)?;
+    let ranking = git_swarm::index::load_call_corpus(&store)?;
     git_swarm::trace::mark("corpus loaded");
     let subagent = p.agent_id.as_ref().filter(|_| harness != Harness::Opencode);
     // Gemini CLI names no agent on any call: one made while an
@@ -794,15 +794,14 @@ fn at_tool_call(
     let Some(role) = role else {
         return Ok(None);
     };
-    let docs = ranking.corpus.call_docs(&call.names, &role);
-    if docs.is_empty() {
+    let matched = tool_call::matching(&call, ranking.corpus.call_docs(&call.names, &role));
+    if matched.is_empty() {
         return Ok(None);
     }
     let review = super::review(&repo, ui);
     let fold = &ranking.summary.fold;
     let decision = tool_call::decide(
-        &call,
-        &docs,
+        matched,
         &|doc| {
             let escalated = fold.escalated(doc.id).is_some();
             tool_call::Standing {
@@ -877,16 +876,22 @@ fn at_tool_call(
     let session = p.session.clone().unwrap_or_default();
     let now = clock.now().as_millisecond();
     let mut warnings = Vec::new();
-    let shown = state::update(&repo.common_dir, &session, now, &mut warnings, |s| {
+    let unseen = |s: &state::SessionState| -> Vec<tool_call::Lesson> {
         let seen = s.seen.get(&agent);
         // A subagent's block has shown it its lessons already.
         let block = s.agents.get(&agent).map(|a| a.block.as_str());
-        let unseen: Vec<_> = (decision.context.iter())
+        (decision.context.iter())
             .filter(|l| !seen.is_some_and(|ids| ids.contains(&l.id)))
             .filter(|l| !block.is_some_and(|b| agent_hook::block_shows(b, &l.id)))
             .cloned()
-            .collect();
-        let kept = tool_call::bounded(unseen, limits);
+            .collect()
+    };
+    // Read without the lock first: an agent has mostly seen its lessons.
+    if unseen(&state::read_session(&repo.common_dir, &session).0).is_empty() {
+        return Ok(None);
+    }
+    let shown = state::update(&repo.common_dir, &session, now, &mut warnings, |s| {
+        let kept = tool_call::bounded(unseen(s), limits);
         let ids: Vec<String> = kept.iter().map(|l| l.id.clone()).collect();
         let first = s.first_sight(&agent, &ids);
         (kept.into_iter())

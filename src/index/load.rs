@@ -65,6 +65,17 @@ pub fn load_corpus(store: &Store) -> Result<Ranking> {
     })
 }
 
+/// The corpus for a hook before a tool call: the directive files taken
+/// as the index saw them while their folder is unchanged (see
+/// `Reads::LISTED`), so that the hook stats one folder, not the store.
+pub fn load_call_corpus(store: &Store) -> Result<Ranking> {
+    let mut opened = open(store, Reads::CORPUS | Reads::LISTED, None)?;
+    Ok(Ranking {
+        corpus: opened.take_corpus(),
+        summary: opened.index.summary,
+    })
+}
+
 /// What `inject` reads.
 #[derive(Debug)]
 pub struct Delegation {
@@ -326,9 +337,12 @@ fn stat(
         }
         Some(d) => {
             // A racy index is checked by content, which needs the stamps.
-            let vouched = watcher.is_some_and(|w| {
-                !d.index.entries_racy && watch::vouches(store, w, d.index.entries_fingerprint)
-            });
+            let vouched = !d.index.entries_racy
+                && (watcher.is_some_and(|w| watch::vouches(store, w, d.index.entries_fingerprint))
+                    || reads.contains(Reads::LISTED)
+                        && d.index.listing.as_ref().is_some_and(|l| {
+                            stamps::directives_dir_stamp(store).ok().flatten() == Some(l.dir)
+                        }));
             let listed = d.index.listing.clone();
             let mut meanwhile = || {
                 rest = d.load_rest();

@@ -40,7 +40,7 @@ pub use contents::{DirectiveEntry, Index, Loaded, RebuildReason, Refresh, Summar
 pub use entries::{entry_from_bytes, read_capped, read_entry};
 pub use error::Error;
 pub use load::{
-    Delegation, Health, Ranking, index_path, load, load_corpus, load_delegation,
+    Delegation, Health, Ranking, index_path, load, load_call_corpus, load_corpus, load_delegation,
     load_delegation_with_entries, load_fold, load_pattern_views, load_patterns, rebuild, refresh,
     status,
 };

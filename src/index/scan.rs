@@ -148,6 +148,12 @@ pub(super) fn scan_while(
     })
 }
 
+/// The stamp of the directives folder (`None`: missing, or not a folder).
+pub(super) fn directives_dir_stamp(store: &Store) -> Result<Option<Stamp>> {
+    let dir = store.swarm_dir.join("directives");
+    Ok(lstat(&dir)?.filter(|m| m.is_dir()).map(|m| Stamp::of(&m)))
+}
+
 /// Stats `config.toml` and the event files only.
 pub(super) fn scan_events(store: &Store) -> Result<Scan> {
     let swarm = &store.swarm_dir;

@@ -32,6 +32,12 @@ bitflags::bitflags! {
         /// Write the index whenever it changed. Else a few appended events are
         /// folded again by the next command rather than the file rewritten.
         const ALWAYS_WRITE = 1 << 5;
+        /// Take the directive files as the index last saw them when their
+        /// folder's stamp is unchanged (no file added, removed or renamed
+        /// into it, as git and most editors write): a hook before every
+        /// tool call stats one folder, not every directive. A file edited
+        /// in place is read by the next command that scans.
+        const LISTED = 1 << 6;
     }
 }
 
