@@ -154,32 +154,6 @@ impl LazyRegex {
         &self.pattern
     }
 
-    /// Whether the regex can match `haystack`, told without compiling it
-    /// where its literals say no: every match starts with one of its prefix
-    /// literals and ends with one of its suffix literals (when the regex
-    /// has finitely many), so a haystack holding none of either cannot
-    /// match. A hook before each tool call parses a few regexes rather than
-    /// compiling them, most of which the command could never match.
-    pub fn may_match(&self, haystack: &[u8]) -> bool {
-        use regex_syntax::hir::literal::{ExtractKind, Extractor};
-        let Ok(hir) = parse_hir(&self.pattern) else {
-            return true;
-        };
-        let holds_one = |kind: ExtractKind| {
-            let seq = Extractor::new().kind(kind).extract(&hir);
-            match seq.literals() {
-                Some(lits) if !lits.is_empty() && lits.iter().all(|l| !l.as_bytes().is_empty()) => {
-                    lits.iter()
-                        .any(|l| memchr::memmem::find(haystack, l.as_bytes()).is_some())
-                }
-                // Infinite, or a literal that is empty: anything may match.
-                Some(lits) if lits.is_empty() => false,
-                _ => true,
-            }
-        };
-        holds_one(ExtractKind::Prefix) && holds_one(ExtractKind::Suffix)
-    }
-
     /// The compiled regex (an error only past the regex crate's size limits,
     /// or for a regex parsed without checking it), with the regex crate's
     /// own message.
@@ -256,6 +230,54 @@ pub const KINDS: [&str; 7] = [
     "command",
     "command_raw",
 ];
+
+/// What a match of `pattern` must contain, as written into the index for
+/// a tool-call predicate: its prefix literals (every match starts with one
+/// of them) and its suffix literals (every match ends with one), each set
+/// joined by `\0`, the two by `\x01`. A set is empty when nothing can be
+/// said of it (infinitely many, an empty literal, not UTF-8), and `\0`
+/// alone when the regex matches nothing. A hook then compiles only the
+/// regexes a command could match.
+pub fn required_literals(pattern: &str) -> String {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let Ok(hir) = parse_hir(pattern) else {
+        return String::new();
+    };
+    let set = |kind: ExtractKind| -> String {
+        let seq = Extractor::new().kind(kind).extract(&hir);
+        let Some(lits) = seq.literals() else {
+            return String::new();
+        };
+        if lits.is_empty() {
+            return "\0".to_owned();
+        }
+        let texts: Option<Vec<&str>> = (lits.iter())
+            .map(|l| {
+                let text = std::str::from_utf8(l.as_bytes()).ok()?;
+                (!text.is_empty() && !text.contains(['\0', '\x01'])).then_some(text)
+            })
+            .collect();
+        texts.map(|t| t.join("\0")).unwrap_or_default()
+    };
+    format!(
+        "{}\x01{}",
+        set(ExtractKind::Prefix),
+        set(ExtractKind::Suffix)
+    )
+}
+
+/// Whether `text` can match a regex whose [`required_literals`] are
+/// `literals`: it holds one of its prefix literals and one of its suffix
+/// literals.
+pub fn literals_allow(literals: &str, text: &[u8]) -> bool {
+    let holds_one = |set: &str| {
+        set.is_empty()
+            || (set.split('\0'))
+                .filter(|l| !l.is_empty())
+                .any(|l| memchr::memmem::find(text, l.as_bytes()).is_some())
+    };
+    literals.split('\x01').all(holds_one)
+}
 
 /// The kinds checked before an agent's tool call rather than on a change.
 pub const TOOL_CALL_KINDS: [&str; 2] = ["command", "command_raw"];
@@ -452,21 +474,44 @@ impl Predicate {
     /// for a predicate that is not about a command. An unusable regex keeps
     /// it (a hook lets a call through rather than refuse on an error).
     pub fn holds_for_command(&self, command: &str) -> Option<bool> {
+        self.holds_for(&CommandLine::new(command))
+    }
+
+    /// [`Predicate::holds_for_command`], on a command line read once for
+    /// all the predicates of a call.
+    pub fn holds_for(&self, line: &CommandLine<'_>) -> Option<bool> {
         let Predicate::Command { regex, raw } = self else {
             return None;
         };
-        let text = if *raw {
-            std::borrow::Cow::Borrowed(command)
-        } else {
-            std::borrow::Cow::Owned(without_quoted(command))
-        };
-        if !regex.may_match(text.as_bytes()) {
-            return Some(true);
-        }
+        let text = if *raw { line.raw } else { &line.unquoted };
         let Ok(re) = regex.get() else {
             return Some(true);
         };
         Some(!re.is_match(text.as_bytes()))
+    }
+}
+
+/// A tool call's command line, as `command` predicates read it: whole
+/// (`command_raw`), and with what its quotes hold left out (`command`).
+pub struct CommandLine<'a> {
+    pub raw: &'a str,
+    pub unquoted: String,
+}
+
+impl<'a> CommandLine<'a> {
+    pub fn new(raw: &'a str) -> CommandLine<'a> {
+        CommandLine {
+            raw,
+            unquoted: without_quoted(raw),
+        }
+    }
+
+    /// The text the predicate `source` (`command:`… as written) reads.
+    pub fn text_for(&self, source: &str) -> &str {
+        match split_kind(source) {
+            Some(("command_raw", _)) => self.raw,
+            _ => &self.unquoted,
+        }
     }
 }
 
@@ -521,9 +566,10 @@ fn last_line(s: &str) -> String {
 mod tests {
     use super::*;
 
-    /// The literal prefilter never says no where the regex matches.
+    /// The literals written into the index never rule out a command the
+    /// regex matches.
     #[test]
-    fn may_match_never_rules_out_a_match() {
+    fn required_literals_never_rule_out_a_match() {
         let patterns = [
             r"\bgit\s+push\b.*--force\b.*\bmain\b",
             r"(?i)GIT\s+PUSH",
@@ -534,6 +580,7 @@ mod tests {
             r"--no-verify\b",
             r"x{0,3}y",
             r"",
+            r"[a&&b]",
         ];
         let hays = [
             "git push --force origin main",
@@ -547,17 +594,20 @@ mod tests {
             "",
         ];
         for p in patterns {
-            let lazy = LazyRegex::parse(p, true).expect(p);
-            let re = lazy.get().expect(p).clone();
+            let lits = required_literals(p);
+            let re = LazyRegex::parse(p, true).expect(p).get().expect(p).clone();
             for h in hays {
                 if re.is_match(h.as_bytes()) {
-                    assert!(lazy.may_match(h.as_bytes()), "{p} on {h:?}");
+                    assert!(
+                        literals_allow(&lits, h.as_bytes()),
+                        "{p} ({lits:?}) on {h:?}"
+                    );
                 }
             }
         }
-        let guard = LazyRegex::parse(r"\bgit\s+push\b.*--force\b.*\bb50\b", true).expect("ok");
-        assert!(!guard.may_match(b"git status"));
-        assert!(!guard.may_match(b"cargo test"));
+        let guard = required_literals(r"\bgit\s+push\b.*--force\b.*\bb50\b");
+        assert!(!literals_allow(&guard, b"git status"), "{guard:?}");
+        assert!(literals_allow(&guard, b"git push --force origin b50"));
     }
 
     #[test]

@@ -313,6 +313,10 @@ pub struct Matched<'a> {
 /// or the fold, which a call matching nothing never reads.
 pub fn matching<'a>(call: &Call, docs: Vec<CallDoc<'a>>) -> Vec<Matched<'a>> {
     let mut out = Vec::new();
+    let line = call
+        .command
+        .as_deref()
+        .map(crate::predicate::CommandLine::new);
     for doc in docs {
         if !doc.paths.is_empty() && !touches(&call.paths, &doc.paths) {
             continue;
@@ -320,15 +324,20 @@ pub fn matching<'a>(call: &Call, docs: Vec<CallDoc<'a>>) -> Vec<Matched<'a>> {
         let mut failed = Vec::new();
         if !doc.predicates.is_empty() {
             // A lesson about a command is for a call whose command breaks it.
-            let Some(command) = &call.command else {
+            let Some(line) = &line else {
                 continue;
             };
-            for p in &doc.predicates {
+            for &(p, literals) in &doc.predicates {
+                // Most regexes are ruled out by what they must contain,
+                // without compiling them.
+                if !crate::predicate::literals_allow(literals, line.text_for(p).as_bytes()) {
+                    continue;
+                }
                 let holds = Predicate::parse_gated(p)
                     .ok()
-                    .and_then(|pr| pr.holds_for_command(command));
+                    .and_then(|pr| pr.holds_for(line));
                 if holds == Some(false) {
-                    failed.push((*p).to_owned());
+                    failed.push(p.to_owned());
                 }
             }
             if failed.is_empty() {

@@ -794,8 +794,38 @@ fn at_tool_call(
     let Some(role) = role else {
         return Ok(None);
     };
-    let matched = tool_call::matching(&call, ranking.corpus.call_docs(&call.names, &role));
+    // opencode's subagents are sessions of their own; its `callID` is the call's.
+    let agent = match harness {
+        Harness::Opencode => None,
+        _ => p.agent_id.clone(),
+    }
+    .unwrap_or_else(|| "main".to_owned());
+    let docs = (ranking.corpus).call_docs_for(
+        &call.names,
+        &role,
+        !call.paths.is_empty(),
+        call.command.is_some(),
+    );
+    let matched = tool_call::matching(&call, docs);
+    git_swarm::trace::mark("matched");
     if matched.is_empty() {
+        return Ok(None);
+    }
+    let session = p.session.clone().unwrap_or_default();
+    // Read without the lock: an agent has mostly seen its lessons, and
+    // then only a guard can have something to say.
+    let known = state::read_session(&repo.common_dir, &session).0;
+    let seen = |id: &str| {
+        known
+            .seen
+            .get(&agent)
+            .is_some_and(|ids| ids.iter().any(|s| s == id))
+            || (known.agents.get(&agent)).is_some_and(|a| agent_hook::block_shows(&a.block, id))
+    };
+    if matched
+        .iter()
+        .all(|m| m.failed.is_empty() && seen(m.doc.id))
+    {
         return Ok(None);
     }
     let review = super::review(&repo, ui);
@@ -821,12 +851,6 @@ fn at_tool_call(
         &|reviewed| review.shows(reviewed),
     );
     git_swarm::trace::mark("decided");
-    // opencode's subagents are sessions of their own; its `callID` is the call's.
-    let agent = match harness {
-        Harness::Opencode => None,
-        _ => p.agent_id.clone(),
-    }
-    .unwrap_or_else(|| "main".to_owned());
     let actor = |e: git_swarm::event::Event| {
         let mut e = e.by_role(Some(role.clone()).filter(|r| !r.is_empty()));
         e.actor.agent = Some(agent.clone());
@@ -873,7 +897,6 @@ fn at_tool_call(
             .tool_call_byte_budget
             .clamp(256, 16384),
     };
-    let session = p.session.clone().unwrap_or_default();
     let now = clock.now().as_millisecond();
     let mut warnings = Vec::new();
     let unseen = |s: &state::SessionState| -> Vec<tool_call::Lesson> {
@@ -886,8 +909,7 @@ fn at_tool_call(
             .cloned()
             .collect()
     };
-    // Read without the lock first: an agent has mostly seen its lessons.
-    if unseen(&state::read_session(&repo.common_dir, &session).0).is_empty() {
+    if unseen(&known).is_empty() {
         return Ok(None);
     }
     let shown = state::update(&repo.common_dir, &session, now, &mut warnings, |s| {

@@ -66,8 +66,12 @@ pub(super) const UNTOOLED_CALL: usize = 26;
 pub(super) const DOC_AGENT_START: usize = 27;
 /// Scope-name numbers (into [`SCOPES`]), ascending within a document.
 pub(super) const DOC_AGENTS: usize = 28;
+/// What a match of each tool-call predicate must contain
+/// ([`crate::predicate::required_literals`]): offsets into the text, one
+/// for each of [`CALL_PREDS`].
+pub(super) const CALL_LITS: usize = 29;
 /// How many arrays a block has.
-pub(super) const ARRAYS: usize = 29;
+pub(super) const ARRAYS: usize = 30;
 
 /// Words before the arrays: their count, their lengths, the text's length.
 const HEADER: usize = ARRAYS + 2;
@@ -326,6 +330,7 @@ impl Block {
             lessons: strs(LESSONS),
             call_start: a(CALL_START),
             call_preds: strs(CALL_PREDS),
+            call_lits: strs(CALL_LITS),
             untooled_call: a(UNTOOLED_CALL),
             doc_agent_start: a(DOC_AGENT_START),
             doc_agents: a(DOC_AGENTS),
@@ -430,6 +435,7 @@ pub(super) struct View<'a> {
     pub lessons: Strs<'a>,
     pub call_start: &'a [u32],
     pub call_preds: Strs<'a>,
+    pub call_lits: Strs<'a>,
     pub untooled_call: &'a [u32],
     pub doc_agent_start: &'a [u32],
     pub doc_agents: &'a [u32],
@@ -491,6 +497,10 @@ impl View<'_> {
         }
         self.lessons.check("lessons")?;
         self.call_preds.check("tool-call predicates")?;
+        self.call_lits.check("tool-call literals")?;
+        if self.call_lits.len() != self.call_preds.len() {
+            return bad("tool-call literals");
+        }
         if self.enforcement.len() != n || self.enforcement.iter().any(|&e| e > 2) {
             return bad("enforcements");
         }
@@ -557,6 +567,7 @@ impl<'a> View<'a> {
             lessons: NO_STRINGS,
             call_start: &[],
             call_preds: NO_STRINGS,
+            call_lits: NO_STRINGS,
             untooled_call: &[],
             doc_agent_start: &[],
             doc_agents: &[],

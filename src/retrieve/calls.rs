@@ -19,8 +19,9 @@ pub struct CallDoc<'a> {
     /// It names tools, one of which the call is.
     pub by_tool: bool,
     pub paths: Vec<&'a str>,
-    /// Its tool-call predicates, as written.
-    pub predicates: Vec<&'a str>,
+    /// Its tool-call predicates, as written, each with what a match must
+    /// contain ([`crate::predicate::required_literals`]).
+    pub predicates: Vec<(&'a str, &'a str)>,
 }
 
 impl Corpus {
@@ -29,6 +30,19 @@ impl Corpus {
     /// the tools, or with no tool scope and `paths` or a tool-call
     /// predicate. The caller decides on paths and predicates.
     pub fn call_docs(&self, tools: &[String], role: &str) -> Vec<CallDoc<'_>> {
+        self.call_docs_for(tools, role, true, true)
+    }
+
+    /// [`Corpus::call_docs`] for a call that touches files (`paths`) or
+    /// runs a command (`command`): a directive with no tool scope that
+    /// needs what the call lacks is left out before it is read.
+    pub fn call_docs_for(
+        &self,
+        tools: &[String],
+        role: &str,
+        paths: bool,
+        command: bool,
+    ) -> Vec<CallDoc<'_>> {
         let v = self.view();
         let mut by_tool: Vec<u32> = Vec::new();
         for t in tools {
@@ -43,8 +57,13 @@ impl Corpus {
             let agents = csr(v.doc_agent_start, v.doc_agents, doc);
             agents.is_empty() || role_scope.is_some_and(|r| agents.binary_search(&r).is_ok())
         };
-        let docs =
-            (by_tool.iter().map(|&d| (d, true))).chain(v.untooled_call.iter().map(|&d| (d, false)));
+        let has = |start: &[u32], doc: usize| start[doc] != start[doc + 1];
+        // Paths match only a call with files; a command predicate only one with a command.
+        let untooled = (v.untooled_call.iter()).filter(|&&d| {
+            let doc = d as usize;
+            (paths || !has(v.path_start, doc)) && (command || !has(v.call_start, doc))
+        });
+        let docs = (by_tool.iter().map(|&d| (d, true))).chain(untooled.map(|&d| (d, false)));
         docs.filter(|&(d, _)| for_role(d as usize))
             .map(|(d, by_tool)| {
                 let doc = d as usize;
@@ -61,7 +80,9 @@ impl Corpus {
                         .unwrap_or_default(),
                     by_tool,
                     paths: path_range.map(|i| v.paths.get(i)).collect(),
-                    predicates: call_range.map(|i| v.call_preds.get(i)).collect(),
+                    predicates: call_range
+                        .map(|i| (v.call_preds.get(i), v.call_lits.get(i)))
+                        .collect(),
                 }
             })
             .collect()
@@ -130,7 +151,10 @@ mod tests {
         let c = corpus.call_docs(&["edit".into()], "coder");
         assert_eq!(c[0].paths, ["Cargo.lock"]);
         assert_eq!(c[0].enforcement, Enforcement::Enforce);
-        assert_eq!(c[1].predicates, ["command:git\\s+push.*--force"]);
+        assert_eq!(
+            c[1].predicates,
+            [("command:git\\s+push.*--force", "git\x01--force")]
+        );
         assert_eq!(c[1].priority, Priority::Critical);
         assert!(c[1].lesson.starts_with("the lesson of force-push"));
         // Read back from its bytes, the same answers.

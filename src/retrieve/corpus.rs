@@ -100,6 +100,13 @@ impl Corpus {
         }
         b.array(block::CALL_START, call_start);
         b.strings(block::CALL_PREDS, call_preds.iter().flatten().copied());
+        let lits: Vec<String> = (call_preds.iter().flatten())
+            .map(|p| {
+                let regex = crate::predicate::split_kind(p).map_or("", |(_, r)| r);
+                crate::predicate::required_literals(regex)
+            })
+            .collect();
+        b.strings(block::CALL_LITS, lits.iter().map(String::as_str));
         b.array(
             block::UNTOOLED_CALL,
             (docs.iter().zip(&call_preds).enumerate())
