@@ -11,6 +11,7 @@ mod cochange;
 mod commit;
 mod config_parameters;
 mod deescalate;
+mod demo;
 mod diff;
 mod doctor;
 mod edit;
@@ -168,6 +169,16 @@ enum Command {
     /// pending. `git swarm status` says how many wait. Exits 0 (also with
     /// nothing to commit); 2 when git refuses the commit, with nothing moved.
     Commit(commit::Args),
+    /// Play the whole loop in a new repository, to see what git-swarm does.
+    ///
+    /// A scripted team of agents works in a new repository (a temporary
+    /// folder, or --dir): a private key blocked by the pre-commit hook, a
+    /// lesson escalated after two violations, a lesson minted from two
+    /// tasks that failed the same way, the next delegation told and
+    /// acknowledging it, a force-push refused before it runs, then `stats`
+    /// and `diff`. Every step is a real command or git hook, printed as it
+    /// ran; no network, no agent harness. The repository is kept.
+    Demo(demo::Args),
     /// Show counts and rates over the event log, for people and dashboards.
     ///
     /// Events by kind; per directive: violations (as escalation counts them),
@@ -567,6 +578,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Changes(args) => changes::run(args, ui),
         Command::Log(args) => log::run(args, ui),
         Command::Commit(args) => commit::run(args, ui),
+        Command::Demo(args) => demo::run(args, ui),
         Command::Diff(args) => diff::run(args, ui),
         Command::Stats(args) => stats::run(args, ui),
         Command::Index(cmd) => index::run(cmd, ui),

@@ -215,7 +215,8 @@ pub fn compute(input: &Input<'_>) -> Stats {
 
     let start = since.or_else(|| window.first().and_then(|e| e.ts_millis()));
     let window_days = start.map_or(0.0, |s| (now_ms - s) as f64 / DAY_MS).max(0.0);
-    let per_day = |n: u64| (window_days > 0.0).then(|| n as f64 / window_days);
+    // A rate over less than a day says more about the window than the log.
+    let per_day = |n: u64| (window_days >= 1.0).then(|| n as f64 / window_days);
     let violations: u64 = directives.iter().map(|d| d.violations).sum();
     let sum = |f: fn(&RoleStats) -> u64| roles.iter().map(f).sum::<u64>();
     let answered = sum(|r| r.applied + r.ignored + r.n_a + r.violated);

@@ -18,6 +18,7 @@ mod cli_surface;
 mod cochange;
 mod concurrency;
 mod crash;
+mod demo;
 mod diff;
 mod directive_loop;
 mod doctor_conflicts;
