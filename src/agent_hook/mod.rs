@@ -300,6 +300,24 @@ pub fn block_shows(block: &str, id: &str) -> bool {
     })
 }
 
+/// Whether the block `agent` (a subagent's id) was given showed the
+/// directive `id`. A subagent whose start was not paired with its spawn
+/// (Claude Code's foreground spawns, whose blocks went into their tasks)
+/// has no block of its own here: when every block still waiting in a
+/// spawned task shows the directive, its block did too.
+pub fn block_showed(state: &SessionState, agent: &str, id: &str) -> bool {
+    if let Some(a) = state.agents.get(agent) {
+        return block_shows(&a.block, id);
+    }
+    if agent == "main" {
+        return false;
+    }
+    let mut spawned = (state.agents.iter())
+        .filter(|(k, a)| k.starts_with(state::SPAWN_PREFIX) && !a.ended)
+        .peekable();
+    spawned.peek().is_some() && spawned.all(|(_, a)| block_shows(&a.block, id))
+}
+
 /// The answer to Claude Code's PreToolUse of its `Agent` tool that puts the
 /// subagent's block into its task (`updatedInput`: the whole input, the
 /// block before the prompt). No permission decision is made: Claude Code

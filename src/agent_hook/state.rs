@@ -97,8 +97,11 @@ pub struct Agent {
 /// The key of the delegation a spawn's task carries, before its subagent
 /// has an id of its own.
 pub fn spawn_key(tool_use_id: &str) -> String {
-    format!("spawn:{tool_use_id}")
+    format!("{SPAWN_PREFIX}{tool_use_id}")
 }
+
+/// What [`spawn_key`] starts with.
+pub const SPAWN_PREFIX: &str = "spawn:";
 
 /// One session's state.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -820,7 +820,7 @@ fn at_tool_call(
             .seen
             .get(&agent)
             .is_some_and(|ids| ids.iter().any(|s| s == id))
-            || (known.agents.get(&agent)).is_some_and(|a| agent_hook::block_shows(&a.block, id))
+            || agent_hook::block_showed(&known, &agent, id)
     };
     if matched
         .iter()
@@ -901,11 +901,10 @@ fn at_tool_call(
     let mut warnings = Vec::new();
     let unseen = |s: &state::SessionState| -> Vec<tool_call::Lesson> {
         let seen = s.seen.get(&agent);
-        // A subagent's block has shown it its lessons already.
-        let block = s.agents.get(&agent).map(|a| a.block.as_str());
         (decision.context.iter())
             .filter(|l| !seen.is_some_and(|ids| ids.contains(&l.id)))
-            .filter(|l| !block.is_some_and(|b| agent_hook::block_shows(b, &l.id)))
+            // A subagent's block has shown it its lessons already.
+            .filter(|l| !agent_hook::block_showed(s, &agent, &l.id))
             .cloned()
             .collect()
     };

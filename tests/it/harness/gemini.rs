@@ -1103,7 +1103,11 @@ fn a_path_lesson_comes_once_with_the_first_edit() {
 fn a_guard_refuses_a_force_push_but_not_the_words_quoted() {
     let script = |req: &Request| match steps_done(req) {
         0 => call(req, "run_shell_command", json!({"command": super::GUARDED})),
-        1 => call(req, "run_shell_command", json!({"command": super::QUOTED})),
+        1 => call(
+            req,
+            "run_shell_command",
+            json!({"command": super::QUOTED_ECHO}),
+        ),
         _ => say(req, "MAIN DONE"),
     };
     let Some(g) = Gemini::start(TestEnv::initialised(), script) else {

@@ -292,6 +292,18 @@ pub struct Sightings {
     pub before_edit: usize,
     pub after_edit: usize,
     pub last: usize,
+    /// Its first request (a subagent's task) carried the lesson in its
+    /// delegation block (`- id: …`): then no tool call tells it again.
+    pub in_block: bool,
+}
+
+impl Sightings {
+    /// What an agent that was told exactly once should show: at its first
+    /// edit, or (a subagent whose block held the lesson) never at a call.
+    fn told_once(&self) -> bool {
+        let at_calls = (self.before_edit, self.after_edit, self.last);
+        at_calls == if self.in_block { (0, 0, 0) } else { (0, 1, 1) }
+    }
 }
 
 impl Sightings {
@@ -308,6 +320,12 @@ impl Sightings {
                 .unwrap_or(0),
             after_edit: first_edit.map_or(0, |i| count(&texts[i].0)),
             last: texts.last().map_or(0, |(t, _)| count(t)),
+            // A delegation's block, not the main agent's briefing (which
+            // is not counted: the main agent is told again at its call).
+            in_block: (texts.first()).is_some_and(|(t, _)| {
+                t.contains("<delegate_knowledge_directives delegation=")
+                    && t.contains(&format!("- id: {LOCK_ID}"))
+            }),
         }
     }
 }
@@ -338,15 +356,19 @@ pub fn judge_lesson_at_edit(
         .collect();
     who.sort_unstable();
     who.dedup();
-    let once = agents
-        .iter()
-        .filter(|(_, s)| (s.before_edit, s.after_edit, s.last) == (0, 1, 1))
-        .count();
+    let once = agents.iter().filter(|(_, s)| s.told_once()).count();
     let counts: Vec<String> = (agents.iter())
-        .map(|(name, s)| format!("{name} {}/{}/{}", s.before_edit, s.after_edit, s.last))
+        .map(|(name, s)| {
+            let block = if s.in_block { " (in its block)" } else { "" };
+            format!(
+                "{name} {}/{}/{}{block}",
+                s.before_edit, s.after_edit, s.last
+            )
+        })
         .collect();
+    let told_at_calls = agents.iter().filter(|(_, s)| !s.in_block).count();
     println!(
-        "FIGURE {label} lesson at an edit: agents shown it once, with their first edit {once}/{} (times in requests before/after the first edit/last: {}); shown events naming the call {} (agents {}); git-swarm pre-tool-use at the edits max {} ms over {} calls; {:.1} s",
+        "FIGURE {label} lesson at an edit: agents told it once, in their block or with their first edit {once}/{} (times at calls in requests before/after the first edit/last: {}); shown events naming the call {} (agents {}); git-swarm pre-tool-use at the edits max {} ms over {} calls; {:.1} s",
         agents.len(),
         counts.join(", "),
         at_calls.len(),
@@ -356,14 +378,13 @@ pub fn judge_lesson_at_edit(
         started.elapsed().as_secs_f64()
     );
     for (name, s) in agents {
-        assert_eq!(
-            (s.before_edit, s.after_edit, s.last),
-            (0, 1, 1),
-            "{name}: the lesson comes with the first edit, and once"
+        assert!(
+            s.told_once(),
+            "{name}: the lesson comes once, in its block or with its first edit: {s:?}"
         );
     }
-    assert_eq!(at_calls.len(), agents.len(), "{at_calls:#?}");
-    assert_eq!(who.len(), agents.len(), "one per agent: {at_calls:#?}");
+    assert_eq!(at_calls.len(), told_at_calls, "{at_calls:#?}");
+    assert_eq!(who.len(), told_at_calls, "one per agent: {at_calls:#?}");
     assert!(who.contains(&"main"), "{at_calls:#?}");
     for e in &at_calls {
         assert_eq!(e["call"], edit_tool, "{e}");
