@@ -517,6 +517,7 @@ pub fn main() -> ExitCode {
     if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
         git_swarm::trace::enable();
     }
+    fix_ids();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut ui = Ui::new();
     if let Some(why) = unread_config {
@@ -666,6 +667,28 @@ pub fn read_log(store: &Store, ui: &mut Ui) -> Result<Vec<git_swarm::event::Even
     let (events, problems) = git_swarm::directive_loop::records::read_log(store)?;
     ui.capped(&problems);
     Ok(events)
+}
+
+/// `GIT_SWARM_FIXED_IDS` with a clock fixed by `GIT_SWARM_NOW` fixes the
+/// event ids too, seeded by the command line and the clock (see
+/// [`git_swarm::event::fix_ids`]): `git swarm demo --fixed` runs each
+/// command at a time of its own.
+fn fix_ids() {
+    let on = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    if !(on("GIT_SWARM_FIXED_IDS") && on("GIT_SWARM_NOW")) {
+        return;
+    }
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for a in std::env::args_os() {
+        h.update(a.as_encoded_bytes());
+        h.update(&[0]);
+    }
+    h.update(
+        std::env::var_os("GIT_SWARM_NOW")
+            .unwrap_or_default()
+            .as_encoded_bytes(),
+    );
+    git_swarm::event::fix_ids(h.digest());
 }
 
 /// `GIT_SWARM_NOW` fixes the clock (tests and reproducible runs); otherwise the system clock.

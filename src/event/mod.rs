@@ -229,33 +229,24 @@ pub fn new_id(ts: jiff::Timestamp) -> String {
     id.to_string()
 }
 
-/// With `GIT_SWARM_FIXED_IDS` set (and a clock fixed by `GIT_SWARM_NOW`),
-/// the 80 bits after an id's time are no longer the clock's and chance's
-/// but a hash of the command line and the clock, then a count: `git swarm
-/// demo --fixed` prints the same ids every run. Two processes with the same
-/// command line at the same fixed time would write the same ids (and one's
-/// events would be taken for the other's), so this is for scripted runs
-/// only, each command at a time of its own.
+/// The seed of fixed event ids (see [`fix_ids`]).
+static FIXED_SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+static FIXED_COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// From now on, the 80 bits after an event id's time are no longer the
+/// clock's and chance's but `seed`, then a count: a scripted run (`git
+/// swarm demo --fixed`, whose front end seeds this from its command line
+/// and fixed clock) prints the same ids every time. Two processes with one
+/// seed at one fixed time would write the same ids, and one's events be
+/// taken for the other's: for scripted runs only, each command at a time
+/// of its own.
+pub fn fix_ids(seed: u64) {
+    let _ = FIXED_SEED.set(seed);
+}
+
 fn fixed_bits() -> Option<u128> {
-    static SEED: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seed = (*SEED.get_or_init(|| {
-        let on = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
-        (on("GIT_SWARM_FIXED_IDS") && on("GIT_SWARM_NOW")).then(|| {
-            let mut h = xxhash_rust::xxh3::Xxh3::new();
-            for a in std::env::args_os() {
-                h.update(a.as_encoded_bytes());
-                h.update(&[0]);
-            }
-            h.update(
-                std::env::var_os("GIT_SWARM_NOW")
-                    .unwrap_or_default()
-                    .as_encoded_bytes(),
-            );
-            h.digest()
-        })
-    }))?;
-    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let seed = *FIXED_SEED.get()?;
+    let n = FIXED_COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Some((u128::from(seed) << 16) | u128::from(n & 0xffff))
 }
 
