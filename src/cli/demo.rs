@@ -174,12 +174,13 @@ fn shown_args(args: &[&str]) -> String {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let repo = match &args.dir {
         Some(dir) => {
-            if dir.exists() {
-                let empty = std::fs::read_dir(dir)
-                    .map_err(|e| git_swarm::Error::io(dir, e))?
-                    .next()
-                    .is_none();
-                if !dir.is_dir() || !empty {
+            if dir.exists() || dir.is_symlink() {
+                let empty = dir.is_dir()
+                    && std::fs::read_dir(dir)
+                        .map_err(|e| git_swarm::Error::io(dir, e))?
+                        .next()
+                        .is_none();
+                if !empty {
                     return Err(CliError::Swarm(git_swarm::Error::usage(
                         format!("{} is not an empty folder", dir.display()),
                         "name a new folder, or an empty one: the demo makes a repository there",

@@ -112,4 +112,8 @@ fn the_demo_refuses_a_folder_that_is_not_empty() {
         "mine\n"
     );
     assert!(!dir.join(".git").exists(), "nothing was made there");
+    let file = dir.join("notes.txt");
+    let (code, text) = demo(&env, &file);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("[DIR] is not an empty folder"), "{text}");
 }
