@@ -798,7 +798,7 @@ pub fn judge_closed_loop(
     let again = (candidates(env).iter())
         .filter(|c| c["command"] == LOOP_MISTAKE)
         .count();
-    let pct = |n: usize, of: usize| if of == 0 { 0 } else { 100 * n / of };
+    let pct = |n: usize, of: usize| (100 * n).checked_div(of).unwrap_or(0);
     println!(
         "FIGURE {label} closed loop: mistake repeated before the lesson {}/{} sessions ({} %; sessions {}, two tasks as meso asks), after {}/{} sessions ({} %; sessions {}-{}); lesson {} minted by reflect meso from {} candidates (roles {:?}, tools {:?}), committed on main; it reached the model in the session's first request (briefing) {briefed}/{n}, with a tool call's result {at_call}/{n}; shown events at calls {shown_at_calls}; candidates of the mistake after {again}; {:.1} s",
         made(before),
