@@ -1763,3 +1763,61 @@ fn a_guarded_command_is_refused_and_quoted_text_is_not() {
         started,
     );
 }
+
+// ---------------------------------------------------------------------------
+// 11. The loop closed (issue 41): a mistake the hooks recorded becomes a
+// lesson, and the sessions after it no longer make it.
+
+/// Sessions 1a and 1b run the failing lint (no lesson yet); `reflect meso`
+/// mints the lesson from their candidates and it is committed on `main`;
+/// sessions 2 to 10 get it in their briefing, and the model, scripted to
+/// repeat the mistake unless the lesson is in its request, does not.
+#[test]
+fn the_loop_closes_a_recorded_mistake_is_not_repeated() {
+    let learned = super::Learned::default();
+    let knows = learned.clone();
+    let Some(rig) = Rig::new(&[], move |t| {
+        if !t.first().contains("GS41-SESSION-") {
+            return message(text("ok"));
+        }
+        if t.result("toolu_lint").is_some() {
+            return message(text("Lint done."));
+        }
+        let command = super::loop_command(&knows, &all_text(t));
+        message(vec![tool(
+            "toolu_lint",
+            "Bash",
+            json!({"command": command, "description": "lint the crate"}),
+        )])
+    }) else {
+        return;
+    };
+    let started = Instant::now();
+    super::loop_repo(&rig.env);
+    let session = |name: &str, lesson: Option<&str>| {
+        let runs = super::lint_runs(&rig.env);
+        let prompt = super::loop_prompt(name);
+        rig.run(&prompt, &["--allowedTools", "Bash"], Swarm::Real)
+            .success();
+        let texts: Vec<String> = (requests_of(&rig.server.requests(), &prompt).iter())
+            .map(all_text)
+            .collect();
+        super::LoopSession::of(name, &texts, lesson, (runs, super::lint_runs(&rig.env)))
+    };
+    let before: Vec<_> = (super::LOOP_BEFORE.iter())
+        .map(|n| session(n, None))
+        .collect();
+    let minted = super::mint_loop_lesson(&rig.env);
+    *learned.lock().expect("lesson lock") = Some(minted.lesson.clone());
+    let after: Vec<_> = (super::LOOP_AFTER)
+        .map(|n| session(&n.to_string(), Some(&minted.lesson)))
+        .collect();
+    super::judge_closed_loop(
+        &format!("claude-code {}", version(&rig.claude)),
+        &rig.env,
+        &minted,
+        &before,
+        &after,
+        started,
+    );
+}

@@ -2064,3 +2064,62 @@ fn a_guarded_command_is_refused_and_quoted_text_is_not() {
         started,
     );
 }
+
+// ---------------------------------------------------------------------------
+// The loop closed (issue 41): a mistake the hooks recorded becomes a
+// lesson, and the sessions after it no longer make it.
+
+/// Sessions 1a and 1b run the failing lint (no lesson yet); `reflect meso`
+/// mints the lesson from their candidates and it is committed on `main`;
+/// sessions 2 to 10 get it in their briefing, and the model, scripted to
+/// repeat the mistake unless the lesson is in its request, does not.
+#[test]
+fn the_loop_closes_a_recorded_mistake_is_not_repeated() {
+    let learned = super::Learned::default();
+    let knows = learned.clone();
+    let Some(c) = ready(TestEnv::initialised(), move |t| {
+        if !t.first().contains("GS41-SESSION-") {
+            return say("ok");
+        }
+        if t.result("call_lint").is_some() {
+            return say("MAIN DONE");
+        }
+        let command = super::loop_command(&knows, &t.body.to_string());
+        respond(vec![call(
+            "call_lint",
+            None,
+            "exec_command",
+            json!({"cmd": command}),
+        )])
+    }) else {
+        return;
+    };
+    let started = Instant::now();
+    super::loop_repo(&c.env);
+    let session = |name: &str, lesson: Option<&str>| {
+        let runs = super::lint_runs(&c.env);
+        let prompt = super::loop_prompt(name);
+        c.run(&prompt, &Codex::path_with_git_swarm(), &[])
+            .finished();
+        let texts: Vec<String> = (turns(&c.server.requests(), &prompt).iter())
+            .map(|t| t.body.to_string())
+            .collect();
+        super::LoopSession::of(name, &texts, lesson, (runs, super::lint_runs(&c.env)))
+    };
+    let before: Vec<_> = (super::LOOP_BEFORE.iter())
+        .map(|n| session(n, None))
+        .collect();
+    let minted = super::mint_loop_lesson(&c.env);
+    *learned.lock().expect("lesson lock") = Some(minted.lesson.clone());
+    let after: Vec<_> = (super::LOOP_AFTER)
+        .map(|n| session(&n.to_string(), Some(&minted.lesson)))
+        .collect();
+    super::judge_closed_loop(
+        &format!("codex {}", super::pinned("@openai/codex")),
+        &c.env,
+        &minted,
+        &before,
+        &after,
+        started,
+    );
+}

@@ -1138,3 +1138,62 @@ fn a_guard_refuses_a_force_push_but_not_the_words_quoted() {
         started,
     );
 }
+
+// ---------------------------------------------------------------------------
+// The loop closed (issue 41): a mistake the hooks recorded becomes a
+// lesson, and the sessions after it no longer make it.
+
+/// Sessions 1a and 1b run the failing lint (no lesson yet); `reflect meso`
+/// mints the lesson from their candidates and it is committed on `main`;
+/// sessions 2 to 10 get it in their briefing, and the model, scripted to
+/// repeat the mistake unless the lesson is in its request, does not.
+#[test]
+fn the_loop_closes_a_recorded_mistake_is_not_repeated() {
+    let learned = super::Learned::default();
+    let knows = learned.clone();
+    let Some(g) = Gemini::start(TestEnv::initialised(), move |req| {
+        if !req.text().contains("GS41-SESSION-") {
+            return say(req, "ok");
+        }
+        match returned(req) {
+            Some(_) => say(req, "MAIN DONE"),
+            None => {
+                let command = super::loop_command(&knows, &req.text());
+                call(req, "run_shell_command", json!({"command": command}))
+            }
+        }
+    }) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let started = Instant::now();
+    super::loop_repo(&g.env);
+    let session = |name: &str, lesson: Option<&str>| {
+        let runs = super::lint_runs(&g.env);
+        let prompt = super::loop_prompt(name);
+        let run = g.run(&prompt, &Gemini::path_with_git_swarm());
+        assert_eq!(run.code, Some(0), "{}", run.show());
+        let reqs = g.server.requests();
+        let texts: Vec<String> = (main_requests(&reqs, &prompt).into_iter())
+            .map(Request::text)
+            .collect();
+        super::LoopSession::of(name, &texts, lesson, (runs, super::lint_runs(&g.env)))
+    };
+    let before: Vec<_> = (super::LOOP_BEFORE.iter())
+        .map(|n| session(n, None))
+        .collect();
+    let minted = super::mint_loop_lesson(&g.env);
+    *learned.lock().expect("lesson lock") = Some(minted.lesson.clone());
+    let after: Vec<_> = (super::LOOP_AFTER)
+        .map(|n| session(&n.to_string(), Some(&minted.lesson)))
+        .collect();
+    super::judge_closed_loop(
+        &format!("gemini {}", super::pinned("@google/gemini-cli")),
+        &g.env,
+        &minted,
+        &before,
+        &after,
+        started,
+    );
+}

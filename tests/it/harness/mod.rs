@@ -561,3 +561,272 @@ pub fn judge_refusal(
         "the quoted command did not run"
     );
 }
+
+/// Issue 41: the loop closed in a real harness. The mistake is a lint run
+/// that fails the same way every time ([`LOOP_MISTAKE`]); the way around
+/// it, [`LOOP_AVOIDED`], passes. `lint.sh` logs each run's arguments to
+/// `lint-runs.log`, so the repository tells what ran.
+pub const LOOP_PHASE: &str = "gs41";
+pub const LOOP_MISTAKE: &str = "./lint.sh";
+pub const LOOP_AVOIDED: &str = "./lint.sh --fix";
+pub const LOOP_ERROR: &str = "error: unused variable: count";
+const LOOP_SCRIPT: &str = "#!/bin/sh\necho \"run $*\" >> \"$(dirname \"$0\")/lint-runs.log\"\nif [ \"$1\" = --fix ]; then\n  echo 'lint: fixed; nothing left to report'\n  exit 0\nfi\necho 'error: unused variable: count' >&2\nexit 101\n";
+
+/// Sessions run before the lesson: meso reflection makes a lesson of a
+/// failure seen in two tasks, and a session is one task.
+pub const LOOP_BEFORE: [&str; 2] = ["1a", "1b"];
+/// Sessions run after it: 2 to 10.
+pub const LOOP_AFTER: std::ops::RangeInclusive<usize> = 2..=10;
+
+/// The lesson's text once minted: what the scripted model looks for in its
+/// request. `None` until then.
+pub type Learned = std::sync::Arc<std::sync::Mutex<Option<String>>>;
+
+/// The command the scripted model runs, from its request's text alone:
+/// the mistake, unless the lesson is in the request.
+pub fn loop_command(learned: &Learned, request: &str) -> &'static str {
+    let lesson = learned.lock().expect("lesson lock").clone();
+    match lesson {
+        Some(l) if request.contains(&l) => LOOP_AVOIDED,
+        _ => LOOP_MISTAKE,
+    }
+}
+
+/// The prompt of session `name`: its marker tells its requests apart.
+pub fn loop_prompt(name: &str) -> String {
+    format!("GS41-SESSION-{name}: lint the crate and report")
+}
+
+/// Commits `lint.sh` (`lint-runs.log` ignored), sets the default review
+/// policy (unreviewed lessons withheld: only what is on `main` reaches an
+/// agent) and opens the phase the hooks file the failures under.
+pub fn loop_repo(env: &crate::common::TestEnv) {
+    env.write("lint.sh", LOOP_SCRIPT);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(env.path("lint.sh"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod lint.sh");
+    env.write(".gitignore", "lint-runs.log\n");
+    env.git(&["add", "lint.sh", ".gitignore"]);
+    env.git(&["commit", "-q", "-m", "a lint script"]);
+    env.git(&["config", "--unset", "swarm.injectUnreviewed"]);
+    env.swarm(&["phase", "start", LOOP_PHASE]).success();
+}
+
+/// The runs of `lint.sh` so far: `(failing, avoided)`.
+pub fn lint_runs(env: &crate::common::TestEnv) -> (usize, usize) {
+    let log = std::fs::read_to_string(env.path("lint-runs.log")).unwrap_or_default();
+    let avoided = log.lines().filter(|l| l.contains("--fix")).count();
+    (log.lines().count() - avoided, avoided)
+}
+
+/// The lesson git-swarm minted from what the hooks recorded.
+#[derive(Debug, Clone)]
+pub struct Minted {
+    pub id: String,
+    pub lesson: String,
+    /// Its candidates, as the hooks kept them.
+    pub candidates: usize,
+    pub roles: Vec<String>,
+    pub tools: Vec<String>,
+}
+
+/// What the person running the loop does at the end of the phase: checks
+/// that the hooks kept the mistake as a candidate of each session before,
+/// runs `reflect meso`, and commits the directive it added on `main` (the
+/// review). Returns it, read from its file.
+pub fn mint_loop_lesson(env: &crate::common::TestEnv) -> Minted {
+    let mistakes: Vec<serde_json::Value> = (candidates(env).into_iter())
+        .filter(|c| c["command"] == LOOP_MISTAKE)
+        .collect();
+    let tasks: std::collections::BTreeSet<String> = (mistakes.iter())
+        .filter_map(|c| c["task"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        (mistakes.len(), tasks.len()),
+        (LOOP_BEFORE.len(), LOOP_BEFORE.len()),
+        "one candidate per session before the lesson, each its own task: {mistakes:#?}"
+    );
+    for c in &mistakes {
+        assert_eq!(
+            (&c["class"], &c["phase"], &c["role"]),
+            (
+                &serde_json::json!("failure"),
+                &serde_json::json!(LOOP_PHASE),
+                &serde_json::json!("coordinator")
+            ),
+            "{c:#}"
+        );
+    }
+    let reflected_lessons = || {
+        (std::fs::read_dir(env.path(".swarm/directives"))
+            .into_iter()
+            .flatten()
+            .flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("reflect-"))
+        .count()
+    };
+    assert_eq!(reflected_lessons(), 0, "no lesson before meso");
+    let out = env.swarm(&["reflect", "meso", "--phase", LOOP_PHASE, "--format", "json"]);
+    out.success();
+    let report: serde_json::Value =
+        serde_json::from_str(&out.stdout).expect("meso's report is JSON");
+    let groups = report["groups"].as_array().cloned().unwrap_or_default();
+    assert_eq!(groups.len(), 1, "one group: {report:#}");
+    assert_eq!(groups[0]["outcome"], "added", "{report:#}");
+    let id = groups[0]["id"]
+        .as_str()
+        .expect("the lesson's id")
+        .to_owned();
+    let path = groups[0]["path"]
+        .as_str()
+        .expect("the lesson's path")
+        .to_owned();
+    let toml: toml::Value = toml::from_str(&env.read(&path)).expect("the lesson is TOML");
+    let list = |k: &str| -> Vec<String> {
+        (toml
+            .get(k)
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten())
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect()
+    };
+    assert_eq!(
+        toml.get("source").and_then(toml::Value::as_str),
+        Some(format!("git swarm reflect meso --phase {LOOP_PHASE}").as_str()),
+        "minted by meso: {toml:#?}"
+    );
+    assert_eq!(reflected_lessons(), 1, "one lesson");
+    let minted = Minted {
+        lesson: (toml.get("lesson").and_then(toml::Value::as_str))
+            .expect("a lesson")
+            .to_owned(),
+        candidates: mistakes.len(),
+        roles: list("applies_to_agents"),
+        tools: list("applies_to_tools"),
+        id,
+    };
+    assert!(
+        minted.lesson.contains(LOOP_MISTAKE) && minted.lesson.contains(LOOP_ERROR),
+        "{minted:?}"
+    );
+    let events = |kind: &str| -> Vec<serde_json::Value> {
+        (crate::common::of_kind(env, kind).into_iter())
+            .filter(|e| e["directive"] == minted.id.as_str())
+            .collect()
+    };
+    assert_eq!(events("added").len(), 1, "the lesson's added event");
+    let reflected = events("reflected");
+    assert_eq!(reflected.len(), 1, "{reflected:#?}");
+    assert_eq!(reflected[0]["outcome"], "added", "{:#}", reflected[0]);
+    assert!(
+        !candidates(env).iter().any(|c| c["command"] == LOOP_MISTAKE),
+        "meso consumed the candidates"
+    );
+    env.git(&["add", ".swarm"]);
+    env.git(&["commit", "-q", "-m", "the lesson reflect meso minted"]);
+    minted
+}
+
+/// One session of the closed loop, as its recorded requests and the
+/// repository show it.
+#[derive(Debug, Clone)]
+pub struct LoopSession {
+    pub name: String,
+    /// Runs of [`LOOP_MISTAKE`] and of [`LOOP_AVOIDED`] (from `lint-runs.log`).
+    pub mistakes: usize,
+    pub avoided: usize,
+    /// The lint's error reached the model as a tool result (the lesson
+    /// quotes the error too: its copies are not counted).
+    pub error_seen: bool,
+    /// Times the lesson's text was in the session's first request (the
+    /// briefing) and in its last (the briefing, and a tool call's context).
+    pub in_first: usize,
+    pub in_last: usize,
+}
+
+impl LoopSession {
+    /// `texts`: the session's main requests in order, as text; `runs`:
+    /// `lint_runs` before and after the session.
+    pub fn of(
+        name: &str,
+        texts: &[String],
+        lesson: Option<&str>,
+        runs: ((usize, usize), (usize, usize)),
+    ) -> LoopSession {
+        let count = |t: Option<&String>| match (t, lesson) {
+            (Some(t), Some(l)) => t.matches(l).count(),
+            _ => 0,
+        };
+        let ((f0, a0), (f1, a1)) = runs;
+        LoopSession {
+            name: name.to_owned(),
+            mistakes: f1 - f0,
+            avoided: a1 - a0,
+            error_seen: texts.last().is_some_and(|t| {
+                t.matches(LOOP_ERROR).count() > lesson.map_or(0, |l| t.matches(l).count())
+            }),
+            in_first: count(texts.first()),
+            in_last: count(texts.last()),
+        }
+    }
+}
+
+/// What a harness (`label`: its name and version) made of the closed loop:
+/// prints issue 41's figure and checks it — each session before the lesson
+/// made the mistake and the model saw its error; the lesson minted by
+/// git-swarm from those sessions' candidates; no session after made it,
+/// each having the lesson in its requests; no new candidate of the
+/// mistake; `shown` events naming the lesson at a call counted.
+pub fn judge_closed_loop(
+    label: &str,
+    env: &crate::common::TestEnv,
+    minted: &Minted,
+    before: &[LoopSession],
+    after: &[LoopSession],
+    started: std::time::Instant,
+) {
+    let made = |s: &[LoopSession]| s.iter().filter(|x| x.mistakes > 0).count();
+    let briefed = after.iter().filter(|s| s.in_first > 0).count();
+    let at_call = after.iter().filter(|s| s.in_last > s.in_first).count();
+    let shown_at_calls = (crate::common::of_kind(env, "shown").iter())
+        .filter(|e| e.get("call").is_some())
+        .filter(|e| {
+            (e["directives"].as_array().into_iter().flatten()).any(|d| d == minted.id.as_str())
+        })
+        .count();
+    let again = (candidates(env).iter())
+        .filter(|c| c["command"] == LOOP_MISTAKE)
+        .count();
+    let pct = |n: usize, of: usize| (100 * n).checked_div(of).unwrap_or(0);
+    println!(
+        "FIGURE {label} closed loop: mistake repeated before the lesson {}/{} sessions ({} %; sessions {}, two tasks as meso asks), after {}/{} sessions ({} %; sessions {}-{}); lesson {} minted by reflect meso from {} candidates (roles {:?}, tools {:?}), committed on main; it reached the model in the session's first request (briefing) {briefed}/{n}, with a tool call's result {at_call}/{n}; shown events at calls {shown_at_calls}; candidates of the mistake after {again}; {:.1} s",
+        made(before),
+        before.len(),
+        pct(made(before), before.len()),
+        LOOP_BEFORE.join(", "),
+        made(after),
+        after.len(),
+        pct(made(after), after.len()),
+        LOOP_AFTER.start(),
+        LOOP_AFTER.end(),
+        minted.id,
+        minted.candidates,
+        minted.roles,
+        minted.tools,
+        started.elapsed().as_secs_f64(),
+        n = after.len(),
+    );
+    for s in before {
+        assert_eq!((s.mistakes, s.avoided), (1, 0), "{s:?}");
+        assert!(s.error_seen, "the lint's error reached the model: {s:?}");
+        assert_eq!(s.in_last, 0, "no lesson yet: {s:?}");
+    }
+    assert_eq!(after.len(), LOOP_AFTER.count());
+    for s in after {
+        assert_eq!((s.mistakes, s.avoided), (0, 1), "{s:?}");
+        assert!(!s.error_seen, "{s:?}");
+        assert!(s.in_first > 0, "the briefing carried the lesson: {s:?}");
+    }
+    assert_eq!(again, 0, "no new candidate of the mistake");
+}

@@ -1744,3 +1744,66 @@ fn a_guard_refuses_a_force_push_but_not_the_words_quoted() {
         started,
     );
 }
+
+// ---------------------------------------------------------------------------
+// The loop closed (issue 41): a mistake the hooks recorded becomes a
+// lesson, and the sessions after it no longer make it.
+
+/// Sessions 1a and 1b run the failing lint (no lesson yet); `reflect meso`
+/// mints the lesson from their candidates and it is committed on `main`;
+/// sessions 2 to 10 get it in their briefing, and the model, scripted to
+/// repeat the mistake unless the lesson is in its request, does not.
+#[test]
+fn the_loop_closes_a_recorded_mistake_is_not_repeated() {
+    let learned = super::Learned::default();
+    let knows = learned.clone();
+    let Some(oc) = Opencode::start(move |t| {
+        if !t.first_user.contains("GS41-SESSION-") {
+            return say("ok");
+        }
+        if !t.results.is_empty() {
+            return say("Lint done.");
+        }
+        let seen = format!("{}\n{}", t.system, t.first_user);
+        let command = super::loop_command(&knows, &seen);
+        let args = json!({"command": command, "description": "Lint the crate"});
+        call(&[("call_lint", "bash", args)])
+    }) else {
+        return;
+    };
+    oc.install(&[]);
+    let started = Instant::now();
+    super::loop_repo(&oc.env);
+    let session = |name: &str, lesson: Option<&str>| {
+        let runs = super::lint_runs(&oc.env);
+        let prompt = super::loop_prompt(name);
+        let ran = oc.run(&prompt);
+        ran.success();
+        println!("opencode session {name} took {:?}", ran.took);
+        let texts: Vec<String> = (oc.server.requests().iter())
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .filter(|r| {
+                let t = Turn::of(r);
+                !t.is_title() && t.first_user.contains(&prompt)
+            })
+            .map(Request::text)
+            .collect();
+        super::LoopSession::of(name, &texts, lesson, (runs, super::lint_runs(&oc.env)))
+    };
+    let before: Vec<_> = (super::LOOP_BEFORE.iter())
+        .map(|n| session(n, None))
+        .collect();
+    let minted = super::mint_loop_lesson(&oc.env);
+    *learned.lock().expect("lesson lock") = Some(minted.lesson.clone());
+    let after: Vec<_> = (super::LOOP_AFTER)
+        .map(|n| session(&n.to_string(), Some(&minted.lesson)))
+        .collect();
+    super::judge_closed_loop(
+        &format!("opencode {}", super::pinned("opencode-ai")),
+        &oc.env,
+        &minted,
+        &before,
+        &after,
+        started,
+    );
+}
