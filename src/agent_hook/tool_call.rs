@@ -64,30 +64,16 @@ pub fn call_of(harness: Harness, payload: &Value, root: &Path) -> Option<Call> {
     };
     let lower = tool.to_ascii_lowercase();
     push_name(&mut call.names, &lower);
-    match kind {
-        ToolKind::Shell => {
-            push_name(&mut call.names, "bash");
-            call.command = command_of(input);
-            if let Some(c) = &call.command {
-                for p in programs(c) {
-                    push_name(&mut call.names, &p);
-                }
+    if let Some(common) = crate::reflect::payload::common_tool_name(&tool) {
+        push_name(&mut call.names, common);
+    }
+    if kind == ToolKind::Shell {
+        call.command = command_of(input);
+        if let Some(c) = &call.command {
+            for p in programs(c) {
+                push_name(&mut call.names, &p);
             }
         }
-        ToolKind::Write => {
-            let own = if matches!(lower.as_str(), "write" | "write_file") {
-                "write"
-            } else {
-                "edit"
-            };
-            push_name(&mut call.names, own);
-        }
-        ToolKind::Read => match lower.as_str() {
-            "grep" | "grep_search" | "search_file_content" => push_name(&mut call.names, "grep"),
-            "read" | "read_file" | "read_many_files" => push_name(&mut call.names, "read"),
-            _ => {}
-        },
-        ToolKind::Delegate | ToolKind::Other => {}
     }
     if matches!(kind, ToolKind::Write | ToolKind::Read) {
         for p in paths_of(input) {

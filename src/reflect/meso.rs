@@ -325,7 +325,16 @@ pub(super) fn draft(first: &Candidate, members: &[&Candidate], seen: &str) -> Di
         set.into_iter().take(20).collect()
     };
     d.applies_to_agents = scope(members.iter().map(|c| c.role.clone()).collect());
-    d.applies_to_tools = scope(members.iter().map(|c| Some(c.tool.clone())).collect());
+    // By what the tool does, not the harness's name for it: a lesson from
+    // Gemini CLI's `run_shell_command` is about Claude Code's `Bash` too.
+    d.applies_to_tools = scope(
+        (members.iter())
+            .map(|c| {
+                let common = crate::reflect::payload::common_tool_name(&c.tool);
+                Some(common.map_or_else(|| c.tool.clone(), str::to_owned))
+            })
+            .collect(),
+    );
     d
 }
 

@@ -97,6 +97,25 @@ impl ToolKind {
     }
 }
 
+/// git-swarm's own name for what the harness's tool `tool` does, the same
+/// in every harness: `bash` for every shell, `write` for a tool that writes
+/// a whole file, `edit` for one that changes a file, `read`, `grep`.
+/// `None` for a tool of no such kind (its own name is used).
+pub fn common_tool_name(tool: &str) -> Option<&'static str> {
+    let lower = tool.to_ascii_lowercase();
+    match ToolKind::of(tool) {
+        ToolKind::Shell => Some("bash"),
+        ToolKind::Write if matches!(lower.as_str(), "write" | "write_file") => Some("write"),
+        ToolKind::Write => Some("edit"),
+        ToolKind::Read => match lower.as_str() {
+            "grep" | "grep_search" | "search_file_content" => Some("grep"),
+            "read" | "read_file" | "read_many_files" => Some("read"),
+            _ => None,
+        },
+        ToolKind::Delegate | ToolKind::Other => None,
+    }
+}
+
 /// One finished tool call, whatever harness ran it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCall {
