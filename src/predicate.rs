@@ -244,7 +244,13 @@ pub fn required_literals(pattern: &str) -> String {
         return String::new();
     };
     let set = |kind: ExtractKind| -> String {
-        let seq = Extractor::new().kind(kind).extract(&hir);
+        // Few and short: a crafted regex must not fill the index (or a
+        // hook's time) with thousands of long literals.
+        let seq = Extractor::new()
+            .kind(kind)
+            .limit_total(32)
+            .limit_literal_len(32)
+            .extract(&hir);
         let Some(lits) = seq.literals() else {
             return String::new();
         };
@@ -257,7 +263,10 @@ pub fn required_literals(pattern: &str) -> String {
                 (!text.is_empty() && !text.contains(['\0', '\x01'])).then_some(text)
             })
             .collect();
-        texts.map(|t| t.join("\0")).unwrap_or_default()
+        texts
+            .map(|t| t.join("\0"))
+            .filter(|joined| joined.len() <= LITERALS_MAX)
+            .unwrap_or_default()
     };
     format!(
         "{}\x01{}",
@@ -265,6 +274,10 @@ pub fn required_literals(pattern: &str) -> String {
         set(ExtractKind::Suffix)
     )
 }
+
+/// The most bytes of one set of [`required_literals`]: a larger one is
+/// stored as no constraint.
+const LITERALS_MAX: usize = 512;
 
 /// Whether `text` can match a regex whose [`required_literals`] are
 /// `literals`: it holds one of its prefix literals and one of its suffix
@@ -519,34 +532,110 @@ impl<'a> CommandLine<'a> {
 /// `echo "git push --force"` is `echo ""`, so a predicate on what is run
 /// does not match what is only said. Single quotes hold everything up to
 /// the next one; double quotes and `$'…'` honour a backslash; a backslash
-/// outside quotes keeps the character it escapes. Shell syntax beyond
-/// quoting (here-documents, `$(…)`) is not read: a guard catches a mistake,
-/// not an agent bent on getting round it.
+/// outside quotes keeps the character it escapes. A comment (`#` where a
+/// word starts) and a here-document's body are left out too; a quote that
+/// is never closed is read as a letter. Shell syntax beyond that (`$(…)`,
+/// `bash -c "…"`) is not read: a guard catches a mistake, not an agent
+/// bent on getting round it.
 pub fn without_quoted(command: &str) -> String {
+    let chars: Vec<char> = command.chars().collect();
     let mut out = String::with_capacity(command.len());
-    let mut chars = command.chars();
-    while let Some(c) = chars.next() {
+    // Here-documents whose bodies start at the next line: their delimiters.
+    let mut heredocs: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
         match c {
             '\\' => {
                 out.push(c);
-                if let Some(next) = chars.next() {
+                if let Some(&next) = chars.get(i + 1) {
                     out.push(next);
                 }
+                i += 2;
             }
             '\'' | '"' => {
                 // `$'…'` honours backslashes as a double-quoted string does.
                 let escapes = c == '"' || out.ends_with('$');
-                out.push(c);
-                while let Some(q) = chars.next() {
-                    if q == '\\' && escapes {
-                        chars.next();
-                    } else if q == c {
-                        out.push(c);
+                let mut j = i + 1;
+                let mut closed = None;
+                while j < chars.len() {
+                    if chars[j] == '\\' && escapes {
+                        j += 2;
+                    } else if chars[j] == c {
+                        closed = Some(j);
                         break;
+                    } else {
+                        j += 1;
+                    }
+                }
+                match closed {
+                    Some(end) => {
+                        out.push(c);
+                        out.push(c);
+                        i = end + 1;
+                    }
+                    // An unclosed quote (an apostrophe in a comment or a
+                    // here-document): read on as if it were a letter rather
+                    // than hide the rest of the line from a guard.
+                    None => {
+                        out.push(c);
+                        i += 1;
                     }
                 }
             }
-            _ => out.push(c),
+            // A comment, where a word starts: to the end of the line.
+            '#' if i == 0 || chars[i - 1].is_whitespace() || ";&|(".contains(chars[i - 1]) => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '<' if chars.get(i + 1) == Some(&'<') && chars.get(i + 2) != Some(&'<') => {
+                // `<<EOF`, `<<-EOF`, `<<'EOF'`, `<<"EOF"`: the delimiter.
+                let mut j = i + 2;
+                if chars.get(j) == Some(&'-') {
+                    j += 1;
+                }
+                while chars.get(j).is_some_and(|c| *c == ' ' || *c == '\t') {
+                    j += 1;
+                }
+                let mut word = String::new();
+                while let Some(&w) = chars.get(j) {
+                    if w.is_whitespace() || ";&|<>()".contains(w) {
+                        break;
+                    }
+                    if w != '\'' && w != '"' && w != '\\' {
+                        word.push(w);
+                    }
+                    j += 1;
+                }
+                out.extend(&chars[i..j]);
+                if !word.is_empty() {
+                    heredocs.push(word);
+                }
+                i = j;
+            }
+            '\n' if !heredocs.is_empty() => {
+                // The bodies are data, not commands: skipped to their
+                // delimiters' lines.
+                out.push('\n');
+                i += 1;
+                for delimiter in std::mem::take(&mut heredocs) {
+                    while i < chars.len() {
+                        let end = (i..chars.len())
+                            .find(|&k| chars[k] == '\n')
+                            .unwrap_or(chars.len());
+                        let line: String = chars[i..end].iter().collect();
+                        i = (end + 1).min(chars.len());
+                        if line.trim_start_matches('\t') == delimiter {
+                            break;
+                        }
+                    }
+                }
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
         }
     }
     out

@@ -137,12 +137,17 @@ impl SessionState {
 
 impl SessionState {
     /// Of `ids`, those `agent` has not been shown before a tool call,
-    /// now marked shown. Bounded: an agent past [`LESSONS_SEEN_MAX`] lessons, or a
-    /// session past [`LESSONS_SEEN_AGENTS_MAX`] agents, is shown nothing more
-    /// rather than the same lessons again.
+    /// now marked shown. Bounded: an agent past [`LESSONS_SEEN_MAX`] lessons
+    /// is shown nothing more rather than the same lessons again; past
+    /// [`LESSONS_SEEN_AGENTS_MAX`] agents, subagents are forgotten to make room.
     pub fn first_sight(&mut self, agent: &str, ids: &[String]) -> Vec<String> {
-        if !self.seen.contains_key(agent) && self.seen.len() >= LESSONS_SEEN_AGENTS_MAX {
-            return Vec::new();
+        // A long session's earliest agents give way to new ones (ids of
+        // agents long stopped, mostly): a new agent is always told.
+        while !self.seen.contains_key(agent) && self.seen.len() >= LESSONS_SEEN_AGENTS_MAX {
+            let Some(first) = self.seen.keys().find(|k| k.as_str() != "main").cloned() else {
+                break;
+            };
+            self.seen.remove(&first);
         }
         let seen = self.seen.entry(agent.to_owned()).or_default();
         let mut new = Vec::new();

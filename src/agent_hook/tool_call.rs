@@ -141,20 +141,38 @@ pub fn programs(command: &str) -> Vec<String> {
     let text = crate::predicate::without_quoted(command);
     let mut out: Vec<String> = Vec::new();
     for part in text.split(['&', '|', ';', '\n', '(', ')', '`', '{', '}']) {
-        let mut words = part.split_whitespace().skip_while(|w| {
-            w.contains('=') && !w.starts_with('=') || w.starts_with('$') && w.len() == 1
-        });
-        let mut word = words.next();
-        while let Some(w) = word
-            && (matches!(
-                w,
-                "sudo" | "env" | "time" | "nohup" | "exec" | "command" | "nice"
-            ) || w.starts_with('-')
-                || w.contains('='))
-        {
-            word = words.next();
+        let mut words = part.split_whitespace().peekable();
+        let mut program = None;
+        while let Some(w) = words.next() {
+            match w {
+                // Shell keywords: the command follows them.
+                "if" | "then" | "elif" | "else" | "do" | "while" | "until" | "!" | "time"
+                | "exec" | "command" | "nohup" | "builtin" => {}
+                // Wrappers, with the options (and their values) they take.
+                "sudo" | "env" | "nice" | "timeout" | "xargs" | "stdbuf" | "ionice" => {
+                    while let Some(next) = words.peek() {
+                        let takes_value = matches!(*next, "-u" | "-g" | "-n" | "-s" | "-k" | "-c");
+                        let is_option = next.starts_with('-')
+                            || next.contains('=')
+                            || (w == "timeout" && next.starts_with(|c: char| c.is_ascii_digit()));
+                        if !is_option {
+                            break;
+                        }
+                        words.next();
+                        if takes_value {
+                            words.next();
+                        }
+                    }
+                }
+                // Assignments before the command.
+                w if w.contains('=') && !w.starts_with('=') => {}
+                w => {
+                    program = Some(w);
+                    break;
+                }
+            }
         }
-        let Some(w) = word else { continue };
+        let Some(w) = program else { continue };
         if w.contains(['"', '\'']) {
             continue;
         }
@@ -162,7 +180,7 @@ pub fn programs(command: &str) -> Vec<String> {
         if !name.is_empty() && !out.iter().any(|o| o == name) {
             out.push(name.to_owned());
         }
-        if out.len() >= 16 {
+        if out.len() >= 64 {
             break;
         }
     }
@@ -181,7 +199,8 @@ fn paths_of(input: &Value) -> Vec<String> {
     if let Some(list) = input.get("paths").and_then(Value::as_array) {
         out.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
     }
-    for key in ["input", "patch", "command"] {
+    // Codex's `apply_patch` (`input`, `command`), opencode's (`patchText`).
+    for key in ["input", "patch", "patchText", "command"] {
         let text = match input.get(key) {
             Some(Value::String(s)) => s.as_str(),
             Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).next_back().unwrap_or(""),
@@ -285,6 +304,8 @@ pub struct Standing {
     pub priority: Priority,
     pub enforcement: Enforcement,
     pub reviewed: bool,
+    /// Shown framed as not yet reviewed (`swarm.injectUnreviewed = mark`).
+    pub marked: bool,
 }
 
 /// A directive a call matched, and the tool-call predicates it broke.
@@ -297,7 +318,15 @@ pub struct Matched<'a> {
 /// match `call`: its paths touch theirs, and a directive about a command
 /// only when the call's command breaks it. Nothing here needs the review
 /// or the fold, which a call matching nothing never reads.
-pub fn matching<'a>(call: &Call, docs: Vec<CallDoc<'a>>) -> Vec<Matched<'a>> {
+/// `admit(doc)`: whether a directive whose command regex the command may
+/// match is to be evaluated at all, asked before its regex is compiled (an
+/// unreviewed directive under the default policy is not: a pull request's
+/// regexes cost a hook nothing).
+pub fn matching<'a>(
+    call: &Call,
+    docs: Vec<CallDoc<'a>>,
+    admit: &dyn Fn(&CallDoc<'a>) -> bool,
+) -> Vec<Matched<'a>> {
     let mut out = Vec::new();
     let line = call
         .command
@@ -313,15 +342,19 @@ pub fn matching<'a>(call: &Call, docs: Vec<CallDoc<'a>>) -> Vec<Matched<'a>> {
             let Some(line) = &line else {
                 continue;
             };
+            let mut admitted = None;
             for &(p, literals) in &doc.predicates {
                 // Most regexes are ruled out by what they must contain,
                 // without compiling them.
                 if !crate::predicate::literals_allow(literals, line.text_for(p).as_bytes()) {
                     continue;
                 }
-                let holds = Predicate::parse_gated(p)
-                    .ok()
-                    .and_then(|pr| pr.holds_for(line));
+                if !*admitted.get_or_insert_with(|| admit(&doc)) {
+                    break;
+                }
+                // Checked as `validate` checks it: a regex too large is
+                // refused by its shape, not compiled up to the engine's limit.
+                let holds = Predicate::parse(p).ok().and_then(|pr| pr.holds_for(line));
                 if holds == Some(false) {
                     failed.push(p.to_owned());
                 }
@@ -351,7 +384,7 @@ pub fn decide(
             lesson: sanitise(doc.lesson),
             priority: s.priority,
             enforcement: s.enforcement,
-            unreviewed: !s.reviewed,
+            unreviewed: s.marked,
             failed,
         };
         if !lesson.failed.is_empty() && s.enforcement == Enforcement::Enforce && s.reviewed {
@@ -550,6 +583,17 @@ mod tests {
             ["python3"]
         );
         assert!(programs("\"quoted\" arg").is_empty());
+        assert_eq!(
+            programs("if git diff --quiet; then git push --force origin main; fi"),
+            ["git", "fi"]
+        );
+        assert_eq!(programs("timeout 60 git push"), ["git"]);
+        assert_eq!(programs("sudo -u bob nice -n 5 git push"), ["git"]);
+        assert_eq!(
+            programs("for r in a; do make -j2; done"),
+            ["for", "make", "done"]
+        );
+        assert_eq!(programs("# don't forget\ngit push -f origin main"), ["git"]);
     }
 
     #[test]
@@ -600,6 +644,19 @@ mod tests {
         assert_eq!(
             p.holds_for_command("git commit -m 'x' && git push origin main --force"),
             Some(false)
+        );
+        // An apostrophe in a comment or a here-document hides nothing.
+        for cmd in [
+            "# don't forget the rebase\ngit push --force origin main",
+            "cat > NOTES.md <<'EOF'\nIt's done\nEOF\ngit push --force origin main",
+            "echo it's && git push --force origin main",
+        ] {
+            assert_eq!(p.holds_for_command(cmd), Some(false), "{cmd}");
+        }
+        // A here-document's body is data.
+        assert_eq!(
+            p.holds_for_command("cat > n.md <<EOF\ngit push --force\nEOF\necho ok"),
+            Some(true)
         );
         let raw = Predicate::parse("command_raw:git\\s+push\\b.*--force").expect("parses");
         assert_eq!(

@@ -42,7 +42,9 @@ struct Demo<'u> {
 /// What a command said.
 struct Said {
     code: i32,
+    /// Standard output, then standard error.
     text: String,
+    stdout: String,
 }
 
 impl Demo<'_> {
@@ -96,11 +98,13 @@ impl Demo<'_> {
             pipe.write_all(text.as_bytes())?;
         }
         let out = child.wait_with_output()?;
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut text = stdout.clone();
         text.push_str(&String::from_utf8_lossy(&out.stderr));
         Ok(Said {
             code: out.status.code().unwrap_or(-1),
             text,
+            stdout,
         })
     }
 
@@ -396,7 +400,7 @@ fn play(d: &mut Demo<'_>) -> Result<(), CliError> {
         &["hook", "agent", "claude-code", "pre-tool-use"],
         Some(&payload.to_string()),
     )?;
-    let answer: serde_json::Value = serde_json::from_str(&said.text).unwrap_or_default();
+    let answer: serde_json::Value = serde_json::from_str(&said.stdout).unwrap_or_default();
     let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap_or_default()

@@ -133,8 +133,20 @@ fn answer(harness: Harness, event: Event, ui: &mut Ui) -> Result<Option<Value>, 
         } else {
             at_tool_call(harness, &json, false, clock, ui)
         };
-        reflected?;
-        return lessons;
+        return match (reflected, lessons) {
+            (Err(e), Ok(Some(answer))) => {
+                ui.warning(
+                    &format!(
+                        "the tool call was not reflected on: {}",
+                        one_line(&e.to_string())
+                    ),
+                    None,
+                );
+                Ok(Some(answer))
+            }
+            (Err(e), _) => Err(e),
+            (Ok(()), lessons) => lessons,
+        };
     }
     if matches!(event, Event::SubagentStart | Event::SubagentStop) && !harness.has_subagents() {
         return Err(usage(format!(
@@ -762,6 +774,10 @@ fn at_tool_call(
     if (p.tool.as_deref()).is_some_and(|t| agent_hook::is_spawn_tool(harness, t)) {
         return Ok(None);
     }
+    // opencode's plugin reports a call that threw: it has no output to add to.
+    if !before && p.failure.is_some() {
+        return Ok(None);
+    }
     let value: Value = serde_json::from_str(json).map_err(|e| usage(e.to_string()))?;
     let Some(repo) = repo_for(p.cwd.as_deref())? else {
         return Ok(None);
@@ -787,9 +803,11 @@ fn at_tool_call(
     };
     let role = match (&p.agent_type, subagent) {
         _ if gemini_subagent_running => Some(String::new()),
-        (Some(t), _) => roles::role_for(&store.config.agent_types, t),
+        // A type that maps to no role, or a subagent that names none, gets
+        // the directives scoped to no role (the guards among them).
+        (Some(t), _) => roles::role_for(&store.config.agent_types, t).or(Some(String::new())),
         (None, None) => Some(COORDINATOR.to_owned()),
-        (None, Some(_)) => None,
+        (None, Some(_)) => Some(String::new()),
     };
     let Some(role) = role else {
         return Ok(None);
@@ -806,7 +824,13 @@ fn at_tool_call(
         !call.paths.is_empty(),
         call.command.is_some(),
     );
-    let matched = tool_call::matching(&call, docs);
+    // The review, read once and only if a directive needs it.
+    let review_cell = std::cell::OnceCell::new();
+    let review = || review_cell.get_or_init(|| git_swarm::reviewed::Review::read(&repo));
+    let matched = tool_call::matching(&call, docs, &|doc| {
+        let r = review();
+        r.shows(r.is_reviewed(ranking.corpus.blob(doc.doc).as_ref()))
+    });
     git_swarm::trace::mark("matched");
     if matched.is_empty() {
         return Ok(None);
@@ -828,12 +852,16 @@ fn at_tool_call(
     {
         return Ok(None);
     }
-    let review = super::review(&repo, ui);
+    let review = review();
+    for (what, hint) in &review.problems {
+        ui.warning(what, Some(hint));
+    }
     let fold = &ranking.summary.fold;
     let decision = tool_call::decide(
         matched,
         &|doc| {
             let escalated = fold.escalated(doc.id).is_some();
+            let reviewed = review.is_reviewed(ranking.corpus.blob(doc.doc).as_ref());
             tool_call::Standing {
                 priority: if escalated {
                     git_swarm::directive::Priority::Critical
@@ -845,7 +873,8 @@ fn at_tool_call(
                 } else {
                     doc.enforcement
                 },
-                reviewed: review.is_reviewed(ranking.corpus.blob(doc.doc).as_ref()),
+                reviewed,
+                marked: review.shown(reviewed) == git_swarm::reviewed::Shown::Marked,
             }
         },
         &|reviewed| review.shows(reviewed),
@@ -886,7 +915,11 @@ fn at_tool_call(
         let reason = tool_call::refusal_text(&decision.refuse);
         return Ok(tool_call::refusal_answer(harness, &reason));
     }
-    if decision.context.is_empty() || tool_call::context_before(harness) != before {
+    // Nothing is recorded as shown where the harness would show nothing.
+    if decision.context.is_empty()
+        || tool_call::context_before(harness) != before
+        || tool_call::call_context_answer(harness, before, "").is_none()
+    {
         return Ok(None);
     }
     let limits = tool_call::Limits {
@@ -939,7 +972,10 @@ fn at_tool_call(
             call: Some(call.tool.clone()),
         }),
     );
-    super::append(&store, &[event], ui)?;
+    // The lessons are given even if the log cannot take their record.
+    if let Err(e) = super::append(&store, &[event], ui) {
+        ui.warning(&format!("the lessons shown were not recorded: {e}"), None);
+    }
     let text = tool_call::context_text(&call.tool, &shown);
     Ok(tool_call::call_context_answer(harness, before, &text))
 }

@@ -247,7 +247,7 @@ pub fn fix_ids(seed: u64) {
 fn fixed_bits() -> Option<u128> {
     let seed = *FIXED_SEED.get()?;
     let n = FIXED_COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Some((u128::from(seed) << 16) | u128::from(n & 0xffff))
+    Some((u128::from(seed >> 8) << 24) | u128::from(n & 0xff_ffff))
 }
 
 /// The 128-bit key of an event id: the ULID itself, or a hash of any other id.

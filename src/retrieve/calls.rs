@@ -63,7 +63,20 @@ impl Corpus {
             let doc = d as usize;
             (paths || !has(v.path_start, doc)) && (command || !has(v.call_start, doc))
         });
-        let docs = (by_tool.iter().map(|&d| (d, true))).chain(untooled.map(|&d| (d, false)));
+        // A directive with a command predicate is about any command line
+        // that breaks it, whatever program runs first (`timeout 60 git
+        // push`, `cd x && git push`): its regex, not its tool scope, decides.
+        let by_command: Vec<u32> = if command {
+            (0..v.ids.len() as u32)
+                .filter(|&d| has(v.call_start, d as usize) && by_tool.binary_search(&d).is_err())
+                .filter(|d| !v.untooled_call.contains(d))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let docs = (by_tool.iter().map(|&d| (d, true)))
+            .chain(untooled.map(|&d| (d, false)))
+            .chain(by_command.into_iter().map(|d| (d, true)));
         docs.filter(|&(d, _)| for_role(d as usize))
             .map(|(d, by_tool)| {
                 let doc = d as usize;

@@ -147,6 +147,9 @@ fn call_predicates(d: &Directive) -> Vec<&str> {
                 .is_some_and(|(kind, _)| crate::predicate::TOOL_CALL_KINDS.contains(&kind))
         })
         .map(String::as_str)
+        // As many as the gate lets a directive have: a file over the limit
+        // (which fails the gate) costs a hook no more than one within it.
+        .take(crate::directive::limits::LIST_MAX)
         .collect()
 }
 
