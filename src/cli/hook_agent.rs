@@ -885,6 +885,17 @@ fn at_tool_call(
         e.actor.agent = Some(agent.clone());
         e
     };
+    // The index is trusted while the directives folder is unchanged: a
+    // guard's file edited in place since (retired, say) must not refuse.
+    // Only the file as it is now, and reviewed, refuses.
+    let mut decision = decision;
+    decision.refuse.retain(|g| {
+        let path = store.directives_dir().join(format!("{}.toml", g.id));
+        git_swarm::safe_fs::read(&path, 1 << 20)
+            .ok()
+            .and_then(|bytes| git_swarm::reviewed::blob_id(&bytes))
+            .is_some_and(|blob| review.is_reviewed(Some(&blob)))
+    });
     if before && !decision.refuse.is_empty() {
         let command = call.command.as_deref().map(|c| {
             let mut end = c.len().min(500);

@@ -405,3 +405,46 @@ fn a_fifo_config_neither_hangs_nor_switches_a_guard_off() {
         run.snapshot()
     );
 }
+
+/// The hook trusts the index while the directives folder is unchanged, but
+/// a guard refuses only if its file, as it is now, is reviewed: a guard
+/// edited in place (retired, here) refuses nothing, before any command has
+/// scanned the store again.
+#[test]
+fn a_guard_edited_in_place_refuses_nothing() {
+    let env = TestEnv::initialised();
+    env.git(&["config", "--unset", "swarm.injectUnreviewed"]);
+    let guard = env.path(".swarm/directives/no-force-push-default-branch.toml");
+    // Old files: the index is not racy, so the hook takes it as it stands.
+    let touched = std::process::Command::new("touch")
+        .args(["-d", "2020-01-01T00:00:00"])
+        .arg(env.path(".swarm/directives"))
+        .args(
+            std::fs::read_dir(env.path(".swarm/directives"))
+                .expect("list")
+                .map(|e| e.expect("entry").path()),
+        )
+        .status()
+        .expect("touch");
+    assert!(touched.success());
+    let payload = with_command(
+        captured(&env, "claude-code-2.1.332/pre-tool-use-shell.json"),
+        "git push --force origin main",
+    );
+    let v = answer(&hook(&env, "claude-code", "pre-tool-use", &payload));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    // Edited in place: the folder's stamp stays as it was.
+    let text = std::fs::read_to_string(&guard).expect("read guard");
+    std::fs::write(
+        &guard,
+        text.replace("status = \"active\"", "status = \"retired\""),
+    )
+    .expect("edit in place");
+    let v = answer(&hook(&env, "claude-code", "pre-tool-use", &payload));
+    assert_eq!(
+        v["hookSpecificOutput"].get("permissionDecision"),
+        None,
+        "{v}"
+    );
+    assert_eq!(of_kind(&env, "prevented").len(), 1);
+}
