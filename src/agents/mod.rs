@@ -115,13 +115,10 @@ const CODEX_HOOKS: &[Hook] = &[
 const GEMINI_HOOKS: &[Hook] = &[
     hook("SessionStart", None, "session-start"),
     hook("BeforeTool", Some("invoke_agent"), "subagent-start"),
-    // Guards only: a BeforeTool answer cannot add context, so a call's
-    // lessons come with its result, from AfterTool. An unanchored regex.
-    hook(
-        "BeforeTool",
-        Some("^(run_shell_command|replace|write_file|read_file|read_many_files)$"),
-        "pre-tool-use",
-    ),
+    // Guards only, and only a command can be refused: a BeforeTool answer
+    // cannot add context, so a call's lessons come with its result, from
+    // AfterTool. An unanchored regex, anchored here.
+    hook("BeforeTool", Some("^run_shell_command$"), "pre-tool-use"),
     hook("AfterTool", None, "post-tool-use"),
 ];
 // Cursor's subagentStart can only allow or deny a subagent, not give it

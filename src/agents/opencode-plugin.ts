@@ -5,8 +5,9 @@
 // breaks because of it.
 import type { Plugin } from "@opencode-ai/plugin"
 
-// The tools whose calls git-swarm's lessons can match: a command or a file.
-const CALL_TOOLS = new Set(["bash", "edit", "write", "read", "patch", "multiedit"])
+// The tools whose calls a guard can refuse before they run: a command.
+// (A call's lessons come after it, with its output, for every tool.)
+const CALL_TOOLS = new Set(["bash"])
 
 export const GitSwarm: Plugin = async (ctx) => {
   const directory: string | undefined = (ctx as any)?.directory
