@@ -6,10 +6,8 @@
 //! `cargo bench --bench reflect`; `SWARM_BENCH_RUNS` changes the number of
 //! runs each median is taken over.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "common/mod.rs"]
 mod common;
@@ -52,24 +50,7 @@ fn payload(passed: bool) -> String {
 }
 
 fn time_micro(bin: &Path, repo: &Path, input: &str) -> Duration {
-    let mut cmd = common::command(bin, repo, &["reflect", "micro"]);
-    cmd.stdin(Stdio::piped());
-    let start = Instant::now();
-    let mut child = cmd.spawn().expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write payload");
-    let out = child.wait_with_output().expect("wait");
-    let elapsed = start.elapsed();
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "reflect micro: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    elapsed
+    common::time_with_stdin(bin, repo, &["reflect", "micro"], input).0
 }
 
 fn main() {

@@ -10,10 +10,8 @@
 //! `cargo bench --bench tool_call`; `SWARM_BENCH_RUNS` changes the number
 //! of rounds each median is taken over.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[path = "common/mod.rs"]
 mod common;
@@ -96,24 +94,8 @@ fn add_tool_call_directives(repo: &Path, n: usize) {
 }
 
 fn time_hook(bin: &Path, repo: &Path, input: &str) -> (Duration, String) {
-    let mut cmd = common::command(bin, repo, &["hook", "agent", "claude-code", "pre-tool-use"]);
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
-    let start = Instant::now();
-    let mut child = cmd.spawn().expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write payload");
-    let out = child.wait_with_output().expect("wait");
-    let elapsed = start.elapsed();
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "pre-tool-use: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (elapsed, String::from_utf8_lossy(&out.stdout).into_owned())
+    let args = ["hook", "agent", "claude-code", "pre-tool-use"];
+    common::time_with_stdin(bin, repo, &args, input)
 }
 
 fn main() {

@@ -58,6 +58,35 @@ pub fn command(program: &Path, repo: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// Whole-process time of `program args` fed `input` on stdin, and its
+/// stdout; it must exit 0 and print nothing on stderr.
+pub fn time_with_stdin(
+    program: &Path,
+    repo: &Path,
+    args: &[&str],
+    input: &str,
+) -> (Duration, String) {
+    use std::io::Write;
+    let mut cmd = command(program, repo, args);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write the input");
+    let out = child.wait_with_output().expect("wait");
+    let elapsed = start.elapsed();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (elapsed, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Runs a command that must exit with one of `accept`.
 pub fn run(program: &Path, repo: &Path, args: &[&str], accept: &[i32]) {
     let out = command(program, repo, args).output().expect("run");
