@@ -179,11 +179,20 @@ pub struct Payload {
 /// leniently (a harness adds fields between versions); a payload that is
 /// not a JSON object is refused.
 pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, PayloadError> {
+    parse_value(harness, event, &read_json(json)?)
+}
+
+/// The payload `json` as JSON, for a caller that reads more of it than
+/// [`parse_value`] keeps (a tool call's input).
+pub fn read_json(json: &str) -> Result<Value, PayloadError> {
     if json.trim().is_empty() {
         return Err(PayloadError("the payload is empty".into()));
     }
-    let v: Value = serde_json::from_str(json)
-        .map_err(|e| PayloadError(format!("the payload is not JSON: {e}")))?;
+    serde_json::from_str(json).map_err(|e| PayloadError(format!("the payload is not JSON: {e}")))
+}
+
+/// [`parse`], of a payload already read as JSON.
+pub fn parse_value(harness: Harness, event: Event, v: &Value) -> Result<Payload, PayloadError> {
     if !v.is_object() {
         return Err(PayloadError("the payload is not a JSON object".into()));
     }
@@ -202,9 +211,9 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
         // is the subagent's start, its AfterTool the stop. No payload has a
         // call id, so the subagent is named by its session, agent and task.
         Harness::Gemini if matches!(event, Event::SubagentStart | Event::SubagentStop) => {
-            p.session = s(&v, "session_id");
-            p.cwd = s(&v, "cwd");
-            p.tool = s(&v, "tool_name");
+            p.session = s(v, "session_id");
+            p.cwd = s(v, "cwd");
+            p.tool = s(v, "tool_name");
             let input = v.get("tool_input").unwrap_or(&Value::Null);
             p.agent_type = s(input, "agent_name");
             let prompt = s(input, "prompt").unwrap_or_default();
@@ -222,12 +231,12 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
             }
         }
         Harness::Opencode => {
-            p.session = s(&v, "sessionID");
-            p.agent_id = s(&v, "callID");
-            p.tool = s(&v, "tool");
+            p.session = s(v, "sessionID");
+            p.agent_id = s(v, "callID");
+            p.tool = s(v, "tool");
             // The session's agent (`build`, or a subagent's `general`…),
             // which the plugin learns from opencode's events.
-            p.agent_type = s(&v, "agent");
+            p.agent_type = s(v, "agent");
             let args = v.get("args").unwrap_or(&Value::Null);
             if p.tool.as_deref() == Some("task") {
                 p.agent_type = s(args, "subagent_type");
@@ -241,24 +250,24 @@ pub fn parse(harness: Harness, event: Event, json: &str) -> Result<Payload, Payl
             p.message = v.get("output").and_then(|o| s(o, "output"));
             // The plugin's report of a task whose tool part ended in `error`
             // (opencode skips `tool.execute.after` for a call that throws).
-            p.failure = s(&v, "error");
+            p.failure = s(v, "error");
         }
         _ => {
-            p.session = s(&v, "session_id").or_else(|| s(&v, "conversation_id"));
-            p.cwd = s(&v, "cwd").or_else(|| {
+            p.session = s(v, "session_id").or_else(|| s(v, "conversation_id"));
+            p.cwd = s(v, "cwd").or_else(|| {
                 v.get("workspace_roots")
                     .and_then(Value::as_array)
                     .and_then(|r| r.first())
                     .and_then(Value::as_str)
                     .map(str::to_owned)
             });
-            p.agent_id = s(&v, "agent_id").or_else(|| s(&v, "subagent_id"));
-            p.agent_type = s(&v, "agent_type").or_else(|| s(&v, "subagent_type"));
-            p.tool = s(&v, "tool_name");
-            p.tool_use_id = s(&v, "tool_use_id");
-            p.message = s(&v, "last_assistant_message").or_else(|| s(&v, "result"));
-            p.transcript = s(&v, "agent_transcript_path");
-            p.source = s(&v, "source");
+            p.agent_id = s(v, "agent_id").or_else(|| s(v, "subagent_id"));
+            p.agent_type = s(v, "agent_type").or_else(|| s(v, "subagent_type"));
+            p.tool = s(v, "tool_name");
+            p.tool_use_id = s(v, "tool_use_id");
+            p.message = s(v, "last_assistant_message").or_else(|| s(v, "result"));
+            p.transcript = s(v, "agent_transcript_path");
+            p.source = s(v, "source");
             if event == Event::PreToolUse
                 && let Some(tool) = p.tool.as_deref()
                 && is_spawn_tool(harness, tool)

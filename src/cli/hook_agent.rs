@@ -769,8 +769,9 @@ fn at_tool_call(
     clock: git_swarm::event::Clock,
     ui: &mut Ui,
 ) -> Result<Option<Value>, CliError> {
-    let p =
-        agent_hook::parse(harness, Event::PreToolUse, json).map_err(|e| usage(e.to_string()))?;
+    let value = agent_hook::read_json(json).map_err(|e| usage(e.to_string()))?;
+    let p = agent_hook::parse_value(harness, Event::PreToolUse, &value)
+        .map_err(|e| usage(e.to_string()))?;
     if (p.tool.as_deref()).is_some_and(|t| agent_hook::is_spawn_tool(harness, t)) {
         return Ok(None);
     }
@@ -778,7 +779,6 @@ fn at_tool_call(
     if !before && p.failure.is_some() {
         return Ok(None);
     }
-    let value: Value = serde_json::from_str(json).map_err(|e| usage(e.to_string()))?;
     let Some(repo) = repo_for(p.cwd.as_deref())? else {
         return Ok(None);
     };
