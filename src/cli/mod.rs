@@ -672,14 +672,15 @@ pub fn read_log(store: &Store, ui: &mut Ui) -> Result<Vec<git_swarm::event::Even
 /// `GIT_SWARM_FIXED_IDS` with a clock fixed by `GIT_SWARM_NOW` fixes the
 /// event ids too, seeded by the command line and the clock (see
 /// [`git_swarm::event::fix_ids`]): `git swarm demo --fixed` runs each
-/// command at a time of its own.
+/// command at a time of its own. The program's own path is left out, so
+/// that a binary installed elsewhere (CI's checkout) prints the same ids.
 fn fix_ids() {
     let on = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
     if !(on("GIT_SWARM_FIXED_IDS") && on("GIT_SWARM_NOW")) {
         return;
     }
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for a in std::env::args_os() {
+    for a in std::env::args_os().skip(1) {
         h.update(a.as_encoded_bytes());
         h.update(&[0]);
     }

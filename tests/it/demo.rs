@@ -10,8 +10,12 @@ use crate::common::{self, TestEnv};
 /// Runs `git swarm demo --fixed --dir DIR` as a user would (through git),
 /// returning exit code and what it printed, with DIR as `[DIR]`.
 fn demo(env: &TestEnv, dir: &std::path::Path) -> (i32, String) {
-    let out = env
-        .command("git", &env.root)
+    demo_with(dir, env.command("git", &env.root))
+}
+
+/// The same, through `git` as given (another PATH).
+fn demo_with(dir: &std::path::Path, mut git: Command) -> (i32, String) {
+    let out = git
         .args(["swarm", "demo", "--fixed", "--dir"])
         .arg(dir)
         .output()
@@ -49,10 +53,23 @@ fn the_demo_plays_the_loop_and_leaves_a_valid_repository() {
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!("demo_transcript", text);
 
-    // Two runs print the same: fixed clock, fixed ids, fixed commit dates.
+    // Two runs print the same: fixed clock, fixed ids, fixed commit dates,
+    // even from a binary installed somewhere else (as CI's checkout is).
+    let elsewhere = env.tmp.path().join("elsewhere/bin");
+    std::fs::create_dir_all(&elsewhere).expect("a folder for a copy");
+    std::fs::copy(common::bin(), elsewhere.join("git-swarm")).expect("copy the binary");
+    let mut git = env.command("git", &env.root);
+    git.env(
+        "PATH",
+        format!(
+            "{}:{}",
+            elsewhere.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    );
     let again = env.tmp.path().join("demo-b");
     assert_eq!(
-        demo(&env, &again),
+        demo_with(&again, git),
         (0, text.clone()),
         "the demo is deterministic"
     );
