@@ -27,6 +27,70 @@ pub struct Config {
     /// table (docs/agents.md), by which a harness's own subagents get the
     /// directives of a git-swarm role.
     pub agent_types: std::collections::BTreeMap<String, String>,
+    /// The hives this project subscribes to (`[[hive]]`, docs/hive.md):
+    /// each a git repository of directives, read at its pinned revision.
+    #[schemars(length(max = 16))]
+    pub hive: Vec<HiveSubscription>,
+    /// In a hive's own config: what a directive promoted into it must show.
+    pub promotion: PromotionConfig,
+}
+
+/// A hive this project takes directives from, at one revision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HiveSubscription {
+    /// Its name here: `hive:<name>/<id>` names its directives.
+    #[schemars(pattern(r"^[a-z0-9][a-z0-9_-]{0,39}$"))]
+    pub name: String,
+    /// Where it is fetched from: a URL git understands, or a path.
+    #[schemars(length(min = 1, max = 1000))]
+    pub url: String,
+    /// The commit whose directives this project uses (40 hex digits):
+    /// moved only by a commit, `git swarm hive update`.
+    #[schemars(pattern(r"^[0-9a-f]{40}$"))]
+    pub rev: String,
+    /// Hive directives this project switched off, each with the reason
+    /// (`git swarm hive off`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub off: std::collections::BTreeMap<String, String>,
+}
+
+impl HiveSubscription {
+    /// The most directives a project switches off in one hive.
+    pub const OFF_MAX: usize = 1000;
+}
+
+/// Whether `name` can name a hive.
+pub fn is_valid_hive_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && b.len() <= 40
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+}
+
+/// A hive's quality bar for `git swarm hive promote` (read from the hive's
+/// own config.toml).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PromotionConfig {
+    /// The least delegations in which a directive was acknowledged as
+    /// applied in its project.
+    #[schemars(range(min = 0, max = 1000000))]
+    pub min_applied: u32,
+    /// The most violations recorded against it in its project.
+    #[schemars(range(min = 0, max = 1000000))]
+    pub max_violations: u32,
+}
+
+impl Default for PromotionConfig {
+    fn default() -> Self {
+        PromotionConfig {
+            min_applied: 2,
+            max_violations: 1000000,
+        }
+    }
 }
 
 /// The expected tools of the roles a delegating agent commonly uses.
@@ -356,13 +420,14 @@ const CONFIG_HINT: &str =
     "see docs/formats.md for every key and its default; the defaults are used until this is fixed";
 
 /// The sections that are tables of settings.
-const SECTIONS: [&str; 6] = [
+const SECTIONS: [&str; 7] = [
     "events",
     "runner",
     "knowledge",
     "retrieval",
     "patterns",
     "handoffs",
+    "promotion",
 ];
 
 fn deserialize(
@@ -462,6 +527,94 @@ fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
                 .at_offset(text, offset)
                 .with_hint("a role is lowercase letters, digits and `_`, starting with a letter (as in applies_to_agents), e.g. `coder`"),
             );
+        }
+    }
+    problems.extend(hive_problems(c, text, path));
+    problems
+}
+
+/// Each subscription names a hive once, by a valid name, at a pinned
+/// commit: an unpinned hive would let whatever its remote holds today
+/// reach the agents.
+fn hive_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let at = |i: usize, key: &str| -> usize {
+        DeTable::parse(text)
+            .ok()
+            .and_then(|root| match root.get_ref().get("hive")?.get_ref() {
+                DeValue::Array(items) => match items.get(i)?.get_ref() {
+                    DeValue::Table(t) => Some(
+                        t.get(key)
+                            .map_or(items.get(i)?.span().start, |v| v.span().start),
+                    ),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .unwrap_or(0)
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (i, h) in c.hive.iter().enumerate() {
+        let mut bad = |key: &str, what: String, hint: &str| {
+            problems.push(
+                Problem::error(path, "config", format!("`hive[{i}].{key}`: {what}"))
+                    .at_offset(text, at(i, key))
+                    .with_hint(hint),
+            );
+        };
+        if !is_valid_hive_name(&h.name) {
+            bad(
+                "name",
+                format!("`{}` is not a hive name", h.name.escape_debug()),
+                "a hive's name is lowercase letters, digits, `-` and `_`, at most 40, e.g. `team`",
+            );
+        } else if !seen.insert(h.name.as_str()) {
+            bad(
+                "name",
+                format!("a second hive named `{}`", h.name),
+                "name each hive once (`git swarm hive list`)",
+            );
+        }
+        if h.rev.len() != 40
+            || !h
+                .rev
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            bad(
+                "rev",
+                format!(
+                    "`{}` is not a pinned commit (40 lowercase hex digits)",
+                    h.rev.escape_debug()
+                ),
+                "an unpinned hive is refused: `git swarm hive update` pins it to a commit",
+            );
+        }
+        if h.url.is_empty() || h.url.len() > 1000 || h.url.contains(['\n', '\0']) {
+            bad(
+                "url",
+                "not a URL or path".to_owned(),
+                "`git swarm hive add URL` writes it",
+            );
+        }
+        if h.off.len() > HiveSubscription::OFF_MAX {
+            bad(
+                "off",
+                format!(
+                    "more than {} directives switched off",
+                    HiveSubscription::OFF_MAX
+                ),
+                "unsubscribe (`git swarm hive remove`) rather than switch most of a hive off",
+            );
+        }
+        for id in h.off.keys() {
+            if !crate::directive::is_valid_id(id) {
+                bad(
+                    "off",
+                    format!("`{}` is not a directive id", id.escape_debug()),
+                    "`git swarm hive off NAME/ID --reason ...` writes it",
+                );
+            }
         }
     }
     problems

@@ -55,6 +55,7 @@ pub mod file_kind;
 pub mod fold;
 pub mod handoff;
 pub mod harden;
+pub mod hive;
 pub mod hooks;
 pub mod import;
 pub mod index;

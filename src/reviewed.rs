@@ -334,6 +334,15 @@ fn cached_patterns(repo: &Repo, commit: gix::ObjectId) -> Result<Vec<[u8; 16]>, 
     Ok(sorted)
 }
 
+/// The trusted commit of `repo`, as [`Review::read`] finds it.
+pub fn trusted_commit(repo: &Repo) -> Option<gix::ObjectId> {
+    let gix = repo.gix();
+    match repo.config_values(TRUSTED_REF_KEY).pop() {
+        Some(spec) => commit_of(&gix, &spec),
+        None => default_revision(&gix).map(|(_, id)| id),
+    }
+}
+
 /// The commit `spec` names, if any.
 fn commit_of(repo: &gix::Repository, spec: &str) -> Option<gix::ObjectId> {
     let object = repo.rev_parse_single(spec).ok()?.object().ok()?;
@@ -379,7 +388,7 @@ fn cached_blobs(
     gix: &gix::Repository,
     commit: gix::ObjectId,
 ) -> Result<Vec<Blob>, String> {
-    let path = repo.common_dir.join("swarm").join("reviewed");
+    let path = repo.common_dir.join("swarm").join("reviewed-v2");
     if let Ok(bytes) = crate::safe_fs::read(&path, CACHE_MAX)
         && bytes.len() % 20 == 0
         && bytes.get(..20) == Some(commit.as_bytes())
@@ -393,13 +402,54 @@ fn cached_blobs(
             return Ok(blobs);
         }
     }
-    let mut sorted: Vec<Blob> = directive_blobs(gix, commit)?.into_iter().collect();
+    let mut blobs = directive_blobs(gix, commit)?;
+    let complete = add_hive_blobs(repo, gix, commit, &mut blobs);
+    let mut sorted: Vec<Blob> = blobs.into_iter().collect();
     sorted.sort_unstable();
     let mut bytes = commit.as_bytes().to_vec();
     sorted.iter().for_each(|b| bytes.extend_from_slice(&b[..]));
-    // Only a cache: a read-only git dir must not stop anything.
-    let _ = write_atomically(&path, &bytes);
+    // Only a cache: a read-only git dir must not stop anything. Kept only
+    // when every hive pinned there was read (a later fetch adds the rest).
+    if complete {
+        let _ = write_atomically(&path, &bytes);
+    }
     Ok(sorted)
+}
+
+/// Adds to `blobs` the directives of the hives `commit`'s config.toml
+/// subscribes to, at their pins there (docs/hive.md): a hive directive is
+/// reviewed when the trusted revision pins the content it has here. False
+/// when a pinned revision is not fetched here.
+fn add_hive_blobs(
+    repo: &Repo,
+    gix: &gix::Repository,
+    commit: gix::ObjectId,
+    blobs: &mut HashSet<Blob>,
+) -> bool {
+    let mut complete = true;
+    for sub in crate::hive::trusted_subscriptions(gix, commit) {
+        let dir = crate::hive::pinned_dir(&repo.common_dir, &sub.name, &sub.rev);
+        let names = match dir.symlink_metadata() {
+            Ok(m) if m.is_dir() => crate::safe_fs::names_ending(&dir, ".toml").unwrap_or_default(),
+            _ => {
+                complete = false;
+                continue;
+            }
+        };
+        for name in names.into_iter().take(crate::hive::MAX_DIRECTIVES) {
+            let id = name.strip_suffix(".toml").unwrap_or(&name);
+            if sub.off.contains_key(id) {
+                continue;
+            }
+            if let Ok(bytes) =
+                crate::safe_fs::read(&dir.join(&name), crate::directive::limits::FILE_MAX)
+                && let Some(b) = blob_id(&bytes)
+            {
+                blobs.insert(b);
+            }
+        }
+    }
+    complete
 }
 
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -238,7 +238,7 @@ fn cause_line(c: &Cause, esc: &dyn Fn(&str) -> String) -> String {
 
 // ---- text ----
 
-fn text(r: &Report) -> String {
+pub fn text(r: &Report) -> String {
     let (from, to) = names(r);
     let (from, to) = (clean(&from), clean(&to));
     if r.is_empty() {

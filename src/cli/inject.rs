@@ -251,24 +251,43 @@ fn load(
     entries: &mut Option<Vec<git_swarm::index::DirectiveEntry>>,
     doc: usize,
     id: &str,
-) -> Result<Directive, Error> {
+) -> Result<(Directive, Option<String>), Error> {
     let name = format!("{id}.toml");
     let dir = store.swarm_dir.join("directives");
     let rel = format!(".swarm/directives/{name}");
     if git_swarm::directive::is_valid_id(id) {
-        let entry = git_swarm::index::read_entry(&dir.join(&name), &rel, &name, false);
+        let path = dir.join(&name);
+        // The project's own file wins; else a hive's (docs/hive.md).
+        let (path, rel, hive) = match git_swarm::hive::directive_file(store, id) {
+            Some((hive_path, sub)) if !path.exists() => (
+                hive_path,
+                format!("hive:{}/{name}", sub.name),
+                Some(sub.name.clone()),
+            ),
+            _ => (path, rel, None),
+        };
+        let entry = git_swarm::index::read_entry(&path, &rel, &name, false);
         if let Some(d) = entry.directive
             && d.id == id
         {
-            return Ok(d);
+            return Ok((d, hive));
         }
     }
     if entries.is_none() {
         *entries = Some(git_swarm::index::load(store)?.index.directives);
     }
-    git_swarm::index::active(entries.as_deref().unwrap_or_default())
-        .get(doc)
-        .filter(|d| d.id == id)
-        .map(|d| (*d).clone())
+    let found = entries
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| {
+            e.directive
+                .as_ref()
+                .is_some_and(|d| d.status == git_swarm::directive::Status::Active)
+        })
+        .nth(doc)
+        .filter(|e| e.directive.as_ref().is_some_and(|d| d.id == id));
+    found
+        .and_then(|e| Some((e.directive.clone()?, e.origin.clone())))
         .ok_or_else(|| git_swarm::index::Error::DirectiveChanged { id: id.to_owned() }.into())
 }

@@ -21,6 +21,7 @@ mod export;
 mod generate;
 mod handoff;
 mod harden;
+mod hive;
 mod hook;
 mod hook_agent;
 mod hooks;
@@ -298,6 +299,18 @@ enum Command {
     /// Phases of work: start one, and the gate that closes one.
     #[command(subcommand)]
     Phase(phase::Command),
+    /// Lessons shared by many repositories: a hive is a git repository of
+    /// directives that projects subscribe to at a pinned commit.
+    ///
+    /// `init` makes one; `add` subscribes this project (the pin is written
+    /// to `.swarm/config.toml`: commit it); `update` moves the pin, showing
+    /// the knowledge diff; `fetch` brings a new clone the pinned content;
+    /// `off`/`on` switch one of its directives off here, with a reason.
+    /// Hive directives reach agents and checks as the project's own do,
+    /// named `hive:NAME/ID`; the project's directive of the same id wins.
+    /// See docs/hive.md.
+    #[command(subcommand)]
+    Hive(hive::Command),
     /// End a directive's escalation episode.
     ///
     /// A directive violated on two occasions within 30 days is escalated to
@@ -600,6 +613,7 @@ fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Ack(args) => ack::run(args, ui),
         Command::Review(args) => review::run(args, ui),
         Command::Phase(command) => phase::run(command, ui),
+        Command::Hive(command) => hive::run(command, ui),
         Command::Deescalate(args) => deescalate::run(args, ui),
         Command::Retire(args) => retire::run(args, ui),
         Command::Edit(args) => edit::run(args, ui),

@@ -84,6 +84,9 @@ pub struct Shown {
     /// Not on the trusted revision: shown only because the user's git
     /// config lets unreviewed directives through (see [`crate::reviewed`]).
     pub unreviewed: bool,
+    /// Where a hive directive comes from: `hive:NAME/ID` (docs/hive.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// The selection for one delegation.
@@ -112,7 +115,7 @@ pub fn select(
     req: &Request,
     matches: Option<Matches>,
     review: &Review,
-    load: &mut dyn FnMut(usize, &str) -> Result<Directive>,
+    load: &mut dyn FnMut(usize, &str) -> Result<(Directive, Option<String>)>,
 ) -> Result<Selection> {
     let matches = matches.unwrap_or_else(|| corpus.matches(&query(req)));
     let standings = fold.standings(corpus.ids());
@@ -142,7 +145,7 @@ pub fn select(
     );
     let mut shown = Vec::with_capacity(picked.len());
     for s in &picked {
-        let d = load(s.doc, corpus.id(s.doc))?;
+        let (d, hive) = load(s.doc, corpus.id(s.doc))?;
         // As [`Fold::effective`], from the standing (the loop states stay encoded).
         let (priority, enforcement) = if standings[s.doc].escalated {
             (Priority::Critical, Enforcement::Enforce)
@@ -159,6 +162,7 @@ pub fn select(
             verification: verification(&d),
             score: s.total,
             unreviewed: !reviewed[s.doc],
+            origin: hive.map(|h| crate::hive::origin_name(&h, &d.id)),
         });
     }
     // Keep the best-ranked ones that fit the budget, then render them in a
@@ -368,7 +372,11 @@ fn shortened(mut s: Shown, room: usize) -> Shown {
 
 /// One entry; `mark`: an unreviewed one says so before its lesson.
 fn render_entry(s: &Shown, mark: bool) -> String {
-    let mut out = format!("- id: {}\n  priority: {}\n", s.id, s.priority);
+    let mut out = format!("- id: {}\n", s.id);
+    if let Some(origin) = &s.origin {
+        out.push_str(&format!("  origin: {origin}\n"));
+    }
+    out.push_str(&format!("  priority: {}\n", s.priority));
     if mark && s.unreviewed {
         out.push_str(UNREVIEWED_NOTE);
     }

@@ -60,6 +60,16 @@ pub enum Body {
         /// The harness that refused it.
         harness: String,
     },
+    /// `hive off`: this project switched a hive directive off for itself
+    /// (the event's directive), with the reason. A signal the hive's owners
+    /// see in `hive report`.
+    HiveOff {
+        /// The hive, as the project names it.
+        hive: String,
+        reason: String,
+    },
+    /// `hive on`: a hive directive switched off is taken again.
+    HiveOn { hive: String },
     /// `ack`: a delegate's answer about a directive it was shown.
     Ack {
         delegation: String,

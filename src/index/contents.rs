@@ -24,6 +24,9 @@ pub struct DirectiveEntry {
     /// The file's git blob id, when it was read: what tells a reviewed
     /// directive from one that is not (see [`crate::reviewed`]).
     pub blob: Option<crate::reviewed::Blob>,
+    /// The hive it comes from (`[[hive]]` of config.toml), for a hive's
+    /// directive; `None` for the project's own.
+    pub origin: Option<String>,
 }
 
 impl DirectiveEntry {

@@ -35,7 +35,7 @@ const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
 /// `Fold`, `Directive`, `Problem`), or what the readers let into it (an
 /// event file over a new bound); an index of another format is rebuilt.
-const FORMAT: u32 = 28;
+const FORMAT: u32 = 29;
 
 /// The head's first fields, enough to start stat'ing the directive files
 /// before the fold is decoded: `(HeadStart, event_files, fold)` is written

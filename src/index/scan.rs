@@ -28,6 +28,8 @@ pub struct Scan {
     /// The directive and quarantine files were not stat'ed: they are as
     /// the index last saw them.
     pub(super) unstamped: bool,
+    /// [`crate::hive::state_key`]: the hive directives among the entries.
+    pub(super) hive_key: u64,
 }
 
 impl Scan {
@@ -45,11 +47,12 @@ impl Scan {
     /// counts and the sums of their [`file_hash`]es (a sum, so that each
     /// thread stat'ing the files adds its share).
     pub fn entries_fingerprint(&self) -> u64 {
-        let mut fields = [0u8; 32];
+        let mut fields = [0u8; 40];
         fields[..8].copy_from_slice(&(self.directive_count() as u64).to_le_bytes());
         fields[8..16].copy_from_slice(&self.directives_sum.to_le_bytes());
         fields[16..24].copy_from_slice(&(self.quarantine.len() as u64).to_le_bytes());
-        fields[24..].copy_from_slice(&self.quarantine_sum.to_le_bytes());
+        fields[24..32].copy_from_slice(&self.quarantine_sum.to_le_bytes());
+        fields[32..].copy_from_slice(&self.hive_key.to_le_bytes());
         xxhash_rust::xxh3::xxh3_64(&fields)
     }
 
@@ -145,6 +148,7 @@ pub(super) fn scan_while(
         events,
         directives_dir: dir_stamp,
         unstamped: false,
+        hive_key: crate::hive::state_key(store),
     })
 }
 

@@ -94,13 +94,29 @@ fn fold_log(store: &Store, scan: &Scan, built_at_ns: i64, index: &mut Index) -> 
 /// Records in `index` the directive and quarantine files of `scan`, those
 /// that changed since `index` saw them parsed again.
 fn set_entries(store: &Store, index: &mut Index, scan: &Scan, built_at_ns: i64) {
-    let directives = entries::load_changed(
+    // The hive's entries are read again whenever the entries changed (their
+    // own folders never change; the subscriptions may have).
+    let mut old = std::mem::take(&mut index.directives);
+    old.retain(|e| e.origin.is_none());
+    let mut directives = entries::load_changed(
         store,
         "directives",
         scan.directives(),
-        std::mem::take(&mut index.directives),
+        old,
         &index.directive_stamps,
     );
+    if !store.config.hive.is_empty() {
+        let (hive, _) = crate::hive::subscribed_entries(store);
+        // The project's own directive of an id wins over a hive's.
+        let own: std::collections::HashSet<&str> =
+            directives.iter().map(|e| e.file.as_str()).collect();
+        let hive: Vec<DirectiveEntry> = hive
+            .into_iter()
+            .filter(|e| !own.contains(e.file.as_str()))
+            .collect();
+        directives.extend(hive);
+        directives.sort_by(|a, b| a.file.cmp(&b.file));
+    }
     let quarantine = entries::load_changed(
         store,
         "quarantine",

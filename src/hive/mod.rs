@@ -1,0 +1,478 @@
+//! The hive: directives shared by many repositories, kept in a git
+//! repository of their own (DESIGN §7f, docs/hive.md).
+//!
+//! A project subscribes to a hive in `.swarm/config.toml` (`[[hive]]`: a
+//! name, a URL and a pinned commit). The hive is fetched into a bare mirror
+//! in the common git dir, and the directives of the pinned commit's tree
+//! are checked and written out once into a folder named by that commit,
+//! which no later fetch changes: every command reads them from there as it
+//! reads the project's own, and nothing of a hive is read from a work tree
+//! (uncommitted changes there are never used). Those folders and the mirror
+//! live in the git dir, where no pull request writes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::config::HiveSubscription;
+use crate::error::{Error, Result};
+use crate::index::DirectiveEntry;
+use crate::problem::Problem;
+use crate::store::Store;
+
+/// Most directive files read from one hive revision.
+pub const MAX_DIRECTIVES: usize = 20_000;
+
+/// `$GIT_COMMON_DIR/swarm/hives`: the mirrors and the pinned folders.
+pub fn hives_dir(common_dir: &Path) -> PathBuf {
+    common_dir.join("swarm").join("hives")
+}
+
+/// The bare mirror of the hive `name`.
+pub fn mirror_dir(common_dir: &Path, name: &str) -> PathBuf {
+    hives_dir(common_dir).join(format!("{name}.git"))
+}
+
+/// The directives of the hive `name` at `rev`, as checked and written out.
+pub fn pinned_dir(common_dir: &Path, name: &str, rev: &str) -> PathBuf {
+    hives_dir(common_dir).join(format!("{name}@{rev}"))
+}
+
+/// How a hive directive is named where its origin is shown.
+pub fn origin_name(hive: &str, id: &str) -> String {
+    format!("hive:{hive}/{id}")
+}
+
+/// Whether `url` names a local path rather than a remote (as git tells
+/// them: a URL has `://`, an scp-like address a colon before any slash).
+fn is_local(url: &str) -> bool {
+    if url.contains("://") {
+        return url.starts_with("file://");
+    }
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), Some(slash)) => slash < colon,
+        (Some(_), None) => false,
+        _ => true,
+    }
+}
+
+/// A local hive must be reached directly: a symlink on its path could be
+/// re-pointed at another repository between two fetches, with no trace in
+/// the project. Refused, naming the link.
+pub fn check_source(url: &str, cwd: &Path) -> Result<()> {
+    if !is_local(url) {
+        return Ok(());
+    }
+    let path = Path::new(url.strip_prefix("file://").unwrap_or(url));
+    let path = cwd.join(path);
+    let mut at = PathBuf::new();
+    for part in path.components() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::usage(
+                format!(
+                    "the hive {url} is reached through a symlink ({})",
+                    at.display()
+                ),
+                "name the hive's real path: a link could be pointed at another repository",
+            ));
+        }
+    }
+    if !path.exists() {
+        return Err(Error::usage(
+            format!("no hive at {url}"),
+            "name a git repository made with `git swarm hive init`, by its path or URL",
+        ));
+    }
+    Ok(())
+}
+
+/// git, run outside any repository of the caller's environment.
+fn git() -> Command {
+    let mut cmd = Command::new("git");
+    for key in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+    ] {
+        cmd.env_remove(key);
+    }
+    cmd.stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// Runs `cmd`, an error with its standard error if it fails.
+pub(crate) fn run_git(mut cmd: Command, what: &str) -> Result<String> {
+    let out = cmd
+        .output()
+        .map_err(|e| Error::git(format!("{what}: cannot run git"), e.to_string()))?;
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let said = said.trim();
+        return Err(Error::git(
+            what.to_owned(),
+            if said.is_empty() {
+                format!("git exited with {}", out.status)
+            } else {
+                said.chars().take(2000).collect::<String>()
+            },
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// A folder of the git dir that must be a folder of its own.
+fn own_folder(path: &Path) -> Result<bool> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => Ok(true),
+        Ok(m) => Err(Error::LinkedFolder {
+            path: path.to_path_buf(),
+            kind: crate::file_kind::FileKind::of(&m).unwrap_or(crate::file_kind::FileKind::File),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Fetches the hive `name` from `url` into its mirror; returns the commit
+/// of the hive's default branch.
+pub fn fetch(common_dir: &Path, cwd: &Path, name: &str, url: &str) -> Result<String> {
+    check_source(url, cwd)?;
+    let hives = hives_dir(common_dir);
+    std::fs::create_dir_all(&hives).map_err(|e| Error::io(&hives, e))?;
+    own_folder(&hives)?;
+    let mirror = mirror_dir(common_dir, name);
+    if !own_folder(&mirror)? {
+        let mut init = git();
+        init.args(["init", "--bare", "--quiet"]).arg(&mirror);
+        run_git(init, &format!("cannot make the mirror of hive `{name}`"))?;
+    }
+    // A local path is fetched as the caller names it, from where they are.
+    let source = if is_local(url) && !url.starts_with("file://") {
+        cwd.join(url).to_string_lossy().into_owned()
+    } else {
+        url.to_owned()
+    };
+    let mut fetch = git();
+    fetch
+        .arg("-C")
+        .arg(&mirror)
+        .args(["fetch", "--quiet", "--no-tags", "--force", "--"])
+        .arg(&source)
+        .args(["+HEAD:refs/hive/head", "+refs/heads/*:refs/heads/*"]);
+    run_git(fetch, &format!("cannot fetch hive `{name}` from {url}"))?;
+    let mut head = git();
+    head.arg("-C").arg(&mirror).args([
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        "refs/hive/head^{commit}",
+    ]);
+    run_git(
+        head,
+        &format!("hive `{name}` at {url} has no default branch"),
+    )
+}
+
+/// The commit `spec` names in the mirror of `name` (a branch of the hive,
+/// or a commit), as 40 hex digits.
+pub fn resolve(common_dir: &Path, name: &str, spec: &str) -> Result<String> {
+    let mirror = mirror_dir(common_dir, name);
+    let mut cmd = git();
+    cmd.arg("-C").arg(&mirror).args([
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        "--end-of-options",
+        &format!("{spec}^{{commit}}"),
+    ]);
+    run_git(cmd, &format!("`{spec}` names no commit of hive `{name}`"))
+}
+
+/// The directive files of `.swarm/directives/` in `rev`'s tree of the
+/// mirror of `name`: (file name, bytes). Anything but a regular file (a
+/// link, a folder, a submodule) is a problem; bounded in count and size.
+fn read_tree(
+    common_dir: &Path,
+    name: &str,
+    rev: &str,
+) -> Result<(Vec<(String, Vec<u8>)>, Vec<Problem>)> {
+    let mirror = mirror_dir(common_dir, name);
+    own_folder(&mirror)?;
+    let not_here = || {
+        Error::usage(
+            format!("hive `{name}`: its pinned revision {rev} is not here"),
+            "`git swarm hive fetch` fetches it; a revision the hive does not have is refused",
+        )
+    };
+    let repo = gix::open(&mirror).map_err(|_| not_here())?;
+    let id = gix::ObjectId::from_hex(rev.as_bytes()).map_err(|_| not_here())?;
+    let commit = repo.find_commit(id).map_err(|_| not_here())?;
+    let tree = commit
+        .tree()
+        .map_err(|e| Error::git(format!("hive `{name}` at {rev}"), e.to_string()))?;
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    let Some(entry) = tree
+        .lookup_entry_by_path(".swarm/directives")
+        .map_err(|e| Error::git(format!("hive `{name}` at {rev}"), e.to_string()))?
+    else {
+        return Ok((files, problems));
+    };
+    if !entry.mode().is_tree() {
+        problems.push(Problem::error(
+            ".swarm/directives",
+            crate::event::NOT_REGULAR,
+            format!("hive `{name}` at {rev}: .swarm/directives is not a folder"),
+        ));
+        return Ok((files, problems));
+    }
+    let dir = repo
+        .find_tree(entry.oid())
+        .map_err(|e| Error::git(format!("hive `{name}` at {rev}"), e.to_string()))?;
+    for e in dir.iter() {
+        let e = e.map_err(|e| Error::git(format!("hive `{name}` at {rev}"), e.to_string()))?;
+        let file = e.filename().to_string();
+        if !file.ends_with(".toml") {
+            continue;
+        }
+        let rel = format!(".swarm/directives/{file}");
+        if !e.mode().is_blob() || e.mode().is_link() {
+            problems.push(
+                Problem::error(
+                    &rel,
+                    crate::event::NOT_REGULAR,
+                    "not a regular file in the hive: a link or a folder is never read",
+                )
+                .at(1, 1),
+            );
+            continue;
+        }
+        if files.len() >= MAX_DIRECTIVES {
+            problems.push(Problem::error(
+                ".swarm/directives",
+                "hive",
+                format!(
+                    "hive `{name}` has more than {MAX_DIRECTIVES} directives: the rest are not read"
+                ),
+            ));
+            break;
+        }
+        let size = repo
+            .find_header(e.oid())
+            .map_err(|e| Error::git(format!("hive `{name}` at {rev}"), e.to_string()))?
+            .size();
+        if size > crate::directive::limits::FILE_MAX {
+            files.push((
+                file,
+                vec![
+                    0;
+                    usize::try_from(crate::directive::limits::FILE_MAX + 1).unwrap_or(usize::MAX)
+                ],
+            ));
+            continue;
+        }
+        let blob = repo
+            .find_object(e.oid())
+            .map_err(|e| Error::git(format!("hive `{name}` at {rev}"), e.to_string()))?;
+        files.push((file, blob.data.clone()));
+    }
+    Ok((files, problems))
+}
+
+/// Checks the directives of hive `name` at `rev` and writes them out into
+/// their pinned folder (once: a revision's content never changes). Any
+/// directive with an error fails it, naming each file and line, and
+/// nothing is written.
+pub fn materialize(common_dir: &Path, name: &str, rev: &str) -> Result<PathBuf> {
+    let dir = pinned_dir(common_dir, name, rev);
+    if own_folder(&dir)? {
+        return Ok(dir);
+    }
+    let (files, mut problems) = read_tree(common_dir, name, rev)?;
+    for (file, bytes) in &files {
+        let entry = crate::index::entry_from_bytes(
+            bytes,
+            &format!(".swarm/directives/{file}"),
+            file,
+            false,
+        );
+        problems.extend(entry.problems.into_iter().filter(Problem::is_error));
+    }
+    if !problems.is_empty() {
+        problems.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+        return Err(Error::Invalid(problems));
+    }
+    let hives = hives_dir(common_dir);
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}@"))
+        .tempdir_in(&hives)
+        .map_err(|e| Error::io(&hives, e))?;
+    for (file, bytes) in &files {
+        let path = tmp.path().join(file);
+        std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+    }
+    let kept = tmp.keep();
+    if let Err(e) = std::fs::rename(&kept, &dir) {
+        let _ = std::fs::remove_dir_all(&kept);
+        // Another process wrote it first: the same content.
+        if !own_folder(&dir)? {
+            return Err(Error::io(&dir, e));
+        }
+    }
+    Ok(dir)
+}
+
+/// The checked entries of hive `name` at `rev`, from the mirror (for a
+/// diff between two revisions): file name → entry.
+pub fn entries_at(common_dir: &Path, name: &str, rev: &str) -> Result<Vec<DirectiveEntry>> {
+    let (files, problems) = read_tree(common_dir, name, rev)?;
+    if !problems.is_empty() {
+        return Err(Error::Invalid(problems));
+    }
+    Ok(files
+        .iter()
+        .map(|(file, bytes)| {
+            crate::index::entry_from_bytes(bytes, &format!(".swarm/directives/{file}"), file, false)
+        })
+        .collect())
+}
+
+/// What the index takes from the hives: every subscribed hive's entries
+/// (those switched off left out, a directive of two hives taken from the
+/// first), and a warning for each hive whose pinned revision is not here.
+pub fn subscribed_entries(store: &Store) -> (Vec<DirectiveEntry>, Vec<Problem>) {
+    let mut out: Vec<DirectiveEntry> = Vec::new();
+    let mut problems = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for sub in &store.config.hive {
+        let dir = pinned_dir(&store.common_dir, &sub.name, &sub.rev);
+        let here = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
+        let Some(names) = here
+            .then(|| crate::safe_fs::names_ending(&dir, ".toml").ok())
+            .flatten()
+        else {
+            problems.push(
+                Problem::warning(
+                    ".swarm/config.toml",
+                    "hive",
+                    format!(
+                        "hive `{}`: its pinned revision {} is not fetched here: its directives are left out",
+                        sub.name,
+                        short(&sub.rev)
+                    ),
+                )
+                .with_hint("`git swarm hive fetch` fetches every subscribed hive"),
+            );
+            continue;
+        };
+        for file in names.into_iter().take(MAX_DIRECTIVES) {
+            let id = file.strip_suffix(".toml").unwrap_or(&file);
+            if sub.off.contains_key(id) || !seen.insert(id.to_owned()) {
+                continue;
+            }
+            let rel = format!("hive:{}/{file}", sub.name);
+            let mut entry = crate::index::read_entry(&dir.join(&file), &rel, &file, false);
+            entry.origin = Some(sub.name.clone());
+            out.push(entry);
+        }
+    }
+    out.sort_by(|a, b| a.file.cmp(&b.file));
+    (out, problems)
+}
+
+/// A key of what [`subscribed_entries`] reads: the subscriptions, and
+/// whether each pinned folder is there. 0 with no hive.
+pub fn state_key(store: &Store) -> u64 {
+    if store.config.hive.is_empty() {
+        return 0;
+    }
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for sub in &store.config.hive {
+        h.update(sub.name.as_bytes());
+        h.update(&[0]);
+        h.update(sub.rev.as_bytes());
+        for id in sub.off.keys() {
+            h.update(id.as_bytes());
+            h.update(&[0]);
+        }
+        let here = pinned_dir(&store.common_dir, &sub.name, &sub.rev)
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_dir());
+        h.update(&[u8::from(here), 1]);
+    }
+    h.digest() | 1
+}
+
+/// The file of hive directive `id` this project takes, if any: the first
+/// subscribed hive that has it and has not been switched off for it.
+pub fn directive_file<'s>(store: &'s Store, id: &str) -> Option<(PathBuf, &'s HiveSubscription)> {
+    if !crate::directive::is_valid_id(id) {
+        return None;
+    }
+    store.config.hive.iter().find_map(|sub| {
+        let path = pinned_dir(&store.common_dir, &sub.name, &sub.rev).join(format!("{id}.toml"));
+        (!sub.off.contains_key(id) && path.symlink_metadata().is_ok_and(|m| m.is_file()))
+            .then_some((path, sub))
+    })
+}
+
+/// A commit id cut for reading.
+pub fn short(rev: &str) -> &str {
+    rev.get(..12).unwrap_or(rev)
+}
+
+/// The hives the trusted revision's `.swarm/config.toml` subscribes to
+/// (see [`crate::reviewed`]): only their pinned content counts as reviewed.
+pub fn trusted_subscriptions(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+) -> Vec<HiveSubscription> {
+    let Some(text) = (|| {
+        let tree = repo.find_commit(commit).ok()?.tree().ok()?;
+        let entry = tree.lookup_entry_by_path(".swarm/config.toml").ok()??;
+        if !entry.mode().is_blob() || entry.mode().is_link() {
+            return None;
+        }
+        if repo.find_header(entry.oid()).ok()?.size() > CONFIG_MAX {
+            return None;
+        }
+        let blob = repo.find_object(entry.oid()).ok()?;
+        String::from_utf8(blob.data.clone()).ok()
+    })() else {
+        return Vec::new();
+    };
+    let (config, problems) = crate::config::Config::parse(&text, ".swarm/config.toml");
+    if problems.iter().any(Problem::is_error) {
+        return Vec::new();
+    }
+    config.hive
+}
+
+/// Largest config.toml read from a revision.
+const CONFIG_MAX: u64 = 1024 * 1024;
+
+/// Fetches and writes out the pins of the trusted revision's subscriptions
+/// that are not here yet, so that a project's reviewed hive directives are
+/// known as such. Best effort: what fails is left as not reviewed.
+pub fn fetch_trusted(store: &Store, cwd: &Path) {
+    let Ok(repo) = crate::store::Repo::discover(&store.root, &crate::store::GitEnv::default())
+    else {
+        return;
+    };
+    let Some(commit) = crate::reviewed::trusted_commit(&repo) else {
+        return;
+    };
+    for sub in trusted_subscriptions(&repo.gix(), commit) {
+        if pinned_dir(&store.common_dir, &sub.name, &sub.rev).is_dir() {
+            continue;
+        }
+        if fetch(&store.common_dir, cwd, &sub.name, &sub.url).is_ok() {
+            let _ = materialize(&store.common_dir, &sub.name, &sub.rev);
+        }
+    }
+}
