@@ -45,7 +45,10 @@ impl<'a> CheckEntry<'a> {
     /// The entry of a parsed file of `.swarm/directives/`.
     pub fn of(e: &'a crate::index::DirectiveEntry) -> CheckEntry<'a> {
         CheckEntry {
-            path: format!(".swarm/directives/{}", e.file).into(),
+            path: match &e.origin {
+                Some(hive) => format!("hive:{hive}/{}", e.file).into(),
+                None => format!(".swarm/directives/{}", e.file).into(),
+            },
             errors: e
                 .problems
                 .iter()

@@ -231,11 +231,45 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Result<Verdict, super::CliErro
         )?),
         (None, None) => None,
     };
-    let entries = match (&tree_entries, &loaded) {
+    // A snapshot's hives are those its config.toml pins (the working
+    // tree's index holds them already): the project's own id wins.
+    let hive_entries = match &tree_entries {
+        Some(_) => {
+            let subs = match knowledge_tree.or(change.snapshot_tree) {
+                Some(tree) => git_swarm::hive::subscriptions_in_tree(&gix_repo, tree),
+                None => store
+                    .as_ref()
+                    .map(|s| s.config.hive.clone())
+                    .unwrap_or_default(),
+            };
+            let (found, missing) = git_swarm::hive::entries_of(&repo.common_dir, &subs);
+            for p in &missing {
+                ui.warning(&p.message, p.hint.as_deref());
+            }
+            found
+        }
+        None => {
+            for p in store.iter().flat_map(git_swarm::hive::unfetched) {
+                ui.warning(&p.message, p.hint.as_deref());
+            }
+            Vec::new()
+        }
+    };
+    let mut entries = match (&tree_entries, &loaded) {
         (Some(snapshot), _) => snapshot.entries()?,
         (None, Some((_, directives))) => directives.iter().map(CheckEntry::of).collect(),
         (None, None) => Vec::new(),
     };
+    if !hive_entries.is_empty() {
+        let own: std::collections::HashSet<String> =
+            entries.iter().map(|e| e.stem().to_owned()).collect();
+        entries.extend(
+            hive_entries
+                .iter()
+                .filter(|e| !own.contains(e.stem()))
+                .map(CheckEntry::of),
+        );
+    }
     git_swarm::trace::mark("snapshot directives");
     // Warnings about the change itself, reported ahead of the evaluation's own.
     // An event file skipped (a link, FIFO or device, or over events.max_file_bytes):
@@ -662,6 +696,14 @@ fn render(report: &Report, req: &Request, ui: &mut Ui) -> std::io::Result<()> {
     }
 }
 
+/// A result's directive as people read it: `hive:NAME/ID` for a hive's.
+fn shown_id(r: &git_swarm::check::DirectiveResult<'_>) -> String {
+    match r.path.strip_prefix("hive:") {
+        Some(rest) => format!("hive:{}", rest.strip_suffix(".toml").unwrap_or(rest)),
+        None => r.id.to_owned(),
+    }
+}
+
 fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
     let clean = super::clean;
     ui.warnings(&report.warnings);
@@ -682,7 +724,7 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
         writeln!(
             out,
             "{label} {} [{}, {}]",
-            clean(r.id),
+            clean(&shown_id(r)),
             r.enforcement,
             r.priority
         )?;
@@ -731,7 +773,9 @@ fn text(report: &Report, strict: bool, ui: &mut Ui) -> std::io::Result<()> {
     )?;
     let blocking = report.blocking(strict);
     if !blocking.is_empty() {
-        let ids: Vec<&str> = blocking.iter().map(|r| r.id).collect();
+        let ids: Vec<String> = (blocking.iter())
+            .map(|r| clean(&shown_id(r)).into_owned())
+            .collect();
         writeln!(
             out,
             "blocked by {} directive{}: {}",

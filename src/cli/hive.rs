@@ -371,7 +371,8 @@ fn add(args: AddArgs, ui: &mut Ui) -> Outcome {
     // A path is kept as the user gave it, made absolute: clones elsewhere
     // name the same folder.
     let url = if Path::new(&args.url).exists() {
-        std::path::absolute(&args.url)
+        // No link on the way (checked by the fetch): its real path.
+        std::fs::canonicalize(&args.url)
             .unwrap_or_else(|_| PathBuf::from(&args.url))
             .to_string_lossy()
             .into_owned()

@@ -890,7 +890,12 @@ fn at_tool_call(
     // Only the file as it is now, and reviewed, refuses.
     let mut decision = decision;
     decision.refuse.retain(|g| {
-        let path = store.directives_dir().join(format!("{}.toml", g.id));
+        let own = store.directives_dir().join(format!("{}.toml", g.id));
+        // The project's own file wins; else a hive's pinned one (docs/hive.md).
+        let path = match git_swarm::hive::directive_file(&store, &g.id) {
+            Some((hive, _)) if !own.exists() => hive,
+            _ => own,
+        };
         git_swarm::safe_fs::read(&path, 1 << 20)
             .ok()
             .and_then(|bytes| git_swarm::reviewed::blob_id(&bytes))

@@ -174,6 +174,9 @@ fn prepare_from(
     } = load_delegation(store, &query)?;
     let summary = &index.summary;
     super::warn_problems(summary.error_count(), ui);
+    for p in git_swarm::hive::unfetched(store) {
+        ui.warning(&p.message, p.hint.as_deref());
+    }
     if warn_role {
         warn_unknown_role(&req.role, store, &corpus, ui);
     }

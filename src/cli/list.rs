@@ -42,6 +42,9 @@ pub struct Row<'a> {
     pub events: std::collections::BTreeMap<String, u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quarantine_reason: Option<&'a str>,
+    /// The hive it comes from (docs/hive.md); absent for the project's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     pub directive: &'a Directive,
 }
 
@@ -76,7 +79,10 @@ pub fn row<'a>(
         // The file name is the identity: it is what `show` and events use. A
         // file whose `id` disagrees is reported by `validate`.
         id: entry.stem(),
-        path: format!(".swarm/{folder}/{}", entry.file),
+        path: match &entry.origin {
+            Some(hive) => format!("hive:{hive}/{}", entry.file),
+            None => format!(".swarm/{folder}/{}", entry.file),
+        },
         state,
         effective: effective(d, fold),
         events: fold
@@ -84,6 +90,10 @@ pub fn row<'a>(
             .map(|f| f.counts())
             .unwrap_or_default(),
         quarantine_reason: entry.quarantine.as_ref().map(|(r, _)| r.as_str()),
+        origin: entry
+            .origin
+            .as_ref()
+            .map(|h| git_swarm::hive::origin_name(h, entry.stem())),
         directive: d,
     }
 }
@@ -136,7 +146,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     }
     let id_width = selected
         .iter()
-        .map(|(e, _)| e.stem().len())
+        .map(|(e, _)| e.shown_id().len())
         .max()
         .unwrap_or(2)
         .max(2);
@@ -151,7 +161,8 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         )?;
     }
     for (entry, d) in &selected {
-        let id = super::clean(entry.stem());
+        let shown = entry.shown_id();
+        let id = super::clean(&shown);
         let lesson = super::ui::truncate(&super::clean(&d.lesson), 70);
         if args.quarantined {
             let reason = entry.quarantine.as_ref().map_or("-", |(r, _)| r.as_str());

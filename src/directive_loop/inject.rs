@@ -89,6 +89,9 @@ pub struct Shown {
     pub origin: Option<String>,
 }
 
+/// A directive picked for a delegation, and the hive it comes from, if one.
+pub type Picked = (Directive, Option<String>);
+
 /// The selection for one delegation.
 #[derive(Debug, Clone, Serialize)]
 pub struct Selection {
@@ -115,7 +118,7 @@ pub fn select(
     req: &Request,
     matches: Option<Matches>,
     review: &Review,
-    load: &mut dyn FnMut(usize, &str) -> Result<(Directive, Option<String>)>,
+    load: &mut dyn FnMut(usize, &str) -> Result<Picked>,
 ) -> Result<Selection> {
     let matches = matches.unwrap_or_else(|| corpus.matches(&query(req)));
     let standings = fold.standings(corpus.ids());

@@ -200,7 +200,7 @@ fn read_tree(
     common_dir: &Path,
     name: &str,
     rev: &str,
-) -> Result<(Vec<(String, Vec<u8>)>, Vec<Problem>)> {
+) -> Result<(Vec<HiveFile>, Vec<Problem>)> {
     let mirror = mirror_dir(common_dir, name);
     own_folder(&mirror)?;
     let not_here = || {
@@ -284,6 +284,9 @@ fn read_tree(
     Ok((files, problems))
 }
 
+/// A directive file of a hive's tree: its name and bytes.
+type HiveFile = (String, Vec<u8>);
+
 /// Checks the directives of hive `name` at `rev` and writes them out into
 /// their pinned folder (once: a revision's content never changes). Any
 /// directive with an error fails it, naming each file and line, and
@@ -305,6 +308,16 @@ pub fn materialize(common_dir: &Path, name: &str, rev: &str) -> Result<PathBuf> 
     }
     if !problems.is_empty() {
         problems.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+        let head = Problem::error(
+            format!("hive {name} at {}", short(rev)),
+            "hive",
+            format!(
+                "{} problem(s) in its directives: it is not used at this revision, and nothing was changed",
+                problems.len()
+            ),
+        )
+        .with_hint("fix them in the hive (a pull request there), then run this again");
+        problems.insert(0, head);
         return Err(Error::Invalid(problems));
     }
     let hives = hives_dir(common_dir);
@@ -346,11 +359,19 @@ pub fn entries_at(common_dir: &Path, name: &str, rev: &str) -> Result<Vec<Direct
 /// (those switched off left out, a directive of two hives taken from the
 /// first), and a warning for each hive whose pinned revision is not here.
 pub fn subscribed_entries(store: &Store) -> (Vec<DirectiveEntry>, Vec<Problem>) {
+    entries_of(&store.common_dir, &store.config.hive)
+}
+
+/// [`subscribed_entries`] of the subscriptions `subs` (a revision's).
+pub fn entries_of(
+    common_dir: &Path,
+    subs: &[HiveSubscription],
+) -> (Vec<DirectiveEntry>, Vec<Problem>) {
     let mut out: Vec<DirectiveEntry> = Vec::new();
     let mut problems = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for sub in &store.config.hive {
-        let dir = pinned_dir(&store.common_dir, &sub.name, &sub.rev);
+    for sub in subs {
+        let dir = pinned_dir(common_dir, &sub.name, &sub.rev);
         let here = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
         let Some(names) = here
             .then(|| crate::safe_fs::names_ending(&dir, ".toml").ok())
@@ -383,6 +404,33 @@ pub fn subscribed_entries(store: &Store) -> (Vec<DirectiveEntry>, Vec<Problem>) 
     }
     out.sort_by(|a, b| a.file.cmp(&b.file));
     (out, problems)
+}
+
+/// A warning for each subscribed hive whose pinned revision is not
+/// fetched here (a stat each): its directives are left out until it is.
+pub fn unfetched(store: &Store) -> Vec<Problem> {
+    store
+        .config
+        .hive
+        .iter()
+        .filter(|sub| {
+            !pinned_dir(&store.common_dir, &sub.name, &sub.rev)
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_dir())
+        })
+        .map(|sub| {
+            Problem::warning(
+                ".swarm/config.toml",
+                "hive",
+                format!(
+                    "hive `{}`: its pinned revision {} is not fetched here: its directives are left out",
+                    sub.name,
+                    short(&sub.rev)
+                ),
+            )
+            .with_hint("`git swarm hive fetch` fetches every subscribed hive")
+        })
+        .collect()
 }
 
 /// A key of what [`subscribed_entries`] reads: the subscriptions, and
@@ -432,8 +480,17 @@ pub fn trusted_subscriptions(
     repo: &gix::Repository,
     commit: gix::ObjectId,
 ) -> Vec<HiveSubscription> {
+    match repo.find_commit(commit).ok().and_then(|c| c.tree_id().ok()) {
+        Some(tree) => subscriptions_in_tree(repo, tree.detach()),
+        None => Vec::new(),
+    }
+}
+
+/// The hives the `.swarm/config.toml` of `tree` subscribes to (none when
+/// it is missing, a link, too large or invalid).
+pub fn subscriptions_in_tree(repo: &gix::Repository, tree: gix::ObjectId) -> Vec<HiveSubscription> {
     let Some(text) = (|| {
-        let tree = repo.find_commit(commit).ok()?.tree().ok()?;
+        let tree = repo.find_tree(tree).ok()?;
         let entry = tree.lookup_entry_by_path(".swarm/config.toml").ok()??;
         if !entry.mode().is_blob() || entry.mode().is_link() {
             return None;

@@ -33,6 +33,14 @@ impl DirectiveEntry {
     pub fn stem(&self) -> &str {
         self.file.strip_suffix(".toml").unwrap_or(&self.file)
     }
+
+    /// The id as people read it: `hive:NAME/ID` for a hive's directive.
+    pub fn shown_id(&self) -> std::borrow::Cow<'_, str> {
+        match &self.origin {
+            Some(hive) => crate::hive::origin_name(hive, self.stem()).into(),
+            None => self.stem().into(),
+        }
+    }
 }
 
 /// A file's stamp as the index last saw it.
