@@ -30,8 +30,10 @@ pub struct Config {
     /// The hives this project subscribes to (`[[hive]]`, docs/hive.md):
     /// each a git repository of directives, read at its pinned revision.
     #[schemars(length(max = 16))]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hive: Vec<HiveSubscription>,
     /// In a hive's own config: what a directive promoted into it must show.
+    #[serde(skip_serializing_if = "PromotionConfig::is_default")]
     pub promotion: PromotionConfig,
 }
 
@@ -56,6 +58,8 @@ pub struct HiveSubscription {
 }
 
 impl HiveSubscription {
+    /// The most hives a project subscribes to.
+    pub const MAX: usize = 16;
     /// The most directives a project switches off in one hive.
     pub const OFF_MAX: usize = 1000;
 }
@@ -82,6 +86,12 @@ pub struct PromotionConfig {
     /// The most violations recorded against it in its project.
     #[schemars(range(min = 0, max = 1000000))]
     pub max_violations: u32,
+}
+
+impl PromotionConfig {
+    fn is_default(&self) -> bool {
+        *self == PromotionConfig::default()
+    }
 }
 
 impl Default for PromotionConfig {
@@ -493,6 +503,10 @@ fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
             .as_str()
             .unwrap_or_default();
         let def = &schema["$defs"][def.rsplit('/').next().unwrap_or_default()];
+        // A section left out when at its defaults (`promotion`).
+        if values[section].is_null() {
+            continue;
+        }
         for (name, field) in def["properties"].as_object().into_iter().flatten() {
             if let (Some(lo), Some(hi)) = (field["minimum"].as_f64(), field["maximum"].as_f64()) {
                 let key = format!("{section}.{name}");
@@ -553,6 +567,17 @@ fn hive_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
             })
             .unwrap_or(0)
     };
+    if c.hive.len() > HiveSubscription::MAX {
+        problems.push(
+            Problem::error(
+                path,
+                "config",
+                format!("`hive`: more than {} hives", HiveSubscription::MAX),
+            )
+            .at_offset(text, at(HiveSubscription::MAX, "name"))
+            .with_hint("a project takes at most 16 hives: merge hives, or unsubscribe (`git swarm hive remove`)"),
+        );
+    }
     let mut seen = std::collections::HashSet::new();
     for (i, h) in c.hive.iter().enumerate() {
         let mut bad = |key: &str, what: String, hint: &str| {

@@ -64,6 +64,7 @@ pub mod markdown;
 pub mod mcp;
 pub mod pathglob;
 pub mod pattern;
+pub mod pins;
 pub mod predicate;
 pub mod problem;
 pub mod proposal;

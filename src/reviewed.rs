@@ -388,7 +388,7 @@ fn cached_blobs(
     gix: &gix::Repository,
     commit: gix::ObjectId,
 ) -> Result<Vec<Blob>, String> {
-    let path = repo.common_dir.join("swarm").join("reviewed-v2");
+    let path = repo.common_dir.join("swarm").join("reviewed");
     if let Ok(bytes) = crate::safe_fs::read(&path, CACHE_MAX)
         && bytes.len() % 20 == 0
         && bytes.get(..20) == Some(commit.as_bytes())
@@ -427,8 +427,8 @@ fn add_hive_blobs(
     blobs: &mut HashSet<Blob>,
 ) -> bool {
     let mut complete = true;
-    for sub in crate::hive::trusted_subscriptions(gix, commit) {
-        let dir = crate::hive::pinned_dir(&repo.common_dir, &sub.name, &sub.rev);
+    for sub in crate::pins::trusted_subscriptions(gix, commit) {
+        let dir = crate::pins::pinned_dir(&repo.common_dir, &sub.name, &sub.rev);
         let names = match dir.symlink_metadata() {
             Ok(m) if m.is_dir() => crate::safe_fs::names_ending(&dir, ".toml").unwrap_or_default(),
             _ => {
@@ -436,7 +436,7 @@ fn add_hive_blobs(
                 continue;
             }
         };
-        for name in names.into_iter().take(crate::hive::MAX_DIRECTIVES) {
+        for name in names.into_iter().take(crate::pins::MAX_DIRECTIVES) {
             let id = name.strip_suffix(".toml").unwrap_or(&name);
             if sub.off.contains_key(id) {
                 continue;

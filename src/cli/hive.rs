@@ -514,7 +514,10 @@ fn fetch(args: FetchArgs, ui: &mut Ui) -> Outcome {
         )?;
     }
     // The trusted revision's pins too: what tells a reviewed hive directive.
-    git_swarm::hive::fetch_trusted(&store, &cwd);
+    let repo = super::repo()?;
+    if let Some(commit) = git_swarm::reviewed::trusted_commit(&repo) {
+        git_swarm::hive::fetch_trusted(&store, &cwd, &repo.gix(), commit);
+    }
     refresh(ui);
     Ok(ExitCode::SUCCESS)
 }

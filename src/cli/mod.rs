@@ -299,9 +299,10 @@ enum Command {
     /// Phases of work: start one, and the gate that closes one.
     #[command(subcommand)]
     Phase(phase::Command),
-    /// Lessons shared by many repositories: a hive is a git repository of
-    /// directives that projects subscribe to at a pinned commit.
+    /// Share lessons across repositories through a hive of directives.
     ///
+    /// A hive is a git repository of directives that projects subscribe to
+    /// at a pinned commit.
     /// `init` makes one; `add` subscribes this project (the pin is written
     /// to `.swarm/config.toml`: commit it); `update` moves the pin, showing
     /// the knowledge diff; `fetch` brings a new clone the pinned content;

@@ -165,7 +165,7 @@ pub fn select(
             verification: verification(&d),
             score: s.total,
             unreviewed: !reviewed[s.doc],
-            origin: hive.map(|h| crate::hive::origin_name(&h, &d.id)),
+            origin: hive.map(|h| crate::pins::origin_name(&h, &d.id)),
         });
     }
     // Keep the best-ranked ones that fit the budget, then render them in a

@@ -13,34 +13,18 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::config::HiveSubscription;
 use crate::error::{Error, Result};
 use crate::index::DirectiveEntry;
 use crate::problem::Problem;
 use crate::store::Store;
 
-/// Most directive files read from one hive revision.
-pub const MAX_DIRECTIVES: usize = 20_000;
-
-/// `$GIT_COMMON_DIR/swarm/hives`: the mirrors and the pinned folders.
-pub fn hives_dir(common_dir: &Path) -> PathBuf {
-    common_dir.join("swarm").join("hives")
-}
-
-/// The bare mirror of the hive `name`.
-pub fn mirror_dir(common_dir: &Path, name: &str) -> PathBuf {
-    hives_dir(common_dir).join(format!("{name}.git"))
-}
-
-/// The directives of the hive `name` at `rev`, as checked and written out.
-pub fn pinned_dir(common_dir: &Path, name: &str, rev: &str) -> PathBuf {
-    hives_dir(common_dir).join(format!("{name}@{rev}"))
-}
-
-/// How a hive directive is named where its origin is shown.
-pub fn origin_name(hive: &str, id: &str) -> String {
-    format!("hive:{hive}/{id}")
-}
+pub use crate::index::hive::{
+    directive_file, entries_of, state_key, subscribed_entries, unfetched,
+};
+pub use crate::pins::{
+    MAX_DIRECTIVES, hives_dir, mirror_dir, origin_name, pinned_dir, short, subscriptions_in_tree,
+    trusted_subscriptions,
+};
 
 /// Whether `url` names a local path rather than a remote (as git tells
 /// them: a URL has `://`, an scp-like address a colon before any slash).
@@ -196,11 +180,7 @@ pub fn resolve(common_dir: &Path, name: &str, spec: &str) -> Result<String> {
 /// The directive files of `.swarm/directives/` in `rev`'s tree of the
 /// mirror of `name`: (file name, bytes). Anything but a regular file (a
 /// link, a folder, a submodule) is a problem; bounded in count and size.
-fn read_tree(
-    common_dir: &Path,
-    name: &str,
-    rev: &str,
-) -> Result<(Vec<HiveFile>, Vec<Problem>)> {
+fn read_tree(common_dir: &Path, name: &str, rev: &str) -> Result<(Vec<HiveFile>, Vec<Problem>)> {
     let mirror = mirror_dir(common_dir, name);
     own_folder(&mirror)?;
     let not_here = || {
@@ -355,176 +335,11 @@ pub fn entries_at(common_dir: &Path, name: &str, rev: &str) -> Result<Vec<Direct
         .collect())
 }
 
-/// What the index takes from the hives: every subscribed hive's entries
-/// (those switched off left out, a directive of two hives taken from the
-/// first), and a warning for each hive whose pinned revision is not here.
-pub fn subscribed_entries(store: &Store) -> (Vec<DirectiveEntry>, Vec<Problem>) {
-    entries_of(&store.common_dir, &store.config.hive)
-}
-
-/// [`subscribed_entries`] of the subscriptions `subs` (a revision's).
-pub fn entries_of(
-    common_dir: &Path,
-    subs: &[HiveSubscription],
-) -> (Vec<DirectiveEntry>, Vec<Problem>) {
-    let mut out: Vec<DirectiveEntry> = Vec::new();
-    let mut problems = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for sub in subs {
-        let dir = pinned_dir(common_dir, &sub.name, &sub.rev);
-        let here = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
-        let Some(names) = here
-            .then(|| crate::safe_fs::names_ending(&dir, ".toml").ok())
-            .flatten()
-        else {
-            problems.push(
-                Problem::warning(
-                    ".swarm/config.toml",
-                    "hive",
-                    format!(
-                        "hive `{}`: its pinned revision {} is not fetched here: its directives are left out",
-                        sub.name,
-                        short(&sub.rev)
-                    ),
-                )
-                .with_hint("`git swarm hive fetch` fetches every subscribed hive"),
-            );
-            continue;
-        };
-        for file in names.into_iter().take(MAX_DIRECTIVES) {
-            let id = file.strip_suffix(".toml").unwrap_or(&file);
-            if sub.off.contains_key(id) || !seen.insert(id.to_owned()) {
-                continue;
-            }
-            let rel = format!("hive:{}/{file}", sub.name);
-            let mut entry = crate::index::read_entry(&dir.join(&file), &rel, &file, false);
-            entry.origin = Some(sub.name.clone());
-            out.push(entry);
-        }
-    }
-    out.sort_by(|a, b| a.file.cmp(&b.file));
-    (out, problems)
-}
-
-/// A warning for each subscribed hive whose pinned revision is not
-/// fetched here (a stat each): its directives are left out until it is.
-pub fn unfetched(store: &Store) -> Vec<Problem> {
-    store
-        .config
-        .hive
-        .iter()
-        .filter(|sub| {
-            !pinned_dir(&store.common_dir, &sub.name, &sub.rev)
-                .symlink_metadata()
-                .is_ok_and(|m| m.is_dir())
-        })
-        .map(|sub| {
-            Problem::warning(
-                ".swarm/config.toml",
-                "hive",
-                format!(
-                    "hive `{}`: its pinned revision {} is not fetched here: its directives are left out",
-                    sub.name,
-                    short(&sub.rev)
-                ),
-            )
-            .with_hint("`git swarm hive fetch` fetches every subscribed hive")
-        })
-        .collect()
-}
-
-/// A key of what [`subscribed_entries`] reads: the subscriptions, and
-/// whether each pinned folder is there. 0 with no hive.
-pub fn state_key(store: &Store) -> u64 {
-    if store.config.hive.is_empty() {
-        return 0;
-    }
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for sub in &store.config.hive {
-        h.update(sub.name.as_bytes());
-        h.update(&[0]);
-        h.update(sub.rev.as_bytes());
-        for id in sub.off.keys() {
-            h.update(id.as_bytes());
-            h.update(&[0]);
-        }
-        let here = pinned_dir(&store.common_dir, &sub.name, &sub.rev)
-            .symlink_metadata()
-            .is_ok_and(|m| m.is_dir());
-        h.update(&[u8::from(here), 1]);
-    }
-    h.digest() | 1
-}
-
-/// The file of hive directive `id` this project takes, if any: the first
-/// subscribed hive that has it and has not been switched off for it.
-pub fn directive_file<'s>(store: &'s Store, id: &str) -> Option<(PathBuf, &'s HiveSubscription)> {
-    if !crate::directive::is_valid_id(id) {
-        return None;
-    }
-    store.config.hive.iter().find_map(|sub| {
-        let path = pinned_dir(&store.common_dir, &sub.name, &sub.rev).join(format!("{id}.toml"));
-        (!sub.off.contains_key(id) && path.symlink_metadata().is_ok_and(|m| m.is_file()))
-            .then_some((path, sub))
-    })
-}
-
-/// A commit id cut for reading.
-pub fn short(rev: &str) -> &str {
-    rev.get(..12).unwrap_or(rev)
-}
-
-/// The hives the trusted revision's `.swarm/config.toml` subscribes to
-/// (see [`crate::reviewed`]): only their pinned content counts as reviewed.
-pub fn trusted_subscriptions(
-    repo: &gix::Repository,
-    commit: gix::ObjectId,
-) -> Vec<HiveSubscription> {
-    match repo.find_commit(commit).ok().and_then(|c| c.tree_id().ok()) {
-        Some(tree) => subscriptions_in_tree(repo, tree.detach()),
-        None => Vec::new(),
-    }
-}
-
-/// The hives the `.swarm/config.toml` of `tree` subscribes to (none when
-/// it is missing, a link, too large or invalid).
-pub fn subscriptions_in_tree(repo: &gix::Repository, tree: gix::ObjectId) -> Vec<HiveSubscription> {
-    let Some(text) = (|| {
-        let tree = repo.find_tree(tree).ok()?;
-        let entry = tree.lookup_entry_by_path(".swarm/config.toml").ok()??;
-        if !entry.mode().is_blob() || entry.mode().is_link() {
-            return None;
-        }
-        if repo.find_header(entry.oid()).ok()?.size() > CONFIG_MAX {
-            return None;
-        }
-        let blob = repo.find_object(entry.oid()).ok()?;
-        String::from_utf8(blob.data.clone()).ok()
-    })() else {
-        return Vec::new();
-    };
-    let (config, problems) = crate::config::Config::parse(&text, ".swarm/config.toml");
-    if problems.iter().any(Problem::is_error) {
-        return Vec::new();
-    }
-    config.hive
-}
-
-/// Largest config.toml read from a revision.
-const CONFIG_MAX: u64 = 1024 * 1024;
-
 /// Fetches and writes out the pins of the trusted revision's subscriptions
 /// that are not here yet, so that a project's reviewed hive directives are
 /// known as such. Best effort: what fails is left as not reviewed.
-pub fn fetch_trusted(store: &Store, cwd: &Path) {
-    let Ok(repo) = crate::store::Repo::discover(&store.root, &crate::store::GitEnv::default())
-    else {
-        return;
-    };
-    let Some(commit) = crate::reviewed::trusted_commit(&repo) else {
-        return;
-    };
-    for sub in trusted_subscriptions(&repo.gix(), commit) {
+pub fn fetch_trusted(store: &Store, cwd: &Path, repo: &gix::Repository, commit: gix::ObjectId) {
+    for sub in trusted_subscriptions(repo, commit) {
         if pinned_dir(&store.common_dir, &sub.name, &sub.rev).is_dir() {
             continue;
         }

@@ -37,7 +37,7 @@ impl DirectiveEntry {
     /// The id as people read it: `hive:NAME/ID` for a hive's directive.
     pub fn shown_id(&self) -> std::borrow::Cow<'_, str> {
         match &self.origin {
-            Some(hive) => crate::hive::origin_name(hive, self.stem()).into(),
+            Some(hive) => crate::pins::origin_name(hive, self.stem()).into(),
             None => self.stem().into(),
         }
     }

@@ -26,6 +26,7 @@ mod entries;
 mod error;
 mod events;
 mod file;
+pub mod hive;
 mod load;
 mod mapped;
 mod pattern_section;

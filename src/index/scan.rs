@@ -28,7 +28,7 @@ pub struct Scan {
     /// The directive and quarantine files were not stat'ed: they are as
     /// the index last saw them.
     pub(super) unstamped: bool,
-    /// [`crate::hive::state_key`]: the hive directives among the entries.
+    /// [`crate::index::hive::state_key`]: the hive directives among the entries.
     pub(super) hive_key: u64,
 }
 
@@ -148,7 +148,7 @@ pub(super) fn scan_while(
         events,
         directives_dir: dir_stamp,
         unstamped: false,
-        hive_key: crate::hive::state_key(store),
+        hive_key: crate::index::hive::state_key(store),
     })
 }
 

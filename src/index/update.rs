@@ -106,7 +106,7 @@ fn set_entries(store: &Store, index: &mut Index, scan: &Scan, built_at_ns: i64) 
         &index.directive_stamps,
     );
     if !store.config.hive.is_empty() {
-        let (hive, _) = crate::hive::subscribed_entries(store);
+        let (hive, _) = super::hive::subscribed_entries(store);
         // The project's own directive of an id wins over a hive's.
         let own: std::collections::HashSet<&str> =
             directives.iter().map(|e| e.file.as_str()).collect();

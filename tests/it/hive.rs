@@ -375,7 +375,7 @@ fn a_malformed_hive_directive_fails_the_update_with_its_place_and_changes_nothin
     assert!(
         !std::fs::read_to_string(q.join(".swarm/config.toml"))
             .expect("config")
-            .contains("[[hive]]")
+            .contains("\n[[hive]]")
     );
 }
 
@@ -532,7 +532,7 @@ fn a_new_clone_fetches_the_pinned_hive_and_hive_list_says_where_it_stands() {
     assert!(
         !std::fs::read_to_string(clone.join(".swarm/config.toml"))
             .expect("config")
-            .contains("[[hive]]")
+            .contains("\n[[hive]]")
     );
     assert!(
         !inject(&env, &clone, "fix it")

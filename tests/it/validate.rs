@@ -399,11 +399,11 @@ fn every_config_problem_is_reported_at_once() {
     assert_eq!(
         errors,
         [
-            ".swarm/config.toml:1:1: error: config: `colour`: unknown field `colour`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `handoffs`, `roles`, `agent_types`",
+            ".swarm/config.toml:1:1: error: config: `colour`: unknown field `colour`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `handoffs`, `roles`, `agent_types`, `hive`, `promotion`",
             ".swarm/config.toml:4:9: error: config: `events.fsync`: unknown variant `sometimes`, expected `never` or `always`",
             ".swarm/config.toml:5:19: error: config: `events.lock_timeout_ms`: invalid type: string \"soon\", expected u64",
             ".swarm/config.toml:8:16: error: `runner.timeout_secs` is out of range",
-            ".swarm/config.toml:13:2: error: config: `unknown`: unknown field `unknown`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `handoffs`, `roles`, `agent_types`",
+            ".swarm/config.toml:13:2: error: config: `unknown`: unknown field `unknown`, expected one of `events`, `runner`, `knowledge`, `retrieval`, `patterns`, `handoffs`, `roles`, `agent_types`, `hive`, `promotion`",
         ],
         "{}",
         run.snapshot()

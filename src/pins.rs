@@ -1,0 +1,75 @@
+//! Where a hive's pinned revisions live in the git dir, and which hives a
+//! revision subscribes to (docs/hive.md): what the index, the review of
+//! hive directives and the hive commands share.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::HiveSubscription;
+use crate::problem::Problem;
+
+/// Most directive files read from one hive revision.
+pub const MAX_DIRECTIVES: usize = 20_000;
+
+/// `$GIT_COMMON_DIR/swarm/hives`: the mirrors and the pinned folders.
+pub fn hives_dir(common_dir: &Path) -> PathBuf {
+    common_dir.join("swarm").join("hives")
+}
+
+/// The bare mirror of the hive `name`.
+pub fn mirror_dir(common_dir: &Path, name: &str) -> PathBuf {
+    hives_dir(common_dir).join(format!("{name}.git"))
+}
+
+/// The directives of the hive `name` at `rev`, as checked and written out.
+pub fn pinned_dir(common_dir: &Path, name: &str, rev: &str) -> PathBuf {
+    hives_dir(common_dir).join(format!("{name}@{rev}"))
+}
+
+/// How a hive directive is named where its origin is shown.
+pub fn origin_name(hive: &str, id: &str) -> String {
+    format!("hive:{hive}/{id}")
+}
+
+/// A commit id cut for reading.
+pub fn short(rev: &str) -> &str {
+    rev.get(..12).unwrap_or(rev)
+}
+
+/// The hives the trusted revision's `.swarm/config.toml` subscribes to
+/// (see [`crate::reviewed`]): only their pinned content counts as reviewed.
+pub fn trusted_subscriptions(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+) -> Vec<HiveSubscription> {
+    match repo.find_commit(commit).ok().and_then(|c| c.tree_id().ok()) {
+        Some(tree) => subscriptions_in_tree(repo, tree.detach()),
+        None => Vec::new(),
+    }
+}
+
+/// The hives the `.swarm/config.toml` of `tree` subscribes to (none when
+/// it is missing, a link, too large or invalid).
+pub fn subscriptions_in_tree(repo: &gix::Repository, tree: gix::ObjectId) -> Vec<HiveSubscription> {
+    let Some(text) = (|| {
+        let tree = repo.find_tree(tree).ok()?;
+        let entry = tree.lookup_entry_by_path(".swarm/config.toml").ok()??;
+        if !entry.mode().is_blob() || entry.mode().is_link() {
+            return None;
+        }
+        if repo.find_header(entry.oid()).ok()?.size() > CONFIG_MAX {
+            return None;
+        }
+        let blob = repo.find_object(entry.oid()).ok()?;
+        String::from_utf8(blob.data.clone()).ok()
+    })() else {
+        return Vec::new();
+    };
+    let (config, problems) = crate::config::Config::parse(&text, ".swarm/config.toml");
+    if problems.iter().any(Problem::is_error) {
+        return Vec::new();
+    }
+    config.hive
+}
+
+/// Largest config.toml read from a revision.
+const CONFIG_MAX: u64 = 1024 * 1024;
