@@ -18,6 +18,7 @@ pub struct Args {
 pub fn run(args: Args, ui: &mut Ui) -> Outcome {
     let repo = super::repo()?;
     let store = super::store(ui)?;
+    super::hive::refuse_if_hive(&store, &args.id, "edit")?;
     let file = git_swarm::directive::lifecycle::read(&store, &args.id)
         .map_err(|e| super::show::with_suggestion(&store, e))?;
     // Before anything is written: with no editor there is no edit to keep.

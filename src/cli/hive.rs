@@ -696,3 +696,31 @@ fn on(args: OnArgs, ui: &mut Ui) -> Outcome {
     writeln!(ui.out, "{} is taken again", hive::origin_name(name, id))?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// Refuses a command that would change directive `id` when it is a hive's
+/// (no project file of that id): it is changed in the hive, or switched
+/// off here.
+pub fn refuse_if_hive(
+    store: &git_swarm::Store,
+    id: &str,
+    what: &str,
+) -> Result<(), super::CliError> {
+    if store.directives_dir().join(format!("{id}.toml")).exists() {
+        return Ok(());
+    }
+    match hive::directive_file(store, id) {
+        Some((_, sub)) => Err(git_swarm::Error::usage(
+            format!(
+                "`{id}` is {}, a directive of hive `{}`: this project cannot {what} it",
+                hive::origin_name(&sub.name, id),
+                sub.name
+            ),
+            format!(
+                "change it in the hive (a pull request there), or do without it here: git swarm hive off {}/{id} --reason \"...\"",
+                sub.name
+            ),
+        )
+        .into()),
+        None => Ok(()),
+    }
+}

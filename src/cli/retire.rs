@@ -35,6 +35,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         .into());
     }
     let store = super::store(ui)?;
+    super::hive::refuse_if_hive(&store, &args.id, "retire")?;
     let retired = match git_swarm::directive::lifecycle::retire(&store, &args.id, reason) {
         Ok(r) => r,
         Err(Error::Invalid(problems)) => {

@@ -45,6 +45,9 @@ struct Status {
     index: String,
     handoffs: git_swarm::handoff::review::Attention,
     review: git_swarm::reviewed::ReviewStatus,
+    /// Each subscribed hive: name, pinned revision, and its directives
+    /// here (`None`: not fetched).
+    hives: Vec<(String, String, Option<usize>)>,
 }
 
 const WEEK_MS: i64 = 7 * 24 * 60 * 60 * 1000;
@@ -83,6 +86,15 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
             .map(|e| e.stem().to_owned())
             .collect(),
         uncommitted_events: uncommitted(&store).unwrap_or(0),
+        hives: (store.config.hive.iter())
+            .map(|h| {
+                let dir = git_swarm::hive::pinned_dir(&store.common_dir, &h.name, &h.rev);
+                let here = (dir.symlink_metadata().is_ok_and(|m| m.is_dir())).then(|| {
+                    git_swarm::safe_fs::names_ending(&dir, ".toml").map_or(0, |n| n.len())
+                });
+                (h.name.clone(), h.rev.clone(), here)
+            })
+            .collect(),
         hooks: hooks
             .unwrap_or_default()
             .into_iter()
@@ -298,6 +310,16 @@ fn text(s: &Status, ui: &mut Ui) -> std::io::Result<()> {
         }
     );
     section(out, &heading, r.awaiting_review.iter().cloned())?;
+    if !s.hives.is_empty() {
+        let hives = s.hives.iter().map(|(name, rev, here)| match here {
+            Some(n) => format!("{name}  at {}  {n} directives", git_swarm::hive::short(rev)),
+            None => format!(
+                "{name}  at {}  not fetched here: `git swarm hive fetch`",
+                git_swarm::hive::short(rev)
+            ),
+        });
+        section(out, "Hives:", hives)?;
+    }
     writeln!(out, "Spoofed acks: {}", s.spoofed_acks)?;
     writeln!(
         out,

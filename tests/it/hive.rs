@@ -232,6 +232,39 @@ fn the_projects_own_directive_or_its_switch_off_wins() {
         shown.snapshot()
     );
 
+    // A hive's directive is changed in the hive, not here.
+    let retire = env.swarm_in(
+        &p,
+        &[
+            "retire",
+            "no-fixme-markers",
+            "--justification",
+            "we do not want it",
+        ],
+    );
+    retire.code(2);
+    assert!(
+        retire
+            .stderr
+            .contains("is hive:team/no-fixme-markers, a directive of hive `team`")
+            && retire
+                .stderr
+                .contains("git swarm hive off team/no-fixme-markers"),
+        "{}",
+        retire.snapshot()
+    );
+    let status = env.swarm_in(&p, &["status"]);
+    assert!(
+        status.stdout.contains("Hives:\n  team  at "),
+        "{}",
+        status.snapshot()
+    );
+    assert!(
+        status.stdout.contains("2 directives"),
+        "{}",
+        status.snapshot()
+    );
+
     // Switched off, with a reason: no longer shown nor checked, and recorded.
     let short = env.swarm_in(
         &p,
