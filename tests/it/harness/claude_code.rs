@@ -809,6 +809,66 @@ fn an_unreviewed_directive_reaches_no_agent_in_the_real_harness() {
     assert!(seen.contains(HOSTILE), "merged, it is briefed:\n{seen}");
 }
 
+/// A hive's lesson (issue 42): a project subscribed to a hive gets the
+/// hive's lesson into a real subagent's context, named by its origin, once
+/// the subscription is on the trusted revision; on a branch that brings the
+/// subscription, it reaches no agent.
+#[test]
+fn a_hive_lesson_reaches_a_subagent_once_its_pin_is_reviewed() {
+    let Some(rig) = one_default_subagent("Fixed.\nKNOWLEDGE_APPLIED:no-private-keys") else {
+        return;
+    };
+    rig.env
+        .git(&["config", "--unset", "swarm.injectUnreviewed"]);
+    let base = rig.env.tmp.path();
+    rig.env.swarm_in(base, &["hive", "init", "hive"]).success();
+    let hive = base.join("hive");
+    std::fs::write(
+        hive.join(".swarm/directives/flaky-tests-are-bugs.toml"),
+        "id = \"flaky-tests-are-bugs\"\nlesson = \"HIVE-LESSON: a flaky test is a bug; find its race, never retry it\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\ntriggers = [\"flaky\"]\nrequired_actions = [\"name the race that made the test flaky\"]\n",
+    )
+    .expect("hive lesson");
+    rig.env.git_in(&hive, &["add", "-A"]);
+    rig.env
+        .git_in(&hive, &["commit", "-q", "-m", "flaky tests are bugs"]);
+    rig.env.git(&["checkout", "-q", "-b", "subscribe"]);
+    rig.env
+        .swarm(&["hive", "add", "../hive", "--name", "team"])
+        .success();
+    rig.commit("Subscribe to the team's hive");
+    rig.run("MAIN-SPAWN one default subagent", &[], Swarm::Real)
+        .success();
+    for turn in requests_of(&rig.server.requests(), "") {
+        let seen = all_text(&turn);
+        assert!(
+            !seen.contains("HIVE-LESSON"),
+            "a pin not yet reviewed brought its lesson to the model:\n{}",
+            around(&seen, "HIVE-LESSON")
+        );
+    }
+    rig.env
+        .swarm(&["commit", "-m", "the session's events"])
+        .success();
+    rig.env.git(&["checkout", "-q", "main"]);
+    rig.env.git(&["merge", "-q", "--ff-only", "subscribe"]);
+    rig.run("MAIN-SPAWN one default subagent", &[], Swarm::Real)
+        .success();
+    let subs = requests_of(&rig.server.requests(), "SUBTASK-DEFAULT");
+    let seen = all_text(subs.last().expect("the subagent asked the model"));
+    assert!(
+        seen.contains("- id: flaky-tests-are-bugs\n  origin: hive:team/flaky-tests-are-bugs\n")
+            && seen.contains("HIVE-LESSON: a flaky test is a bug"),
+        "the subagent's request carries the hive's lesson with its origin:\n{seen}"
+    );
+    let shown = rig.events("shown");
+    assert!(
+        shown.iter().any(|e| e["directives"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|i| i == "flaky-tests-are-bugs"))),
+        "the delegation recorded it by its id: {shown:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // 2. A subagent of the default type gets the template's coder directives.
 
