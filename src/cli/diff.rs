@@ -351,6 +351,19 @@ pub fn text(r: &Report) -> String {
             );
         }
     }
+    if section(&mut o, "Hives", r.hives.len()) {
+        for h in &r.hives {
+            let _ = writeln!(o, "  {}", hive_line(h, &esc));
+            if let Some(report) = &h.report {
+                for line in text(report).lines() {
+                    let _ = writeln!(o, "    {line}");
+                }
+            }
+            if let Some(note) = &h.note {
+                let _ = writeln!(o, "    {}", esc(note));
+            }
+        }
+    }
     if section(
         &mut o,
         "Events missing from the new side (the log is append-only)",
@@ -384,6 +397,17 @@ fn snake<T: serde::Serialize>(v: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
         .unwrap_or_default()
+}
+
+/// `hive team: 4a59d77d7714 -> 1f82f3088f2e` (or subscribed, unsubscribed).
+fn hive_line(h: &git_swarm::diff::HiveMove, esc: &dyn Fn(&str) -> String) -> String {
+    let short = |r: &str| esc(git_swarm::pins::short(r));
+    match (&h.from, &h.to) {
+        (Some(a), Some(b)) => format!("hive {}: {} -> {}", esc(&h.name), short(a), short(b)),
+        (None, Some(b)) => format!("hive {} subscribed at {}", esc(&h.name), short(b)),
+        (Some(a), None) => format!("hive {} unsubscribed (was at {})", esc(&h.name), short(a)),
+        (None, None) => format!("hive {}", esc(&h.name)),
+    }
 }
 
 fn change_word(k: DirectiveChangeKind) -> String {
@@ -699,6 +723,26 @@ fn markdown(r: &Report) -> String {
                 md(c.from.as_deref().unwrap_or("(default)")),
                 md(c.to.as_deref().unwrap_or("(default)"))
             );
+        }
+    });
+    details(&mut o, "Hives", r.hives.len(), |o| {
+        for h in &r.hives {
+            let _ = writeln!(o, "- {}", hive_line(h, &md));
+            if let Some(report) = &h.report {
+                // The hive's own report as text, fenced longer than any run
+                // of backticks in it: a lesson cannot close the fence.
+                let body = text(report);
+                let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+                let fence = "`".repeat(longest.max(2) + 1);
+                let _ = writeln!(o, "\n  {fence}text");
+                for line in body.lines() {
+                    let _ = writeln!(o, "  {line}");
+                }
+                let _ = writeln!(o, "  {fence}");
+            }
+            if let Some(note) = &h.note {
+                let _ = writeln!(o, "  {}", md(note));
+            }
         }
     });
     details(

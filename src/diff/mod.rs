@@ -95,6 +95,23 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Files that could not be read, malformed event lines, links skipped.
     pub problems: Vec<ProblemRef>,
+    /// The hives whose pin moved, added or removed in `config.toml`, each
+    /// with what the move changes in the hive (docs/hive.md).
+    pub hives: Vec<HiveMove>,
+}
+
+/// A subscribed hive whose pin differs between the sides.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct HiveMove {
+    pub name: String,
+    /// The pinned commit on each side (none: not subscribed there).
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// The hive's own knowledge diff between the two pins, read from its
+    /// mirror in the git dir, when that has them.
+    pub report: Option<Box<Report>>,
+    /// Why there is no report.
+    pub note: Option<String>,
 }
 
 /// One side of the diff.
@@ -327,6 +344,17 @@ pub fn diff(
     root: &std::path::Path,
     revisions: &Revisions,
 ) -> Result<Report> {
+    diff_with(repo, root, revisions, true)
+}
+
+/// [`diff`]; with `hives`, the knowledge diff of each hive whose pin moved
+/// (a hive's own diff does not follow its config's hives).
+fn diff_with(
+    repo: &gix::Repository,
+    root: &std::path::Path,
+    revisions: &Revisions,
+    hives: bool,
+) -> Result<Report> {
     let sides = resolve(repo, root, revisions)?;
     crate::trace::mark("revisions resolved");
     // The old side's limits bound every read: the new side is what is under review.
@@ -412,7 +440,11 @@ pub fn diff(
         other_files: other_files(&old, &new),
         notes: sides.notes,
         problems: problems.iter().map(ProblemRef::from).collect(),
+        hives: Vec::new(),
     };
+    if hives {
+        report.hives = hive_moves(repo, &report.config);
+    }
     let overrides = logs
         .added
         .iter()
@@ -912,4 +944,86 @@ fn upstream(
             "the upstream {name} of branch {branch} does not exist (fetch it?)"
         ))),
     }
+}
+
+/// The hives whose pin differs in the `config` changes, each with the
+/// hive's knowledge diff from its mirror (docs/hive.md).
+fn hive_moves(repo: &gix::Repository, config: &[ConfigChange]) -> Vec<HiveMove> {
+    let Some(change) = config.iter().find(|c| c.key == "hive") else {
+        return Vec::new();
+    };
+    let pins = |v: &Option<String>| -> BTreeMap<String, String> {
+        let table = v
+            .as_deref()
+            .and_then(|s| format!("v = {s}").parse::<toml::Table>().ok());
+        let items = table
+            .as_ref()
+            .and_then(|t| t.get("v")?.as_array().cloned())
+            .unwrap_or_default();
+        items
+            .iter()
+            .take(crate::config::HiveSubscription::MAX)
+            .filter_map(|t| {
+                let name = t.get("name")?.as_str()?;
+                let rev = t.get("rev")?.as_str()?;
+                crate::config::is_valid_hive_name(name).then(|| (name.to_owned(), rev.to_owned()))
+            })
+            .collect()
+    };
+    let (old, new) = (pins(&change.from), pins(&change.to));
+    let names: std::collections::BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    let mut moves = Vec::new();
+    for name in names {
+        let (from, to) = (old.get(name).cloned(), new.get(name).cloned());
+        if from == to {
+            continue;
+        }
+        let (report, note) = match &to {
+            None => (None, None),
+            Some(to) => match hive_report(repo, name, from.as_deref(), to) {
+                Ok(r) => (Some(Box::new(r)), None),
+                Err(e) => (None, Some(e)),
+            },
+        };
+        moves.push(HiveMove {
+            name: name.clone(),
+            from,
+            to,
+            report,
+            note,
+        });
+    }
+    moves
+}
+
+/// The diff of hive `name`'s `.swarm/` from `from` (none: nothing) to `to`,
+/// in its mirror.
+fn hive_report(
+    repo: &gix::Repository,
+    name: &str,
+    from: Option<&str>,
+    to: &str,
+) -> std::result::Result<Report, String> {
+    let mirror = crate::pins::mirror_dir(repo.common_dir(), name);
+    let not_here = || {
+        format!(
+            "the hive's revisions are not fetched here: `git swarm hive fetch {name}` shows what the move changes"
+        )
+    };
+    if !mirror.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(not_here());
+    }
+    let hive = gix::open(&mirror).map_err(|_| not_here())?;
+    let commit = |rev: &str| {
+        gix::ObjectId::from_hex(rev.as_bytes())
+            .ok()
+            .filter(|id| hive.find_commit(*id).is_ok())
+    };
+    let to = commit(to).ok_or_else(not_here)?;
+    let from = match from {
+        Some(f) => commit(f).ok_or_else(not_here)?,
+        None => gix::ObjectId::empty_tree(gix::hash::Kind::Sha1),
+    };
+    let revisions = Revisions::parse(&format!("{from}..{to}")).map_err(|e| e.to_string())?;
+    diff_with(&hive, &mirror, &revisions, false).map_err(|e| e.to_string())
 }

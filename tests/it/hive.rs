@@ -159,6 +159,25 @@ fn a_lesson_merged_in_the_hive_reaches_every_subscribed_project_through_a_review
             update.snapshot()
         );
         commit_all(&env, p, "Move the hive's pin");
+        // The commit that moves the pin shows, in `git swarm diff` (a pull
+        // request's comment), what the move brings.
+        let diff = env.swarm_in(p, &["diff", "HEAD~1..HEAD"]);
+        diff.success();
+        assert!(
+            diff.stdout.contains("\nHives\n  hive team: ")
+                && diff
+                    .stdout
+                    .contains("+ no-fixme-markers added: Never commit FIXME markers"),
+            "{}",
+            diff.snapshot()
+        );
+        let md = env.swarm_in(p, &["diff", "HEAD~1..HEAD", "--format", "json"]);
+        let json: serde_json::Value = serde_json::from_str(&md.stdout).expect("json");
+        assert_eq!(json["hives"][0]["name"], "team");
+        assert_eq!(
+            json["hives"][0]["report"]["directives"][0]["id"],
+            "no-fixme-markers"
+        );
         let shown = inject(&env, p, "fix the parser");
         assert!(
             shown.stdout.contains("origin: hive:team/no-fixme-markers"),
