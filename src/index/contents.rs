@@ -81,6 +81,10 @@ pub struct Index {
     /// any was racy: enough to tell they are unchanged without decoding them.
     pub(super) entries_fingerprint: u64,
     pub(super) entries_racy: bool,
+    /// [`super::hive::state_key`] when the entries were read: a change (a
+    /// pin fetched or moved) is never vouched for by the watcher or the
+    /// directives folder's stamp, which do not see it.
+    pub(super) hive_key: u64,
     /// The directives folder's listing, when its stamp was not racy.
     pub(super) listing: Option<Listing>,
     /// Stamps of the directive and quarantine files; loaded with the entries.

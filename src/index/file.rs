@@ -49,6 +49,7 @@ struct HeadStart<'a> {
     config: Option<Stamp>,
     entries_fingerprint: u64,
     entries_racy: bool,
+    hive_key: u64,
     directive_count: usize,
     quarantine_count: usize,
     #[serde(borrow)]
@@ -260,6 +261,7 @@ pub fn read(path: &Path, store: &Store) -> Option<OnDisk> {
         config: start.config,
         entries_fingerprint: start.entries_fingerprint,
         entries_racy: start.entries_racy,
+        hive_key: start.hive_key,
         listing,
         summary: Summary {
             directive_count: start.directive_count,
@@ -289,6 +291,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
         config: index.config,
         entries_fingerprint: index.entries_fingerprint,
         entries_racy: index.entries_racy,
+        hive_key: index.hive_key,
         directive_count: index.directive_count,
         quarantine_count: index.quarantine_count,
         listing: (index.listing.as_ref()).map(|l| (l.dir, l.names.as_str())),

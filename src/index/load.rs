@@ -338,6 +338,7 @@ fn stat(
         Some(d) => {
             // A racy index is checked by content, which needs the stamps.
             let vouched = !d.index.entries_racy
+                && super::hive::state_key(store) == d.index.hive_key
                 && (watcher.is_some_and(|w| watch::vouches(store, w, d.index.entries_fingerprint))
                     || reads.contains(Reads::LISTED)
                         && d.index.listing.as_ref().is_some_and(|l| {

@@ -137,6 +137,7 @@ fn set_entries(store: &Store, index: &mut Index, scan: &Scan, built_at_ns: i64) 
     index.directive_stamps = stamps(scan.directives(), built_at_ns);
     index.quarantine_stamps = stamps(&scan.quarantine, built_at_ns);
     index.entries_fingerprint = scan.entries_fingerprint();
+    index.hive_key = scan.hive_key;
     let any_racy =
         |files: &[(String, Stamp)]| files.iter().any(|(_, s)| racy(built_at_ns, s.mtime_ns));
     index.entries_racy = any_racy(scan.directives()) || any_racy(&scan.quarantine);
