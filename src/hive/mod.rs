@@ -19,6 +19,9 @@ use crate::index::DirectiveEntry;
 use crate::problem::Problem;
 use crate::store::Store;
 
+pub mod promote;
+pub mod report;
+
 /// Most directive files read from one hive revision.
 pub const MAX_DIRECTIVES: usize = 20_000;
 
@@ -44,7 +47,7 @@ pub fn origin_name(hive: &str, id: &str) -> String {
 
 /// Whether `url` names a local path rather than a remote (as git tells
 /// them: a URL has `://`, an scp-like address a colon before any slash).
-fn is_local(url: &str) -> bool {
+pub(crate) fn is_local(url: &str) -> bool {
     if url.contains("://") {
         return url.starts_with("file://");
     }
@@ -87,7 +90,7 @@ pub fn check_source(url: &str, cwd: &Path) -> Result<()> {
 }
 
 /// git, run outside any repository of the caller's environment.
-fn git() -> Command {
+pub(crate) fn git() -> Command {
     let mut cmd = Command::new("git");
     for key in [
         "GIT_DIR",
