@@ -22,6 +22,7 @@ mod generate;
 mod handoff;
 mod harden;
 mod hive;
+mod hive_share;
 mod hook;
 mod hook_agent;
 mod hooks;
