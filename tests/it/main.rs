@@ -30,6 +30,7 @@ mod handoff;
 mod handoff_check;
 mod harden;
 mod harness;
+mod hive_share;
 mod hook_pre_commit_framework;
 mod hooks;
 mod hooks_block;
