@@ -79,6 +79,7 @@ pub struct ReportedStats {
     pub projects: u64,
     /// Delegations that acknowledged it as applied.
     pub applied: u64,
+    /// Violations, as escalation counts them.
     pub violated: u64,
     /// Tool calls its guard refused.
     pub prevented: u64,
