@@ -45,8 +45,7 @@ pub enum Command {
     Off(OffArgs),
     /// Take a hive directive switched off again.
     On(OnArgs),
-    /// Propose a directive of this project to a hive, as a branch of the
-    /// hive for a pull request.
+    /// Propose a directive of this project to a hive, as a branch for review.
     ///
     /// The directive must be this project's own, active, pass the
     /// actionability gate and be reviewed (its content on the trusted
@@ -58,14 +57,14 @@ pub enum Command {
     /// the directive with its record in `source`; the branch is pushed to
     /// the hive. Nothing is merged: the hive's owners review it.
     Promote(super::hive_share::PromoteArgs),
-    /// Send this project's signals about a hive's directives back to the
-    /// hive: `hive_report` events on its branch `reports/<project>`.
+    /// Send this project's signals about a hive's directives back to the hive.
     ///
-    /// One event per directive of the hive that was shown, applied,
-    /// violated or refused a tool call here, or that this project switched
-    /// off (with the reason). The events are appended to the hive's event
-    /// log on that branch (made from the hive's head when missing) and
-    /// pushed; once merged, `git swarm stats` in the hive shows them.
+    /// One `hive_report` event per directive of the hive that was shown,
+    /// applied, violated or refused a tool call here, or that this project
+    /// switched off (with the reason). The events are appended to the
+    /// hive's event log on its branch `reports/<project>` (made from the
+    /// hive's head when missing) and pushed; once the hive merges it, `git
+    /// swarm stats` there shows them.
     Report(super::hive_share::ReportArgs),
 }
 
