@@ -47,7 +47,7 @@ fn project(ui: &mut Ui) -> Result<Project, super::CliError> {
     ui.problems(&store.config_problems);
     let review = super::review(&repo, ui);
     let head = repo.gix().head_id().ok().map(|id| id.to_string());
-    let name = promote::project_name(&store.root);
+    let name = promote::project_name_of(&store);
     Ok(Project {
         store,
         review,

@@ -99,6 +99,17 @@ pub fn project_name(root: &Path) -> String {
     }
 }
 
+/// The project's name in a hive (see [`project_name`]): of its main
+/// worktree's folder, so that a linked worktree reports as its project.
+pub fn project_name_of(store: &Store) -> String {
+    let main = store
+        .common_dir
+        .file_name()
+        .filter(|n| *n == ".git")
+        .and(store.common_dir.parent());
+    project_name(main.unwrap_or(&store.root))
+}
+
 /// The branch a promotion goes to unless told: `promote/<project>/<id>`.
 pub fn default_branch(project: &str, id: &str) -> String {
     format!("promote/{project}/{id}")

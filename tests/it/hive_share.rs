@@ -374,6 +374,22 @@ fn report_writes_events_to_the_hive_that_stats_there_shows() {
     assert_eq!(twice[..2], events[..]);
     assert_ne!(twice[2]["id"], twice[0]["id"]);
 
+    // From a linked worktree, the project is still the main worktree's folder.
+    env.git(&["commit", "-q", "-am", "switch small-commits off"]);
+    let worktree = env.tmp.path().join("elsewhere");
+    env.git(&["worktree", "add", "-q", &worktree.to_string_lossy()]);
+    let from_worktree = env.swarm_in(&worktree, &["hive", "report", "team"]);
+    from_worktree.success();
+    assert!(
+        from_worktree
+            .stdout
+            .contains("on its branch reports/repo (")
+            && from_worktree.stdout.contains("appended"),
+        "{}",
+        from_worktree.snapshot()
+    );
+    assert_eq!(read_events("reports/repo").len(), 6);
+
     // The hive's owners merge the branch: `stats` there counts each
     // project's latest report once.
     env.git_in(&hive, &["merge", "-q", "reports/repo"]);
