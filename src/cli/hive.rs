@@ -340,7 +340,7 @@ impl ConfigFile {
 }
 
 /// The subscription NAME, or an error naming the ones there are.
-pub(super) fn subscription<'s>(
+fn subscription<'s>(
     store: &'s git_swarm::Store,
     name: &str,
 ) -> Result<&'s HiveSubscription, super::CliError> {

@@ -19,6 +19,7 @@ use crate::index::DirectiveEntry;
 use crate::problem::Problem;
 use crate::store::Store;
 
+mod branch;
 pub mod promote;
 pub mod report;
 

@@ -19,7 +19,7 @@ use crate::event::{Body, Event, Kind};
 use crate::fold::{EventHead, Fold};
 use crate::store::Store;
 
-use super::promote::{self, HiveWrite};
+use super::branch::{HiveWrite, check_branch_name};
 
 /// What a project's log says of one directive.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -193,7 +193,7 @@ pub fn report(
         return Ok(None);
     }
     let branch = branch_name(project);
-    promote::check_branch_name(&branch)?;
+    check_branch_name(&branch)?;
     let tip = hive.remote_branch(&branch)?;
     let created = tip.is_none();
     let base = tip.clone().unwrap_or_else(|| hive.head.clone());
