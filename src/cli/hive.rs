@@ -45,6 +45,27 @@ pub enum Command {
     Off(OffArgs),
     /// Take a hive directive switched off again.
     On(OnArgs),
+    /// Propose a directive of this project to a hive, as a branch for review.
+    ///
+    /// The directive must be this project's own, active, pass the
+    /// actionability gate and be reviewed (its content on the trusted
+    /// revision), and meet the hive's bar (`[promotion]` of its
+    /// config.toml): acknowledged as applied in at least `min_applied`
+    /// delegations, violated at most `max_violations` times. Below the bar
+    /// it exits 1, one line per shortfall; any other refusal exits 2. The
+    /// hive is fetched, and one commit on a new branch from its head adds
+    /// the directive with its record in `source`; the branch is pushed to
+    /// the hive. Nothing is merged: the hive's owners review it.
+    Promote(super::hive_share::PromoteArgs),
+    /// Send this project's signals about a hive's directives back to the hive.
+    ///
+    /// One `hive_report` event per directive of the hive that was shown,
+    /// applied, violated or refused a tool call here, or that this project
+    /// switched off (with the reason). The events are appended to the
+    /// hive's event log on its branch `reports/<project>` (made from the
+    /// hive's head when missing) and pushed; once the hive merges it, `git
+    /// swarm stats` there shows them.
+    Report(super::hive_share::ReportArgs),
 }
 
 pub fn run(command: Command, ui: &mut Ui) -> Outcome {
@@ -57,6 +78,8 @@ pub fn run(command: Command, ui: &mut Ui) -> Outcome {
         Command::Remove(args) => remove(args, ui),
         Command::Off(args) => off(args, ui),
         Command::On(args) => on(args, ui),
+        Command::Promote(args) => super::hive_share::promote(args, ui),
+        Command::Report(args) => super::hive_share::report(args, ui),
     }
 }
 

@@ -22,6 +22,7 @@ mod generate;
 mod handoff;
 mod harden;
 mod hive;
+mod hive_share;
 mod hook;
 mod hook_agent;
 mod hooks;
@@ -299,14 +300,16 @@ enum Command {
     /// Phases of work: start one, and the gate that closes one.
     #[command(subcommand)]
     Phase(phase::Command),
-    /// Share lessons across repositories through a hive of directives.
+    /// Lessons shared by many repositories: hives of directives, pinned by commit.
     ///
     /// A hive is a git repository of directives that projects subscribe to
-    /// at a pinned commit.
-    /// `init` makes one; `add` subscribes this project (the pin is written
-    /// to `.swarm/config.toml`: commit it); `update` moves the pin, showing
-    /// the knowledge diff; `fetch` brings a new clone the pinned content;
-    /// `off`/`on` switch one of its directives off here, with a reason.
+    /// at a pinned commit. `init` makes one; `add` subscribes this project
+    /// (the pin is written to `.swarm/config.toml`: commit it); `update`
+    /// moves the pin, showing the knowledge diff; `fetch` brings a new clone
+    /// the pinned content; `off`/`on` switch one of its directives off here,
+    /// with a reason. `promote` proposes a directive of this project to a
+    /// hive, and `report` sends this project's signals about a hive's
+    /// directives back to it, each as a branch pushed to the hive.
     /// Hive directives reach agents and checks as the project's own do,
     /// named `hive:NAME/ID`; the project's directive of the same id wins.
     /// See docs/hive.md.

@@ -190,5 +190,35 @@ fn text(s: &Stats, ui: &mut Ui) -> std::io::Result<()> {
             handoffs.join(", ")
         }
     )?;
+    if !s.reported.is_empty() {
+        writeln!(
+            out,
+            "\nReported by projects (the latest `git swarm hive report` of each):"
+        )?;
+        let w = s
+            .reported
+            .iter()
+            .map(|r| clean(&r.id).chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(2);
+        writeln!(
+            out,
+            "  {:<w$} {:>8} {:>8} {:>8} {:>9} {:>12}",
+            "ID", "PROJECTS", "APPLIED", "VIOLATED", "PREVENTED", "SWITCHED OFF"
+        )?;
+        for r in &s.reported {
+            writeln!(
+                out,
+                "  {:<w$} {:>8} {:>8} {:>8} {:>9} {:>12}",
+                clean(&r.id),
+                r.projects,
+                r.applied,
+                r.violated,
+                r.prevented,
+                r.switched_off
+            )?;
+        }
+    }
     out.flush()
 }

@@ -70,6 +70,27 @@ pub enum Body {
     },
     /// `hive on`: a hive directive switched off is taken again.
     HiveOn { hive: String },
+    /// `hive report`: what one project's log says of a hive directive (the
+    /// event's directive), written into the hive for its owners. Counts
+    /// over the project's whole log when it reported; a later report of
+    /// the same project stands for it.
+    HiveReport {
+        /// The reporting project (its folder's name).
+        project: String,
+        /// Delegations that showed it.
+        shown: u64,
+        /// Delegations that acknowledged it as applied.
+        applied: u64,
+        /// Violations, as escalation counts them.
+        violated: u64,
+        /// Tool calls its guard refused.
+        prevented: u64,
+        /// The project switched it off (`hive off`).
+        switched_off: bool,
+        /// Why, when switched off.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// `ack`: a delegate's answer about a directive it was shown.
     Ack {
         delegation: String,

@@ -18,6 +18,10 @@ use crate::index::DirectiveEntry;
 use crate::problem::Problem;
 use crate::store::Store;
 
+mod branch;
+pub mod promote;
+pub mod report;
+
 pub use crate::index::hive::{
     directive_file, entries_of, state_key, subscribed_entries, unfetched,
 };
@@ -28,7 +32,7 @@ pub use crate::pins::{
 
 /// Whether `url` names a local path rather than a remote (as git tells
 /// them: a URL has `://`, an scp-like address a colon before any slash).
-fn is_local(url: &str) -> bool {
+pub(crate) fn is_local(url: &str) -> bool {
     if url.contains("://") {
         return url.starts_with("file://");
     }
@@ -71,7 +75,7 @@ pub fn check_source(url: &str, cwd: &Path) -> Result<()> {
 }
 
 /// git, run outside any repository of the caller's environment.
-fn git() -> Command {
+pub(crate) fn git() -> Command {
     let mut cmd = Command::new("git");
     for key in [
         "GIT_DIR",

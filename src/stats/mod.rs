@@ -64,6 +64,27 @@ pub struct Stats {
     pub handoff_violations: BTreeMap<String, u64>,
     /// Rates over the window.
     pub rates: Rates,
+    /// In a hive's log: what the projects reported of its directives
+    /// (`git swarm hive report`), by id. Absent when nothing was reported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reported: Vec<ReportedStats>,
+}
+
+/// What projects reported of one directive: each project's latest
+/// `hive_report` in the window, summed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct ReportedStats {
+    pub id: String,
+    /// Projects that reported it.
+    pub projects: u64,
+    /// Delegations that acknowledged it as applied.
+    pub applied: u64,
+    /// Violations, as escalation counts them.
+    pub violated: u64,
+    /// Tool calls its guard refused.
+    pub prevented: u64,
+    /// Projects that switched it off.
+    pub switched_off: u64,
 }
 
 /// What the window holds about one directive.
@@ -240,7 +261,44 @@ pub fn compute(input: &Input<'_>) -> Stats {
         checks,
         handoff_violations,
         rates,
+        reported: reported(&window),
     }
+}
+
+/// Each project's latest report of each directive in `window` (in log
+/// order, so a later one replaces an earlier), summed per directive.
+fn reported(window: &[&Event]) -> Vec<ReportedStats> {
+    let mut latest: BTreeMap<(&str, &str), &Event> = BTreeMap::new();
+    for e in window {
+        if e.known_kind() != Some(Kind::HiveReport) {
+            continue;
+        }
+        if let (Some(id), Some(project)) = (e.directive.as_deref(), e.str_field("project")) {
+            latest.insert((id, project), e);
+        }
+    }
+    let mut out: BTreeMap<&str, ReportedStats> = BTreeMap::new();
+    for ((id, _), e) in latest {
+        let n = |k: &str| {
+            e.data
+                .get(k)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        let r = out.entry(id).or_default();
+        r.projects += 1;
+        r.applied += n("applied");
+        r.violated += n("violated");
+        r.prevented += n("prevented");
+        r.switched_off +=
+            u64::from(e.data.get("switched_off") == Some(&serde_json::Value::Bool(true)));
+    }
+    out.into_iter()
+        .map(|(id, r)| ReportedStats {
+            id: id.to_owned(),
+            ..r
+        })
+        .collect()
 }
 
 fn ratio(part: u64, whole: u64) -> Option<f64> {

@@ -31,6 +31,7 @@ mod handoff_check;
 mod harden;
 mod harness;
 mod hive;
+mod hive_share;
 mod hook_pre_commit_framework;
 mod hooks;
 mod hooks_block;

@@ -112,6 +112,12 @@ fn every_template_file_is_valid() {
     let documented = toml::from_str::<toml::Table>(&text).expect("parses");
     let defaults = toml::Table::try_from(Config::default()).expect("serialise defaults");
     for (section, table) in &defaults {
+        // A project's hives (`[[hive]]`, none by default) are written by
+        // `hive add`; a hive's bar (`[promotion]`) is in a hive's own
+        // config, which `hive init` writes: docs/hive.md has both.
+        if section == "hive" || section == "promotion" {
+            continue;
+        }
         for key in table.as_table().expect("section is a table").keys() {
             assert!(
                 documented.get(section).and_then(|s| s.get(key)).is_some(),

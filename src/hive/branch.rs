@@ -1,0 +1,314 @@
+//! Writing to a hive: one commit on a branch of the hive, pushed to it,
+//! for `hive promote` and `hive report`.
+//!
+//! The commit is made with git's plumbing in the hive's mirror (in the
+//! project's git dir) with a throwaway index, so that no work tree is
+//! touched, the hive's own checkout included; it is the user's, with the
+//! identity git would commit with in the project. The push never
+//! overwrites: a branch the hive has is moved only from the tip this
+//! command read.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::config::HiveSubscription;
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+use super::{mirror_dir, run_git};
+
+/// Refuses a branch name git would refuse.
+pub(crate) fn check_branch_name(branch: &str) -> Result<()> {
+    let mut cmd = super::git();
+    cmd.args(["check-ref-format", &format!("refs/heads/{branch}")]);
+    let ok = cmd.output().is_ok_and(|o| o.status.success());
+    if ok && !branch.starts_with('-') {
+        Ok(())
+    } else {
+        Err(Error::usage(
+            format!("`{}` is not a branch name git takes", branch.escape_debug()),
+            "name the branch with --branch (e.g. promote/my-project/the-id)",
+        ))
+    }
+}
+
+/// A hive being written to: its mirror fetched, its head, where it is
+/// pushed to, and whose commits these are.
+pub(crate) struct HiveWrite<'a> {
+    pub(crate) sub: &'a HiveSubscription,
+    mirror: PathBuf,
+    /// Where the throwaway index goes: beside the mirror.
+    scratch: PathBuf,
+    /// What git pushes to: the URL, or a local path made absolute.
+    target: String,
+    /// The hive's default branch's commit, as just fetched.
+    pub(crate) head: String,
+    /// The user's identity, as git would commit in the project.
+    author: Ident,
+    committer: Ident,
+}
+
+/// A git identity: name, email and date (git's internal format).
+#[derive(Debug, Clone)]
+struct Ident {
+    name: String,
+    email: String,
+    date: String,
+}
+
+impl Ident {
+    /// `git var GIT_AUTHOR_IDENT` (or committer) as git works it out in
+    /// `cwd`: the project's config, the user's, the environment.
+    fn of(cwd: &Path, var: &str) -> Result<Ident> {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(cwd).args(["var", var]).stdin(Stdio::null());
+        let line = run_git(cmd, &format!("cannot tell who you are to git ({var})")).map_err(
+            |e| match e {
+                Error::Git { context, source } => Error::Refused {
+                    message: context,
+                    hint: Some(
+                        "set your name and email: git config --global user.name …; git config --global user.email …"
+                            .to_owned(),
+                    ),
+                    source,
+                },
+                e => e,
+            },
+        )?;
+        let (Some(lt), Some(gt)) = (line.rfind('<'), line.rfind('>')) else {
+            return Err(Error::git(
+                format!("git var {var}"),
+                format!("`{line}` is not an identity"),
+            ));
+        };
+        Ok(Ident {
+            name: line[..lt].trim().to_owned(),
+            email: line[lt + 1..gt].to_owned(),
+            date: line[gt + 1..].trim().to_owned(),
+        })
+    }
+}
+
+impl<'a> HiveWrite<'a> {
+    /// Fetches the hive `sub` and knows the user, before anything is written.
+    pub(crate) fn open(store: &Store, cwd: &Path, sub: &'a HiveSubscription) -> Result<Self> {
+        let author = Ident::of(cwd, "GIT_AUTHOR_IDENT")?;
+        let committer = Ident::of(cwd, "GIT_COMMITTER_IDENT")?;
+        let head = super::fetch(&store.common_dir, cwd, &sub.name, &sub.url)?;
+        let target = if super::is_local(&sub.url) && !sub.url.starts_with("file://") {
+            cwd.join(&sub.url).to_string_lossy().into_owned()
+        } else {
+            sub.url.clone()
+        };
+        Ok(HiveWrite {
+            sub,
+            mirror: mirror_dir(&store.common_dir, &sub.name),
+            scratch: super::hives_dir(&store.common_dir),
+            target,
+            head,
+            author,
+            committer,
+        })
+    }
+
+    fn git(&self) -> Command {
+        let mut cmd = super::git();
+        cmd.arg("-C").arg(&self.mirror);
+        cmd
+    }
+
+    fn what(&self, doing: &str) -> String {
+        format!("hive `{}`: {doing}", self.sub.name)
+    }
+
+    fn repo(&self) -> Result<gix::Repository> {
+        gix::open(&self.mirror).map_err(|e| Error::git(self.what("cannot open its mirror"), e))
+    }
+
+    /// The blob at `rel` in `commit`'s tree, if a regular file is there;
+    /// one over `limit` bytes (or a link, a folder) is refused.
+    pub(crate) fn read_file(&self, commit: &str, rel: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        let repo = self.repo()?;
+        let git_err = |e: &dyn std::fmt::Display| Error::git(self.what(rel), e.to_string());
+        let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| git_err(&e))?;
+        let tree = repo
+            .find_commit(id)
+            .map_err(|e| git_err(&e))?
+            .tree()
+            .map_err(|e| git_err(&e))?;
+        let Some(entry) = tree.lookup_entry_by_path(rel).map_err(|e| git_err(&e))? else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() || entry.mode().is_link() {
+            return Err(Error::usage(
+                format!(
+                    "{rel} of hive `{}` at {} is not a regular file",
+                    self.sub.name,
+                    super::short(commit)
+                ),
+                "ask the hive's owners to make it one: a link there is never read",
+            ));
+        }
+        let size = repo
+            .find_header(entry.oid())
+            .map_err(|e| git_err(&e))?
+            .size();
+        if size > limit {
+            return Err(Error::usage(
+                format!("{rel} of hive `{}` is over {limit} bytes", self.sub.name),
+                "ask the hive's owners about it: it is not read",
+            ));
+        }
+        let blob = repo.find_object(entry.oid()).map_err(|e| git_err(&e))?;
+        Ok(Some(blob.data.clone()))
+    }
+
+    /// Whether `commit`'s tree has anything at `rel`.
+    pub(crate) fn has_path(&self, commit: &str, rel: &str) -> Result<bool> {
+        let repo = self.repo()?;
+        let git_err = |e: &dyn std::fmt::Display| Error::git(self.what(rel), e.to_string());
+        let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| git_err(&e))?;
+        let tree = repo
+            .find_commit(id)
+            .map_err(|e| git_err(&e))?
+            .tree()
+            .map_err(|e| git_err(&e))?;
+        Ok(tree
+            .lookup_entry_by_path(rel)
+            .map_err(|e| git_err(&e))?
+            .is_some())
+    }
+
+    /// The commit at `refs/heads/<branch>` of the hive itself, now (not
+    /// the mirror's copy, which keeps a branch the hive has deleted).
+    pub(crate) fn remote_branch(&self, branch: &str) -> Result<Option<String>> {
+        let full = format!("refs/heads/{branch}");
+        let mut cmd = self.git();
+        cmd.args(["ls-remote", "--", &self.target, &full]);
+        let out = run_git(cmd, &self.what("cannot list its branches"))?;
+        let Some(tip) = out.lines().find_map(|l| {
+            let (id, name) = l.split_once('\t')?;
+            (name == full).then(|| id.to_owned())
+        }) else {
+            return Ok(None);
+        };
+        // Fetched a moment ago, unless it moved since.
+        let mut have = self.git();
+        have.args(["cat-file", "-e", &format!("{tip}^{{commit}}")]);
+        if run_git(have, "").is_err() {
+            return Err(Error::usage(
+                format!(
+                    "the branch {branch} of hive `{}` moved while it was fetched",
+                    self.sub.name
+                ),
+                "run this again",
+            ));
+        }
+        Ok(Some(tip))
+    }
+
+    /// A commit in the mirror whose parent is `parent` and whose tree is
+    /// the parent's with `files` (path, bytes) written, by the user.
+    pub(crate) fn commit(
+        &self,
+        parent: &str,
+        files: &[(String, Vec<u8>)],
+        message: &str,
+    ) -> Result<String> {
+        let scratch = tempfile::Builder::new()
+            .prefix(".promote-")
+            .tempdir_in(&self.scratch)
+            .map_err(|e| Error::io(&self.scratch, e))?;
+        let index = scratch.path().join("index");
+        let with_index = |args: &[&str]| {
+            let mut cmd = self.git();
+            cmd.env("GIT_INDEX_FILE", &index).args(args);
+            cmd
+        };
+        run_git(
+            with_index(&["read-tree", parent]),
+            &self.what("cannot read its tree"),
+        )?;
+        for (rel, bytes) in files {
+            let mut hash = self.git();
+            hash.args(["hash-object", "-w", "--stdin"]);
+            let blob = run_with_input(hash, bytes, &self.what("cannot write a file"))?;
+            run_git(
+                with_index(&[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("100644,{blob},{rel}"),
+                ]),
+                &self.what("cannot stage a file"),
+            )?;
+        }
+        let tree = run_git(
+            with_index(&["write-tree"]),
+            &self.what("cannot write a tree"),
+        )?;
+        let mut commit = self.git();
+        commit
+            .args(["commit-tree", &tree, "-p", parent, "-F", "-"])
+            .env("GIT_AUTHOR_NAME", &self.author.name)
+            .env("GIT_AUTHOR_EMAIL", &self.author.email)
+            .env("GIT_AUTHOR_DATE", &self.author.date)
+            .env("GIT_COMMITTER_NAME", &self.committer.name)
+            .env("GIT_COMMITTER_EMAIL", &self.committer.email)
+            .env("GIT_COMMITTER_DATE", &self.committer.date);
+        run_with_input(
+            commit,
+            message.as_bytes(),
+            &self.what("cannot make the commit"),
+        )
+    }
+
+    /// Pushes `commit` to the hive's `refs/heads/<branch>`, which must be
+    /// at `expect` (`None`: must not exist): a branch someone else moved or
+    /// made meanwhile is not overwritten.
+    pub(crate) fn push(&self, commit: &str, branch: &str, expect: Option<&str>) -> Result<()> {
+        let full = format!("refs/heads/{branch}");
+        let mut cmd = self.git();
+        cmd.args([
+            "push",
+            "--quiet",
+            "--porcelain",
+            &format!("--force-with-lease={full}:{}", expect.unwrap_or("")),
+            "--",
+            &self.target,
+            &format!("{commit}:{full}"),
+        ]);
+        run_git(
+            cmd,
+            &self.what(&format!("cannot push {branch} to {}", self.sub.url)),
+        )
+        .map(drop)
+    }
+}
+
+/// Runs `cmd` with `input` on its standard input; its standard output,
+/// trimmed, or an error with what it said.
+fn run_with_input(mut cmd: Command, input: &[u8], what: &str) -> Result<String> {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::git(format!("{what}: cannot run git"), e.to_string()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(input)
+            .map_err(|e| Error::git(what.to_owned(), e.to_string()))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::git(what.to_owned(), e.to_string()))?;
+    if !out.status.success() {
+        return Err(Error::git(
+            what.to_owned(),
+            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
