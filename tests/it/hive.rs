@@ -72,8 +72,51 @@ fn inject(env: &TestEnv, dir: &Path, task: &str) -> Run {
     env.swarm_in(dir, &["inject", "--role", "coder", "--task", task])
 }
 
+/// One delegation to a coder in `dir`, whose delegate answers that it
+/// applied `id`.
+fn delegate_and_apply(env: &TestEnv, dir: &Path, id: &str) {
+    let shown = inject(env, dir, "fix the parser and its FIXME markers");
+    shown.success();
+    assert!(
+        shown.stdout.contains(&format!("- id: {id}\n")),
+        "{}",
+        shown.snapshot()
+    );
+    // The delegation's id, from the event it recorded (output hides ids).
+    let pending = dir.join(".git/swarm/pending");
+    let mut last = None;
+    for entry in std::fs::read_dir(&pending).expect("pending events") {
+        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
+        for line in text.lines() {
+            let e: serde_json::Value = serde_json::from_str(line).expect("event");
+            if e["kind"] == "shown" {
+                last = e["id"].as_str().map(str::to_owned).max(last);
+            }
+        }
+    }
+    let delegation = last.expect("a delegation");
+    let mut ack = env.command(crate::common::bin(), dir);
+    ack.args(["ack", "--delegation", &delegation, "-"])
+        .env("GIT_SWARM_NOW", crate::common::tick())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = ack.spawn().expect("ack");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "Done.\nKNOWLEDGE_APPLIED:{id}").expect("write");
+    }
+    let out = child.wait_with_output().expect("ack");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
-fn a_lesson_merged_in_the_hive_reaches_every_subscribed_project_through_a_reviewed_pin() {
+fn a_lesson_promoted_from_one_project_reaches_the_others_through_the_hive_and_a_reviewed_pin() {
     let env = TestEnv::new();
     let hive = hive(&env);
     merge_into_hive(
@@ -145,9 +188,27 @@ fn a_lesson_merged_in_the_hive_reaches_every_subscribed_project_through_a_review
         after.snapshot()
     );
 
-    // A second lesson, reviewed and merged in the hive, reaches the other
-    // two projects once each moves its pin; the first stays where it was.
-    merge_into_hive(&env, &hive, "fixme", &[("no-fixme-markers.toml", FIXME)]);
+    // Project one learned a lesson of its own, reviewed on its main and
+    // applied in two delegations: it promotes it to the hive, as a branch.
+    std::fs::write(
+        projects[0].join(".swarm/directives/no-fixme-markers.toml"),
+        FIXME,
+    )
+    .expect("write");
+    commit_all(&env, &projects[0], "Lesson: no FIXME markers");
+    for _ in 0..2 {
+        delegate_and_apply(&env, &projects[0], "no-fixme-markers");
+    }
+    let promote = env.swarm_in(
+        &projects[0],
+        &["hive", "promote", "no-fixme-markers", "--to", "team"],
+    );
+    promote.success();
+    let branch = "promote/one/no-fixme-markers";
+    assert!(promote.stdout.contains(branch), "{}", promote.snapshot());
+    // Reviewed and merged in the hive, it reaches the other two projects
+    // once each moves its pin; the first keeps its own file.
+    env.git_in(&hive, &["merge", "-q", "--no-ff", "-m", "reviewed", branch]);
     for p in &projects[1..] {
         let update = env.swarm_in(p, &["hive", "update"]);
         update.success();
@@ -197,9 +258,11 @@ fn a_lesson_merged_in_the_hive_reaches_every_subscribed_project_through_a_review
             check.snapshot()
         );
     }
+    // Project one's pin stayed where it was: its own file is what it shows.
     let first = inject(&env, &projects[0], "fix the parser");
     assert!(
-        !first.stdout.contains("no-fixme-markers"),
+        first.stdout.contains("- id: no-fixme-markers\n  priority")
+            && !first.stdout.contains("origin: hive:team/no-fixme-markers"),
         "{}",
         first.snapshot()
     );
