@@ -105,6 +105,22 @@ pub fn time(program: &Path, repo: &Path, args: &[&str], accept: &[i32]) -> Durat
     start.elapsed()
 }
 
+/// Runs `program args` in `repo` and returns its stdout; it must exit 0
+/// and print nothing on stderr.
+pub fn output(program: &Path, repo: &Path, args: &[&str]) -> String {
+    let out = command(program, repo, args)
+        .stdout(Stdio::piped())
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{} {args:?}: {}",
+        program.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Runs git and returns its stdout; panics if it fails.
 pub fn git(repo: &Path, args: &[&str]) -> String {
     let out = command(Path::new("git"), repo, args)
