@@ -10,6 +10,11 @@ use crate::problem::Problem;
 /// Most directive files read from one hive revision.
 pub const MAX_DIRECTIVES: usize = 20_000;
 
+/// In a pinned folder, the git blob ids of its directive files, sorted
+/// (20 bytes each), written with them: the review reads these rather than
+/// hashing a thousand files whenever the trusted revision moves.
+pub const BLOBS: &str = ".blobs";
+
 /// `$GIT_COMMON_DIR/swarm/hives`: the mirrors and the pinned folders.
 pub fn hives_dir(common_dir: &Path) -> PathBuf {
     common_dir.join("swarm").join("hives")

@@ -309,10 +309,18 @@ pub fn materialize(common_dir: &Path, name: &str, rev: &str) -> Result<PathBuf> 
         .prefix(&format!(".{name}@"))
         .tempdir_in(&hives)
         .map_err(|e| Error::io(&hives, e))?;
+    let mut blobs = Vec::with_capacity(files.len() * 20);
+    let mut ids: Vec<crate::reviewed::Blob> = Vec::with_capacity(files.len());
     for (file, bytes) in &files {
         let path = tmp.path().join(file);
         std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+        ids.extend(crate::reviewed::blob_id(bytes));
     }
+    // The files' blob ids, for the review (see `crate::pins::BLOBS`).
+    ids.sort_unstable();
+    ids.iter().for_each(|b| blobs.extend_from_slice(b));
+    let path = tmp.path().join(crate::pins::BLOBS);
+    std::fs::write(&path, &blobs).map_err(|e| Error::io(&path, e))?;
     let kept = tmp.keep();
     if let Err(e) = std::fs::rename(&kept, &dir) {
         let _ = std::fs::remove_dir_all(&kept);

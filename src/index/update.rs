@@ -96,8 +96,15 @@ fn fold_log(store: &Store, scan: &Scan, built_at_ns: i64, index: &mut Index) -> 
 fn set_entries(store: &Store, index: &mut Index, scan: &Scan, built_at_ns: i64) {
     // The hive's entries are read again whenever the entries changed (their
     // own folders never change; the subscriptions may have).
-    let mut old = std::mem::take(&mut index.directives);
-    old.retain(|e| e.origin.is_none());
+    let (old_hive, old): (Vec<_>, Vec<_>) = std::mem::take(&mut index.directives)
+        .into_iter()
+        .partition(|e| e.origin.is_some());
+    // The same files by name: the same of the hive's are shadowed.
+    let same_names = old.len() == scan.directives().len()
+        && old
+            .iter()
+            .zip(scan.directives())
+            .all(|(e, (n, _))| e.file == *n);
     let mut directives = entries::load_changed(
         store,
         "directives",
@@ -106,14 +113,19 @@ fn set_entries(store: &Store, index: &mut Index, scan: &Scan, built_at_ns: i64) 
         &index.directive_stamps,
     );
     if !store.config.hive.is_empty() {
-        let (hive, _) = super::hive::subscribed_entries(store);
-        // The project's own directive of an id wins over a hive's.
-        let own: std::collections::HashSet<&str> =
-            directives.iter().map(|e| e.file.as_str()).collect();
-        let hive: Vec<DirectiveEntry> = hive
-            .into_iter()
-            .filter(|e| !own.contains(e.file.as_str()))
-            .collect();
+        // A pinned folder never changes: with the same pins (and the same
+        // project files shadowing them) the hive's entries stand as read.
+        let hive = if same_names && scan.hive_key == index.hive_key && !old_hive.is_empty() {
+            old_hive
+        } else {
+            let (hive, _) = super::hive::subscribed_entries(store);
+            // The project's own directive of an id wins over a hive's.
+            let own: std::collections::HashSet<&str> =
+                directives.iter().map(|e| e.file.as_str()).collect();
+            hive.into_iter()
+                .filter(|e| !own.contains(e.file.as_str()))
+                .collect()
+        };
         directives.extend(hive);
         directives.sort_by(|a, b| a.file.cmp(&b.file));
     }

@@ -642,6 +642,29 @@ fn a_new_clone_fetches_the_pinned_hive_and_hive_list_says_where_it_stands() {
         "{}",
         shown.snapshot()
     );
+    // A project directive edited in place (the index keeps the hive's
+    // entries as read) and one added (they are read again): the hive's
+    // directive stays in both.
+    let own = clone.join(".swarm/directives/run-tests-before-handoff.toml");
+    let text = std::fs::read_to_string(&own).expect("template directive");
+    std::fs::write(&own, format!("{text}tags = [\"edited\"]\n")).expect("edit");
+    let shown = inject(&env, &clone, "fix it");
+    assert!(
+        shown.stdout.contains("origin: hive:team/no-fixme-markers"),
+        "{}",
+        shown.snapshot()
+    );
+    std::fs::write(
+        clone.join(".swarm/directives/a-new-one.toml"),
+        crate::common::directive_toml("a-new-one", "A new lesson of the project's own, for coders"),
+    )
+    .expect("add");
+    let listed = env.swarm_in(&clone, &["list"]);
+    assert!(
+        listed.stdout.contains("hive:team/no-fixme-markers") && listed.stdout.contains("a-new-one"),
+        "{}",
+        listed.snapshot()
+    );
 
     env.swarm_in(&clone, &["hive", "remove", "team"]).success();
     assert!(
