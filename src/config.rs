@@ -494,25 +494,6 @@ fn without<'i>(table: &DeTable<'i>, drop: &std::collections::HashSet<String>) ->
 /// 100). Counts are compared as f64: exact at these sizes, and `1000.0`
 /// displays as `1000`; a NaN or infinite value (null in JSON) is out of range.
 fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
-    let mut problems = bound_problems(c, text, path);
-    problems.extend(name_problems(c, text, path));
-    problems
-}
-
-/// The ranges of the schema, checked only when a setting is not at its
-/// default (every default is in range): building the schema cost each
-/// command about 0.2 ms, for a config that sets nothing.
-fn bound_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
-    let at_defaults = c.events == EventsConfig::default()
-        && c.runner == RunnerConfig::default()
-        && c.knowledge == KnowledgeConfig::default()
-        && c.retrieval == RetrievalConfig::default()
-        && c.patterns == PatternsConfig::default()
-        && c.handoffs == HandoffsConfig::default()
-        && c.promotion == PromotionConfig::default();
-    if at_defaults {
-        return Vec::new();
-    }
     let schema = schemars::schema_for!(Config).to_value();
     let values = serde_json::to_value(c).unwrap_or_default();
     let number = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
@@ -536,17 +517,11 @@ fn bound_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
     for w in c.patterns.ignore_weights.values() {
         ranges.push(("patterns.ignore_weights".into(), *w, 0.0, 100.0));
     }
-    ranges
+    let mut problems: Vec<Problem> = ranges
         .into_iter()
         .filter(|&(_, v, lo, hi)| !(lo..=hi).contains(&v))
         .map(|(key, _, lo, hi)| range_problem(text, path, &key, &format!("{lo} and {hi}")))
-        .collect()
-}
-
-/// Names a setting holds that must be valid: the roles of `agent_types`,
-/// and the hives.
-fn name_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
-    let mut problems = Vec::new();
+        .collect();
     // An agent type mapped to something no directive could be scoped to.
     for (agent_type, role) in &c.agent_types {
         if !crate::directive::is_valid_scope_name(role) {
