@@ -836,21 +836,7 @@ fn the_default_subagent_gets_the_coder_directives() {
 #[test]
 fn a_hive_lesson_reaches_the_default_subagent_with_its_origin() {
     let env = TestEnv::initialised();
-    env.git(&["config", "--unset", "swarm.injectUnreviewed"]);
-    env.swarm_in(env.tmp.path(), &["hive", "init", "hive"])
-        .success();
-    let hive = env.tmp.path().join("hive");
-    std::fs::write(
-        hive.join(".swarm/directives/flaky-tests-are-bugs.toml"),
-        "id = \"flaky-tests-are-bugs\"\nlesson = \"HIVE-LESSON: a flaky test is a bug; find its race, never retry it\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"name the race that made the test flaky\"]\n",
-    )
-    .expect("hive lesson");
-    env.git_in(&hive, &["add", "-A"]);
-    env.git_in(&hive, &["commit", "-q", "-m", "flaky tests are bugs"]);
-    env.swarm(&["hive", "add", "../hive", "--name", "team"])
-        .success();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-q", "-m", "Subscribe to the team's hive"]);
+    super::subscribe_to_a_hive(&env);
     let Some(c) = ready(env, one_subagent(TASK_DEFAULT, "Done.", "Done.")) else {
         return;
     };
@@ -863,8 +849,7 @@ fn a_hive_lesson_reaches_the_default_subagent_with_its_origin() {
         .expect("the subagent asked the model")
         .developer();
     assert!(
-        dev.contains("- id: flaky-tests-are-bugs\n  origin: hive:team/flaky-tests-are-bugs\n")
-            && dev.contains("HIVE-LESSON: a flaky test is a bug"),
+        super::has_hive_lesson(&dev),
         "the subagent lacks the hive's lesson:\n{}",
         tail(&dev, 3000)
     );

@@ -796,6 +796,27 @@ fn the_generalist_subagent_gets_the_coder_directives() {
     assert_eq!(ack["status"], "applied", "{ack}");
 }
 
+/// A hive's lesson (issue 42) reaches Gemini CLI's generalist subagent,
+/// named by its origin, once the subscription is on main.
+#[test]
+fn a_hive_lesson_reaches_the_generalist_with_its_origin() {
+    let env = TestEnv::initialised();
+    super::subscribe_to_a_hive(&env);
+    let Some(g) = Gemini::start(env, subagent_script) else {
+        return;
+    };
+    g.install(&[]);
+    g.trust();
+    let run = g.run("gs36-default: fix it", &Gemini::path_with_git_swarm());
+    assert_eq!(run.code, Some(0), "{}", run.show());
+    let first = subagent_first_request(&g.server, &run);
+    let text = first_text(&first);
+    assert!(
+        super::has_hive_lesson(&text),
+        "the generalist's first message lacks the hive's lesson:\n{text}"
+    );
+}
+
 /// A directive a branch brings, not yet on `main` (the trusted revision of
 /// a repository without a remote), is not in Gemini CLI's briefing, which
 /// names it by id as awaiting review (issue 37).

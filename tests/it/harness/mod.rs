@@ -830,3 +830,35 @@ pub fn judge_closed_loop(
     }
     assert_eq!(again, 0, "no new candidate of the mistake");
 }
+
+/// The lesson a hive gives in the hive scenarios (issue 42).
+pub const HIVE_LESSON: &str = "HIVE-LESSON: a flaky test is a bug; find its race, never retry it";
+
+/// Makes a hive beside `env`'s repository with one critical lesson for
+/// coders, and subscribes the repository to it as `team`, committed on
+/// main (so the lesson is reviewed); unreviewed directives withheld.
+pub fn subscribe_to_a_hive(env: &crate::common::TestEnv) {
+    env.git(&["config", "--unset", "swarm.injectUnreviewed"]);
+    env.swarm_in(env.tmp.path(), &["hive", "init", "hive"])
+        .success();
+    let hive = env.tmp.path().join("hive");
+    std::fs::write(
+        hive.join(".swarm/directives/flaky-tests-are-bugs.toml"),
+        format!(
+            "id = \"flaky-tests-are-bugs\"\nlesson = \"{HIVE_LESSON}\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\nrequired_actions = [\"name the race that made the test flaky\"]\n"
+        ),
+    )
+    .expect("hive lesson");
+    env.git_in(&hive, &["add", "-A"]);
+    env.git_in(&hive, &["commit", "-q", "-m", "flaky tests are bugs"]);
+    env.swarm(&["hive", "add", "../hive", "--name", "team"])
+        .success();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "Subscribe to the team's hive"]);
+}
+
+/// What a subagent's request must hold of the hive's lesson.
+pub fn has_hive_lesson(text: &str) -> bool {
+    text.contains("- id: flaky-tests-are-bugs\n  origin: hive:team/flaky-tests-are-bugs\n")
+        && text.contains(HIVE_LESSON)
+}

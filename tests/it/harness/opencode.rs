@@ -565,6 +565,32 @@ fn default_subagent_type_gets_the_coder_directives() {
     assert_eq!(shown[0]["actor"]["role"], "coder", "{shown:#?}");
 }
 
+/// A hive's lesson (issue 42) reaches opencode's `general` subagent,
+/// named by its origin, once the subscription is on main.
+#[test]
+fn a_hive_lesson_reaches_the_general_subagent_with_its_origin() {
+    let Some(oc) = Opencode::start(|t| {
+        if t.first_user.contains("SUB-HIVE") {
+            return say("Done.\nKNOWLEDGE_APPLIED:flaky-tests-are-bugs");
+        }
+        if t.results.is_empty() {
+            return call(&[task("call_hive", "SUB-HIVE fix the flaky greeting test")]);
+        }
+        say("All done.")
+    }) else {
+        return;
+    };
+    super::subscribe_to_a_hive(&oc.env);
+    oc.install(&[]);
+    oc.run("HIVE-PROMPT delegate the greeting").success();
+    let sub = oc.first_turn("SUB-HIVE");
+    assert!(
+        super::has_hive_lesson(&sub.first_user),
+        "the general subagent lacks the hive's lesson:\n{}",
+        sub.first_user
+    );
+}
+
 /// The child session opencode opens for a subagent (`session.created`
 /// with `info.parentID` and `info.agent: "general"`) is briefed by nobody:
 /// its lessons come with its task. Not its first request nor any later one
