@@ -552,9 +552,14 @@ fn range_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
 /// reach the agents.
 fn hive_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
     let mut problems = Vec::new();
+    if c.hive.is_empty() {
+        return problems;
+    }
+    // Parsed once for the places: a file of many bad entries must not cost
+    // a parse each (every hook reads this file).
+    let root = DeTable::parse(text).ok();
     let at = |i: usize, key: &str| -> usize {
-        DeTable::parse(text)
-            .ok()
+        root.as_ref()
             .and_then(|root| match root.get_ref().get("hive")?.get_ref() {
                 DeValue::Array(items) => match items.get(i)?.get_ref() {
                     DeValue::Table(t) => Some(
@@ -579,7 +584,7 @@ fn hive_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
         );
     }
     let mut seen = std::collections::HashSet::new();
-    for (i, h) in c.hive.iter().enumerate() {
+    for (i, h) in c.hive.iter().enumerate().take(HiveSubscription::MAX + 1) {
         let mut bad = |key: &str, what: String, hint: &str| {
             problems.push(
                 Problem::error(path, "config", format!("`hive[{i}].{key}`: {what}"))
@@ -615,11 +620,11 @@ fn hive_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
                 "an unpinned hive is refused: `git swarm hive update` pins it to a commit",
             );
         }
-        if h.url.is_empty() || h.url.len() > 1000 || h.url.contains(['\n', '\0']) {
+        if let Some(why) = url_problem(&h.url) {
             bad(
                 "url",
-                "not a URL or path".to_owned(),
-                "`git swarm hive add URL` writes it",
+                why,
+                "`git swarm hive add URL` writes it: a URL git fetches over file, git, http(s) or ssh, or an absolute path",
             );
         }
         if h.off.len() > HiveSubscription::OFF_MAX {
@@ -631,18 +636,54 @@ fn hive_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
                 ),
                 "unsubscribe (`git swarm hive remove`) rather than switch most of a hive off",
             );
+            continue;
         }
-        for id in h.off.keys() {
-            if !crate::directive::is_valid_id(id) {
-                bad(
-                    "off",
-                    format!("`{}` is not a directive id", id.escape_debug()),
-                    "`git swarm hive off NAME/ID --reason ...` writes it",
-                );
-            }
+        if let Some(id) = h.off.keys().find(|id| !crate::directive::is_valid_id(id)) {
+            bad(
+                "off",
+                format!("`{}` is not a directive id", id.escape_debug()),
+                "`git swarm hive off NAME/ID --reason ...` writes it",
+            );
         }
     }
     problems
+}
+
+/// What is wrong with a hive's `url`, if anything. A pull request writes
+/// it: no control character, no remote helper (`ext::` runs a command),
+/// and a local hive is named by its absolute path, never one relative to
+/// the work tree a pull request fills.
+pub fn url_problem(url: &str) -> Option<String> {
+    if url.is_empty() || url.len() > 1000 {
+        return Some("empty, or longer than 1,000 bytes".into());
+    }
+    if url.chars().any(char::is_control) {
+        return Some("holds a control character".into());
+    }
+    if url.starts_with('-') {
+        return Some(format!("`{}` starts with `-`", url.escape_debug()));
+    }
+    if url.contains("::") {
+        return Some(format!(
+            "`{}` names a git remote helper (`::`), which can run any command",
+            url.escape_debug()
+        ));
+    }
+    let scheme = url.split_once("://").map(|(s, _)| s);
+    let scp = scheme.is_none() && url.find(':').is_some_and(|c| !url[..c].contains('/'));
+    match scheme {
+        Some("file" | "git" | "http" | "https" | "ssh") => None,
+        Some(other) => Some(format!(
+            "`{}`: git-swarm fetches hives over file, git, http(s) or ssh, not `{other}`",
+            url.escape_debug()
+        )),
+        None if scp => None,
+        None if url.starts_with('/') => None,
+        None => Some(format!(
+            "`{}` is a relative path: a local hive is named by its absolute path",
+            url.escape_debug()
+        )),
+    }
 }
 
 /// For a config.toml that is valid TOML but not a valid configuration: one

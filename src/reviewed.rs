@@ -452,11 +452,9 @@ fn add_hive_blobs(
                 continue;
             }
         };
+        // Every file of the pin, as its `.blobs` holds them: those switched
+        // off are withheld by the index, not here.
         for name in names.into_iter().take(crate::pins::MAX_DIRECTIVES) {
-            let id = name.strip_suffix(".toml").unwrap_or(&name);
-            if sub.off.contains_key(id) {
-                continue;
-            }
             if let Ok(bytes) =
                 crate::safe_fs::read(&dir.join(&name), crate::directive::limits::FILE_MAX)
                 && let Some(b) = blob_id(&bytes)

@@ -285,6 +285,20 @@ fn name_of(url: &str) -> String {
     }
 }
 
+/// A config with errors is in use as its defaults, with no hive: a hive
+/// command refuses it rather than act on what the file does not say.
+fn refuse_bad_config(store: &git_swarm::Store) -> Result<(), super::CliError> {
+    let errors: Vec<_> = (store.config_problems.iter())
+        .filter(|p| p.is_error())
+        .cloned()
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(git_swarm::Error::Invalid(errors).into())
+    }
+}
+
 /// `.swarm/config.toml`, for editing.
 struct ConfigFile {
     path: PathBuf,
@@ -293,9 +307,7 @@ struct ConfigFile {
 
 impl ConfigFile {
     fn read(store: &git_swarm::Store) -> Result<ConfigFile, super::CliError> {
-        if let Some(p) = store.config_problems.iter().find(|p| p.is_error()) {
-            return Err(git_swarm::Error::Invalid(vec![p.clone()]).into());
-        }
+        refuse_bad_config(store)?;
         let path = store.swarm_dir.join("config.toml");
         let text = match git_swarm::safe_fs::read(&path, 1024 * 1024) {
             Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
@@ -316,21 +328,47 @@ impl ConfigFile {
         Ok(ConfigFile { path, doc })
     }
 
-    fn hives(&mut self) -> &mut toml_edit::ArrayOfTables {
-        if !self.doc.get("hive").is_some_and(Item::is_array_of_tables) {
-            self.doc
-                .insert("hive", Item::ArrayOfTables(toml_edit::ArrayOfTables::new()));
+    /// The `[[hive]]` tables, made so if the file writes them as an inline
+    /// array (`hive = [{ ... }]`); anything else under `hive` is refused.
+    fn hives(&mut self) -> Result<&mut toml_edit::ArrayOfTables, super::CliError> {
+        match self.doc.remove("hive") {
+            None => {
+                self.doc
+                    .insert("hive", Item::ArrayOfTables(toml_edit::ArrayOfTables::new()));
+            }
+            Some(item) => match item.into_array_of_tables() {
+                Ok(tables) => {
+                    self.doc.insert("hive", Item::ArrayOfTables(tables));
+                }
+                Err(item) => {
+                    self.doc.insert("hive", item);
+                    return Err(git_swarm::Error::usage(
+                        format!("{}: `hive` is not a list of hives", self.path.display()),
+                        "write each hive as a `[[hive]]` table (name, url, rev), as `git swarm hive add` does",
+                    )
+                    .into());
+                }
+            },
         }
-        self.doc
+        Ok(self
+            .doc
             .get_mut("hive")
             .and_then(Item::as_array_of_tables_mut)
-            .expect("an array of tables was just made")
+            .expect("an array of tables was just put there"))
     }
 
-    fn hive(&mut self, name: &str) -> Option<&mut Table> {
-        self.hives()
+    fn hive(&mut self, name: &str) -> Result<&mut Table, super::CliError> {
+        let path = self.path.display().to_string();
+        self.hives()?
             .iter_mut()
             .find(|t| t.get("name").and_then(Item::as_str) == Some(name))
+            .ok_or_else(|| {
+                git_swarm::Error::usage(
+                    format!("{path}: no `[[hive]]` table named `{name}`"),
+                    "`git swarm hive list` shows the hives",
+                )
+                .into()
+            })
     }
 
     fn write(&self) -> Result<(), super::CliError> {
@@ -384,17 +422,10 @@ fn add(args: AddArgs, ui: &mut Ui) -> Outcome {
         )
         .into());
     }
-    let cwd = std::env::current_dir()?;
-    let head = hive::fetch(&store.common_dir, &cwd, &name, &args.url)?;
-    let rev = match &args.rev {
-        Some(spec) => hive::resolve(&store.common_dir, &name, spec)?,
-        None => head,
-    };
-    let dir = hive::materialize(&store.common_dir, &name, &rev)?;
-    // A path is kept as the user gave it, made absolute: clones elsewhere
-    // name the same folder.
+    refuse_bad_config(&store)?;
+    // A path is kept absolute and real (no link on the way, checked by the
+    // fetch): clones elsewhere name the same folder.
     let url = if Path::new(&args.url).exists() {
-        // No link on the way (checked by the fetch): its real path.
         std::fs::canonicalize(&args.url)
             .unwrap_or_else(|_| PathBuf::from(&args.url))
             .to_string_lossy()
@@ -402,12 +433,32 @@ fn add(args: AddArgs, ui: &mut Ui) -> Outcome {
     } else {
         args.url.clone()
     };
+    if let Some(link) = Path::new(&args.url)
+        .ancestors()
+        .find(|a| !a.as_os_str().is_empty() && a.symlink_metadata().is_ok_and(|m| m.is_symlink()))
+    {
+        return Err(git_swarm::Error::usage(
+            format!(
+                "the hive {} is reached through a symlink ({})",
+                args.url,
+                link.display()
+            ),
+            "name the hive's real path: a link could be pointed at another repository",
+        )
+        .into());
+    }
+    let head = hive::fetch(&store.common_dir, &store.root, &name, &url)?;
+    let rev = match &args.rev {
+        Some(spec) => hive::resolve(&store.common_dir, &name, spec)?,
+        None => head,
+    };
+    let dir = hive::materialize(&store.common_dir, &name, &rev)?;
     let mut config = ConfigFile::read(&store)?;
     let mut table = Table::new();
     table.insert("name", value(name.as_str()));
     table.insert("url", value(url.as_str()));
     table.insert("rev", value(rev.as_str()));
-    config.hives().push(table);
+    config.hives()?.push(table);
     config.write()?;
     refresh(ui);
     writeln!(
@@ -444,12 +495,12 @@ fn update(args: UpdateArgs, ui: &mut Ui) -> Outcome {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let cwd = std::env::current_dir()?;
+    refuse_bad_config(&store)?;
     // Every move is checked before any is written: all or nothing.
     let mut moves = Vec::new();
     for name in &names {
         let sub = subscription(&store, name)?;
-        let head = hive::fetch(&store.common_dir, &cwd, name, &sub.url)?;
+        let head = hive::fetch(&store.common_dir, &store.root, name, &sub.url)?;
         let rev = match &args.rev {
             Some(spec) => hive::resolve(&store.common_dir, name, spec)?,
             None => head,
@@ -502,10 +553,8 @@ fn update(args: UpdateArgs, ui: &mut Ui) -> Outcome {
                 None,
             ),
         }
-        if let Some(t) = config.hive(&sub.name) {
-            t.insert("rev", value(rev.as_str()));
-            moved += 1;
-        }
+        config.hive(&sub.name)?.insert("rev", value(rev.as_str()));
+        moved += 1;
     }
     if moved > 0 {
         config.write()?;
@@ -520,13 +569,13 @@ fn update(args: UpdateArgs, ui: &mut Ui) -> Outcome {
 
 fn fetch(args: FetchArgs, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
+    refuse_bad_config(&store)?;
     let subs: Vec<&HiveSubscription> = match &args.name {
         Some(n) => vec![subscription(&store, n)?],
         None => store.config.hive.iter().collect(),
     };
-    let cwd = std::env::current_dir()?;
     for sub in subs {
-        hive::fetch(&store.common_dir, &cwd, &sub.name, &sub.url)?;
+        hive::fetch(&store.common_dir, &store.root, &sub.name, &sub.url)?;
         let dir = hive::materialize(&store.common_dir, &sub.name, &sub.rev)?;
         writeln!(
             ui.out,
@@ -539,7 +588,7 @@ fn fetch(args: FetchArgs, ui: &mut Ui) -> Outcome {
     // The trusted revision's pins too: what tells a reviewed hive directive.
     let repo = super::repo()?;
     if let Some(commit) = git_swarm::reviewed::trusted_commit(&repo) {
-        git_swarm::hive::fetch_trusted(&store, &cwd, &repo.gix(), commit);
+        git_swarm::hive::fetch_trusted(&store, &repo.gix(), commit);
     }
     refresh(ui);
     Ok(ExitCode::SUCCESS)
@@ -610,7 +659,7 @@ fn remove(args: RemoveArgs, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
     subscription(&store, &args.name)?;
     let mut config = ConfigFile::read(&store)?;
-    let hives = config.hives();
+    let hives = config.hives()?;
     hives.retain(|t| t.get("name").and_then(Item::as_str) != Some(args.name.as_str()));
     if hives.is_empty() {
         config.doc.remove("hive");
@@ -659,7 +708,7 @@ fn off(args: OffArgs, ui: &mut Ui) -> Outcome {
         .into());
     }
     let mut config = ConfigFile::read(&store)?;
-    let table = config.hive(name).expect("the subscription was found");
+    let table = config.hive(name)?;
     if !table.contains_key("off") {
         let t = toml_edit::InlineTable::new();
         table.insert("off", value(t));
@@ -697,7 +746,7 @@ fn on(args: OnArgs, ui: &mut Ui) -> Outcome {
         return Ok(ExitCode::SUCCESS);
     }
     let mut config = ConfigFile::read(&store)?;
-    let table = config.hive(name).expect("the subscription was found");
+    let table = config.hive(name)?;
     let empty = match table.get_mut("off").and_then(Item::as_table_like_mut) {
         Some(off) => {
             off.remove(id);

@@ -95,12 +95,9 @@ impl<'a> HiveWrite<'a> {
     pub(crate) fn open(store: &Store, cwd: &Path, sub: &'a HiveSubscription) -> Result<Self> {
         let author = Ident::of(cwd, "GIT_AUTHOR_IDENT")?;
         let committer = Ident::of(cwd, "GIT_COMMITTER_IDENT")?;
-        let head = super::fetch(&store.common_dir, cwd, &sub.name, &sub.url)?;
-        let target = if super::is_local(&sub.url) && !sub.url.starts_with("file://") {
-            cwd.join(&sub.url).to_string_lossy().into_owned()
-        } else {
-            sub.url.clone()
-        };
+        trusted_url(store, sub)?;
+        let head = super::fetch(&store.common_dir, &store.root, &sub.name, &sub.url)?;
+        let target = sub.url.clone();
         Ok(HiveWrite {
             sub,
             mirror: mirror_dir(&store.common_dir, &sub.name),
@@ -311,4 +308,31 @@ fn run_with_input(mut cmd: Command, input: &[u8], what: &str) -> Result<String> 
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Promote and report push to a hive: only to the URL the reviewed config
+/// names. A pull request that changes a hive's URL (say, to a repository it
+/// adds, whose hooks a push would run) is refused here until it is merged.
+fn trusted_url(store: &Store, sub: &HiveSubscription) -> Result<()> {
+    let repo = crate::store::Repo::discover(&store.root, &crate::store::GitEnv::default())?;
+    let trusted = crate::reviewed::trusted_commit(&repo)
+        .map(|commit| super::trusted_subscriptions(&repo.gix(), commit))
+        .unwrap_or_default();
+    match trusted.iter().find(|t| t.name == sub.name) {
+        Some(t) if t.url == sub.url => Ok(()),
+        Some(t) => Err(Error::usage(
+            format!(
+                "hive `{}` is {} here, but {} on the trusted revision: nothing is pushed to a URL not yet reviewed",
+                sub.name, sub.url, t.url
+            ),
+            "merge the change of URL first (or push from the trusted revision's checkout)",
+        )),
+        None => Err(Error::usage(
+            format!(
+                "hive `{}` is not subscribed on the trusted revision: nothing is pushed to a hive not yet reviewed",
+                sub.name
+            ),
+            "commit the subscription (`.swarm/config.toml`) on the default branch first",
+        )),
+    }
 }

@@ -43,15 +43,24 @@ pub(crate) fn is_local(url: &str) -> bool {
     }
 }
 
-/// A local hive must be reached directly: a symlink on its path could be
-/// re-pointed at another repository between two fetches, with no trace in
-/// the project. Refused, naming the link.
-pub fn check_source(url: &str, cwd: &Path) -> Result<()> {
+/// Refuses a hive's `url` that is not safe to fetch from or push to: one
+/// a pull request could have made run something (see
+/// [`crate::config::url_problem`]), a local hive reached through a symlink
+/// (which could be re-pointed at another repository between two fetches,
+/// with no trace in the project), or one inside this repository's work
+/// tree `root` (a pull request fills it: pushing runs that repository's
+/// hooks).
+pub fn check_source(url: &str, root: &Path) -> Result<()> {
+    if let Some(why) = crate::config::url_problem(url) {
+        return Err(Error::usage(
+            format!("hive URL {why}"),
+            "name the hive by a URL git fetches over file, git, http(s) or ssh, or by its absolute path",
+        ));
+    }
     if !is_local(url) {
         return Ok(());
     }
     let path = Path::new(url.strip_prefix("file://").unwrap_or(url));
-    let path = cwd.join(path);
     let mut at = PathBuf::new();
     for part in path.components() {
         at.push(part);
@@ -69,6 +78,13 @@ pub fn check_source(url: &str, cwd: &Path) -> Result<()> {
         return Err(Error::usage(
             format!("no hive at {url}"),
             "name a git repository made with `git swarm hive init`, by its path or URL",
+        ));
+    }
+    let inside = std::fs::canonicalize(root).is_ok_and(|root| path.starts_with(&root));
+    if inside || path.starts_with(root) {
+        return Err(Error::usage(
+            format!("the hive {url} is inside this repository's work tree"),
+            "a hive is a repository of its own: a folder a pull request can fill is never fetched from or pushed to",
         ));
     }
     Ok(())
@@ -89,25 +105,32 @@ pub(crate) fn git() -> Command {
     ] {
         cmd.env_remove(key);
     }
+    // Only these transports, whatever the user's git config allows: a
+    // remote helper (`ext::`) runs a command a pull request names.
+    cmd.env("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")
+        .env("GIT_PROTOCOL_FROM_USER", "0")
+        .env("GIT_TERMINAL_PROMPT", "0");
     cmd.stdin(std::process::Stdio::null());
     cmd
 }
 
-/// Runs `cmd`, an error with its standard error if it fails.
+/// Runs `cmd`; if it fails, a user's error (exit 2: a URL, an access, a
+/// revision) saying `what`, with git's own lines below it.
 pub(crate) fn run_git(mut cmd: Command, what: &str) -> Result<String> {
     let out = cmd
         .output()
         .map_err(|e| Error::git(format!("{what}: cannot run git"), e.to_string()))?;
     if !out.status.success() {
         let said = String::from_utf8_lossy(&out.stderr);
-        let said = said.trim();
-        return Err(Error::git(
-            what.to_owned(),
-            if said.is_empty() {
-                format!("git exited with {}", out.status)
-            } else {
-                said.chars().take(2000).collect::<String>()
-            },
+        let said: Vec<String> = said
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(20)
+            .map(|l| format!("\n  git: {}", l.chars().take(300).collect::<String>()))
+            .collect();
+        return Err(Error::usage(
+            format!("{what}{}", said.concat()),
+            "check the hive's URL, your access to it, and its branches (`git ls-remote URL` lists them)",
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
@@ -128,8 +151,8 @@ fn own_folder(path: &Path) -> Result<bool> {
 
 /// Fetches the hive `name` from `url` into its mirror; returns the commit
 /// of the hive's default branch.
-pub fn fetch(common_dir: &Path, cwd: &Path, name: &str, url: &str) -> Result<String> {
-    check_source(url, cwd)?;
+pub fn fetch(common_dir: &Path, root: &Path, name: &str, url: &str) -> Result<String> {
+    check_source(url, root)?;
     let hives = hives_dir(common_dir);
     std::fs::create_dir_all(&hives).map_err(|e| Error::io(&hives, e))?;
     own_folder(&hives)?;
@@ -139,12 +162,7 @@ pub fn fetch(common_dir: &Path, cwd: &Path, name: &str, url: &str) -> Result<Str
         init.args(["init", "--bare", "--quiet"]).arg(&mirror);
         run_git(init, &format!("cannot make the mirror of hive `{name}`"))?;
     }
-    // A local path is fetched as the caller names it, from where they are.
-    let source = if is_local(url) && !url.starts_with("file://") {
-        cwd.join(url).to_string_lossy().into_owned()
-    } else {
-        url.to_owned()
-    };
+    let source = url.to_owned();
     let mut fetch = git();
     fetch
         .arg("-C")
@@ -201,6 +219,7 @@ fn read_tree(common_dir: &Path, name: &str, rev: &str) -> Result<(Vec<HiveFile>,
         .map_err(|e| Error::git(format!("hive `{name}` at {rev}"), e.to_string()))?;
     let mut files = Vec::new();
     let mut problems = Vec::new();
+    let mut total = 0u64;
     let Some(entry) = tree
         .lookup_entry_by_path(".swarm/directives")
         .map_err(|e| Error::git(format!("hive `{name}` at {rev}"), e.to_string()))?
@@ -224,7 +243,23 @@ fn read_tree(common_dir: &Path, name: &str, rev: &str) -> Result<(Vec<HiveFile>,
         if !file.ends_with(".toml") {
             continue;
         }
-        let rel = format!(".swarm/directives/{file}");
+        let rel = format!(".swarm/directives/{}", file.escape_debug());
+        // A tree entry's name is bytes: only a directive id's file name is
+        // ever written out.
+        if !file
+            .strip_suffix(".toml")
+            .is_some_and(crate::directive::is_valid_id)
+        {
+            problems.push(
+                Problem::error(
+                    &rel,
+                    "hive",
+                    "not a directive file name (`<id>.toml`, the id lowercase letters, digits, `.`, `_`, `-`)",
+                )
+                .at(1, 1),
+            );
+            continue;
+        }
         if !e.mode().is_blob() || e.mode().is_link() {
             problems.push(
                 Problem::error(
@@ -251,14 +286,21 @@ fn read_tree(common_dir: &Path, name: &str, rev: &str) -> Result<(Vec<HiveFile>,
             .map_err(|e| Error::git(format!("hive `{name}` at {rev}"), e.to_string()))?
             .size();
         if size > crate::directive::limits::FILE_MAX {
-            files.push((
-                file,
-                vec![
-                    0;
-                    usize::try_from(crate::directive::limits::FILE_MAX + 1).unwrap_or(usize::MAX)
-                ],
-            ));
+            // Never inflated: its size is in the object's header.
+            problems.extend(crate::index::too_large_entry(&rel, &file).problems);
             continue;
+        }
+        total += size;
+        if total > BYTES_MAX {
+            problems.push(Problem::error(
+                ".swarm/directives",
+                "hive",
+                format!(
+                    "hive `{name}`'s directives hold more than {} MiB: the rest are not read",
+                    BYTES_MAX >> 20
+                ),
+            ));
+            break;
         }
         let blob = repo
             .find_object(e.oid())
@@ -267,6 +309,13 @@ fn read_tree(common_dir: &Path, name: &str, rev: &str) -> Result<(Vec<HiveFile>,
     }
     Ok((files, problems))
 }
+
+/// Most bytes of directive files read from one hive revision: with the
+/// count, what bounds the memory a hostile hive can take.
+const BYTES_MAX: u64 = 32 << 20;
+
+/// Most problems of a hive's revision listed; the rest are counted.
+const PROBLEMS_LISTED: usize = 50;
 
 /// A directive file of a hive's tree: its name and bytes.
 type HiveFile = (String, Vec<u8>);
@@ -302,6 +351,15 @@ pub fn materialize(common_dir: &Path, name: &str, rev: &str) -> Result<PathBuf> 
         )
         .with_hint("fix them in the hive (a pull request there), then run this again");
         problems.insert(0, head);
+        if problems.len() > PROBLEMS_LISTED + 1 {
+            let more = problems.len() - PROBLEMS_LISTED - 1;
+            problems.truncate(PROBLEMS_LISTED + 1);
+            problems.push(Problem::error(
+                format!("hive {name} at {}", short(rev)),
+                "hive",
+                format!("{more} more problem(s), not listed"),
+            ));
+        }
         return Err(Error::Invalid(problems));
     }
     let hives = hives_dir(common_dir);
@@ -350,12 +408,12 @@ pub fn entries_at(common_dir: &Path, name: &str, rev: &str) -> Result<Vec<Direct
 /// Fetches and writes out the pins of the trusted revision's subscriptions
 /// that are not here yet, so that a project's reviewed hive directives are
 /// known as such. Best effort: what fails is left as not reviewed.
-pub fn fetch_trusted(store: &Store, cwd: &Path, repo: &gix::Repository, commit: gix::ObjectId) {
+pub fn fetch_trusted(store: &Store, repo: &gix::Repository, commit: gix::ObjectId) {
     for sub in trusted_subscriptions(repo, commit) {
         if pinned_dir(&store.common_dir, &sub.name, &sub.rev).is_dir() {
             continue;
         }
-        if fetch(&store.common_dir, cwd, &sub.name, &sub.url).is_ok() {
+        if fetch(&store.common_dir, &store.root, &sub.name, &sub.url).is_ok() {
             let _ = materialize(&store.common_dir, &sub.name, &sub.rev);
         }
     }

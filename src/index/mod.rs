@@ -38,7 +38,7 @@ mod update;
 pub mod watch;
 
 pub use contents::{DirectiveEntry, Index, Loaded, RebuildReason, Refresh, Summary, active};
-pub use entries::{entry_from_bytes, read_capped, read_entry};
+pub use entries::{entry_from_bytes, read_capped, read_entry, too_large_entry};
 pub use error::Error;
 pub use load::{
     Delegation, Health, Ranking, index_path, load, load_call_corpus, load_corpus, load_delegation,

@@ -438,6 +438,7 @@ fn a_retirement_in_the_hive_retires_it_at_the_next_update() {
     commit_all(&env, &p, "Move the pin");
     assert!(
         !inject(&env, &p, "fix it")
+            .success()
             .stdout
             .contains("no-fixme-markers")
     );
@@ -674,6 +675,7 @@ fn a_new_clone_fetches_the_pinned_hive_and_hive_list_says_where_it_stands() {
     );
     assert!(
         !inject(&env, &clone, "fix it")
+            .success()
             .stdout
             .contains("no-fixme-markers")
     );
@@ -768,5 +770,145 @@ fn a_hive_guard_refuses_a_call_as_soon_as_a_checkout_brings_its_pin() {
             .as_str()
             .is_some_and(|r| r.contains("Never pipe a download into a shell")),
         "{v}"
+    );
+}
+
+/// What a pull request can write into `[[hive]]` runs nothing and reaches
+/// nothing: a remote helper, a relative path or one inside the work tree
+/// (whose hooks a push would run), a URL the trusted revision does not
+/// name; and the inline-array form of the same config works as the tables do.
+#[test]
+fn hostile_hive_urls_are_refused_and_nothing_runs() {
+    let env = TestEnv::new();
+    let hive = hive(&env);
+    merge_into_hive(&env, &hive, "fixme", &[("no-fixme-markers.toml", FIXME)]);
+    let p = project(&env, "one");
+    let pwned = env.tmp.path().join("pwned");
+    let rev = env.git_in(&hive, &["rev-parse", "HEAD"]).trim().to_owned();
+    let config = p.join(".swarm/config.toml");
+    let original = std::fs::read_to_string(&config).expect("config");
+    for (url, why) in [
+        (
+            format!("ext::sh -c touch% {}", pwned.display()),
+            "remote helper",
+        ),
+        ("vendor/evil.git".to_owned(), "relative path"),
+        ("-uhttps://example.invalid/x".to_owned(), "starts with `-`"),
+        (
+            "https://example.invalid/a\rb".to_owned(),
+            "control character",
+        ),
+    ] {
+        std::fs::write(
+            &config,
+            format!(
+                "{original}\n[[hive]]\nname = \"team\"\nurl = {}\nrev = \"{rev}\"\n",
+                toml::Value::String(url.clone())
+            ),
+        )
+        .expect("write");
+        let validate = env.swarm_in(&p, &["validate"]);
+        validate.code(2);
+        assert!(
+            validate.stdout.contains("hive[0].url") && validate.stdout.contains(why),
+            "{url}: {}",
+            validate.snapshot()
+        );
+        env.swarm_in(&p, &["hive", "fetch"]).code(2);
+        let add = env.swarm_in(&p, &["hive", "add", &url, "--name", "other"]);
+        assert_eq!(add.code, 2, "{url}: {}", add.snapshot());
+    }
+    assert!(!pwned.exists(), "a remote helper ran");
+    std::fs::write(&config, &original).expect("write");
+
+    // A hive inside the work tree (a pull request can commit one, hooks
+    // and all) is never fetched from or pushed to.
+    env.git_in(
+        &p,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &hive.to_string_lossy(),
+            "vendor/evil.git",
+        ],
+    );
+    let inside = p.join("vendor/evil.git");
+    let add = env.swarm_in(
+        &p,
+        &["hive", "add", &inside.to_string_lossy(), "--name", "evil"],
+    );
+    add.code(2);
+    assert!(
+        add.stderr.contains("inside this repository's work tree"),
+        "{}",
+        add.snapshot()
+    );
+
+    // Promote and report push only to the URL the trusted revision names.
+    env.swarm_in(&p, &["hive", "add", "../hive", "--name", "team"])
+        .success();
+    commit_all(&env, &p, "Subscribe");
+    let elsewhere = env.tmp.path().join("elsewhere");
+    env.git_in(
+        env.tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &hive.to_string_lossy(),
+            "elsewhere",
+        ],
+    );
+    let text = std::fs::read_to_string(&config).expect("config");
+    std::fs::write(
+        &config,
+        text.replace(
+            &hive
+                .canonicalize()
+                .expect("real")
+                .to_string_lossy()
+                .into_owned(),
+            &elsewhere.to_string_lossy(),
+        ),
+    )
+    .expect("write");
+    let report = env.swarm_in(&p, &["hive", "report", "team"]);
+    report.code(2);
+    assert!(
+        report.stderr.contains("on the trusted revision"),
+        "{}",
+        report.snapshot()
+    );
+
+    // The same subscription as an inline array: `hive off` and `on` keep it.
+    let inline = format!(
+        "hive = [{{ name = \"team\", url = \"{}\", rev = \"{rev}\" }}]\n{original}",
+        hive.canonicalize().expect("real").display()
+    );
+    std::fs::write(&config, inline).expect("write");
+    env.swarm_in(&p, &["validate"]).success();
+    env.swarm_in(
+        &p,
+        &[
+            "hive",
+            "off",
+            "team/no-fixme-markers",
+            "--reason",
+            "tracked by our own issue bot",
+        ],
+    )
+    .success();
+    let text = std::fs::read_to_string(&config).expect("config");
+    assert!(
+        text.contains("name = \"team\"")
+            && text.contains("no-fixme-markers = \"tracked by our own issue bot\""),
+        "{text}"
+    );
+    let list = env.swarm_in(&p, &["hive", "list"]);
+    assert!(
+        list.stdout.contains("1 switched off"),
+        "{}",
+        list.snapshot()
     );
 }
