@@ -55,16 +55,22 @@ pub fn trusted_subscriptions(
 /// The hives the `.swarm/config.toml` of `tree` subscribes to (none when
 /// it is missing, a link, too large or invalid).
 pub fn subscriptions_in_tree(repo: &gix::Repository, tree: gix::ObjectId) -> Vec<HiveSubscription> {
-    let Some(text) = (|| {
+    let entry = (|| {
         let tree = repo.find_tree(tree).ok()?;
         let entry = tree.lookup_entry_by_path(".swarm/config.toml").ok()??;
-        if !entry.mode().is_blob() || entry.mode().is_link() {
+        (entry.mode().is_blob() && !entry.mode().is_link()).then(|| entry.oid().to_owned())
+    })();
+    entry.map_or_else(Vec::new, |blob| subscriptions_in_blob(repo, blob))
+}
+
+/// The hives a `config.toml` held in `blob` subscribes to (none when it is
+/// too large or invalid): a tree's, or the one staged in git's index.
+pub fn subscriptions_in_blob(repo: &gix::Repository, blob: gix::ObjectId) -> Vec<HiveSubscription> {
+    let Some(text) = (|| {
+        if repo.find_header(blob).ok()?.size() > CONFIG_MAX {
             return None;
         }
-        if repo.find_header(entry.oid()).ok()?.size() > CONFIG_MAX {
-            return None;
-        }
-        let blob = repo.find_object(entry.oid()).ok()?;
+        let blob = repo.find_object(blob).ok()?;
         String::from_utf8(blob.data.clone()).ok()
     })() else {
         return Vec::new();

@@ -233,25 +233,32 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Result<Verdict, super::CliErro
     };
     // A snapshot's hives are those its config.toml pins (the working
     // tree's index holds them already): the project's own id wins.
+    // A hive whose pin is not fetched here cannot be checked: bad input
+    // (CI fails, naming `git swarm hive fetch`), never a silent pass.
+    let mut hive_missing: Vec<Problem> = Vec::new();
     let hive_entries = match &tree_entries {
         Some(_) => {
+            // A staged change: the config the commit will carry, as
+            // staged (a switch-off left unstaged is not the commit's).
+            let staged_config = || {
+                let config = change.staged_blobs_under(".swarm/config.toml")?;
+                let (_, blob, kind) = config
+                    .into_iter()
+                    .find(|(p, _, _)| p == ".swarm/config.toml")?;
+                kind.is_none().then_some(blob)
+            };
             let subs = match knowledge_tree.or(change.snapshot_tree) {
                 Some(tree) => git_swarm::hive::subscriptions_in_tree(&gix_repo, tree),
-                None => store
-                    .as_ref()
-                    .map(|s| s.config.hive.clone())
+                None => staged_config()
+                    .map(|blob| git_swarm::pins::subscriptions_in_blob(&gix_repo, blob))
                     .unwrap_or_default(),
             };
             let (found, missing) = git_swarm::hive::entries_of(&repo.common_dir, &subs);
-            for p in &missing {
-                ui.warning(&p.message, p.hint.as_deref());
-            }
+            hive_missing.extend(missing);
             found
         }
         None => {
-            for p in store.iter().flat_map(git_swarm::hive::unfetched) {
-                ui.warning(&p.message, p.hint.as_deref());
-            }
+            hive_missing.extend(store.iter().flat_map(git_swarm::hive::unfetched));
             Vec::new()
         }
     };
@@ -296,6 +303,11 @@ pub fn run_request(req: &Request, ui: &mut Ui) -> Result<Verdict, super::CliErro
         ));
     }
     let (candidates, mut problems) = check::candidates(&entries, fold, req.directive.as_deref());
+    problems.extend(hive_missing.into_iter().map(|p| {
+        let mut e = Problem::error(p.path, "hive", p.message);
+        e.hint = p.hint;
+        e
+    }));
     // Those of a staged file are said with the file's other problems.
     problems.retain(|p| !staged_errors.iter().any(|s| s.path == p.path));
     for path in change.unmerged_directive_files() {

@@ -167,7 +167,7 @@ pub fn fetch(common_dir: &Path, root: &Path, name: &str, url: &str) -> Result<St
     fetch
         .arg("-C")
         .arg(&mirror)
-        .args(["fetch", "--quiet", "--no-tags", "--force", "--"])
+        .args(["fetch", "--quiet", "--no-tags", "--force", "--prune", "--"])
         .arg(&source)
         .args(["+HEAD:refs/hive/head", "+refs/heads/*:refs/heads/*"]);
     run_git(fetch, &format!("cannot fetch hive `{name}` from {url}"))?;
@@ -325,6 +325,24 @@ type HiveFile = (String, Vec<u8>);
 /// directive with an error fails it, naming each file and line, and
 /// nothing is written.
 pub fn materialize(common_dir: &Path, name: &str, rev: &str) -> Result<PathBuf> {
+    // The mirror may hold another repository's objects (the name fetched
+    // from another URL before): the pin must be on a branch of this one.
+    let mut contains = git();
+    contains.arg("-C").arg(mirror_dir(common_dir, name)).args([
+        "for-each-ref",
+        "--count=1",
+        "--format=%(refname)",
+        "--contains",
+        rev,
+        "refs/heads",
+        "refs/hive",
+    ]);
+    if run_git(contains, "").map_or(true, |refs| refs.is_empty()) {
+        return Err(Error::usage(
+            format!("hive `{name}`: its pinned revision {rev} is not here"),
+            "`git swarm hive fetch` fetches it; a revision the hive's branches do not hold is refused",
+        ));
+    }
     let dir = pinned_dir(common_dir, name, rev);
     if own_folder(&dir)? {
         return Ok(dir);

@@ -398,10 +398,32 @@ fn the_projects_own_directive_or_its_switch_off_wins() {
         listed.snapshot()
     );
 
-    // On again: it gates once more.
+    // On again: it gates once more, from when the commit carries it (a
+    // staged change is checked with the config it stages).
     env.swarm_in(&p, &["hive", "on", "hive:team/no-fixme-markers"])
         .success();
+    env.swarm_in(&p, &["check", "--staged"]).success();
+    env.git_in(&p, &["add", ".swarm/config.toml"]);
     env.swarm_in(&p, &["check", "--staged"]).code(1);
+    // And the other way: switched off in the work tree only, it still gates.
+    env.swarm_in(
+        &p,
+        &[
+            "hive",
+            "off",
+            "team/no-fixme-markers",
+            "--reason",
+            "we track FIXME markers in our own issue bot",
+        ],
+    )
+    .success();
+    let check = env.swarm_in(&p, &["check", "--staged"]);
+    check.code(1);
+    assert!(
+        check.stdout.contains("FAIL  hive:team/no-fixme-markers"),
+        "{}",
+        check.snapshot()
+    );
 }
 
 #[test]
@@ -561,6 +583,33 @@ fn a_hive_through_a_symlink_unpinned_or_outside_its_pin_is_refused() {
         shown.snapshot()
     );
 
+    // A commit of another repository, fetched once under the same name, is
+    // not this hive's: refused.
+    env.swarm_in(env.tmp.path(), &["hive", "init", "other"])
+        .success();
+    let other = env.tmp.path().join("other");
+    merge_into_hive(
+        &env,
+        &other,
+        "x",
+        &[(
+            "no-fixme-markers.toml",
+            &FIXME.replace("open an issue", "OTHER REPO"),
+        )],
+    );
+    let foreign = env.git_in(&other, &["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::write(&config, &original).expect("write");
+    env.swarm_in(&p, &["hive", "add", "../other", "--name", "team"])
+        .success();
+    std::fs::write(
+        &config,
+        format!("{original}\n[[hive]]\nname = \"team\"\nurl = \"{url}\"\nrev = \"{foreign}\"\n"),
+    )
+    .expect("write");
+    let fetch = env.swarm_in(&p, &["hive", "fetch"]);
+    fetch.code(2);
+    assert!(fetch.stderr.contains("is not here"), "{}", fetch.snapshot());
+
     // The hive's uncommitted changes are never used: only its commits.
     std::fs::write(&config, original).expect("write");
     env.swarm_in(&p, &["hive", "add", "../hive", "--name", "team"])
@@ -630,6 +679,14 @@ fn a_new_clone_fetches_the_pinned_hive_and_hive_list_says_where_it_stands() {
         shown.stderr.contains("git swarm hive fetch"),
         "{}",
         shown.snapshot()
+    );
+    // `check` (CI's) cannot check a hive it does not have: bad input, not a pass.
+    let check = env.swarm_in(&clone, &["check", "--range", "HEAD~1..HEAD"]);
+    check.code(2);
+    assert!(
+        check.stderr.contains("not fetched here") && check.stderr.contains("git swarm hive fetch"),
+        "{}",
+        check.snapshot()
     );
     env.swarm_in(&clone, &["hive", "fetch"]).success();
     let listed = env.swarm_in(&clone, &["hive", "list", "--format", "json"]);
