@@ -219,7 +219,14 @@ fn init(args: InitArgs, ui: &mut Ui) -> Outcome {
     }
     git(&["add", "--", ".swarm"], "cannot stage the hive's .swarm/")?;
     git(
-        &["commit", "--quiet", "-m", "A hive of git-swarm directives"],
+        &[
+            "commit",
+            "--quiet",
+            "-m",
+            "A hive of git-swarm directives",
+            "--",
+            ".swarm",
+        ],
         "cannot make the hive's first commit",
     )?;
     writeln!(ui.out, "made a hive in {}", dir.display())?;

@@ -969,3 +969,22 @@ fn hostile_hive_urls_are_refused_and_nothing_runs() {
         list.snapshot()
     );
 }
+
+/// `hive init` in a repository that already has work staged commits its
+/// `.swarm/` alone.
+#[test]
+fn hive_init_commits_only_its_own_files() {
+    let env = TestEnv::new();
+    let dir = env.tmp.path().join("existing");
+    std::fs::create_dir_all(&dir).expect("folder");
+    env.git_in(&dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("ours.txt"), "ours\n").expect("write");
+    env.git_in(&dir, &["add", "ours.txt"]);
+    env.swarm_in(env.tmp.path(), &["hive", "init", "existing"])
+        .success();
+    let committed = env.git_in(&dir, &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(committed.contains(".swarm/config.toml"), "{committed}");
+    assert!(!committed.contains("ours.txt"), "{committed}");
+    let staged = env.git_in(&dir, &["diff", "--cached", "--name-only"]);
+    assert_eq!(staged.trim(), "ours.txt");
+}
