@@ -122,14 +122,20 @@ pub(crate) fn run_git(mut cmd: Command, what: &str) -> Result<String> {
         .map_err(|e| Error::git(format!("{what}: cannot run git"), e.to_string()))?;
     if !out.status.success() {
         let said = String::from_utf8_lossy(&out.stderr);
-        let said: Vec<String> = said
+        // One line (errors are printed as one): git's own, joined.
+        let said: Vec<&str> = said
             .lines()
-            .filter(|l| !l.trim().is_empty())
-            .take(20)
-            .map(|l| format!("\n  git: {}", l.chars().take(300).collect::<String>()))
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .take(5)
             .collect();
+        let said: String = said.join("; ").chars().take(600).collect();
         return Err(Error::usage(
-            format!("{what}{}", said.concat()),
+            if said.is_empty() {
+                what.to_owned()
+            } else {
+                format!("{what}: {said}")
+            },
             "check the hive's URL, your access to it, and its branches (`git ls-remote URL` lists them)",
         ));
     }

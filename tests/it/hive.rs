@@ -877,6 +877,25 @@ fn hostile_hive_urls_are_refused_and_nothing_runs() {
     }
     assert!(!pwned.exists(), "a remote helper ran");
     std::fs::write(&config, &original).expect("write");
+    // A hive that cannot be reached: the user's error, git's words on one line.
+    let add = env.swarm_in(
+        &p,
+        &[
+            "hive",
+            "add",
+            "http://127.0.0.1:9/none.git",
+            "--name",
+            "nope",
+        ],
+    );
+    add.code(2);
+    assert!(
+        add.stderr
+            .contains("error: cannot fetch hive `nope` from http://127.0.0.1:9/none.git: ")
+            && !add.stderr.contains("\\n"),
+        "{}",
+        add.snapshot()
+    );
 
     // A hive inside the work tree (a pull request can commit one, hooks
     // and all) is never fetched from or pushed to.
