@@ -384,30 +384,6 @@ impl ConfigFile {
     }
 }
 
-/// The subscription NAME, or an error naming the ones there are.
-fn subscription<'s>(
-    store: &'s git_swarm::Store,
-    name: &str,
-) -> Result<&'s HiveSubscription, super::CliError> {
-    store
-        .config
-        .hive
-        .iter()
-        .find(|h| h.name == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = store.config.hive.iter().map(|h| h.name.as_str()).collect();
-            git_swarm::Error::usage(
-                format!("no hive named `{name}` in .swarm/config.toml"),
-                if names.is_empty() {
-                    "`git swarm hive add URL` subscribes to one".to_owned()
-                } else {
-                    format!("the hives here: {}", names.join(", "))
-                },
-            )
-            .into()
-        })
-}
-
 fn count_directives(dir: &Path) -> usize {
     git_swarm::safe_fs::names_ending(dir, ".toml").map_or(0, |n| n.len())
 }
@@ -492,7 +468,7 @@ fn refresh(ui: &mut Ui) {
 fn update(args: UpdateArgs, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
     let names: Vec<String> = match &args.name {
-        Some(n) => vec![subscription(&store, n)?.name.clone()],
+        Some(n) => vec![git_swarm::hive::subscription(&store, n)?.name.clone()],
         None => store.config.hive.iter().map(|h| h.name.clone()).collect(),
     };
     if names.is_empty() {
@@ -506,7 +482,7 @@ fn update(args: UpdateArgs, ui: &mut Ui) -> Outcome {
     // Every move is checked before any is written: all or nothing.
     let mut moves = Vec::new();
     for name in &names {
-        let sub = subscription(&store, name)?;
+        let sub = git_swarm::hive::subscription(&store, name)?;
         let head = hive::fetch(&store.common_dir, &store.root, name, &sub.url)?;
         let rev = match &args.rev {
             Some(spec) => hive::resolve(&store.common_dir, name, spec)?,
@@ -578,7 +554,7 @@ fn fetch(args: FetchArgs, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
     refuse_bad_config(&store)?;
     let subs: Vec<&HiveSubscription> = match &args.name {
-        Some(n) => vec![subscription(&store, n)?],
+        Some(n) => vec![git_swarm::hive::subscription(&store, n)?],
         None => store.config.hive.iter().collect(),
     };
     for sub in subs {
@@ -620,7 +596,7 @@ fn list(args: ListArgs, ui: &mut Ui) -> Outcome {
         .iter()
         .map(|h| {
             let dir = hive::pinned_dir(&store.common_dir, &h.name, &h.rev);
-            let fetched = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
+            let fetched = hive::is_fetched(&store.common_dir, h);
             Listed {
                 name: &h.name,
                 url: &h.url,
@@ -664,7 +640,7 @@ fn list(args: ListArgs, ui: &mut Ui) -> Outcome {
 
 fn remove(args: RemoveArgs, ui: &mut Ui) -> Outcome {
     let store = super::store(ui)?;
-    subscription(&store, &args.name)?;
+    git_swarm::hive::subscription(&store, &args.name)?;
     let mut config = ConfigFile::read(&store)?;
     let hives = config.hives()?;
     hives.retain(|t| t.get("name").and_then(Item::as_str) != Some(args.name.as_str()));
@@ -705,7 +681,7 @@ fn off(args: OffArgs, ui: &mut Ui) -> Outcome {
         .into());
     }
     let store = super::store(ui)?;
-    let sub = subscription(&store, name)?;
+    let sub = git_swarm::hive::subscription(&store, name)?;
     let dir = hive::pinned_dir(&store.common_dir, name, &sub.rev);
     if !dir.join(format!("{id}.toml")).is_file() && !sub.off.contains_key(id) {
         return Err(git_swarm::Error::usage(
@@ -743,7 +719,7 @@ fn off(args: OffArgs, ui: &mut Ui) -> Outcome {
 fn on(args: OnArgs, ui: &mut Ui) -> Outcome {
     let (name, id) = hive_directive(&args.directive)?;
     let store = super::store(ui)?;
-    let sub = subscription(&store, name)?;
+    let sub = git_swarm::hive::subscription(&store, name)?;
     if !sub.off.contains_key(id) {
         writeln!(
             ui.out,

@@ -56,34 +56,9 @@ fn project(ui: &mut Ui) -> Result<Project, super::CliError> {
     })
 }
 
-/// The subscription NAME. (`hive.rs` has the same lookup; kept apart so
-/// that neither module depends on the other but for dispatch.)
-fn subscription<'s>(
-    store: &'s git_swarm::Store,
-    name: &str,
-) -> Result<&'s git_swarm::config::HiveSubscription, super::CliError> {
-    store
-        .config
-        .hive
-        .iter()
-        .find(|h| h.name == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = store.config.hive.iter().map(|h| h.name.as_str()).collect();
-            git_swarm::Error::usage(
-                format!("no hive named `{name}` in .swarm/config.toml"),
-                if names.is_empty() {
-                    "`git swarm hive add URL` subscribes to one".to_owned()
-                } else {
-                    format!("the hives here: {}", names.join(", "))
-                },
-            )
-            .into()
-        })
-}
-
 pub fn promote(args: PromoteArgs, ui: &mut Ui) -> Outcome {
     let p = project(ui)?;
-    let sub = subscription(&p.store, &args.to)?;
+    let sub = git_swarm::hive::subscription(&p.store, &args.to)?;
     let events = super::read_log(&p.store, ui)?;
     let cwd = std::env::current_dir()?;
     let request = Request {
@@ -138,7 +113,7 @@ pub fn promote(args: PromoteArgs, ui: &mut Ui) -> Outcome {
 
 pub fn report(args: ReportArgs, ui: &mut Ui) -> Outcome {
     let p = project(ui)?;
-    let sub = subscription(&p.store, &args.name)?;
+    let sub = git_swarm::hive::subscription(&p.store, &args.name)?;
     let events = super::read_log(&p.store, ui)?;
     let cwd = std::env::current_dir()?;
     let Some(done) = report::report(&p.store, &cwd, sub, &p.name, p.head.as_deref(), &events)?

@@ -89,7 +89,7 @@ pub fn run(args: Args, ui: &mut Ui) -> Outcome {
         hives: (store.config.hive.iter())
             .map(|h| {
                 let dir = git_swarm::hive::pinned_dir(&store.common_dir, &h.name, &h.rev);
-                let here = (dir.symlink_metadata().is_ok_and(|m| m.is_dir())).then(|| {
+                let here = git_swarm::hive::is_fetched(&store.common_dir, h).then(|| {
                     git_swarm::safe_fs::names_ending(&dir, ".toml").map_or(0, |n| n.len())
                 });
                 (h.name.clone(), h.rev.clone(), here)

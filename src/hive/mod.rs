@@ -23,7 +23,7 @@ pub mod promote;
 pub mod report;
 
 pub use crate::index::hive::{
-    directive_file, entries_of, state_key, subscribed_entries, unfetched,
+    directive_file, entries_of, is_fetched, state_key, subscribed_entries, subscription, unfetched,
 };
 pub use crate::pins::{
     MAX_DIRECTIVES, hives_dir, mirror_dir, origin_name, pinned_dir, short, subscriptions_in_tree,

@@ -26,23 +26,11 @@ pub fn entries_of(
     let mut seen = std::collections::HashSet::new();
     for sub in subs {
         let dir = pinned_dir(common_dir, &sub.name, &sub.rev);
-        let here = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
-        let Some(names) = here
+        let Some(names) = is_fetched(common_dir, sub)
             .then(|| crate::safe_fs::names_ending(&dir, ".toml").ok())
             .flatten()
         else {
-            problems.push(
-                Problem::warning(
-                    ".swarm/config.toml",
-                    "hive",
-                    format!(
-                        "hive `{}`: its pinned revision {} is not fetched here: its directives are left out",
-                        sub.name,
-                        short(&sub.rev)
-                    ),
-                )
-                .with_hint("`git swarm hive fetch` fetches every subscribed hive"),
-            );
+            problems.push(not_fetched(sub));
             continue;
         };
         for file in names.into_iter().take(MAX_DIRECTIVES) {
@@ -63,28 +51,50 @@ pub fn entries_of(
 /// A warning for each subscribed hive whose pinned revision is not
 /// fetched here (a stat each): its directives are left out until it is.
 pub fn unfetched(store: &Store) -> Vec<Problem> {
-    store
-        .config
-        .hive
-        .iter()
-        .filter(|sub| {
-            !pinned_dir(&store.common_dir, &sub.name, &sub.rev)
-                .symlink_metadata()
-                .is_ok_and(|m| m.is_dir())
-        })
-        .map(|sub| {
-            Problem::warning(
-                ".swarm/config.toml",
-                "hive",
-                format!(
-                    "hive `{}`: its pinned revision {} is not fetched here: its directives are left out",
-                    sub.name,
-                    short(&sub.rev)
-                ),
-            )
-            .with_hint("`git swarm hive fetch` fetches every subscribed hive")
-        })
+    (store.config.hive.iter())
+        .filter(|sub| !is_fetched(&store.common_dir, sub))
+        .map(not_fetched)
         .collect()
+}
+
+/// Whether `sub`'s pinned revision is written out here.
+pub fn is_fetched(common_dir: &Path, sub: &HiveSubscription) -> bool {
+    pinned_dir(common_dir, &sub.name, &sub.rev)
+        .symlink_metadata()
+        .is_ok_and(|m| m.is_dir())
+}
+
+/// The warning for a hive whose pinned revision is not here.
+fn not_fetched(sub: &HiveSubscription) -> Problem {
+    Problem::warning(
+        ".swarm/config.toml",
+        "hive",
+        format!(
+            "hive `{}`: its pinned revision {} is not fetched here: its directives are left out",
+            sub.name,
+            short(&sub.rev)
+        ),
+    )
+    .with_hint("`git swarm hive fetch` fetches every subscribed hive")
+}
+
+/// The subscription named `name`, or an error naming the ones there are.
+pub fn subscription<'s>(
+    store: &'s Store,
+    name: &str,
+) -> crate::error::Result<&'s HiveSubscription> {
+    let hives = &store.config.hive;
+    hives.iter().find(|h| h.name == name).ok_or_else(|| {
+        let names: Vec<&str> = hives.iter().map(|h| h.name.as_str()).collect();
+        crate::error::Error::usage(
+            format!("no hive named `{name}` in .swarm/config.toml"),
+            if names.is_empty() {
+                "`git swarm hive add URL` subscribes to one".to_owned()
+            } else {
+                format!("the hives here: {}", names.join(", "))
+            },
+        )
+    })
 }
 
 /// A key of what [`subscribed_entries`] reads: the subscriptions, and
