@@ -240,12 +240,7 @@ fn init(args: InitArgs, ui: &mut Ui) -> Outcome {
 
 fn hive_git(cmd: std::process::Command, what: &str) -> Result<String, git_swarm::Error> {
     let mut cmd = cmd;
-    for key in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-    ] {
+    for key in git_swarm::worktree::REDIRECTING_ENV {
         cmd.env_remove(key);
     }
     let out = cmd

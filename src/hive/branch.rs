@@ -123,47 +123,13 @@ impl<'a> HiveWrite<'a> {
         gix::open(&self.mirror).map_err(|e| Error::git(self.what("cannot open its mirror"), e))
     }
 
-    /// The blob at `rel` in `commit`'s tree, if a regular file is there;
-    /// one over `limit` bytes (or a link, a folder) is refused.
-    pub(crate) fn read_file(&self, commit: &str, rel: &str, limit: u64) -> Result<Option<Vec<u8>>> {
-        let repo = self.repo()?;
-        let git_err = |e: &dyn std::fmt::Display| Error::git(self.what(rel), e.to_string());
-        let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| git_err(&e))?;
-        let tree = repo
-            .find_commit(id)
-            .map_err(|e| git_err(&e))?
-            .tree()
-            .map_err(|e| git_err(&e))?;
-        let Some(entry) = tree.lookup_entry_by_path(rel).map_err(|e| git_err(&e))? else {
-            return Ok(None);
-        };
-        if !entry.mode().is_blob() || entry.mode().is_link() {
-            return Err(Error::usage(
-                format!(
-                    "{rel} of hive `{}` at {} is not a regular file",
-                    self.sub.name,
-                    super::short(commit)
-                ),
-                "ask the hive's owners to make it one: a link there is never read",
-            ));
-        }
-        let size = repo
-            .find_header(entry.oid())
-            .map_err(|e| git_err(&e))?
-            .size();
-        if size > limit {
-            return Err(Error::usage(
-                format!("{rel} of hive `{}` is over {limit} bytes", self.sub.name),
-                "ask the hive's owners about it: it is not read",
-            ));
-        }
-        let blob = repo.find_object(entry.oid()).map_err(|e| git_err(&e))?;
-        Ok(Some(blob.data.clone()))
-    }
-
-    /// Whether `commit`'s tree has anything at `rel`.
-    pub(crate) fn has_path(&self, commit: &str, rel: &str) -> Result<bool> {
-        let repo = self.repo()?;
+    /// What `commit`'s tree holds at `rel`: its object id and mode.
+    fn entry(
+        &self,
+        repo: &gix::Repository,
+        commit: &str,
+        rel: &str,
+    ) -> Result<Option<(gix::ObjectId, gix::object::tree::EntryMode)>> {
         let git_err = |e: &dyn std::fmt::Display| Error::git(self.what(rel), e.to_string());
         let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| git_err(&e))?;
         let tree = repo
@@ -174,7 +140,41 @@ impl<'a> HiveWrite<'a> {
         Ok(tree
             .lookup_entry_by_path(rel)
             .map_err(|e| git_err(&e))?
-            .is_some())
+            .map(|e| (e.oid().to_owned(), e.mode())))
+    }
+
+    /// The blob at `rel` in `commit`'s tree, if a regular file is there;
+    /// one over `limit` bytes (or a link, a folder) is refused.
+    pub(crate) fn read_file(&self, commit: &str, rel: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        let repo = self.repo()?;
+        let Some((oid, mode)) = self.entry(&repo, commit, rel)? else {
+            return Ok(None);
+        };
+        if !mode.is_blob() || mode.is_link() {
+            return Err(Error::usage(
+                format!(
+                    "{rel} of hive `{}` at {} is not a regular file",
+                    self.sub.name,
+                    super::short(commit)
+                ),
+                "ask the hive's owners to make it one: a link there is never read",
+            ));
+        }
+        let git_err = |e: &dyn std::fmt::Display| Error::git(self.what(rel), e.to_string());
+        let size = repo.find_header(oid).map_err(|e| git_err(&e))?.size();
+        if size > limit {
+            return Err(Error::usage(
+                format!("{rel} of hive `{}` is over {limit} bytes", self.sub.name),
+                "ask the hive's owners about it: it is not read",
+            ));
+        }
+        let blob = repo.find_object(oid).map_err(|e| git_err(&e))?;
+        Ok(Some(blob.data.clone()))
+    }
+
+    /// Whether `commit`'s tree has anything at `rel`.
+    pub(crate) fn has_path(&self, commit: &str, rel: &str) -> Result<bool> {
+        Ok(self.entry(&self.repo()?, commit, rel)?.is_some())
     }
 
     /// The commit at `refs/heads/<branch>` of the hive itself, now (not

@@ -93,16 +93,7 @@ pub fn check_source(url: &str, root: &Path) -> Result<()> {
 /// git, run outside any repository of the caller's environment.
 pub(crate) fn git() -> Command {
     let mut cmd = Command::new("git");
-    for key in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-        "GIT_NAMESPACE",
-        "GIT_PREFIX",
-    ] {
+    for key in crate::worktree::REDIRECTING_ENV {
         cmd.env_remove(key);
     }
     // Only these transports, whatever the user's git config allows: a

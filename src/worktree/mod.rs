@@ -38,7 +38,7 @@ const CREATED_MARK: &str = "git-swarm-created";
 /// Variables that make git use another repository, work tree or index
 /// than the one named on its command line: set by git for the hooks it
 /// runs, so a command run from a hook would otherwise act on the wrong one.
-const REDIRECTING_ENV: &[&str] = &[
+pub const REDIRECTING_ENV: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
