@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
-use crate::index::DirectiveEntry;
 use crate::problem::Problem;
 use crate::store::Store;
 
@@ -403,21 +402,6 @@ pub fn materialize(common_dir: &Path, name: &str, rev: &str) -> Result<PathBuf> 
         }
     }
     Ok(dir)
-}
-
-/// The checked entries of hive `name` at `rev`, from the mirror (for a
-/// diff between two revisions): file name → entry.
-pub fn entries_at(common_dir: &Path, name: &str, rev: &str) -> Result<Vec<DirectiveEntry>> {
-    let (files, problems) = read_tree(common_dir, name, rev)?;
-    if !problems.is_empty() {
-        return Err(Error::Invalid(problems));
-    }
-    Ok(files
-        .iter()
-        .map(|(file, bytes)| {
-            crate::index::entry_from_bytes(bytes, &format!(".swarm/directives/{file}"), file, false)
-        })
-        .collect())
 }
 
 /// Fetches and writes out the pins of the trusted revision's subscriptions
