@@ -90,8 +90,11 @@ fn first_month_of(id: &str) -> Option<String> {
 
 /// [`read_delegation_log`] of the event files' bytes, in the log's order.
 ///
-/// A line that spells a string with escapes may hold it without holding
-/// its text: any line with a backslash is parsed as well.
+/// A line that spells an id with escapes may hold it without holding its
+/// text. A letter or digit is spelt otherwise only as `\uXXXX`, so a line
+/// with `\u` is parsed as well; a line with any backslash only while an id
+/// sought holds a character JSON spells with one (`"`, `\`, `/`, a control
+/// character): a failure's output or a guard's regex has many.
 fn delegation_events(files: &[Vec<u8>], id: &str, max_line_bytes: u64) -> Vec<Event> {
     use memchr::memmem::Finder;
     // The complete lines, in the log's order (a torn last line is not read).
@@ -101,8 +104,17 @@ fn delegation_events(files: &[Vec<u8>], id: &str, max_line_bytes: u64) -> Vec<Ev
             bytes[..end].split(|&b| b == b'\n')
         })
     };
+    let unicode_escape = Finder::new(b"\\u");
     let holds = |line: &[u8], needles: &[Finder]| {
-        memchr::memchr(b'\\', line).is_some() || needles.iter().any(|f| f.find(line).is_some())
+        let short_escapes = needles
+            .iter()
+            .any(|f| (f.needle().iter()).any(|&b| matches!(b, b'"' | b'\\' | b'/') || b < 0x20));
+        let escaped = if short_escapes {
+            memchr::memchr(b'\\', line).is_some()
+        } else {
+            unicode_escape.find(line).is_some()
+        };
+        escaped || needles.iter().any(|f| f.find(line).is_some())
     };
     let parse = |line: &[u8]| crate::event::parse_event_line(line, max_line_bytes).ok();
     let mut needles = vec![Finder::new(id.as_bytes())];
@@ -384,5 +396,40 @@ mod tests {
             "the torn line and the losing copy of `a` are not read"
         );
         assert_eq!(relevant(delegation_events(&files, d, 100_000)), expected);
+    }
+
+    /// A line whose backslashes can spell no id sought (a guard's regex, a
+    /// failure's output) is not parsed.
+    #[test]
+    fn backslashes_that_spell_no_id_are_not_parsed() {
+        let d = "01JD0000000000000000000001";
+        let files = [format!(
+            "{}\n{}\n",
+            format_args!(r#"{{"id":"{d}","ts":"2026-11-01T00:00:00.000Z","kind":"shown","actor":{{}},"shown":[]}}"#),
+            r#"{"id":"01JD0000000000000000000002","ts":"2026-11-01T00:00:01.000Z","kind":"prevented","actor":{},"predicates":["command:\\bgit\\s+push"]}"#,
+        )
+        .into_bytes()];
+        let ids: Vec<String> = (delegation_events(&files, d, 100_000).into_iter())
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(ids, [d]);
+    }
+
+    /// A copy of a related event whose id holds a `/`, spelt `\/`, counts:
+    /// the earlier copy wins the de-duplication, as in the whole log.
+    #[test]
+    fn a_copy_spelt_with_a_short_escape_counts() {
+        let d = "01JD0000000000000000000001";
+        let files = [format!(
+            "{}\n{}\n",
+            format_args!(r#"{{"id":"x/1","ts":"2026-11-01T00:00:03.000Z","kind":"ack","actor":{{}},"delegation":"{d}"}}"#),
+            r#"{"id":"x\/1","ts":"2026-11-01T00:00:02.000Z","kind":"ack","actor":{},"delegation":"another"}"#,
+        )
+        .into_bytes()];
+        let seen: Vec<(String, Option<String>)> = (delegation_events(&files, d, 100_000)
+            .into_iter())
+        .map(|e| (e.id.clone(), e.str_field("delegation").map(str::to_owned)))
+        .collect();
+        assert_eq!(seen, [("x/1".to_owned(), Some("another".to_owned()))]);
     }
 }
