@@ -105,10 +105,9 @@ fn delegation_events(files: &[Vec<u8>], id: &str, max_line_bytes: u64) -> Vec<Ev
         })
     };
     let unicode_escape = Finder::new(b"\\u");
-    let holds = |line: &[u8], needles: &[Finder]| {
-        let short_escapes = needles
-            .iter()
-            .any(|f| (f.needle().iter()).any(|&b| matches!(b, b'"' | b'\\' | b'/') || b < 0x20));
+    // Whether a line may hold one of `needles`, given whether any of them
+    // holds a character a short escape spells.
+    let holds = |line: &[u8], needles: &[Finder], short_escapes: bool| {
         let escaped = if short_escapes {
             memchr::memchr(b'\\', line).is_some()
         } else {
@@ -116,16 +115,22 @@ fn delegation_events(files: &[Vec<u8>], id: &str, max_line_bytes: u64) -> Vec<Ev
         };
         escaped || needles.iter().any(|f| f.find(line).is_some())
     };
+    let short_escapes = |needles: &[Finder]| {
+        (needles.iter().flat_map(|f| f.needle()))
+            .any(|&b| matches!(b, b'"' | b'\\' | b'/') || b < 0x20)
+    };
     let parse = |line: &[u8]| crate::event::parse_event_line(line, max_line_bytes).ok();
     let mut needles = vec![Finder::new(id.as_bytes())];
     // The ids of the events that hold `id`: their copies decide which copy
     // the de-duplication keeps, whether or not they hold `id`.
-    let ids: HashSet<String> = (lines().filter(|l| holds(l, &needles)))
+    let short = short_escapes(&needles);
+    let ids: HashSet<String> = (lines().filter(|l| holds(l, &needles, short)))
         .filter_map(parse)
         .map(|e| e.id)
         .collect();
     needles.extend(ids.iter().map(|i| Finder::new(i.as_bytes()).into_owned()));
-    let events = (lines().filter(|l| holds(l, &needles)))
+    let short = short_escapes(&needles);
+    let events = (lines().filter(|l| holds(l, &needles, short)))
         .filter_map(parse)
         .filter_map(|e| {
             let key = crate::event::id_key(&e.id);
