@@ -92,8 +92,9 @@ fn main() {
     let repo = tmp.path().join("repo");
     common::generate_store(&repo, 100, 2_000);
     // Files written within two seconds of an index refresh are re-read by
-    // content until a later one (git's racy files): a store in use is older
-    // than that, and a session's hooks never meet a store this young.
+    // content until a later one (git's racy files). A session's hooks meet
+    // that only in the two seconds after a directive is written (a pull, a
+    // checkout, `git swarm add`); the bench's rounds would all fall in them.
     std::thread::sleep(Duration::from_millis(2_500));
     // SWARM_BENCH_KEEP=DIR keeps a copy of the store, to profile a hook on it.
     if let Some(keep) = std::env::var_os("SWARM_BENCH_KEEP") {

@@ -47,7 +47,10 @@ fn in_log_order(mut events: Vec<(i64, u128, Event)>) -> Vec<Event> {
 /// those, de-duplicated and ordered as `read_log` does; bad lines skipped.
 /// Other lines are not parsed: a subagent's stop reads one delegation out of
 /// a log of thousands of events. Nor are the month files before the
-/// delegation's own month's previous one (see [`first_month_of`]).
+/// delegation's own month's previous one (see [`first_month_of`]). A copy
+/// whose id is spelt otherwise yet keys the same (a ULID in lower case,
+/// written by hand) is not found, and does not take part in the
+/// de-duplication as it would in `read_log`.
 pub fn read_delegation_log(store: &Store, id: &str) -> Result<Vec<Event>> {
     let cfg = &store.config.events;
     let first = first_month_of(id);
@@ -421,7 +424,7 @@ mod tests {
     }
 
     /// A copy of a related event whose id holds a `/`, spelt `\/`, counts:
-    /// the earlier copy wins the de-duplication, as in the whole log.
+    /// the earlier copy wins the de-duplication, as `read_log` decides.
     #[test]
     fn a_copy_spelt_with_a_short_escape_counts() {
         let d = "01JD0000000000000000000001";
@@ -436,5 +439,23 @@ mod tests {
         .map(|e| (e.id.clone(), e.str_field("delegation").map(str::to_owned)))
         .collect();
         assert_eq!(seen, [("x/1".to_owned(), Some("another".to_owned()))]);
+    }
+
+    /// A delegation id (another tool's) that holds a `/`, spelt `\/` in a
+    /// line, is found there, beside the regex lines then parsed too.
+    #[test]
+    fn an_id_spelt_with_a_short_escape_is_found() {
+        let d = "run/7";
+        let files = [format!(
+            "{}\n{}\n",
+            r#"{"id":"01JD0000000000000000000001","ts":"2026-11-01T00:00:00.000Z","kind":"ack","actor":{},"delegation":"run\/7"}"#,
+            r#"{"id":"01JD0000000000000000000002","ts":"2026-11-01T00:00:01.000Z","kind":"prevented","actor":{},"predicates":["command:\\bgit"]}"#,
+        )
+        .into_bytes()];
+        let acks: Vec<String> = (delegation_events(&files, d, 100_000).into_iter())
+            .filter(|e| e.str_field("delegation") == Some(d))
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(acks, ["01JD0000000000000000000001"]);
     }
 }
