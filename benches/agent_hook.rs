@@ -91,21 +91,9 @@ fn main() {
     let bin = common::installed_binary(tmp.path());
     let repo = tmp.path().join("repo");
     common::generate_store(&repo, 100, 2_000);
-    // Files written within two seconds of an index refresh are re-read by
-    // content until a later one (git's racy files). A session's hooks meet
-    // that only in the two seconds after a directive is written (a pull, a
-    // checkout, `git swarm add`); the bench's rounds would all fall in them.
-    std::thread::sleep(Duration::from_millis(2_500));
+    common::let_settle();
     // SWARM_BENCH_KEEP=DIR keeps a copy of the store, to profile a hook on it.
-    if let Some(keep) = std::env::var_os("SWARM_BENCH_KEEP") {
-        let status = std::process::Command::new("cp")
-            .arg("-a")
-            .arg(&repo)
-            .arg(&keep)
-            .status()
-            .expect("cp");
-        assert!(status.success(), "copy the store to {keep:?}");
-    }
+    common::keep(&repo, "");
     let git_bin = Path::new("git");
     println!("git swarm hook agent benchmark: claude-code payloads, 100 directives, 2,000 events");
     // Warm the page cache and the index.

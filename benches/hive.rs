@@ -221,14 +221,13 @@ fn main() {
         PROJECTS + 1
     );
     for (own, repo, without) in &pairs {
-        // Warm the page cache and both indexes; files written within two
-        // seconds of an index refresh are re-read by content until a later
-        // one (git's racy files): a store in use is older than that.
+        // Warm the page cache and both indexes, then let the files settle:
+        // a store in use is older than the index's racy window.
         for task in TASKS {
             common::run(&bin, repo, &inject_args(task), &[0]);
             common::run(&bin, without, &inject_args(task), &[0]);
         }
-        std::thread::sleep(Duration::from_millis(2_500));
+        common::let_settle();
         let mut seen = Vec::new();
         for task in TASKS {
             let with = shown(&bin, repo, task);

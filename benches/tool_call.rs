@@ -112,23 +112,11 @@ fn main() {
         let repo = tmp.path().join(format!("repo-{n}"));
         common::generate_store(&repo, n, 2_000);
         add_tool_call_directives(&repo, n);
-        // Files written within two seconds of an index refresh are re-read
-        // by content until a later one (git's racy files): a store in use
-        // is older than that.
-        std::thread::sleep(Duration::from_millis(2_500));
-        // SWARM_BENCH_KEEP=DIR keeps a copy of each store (DIR-10, DIR-1000),
-        // to profile a hook on it.
-        if let Some(keep) = std::env::var_os("SWARM_BENCH_KEEP") {
-            let mut keep = keep;
-            keep.push(format!("-{n}"));
-            let status = std::process::Command::new("cp")
-                .arg("-a")
-                .arg(&repo)
-                .arg(&keep)
-                .status()
-                .expect("cp");
-            assert!(status.success(), "copy the store to {keep:?}");
-        }
+        // A store in use is older than the index's racy window.
+        common::let_settle();
+        // SWARM_BENCH_KEEP=DIR keeps a copy of each store (DIR-10,
+        // DIR-1000), to profile a hook on it.
+        common::keep(&repo, &format!("-{n}"));
         // The directives are committed on the default branch: reviewed.
         let calls: Vec<(&str, String)> = calls()
             .into_iter()

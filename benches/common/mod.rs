@@ -19,6 +19,32 @@ pub fn installed_binary(dir: &Path) -> std::path::PathBuf {
     copy
 }
 
+/// Waits until the files just written are older than the index's racy
+/// window: a file written within two seconds of an index write is checked
+/// by content until a later write settles it (git's racy files). A
+/// session's hooks meet that only in the two seconds after a directive is
+/// written (a pull, a checkout, `git swarm add`); a bench's rounds would
+/// all fall in them.
+pub fn let_settle() {
+    std::thread::sleep(Duration::from_millis(2_500));
+}
+
+/// With `SWARM_BENCH_KEEP=DIR`, a copy of `repo` at `DIR` followed by
+/// `suffix`, to profile a command on the store a bench measured.
+pub fn keep(repo: &Path, suffix: &str) {
+    let Some(mut dest) = std::env::var_os("SWARM_BENCH_KEEP") else {
+        return;
+    };
+    dest.push(suffix);
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(repo)
+        .arg(&dest)
+        .status()
+        .expect("cp");
+    assert!(status.success(), "copy the store to {dest:?}");
+}
+
 pub fn env_num(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
