@@ -555,11 +555,13 @@ fn hive_problems(c: &Config, text: &str, path: &str) -> Vec<Problem> {
     if c.hive.is_empty() {
         return problems;
     }
-    // Parsed once for the places: a file of many bad entries must not cost
-    // a parse each (every hook reads this file).
-    let root = DeTable::parse(text).ok();
+    // Parsed for the places only once a problem needs one, and then once:
+    // every hook reads this file, and a file of many bad entries must not
+    // cost a parse each.
+    let root = std::cell::OnceCell::new();
     let at = |i: usize, key: &str| -> usize {
-        root.as_ref()
+        root.get_or_init(|| DeTable::parse(text).ok())
+            .as_ref()
             .and_then(|root| match root.get_ref().get("hive")?.get_ref() {
                 DeValue::Array(items) => match items.get(i)?.get_ref() {
                     DeValue::Table(t) => Some(
