@@ -411,20 +411,7 @@ fn add(args: AddArgs, ui: &mut Ui) -> Outcome {
     } else {
         args.url.clone()
     };
-    if let Some(link) = Path::new(&args.url)
-        .ancestors()
-        .find(|a| !a.as_os_str().is_empty() && a.symlink_metadata().is_ok_and(|m| m.is_symlink()))
-    {
-        return Err(git_swarm::Error::usage(
-            format!(
-                "the hive {} is reached through a symlink ({})",
-                args.url,
-                link.display()
-            ),
-            "name the hive's real path: a link could be pointed at another repository",
-        )
-        .into());
-    }
+    hive::refuse_links_on_the_way(&args.url, Path::new(&args.url))?;
     let head = hive::fetch(&store.common_dir, &store.root, &name, &url)?;
     let rev = match &args.rev {
         Some(spec) => hive::resolve(&store.common_dir, &name, spec)?,

@@ -60,19 +60,7 @@ pub fn check_source(url: &str, root: &Path) -> Result<()> {
         return Ok(());
     }
     let path = Path::new(url.strip_prefix("file://").unwrap_or(url));
-    let mut at = PathBuf::new();
-    for part in path.components() {
-        at.push(part);
-        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(Error::usage(
-                format!(
-                    "the hive {url} is reached through a symlink ({})",
-                    at.display()
-                ),
-                "name the hive's real path: a link could be pointed at another repository",
-            ));
-        }
-    }
+    refuse_links_on_the_way(url, path)?;
     if !path.exists() {
         return Err(Error::usage(
             format!("no hive at {url}"),
@@ -87,6 +75,25 @@ pub fn check_source(url: &str, root: &Path) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Refuses a local hive `path` (named `url`) that is, or is reached
+/// through, a symlink: a link could be re-pointed at another repository
+/// between two fetches, with no trace in the project.
+pub fn refuse_links_on_the_way(url: &str, path: &Path) -> Result<()> {
+    let link = path
+        .ancestors()
+        .find(|a| !a.as_os_str().is_empty() && a.symlink_metadata().is_ok_and(|m| m.is_symlink()));
+    match link {
+        Some(link) => Err(Error::usage(
+            format!(
+                "the hive {url} is reached through a symlink ({})",
+                link.display()
+            ),
+            "name the hive's real path: a link could be pointed at another repository",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// git, run outside any repository of the caller's environment.
