@@ -339,21 +339,29 @@ pub fn tick() -> String {
 /// Sets the mtime of `rel` (a file or a folder) an hour back, so that the
 /// index trusts it rather than treating it as just changed.
 pub fn age(env: &TestEnv, rel: &str) {
+    age_path(&env.path(rel));
+}
+
+fn age_path(path: &std::path::Path) {
     let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    std::fs::File::open(env.path(rel))
+    std::fs::File::open(path)
         .and_then(|f| f.set_modified(hour_ago))
-        .unwrap_or_else(|e| panic!("cannot age {rel}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot age {}: {e}", path.display()));
 }
 
 pub fn age_directives(env: &TestEnv) {
-    for entry in std::fs::read_dir(env.path(".swarm/directives")).expect("list") {
-        let name = entry.expect("entry").file_name();
-        age(
-            env,
-            &format!(".swarm/directives/{}", name.to_string_lossy()),
-        );
+    age_directives_in(&env.root);
+}
+
+/// The directive files of the work tree `root`, and their folder, an hour
+/// old: settled, so that a hook may trust the index while the folder's
+/// stamp is unchanged.
+pub fn age_directives_in(root: &std::path::Path) {
+    let dir = root.join(".swarm/directives");
+    for entry in std::fs::read_dir(&dir).expect("list") {
+        age_path(&entry.expect("entry").path());
     }
-    age(env, ".swarm/directives");
+    age_path(&dir);
 }
 
 /// `git swarm ARGS` at the next [`tick`] of the clock.

@@ -818,19 +818,7 @@ fn a_hive_lesson_reaches_a_subagent_once_its_pin_is_reviewed() {
     let Some(rig) = one_default_subagent("Fixed.\nKNOWLEDGE_APPLIED:no-private-keys") else {
         return;
     };
-    rig.env
-        .git(&["config", "--unset", "swarm.injectUnreviewed"]);
-    let base = rig.env.tmp.path();
-    rig.env.swarm_in(base, &["hive", "init", "hive"]).success();
-    let hive = base.join("hive");
-    std::fs::write(
-        hive.join(".swarm/directives/flaky-tests-are-bugs.toml"),
-        "id = \"flaky-tests-are-bugs\"\nlesson = \"HIVE-LESSON: a flaky test is a bug; find its race, never retry it\"\npriority = \"critical\"\napplies_to_agents = [\"coder\"]\ntriggers = [\"flaky\"]\nrequired_actions = [\"name the race that made the test flaky\"]\n",
-    )
-    .expect("hive lesson");
-    rig.env.git_in(&hive, &["add", "-A"]);
-    rig.env
-        .git_in(&hive, &["commit", "-q", "-m", "flaky tests are bugs"]);
+    super::make_a_hive(&rig.env);
     rig.env.git(&["checkout", "-q", "-b", "subscribe"]);
     rig.env
         .swarm(&["hive", "add", "../hive", "--name", "team"])
@@ -856,8 +844,7 @@ fn a_hive_lesson_reaches_a_subagent_once_its_pin_is_reviewed() {
     let subs = requests_of(&rig.server.requests(), "SUBTASK-DEFAULT");
     let seen = all_text(subs.last().expect("the subagent asked the model"));
     assert!(
-        seen.contains("- id: flaky-tests-are-bugs\n  origin: hive:team/flaky-tests-are-bugs\n")
-            && seen.contains("HIVE-LESSON: a flaky test is a bug"),
+        super::has_hive_lesson(&seen),
         "the subagent's request carries the hive's lesson with its origin:\n{seen}"
     );
     let shown = rig.events("shown");

@@ -838,6 +838,16 @@ pub const HIVE_LESSON: &str = "HIVE-LESSON: a flaky test is a bug; find its race
 /// coders, and subscribes the repository to it as `team`, committed on
 /// main (so the lesson is reviewed); unreviewed directives withheld.
 pub fn subscribe_to_a_hive(env: &crate::common::TestEnv) {
+    make_a_hive(env);
+    env.swarm(&["hive", "add", "../hive", "--name", "team"])
+        .success();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "Subscribe to the team's hive"]);
+}
+
+/// Makes `hive` beside `env`'s repository, with one critical lesson for
+/// coders committed in it; unreviewed directives withheld in `env`.
+pub fn make_a_hive(env: &crate::common::TestEnv) {
     env.git(&["config", "--unset", "swarm.injectUnreviewed"]);
     env.swarm_in(env.tmp.path(), &["hive", "init", "hive"])
         .success();
@@ -851,10 +861,6 @@ pub fn subscribe_to_a_hive(env: &crate::common::TestEnv) {
     .expect("hive lesson");
     env.git_in(&hive, &["add", "-A"]);
     env.git_in(&hive, &["commit", "-q", "-m", "flaky tests are bugs"]);
-    env.swarm(&["hive", "add", "../hive", "--name", "team"])
-        .success();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-q", "-m", "Subscribe to the team's hive"]);
 }
 
 /// What a subagent's request must hold of the hive's lesson.
