@@ -112,10 +112,7 @@ pub fn state_key(store: &Store) -> u64 {
             h.update(id.as_bytes());
             h.update(&[0]);
         }
-        let here = pinned_dir(&store.common_dir, &sub.name, &sub.rev)
-            .symlink_metadata()
-            .is_ok_and(|m| m.is_dir());
-        h.update(&[u8::from(here), 1]);
+        h.update(&[u8::from(is_fetched(&store.common_dir, sub)), 1]);
     }
     h.digest() | 1
 }
