@@ -373,13 +373,17 @@ pub fn handoffs(
     Ok(out)
 }
 
-/// The keys of `config.toml` that differ, dotted, sorted.
+/// A hive's name and its pinned revision, as a side's `config.toml` holds them.
+pub type HivePins = std::collections::BTreeMap<String, String>;
+
+/// The keys of `config.toml` that differ, dotted, sorted; and the hive
+/// pins of each side (both empty when the file did not change).
 pub fn config(
     repo: &gix::Repository,
     old: &Side,
     new: &Side,
     problems: &mut Vec<Problem>,
-) -> Result<Vec<ConfigChange>> {
+) -> Result<(Vec<ConfigChange>, [HivePins; 2])> {
     if changed_file(old, new, "config.toml", problems) {
         let parse = |t: &str, rel: &str| {
             t.parse::<toml::Table>().map_err(|e| {
@@ -397,18 +401,19 @@ pub fn config(
             parse,
             problems,
         )?;
-        let flat = |t: Option<Option<toml::Table>>| {
+        let (a, b) = (
+            a.flatten().unwrap_or_default(),
+            b.flatten().unwrap_or_default(),
+        );
+        let pins = [hive_pins(&a), hive_pins(&b)];
+        let flat = |t: toml::Table| {
             let mut out = std::collections::BTreeMap::new();
-            flatten(
-                "",
-                &toml::Value::Table(t.flatten().unwrap_or_default()),
-                &mut out,
-            );
+            flatten("", &toml::Value::Table(t), &mut out);
             out
         };
         let (a, b) = (flat(a), flat(b));
         let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-        return Ok(keys
+        let changes = keys
             .into_iter()
             .filter(|k| a.get(*k) != b.get(*k))
             .map(|k| ConfigChange {
@@ -416,9 +421,23 @@ pub fn config(
                 from: a.get(k).cloned(),
                 to: b.get(k).cloned(),
             })
-            .collect());
+            .collect();
+        return Ok((changes, pins));
     }
-    Ok(Vec::new())
+    Ok((Vec::new(), Default::default()))
+}
+
+/// The well-named, pinned `[[hive]]` entries of a `config.toml`.
+fn hive_pins(config: &toml::Table) -> HivePins {
+    let items = config.get("hive").and_then(toml::Value::as_array);
+    (items.into_iter().flatten())
+        .take(crate::config::HiveSubscription::MAX)
+        .filter_map(|t| {
+            let name = t.get("name")?.as_str()?;
+            let rev = t.get("rev")?.as_str()?;
+            crate::config::is_valid_hive_name(name).then(|| (name.to_owned(), rev.to_owned()))
+        })
+        .collect()
 }
 
 fn changed_file(old: &Side, new: &Side, path: &str, problems: &mut Vec<Problem>) -> bool {

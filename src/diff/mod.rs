@@ -407,7 +407,7 @@ fn diff_with(
         config.handoffs.max_review_attempts,
         &mut problems,
     )?;
-    let config_changes = files::config(repo, &old, &new, &mut problems)?;
+    let (config_changes, pins) = files::config(repo, &old, &new, &mut problems)?;
     crate::trace::mark("files compared");
     problems.sort_by(|a, b| {
         (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
@@ -443,7 +443,7 @@ fn diff_with(
         hives: Vec::new(),
     };
     if hives {
-        report.hives = hive_moves(repo, &report.config);
+        report.hives = hive_moves(repo, &pins);
     }
     let overrides = logs
         .added
@@ -946,31 +946,9 @@ fn upstream(
     }
 }
 
-/// The hives whose pin differs in the `config` changes, each with the
-/// hive's knowledge diff from its mirror (docs/hive.md).
-fn hive_moves(repo: &gix::Repository, config: &[ConfigChange]) -> Vec<HiveMove> {
-    let Some(change) = config.iter().find(|c| c.key == "hive") else {
-        return Vec::new();
-    };
-    let pins = |v: &Option<String>| -> BTreeMap<String, String> {
-        let table = v
-            .as_deref()
-            .and_then(|s| format!("v = {s}").parse::<toml::Table>().ok());
-        let items = table
-            .as_ref()
-            .and_then(|t| t.get("v")?.as_array().cloned())
-            .unwrap_or_default();
-        items
-            .iter()
-            .take(crate::config::HiveSubscription::MAX)
-            .filter_map(|t| {
-                let name = t.get("name")?.as_str()?;
-                let rev = t.get("rev")?.as_str()?;
-                crate::config::is_valid_hive_name(name).then(|| (name.to_owned(), rev.to_owned()))
-            })
-            .collect()
-    };
-    let (old, new) = (pins(&change.from), pins(&change.to));
+/// The hives whose pin differs between the two sides' `pins`, each with
+/// the hive's knowledge diff from its mirror (docs/hive.md).
+fn hive_moves(repo: &gix::Repository, [old, new]: &[files::HivePins; 2]) -> Vec<HiveMove> {
     let names: std::collections::BTreeSet<&String> = old.keys().chain(new.keys()).collect();
     let mut moves = Vec::new();
     for name in names {
