@@ -60,12 +60,10 @@ pub fn promote(args: PromoteArgs, ui: &mut Ui) -> Outcome {
     let p = project(ui)?;
     let sub = git_swarm::hive::subscription(&p.store, &args.to)?;
     let events = super::read_log(&p.store, ui)?;
-    let cwd = std::env::current_dir()?;
     let request = Request {
         id: &args.id,
         hive: sub,
         branch: args.branch.as_deref(),
-        cwd: &cwd,
         project: &p.name,
         head: p.head.as_deref(),
     };
@@ -115,9 +113,7 @@ pub fn report(args: ReportArgs, ui: &mut Ui) -> Outcome {
     let p = project(ui)?;
     let sub = git_swarm::hive::subscription(&p.store, &args.name)?;
     let events = super::read_log(&p.store, ui)?;
-    let cwd = std::env::current_dir()?;
-    let Some(done) = report::report(&p.store, &cwd, sub, &p.name, p.head.as_deref(), &events)?
-    else {
+    let Some(done) = report::report(&p.store, sub, &p.name, p.head.as_deref(), &events)? else {
         writeln!(
             ui.out,
             "nothing to report: no directive of hive `{}` has a signal here, and none is switched off",

@@ -40,8 +40,6 @@ pub(crate) struct HiveWrite<'a> {
     mirror: PathBuf,
     /// Where the throwaway index goes: beside the mirror.
     scratch: PathBuf,
-    /// What git pushes to: the URL, or a local path made absolute.
-    target: String,
     /// The hive's default branch's commit, as just fetched.
     pub(crate) head: String,
     /// The user's identity, as git would commit in the project.
@@ -59,10 +57,12 @@ struct Ident {
 
 impl Ident {
     /// `git var GIT_AUTHOR_IDENT` (or committer) as git works it out in
-    /// `cwd`: the project's config, the user's, the environment.
-    fn of(cwd: &Path, var: &str) -> Result<Ident> {
+    /// the work tree `root`: the project's config, the user's, the environment.
+    fn of(root: &Path, var: &str) -> Result<Ident> {
         let mut cmd = Command::new("git");
-        cmd.current_dir(cwd).args(["var", var]).stdin(Stdio::null());
+        cmd.current_dir(root)
+            .args(["var", var])
+            .stdin(Stdio::null());
         let line = run_git(cmd, &format!("cannot tell who you are to git ({var})")).map_err(
             |e| match e {
                 Error::Git { context, source } => Error::Refused {
@@ -92,17 +92,15 @@ impl Ident {
 
 impl<'a> HiveWrite<'a> {
     /// Fetches the hive `sub` and knows the user, before anything is written.
-    pub(crate) fn open(store: &Store, cwd: &Path, sub: &'a HiveSubscription) -> Result<Self> {
-        let author = Ident::of(cwd, "GIT_AUTHOR_IDENT")?;
-        let committer = Ident::of(cwd, "GIT_COMMITTER_IDENT")?;
+    pub(crate) fn open(store: &Store, sub: &'a HiveSubscription) -> Result<Self> {
+        let author = Ident::of(&store.root, "GIT_AUTHOR_IDENT")?;
+        let committer = Ident::of(&store.root, "GIT_COMMITTER_IDENT")?;
         trusted_url(store, sub)?;
         let head = super::fetch(&store.common_dir, &store.root, &sub.name, &sub.url)?;
-        let target = sub.url.clone();
         Ok(HiveWrite {
             sub,
             mirror: mirror_dir(&store.common_dir, &sub.name),
             scratch: super::hives_dir(&store.common_dir),
-            target,
             head,
             author,
             committer,
@@ -182,7 +180,7 @@ impl<'a> HiveWrite<'a> {
     pub(crate) fn remote_branch(&self, branch: &str) -> Result<Option<String>> {
         let full = format!("refs/heads/{branch}");
         let mut cmd = self.git();
-        cmd.args(["ls-remote", "--", &self.target, &full]);
+        cmd.args(["ls-remote", "--", &self.sub.url, &full]);
         let out = run_git(cmd, &self.what("cannot list its branches"))?;
         let Some(tip) = out.lines().find_map(|l| {
             let (id, name) = l.split_once('\t')?;
@@ -273,7 +271,7 @@ impl<'a> HiveWrite<'a> {
             "--porcelain",
             &format!("--force-with-lease={full}:{}", expect.unwrap_or("")),
             "--",
-            &self.target,
+            &self.sub.url,
             &format!("{commit}:{full}"),
         ]);
         run_git(

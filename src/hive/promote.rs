@@ -34,8 +34,6 @@ pub struct Request<'a> {
     pub hive: &'a HiveSubscription,
     /// The hive branch to write (default: [`default_branch`]).
     pub branch: Option<&'a str>,
-    /// Where the command runs: a hive given by a relative path is found from here.
-    pub cwd: &'a Path,
     /// The project's name (see [`project_name`]).
     pub project: &'a str,
     /// The project's current commit, named in the provenance.
@@ -265,7 +263,7 @@ pub fn promote(
         None => default_branch(req.project, req.id),
     };
     super::branch::check_branch_name(&branch)?;
-    let hive = HiveWrite::open(store, req.cwd, req.hive)?;
+    let hive = HiveWrite::open(store, req.hive)?;
     let bar = bar(&hive)?;
     let rel = format!(".swarm/directives/{}.toml", req.id);
     if hive.has_path(&hive.head, &rel)? {

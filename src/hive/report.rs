@@ -11,7 +11,6 @@
 //! each project's latest.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 use crate::config::HiveSubscription;
 use crate::error::{Error, Result};
@@ -180,13 +179,12 @@ pub fn branch_name(project: &str) -> String {
 /// there is nothing to report (nothing is pushed).
 pub fn report(
     store: &Store,
-    cwd: &Path,
     sub: &HiveSubscription,
     project: &str,
     head_commit: Option<&str>,
     log: &[Event],
 ) -> Result<Option<Reported>> {
-    let hive = HiveWrite::open(store, cwd, sub)?;
+    let hive = HiveWrite::open(store, sub)?;
     super::materialize(&store.common_dir, &sub.name, &sub.rev)?;
     let events = report_events(store, sub, project, log);
     if events.is_empty() {
