@@ -195,9 +195,9 @@ fn init(args: InitArgs, ui: &mut Ui) -> Outcome {
         .into());
     }
     let git = |args: &[&str], what: &str| {
-        let mut cmd = std::process::Command::new("git");
+        let mut cmd = hive::git();
         cmd.arg("-C").arg(dir).args(args);
-        hive_git(cmd, what)
+        hive::run_local(cmd, None, what)
     };
     if !dir.join(".git").exists() {
         git(&["init", "--quiet"], "cannot make the hive's repository")?;
@@ -236,23 +236,6 @@ fn init(args: InitArgs, ui: &mut Ui) -> Outcome {
         dir.display()
     )?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn hive_git(cmd: std::process::Command, what: &str) -> Result<String, git_swarm::Error> {
-    let mut cmd = cmd;
-    for key in git_swarm::worktree::REDIRECTING_ENV {
-        cmd.env_remove(key);
-    }
-    let out = cmd
-        .output()
-        .map_err(|e| git_swarm::Error::git(what.to_owned(), e.to_string()))?;
-    if !out.status.success() {
-        return Err(git_swarm::Error::git(
-            what.to_owned(),
-            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// A name for a hive from its URL: its last part, without `.git`, cut to

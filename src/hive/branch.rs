@@ -8,7 +8,6 @@
 //! overwrites: a branch the hive has is moved only from the tip this
 //! command read.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -16,7 +15,7 @@ use crate::config::HiveSubscription;
 use crate::error::{Error, Result};
 use crate::store::Store;
 
-use super::{mirror_dir, run_git};
+use super::{mirror_dir, run_git, run_local};
 
 /// Refuses a branch name git would refuse.
 pub(crate) fn check_branch_name(branch: &str) -> Result<()> {
@@ -228,7 +227,7 @@ impl<'a> HiveWrite<'a> {
         for (rel, bytes) in files {
             let mut hash = self.git();
             hash.args(["hash-object", "-w", "--stdin"]);
-            let blob = run_with_input(hash, bytes, &self.what("cannot write a file"))?;
+            let blob = run_local(hash, Some(bytes), &self.what("cannot write a file"))?;
             run_git(
                 with_index(&[
                     "update-index",
@@ -252,9 +251,9 @@ impl<'a> HiveWrite<'a> {
             .env("GIT_COMMITTER_NAME", &self.committer.name)
             .env("GIT_COMMITTER_EMAIL", &self.committer.email)
             .env("GIT_COMMITTER_DATE", &self.committer.date);
-        run_with_input(
+        run_local(
             commit,
-            message.as_bytes(),
+            Some(message.as_bytes()),
             &self.what("cannot make the commit"),
         )
     }
@@ -280,32 +279,6 @@ impl<'a> HiveWrite<'a> {
         )
         .map(drop)
     }
-}
-
-/// Runs `cmd` with `input` on its standard input; its standard output,
-/// trimmed, or an error with what it said.
-fn run_with_input(mut cmd: Command, input: &[u8], what: &str) -> Result<String> {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::git(format!("{what}: cannot run git"), e.to_string()))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(input)
-            .map_err(|e| Error::git(what.to_owned(), e.to_string()))?;
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| Error::git(what.to_owned(), e.to_string()))?;
-    if !out.status.success() {
-        return Err(Error::git(
-            what.to_owned(),
-            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// Promote and report push to a hive: only to the URL the reviewed config

@@ -97,7 +97,7 @@ pub fn refuse_links_on_the_way(url: &str, path: &Path) -> Result<()> {
 }
 
 /// git, run outside any repository of the caller's environment.
-pub(crate) fn git() -> Command {
+pub fn git() -> Command {
     let mut cmd = Command::new("git");
     for key in crate::worktree::REDIRECTING_ENV {
         cmd.env_remove(key);
@@ -111,30 +111,50 @@ pub(crate) fn git() -> Command {
     cmd
 }
 
-/// Runs `cmd`; if it fails, a user's error (exit 2: a URL, an access, a
-/// revision) saying `what`, with git's own lines below it.
-pub(crate) fn run_git(mut cmd: Command, what: &str) -> Result<String> {
-    let out = cmd
-        .output()
-        .map_err(|e| Error::git(format!("{what}: cannot run git"), e.to_string()))?;
-    if !out.status.success() {
-        let said = String::from_utf8_lossy(&out.stderr);
-        // One line (errors are printed as one): git's own, joined.
-        let said: Vec<&str> = said
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .take(5)
-            .collect();
-        let said: String = said.join("; ").chars().take(600).collect();
-        return Err(Error::usage(
+/// Runs `cmd` (from [`git`]) against a hive; if it fails, a user's error
+/// (exit 2: a URL, an access, a revision) saying `what`, with git's own
+/// words after it.
+pub(crate) fn run_git(cmd: Command, what: &str) -> Result<String> {
+    run(cmd, None, what).map_err(|said| {
+        Error::usage(
             if said.is_empty() {
                 what.to_owned()
             } else {
                 format!("{what}: {said}")
             },
             "check the hive's URL, your access to it, and its branches (`git ls-remote URL` lists them)",
-        ));
+        )
+    })
+}
+
+/// Runs `cmd` (from [`git`]) on a repository of this machine (a mirror,
+/// a new hive), with `input` on its stdin; if it fails, git's error.
+pub fn run_local(cmd: Command, input: Option<&[u8]>, what: &str) -> Result<String> {
+    run(cmd, input, what).map_err(|said| Error::git(what.to_owned(), said))
+}
+
+/// `cmd`'s stdout, trimmed; or what git said, one line of at most 600
+/// characters (a remote's words are not ours to print at length).
+fn run(mut cmd: Command, input: Option<&[u8]>, what: &str) -> std::result::Result<String, String> {
+    use std::process::Stdio;
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    if input.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("{what}: cannot run git: {e}"))?;
+    if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
+        use std::io::Write;
+        // A git that exits early closes the pipe; its status says why.
+        let _ = stdin.write_all(input);
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(crate::worktree::git::said(&out.stderr)
+            .chars()
+            .take(600)
+            .collect());
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }

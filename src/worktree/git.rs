@@ -74,7 +74,7 @@ pub(super) fn git_with(
 /// What git wrote on stderr, one readable line: its lines joined, without
 /// their `error:`/`fatal:` labels, and its `hint:` lines left out
 /// (git-swarm gives its own).
-pub(super) fn said(stderr: &[u8]) -> String {
+pub(crate) fn said(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
     let mut lines: Vec<&str> = Vec::new();
     for line in text.lines().map(str::trim) {

@@ -88,7 +88,7 @@ fn check_task(task: &str) -> Result<()> {
 }
 
 pub mod checkout;
-mod git;
+pub(crate) mod git;
 mod merge;
 
 use git::{branch_tip, canonical, commit_of, git, git_in, git_os, ok, registered, z_list};
