@@ -147,6 +147,14 @@ impl Review {
         review
     }
 
+    /// The hives the trusted revision subscribes to (none without one).
+    pub fn trusted_subscriptions(&self) -> Vec<crate::config::HiveSubscription> {
+        match &self.trusted {
+            Some((repo, commit)) => crate::pins::trusted_subscriptions(&repo.gix(), *commit),
+            None => Vec::new(),
+        }
+    }
+
     /// Whether a directive file with blob id `blob` is on the trusted revision.
     pub fn is_reviewed(&self, blob: Option<&Blob>) -> bool {
         blob.is_some_and(|b| self.reviewed.binary_search(b).is_ok())

@@ -113,7 +113,15 @@ pub fn report(args: ReportArgs, ui: &mut Ui) -> Outcome {
     let p = project(ui)?;
     let sub = git_swarm::hive::subscription(&p.store, &args.name)?;
     let events = super::read_log(&p.store, ui)?;
-    let Some(done) = report::report(&p.store, sub, &p.name, p.head.as_deref(), &events)? else {
+    let Some(done) = report::report(
+        &p.store,
+        &p.review,
+        sub,
+        &p.name,
+        p.head.as_deref(),
+        &events,
+    )?
+    else {
         writeln!(
             ui.out,
             "nothing to report: no directive of hive `{}` has a signal here, and none is switched off",

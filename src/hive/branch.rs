@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 
 use crate::config::HiveSubscription;
 use crate::error::{Error, Result};
+use crate::reviewed::Review;
 use crate::store::Store;
 
 use super::{mirror_dir, run_git, run_local};
@@ -91,10 +92,10 @@ impl Ident {
 
 impl<'a> HiveWrite<'a> {
     /// Fetches the hive `sub` and knows the user, before anything is written.
-    pub(crate) fn open(store: &Store, sub: &'a HiveSubscription) -> Result<Self> {
+    pub(crate) fn open(store: &Store, review: &Review, sub: &'a HiveSubscription) -> Result<Self> {
         let author = Ident::of(&store.root, "GIT_AUTHOR_IDENT")?;
         let committer = Ident::of(&store.root, "GIT_COMMITTER_IDENT")?;
-        trusted_url(store, sub)?;
+        trusted_url(review, sub)?;
         let head = super::fetch(&store.common_dir, &store.root, &sub.name, &sub.url)?;
         Ok(HiveWrite {
             sub,
@@ -284,11 +285,8 @@ impl<'a> HiveWrite<'a> {
 /// Promote and report push to a hive: only to the URL the reviewed config
 /// names. A pull request that changes a hive's URL (say, to a repository it
 /// adds, whose hooks a push would run) is refused here until it is merged.
-fn trusted_url(store: &Store, sub: &HiveSubscription) -> Result<()> {
-    let repo = crate::store::Repo::discover(&store.root, &crate::store::GitEnv::default())?;
-    let trusted = crate::reviewed::trusted_commit(&repo)
-        .map(|commit| super::trusted_subscriptions(&repo.gix(), commit))
-        .unwrap_or_default();
+fn trusted_url(review: &Review, sub: &HiveSubscription) -> Result<()> {
+    let trusted = review.trusted_subscriptions();
     match trusted.iter().find(|t| t.name == sub.name) {
         Some(t) if t.url == sub.url => Ok(()),
         Some(t) => Err(Error::usage(

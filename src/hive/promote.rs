@@ -263,7 +263,7 @@ pub fn promote(
         None => default_branch(req.project, req.id),
     };
     super::branch::check_branch_name(&branch)?;
-    let hive = HiveWrite::open(store, req.hive)?;
+    let hive = HiveWrite::open(store, review, req.hive)?;
     let bar = bar(&hive)?;
     let rel = format!(".swarm/directives/{}.toml", req.id);
     if hive.has_path(&hive.head, &rel)? {

@@ -179,12 +179,13 @@ pub fn branch_name(project: &str) -> String {
 /// there is nothing to report (nothing is pushed).
 pub fn report(
     store: &Store,
+    review: &crate::reviewed::Review,
     sub: &HiveSubscription,
     project: &str,
     head_commit: Option<&str>,
     log: &[Event],
 ) -> Result<Option<Reported>> {
-    let hive = HiveWrite::open(store, sub)?;
+    let hive = HiveWrite::open(store, review, sub)?;
     super::materialize(&store.common_dir, &sub.name, &sub.rev)?;
     let events = report_events(store, sub, project, log);
     if events.is_empty() {
