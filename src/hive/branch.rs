@@ -175,32 +175,21 @@ impl<'a> HiveWrite<'a> {
         Ok(self.entry(&self.repo()?, commit, rel)?.is_some())
     }
 
-    /// The commit at `refs/heads/<branch>` of the hive itself, now (not
-    /// the mirror's copy, which keeps a branch the hive has deleted).
+    /// The commit at `refs/heads/<branch>` of the hive as [`HiveWrite::open`]
+    /// fetched it (pruned: a branch the hive deleted is gone). Should it
+    /// move after, the push's lease refuses to overwrite it.
     pub(crate) fn remote_branch(&self, branch: &str) -> Result<Option<String>> {
-        let full = format!("refs/heads/{branch}");
-        let mut cmd = self.git();
-        cmd.args(["ls-remote", "--", &self.sub.url, &full]);
-        let out = run_git(cmd, &self.what("cannot list its branches"))?;
-        let Some(tip) = out.lines().find_map(|l| {
-            let (id, name) = l.split_once('\t')?;
-            (name == full).then(|| id.to_owned())
-        }) else {
+        let repo = self.repo()?;
+        let Some(mut r) = repo
+            .try_find_reference(format!("refs/heads/{branch}").as_str())
+            .map_err(|e| Error::git(self.what("cannot read its branches"), e))?
+        else {
             return Ok(None);
         };
-        // Fetched a moment ago, unless it moved since.
-        let mut have = self.git();
-        have.args(["cat-file", "-e", &format!("{tip}^{{commit}}")]);
-        if run_git(have, "").is_err() {
-            return Err(Error::usage(
-                format!(
-                    "the branch {branch} of hive `{}` moved while it was fetched",
-                    self.sub.name
-                ),
-                "run this again",
-            ));
-        }
-        Ok(Some(tip))
+        let id = r
+            .peel_to_id()
+            .map_err(|e| Error::git(self.what(&format!("cannot read its branch {branch}")), e))?;
+        Ok(Some(id.to_string()))
     }
 
     /// A commit in the mirror whose parent is `parent` and whose tree is
