@@ -67,8 +67,10 @@ pub fn check_source(url: &str, root: &Path) -> Result<()> {
             "name a git repository made with `git swarm hive init`, by its path or URL",
         ));
     }
-    let inside = std::fs::canonicalize(root).is_ok_and(|root| path.starts_with(&root));
-    if inside || path.starts_with(root) {
+    // Real paths: a `..` (links are refused above) must not lead back in.
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let inside = std::fs::canonicalize(root).is_ok_and(|root| real.starts_with(&root));
+    if inside || real.starts_with(root) {
         return Err(Error::usage(
             format!("the hive {url} is inside this repository's work tree"),
             "a hive is a repository of its own: a folder a pull request can fill is never fetched from or pushed to",

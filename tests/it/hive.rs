@@ -910,6 +910,21 @@ fn hostile_hive_urls_are_refused_and_nothing_runs() {
         "{}",
         add.snapshot()
     );
+    // Nor when the URL reaches it by way of `..`.
+    let roundabout = format!(
+        "file://{}/../{}/vendor/evil.git",
+        hive.display(),
+        p.strip_prefix(hive.parent().expect("a parent"))
+            .expect("the hive beside the project")
+            .display()
+    );
+    let add = env.swarm_in(&p, &["hive", "add", &roundabout, "--name", "evil"]);
+    add.code(2);
+    assert!(
+        add.stderr.contains("inside this repository's work tree"),
+        "{}",
+        add.snapshot()
+    );
 
     // Promote and report push only to the URL the trusted revision names.
     env.swarm_in(&p, &["hive", "add", "../hive", "--name", "team"])
