@@ -3,6 +3,11 @@
 //! (100 directives, 2,000 events): each event of a subagent's life in the
 //! order a session sends them, one subagent per round.
 //!
+//! Then the same for Codex, Gemini CLI and opencode, on the payloads each
+//! harness sent in the real-harness suite (tests/fixtures/agents/captured/),
+//! a subagent's life per round: issue 36 asks for at most 2× `git rev-parse
+//! HEAD` for every event of every harness.
+//!
 //! `cargo bench --bench agent_hook`; `SWARM_BENCH_RUNS` changes the number
 //! of rounds each median is taken over.
 
@@ -62,7 +67,21 @@ fn payload(event: &str, repo: &Path, agent: usize) -> String {
 }
 
 fn time_hook(bin: &Path, repo: &Path, event: &str, input: &str) -> Duration {
-    let mut cmd = common::command(bin, repo, &["hook", "agent", "claude-code", event]);
+    time_harness_hook(bin, repo, "claude-code", event, input).0
+}
+
+/// Whole-process time of `git-swarm hook agent HARNESS EVENT` fed `input`,
+/// and its answer; it must succeed, and not as a hook that did nothing
+/// (whose warnings start `warning: git-swarm's`).
+fn time_harness_hook(
+    bin: &Path,
+    repo: &Path,
+    harness: &str,
+    event: &str,
+    input: &str,
+) -> (Duration, String) {
+    let mut cmd = common::command(bin, repo, &["hook", "agent", harness, event]);
+    cmd.stdout(Stdio::piped());
     cmd.stdin(Stdio::piped());
     let start = Instant::now();
     let mut child = cmd.spawn().expect("spawn");
@@ -76,10 +95,205 @@ fn time_hook(bin: &Path, repo: &Path, event: &str, input: &str) -> Duration {
     let elapsed = start.elapsed();
     assert!(
         out.status.success() && !out.stderr.starts_with(b"warning: git-swarm's"),
-        "hook agent {event}: {}",
+        "hook agent {harness} {event}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    elapsed
+    (elapsed, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+const CAPTURED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/agents/captured"
+);
+
+/// One hook of a harness's captured sequence: what the figure is called,
+/// git-swarm's event, and the captured payload's file.
+struct Step {
+    name: &'static str,
+    event: &'static str,
+    file: &'static str,
+}
+
+const fn step(name: &'static str, event: &'static str, file: &'static str) -> Step {
+    Step { name, event, file }
+}
+
+/// A harness's subagent life as its payloads were captured: the folder,
+/// the steps in the order the harness sends them, and the captured ids
+/// made new each round (a subagent's, a spawn's) or made the main
+/// session's (payloads captured in another run of the same harness).
+struct Captured {
+    harness: &'static str,
+    dir: &'static str,
+    steps: Vec<Step>,
+    per_round: Vec<&'static str>,
+    session: &'static str,
+    other_sessions: Vec<&'static str>,
+}
+
+fn captured_harnesses() -> Vec<Captured> {
+    vec![
+        Captured {
+            harness: "codex",
+            dir: "codex-0.171.0",
+            steps: vec![
+                step("session-start", "session-start", "session-start"),
+                step(
+                    "pre-tool-use (spawn_agent)",
+                    "pre-tool-use",
+                    "pre-tool-use-spawn-agent",
+                ),
+                step(
+                    "post-tool-use (spawn_agent)",
+                    "post-tool-use",
+                    "post-tool-use-spawn-agent",
+                ),
+                step("subagent-start", "subagent-start", "subagent-start"),
+                step(
+                    "pre-tool-use (apply_patch)",
+                    "pre-tool-use",
+                    "subagent-pre-tool-use-edit",
+                ),
+                step(
+                    "post-tool-use (failing)",
+                    "post-tool-use",
+                    "subagent-post-tool-use-failing",
+                ),
+                step("subagent-stop", "subagent-stop", "subagent-stop"),
+            ],
+            per_round: vec![
+                "01a2259e-4042-7901-b69e-fd9cbbc1353d",
+                "01a227b6-514a-7c41-a65b-b4c97c37dabf",
+                "call_spawn",
+            ],
+            session: "01a2259e-3e4d-7140-abe9-cf743c8f26c9",
+            other_sessions: vec!["01a227b6-4ee2-7262-ace1-0ed9bb38f684"],
+        },
+        Captured {
+            harness: "gemini",
+            dir: "gemini-0.61.0",
+            steps: vec![
+                step("session-start", "session-start", "session-start"),
+                step(
+                    "BeforeTool (invoke_agent)",
+                    "subagent-start",
+                    "pre-tool-use-invoke-agent",
+                ),
+                step("BeforeTool (shell)", "pre-tool-use", "before-tool-shell"),
+                step(
+                    "AfterTool (failing)",
+                    "post-tool-use",
+                    "post-tool-use-failing",
+                ),
+                step(
+                    "AfterTool (invoke_agent)",
+                    "post-tool-use",
+                    "post-tool-use-invoke-agent",
+                ),
+            ],
+            per_round: vec!["gs36-sub-task"],
+            session: "a13cc240-fbb6-4c1b-b5cf-8c9579d15d1e",
+            other_sessions: vec!["f3973891-cf50-4053-8721-19c518331e67"],
+        },
+        Captured {
+            harness: "opencode",
+            dir: "opencode-1.18.33",
+            steps: vec![
+                step("session-start", "session-start", "session-start"),
+                step("subagent-start (task)", "subagent-start", "subagent-start"),
+                step("pre-tool-use (bash)", "pre-tool-use", "tool-before-shell"),
+                step(
+                    "post-tool-use (failing)",
+                    "post-tool-use",
+                    "post-tool-use-bash-exit-3",
+                ),
+                step("subagent-stop (task)", "subagent-stop", "subagent-stop"),
+            ],
+            per_round: vec!["ses_dda6c7929ffeDYQXi52wWUbexa", "call_a"],
+            session: "ses_dda6c8460ffeBLXuGx3F0AqHXv",
+            other_sessions: vec!["ses_dd8550b4afferhdH65hVGgn7g5"],
+        },
+    ]
+}
+
+/// The payload of `step` for round `round`: the captured one with its
+/// `cwd` made `repo`, its per-round ids made this round's, and for
+/// opencode what its plugin would send (the plugin's `pre-tool-use` from
+/// the `tool.execute.before` captured beside it; a task's stop with the
+/// prompt its start's answer made).
+fn captured_payload(h: &Captured, s: &Step, repo: &Path, round: usize, prepend: &str) -> String {
+    let path = format!("{CAPTURED}/{}/{}.json", h.dir, s.file);
+    let mut text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    for id in &h.per_round {
+        text = text.replace(id, &format!("{id}-{round}"));
+    }
+    for other in &h.other_sessions {
+        text = text.replace(other, h.session);
+    }
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("captured JSON");
+    if h.harness == "opencode" {
+        if s.file.starts_with("tool-before-") {
+            v = json!({
+                "tool": v["input"]["tool"],
+                "sessionID": format!("{}-{round}", h.per_round[0]),
+                "callID": v["input"]["callID"],
+                "args": v["output"]["args"],
+            });
+        } else if s.event == "subagent-stop" {
+            let prompt = v["args"]["prompt"].as_str().unwrap_or_default();
+            let task = prompt.rsplit("\n\n").next().unwrap_or(prompt).to_owned();
+            v["args"]["prompt"] = json!(format!("{prepend}\n\n{task}"));
+        }
+    } else {
+        v["cwd"] = json!(repo);
+    }
+    v.to_string()
+}
+
+/// Each harness's captured sequence, `runs` rounds, beside `git rev-parse HEAD`.
+fn bench_captured(bin: &Path, repo: &Path, runs: usize) {
+    let git_bin = Path::new("git");
+    for h in captured_harnesses() {
+        println!("  {} (payloads captured from {}):", h.harness, h.dir);
+        let mut times: Vec<Vec<Duration>> = vec![Vec::new(); h.steps.len()];
+        let mut rev_parse = Vec::new();
+        // Round 0 warms the page cache and the index.
+        for round in 0..=runs {
+            let mut prepend = String::new();
+            for (i, s) in h.steps.iter().enumerate() {
+                let input = captured_payload(&h, s, repo, round, &prepend);
+                let (t, answer) = time_harness_hook(bin, repo, h.harness, s.event, &input);
+                if h.harness == "opencode" && s.event == "subagent-start" {
+                    let v: serde_json::Value =
+                        serde_json::from_str(&answer).expect("opencode's subagent-start answers");
+                    prepend = v["prepend"]
+                        .as_str()
+                        .expect("a block to prepend")
+                        .to_owned();
+                }
+                if round > 0 {
+                    times[i].push(t);
+                }
+            }
+            if round > 0 {
+                rev_parse.push(common::time(git_bin, repo, &["rev-parse", "HEAD"], &[0]));
+            }
+        }
+        let rev_parse = common::median_of(rev_parse);
+        println!(
+            "    git rev-parse HEAD          median {:>8}",
+            ms(rev_parse)
+        );
+        for (s, t) in h.steps.iter().zip(times) {
+            let t = common::median_of(t);
+            println!(
+                "    {:<28}median {:>8}   ratio {:.2}x   (target: ratio ≤ 2x, issue 36)",
+                s.name,
+                ms(t),
+                t.as_secs_f64() / rev_parse.as_secs_f64()
+            );
+        }
+    }
 }
 
 fn main() {
@@ -119,4 +333,6 @@ fn main() {
             t.as_secs_f64() / rev_parse.as_secs_f64()
         );
     }
+    println!("git swarm hook agent benchmark: each harness's captured payloads, same store");
+    bench_captured(&bin, &repo, runs);
 }
