@@ -23,6 +23,7 @@ use git_swarm::directive_loop::{acks, escalation, inject as loop_inject};
 use git_swarm::{Error, Repo, Store};
 
 use super::inject::{Prepared, prepare, prepare_with_index};
+use super::reflect::micro::Home;
 use super::{CliError, Outcome, Ui};
 
 /// Largest payload read: a post-tool payload carries the tool's output.
@@ -751,7 +752,7 @@ fn reflect_report(harness: Harness, p: &Payload, repo: &Repo, clock: git_swarm::
         transcript: None,
     };
     let micro = git_swarm::reflect::micro_call(call, Default::default(), clock.now());
-    let _ = super::reflect::micro::keep_reflected(micro, false, clock, Some(&repo.root));
+    let _ = super::reflect::micro::keep_reflected(micro, false, clock, Home::Found(repo));
 }
 
 /// `reflect micro` on the payload; nothing is printed (Claude Code would
@@ -1073,15 +1074,20 @@ fn post_tool_use(
     // Gemini CLI names no agent on any call: a call made while none of the
     // session's `invoke_agent` subagents runs is the main agent's; one made
     // while one runs may be either, and no role is better than a wrong one.
+    // The repository, when it had to be found already (kept there too).
+    let mut found = None;
     let main_agent = match (harness, &head) {
         (_, None) => false,
-        (Harness::Gemini, Some(h)) => match (&h.session_id, repo_for(h.cwd.as_deref())?) {
-            (Some(session), Some(repo)) => {
-                let (s, _) = state::read_session(&repo.common_dir, session);
-                !s.agents.keys().any(|k| k.starts_with("gemini-"))
+        (Harness::Gemini, Some(h)) => {
+            found = repo_for(h.cwd.as_deref())?;
+            match (&h.session_id, &found) {
+                (Some(session), Some(repo)) => {
+                    let (s, _) = state::read_session(&repo.common_dir, session);
+                    !s.agents.keys().any(|k| k.starts_with("gemini-"))
+                }
+                _ => false,
             }
-            _ => false,
-        },
+        }
         (_, Some(h)) => h.agent_type.is_none(),
     };
     let context = git_swarm::reflect::Context {
@@ -1092,12 +1098,16 @@ fn post_tool_use(
         role: main_agent.then(|| COORDINATOR.to_owned()),
     };
     let dir = head.and_then(|h| h.cwd).filter(|d| Path::new(d).is_dir());
+    let home = match &found {
+        Some(repo) => Home::Found(repo),
+        None => Home::Around(dir.as_deref().map(Path::new)),
+    };
     match super::reflect::micro::reflect_payload(
         payload,
         harness.reflect_format(),
         context,
         clock,
-        dir.as_deref().map(Path::new),
+        home,
     ) {
         Ok(_) => Ok(()),
         Err(e) if quiet(&e) => Ok(()),

@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex as BytesRegex, RegexSet as BytesSet};
 use regex::{Regex, RegexSet};
+use regex_automata::{meta, util::syntax};
 
 use super::payload::{ToolCall, ToolKind, first_line};
 
@@ -211,25 +212,30 @@ fn refusal_line(text: &str) -> Option<&str> {
         .find(|l| REFUSALS.is_match(l))
 }
 
-static FAILURE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+// FAILURE and FAILING_TEST read a whole output (up to 32 kB) at every
+// failed call: as bytes without Unicode classes, as SUMMARY_LINES below,
+// they compile in half the time. Their classes are ASCII but for `\s`,
+// `\S` and `.`, which then read a line's other bytes as letters.
+static FAILURE: LazyLock<BytesRegex> = LazyLock::new(|| {
+    bytes_regex(
         r"(?m)^\s*(?:error(?:\[[0-9A-Za-z_]+\])?:|Error:|FAILED(?-u:\b)|FAIL(?-u:\b)|fatal:|make: \*\*\*|panicked at|thread '.*' panicked|Traceback \(most recent call last\)|npm ERR!|\S+: command not found|.*: No such file or directory$|E\s{3}|ERROR(?-u:\b)|[0-9A-Za-z_]*(?:Error|Exception): )",
     )
-    .expect("a constant pattern compiles")
 });
 
-static FAILING_TEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+static FAILING_TEST: LazyLock<BytesRegex> = LazyLock::new(|| {
+    bytes_regex(
         r"(?m)^(?:test \S+ \.\.\. FAILED$|\s*FAIL \[\s*[0-9.]+s\] .+$|FAILED \S+|--- FAIL: \S+|\s*● .+›.+$|\s*(?:×|✗|FAIL) \S+.*>.+$)",
     )
-    .expect("a constant pattern compiles")
 });
 
 /// The first line naming a test that failed (cargo test and nextest,
 /// pytest, go test, jest, vitest): two runs that fail the same test fail
 /// the same way, whatever their counts.
 fn failing_test(text: &str) -> Option<&str> {
-    FAILING_TEST.find(text).map(|m| m.as_str().trim())
+    let m = FAILING_TEST.find(text.as_bytes())?;
+    // A match starts at a line's start and ends at its end or at ASCII
+    // white space: always between two characters.
+    text.get(m.range()).map(str::trim)
 }
 
 static DELEGATE_FAILED: LazyLock<Regex> = LazyLock::new(|| {
@@ -286,13 +292,12 @@ fn delegate_line(text: &str) -> Option<(Class, &str)> {
 
 /// The first line that reads as a failure, where no exit code says.
 fn failure_line(text: &str) -> Option<&str> {
-    FAILURE.find(text).map(|m| {
-        let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
-        let end = text[m.start()..]
-            .find('\n')
-            .map_or(text.len(), |i| m.start() + i);
-        text[start..end].trim()
-    })
+    let at = FAILURE.find(text.as_bytes())?.start();
+    let bytes = text.as_bytes();
+    let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |i| at + i);
+    // Both are at a line's ends.
+    text.get(start..end).map(str::trim)
 }
 
 /// What the summary lines of the runners in an output add up to.
@@ -581,14 +586,43 @@ fn bytes_regex(pattern: &str) -> BytesRegex {
 /// Most characters of a signature.
 pub const SIGNATURE_CHARS: usize = 160;
 
-static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"0x[0-9a-f]+|(?-u:\b)[0-9a-f]{7,}(?-u:\b)|[0-9]+(?:\.[0-9]+)*")
-        .expect("a constant pattern compiles")
-});
+// VOLATILE and PATHS read only a signature's line (EVIDENCE_CHARS at most),
+// where a regex without the lazy and the one-pass DFAs searches as fast,
+// and compiles in a quarter of the time: reflect micro compiles them at
+// every failed call. Their classes are ASCII.
+static VOLATILE: LazyLock<meta::Regex> =
+    LazyLock::new(|| line_regex(r"0x[0-9a-f]+|\b[0-9a-f]{7,}\b|[0-9]+(?:\.[0-9]+)*"));
 
-static PATHS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:[[0-9A-Za-z_].~-]*/)+([[0-9A-Za-z_].-]+)").expect("a constant pattern compiles")
-});
+static PATHS: LazyLock<meta::Regex> =
+    LazyLock::new(|| line_regex(r"(?:[[0-9A-Za-z_].~-]*/)+([[0-9A-Za-z_].-]+)"));
+
+/// A regex for a line of a few hundred bytes at most, ASCII classes only:
+/// the PikeVM and the backtracker alone.
+fn line_regex(pattern: &str) -> meta::Regex {
+    meta::Regex::builder()
+        .syntax(syntax::Config::new().unicode(false))
+        .configure(meta::Config::new().hybrid(false).onepass(false).dfa(false))
+        .build(pattern)
+        .expect("a constant pattern compiles")
+}
+
+/// `text` with each match of `re` replaced by `with`, or by what its first
+/// group matched where `with` is `None`.
+fn replace_all(re: &meta::Regex, text: &str, with: Option<&str>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for caps in re.captures_iter(text) {
+        let Some(m) = caps.get_match() else { continue };
+        out.push_str(&text[last..m.start()]);
+        match with {
+            Some(with) => out.push_str(with),
+            None => out.push_str(caps.get_group(1).map_or("", |g| &text[g.range()])),
+        }
+        last = m.end();
+    }
+    out.push_str(&text[last..]);
+    out
+}
 
 /// What makes two failures "the same way": the sub-kind, the program and
 /// its first word, and the deciding line with numbers, hashes and folders
@@ -615,8 +649,8 @@ pub fn signature(call: &ToolCall, reading: &Reading) -> String {
         })
         .unwrap_or_else(|| call.tool.to_lowercase());
     let line = reading.evidence.as_deref().unwrap_or("").to_lowercase();
-    let line = PATHS.replace_all(&line, "$1");
-    let line = VOLATILE.replace_all(&line, "#");
+    let line = replace_all(&PATHS, &line, None);
+    let line = replace_all(&VOLATILE, &line, Some("#"));
     let line: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
     let sub = reading.sub.map_or("-", Sub::as_str);
     let mut sig = format!("{}:{sub}:{program}:{line}", reading.class.as_str());
@@ -697,6 +731,26 @@ mod tests {
         assert_eq!(s.evidence.as_deref(), Some("--- FAIL: TestB (0.00s)"));
         assert!(Summary::of("running 0 tests\n\ntest result: ok. 0 passed; 0 failed").ran_nothing);
         assert!(!Summary::of("running 3 tests\ntest result: ok. 3 passed; 0 failed").ran_nothing);
+    }
+
+    #[test]
+    fn failing_lines_are_whole_lines_around_other_scripts() {
+        let out = "Kompilierung läuft…\n  ● Parser › reads “quotes”\nerror: kaputt ü\n";
+        assert_eq!(failing_test(out), Some("● Parser › reads “quotes”"));
+        assert_eq!(failure_line(out), Some("error: kaputt ü"));
+        assert_eq!(failure_line("alles gut ✓"), None);
+    }
+
+    #[test]
+    fn a_signature_line_loses_folders_numbers_and_hashes() {
+        let line = "error at /home/u/src/x.rs:12:5 in 0xdeadbeef, commit abc1234ef (ü)";
+        let line = replace_all(&PATHS, line, None);
+        assert_eq!(
+            line,
+            "error at x.rs:12:5 in 0xdeadbeef, commit abc1234ef (ü)"
+        );
+        let line = replace_all(&VOLATILE, &line, Some("#"));
+        assert_eq!(line, "error at x.rs:#:# in #, commit # (ü)");
     }
 
     #[test]

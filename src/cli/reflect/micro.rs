@@ -49,14 +49,14 @@ pub struct Reflected {
 
 /// Reads and classifies the tool call in `payload` and keeps a
 /// non-success as an insight candidate in the `.swarm/` of the repository
-/// around `dir` (default: the current directory). Most calls succeed, so
-/// the repository is opened only for a candidate.
+/// `home`. Most calls succeed, so the repository is opened only for a
+/// candidate.
 pub fn reflect_payload(
     payload: &str,
     format: Payload,
     context: Context,
     clock: git_swarm::event::Clock,
-    dir: Option<&std::path::Path>,
+    home: Home<'_>,
 ) -> Result<Reflected, git_swarm::Error> {
     let role_given = context.role.is_some();
     let micro = reflect::micro(payload, format, context, clock.now()).map_err(|e| {
@@ -65,24 +65,41 @@ pub fn reflect_payload(
             "pass the harness's post-tool hook payload on standard input",
         )
     })?;
-    keep_reflected(micro, role_given, clock, dir)
+    keep_reflected(micro, role_given, clock, home)
 }
 
-/// Keeps `micro`'s candidate, if any, in the repository around `dir`, its
-/// role mapped through the repository's `[agent_types]` unless `role_given`.
+/// The repository a call's candidate is kept in.
+pub enum Home<'a> {
+    /// This one, found already.
+    Found(&'a git_swarm::store::Repo),
+    /// The one around this directory (default: the current one), found
+    /// only if there is a candidate to keep.
+    Around(Option<&'a std::path::Path>),
+}
+
+/// Keeps `micro`'s candidate, if any, in the repository `home`, its role
+/// mapped through the repository's `[agent_types]` unless `role_given`.
 pub fn keep_reflected(
     mut micro: reflect::Micro,
     role_given: bool,
     clock: git_swarm::event::Clock,
-    dir: Option<&std::path::Path>,
+    home: Home<'_>,
 ) -> Result<Reflected, git_swarm::Error> {
     let mut recorded = None;
     if let Some(candidate) = &mut micro.candidate {
-        let repo = match dir {
-            Some(dir) => crate::cli::repo_at(dir)?,
-            None => crate::cli::repo()?,
+        let around;
+        let repo = match home {
+            Home::Found(repo) => repo,
+            Home::Around(Some(dir)) => {
+                around = crate::cli::repo_at(dir)?;
+                &around
+            }
+            Home::Around(None) => {
+                around = crate::cli::repo()?;
+                &around
+            }
         };
-        let store = git_swarm::store::Store::open(&repo, clock)?;
+        let store = git_swarm::store::Store::open(repo, clock)?;
         if !role_given && let Some(t) = micro.call.agent_type.as_deref() {
             let mapped = git_swarm::agent_hook::roles::role_for(&store.config.agent_types, t);
             candidate.role = mapped.or(candidate.role.take());
@@ -128,7 +145,8 @@ fn reflect_one(args: &Args, ui: &mut Ui) -> Result<(), String> {
         role: args.role.clone(),
     };
     let Reflected { micro, recorded } =
-        reflect_payload(&payload, format, context, clock, None).map_err(|e| e.to_string())?;
+        reflect_payload(&payload, format, context, clock, Home::Around(None))
+            .map_err(|e| e.to_string())?;
     let sub = micro.reading.sub.map(|s| s.as_str());
     if json {
         ui.json(&serde_json::json!({
