@@ -480,8 +480,7 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()>
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::safe_fs::persist_cache(tmp, path)
 }
 
 /// The blob ids of the regular `.toml` files in `.swarm/directives/` of

@@ -385,6 +385,7 @@ fn subagent_start(
     // Started again (a resume): the same block, and nothing new recorded.
     let (known, warning) = state::read_session(common, &session);
     warnings.extend(warning);
+    git_swarm::trace::mark("session state read");
     // The block as the harness takes it: Gemini CLI's in the call's input.
     let respond = |block: &str| match (harness, &p.tool_input) {
         (Harness::Gemini, Some(input)) => Some(agent_hook::gemini_subagent_answer(input, block)),
@@ -414,6 +415,7 @@ fn subagent_start(
     let Some(store) = open_store(repo, clock)? else {
         return Ok(None);
     };
+    git_swarm::trace::mark("store opened");
     let Some(role) = roles::role_for(&store.config.agent_types, &agent_type) else {
         return Err(usage(format!(
             "the subagent's type `{}` maps to no role; map it in .swarm/config.toml [agent_types]",
@@ -481,6 +483,7 @@ fn subagent_start(
         )?
         .map(|spawn| spawn.task),
     };
+    git_swarm::trace::mark("spawn paired");
     let phase = std::env::var("GIT_SWARM_PHASE")
         .ok()
         .filter(|p| git_swarm::reflect::is_phase_name(p))
@@ -507,6 +510,7 @@ fn subagent_start(
         block.push_str(&loop_inject::render(&sel, &role, d));
     }
     block.push_str(&patterns.render());
+    git_swarm::trace::mark("block rendered");
     let seen = state::SeenType {
         harness: harness.as_str().to_owned(),
         agent_type: agent_type.chars().take(64).collect(),
@@ -530,6 +534,7 @@ fn subagent_start(
             agent_type.escape_debug()
         ));
     }
+    git_swarm::trace::mark("agent type noted");
     if block.is_empty() {
         warn_all(ui, &warnings);
         return Ok(None);
@@ -575,6 +580,7 @@ fn subagent_start(
             }
         }
     })?;
+    git_swarm::trace::mark("subagent recorded");
     warn_all(ui, &warnings);
     if mine
         && let Some(e) = event

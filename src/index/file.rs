@@ -348,8 +348,7 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
             }
         }
     }
-    tmp.persist(path)
-        .map_err(|e| crate::Error::io(path, e.error))?;
+    crate::safe_fs::persist_cache(tmp, path).map_err(|e| crate::Error::io(path, e))?;
     Ok(())
 }
 
