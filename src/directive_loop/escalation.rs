@@ -19,6 +19,15 @@ pub fn due(
     declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,
 ) -> Result<Vec<Event>> {
     let fold = crate::index::load_fold(store)?.fold;
+    Ok(due_in(store, &fold, declared))
+}
+
+/// [`due`] from `fold`.
+fn due_in(
+    store: &Store,
+    fold: &crate::fold::Fold,
+    declared: impl Fn(&str) -> Option<(Priority, Enforcement)>,
+) -> Vec<Event> {
     let mut out = Vec::new();
     for (id, state) in fold.loop_states() {
         let Some(ep) = state.open() else { continue };
@@ -52,7 +61,7 @@ pub fn due(
         });
         out.push(e.about(id));
     }
-    Ok(out)
+    out
 }
 
 /// One escalation [`append`] was asked to write.
@@ -68,12 +77,13 @@ pub struct Escalation {
 /// [`due`], with the directives read from the index: for a command that
 /// recorded violations without having loaded them itself.
 pub fn due_from_index(store: &Store) -> Result<Vec<Event>> {
+    // One read of the index for the fold and the directives.
     let loaded = crate::index::load(store)?;
     let index = &loaded.index;
-    due(store, |id| {
+    Ok(due_in(store, &index.fold, |id| {
         let d = index.directive(id)?.directive.as_ref()?;
         Some((d.priority, d.enforcement))
-    })
+    }))
 }
 
 /// Appends one `escalation` event of [`due`], once for its episode: of
