@@ -365,12 +365,47 @@ static NOTHING_RAN: LazyLock<BytesRegex> = LazyLock::new(|| {
     )
 });
 
+/// A word every line [`SUMMARY`] matches holds one of (in its case): an
+/// output with none has no summary line, and the patterns (a third of a
+/// millisecond to compile, at every tool call) are not compiled for it.
+const SUMMARY_WORDS: [&str; 13] = [
+    "test result: ",
+    "Summary [",
+    "passed",
+    "failed",
+    "error",
+    "skipped",
+    "deselected",
+    "Tests",
+    "✖ ",
+    "warning: ",
+    "ok",
+    "FAIL",
+    "Success: ",
+];
+
+/// The same for [`NOTHING_RAN`].
+const NOTHING_RAN_WORDS: [&str; 5] = [
+    "0 tests",
+    "no tests ran",
+    "0 items",
+    "No tests found",
+    "no test files",
+];
+
+fn holds_any(text: &str, words: &[&str]) -> bool {
+    words
+        .iter()
+        .any(|w| memchr::memmem::find(text.as_bytes(), w.as_bytes()).is_some())
+}
+
 impl Summary {
     pub fn of(output: &str) -> Summary {
         let mut s = Summary::default();
         let mut worst: Option<(u64, &str)> = None;
         let mut skipped_line = None;
-        for line in output.lines() {
+        let lines = holds_any(output, &SUMMARY_WORDS).then(|| output.lines());
+        for line in lines.into_iter().flatten() {
             let line = line.trim_end();
             let matched = SUMMARY_LINES.matches(line.as_bytes());
             if !matched.matched_any() {
@@ -411,6 +446,7 @@ impl Summary {
         s.evidence = worst.map(|(_, l)| excerpt(l));
         if s.passed == 0
             && s.failed == 0
+            && holds_any(output, &NOTHING_RAN_WORDS)
             && let Some(m) = NOTHING_RAN.find(output.as_bytes())
         {
             s.ran_nothing = true;
@@ -751,6 +787,52 @@ mod tests {
         );
         let line = replace_all(&VOLATILE, &line, Some("#"));
         assert_eq!(line, "error at x.rs:#:# in #, commit # (ü)");
+    }
+
+    #[test]
+    fn every_summary_line_holds_a_word_the_output_is_first_searched_for() {
+        let lines = [
+            "test result: FAILED. 41 passed; 1 failed; 0 ignored",
+            "     Summary [   0.214s] 12 tests run: 12 passed, 0 skipped",
+            "===== 3 passed, 1 deselected in 0.12s =====",
+            "===== 2 xfailed in 0.02s =====",
+            "5 passed in 0.31s",
+            "Tests:       1 failed, 4 passed, 5 total",
+            "      Tests  4 passed (4)",
+            "Found 3 errors in 2 files (checked 8 source files)",
+            "✖ 5 problems (3 errors, 2 warnings)",
+            "warning: `app` (lib) generated 2 warnings",
+            "error: could not compile `app` (lib) due to 1 previous error",
+            "ok  \texample.com/a\t0.01s",
+            "FAIL\texample.com/b\t0.02s",
+            "--- FAIL: TestB (0.00s)",
+            "Success: no issues found in 4 source files",
+            "All checks passed!",
+        ];
+        let mut matched = vec![false; SUMMARY.len()];
+        for line in lines {
+            assert!(holds_any(line, &SUMMARY_WORDS), "{line}");
+            for i in SUMMARY_LINES.matches(line.as_bytes()).iter() {
+                matched[i] = true;
+            }
+        }
+        assert!(
+            matched.iter().all(|m| *m),
+            "a summary pattern without an example: {matched:?}"
+        );
+        for nothing in [
+            "running 0 tests",
+            "===== no tests ran in 0.01s =====",
+            "collected 0 items",
+            "No tests found, exiting with code 1",
+            "no test files",
+            "?   \texample.com/c\t[no test files]",
+            "Starting 0 tests across 0 binaries",
+        ] {
+            assert!(NOTHING_RAN.is_match(nothing.as_bytes()), "{nothing}");
+            assert!(holds_any(nothing, &NOTHING_RAN_WORDS), "{nothing}");
+        }
+        assert_eq!(Summary::of("hello\nworld"), Summary::default());
     }
 
     #[test]
