@@ -94,7 +94,8 @@ fn time_harness_hook(
     let out = child.wait_with_output().expect("wait");
     let elapsed = start.elapsed();
     assert!(
-        out.status.success() && !out.stderr.starts_with(b"warning: git-swarm's"),
+        out.status.success()
+            && !String::from_utf8_lossy(&out.stderr).contains("warning: git-swarm's"),
         "hook agent {harness} {event}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -263,6 +264,13 @@ fn bench_captured(bin: &Path, repo: &Path, runs: usize) {
             for (i, s) in h.steps.iter().enumerate() {
                 let input = captured_payload(&h, s, repo, round, &prepend);
                 let (t, answer) = time_harness_hook(bin, repo, h.harness, s.event, &input);
+                // A subagent's start is timed giving its block, not a cheaper path.
+                assert!(
+                    s.event != "subagent-start" || answer.contains("delegate_knowledge_directives"),
+                    "{} {}: no block in {answer}",
+                    h.harness,
+                    s.name
+                );
                 if h.harness == "opencode" && s.event == "subagent-start" {
                     let v: serde_json::Value =
                         serde_json::from_str(&answer).expect("opencode's subagent-start answers");

@@ -184,11 +184,13 @@ pub fn replace(path: &Path, contents: &[u8]) -> Result<(), Error> {
     write_over(path, contents, true)
 }
 
-/// [`replace`] without waiting for the disk: for a cache in the git dir
-/// (the agent hooks' session state), which a crash may leave old or empty
-/// and whose reader then starts it over, as the index's and the reviewed
-/// blobs' are written. Its hooks run at every tool call, and an fsync
-/// costs them 0.4 ms each, 10 % of a hook.
+/// [`replace`] without waiting for the disk: for the agent hooks' session
+/// state, as durable as the event log it points into under the default
+/// `[events] fsync = "never"`. An fsync cost each write 0.4 ms, one or two
+/// per spawn, launch and start. It is renamed, not exchanged
+/// ([`persist_cache`]): on ext4 a rename over a file keeps the old file or
+/// the new one through a crash, where an exchanged one may come back empty,
+/// and the state is not rebuilt from anything.
 pub fn replace_cache(path: &Path, contents: &[u8]) -> Result<(), Error> {
     write_over(path, contents, false)
 }
@@ -201,21 +203,19 @@ fn write_over(path: &Path, contents: &[u8], sync: bool) -> Result<(), Error> {
         tmp.as_file()
             .sync_all()
             .map_err(|e| Error::io(tmp.path(), e))?;
-        tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    } else {
-        persist_cache(tmp, path).map_err(|e| Error::io(path, e))?;
     }
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
 }
 
-/// Puts `tmp` in the place of `path`, a cache file in the git dir, as a
-/// rename would: readers see the old file or the new one. On Linux the two
-/// names are exchanged where `path` is a regular file (the old file then
-/// goes with `tmp`): ext4 makes a rename over a file start writing the new
-/// one's blocks out first (`auto_da_alloc`, its guard for programs that do
-/// not fsync), 0.15–0.4 ms that a hook writing its state or the index paid
-/// at every call. A crash may then leave the cache empty: its reader
-/// rebuilds it.
+/// Puts `tmp` in the place of `path`, a cache in the git dir that is
+/// rebuilt when damaged (the index, the reviewed blobs), as a rename would:
+/// readers see the old file or the new one. On Linux the two names are
+/// exchanged where `path` is a regular file (the old file then goes with
+/// `tmp`): ext4 makes a rename over a file start writing the new one's
+/// blocks out first (`auto_da_alloc`, its guard for programs that do not
+/// fsync), 0.15–0.4 ms that a hook writing the index paid. A crash may
+/// then leave the file empty, which its reader rebuilds.
 pub fn persist_cache(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
