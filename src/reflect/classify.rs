@@ -214,11 +214,11 @@ fn refusal_line(text: &str) -> Option<&str> {
 
 // FAILURE and FAILING_TEST read a whole output (up to 32 kB) at every
 // failed call: as bytes without Unicode classes, as SUMMARY_LINES below,
-// they compile in half the time. Their classes are ASCII but for `\s`,
-// `\S` and `.`, which then read a line's other bytes as letters.
+// they compile in half the time. `\s` is then ASCII white space only (a
+// no-break space is not), and `\S` and `.` take any other byte.
 static FAILURE: LazyLock<BytesRegex> = LazyLock::new(|| {
     bytes_regex(
-        r"(?m)^\s*(?:error(?:\[[0-9A-Za-z_]+\])?:|Error:|FAILED(?-u:\b)|FAIL(?-u:\b)|fatal:|make: \*\*\*|panicked at|thread '.*' panicked|Traceback \(most recent call last\)|npm ERR!|\S+: command not found|.*: No such file or directory$|E\s{3}|ERROR(?-u:\b)|[0-9A-Za-z_]*(?:Error|Exception): )",
+        r"(?m)^[ \t]*(?:error(?:\[[0-9A-Za-z_]+\])?:|Error:|FAILED(?-u:\b)|FAIL(?-u:\b)|fatal:|make: \*\*\*|panicked at|thread '.*' panicked|Traceback \(most recent call last\)|npm ERR!|\S+: command not found|.*: No such file or directory$|E\s{3}|ERROR(?-u:\b)|[0-9A-Za-z_]*(?:Error|Exception): )",
     )
 });
 
@@ -775,6 +775,12 @@ mod tests {
         assert_eq!(failing_test(out), Some("● Parser › reads “quotes”"));
         assert_eq!(failure_line(out), Some("error: kaputt ü"));
         assert_eq!(failure_line("alles gut ✓"), None);
+        // The line itself, not the blank line before it (`\s` would span it).
+        assert_eq!(failure_line("foo\n\nerror: x"), Some("error: x"));
+        assert_eq!(
+            failure_line("build\n   \nE   assert 1 == 2"),
+            Some("E   assert 1 == 2")
+        );
     }
 
     #[test]
