@@ -783,3 +783,28 @@ fn a_gemini_shell_call_killed_by_a_signal_is_a_failure() {
         (&json!("failure"), &json!("Signal: 9"))
     );
 }
+
+/// Gemini CLI's AfterTool of a failing shell call (its `Exit Code:` line
+/// read from the output): the line that failed is the evidence, even after
+/// a blank line.
+#[test]
+fn a_gemini_failure_after_a_blank_line_keeps_the_failing_line() {
+    let env = TestEnv::initialised();
+    let payload = serde_json::json!({
+        "session_id": "g1", "cwd": env.root, "hook_event_name": "AfterTool",
+        "tool_name": "run_shell_command", "tool_input": {"command": "make"},
+        "tool_response": {"llmContent": "Output: building\n\nerror: boom\nExit Code: 2\nProcess Group PGID: 7"},
+    });
+    let run = env.swarm_with(
+        &["hook", "agent", "gemini", "post-tool-use"],
+        &[],
+        Some(payload.to_string().as_bytes()),
+    );
+    run.success();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+    let kept = candidates(&env);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0]["class"], "failure");
+    assert_eq!(kept[0]["excerpt"], "error: boom");
+    assert_eq!(kept[0]["signature"], "failure:build:make:error: boom");
+}
