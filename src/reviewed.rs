@@ -480,7 +480,8 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()>
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
-    crate::safe_fs::persist_cache(tmp, path)
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// The blob ids of the regular `.toml` files in `.swarm/directives/` of

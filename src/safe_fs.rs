@@ -187,11 +187,9 @@ pub fn replace(path: &Path, contents: &[u8]) -> Result<(), Error> {
 /// [`replace`] without waiting for the disk: for the agent hooks' session
 /// state, as durable as the event log it points into under the default
 /// `[events] fsync = "never"`. An fsync cost each write 0.4 ms, one or two
-/// per spawn, launch and start. It is renamed, not exchanged
-/// ([`persist_cache`]): on ext4 a rename over a file keeps the old file or
-/// the new one through a crash, where an exchanged one may come back empty,
-/// and the state is not rebuilt from anything.
-pub fn replace_cache(path: &Path, contents: &[u8]) -> Result<(), Error> {
+/// per spawn, launch and start. On ext4 a rename over a file keeps the
+/// old file or the new one through a crash even without one.
+pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<(), Error> {
     write_over(path, contents, false)
 }
 
@@ -206,27 +204,6 @@ fn write_over(path: &Path, contents: &[u8], sync: bool) -> Result<(), Error> {
     }
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
-}
-
-/// Puts `tmp` in the place of `path`, a cache in the git dir that is
-/// rebuilt when damaged (the index, the reviewed blobs), as a rename would:
-/// readers see the old file or the new one. On Linux the two names are
-/// exchanged where `path` is a regular file (the old file then goes with
-/// `tmp`): ext4 makes a rename over a file start writing the new one's
-/// blocks out first (`auto_da_alloc`, its guard for programs that do not
-/// fsync), 0.15–0.4 ms that a hook writing the index paid. A crash may
-/// then leave the file empty, which its reader rebuilds.
-pub fn persist_cache(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
-        use rustix::fs::{CWD, RenameFlags, renameat_with};
-        // Else a file system without exchange (or the file gone meanwhile).
-        if renameat_with(CWD, tmp.path(), CWD, path, RenameFlags::EXCHANGE).is_ok() {
-            // Dropping `tmp` removes the old file, now at its name.
-            return Ok(());
-        }
-    }
-    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// Creates `dir`, a folder at or under `swarm` (the `.swarm/` folder), and
@@ -277,7 +254,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("state.json");
         std::fs::write(&path, "old and longer").expect("write");
-        replace_cache(&path, b"new").expect("replaced");
+        replace_unsynced(&path, b"new").expect("replaced");
         assert_eq!(std::fs::read(&path).expect("read"), b"new");
         let names: Vec<_> = (std::fs::read_dir(dir.path()).expect("list"))
             .map(|e| e.expect("entry").file_name())
@@ -288,39 +265,6 @@ mod tests {
         std::fs::write(&probe, "").expect("write");
         let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
         assert_eq!(mode(&path), mode(&probe));
-    }
-
-    #[test]
-    fn a_cache_file_takes_the_place_of_a_file_and_of_nothing_else() {
-        use std::io::Write as _;
-        let dir = tempfile::tempdir().expect("temp dir");
-        let names = || {
-            let mut n: Vec<_> = (std::fs::read_dir(dir.path()).expect("list"))
-                .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
-                .collect();
-            n.sort();
-            n
-        };
-        let cache = |bytes: &[u8]| {
-            let mut tmp = tempfile::NamedTempFile::new_in(dir.path()).expect("temp file");
-            tmp.write_all(bytes).expect("write");
-            tmp
-        };
-        let path = dir.path().join("index");
-        persist_cache(cache(b"first"), &path).expect("a new file");
-        persist_cache(cache(b"second"), &path).expect("over a file");
-        assert_eq!(std::fs::read(&path).expect("read"), b"second");
-        assert_eq!(
-            names(),
-            ["index"],
-            "the old file is gone with the temporary name"
-        );
-        let folder = dir.path().join("folder");
-        std::fs::create_dir(&folder).expect("mkdir");
-        std::fs::write(folder.join("kept"), "x").expect("write");
-        persist_cache(cache(b"third"), &folder).expect_err("not over a folder");
-        assert_eq!(std::fs::read(folder.join("kept")).expect("read"), b"x");
-        assert_eq!(names(), ["folder", "index"]);
     }
 
     #[test]

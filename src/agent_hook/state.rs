@@ -227,7 +227,7 @@ pub fn note_seen(common_dir: &Path, entry: SeenType) -> Result<()> {
     seen.insert(0, entry);
     seen.truncate(SEEN_MAX);
     let bytes = serde_json::to_vec(&seen).expect("the agent types serialise");
-    crate::safe_fs::replace_cache(&path, &bytes)
+    crate::safe_fs::replace_unsynced(&path, &bytes)
 }
 
 impl SessionState {
@@ -455,7 +455,7 @@ fn update_at<T>(
     state.expire(now);
     let out = change(&mut state);
     if state != before {
-        crate::safe_fs::replace_cache(path, &bounded(&mut state))?;
+        crate::safe_fs::replace_unsynced(path, &bounded(&mut state))?;
     }
     Ok(out)
 }

@@ -348,7 +348,8 @@ pub fn write(path: &Path, store: &Store, index: &Index, sources: Sources) -> Res
             }
         }
     }
-    crate::safe_fs::persist_cache(tmp, path).map_err(|e| crate::Error::io(path, e))?;
+    tmp.persist(path)
+        .map_err(|e| crate::Error::io(path, e.error))?;
     Ok(())
 }
 
