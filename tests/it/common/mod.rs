@@ -100,8 +100,13 @@ impl TestEnv {
             std::env::var("PATH").unwrap_or_default()
         );
         std::fs::create_dir_all(self.home()).expect("home");
+        // Programs that leave files in TMPDIR (opencode's Bun runtime leaves a
+        // 5 MB library per run) leave them in the test's dir, removed with it.
+        let tmpdir = self.tmp.path().join("tmp");
+        std::fs::create_dir_all(&tmpdir).expect("tmpdir");
         cmd.env("PATH", path)
             .env("HOME", self.home())
+            .env("TMPDIR", tmpdir)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_AUTHOR_NAME", "Test Author")
