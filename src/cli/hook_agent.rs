@@ -867,19 +867,11 @@ fn at_tool_call(
     let decision = tool_call::decide(
         matched,
         &|doc| {
-            let escalated = fold.escalated(doc.id).is_some();
+            let (priority, enforcement) = fold.effective_of(doc.id, doc.priority, doc.enforcement);
             let reviewed = review.is_reviewed(ranking.corpus.blob(doc.doc).as_ref());
             tool_call::Standing {
-                priority: if escalated {
-                    git_swarm::directive::Priority::Critical
-                } else {
-                    doc.priority
-                },
-                enforcement: if escalated {
-                    git_swarm::directive::Enforcement::Enforce
-                } else {
-                    doc.enforcement
-                },
+                priority,
+                enforcement,
                 reviewed,
                 marked: review.shown(reviewed) == git_swarm::reviewed::Shown::Marked,
             }

@@ -448,3 +448,64 @@ fn a_guard_edited_in_place_refuses_nothing() {
     );
     assert_eq!(of_kind(&env, "prevented").len(), 1);
 }
+
+/// A `warn` lesson about a command adds context and refuses nothing; once
+/// escalated (violated on two occasions) it is enforced, and refuses the
+/// call like a guard, with a `prevented` event. The hook reads the
+/// escalation from the index's rows, not from the decoded loop states.
+#[test]
+fn an_escalated_command_lesson_refuses_the_call() {
+    let env = TestEnv::initialised();
+    env.git(&["config", "--unset", "swarm.injectUnreviewed"]);
+    env.write(
+        ".swarm/directives/no-bare-pytest.toml",
+        "id = \"no-bare-pytest\"\nlesson = \"Give pytest a timeout: a bare run can hang the session\"\npriority = \"low\"\nenforcement = \"warn\"\napplies_to_tools = [\"pytest\"]\nverify = ['command:^pytest\\s*$']\n",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "a lesson on pytest"]);
+    let call = |env: &TestEnv| {
+        let payload = with_command(
+            captured(env, "claude-code-2.1.332/pre-tool-use-shell.json"),
+            "pytest",
+        );
+        answer(&hook(env, "claude-code", "pre-tool-use", &payload))
+    };
+    let v = call(&env);
+    assert_eq!(
+        v["hookSpecificOutput"].get("permissionDecision"),
+        None,
+        "{v}"
+    );
+    let text = context_of("claude-code", &v).expect("a warn lesson is context");
+    assert!(text.contains("Give pytest a timeout"), "{text}");
+
+    for change in ["first", "second"] {
+        env.swarm(&[
+            "record",
+            "check",
+            "--directive",
+            "no-bare-pytest",
+            "--field",
+            &format!("change={change}"),
+        ])
+        .success();
+    }
+    let explained = env.swarm(&["explain", "no-bare-pytest"]);
+    explained.success();
+    assert!(
+        explained.stdout.contains("critical") && explained.stdout.contains("enforce"),
+        "{}",
+        explained.snapshot()
+    );
+    let v = call(&env);
+    let out = &v["hookSpecificOutput"];
+    assert_eq!(out["permissionDecision"], "deny", "{v}");
+    let reason = out["permissionDecisionReason"].as_str().expect("a reason");
+    assert!(
+        reason.contains("[critical] Give pytest a timeout") && reason.contains("(no-bare-pytest)"),
+        "{reason}"
+    );
+    let prevented = of_kind(&env, "prevented");
+    assert_eq!(prevented.len(), 1, "{prevented:#?}");
+    assert_eq!(prevented[0]["directive"], "no-bare-pytest");
+}
