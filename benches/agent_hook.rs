@@ -324,15 +324,26 @@ fn main() {
     }
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); EVENTS.len()];
     let mut rev_parse = Vec::new();
+    // The process that reads its arguments, finds no such event, warns and
+    // exits: what every hook pays before it does anything.
+    let mut alone = Vec::new();
+    let nothing = ["hook", "agent", "claude-code", "no-such-event"];
     // Interleaved, so that a burst of load on the machine hits them all.
     for round in 1..=runs {
         for (i, event) in EVENTS.iter().enumerate() {
             times[i].push(time_hook(&bin, &repo, event, &payload(event, &repo, round)));
         }
         rev_parse.push(common::time(git_bin, &repo, &["rev-parse", "HEAD"], &[0]));
+        alone.push(common::time(&bin, &repo, &nothing, &[0]));
     }
     let rev_parse = common::median_of(rev_parse);
     println!("  git rev-parse HEAD    median {:>8}", ms(rev_parse));
+    let alone = common::median_of(alone);
+    println!(
+        "  the process alone     median {:>8}   ratio {:.2}x   (`hook agent claude-code no-such-event`: of the 2x, what doing nothing costs)",
+        ms(alone),
+        alone.as_secs_f64() / rev_parse.as_secs_f64()
+    );
     for (event, t) in EVENTS.iter().zip(times) {
         let t = common::median_of(t);
         println!(
