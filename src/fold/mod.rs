@@ -112,6 +112,13 @@ impl DirectiveFold<'_> {
 impl Fold {
     /// Applies one event. Callers apply in (ts, id) order, once per id.
     pub fn apply(&mut self, e: &EventHead) {
+        // Every new row first: a row inserted moves those after it, so rows
+        // looked up before an insert would name another directive's.
+        for d in &e.directives {
+            if let Err(at) = self.row(d) {
+                self.insert_row(at, d);
+            }
+        }
         let rows: Vec<usize> = e
             .directives
             .iter()
@@ -460,19 +467,27 @@ mod tests {
 
     #[test]
     fn incremental_apply_matches_a_bulk_fold() {
+        // A `shown` event names its directives by priority, not sorted:
+        // new ones inserted before a row already looked up move it.
+        let shown = |key, ts, ids: &[&str]| EventHead {
+            directives: ids.iter().map(|d| d.to_string()).collect(),
+            ..head(key, ts, "shown", ids[0])
+        };
         let heads = vec![
             head(1, 10, "added", "m"),
             head(2, 11, "check", "a"),
             head(3, 12, "shown", "z"),
             head(4, 13, "check", "m"),
             head(5, 14, "ack", "b"),
+            shown(6, 15, &["y", "c", "n", "d"]),
+            shown(7, 16, &["z", "e", "m"]),
         ];
         let bulk = fold_all(heads.clone());
         let mut one_by_one = Fold::default();
         for h in &heads {
             one_by_one.apply(h);
         }
-        for id in ["a", "b", "m", "z"] {
+        for id in ["a", "b", "c", "d", "e", "m", "n", "y", "z"] {
             let (x, y) = (
                 bulk.directive(id).expect("folded"),
                 one_by_one.directive(id).expect("folded"),
@@ -486,14 +501,18 @@ mod tests {
                 .counts()
                 .into_iter()
                 .collect::<Vec<_>>(),
-            [("added".to_owned(), 1), ("check".to_owned(), 1)]
+            [
+                ("added".to_owned(), 1),
+                ("check".to_owned(), 1),
+                ("shown".to_owned(), 1)
+            ]
         );
         assert!(bulk.directive("q").is_none());
         let mut kinds: Vec<_> = bulk.kinds().collect();
         kinds.sort();
         assert_eq!(
             kinds,
-            [("ack", 1), ("added", 1), ("check", 2), ("shown", 1)]
+            [("ack", 1), ("added", 1), ("check", 2), ("shown", 3)]
         );
     }
 

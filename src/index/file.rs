@@ -33,9 +33,11 @@ use crate::store::Store;
 
 const MAGIC: &[u8; 8] = b"GITSWARM";
 /// Bump when the layout of anything stored changes (this file's structs,
-/// `Fold`, `Directive`, `Problem`), or what the readers let into it (an
-/// event file over a new bound); an index of another format is rebuilt.
-const FORMAT: u32 = 29;
+/// `Fold`, `Directive`, `Problem`), what the readers let into it (an
+/// event file over a new bound), or what an older version stored wrongly
+/// (30: an event naming several directives new to the fold counted on
+/// the wrong rows); an index of another format is rebuilt.
+const FORMAT: u32 = 30;
 
 /// The head's first fields, enough to start stat'ing the directive files
 /// before the fold is decoded: `(HeadStart, event_files, fold)` is written

@@ -1332,3 +1332,50 @@ fn doctor_lists_the_first_duplicate_ids_and_counts_the_rest() {
         run.snapshot()
     );
 }
+
+/// An event naming several directives that have no events yet, not in
+/// their order (a `shown` event names them by priority), is counted for
+/// each of them when the index takes it in, as a rebuild counts it: an
+/// index that inserted their rows one by one counted some on another's.
+#[test]
+fn an_event_naming_new_directives_out_of_order_counts_for_each_of_them() {
+    let env = TestEnv::initialised();
+    // An index of a settled store (nothing racy) that holds an event
+    // takes the next ones in one by one; a racy log is read whole.
+    env.swarm(&["record", "shown", "--directive", "no-verify-bypass"])
+        .success();
+    for rel in [".swarm/config.toml", common::PENDING, common::PENDING_NOV] {
+        age(&env, rel);
+    }
+    age_directives(&env);
+    env.swarm(&["index", "rebuild"]).success();
+    let ids = [
+        "run-tests-before-handoff",
+        "lockfile-with-manifest",
+        "no-private-keys",
+    ];
+    let list = format!("directives={}", serde_json::json!(ids));
+    // Later than the first: taken in after it, not refolded with it.
+    env.swarm_with(
+        &["record", "shown", "--field", &list],
+        &[("GIT_SWARM_NOW", "2026-11-23T10:00:00Z")],
+        None,
+    )
+    .success();
+    let events = |env: &TestEnv| -> Vec<String> {
+        ids.iter()
+            .map(|id| {
+                let run = env.swarm(&["show", id]);
+                run.success();
+                let line = run.stdout.lines().find(|l| l.starts_with("events "));
+                line.unwrap_or_default().to_owned()
+            })
+            .collect()
+    };
+    let taken_in = events(&env);
+    for line in &taken_in {
+        assert!(line.contains("shown 1 (total 1,"), "{taken_in:#?}");
+    }
+    env.swarm(&["index", "rebuild"]).success();
+    assert_eq!(events(&env), taken_in);
+}
