@@ -260,8 +260,9 @@ impl Fold {
     }
 
     /// Whether an escalation episode of `id` is open, from its row: the
-    /// loop states are not decoded (at 1,000 directives that cost a
-    /// tool-call hook 0.4 ms).
+    /// loop states of every directive with a history are not decoded (a
+    /// cost that grows with the log; 0.4 ms of a refused tool call on the
+    /// `tool_call` bench's store).
     pub fn is_escalated(&self, id: &str) -> bool {
         self.row(id).is_ok_and(|row| self.standing[row].escalated)
     }
