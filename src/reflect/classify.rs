@@ -773,6 +773,11 @@ mod tests {
     fn failing_lines_are_whole_lines_around_other_scripts() {
         let out = "Kompilierung läuft…\n  ● Parser › reads “quotes”\nerror: kaputt ü\n";
         assert_eq!(failing_test(out), Some("● Parser › reads “quotes”"));
+        // Its leading white space may span a blank line: trimmed, the line.
+        assert_eq!(
+            failing_test("ok\n\n  FAIL [ 0.1s] a::b\n"),
+            Some("FAIL [ 0.1s] a::b")
+        );
         assert_eq!(failure_line(out), Some("error: kaputt ü"));
         assert_eq!(failure_line("alles gut ✓"), None);
         // The line itself, not the blank line before it (`\s` would span it).
