@@ -1,7 +1,10 @@
-//! `git-swarm hook agent claude-code <event>`, whole process, on typical
-//! Claude Code payloads, beside `git rev-parse HEAD` on the same repository
-//! (100 directives, 2,000 events): each event of a subagent's life in the
-//! order a session sends them, one subagent per round.
+//! `git-swarm-agent-hook claude-code <event>` (what the installed hooks
+//! run), whole process, on typical Claude Code payloads, beside `git
+//! rev-parse HEAD` on the same repository (100 directives, 2,000 events):
+//! each event of a subagent's life in the order a session sends them, one
+//! subagent per round. Beside it, `git-swarm hook agent claude-code
+//! <event>`, the same hook in the whole binary (what older installs run):
+//! the separate binary is there for the difference.
 //!
 //! Then the same for Codex, Gemini CLI and opencode, on the payloads each
 //! harness sent in the real-harness suite (tests/fixtures/agents/captured/),
@@ -66,21 +69,31 @@ fn payload(event: &str, repo: &Path, agent: usize) -> String {
     p.to_string()
 }
 
-fn time_hook(bin: &Path, repo: &Path, event: &str, input: &str) -> Duration {
-    time_harness_hook(bin, repo, "claude-code", event, input).0
+/// How a hook is run: `git-swarm-agent-hook HARNESS EVENT`, or the whole
+/// binary's `git-swarm hook agent HARNESS EVENT`.
+#[derive(Clone, Copy)]
+struct Hook<'a> {
+    bin: &'a Path,
+    /// What comes before HARNESS EVENT.
+    args: &'a [&'a str],
 }
 
-/// Whole-process time of `git-swarm hook agent HARNESS EVENT` fed `input`,
-/// and its answer; it must succeed, and not as a hook that did nothing
-/// (whose warnings start `warning: git-swarm's`).
+fn time_hook(hook: Hook, repo: &Path, event: &str, input: &str) -> Duration {
+    time_harness_hook(hook, repo, "claude-code", event, input).0
+}
+
+/// Whole-process time of `hook` for HARNESS EVENT fed `input`, and its
+/// answer; it must succeed, and not as a hook that did nothing (whose
+/// warnings start `warning: git-swarm's`).
 fn time_harness_hook(
-    bin: &Path,
+    hook: Hook,
     repo: &Path,
     harness: &str,
     event: &str,
     input: &str,
 ) -> (Duration, String) {
-    let mut cmd = common::command(bin, repo, &["hook", "agent", harness, event]);
+    let args: Vec<&str> = hook.args.iter().copied().chain([harness, event]).collect();
+    let mut cmd = common::command(hook.bin, repo, &args);
     cmd.stdout(Stdio::piped());
     cmd.stdin(Stdio::piped());
     let start = Instant::now();
@@ -252,7 +265,7 @@ fn captured_payload(h: &Captured, s: &Step, repo: &Path, round: usize, prepend: 
 }
 
 /// Each harness's captured sequence, `runs` rounds, beside `git rev-parse HEAD`.
-fn bench_captured(bin: &Path, repo: &Path, runs: usize) {
+fn bench_captured(hook: Hook, repo: &Path, runs: usize) {
     let git_bin = Path::new("git");
     for h in captured_harnesses() {
         println!("  {} (payloads captured from {}):", h.harness, h.dir);
@@ -263,7 +276,7 @@ fn bench_captured(bin: &Path, repo: &Path, runs: usize) {
             let mut prepend = String::new();
             for (i, s) in h.steps.iter().enumerate() {
                 let input = captured_payload(&h, s, repo, round, &prepend);
-                let (t, answer) = time_harness_hook(bin, repo, h.harness, s.event, &input);
+                let (t, answer) = time_harness_hook(hook, repo, h.harness, s.event, &input);
                 // A subagent's start is timed giving its block, not a cheaper path.
                 assert!(
                     s.event != "subagent-start" || answer.contains("delegate_knowledge_directives"),
@@ -311,47 +324,81 @@ fn main() {
         .tempdir()
         .expect("temp dir");
     let bin = common::installed_binary(tmp.path());
+    let hook = Hook {
+        bin: &common::installed_hook_binary(tmp.path()),
+        args: &[],
+    };
+    let whole = Hook {
+        bin: &bin,
+        args: &["hook", "agent"],
+    };
     let repo = tmp.path().join("repo");
     common::generate_store(&repo, 100, 2_000);
     common::let_settle();
     // SWARM_BENCH_KEEP=DIR keeps a copy of the store, to profile a hook on it.
     common::keep(&repo, "");
     let git_bin = Path::new("git");
-    println!("git swarm hook agent benchmark: claude-code payloads, 100 directives, 2,000 events");
+    println!(
+        "git-swarm-agent-hook benchmark: claude-code payloads, 100 directives, 2,000 events (beside it: `git-swarm hook agent`, the same hook in the whole binary)"
+    );
     // Warm the page cache and the index.
     for event in EVENTS {
-        time_hook(&bin, &repo, event, &payload(event, &repo, 0));
+        time_hook(hook, &repo, event, &payload(event, &repo, 0));
+        time_hook(whole, &repo, event, &payload(event, &repo, 0));
     }
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); EVENTS.len()];
+    let mut whole_times: Vec<Vec<Duration>> = vec![Vec::new(); EVENTS.len()];
     let mut rev_parse = Vec::new();
     // The process that reads its arguments, finds no such event, warns and
     // exits: what every hook pays before it does anything.
-    let mut alone = Vec::new();
-    let nothing = ["hook", "agent", "claude-code", "no-such-event"];
-    // Interleaved, so that a burst of load on the machine hits them all.
+    let (mut alone, mut whole_alone) = (Vec::new(), Vec::new());
+    let nothing = ["claude-code", "no-such-event"];
+    // Interleaved, so that a burst of load on the machine hits them all;
+    // each round is a new subagent, the two binaries' rounds apart.
     for round in 1..=runs {
         for (i, event) in EVENTS.iter().enumerate() {
-            times[i].push(time_hook(&bin, &repo, event, &payload(event, &repo, round)));
+            times[i].push(time_hook(
+                hook,
+                &repo,
+                event,
+                &payload(event, &repo, 2 * round),
+            ));
+        }
+        for (i, event) in EVENTS.iter().enumerate() {
+            whole_times[i].push(time_hook(
+                whole,
+                &repo,
+                event,
+                &payload(event, &repo, 2 * round + 1),
+            ));
         }
         rev_parse.push(common::time(git_bin, &repo, &["rev-parse", "HEAD"], &[0]));
-        alone.push(common::time(&bin, &repo, &nothing, &[0]));
+        alone.push(common::time(hook.bin, &repo, &nothing, &[0]));
+        let whole_nothing: Vec<&str> = whole.args.iter().chain(&nothing).copied().collect();
+        whole_alone.push(common::time(whole.bin, &repo, &whole_nothing, &[0]));
     }
     let rev_parse = common::median_of(rev_parse);
     println!("  git rev-parse HEAD    median {:>8}", ms(rev_parse));
-    let alone = common::median_of(alone);
-    println!(
-        "  the process alone     median {:>8}   ratio {:.2}x   (`hook agent claude-code no-such-event`: of the 2x, what doing nothing costs)",
-        ms(alone),
-        alone.as_secs_f64() / rev_parse.as_secs_f64()
-    );
-    for (event, t) in EVENTS.iter().zip(times) {
-        let t = common::median_of(t);
+    let row = |name: &str, t: Vec<Duration>, w: Vec<Duration>, note: &str| {
+        let (t, w) = (common::median_of(t), common::median_of(w));
         println!(
-            "  {event:<20}  median {:>8}   ratio {:.2}x   (target: ratio ≤ 2x, issue 36)",
+            "  {name:<20}  median {:>8}   ratio {:.2}x   (hook agent: {:>8}, {:.2}x; {:+.0} %)   {note}",
             ms(t),
-            t.as_secs_f64() / rev_parse.as_secs_f64()
+            t.as_secs_f64() / rev_parse.as_secs_f64(),
+            ms(w),
+            w.as_secs_f64() / rev_parse.as_secs_f64(),
+            (t.as_secs_f64() / w.as_secs_f64() - 1.0) * 100.0,
         );
+    };
+    row(
+        "the process alone",
+        alone,
+        whole_alone,
+        "(`claude-code no-such-event`: of the 2x, what doing nothing costs)",
+    );
+    for ((event, t), w) in EVENTS.iter().zip(times).zip(whole_times) {
+        row(event, t, w, "(target: ratio ≤ 2x, issue 36)");
     }
     println!("git swarm hook agent benchmark: each harness's captured payloads, same store");
-    bench_captured(&bin, &repo, runs);
+    bench_captured(hook, &repo, runs);
 }

@@ -1,4 +1,4 @@
-//! `git-swarm hook agent claude-code pre-tool-use` on ordinary tool calls
+//! `git-swarm-agent-hook claude-code pre-tool-use` on ordinary tool calls
 //! (issue 40: lessons at the moment of action), whole process, beside
 //! `git rev-parse HEAD` on the same repository, at 10 and at 1,000
 //! directives (2,000 events). A tenth of the directives are scoped to a
@@ -93,9 +93,11 @@ fn add_tool_call_directives(repo: &Path, n: usize) {
     common::git(repo, &["commit", "-q", "-m", "tool-call directives"]);
 }
 
-fn time_hook(bin: &Path, repo: &Path, input: &str) -> (Duration, String) {
-    let args = ["hook", "agent", "claude-code", "pre-tool-use"];
-    common::time_with_stdin(bin, repo, &args, input)
+/// `git-swarm-agent-hook claude-code pre-tool-use` (what the installed
+/// hooks run) fed `input`.
+fn time_hook(hook: &Path, repo: &Path, input: &str) -> (Duration, String) {
+    let args = ["claude-code", "pre-tool-use"];
+    common::time_with_stdin(hook, repo, &args, input)
 }
 
 fn main() {
@@ -104,9 +106,9 @@ fn main() {
         .prefix("git-swarm-tool-call-bench-")
         .tempdir()
         .expect("temp dir");
-    let bin = common::installed_binary(tmp.path());
+    let hook = common::installed_hook_binary(tmp.path());
     println!(
-        "git swarm hook agent claude-code pre-tool-use benchmark: ordinary tool calls, 2,000 events"
+        "git-swarm-agent-hook claude-code pre-tool-use benchmark: ordinary tool calls, 2,000 events"
     );
     for n in [10, 1_000] {
         let repo = tmp.path().join(format!("repo-{n}"));
@@ -140,13 +142,13 @@ fn main() {
         // Warm the page cache and the index; the lessons are shown once.
         let mut answers = Vec::new();
         for (_, input) in &calls {
-            answers.push(time_hook(&bin, &repo, input).1);
+            answers.push(time_hook(&hook, &repo, input).1);
         }
         let mut times: Vec<Vec<Duration>> = vec![Vec::new(); calls.len()];
         let mut rev_parse = Vec::new();
         for _ in 0..runs {
             for (i, (_, input)) in calls.iter().enumerate() {
-                times[i].push(time_hook(&bin, &repo, input).0);
+                times[i].push(time_hook(&hook, &repo, input).0);
             }
             rev_parse.push(common::time(
                 Path::new("git"),

@@ -32,9 +32,17 @@
 //!
 //! A decision is a function that takes plain inputs and returns the events
 //! to append with a report of what it decided. The library never prints
-//! and never reads the environment on its own; the `git-swarm` binary (in
-//! `src/cli/`, one file per command) parses the arguments, calls it,
-//! appends and renders.
+//! and never reads the environment on its own; the front end (`src/cli/`,
+//! one file per command) parses the arguments, calls it, appends and
+//! renders. It is compiled into this crate, private, so that the two
+//! binaries share it: `git-swarm` ([`cli_main`]) and `git-swarm-agent-hook`
+//! ([`agent_hook_main`]), the agent harnesses' hook, which links only what a
+//! hook runs and so starts sooner (docs/performance.md).
+
+// The front end names the library as the binaries do.
+extern crate self as git_swarm;
+
+mod cli;
 
 pub mod agent_hook;
 pub mod agents;
@@ -84,4 +92,17 @@ pub mod validate;
 pub mod worktree;
 
 pub use error::{Error, Result};
+
+/// `git-swarm`'s `main`: parses the arguments and runs the command.
+#[doc(hidden)]
+pub fn cli_main() -> std::process::ExitCode {
+    cli::main()
+}
+
+/// `git-swarm-agent-hook HARNESS EVENT`'s `main`: an agent harness's hook,
+/// the payload on standard input (see `git-swarm hook agent`, the same).
+#[doc(hidden)]
+pub fn agent_hook_main() -> std::process::ExitCode {
+    cli::agent_hook_main()
+}
 pub use store::{Repo, Store};

@@ -19,6 +19,15 @@ pub fn installed_binary(dir: &Path) -> std::path::PathBuf {
     copy
 }
 
+/// `git-swarm-agent-hook`, what the installed agent hooks run, copied into
+/// `dir` as [`installed_binary`] copies git-swarm.
+pub fn installed_hook_binary(dir: &Path) -> std::path::PathBuf {
+    let built = Path::new(env!("CARGO_BIN_EXE_git-swarm-agent-hook"));
+    let copy = dir.join("git-swarm-agent-hook");
+    std::fs::copy(built, &copy).expect("copy the git-swarm-agent-hook binary");
+    copy
+}
+
 /// Waits until the files just written are older than the index's racy
 /// window: a file written within two seconds of an index write is checked
 /// by content until a later write settles it (git's racy files). A

@@ -5,7 +5,7 @@ use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
 use jsonc_parser::{ParseOptions, ast};
 use serde_json::Value;
 
-use super::{BINARY, Form, Harness, Hook};
+use super::{BINARY, Form, HOOK_BINARY, Harness, Hook};
 use crate::problem::Problem;
 use crate::{Error, Result};
 
@@ -143,12 +143,12 @@ fn obj(fields: Vec<(&str, CstInputValue)>) -> CstInputValue {
 
 /// The shell command of git-swarm's hook for `h`'s `event`. It always
 /// exits 0: a harness that runs it through a shell sees exit 127 when
-/// `git-swarm` is not on its PATH, and Gemini CLI turns any exit but 0 or 1
+/// `git-swarm-agent-hook` is not on its PATH, and Gemini CLI turns any exit but 0 or 1
 /// into a deny whose message replaces the tool's result for the model.
 /// git-swarm's hook itself exits 0 whatever happens; this covers a missing,
 /// old or crashing binary.
 pub fn shell_command(h: Harness, event: &str) -> String {
-    format!("{BINARY} hook agent {} {event} || true", h.name())
+    format!("{HOOK_BINARY} {} {event} || true", h.name())
 }
 
 /// The handler git-swarm adds for `hook` (inside an entry's `hooks` array;
@@ -158,15 +158,10 @@ fn handler(h: Harness, hook: &Hook, form: Form) -> CstInputValue {
     match (h, form) {
         (Harness::ClaudeCode, Form::Exec) => obj(vec![
             ("type", s("command")),
-            ("command", s(BINARY)),
+            ("command", s(HOOK_BINARY)),
             (
                 "args",
-                CstInputValue::Array(
-                    ["hook", "agent", h.name(), hook.event]
-                        .into_iter()
-                        .map(s)
-                        .collect(),
-                ),
+                CstInputValue::Array([h.name(), hook.event].into_iter().map(s).collect()),
             ),
             ("timeout", n(10)),
         ]),
@@ -275,17 +270,21 @@ fn stale(o: &CstObject, h: Harness, form: Form) -> bool {
 }
 
 /// git-swarm's event, when `handler` is one of git-swarm's hook handlers
-/// (found by its command, whatever its position or other fields).
+/// (found by its command, whatever its position or other fields): today's
+/// `git-swarm-agent-hook HARNESS EVENT`, or the `git-swarm hook agent
+/// HARNESS EVENT` of an older install, which is then stale.
 fn our_event(handler: &Value) -> Option<String> {
     let command = handler.get("command")?.as_str()?;
     let words: Vec<&str> = match handler.get("args").and_then(Value::as_array) {
-        Some(args) if command == BINARY => std::iter::once(command)
+        Some(args) if command == BINARY || command == HOOK_BINARY => std::iter::once(command)
             .chain(args.iter().filter_map(Value::as_str))
             .collect(),
         _ => command.split_whitespace().collect(),
     };
     match words.as_slice() {
-        [BINARY, "hook", "agent", _, event, ..] => Some((*event).to_owned()),
+        [HOOK_BINARY, _, event, ..] | [BINARY, "hook", "agent", _, event, ..] => {
+            Some((*event).to_owned())
+        }
         _ => None,
     }
 }

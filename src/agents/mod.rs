@@ -5,7 +5,8 @@
 //! The configs are the user's files: every edit goes through a concrete
 //! syntax tree (`json`, `codex`) so each key, order, indent and comment of
 //! theirs stays as it was, and git-swarm's entries are found by their
-//! command (`git-swarm hook agent …`), never by position. Every edit is
+//! command (`git-swarm-agent-hook …`, or an older install's `git-swarm hook
+//! agent …`), never by position. Every edit is
 //! planned first and written only when every file parsed, so a malformed
 //! config leaves all of them untouched.
 //!
@@ -34,9 +35,15 @@ use crate::{Error, Result, safe_fs};
 /// Largest harness config read (settings files are a few kilobytes).
 const READ_MAX: u64 = 4 * 1024 * 1024;
 
-/// The binary the hooks run, called directly (not `git swarm`): it saves
-/// git's own start-up on every tool call.
+/// The binary the MCP server entries run, called directly (not `git
+/// swarm`): it saves git's own start-up.
 pub const BINARY: &str = "git-swarm";
+
+/// The binary the hooks run: `git-swarm hook agent` in a binary of its own
+/// that links only what a hook runs, so it starts sooner on every tool
+/// call (docs/performance.md). `cargo install` installs it beside
+/// `git-swarm`.
+pub const HOOK_BINARY: &str = "git-swarm-agent-hook";
 
 /// The opencode plugin: written whole, removed whole. Its first line is the
 /// marker that makes the file git-swarm's.
@@ -55,7 +62,7 @@ pub enum Harness {
 }
 
 /// How a hook's command is written where the harness offers a choice
-/// (Claude Code): `Exec` runs `git-swarm` with `args` and no shell (Claude
+/// (Claude Code): `Exec` runs `git-swarm-agent-hook` with `args` and no shell (Claude
 /// Code 2.1.139 and later); `Shell` is one command line, which every
 /// version runs and which always exits 0. Every other harness runs a shell
 /// command.
@@ -205,7 +212,7 @@ impl Harness {
                 "; turn the MCP server on under Customize > MCPs",
             ),
             Harness::Opencode => (
-                "opencode loads project plugins when it starts: restart opencode; the plugin needs git-swarm on PATH",
+                "opencode loads project plugins when it starts: restart opencode; the plugin needs git-swarm-agent-hook on PATH",
                 "",
             ),
         };

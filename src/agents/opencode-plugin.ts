@@ -1,5 +1,5 @@
 // git-swarm:generated — written by `git swarm agents install opencode`; `git swarm agents uninstall opencode` removes it.
-// Calls `git-swarm hook agent opencode <event>` with the payload on stdin and
+// Calls `git-swarm-agent-hook opencode <event>` with the payload on stdin and
 // uses its answer; any failure (no binary, a timeout, bad output) is ignored,
 // so the session never waits on git-swarm more than the 10 s timeout, or
 // breaks because of it.
@@ -36,7 +36,7 @@ export const GitSwarm: Plugin = async (ctx) => {
 
   const call = async (event: string, payload: unknown): Promise<any> => {
     try {
-      const proc = Bun.spawn(["git-swarm", "hook", "agent", "opencode", event], {
+      const proc = Bun.spawn(["git-swarm-agent-hook", "opencode", event], {
         cwd: directory,
         stdin: new Blob([JSON.stringify(payload)]),
         stdout: "pipe",

@@ -16,8 +16,8 @@ pub enum Command {
     /// (claude-code: .claude/settings.json, codex: .codex/hooks.json, gemini:
     /// .gemini/settings.json, cursor: .cursor/hooks.json), keeping every key,
     /// hook, comment and indent of yours; for opencode it writes the plugin
-    /// .opencode/plugins/git-swarm.ts. Each hook runs `git-swarm hook agent
-    /// <harness> <event>`, so git-swarm must be on PATH. Running it again
+    /// .opencode/plugins/git-swarm.ts. Each hook runs `git-swarm-agent-hook
+    /// <harness> <event>` (installed beside git-swarm), so it must be on PATH. Running it again
     /// changes nothing. A config that does not parse is reported with its
     /// line and column (exit 2) and nothing is written; a link is refused.
     /// An opencode plugin edited since git-swarm wrote it is kept, with a
@@ -30,7 +30,7 @@ pub enum Command {
     /// A file install created is removed (with the folders it created, when
     /// empty); a file that was there gets back its bytes from before install
     /// when nothing else changed it since, else only git-swarm's entries
-    /// (found by their `git-swarm hook agent` command) are taken out. The
+    /// (found by their `git-swarm-agent-hook` command, or an older install's `git-swarm hook agent`) are taken out. The
     /// opencode plugin goes only while it is exactly what git-swarm wrote (an
     /// edited one is kept, with a warning). With --mcp, the MCP server entry
     /// too, when it is the one install wrote.
@@ -207,9 +207,10 @@ fn render(ui: &mut Ui, report: &Report, verb: &str, harnesses: &[Harness]) -> st
     Ok(())
 }
 
-/// Is `git-swarm` a file in one of PATH's folders? Every hook calls it.
+/// Is `git-swarm-agent-hook` a file in one of PATH's folders? Every hook
+/// calls it.
 fn on_path() -> bool {
-    find_on_path(agents::BINARY).is_some()
+    find_on_path(agents::HOOK_BINARY).is_some()
 }
 
 /// `name` as PATH finds it.
@@ -331,8 +332,8 @@ fn version_of(program: &std::path::Path) -> Option<agents::version::Version> {
 fn warn_path(ui: &mut Ui) {
     if !on_path() {
         ui.warning(
-            "git-swarm is not on PATH: the hooks call `git-swarm` and will fail (harmlessly) until it is",
-            Some("install it (`cargo install --path .`) or add its folder to PATH"),
+            "git-swarm-agent-hook is not on PATH: the hooks call it and do nothing (harmlessly) until it is",
+            Some("install it with git-swarm (`cargo install --path .` installs both) or add its folder to PATH"),
         );
     }
 }
@@ -495,7 +496,7 @@ fn status(ui: &mut Ui, place: &Place<'_>, repo: &git_swarm::Repo, format: Format
     }
     writeln!(
         ui.out,
-        "git-swarm on PATH: {}",
+        "git-swarm-agent-hook on PATH: {}",
         if report.binary_on_path {
             "yes"
         } else {

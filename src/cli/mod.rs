@@ -529,23 +529,11 @@ pub enum CliError {
 }
 
 pub fn main() -> ExitCode {
-    // SAFETY: the first thing the process does, before any other thread runs.
-    let unread_config = unsafe { config_parameters::apply() }.err();
-    if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
-        git_swarm::trace::enable();
-    }
-    fix_ids();
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let mut ui = Ui::new();
-    if let Some(why) = unread_config {
-        ui.warning(
-            &format!("the settings of `git -c` were left out: {why}"),
-            None,
-        );
-    }
-    // An agent harness runs `git-swarm hook agent HARNESS EVENT` on every
-    // tool call, and the hook reads its arguments by hand: building clap's
-    // whole command tree first was 0.6 ms of it (docs/performance.md).
+    let (argv, mut ui) = start();
+    // An agent harness runs `git-swarm hook agent HARNESS EVENT` (the form
+    // installed before `git-swarm-agent-hook`) on every tool call, and the
+    // hook reads its arguments by hand: building clap's whole command tree
+    // first was 0.6 ms of it (docs/performance.md).
     let result =
         if argv.get(1).is_some_and(|a| a == "hook") && argv.get(2).is_some_and(|a| a == "agent") {
             git_swarm::trace::mark("arguments parsed");
@@ -563,6 +551,66 @@ pub fn main() -> ExitCode {
             git_swarm::trace::mark("arguments parsed");
             run(cli.command, &mut ui)
         };
+    finish(result, &mut ui)
+}
+
+/// `git-swarm-agent-hook HARNESS EVENT`: `hook agent` without the rest of
+/// the command line, which its binary does not link.
+pub fn agent_hook_main() -> ExitCode {
+    let (argv, mut ui) = start();
+    git_swarm::trace::mark("arguments parsed");
+    let result = match argv.get(1).and_then(|a| a.to_str()) {
+        Some("-h" | "--help") => ui
+            .write_out(AGENT_HOOK_HELP.as_bytes())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(CliError::from),
+        Some("-V" | "--version") => ui
+            .write_out(format!("git-swarm-agent-hook {}\n", env!("CARGO_PKG_VERSION")).as_bytes())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(CliError::from),
+        _ => hook::run_agent(argv.get(1..).unwrap_or_default(), &mut ui),
+    };
+    finish(result, &mut ui)
+}
+
+/// `git-swarm-agent-hook --help`.
+const AGENT_HOOK_HELP: &str = "\
+git-swarm's hook for coding agent harnesses (Claude Code, Codex, Gemini CLI, Cursor, opencode).
+
+Usage: git-swarm-agent-hook HARNESS EVENT
+
+`git swarm agents install HARNESS` registers it in the harness's hook config; the harness
+runs it with its hook payload (JSON) on standard input, and it answers on standard output
+in the harness's own format. HARNESS is claude-code, codex, gemini, cursor or opencode;
+EVENT is session-start, pre-tool-use, subagent-start, subagent-stop or post-tool-use.
+
+It is `git-swarm hook agent HARNESS EVENT` in a binary that starts sooner. It fails open:
+whatever goes wrong, it says so in one warning on standard error, answers nothing and
+exits 0, so the harness goes on. GIT_SWARM_SKIP=1 turns it off. See docs/agents.md.
+";
+
+/// What every command does first: `git -c`'s settings, the trace, the ids
+/// of a test, the arguments and the terminal.
+fn start() -> (Vec<std::ffi::OsString>, Ui) {
+    // SAFETY: the first thing the process does, before any other thread runs.
+    let unread_config = unsafe { config_parameters::apply() }.err();
+    if std::env::var_os("GIT_SWARM_TRACE_PERF").is_some_and(|v| !v.is_empty()) {
+        git_swarm::trace::enable();
+    }
+    fix_ids();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut ui = Ui::new();
+    if let Some(why) = unread_config {
+        ui.warning(
+            &format!("the settings of `git -c` were left out: {why}"),
+            None,
+        );
+    }
+    (argv, ui)
+}
+
+/// The exit status of a command's `result`, its error rendered.
+fn finish(result: Outcome, ui: &mut Ui) -> ExitCode {
     git_swarm::trace::mark("done");
     for line in git_swarm::trace::report() {
         eprintln!("{line}");

@@ -1,5 +1,6 @@
-//! `git-swarm hook agent <harness> <event>`: the real binary played by a
-//! fake harness against a temporary repository. Payloads come from
+//! `git-swarm-agent-hook <harness> <event>` (and `git-swarm hook agent`,
+//! the same hook in the whole binary): the real binary played by a fake
+//! harness against a temporary repository. Payloads come from
 //! `tests/fixtures/agents/` (see its README for their sources).
 
 use crate::common;
@@ -45,8 +46,10 @@ fn hook_env(
     vars: &[(&str, &str)],
 ) -> Run {
     use std::io::Write;
-    let mut cmd = env.command(common::bin(), dir);
-    cmd.args(["hook", "agent", harness, event])
+    // What `agents install` registers; `hook agent` is the same code, run
+    // by the tests of other files and by `the_two_entry_points_answer_alike`.
+    let mut cmd = env.command(common::hook_bin(), dir);
+    cmd.args([harness, event])
         .env("GIT_SWARM_NOW", tick())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -231,6 +234,108 @@ fn each_harness_is_answered_in_its_own_format() {
         assert_eq!(candidates.lines().count(), 1, "{harness}: {candidates}");
         insta::assert_snapshot!(format!("agents_hook_{harness}"), transcript);
     }
+}
+
+/// What older installs run, `git-swarm hook agent`, answers exactly as
+/// `git-swarm-agent-hook` does, event after event of one harness's session.
+#[test]
+fn the_two_entry_points_answer_alike() {
+    let (a, b) = (repo(), repo());
+    for harness in ["claude-code", "codex", "opencode"] {
+        for event in [
+            "session-start",
+            "pre-tool-use",
+            "subagent-start",
+            "post-tool-use",
+            "subagent-stop",
+        ] {
+            if harness == "opencode" && event == "pre-tool-use" {
+                continue;
+            }
+            let hook = hook_in(
+                &a,
+                &a.root,
+                harness,
+                event,
+                &fixture(harness, event, &a.root),
+            );
+            let payload = fixture(harness, event, &b.root);
+            let whole = b.swarm_with(
+                &["hook", "agent", harness, event],
+                &[("GIT_SWARM_NOW", &tick())],
+                Some(payload.as_bytes()),
+            );
+            hook.success();
+            whole.success();
+            let same = |r: &Run| r.stdout.replace(&b.root.display().to_string(), "$ROOT");
+            assert_eq!(
+                hook.stdout.replace(&a.root.display().to_string(), "$ROOT"),
+                same(&whole),
+                "{harness} {event}"
+            );
+            assert_eq!(hook.stderr, whole.stderr, "{harness} {event}");
+        }
+    }
+    // Both logs hold the same kinds of events, in the same order.
+    let kinds = |env: &TestEnv| -> Vec<String> {
+        let out = env.swarm(&["log", "--format", "json"]);
+        out.success();
+        let all: Vec<Value> = serde_json::from_str(&out.stdout).expect("log JSON");
+        all.iter().map(|e| e["kind"].to_string()).collect()
+    };
+    let kinds_a = kinds(&a);
+    assert!(kinds_a.iter().any(|k| k == "\"shown\""), "{kinds_a:?}");
+    assert_eq!(kinds_a, kinds(&b));
+}
+
+/// Run by hand, the hook binary explains itself; without its arguments (a
+/// harness that drops them) it warns once and exits 0 with no answer.
+#[test]
+fn the_hook_binary_explains_itself_and_fails_open_without_arguments() {
+    let env = repo();
+    let run = |args: &[&str]| {
+        let out = env
+            .command(common::hook_bin(), &env.root)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run git-swarm-agent-hook");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["--help"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.starts_with("git-swarm's hook for coding agent harnesses"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Usage: git-swarm-agent-hook HARNESS EVENT"),
+        "{out}"
+    );
+    assert_eq!(err, "");
+    let (code, out, _) = run(&["--version"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        out,
+        format!("git-swarm-agent-hook {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    for args in [
+        &[][..],
+        &["claude-code"][..],
+        &["nobody", "session-start"][..],
+    ] {
+        let (code, out, err) = run(args);
+        assert_eq!(code, Some(0), "{args:?}");
+        assert_eq!(out, "", "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("warning: git-swarm"), "{args:?}: {err}");
+    }
+    // Nothing was recorded.
+    assert!(of_kind(&env, "shown").is_empty());
 }
 
 /// Codex refuses a whole answer for one field it does not define: each

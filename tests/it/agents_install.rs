@@ -1082,7 +1082,7 @@ fn claude_code_hooks_take_the_form_its_version_runs() {
         assert!(h.get("args").is_none(), "{h}");
         let command = h["command"].as_str().expect("command");
         assert!(
-            command.starts_with("git-swarm hook agent claude-code ")
+            command.starts_with("git-swarm-agent-hook claude-code ")
                 && command.ends_with(" || true"),
             "{command}"
         );
@@ -1101,8 +1101,8 @@ fn claude_code_hooks_take_the_form_its_version_runs() {
     let handlers = claude_commands(&env);
     assert_eq!(handlers.len(), 6);
     for h in &handlers {
-        assert_eq!(h["command"], "git-swarm", "{h}");
-        assert_eq!(h["args"][0], "hook", "{h}");
+        assert_eq!(h["command"], "git-swarm-agent-hook", "{h}");
+        assert_eq!(h["args"][0], "claude-code", "{h}");
     }
     let status = agents_with_path(&env, &new, &["status", "--format", "json"]);
     let v: Value = serde_json::from_str(&status.stdout).expect("status json");
@@ -1170,7 +1170,7 @@ fn an_older_git_swarm_s_entries_are_reported_and_updated() {
     );
     // SessionStart, BeforeTool twice (subagent-start, pre-tool-use), AfterTool.
     assert_eq!(
-        text.matches("git-swarm hook agent gemini").count(),
+        text.matches("git-swarm-agent-hook gemini").count(),
         4,
         "{text}"
     );
@@ -1316,7 +1316,7 @@ fn updating_git_swarm_s_entries_keeps_the_users_hooks_in_place() {
     assert_eq!(pre.len(), 2, "{v:#}");
     assert_eq!(
         pre[0]["hooks"][0]["command"],
-        "git-swarm hook agent codex pre-tool-use || true"
+        "git-swarm-agent-hook codex pre-tool-use || true"
     );
     // The older matcher too, where it stands (issue 38: multi-agent v2's
     // `collaborationspawn_agent`; issue 40: the tools a directive can

@@ -8,17 +8,22 @@
 #[test]
 #[cfg(target_os = "linux")]
 fn executable_is_position_independent() {
-    let bytes = std::fs::read(env!("CARGO_BIN_EXE_git-swarm")).expect("read the executable");
-    assert_eq!(&bytes[..4], b"\x7fELF", "not an ELF file");
-    // `e_type`, in the byte order `EI_DATA` (byte 5) names: 1 little-endian, 2 big-endian.
-    let e_type = match bytes[5] {
-        2 => u16::from_be_bytes([bytes[16], bytes[17]]),
-        _ => u16::from_le_bytes([bytes[16], bytes[17]]),
-    };
-    assert_eq!(
-        e_type, 3,
-        "ELF type {e_type}: expected ET_DYN (3), not ET_EXEC (2)"
-    );
+    for exe in [
+        env!("CARGO_BIN_EXE_git-swarm"),
+        env!("CARGO_BIN_EXE_git-swarm-agent-hook"),
+    ] {
+        let bytes = std::fs::read(exe).expect("read the executable");
+        assert_eq!(&bytes[..4], b"\x7fELF", "{exe}: not an ELF file");
+        // `e_type`, in the byte order `EI_DATA` (byte 5) names: 1 little-endian, 2 big-endian.
+        let e_type = match bytes[5] {
+            2 => u16::from_be_bytes([bytes[16], bytes[17]]),
+            _ => u16::from_le_bytes([bytes[16], bytes[17]]),
+        };
+        assert_eq!(
+            e_type, 3,
+            "{exe}: ELF type {e_type}: expected ET_DYN (3), not ET_EXEC (2)"
+        );
+    }
 }
 
 /// The shared libraries the executable asks the loader for, from

@@ -60,6 +60,11 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_git-swarm"))
 }
 
+/// `git-swarm-agent-hook`, what the installed agent hooks run.
+pub fn hook_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-swarm-agent-hook"))
+}
+
 impl TestEnv {
     /// A new temp dir holding an empty git repository at `repo/`.
     pub fn new() -> TestEnv {

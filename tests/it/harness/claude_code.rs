@@ -365,28 +365,41 @@ impl Rig {
         out
     }
 
-    /// Writes the `git-swarm` that the harness will find on its PATH.
+    /// Writes the `git-swarm-agent-hook` (and the `git-swarm`, for `git
+    /// swarm mcp`) that the harness will find on its PATH.
     fn put_swarm(&self, which: Swarm) {
-        let wrapper = self.hookbin.join("git-swarm");
-        let _ = std::fs::remove_file(&wrapper);
-        let script = match which {
+        let (hook, swarm) = (
+            self.hookbin.join(super::HOOK),
+            self.hookbin.join("git-swarm"),
+        );
+        let _ = std::fs::remove_file(&hook);
+        let _ = std::fs::remove_file(&swarm);
+        let (hook_script, swarm_script) = match which {
             Swarm::Missing => return,
             Swarm::Exits3 => {
-                "#!/bin/sh\necho 'git-swarm: broken on purpose' >&2\nexit 3\n".to_owned()
+                let broken = "#!/bin/sh\necho 'git-swarm: broken on purpose' >&2\nexit 3\n";
+                (broken.to_owned(), broken.to_owned())
             }
             // Keeps the payload and the answer (`<file>.out`), then hands it
-            // to the real binary; anything else (`git swarm mcp`) goes
-            // straight through.
-            Swarm::Real => format!(
-                "#!/bin/sh\nif [ \"$1\" = hook ]; then\n  f='{dir}'/$(date +%s%N)-$$-\"$4\".json\n  cat > \"$f\"\n  '{real}' \"$@\" < \"$f\" > \"$f.out\"\n  rc=$?\n  cat \"$f.out\"\n  exit $rc\nfi\nexec '{real}' \"$@\"\n",
-                dir = self.payloads.display(),
-                real = swarm_under_test().display(),
+            // to the real binary.
+            Swarm::Real => (
+                format!(
+                    "#!/bin/sh\nf='{dir}'/$(date +%s%N)-$$-\"$2\".json\ncat > \"$f\"\n'{real}' \"$@\" < \"$f\" > \"$f.out\"\nrc=$?\ncat \"$f.out\"\nexit $rc\n",
+                    dir = self.payloads.display(),
+                    real = hook_under_test().display(),
+                ),
+                format!(
+                    "#!/bin/sh\nexec '{}' \"$@\"\n",
+                    swarm_under_test().display()
+                ),
             ),
         };
-        std::fs::write(&wrapper, script).expect("write wrapper");
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
-            .expect("chmod wrapper");
+        for (path, script) in [(&hook, hook_script), (&swarm, swarm_script)] {
+            std::fs::write(path, script).expect("write wrapper");
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod wrapper");
+        }
     }
 
     /// Runs `claude -p PROMPT ARGS` headless against the model server, with
@@ -565,11 +578,17 @@ fn stamp(f: &Path) -> Option<u128> {
     f.file_name()?.to_str()?.split('-').next()?.parse().ok()
 }
 
-/// The `git-swarm` the hooks run: this build's, or the one
+/// The `git-swarm` the MCP entry runs: this build's, or the one
 /// `GIT_SWARM_HARNESS_SWARM_BIN` names (to run the scenarios against an
 /// older build, such as one from before a fix).
 fn swarm_under_test() -> PathBuf {
     std::env::var_os("GIT_SWARM_HARNESS_SWARM_BIN").map_or_else(bin, PathBuf::from)
+}
+
+/// The hook binary the hooks run: the one under test, or the one
+/// `GIT_SWARM_HARNESS_HOOK_BIN` names.
+fn hook_under_test() -> PathBuf {
+    std::env::var_os("GIT_SWARM_HARNESS_HOOK_BIN").map_or_else(super::hook_bin, PathBuf::from)
 }
 
 /// Keeps a payload, byte for byte as Claude Code sent it, as a fixture of
@@ -1506,8 +1525,9 @@ fn assert_untouched(rig: &Rig, out: &RunOutput, noise: &[&str]) {
     }
 }
 
-const NOISE: [&str; 5] = [
+const NOISE: [&str; 6] = [
     "hook agent claude-code",
+    "git-swarm-agent-hook",
     "broken on purpose",
     "Usage:",
     "warning:",

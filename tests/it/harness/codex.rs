@@ -479,7 +479,7 @@ impl Codex {
     fn path_without_git_swarm() -> String {
         let host = std::env::var("PATH").unwrap_or_default();
         let kept: Vec<&str> = (host.split(':'))
-            .filter(|d| !d.is_empty() && !Path::new(d).join("git-swarm").exists())
+            .filter(|d| !d.is_empty() && !super::holds_git_swarm(Path::new(d)))
             .collect();
         kept.join(":")
     }
@@ -560,7 +560,7 @@ impl Codex {
 
 /// Is this `hooks/list` entry one that `agents install codex` wrote?
 fn is_ours(hook: &Value) -> bool {
-    (hook["command"].as_str()).is_some_and(|c| c.contains("git-swarm hook agent codex"))
+    (hook["command"].as_str()).is_some_and(|c| c.contains("git-swarm-agent-hook codex"))
 }
 
 /// Kills the process group `pgid` (the run's, which nothing else shares).
@@ -573,18 +573,22 @@ fn kill_group(pgid: u32) {
 
 /// A folder that keeps each hook's payload as Codex sent it (`<ns>-<pid>-<event>.json`,
 /// beside the shell that ran it, `.shell`, and its exit code and time, `.rc`), and
-/// the PATH whose `git-swarm` keeps them before it runs the real one.
+/// the PATH whose `git-swarm-agent-hook` keeps them before it runs the real one.
 fn capturing(c: &Codex) -> (PathBuf, String) {
     let captured = c.env.tmp.path().join("captured");
     let wrapper = c.env.tmp.path().join("capture-bin");
     std::fs::create_dir_all(&captured).expect("captured dir");
     write_script(
-        &wrapper.join("git-swarm"),
+        &wrapper.join(super::HOOK),
         &format!(
-            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$$-$4.json\n  cat > \"$f\"\n  tr '\\0' ' ' < /proc/$PPID/cmdline > \"$f.shell\"\n  start=$(date +%s%N)\n  {real} \"$@\" < \"$f\"\n  rc=$?\n  echo \"$rc $(( ($(date +%s%N) - start) / 1000000 ))\" > \"$f.rc\"\n  exit $rc\nfi\nexec {real} \"$@\"\n",
+            "#!/bin/sh\nf={dir}/$(date +%s%N)-$$-$2.json\ncat > \"$f\"\ntr '\\0' ' ' < /proc/$PPID/cmdline > \"$f.shell\"\nstart=$(date +%s%N)\n{real} \"$@\" < \"$f\"\nrc=$?\necho \"$rc $(( ($(date +%s%N) - start) / 1000000 ))\" > \"$f.rc\"\nexit $rc\n",
             dir = captured.display(),
-            real = bin().display()
+            real = super::hook_bin().display()
         ),
+    );
+    write_script(
+        &wrapper.join("git-swarm"),
+        &format!("#!/bin/sh\nexec {} \"$@\"\n", bin().display()),
     );
     let path = format!("{}:{}", wrapper.display(), Codex::path_without_git_swarm());
     (captured, path)
@@ -1380,7 +1384,7 @@ fn a_git_swarm_that_exits_3_leaves_the_tool_results_untouched() {
     };
     let fake = c.env.tmp.path().join("fake-bin");
     write_script(
-        &fake.join("git-swarm"),
+        &fake.join(super::HOOK),
         "#!/bin/sh\necho 'gs36 fake git-swarm'\necho 'gs36 fake git-swarm on stderr' >&2\nexit 3\n",
     );
     let path = format!("{}:{}", fake.display(), Codex::path_without_git_swarm());
@@ -1447,7 +1451,7 @@ fn bare_hook_commands_codex_reports_failed_and_exit_2_blocks() {
 
     let fake = c.env.tmp.path().join("fake-bin");
     write_script(
-        &fake.join("git-swarm"),
+        &fake.join(super::HOOK),
         "#!/bin/sh\necho 'gs36 fake git-swarm' >&2\nexit 2\n",
     );
     let path = format!("{}:{}", fake.display(), Codex::path_without_git_swarm());
@@ -1608,7 +1612,7 @@ fn payloads_as_codex_sends_them() {
         .expect("the hook's parent command line");
     assert_eq!(
         shell.trim_end(),
-        "/bin/bash -c git-swarm hook agent codex session-start || true"
+        "/bin/bash -c git-swarm-agent-hook codex session-start || true"
     );
 
     // One session id for the main agent and its subagent.

@@ -200,7 +200,7 @@ impl Gemini {
     fn path_without_git_swarm() -> String {
         let host = std::env::var("PATH").unwrap_or_default();
         let kept: Vec<&str> = (host.split(':'))
-            .filter(|d| !d.is_empty() && !Path::new(d).join("git-swarm").exists())
+            .filter(|d| !d.is_empty() && !super::holds_git_swarm(Path::new(d)))
             .collect();
         kept.join(":")
     }
@@ -410,7 +410,7 @@ fn a_git_swarm_that_exits_3_leaves_the_tool_results_untouched() {
     let broken = g.env.tmp.path().join("broken-bin");
     std::fs::create_dir_all(&broken).expect("broken-bin");
     write_script(
-        &broken.join("git-swarm"),
+        &broken.join(super::HOOK),
         "#!/bin/sh\ncat >/dev/null\necho 'git-swarm crashed' >&2\nexit 3\n",
     );
     let path = format!("{}:{}", broken.display(), Gemini::path_without_git_swarm());
@@ -481,7 +481,7 @@ fn gemini_denies_a_tool_call_when_a_bare_hook_command_fails() {
     let broken = g.env.tmp.path().join("broken-bin");
     std::fs::create_dir_all(&broken).expect("broken-bin");
     write_script(
-        &broken.join("git-swarm"),
+        &broken.join(super::HOOK),
         "#!/bin/sh\ncat >/dev/null\necho 'git-swarm crashed' >&2\nexit 3\n",
     );
     let path = format!("{}:{}", broken.display(), Gemini::path_without_git_swarm());
@@ -645,7 +645,7 @@ fn subagent_first_request(server: &ModelServer, run: &Outcome) -> Request {
         .unwrap_or_else(|| panic!("the subagent asked the model nothing\n{}", run.show()))
 }
 
-/// Gemini's subagents in the hooks, recorded through a `git-swarm` on PATH
+/// Gemini's subagents in the hooks, recorded through a `git-swarm-agent-hook` on PATH
 /// that keeps what it reads before handing it on (BeforeTool added by hand:
 /// git-swarm installs none). With `GIT_SWARM_CAPTURE_FIXTURES=1` the
 /// payloads are written to `tests/fixtures/agents/captured/gemini-<version>/`.
@@ -661,7 +661,7 @@ fn payloads_as_gemini_sends_them() {
     settings["hooks"]["BeforeTool"] = json!([{"hooks": [{
         "type": "command",
         "name": "capture pre-tool-use",
-        "command": "git-swarm hook agent gemini pre-tool-use || true"
+        "command": "git-swarm-agent-hook gemini pre-tool-use || true"
     }]}]);
     g.env.write(".gemini/settings.json", settings.to_string());
     let captured = g.env.tmp.path().join("captured");
@@ -669,12 +669,16 @@ fn payloads_as_gemini_sends_them() {
     std::fs::create_dir_all(&captured).expect("captured dir");
     std::fs::create_dir_all(&wrapper).expect("capture-bin");
     write_script(
-        &wrapper.join("git-swarm"),
+        &wrapper.join(super::HOOK),
         &format!(
-            "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={dir}/$(date +%s%N)-$4.json\n  cat > \"$f\"\n  [ \"$4\" = pre-tool-use ] && exit 0\n  exec {real} \"$@\" < \"$f\"\nfi\nexec {real} \"$@\"\n",
+            "#!/bin/sh\nf={dir}/$(date +%s%N)-$2.json\ncat > \"$f\"\n[ \"$2\" = pre-tool-use ] && exit 0\nexec {real} \"$@\" < \"$f\"\n",
             dir = captured.display(),
-            real = bin().display()
+            real = super::hook_bin().display()
         ),
+    );
+    write_script(
+        &wrapper.join("git-swarm"),
+        &format!("#!/bin/sh\nexec {} \"$@\"\n", bin().display()),
     );
     let path = format!("{}:{}", wrapper.display(), Gemini::path_without_git_swarm());
     let run = g.run("gs36-capture: fix it", &path);

@@ -20,6 +20,19 @@ mod opencode;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The binary git-swarm's installed hooks run.
+pub const HOOK: &str = "git-swarm-agent-hook";
+
+/// The hook binary under test.
+pub fn hook_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-swarm-agent-hook"))
+}
+
+/// Does `dir` hold either of git-swarm's binaries?
+pub fn holds_git_swarm(dir: &Path) -> bool {
+    dir.join("git-swarm").exists() || dir.join(HOOK).exists()
+}
+
 /// Where `.ci/run` installs the harnesses; `GIT_SWARM_HARNESS_DIR` points
 /// elsewhere (a folder holding `node_modules/.bin/`).
 pub fn install_dir() -> PathBuf {

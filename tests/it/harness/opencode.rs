@@ -329,17 +329,28 @@ impl Opencode {
         let kept = self.env.tmp.path().join("payloads");
         std::fs::create_dir_all(&dir).expect("wrapper dir");
         std::fs::create_dir_all(&kept).expect("payload dir");
-        let script = dir.join("git-swarm");
+        let script = dir.join(super::HOOK);
         std::fs::write(
             &script,
             format!(
-                "#!/bin/sh\nif [ \"$1\" = hook ] && [ \"$2\" = agent ]; then\n  f={kept}/$(date +%s%N)-$$-$4.json\n  cat > \"$f\"\n  sleep {delay_secs}\n  exec {real} \"$@\" < \"$f\"\nfi\nexec {real} \"$@\"\n",
+                "#!/bin/sh\nf={kept}/$(date +%s%N)-$$-$2.json\ncat > \"$f\"\nsleep {delay_secs}\nexec {real} \"$@\" < \"$f\"\n",
                 kept = kept.display(),
-                real = crate::common::bin().display(),
+                real = super::hook_bin().display(),
             ),
         )
         .expect("write wrapper");
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        let swarm = dir.join("git-swarm");
+        std::fs::write(
+            &swarm,
+            format!(
+                "#!/bin/sh\nexec {} \"$@\"\n",
+                crate::common::bin().display()
+            ),
+        )
+        .expect("write wrapper");
+        std::fs::set_permissions(&swarm, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .expect("chmod");
         path_without_git_swarm(Some(&dir))
     }
@@ -1103,7 +1114,7 @@ fn path_without_git_swarm(extra: Option<&Path>) -> String {
         .into_iter()
         .collect();
     for d in std::env::var("PATH").unwrap_or_default().split(':') {
-        if !d.is_empty() && !Path::new(d).join("git-swarm").exists() {
+        if !d.is_empty() && !super::holds_git_swarm(Path::new(d)) {
             dirs.push(d.to_owned());
         }
     }
@@ -1135,7 +1146,7 @@ fn fail_open_when_git_swarm_exits_3() {
     oc.install(&[]);
     let fake = oc.env.tmp.path().join("fake-bin");
     std::fs::create_dir_all(&fake).expect("fake bin dir");
-    let script = fake.join("git-swarm");
+    let script = fake.join(super::HOOK);
     std::fs::write(
         &script,
         "#!/bin/sh\necho 'not json {'\necho oops >&2\nexit 3\n",
