@@ -466,13 +466,13 @@ fn gemini_denies_a_tool_call_when_a_bare_hook_command_fails() {
     let response = shell_result(&g.server, "gs36-bare-missing");
     assert_eq!(
         response,
-        json!({"error": "Tool execution blocked: bash: line 1: git-swarm: command not found"}),
+        json!({"error": "Tool execution blocked: bash: line 1: git-swarm-agent-hook: command not found"}),
         "{}",
         run.show()
     );
     assert!(
         run.stderr
-            .contains("Tool execution blocked: bash: line 1: git-swarm: command not found"),
+            .contains("Tool execution blocked: bash: line 1: git-swarm-agent-hook: command not found"),
         "{}",
         run.show()
     );
