@@ -7,7 +7,13 @@
 //! small JSON file per session: every linked worktree shares it, so a
 //! subagent working in another worktree still finds its delegation. It is
 //! per clone and disposable, like the index. Each update holds the
-//! session's lock (retried, never skipped) and replaces the file atomically.
+//! session's lock (retried, never skipped) and appends the whole new state
+//! as one line, in one write; the last line that parses is the state. Once
+//! the file holds [`JOURNAL_MAX`] bytes, the next update replaces it
+//! atomically with its one line. Appending, not renaming over the file on
+//! every update, because a rename over a file costs a third of a
+//! millisecond on ext4 (it starts writing the new file back at once), on
+//! every hook that changes the state (docs/performance.md).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +41,9 @@ pub const AGENT_TTL_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 /// by the next session start: its subagent died, was killed, or the
 /// harness lost its stop (opencode runs none for a task that fails).
 pub const DELEGATION_TTL_MS: i64 = 4 * 60 * 60 * 1000;
+/// A state file this long is written anew at its next update, not
+/// appended to: a few dozen states of a busy session, read in one go.
+pub const JOURNAL_MAX: u64 = 64 * 1024;
 /// Most spawns and subagents a session's file keeps (the oldest go first).
 const PENDING_MAX: usize = 64;
 const AGENTS_MAX: usize = 256;
@@ -449,15 +458,30 @@ fn update_at<T>(
     let dir = dir(common_dir);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let _lock = crate::event::open_locked(&path.with_extension("lock"), Duration::from_secs(5))?;
-    let (before, warning) = read(path);
+    let (before, warning, length) = read_journal(path);
     warnings.extend(warning);
     let mut state = before.clone();
     state.expire(now);
     let out = change(&mut state);
     if state != before {
-        crate::safe_fs::replace_unsynced(path, &bounded(&mut state))?;
+        let mut line = bounded(&mut state);
+        line.push(b'\n');
+        match length {
+            Some(n) if n + (line.len() as u64) <= JOURNAL_MAX => append(path, &line)?,
+            _ => crate::safe_fs::replace_unsynced(path, &line)?,
+        }
     }
     Ok(out)
+}
+
+/// Appends `line` to the state file at `path` in one write (the caller
+/// holds its lock).
+fn append(path: &Path, line: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut file =
+        crate::safe_fs::open(path, std::fs::OpenOptions::new().append(true).create(true))
+            .map_err(|e| Error::io(path, e))?;
+    file.write_all(line).map_err(|e| Error::io(path, e))
 }
 
 /// A delegation a subagent was shown and no stop ended.
@@ -528,26 +552,59 @@ pub fn read_session(common_dir: &Path, session: &str) -> (SessionState, Option<S
 }
 
 fn read(path: &Path) -> (SessionState, Option<String>) {
+    let (state, warning, _) = read_journal(path);
+    (state, warning)
+}
+
+/// The state in the file at `path`, a warning when it had to be started
+/// over, and the file's length when the next update may append to it (it
+/// is missing, or ends with a whole line).
+///
+/// The state is the last line that parses of the last two: a line being
+/// appended, or cut short by a crash, is not one yet, and the line before
+/// it is the state it replaces. A file written before states were
+/// appended holds one state and no newline.
+fn read_journal(path: &Path) -> (SessionState, Option<String>, Option<u64>) {
     let warn = |why: String| {
         Some(format!(
             "the agent hook's state {} {why}; it is started over (a subagent started before loses its delegation)",
             path.display()
         ))
     };
-    match crate::safe_fs::read(path, STATE_MAX) {
-        Ok(bytes) => match serde_json::from_slice(&bytes) {
-            Ok(state) => (state, None),
-            Err(e) => (
+    let bytes = match crate::safe_fs::read(path, STATE_MAX) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return (SessionState::default(), None, Some(0));
+        }
+        Err(e) => {
+            return (
                 SessionState::default(),
-                warn(format!("is not a session's state ({e})")),
-            ),
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (SessionState::default(), None),
-        Err(e) => (
-            SessionState::default(),
-            warn(format!("could not be read ({e})")),
-        ),
+                warn(format!("could not be read ({e})")),
+                None,
+            );
+        }
+    };
+    if bytes.is_empty() {
+        // Created by an append that wrote nothing (a full disk).
+        return (SessionState::default(), None, Some(0));
     }
+    let appendable = bytes.ends_with(b"\n").then_some(bytes.len() as u64);
+    let mut last_error = None;
+    for line in (bytes.split(|&b| b == b'\n'))
+        .rev()
+        .filter(|l| !l.is_empty())
+        .take(2)
+    {
+        match serde_json::from_slice(line) {
+            Ok(state) => return (state, None, appendable),
+            Err(e) => last_error = last_error.or(Some(e)),
+        }
+    }
+    let why = match last_error {
+        Some(e) => format!("is not a session's state ({e})"),
+        None => "holds only empty lines".to_owned(),
+    };
+    (SessionState::default(), warn(why), None)
 }
 
 /// `state` as the bytes to write, within [`STATE_WRITE_MAX`]: the oldest
@@ -765,6 +822,111 @@ mod tests {
             in_task: false,
             ended: false,
         }
+    }
+
+    /// A session's file in a new temp dir, with the state `update` wrote
+    /// after spawns `a`, `b`….
+    fn journal(spawns: &[&str]) -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        for (i, t) in spawns.iter().enumerate() {
+            update(tmp.path(), "s", i as i64, &mut Vec::new(), |s| {
+                s.stash(spawn(t, "task"), None, i as i64)
+            })
+            .expect("update");
+        }
+        let file = path(tmp.path(), "s");
+        (tmp, file)
+    }
+
+    fn types(s: &SessionState) -> Vec<&str> {
+        s.pending.iter().map(|p| p.agent_type.as_str()).collect()
+    }
+
+    #[test]
+    fn each_update_appends_the_state_as_one_line() {
+        let (_tmp, file) = journal(&["a", "b", "c"]);
+        let text = std::fs::read_to_string(&file).expect("state");
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(text.ends_with('\n'));
+        let (state, warning) = read(&file);
+        assert_eq!(warning, None);
+        assert_eq!(types(&state), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_line_cut_short_leaves_the_state_before_it_and_the_file_is_written_anew() {
+        let (tmp, file) = journal(&["a", "b"]);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .expect("open");
+        std::io::Write::write_all(&mut f, b"{\"pending\":[{\"agent_t").expect("write");
+        let (state, warning) = read(&file);
+        assert_eq!(warning, None);
+        assert_eq!(types(&state), ["a", "b"]);
+        // Appending after the cut line would glue the two: written anew.
+        update(tmp.path(), "s", 3, &mut Vec::new(), |s| {
+            s.stash(spawn("c", "task"), None, 3)
+        })
+        .expect("update");
+        let text = std::fs::read_to_string(&file).expect("state");
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert_eq!(types(&read(&file).0), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_file_of_one_state_without_a_newline_is_read_and_written_anew() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let file = path(tmp.path(), "s");
+        std::fs::create_dir_all(dir(tmp.path())).expect("dir");
+        let mut old = SessionState::default();
+        old.stash(spawn("a", "task"), None, 0);
+        std::fs::write(&file, serde_json::to_vec(&old).expect("json")).expect("write");
+        assert_eq!(read(&file), (old, None));
+        update(tmp.path(), "s", 1, &mut Vec::new(), |s| {
+            s.stash(spawn("b", "task"), None, 1)
+        })
+        .expect("update");
+        let text = std::fs::read_to_string(&file).expect("state");
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert_eq!(types(&read(&file).0), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_long_journal_is_written_anew_with_its_last_state() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (mut lines, mut most_lines, mut anew, mut max) = (0, 0, 0, 0);
+        for i in 0..200 {
+            update(tmp.path(), "s", i, &mut Vec::new(), |s| {
+                s.stash(spawn(&format!("t{}", i % 8), &"x".repeat(200)), None, i)
+            })
+            .expect("update");
+            let text = std::fs::read_to_string(path(tmp.path(), "s")).expect("state");
+            max = max.max(text.len());
+            let now = text.lines().count();
+            if now < lines {
+                // Written anew: one line, the last state.
+                assert_eq!(now, 1);
+                anew += 1;
+            }
+            lines = now;
+            most_lines = most_lines.max(now);
+        }
+        assert!(max as u64 <= JOURNAL_MAX, "{max}");
+        assert!(anew > 0 && most_lines > 2, "{anew} {most_lines}");
+        // The last state: the cap on spawns applies at each update's start.
+        let last = read(&path(tmp.path(), "s")).0;
+        assert_eq!(last.pending.len(), PENDING_MAX + 1);
+        assert_eq!(last.pending.last().map(|p| p.at), Some(199));
+    }
+
+    #[test]
+    fn a_damaged_last_line_and_the_one_before_is_started_over_with_a_warning() {
+        let (_tmp, file) = journal(&["a"]);
+        std::fs::write(&file, b"not json\nnot json either\n").expect("write");
+        let (state, warning) = read(&file);
+        assert_eq!(state, SessionState::default());
+        assert!(warning.is_some_and(|w| w.contains("is not a session's state")),);
     }
 
     #[test]

@@ -1103,6 +1103,18 @@ fn hooks_at_once(env: &TestEnv, harness: &str, event: &str, payloads: &[Value]) 
         .collect()
 }
 
+/// A session's state: the last line of its file (each update appends the
+/// whole state as one line).
+fn last_state(file: &Path) -> Value {
+    let text = std::fs::read_to_string(file).expect("state");
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| !l.is_empty())
+        .expect("a state line");
+    serde_json::from_str(line).expect("state JSON")
+}
+
 /// The session state files in the repository's common git dir.
 fn state_files(env: &TestEnv) -> Vec<std::path::PathBuf> {
     let dir = env.root.join(".git/swarm/agents");
@@ -1192,9 +1204,7 @@ fn hooks_running_at_once_lose_nothing() {
         assert_eq!(shown_ids(&answer(run)), [format!("fuzz-{i}")]);
     }
     assert_eq!(of_kind(&env, "shown").len(), N);
-    let state: Value =
-        serde_json::from_str(&std::fs::read_to_string(&state_files(&env)[0]).expect("state"))
-            .expect("json");
+    let state = last_state(&state_files(&env)[0]);
     assert_eq!(state["agents"].as_object().expect("agents").len(), N);
     assert_eq!(state["pending"], json!([]));
 }
@@ -1362,8 +1372,7 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
     assert_eq!(v["decision"], "block");
 
     // A readable file near the limit: 200 subagents of 4 KB each.
-    let mut state: Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).expect("state")).expect("json");
+    let mut state = last_state(&file);
     let base = state["agents"]["a1"]["at"].as_i64().expect("at");
     for i in 0..200 {
         state["agents"][format!("old-{i:03}")] = json!({
@@ -1371,6 +1380,8 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
             "at": base - 1000 + i,
         });
     }
+    // Written as one state without a newline, as versions before the
+    // appended states wrote it: the next update writes the file anew.
     std::fs::write(&file, state.to_string()).expect("write");
     answer(&hook(
         &env,
@@ -1380,6 +1391,7 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
     ));
     let written = std::fs::read_to_string(&file).expect("state");
     assert!(written.len() <= 512 * 1024, "{} bytes", written.len());
+    assert_eq!(written.lines().count(), 1);
     let state: Value = serde_json::from_str(&written).expect("json");
     let agents = state["agents"].as_object().expect("agents");
     assert!(agents.contains_key("a1") && agents.contains_key("a2"));

@@ -471,8 +471,9 @@ fn gemini_denies_a_tool_call_when_a_bare_hook_command_fails() {
         run.show()
     );
     assert!(
-        run.stderr
-            .contains("Tool execution blocked: bash: line 1: git-swarm-agent-hook: command not found"),
+        run.stderr.contains(
+            "Tool execution blocked: bash: line 1: git-swarm-agent-hook: command not found"
+        ),
         "{}",
         run.show()
     );
