@@ -9,8 +9,9 @@
 //! per clone and disposable, like the index. Each update holds the
 //! session's lock (retried, never skipped) and appends the whole new state
 //! as one line, in one write; the last line that parses is the state. Once
-//! the file holds [`JOURNAL_MAX`] bytes, the next update replaces it
-//! atomically with its one line. Appending, not renaming over the file on
+//! the file holds [`JOURNAL_MAX`] bytes, or four states when a state is
+//! longer (a session of many subagents keeps each one's block), the next
+//! update replaces it atomically with its one line. Appending, not renaming over the file on
 //! every update, because a rename over a file costs a third of a
 //! millisecond on ext4 (it starts writing the new file back at once), on
 //! every hook that changes the state (docs/performance.md).
@@ -41,8 +42,9 @@ pub const AGENT_TTL_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 /// by the next session start: its subagent died, was killed, or the
 /// harness lost its stop (opencode runs none for a task that fails).
 pub const DELEGATION_TTL_MS: i64 = 4 * 60 * 60 * 1000;
-/// A state file this long is written anew at its next update, not
-/// appended to: a few dozen states of a busy session, read in one go.
+/// A state file this long (or four states long, when that is longer, up
+/// to [`STATE_MAX`]) is written anew at its next update, not appended to:
+/// a few dozen states of a busy session, read in one go.
 pub const JOURNAL_MAX: u64 = 64 * 1024;
 /// Most spawns and subagents a session's file keeps (the oldest go first).
 const PENDING_MAX: usize = 64;
@@ -466,8 +468,11 @@ fn update_at<T>(
     if state != before {
         let mut line = bounded(&mut state);
         line.push(b'\n');
+        let long = line.len() as u64;
         match length {
-            Some(n) if n + (line.len() as u64) <= JOURNAL_MAX => append(path, &line)?,
+            Some(n) if n + long <= (4 * long).clamp(JOURNAL_MAX, STATE_MAX) => {
+                append(path, &line)?;
+            }
             _ => crate::safe_fs::replace_unsynced(path, &line)?,
         }
     }
@@ -918,6 +923,27 @@ mod tests {
         let last = read(&path(tmp.path(), "s")).0;
         assert_eq!(last.pending.len(), PENDING_MAX + 1);
         assert_eq!(last.pending.last().map(|p| p.at), Some(199));
+    }
+
+    #[test]
+    fn long_states_are_appended_four_to_a_file() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let file = path(tmp.path(), "s");
+        let mut counts = Vec::new();
+        for i in 0..10 {
+            update(tmp.path(), "s", i, &mut Vec::new(), |s| {
+                let mut a = agent(i);
+                a.block = char::from(b'a' + i as u8).to_string().repeat(20_000);
+                s.agents.insert("a".into(), a);
+            })
+            .expect("update");
+            let text = std::fs::read_to_string(&file).expect("state");
+            assert!(text.len() as u64 <= STATE_MAX);
+            counts.push(text.lines().count());
+        }
+        // Each state is longer than a quarter of JOURNAL_MAX: four to a file.
+        assert_eq!(counts, [1, 2, 3, 4, 1, 2, 3, 4, 1, 2]);
+        assert!(read(&file).0.agents["a"].block.starts_with('j'));
     }
 
     #[test]
