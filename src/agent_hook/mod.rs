@@ -1,4 +1,4 @@
-//! What `git swarm hook agent <harness> <event>` decides: the harness's
+//! What `git-swarm-agent-hook <harness> <event>` decides: the harness's
 //! payload read into one shape, the answer written in the harness's own
 //! output format, and the per-session state that links a subagent to the
 //! delegation it was shown (see [`state`]).

@@ -1,7 +1,8 @@
-//! `git-swarm hook agent <harness> <event>`: what the entries `git swarm
-//! agents install` writes into an agent harness's hook config call. The
-//! harness's payload comes on standard input; the answer, when there is
-//! one, goes to standard output in the harness's own format.
+//! `git-swarm-agent-hook <harness> <event>` (and `git-swarm hook agent
+//! <harness> <event>`, which older installs call): what the entries `git
+//! swarm agents install` writes into an agent harness's hook config call.
+//! The harness's payload comes on standard input; the answer, when there
+//! is one, goes to standard output in the harness's own format.
 //!
 //! It fails open: a hook must never break the agent's session, so any
 //! error (a malformed payload, an unreadable store, a lock held too long)
