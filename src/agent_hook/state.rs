@@ -89,7 +89,8 @@ pub struct Agent {
     pub delegation: Option<String>,
     /// The work tree the delegation was recorded from (its store and config).
     pub root: PathBuf,
-    /// What the subagent was given, answered again on a repeated start.
+    /// What the subagent was given, answered again on a repeated start;
+    /// emptied by its stop (it has the block in its context by then).
     pub block: String,
     /// Its stop was asked once for missing acks.
     #[serde(default)]

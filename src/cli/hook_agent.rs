@@ -402,8 +402,10 @@ fn subagent_start(
     }
     if let Some(a) = known.agents.get(&agent_id) {
         warn_all(ui, &warnings);
-        // A start whose block is in its task already adds nothing.
-        if a.in_task && !at_spawn && harness != Harness::Gemini {
+        // A start whose block is in its task already adds nothing; nor
+        // does one after the subagent's stop, which dropped its block (it
+        // has it in its context).
+        if (a.in_task && !at_spawn && harness != Harness::Gemini) || a.block.is_empty() {
             return Ok(None);
         }
         return Ok(respond(&a.block));
@@ -716,9 +718,15 @@ fn subagent_stop(
             let reason = agent_hook::ask_reason(&delegation, &report.missing);
             return Ok(agent_hook::block_answer(harness, &reason));
         }
-        // Not marked ended here: that would rewrite the state at every
-        // stop (2 ms of the hook). A session start that ends it finds it
-        // recorded in the log, and adds nothing.
+        // Its block is dropped: the subagent has it in its context, and a
+        // session keeps a stopped subagent's entry for days, so the blocks
+        // of every subagent it ran would otherwise be read and written by
+        // each of its later hooks (a long session's state was most of a
+        // subagent start's time). Not marked ended: a session start that
+        // ends it finds it recorded in the log, and adds nothing.
+        if let Some(a) = s.agents.get_mut(&agent_id) {
+            a.block.clear();
+        }
         Ok(None)
     });
     warn_all(ui, &warnings);

@@ -1398,6 +1398,57 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
     assert!(agents.contains_key("old-199") && !agents.contains_key("old-000"));
 }
 
+/// A subagent's stop drops its block from the session's state, so a long
+/// session's state holds the blocks of its running subagents only; a start
+/// of the same subagent after its stop (a resume: its context has the
+/// block) answers nothing and records nothing.
+#[test]
+fn a_stopped_subagents_block_leaves_the_state() {
+    let env = repo();
+    let root = env.root.clone();
+    silent(&hook(
+        &env,
+        "codex",
+        "pre-tool-use",
+        &spawn(&root, "s", "Fix the parser", "coder"),
+    ));
+    let file = state_files(&env).pop().expect("a state file");
+    let v = answer(&hook(
+        &env,
+        "codex",
+        "subagent-start",
+        &start(&root, "s", "a1", "coder"),
+    ));
+    assert_eq!(shown_ids(&v), ["run-tests-first"]);
+    assert!(
+        (last_state(&file)["agents"]["a1"]["block"].as_str())
+            .is_some_and(|b| b.contains("run-tests-first"))
+    );
+    let stopped = hook(
+        &env,
+        "codex",
+        "subagent-stop",
+        &stop(
+            &root,
+            "s",
+            "a1",
+            "Done; the whole suite passes.\nKNOWLEDGE_APPLIED:run-tests-first",
+            false,
+        ),
+    );
+    stopped.success();
+    let state = last_state(&file);
+    assert_eq!(state["agents"]["a1"]["block"], "", "{state}");
+    assert!(state["agents"]["a1"]["delegation"].is_string(), "{state}");
+    silent(&hook(
+        &env,
+        "codex",
+        "subagent-start",
+        &start(&root, "s", "a1", "coder"),
+    ));
+    assert_eq!(of_kind(&env, "shown").len(), 1);
+}
+
 /// No `.swarm/`: a spawn leaves no state behind. Session files untouched
 /// for a week are swept at a session's start; a live one is kept.
 #[test]
