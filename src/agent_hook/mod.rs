@@ -303,10 +303,14 @@ pub fn parse_value(harness: Harness, event: Event, v: &Value) -> Result<Payload,
 /// directive `id`: its entry's first line is `- id: <id>` (lesson text is
 /// one line, so no lesson can forge one).
 pub fn block_shows(block: &str, id: &str) -> bool {
-    block.lines().any(|l| {
-        l.strip_prefix("- id: ")
-            .is_some_and(|rest| rest.trim_end() == id)
-    })
+    block_ids(block).any(|shown| shown == id)
+}
+
+/// The ids of the directives `block` shows (see [`block_shows`]).
+pub fn block_ids(block: &str) -> impl Iterator<Item = &str> {
+    block
+        .lines()
+        .filter_map(|l| l.strip_prefix("- id: ").map(str::trim_end))
 }
 
 /// Whether the block `agent` (a subagent's id) was given showed the
@@ -316,7 +320,7 @@ pub fn block_shows(block: &str, id: &str) -> bool {
 /// spawned task shows the directive, its block did too.
 pub fn block_showed(state: &SessionState, agent: &str, id: &str) -> bool {
     if let Some(a) = state.agents.get(agent) {
-        return block_shows(&a.block, id);
+        return a.showed(id);
     }
     if agent == "main" {
         return false;

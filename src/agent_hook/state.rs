@@ -90,8 +90,13 @@ pub struct Agent {
     /// The work tree the delegation was recorded from (its store and config).
     pub root: PathBuf,
     /// What the subagent was given, answered again on a repeated start;
-    /// emptied by its stop (it has the block in its context by then).
+    /// emptied by its stop (it has the block in its context by then),
+    /// which keeps the ids it showed in `showed`.
     pub block: String,
+    /// The directives the block showed, once its stop dropped the block:
+    /// its later tool calls are not told them again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub showed: Vec<String>,
     /// Its stop was asked once for missing acks.
     #[serde(default)]
     pub asked: bool,
@@ -104,6 +109,23 @@ pub struct Agent {
     /// recorded it or not: that is in the log, not here).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
+}
+
+impl Agent {
+    /// Drops the block, keeping the ids of the directives it showed.
+    pub fn drop_block(&mut self) {
+        if self.block.is_empty() {
+            return;
+        }
+        let ids = super::block_ids(&self.block).map(str::to_owned);
+        self.showed.extend(ids.collect::<Vec<_>>());
+        self.block.clear();
+    }
+
+    /// Whether the block this subagent was given showed the directive `id`.
+    pub fn showed(&self, id: &str) -> bool {
+        super::block_shows(&self.block, id) || self.showed.iter().any(|s| s == id)
+    }
 }
 
 /// The key of the delegation a spawn's task carries, before its subagent
@@ -804,6 +826,7 @@ mod tests {
                     delegation: None,
                     root: PathBuf::from("/r"),
                     block: "x".repeat(4096),
+                    showed: Vec::new(),
                     asked: false,
                     at: i,
                     in_task: false,
@@ -823,6 +846,7 @@ mod tests {
             delegation: None,
             root: PathBuf::from("/r"),
             block: String::new(),
+            showed: Vec::new(),
             asked: false,
             at,
             in_task: false,
@@ -945,6 +969,20 @@ mod tests {
         // Each state is longer than a quarter of JOURNAL_MAX: four to a file.
         assert_eq!(counts, [1, 2, 3, 4, 1, 2, 3, 4, 1, 2]);
         assert!(read(&file).0.agents["a"].block.starts_with('j'));
+    }
+
+    #[test]
+    fn a_dropped_block_keeps_the_ids_it_showed() {
+        let mut a = agent(0);
+        a.block = "<delegate_knowledge_directives>\n- id: run-tests-first\n  priority: critical\n- id: small-commits\n".into();
+        assert!(a.showed("run-tests-first") && !a.showed("other"));
+        a.drop_block();
+        assert_eq!(a.block, "");
+        assert_eq!(a.showed, ["run-tests-first", "small-commits"]);
+        assert!(a.showed("small-commits") && !a.showed("other"));
+        // Dropped again (a second stop): nothing changes.
+        a.drop_block();
+        assert_eq!(a.showed.len(), 2);
     }
 
     #[test]

@@ -553,6 +553,7 @@ fn subagent_start(
         delegation,
         root,
         block,
+        showed: Vec::new(),
         asked: false,
         at: now,
         in_task: at_spawn || harness == Harness::Gemini,
@@ -714,18 +715,20 @@ fn subagent_stop(
             // Claimed in the state this lock guards, so never asked twice.
             if let Some(a) = s.agents.get_mut(&agent_id) {
                 a.asked = true;
+                a.drop_block();
             }
             let reason = agent_hook::ask_reason(&delegation, &report.missing);
             return Ok(agent_hook::block_answer(harness, &reason));
         }
-        // Its block is dropped: the subagent has it in its context, and a
+        // Its block is dropped (at an ask above too), the ids it showed
+        // kept for its tool calls: it has the block in its context, and a
         // session keeps a stopped subagent's entry for days, so the blocks
         // of every subagent it ran would otherwise be read and written by
         // each of its later hooks (a long session's state was most of a
         // subagent start's time). Not marked ended: a session start that
         // ends it finds it recorded in the log, and adds nothing.
         if let Some(a) = s.agents.get_mut(&agent_id) {
-            a.block.clear();
+            a.drop_block();
         }
         Ok(None)
     });

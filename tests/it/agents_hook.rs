@@ -1398,10 +1398,11 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
     assert!(agents.contains_key("old-199") && !agents.contains_key("old-000"));
 }
 
-/// A subagent's stop drops its block from the session's state, so a long
-/// session's state holds the blocks of its running subagents only; a start
-/// of the same subagent after its stop (a resume: its context has the
-/// block) answers nothing and records nothing.
+/// A subagent's stop (one that asks for a missing ack too) drops its block
+/// from the session's state, keeping the ids it showed, so a long session's
+/// state holds the blocks of its running subagents only; a start of the
+/// same subagent after its stop (a resume: its context has the block)
+/// answers nothing and records nothing.
 #[test]
 fn a_stopped_subagents_block_leaves_the_state() {
     let env = repo();
@@ -1424,6 +1425,18 @@ fn a_stopped_subagents_block_leaves_the_state() {
         (last_state(&file)["agents"]["a1"]["block"].as_str())
             .is_some_and(|b| b.contains("run-tests-first"))
     );
+    // Its stop is asked for the missing ack: the block goes, the ids it
+    // showed stay (its later tool calls are not told them again).
+    let asked = answer(&hook(
+        &env,
+        "codex",
+        "subagent-stop",
+        &stop(&root, "s", "a1", "Done.", false),
+    ));
+    assert_eq!(asked["decision"], "block");
+    let state = last_state(&file);
+    assert_eq!(state["agents"]["a1"]["block"], "", "{state}");
+    assert_eq!(state["agents"]["a1"]["showed"], json!(["run-tests-first"]));
     let stopped = hook(
         &env,
         "codex",
@@ -1433,13 +1446,15 @@ fn a_stopped_subagents_block_leaves_the_state() {
             "s",
             "a1",
             "Done; the whole suite passes.\nKNOWLEDGE_APPLIED:run-tests-first",
-            false,
+            true,
         ),
     );
     stopped.success();
     let state = last_state(&file);
     assert_eq!(state["agents"]["a1"]["block"], "", "{state}");
+    assert_eq!(state["agents"]["a1"]["showed"], json!(["run-tests-first"]));
     assert!(state["agents"]["a1"]["delegation"].is_string(), "{state}");
+    assert_eq!(of_kind(&env, "ack").len(), 1);
     silent(&hook(
         &env,
         "codex",
