@@ -1328,21 +1328,70 @@ fn an_orphaned_spawn_is_dropped() {
     assert_eq!(shown_ids(&v), ["back-up-before-migrating"]);
 }
 
+/// A repository where a Codex session `s` spawned a coder, and that
+/// session's state file.
+fn spawned_in_codex() -> (TestEnv, std::path::PathBuf) {
+    let env = repo();
+    silent(&hook(
+        &env,
+        "codex",
+        "pre-tool-use",
+        &spawn(&env.root, "s", "Fix the parser", "coder"),
+    ));
+    let file = state_files(&env).pop().expect("a state file");
+    (env, file)
+}
+
+/// A session's state file that is a link or a FIFO is neither followed nor
+/// read: the hook warns once, goes on, and writes a regular file in its
+/// place; what the link pointed to is untouched.
+#[test]
+#[cfg(unix)]
+fn a_state_file_that_is_a_link_or_a_fifo_is_not_followed() {
+    let (env, file) = spawned_in_codex();
+    let root = env.root.clone();
+    let outside = env.tmp.path().join("outside.json");
+    std::fs::write(&outside, "{\"pending\":[]}\n").expect("outside");
+    for (i, kind) in ["link", "fifo"].into_iter().enumerate() {
+        std::fs::remove_file(&file).expect("remove state");
+        if kind == "link" {
+            std::os::unix::fs::symlink(&outside, &file).expect("symlink");
+        } else {
+            let made = std::process::Command::new("mkfifo").arg(&file).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        }
+        let run = hook(
+            &env,
+            "codex",
+            "pre-tool-use",
+            &spawn_call(&root, "s", "Fix the lexer", "coder", &format!("toolu_{i}")),
+        );
+        run.success();
+        assert_eq!(run.stdout, "", "{kind}: {}", run.snapshot());
+        assert_eq!(run.stderr.lines().count(), 1, "{kind}: {}", run.snapshot());
+        assert!(
+            run.stderr.contains("not a regular file") && run.stderr.contains("started over"),
+            "{kind}: {}",
+            run.snapshot()
+        );
+        let meta = std::fs::symlink_metadata(&file).expect("state");
+        assert!(meta.is_file(), "{kind}: {meta:?}");
+        assert_eq!(last_state(&file)["pending"][0]["task"], "Fix the lexer");
+        assert_eq!(
+            std::fs::read_to_string(&outside).expect("outside"),
+            "{\"pending\":[]}\n"
+        );
+    }
+}
+
 /// A state file grown past 1 MiB (by an older version, or by hand) is
 /// started over with one warning, not an error on every later hook; and
 /// what is written stays well under the limit, the oldest subagents going
 /// first.
 #[test]
 fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
-    let env = repo();
+    let (env, file) = spawned_in_codex();
     let root = env.root.clone();
-    silent(&hook(
-        &env,
-        "codex",
-        "pre-tool-use",
-        &spawn(&root, "s", "Fix the parser", "coder"),
-    ));
-    let file = state_files(&env).pop().expect("a state file");
     let mut big = b"{\"pending\":[]}".to_vec();
     big.resize(1024 * 1024 + 10, b' ');
     std::fs::write(&file, &big).expect("write");
@@ -1405,15 +1454,8 @@ fn the_state_is_bounded_and_an_oversized_one_is_started_over() {
 /// answers nothing and records nothing.
 #[test]
 fn a_stopped_subagents_block_leaves_the_state() {
-    let env = repo();
+    let (env, file) = spawned_in_codex();
     let root = env.root.clone();
-    silent(&hook(
-        &env,
-        "codex",
-        "pre-tool-use",
-        &spawn(&root, "s", "Fix the parser", "coder"),
-    ));
-    let file = state_files(&env).pop().expect("a state file");
     let v = answer(&hook(
         &env,
         "codex",
