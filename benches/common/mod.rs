@@ -13,18 +13,19 @@ use std::time::{Duration, Instant};
 /// form that costs more page faults to run from, which no installed binary
 /// pays (docs/performance.md has the figures).
 pub fn installed_binary(dir: &Path) -> std::path::PathBuf {
-    let built = Path::new(env!("CARGO_BIN_EXE_git-swarm"));
-    let copy = dir.join("git-swarm");
-    std::fs::copy(built, &copy).expect("copy the git-swarm binary");
-    copy
+    installed(dir, env!("CARGO_BIN_EXE_git-swarm"))
 }
 
 /// `git-swarm-agent-hook`, what the installed agent hooks run, copied into
 /// `dir` as [`installed_binary`] copies git-swarm.
 pub fn installed_hook_binary(dir: &Path) -> std::path::PathBuf {
-    let built = Path::new(env!("CARGO_BIN_EXE_git-swarm-agent-hook"));
-    let copy = dir.join("git-swarm-agent-hook");
-    std::fs::copy(built, &copy).expect("copy the git-swarm-agent-hook binary");
+    installed(dir, env!("CARGO_BIN_EXE_git-swarm-agent-hook"))
+}
+
+fn installed(dir: &Path, built: &str) -> std::path::PathBuf {
+    let built = Path::new(built);
+    let copy = dir.join(built.file_name().expect("a binary's name"));
+    std::fs::copy(built, &copy).unwrap_or_else(|e| panic!("copy {}: {e}", built.display()));
     copy
 }
 

@@ -320,7 +320,7 @@ pub fn block_ids(block: &str) -> impl Iterator<Item = &str> {
 /// spawned task shows the directive, its block did too.
 pub fn block_showed(state: &SessionState, agent: &str, id: &str) -> bool {
     if let Some(a) = state.agents.get(agent) {
-        return a.showed(id);
+        return a.shows(id);
     }
     if agent == "main" {
         return false;
