@@ -113,6 +113,7 @@ impl Review {
             }
         }
         let gix = repo.gix();
+        let cache = read_cache(repo);
         let found = match repo.config_values(TRUSTED_REF_KEY).pop() {
             Some(spec) => match commit_of(&gix, &spec) {
                 Some(id) => Some((spec, id)),
@@ -127,14 +128,14 @@ impl Review {
                     None
                 }
             },
-            None => default_revision(&gix),
+            None => default_revision(&gix, cache.as_ref().map(|(commit, _)| commit.as_ref())),
         };
         let Some((name, commit)) = found else {
             return review;
         };
         review.revision = Some(name);
         review.trusted = Some((repo.clone(), commit));
-        match cached_blobs(repo, &gix, commit) {
+        match cached_blobs(repo, &gix, commit, cache) {
             Ok(blobs) => review.reviewed = blobs,
             Err(why) => review.problems.push((
                 format!(
@@ -347,7 +348,7 @@ pub fn trusted_commit(repo: &Repo) -> Option<gix::ObjectId> {
     let gix = repo.gix();
     match repo.config_values(TRUSTED_REF_KEY).pop() {
         Some(spec) => commit_of(&gix, &spec),
-        None => default_revision(&gix).map(|(_, id)| id),
+        None => default_revision(&gix, None).map(|(_, id)| id),
     }
 }
 
@@ -359,10 +360,22 @@ fn commit_of(repo: &gix::Repository, spec: &str) -> Option<gix::ObjectId> {
 
 /// The remote default branch (`origin/HEAD`), else the local default
 /// branch: `init.defaultBranch` if it exists, else `main`, else `master`.
-fn default_revision(repo: &gix::Repository) -> Option<(String, gix::ObjectId)> {
+/// `cached`: the commit the cache of reviewed blobs was written for.
+fn default_revision(
+    repo: &gix::Repository,
+    cached: Option<&gix::oid>,
+) -> Option<(String, gix::ObjectId)> {
     let peel = |name: &str| -> Option<gix::ObjectId> {
         let mut r = repo.try_find_reference(name).ok().flatten()?;
-        let id = r.peel_to_id().ok()?.detach();
+        // Through symbolic refs (`origin/HEAD`), reading no object.
+        let id = r.follow_to_object().ok()?.detach();
+        // The cache is written under the commit a ref was peeled to: a ref
+        // naming that very id names a commit, and no object need be read
+        // (which opens the object database: most of a hook's review).
+        if Some(id.as_ref()) == cached {
+            return Some(id);
+        }
+        // A tag is peeled to its commit.
         let commit = repo.find_object(id).ok()?.peel_to_commit().ok()?;
         Some(commit.id)
     };
@@ -395,21 +408,14 @@ fn cached_blobs(
     repo: &Repo,
     gix: &gix::Repository,
     commit: gix::ObjectId,
+    cache: Option<(gix::ObjectId, Vec<Blob>)>,
 ) -> Result<Vec<Blob>, String> {
-    let path = repo.common_dir.join("swarm").join("reviewed");
-    if let Ok(bytes) = crate::safe_fs::read(&path, CACHE_MAX)
-        && bytes.len() % 20 == 0
-        && bytes.get(..20) == Some(commit.as_bytes())
+    if let Some((cached, blobs)) = cache
+        && cached == commit
     {
-        let blobs: Vec<Blob> = bytes[20..]
-            .chunks_exact(20)
-            .map(|c| c.try_into().expect("chunks of 20 bytes"))
-            .collect();
-        // Written sorted; a file that is not was not written by us.
-        if blobs.is_sorted() {
-            return Ok(blobs);
-        }
+        return Ok(blobs);
     }
+    let path = cache_path(repo);
     let mut blobs = directive_blobs(gix, commit)?;
     let complete = add_hive_blobs(repo, gix, commit, &mut blobs);
     let mut sorted: Vec<Blob> = blobs.into_iter().collect();
@@ -422,6 +428,28 @@ fn cached_blobs(
         let _ = write_atomically(&path, &bytes);
     }
     Ok(sorted)
+}
+
+fn cache_path(repo: &Repo) -> std::path::PathBuf {
+    repo.common_dir.join("swarm").join("reviewed")
+}
+
+/// The cache of reviewed blobs: the commit it was written for and its
+/// blob ids; `None` when there is none, or it is not as we write it.
+fn read_cache(repo: &Repo) -> Option<(gix::ObjectId, Vec<Blob>)> {
+    let bytes = crate::safe_fs::read(&cache_path(repo), CACHE_MAX).ok()?;
+    if bytes.len() % 20 != 0 {
+        return None;
+    }
+    let (commit, rest) = bytes.split_first_chunk::<20>()?;
+    let blobs: Vec<Blob> = rest
+        .chunks_exact(20)
+        .map(|c| c.try_into().expect("chunks of 20 bytes"))
+        .collect();
+    // Written sorted; a file that is not was not written by us.
+    blobs
+        .is_sorted()
+        .then(|| (gix::ObjectId::from(*commit), blobs))
 }
 
 /// Adds to `blobs` the directives of the hives `commit`'s config.toml
