@@ -156,6 +156,11 @@ impl OnDisk {
     }
 
     /// The index, and the open file its sections can be copied or decoded from.
+    /// The file's size in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.map.bytes().len() as u64
+    }
+
     pub fn into_parts(self) -> (Index, Old) {
         // Entries and corpus with their length and checksum fields.
         let rest_at = self.entries.at - SECTION_FIELDS;

@@ -42,8 +42,13 @@ bitflags::bitflags! {
 }
 
 /// Appended event bytes a reading command folds without writing the index
-/// back (about 400 events): cheaper to fold again than to rewrite the file.
-const DEFER_WRITE_BYTES: u64 = 64 * 1024;
+/// back: an eighth of the index's size, between 8 and 64 KiB (50 to 400
+/// events). Folding a byte again costs about what writing one does, and
+/// every command until the next write folds them again: a session's hooks
+/// run several readers for each event appended (docs/performance.md).
+fn defer_write_bytes(index_len: u64) -> u64 {
+    (index_len / 8).clamp(8 * 1024, 64 * 1024)
+}
 
 /// Which files an index must check by content: its entries, and its event files.
 fn racy_files(index: &Index) -> (bool, Vec<String>) {
@@ -202,6 +207,7 @@ pub(super) fn update(
     mut on_disk: file::OnDisk,
     reads: Reads,
 ) -> Result<Updated> {
+    let defer_bytes = defer_write_bytes(on_disk.file_len());
     let old = &on_disk.index;
     // Racy files are checked by content until a write records them settled.
     let was_racy = old.entries_racy || old.event_files.iter().any(|e| e.racy);
@@ -286,7 +292,7 @@ pub(super) fn update(
             && (!was_racy || racy_files(index) == racy_before)
             && entries_unchanged
             && config_unchanged
-            && appended <= DEFER_WRITE_BYTES
+            && appended <= defer_bytes
     };
     let refresh = match events {
         Ok(events::Appended {

@@ -1041,6 +1041,34 @@ fn a_few_appended_events_are_folded_without_rewriting_the_index() {
     assert_eq!(listed_events(&env, "no-private-keys"), 3);
 }
 
+/// Past an eighth of the index's size (at least 8 KiB) of appended events,
+/// the command that reads them writes them in: every command until the
+/// next write would fold them again.
+#[test]
+fn many_appended_events_are_written_in_by_the_command_that_reads_them() {
+    let env = TestEnv::initialised();
+    one_event_aged_store(&env);
+    age(&env, ".swarm/events/2026-11.jsonl");
+    env.swarm(&["list"]).success();
+    let index = || env.index_bytes();
+    let before = index();
+    assert!(before.len() < 64 * 1024, "{} bytes", before.len());
+    // About 11 KiB: over the bound of a small index, under the 64 KiB it was.
+    let events: String = (1..=120)
+        .map(|i| {
+            let ts = format!("2026-11-10T{:02}:{:02}:00.000Z", i / 60, i % 60);
+            event(&format!("ev-{i:03}"), &ts, "check", "no-private-keys")
+        })
+        .collect();
+    assert!((8 * 1024..64 * 1024).contains(&events.len()));
+    append(&env, ".swarm/events/2026-11.jsonl", &events);
+    age(&env, ".swarm/events/2026-11.jsonl");
+    assert_eq!(listed_events(&env, "no-private-keys"), 121);
+    assert!(index() != before, "the index was not written");
+    assert_eq!(status_json(&env, &env.path(""))["fresh"], true);
+    assert_eq!(listed_events(&env, "no-private-keys"), 121);
+}
+
 /// Files written just before the index was built are re-checked by content
 /// until an index is written that records them settled: a reading command
 /// writes one even when nothing was appended.
