@@ -62,10 +62,13 @@ pub fn open_read(path: &Path) -> io::Result<File> {
 /// never more than `limit + 1` bytes are read, should it grow meanwhile.
 pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let file = open_read(path)?;
-    if file.metadata()?.len() > limit {
+    let len = file.metadata()?.len();
+    if len > limit {
         return Err(too_large(limit));
     }
-    let mut bytes = Vec::new();
+    // Sized for the whole file: read in a few calls, not in reads that
+    // double from 32 bytes.
+    let mut bytes = Vec::with_capacity(usize::try_from(len).map_or(0, |n| n.saturating_add(1)));
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(too_large(limit));
