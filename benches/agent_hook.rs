@@ -174,6 +174,13 @@ fn captured_harnesses() -> Vec<Captured> {
                     "subagent-post-tool-use-failing",
                 ),
                 step("subagent-stop", "subagent-stop", "subagent-stop"),
+                // The stop above asks for the missing acks; Codex sends the
+                // subagent's next stop with `stop_hook_active`.
+                step(
+                    "subagent-stop (asked)",
+                    "subagent-stop",
+                    "subagent-stop-active",
+                ),
             ],
             per_round: vec![
                 "01a2259e-4042-7901-b69e-fd9cbbc1353d",
