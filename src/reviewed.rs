@@ -114,8 +114,9 @@ impl Review {
         }
         let gix = repo.gix();
         let cache = read_cache(repo);
+        let cached = cache.as_ref().map(|(commit, _)| commit.as_ref());
         let found = match repo.config_values(TRUSTED_REF_KEY).pop() {
-            Some(spec) => match commit_of(&gix, &spec) {
+            Some(spec) => match commit_of(&gix, &spec, cached) {
                 Some(id) => Some((spec, id)),
                 None => {
                     review.problems.push((
@@ -128,7 +129,7 @@ impl Review {
                     None
                 }
             },
-            None => default_revision(&gix, cache.as_ref().map(|(commit, _)| commit.as_ref())),
+            None => default_revision(&gix, cached),
         };
         let Some((name, commit)) = found else {
             return review;
@@ -347,15 +348,34 @@ fn cached_patterns(repo: &Repo, commit: gix::ObjectId) -> Result<Vec<[u8; 16]>, 
 pub fn trusted_commit(repo: &Repo) -> Option<gix::ObjectId> {
     let gix = repo.gix();
     match repo.config_values(TRUSTED_REF_KEY).pop() {
-        Some(spec) => commit_of(&gix, &spec),
+        Some(spec) => commit_of(&gix, &spec, None),
         None => default_revision(&gix, None).map(|(_, id)| id),
     }
 }
 
-/// The commit `spec` names, if any.
-fn commit_of(repo: &gix::Repository, spec: &str) -> Option<gix::ObjectId> {
-    let object = repo.rev_parse_single(spec).ok()?.object().ok()?;
-    Some(object.peel_to_commit().ok()?.id)
+/// The commit `spec` names, if any. `cached`: the commit the cache of
+/// reviewed blobs was written for, which is a commit (see [`peeled`]).
+fn commit_of(
+    repo: &gix::Repository,
+    spec: &str,
+    cached: Option<&gix::oid>,
+) -> Option<gix::ObjectId> {
+    peeled(repo, repo.rev_parse_single(spec).ok()?.detach(), cached)
+}
+
+/// The commit `id` is or (a tag) points to. The cache of reviewed blobs is
+/// written under a peeled commit's id, so `id` equal to `cached` is that
+/// commit, and no object is read: reading one opens the object database,
+/// which was most of a hook's review.
+fn peeled(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+    cached: Option<&gix::oid>,
+) -> Option<gix::ObjectId> {
+    if Some(id.as_ref()) == cached {
+        return Some(id);
+    }
+    Some(repo.find_object(id).ok()?.peel_to_commit().ok()?.id)
 }
 
 /// The remote default branch (`origin/HEAD`), else the local default
@@ -368,16 +388,7 @@ fn default_revision(
     let peel = |name: &str| -> Option<gix::ObjectId> {
         let mut r = repo.try_find_reference(name).ok().flatten()?;
         // Through symbolic refs (`origin/HEAD`), reading no object.
-        let id = r.follow_to_object().ok()?.detach();
-        // The cache is written under the commit a ref was peeled to: a ref
-        // naming that very id names a commit, and no object need be read
-        // (which opens the object database: most of a hook's review).
-        if Some(id.as_ref()) == cached {
-            return Some(id);
-        }
-        // A tag is peeled to its commit.
-        let commit = repo.find_object(id).ok()?.peel_to_commit().ok()?;
-        Some(commit.id)
+        peeled(repo, r.follow_to_object().ok()?.detach(), cached)
     };
     if let Some(id) = peel("refs/remotes/origin/HEAD") {
         return Some(("origin/HEAD".to_owned(), id));
