@@ -143,8 +143,21 @@ pub fn run(args: &[OsString], ui: &mut Ui) -> Outcome {
         Ok(Some(v)) => {
             let mut line = v.to_string();
             line.push('\n');
-            ui.write_out(line.as_bytes())?;
-            ui.out.flush()?;
+            // A harness that cannot take the answer (a full disk behind
+            // stdout) gets none, and exit 0 all the same; one that closed
+            // the pipe is not told.
+            if let Err(e) = ui.write_out(line.as_bytes()).and_then(|()| ui.out.flush())
+                && e.kind() != std::io::ErrorKind::BrokenPipe
+            {
+                ui.warning(
+                    &format!(
+                        "git-swarm's {} {} hook could not write its answer: {e}",
+                        harness.as_str(),
+                        event.as_str()
+                    ),
+                    None,
+                );
+            }
             git_swarm::trace::mark("answered");
         }
         Ok(None) => {}

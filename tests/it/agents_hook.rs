@@ -179,6 +179,52 @@ fn context_of(v: &Value) -> &str {
         .unwrap_or_else(|| panic!("no additionalContext in {v}"))
 }
 
+/// A hook whose answer cannot be written (its stdout a full device) says
+/// so in one warning and exits 0 all the same: it fails open whatever goes
+/// wrong (it exited 3).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_answer_that_cannot_be_written_still_exits_0() {
+    use std::io::Write;
+    let env = repo();
+    let payload = fixture("claude-code", "session-start", &env.root);
+    // It has an answer to give.
+    answer(&hook_in(
+        &env,
+        &env.root,
+        "claude-code",
+        "session-start",
+        &payload,
+    ));
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("open /dev/full");
+    let mut child = env
+        .command(common::hook_bin(), &env.root)
+        .args(["claude-code", "session-start"])
+        .stdin(Stdio::piped())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn git-swarm-agent-hook");
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(payload.as_bytes());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "warning: git-swarm's claude-code session-start hook could not write its answer:"
+        ),
+        "{stderr}"
+    );
+}
+
 /// Every fixture through the binary, in a session's order; the answers
 /// are snapshotted whole.
 #[test]
