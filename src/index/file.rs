@@ -155,12 +155,12 @@ impl OnDisk {
         })
     }
 
-    /// The index, and the open file its sections can be copied or decoded from.
     /// The file's size in bytes.
     pub fn file_len(&self) -> u64 {
         self.map.bytes().len() as u64
     }
 
+    /// The index, and the open file its sections can be copied or decoded from.
     pub fn into_parts(self) -> (Index, Old) {
         // Entries and corpus with their length and checksum fields.
         let rest_at = self.entries.at - SECTION_FIELDS;

@@ -977,6 +977,16 @@ fn a_large_directives_folder_is_stamped_on_several_threads_name_by_name() {
     assert_eq!(status_json(&env, &env.root)["fresh"], true);
 }
 
+/// [`one_event_aged_store`] with its event file aged too, and an index
+/// written by a reading command: the index's bytes.
+fn one_event_indexed(env: &TestEnv) -> Vec<u8> {
+    // Files changed within two seconds of a refresh are re-read anyway: age them.
+    one_event_aged_store(env);
+    age(env, ".swarm/events/2026-11.jsonl");
+    env.swarm(&["list"]).success();
+    env.index_bytes()
+}
+
 /// One `shown` event in `2026-11.jsonl`; the directives and config aged
 /// (the event file is left as just written).
 fn one_event_aged_store(env: &TestEnv) {
@@ -999,12 +1009,8 @@ fn one_event_aged_store(env: &TestEnv) {
 #[test]
 fn a_few_appended_events_are_folded_without_rewriting_the_index() {
     let env = TestEnv::initialised();
-    // Files changed within two seconds of a refresh are re-read anyway: age them.
-    one_event_aged_store(&env);
-    age(&env, ".swarm/events/2026-11.jsonl");
-    env.swarm(&["list"]).success();
+    let before = one_event_indexed(&env);
     let index = || env.index_bytes();
-    let before = index();
     append(
         &env,
         ".swarm/events/2026-11.jsonl",
@@ -1047,11 +1053,8 @@ fn a_few_appended_events_are_folded_without_rewriting_the_index() {
 #[test]
 fn many_appended_events_are_written_in_by_the_command_that_reads_them() {
     let env = TestEnv::initialised();
-    one_event_aged_store(&env);
-    age(&env, ".swarm/events/2026-11.jsonl");
-    env.swarm(&["list"]).success();
+    let before = one_event_indexed(&env);
     let index = || env.index_bytes();
-    let before = index();
     assert!(before.len() < 64 * 1024, "{} bytes", before.len());
     // About 11 KiB: over the bound of a small index, under the 64 KiB it was.
     let events: String = (1..=120)
